@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# nbgraph's one entry point for people and CI.
+#   bash dev.sh lab    set everything up, then open JupyterLab on notebooks/
+#   bash dev.sh test   set everything up, then run the whole test suite
+# Works on a fresh Debian machine with Python 3.11 (as root it installs the system
+# packages it needs; otherwise it tells you which ones are missing).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+VENV=.venv
+PY=${PYTHON:-python3}
+
+need_system_packages() {
+    local missing=()
+    command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+    "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+    if [ "${1:-}" = test ]; then
+        command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
+    fi
+    if [ ${#missing[@]} -gt 0 ]; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+            echo "dev.sh: installing system packages: ${missing[*]}"
+            DEBIAN_FRONTEND=noninteractive apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+        else
+            echo "dev.sh: please install these Debian packages first: ${missing[*]}" >&2
+            echo "        sudo apt-get install ${missing[*]}" >&2
+            exit 1
+        fi
+    fi
+}
+
+setup_python() {
+    local extras=$1
+    if [ ! -x "$VENV/bin/python" ]; then
+        "$PY" -m venv "$VENV"
+    fi
+    "$VENV/bin/python" -m pip install -q --upgrade pip
+    "$VENV/bin/python" -m pip install -q -e ".[$extras]"
+}
+
+case "${1:-}" in
+    lab)
+        need_system_packages lab
+        setup_python lab
+        exec "$VENV/bin/jupyter" lab notebooks/
+        ;;
+    test)
+        need_system_packages test
+        setup_python "test,lab"
+        "$VENV/bin/ruff" check nbgraph tests benchmarks
+        set +e
+        "$VENV/bin/python" -m pytest "${@:2}"
+        status=$?
+        set -e
+        if [ "$status" = 5 ]; then
+            echo "dev.sh: pytest collected no tests; that is a failure here." >&2
+            exit 1
+        fi
+        exit "$status"
+        ;;
+    *)
+        echo "usage: bash dev.sh lab | bash dev.sh test [pytest args]" >&2
+        exit 2
+        ;;
+esac

@@ -1,0 +1,29 @@
+"""The errors nbgraph raises: one base, each also the built-in error it refines."""
+
+from __future__ import annotations
+
+
+class NbgraphError(Exception):
+    """Base of every error nbgraph raises itself."""
+
+
+class GraphBuildError(NbgraphError, ValueError):
+    """A graph could not be compiled; the message lists every problem found."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        noun = "problem" if len(self.problems) == 1 else "problems"
+        super().__init__(f"The graph has {len(self.problems)} {noun}:\n{lines}")
+
+
+class InvalidUpdateError(NbgraphError, ValueError):
+    """A node or the input tried to write something the state cannot take."""
+
+
+class GraphRecursionError(NbgraphError, RecursionError):
+    """The run took more supersteps than `recursion_limit` allows."""
+
+
+class EmptyInputError(NbgraphError, ValueError):
+    """A run was started with no input and nothing to resume."""

@@ -1,0 +1,158 @@
+"""Small value types shared by the builder, the engine and node code.
+
+`MISSING`, `START`/`END`, `Send`, `Command`, `Overwrite`, `Mutation`, and the
+field markers `Ephemeral` and `RemainingSteps`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar
+
+START = "__start__"
+END = "__end__"
+
+
+class _Missing:
+    """The single value meaning "no value here" (no old value, no new value)."""
+
+    _instance: ClassVar[_Missing | None] = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __copy__(self) -> _Missing:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> _Missing:
+        return self
+
+    def __reduce__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+"""What a reducer sees for "no old value" or "no new value"."""
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Run `node` once more in the next superstep, with `arg` as its whole input.
+
+    >>> Send("worker", {"item": 3})
+    Send(node='worker', arg={'item': 3})
+    """
+
+    node: str
+    arg: Any
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Send) and (self.node, self.arg) == (other.node, other.arg)
+
+    def __hash__(self) -> int:
+        return hash(self.node)
+
+
+@dataclass(frozen=True, slots=True)
+class Overwrite:
+    """Write `value` past the field's reducer, once.
+
+    >>> Overwrite(["fresh"]).value
+    ['fresh']
+    """
+
+    value: Any
+
+
+@dataclass(slots=True)
+class Command:
+    """What a node may return to update the state and choose where to go next.
+
+    Args:
+        update: writes, applied as if the node had returned them (a dict, a model,
+            or a list of `(field, value)` pairs).
+        goto: node names, `Send`s, or a mix; they are *added* to the static edges.
+        resume: graph input that answers pending interrupts.
+        graph: `Command.PARENT` to address the parent graph (ignored: nbgraph has none).
+
+    >>> Command(update={"n": 1}, goto="next").goto
+    'next'
+    """
+
+    update: Any = None
+    goto: Any = ()
+    resume: Any = None
+    graph: str | None = None
+
+    PARENT: ClassVar[str] = "__parent__"
+
+    def goto_targets(self) -> list[str | Send]:
+        """The `goto` as a list of node names and `Send`s."""
+        goto = self.goto
+        if goto is None or goto == ():
+            return []
+        if isinstance(goto, (str, Send)):
+            return [goto]
+        return list(goto)
+
+
+class Mutation:
+    """A write that knows how to change one field (the Rust seed's `StateMutation`).
+
+    Subclass it, set `field`, and implement `apply(value) -> new value`. A node returns
+    mutations on their own, in a list, or as values in its update dict. The field's
+    reducer is not used: the mutation decides. `combine(other)` may fold two
+    consecutive mutations of the same field into one (return `None` to refuse).
+
+    >>> class Increment(Mutation):
+    ...     def __init__(self, field, by):
+    ...         self.field, self.by = field, by
+    ...     def apply(self, value):
+    ...         return (0 if value is MISSING else value) + self.by
+    >>> Increment("count", 2).apply(3)
+    5
+    """
+
+    field: str = ""
+
+    def apply(self, value: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement apply(value)")
+
+    def combine(self, other: Mutation) -> Mutation | None:
+        return None
+
+    def __repr__(self) -> str:
+        attrs = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if k != "field")
+        return f"{type(self).__name__}({self.field!r}{', ' if attrs else ''}{attrs})"
+
+
+class Ephemeral:
+    """Field marker: `Annotated[T, Ephemeral]` lives for exactly one superstep."""
+
+
+EphemeralValue = Ephemeral
+"""LangGraph's name for `Ephemeral` (`Annotated[T, EphemeralValue]`)."""
+
+
+class _RemainingStepsMarker:
+    """Marks the managed field that counts the supersteps left before the limit."""
+
+
+RemainingSteps = Annotated[int, _RemainingStepsMarker]
+"""A managed, never-stored field: `recursion_limit - current_step`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """A pause requested by a node (answered with `Command(resume=...)`)."""
+
+    value: Any
+    id: str = ""
