@@ -1,1 +1,54 @@
 """nbgraph: build a state graph in a notebook, run it, and see what every reducer did."""
+
+from nbgraph.engine.tasks import RouteError
+from nbgraph.errors import (
+    EmptyInputError,
+    GraphBuildError,
+    GraphRecursionError,
+    InvalidUpdateError,
+    NbgraphError,
+)
+from nbgraph.graph import StateGraph
+from nbgraph.messages import REMOVE_ALL_MESSAGES, Message, RemoveMessage, add_messages
+from nbgraph.reducers import register_reducer
+from nbgraph.schema import generate_state_schema
+from nbgraph.types import (
+    END,
+    MISSING,
+    START,
+    Command,
+    Ephemeral,
+    EphemeralValue,
+    Interrupt,
+    Mutation,
+    Overwrite,
+    RemainingSteps,
+    Send,
+)
+
+__all__ = [
+    "END",
+    "MISSING",
+    "REMOVE_ALL_MESSAGES",
+    "START",
+    "Command",
+    "EmptyInputError",
+    "Ephemeral",
+    "EphemeralValue",
+    "GraphBuildError",
+    "GraphRecursionError",
+    "Interrupt",
+    "InvalidUpdateError",
+    "Message",
+    "Mutation",
+    "NbgraphError",
+    "Overwrite",
+    "RemainingSteps",
+    "RemoveMessage",
+    "RouteError",
+    "Send",
+    "StateGraph",
+    "add_messages",
+    "generate_state_schema",
+    "register_reducer",
+]

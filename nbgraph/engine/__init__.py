@@ -1,0 +1,1 @@
+"""The engine: supersteps, task execution, write application, streaming."""

@@ -1,0 +1,123 @@
+"""`CompiledStateGraph`: what `StateGraph.compile()` returns — invoke, stream, and their
+async forms, each run recorded in `last_run`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any
+
+from nbgraph.engine.drive import STREAM_MODES, adrive, drive
+from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, Run
+from nbgraph.engine.runlog import RunLog
+from nbgraph.graph import GraphSpec
+
+
+class CompiledStateGraph:
+    """A checked graph, ready to run. Every run is recorded; the latest is `last_run`.
+
+    Attributes:
+        spec: the frozen graph (nodes, edges, fields) the drawings read.
+        last_run: the `RunLog` of the most recent run, or None.
+    """
+
+    def __init__(self, spec: GraphSpec, *, checkpointer: Any = None, name: str = "") -> None:
+        if checkpointer is not None:
+            raise NotImplementedError(
+                "Checkpointers arrive with nbgraph's persistence support; compile without one."
+            )
+        self.spec = spec
+        self.name = name
+        self.checkpointer = checkpointer
+        self.last_run: RunLog | None = None
+        self.stream_mode = "updates"
+
+    def __repr__(self) -> str:
+        return f"<CompiledStateGraph {self.name!r}: {len(self.spec.nodes)} nodes>"
+
+    # --- running ---------------------------------------------------------------------------
+
+    def _start(self, config: dict[str, Any] | None) -> Run:
+        merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
+        merged.update(config or {})
+        run = Run(self.spec, merged)
+        self.last_run = run.log
+        return run
+
+    def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run the graph to the end and return the final state (output schema applied).
+
+        Args:
+            input: the initial values (dict or model of the input schema).
+            config: `{"recursion_limit": int, "max_concurrency": int, "configurable": {...}}`.
+
+        Raises:
+            GraphRecursionError: more supersteps than `recursion_limit`.
+            EmptyInputError: `input` is None.
+            InvalidUpdateError: a node returned something the state cannot take.
+            Exception: whatever a node raised, with a note naming the node and step.
+        """
+        run = self._start(_config(config, kwargs))
+        for _ in drive(run, input, frozenset()):
+            pass
+        return run.output()
+
+    def stream(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        stream_mode: str | Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> Iterator[Any]:
+        """Run the graph, yielding as it goes.
+
+        Args:
+            stream_mode: `"updates"` (default: `{node: writes}` per task as it finishes),
+                `"values"` (the full state after each step, from step 0), `"debug"` (typed
+                events), or a list of them (then `(mode, chunk)` pairs are yielded).
+        """
+        modes, single = _modes(stream_mode or self.stream_mode)
+        run = self._start(_config(config, kwargs))
+        for mode, chunk in drive(run, input, modes):
+            yield chunk if single else (mode, chunk)
+
+    async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
+        run = self._start(_config(config, kwargs))
+        async for _ in adrive(run, input, frozenset()):
+            pass
+        return run.output()
+
+    async def astream(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        stream_mode: str | Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """`stream` on the event loop."""
+        modes, single = _modes(stream_mode or self.stream_mode)
+        run = self._start(_config(config, kwargs))
+        async for mode, chunk in adrive(run, input, modes):
+            yield chunk if single else (mode, chunk)
+
+
+def _config(config: dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(config or {})
+    for key in ("recursion_limit", "max_concurrency"):
+        if key in kwargs:
+            merged[key] = kwargs.pop(key)
+    return merged
+
+
+def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:
+    single = isinstance(stream_mode, str)
+    modes = [stream_mode] if single else list(stream_mode)
+    unknown = [m for m in modes if m not in STREAM_MODES]
+    if unknown or not modes:
+        raise ValueError(
+            f"Unknown stream_mode {unknown or stream_mode!r}; choose from {list(STREAM_MODES)}."
+        )
+    return frozenset(modes), single

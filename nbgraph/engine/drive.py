@@ -1,0 +1,153 @@
+"""Driving a `Run`: executing each step's tasks (inline, on a thread pool, or on the event
+loop) and shaping what `stream()` yields for each stream mode.
+
+The step logic is all in `Run`; the two drivers differ only in how a step's tasks execute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from nbgraph.engine.loop import Run
+from nbgraph.engine.runlog import StepLog
+from nbgraph.engine.tasks import Task
+
+StreamMode = Literal["values", "updates", "debug"]
+STREAM_MODES = ("values", "updates", "debug")
+
+Chunk = tuple[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStarted:
+    """`stream_mode="debug"`: a task is about to run."""
+
+    step: int
+    task_id: str
+    node: str
+    triggers: tuple[str, ...]
+    type: str = field(default="task", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFinished:
+    """`stream_mode="debug"`: a task finished, with its update or its error."""
+
+    step: int
+    task_id: str
+    node: str
+    update: Any
+    error: BaseException | None
+    type: str = field(default="task_result", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class StepFinished:
+    """`stream_mode="debug"`: a step's writes were applied; `values` is the new state."""
+
+    step: int
+    fields: tuple[str, ...]
+    values: dict[str, Any]
+    type: str = field(default="step", init=False)
+
+
+# --- chunks ------------------------------------------------------------------------------------
+
+
+def _started_chunks(tasks: list[Task], modes: frozenset[str]) -> Iterable[Chunk]:
+    if "debug" in modes:
+        for task in tasks:
+            yield "debug", TaskStarted(task.step, task.id, task.node, task.triggers)
+
+
+def _task_chunks(task: Task, modes: frozenset[str]) -> Iterable[Chunk]:
+    if "updates" in modes and task.error is None:
+        yield "updates", {task.node: task.update}
+    if "debug" in modes:
+        yield "debug", TaskFinished(task.step, task.id, task.node, task.update, task.error)
+
+
+def _step_chunks(run: Run, log: StepLog, modes: frozenset[str]) -> Iterable[Chunk]:
+    if "values" in modes and run.touched_stream_keys(log):
+        yield "values", run.stream_values()
+    if "debug" in modes:
+        changed = tuple(change.field for change in log.changes)
+        yield "debug", StepFinished(log.step, changed, run.stream_values())
+
+
+def _finish(run: Run, error: BaseException | None) -> None:
+    run.log.status = "failed" if error is not None else "done"
+    run.log.error = error
+
+
+# --- sync ----------------------------------------------------------------------------------------
+
+
+def drive(run: Run, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
+    """Run to the end, yielding `(mode, chunk)` for the requested modes."""
+    max_workers = run.config.get("max_concurrency")
+    pool: ThreadPoolExecutor | None = None
+    try:
+        yield from _step_chunks(run, run.begin(input), modes - {"debug"})
+        while (tasks := run.next_tasks()) is not None:
+            yield from _started_chunks(tasks, modes)
+            if len(tasks) == 1:
+                finished: Iterable[Task] = (run.execute(tasks[0]),)
+            else:
+                if pool is None:
+                    pool = ThreadPoolExecutor(max_workers, thread_name_prefix="nbgraph")
+                futures = [pool.submit(run.execute, task) for task in tasks]
+                finished = (future.result() for future in as_completed(futures))
+            for task in finished:
+                yield from _task_chunks(task, modes)
+            yield from _step_chunks(run, run.commit(tasks), modes)
+    except BaseException as error:
+        _finish(run, error)
+        raise
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False)
+    _finish(run, None)
+
+
+# --- async ---------------------------------------------------------------------------------------
+
+
+async def adrive(run: Run, input: Any, modes: frozenset[str]) -> AsyncIterator[Chunk]:
+    """`drive` on the event loop: async nodes are awaited, sync ones run in threads."""
+    limit = run.config.get("max_concurrency")
+    semaphore = asyncio.Semaphore(limit) if limit else None
+
+    async def execute(task: Task) -> Task:
+        if semaphore is None:
+            return await _execute_one(run, task)
+        async with semaphore:
+            return await _execute_one(run, task)
+
+    try:
+        for chunk in _step_chunks(run, run.begin(input), modes - {"debug"}):
+            yield chunk
+        while (tasks := run.next_tasks()) is not None:
+            for chunk in _started_chunks(tasks, modes):
+                yield chunk
+            for next_done in asyncio.as_completed([execute(task) for task in tasks]):
+                for chunk in _task_chunks(await next_done, modes):
+                    yield chunk
+            for chunk in _step_chunks(run, run.commit(tasks), modes):
+                yield chunk
+    except BaseException as error:
+        _finish(run, error)
+        raise
+    _finish(run, None)
+
+
+async def _execute_one(run: Run, task: Task) -> Task:
+    if task.kind != "input" and run.spec.nodes[task.node].is_async:
+        return await run.aexecute(task)
+    if any(b.is_async for b in run.spec.branches.get(task.node, ())):
+        return await run.aexecute(task)
+    return await asyncio.to_thread(run.execute, task)

@@ -1,0 +1,352 @@
+"""Supersteps: what runs next, running a task, and committing a step's writes.
+
+`Run` is the one synchronous state machine: `begin(input)`, then `next_tasks()` /
+`execute(task)` / `commit(tasks)` until `next_tasks()` returns None. The sync and async
+drivers (`engine.drive`) only decide how the tasks of a step are executed.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+from nbgraph.engine.runlog import RootReset, RunLog, StepLog, initial_values
+from nbgraph.engine.tasks import (
+    Task,
+    absorb_output,
+    absorb_route,
+    node_input,
+    note_failure,
+    router_state,
+    state_for,
+)
+from nbgraph.engine.view import isolate
+from nbgraph.engine.writes import (
+    apply_step,
+    clear_ephemeral,
+    field_spec,
+    merge_unreduced,
+    reduce_field,
+)
+from nbgraph.errors import EmptyInputError, GraphRecursionError, InvalidUpdateError
+from nbgraph.graph import GraphSpec
+from nbgraph.schema import pydantic_updates
+from nbgraph.types import END, MISSING, START, Command, Mutation, Overwrite, Send
+
+DEFAULT_RECURSION_LIMIT = 10000
+
+
+class Run:
+    """One run of a compiled graph, one superstep at a time."""
+
+    def __init__(self, spec: GraphSpec, config: dict[str, Any]) -> None:
+        self.spec = spec
+        self.config = config
+        limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
+        if not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"recursion_limit must be an integer of at least 1, got {limit!r}.")
+        self.limit = limit
+        self.step = -1
+        self.stop = self.step + limit + 1
+        self.values: dict[str, Any] = {}
+        self.pull: dict[str, list[str]] = {}
+        self.push: list[Send] = []
+        self.deferred: dict[str, list[str]] = {}
+        self.seen: list[set[str]] = [set() for _ in spec.waiting]
+        self.incoming: dict[str, list[tuple[str, Any]]] = {}
+        self.managed = tuple(n for n, f in spec.fields.items() if f.managed)
+        self.ephemeral = tuple(n for n, f in spec.fields.items() if f.ephemeral)
+        self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
+        self.log = RunLog(spec, MISSING, config)
+        self._pending_resets: list[RootReset] = []
+
+    # --- the input -------------------------------------------------------------------------
+
+    def begin(self, input: Any) -> StepLog:
+        """Record the input (step -1) and apply it through the reducers (step 0)."""
+        if input is None:
+            raise EmptyInputError(
+                "Received no input: invoke(None) needs a checkpointed thread to resume; "
+                "pass a dict of initial values."
+            )
+        if isinstance(input, Command):
+            raise InvalidUpdateError(
+                "Command(resume=...) as input needs a checkpointer and an interrupted thread."
+            )
+        self.log.input = isolate(input)
+        self.values = initial_values(self.spec)
+        task = Task(step=0, index=0, node=START, kind="input")
+        for key, value in self._input_pairs(input):
+            task.writes.append((key, isolate(value)))
+        task.update = dict(task.writes)
+        self.step = 0
+        self._route(task)
+        return self.commit([task])
+
+    def _input_pairs(self, input: Any) -> list[tuple[str, Any]]:
+        schema = self.spec.input
+        if schema.kind == "pydantic":
+            model = input if isinstance(input, schema.cls) else schema.cls.model_validate(input)
+            return pydantic_updates(model)
+        pairs = schema.updates_from(input)
+        if pairs is None:
+            if not isinstance(input, Mapping):
+                raise InvalidUpdateError(
+                    f"Expected dict as graph input, got {type(input).__name__} {input!r}."
+                )
+            pairs = list(input.items())
+        if self.spec.open_schema:
+            return pairs
+        accepted = schema.fields
+        kept = [(k, v) for k, v in pairs if k in accepted and not accepted[k].managed]
+        dropped = [k for k, _ in pairs if k not in accepted]
+        if dropped:
+            self._warn(
+                f"Input key(s) {dropped} are not in the input schema "
+                f"{getattr(schema.cls, '__name__', schema.cls)!s} and were dropped."
+            )
+        return kept
+
+    def _warn(self, message: str) -> None:
+        import warnings
+
+        self.log.warnings.append(message)
+        warnings.warn(message, UserWarning, stacklevel=4)
+
+    # --- choosing the next step ------------------------------------------------------------
+
+    def next_tasks(self) -> list[Task] | None:
+        """The next superstep's tasks in write order, or None when the run is over.
+
+        Raises:
+            GraphRecursionError: the step would pass `recursion_limit` (checked first,
+                as LangGraph does, even when nothing is left to run).
+        """
+        self.step += 1
+        if self.step > self.stop:
+            raise GraphRecursionError(
+                f"Recursion limit of {self.limit} reached without hitting a stop condition "
+                f"(step {self.step}). If the loop is meant to run longer, raise the limit: "
+                f"app.invoke(inputs, {{'recursion_limit': {self.limit * 2}}})."
+            )
+        pull, push = self.pull, self.push
+        if not pull and not push:
+            if not self.deferred:
+                self.step -= 1
+                return None
+            pull, self.deferred = self.deferred, {}
+        self.pull, self.push = {}, []
+        resets = self._resets(pull)
+        tasks = [
+            Task(self.step, index, name, "edge", triggers=tuple(pull[name]))
+            for index, name in enumerate(sorted(pull))
+        ]
+        offset = len(tasks)
+        tasks += [
+            Task(self.step, offset + index, send.node, "send", arg=send.arg)
+            for index, send in enumerate(push)
+        ]
+        self._pending_resets = resets
+        return tasks
+
+    def _resets(self, pull: dict[str, list[str]]) -> list[RootReset]:
+        resets = []
+        for name in sorted(pull):
+            states = self.incoming.pop(name, None)
+            if not states:
+                continue
+            node = self.spec.nodes[name]
+            if node.merge is not None:
+                merged = node.merge([state for _, state in states])
+                reason = "merge"
+            else:
+                merged = states[-1][1]
+                reason = "state_filter"
+            resets.append(self._reset(name, reason, tuple(s for s, _ in states), merged))
+        return resets
+
+    def _reset(self, node: str, reason: str, sources: tuple[str, ...], state: Any) -> RootReset:
+        pairs = self.spec.state.updates_from(state)
+        if pairs is None:
+            if not isinstance(state, Mapping):
+                raise InvalidUpdateError(
+                    f"The {reason} for node {node!r} returned {type(state).__name__}; "
+                    "expected a dict (or model) of the whole state."
+                )
+            pairs = list(state.items())
+        fields = self.spec.fields
+        new = {
+            k: isolate(v)
+            for k, v in pairs
+            if (k in fields and not fields[k].managed) or self.spec.open_schema
+        }
+        dropped = tuple(k for k in self.values if k not in new)
+        self.values = new
+        return RootReset(self.step, node, reason, sources, dropped, dict(new))
+
+    # --- running a task --------------------------------------------------------------------
+
+    def managed_values(self) -> dict[str, Any]:
+        """Managed fields as a node at this step sees them."""
+        return {name: self.stop - self.step for name in self.managed}
+
+    def execute(self, task: Task) -> Task:
+        """Run a task synchronously: call its node, read its output, run its routers.
+
+        An exception is kept on the task (with a note naming node and step), not raised.
+        """
+        node = self.spec.nodes[task.node]
+        try:
+            state = node_input(self.spec, node, task, self.values, self.managed_values())
+            output = node.fn(state, self.config) if node.takes_config else node.fn(state)
+            if inspect.isawaitable(output):
+                _close(output)
+                raise TypeError(
+                    f"Node {task.node!r} is async; run the graph with "
+                    "`await app.ainvoke(...)` or `app.astream(...)`."
+                )
+            absorb_output(self.spec, node, task, output)
+            self._route(task)
+        except Exception as error:
+            note_failure(error, task)
+            task.error = error
+        return task
+
+    async def aexecute(self, task: Task) -> Task:
+        """Run a task on the event loop (async nodes and routers are awaited)."""
+        node = self.spec.nodes[task.node]
+        try:
+            state = node_input(self.spec, node, task, self.values, self.managed_values())
+            output = node.fn(state, self.config) if node.takes_config else node.fn(state)
+            if inspect.isawaitable(output):
+                output = await output
+            absorb_output(self.spec, node, task, output)
+            for branch in self.spec.branches.get(task.node, ()):
+                result = self._call_router(branch, task)
+                if inspect.isawaitable(result):
+                    result = await result
+                absorb_route(self.spec, branch, task, result)
+        except Exception as error:
+            note_failure(error, task)
+            task.error = error
+        return task
+
+    def _route(self, task: Task) -> None:
+        for branch in self.spec.branches.get(task.node, ()):
+            result = self._call_router(branch, task)
+            if inspect.isawaitable(result):
+                _close(result)
+                raise TypeError(
+                    f"The router after {task.node!r} is async; use `await app.ainvoke(...)`."
+                )
+            absorb_route(self.spec, branch, task, result)
+
+    def _call_router(self, branch: Any, task: Task) -> Any:
+        state = router_state(self.spec, task, self.values, self.managed_values())
+        return branch.router(state, self.config) if branch.takes_config else branch.router(state)
+
+    # --- committing a step -----------------------------------------------------------------
+
+    def commit(self, tasks: list[Task]) -> StepLog:
+        """Apply a finished step's writes in write order and work out what runs next.
+
+        Raises:
+            The first failed task's exception (in write order), after recording the step.
+        """
+        log = StepLog(self.step, tasks, resets=self._pending_resets)
+        self._pending_resets = []
+        self.log.steps.append(log)
+        failed = next((t for t in tasks if t.error is not None), None)
+        if failed is not None:
+            raise failed.error
+        try:
+            writes = [(t.node, key, value) for t in tasks for key, value in t.writes]
+            if self.spec.state_merger is not None and len(tasks) > 1:
+                writes = self._merged(tasks, writes, log)
+            self._trigger(tasks)
+            log.changes = apply_step(self.spec.fields, self.values, writes, self.step)
+        except Exception as error:
+            error.add_note(f"nbgraph: while applying the writes of step {self.step}")
+            raise
+        log.cleared = clear_ephemeral(self.ephemeral, self.values, log.changes)
+        return log
+
+    def _merged(self, tasks: list[Task], writes: list, log: StepLog) -> list:
+        per_task = [(t.node, t.writes) for t in tasks]
+        merged = merge_unreduced(self.spec.state_merger, self.spec.fields, self.values, per_task)
+        if not merged:
+            return writes
+        log.merged = merged
+        fields = self.spec.fields
+        kept = [
+            w
+            for w in writes
+            if field_spec(fields, w[1]).reducer is not None
+            or isinstance(w[2], (Mutation, Overwrite))
+        ]
+        return kept + merged
+
+    def _trigger(self, tasks: list[Task]) -> None:
+        spec = self.spec
+        for task in tasks:
+            source = task.node
+            for target in spec.edges.get(source, ()):
+                self._add(target, source, task, spec.filters.get((source, target)))
+            for index in spec.waits_by_source.get(source, ()):
+                seen = self.seen[index]
+                seen.add(source)
+                edge = spec.waiting[index]
+                if seen.issuperset(edge.sources):
+                    seen.clear()
+                    self._add(edge.target, source, task, None)
+            for route in task.routes:
+                if isinstance(route, Send):
+                    self.push.append(route)
+                else:
+                    self._add(route, source, task, None)
+
+    def _add(self, target: str, source: str, task: Task, state_filter: Any) -> None:
+        if target == END:
+            return
+        node = self.spec.nodes[target]
+        queue = self.deferred if node.defer else self.pull
+        queue.setdefault(target, []).append(source)
+        if node.merge is not None or state_filter is not None:
+            state = self._state_after(task)
+            if state_filter is not None:
+                state = state_filter(state)
+            self.incoming.setdefault(target, []).append((source, state))
+
+    def _state_after(self, task: Task) -> Any:
+        """The state as `task` left it: the step's start plus its own writes (isolated)."""
+        values = {k: isolate(v) for k, v in self.values.items()}
+        grouped: dict[str, list[tuple[str, Any]]] = {}
+        for key, value in task.writes:
+            grouped.setdefault(key, []).append((task.node, value))
+        for key, key_writes in grouped.items():
+            spec = field_spec(self.spec.fields, key)
+            values[key] = reduce_field(spec, values.get(key, MISSING), key_writes, self.step)
+        return state_for(self.spec.state, values, {}, whole=True)
+
+    # --- reading the state -----------------------------------------------------------------
+
+    def stream_values(self) -> dict[str, Any]:
+        """Every stored field (isolated), as `stream_mode="values"` shows it."""
+        return {k: isolate(v) for k, v in self.values.items() if k in self.stream_keys}
+
+    def output(self) -> dict[str, Any]:
+        """The output schema's fields that have a value (isolated)."""
+        keys = self.spec.output.fields if not self.spec.open_schema else self.values
+        return {k: isolate(self.values[k]) for k in keys if k in self.values}
+
+    def touched_stream_keys(self, log: StepLog) -> bool:
+        """Whether the step wrote (or cleared) a field that `"values"` shows."""
+        keys = self.stream_keys
+        return bool(log.cleared) or any(c.field in keys for c in log.changes) or bool(log.resets)
+
+
+def _close(awaitable: Any) -> None:
+    close = getattr(awaitable, "close", None)
+    if close is not None:
+        close()

@@ -1,0 +1,131 @@
+"""The raw facts of a run, as the engine produces them: input, steps, tasks, writes, resets.
+
+The engine appends to a `RunLog` as it goes; `nbgraph.record` builds the state tree and the
+per-field reducer tables from it. Values before and after a step are not stored: they are
+rebuilt by replaying the recorded writes through the same reducers (`values_after`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from nbgraph.engine.view import isolate
+from nbgraph.engine.writes import FieldChange, clear_ephemeral, field_spec, reduce_field
+from nbgraph.types import MISSING
+
+if TYPE_CHECKING:
+    from nbgraph.engine.tasks import Task
+    from nbgraph.graph import GraphSpec
+
+RunStatus = Literal["running", "done", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class RootReset:
+    """A join's `merge=` or an edge's `state_filter=` replaced the whole state.
+
+    Attributes:
+        step: the step whose tasks start from the new root.
+        node: the node it was done for.
+        reason: `"merge"` or `"state_filter"`.
+        sources: the nodes whose states went in.
+        dropped: fields that existed before and do not after.
+        values: the new root (isolated).
+    """
+
+    step: int
+    node: str
+    reason: str
+    sources: tuple[str, ...]
+    dropped: tuple[str, ...]
+    values: dict[str, Any]
+
+
+@dataclass(slots=True)
+class StepLog:
+    """One superstep: its resets, its tasks in write order, and what each field took."""
+
+    step: int
+    tasks: list[Task]
+    changes: list[FieldChange] = field(default_factory=list)
+    resets: list[RootReset] = field(default_factory=list)
+    cleared: tuple[str, ...] = ()
+    merged: list[tuple[str, str, Any]] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[Task]:
+        return [task for task in self.tasks if task.error is not None]
+
+
+@dataclass(eq=False)
+class RunLog:
+    """Everything one run did, in order.
+
+    Attributes:
+        graph: the compiled graph's spec.
+        input: the input as given (isolated).
+        config: the run's config.
+        steps: step 0 (the input applied) and every superstep after it.
+        status: `"running"`, `"done"` or `"failed"`.
+        error: the exception that ended the run, if any.
+        warnings: messages about dropped keys and the like, in order.
+    """
+
+    graph: GraphSpec
+    input: Any
+    config: dict[str, Any]
+    steps: list[StepLog] = field(default_factory=list)
+    status: RunStatus = "running"
+    error: BaseException | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"RunLog(status={self.status!r}, steps={len(self.steps)})"
+
+    def __iter__(self) -> Iterator[StepLog]:
+        return iter(self.steps)
+
+    def tasks(self) -> Iterator[Task]:
+        """Every task of the run, in step and write order."""
+        for step in self.steps:
+            yield from step.tasks
+
+    def values_after(self, step: int) -> dict[str, Any]:
+        """The full state after `step` (step 0: the input applied), rebuilt by replay.
+
+        Raises:
+            ValueError: if the run has no such step.
+        """
+        known = [s.step for s in self.steps]
+        if step not in known:
+            raise ValueError(f"This run has no step {step}; its steps are {known}.")
+        values = initial_values(self.graph)
+        for log in self.steps:
+            values = replay_step(self.graph, values, log)
+            if log.step == step:
+                break
+        return {name: isolate(value) for name, value in values.items()}
+
+
+def initial_values(graph: GraphSpec) -> dict[str, Any]:
+    """Empty starting values of the reducer fields that can be built empty."""
+    return {
+        name: spec.initial()
+        for name, spec in graph.fields.items()
+        if spec.initial is not None and not spec.managed
+    }
+
+
+def replay_step(graph: GraphSpec, values: dict[str, Any], log: StepLog) -> dict[str, Any]:
+    """Apply one recorded step to `values` (owned by the caller) and return them."""
+    for reset in log.resets:
+        values = {name: isolate(value) for name, value in reset.values.items()}
+    for change in log.changes:
+        spec = field_spec(graph.fields, change.field)
+        values[change.field] = reduce_field(
+            spec, values.get(change.field, MISSING), change.writes, log.step
+        )
+    clear_ephemeral(tuple(log.cleared), values, ())
+    return values

@@ -1,0 +1,248 @@
+"""Tasks: one node run in one superstep, from the input it is handed to its writes and routes.
+
+A task's input is isolated (`StateView`, or a freshly built model), its output is read into
+`(field, value)` writes (copied on intake) and its next destinations, and its routers see the
+step's starting state plus only this task's writes.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from nbgraph.engine.view import StateView, isolate
+from nbgraph.engine.writes import field_spec, reduce_field
+from nbgraph.errors import InvalidUpdateError, NbgraphError
+from nbgraph.graph import Branch, GraphSpec, NodeSpec
+from nbgraph.schema import SchemaInfo, pydantic_updates
+from nbgraph.types import END, MISSING, Command, Mutation, Overwrite, Send
+
+
+class RouteError(NbgraphError, KeyError):
+    """A router, a `Command` or a `Send` pointed at a node that does not exist."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(slots=True, eq=False)
+class Task:
+    """One run of one node in one superstep, and everything it produced.
+
+    Attributes:
+        step: the superstep.
+        index: position in the step's write order.
+        node: the node's name.
+        kind: `"edge"` (triggered by edges, routers or gotos) or `"send"`.
+        arg: the `Send`'s argument (the whole input of a send task).
+        triggers: the nodes whose edges triggered it (empty for sends).
+        writes: `(field, value)` in the order the node wrote them.
+        routes: node names and `Send`s chosen by its Commands and routers, in order.
+        update: what `stream_mode="updates"` shows for it.
+        dropped: keys it returned that are in no schema.
+        error: the exception it raised, if any.
+    """
+
+    step: int
+    index: int
+    node: str
+    kind: str = "edge"
+    arg: Any = MISSING
+    triggers: tuple[str, ...] = ()
+    writes: list[tuple[str, Any]] = field(default_factory=list)
+    routes: list[str | Send] = field(default_factory=list)
+    update: Any = None
+    dropped: list[str] = field(default_factory=list)
+    error: BaseException | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.step}:{self.index}:{self.node}"
+
+    def __repr__(self) -> str:
+        return f"Task(step={self.step}, node={self.node!r}, kind={self.kind!r})"
+
+
+def node_input(spec: GraphSpec, node: NodeSpec, task: Task, values: dict, managed: dict) -> Any:
+    """What the node is called with: an isolated state in its schema's form."""
+    if task.kind == "send":
+        return task.arg
+    schema = node.input or spec.state
+    return state_for(schema, values, managed, whole=node.input is None)
+
+
+def state_for(schema: SchemaInfo, values: dict, managed: dict, *, whole: bool) -> Any:
+    """The state in `schema`'s form over the engine's `values`, isolated from them."""
+    if whole:
+        view = StateView(values)
+    else:
+        view = StateView({k: values[k] for k in schema.fields if k in values})
+    for name, value in managed.items():
+        if name in schema.fields:
+            dict.__setitem__(view, name, value)
+    if schema.kind in ("typeddict", "dict"):
+        return view
+    return schema.build(view.resolved())
+
+
+def absorb_output(spec: GraphSpec, node: NodeSpec, task: Task, output: Any) -> None:
+    """Read a node's return value into the task's writes, routes and stream update."""
+    if output is None:
+        task.update = None
+        return
+    if isinstance(output, Command):
+        task.update = _absorb_command(spec, task, output)
+        return
+    if (
+        isinstance(output, (list, tuple))
+        and output
+        and any(isinstance(item, Command) for item in output)
+    ):
+        chunks = []
+        for item in output:
+            if isinstance(item, Command):
+                chunks.append(_absorb_command(spec, task, item))
+            else:
+                chunks.append(_absorb_update(spec, node, task, item))
+        task.update = chunks
+        return
+    task.update = _absorb_update(spec, node, task, output)
+
+
+def _absorb_command(spec: GraphSpec, task: Task, command: Command) -> Any:
+    if command.graph == Command.PARENT:
+        return None
+    update = None
+    if command.update is not None:
+        update = _absorb_update(spec, None, task, command.update)
+    for target in command.goto_targets():
+        task.routes.append(_checked_target(spec, task.node, target, "Command(goto=...)"))
+    return update
+
+
+def _absorb_update(spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any) -> Any:
+    pairs = _update_pairs(spec, node, task, output)
+    chunk: dict[str, Any] = {}
+    for key, value in pairs:
+        kept = _keep(spec, task, key, value)
+        if kept is not MISSING:
+            task.writes.append((key, kept))
+            chunk[key] = kept
+    return chunk
+
+
+def _update_pairs(
+    spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any
+) -> list[tuple[str, Any]]:
+    if isinstance(output, Mapping):
+        return list(output.items())
+    if isinstance(output, Mutation):
+        return [(output.field, output)]
+    if isinstance(output, (list, tuple)) and output:
+        if all(isinstance(item, Mutation) for item in output):
+            return [(item.field, item) for item in output]
+        if all(isinstance(item, tuple) and len(item) == 2 for item in output) and node is None:
+            return list(output)  # Command(update=[(key, value), ...])
+    for schema in (spec.state, node.input if node else None):
+        if schema is not None:
+            pairs = schema.updates_from(output)
+            if pairs is not None:
+                return pairs
+    if hasattr(type(output), "model_fields"):
+        return pydantic_updates(output)
+    raise InvalidUpdateError(
+        f"Expected dict, got {output!r}: node {task.node!r} at step {task.step} must return "
+        "a dict of the fields it changes, a model of the state, a Command, a list of "
+        "Commands, a Mutation, or None."
+    )
+
+
+def _keep(spec: GraphSpec, task: Task, key: str, value: Any) -> Any:
+    fields = spec.fields
+    field_info = fields.get(key)
+    if field_info is None and not spec.open_schema:
+        _drop(task, key, "the state has no such field")
+        return MISSING
+    if field_info is not None and field_info.managed:
+        _drop(task, key, "it is managed by the engine")
+        return MISSING
+    if isinstance(value, Mutation):
+        return value
+    if type(value) is Overwrite:
+        return Overwrite(isolate(value.value))
+    return isolate(value)
+
+
+def _drop(task: Task, key: str, why: str) -> None:
+    task.dropped.append(key)
+    warnings.warn(
+        f"Node {task.node!r} at step {task.step} wrote {key!r}, which was dropped: {why}.",
+        UserWarning,
+        stacklevel=2,
+    )
+
+
+def _checked_target(spec: GraphSpec, source: str, target: Any, how: str) -> str | Send:
+    if isinstance(target, Send):
+        if target.node not in spec.nodes:
+            raise RouteError(
+                f"{how} from {source!r} sent to unknown node {target.node!r}; "
+                f"known nodes: {', '.join(spec.nodes)}."
+            )
+        return Send(target.node, isolate(target.arg))
+    if target == END or target in spec.nodes:
+        return target
+    raise RouteError(
+        f"{how} from {source!r} chose {target!r}, which is not a node; "
+        f"known nodes: {', '.join(spec.nodes)} (or END)."
+    )
+
+
+def router_state(spec: GraphSpec, task: Task, values: dict, managed: dict) -> Any:
+    """The state a router sees: the step's start plus only this task's writes."""
+    view = StateView(values)
+    own: dict[str, list[tuple[str, Any]]] = {}
+    for key, value in task.writes:
+        own.setdefault(key, []).append((task.node, value))
+    for key, key_writes in own.items():
+        field_info = field_spec(spec.fields, key)
+
+        def compute(field_info=field_info, key_writes=key_writes) -> Any:
+            old = isolate(values.get(field_info.name, MISSING))
+            return reduce_field(field_info, old, key_writes, task.step)
+
+        view.set_pending(key, compute)
+    for name, value in managed.items():
+        if name in spec.state.fields:
+            dict.__setitem__(view, name, value)
+    if spec.state.kind in ("typeddict", "dict"):
+        return view
+    return spec.state.build(view.resolved())
+
+
+def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> None:
+    """Read a router's return value into the task's routes."""
+    items = result if isinstance(result, (list, tuple)) else [result]
+    for item in items:
+        if item is None:
+            continue
+        if not isinstance(item, Send) and branch.path_map is not None:
+            try:
+                item = branch.path_map[item]
+            except (KeyError, TypeError):
+                raise RouteError(
+                    f"Router {branch.name!r} after {task.node!r} returned {item!r}, which its "
+                    f"path_map does not have; path_map keys: {list(branch.path_map)}."
+                ) from None
+        target = _checked_target(spec, task.node, item, f"Router {branch.name!r}")
+        if target != END:
+            task.routes.append(target)
+
+
+def note_failure(error: BaseException, task: Task, where: str = "running node") -> None:
+    """Add a note naming the node and step to an exception a task raised (once)."""
+    note = f"nbgraph: while {where} {task.node!r} at step {task.step}"
+    if note not in getattr(error, "__notes__", ()):
+        error.add_note(note)

@@ -1,0 +1,141 @@
+"""What a node or router is handed: a dict that copies a field only when it is read.
+
+The engine's values are private. A node gets a `StateView`, a real `dict` whose values are
+copied the first time they are read, so a node that mutates its input changes neither the
+engine's state nor the record, and a step costs what its nodes read, not the state's size.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from nbgraph.types import MISSING
+
+_ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, range, type(MISSING)})
+
+
+def isolate(value: Any) -> Any:
+    """An independent copy of `value` (immutable atoms are returned as they are)."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is list or kind is tuple:
+        if all(type(item) in _ATOMS for item in value):
+            return list(value) if kind is list else value
+    elif kind is dict and all(type(item) in _ATOMS for item in value.values()):
+        return dict(value)
+    return copy.deepcopy(value)
+
+
+class _Pending:
+    """Placeholder for a value computed on first read (a router's fresh view)."""
+
+    __slots__ = ("compute",)
+
+    def __init__(self, compute: Callable[[], Any]) -> None:
+        self.compute = compute
+
+
+class StateView(dict):
+    """A dict over the engine's values that copies each value on its first read.
+
+    Keys, `len`, `in` and iteration are those of the state; reading a value (by `[]`,
+    `get`, `items`, `values`, `pop`, `copy`, `dict(view)`, `{**view}`) returns a copy
+    that the node may change freely. Writing to the view changes only the view.
+
+    >>> engine_values = {"log": ["a"]}
+    >>> view = StateView(engine_values)
+    >>> view["log"].append("b")
+    >>> view["log"], engine_values["log"]
+    (['a', 'b'], ['a'])
+    """
+
+    __slots__ = ("_fresh",)
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        super().__init__(values)
+        self._fresh: set[str] = set()
+
+    def set_pending(self, key: str, compute: Callable[[], Any]) -> None:
+        """Make `key` read as `compute()` (evaluated once, on first read)."""
+        dict.__setitem__(self, key, _Pending(compute))
+        self._fresh.discard(key)
+
+    def __getitem__(self, key: str) -> Any:
+        value = dict.__getitem__(self, key)
+        if key in self._fresh:
+            return value
+        value = value.compute() if type(value) is _Pending else isolate(value)
+        dict.__setitem__(self, key, value)
+        self._fresh.add(key)
+        return value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        dict.__setitem__(self, key, value)
+        self._fresh.add(key)
+
+    def __iter__(self) -> Iterator[str]:
+        # Overriding __iter__ keeps dict(view) and {**view} on the copying path.
+        return dict.__iter__(self)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if dict.__contains__(self, key) else default
+
+    def items(self) -> list[tuple[str, Any]]:  # type: ignore[override]
+        return [(key, self[key]) for key in dict.keys(self)]
+
+    def values(self) -> list[Any]:  # type: ignore[override]
+        return [self[key] for key in dict.keys(self)]
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if not dict.__contains__(self, key):
+            if default:
+                return default[0]
+            raise KeyError(key)
+        value = self[key]
+        dict.__delitem__(self, key)
+        return value
+
+    def popitem(self) -> tuple[str, Any]:
+        key = next(reversed(dict.keys(self)))
+        return key, self.pop(key)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        if dict.__contains__(self, key):
+            return self[key]
+        self[key] = default
+        return default
+
+    def copy(self) -> dict[str, Any]:  # type: ignore[override]
+        return dict(self.items())
+
+    def resolved(self) -> dict[str, Any]:
+        """A plain dict of copies of every value."""
+        return dict(self.items())
+
+    def __or__(self, other: Any) -> dict[str, Any]:  # type: ignore[override]
+        result = self.resolved()
+        result.update(other)
+        return result
+
+    def __eq__(self, other: object) -> bool:
+        return self.resolved() == other
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.resolved())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (self.resolved(),))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return copy.deepcopy(self.resolved(), memo)
+
+    def __copy__(self) -> dict[str, Any]:
+        return self.resolved()

@@ -1,0 +1,187 @@
+"""Applying a superstep's writes: the one place every write to the state passes through.
+
+Writes arrive in write order (edge tasks by node name, then sends in send order; within a
+task, in the order it wrote them). `apply_step` folds them into the engine's values through
+each field's reducer and returns what it did as `FieldChange`s, so a run is recorded at a
+cost proportional to what was written, never to the size of the state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nbgraph.engine.view import isolate
+from nbgraph.errors import InvalidUpdateError
+from nbgraph.schema import FieldSpec
+from nbgraph.types import MISSING, Mutation, Overwrite
+
+Write = tuple[str, str, Any]
+"""One write: (writer, field, value); value may be an `Overwrite` or a `Mutation`."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    """What one superstep did to one field: its writes (writer, value) in order.
+
+    The values before and after are not kept here: they are rebuilt on demand by
+    replaying the run, so recording costs what was written.
+    """
+
+    field: str
+    writes: tuple[tuple[str, Any], ...]
+    reducer: str
+
+
+def field_spec(fields: Mapping[str, FieldSpec], name: str) -> FieldSpec:
+    """The spec of `name`; a plain-dict schema accepts any key as an overwrite field."""
+    spec = fields.get(name)
+    return spec if spec is not None else FieldSpec(name)
+
+
+def group_writes(writes: Sequence[Write]) -> dict[str, list[tuple[str, Any]]]:
+    """Writes grouped by field, each group in write order."""
+    grouped: dict[str, list[tuple[str, Any]]] = {}
+    for writer, name, value in writes:
+        group = grouped.get(name)
+        if group is None:
+            grouped[name] = [(writer, value)]
+        else:
+            group.append((writer, value))
+    return grouped
+
+
+def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], step: int) -> Any:
+    """Fold one field's writes of one step into its old value (MISSING if it has none).
+
+    The old value must belong to the caller: reducers allowed to work in place may change it.
+
+    Raises:
+        InvalidUpdateError: two value writes to a field without a reducer, or two
+            `Overwrite`s to one field, in one step (naming the field, writers and step).
+    """
+    reducer = spec.reducer
+    if reducer is None:
+        return _last_value(spec, old, writes, step)
+    value = old
+    fn = reducer.in_place or reducer.fn
+    seen_overwrite: str | None = None
+    for writer, new in writes:
+        kind = type(new)
+        if kind is Overwrite:
+            if seen_overwrite is not None:
+                raise InvalidUpdateError(
+                    f"Can receive only one Overwrite value per super-step: field "
+                    f"{spec.name!r} got Overwrite from {seen_overwrite!r} and {writer!r} "
+                    f"at step {step}."
+                )
+            value, seen_overwrite = isolate(new.value), writer
+        elif isinstance(new, Mutation):
+            value = new.apply(value)
+        elif seen_overwrite is not None:
+            continue  # LangGraph: after an Overwrite, the step's other writes are ignored
+        elif value is MISSING and not reducer.takes_missing:
+            value = isolate(new)
+        else:
+            result = fn(value, new)
+            value = isolate(result) if result is new else result
+    return value
+
+
+def _last_value(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], step: int) -> Any:
+    value = old
+    plain = [writer for writer, new in writes if not isinstance(new, Mutation)]
+    if len(plain) > 1:
+        hint = (
+            "it is ephemeral and takes one write per step"
+            if spec.ephemeral
+            else "declare a reducer to combine them, e.g. Annotated[T, operator.add]"
+        )
+        raise InvalidUpdateError(
+            f"At key {spec.name!r}: Can receive only one value per step. Step {step} wrote it "
+            f"from {', '.join(repr(w) for w in plain)}; {hint}."
+        )
+    for _, new in writes:
+        if isinstance(new, Mutation):
+            value = new.apply(value)
+        else:
+            value = new.value if type(new) is Overwrite else new
+    return value
+
+
+def apply_step(
+    fields: Mapping[str, FieldSpec],
+    values: dict[str, Any],
+    writes: Sequence[Write],
+    step: int,
+) -> list[FieldChange]:
+    """Apply one step's writes to `values` in place, and say what changed.
+
+    Args:
+        fields: the graph's fields.
+        values: the engine's values (changed in place).
+        writes: (writer, field, value) in write order.
+        step: the superstep number, for error messages.
+
+    Returns:
+        One `FieldChange` per written field, in first-write order.
+    """
+    changes = []
+    for name, field_writes in group_writes(writes).items():
+        spec = field_spec(fields, name)
+        values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
+        changes.append(FieldChange(name, tuple(field_writes), spec.reducer_name))
+    return changes
+
+
+def clear_ephemeral(
+    ephemeral: Sequence[str], values: dict[str, Any], written: Sequence[FieldChange]
+) -> tuple[str, ...]:
+    """Drop ephemeral fields this step did not write; return the names dropped."""
+    if not ephemeral:
+        return ()
+    kept = {change.field for change in written}
+    cleared = tuple(name for name in ephemeral if name in values and name not in kept)
+    for name in cleared:
+        del values[name]
+    return cleared
+
+
+def merge_unreduced(
+    merger: Any,
+    fields: Mapping[str, FieldSpec],
+    values: Mapping[str, Any],
+    per_task: Sequence[tuple[str, Sequence[tuple[str, Any]]]],
+) -> list[Write]:
+    """langgraphgo's `stateMerger`: fold parallel writes to reducer-less fields.
+
+    Args:
+        merger: `(current, [update, ...]) -> merged`, each update a dict of one task.
+        fields: the graph's fields.
+        values: the current values.
+        per_task: (writer, [(field, value), ...]) for each task, in write order.
+
+    Returns:
+        The merged values as writes by `"state_merger"` (empty if nothing to merge).
+    """
+    updates = []
+    names: set[str] = set()
+    for _, task_writes in per_task:
+        plain = {
+            k: v
+            for k, v in task_writes
+            if field_spec(fields, k).reducer is None and not isinstance(v, (Mutation, Overwrite))
+        }
+        if plain:
+            updates.append(plain)
+            names.update(plain)
+    if len(updates) < 2:
+        return []
+    current = {name: isolate(values[name]) for name in names if name in values}
+    merged = merger(current, updates)
+    if not isinstance(merged, Mapping):
+        raise InvalidUpdateError(
+            f"state_merger must return a dict of merged fields, got {type(merged).__name__}."
+        )
+    return [("state_merger", name, isolate(value)) for name, value in merged.items()]

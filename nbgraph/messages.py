@@ -1,0 +1,329 @@
+"""Chat messages: the `Message` model, reading messages from common forms, `add_messages`."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal, TypeAlias
+
+import pydantic
+
+from nbgraph.errors import InvalidUpdateError
+from nbgraph.types import MISSING
+
+__all__ = [
+    "REMOVE_ALL_MESSAGES",
+    "Message",
+    "MessageLike",
+    "RemoveMessage",
+    "add_messages",
+]
+
+REMOVE_ALL_MESSAGES = "__remove_all__"
+"""The id of a `RemoveMessage` that clears every message before it."""
+
+MessageLike: TypeAlias = "Message | tuple[str, Any] | dict[str, Any] | str | Any"
+"""Anything `Message.coerce` accepts."""
+
+_ROLE_ALIASES = {"human": "user", "ai": "assistant"}
+
+_FIELD_KEYS = ("content", "id", "name", "tool_calls", "tool_call_id", "metadata")
+
+_ACCEPTED_FORMS = (
+    "a Message, a (role, content) tuple, a dict with 'role' (or 'type') and 'content', "
+    "a str (a user message), or an object with .type and .content (like a LangChain message)"
+)
+
+_REPR_CONTENT_CHARS = 60
+_REPR_ID_CHARS = 12
+
+
+def _short(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, the cut marked with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _short_id(value: str) -> str:
+    """An id short enough for a one-line repr (uuids keep their first 8 characters)."""
+    return value if len(value) <= _REPR_ID_CHARS else value[:8] + "…"
+
+
+class Message(pydantic.BaseModel):
+    """One chat message.
+
+    Args:
+        role: who speaks: "user", "assistant", "system", "tool", or any other string.
+            LangChain's names are normalised: "human" becomes "user", "ai" "assistant".
+        content: the text, or a list of content parts.
+        id: a unique id; `add_messages` gives one to messages that have none.
+        name: an optional speaker name.
+        tool_calls: the tool calls an assistant message asks for.
+        tool_call_id: for a tool message, the id of the call it answers.
+        metadata: anything else worth keeping.
+
+    >>> Message(role="human", content="hi", id="m1")
+    Message(user: 'hi', id='m1')
+    >>> print(Message(role="ai", content="hello"))
+    assistant: hello
+    """
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+    role: str
+    content: Any = ""
+    id: str | None = None
+    name: str | None = None
+    tool_calls: list[dict] = pydantic.Field(default_factory=list)
+    tool_call_id: str | None = None
+    metadata: dict = pydantic.Field(default_factory=dict)
+
+    @pydantic.field_validator("role", mode="before")
+    @classmethod
+    def _normalise_role(cls, value: Any) -> Any:
+        if not isinstance(value, str) or not value:
+            raise ValueError(
+                f"role must be a non-empty str such as 'user' or 'assistant', got {value!r}"
+            )
+        return _ROLE_ALIASES.get(value, value)
+
+    @classmethod
+    def coerce(cls, obj: Any) -> Message:
+        """Read a message from any of the forms nodes commonly return.
+
+        Accepted: a `Message` (returned as is), a `(role, content)` tuple, a dict with
+        "role" (or "type") and "content" plus any `Message` field (other keys go into
+        `metadata`), a str (a user message), or an object with `.type` and `.content`
+        such as a LangChain message. A role of "remove" gives a `RemoveMessage`.
+
+        Args:
+            obj: the value to read.
+
+        Returns:
+            The message.
+
+        Raises:
+            TypeError: `obj` is none of the accepted forms.
+
+        >>> Message.coerce(("human", "hi"))
+        Message(user: 'hi')
+        >>> Message.coerce({"type": "ai", "content": "hello", "id": "a1"})
+        Message(assistant: 'hello', id='a1')
+        >>> Message.coerce("just text").role
+        'user'
+        """
+        if isinstance(obj, Message):
+            return obj
+        if isinstance(obj, str):
+            return cls(role="user", content=obj)
+        if isinstance(obj, tuple):
+            return cls._from_tuple(obj)
+        if isinstance(obj, dict):
+            return cls._from_dict(obj)
+        if hasattr(obj, "type") and hasattr(obj, "content"):
+            return cls._from_duck(obj)
+        raise TypeError(
+            f"Cannot read a message from {type(obj).__name__} {_short(repr(obj), 80)}: "
+            f"expected {_ACCEPTED_FORMS}"
+        )
+
+    @classmethod
+    def _build(cls, role: Any, fields: dict[str, Any], source: str) -> Message:
+        if not isinstance(role, str) or not role:
+            raise TypeError(
+                f"Cannot read a message from {source}: its role must be a non-empty str "
+                f"such as 'user' or 'assistant', got {type(role).__name__} {role!r}"
+            )
+        if role == "remove":
+            if not fields.get("id"):
+                raise TypeError(
+                    f"Cannot read a message from {source}: a 'remove' message needs the id "
+                    "of the message to remove"
+                )
+            return RemoveMessage(**fields)
+        return cls(role=role, **fields)
+
+    @classmethod
+    def _from_tuple(cls, obj: tuple) -> Message:
+        if len(obj) != 2:
+            raise TypeError(
+                f"Cannot read a message from a tuple of {len(obj)} items {_short(repr(obj), 80)}: "
+                "expected exactly (role, content)"
+            )
+        role, content = obj
+        return cls._build(role, {"content": content}, f"tuple {_short(repr(obj), 80)}")
+
+    @classmethod
+    def _from_dict(cls, obj: dict) -> Message:
+        if "role" in obj:
+            role = obj["role"]
+        elif "type" in obj:
+            role = obj["type"]
+        else:
+            raise TypeError(
+                f"Cannot read a message from dict with keys {sorted(map(str, obj))}: "
+                "expected a 'role' (or 'type') key"
+            )
+        fields = {k: obj[k] for k in _FIELD_KEYS if k in obj}
+        extra = {k: v for k, v in obj.items() if k not in _FIELD_KEYS and k not in ("role", "type")}
+        if extra:
+            metadata = fields.get("metadata")
+            if metadata is None:
+                fields["metadata"] = extra
+            elif isinstance(metadata, dict):
+                fields["metadata"] = {**extra, **metadata}
+        return cls._build(role, fields, f"dict {_short(repr(obj), 80)}")
+
+    @classmethod
+    def _from_duck(cls, obj: Any) -> Message:
+        role = obj.type
+        if isinstance(role, str) and role.endswith("MessageChunk"):
+            role = role.removesuffix("MessageChunk").lower()  # "AIMessageChunk" -> "ai"
+        if role == "chat" and isinstance(getattr(obj, "role", None), str):
+            role = obj.role  # LangChain's ChatMessage keeps its real role in `.role`
+        fields: dict[str, Any] = {"content": obj.content}
+        for key in ("id", "name", "tool_call_id"):
+            value = getattr(obj, key, None)
+            if value is not None:
+                fields[key] = value
+        tool_calls = getattr(obj, "tool_calls", None)
+        if tool_calls:
+            fields["tool_calls"] = list(tool_calls)
+        metadata = {
+            key: value
+            for key in ("additional_kwargs", "response_metadata")
+            if isinstance(value := getattr(obj, key, None), dict) and value
+        }
+        if metadata:
+            fields["metadata"] = metadata
+        return cls._build(role, fields, f"{type(obj).__name__} {_short(repr(obj), 80)}")
+
+    def _content_preview(self) -> str:
+        content = self.content
+        if isinstance(content, str):
+            return repr(_short(content, _REPR_CONTENT_CHARS))
+        if isinstance(content, list):
+            return f"[{len(content)} part{'' if len(content) == 1 else 's'}]"
+        return _short(repr(content), _REPR_CONTENT_CHARS)
+
+    def __repr__(self) -> str:
+        parts = [f"{self.role}: {self._content_preview()}"]
+        if self.id is not None:
+            parts.append(f"id={_short_id(self.id)!r}")
+        if self.name is not None:
+            parts.append(f"name={self.name!r}")
+        if self.tool_calls:
+            parts.append(f"tool_calls={len(self.tool_calls)}")
+        if self.tool_call_id is not None:
+            parts.append(f"tool_call_id={self.tool_call_id!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def __str__(self) -> str:
+        content = self.content if isinstance(self.content, str) else repr(self.content)
+        return f"{self.role}: {content}"
+
+
+class RemoveMessage(Message):
+    """An instruction to `add_messages`: delete the message with this id.
+
+    With `id=REMOVE_ALL_MESSAGES` it deletes every message before it instead.
+
+    >>> RemoveMessage(id="m1")
+    RemoveMessage(id='m1')
+    """
+
+    role: Literal["remove"] = "remove"
+    id: str
+
+    def __repr__(self) -> str:
+        return f"RemoveMessage(id={_short_id(self.id)!r})"
+
+    def __str__(self) -> str:
+        return f"remove: {self.id}"
+
+
+def _as_messages(value: Any, side: str) -> list[Message]:
+    """`value` (MISSING, None, one message-like or a list of them) as a list of messages."""
+    if value is MISSING or value is None:
+        return []
+    if not isinstance(value, list):
+        try:
+            return [Message.coerce(value)]
+        except TypeError as exc:
+            raise TypeError(f"add_messages: {side}: {exc}") from exc
+    messages = []
+    for index, item in enumerate(value):
+        try:
+            messages.append(Message.coerce(item))
+        except TypeError as exc:
+            raise TypeError(f"add_messages: {side}[{index}]: {exc}") from exc
+    return messages
+
+
+def _with_id(message: Message) -> Message:
+    """`message` itself if it has an id, else a copy with a fresh one."""
+    if message.id is not None:
+        return message
+    if message.role == "remove":
+        raise InvalidUpdateError(
+            f"add_messages: {message!r} has no id: expected the id of the message to remove "
+            f"(or REMOVE_ALL_MESSAGES)"
+        )
+    return message.model_copy(update={"id": str(uuid.uuid4())})
+
+
+def add_messages(left: Any, right: Any) -> list[Message]:
+    """Merge an update into a list of messages (the reducer of a `messages` field).
+
+    Both sides may be MISSING, None, one message-like value or a list of them; each item
+    is read with `Message.coerce` and given an id if it has none. Then `left` followed
+    by `right` is applied in order to an empty list:
+
+    - `RemoveMessage(id=REMOVE_ALL_MESSAGES)` clears everything before it;
+    - `RemoveMessage(id=x)` deletes the message with id x;
+    - a message whose id is already there replaces it, in the same position (so of
+      several messages sharing an id in one update, the last wins at the first's place);
+    - any other message is appended.
+
+    The inputs are never changed: the result is a new list, and messages that needed
+    an id are copies. The result never holds two messages with the same id.
+
+    Args:
+        left: the current messages.
+        right: the update.
+
+    Returns:
+        The merged messages.
+
+    Raises:
+        TypeError: an item is not message-like (the error says which one).
+        InvalidUpdateError: a `RemoveMessage` names an id that is not there
+            (a `ValueError`).
+
+    >>> merged = add_messages([("user", "hi")], [("assistant", "hello")])
+    >>> [(m.role, m.content) for m in merged], all(m.id for m in merged)
+    ([('user', 'hi'), ('assistant', 'hello')], True)
+    >>> [m.content for m in add_messages(merged, RemoveMessage(id=merged[0].id))]
+    ['hello']
+    """
+    stream = [_with_id(m) for m in _as_messages(left, "left") + _as_messages(right, "right")]
+    slots: list[Message | None] = []
+    position: dict[str, int] = {}
+    for message in stream:
+        assert message.id is not None  # _with_id saw to it
+        if message.role == "remove":
+            if message.id == REMOVE_ALL_MESSAGES:
+                slots.clear()
+                position.clear()
+            elif message.id in position:
+                slots[position.pop(message.id)] = None
+            else:
+                raise InvalidUpdateError(
+                    f"add_messages: cannot remove message id {message.id!r}: no message has "
+                    f"that id (expected the id of one of the {len(position)} current messages "
+                    "or of one earlier in this update)"
+                )
+        elif message.id in position:
+            slots[position[message.id]] = message
+        else:
+            position[message.id] = len(slots)
+            slots.append(message)
+    return [m for m in slots if m is not None]

@@ -1,0 +1,246 @@
+"""Reducers: plain `(old, new) -> merged` functions, and the registry of their names.
+
+A field declared `Annotated[list, "append"]` uses the reducer registered as ``"append"``;
+`Annotated[list, operator.add]` uses the callable itself. Registered reducers are called with
+`MISSING` for a missing old or new value; a bare callable (LangGraph's style) is not: the
+first write to a field that has no starting value is taken as it is.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from nbgraph.messages import add_messages
+from nbgraph.types import MISSING
+
+ReducerFn = Callable[[Any, Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Reducer:
+    """A reducer as the engine uses it.
+
+    Attributes:
+        name: what tables and drawings call it (`"append"`, `"add"`, `"<lambda>"`).
+        fn: the pure `(old, new) -> merged` function.
+        takes_missing: True if `fn` expects `MISSING` for a missing old value.
+        in_place: an optional `(old, new) -> merged` that may extend `old` in place; the
+            engine uses it only on values it owns, so a run costs what was written.
+    """
+
+    name: str
+    fn: ReducerFn
+    takes_missing: bool = False
+    in_place: ReducerFn | None = None
+
+
+_REGISTRY: dict[str, Reducer] = {}
+
+
+def register_reducer(
+    name: str, *, in_place: ReducerFn | None = None
+) -> Callable[[ReducerFn], ReducerFn]:
+    """Register `fn(old, new) -> merged` under `name` (EvoFabric's `StateUpdater.register`).
+
+    The function receives `MISSING` when there is no old value (or no new value).
+    A name can be registered once; registering it again is a `ValueError`.
+
+    Args:
+        name: the string used in `Annotated[T, name]`.
+        in_place: optional faster variant allowed to change `old` in place.
+
+    Returns:
+        A decorator that registers the function and returns it unchanged.
+
+    >>> @register_reducer("longest_doc")
+    ... def longest(old, new):
+    ...     return new if old is MISSING or len(new) > len(old) else old
+    >>> longest("ab", "abc")
+    'abc'
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"A reducer name must be a non-empty string, got {name!r}.")
+
+    def decorator(fn: ReducerFn) -> ReducerFn:
+        if name in _REGISTRY:
+            raise ValueError(
+                f"A reducer named {name!r} is already registered "
+                f"({_REGISTRY[name].fn.__qualname__}); choose another name."
+            )
+        problem = check_reducer_callable(fn)
+        if problem:
+            raise ValueError(f"Reducer {name!r}: {problem}")
+        _REGISTRY[name] = Reducer(name, fn, takes_missing=True, in_place=in_place)
+        return fn
+
+    return decorator
+
+
+def get_reducer(name: str) -> Reducer | None:
+    """The reducer registered under `name`, or None."""
+    return _REGISTRY.get(name)
+
+
+def registered_names() -> list[str]:
+    """Every registered reducer name, sorted."""
+    return sorted(_REGISTRY)
+
+
+def reducer_from_callable(fn: ReducerFn) -> Reducer:
+    """Wrap a bare two-argument callable (LangGraph's style) as a `Reducer`."""
+    for registered in _REGISTRY.values():
+        if registered.fn is fn:
+            return registered
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    return Reducer(name, fn, takes_missing=False)
+
+
+def check_reducer_callable(fn: object) -> str | None:
+    """Why `fn` cannot be a reducer, or None if it can take `(old, new)`."""
+    if not callable(fn):
+        return f"expected a callable (old, new) -> merged, got {type(fn).__name__} {fn!r}"
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None  # some builtins have no signature; trust them
+    try:
+        signature.bind(MISSING, MISSING)
+    except TypeError:
+        shown = getattr(fn, "__qualname__", repr(fn))
+        return f"{shown}{signature} cannot be called with two arguments (old, new)"
+    return None
+
+
+# --- the built-ins ------------------------------------------------------------------------
+
+
+def _is_missing(value: Any) -> bool:
+    return value is MISSING or value is None
+
+
+def overwrite(old: Any, new: Any) -> Any:
+    """The new value replaces the old one (missing new keeps the old).
+
+    >>> overwrite(1, 2)
+    2
+    """
+    return old if new is MISSING else new
+
+
+def append(old: Any, new: Any) -> list:
+    """A list extended by a list (or tuple), or one item appended.
+
+    >>> append(["a"], ["b", "c"]), append(["a"], "b")
+    (['a', 'b', 'c'], ['a', 'b'])
+    """
+    result = [] if _is_missing(old) else list(old)
+    if new is MISSING:
+        return result
+    if isinstance(new, (list, tuple)):
+        result.extend(new)
+    else:
+        result.append(new)
+    return result
+
+
+def _append_in_place(old: Any, new: Any) -> list:
+    if _is_missing(old):
+        return append(old, new)
+    if new is MISSING:
+        return old
+    if isinstance(new, (list, tuple)):
+        old.extend(new)
+    else:
+        old.append(new)
+    return old
+
+
+def add(old: Any, new: Any) -> Any:
+    """`old + new` (numbers add, lists and strings concatenate).
+
+    >>> add(2, 3), add([1], [2])
+    (5, [1, 2])
+    """
+    if old is MISSING:
+        return new
+    if new is MISSING:
+        return old
+    return old + new
+
+
+def merge(old: Any, new: Any) -> dict:
+    """A dict updated by another dict (new keys win).
+
+    >>> merge({"a": 1, "b": 1}, {"b": 2})
+    {'a': 1, 'b': 2}
+    """
+    result = {} if _is_missing(old) else dict(old)
+    if new is not MISSING and new is not None:
+        result.update(new)
+    return result
+
+
+def _merge_in_place(old: Any, new: Any) -> dict:
+    if _is_missing(old):
+        return merge(old, new)
+    if new is not MISSING and new is not None:
+        old.update(new)
+    return old
+
+
+def union(old: Any, new: Any) -> list:
+    """Ordered unique items: the old ones, then new ones not seen yet.
+
+    >>> union(["a", "b"], ["b", "c", "a", "d"])
+    ['a', 'b', 'c', 'd']
+    """
+    result = [] if _is_missing(old) else list(old)
+    if new is MISSING or new is None:
+        return result
+    items = new if isinstance(new, (list, tuple, set, frozenset)) else [new]
+    seen = list(result)
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+            result.append(item)
+    return result
+
+
+def maximum(old: Any, new: Any) -> Any:
+    """The larger of old and new.
+
+    >>> maximum(3, 5), maximum(MISSING, 4)
+    (5, 4)
+    """
+    if old is MISSING:
+        return new
+    if new is MISSING:
+        return old
+    return new if new > old else old
+
+
+def minimum(old: Any, new: Any) -> Any:
+    """The smaller of old and new.
+
+    >>> minimum(3, 5)
+    3
+    """
+    if old is MISSING:
+        return new
+    if new is MISSING:
+        return old
+    return new if new < old else old
+
+
+register_reducer("overwrite")(overwrite)
+register_reducer("append", in_place=_append_in_place)(append)
+register_reducer("add")(add)
+_REGISTRY["sum"] = Reducer("sum", add, takes_missing=True)
+register_reducer("merge", in_place=_merge_in_place)(merge)
+register_reducer("union")(union)
+register_reducer("max")(maximum)
+register_reducer("min")(minimum)
+register_reducer("append_messages")(add_messages)
