@@ -124,7 +124,7 @@ def read_schema(
         return SchemaInfo(cls, kind, fields)
     if reducers:
         problems.append("`reducers=` is for a plain dict schema; use Annotated[T, reducer].")
-    hints = _type_hints(cls, kind)
+    hints = _type_hints(cls, kind, problems)
     fields = {}
     for name, hint in hints.items():
         fields[name] = _field_from_hint(name, hint, problems, f"{cls.__name__}.{name}", private)
@@ -153,18 +153,41 @@ def _is_pydantic_model(cls: type) -> bool:
     )
 
 
-def _type_hints(cls: type, kind: SchemaKind) -> dict[str, Any]:
+def _type_hints(cls: type, kind: SchemaKind, problems: list[str]) -> dict[str, Any]:
     try:
         hints = typing.get_type_hints(cls, include_extras=True)
     except Exception:
-        hints = {}
-        for klass in reversed(cls.__mro__):
-            hints.update(getattr(klass, "__annotations__", {}))
+        hints = _hints_one_by_one(cls, problems)
     if kind == "pydantic":
         return {name: hints.get(name, Any) for name in cls.model_fields}
     if kind == "dataclass":
         return {f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls)}
     return {name: hint for name, hint in hints.items() if get_origin(hint) is not typing.ClassVar}
+
+
+def _hints_one_by_one(cls: type, problems: list[str]) -> dict[str, Any]:
+    """Resolve string annotations field by field, reporting the ones that cannot be."""
+    import sys
+
+    hints: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        namespace = dict(vars(sys.modules.get(klass.__module__, typing)))
+        namespace.update(vars(klass))
+        for name, hint in getattr(klass, "__annotations__", {}).items():
+            if isinstance(hint, typing.ForwardRef):
+                hint = hint.__forward_arg__
+            if isinstance(hint, str):
+                try:
+                    hint = eval(hint, namespace)  # what typing.get_type_hints does
+                except Exception as error:
+                    problems.append(
+                        f"Field {cls.__name__}.{name}: cannot resolve the annotation {hint!r} "
+                        f"({type(error).__name__}: {error}); define the schema at module level "
+                        "or drop `from __future__ import annotations` in its module."
+                    )
+                    hint = Any
+            hints[name] = hint
+    return hints
 
 
 def _field_from_hint(

@@ -35,6 +35,8 @@ from nbgraph.schema import pydantic_updates
 from nbgraph.types import END, MISSING, START, Command, Mutation, Overwrite, Send
 
 DEFAULT_RECURSION_LIMIT = 10000
+_NO_MANAGED: dict[str, Any] = {}
+_PLAIN_OUTPUTS = frozenset({dict, type(None), str, list, tuple, Command, Send})
 
 
 class Run:
@@ -189,6 +191,8 @@ class Run:
 
     def managed_values(self) -> dict[str, Any]:
         """Managed fields as a node at this step sees them."""
+        if not self.managed:
+            return _NO_MANAGED
         return {name: self.stop - self.step for name in self.managed}
 
     def execute(self, task: Task) -> Task:
@@ -200,7 +204,7 @@ class Run:
         try:
             state = node_input(self.spec, node, task, self.values, self.managed_values())
             output = node.fn(state, self.config) if node.takes_config else node.fn(state)
-            if inspect.isawaitable(output):
+            if type(output) not in _PLAIN_OUTPUTS and inspect.isawaitable(output):
                 _close(output)
                 raise TypeError(
                     f"Node {task.node!r} is async; run the graph with "
@@ -235,7 +239,7 @@ class Run:
     def _route(self, task: Task) -> None:
         for branch in self.spec.branches.get(task.node, ()):
             result = self._call_router(branch, task)
-            if inspect.isawaitable(result):
+            if type(result) not in _PLAIN_OUTPUTS and inspect.isawaitable(result):
                 _close(result)
                 raise TypeError(
                     f"The router after {task.node!r} is async; use `await app.ainvoke(...)`."

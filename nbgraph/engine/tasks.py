@@ -54,7 +54,7 @@ class Task:
     writes: list[tuple[str, Any]] = field(default_factory=list)
     routes: list[str | Send] = field(default_factory=list)
     update: Any = None
-    dropped: list[str] = field(default_factory=list)
+    dropped: tuple[str, ...] = ()
     error: BaseException | None = None
 
     @property
@@ -176,7 +176,7 @@ def _keep(spec: GraphSpec, task: Task, key: str, value: Any) -> Any:
 
 
 def _drop(task: Task, key: str, why: str) -> None:
-    task.dropped.append(key)
+    task.dropped = (*task.dropped, key)
     warnings.warn(
         f"Node {task.node!r} at step {task.step} wrote {key!r}, which was dropped: {why}.",
         UserWarning,

@@ -90,6 +90,12 @@ def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], s
 
 
 def _last_value(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], step: int) -> Any:
+    if len(writes) == 1:
+        new = writes[0][1]
+        kind = type(new)
+        if kind is Overwrite:
+            return new.value
+        return new.apply(old) if isinstance(new, Mutation) else new
     value = old
     plain = [writer for writer, new in writes if not isinstance(new, Mutation)]
     if len(plain) > 1:
