@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from nbgraph.engine.loop import Run
 from nbgraph.engine.runlog import StepLog
-from nbgraph.engine.tasks import Task
+from nbgraph.engine.tasks import Task, update_chunk
 
 StreamMode = Literal["values", "updates", "debug"]
 STREAM_MODES = ("values", "updates", "debug")
@@ -64,11 +64,12 @@ def _started_chunks(tasks: list[Task], modes: frozenset[str]) -> Iterable[Chunk]
             yield "debug", TaskStarted(task.step, task.id, task.node, task.triggers)
 
 
-def _task_chunks(task: Task, modes: frozenset[str]) -> Iterable[Chunk]:
+def _task_chunks(run: Run, task: Task, modes: frozenset[str]) -> Iterable[Chunk]:
     if "updates" in modes and task.error is None:
-        yield "updates", {task.node: task.update}
+        yield "updates", {task.node: update_chunk(task, run.stream_keys)}
     if "debug" in modes:
-        yield "debug", TaskFinished(task.step, task.id, task.node, task.update, task.error)
+        update = update_chunk(task, run.stream_keys)
+        yield "debug", TaskFinished(task.step, task.id, task.node, update, task.error)
 
 
 def _step_chunks(run: Run, log: StepLog, modes: frozenset[str]) -> Iterable[Chunk]:
@@ -103,7 +104,7 @@ def drive(run: Run, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
                 futures = [pool.submit(run.execute, task) for task in tasks]
                 finished = (future.result() for future in as_completed(futures))
             for task in finished:
-                yield from _task_chunks(task, modes)
+                yield from _task_chunks(run, task, modes)
             yield from _step_chunks(run, run.commit(tasks), modes)
     except BaseException as error:
         _finish(run, error)
@@ -135,7 +136,7 @@ async def adrive(run: Run, input: Any, modes: frozenset[str]) -> AsyncIterator[C
             for chunk in _started_chunks(tasks, modes):
                 yield chunk
             for next_done in asyncio.as_completed([execute(task) for task in tasks]):
-                for chunk in _task_chunks(await next_done, modes):
+                for chunk in _task_chunks(run, await next_done, modes):
                     yield chunk
             for chunk in _step_chunks(run, run.commit(tasks), modes):
                 yield chunk

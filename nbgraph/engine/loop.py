@@ -81,7 +81,6 @@ class Run:
         task = Task(step=0, index=0, node=START, kind="input")
         for key, value in self._input_pairs(input):
             task.writes.append((key, isolate(value)))
-        task.update = dict(task.writes)
         self.step = 0
         self._route(task)
         return self.commit([task])
@@ -89,8 +88,11 @@ class Run:
     def _input_pairs(self, input: Any) -> list[tuple[str, Any]]:
         schema = self.spec.input
         if schema.kind == "pydantic":
-            model = input if isinstance(input, schema.cls) else schema.cls.model_validate(input)
-            return pydantic_updates(model)
+            if isinstance(input, schema.cls):
+                return pydantic_updates(input)
+            model = schema.cls.model_validate(input)  # raises pydantic's ValidationError
+            given = input.keys() if isinstance(input, Mapping) else type(model).model_fields
+            return [(k, getattr(model, k)) for k in given if k in type(model).model_fields]
         pairs = schema.updates_from(input)
         if pairs is None:
             if not isinstance(input, Mapping):

@@ -40,7 +40,6 @@ class Task:
         triggers: the nodes whose edges triggered it (empty for sends).
         writes: `(field, value)` in the order the node wrote them.
         routes: node names and `Send`s chosen by its Commands and routers, in order.
-        update: what `stream_mode="updates"` shows for it.
         dropped: keys it returned that are in no schema.
         error: the exception it raised, if any.
     """
@@ -53,7 +52,6 @@ class Task:
     triggers: tuple[str, ...] = ()
     writes: list[tuple[str, Any]] = field(default_factory=list)
     routes: list[str | Send] = field(default_factory=list)
-    update: Any = None
     dropped: tuple[str, ...] = ()
     error: BaseException | None = None
 
@@ -88,49 +86,48 @@ def state_for(schema: SchemaInfo, values: dict, managed: dict, *, whole: bool) -
 
 
 def absorb_output(spec: GraphSpec, node: NodeSpec, task: Task, output: Any) -> None:
-    """Read a node's return value into the task's writes, routes and stream update."""
+    """Read a node's return value into the task's writes and routes."""
     if output is None:
-        task.update = None
         return
     if isinstance(output, Command):
-        task.update = _absorb_command(spec, task, output)
-        return
-    if (
-        isinstance(output, (list, tuple))
-        and output
-        and any(isinstance(item, Command) for item in output)
-    ):
-        chunks = []
+        _absorb_command(spec, task, output)
+    elif isinstance(output, (list, tuple)) and any(isinstance(i, Command) for i in output):
         for item in output:
             if isinstance(item, Command):
-                chunks.append(_absorb_command(spec, task, item))
+                _absorb_command(spec, task, item)
             else:
-                chunks.append(_absorb_update(spec, node, task, item))
-        task.update = chunks
-        return
-    task.update = _absorb_update(spec, node, task, output)
+                _absorb_update(spec, node, task, item)
+    else:
+        _absorb_update(spec, node, task, output)
 
 
-def _absorb_command(spec: GraphSpec, task: Task, command: Command) -> Any:
+def _absorb_command(spec: GraphSpec, task: Task, command: Command) -> None:
     if command.graph == Command.PARENT:
-        return None
-    update = None
+        return
     if command.update is not None:
-        update = _absorb_update(spec, None, task, command.update)
+        _absorb_update(spec, None, task, command.update)
     for target in command.goto_targets():
         task.routes.append(_checked_target(spec, task.node, target, "Command(goto=...)"))
-    return update
 
 
-def _absorb_update(spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any) -> Any:
-    pairs = _update_pairs(spec, node, task, output)
-    chunk: dict[str, Any] = {}
-    for key, value in pairs:
+def _absorb_update(spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any) -> None:
+    for key, value in _update_pairs(spec, node, task, output):
         kept = _keep(spec, task, key, value)
         if kept is not MISSING:
             task.writes.append((key, kept))
-            chunk[key] = kept
-    return chunk
+
+
+def update_chunk(task: Task, keys: frozenset[str]) -> Any:
+    """What `stream_mode="updates"` shows for a task, as LangGraph shows it.
+
+    None if it wrote no shown field; a list of one-key dicts if it wrote a field twice;
+    otherwise one dict of its writes.
+    """
+    shown = [(key, value) for key, value in task.writes if key in keys]
+    if not shown:
+        return None
+    chunk = dict(shown)
+    return chunk if len(chunk) == len(shown) else [{key: value} for key, value in shown]
 
 
 def _update_pairs(
