@@ -8,6 +8,7 @@ drivers (`engine.drive`) only decide how the tasks of a step are executed.
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -113,8 +114,6 @@ class Run:
         return kept
 
     def _warn(self, message: str) -> None:
-        import warnings
-
         self.log.warnings.append(message)
         warnings.warn(message, UserWarning, stacklevel=4)
 
@@ -214,6 +213,8 @@ class Run:
                 )
             absorb_output(self.spec, node, task, output)
             self._route(task)
+            if task.dropped:
+                self._warn_dropped(task)
         except Exception as error:
             note_failure(error, task)
             task.error = error
@@ -228,6 +229,8 @@ class Run:
             if inspect.isawaitable(output):
                 output = await output
             absorb_output(self.spec, node, task, output)
+            if task.dropped:
+                self._warn_dropped(task)
             for branch in self.spec.branches.get(task.node, ()):
                 result = self._call_router(branch, task)
                 if inspect.isawaitable(result):
@@ -237,6 +240,12 @@ class Run:
             note_failure(error, task)
             task.error = error
         return task
+
+    def _warn_dropped(self, task: Task) -> None:
+        self._warn(
+            f"Node {task.node!r} at step {task.step} wrote keys that were dropped: "
+            f"{', '.join(task.dropped)}."
+        )
 
     def _route(self, task: Task) -> None:
         for branch in self.spec.branches.get(task.node, ()):
@@ -303,26 +312,35 @@ class Run:
                 seen = self.seen[index]
                 seen.add(source)
                 edge = spec.waiting[index]
+                self._capture(edge.target, source, task, None)
                 if seen.issuperset(edge.sources):
                     seen.clear()
-                    self._add(edge.target, source, task, None)
+                    self._add(edge.target, source, task, None, capture=False)
             for route in task.routes:
                 if isinstance(route, Send):
                     self.push.append(route)
                 else:
                     self._add(route, source, task, None)
 
-    def _add(self, target: str, source: str, task: Task, state_filter: Any) -> None:
+    def _add(
+        self, target: str, source: str, task: Task, state_filter: Any, capture: bool = True
+    ) -> None:
         if target == END:
             return
         node = self.spec.nodes[target]
         queue = self.deferred if node.defer else self.pull
         queue.setdefault(target, []).append(source)
-        if node.merge is not None or state_filter is not None:
-            state = self._state_after(task)
-            if state_filter is not None:
-                state = state_filter(state)
-            self.incoming.setdefault(target, []).append((source, state))
+        if capture:
+            self._capture(target, source, task, state_filter)
+
+    def _capture(self, target: str, source: str, task: Task, state_filter: Any) -> None:
+        """Keep the state `source` hands `target` when `target` merges or filters it."""
+        if target == END or (self.spec.nodes[target].merge is None and state_filter is None):
+            return
+        state = self._state_after(task)
+        if state_filter is not None:
+            state = state_filter(state)
+        self.incoming.setdefault(target, []).append((source, state))
 
     def _state_after(self, task: Task) -> Any:
         """The state as `task` left it: the step's start plus its own writes (isolated)."""

@@ -7,7 +7,6 @@ step's starting state plus only this task's writes.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +39,7 @@ class Task:
         triggers: the nodes whose edges triggered it (empty for sends).
         writes: `(field, value)` in the order the node wrote them.
         routes: node names and `Send`s chosen by its Commands and routers, in order.
-        dropped: keys it returned that are in no schema.
+        dropped: keys it returned that were dropped, each with the reason.
         error: the exception it raised, if any.
     """
 
@@ -173,12 +172,7 @@ def _keep(spec: GraphSpec, task: Task, key: str, value: Any) -> Any:
 
 
 def _drop(task: Task, key: str, why: str) -> None:
-    task.dropped = (*task.dropped, key)
-    warnings.warn(
-        f"Node {task.node!r} at step {task.step} wrote {key!r}, which was dropped: {why}.",
-        UserWarning,
-        stacklevel=2,
-    )
+    task.dropped = (*task.dropped, f"{key!r} ({why})")
 
 
 def _checked_target(spec: GraphSpec, source: str, target: Any, how: str) -> str | Send:
