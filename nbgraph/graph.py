@@ -31,6 +31,7 @@ class NodeSpec:
     input: SchemaInfo | None = None
     defer: bool = False
     merge: Callable[[list[Any]], Any] | None = None
+    destinations: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +159,9 @@ class StateGraph:
                 `(list_of_incoming_states) -> state`; its result resets the state's root.
             input_schema: the schema this node reads (default: its first parameter's
                 annotation, else the state schema). Keys only declared here are private.
-            **options: accepted for LangGraph compatibility (`metadata`, `retry_policy`, ...).
+            **options: `destinations=` names where its `Command(goto=...)` may go (also read
+                from a `-> Command[Literal["a", "b"]]` annotation); others (`metadata`,
+                `retry_policy`, ...) are accepted for LangGraph compatibility.
 
         Returns:
             The builder, so calls chain.
@@ -186,6 +189,7 @@ class StateGraph:
             input=self._node_input_schema(name, action, input_schema),
             defer=bool(defer),
             merge=merge,
+            destinations=_destinations(action, options.get("destinations")),
         )
         return self
 
@@ -466,7 +470,7 @@ def _expand(names: Sequence[str], nodes: Mapping[str, NodeSpec]) -> tuple[str, .
 def _unreachable(spec: GraphSpec) -> list[str]:
     """Nodes no path from START can reach (skipped if a router's targets are unknown)."""
     open_ended = any(b.path_map is None for bs in spec.branches.values() for b in bs)
-    if open_ended:
+    if open_ended or any(n.destinations == () for n in spec.nodes.values()):
         return []
     reached, frontier = {START}, [START]
     while frontier:
@@ -474,6 +478,8 @@ def _unreachable(spec: GraphSpec) -> list[str]:
         nexts = list(spec.edges.get(current, ()))
         nexts += [t for b in spec.branches.get(current, ()) for t in (b.path_map or {}).values()]
         nexts += [w.target for w in spec.waiting if set(w.sources) <= reached]
+        node = spec.nodes.get(current)
+        nexts += list(node.destinations or ()) if node is not None else []
         for target in nexts:
             if target not in reached:
                 reached.add(target)
@@ -519,6 +525,25 @@ def _first_param_annotation(fn: Any) -> Any:
             return None
         annotation = hints.get(params[0].name)
     return annotation if isinstance(annotation, type) else None
+
+
+def _destinations(fn: Any, declared: Any) -> tuple[str, ...] | None:
+    """Where a node's Commands may go: `destinations=`, or `-> Command[Literal[...]]`.
+
+    None: the node declares no Command; `()`: it returns Commands to unknown places.
+    """
+    if declared is not None:
+        return tuple(declared)
+    try:
+        returned = typing.get_type_hints(fn).get("return")
+    except Exception:
+        return None
+    if returned is None or getattr(get_origin(returned) or returned, "__name__", "") != "Command":
+        return None
+    args = get_args(returned)
+    if args and get_origin(args[0]) is Literal:
+        return tuple(str(a) for a in get_args(args[0]))
+    return ()
 
 
 def _literal_targets(router: Any) -> dict[Hashable, str] | None:

@@ -7,7 +7,7 @@ field markers `Ephemeral` and `RemainingSteps`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
 START = "__start__"
 END = "__end__"
@@ -72,8 +72,11 @@ class Overwrite:
     value: Any
 
 
+N = TypeVar("N")
+
+
 @dataclass(slots=True)
-class Command:
+class Command(Generic[N]):
     """What a node may return to update the state and choose where to go next.
 
     Args:
