@@ -1,0 +1,26 @@
+"""The README's Python examples run as written, and show what they claim."""
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_quick_start_runs_and_its_commented_result_is_true():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert blocks, "the README has no Python example"
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(blocks[0], "README.md", "exec"), namespace)
+    claimed = re.search(r"app\.invoke\((.*)\)\n# (\{.*\})", blocks[0])
+    assert claimed, "the quick start should show invoke's result in a comment"
+    assert namespace["app"].invoke(eval(claimed.group(1))) == eval(claimed.group(2))
+
+
+def test_readme_gives_the_two_commands_ci_runs():
+    text = README.read_text()
+    assert "bash dev.sh lab" in text and "bash dev.sh test" in text
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert "dev.sh test" in ci
