@@ -14,9 +14,6 @@ need_system_packages() {
     local missing=()
     command -v dot >/dev/null 2>&1 || missing+=(graphviz)
     "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
-    if [ "${1:-}" = test ]; then
-        command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium)
-    fi
     if [ ${#missing[@]} -gt 0 ]; then
         if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
             echo "dev.sh: installing system packages: ${missing[*]}"
@@ -41,12 +38,12 @@ setup_python() {
 
 case "${1:-}" in
     lab)
-        need_system_packages lab
+        need_system_packages
         setup_python lab
         exec "$VENV/bin/jupyter" lab notebooks/
         ;;
     test)
-        need_system_packages test
+        need_system_packages
         setup_python "test,lab"
         "$VENV/bin/ruff" check nbgraph tests benchmarks
         set +e

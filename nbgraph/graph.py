@@ -200,7 +200,7 @@ class StateGraph:
         if cls is None or cls is self.state_schema or schema_kind(cls) in (None, "dict"):
             return None
         problems: list[str] = []
-        info = read_schema(cls, problems=problems)
+        info = read_schema(cls, problems=problems, private=True)
         self._problems.extend(f"Node {name!r} input schema: {p}" for p in problems)
         return info
 

@@ -63,13 +63,10 @@ def register_reducer(
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"A reducer name must be a non-empty string, got {name!r}.")
+    _refuse_duplicate(name)
 
     def decorator(fn: ReducerFn) -> ReducerFn:
-        if name in _REGISTRY:
-            raise ValueError(
-                f"A reducer named {name!r} is already registered "
-                f"({_REGISTRY[name].fn.__qualname__}); choose another name."
-            )
+        _refuse_duplicate(name)
         problem = check_reducer_callable(fn)
         if problem:
             raise ValueError(f"Reducer {name!r}: {problem}")
@@ -77,6 +74,15 @@ def register_reducer(
         return fn
 
     return decorator
+
+
+def _refuse_duplicate(name: str) -> None:
+    if name in _REGISTRY:
+        raise ValueError(
+            f"A reducer named {name!r} is already registered "
+            f"({getattr(_REGISTRY[name].fn, '__qualname__', _REGISTRY[name].fn)}); "
+            "choose another name."
+        )
 
 
 def get_reducer(name: str) -> Reducer | None:

@@ -193,11 +193,10 @@ def _hints_one_by_one(cls: type, problems: list[str]) -> dict[str, Any]:
 def _field_from_hint(
     name: str, hint: Any, problems: list[str], where: str, private: bool
 ) -> FieldSpec:
-    base, metadata = hint, ()
+    base, metadata = _strip_required(hint), ()
     while get_origin(base) is Annotated:
         args = get_args(base)
-        base, metadata = args[0], (*args[1:], *metadata)
-    base = _strip_required(base)
+        base, metadata = _strip_required(args[0]), (*args[1:], *metadata)
     reducer: Reducer | None = None
     ephemeral = managed = False
     for item in metadata:
@@ -287,7 +286,7 @@ def _build_dataclass(cls: type, values: Mapping[str, Any]) -> Any:
     return cls(**{k: v for k, v in values.items() if k in known})
 
 
-def generate_state_schema(name: str = "GeneratedState", **fields: Any) -> type:
+def generate_state_schema(schema_name: str = "GeneratedState", /, **fields: Any) -> type:
     """Build a TypedDict state schema at run time (EvoFabric's `generate_state_schema`).
 
     Each keyword is `field=type` or `field=(type, reducer)`; a `messages` field
@@ -303,6 +302,11 @@ def generate_state_schema(name: str = "GeneratedState", **fields: Any) -> type:
     allowed = (str, int, float, bool, list, tuple, dict)
     problems = []
     annotations: dict[str, Any] = {"messages": Annotated[list[Message], "append_messages"]}
+    if "messages" in fields:
+        problems.append(
+            "'messages' is always included (Annotated[list[Message], 'append_messages']); "
+            "do not pass it"
+        )
     for field_name, spec in fields.items():
         tp, reducer = (spec if isinstance(spec, tuple) else (spec, None))[:2]
         if not field_name.isidentifier() or field_name.startswith("__"):
@@ -315,7 +319,7 @@ def generate_state_schema(name: str = "GeneratedState", **fields: Any) -> type:
         annotations[field_name] = tp if reducer is None else Annotated[tp, reducer]
     if problems:
         raise ValueError("generate_state_schema: " + "; ".join(problems) + ".")
-    schema = typing.TypedDict(name, annotations)  # type: ignore[operator]
+    schema = typing.TypedDict(schema_name, annotations)  # type: ignore[operator]
     field_problems: list[str] = []
     read_schema(schema, problems=field_problems)
     if field_problems:

@@ -1,0 +1,147 @@
+"""Tests for nbgraph/__init__.py: a light import, the public names, and the error hierarchy."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import nbgraph
+
+REQUIRED_NAMES = [
+    "StateGraph",
+    "START",
+    "END",
+    "Send",
+    "Command",
+    "Overwrite",
+    "Ephemeral",
+    "EphemeralValue",
+    "RemainingSteps",
+    "MISSING",
+    "register_reducer",
+    "generate_state_schema",
+    "Message",
+    "RemoveMessage",
+    "REMOVE_ALL_MESSAGES",
+    "add_messages",
+    "Mutation",
+    "NbgraphError",
+    "GraphBuildError",
+    "InvalidUpdateError",
+    "GraphRecursionError",
+    "EmptyInputError",
+]
+
+HEAVY_MODULES = ["pandas", "graphviz", "ipywidgets"]
+
+ERRORS_AND_BUILTINS = [
+    ("GraphBuildError", ValueError),
+    ("InvalidUpdateError", ValueError),
+    ("GraphRecursionError", RecursionError),
+    ("EmptyInputError", ValueError),
+]
+
+
+def run_python(code: str) -> str:
+    """Run `code` in a fresh interpreter and return what it printed."""
+    finished = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert finished.returncode == 0, finished.stderr
+    return finished.stdout
+
+
+def test_import_nbgraph_loads_no_heavy_module() -> None:
+    code = (
+        "import json, sys\n"
+        "import nbgraph\n"
+        f"print(json.dumps([m for m in {HEAVY_MODULES!r} if m in sys.modules]))\n"
+    )
+
+    assert json.loads(run_python(code)) == []
+
+
+def test_the_heavy_module_check_does_see_a_loaded_module() -> None:
+    code = (
+        "import json, sys\n"
+        "import nbgraph, pandas\n"
+        f"print(json.dumps([m for m in {HEAVY_MODULES!r} if m in sys.modules]))\n"
+    )
+
+    assert json.loads(run_python(code)) == ["pandas"]
+
+
+def test_required_names_import_in_a_fresh_interpreter() -> None:
+    run_python(f"from nbgraph import {', '.join(REQUIRED_NAMES)}")
+
+
+@pytest.mark.parametrize("name", REQUIRED_NAMES)
+def test_required_name_is_public(name: str) -> None:
+    assert hasattr(nbgraph, name)
+    assert name in nbgraph.__all__
+
+
+def test_every_name_in_all_exists() -> None:
+    missing = [name for name in nbgraph.__all__ if not hasattr(nbgraph, name)]
+
+    assert missing == []
+
+
+def test_star_import_gives_every_required_name() -> None:
+    code = (
+        "import json\n"
+        "from nbgraph import *\n"
+        f"print(json.dumps([n for n in {REQUIRED_NAMES!r} if n not in globals()]))\n"
+    )
+
+    assert json.loads(run_python(code)) == []
+
+
+def test_public_names_are_the_ones_of_their_modules() -> None:
+    from nbgraph.graph import StateGraph
+    from nbgraph.messages import add_messages
+    from nbgraph.reducers import register_reducer
+    from nbgraph.types import END, MISSING, START
+
+    assert nbgraph.StateGraph is StateGraph
+    assert nbgraph.add_messages is add_messages
+    assert nbgraph.register_reducer is register_reducer
+    assert nbgraph.MISSING is MISSING
+    assert (nbgraph.START, nbgraph.END) == (START, END)
+
+
+def test_ephemeral_value_is_ephemeral() -> None:
+    assert nbgraph.EphemeralValue is nbgraph.Ephemeral
+
+
+@pytest.mark.parametrize(("name", "builtin"), ERRORS_AND_BUILTINS)
+def test_each_error_subclasses_nbgraph_error_and_its_builtin(name: str, builtin: type) -> None:
+    error_type = getattr(nbgraph, name)
+
+    assert issubclass(error_type, nbgraph.NbgraphError)
+    assert issubclass(error_type, builtin)
+
+
+@pytest.mark.parametrize(("name", "builtin"), ERRORS_AND_BUILTINS)
+def test_each_error_is_caught_as_its_builtin(name: str, builtin: type) -> None:
+    error_type = getattr(nbgraph, name)
+    args = (["a problem"],) if name == "GraphBuildError" else ("a problem",)
+
+    with pytest.raises(builtin, match="a problem"):
+        raise error_type(*args)
+
+
+def test_nbgraph_error_is_an_exception() -> None:
+    assert issubclass(nbgraph.NbgraphError, Exception)
+
+
+def test_graph_build_error_keeps_its_problems() -> None:
+    error = nbgraph.GraphBuildError(["first problem", "second problem"])
+
+    assert error.problems == ["first problem", "second problem"]
+    assert "2 problems" in str(error)
+    assert "first problem" in str(error)
+    assert "second problem" in str(error)
