@@ -43,6 +43,22 @@ class RootReset:
     values: dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class FieldEffect:
+    """What the reducer did to one field in one step: before, writes, reducer, after."""
+
+    step: int
+    field: str
+    before: Any
+    writes: tuple[tuple[str, Any], ...]
+    reducer: str
+    after: Any
+
+    @property
+    def changed(self) -> bool:
+        return self.before is not self.after and self.before != self.after
+
+
 @dataclass(slots=True)
 class StepLog:
     """One superstep: its resets, its tasks in write order, and what each field took."""
@@ -92,6 +108,10 @@ class RunLog:
         for step in self.steps:
             yield from step.tasks
 
+    def effects(self, step: int) -> list[FieldEffect]:
+        """What each reducer did to each field written at `step` (see `field_effects`)."""
+        return field_effects(self, step)
+
     def values_after(self, step: int) -> dict[str, Any]:
         """The full state after `step` (step 0: the input applied), rebuilt by replay.
 
@@ -107,6 +127,34 @@ class RunLog:
             if log.step == step:
                 break
         return {name: isolate(value) for name, value in values.items()}
+
+
+def field_effects(log: RunLog, step: int) -> list[FieldEffect]:
+    """Per written field of `step`: the value before, each write in order, the reducer, after.
+
+    Rebuilt by replaying the run up to `step`; `MISSING` marks a field without a value.
+    """
+    index = next((i for i, s in enumerate(log.steps) if s.step == step), None)
+    if index is None:
+        raise ValueError(f"This run has no step {step}; its steps are {[s.step for s in log]}.")
+    values = initial_values(log.graph)
+    for earlier in log.steps[:index]:
+        values = replay_step(log.graph, values, earlier)
+    current = log.steps[index]
+    for reset in current.resets:
+        values = {name: isolate(value) for name, value in reset.values.items()}
+    effects = []
+    for change in current.changes:
+        before = values.get(change.field, MISSING)
+        spec = field_spec(log.graph.fields, change.field)
+        after = reduce_field(spec, isolate(before), change.writes, step)
+        values[change.field] = after
+        effects.append(
+            FieldEffect(
+                step, change.field, isolate(before), change.writes, change.reducer, isolate(after)
+            )
+        )
+    return effects
 
 
 def initial_values(graph: GraphSpec) -> dict[str, Any]:

@@ -62,6 +62,8 @@ def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], s
             `Overwrite`s to one field, in one step (naming the field, writers and step).
     """
     reducer = spec.reducer
+    if len(writes) > 1:
+        writes = combine_mutations(writes)
     if reducer is None:
         return _last_value(spec, old, writes, step)
     value = old
@@ -87,6 +89,24 @@ def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], s
             result = fn(value, new)
             value = isolate(result) if result is new else result
     return value
+
+
+def combine_mutations(writes: Sequence[tuple[str, Any]]) -> Sequence[tuple[str, Any]]:
+    """Fold runs of consecutive `Mutation`s with their `combine` (the Rust seed's batching).
+
+    A combined mutation keeps the first writer's name; a `combine` returning None keeps both.
+    """
+    if not any(isinstance(new, Mutation) for _, new in writes):
+        return writes
+    folded: list[tuple[str, Any]] = []
+    for writer, new in writes:
+        if folded and isinstance(new, Mutation) and isinstance(folded[-1][1], Mutation):
+            combined = folded[-1][1].combine(new)
+            if combined is not None:
+                folded[-1] = (folded[-1][0], combined)
+                continue
+        folded.append((writer, new))
+    return folded
 
 
 def _last_value(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], step: int) -> Any:
