@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from nbgraph.engine.view import StateView, isolate
+from nbgraph.engine.view import Pending, StateView, isolate
 from nbgraph.types import MISSING
 
 
@@ -270,11 +270,12 @@ def test_pending_value_is_computed_once_on_first_read() -> None:
     calls = []
     view = StateView({"log": ["a"]})
 
-    def compute() -> list[str]:
-        calls.append(1)
-        return ["fresh"]
+    class Fresh(Pending):
+        def compute(self) -> list[str]:
+            calls.append(1)
+            return ["fresh"]
 
-    view.set_pending("log", compute)
+    view.set_pending("log", Fresh())
 
     assert calls == []
     assert view["log"] == ["fresh"]

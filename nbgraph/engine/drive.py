@@ -103,6 +103,11 @@ def drive(run: Run, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
                     pool = ThreadPoolExecutor(max_workers, thread_name_prefix="nbgraph")
                 futures = [pool.submit(run.execute, task) for task in tasks]
                 finished = (future.result() for future in as_completed(futures))
+            if not modes:  # invoke(): nothing to yield, just run
+                for _ in finished:
+                    pass
+                run.commit(tasks)
+                continue
             for task in finished:
                 yield from _task_chunks(run, task, modes)
             yield from _step_chunks(run, run.commit(tasks), modes)

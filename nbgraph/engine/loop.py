@@ -140,7 +140,7 @@ class Run:
                 return None
             pull, self.deferred = self.deferred, {}
         self.pull, self.push = {}, []
-        resets = self._resets(pull)
+        resets = self._resets(pull) if self.incoming else []
         tasks = [
             Task(self.step, index, name, "edge", triggers=tuple(pull[name]))
             for index, name in enumerate(sorted(pull))

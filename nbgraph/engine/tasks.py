@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.view import StateView, isolate
+from nbgraph.engine.view import Pending, StateView, isolate
 from nbgraph.engine.writes import field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError, NbgraphError
 from nbgraph.graph import Branch, GraphSpec, NodeSpec
@@ -132,7 +132,7 @@ def update_chunk(task: Task, keys: frozenset[str]) -> Any:
 def _update_pairs(
     spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any
 ) -> list[tuple[str, Any]]:
-    if isinstance(output, Mapping):
+    if type(output) is dict or isinstance(output, Mapping):
         return list(output.items())
     if isinstance(output, Mutation):
         return [(output.field, output)]
@@ -194,23 +194,34 @@ def _checked_target(spec: GraphSpec, source: str, target: Any, how: str) -> str 
 def router_state(spec: GraphSpec, task: Task, values: dict, managed: dict) -> Any:
     """The state a router sees: the step's start plus only this task's writes."""
     view = StateView(values)
-    own: dict[str, list[tuple[str, Any]]] = {}
-    for key, value in task.writes:
-        own.setdefault(key, []).append((task.node, value))
-    for key, key_writes in own.items():
-        field_info = field_spec(spec.fields, key)
-
-        def compute(field_info=field_info, key_writes=key_writes) -> Any:
-            old = isolate(values.get(field_info.name, MISSING))
-            return reduce_field(field_info, old, key_writes, task.step)
-
-        view.set_pending(key, compute)
+    if task.writes:
+        own: dict[str, list[tuple[str, Any]]] = {}
+        for key, value in task.writes:
+            if key in own:
+                own[key].append((task.node, value))
+            else:
+                own[key] = [(task.node, value)]
+        for key, key_writes in own.items():
+            view.set_pending(key, _Fresh(field_spec(spec.fields, key), values, key_writes, task))
     for name, value in managed.items():
         if name in spec.state.fields:
             dict.__setitem__(view, name, value)
     if spec.state.kind in ("typeddict", "dict"):
         return view
     return spec.state.build(view.resolved())
+
+
+class _Fresh(Pending):
+    """A field's value after one task's writes, computed only if a router reads it."""
+
+    __slots__ = ("field", "task", "values", "writes")
+
+    def __init__(self, field: Any, values: dict, writes: list, task: Task) -> None:
+        self.field, self.values, self.writes, self.task = field, values, writes, task
+
+    def compute(self) -> Any:
+        old = isolate(self.values.get(self.field.name, MISSING))
+        return reduce_field(self.field, old, self.writes, self.task.step)
 
 
 def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> None:

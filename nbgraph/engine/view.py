@@ -8,7 +8,7 @@ engine's state nor the record, and a step costs what its nodes read, not the sta
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from nbgraph.types import MISSING
@@ -29,13 +29,13 @@ def isolate(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-class _Pending:
-    """Placeholder for a value computed on first read (a router's fresh view)."""
+class Pending:
+    """A value computed on first read (a router's fresh view); subclass and define compute."""
 
-    __slots__ = ("compute",)
+    __slots__ = ()
 
-    def __init__(self, compute: Callable[[], Any]) -> None:
-        self.compute = compute
+    def compute(self) -> Any:
+        raise NotImplementedError
 
 
 class StateView(dict):
@@ -58,16 +58,16 @@ class StateView(dict):
         super().__init__(values)
         self._fresh: set[str] = set()
 
-    def set_pending(self, key: str, compute: Callable[[], Any]) -> None:
-        """Make `key` read as `compute()` (evaluated once, on first read)."""
-        dict.__setitem__(self, key, _Pending(compute))
+    def set_pending(self, key: str, pending: Pending) -> None:
+        """Make `key` read as `pending.compute()` (evaluated once, on first read)."""
+        dict.__setitem__(self, key, pending)
         self._fresh.discard(key)
 
     def __getitem__(self, key: str) -> Any:
         value = dict.__getitem__(self, key)
         if key in self._fresh:
             return value
-        value = value.compute() if type(value) is _Pending else isolate(value)
+        value = value.compute() if isinstance(value, Pending) else isolate(value)
         dict.__setitem__(self, key, value)
         self._fresh.add(key)
         return value
