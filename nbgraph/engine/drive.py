@@ -96,8 +96,8 @@ def drive(run: Run, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
         yield from _step_chunks(run, run.begin(input), modes - {"debug"})
         while (tasks := run.next_tasks()) is not None:
             yield from _started_chunks(tasks, modes)
-            if len(tasks) == 1:
-                finished: Iterable[Task] = (run.execute(tasks[0]),)
+            if len(tasks) == 1 or max_workers == 1:  # one at a time: no thread needed
+                finished: Iterable[Task] = map(run.execute, tasks)
             else:
                 if pool is None:
                     pool = ThreadPoolExecutor(max_workers, thread_name_prefix="nbgraph")

@@ -24,6 +24,7 @@ from nbgraph.engine.tasks import (
 )
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import (
+    applied_writes,
     apply_step,
     clear_ephemeral,
     field_spec,
@@ -33,7 +34,7 @@ from nbgraph.engine.writes import (
 from nbgraph.errors import EmptyInputError, GraphRecursionError, InvalidUpdateError
 from nbgraph.graph import GraphSpec
 from nbgraph.schema import pydantic_updates
-from nbgraph.types import END, MISSING, START, Command, Mutation, Overwrite, Send
+from nbgraph.types import END, MISSING, START, Command, Send
 
 DEFAULT_RECURSION_LIMIT = 10000
 _NO_MANAGED: dict[str, Any] = {}
@@ -62,7 +63,7 @@ class Run:
         self.ephemeral = tuple(n for n, f in spec.fields.items() if f.ephemeral)
         self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
         self.log = RunLog(spec, MISSING, config)
-        self._pending_resets: list[RootReset] = []
+        self._pending_resets: list[RootReset] | tuple[()] = ()
 
     # --- the input -------------------------------------------------------------------------
 
@@ -140,10 +141,11 @@ class Run:
                 return None
             pull, self.deferred = self.deferred, {}
         self.pull, self.push = {}, []
-        resets = self._resets(pull) if self.incoming else []
+        resets = self._resets(pull) if self.incoming else ()
+        names = sorted(pull) if len(pull) > 1 else pull
         tasks = [
             Task(self.step, index, name, "edge", triggers=tuple(pull[name]))
-            for index, name in enumerate(sorted(pull))
+            for index, name in enumerate(names)
         ]
         offset = len(tasks)
         tasks += [
@@ -269,38 +271,27 @@ class Run:
         Raises:
             The first failed task's exception (in write order), after recording the step.
         """
-        log = StepLog(self.step, tasks, resets=self._pending_resets)
-        self._pending_resets = []
+        log = StepLog(self.step, tasks, self.spec.fields, resets=self._pending_resets)
+        self._pending_resets = ()
         self.log.steps.append(log)
-        failed = next((t for t in tasks if t.error is not None), None)
-        if failed is not None:
-            raise failed.error
+        for task in tasks:
+            if task.error is not None:
+                raise task.error
         try:
-            writes = [(t.node, key, value) for t in tasks for key, value in t.writes]
             if self.spec.state_merger is not None and len(tasks) > 1:
-                writes = self._merged(tasks, writes, log)
+                per_task = [(t.node, t.writes) for t in tasks]
+                log.merged = merge_unreduced(
+                    self.spec.state_merger, self.spec.fields, self.values, per_task
+                )
+            writes = applied_writes(self.spec.fields, tasks, log.merged)
             self._trigger(tasks)
-            log.changes = apply_step(self.spec.fields, self.values, writes, self.step)
+            changes = apply_step(self.spec.fields, self.values, writes, self.step)
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
             raise
-        log.cleared = clear_ephemeral(self.ephemeral, self.values, log.changes)
+        log.written = tuple(change.field for change in changes)
+        log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
         return log
-
-    def _merged(self, tasks: list[Task], writes: list, log: StepLog) -> list:
-        per_task = [(t.node, t.writes) for t in tasks]
-        merged = merge_unreduced(self.spec.state_merger, self.spec.fields, self.values, per_task)
-        if not merged:
-            return writes
-        log.merged = merged
-        fields = self.spec.fields
-        kept = [
-            w
-            for w in writes
-            if field_spec(fields, w[1]).reducer is not None
-            or isinstance(w[2], (Mutation, Overwrite))
-        ]
-        return kept + merged
 
     def _trigger(self, tasks: list[Task]) -> None:
         spec = self.spec
@@ -367,7 +358,7 @@ class Run:
     def touched_stream_keys(self, log: StepLog) -> bool:
         """Whether the step wrote (or cleared) a field that `"values"` shows."""
         keys = self.stream_keys
-        return bool(log.cleared) or any(c.field in keys for c in log.changes) or bool(log.resets)
+        return bool(log.cleared) or any(f in keys for f in log.written) or bool(log.resets)
 
 
 def _close(awaitable: Any) -> None:

@@ -7,17 +7,25 @@ rebuilt by replaying the recorded writes through the same reducers (`values_afte
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from nbgraph.engine.view import isolate
-from nbgraph.engine.writes import FieldChange, clear_ephemeral, field_spec, reduce_field
+from nbgraph.engine.writes import (
+    FieldChange,
+    applied_writes,
+    clear_ephemeral,
+    field_spec,
+    reduce_field,
+    step_changes,
+)
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     from nbgraph.engine.tasks import Task
     from nbgraph.graph import GraphSpec
+    from nbgraph.schema import FieldSpec
 
 RunStatus = Literal["running", "done", "failed"]
 
@@ -65,10 +73,19 @@ class StepLog:
 
     step: int
     tasks: list[Task]
-    changes: list[FieldChange] = field(default_factory=list)
-    resets: list[RootReset] = field(default_factory=list)
+    fields: Mapping[str, FieldSpec]
+    written: tuple[str, ...] = ()
+    resets: list[RootReset] | tuple[()] = ()
     cleared: tuple[str, ...] = ()
-    merged: list[tuple[str, str, Any]] = field(default_factory=list)
+    merged: list[tuple[str, str, Any]] | tuple[()] = ()
+
+    @property
+    def changes(self) -> list[FieldChange]:
+        """Per written field, its writes (writer, value) in order and the reducer's name.
+
+        Computed from the tasks when asked, so a run keeps only what was written.
+        """
+        return step_changes(self.fields, applied_writes(self.fields, self.tasks, self.merged))
 
     @property
     def failed(self) -> list[Task]:
@@ -175,5 +192,5 @@ def replay_step(graph: GraphSpec, values: dict[str, Any], log: StepLog) -> dict[
         values[change.field] = reduce_field(
             spec, values.get(change.field, MISSING), change.writes, log.step
         )
-    clear_ephemeral(tuple(log.cleared), values, ())
+    clear_ephemeral(log.cleared, values, ())
     return values

@@ -50,7 +50,7 @@ class Task:
     arg: Any = MISSING
     triggers: tuple[str, ...] = ()
     writes: list[tuple[str, Any]] = field(default_factory=list)
-    routes: list[str | Send] = field(default_factory=list)
+    routes: list[str | Send] | tuple[()] = ()
     dropped: tuple[str, ...] = ()
     error: BaseException | None = None
 
@@ -60,6 +60,14 @@ class Task:
 
     def __repr__(self) -> str:
         return f"Task(step={self.step}, node={self.node!r}, kind={self.kind!r})"
+
+
+def add_route(task: Task, target: str | Send) -> None:
+    """Append a destination (most tasks have none: the list is made on first use)."""
+    if task.routes:
+        task.routes.append(target)  # type: ignore[union-attr]
+    else:
+        task.routes = [target]
 
 
 def node_input(spec: GraphSpec, node: NodeSpec, task: Task, values: dict, managed: dict) -> Any:
@@ -106,7 +114,7 @@ def _absorb_command(spec: GraphSpec, task: Task, command: Command) -> None:
     if command.update is not None:
         _absorb_update(spec, None, task, command.update)
     for target in command.goto_targets():
-        task.routes.append(_checked_target(spec, task.node, target, "Command(goto=...)"))
+        add_route(task, _checked_target(spec, task.node, target, "Command(goto=...)"))
 
 
 def _absorb_update(spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any) -> None:
@@ -156,8 +164,7 @@ def _update_pairs(
 
 
 def _keep(spec: GraphSpec, task: Task, key: str, value: Any) -> Any:
-    fields = spec.fields
-    field_info = fields.get(key)
+    field_info = spec.fields.get(key)
     if field_info is None and not spec.open_schema:
         _drop(task, key, "the state has no such field")
         return MISSING
@@ -240,7 +247,7 @@ def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> No
                 ) from None
         target = _checked_target(spec, task.node, item, f"Router {branch.name!r}")
         if target != END:
-            task.routes.append(target)
+            add_route(task, target)
 
 
 def note_failure(error: BaseException, task: Task, where: str = "running node") -> None:

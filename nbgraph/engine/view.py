@@ -22,10 +22,15 @@ def isolate(value: Any) -> Any:
     if kind in _ATOMS:
         return value
     if kind is list or kind is tuple:
-        if all(type(item) in _ATOMS for item in value):
-            return list(value) if kind is list else value
-    elif kind is dict and all(type(item) in _ATOMS for item in value.values()):
-        return dict(value)
+        for item in value:
+            if type(item) not in _ATOMS:
+                return copy.deepcopy(value)
+        return value[:] if kind is list else value
+    if kind is dict:
+        for item in value.values():
+            if type(item) not in _ATOMS:
+                return copy.deepcopy(value)
+        return value.copy()
     return copy.deepcopy(value)
 
 

@@ -9,8 +9,7 @@ cost proportional to what was written, never to the size of the state.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from nbgraph.engine.view import isolate
 from nbgraph.errors import InvalidUpdateError
@@ -21,8 +20,7 @@ Write = tuple[str, str, Any]
 """One write: (writer, field, value); value may be an `Overwrite` or a `Mutation`."""
 
 
-@dataclass(frozen=True, slots=True)
-class FieldChange:
+class FieldChange(NamedTuple):
     """What one superstep did to one field: its writes (writer, value) in order.
 
     The values before and after are not kept here: they are rebuilt on demand by
@@ -136,6 +134,32 @@ def _last_value(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], st
     return value
 
 
+def applied_writes(
+    fields: Mapping[str, FieldSpec],
+    tasks: Sequence[Any],
+    merged: Sequence[Write] = (),
+) -> list[Write]:
+    """A step's writes in write order; with a `state_merger` result, that replaces the
+    tasks' plain writes to reducer-less fields."""
+    writes = [(t.node, key, value) for t in tasks for key, value in t.writes]
+    if not merged:
+        return writes
+    kept = [
+        w
+        for w in writes
+        if field_spec(fields, w[1]).reducer is not None or isinstance(w[2], (Mutation, Overwrite))
+    ]
+    return kept + list(merged)
+
+
+def step_changes(fields: Mapping[str, FieldSpec], writes: Sequence[Write]) -> list[FieldChange]:
+    """One `FieldChange` per written field, in first-write order."""
+    return [
+        FieldChange(name, tuple(field_writes), field_spec(fields, name).reducer_name)
+        for name, field_writes in group_writes(writes).items()
+    ]
+
+
 def apply_step(
     fields: Mapping[str, FieldSpec],
     values: dict[str, Any],
@@ -157,17 +181,17 @@ def apply_step(
     for name, field_writes in group_writes(writes).items():
         spec = field_spec(fields, name)
         values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
-        changes.append(FieldChange(name, tuple(field_writes), spec.reducer_name))
+        changes.append(FieldChange(name, field_writes, spec.reducer_name))
     return changes
 
 
 def clear_ephemeral(
-    ephemeral: Sequence[str], values: dict[str, Any], written: Sequence[FieldChange]
+    ephemeral: Sequence[str], values: dict[str, Any], written: Sequence[str]
 ) -> tuple[str, ...]:
     """Drop ephemeral fields this step did not write; return the names dropped."""
     if not ephemeral:
         return ()
-    kept = {change.field for change in written}
+    kept = set(written)
     cleared = tuple(name for name in ephemeral if name in values and name not in kept)
     for name in cleared:
         del values[name]
