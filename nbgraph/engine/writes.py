@@ -60,8 +60,19 @@ def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], s
             `Overwrite`s to one field, in one step (naming the field, writers and step).
     """
     reducer = spec.reducer
-    if len(writes) > 1:
-        writes = combine_mutations(writes)
+    if len(writes) == 1:  # the common case, kept short
+        new = writes[0][1]
+        if type(new) is Overwrite:
+            return new.value if reducer is None else isolate(new.value)
+        if isinstance(new, Mutation):
+            return new.apply(old)
+        if reducer is None:
+            return new
+        if old is MISSING and not reducer.takes_missing:
+            return isolate(new)
+        result = (reducer.in_place or reducer.fn)(old, new)
+        return isolate(result) if result is new else result
+    writes = combine_mutations(writes)
     if reducer is None:
         return _last_value(spec, old, writes, step)
     value = old
@@ -108,12 +119,6 @@ def combine_mutations(writes: Sequence[tuple[str, Any]]) -> Sequence[tuple[str, 
 
 
 def _last_value(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], step: int) -> Any:
-    if len(writes) == 1:
-        new = writes[0][1]
-        kind = type(new)
-        if kind is Overwrite:
-            return new.value
-        return new.apply(old) if isinstance(new, Mutation) else new
     value = old
     plain = [writer for writer, new in writes if not isinstance(new, Mutation)]
     if len(plain) > 1:
