@@ -89,14 +89,11 @@ class StateGraph:
         state_merger: `(current, [updates]) -> merged` for parallel writes to fields that
             have no reducer (langgraphgo's `stateMerger`); without it they are a conflict.
 
-    >>> from typing import Annotated, TypedDict
-    >>> import operator
-    >>> class S(TypedDict):
-    ...     log: Annotated[list, operator.add]
-    >>> app = (StateGraph(S).add_node("a", lambda s: {"log": ["a"]})
+    >>> app = (StateGraph(dict, reducers={"log": "append"})
+    ...        .add_node("a", lambda s: {"log": ["a"]})
     ...        .add_edge(START, "a").compile())
-    >>> app.invoke({"log": []})
-    {'log': ['a']}
+    >>> app.invoke({"log": ["start"]})
+    {'log': ['start', 'a']}
     """
 
     def __init__(

@@ -645,3 +645,56 @@ def test_no_warnings_for_a_clean_graph():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         app.invoke({"log": []})
+
+
+def test_nodes_and_routers_that_take_config_receive_the_run_config():
+    seen = []
+
+    def node(state, config):
+        seen.append(config["configurable"]["user"])
+        return {"log": ["n"]}
+
+    def route(state, config):
+        seen.append(config["recursion_limit"])
+        return END
+
+    app = (
+        StateGraph(Log)
+        .add_node("n", node)
+        .add_edge(START, "n")
+        .add_conditional_edges("n", route)
+        .compile()
+    )
+    app.invoke({"log": []}, {"configurable": {"user": "ada"}, "recursion_limit": 7})
+    assert seen == ["ada", 7]
+
+
+def test_command_update_as_pairs_and_a_bad_limit():
+    app = (
+        StateGraph(Log)
+        .add_node("a", lambda s: Command(update=[("log", ["x"]), ("log", ["y"])]))
+        .add_edge(START, "a")
+        .compile()
+    )
+    assert app.invoke({"log": []}) == {"log": ["x", "y"]}
+    with pytest.raises(ValueError, match="recursion_limit"):
+        app.invoke({"log": []}, {"recursion_limit": 0})
+
+
+def test_a_failing_sibling_keeps_the_step_unapplied_and_the_others_recorded():
+    def bad(state):
+        raise ValueError("bad input")
+
+    app = (
+        StateGraph(Log)
+        .add_node("good", writer("good"))
+        .add_node("bad", bad)
+        .add_edge(START, "good")
+        .add_edge(START, "bad")
+        .compile()
+    )
+    with pytest.raises(ValueError, match="bad input"):
+        app.invoke({"log": []})
+    step = app.last_run.steps[-1]
+    assert [t.node for t in step.failed] == ["bad"]
+    assert next(t for t in step.tasks if t.node == "good").writes == [("log", ["good"])]

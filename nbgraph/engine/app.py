@@ -22,9 +22,10 @@ class CompiledStateGraph:
     """
 
     def __init__(self, spec: GraphSpec, *, checkpointer: Any = None, name: str = "") -> None:
-        if checkpointer is not None:
+        if checkpointer is not None or spec.interrupt_before or spec.interrupt_after:
             raise NotImplementedError(
-                "Checkpointers arrive with nbgraph's persistence support; compile without one."
+                "Checkpointers and interrupt_before/interrupt_after arrive with nbgraph's "
+                "persistence support; compile without them for now."
             )
         self.spec = spec
         self.name = name
