@@ -1,9 +1,9 @@
 """Engine overhead: a 1,000-step self-loop, a 100-way fan-out with a waiting join, 1,000 Sends.
 
 Run: `.venv/bin/python benchmarks/engine.py` (add `--langgraph` to time LangGraph on the same
-graphs in the same process). Every figure is the best of several runs (the machine is a noisy VM). The baseline for
-"overhead" is the same node and router functions called in a plain Python loop, in this
-process, so the engine's own cost is `engine - baseline`; ratios are printed next to it.
+graphs in the same process). Every figure is the best of several runs (the machine is a
+noisy VM). The baseline for "overhead" is the same node and router functions called in a
+plain Python loop, in this process, so the engine's own cost is `engine - baseline`; ratios are printed next to it.
 Recording is always on in nbgraph (every run keeps its full `RunLog`).
 """
 
@@ -88,7 +88,9 @@ def self_loop(api: SimpleNamespace, steps: int) -> tuple[Callable[[], Any], Call
     return run, bare
 
 
-def fan_out(api: SimpleNamespace, width: int) -> tuple[Callable[[], Any], Callable[[], Any]]:
+def fan_out(
+    api: SimpleNamespace, width: int, max_concurrency: int | None = 1
+) -> tuple[Callable[[], Any], Callable[[], Any]]:
     class State(TypedDict):
         results: Annotated[list, api.append]
         total: int
@@ -111,7 +113,8 @@ def fan_out(api: SimpleNamespace, width: int) -> tuple[Callable[[], Any], Callab
     workers = [worker(i) for i in range(width)]
 
     def run() -> Any:
-        result = app.invoke({"results": []}, {"max_concurrency": 1})
+        config = {} if max_concurrency is None else {"max_concurrency": max_concurrency}
+        result = app.invoke({"results": []}, config)
         assert result["total"] == width
         return result
 
@@ -212,12 +215,24 @@ def main() -> None:
             measure("self-loop, 1,000 steps", self_loop, api, 1000, "step", 1000, args.repeat),
             measure("fan-out 100 + waiting join", fan_out, api, 100, "task", 102, args.repeat),
             measure("1,000 Sends", sends, api, 1000, "task", 1001, args.repeat),
+            measure(
+                "fan-out 100, default thread pool",
+                lambda api, width: fan_out(api, width, None),
+                api,
+                100,
+                "task",
+                102,
+                args.repeat,
+            ),
         ]
         growth(api, args.repeat)
     if "langgraph" in totals:
         print("langgraph / nbgraph time, same graphs, same process:")
         for label, ours, theirs in zip(
-            ("self-loop", "fan-out", "sends"), totals["nbgraph"], totals["langgraph"], strict=True
+            ("self-loop", "fan-out", "sends", "fan-out, pool"),
+            totals["nbgraph"],
+            totals["langgraph"],
+            strict=True,
         ):
             print(f"  {label:<10} {theirs / ours:5.1f}x")
 
