@@ -3,8 +3,8 @@
 Run: `.venv/bin/python benchmarks/engine.py` (add `--langgraph` to time LangGraph on the same
 graphs in the same process). Every figure is the best of several runs (the machine is a
 noisy VM). The baseline for "overhead" is the same node and router functions called in a
-plain Python loop, in this process, so the engine's own cost is `engine - baseline`; ratios are printed next to it.
-Recording is always on in nbgraph (every run keeps its full `RunLog`).
+plain Python loop, in this process, so the engine's own cost is `engine - baseline`; ratios
+are printed next to it. Recording is always on in nbgraph (every run keeps its `RunLog`).
 """
 
 import argparse
