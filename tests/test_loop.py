@@ -698,3 +698,18 @@ def test_a_failing_sibling_keeps_the_step_unapplied_and_the_others_recorded():
     step = app.last_run.steps[-1]
     assert [t.node for t in step.failed] == ["bad"]
     assert next(t for t in step.tasks if t.node == "good").writes == [("log", ["good"])]
+
+
+def test_a_send_worker_mutating_its_argument_leaves_the_record_alone():
+    def worker(arg):
+        arg["items"].append("mutated")
+        return {"log": [len(arg["items"])]}
+
+    app = (
+        StateGraph(Log)
+        .add_node("worker", worker)
+        .add_conditional_edges(START, lambda s: [Send("worker", {"items": ["a"]})])
+        .compile()
+    )
+    assert app.invoke({"log": []}) == {"log": [2]}
+    assert app.last_run.steps[1].tasks[0].arg == {"items": ["a"]}

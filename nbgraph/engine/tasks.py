@@ -73,7 +73,7 @@ def add_route(task: Task, target: str | Send) -> None:
 def node_input(spec: GraphSpec, node: NodeSpec, task: Task, values: dict, managed: dict) -> Any:
     """What the node is called with: an isolated state in its schema's form."""
     if task.kind == "send":
-        return task.arg
+        return isolate(task.arg)  # the recorded argument stays as it was sent
     schema = node.input or spec.state
     return state_for(schema, values, managed, whole=node.input is None)
 
