@@ -9,7 +9,13 @@ from nbgraph.errors import (
     NbgraphError,
 )
 from nbgraph.graph import StateGraph
-from nbgraph.messages import REMOVE_ALL_MESSAGES, Message, RemoveMessage, add_messages
+from nbgraph.messages import (
+    REMOVE_ALL_MESSAGES,
+    Message,
+    MessagesState,
+    RemoveMessage,
+    add_messages,
+)
 from nbgraph.reducers import register_reducer
 from nbgraph.schema import generate_state_schema
 from nbgraph.types import (
@@ -40,6 +46,7 @@ __all__ = [
     "Interrupt",
     "InvalidUpdateError",
     "Message",
+    "MessagesState",
     "Mutation",
     "NbgraphError",
     "Overwrite",

@@ -186,8 +186,9 @@ class StateGraph:
             input=self._node_input_schema(name, action, input_schema),
             defer=bool(defer),
             merge=merge,
-            destinations=_destinations(action, options.get("destinations")),
+            destinations=_destinations(action, options.pop("destinations", None)),
         )
+        _ignored(f"add_node({name!r})", options, keep=("metadata",))
         return self
 
     def _node_input_schema(
@@ -353,6 +354,7 @@ class StateGraph:
             GraphBuildError: listing every problem (unknown nodes, no edge from START,
                 duplicate names, unknown reducer names, bad reducers, ...).
         """
+        _ignored("compile()", options, keep=("store", "cache"))
         spec = self.validate(interrupt_before, interrupt_after)
         from nbgraph.engine.app import CompiledStateGraph  # the engine builds on this module
 
@@ -482,6 +484,17 @@ def _unreachable(spec: GraphSpec) -> list[str]:
                 reached.add(target)
                 frontier.append(target)
     return [name for name in spec.nodes if name not in reached]
+
+
+def _ignored(where: str, options: Mapping[str, Any], keep: tuple[str, ...]) -> None:
+    """Warn about LangGraph options nbgraph accepts but does not act on."""
+    ignored = sorted(k for k, v in options.items() if k not in keep and v is not None)
+    if ignored:
+        warnings.warn(
+            f"{where}: nbgraph does not support {', '.join(ignored)} yet; ignored.",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _callable_name(fn: Any) -> str:

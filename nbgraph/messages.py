@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias, TypedDict
 
 import pydantic
 
@@ -14,6 +14,7 @@ __all__ = [
     "REMOVE_ALL_MESSAGES",
     "Message",
     "MessageLike",
+    "MessagesState",
     "RemoveMessage",
     "add_messages",
 ]
@@ -327,3 +328,9 @@ def add_messages(left: Any, right: Any) -> list[Message]:
             position[message.id] = len(slots)
             slots.append(message)
     return [m for m in slots if m is not None]
+
+
+class MessagesState(TypedDict):
+    """A ready-made state with one `messages` field that appends by id (LangGraph's name)."""
+
+    messages: Annotated[list[Message], add_messages]

@@ -594,3 +594,17 @@ def test_interrupts_are_kept_and_star_means_every_node() -> None:
 
     assert spec.interrupt_before == ("second",)
     assert spec.interrupt_after == ("first", "second")
+
+
+def test_langgraph_options_nbgraph_does_not_act_on_are_named_in_a_warning() -> None:
+    from typing import TypedDict
+
+    class S(TypedDict):
+        x: int
+
+    graph = StateGraph(S)
+    with pytest.warns(UserWarning, match="retry_policy"):
+        graph.add_node("a", lambda s: None, retry_policy=object(), metadata={"k": 1})
+    graph.add_edge(START, "a")
+    with pytest.warns(UserWarning, match="checkpoint_during"):
+        graph.compile(checkpoint_during=True)

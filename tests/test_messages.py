@@ -393,3 +393,15 @@ def test_a_removed_id_is_gone_for_the_rest_of_the_update() -> None:
     assert summary(out) == [("1", "user", "q"), ("3", "user", "q2"), ("2", "assistant", "again")]
     with pytest.raises(InvalidUpdateError, match="'2'"):
         add_messages(left, [RemoveMessage(id="2"), RemoveMessage(id="2")])
+
+
+def test_messages_state_runs_a_chat_graph() -> None:
+    from nbgraph import START, MessagesState, StateGraph
+
+    def bot(state):
+        return {"messages": [("assistant", f"you said {state['messages'][-1].content}")]}
+
+    app = StateGraph(MessagesState).add_node("bot", bot).add_edge(START, "bot").compile()
+    out = app.invoke({"messages": [("user", "hi")]})["messages"]
+    assert [(m.role, m.content) for m in out] == [("user", "hi"), ("assistant", "you said hi")]
+    assert all(m.id for m in out)
