@@ -116,7 +116,8 @@ class Run:
 
     def _warn(self, message: str) -> None:
         self.log.warnings.append(message)
-        warnings.warn(message, UserWarning, stacklevel=4)
+        # _warn < _input_pairs < begin < drive < invoke/stream < the caller's line
+        warnings.warn(message, UserWarning, stacklevel=6)
 
     # --- choosing the next step ------------------------------------------------------------
 
@@ -244,10 +245,16 @@ class Run:
         return task
 
     def _warn_dropped(self, task: Task) -> None:
-        self._warn(
+        message = (
             f"Node {task.node!r} at step {task.step} wrote keys that were dropped: "
             f"{', '.join(task.dropped)}."
         )
+        self.log.warnings.append(message)
+        code = getattr(self.spec.nodes[task.node].fn, "__code__", None)
+        if code is None:
+            warnings.warn(message, UserWarning, stacklevel=2)
+        else:  # point at the node that wrote them, not at the engine
+            warnings.warn_explicit(message, UserWarning, code.co_filename, code.co_firstlineno)
 
     def _route(self, task: Task) -> None:
         for branch in self.spec.branches.get(task.node, ()):
