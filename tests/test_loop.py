@@ -70,7 +70,7 @@ def test_write_order_is_node_name_order_whatever_the_completion_order():
     )
     finished = [next(iter(chunk)) for chunk in app.stream({"log": []}, stream_mode="updates")]
     assert finished == ["b", "a"]  # streamed as each finished
-    assert app.last_run.values_after(1)["log"] == ["a", "b"]  # applied in name order
+    assert app.last_log.values_after(1)["log"] == ["a", "b"]  # applied in name order
 
 
 def test_max_concurrency_bounds_the_nodes_running_at_once():
@@ -275,7 +275,7 @@ def test_input_goes_through_the_reducer_from_an_empty_start():
         .compile()
     )
     assert app.invoke({"total": 2}) == {"total": 3, "items": ["x"]}
-    first_step = app.last_run.steps[0]
+    first_step = app.last_log.steps[0]
     assert [c.field for c in first_step.changes] == ["total"]
 
 
@@ -290,7 +290,7 @@ def test_unknown_keys_are_dropped_with_a_warning_kept_in_the_record():
         result = app.invoke({"log": []})
     assert result == {"log": ["a"]}
     assert any("typo" in w for w in app.last_run.warnings)
-    assert app.last_run.steps[1].tasks[0].dropped
+    assert app.last_log.steps[1].tasks[0].dropped
 
 
 def test_ephemeral_field_lives_one_superstep():
@@ -309,7 +309,7 @@ def test_ephemeral_field_lives_one_superstep():
         .compile()
     )
     assert app.invoke({"seen": []}) == {"seen": ["hello", None]}
-    assert app.last_run.steps[2].cleared == ("note",)
+    assert app.last_log.steps[2].cleared == ("note",)
 
 
 # --- isolation -----------------------------------------------------------------------------------
@@ -338,7 +338,7 @@ def test_a_node_mutating_its_input_changes_neither_state_nor_record():
     result = app.invoke(given)
     assert result == {"items": ["x", "after"], "meta": {"k": "v"}}
     assert given == {"items": ["x"], "meta": {"k": "v"}}
-    assert app.last_run.values_after(1) == {"items": ["x"], "meta": {"k": "v"}}
+    assert app.last_log.values_after(1) == {"items": ["x"], "meta": {"k": "v"}}
 
 
 def test_a_node_changing_what_it_returned_later_does_not_change_the_record():
@@ -352,8 +352,8 @@ def test_a_node_changing_what_it_returned_later_does_not_change_the_record():
     app = StateGraph(Log).add_node("a", leaky).add_edge(START, "a").compile()
     app.invoke({"log": []})
     kept[0].append("sneaky")
-    assert app.last_run.values_after(1)["log"] == ["a"]
-    assert app.last_run.steps[1].changes[0].writes == (("a", ["a"]),)
+    assert app.last_log.values_after(1)["log"] == ["a"]
+    assert app.last_log.steps[1].changes[0].writes == (("a", ["a"]),)
 
 
 def test_unread_fields_are_never_copied(monkeypatch):
@@ -446,7 +446,7 @@ def test_private_fields_are_stored_but_not_output():
     )
     with pytest.warns(UserWarning, match="answer"):
         assert app.invoke({"question": "why", "answer": "ignored"}) == {"answer": "why?!"}
-    assert app.last_run.values_after(2)["draft"] == "why?"
+    assert app.last_log.values_after(2)["draft"] == "why?"
 
 
 def test_exception_propagates_unchanged_with_a_note_naming_node_and_step():
@@ -471,7 +471,7 @@ def test_exception_propagates_unchanged_with_a_note_naming_node_and_step():
     assert caught.value is error
     assert any("'explode'" in n and "step 2" in n for n in caught.value.__notes__)
     assert app.last_run.status == "failed"
-    assert app.last_run.steps[-1].failed[0].node == "explode"
+    assert app.last_log.steps[-1].failed[0].node == "explode"
 
 
 # --- messages and registered reducers -----------------------------------------------------------
@@ -546,7 +546,7 @@ def test_join_merge_strategy_resets_the_root_and_names_dropped_fields():
     )
     result = app.invoke({"log": []})
     assert result == {"log": ["merged", "join saw ['best', 'log']"], "best": "b"}
-    reset = app.last_run.steps[2].resets[0]
+    reset = app.last_log.steps[2].resets[0]
     assert (reset.reason, reset.node, reset.sources) == ("merge", "join", ("a", "b"))
     assert reset.dropped == ("scratch",)
 
@@ -561,7 +561,7 @@ def test_edge_state_filter_resets_the_root_for_its_target():
         .compile()
     )
     assert app.invoke({"log": []}) == {"log": ["a", "b saw ['log']"]}
-    reset = app.last_run.steps[2].resets[0]
+    reset = app.last_log.steps[2].resets[0]
     assert (reset.reason, reset.dropped) == ("state_filter", ("status",))
 
 
@@ -587,7 +587,7 @@ def test_mutation_objects_apply_in_order_and_are_recorded_per_field():
         .compile()
     )
     assert app.invoke({"count": 1})["count"] == 16
-    change = app.last_run.steps[1].changes[0]
+    change = app.last_log.steps[1].changes[0]
     assert change.field == "count"
     assert [(writer, m.by) for writer, m in change.writes] == [("a", 2), ("a", 3), ("b", 10)]
 
@@ -627,7 +627,7 @@ def test_state_merger_folds_parallel_writes_to_fields_without_reducers():
         .compile()
     )
     assert app.invoke({"status": "init"}) == {"status": "a + b"}
-    assert app.last_run.steps[1].merged == [("state_merger", "status", "a + b")]
+    assert app.last_log.steps[1].merged == [("state_merger", "status", "a + b")]
     without = (
         StateGraph(dict)
         .add_node("a", lambda s: {"status": "a"})
@@ -695,7 +695,7 @@ def test_a_failing_sibling_keeps_the_step_unapplied_and_the_others_recorded():
     )
     with pytest.raises(ValueError, match="bad input"):
         app.invoke({"log": []})
-    step = app.last_run.steps[-1]
+    step = app.last_log.steps[-1]
     assert [t.node for t in step.failed] == ["bad"]
     assert next(t for t in step.tasks if t.node == "good").writes == [("log", ["good"])]
 
@@ -712,4 +712,4 @@ def test_a_send_worker_mutating_its_argument_leaves_the_record_alone():
         .compile()
     )
     assert app.invoke({"log": []}) == {"log": [2]}
-    assert app.last_run.steps[1].tasks[0].arg == {"items": ["a"]}
+    assert app.last_log.steps[1].tasks[0].arg == {"items": ["a"]}

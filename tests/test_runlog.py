@@ -40,7 +40,7 @@ def test_rebuilt_state_equals_what_every_node_saw():
     seen: dict = {}
     app = recording_app(seen)
     app.invoke({"count": 0, "log": [], "status": "init", "big": list(range(100))})
-    run = app.last_run
+    run = app.last_log
     for step in run.steps[1:]:
         before = run.values_after(step.step - 1)
         for task in step.tasks:
@@ -50,28 +50,10 @@ def test_rebuilt_state_equals_what_every_node_saw():
     )
 
 
-def test_effects_give_before_each_write_reducer_and_after():
-    app = recording_app({})
-    app.invoke({"count": 5, "log": ["in"], "status": "init", "big": []})
-    effects = {e.field: e for e in app.last_run.effects(2)}
-    assert set(effects) == {"count", "log", "status"}  # only what step 2 wrote
-    count = effects["count"]
-    assert (count.before, count.writes, count.reducer, count.after) == (
-        6,
-        (("b", 1), ("c", 1)),
-        "add",
-        8,
-    )
-    assert effects["log"].after == ["in", "a", "b", "c"] and effects["log"].reducer == "append"
-    assert effects["status"].changed and effects["status"].after == "C"
-    first = {e.field: e for e in app.last_run.effects(0)}
-    assert first["status"].before is MISSING and first["count"].before == 0
-
-
 def test_untouched_fields_are_not_in_any_step_record():
     app = recording_app({})
     app.invoke({"count": 0, "log": [], "status": "x", "big": list(range(10_000))})
-    written = {c.field for step in app.last_run.steps[1:] for c in step.changes}
+    written = {c.field for step in app.last_log.steps[1:] for c in step.changes}
     assert "big" not in written
 
 
@@ -79,9 +61,7 @@ def test_asking_for_a_step_the_run_does_not_have_names_it():
     app = recording_app({})
     app.invoke({"count": 3, "log": [], "status": "x", "big": []})
     with pytest.raises(ValueError, match="no step 99"):
-        app.last_run.values_after(99)
-    with pytest.raises(ValueError, match="no step 99"):
-        app.last_run.effects(99)
+        app.last_log.values_after(99)
 
 
 class Add(Mutation):
@@ -111,4 +91,4 @@ def test_consecutive_mutations_are_combined_but_recorded_as_written():
     Add.combined.clear()
     assert app.invoke({"n": 10}) == {"n": 16}
     assert Add.combined == [(1, 2), (3, 3)]
-    assert [m.by for _, m in app.last_run.steps[1].changes[0].writes] == [1, 2, 3]
+    assert [m.by for _, m in app.last_log.steps[1].changes[0].writes] == [1, 2, 3]

@@ -30,7 +30,8 @@ class CompiledStateGraph:
         self.spec = spec
         self.name = name
         self.checkpointer = checkpointer
-        self.last_run: RunLog | None = None
+        self.last_log: RunLog | None = None
+        self._last_run: Any = None
         self.stream_mode = "updates"
 
     def __repr__(self) -> str:
@@ -38,12 +39,36 @@ class CompiledStateGraph:
 
     # --- running ---------------------------------------------------------------------------
 
+    @property
+    def last_run(self) -> Any:
+        """The latest run (an `nbgraph.Run`: tables, states, state tree), or None."""
+        if self.last_log is None:
+            return None
+        if self._last_run is None or self._last_run.log is not self.last_log:
+            from nbgraph.record import Run as RecordedRun  # the record reads the engine's log
+
+            self._last_run = RecordedRun(self.last_log)
+        return self._last_run
+
     def _start(self, config: dict[str, Any] | None) -> Run:
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config or {})
         run = Run(self.spec, merged)
-        self.last_run = run.log
+        self.last_log = run.log
         return run
+
+    def run(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run the graph like `invoke`, and return the recorded `Run` instead of the output.
+
+        A run that fails is still returned (`run.status == "failed"`, `run.error` says why),
+        so its record can be inspected; `run.output` is what `invoke` would have returned.
+        """
+        try:
+            self.invoke(input, config, **kwargs)
+        except Exception:
+            if self.last_log is None or not self.last_log.steps:
+                raise
+        return self.last_run
 
     def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """Run the graph to the end and return the final state (output schema applied).

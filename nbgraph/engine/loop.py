@@ -8,6 +8,7 @@ drivers (`engine.drive`) only decide how the tasks of a step are executed.
 from __future__ import annotations
 
 import inspect
+import time
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -80,11 +81,13 @@ class Run:
             )
         self.log.input = isolate(input)
         self.values = initial_values(self.spec)
-        task = Task(step=0, index=0, node=START, kind="input")
+        self.log.final = self.values
+        task = Task(step=0, index=0, node=START, kind="input", started=time.time())
         for key, value in self._input_pairs(input):
             task.writes.append((key, isolate(value)))
         self.step = 0
         self._route(task)
+        task.ended = task.started
         return self.commit([task])
 
     def _input_pairs(self, input: Any) -> list[tuple[str, Any]]:
@@ -188,7 +191,7 @@ class Run:
             if (k in fields and not fields[k].managed) or self.spec.open_schema
         }
         dropped = tuple(k for k in self.values if k not in new)
-        self.values = new
+        self.values = self.log.final = new
         return RootReset(self.step, node, reason, sources, dropped, dict(new))
 
     # --- running a task --------------------------------------------------------------------
@@ -205,6 +208,7 @@ class Run:
         An exception is kept on the task (with a note naming node and step), not raised.
         """
         node = self.spec.nodes[task.node]
+        task.started = time.time()
         try:
             state = node_input(self.spec, node, task, self.values, self.managed_values())
             output = node.fn(state, self.config) if node.takes_config else node.fn(state)
@@ -221,11 +225,13 @@ class Run:
         except Exception as error:
             note_failure(error, task)
             task.error = error
+        task.ended = time.time()
         return task
 
     async def aexecute(self, task: Task) -> Task:
         """Run a task on the event loop (async nodes and routers are awaited)."""
         node = self.spec.nodes[task.node]
+        task.started = time.time()
         try:
             state = node_input(self.spec, node, task, self.values, self.managed_values())
             output = node.fn(state, self.config) if node.takes_config else node.fn(state)
@@ -242,12 +248,13 @@ class Run:
         except Exception as error:
             note_failure(error, task)
             task.error = error
+        task.ended = time.time()
         return task
 
     def _warn_dropped(self, task: Task) -> None:
         message = (
             f"Node {task.node!r} at step {task.step} wrote keys that were dropped: "
-            f"{', '.join(task.dropped)}."
+            f"{', '.join(f'{key!r} ({why})' for key, _, why in task.dropped)}."
         )
         self.log.warnings.append(message)
         code = getattr(self.spec.nodes[task.node].fn, "__code__", None)
@@ -298,6 +305,7 @@ class Run:
             raise
         log.written = tuple(change.field for change in changes)
         log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
+        log.applied = True
         return log
 
     def _trigger(self, tasks: list[Task]) -> None:

@@ -51,25 +51,15 @@ class RootReset:
     values: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class FieldEffect:
-    """What the reducer did to one field in one step: before, writes, reducer, after."""
-
-    step: int
-    field: str
-    before: Any
-    writes: tuple[tuple[str, Any], ...]
-    reducer: str
-    after: Any
-
-    @property
-    def changed(self) -> bool:
-        return self.before is not self.after and self.before != self.after
-
-
 @dataclass(slots=True)
 class StepLog:
-    """One superstep: its resets, its tasks in write order, and what each field took."""
+    """One superstep: its resets, its tasks in write order, and what each field took.
+
+    `applied` is False for a step that failed (a node raised, or its writes conflicted):
+    its tasks are kept, its writes never reached the state. `afters` (only in runs loaded
+    from a file) holds the values after the step of fields whose reducer cannot be found
+    again (a lambda, say): replay takes those instead of folding.
+    """
 
     step: int
     tasks: list[Task]
@@ -78,6 +68,8 @@ class StepLog:
     resets: list[RootReset] | tuple[()] = ()
     cleared: tuple[str, ...] = ()
     merged: list[tuple[str, str, Any]] | tuple[()] = ()
+    applied: bool = False
+    afters: dict[str, Any] | None = None
 
     @property
     def changes(self) -> list[FieldChange]:
@@ -104,6 +96,7 @@ class RunLog:
         status: `"running"`, `"done"` or `"failed"`.
         error: the exception that ended the run, if any.
         warnings: messages about dropped keys and the like, in order.
+        final: the engine's values when the run stopped (read-only: copy before changing).
     """
 
     graph: GraphSpec
@@ -113,6 +106,7 @@ class RunLog:
     status: RunStatus = "running"
     error: BaseException | None = None
     warnings: list[str] = field(default_factory=list)
+    final: dict[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return f"RunLog(status={self.status!r}, steps={len(self.steps)})"
@@ -124,10 +118,6 @@ class RunLog:
         """Every task of the run, in step and write order."""
         for step in self.steps:
             yield from step.tasks
-
-    def effects(self, step: int) -> list[FieldEffect]:
-        """What each reducer did to each field written at `step` (see `field_effects`)."""
-        return field_effects(self, step)
 
     def values_after(self, step: int) -> dict[str, Any]:
         """The full state after `step` (step 0: the input applied), rebuilt by replay.
@@ -146,34 +136,6 @@ class RunLog:
         return {name: isolate(value) for name, value in values.items()}
 
 
-def field_effects(log: RunLog, step: int) -> list[FieldEffect]:
-    """Per written field of `step`: the value before, each write in order, the reducer, after.
-
-    Rebuilt by replaying the run up to `step`; `MISSING` marks a field without a value.
-    """
-    index = next((i for i, s in enumerate(log.steps) if s.step == step), None)
-    if index is None:
-        raise ValueError(f"This run has no step {step}; its steps are {[s.step for s in log]}.")
-    values = initial_values(log.graph)
-    for earlier in log.steps[:index]:
-        values = replay_step(log.graph, values, earlier)
-    current = log.steps[index]
-    for reset in current.resets:
-        values = {name: isolate(value) for name, value in reset.values.items()}
-    effects = []
-    for change in current.changes:
-        before = values.get(change.field, MISSING)
-        spec = field_spec(log.graph.fields, change.field)
-        after = reduce_field(spec, isolate(before), change.writes, step)
-        values[change.field] = after
-        effects.append(
-            FieldEffect(
-                step, change.field, isolate(before), change.writes, change.reducer, isolate(after)
-            )
-        )
-    return effects
-
-
 def initial_values(graph: GraphSpec) -> dict[str, Any]:
     """Empty starting values of the reducer fields that can be built empty."""
     return {
@@ -183,14 +145,24 @@ def initial_values(graph: GraphSpec) -> dict[str, Any]:
     }
 
 
+def apply_change(graph: GraphSpec, log: StepLog, values: dict[str, Any], change: Any) -> Any:
+    """A field's value after one recorded step's writes (its value in `values` is before)."""
+    if log.afters is not None and change.field in log.afters:
+        return isolate(log.afters[change.field])
+    spec = field_spec(graph.fields, change.field)
+    return reduce_field(spec, values.get(change.field, MISSING), change.writes, log.step)
+
+
 def replay_step(graph: GraphSpec, values: dict[str, Any], log: StepLog) -> dict[str, Any]:
-    """Apply one recorded step to `values` (owned by the caller) and return them."""
+    """Apply one recorded step to `values` (owned by the caller) and return them.
+
+    A step that failed changes nothing (its resets did happen: they ran before its tasks).
+    """
     for reset in log.resets:
         values = {name: isolate(value) for name, value in reset.values.items()}
+    if not log.applied:
+        return values
     for change in log.changes:
-        spec = field_spec(graph.fields, change.field)
-        values[change.field] = reduce_field(
-            spec, values.get(change.field, MISSING), change.writes, log.step
-        )
+        values[change.field] = apply_change(graph, log, values, change)
     clear_ephemeral(log.cleared, values, ())
     return values

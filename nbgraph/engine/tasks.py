@@ -39,8 +39,9 @@ class Task:
         triggers: the nodes whose edges triggered it (empty for sends).
         writes: `(field, value)` in the order the node wrote them.
         routes: node names and `Send`s chosen by its Commands and routers, in order.
-        dropped: keys it returned that were dropped, each with the reason.
+        dropped: what it wrote that was dropped: `(key, value, reason)` each.
         error: the exception it raised, if any.
+        started: when it started (`time.time()`); `ended`: when it finished.
     """
 
     step: int
@@ -51,8 +52,10 @@ class Task:
     triggers: tuple[str, ...] = ()
     writes: list[tuple[str, Any]] = field(default_factory=list)
     routes: list[str | Send] | tuple[()] = ()
-    dropped: tuple[str, ...] = ()
+    dropped: tuple[tuple[str, Any, str], ...] = ()
     error: BaseException | None = None
+    started: float = 0.0
+    ended: float = 0.0
 
     @property
     def id(self) -> str:
@@ -166,10 +169,10 @@ def _update_pairs(
 def _keep(spec: GraphSpec, task: Task, key: str, value: Any) -> Any:
     field_info = spec.fields.get(key)
     if field_info is None and not spec.open_schema:
-        _drop(task, key, "the state has no such field")
+        _drop(task, key, value, "the state has no such field")
         return MISSING
     if field_info is not None and field_info.managed:
-        _drop(task, key, "it is managed by the engine")
+        _drop(task, key, value, "it is managed by the engine")
         return MISSING
     if isinstance(value, Mutation):
         return value
@@ -178,8 +181,8 @@ def _keep(spec: GraphSpec, task: Task, key: str, value: Any) -> Any:
     return isolate(value)
 
 
-def _drop(task: Task, key: str, why: str) -> None:
-    task.dropped = (*task.dropped, f"{key!r} ({why})")
+def _drop(task: Task, key: str, value: Any, why: str) -> None:
+    task.dropped = (*task.dropped, (key, isolate(value), why))
 
 
 def _checked_target(spec: GraphSpec, source: str, target: Any, how: str) -> str | Send:

@@ -1,0 +1,6 @@
+"""The run record: state tree, states at any point, per-field reducer effects, tables."""
+
+from nbgraph.record.run import Run, StateRef
+from nbgraph.record.tree import StateTree, TreeNode
+
+__all__ = ["Run", "StateRef", "StateTree", "TreeNode"]

@@ -1,0 +1,310 @@
+"""`Run`: one recorded run, and the questions a person asks of it, answered as tables.
+
+Everything here is derived from the engine's `RunLog` when first asked for, then cached:
+the state tree, states at any point, and pandas tables. pandas is imported only by the
+tables, never by `import nbgraph`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from nbgraph.engine.runlog import RunLog, initial_values
+from nbgraph.engine.view import isolate
+from nbgraph.record.effects import EFFECT_COLUMNS, Effect, effect_rows, same
+from nbgraph.record.timeline import Timeline
+from nbgraph.record.tree import StateTree, TreeNode, build_tree
+from nbgraph.types import MISSING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+StateRef = int | str | TreeNode | tuple[str, int]
+"""A point of a run: a step number, a tree node (or its id), or `(node_name, occurrence)`."""
+
+
+class Run:
+    """One recorded run of a compiled graph.
+
+    >>> from nbgraph import START, StateGraph
+    >>> app = (StateGraph(dict, reducers={"log": "append"})
+    ...        .add_node("a", lambda s: {"log": ["a"]}).add_edge(START, "a").compile())
+    >>> run = app.run({"log": []})
+    >>> run.output, run.state_at(0), run.state_at(("a", 0))
+    ({'log': ['a']}, {'log': []}, {'log': []})
+    """
+
+    def __init__(self, log: RunLog) -> None:
+        self.log = log
+        self.timeline = Timeline(log)
+
+    def __repr__(self) -> str:
+        steps = len(self.log.steps) - 1
+        tasks = sum(len(s.tasks) for s in self.log.steps[1:])
+        return f"<Run {self.status}: {steps} supersteps, {tasks} tasks>"
+
+    # --- the facts -------------------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        """`"done"`, `"failed"` or `"running"`."""
+        return self.log.status
+
+    @property
+    def error(self) -> BaseException | None:
+        return self.log.error
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.log.warnings
+
+    @property
+    def graph(self) -> Any:
+        """The compiled graph's `GraphSpec`."""
+        return self.log.graph
+
+    @property
+    def last_step(self) -> int:
+        """The last step that was applied (0 if only the input was)."""
+        applied = [s.step for s in self.log.steps if s.applied]
+        return applied[-1] if applied else -1
+
+    @cached_property
+    def output(self) -> dict[str, Any]:
+        """What `invoke` returned (or would have, for a run that failed: the state so far)."""
+        spec = self.graph
+        final = self.log.final
+        keys = final if spec.open_schema else spec.output.fields
+        return {k: isolate(final[k]) for k in keys if k in final}
+
+    @cached_property
+    def tree(self) -> StateTree:
+        """The state tree: input at the root, tasks, per-step merges, root resets."""
+        return build_tree(self.log)
+
+    # --- states ----------------------------------------------------------------------------
+
+    def state_at(self, ref: StateRef) -> dict[str, Any]:
+        """The full state at a point of the run (a copy you may change).
+
+        Args:
+            ref: a step number (the state after that superstep; -1 is the input as given,
+                0 the input applied); a tree node or its id (a task: the state it read, a
+                `Send` task: the argument it received; a merge or reset: the state it made);
+                or `(node_name, occurrence)` — the state that node read on its
+                `occurrence`-th run (0 first, -1 last).
+
+        Raises:
+            ValueError / KeyError / IndexError: naming the step, id or node that is not there.
+        """
+        node = self._node(ref)
+        if node is None:
+            assert isinstance(ref, int)
+            return self.timeline.after(ref)
+        if node.kind == "input":
+            return isolate(self.log.input)
+        if node.kind == "merge":
+            return self.timeline.after(node.step)
+        if node.kind == "reset":
+            return isolate(dict(node.writes))
+        if node.arg is not MISSING:
+            return isolate(node.arg)
+        return self._task_view(node)
+
+    def _task_view(self, node: TreeNode) -> dict[str, Any]:
+        state = self.timeline.start_of(node.step)
+        spec = self.graph.nodes.get(node.name)
+        if spec is not None and spec.input is not None:
+            state = {k: v for k, v in state.items() if k in spec.input.fields}
+        return state
+
+    def _node(self, ref: StateRef) -> TreeNode | None:
+        if isinstance(ref, TreeNode):
+            return ref
+        if isinstance(ref, bool) or not isinstance(ref, (int, str, tuple)):
+            raise TypeError(
+                f"A point of a run is a step number, a tree node id, or (node_name, occurrence); "
+                f"got {type(ref).__name__} {ref!r}."
+            )
+        if isinstance(ref, int):
+            return self.tree.root if ref == -1 else None
+        if isinstance(ref, str):
+            return self.tree[ref]
+        name, occurrence = ref
+        return self.tree.occurrence(name, occurrence)
+
+    # --- tables ----------------------------------------------------------------------------
+
+    @cached_property
+    def effect_list(self) -> list[Effect]:
+        """`effects` as a list of `Effect` named tuples (no pandas needed)."""
+        return effect_rows(self.log)
+
+    @cached_property
+    def effects(self) -> pd.DataFrame:
+        """One row per (step, field) written: before, writes with writers, reducer, after.
+
+        Columns: step, field, reducer, before, writes, writers, after, changed, applied,
+        conflict, overwrite_bypass, dropped_key, root_reset. Values stay Python objects;
+        `MISSING` marks "no value".
+        """
+        return _frame(self.effect_list, EFFECT_COLUMNS)
+
+    @cached_property
+    def steps(self) -> pd.DataFrame:
+        """One row per task: step, node, task id, kind, triggers, fields written, timing, status."""
+        rows = []
+        for node in self.tree.tasks():
+            rows.append(
+                (
+                    node.step,
+                    node.name,
+                    node.task_id,
+                    "send" if node.arg is not MISSING else "edge",
+                    list(node.triggers),
+                    list(dict.fromkeys(f for f, _ in node.writes)),
+                    node.duration,
+                    node.status,
+                    None if node.error is None else f"{type(node.error).__name__}: {node.error}",
+                    list(node.warnings),
+                )
+            )
+        columns = (
+            "step",
+            "node",
+            "task_id",
+            "kind",
+            "triggers",
+            "writes",
+            "duration",
+            "status",
+            "error",
+            "warnings",
+        )
+        return _frame(rows, columns)
+
+    @cached_property
+    def states(self) -> pd.DataFrame:
+        """The state after each applied superstep: one row per step, one column per field.
+
+        A value a step did not change is the same object as in the row before (no copies).
+        """
+        import pandas as pd
+
+        names = [n for n, f in self.graph.fields.items() if not f.managed]
+        current = initial_values(self.graph)
+        by_step: dict[int, list[Effect]] = {}
+        for effect in self.effect_list:
+            by_step.setdefault(effect.step, []).append(effect)
+        rows, index = [], []
+        for step in self.log.steps:
+            for effect in by_step.get(step.step, ()):
+                if effect.dropped_key or not effect.applied:
+                    continue
+                if effect.after is MISSING:
+                    current.pop(effect.field, None)
+                else:
+                    current[effect.field] = effect.after
+            if step.applied:
+                rows.append([current.get(n, MISSING) for n in names])
+                index.append(step.step)
+        return pd.DataFrame(rows, index=pd.Index(index, name="step"), columns=names, dtype=object)
+
+    def field_history(self, field: str) -> pd.DataFrame:
+        """One field through the run: per applied step, its value, and who wrote what."""
+        import pandas as pd
+
+        if field not in self.graph.fields and not self.graph.open_schema:
+            raise KeyError(
+                f"No field {field!r} in this run's state; fields: {list(self.graph.fields)}."
+            )
+        effects = {e.step: e for e in self.effect_list if e.field == field and not e.dropped_key}
+        rows = []
+        for step, value in self.states[field].items() if field in self.states else []:
+            effect = effects.get(step)
+            rows.append(
+                (
+                    step,
+                    value,
+                    effect is not None and effect.changed,
+                    effect.writes if effect else [],
+                    effect.writers if effect else [],
+                    effect.reducer if effect else "",
+                )
+            )
+        columns = ["step", "value", "changed", "writes", "writers", "reducer"]
+        return pd.DataFrame(rows, columns=columns).astype(
+            {"value": object, "writes": object, "writers": object}
+        )
+
+    def diff(self, a: StateRef, b: StateRef) -> pd.DataFrame:
+        """Field by field, what differs between two points of this run.
+
+        Columns: field, change (`"added"`, `"removed"` or `"changed"`), a, b.
+        """
+        return _diff(self.state_at(a), self.state_at(b), "a", "b")
+
+    def compare(self, other: Run) -> pd.DataFrame:
+        """Two runs aligned step by step: where the tasks or the state after a step differ.
+
+        Columns: step, what (`"tasks"` or a field name), this, other.
+        """
+        import pandas as pd
+
+        rows = []
+        mine, theirs = _tasks_by_step(self), _tasks_by_step(other)
+        for step in sorted(set(mine) | set(theirs)):
+            if mine.get(step) != theirs.get(step):
+                rows.append((step, "tasks", mine.get(step, []), theirs.get(step, [])))
+            here, there = _maybe_after(self, step), _maybe_after(other, step)
+            for name in [*here, *(n for n in there if n not in here)]:
+                left, right = here.get(name, MISSING), there.get(name, MISSING)
+                if not same(left, right):
+                    rows.append((step, name, left, right))
+        return pd.DataFrame(rows, columns=["step", "what", "this", "other"], dtype=object)
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _frame(rows: list[tuple], columns: Iterable[str]) -> pd.DataFrame:
+    """A DataFrame whose cells stay the Python objects in `rows` (no conversion)."""
+    import pandas as pd
+
+    columns = list(columns)
+    data = {
+        name: pd.Series([row[i] for row in rows], dtype=object) for i, name in enumerate(columns)
+    }
+    frame = pd.DataFrame(data, columns=columns)
+    for name in columns:  # numbers and flags as numbers and flags, for sorting and filtering
+        values = frame[name]
+        if len(values) and all(type(v) is bool for v in values):
+            frame[name] = values.astype(bool)
+        elif len(values) and all(type(v) in (int, float) for v in values):
+            frame[name] = pd.to_numeric(values)
+    return frame
+
+
+def _diff(left: dict, right: dict, a: str, b: str) -> pd.DataFrame:
+    import pandas as pd
+
+    rows = []
+    for name in [*left, *(n for n in right if n not in left)]:
+        x, y = left.get(name, MISSING), right.get(name, MISSING)
+        if same(x, y):
+            continue
+        change = "added" if x is MISSING else "removed" if y is MISSING else "changed"
+        rows.append((name, change, x, y))
+    return pd.DataFrame(rows, columns=["field", "change", a, b], dtype=object)
+
+
+def _tasks_by_step(run: Run) -> dict[int, list[str]]:
+    return {s.step: [t.node for t in s.tasks] for s in run.log.steps if s.step > 0}
+
+
+def _maybe_after(run: Run, step: int) -> dict[str, Any]:
+    if step not in run.timeline.index or not run.timeline.step_log(step).applied:
+        return {}
+    return run.timeline.after(step)

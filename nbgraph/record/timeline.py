@@ -1,0 +1,97 @@
+"""The state at any point of a recorded run, rebuilt from its writes, with cached snapshots.
+
+Snapshots are taken in one forward replay, the first time a state is asked for: a new one
+whenever the writes replayed since the last snapshot outweigh the state itself. So the
+snapshots cost about as much memory as the writes did, and rebuilding any state folds at
+most about one state's worth of writes — never the whole history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sized
+from typing import Any
+
+from nbgraph.engine.runlog import RunLog, StepLog, initial_values, replay_step
+from nbgraph.engine.view import isolate
+
+MIN_SNAPSHOT_COST = 64
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, Sized) and not isinstance(value, str) else 1
+
+
+def _copy(values: dict[str, Any]) -> dict[str, Any]:
+    return {name: isolate(value) for name, value in values.items()}
+
+
+class Timeline:
+    """Values after each step (and at the start of each step), rebuilt on demand."""
+
+    def __init__(self, log: RunLog) -> None:
+        self.log = log
+        self.index = {step.step: i for i, step in enumerate(log.steps)}
+        self._snapshots: list[tuple[int, dict[str, Any]]] | None = None
+
+    def steps(self) -> list[int]:
+        """The step numbers the run recorded (0 = the input applied)."""
+        return list(self.index)
+
+    def _position(self, step: int) -> int:
+        position = self.index.get(step)
+        if position is None:
+            raise ValueError(
+                f"This run has no step {step}; its steps are {self.steps()} "
+                "(-1 is the input as given)."
+            )
+        return position
+
+    def _build(self) -> list[tuple[int, dict[str, Any]]]:
+        if self._snapshots is not None:
+            return self._snapshots
+        graph = self.log.graph
+        values = initial_values(graph)
+        snapshots: list[tuple[int, dict[str, Any]]] = [(-1, _copy(values))]
+        cost = 0
+        for position, step in enumerate(self.log.steps):
+            values = replay_step(graph, values, step)
+            cost += 1 + sum(_size(v) for t in step.tasks for _, v in t.writes)
+            if cost >= max(MIN_SNAPSHOT_COST, sum(_size(v) for v in values.values())):
+                snapshots.append((position, _copy(values)))
+                cost = 0
+        self._snapshots = snapshots
+        return snapshots
+
+    def _replay_to(self, position: int) -> dict[str, Any]:
+        """Values after the step at `position` in the log (owned by the caller)."""
+        start, snapshot = -1, None
+        for at, values in self._build():
+            if at > position:
+                break
+            start, snapshot = at, values
+        assert snapshot is not None
+        values = _copy(snapshot)
+        for step in self.log.steps[start + 1 : position + 1]:
+            values = replay_step(self.log.graph, values, step)
+        return values
+
+    def after(self, step: int) -> dict[str, Any]:
+        """The full state after `step` (a copy the caller may change)."""
+        position = self._position(step)
+        return _copy(self._replay_to(position))
+
+    def start_of(self, step: int) -> dict[str, Any]:
+        """The state the tasks of `step` read: the previous step's, after `step`'s resets."""
+        position = self._position(step)
+        values = self._replay_to(position - 1) if position > 0 else initial_values(self.log.graph)
+        for reset in self.log.steps[position].resets:
+            values = _copy(reset.values)
+        return _copy(values)
+
+    def step_log(self, step: int) -> StepLog:
+        return self.log.steps[self._position(step)]
+
+    @property
+    def snapshot_count(self) -> int:
+        """How many snapshots the cache holds (built on first use)."""
+        return len(self._build())

@@ -1,0 +1,212 @@
+"""The state tree of a run: the input at the root, a child per task holding its writes, a
+merge node per superstep whose parents are that step's tasks in write order, and root resets
+as their own nodes.
+
+The tree holds references to what the engine recorded; it copies nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from nbgraph.engine.runlog import RunLog
+from nbgraph.types import MISSING
+
+NodeKind = Literal["input", "task", "merge", "reset"]
+
+
+@dataclass(frozen=True, slots=True)
+class TreeNode:
+    """One node of the state tree.
+
+    Attributes:
+        id: `"input"`, `"task:<step>:<index>:<node>"`, `"merge:<step>"` or
+            `"reset:<step>:<node>"`.
+        kind: `"input"`, `"task"`, `"merge"` or `"reset"`.
+        step: the superstep (-1 for the input).
+        name: the graph node's name (a task, or the node a reset was made for); `"input"`
+            or `"merge"` otherwise.
+        parents: ids of the parents, in order (a merge: its step's tasks in write order).
+        writes: `(field, value)` pairs: a task's writes, the input's keys, a reset's new root.
+        task_id: the engine's task id (`"<step>:<index>:<node>"`), for tasks.
+        triggers: the nodes whose edges triggered a task; a send task: `("Send",)`.
+        arg: what a `Send` task received as its whole input (MISSING otherwise).
+        started, ended: `time.time()` at the start and end of a task.
+        error: the exception a task raised.
+        warnings: what was dropped from a task's writes, as messages.
+        dropped: fields a reset dropped; keys a task wrote that were dropped.
+        reason: for a reset, `"merge"` or `"state_filter"`.
+        occurrence: for a task, how many earlier tasks of the same node the run had.
+    """
+
+    id: str
+    kind: NodeKind
+    step: int
+    name: str
+    parents: tuple[str, ...] = ()
+    writes: tuple[tuple[str, Any], ...] = ()
+    task_id: str = ""
+    triggers: tuple[str, ...] = ()
+    arg: Any = MISSING
+    started: float = 0.0
+    ended: float = 0.0
+    error: BaseException | None = None
+    warnings: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    reason: str = ""
+    occurrence: int = 0
+
+    @property
+    def duration(self) -> float:
+        """Seconds the task took (0 for other nodes)."""
+        return max(0.0, self.ended - self.started)
+
+    @property
+    def status(self) -> str:
+        return "error" if self.error is not None else "ok"
+
+    def __repr__(self) -> str:
+        return f"TreeNode({self.id!r}, parents={list(self.parents)})"
+
+
+@dataclass
+class StateTree:
+    """All tree nodes of a run, by id, with lookups by step and by (node, occurrence)."""
+
+    nodes: dict[str, TreeNode] = field(default_factory=dict)
+    by_step: dict[int, list[str]] = field(default_factory=dict)
+    by_name: dict[str, list[str]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __iter__(self) -> Iterator[TreeNode]:
+        return iter(self.nodes.values())
+
+    def __getitem__(self, node_id: str) -> TreeNode:
+        try:
+            return self.nodes[node_id]
+        except KeyError:
+            raise KeyError(
+                f"No tree node {node_id!r}; ids look like 'input', 'merge:2', "
+                f"'task:2:0:agent' or 'reset:3:join'."
+            ) from None
+
+    @property
+    def root(self) -> TreeNode:
+        return self.nodes["input"]
+
+    def children(self, node_id: str) -> list[TreeNode]:
+        """Nodes that have `node_id` among their parents, in creation order."""
+        return [n for n in self.nodes.values() if node_id in n.parents]
+
+    def tasks(self, step: int | None = None) -> list[TreeNode]:
+        """Task nodes (of one step, or all), in step and write order."""
+        steps = [step] if step is not None else sorted(self.by_step)
+        return [
+            self.nodes[i]
+            for s in steps
+            for i in self.by_step.get(s, ())
+            if self.nodes[i].kind == "task"
+        ]
+
+    def merge(self, step: int) -> TreeNode | None:
+        """The merge node of `step` (None if the step failed or does not exist)."""
+        return self.nodes.get(f"merge:{step}")
+
+    def occurrence(self, name: str, occurrence: int) -> TreeNode:
+        """The `occurrence`-th task of node `name` (0 = its first run, -1 = its last)."""
+        ids = self.by_name.get(name)
+        if not ids:
+            raise KeyError(
+                f"Node {name!r} never ran in this run; nodes that ran: {sorted(self.by_name)}."
+            )
+        try:
+            return self.nodes[ids[occurrence]]
+        except IndexError:
+            raise IndexError(
+                f"Node {name!r} ran {len(ids)} time(s); occurrence {occurrence} does not exist."
+            ) from None
+
+    def _add(self, node: TreeNode) -> None:
+        self.nodes[node.id] = node
+        self.by_step.setdefault(node.step, []).append(node.id)
+        if node.kind == "task":
+            self.by_name.setdefault(node.name, []).append(node.id)
+
+
+def build_tree(log: RunLog) -> StateTree:
+    """The state tree of a recorded run."""
+    tree = StateTree()
+    given = log.input
+    input_writes = tuple(given.items()) if isinstance(given, dict) else (("input", given),)
+    tree._add(TreeNode("input", "input", -1, "input", writes=input_writes))
+    current = "input"
+    counts: dict[str, int] = {}
+    for step in log.steps:
+        for reset in step.resets:
+            reset_id = f"reset:{step.step}:{reset.node}"
+            tree._add(
+                TreeNode(
+                    reset_id,
+                    "reset",
+                    step.step,
+                    reset.node,
+                    parents=(current,),
+                    writes=tuple(reset.values.items()),
+                    triggers=reset.sources,
+                    dropped=reset.dropped,
+                    reason=reset.reason,
+                )
+            )
+            current = reset_id
+        if step.step == 0:
+            task = step.tasks[0]
+            merge_parents: tuple[str, ...] = (current,)
+            merge_writes = tuple(task.writes)
+        else:
+            ids = []
+            for task in step.tasks:
+                node = _task_node(task, current, counts)
+                tree._add(node)
+                ids.append(node.id)
+            merge_parents, merge_writes = tuple(ids), ()
+        if step.applied:
+            merge_id = f"merge:{step.step}"
+            tree._add(
+                TreeNode(
+                    merge_id,
+                    "merge",
+                    step.step,
+                    "merge",
+                    parents=merge_parents,
+                    writes=merge_writes,
+                    dropped=step.cleared,
+                )
+            )
+            current = merge_id
+    return tree
+
+
+def _task_node(task: Any, parent: str, counts: dict[str, int]) -> TreeNode:
+    occurrence = counts.get(task.node, 0)
+    counts[task.node] = occurrence + 1
+    return TreeNode(
+        f"task:{task.id}",
+        "task",
+        task.step,
+        task.node,
+        parents=(parent,),
+        writes=tuple(task.writes),
+        task_id=task.id,
+        triggers=task.triggers if task.kind != "send" else ("Send",),
+        arg=task.arg,
+        started=task.started,
+        ended=task.ended,
+        error=task.error,
+        warnings=tuple(f"dropped {key!r}: {why}" for key, _, why in task.dropped),
+        dropped=tuple(key for key, _, _ in task.dropped),
+        occurrence=occurrence,
+    )
