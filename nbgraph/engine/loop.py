@@ -192,7 +192,8 @@ class Run:
         }
         dropped = tuple(k for k in self.values if k not in new)
         self.values = self.log.final = new
-        return RootReset(self.step, node, reason, sources, dropped, dict(new))
+        recorded = {k: isolate(v) for k, v in new.items()}  # the engine may extend `new` in place
+        return RootReset(self.step, node, reason, sources, dropped, recorded)
 
     # --- running a task --------------------------------------------------------------------
 

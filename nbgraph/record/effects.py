@@ -121,7 +121,7 @@ def effect_rows(log: RunLog) -> list[Effect]:
                 Effect(
                     number,
                     name,
-                    "ephemeral",
+                    "cleared",
                     before,
                     [],
                     [],

@@ -1,0 +1,272 @@
+"""The run record: Run, the state tree, state_at, and the effects/steps/states tables."""
+
+import operator
+from typing import Annotated, TypedDict
+
+import pandas as pd
+import pytest
+
+from nbgraph import END, MISSING, START, Ephemeral, Overwrite, Send, StateGraph
+from nbgraph.record import Run
+
+
+class S(TypedDict, total=False):
+    count: Annotated[int, operator.add]
+    log: Annotated[list, "append"]
+    status: str
+
+
+def node(name: str, **extra):
+    def run(state):
+        return {"count": 1, "log": [name], **extra}
+
+    run.__name__ = name
+    return run
+
+
+def fan_app():
+    return (
+        StateGraph(S)
+        .add_node("a", node("a", status="A"))
+        .add_node("b", node("b"))
+        .add_node("c", node("c", status="C"))
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("a", "c")
+        .add_edge(["b", "c"], END)
+        .compile()
+    )
+
+
+# --- Run and the state tree --------------------------------------------------------------------
+
+
+def test_run_returns_a_run_whose_output_is_what_invoke_returns():
+    app = fan_app()
+    run = app.run({"count": 10, "log": []})
+    assert isinstance(run, Run) and run.status == "done"
+    assert (
+        run.output
+        == app.invoke({"count": 10, "log": []})
+        == {
+            "count": 13,
+            "log": ["a", "b", "c"],
+            "status": "C",
+        }
+    )
+    assert app.last_run is app.last_run  # cached per run: its tables are built once
+
+
+def test_tree_has_input_root_tasks_and_merges_with_parents_in_write_order():
+    run = fan_app().run({"log": []})
+    tree = run.tree
+    assert tree.root.kind == "input" and tree.root.parents == ()
+    assert tree["merge:0"].parents == ("input",)
+    b, c = tree.occurrence("b", 0), tree.occurrence("c", 0)
+    assert b.parents == c.parents == ("merge:1",)
+    assert tree["merge:2"].parents == (b.id, c.id)
+    assert dict(c.writes) == {"count": 1, "log": ["c"], "status": "C"}
+    assert b.triggers == ("a",) and b.duration >= 0 and b.status == "ok"
+    assert [n.name for n in tree.children("merge:1")] == ["b", "c"]
+
+
+def test_tree_marks_root_resets_and_send_arguments():
+    class J(TypedDict, total=False):
+        log: Annotated[list, operator.add]
+        scratch: str
+
+    app = (
+        StateGraph(J)
+        .add_node("a", lambda s: {"log": ["a"], "scratch": "x"})
+        .add_node("b", lambda s: {"log": ["b"]})
+        .add_node("join", lambda s: {"log": ["j"]}, merge=lambda states: {"log": ["merged"]})
+        .add_node("w", lambda arg: {"log": [arg]})
+        .add_edge(START, "a")
+        .add_edge(START, "b")
+        .add_edge(["a", "b"], "join")
+        .add_conditional_edges("join", lambda s: [Send("w", 7)])
+        .compile()
+    )
+    run = app.run({"log": []})
+    reset = run.tree["reset:2:join"]
+    assert reset.kind == "reset" and reset.dropped == ("scratch",) and reset.reason == "merge"
+    assert run.tree.occurrence("join", 0).parents == (reset.id,)
+    assert run.state_at(reset) == {"log": ["merged"]}
+    send = run.tree.occurrence("w", 0)
+    assert send.triggers == ("Send",) and send.arg == 7
+    assert run.state_at(("w", 0)) == 7  # a Send task read its argument
+
+
+# --- state_at ----------------------------------------------------------------------------------
+
+
+def test_state_at_steps_nodes_and_occurrences():
+    seen = []
+
+    def tick(state):
+        seen.append(dict(state))
+        return {"count": 1, "log": [state["count"]]}
+
+    app = (
+        StateGraph(S)
+        .add_node("tick", tick)
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: END if s["count"] >= 5 else "tick")
+        .compile()
+    )
+    run = app.run({"count": 0, "log": []})
+    assert run.state_at(-1) == {"count": 0, "log": []}
+    for i, saw in enumerate(seen):
+        assert run.state_at(("tick", i)) == saw
+        assert run.state_at(run.tree.occurrence("tick", i).id) == saw
+    assert run.state_at(("tick", -1)) == seen[-1]
+    assert run.state_at(5) == run.output
+    mine = run.state_at(3)
+    mine["log"].append("mutated")
+    assert run.state_at(3)["log"] == [0, 1, 2]  # a copy each time
+
+
+def test_state_at_names_what_is_not_there():
+    run = fan_app().run({"log": []})
+    with pytest.raises(ValueError, match="no step 9"):
+        run.state_at(9)
+    with pytest.raises(KeyError, match="never ran"):
+        run.state_at(("zzz", 0))
+    with pytest.raises(IndexError, match="ran 1 time"):
+        run.state_at(("b", 3))
+    with pytest.raises(KeyError, match="No tree node"):
+        run.state_at("task:nope")
+    with pytest.raises(TypeError, match="step number"):
+        run.state_at(1.5)
+
+
+# --- effects -----------------------------------------------------------------------------------
+
+
+def test_effects_rows_give_before_writes_reducer_after():
+    run = fan_app().run({"count": 5, "log": ["in"]})
+    effects = run.effects
+    assert isinstance(effects, pd.DataFrame)
+    row = effects[(effects.step == 2) & (effects.field == "log")].iloc[0]
+    assert row.before == ["in", "a"] and row.after == ["in", "a", "b", "c"]
+    assert row.writes == [("b", ["b"]), ("c", ["c"])] and row.writers == ["b", "c"]
+    assert row.reducer == "append" and bool(row.changed)
+    count = effects[(effects.step == 2) & (effects.field == "count")].iloc[0]
+    assert (count.before, count.after, count.reducer) == (6, 8, "add")
+    status = effects[(effects.step == 0) & (effects.field == "status")]
+    assert status.empty  # the input did not write it
+    first = effects[(effects.step == 1) & (effects.field == "status")].iloc[0]
+    assert first.before is MISSING and first.after == "A"
+
+
+def test_effects_flags_conflict_overwrite_dropped_key_and_root_reset():
+    clash = (
+        StateGraph(S)
+        .add_node("x", lambda s: {"status": "X"})
+        .add_node("y", lambda s: {"status": "Y", "typo": 1})
+        .add_edge(START, "x")
+        .add_edge(START, "y")
+        .compile()
+    )
+    with pytest.warns(UserWarning):
+        run = clash.run({"status": "init"})
+    assert run.status == "failed" and "status" in str(run.error)
+    effects = run.effects
+    conflict = effects[effects.field == "status"].iloc[-1]
+    assert bool(conflict.conflict) and not bool(conflict.applied) and conflict.after is MISSING
+    dropped = effects[effects.field == "typo"].iloc[0]
+    assert bool(dropped.dropped_key) and dropped.writes == [("y", 1)]
+
+    bypass = (
+        StateGraph(S)
+        .add_node("r", lambda s: {"log": Overwrite(["fresh"])})
+        .add_edge(START, "r")
+        .compile()
+        .run({"log": ["old"]})
+    )
+    row = bypass.effects.iloc[-1]
+    assert bool(row.overwrite_bypass) and row.after == ["fresh"]
+
+    reset = (
+        StateGraph(S)
+        .add_node("a", node("a", status="A"))
+        .add_node("b", lambda s: {"log": ["b"]})
+        .add_edge(START, "a")
+        .add_edge("a", "b", state_filter=lambda s: {"log": s["log"]})
+        .compile()
+        .run({"log": []})
+    )
+    resets = reset.effects[reset.effects.root_reset]
+    assert set(resets.field) == {"count", "status"}
+    assert (resets.after == MISSING).all()
+
+
+def test_ephemeral_clear_is_an_effect_row():
+    class E(TypedDict, total=False):
+        note: Annotated[str, Ephemeral]
+        log: Annotated[list, "append"]
+
+    run = (
+        StateGraph(E)
+        .add_node("a", lambda s: {"note": "hi"})
+        .add_node("b", lambda s: {"log": [s.get("note")]})
+        .add_node("c", lambda s: {"log": [s.get("note")]})
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", "c")
+        .compile()
+        .run({"log": []})
+    )
+    cleared = run.effects[(run.effects.field == "note") & (run.effects.reducer == "cleared")]
+    assert list(cleared.step) == [2] and cleared.iloc[0].before == "hi"
+    assert run.output == {"log": ["hi", None]}
+
+
+# --- steps, states, field history, diff, compare -----------------------------------------------
+
+
+def test_steps_table_one_row_per_task():
+    def boom(state):
+        raise RuntimeError("broken tool")
+
+    app = (
+        StateGraph(S)
+        .add_node("a", node("a"))
+        .add_node("boom", boom)
+        .add_edge(START, "a")
+        .add_edge("a", "boom")
+        .compile()
+    )
+    run = app.run({"log": []})
+    steps = run.steps
+    assert list(steps.node) == ["a", "boom"] and list(steps.step) == [1, 2]
+    assert list(steps.status) == ["ok", "error"]
+    assert "broken tool" in steps.error.iloc[1] and steps.writes.iloc[0] == ["count", "log"]
+    assert (steps.duration >= 0).all()
+
+
+def test_states_table_and_field_history():
+    run = fan_app().run({"count": 0, "log": []})
+    states = run.states
+    assert list(states.index) == [0, 1, 2]
+    assert states.loc[2, "log"] == ["a", "b", "c"] and states.loc[0, "status"] is MISSING
+    assert isinstance(states.loc[1, "log"], list)  # cells stay Python objects
+    history = run.field_history("status")
+    assert list(history.value) == [MISSING, "A", "C"]
+    assert list(history.changed) == [False, True, True]
+    assert history.writers.iloc[2] == ["c"]
+    with pytest.raises(KeyError, match="nope"):
+        run.field_history("nope")
+
+
+def test_diff_between_two_points_and_compare_two_runs():
+    app = fan_app()
+    run = app.run({"count": 0, "log": []})
+    diff = run.diff(0, 2).set_index("field")
+    assert diff.loc["status", "change"] == "added" and diff.loc["log", "b"] == ["a", "b", "c"]
+    assert run.diff(2, 2).empty
+    other = app.run({"count": 100, "log": []})
+    compared = run.compare(other)
+    assert set(compared.what) == {"count"}
+    assert list(compared.step) == [0, 1, 2]
+    assert run.compare(app.run({"count": 0, "log": []})).empty
