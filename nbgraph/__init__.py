@@ -16,6 +16,7 @@ from nbgraph.messages import (
     RemoveMessage,
     add_messages,
 )
+from nbgraph.record import Run
 from nbgraph.reducers import register_reducer
 from nbgraph.schema import generate_state_schema
 from nbgraph.types import (
@@ -53,6 +54,7 @@ __all__ = [
     "RemainingSteps",
     "RemoveMessage",
     "RouteError",
+    "Run",
     "Send",
     "StateGraph",
     "add_messages",
