@@ -93,7 +93,7 @@ def test_tree_marks_root_resets_and_send_arguments():
     assert run.tree.occurrence("join", 0).parents == (reset.id,)
     assert run.state_at(reset) == {"log": ["merged"]}
     send = run.tree.occurrence("w", 0)
-    assert send.triggers == ("Send",) and send.arg == 7
+    assert send.triggers == ("join",) and send.arg == 7
     assert run.state_at(("w", 0)) == 7  # a Send task read its argument
 
 

@@ -56,7 +56,7 @@ class Run:
         self.stop = self.step + limit + 1
         self.values: dict[str, Any] = {}
         self.pull: dict[str, list[str]] = {}
-        self.push: list[Send] = []
+        self.push: list[tuple[str, Send]] = []
         self.deferred: dict[str, list[str]] = {}
         self.seen: list[set[str]] = [set() for _ in spec.waiting]
         self.incoming: dict[str, list[tuple[str, Any]]] = {}
@@ -153,8 +153,8 @@ class Run:
         ]
         offset = len(tasks)
         tasks += [
-            Task(self.step, offset + index, send.node, "send", arg=send.arg)
-            for index, send in enumerate(push)
+            Task(self.step, offset + index, send.node, "send", arg=send.arg, triggers=(sender,))
+            for index, (sender, send) in enumerate(push)
         ]
         self._pending_resets = resets
         return tasks
@@ -325,7 +325,7 @@ class Run:
                     self._add(edge.target, source, task, None, capture=False)
             for route in task.routes:
                 if isinstance(route, Send):
-                    self.push.append(route)
+                    self.push.append((source, route))
                 else:
                     self._add(route, source, task, None)
 

@@ -36,7 +36,8 @@ class Task:
         node: the node's name.
         kind: `"edge"` (triggered by edges, routers or gotos) or `"send"`.
         arg: the `Send`'s argument (the whole input of a send task).
-        triggers: the nodes whose edges triggered it (empty for sends).
+        triggers: the nodes whose edges, routers or Commands triggered it (for a send task,
+            the node that sent it).
         writes: `(field, value)` in the order the node wrote them.
         routes: node names and `Send`s chosen by its Commands and routers, in order.
         dropped: what it wrote that was dropped: `(key, value, reason)` each.

@@ -31,7 +31,8 @@ class TreeNode:
         parents: ids of the parents, in order (a merge: its step's tasks in write order).
         writes: `(field, value)` pairs: a task's writes, the input's keys, a reset's new root.
         task_id: the engine's task id (`"<step>:<index>:<node>"`), for tasks.
-        triggers: the nodes whose edges triggered a task; a send task: `("Send",)`.
+        triggers: the nodes whose edges, routers or Commands triggered a task (a send task:
+            the node that sent it).
         arg: what a `Send` task received as its whole input (MISSING otherwise).
         started, ended: `time.time()` at the start and end of a task.
         error: the exception a task raised.
@@ -201,7 +202,7 @@ def _task_node(task: Any, parent: str, counts: dict[str, int]) -> TreeNode:
         parents=(parent,),
         writes=tuple(task.writes),
         task_id=task.id,
-        triggers=task.triggers if task.kind != "send" else ("Send",),
+        triggers=task.triggers,
         arg=task.arg,
         started=task.started,
         ended=task.ended,
