@@ -39,7 +39,8 @@ class Task:
         triggers: the nodes whose edges, routers or Commands triggered it (for a send task,
             the node that sent it).
         writes: `(field, value)` in the order the node wrote them.
-        routes: node names and `Send`s chosen by its Commands and routers, in order.
+        routes: node names (END included) and `Send`s chosen by its Commands and routers,
+            in order.
         dropped: what it wrote that was dropped: `(key, value, reason)` each.
         error: the exception it raised, if any.
         started: when it started (`time.time()`); `ended`: when it finished.
@@ -249,9 +250,7 @@ def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> No
                     f"Router {branch.name!r} after {task.node!r} returned {item!r}, which its "
                     f"path_map does not have; path_map keys: {list(branch.path_map)}."
                 ) from None
-        target = _checked_target(spec, task.node, item, f"Router {branch.name!r}")
-        if target != END:
-            add_route(task, target)
+        add_route(task, _checked_target(spec, task.node, item, f"Router {branch.name!r}"))
 
 
 def note_failure(error: BaseException, task: Task, where: str = "running node") -> None:
