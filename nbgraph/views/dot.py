@@ -1,0 +1,271 @@
+"""Drawing a graph (and a run over it) as a `graphviz.Digraph`, from small pure functions.
+
+Nothing here renders or displays: `views.render` turns a Digraph into SVG. Every label that
+comes from a node name or a state value goes through `label()`, which escapes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nbgraph.graph import GraphSpec
+from nbgraph.types import END, START
+
+if TYPE_CHECKING:
+    import graphviz
+
+# Six-digit colours only: graphviz rejects the three-digit form.
+INK = "#333333"
+FADED = "#c8c8c8"
+RAN_FILL = "#d9ead3"
+FAILED_FILL = "#f4cccc"
+FAILED_INK = "#990000"
+HIGHLIGHT_FILL = "#fff2cc"
+HIGHLIGHT_INK = "#b45f06"
+IDLE_FILL = "#ffffff"
+TERMINAL_FILL = "#444444"
+
+
+def label(*lines: Any) -> Any:
+    """A DOT label of escaped lines: state text never becomes markup or an escape sequence.
+
+    >>> str(label("a<b>", 'say "hi"\\\\'))
+    'a<b>\\\\nsay "hi"\\\\\\\\'
+    """
+    import graphviz
+
+    text = "\\n".join(graphviz.escape(str(line)) for line in lines)
+    return graphviz.nohtml(text)
+
+
+def short(value: Any, width: int = 40) -> str:
+    """A one-line, bounded text form of a value for a label."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@dataclass
+class Overlay:
+    """What a run adds to a graph drawing.
+
+    Attributes:
+        runs: how many times each node ran.
+        failed: node -> exception type name, for nodes whose task raised.
+        edges: (source, target) -> how many times that way was taken.
+        sends: (source, target) -> how many `Send`s went that way.
+        focus: nodes to highlight (a step's tasks, or a branch's ancestry); empty: none.
+        focus_edges: edges to highlight.
+        caption: a line under the drawing.
+    """
+
+    runs: dict[str, int] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    edges: dict[tuple[str, str], int] = field(default_factory=dict)
+    sends: dict[tuple[str, str], int] = field(default_factory=dict)
+    focus: set[str] = field(default_factory=set)
+    focus_edges: set[tuple[str, str]] = field(default_factory=set)
+    caption: str = ""
+
+
+class _Ids:
+    """Synthetic DOT ids, so a node name is only ever a label (names may hold ':' or '"')."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, str] = {}
+
+    def __call__(self, name: str) -> str:
+        if name not in self.ids:
+            self.ids[name] = f"n{len(self.ids)}"
+        return self.ids[name]
+
+
+def graph_dot(spec: GraphSpec, overlay: Overlay | None = None, title: str = "") -> graphviz.Digraph:
+    """The graph: START, END, nodes, plain, waiting, conditional and Command edges.
+
+    With an `overlay`, the run is drawn over it: run counts, taken edges, failures, focus.
+    """
+    import graphviz
+
+    dot = graphviz.Digraph("graph", graph_attr={"rankdir": "TB", "fontname": "Helvetica"})
+    dot.attr("node", fontname="Helvetica", fontsize="11", color=INK)
+    dot.attr("edge", fontname="Helvetica", fontsize="9", color=INK)
+    ids = _Ids()
+    caption = [title] if title else []
+    if overlay is not None and overlay.caption:
+        caption.append(overlay.caption)
+    if caption:
+        dot.attr(label=label(*caption), labelloc="t")
+    _terminals(dot, ids, overlay)
+    for name, node in spec.nodes.items():
+        _node(dot, ids, name, node, overlay)
+    for source, targets in spec.edges.items():
+        for target in targets:
+            marks = ["filter"] if (source, target) in spec.filters else []
+            _edge(dot, ids, source, target, overlay, marks=marks)
+    for index, wait in enumerate(spec.waiting):
+        _waiting(dot, ids, index, wait.sources, wait.target, overlay)
+    for source, branches in spec.branches.items():
+        for branch in branches:
+            _branch(dot, ids, source, branch, overlay)
+    for name, node in spec.nodes.items():
+        for target in node.destinations or ():
+            _edge(dot, ids, name, target, overlay, style="dotted", marks=["goto"])
+    if overlay is not None:
+        _dynamic_edges(dot, ids, spec, overlay)
+    return dot
+
+
+def _terminals(dot: Any, ids: _Ids, overlay: Overlay | None) -> None:
+    for name, shape in ((START, "circle"), (END, "doublecircle")):
+        faded = overlay is not None and overlay.focus and name not in overlay.focus
+        dot.node(
+            ids(name),
+            label("START" if name == START else "END"),
+            shape=shape,
+            style="filled",
+            fillcolor=FADED if faded else TERMINAL_FILL,
+            fontcolor="#ffffff",
+            fontsize="9",
+            width="0.5",
+            fixedsize="true",
+        )
+
+
+def _node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | None) -> None:
+    lines = [name]
+    if node.defer:
+        lines.append("(deferred)")
+    if node.merge is not None:
+        lines.append(f"merge: {getattr(node.merge, '__name__', 'strategy')}")
+    attrs = {"shape": "box", "style": "rounded,filled", "fillcolor": IDLE_FILL}
+    if node.defer:
+        attrs["style"] = "rounded,filled,dashed"
+    if overlay is not None:
+        runs = overlay.runs.get(name, 0)
+        if runs:
+            lines.append(f"ran ×{runs}")
+            attrs["fillcolor"] = RAN_FILL
+        else:
+            attrs.update(color=FADED, fontcolor=FADED)
+        if name in overlay.failed:
+            lines.append(f"raised {overlay.failed[name]}")
+            attrs.update(fillcolor=FAILED_FILL, color=FAILED_INK, fontcolor=FAILED_INK)
+        if overlay.focus:
+            if name in overlay.focus:
+                attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
+                if name in overlay.failed:
+                    attrs["fillcolor"] = FAILED_FILL
+            else:
+                attrs.update(color=FADED, fontcolor=FADED, fillcolor=IDLE_FILL)
+    dot.node(ids(name), label(*lines), **attrs)
+
+
+def _edge_attrs(
+    source: str, target: str, overlay: Overlay | None, base: dict[str, str], marks: list[str]
+) -> dict[str, str]:
+    if overlay is None:
+        return _taken(base, None, marks, None, False)
+    count = overlay.edges.get((source, target), 0)
+    sends = overlay.sends.get((source, target), 0)
+    if sends:
+        marks = [*marks, f"Send ×{sends}"]
+    focused = (source, target) in overlay.focus_edges
+    attrs = _taken(base, count or (None if sends else 0), marks, overlay, focused)
+    if sends and not (overlay.focus and not focused):
+        attrs["penwidth"] = "2"
+    return attrs
+
+
+def _edge(
+    dot: Any,
+    ids: _Ids,
+    source: str,
+    target: str,
+    overlay: Overlay | None,
+    style: str = "solid",
+    marks: Iterable[str] = (),
+) -> None:
+    attrs = _edge_attrs(source, target, overlay, {"style": style}, list(marks))
+    dot.edge(ids(source), ids(target), **attrs)
+
+
+def _waiting(
+    dot: Any,
+    ids: _Ids,
+    index: int,
+    sources: tuple[str, ...],
+    target: str,
+    overlay: Overlay | None,
+) -> None:
+    """A waiting edge as one join: each source into a junction, the junction into the target."""
+    junction = f"join{index}"
+    dot.node(junction, label(""), shape="point", width="0.12", color=INK)
+    for source in sources:
+        count = overlay.runs.get(source, 0) if overlay else None
+        focused = overlay is not None and (source, target) in overlay.focus_edges
+        dot.edge(
+            ids(source), junction, **_taken({"arrowhead": "none"}, count, [], overlay, focused)
+        )
+    if overlay is None:
+        fired = None
+    elif target == END:
+        fired = min(overlay.runs.get(source, 0) for source in sources)
+    else:
+        fired = max(overlay.edges.get((source, target), 0) for source in sources)
+    focused = overlay is not None and any((s, target) in overlay.focus_edges for s in sources)
+    dot.edge(junction, ids(target), **_taken({}, fired, ["wait all"], overlay, focused))
+
+
+def _taken(
+    base: dict[str, str],
+    count: int | None,
+    marks: list[str],
+    overlay: Overlay | None,
+    focused: bool,
+) -> dict[str, str]:
+    """Edge attributes for a way taken `count` times (None: no run to show)."""
+    attrs, text = dict(base), list(marks)
+    if count:
+        text.append(f"×{count}")
+        attrs["penwidth"] = "2"
+    elif count is not None:
+        attrs.update(color=FADED, fontcolor=FADED)
+    if overlay is not None and overlay.focus:
+        if focused:
+            attrs.update(color=HIGHLIGHT_INK, penwidth="3")
+        else:
+            attrs.update(color=FADED, fontcolor=FADED)
+    if text:
+        attrs["label"] = label(" ".join(text))
+    return attrs
+
+
+def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | None) -> None:
+    if branch.path_map is None:
+        router = f"router{source}"
+        hint = f"{branch.name}(state) → any node or Send"
+        dot.node(ids(router), label("?"), shape="diamond", width="0.3", height="0.3")
+        attrs = _edge_attrs(source, router, None, {"style": "dashed"}, [hint])
+        dot.edge(ids(source), ids(router), **attrs)
+        return
+    by_target: dict[str, list[str]] = {}
+    for key, target in branch.path_map.items():
+        by_target.setdefault(target, []).append(str(key))
+    for target, keys in by_target.items():
+        _edge(dot, ids, source, target, overlay, style="dashed", marks=[" | ".join(keys)])
+
+
+def _dynamic_edges(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay) -> None:
+    """Ways the run took that no static edge or path map shows (open routers, gotos, Sends)."""
+    static = {(s, t) for s, ts in spec.edges.items() for t in ts}
+    static |= {
+        (s, t) for s, bs in spec.branches.items() for b in bs for t in (b.path_map or {}).values()
+    }
+    static |= {(n, t) for n, node in spec.nodes.items() for t in node.destinations or ()}
+    static |= {(s, w.target) for w in spec.waiting for s in w.sources}
+    for source, target in sorted(set(overlay.edges) | set(overlay.sends)):
+        if (source, target) in static:
+            continue
+        _edge(dot, ids, source, target, overlay, style="dashed")

@@ -1,0 +1,85 @@
+"""What a recorded run adds to a drawing of its graph: counts, taken ways, failures, focus."""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+from nbgraph.types import END, START, Send
+from nbgraph.views.dot import Overlay
+
+
+def run_overlay(run: Any, step: int | None = None, branch: str | None = None) -> Overlay:
+    """The overlay of `run`; `step` or `branch` (a task id) picks what to highlight.
+
+    Raises:
+        ValueError: a step the run does not have, or a task id it does not have.
+    """
+    log, spec = run.log, run.graph
+    overlay = Overlay()
+    tasks = [t for s in log.steps[1:] for t in s.tasks]
+    for task in tasks:
+        overlay.runs[task.node] = overlay.runs.get(task.node, 0) + 1
+        if task.error is not None:
+            overlay.failed[task.node] = type(task.error).__name__
+        counts = overlay.sends if task.kind == "send" else overlay.edges
+        for source in task.triggers:
+            counts[(source, task.node)] = counts.get((source, task.node), 0) + 1
+    for task in tasks:
+        if task.error is not None:
+            continue
+        ends = sum(t == END for t in spec.edges.get(task.node, ()))
+        ends += sum(not isinstance(r, Send) and r == END for r in task.routes)
+        if ends:
+            overlay.edges[(task.node, END)] = overlay.edges.get((task.node, END), 0) + ends
+    overlay.runs[START] = 1
+    status = f"run {run.status}: {len(log.steps) - 1} supersteps, {len(tasks)} tasks"
+    overlay.caption = status if run.error is None else f"{status} — {type(run.error).__name__}"
+    if step is not None:
+        _focus_step(run, overlay, step)
+    elif branch is not None:
+        _focus_branch(run, overlay, branch)
+    return overlay
+
+
+def _focus_step(run: Any, overlay: Overlay, step: int) -> None:
+    known = [s.step for s in run.log.steps]
+    if step not in known:
+        raise ValueError(f"This run has no step {step}; its steps are {known}.")
+    chosen = next(s for s in run.log.steps if s.step == step)
+    for task in chosen.tasks:
+        node = START if task.node == START else task.node
+        overlay.focus.add(node)
+        for source in task.triggers:
+            overlay.focus_edges.add((source, task.node))
+            overlay.focus.add(source)
+    overlay.caption += f" — showing step {step}"
+
+
+def _focus_branch(run: Any, overlay: Overlay, task_id: str) -> None:
+    """Highlight a task and the chain of tasks that triggered it, back to START."""
+    ordered = [t for s in run.log.steps for t in s.tasks]
+    by_id = {t.id: t for t in ordered}
+    wanted = task_id.removeprefix("task:")
+    if wanted not in by_id:
+        sample = ", ".join(t.id for t in ordered[1:6])
+        raise ValueError(f"This run has no task {task_id!r}; task ids look like: {sample}.")
+    runs_of: dict[str, list[tuple[int, Any]]] = {}
+    for task in ordered:
+        runs_of.setdefault(task.node, []).append((task.step, task))
+    frontier, seen = [by_id[wanted]], set()
+    while frontier:
+        task = frontier.pop()
+        if task.id in seen:
+            continue
+        seen.add(task.id)
+        overlay.focus.add(task.node)
+        for source in task.triggers:
+            overlay.focus_edges.add((source, task.node))
+            overlay.focus.add(source)
+            runs = runs_of.get(source, [])
+            # the source's latest run before this task's step triggered it
+            index = bisect.bisect_left(runs, task.step, key=lambda pair: pair[0]) - 1
+            if index >= 0:
+                frontier.append(runs[index][1])
+    overlay.caption += f" — showing the branch that led to {wanted}"
