@@ -1,0 +1,1 @@
+"""Pictures and tables for Jupyter: graphviz drawings, styled tables, display helpers."""
