@@ -1,0 +1,99 @@
+"""Jupyter display: mimebundles for drawings and runs, and escaped, styled HTML tables.
+
+Everything that came from a user or a node is escaped before it reaches HTML: pandas'
+Styler does not escape by default, so every table goes through `styled()`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from nbgraph.views.dot import short
+from nbgraph.views.render import render_svg
+
+if TYPE_CHECKING:
+    import graphviz
+    import pandas as pd
+
+SVG = "image/svg+xml"
+HTML = "text/html"
+PLAIN = "text/plain"
+CHANGED_CSS = "background-color: #fff2cc; font-weight: bold"
+
+
+def wanted(mime: str, include: Iterable[str] | None, exclude: Iterable[str] | None) -> bool:
+    """Whether a mimetype passes IPython's include/exclude (text/plain always does)."""
+    if mime == PLAIN:
+        return True
+    if include is not None and mime not in set(include):
+        return False
+    return not (exclude is not None and mime in set(exclude))
+
+
+def drawing_bundle(
+    drawing: graphviz.Digraph,
+    text: str,
+    include: Iterable[str] | None = None,
+    exclude: Iterable[str] | None = None,
+) -> dict[str, str]:
+    """`text/plain` and, when it renders, `image/svg+xml`; else the DOT source and a hint."""
+    bundle = {PLAIN: text}
+    if not wanted(SVG, include, exclude):
+        return bundle
+    rendered = render_svg(drawing.source)
+    if rendered.svg is not None:
+        bundle[SVG] = rendered.svg
+    else:
+        bundle[PLAIN] = f"{text}\n{rendered.problem}\n\n{drawing.source}"
+    return bundle
+
+
+def cell_text(value: Any, width: int = 60) -> str:
+    """The short display form of a table cell (the cell itself stays the Python object)."""
+    if isinstance(value, str):
+        return value if len(value) <= width else value[: width - 1] + "…"
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return short(value, width)
+
+
+def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str = "nbgraph") -> Any:
+    """A Styler showing short, escaped cell text; `changed` (same shape, booleans) highlights.
+
+    Values, index and column labels are all escaped; no caption or tooltip carries user text.
+    """
+    # With a formatter, Styler's own escape= is not applied: escape in the formatter.
+    styler = frame.style.format(lambda value: html.escape(cell_text(value)))
+    styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
+    styler = styler.set_uuid(uuid)
+    if changed is not None:
+        styler = styler.apply(
+            lambda _: changed.replace({True: CHANGED_CSS, False: ""}).astype(str), axis=None
+        )
+    return styler
+
+
+def run_html(run: Any, max_rows: int = 20) -> str:
+    """A compact HTML summary of a run: status line, tasks, and what each step changed."""
+    effects = run.effects
+    shown = effects[["step", "field", "reducer", "before", "writes", "after"]].tail(max_rows)
+    changed = shown.copy()
+    for column in changed.columns:
+        changed[column] = False
+    changed["after"] = effects["changed"].tail(max_rows).astype(bool).to_numpy()
+    steps = run.steps[["step", "node", "triggers", "writes", "status"]].tail(max_rows)
+    head = html.escape(repr(run))
+    error = f"<p><b>error:</b> {html.escape(repr(run.error))}</p>" if run.error is not None else ""
+    more = ""
+    if len(effects) > max_rows:
+        more = f"<p>last {max_rows} of {len(effects)} effects; see <code>run.effects</code></p>"
+    return (
+        f"<div class='nbgraph-run'><p><b>{head}</b></p>{error}"
+        f"<details open><summary>tasks</summary>{styled(steps, uuid='nbgraph-steps').to_html()}"
+        f"</details><details open><summary>effects (changed values highlighted)</summary>"
+        f"{styled(shown, changed, uuid='nbgraph-effects').to_html()}{more}</details></div>"
+    )

@@ -1,0 +1,83 @@
+"""Turning DOT into SVG, offline: the `dot` program when it is installed, else the
+`graphviz-pure` binary that `pip install nbgraph` brings, else nothing (and a clear hint).
+
+Rendered SVG is cached by DOT source, so stepping back and forth through a run lays out each
+picture once.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+INSTALL_HINT = (
+    "No graphviz renderer found: install the `dot` program (Debian/Ubuntu: "
+    "`sudo apt-get install graphviz`) or `pip install graphviz-pure`; showing the DOT source."
+)
+TIMEOUT_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The outcome of rendering: SVG text, or None with the reason."""
+
+    svg: str | None
+    renderer: str
+    problem: str = ""
+
+
+def renderers() -> list[tuple[str, str]]:
+    """Available renderers in order of preference, as (name, executable path)."""
+    found = []
+    system = shutil.which("dot")
+    if system:
+        found.append(("dot", system))
+    for folder in {sysconfig.get_path("scripts"), str(Path(sys.executable).parent)}:
+        candidate = Path(folder) / "graphviz-pure"
+        if candidate.is_file():
+            found.append(("graphviz-pure", str(candidate)))
+            break
+    else:
+        other = shutil.which("graphviz-pure")
+        if other:
+            found.append(("graphviz-pure", other))
+    return found
+
+
+def render_svg(source: str) -> Rendered:
+    """SVG for a DOT source, from the first renderer that works (cached by source)."""
+    return _render_cached(source, tuple(renderers()))
+
+
+@lru_cache(maxsize=256)
+def _render_cached(source: str, available: tuple[tuple[str, str], ...]) -> Rendered:
+    problems = []
+    for name, program in available:
+        try:
+            done = subprocess.run(
+                [program, "-Tsvg"],
+                input=source.encode("utf-8"),
+                capture_output=True,
+                timeout=TIMEOUT_SECONDS,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            problems.append(f"{name}: {error}")
+            continue
+        if done.returncode == 0 and done.stdout.lstrip().startswith((b"<?xml", b"<svg")):
+            return Rendered(done.stdout.decode("utf-8"), name)
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        problems.append(f"{name} exited {done.returncode}: {message[-1] if message else ''}")
+    if not available:
+        return Rendered(None, "", INSTALL_HINT)
+    return Rendered(None, "", "Rendering failed: " + "; ".join(problems))
+
+
+def clear_cache() -> None:
+    """Forget rendered pictures (e.g. after installing graphviz)."""
+    _render_cached.cache_clear()
