@@ -1,0 +1,186 @@
+"""Drawing the state tree: the input, each task with its writes, each step's merge with its
+parents in write order, and root resets with the fields they dropped.
+
+A large run is summarised rather than drawn box by box: long stretches of one-task steps
+collapse into one box, and a step with many tasks shows the first few and a count.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from nbgraph.views.dot import (
+    FADED,
+    FAILED_FILL,
+    FAILED_INK,
+    HIGHLIGHT_FILL,
+    INK,
+    RAN_FILL,
+    TERMINAL_FILL,
+    label,
+    short,
+)
+
+if TYPE_CHECKING:
+    import graphviz
+
+KEEP_ENDS = 2  # steps kept at each end of a collapsed stretch
+MIN_STRETCH = 6  # a stretch of one-task steps longer than this collapses
+TASKS_PER_STEP = 8  # a step with more tasks shows this many and a count
+
+
+def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
+    """The state tree of `run` as a Digraph (summarised when long or wide)."""
+    import graphviz
+
+    tree = run.tree
+    dot = graphviz.Digraph("tree", graph_attr={"rankdir": "TB", "fontname": "Helvetica"})
+    dot.attr("node", fontname="Helvetica", fontsize="10", color=INK)
+    dot.attr("edge", color=INK, arrowsize="0.6")
+    ids: dict[str, str] = {}
+
+    def node_id(tree_id: str) -> str:
+        return ids.setdefault(tree_id, f"t{len(ids)}")
+
+    node_id.drawn = ids  # type: ignore[attr-defined]  # parents not drawn map to `previous`
+
+    steps = sorted(s for s in tree.by_step if s >= 1)
+    hidden = _collapsed_steps(tree, steps)
+    dot.node(
+        node_id("input"),
+        label("input", *_writes(tree.root.writes, width)),
+        shape="ellipse",
+        style="filled",
+        fillcolor=TERMINAL_FILL,
+        fontcolor="#ffffff",
+    )
+    previous_shown = "input"
+    for step in [0, *steps]:
+        if step in hidden:
+            start, end, names = hidden[step]
+            if step == start:
+                summary = f"… steps {start}–{end}: {len(names)} tasks ({_counts(names)}) …"
+                dot.node(
+                    node_id(f"collapsed:{start}"),
+                    label(summary),
+                    shape="note",
+                    style="filled",
+                    fillcolor="#eeeeee",
+                )
+                dot.edge(node_id(previous_shown), node_id(f"collapsed:{start}"), style="dashed")
+                previous_shown = f"collapsed:{start}"
+            continue
+        previous_shown = _draw_step(dot, tree, step, node_id, previous_shown, width)
+    return dot
+
+
+def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, width: int) -> str:
+    """Draw one step's resets, tasks and merge; return the id of what the next step hangs on."""
+    ids_of_step = tree.by_step.get(step, [])
+    members = [tree[i] for i in ids_of_step]
+    for node in members:
+        if node.kind == "reset":
+            dropped = f"dropped: {', '.join(node.dropped)}" if node.dropped else "dropped nothing"
+            dot.node(
+                node_id(node.id),
+                label(f"root reset ({node.reason}) for {node.name}", dropped),
+                shape="hexagon",
+                style="filled",
+                fillcolor=HIGHLIGHT_FILL,
+            )
+            _parent_edges(dot, node, node_id, previous)
+            previous = node.id
+    tasks = [n for n in members if n.kind == "task"]
+    shown, extra = tasks[:TASKS_PER_STEP], tasks[TASKS_PER_STEP:]
+    for node in shown:
+        lines = [node.name, f"step {node.step}", *_writes(node.writes, width)]
+        attrs = {"shape": "box", "style": "rounded,filled", "fillcolor": RAN_FILL}
+        if node.error is not None:
+            lines.append(f"raised {type(node.error).__name__}")
+            attrs.update(fillcolor=FAILED_FILL, color=FAILED_INK, fontcolor=FAILED_INK)
+        if node.dropped:
+            lines.append(f"dropped keys: {', '.join(node.dropped)}")
+        dot.node(node_id(node.id), label(*lines), **attrs)
+        _parent_edges(dot, node, node_id, previous)
+    if extra:
+        more = f"step {step}: +{len(extra)} more tasks ({_counts([n.name for n in extra])})"
+        dot.node(node_id(f"more:{step}"), label(more), shape="box", style="dashed")
+        dot.edge(node_id(previous), node_id(f"more:{step}"), color=FADED)
+    merge = tree.merge(step)
+    if merge is None:
+        return previous
+    dot.node(
+        node_id(merge.id),
+        label(f"merge {step}"),
+        shape="circle",
+        width="0.3",
+        fontsize="8",
+        style="filled",
+        fillcolor="#ffffff",
+    )
+    if step == 0:
+        dot.edge(node_id(previous), node_id(merge.id))
+    for order, parent in enumerate(merge.parents, start=1):
+        if parent in {n.id for n in shown}:
+            dot.edge(node_id(parent), node_id(merge.id), label=label(str(order)), fontsize="8")
+    if extra:
+        dot.edge(node_id(f"more:{step}"), node_id(merge.id), color=FADED)
+    if merge.dropped:
+        cleared = f"cleared: {', '.join(merge.dropped)}"
+        dot.node(node_id(f"cleared:{step}"), label(cleared), shape="plaintext", fontsize="8")
+        dot.edge(node_id(merge.id), node_id(f"cleared:{step}"), style="dotted", arrowhead="none")
+    return merge.id
+
+
+def _parent_edges(dot: Any, node: Any, node_id: Any, fallback: str) -> None:
+    drawn = [p for p in node.parents if p in node_id.drawn]
+    for parent in drawn or [fallback]:
+        dot.edge(node_id(parent), node_id(node.id))
+
+
+def _writes(writes: Any, width: int, most: int = 3) -> list[str]:
+    lines = [f"{field} ← {short(value, width)}" for field, value in list(writes)[:most]]
+    if len(writes) > most:
+        lines.append(f"+{len(writes) - most} more writes")
+    return lines
+
+
+def _counts(names: list[str]) -> str:
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return ", ".join(f"{name} ×{count}" for name, count in counts.items())
+
+
+def _collapsed_steps(tree: Any, steps: list[int]) -> dict[int, tuple[int, int, list[str]]]:
+    """Steps hidden inside long stretches of one-task, reset-free steps.
+
+    Returns step -> (first hidden step, last hidden step, task names of the stretch).
+    """
+    hidden: dict[int, tuple[int, int, list[str]]] = {}
+    stretch: list[int] = []
+
+    def simple(step: int) -> bool:
+        members = [tree[i] for i in tree.by_step.get(step, [])]
+        tasks = [m for m in members if m.kind == "task"]
+        return (
+            len(tasks) == 1 and all(m.kind != "reset" for m in members) and (tasks[0].error is None)
+        )
+
+    def close() -> None:
+        if len(stretch) > MIN_STRETCH:
+            inner = stretch[KEEP_ENDS:-KEEP_ENDS]
+            names = [tree[i].name for s in inner for i in tree.by_step[s] if tree[i].kind == "task"]
+            for step in inner:
+                hidden[step] = (inner[0], inner[-1], names)
+        stretch.clear()
+
+    for step in steps:
+        if simple(step) and (not stretch or step == stretch[-1] + 1):
+            stretch.append(step)
+        else:
+            close()
+            if simple(step):
+                stretch.append(step)
+    close()
+    return hidden
