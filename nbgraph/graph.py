@@ -360,6 +360,26 @@ class StateGraph:
 
         return CompiledStateGraph(spec, checkpointer=checkpointer, name=name or "StateGraph")
 
+    def draw(self) -> Any:
+        """The graph as it stands, as a `graphviz.Digraph` — even before it compiles.
+
+        Edges to nodes that do not exist yet are drawn to a red "unknown" box.
+        """
+        from nbgraph.views.dot import graph_dot  # drawings read the spec; they never run it
+
+        problems: list[str] = []
+        state = read_schema(
+            self.state_schema, reducers=self.reducers, ephemeral=self.ephemeral, problems=problems
+        )
+        return graph_dot(self._spec(state, state, state, dict(state.fields)))
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        from nbgraph.views.display import drawing_bundle
+
+        return drawing_bundle(self.draw(), repr(self), include, exclude)
+
     def _side_schema(self, cls: Any, state: SchemaInfo, problems: list[str]) -> SchemaInfo:
         if cls is self.state_schema:
             return state

@@ -37,6 +37,19 @@ class CompiledStateGraph:
     def __repr__(self) -> str:
         return f"<CompiledStateGraph {self.name!r}: {len(self.spec.nodes)} nodes>"
 
+    def draw(self) -> Any:
+        """The graph as a `graphviz.Digraph` (render it, or let Jupyter show it)."""
+        from nbgraph.views.dot import graph_dot  # drawings read the spec; they never run it
+
+        return graph_dot(self.spec)
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        from nbgraph.views.display import drawing_bundle
+
+        return drawing_bundle(self.draw(), repr(self), include, exclude)
+
     # --- running ---------------------------------------------------------------------------
 
     @property

@@ -100,6 +100,15 @@ def graph_dot(spec: GraphSpec, overlay: Overlay | None = None, title: str = "") 
     _terminals(dot, ids, overlay)
     for name, node in spec.nodes.items():
         _node(dot, ids, name, node, overlay)
+    for name in _unknown_endpoints(spec):
+        dot.node(
+            ids(name),
+            label(name, "(unknown node)"),
+            shape="box",
+            style="dashed",
+            color=FAILED_INK,
+            fontcolor=FAILED_INK,
+        )
     for source, targets in spec.edges.items():
         for target in targets:
             marks = ["filter"] if (source, target) in spec.filters else []
@@ -115,6 +124,17 @@ def graph_dot(spec: GraphSpec, overlay: Overlay | None = None, title: str = "") 
     if overlay is not None:
         _dynamic_edges(dot, ids, spec, overlay)
     return dot
+
+
+def _unknown_endpoints(spec: GraphSpec) -> list[str]:
+    """Names edges point at that are not nodes (a graph still being built)."""
+    named = [s for s in spec.edges] + [t for ts in spec.edges.values() for t in ts]
+    named += [n for w in spec.waiting for n in (*w.sources, w.target)]
+    named += [s for s in spec.branches]
+    named += [t for bs in spec.branches.values() for b in bs for t in (b.path_map or {}).values()]
+    named += [t for node in spec.nodes.values() for t in node.destinations or ()]
+    known = {*spec.nodes, START, END}
+    return list(dict.fromkeys(n for n in named if n not in known))
 
 
 def _terminals(dot: Any, ids: _Ids, overlay: Overlay | None) -> None:
