@@ -218,6 +218,8 @@ def _field_from_hint(
                 problems.append(f"Field {where}: the reducer {problem}.")
             else:
                 found = reducer_from_callable(item)
+        if found is not None and found.name == "overwrite":
+            found = None  # the named default: one write per step, as for un-annotated fields
         if found is not None:
             if reducer is not None:
                 problems.append(

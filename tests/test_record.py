@@ -270,3 +270,55 @@ def test_diff_between_two_points_and_compare_two_runs():
     assert set(compared.what) == {"count"}
     assert list(compared.step) == [0, 1, 2]
     assert run.compare(app.run({"count": 0, "log": []})).empty
+
+
+def test_a_step_that_fails_to_apply_leaves_no_partial_writes():
+    class P(TypedDict, total=False):
+        total: Annotated[int, operator.add]
+        note: str
+
+    app = (
+        StateGraph(P)
+        .add_node("x", lambda s: {"total": 1, "note": "x"})
+        .add_node("y", lambda s: {"total": 2, "note": "y"})
+        .add_edge(START, "x")
+        .add_edge(START, "y")
+        .compile()
+    )
+    run = app.run({"total": 0})
+    assert run.status == "failed"
+    assert run.output == run.state_at(run.last_step) == {"total": 0}
+    assert app.last_log.final == {"total": 0}  # the engine did not half-apply the step
+
+
+def test_the_overwrite_name_means_one_write_per_step_like_no_reducer():
+    class O(TypedDict):
+        status: Annotated[str, "overwrite"]
+
+    app = (
+        StateGraph(O)
+        .add_node("x", lambda s: {"status": "x"})
+        .add_node("y", lambda s: {"status": "y"})
+        .add_edge(START, "x")
+        .add_edge(START, "y")
+        .compile()
+    )
+    assert "status" in str(app.run({"status": "-"}).error)
+
+
+def test_state_at_a_task_includes_the_remaining_steps_it_saw():
+    from nbgraph import RemainingSteps
+
+    class R(TypedDict):
+        n: int
+        left: RemainingSteps
+
+    seen = []
+    app = (
+        StateGraph(R)
+        .add_node("a", lambda s: seen.append(dict(s)) or {"n": 1})
+        .add_edge(START, "a")
+        .compile()
+    )
+    run = app.run({"n": 0}, {"recursion_limit": 10})
+    assert run.state_at(("a", 0)) == seen[0] == {"n": 0, "left": 9}

@@ -82,11 +82,7 @@ def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], s
         kind = type(new)
         if kind is Overwrite:
             if seen_overwrite is not None:
-                raise InvalidUpdateError(
-                    f"Can receive only one Overwrite value per super-step: field "
-                    f"{spec.name!r} got Overwrite from {seen_overwrite!r} and {writer!r} "
-                    f"at step {step}."
-                )
+                check_conflict(spec, writes, step)
             value, seen_overwrite = isolate(new.value), writer
         elif isinstance(new, Mutation):
             value = new.apply(value)
@@ -118,19 +114,37 @@ def combine_mutations(writes: Sequence[tuple[str, Any]]) -> Sequence[tuple[str, 
     return folded
 
 
-def _last_value(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], step: int) -> Any:
-    value = old
-    plain = [writer for writer, new in writes if not isinstance(new, Mutation)]
-    if len(plain) > 1:
-        hint = (
-            "it is ephemeral and takes one write per step"
-            if spec.ephemeral
-            else "declare a reducer to combine them, e.g. Annotated[T, operator.add]"
-        )
+def check_conflict(spec: FieldSpec, writes: Sequence[tuple[str, Any]], step: int) -> None:
+    """Raise the step's conflict for this field, if its writes are one.
+
+    Raises:
+        InvalidUpdateError: two value writes to a field without a reducer, or two
+            `Overwrite`s to one field, in one step (naming the field, writers and step).
+    """
+    if spec.reducer is None:
+        plain = [writer for writer, new in writes if not isinstance(new, Mutation)]
+        if len(plain) > 1:
+            hint = (
+                "it is ephemeral and takes one write per step"
+                if spec.ephemeral
+                else "declare a reducer to combine them, e.g. Annotated[T, operator.add]"
+            )
+            raise InvalidUpdateError(
+                f"At key {spec.name!r}: Can receive only one value per step. Step {step} wrote "
+                f"it from {', '.join(repr(w) for w in plain)}; {hint}."
+            )
+        return
+    overwriters = [writer for writer, new in writes if type(new) is Overwrite]
+    if len(overwriters) > 1:
         raise InvalidUpdateError(
-            f"At key {spec.name!r}: Can receive only one value per step. Step {step} wrote it "
-            f"from {', '.join(repr(w) for w in plain)}; {hint}."
+            f"Can receive only one Overwrite value per super-step: field {spec.name!r} got "
+            f"Overwrite from {overwriters[0]!r} and {overwriters[1]!r} at step {step}."
         )
+
+
+def _last_value(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], step: int) -> Any:
+    check_conflict(spec, writes, step)
+    value = old
     for _, new in writes:
         if isinstance(new, Mutation):
             value = new.apply(value)
@@ -182,8 +196,12 @@ def apply_step(
     Returns:
         One `FieldChange` per written field, in first-write order.
     """
+    grouped = group_writes(writes)
+    for name, field_writes in grouped.items():  # refuse a conflicting step before changing anything
+        if len(field_writes) > 1:
+            check_conflict(field_spec(fields, name), field_writes, step)
     changes = []
-    for name, field_writes in group_writes(writes).items():
+    for name, field_writes in grouped.items():
         spec = field_spec(fields, name)
         values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
         changes.append(FieldChange(name, field_writes, spec.reducer_name))

@@ -19,6 +19,8 @@ from nbgraph.record.tree import StateTree, TreeNode, build_tree
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
 
 StateRef = int | str | TreeNode | tuple[str, int]
@@ -75,9 +77,13 @@ class Run:
     def output(self) -> dict[str, Any]:
         """What `invoke` returned (or would have, for a run that failed: the state so far)."""
         spec = self.graph
-        final = self.log.final
+        final = self.log.final if self.status == "done" else self._last_state()
         keys = final if spec.open_schema else spec.output.fields
         return {k: isolate(final[k]) for k in keys if k in final}
+
+    def _last_state(self) -> dict[str, Any]:
+        last = self.last_step
+        return self.timeline.after(last) if last >= 0 else {}
 
     @cached_property
     def tree(self) -> StateTree:
@@ -115,6 +121,10 @@ class Run:
 
     def _task_view(self, node: TreeNode) -> dict[str, Any]:
         state = self.timeline.start_of(node.step)
+        limit = self.log.config.get("recursion_limit")
+        for name, field in self.graph.fields.items():
+            if field.managed and isinstance(limit, int):  # RemainingSteps, as the node saw it
+                state[name] = limit - node.step
         spec = self.graph.nodes.get(node.name)
         if spec is not None and spec.input is not None:
             state = {k: v for k, v in state.items() if k in spec.input.fields}
@@ -258,12 +268,109 @@ class Run:
         for step in sorted(set(mine) | set(theirs)):
             if mine.get(step) != theirs.get(step):
                 rows.append((step, "tasks", mine.get(step, []), theirs.get(step, [])))
+            outcome = (_outcome(self, step), _outcome(other, step))
+            if outcome[0] != outcome[1]:
+                rows.append((step, "outcome", *outcome))
+                continue  # a step that failed on one side has no state to compare
             here, there = _maybe_after(self, step), _maybe_after(other, step)
             for name in [*here, *(n for n in there if n not in here)]:
                 left, right = here.get(name, MISSING), there.get(name, MISSING)
                 if not same(left, right):
                     rows.append((step, name, left, right))
         return pd.DataFrame(rows, columns=["step", "what", "this", "other"], dtype=object)
+
+    # --- files -----------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        """This run as JSON text: values kept exactly when they are JSON, models or messages."""
+        from nbgraph.record.serialize import run_to_json  # serialize reads Run: import late
+
+        return run_to_json(self)
+
+    @classmethod
+    def from_json(cls, text: str) -> Run:
+        """A run read back from `to_json()` text (its node functions are not kept)."""
+        from nbgraph.record.serialize import log_from_json
+
+        return cls(log_from_json(text))
+
+    def save(self, path: str | Path) -> Path:
+        """Write this run to `path` as UTF-8 JSON, atomically; returns the path."""
+        from nbgraph.record.serialize import save_run
+
+        return save_run(self, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Run:
+        """A run read from a file `save` wrote; the file is only read, never changed."""
+        from nbgraph.record.serialize import load_log
+
+        return cls(load_log(path))
+
+    # --- what-if analyses ------------------------------------------------------------------
+
+    def writers(self) -> pd.DataFrame:
+        """Per field a node wrote: its writers, steps, concurrent writes, and order dependence.
+
+        Columns: field, reducer, writers, steps, writes, concurrent_steps, overwrite_conflict,
+        order_dependent, order_basis (`"tried"` or `"guessed"`); see
+        `nbgraph.record.analysis.writers` for the rules.
+
+        >>> from nbgraph import START, StateGraph
+        >>> app = (StateGraph(dict, reducers={"log": "append"})
+        ...        .add_node("a", lambda s: {"log": ["a"]})
+        ...        .add_node("b", lambda s: {"log": ["b"]})
+        ...        .add_edge(START, "a").add_edge(START, "b").compile())
+        >>> row = app.run({"log": []}).writers().iloc[0]
+        >>> row.field, row.writers, int(row.concurrent_steps), bool(row.order_dependent)
+        ('log', ['a', 'b'], 1, True)
+        """
+        from nbgraph.record.analysis import writers
+
+        return writers(self)
+
+    def remerge(self, reducers: dict[str, Any]) -> Run:
+        """This run had some fields other reducers: the recorded writes replayed, no node re-run.
+
+        Args:
+            reducers: `{field: registered name, two-argument callable, or "overwrite"}`.
+
+        Returns:
+            A new `Run` to `compare` with this one; its `remerge_notes` say where nodes ran on
+            a state that differs, and `routing_changes` where a router would choose otherwise.
+
+        >>> from nbgraph import START, StateGraph
+        >>> app = (StateGraph(dict, reducers={"log": "append"})
+        ...        .add_node("a", lambda s: {"log": ["a"]})
+        ...        .add_node("b", lambda s: {"log": ["b"]})
+        ...        .add_edge(START, "a").add_edge(START, "b").compile())
+        >>> new = app.run({"log": []}).remerge({"log": "overwrite"})
+        >>> new.status, type(new.error).__name__
+        ('failed', 'InvalidUpdateError')
+        """
+        from nbgraph.record.analysis import remerge
+
+        return remerge(self, reducers)
+
+    def order_sensitivity(self, max_orders: int = 120, seed: int = 0) -> pd.DataFrame:
+        """The (step, field)s whose value depends on the order of the step's concurrent writes.
+
+        Columns: step, field, reducer, orders_tried, order_a (the recorded order), result_a,
+        order_b, result_b (an order that disagrees). All task orders are tried when there are
+        at most `max_orders`, else `max_orders` drawn with `random.Random(seed)`.
+
+        >>> from nbgraph import START, StateGraph
+        >>> app = (StateGraph(dict, reducers={"log": "append", "n": "add"})
+        ...        .add_node("a", lambda s: {"log": ["a"], "n": 1})
+        ...        .add_node("b", lambda s: {"log": ["b"], "n": 2})
+        ...        .add_edge(START, "a").add_edge(START, "b").compile())
+        >>> table = app.run({"log": []}).order_sensitivity()
+        >>> table[["field", "order_a", "result_a", "order_b", "result_b"]].values.tolist()
+        [['log', ['a', 'b'], ['a', 'b'], ['b', 'a'], ['b', 'a']]]
+        """
+        from nbgraph.record.analysis import order_sensitivity
+
+        return order_sensitivity(self, max_orders, seed)
 
 
 # --- helpers ----------------------------------------------------------------------------------
@@ -301,7 +408,13 @@ def _diff(left: dict, right: dict, a: str, b: str) -> pd.DataFrame:
 
 
 def _tasks_by_step(run: Run) -> dict[int, list[str]]:
-    return {s.step: [t.node for t in s.tasks] for s in run.log.steps if s.step > 0}
+    return {s.step: [t.node for t in s.tasks if s.step > 0] for s in run.log.steps}
+
+
+def _outcome(run: Run, step: int) -> str:
+    if step not in run.timeline.index:
+        return "not reached"
+    return "applied" if run.timeline.step_log(step).applied else "failed"
 
 
 def _maybe_after(run: Run, step: int) -> dict[str, Any]:
