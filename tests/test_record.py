@@ -292,11 +292,11 @@ def test_a_step_that_fails_to_apply_leaves_no_partial_writes():
 
 
 def test_the_overwrite_name_means_one_write_per_step_like_no_reducer():
-    class O(TypedDict):
+    class Named(TypedDict):
         status: Annotated[str, "overwrite"]
 
     app = (
-        StateGraph(O)
+        StateGraph(Named)
         .add_node("x", lambda s: {"status": "x"})
         .add_node("y", lambda s: {"status": "y"})
         .add_edge(START, "x")
