@@ -145,6 +145,36 @@ class Run:
         name, occurrence = ref
         return self.tree.occurrence(name, occurrence)
 
+    # --- pictures ----------------------------------------------------------------------------
+
+    def draw(self, step: int | None = None, branch: str | None = None) -> Any:
+        """The graph with this run drawn over it, as a `graphviz.Digraph`.
+
+        Args:
+            step: highlight that superstep's tasks (and fade the rest).
+            branch: a task id (`run.steps.task_id`): highlight the chain that led to it.
+        """
+        from nbgraph.views.dot import graph_dot
+        from nbgraph.views.overlay import run_overlay
+
+        return graph_dot(self.graph, run_overlay(self, step=step, branch=branch))
+
+    def draw_tree(self) -> Any:
+        """The state tree as a `graphviz.Digraph` (long runs summarised)."""
+        from nbgraph.views.tree_dot import tree_dot
+
+        return tree_dot(self)
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        from nbgraph.views.display import HTML, drawing_bundle, run_html, wanted
+
+        bundle = drawing_bundle(self.draw(), repr(self), include, exclude)
+        if wanted(HTML, include, exclude):
+            bundle[HTML] = run_html(self)
+        return bundle
+
     # --- tables ----------------------------------------------------------------------------
 
     @cached_property
