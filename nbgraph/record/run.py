@@ -168,11 +168,11 @@ class Run:
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None, **kwargs: Any
     ) -> dict[str, Any]:
-        from nbgraph.views.display import HTML, drawing_bundle, run_html, wanted
+        from nbgraph.views.display import HTML, SVG, drawing_bundle, run_html, wanted
 
         bundle = drawing_bundle(self.draw(), repr(self), include, exclude)
-        if wanted(HTML, include, exclude):
-            bundle[HTML] = run_html(self)
+        if wanted(HTML, include, exclude):  # front-ends show one type: put the picture in it
+            bundle[HTML] = run_html(self, picture=bundle.get(SVG, ""))
         return bundle
 
     # --- tables ----------------------------------------------------------------------------

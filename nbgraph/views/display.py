@@ -77,8 +77,9 @@ def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str =
     return styler
 
 
-def run_html(run: Any, max_rows: int = 20) -> str:
-    """A compact HTML summary of a run: status line, tasks, and what each step changed."""
+def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
+    """A compact HTML summary of a run: status line, its picture (SVG made by graphviz from
+    escaped labels), tasks, and what each step changed."""
     effects = run.effects
     shown = effects[["step", "field", "reducer", "before", "writes", "after"]].tail(max_rows)
     changed = shown.copy()
@@ -92,8 +93,14 @@ def run_html(run: Any, max_rows: int = 20) -> str:
     if len(effects) > max_rows:
         more = f"<p>last {max_rows} of {len(effects)} effects; see <code>run.effects</code></p>"
     return (
-        f"<div class='nbgraph-run'><p><b>{head}</b></p>{error}"
+        f"<div class='nbgraph-run'><p><b>{head}</b></p>{error}{_strip_xml_header(picture)}"
         f"<details open><summary>tasks</summary>{styled(steps, uuid='nbgraph-steps').to_html()}"
         f"</details><details open><summary>effects (changed values highlighted)</summary>"
         f"{styled(shown, changed, uuid='nbgraph-effects').to_html()}{more}</details></div>"
     )
+
+
+def _strip_xml_header(svg: str) -> str:
+    """The `<svg>` element alone, to sit inside HTML."""
+    start = svg.find("<svg")
+    return svg[start:] if start >= 0 else ""
