@@ -17,6 +17,7 @@ __all__ = [
     "MessagesState",
     "RemoveMessage",
     "add_messages",
+    "with_ids",
 ]
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
@@ -269,6 +270,20 @@ def _with_id(message: Message) -> Message:
             f"(or REMOVE_ALL_MESSAGES)"
         )
     return message.model_copy(update={"id": str(uuid.uuid4())})
+
+
+def with_ids(value: Any) -> Any:
+    """A messages write as a list of `Message`s that all have ids (MISSING/None kept).
+
+    The engine calls it when it takes a write in, so the ids are part of the record and a
+    replay of the run gives the same ids every time.
+
+    >>> [m.id is not None for m in with_ids([("user", "hi"), ("ai", "hello")])]
+    [True, True]
+    """
+    if value is MISSING or value is None:
+        return value
+    return [_with_id(m) for m in _as_messages(value, "write")]
 
 
 def add_messages(left: Any, right: Any) -> list[Message]:

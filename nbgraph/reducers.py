@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from nbgraph.messages import add_messages
+from nbgraph.messages import add_messages, with_ids
 from nbgraph.types import MISSING
 
 ReducerFn = Callable[[Any, Any], Any]
@@ -29,19 +29,25 @@ class Reducer:
         takes_missing: True if `fn` expects `MISSING` for a missing old value.
         in_place: an optional `(old, new) -> merged` that may extend `old` in place; the
             engine uses it only on values it owns, so a run costs what was written.
+        prepare: an optional `(new) -> new` the engine applies to each write as it takes it
+            in (`append_messages` gives messages their ids there, so replays agree).
     """
 
     name: str
     fn: ReducerFn
     takes_missing: bool = False
     in_place: ReducerFn | None = None
+    prepare: Callable[[Any], Any] | None = None
 
 
 _REGISTRY: dict[str, Reducer] = {}
 
 
 def register_reducer(
-    name: str, *, in_place: ReducerFn | None = None
+    name: str,
+    *,
+    in_place: ReducerFn | None = None,
+    prepare: Callable[[Any], Any] | None = None,
 ) -> Callable[[ReducerFn], ReducerFn]:
     """Register `fn(old, new) -> merged` under `name` (EvoFabric's `StateUpdater.register`).
 
@@ -51,6 +57,7 @@ def register_reducer(
     Args:
         name: the string used in `Annotated[T, name]`.
         in_place: optional faster variant allowed to change `old` in place.
+        prepare: optional `(new) -> new` applied to each write as the engine takes it in.
 
     Returns:
         A decorator that registers the function and returns it unchanged.
@@ -70,7 +77,7 @@ def register_reducer(
         problem = check_reducer_callable(fn)
         if problem:
             raise ValueError(f"Reducer {name!r}: {problem}")
-        _REGISTRY[name] = Reducer(name, fn, takes_missing=True, in_place=in_place)
+        _REGISTRY[name] = Reducer(name, fn, True, in_place, prepare)
         return fn
 
     return decorator
@@ -249,4 +256,4 @@ register_reducer("merge", in_place=_merge_in_place)(merge)
 register_reducer("union")(union)
 register_reducer("max")(maximum)
 register_reducer("min")(minimum)
-register_reducer("append_messages")(add_messages)
+register_reducer("append_messages", prepare=with_ids)(add_messages)

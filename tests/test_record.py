@@ -322,3 +322,31 @@ def test_state_at_a_task_includes_the_remaining_steps_it_saw():
     )
     run = app.run({"n": 0}, {"recursion_limit": 10})
     assert run.state_at(("a", 0)) == seen[0] == {"n": 0, "left": 9}
+
+
+def test_messages_get_their_ids_when_written_so_replays_agree():
+    from nbgraph import MessagesState
+
+    app = (
+        StateGraph(MessagesState)
+        .add_node("bot", lambda s: {"messages": [("assistant", "hello")]})
+        .add_edge(START, "bot")
+        .compile()
+    )
+    run = app.run({"messages": [("user", "hi")]})
+    ids = [m.id for m in run.output["messages"]]
+    assert all(ids)
+    assert [m.id for m in run.state_at(1)["messages"]] == ids
+    assert [m.id for m in run.state_at(1)["messages"]] == ids  # the same on every replay
+
+
+def test_a_value_that_cannot_be_copied_is_kept_not_lost():
+    import threading
+
+    lock = threading.Lock()
+
+    class H(TypedDict):
+        handle: object
+
+    app = StateGraph(H).add_node("a", lambda s: {"handle": lock}).add_edge(START, "a").compile()
+    assert app.invoke({"handle": None})["handle"] is lock

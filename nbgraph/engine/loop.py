@@ -84,7 +84,9 @@ class Run:
         self.log.final = self.values
         task = Task(step=0, index=0, node=START, kind="input", started=time.time())
         for key, value in self._input_pairs(input):
-            task.writes.append((key, isolate(value)))
+            field = self.spec.fields.get(key)
+            prepare = field.reducer.prepare if field and field.reducer else None
+            task.writes.append((key, prepare(isolate(value)) if prepare else isolate(value)))
         self.step = 0
         self._route(task)
         task.ended = task.started

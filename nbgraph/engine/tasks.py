@@ -178,9 +178,11 @@ def _keep(spec: GraphSpec, task: Task, key: str, value: Any) -> Any:
         return MISSING
     if isinstance(value, Mutation):
         return value
+    prepare = field_info.reducer.prepare if field_info and field_info.reducer else None
     if type(value) is Overwrite:
-        return Overwrite(isolate(value.value))
-    return isolate(value)
+        inner = isolate(value.value)
+        return Overwrite(prepare(inner) if prepare else inner)
+    return prepare(isolate(value)) if prepare else isolate(value)
 
 
 def _drop(task: Task, key: str, value: Any, why: str) -> None:

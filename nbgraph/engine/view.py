@@ -17,21 +17,32 @@ _ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, range, ty
 
 
 def isolate(value: Any) -> Any:
-    """An independent copy of `value` (immutable atoms are returned as they are)."""
+    """An independent copy of `value` (immutable atoms are returned as they are).
+
+    A value that cannot be copied (a lock, a socket) is kept as it is: not isolated, but
+    not lost either.
+    """
     kind = type(value)
     if kind in _ATOMS:
         return value
     if kind is list or kind is tuple:
         for item in value:
             if type(item) not in _ATOMS:
-                return copy.deepcopy(value)
+                return _deepcopy(value)
         return value[:] if kind is list else value
     if kind is dict:
         for item in value.values():
             if type(item) not in _ATOMS:
-                return copy.deepcopy(value)
+                return _deepcopy(value)
         return value.copy()
-    return copy.deepcopy(value)
+    return _deepcopy(value)
+
+
+def _deepcopy(value: Any) -> Any:
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
 
 
 class Pending:

@@ -1,0 +1,225 @@
+"""Run-record cost: memory kept per step, time to build `run.effects`, `state_at` at depth.
+
+Run: `.venv/bin/python benchmarks/record.py` (about a minute). Times are the best of several
+runs (the machine is a noisy VM); memory is what `tracemalloc` still sees allocated once the
+run is over and garbage is collected, with the `Run` alive. Each figure is printed next to
+its baseline from the same process:
+
+- memory: the final state on its own, rebuilt from scratch by a pickle round trip (so its
+  ints are its own: `copy.deepcopy` would share them with the record and hide their cost);
+- `run.effects`: the run itself (effects build time / run time);
+- `state_at(k)`: a warm call against a cold one (a new `Run`, so its snapshots are rebuilt).
+"""
+
+import argparse
+import gc
+import pickle
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
+
+from nbgraph import END, START, StateGraph
+from nbgraph.record import Run
+
+MB = 1024 * 1024
+
+
+def best_seconds(fn: Callable[[], Any], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        if gc.isenabled():
+            gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)  # the least-disturbed run: this machine is a noisy VM
+
+
+def traced_bytes() -> int:
+    gc.collect()
+    return tracemalloc.get_traced_memory()[0]
+
+
+def retained(build: Callable[[], Any]) -> tuple[Any, int, int]:
+    """What `build()` returns, the bytes it leaves allocated, and the peak while it ran."""
+    tracemalloc.start()
+    try:
+        before = traced_bytes()
+        tracemalloc.reset_peak()
+        result = build()
+        peak = tracemalloc.get_traced_memory()[1] - before
+        return result, traced_bytes() - before, peak
+    finally:
+        tracemalloc.stop()
+
+
+def state_bytes(values: dict[str, Any]) -> int:
+    """Bytes of a state built from scratch (every object its own)."""
+    data = pickle.dumps(values)
+    copy, size, _ = retained(lambda: pickle.loads(data))
+    assert copy == values
+    return size
+
+
+# --- the graphs --------------------------------------------------------------------------------
+
+
+def self_loop(steps: int) -> Callable[[], Run]:
+    """A `count` overwrite and a `log` that grows by one item per step."""
+
+    class State(TypedDict):
+        count: int
+        log: Annotated[list, "append"]
+
+    def tick(state: dict) -> dict:
+        return {"count": state["count"] + 1, "log": [state["count"]]}
+
+    app = (
+        StateGraph(State)
+        .add_node("tick", tick)
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: END if s["count"] >= steps else "tick")
+        .compile()
+    )
+    config = {"recursion_limit": steps + 10}
+    return lambda: app.run({"count": 0, "log": []}, config)
+
+
+def ten_fields(steps: int, with_log: bool = True) -> Callable[[], Run]:
+    """Ten fields, each written every step: 4 `add` counters, 3 overwrites, `max`, `merge`
+    on a dict of a few keys, `append` (left out if not `with_log`: nine fields)."""
+
+    class State(TypedDict):
+        c0: Annotated[int, "add"]
+        c1: Annotated[int, "add"]
+        c2: Annotated[int, "add"]
+        c3: Annotated[int, "add"]
+        step: int
+        label: str
+        parity: str
+        best: Annotated[int, "max"]
+        tags: Annotated[dict, "merge"]
+        log: Annotated[list, "append"]
+
+    def tick(state: dict) -> dict:
+        n = state["step"]
+        update = {
+            "c0": 1,
+            "c1": 2,
+            "c2": n % 3,
+            "c3": -1,
+            "step": n + 1,
+            "label": f"step {n}",
+            "parity": "even" if n % 2 == 0 else "odd",
+            "best": n * 7 % 101,
+            "tags": {f"k{n % 4}": n},
+            "log": [n],
+        }
+        if not with_log:
+            del update["log"]
+        return update
+
+    app = (
+        StateGraph(State)
+        .add_node("tick", tick)
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: END if s["step"] >= steps else "tick")
+        .compile()
+    )
+    config = {"recursion_limit": steps + 10}
+    return lambda: app.run({"step": 0}, config)
+
+
+# --- the three reports -------------------------------------------------------------------------
+
+
+def memory(steps: int) -> None:
+    run_once = self_loop(steps)
+    run_once()  # warm up: first-use caches are not the record's
+    run, kept, peak = retained(run_once)
+    assert run.status == "done" and run.last_step == steps
+    state = state_bytes(run.log.final)
+    record = kept - state
+    print(
+        f"  {steps:>7,} steps: record {record / MB:7.1f} MB = {record / steps:6.0f} B/step   "
+        f"final state alone {state / MB:5.2f} MB   record/state {record / state:5.1f}x   "
+        f"peak while running {peak / MB:7.1f} MB"
+    )
+    _, snapshots, _ = retained(lambda: run.state_at(steps // 2))
+    print(
+        f"  {'':>7}        + snapshots after the first state_at: {snapshots / MB:6.2f} MB "
+        f"({run.timeline.snapshot_count} snapshots, {snapshots / state:4.1f}x the final state)"
+    )
+
+
+def effects(steps: int, repeat: int) -> Run:
+    run_once = ten_fields(steps)
+    run = run_once()
+    run_time = best_seconds(run_once, repeat)
+    log = run.log
+    build_time = best_seconds(lambda: Run(log).effects, repeat)
+    rows_time = best_seconds(lambda: Run(log).effect_list, repeat)
+    frame = Run(log).effects
+    assert len(frame) == steps * 10 + 1  # + step 0's input row
+    print(
+        f"  {steps:,} steps x 10 fields ({len(frame):,} rows): build {build_time * 1e3:7.1f} ms   "
+        f"run {run_time * 1e3:7.1f} ms   effects/run {build_time / run_time:5.2f}x"
+    )
+    print(
+        f"    of which effect_list (the replay) {rows_time * 1e3:7.1f} ms, "
+        f"the DataFrame {(build_time - rows_time) * 1e3:7.1f} ms"
+    )
+    nine_once = ten_fields(steps, with_log=False)
+    nine = nine_once().log
+    nine_run = best_seconds(nine_once, repeat)
+    nine_build = best_seconds(lambda: Run(nine).effects, repeat)
+    print(
+        f"  the same without the append field (9 fields): build {nine_build * 1e3:7.1f} ms   "
+        f"run {nine_run * 1e3:7.1f} ms   effects/run {nine_build / nine_run:5.2f}x"
+    )
+    fresh = Run(log)
+    _, kept, peak = retained(lambda: fresh.effects)
+    print(
+        f"  memory kept by run.effects (DataFrame + effect_list): {kept / MB:7.1f} MB "
+        f"({kept / len(frame):,.0f} B/row), peak while building {peak / MB:7.1f} MB"
+    )
+    for size in (steps // 4, steps // 2, steps):
+        small = self_loop(size)()
+        _, kept, _ = retained(lambda small=small: small.effects)
+        print(
+            f"    self-loop (count + append log) {size:>6,} steps: run.effects keeps "
+            f"{kept / MB:7.1f} MB = {kept / size:8,.0f} B/step"
+        )
+    return run
+
+
+def state_at(run: Run, repeat: int) -> None:
+    log = run.log
+    warm = Run(log)
+    warm.state_at(0)
+    for k in (10, run.last_step // 2, run.last_step - 1):
+        cold_time = best_seconds(lambda k=k: Run(log).state_at(k), repeat)
+        warm_time = best_seconds(lambda k=k: warm.state_at(k), repeat)
+        print(
+            f"  state_at({k:>5}): cold {cold_time * 1e3:7.2f} ms   warm {warm_time * 1e3:7.3f} ms"
+            f"   cold/warm {cold_time / warm_time:6.1f}x"
+        )
+    print(f"  ({warm.timeline.snapshot_count} snapshots for {run.last_step:,} steps)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    print("(a) memory kept by the record of a self-loop (target: well under 200 MB at 100,000):")
+    memory(10_000)
+    memory(100_000)
+    print("(b) building run.effects (target: under 1 s at 10,000 steps x 10 fields):")
+    run = effects(10_000, args.repeat)
+    print("(c) state_at(k) on that 10,000-step run:")
+    state_at(run, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
