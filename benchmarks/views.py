@@ -1,0 +1,116 @@
+"""Render timings: a 200-node graph, and a 10,000-step run's overlay and state tree.
+
+Run: `.venv/bin/python benchmarks/views.py`. Each figure is the best of several runs; the
+baseline named next to each is measured in the same process (this machine is a noisy VM).
+Renderers: the system `dot` (if installed) and `graphviz-pure` (installed with nbgraph).
+"""
+
+import itertools
+import subprocess
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
+
+from nbgraph import END, START, StateGraph
+from nbgraph.views import render
+
+
+def best(fn: Callable[[], Any], repeat: int = 5) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def wide_graph(n: int):
+    """n nodes in layers of 10, each layer fanning into the next."""
+
+    class S(TypedDict):
+        log: Annotated[list, "append"]
+
+    graph = StateGraph(S)
+    names = [f"node_{i:03d}" for i in range(n)]
+    for name in names:
+        graph.add_node(name, lambda s: None)
+    layers = [names[i : i + 10] for i in range(0, n, 10)]
+    for name in layers[0]:
+        graph.add_edge(START, name)
+    for upper, lower in itertools.pairwise(layers):
+        for i, name in enumerate(lower):
+            graph.add_edge(upper[i], name)
+            graph.add_edge(upper[(i + 1) % len(upper)], name)
+    for name in layers[-1]:
+        graph.add_edge(name, END)
+    return graph.compile()
+
+
+def long_run(steps: int):
+    class L(TypedDict):
+        n: int
+        log: Annotated[list, "append"]
+
+    app = (
+        StateGraph(L)
+        .add_node("tick", lambda s: {"n": s["n"] + 1, "log": [s["n"]]})
+        .add_node("check", lambda s: None)
+        .add_edge(START, "tick")
+        .add_edge("tick", "check")
+        .add_conditional_edges("check", lambda s: END if s["n"] >= steps else "tick")
+        .compile()
+    )
+    return app.run({"n": 0, "log": []}, {"recursion_limit": 2 * steps + 10})
+
+
+def render_with(program: str, source: str) -> float:
+    def once() -> None:
+        done = subprocess.run([program, "-Tsvg"], input=source.encode(), capture_output=True)
+        assert done.returncode == 0, done.stderr
+
+    return best(once, 3)
+
+
+def main() -> None:
+    available = dict(render.renderers())
+    print(f"renderers found: {', '.join(available) or 'none'}")
+    graph = wide_graph(200)
+    build = best(lambda: graph.draw().source)
+    source = graph.draw().source
+    print(f"200-node graph: DOT built in {build * 1e3:.1f} ms")
+    for name, program in available.items():
+        seconds = render_with(program, source)
+        print(f"  rendered by {name:<14} {seconds * 1e3:8.1f} ms  ({seconds / build:6.0f}x DOT)")
+
+    run_started = time.perf_counter()
+    run = long_run(5000)
+    run_seconds = time.perf_counter() - run_started
+    steps = len(run.log.steps) - 1
+    print(f"{steps:,}-step run recorded in {run_seconds * 1e3:.0f} ms (baseline)")
+    overlay = best(lambda: run.draw().source, 3)
+    print(
+        f"  overlay DOT           {overlay * 1e3:8.1f} ms  ({overlay / run_seconds:5.2f}x the run)"
+    )
+    focused = best(lambda: run.draw(step=steps // 2).source, 3)
+    print(
+        f"  overlay, one step     {focused * 1e3:8.1f} ms  ({focused / run_seconds:5.2f}x the run)"
+    )
+    tree = best(lambda: run.draw_tree().source, 3)
+    print(f"  state-tree DOT        {tree * 1e3:8.1f} ms  ({tree / run_seconds:5.2f}x the run)")
+    overlay_source = run.draw().source
+    tree_source = run.draw_tree().source
+    for name, program in available.items():
+        print(
+            f"  overlay rendered by {name:<14} {render_with(program, overlay_source) * 1e3:7.1f} ms"
+        )
+        print(f"  tree rendered by {name:<17} {render_with(program, tree_source) * 1e3:7.1f} ms")
+    render.clear_cache()
+    cold = best(lambda: (render.clear_cache(), render.render_svg(overlay_source)), 3)
+    warm = best(lambda: render.render_svg(overlay_source))
+    print(
+        f"  cached re-render: {warm * 1e6:.1f} µs vs {cold * 1e3:.1f} ms cold ({cold / warm:,.0f}x)"
+    )
+
+
+if __name__ == "__main__":
+    main()
