@@ -10,7 +10,8 @@ import pytest
 
 from nbgraph import END, MISSING, START, InvalidUpdateError, Send, StateGraph
 from nbgraph.record import Run
-from nbgraph.record.analysis import RemergedRun, guess_order_dependent
+from nbgraph.record.analysis import guess_order_dependent
+from nbgraph.record.remerge import RemergedRun
 from nbgraph.reducers import get_reducer, reducer_from_callable
 from nbgraph.schema import FieldSpec
 

@@ -1,49 +1,31 @@
-"""What-if questions about a recorded run, answered by re-folding its writes, never its nodes.
+"""Who writes each field of a recorded run, and whether the order of concurrent writes matters.
 
 `writers` says who writes each field and whether the order of their writes can matter;
-`order_sensitivity` folds each step's concurrent writes in other task orders; `remerge`
-replays the whole run through other reducers and says where it would have gone another way.
-Every fold goes through `reduce_field`, the engine's own.
+`order_sensitivity` folds each step's concurrent writes in other task orders, re-folding the
+recorded writes, never running a node. Every fold goes through `reduce_field`, the engine's own.
+(`remerge`, the whole run through other reducers, is in `nbgraph.record.remerge`.)
 """
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import itertools
 import math
 import numbers
 import operator
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from nbgraph import reducers as builtin
-from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT
-from nbgraph.engine.runlog import RunLog, StepLog, initial_values, replay_step
-from nbgraph.engine.tasks import Task, absorb_route, router_state
+from nbgraph.engine.runlog import RunLog, StepLog
+from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
-from nbgraph.engine.writes import (
-    applied_writes,
-    clear_ephemeral,
-    field_spec,
-    group_writes,
-    merge_unreduced,
-    reduce_field,
-)
+from nbgraph.engine.writes import applied_writes, field_spec, merge_unreduced, reduce_field
 from nbgraph.record.effects import is_conflict, same
 from nbgraph.record.run import Run, _frame
-from nbgraph.reducers import (
-    Reducer,
-    check_reducer_callable,
-    get_reducer,
-    reducer_from_callable,
-    registered_names,
-)
-from nbgraph.schema import FieldSpec, _empty_factory
+from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -72,7 +54,6 @@ ORDER_COLUMNS = (
     "order_b",
     "result_b",
 )
-ROUTING_COLUMNS = ("step", "node", "recorded", "would_route")
 
 _ORDER_FREE = (builtin.maximum, builtin.minimum, max, min)
 _ADDITION = (builtin.add, operator.add)
@@ -294,29 +275,7 @@ def writers(run: Run) -> pd.DataFrame:
         overwrite_conflict, order_dependent, order_basis.
     """
     graph = run.graph
-    stats: dict[str, _FieldWrites] = {}
-    written: dict[str, list[Any]] = {}
-    for step in run.log.steps:
-        together: Counter[str] = Counter()
-        for task in step.tasks:
-            if task.error is not None:
-                continue
-            for name, value in task.writes:
-                written.setdefault(name, []).append(value)
-            if step.step <= 0:
-                continue
-            for name, _ in task.writes:
-                entry = stats.setdefault(name, _FieldWrites())
-                entry.writers[task.node] = entry.steps[step.step] = None
-                entry.writes += 1
-            together.update({name for name, _ in task.writes})
-        for name, count in together.items():
-            if count > 1:
-                stats[name].concurrent_steps += 1
-        for change in step.changes if step.step > 0 else ():
-            entry = stats.get(change.field)
-            if entry and is_conflict(field_spec(graph.fields, change.field), list(change.writes)):
-                entry.conflict = True
+    stats, written = _tally_writes(run)
     tried = _tried_order_dependence(run)
     rows = []
     for name, entry in stats.items():
@@ -341,6 +300,38 @@ def writers(run: Run) -> pd.DataFrame:
     return _frame(rows, WRITER_COLUMNS)
 
 
+def _tally_writes(run: Run) -> tuple[dict[str, _FieldWrites], dict[str, list[Any]]]:
+    """Per field a node wrote, its `_FieldWrites`; and per field, every value written to it.
+
+    Writes of tasks that raised are left out; the values include the input's (step 0).
+    """
+    fields = run.graph.fields
+    stats: dict[str, _FieldWrites] = {}
+    written: dict[str, list[Any]] = {}
+    for step in run.log.steps:
+        together: Counter[str] = Counter()
+        for task in step.tasks:
+            if task.error is not None:
+                continue
+            for name, value in task.writes:
+                written.setdefault(name, []).append(value)
+            if step.step <= 0:
+                continue
+            for name, _ in task.writes:
+                entry = stats.setdefault(name, _FieldWrites())
+                entry.writers[task.node] = entry.steps[step.step] = None
+                entry.writes += 1
+            together.update({name for name, _ in task.writes})
+        for name, count in together.items():
+            if count > 1:
+                stats[name].concurrent_steps += 1
+        for change in step.changes if step.step > 0 else ():
+            entry = stats.get(change.field)
+            if entry and is_conflict(field_spec(fields, change.field), list(change.writes)):
+                entry.conflict = True
+    return stats, written
+
+
 def _tried_order_dependence(run: Run, max_orders: int = 120) -> dict[str, bool]:
     """Per field written concurrently, whether some step's task orders disagree."""
     dependent: dict[str, bool] = {}
@@ -360,6 +351,7 @@ def guess_order_dependent(spec: FieldSpec, written: Sequence[Any] = ()) -> bool:
     False for a field without a reducer, for `max`/`min`, and for addition on numbers (the
     declared type, or else every value in `written`); True otherwise.
 
+    >>> from nbgraph.reducers import get_reducer, reducer_from_callable
     >>> guess_order_dependent(FieldSpec("n", int, get_reducer("add")))
     False
     >>> guess_order_dependent(FieldSpec("log", list, reducer_from_callable(operator.add)))
@@ -374,398 +366,3 @@ def guess_order_dependent(spec: FieldSpec, written: Sequence[Any] = ()) -> bool:
         )
         return not numeric
     return True
-
-
-# --- the same writes through other reducers ------------------------------------------------------
-
-
-class RemergedRun(Run):
-    """A run rebuilt from another run's recorded writes under other reducers (`Run.remerge`).
-
-    Attributes:
-        source: the run whose writes were replayed.
-        reducers: per field changed, `(old reducer name, new reducer name)`.
-        remerge_notes: what the replay shows and what it cannot know, in plain English.
-    """
-
-    def __init__(self, log: RunLog, source: Run, reducers: dict[str, tuple[str, str]]) -> None:
-        super().__init__(log)
-        self.source = source
-        self.reducers = reducers
-        self.remerge_notes: list[str] = []
-        self._routing_rows: list[tuple] = []
-
-    def __repr__(self) -> str:
-        changed = ", ".join(f"{n}: {a} -> {b}" for n, (a, b) in self.reducers.items())
-        return f"{super().__repr__()[:-1]}, re-merged with {changed or 'the same reducers'}>"
-
-    @cached_property
-    def routing_changes(self) -> pd.DataFrame:
-        """Where a router would have sent the run elsewhere: step, node, recorded, would_route.
-
-        `recorded` is the task's recorded routes (Command gotos, then router choices; static
-        edges are not routes); `would_route` is the same with the routers called again.
-        """
-        return _frame(self._routing_rows, ROUTING_COLUMNS)
-
-
-def remerge(run: Run, reducers: Mapping[str, Any]) -> RemergedRun:
-    """The run as it would have been had some fields other reducers; no node runs again.
-
-    Each recorded step's writes are folded again through the new reducers. The first step
-    where that raises (two writes to a field now without a reducer, say) fails the new run,
-    which stops there. Then each router whose view differs (the step's starting state plus its
-    own node's writes) is called again; where it would choose differently, `routing_changes`
-    has a row. Nodes that ran on a state that differs are named in `remerge_notes`: their
-    writes were replayed as recorded, though they might have written something else.
-
-    Args:
-        run: the recorded run.
-        reducers: `{field: reducer}`, each a registered name, a two-argument callable, or
-            `"overwrite"` (or None): no reducer, one write per step, no starting value.
-
-    Returns:
-        A `RemergedRun` (a `Run`) with `remerge_notes` and `routing_changes`.
-
-    Raises:
-        ValueError: naming each unknown field, unknown reducer name or unusable callable.
-    """
-    fields, changed = _swap_reducers(run, reducers)
-    graph = dataclasses.replace(run.graph, fields=fields)
-    new = RemergedRun(_replay(run.log, graph, changed), run, changed)
-    new.remerge_notes, new._routing_rows = _consequences(run, new)
-    return new
-
-
-def _swap_reducers(
-    run: Run, reducers: Mapping[str, Any]
-) -> tuple[dict[str, FieldSpec], dict[str, tuple[str, str]]]:
-    if not isinstance(reducers, Mapping):
-        raise TypeError(
-            f"reducers must be a dict of field -> reducer, got {type(reducers).__name__}."
-        )
-    graph = run.graph
-    written = {name for task in run.log.tasks() for name, _ in task.writes}
-    fields, changed, problems = dict(graph.fields), {}, []
-    for name, given in reducers.items():
-        spec = graph.fields.get(name)
-        if spec is None and graph.open_schema and name in written:
-            spec = FieldSpec(name)
-        if spec is None:
-            known = [n for n, f in graph.fields.items() if not f.managed]
-            known += sorted(written - set(known)) if graph.open_schema else []
-            problems.append(f"{name!r} is not a field of this run's state; fields: {known}")
-            continue
-        if spec.managed:
-            problems.append(f"{name!r} is managed by the engine and takes no writes")
-            continue
-        reducer, problem = _reducer(given)
-        if problem:
-            problems.append(f"field {name!r}: {problem}")
-            continue
-        initial = None if reducer is None else spec.initial or _empty_factory(spec.type)
-        fields[name] = dataclasses.replace(spec, reducer=reducer, initial=initial)
-        changed[name] = (spec.reducer_name, fields[name].reducer_name)
-    if problems:
-        raise ValueError(
-            "remerge() cannot use these reducers:\n" + "\n".join(f"  - {p}." for p in problems)
-        )
-    return fields, changed
-
-
-def _reducer(given: Any) -> tuple[Reducer | None, str | None]:
-    """The reducer `given` stands for (None: no reducer), or why it cannot be one."""
-    if given is None or (isinstance(given, str) and given == "overwrite"):
-        return None, None
-    if isinstance(given, Reducer):
-        return given, None
-    if isinstance(given, str):
-        found = get_reducer(given)
-        if found is None:
-            names = ", ".join(registered_names())
-            return None, f"no reducer is registered as {given!r}; registered: {names}"
-        return found, None
-    problem = check_reducer_callable(given)
-    if problem:
-        return None, f"the reducer {problem}"
-    return reducer_from_callable(given), None
-
-
-def _replay(source: RunLog, graph: GraphSpec, changed: Mapping[str, Any]) -> RunLog:
-    """A new log over the same recorded tasks, each step folded through `graph`'s reducers."""
-    log = RunLog(graph, source.input, source.config, warnings=list(source.warnings))
-    log.status, log.error = source.status, source.error
-    ephemeral = tuple(n for n, f in graph.fields.items() if f.ephemeral)
-    values = initial_values(graph)
-    for recorded in source.steps:
-        afters = recorded.afters
-        if afters is not None:
-            afters = {k: v for k, v in afters.items() if k not in changed}
-        step = StepLog(
-            recorded.step, recorded.tasks, graph.fields, resets=recorded.resets, afters=afters
-        )
-        log.steps.append(step)
-        for reset in recorded.resets:
-            values = {name: isolate(value) for name, value in reset.values.items()}
-        if recorded.failed:
-            log.status, log.error = "failed", recorded.failed[0].error
-            break
-        try:
-            step.merged = _merged(graph, recorded, values, changed)
-            staged = _staged(graph, step, values)
-        except Exception as error:
-            error.add_note(f"nbgraph: while re-merging the writes of step {step.step}")
-            log.status, log.error = "failed", error
-            break
-        values.update(staged)
-        step.written = tuple(staged)
-        step.cleared = clear_ephemeral(ephemeral, values, step.written)
-        step.applied = True
-        if not recorded.applied:  # it failed as recorded; the record has nothing after it
-            log.status, log.error = "running", None
-    log.final = values
-    return log
-
-
-def _merged(
-    graph: GraphSpec, recorded: StepLog, values: dict[str, Any], changed: Mapping[str, Any]
-) -> Any:
-    """The step's `state_merger` writes: as recorded, unless the fields it merges changed."""
-    if graph.state_merger is None or len(recorded.tasks) < 2:
-        return ()
-    if not any(name in changed for task in recorded.tasks for name, _ in task.writes):
-        return recorded.merged
-    per_task = [(task.node, task.writes) for task in recorded.tasks]
-    return merge_unreduced(graph.state_merger, graph.fields, values, per_task)
-
-
-def _staged(graph: GraphSpec, step: StepLog, values: dict[str, Any]) -> dict[str, Any]:
-    """Each written field's value after `step`; `values` stay as they were if a fold raises."""
-    staged = {}
-    for change in step.changes:
-        name = change.field
-        if step.afters is not None and name in step.afters:
-            staged[name] = isolate(step.afters[name])
-            continue
-        old = isolate(values.get(name, MISSING))
-        staged[name] = reduce_field(field_spec(graph.fields, name), old, change.writes, step.step)
-    return staged
-
-
-# --- what the new reducers change downstream ---------------------------------------------------
-
-
-MAX_NOTES = 10
-"""Notes of one kind listed before the rest are counted (`routing_changes` has every row)."""
-
-
-@dataclass(slots=True)
-class _Findings:
-    """What `_consequences` found, step by step."""
-
-    first: list[str] = field(default_factory=list)
-    resets: list[str] = field(default_factory=list)
-    routes: list[str] = field(default_factory=list)
-    unknown: list[str] = field(default_factory=list)
-    rows: list[tuple] = field(default_factory=list)
-    inputs: dict[str, tuple[list[int], dict[str, None]]] = field(default_factory=dict)
-
-    def ran_on(self, node: str, step: int, differing: Sequence[str]) -> None:
-        steps, fields = self.inputs.setdefault(node, ([], {}))
-        steps.append(step)
-        fields.update(dict.fromkeys(differing))
-
-    def notes(self) -> list[str]:
-        notes = self.first + _capped(self.resets, "root resets")
-        notes += _capped(self.routes, "routing changes, listed in routing_changes")
-        notes += _capped(self.unknown, "routings are unknown")
-        if self.inputs:
-            each = [
-                f"{node!r} at {_steps(steps)} (in {_names(list(fields))})"
-                for node, (steps, fields) in self.inputs.items()
-            ]
-            notes.append(
-                f"Nodes ran on a state that differs: {'; '.join(each)}. What they wrote was "
-                "replayed as recorded, though with this input they might have written "
-                "something else."
-            )
-        return notes
-
-
-def _consequences(source: Run, new: RemergedRun) -> tuple[list[str], list[tuple]]:
-    """The notes on a re-merged run, and its routing changes as rows."""
-    changes = ", ".join(f"{n!r} {a} -> {b}" for n, (a, b) in new.reducers.items())
-    head = (
-        f"Replayed the recorded writes of steps 0-{new.log.steps[-1].step} with other reducers "
-        f"({changes or 'none changed'}); no node was run again."
-    )
-    found = _Findings()
-    before: list[str] = []  # fields that differ after the previous step
-    old_after, new_after = initial_values(source.graph), initial_values(new.graph)
-    for recorded, step in zip(source.log.steps, new.log.steps, strict=False):
-        number = step.step
-        old_start, new_start = old_after, new_after  # read here, advanced by replay_step below
-        if step.resets:  # the tasks read the last reset's state
-            old_start = new_start = {k: isolate(v) for k, v in step.resets[-1].values.items()}
-            found.resets += [
-                f"Step {number}: the {reset.reason} for {reset.node!r} (a root reset) was "
-                "replayed as recorded, though the state it was made from differs."
-                for reset in (step.resets if before else ())
-            ]
-        start_diff = _differing(old_start, new_start)
-        for task in step.tasks:
-            if _input_differs(new.graph, task, start_diff):
-                found.ran_on(task.node, number, start_diff)
-        if not step.applied:
-            break
-        for task in step.tasks:  # a router's view differs only by the start or own writes
-            own = {name for name, _ in task.writes}
-            if new.graph.branches.get(task.node) and (start_diff or own & new.reducers.keys()):
-                _check_routes(source, new, task, (old_start, new_start), found)
-        old_after = replay_step(source.graph, old_after, recorded)
-        new_after = replay_step(new.graph, new_after, step)
-        before = _differing(old_after, new_after)
-        if before and not found.first:
-            found.first.append(f"The state first differs after step {number}, in {_names(before)}.")
-    ending = _ending(source, new, bool(found.first))
-    return [head, *found.notes(), *ending], found.rows
-
-
-def _capped(notes: list[str], what: str) -> list[str]:
-    if len(notes) <= MAX_NOTES:
-        return notes
-    return [*notes[:MAX_NOTES], f"... and {len(notes) - MAX_NOTES} more {what}."]
-
-
-def _steps(steps: list[int]) -> str:
-    """`step 3`, or `steps 2-5, 8` (runs of consecutive steps folded)."""
-    spans: list[list[int]] = []
-    for step in steps:
-        if spans and step == spans[-1][1] + 1:
-            spans[-1][1] = step
-        else:
-            spans.append([step, step])
-    shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans[:MAX_NOTES])
-    more = ", ..." if len(spans) > MAX_NOTES else ""
-    return f"step {steps[0]}" if len(steps) == 1 else f"steps {shown}{more}"
-
-
-def _ending(source: Run, new: Run, differs: bool) -> list[str]:
-    last, recorded_last = new.log.steps[-1], source.log.steps[-1].step
-    if new.status == "failed" and not last.applied and not last.failed:
-        went_on = (
-            f"the recorded run went on to step {recorded_last}"
-            if recorded_last > last.step
-            else "it was the recorded run's last step"
-        )
-        return [
-            f"Step {last.step} fails under the new reducers ({_error(new.error)}); the "
-            f"re-merged run stops there ({went_on})."
-        ]
-    if last.failed:
-        return [
-            f"Step {last.step}: {_names([t.node for t in last.failed])} raised in the recorded "
-            f"run ({_error(last.failed[0].error)}); the re-merged run fails there too."
-        ]
-    if new.status == "running":
-        return [
-            f"Step {last.step} failed in the recorded run ({_error(source.error)}) but applies "
-            "under the new reducers; the record ends there, so what would have run next is "
-            "unknown (status 'running': the run did not end)."
-        ]
-    if not differs:
-        return ["Nothing differs: the state after every step is the same as recorded."]
-    return []
-
-
-def _differing(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-    names = [*a, *(n for n in b if n not in a)]
-    return [n for n in names if not same(a.get(n, MISSING), b.get(n, MISSING))]
-
-
-def _names(names: Sequence[str]) -> str:
-    return ", ".join(repr(n) for n in dict.fromkeys(names))
-
-
-def _input_differs(graph: GraphSpec, task: Task, differing: Sequence[str]) -> bool:
-    """Whether a node's input differed (a send's input is its recorded argument)."""
-    if task.kind != "edge" or not differing:
-        return False
-    node = graph.nodes.get(task.node)
-    if node is None or node.input is None:
-        return True
-    return any(name in node.input.fields for name in differing)
-
-
-def _check_routes(
-    source: Run,
-    new: Run,
-    task: Task,
-    starts: tuple[dict[str, Any], dict[str, Any]],
-    found: _Findings,
-) -> None:
-    """Call the task's routers on the new view if it differs; note or list what they say."""
-    where = f"Step {task.step}: the routing after {task.node!r}"
-    try:
-        old_view = _router_values(source.graph, task, starts[0])
-        new_view = _router_values(new.graph, task, starts[1])
-    except Exception as error:
-        found.unknown.append(f"{where} is unknown: its view cannot be rebuilt ({_error(error)}).")
-        return
-    if not _differing(old_view, new_view):
-        return
-    old, why_old = _router_routes(source.graph, task, starts[0], source.log.config)
-    now, why_now = _router_routes(new.graph, task, starts[1], source.log.config)
-    if old is None or now is None:
-        found.unknown.append(f"{where} is unknown: {why_old or why_now}.")
-        return
-    recorded = list(task.routes)
-    cut = len(recorded) - len(old)
-    if cut < 0 or not same(recorded[cut:], old):
-        found.unknown.append(
-            f"{where} is unknown: on the recorded state its routers choose {old}, but the "
-            f"record says {recorded[max(cut, 0) :]} (they are not a pure function of the state)."
-        )
-        return
-    would = recorded[:cut] + now
-    if not same(would, recorded):
-        found.rows.append((task.step, task.node, recorded, would))
-        found.routes.append(
-            f"{where} changes: its routers would now choose {now} instead of {old}, so after "
-            f"step {task.step} the run would have gone another way (what follows was replayed "
-            "as recorded)."
-        )
-
-
-def _router_values(graph: GraphSpec, task: Task, start: dict[str, Any]) -> dict[str, Any]:
-    """What the task's routers see: the step's start plus only its own writes, folded."""
-    values = dict(start)
-    own = group_writes([(task.node, key, value) for key, value in task.writes])
-    for name, writes in own.items():
-        spec = field_spec(graph.fields, name)
-        values[name] = reduce_field(spec, isolate(values.get(name, MISSING)), writes, task.step)
-    return values
-
-
-def _router_routes(
-    graph: GraphSpec, task: Task, start: dict[str, Any], config: dict[str, Any]
-) -> tuple[list[Any] | None, str]:
-    """Where the task's routers send the run from `start`, or None and why it is unknown."""
-    scratch = Task(task.step, task.index, task.node, task.kind, writes=task.writes)
-    limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
-    managed = {n: limit - task.step for n, f in graph.fields.items() if f.managed}
-    for branch in graph.branches.get(task.node, ()):
-        try:
-            state = router_state(graph, scratch, start, managed)
-            result = branch.router(state, config) if branch.takes_config else branch.router(state)
-            if inspect.isawaitable(result):
-                getattr(result, "close", lambda: None)()
-                return None, f"router {branch.name!r} is async and is not called again"
-            absorb_route(graph, branch, scratch, result)
-        except Exception as error:
-            return None, f"router {branch.name!r} raised {_error(error)}"
-    return list(scratch.routes), ""
-
-
-def _error(error: BaseException | None) -> str:
-    return f"{type(error).__name__}: {str(error).rstrip('.')}"

@@ -378,7 +378,7 @@ class Run:
         >>> new.status, type(new.error).__name__
         ('failed', 'InvalidUpdateError')
         """
-        from nbgraph.record.analysis import remerge
+        from nbgraph.record.remerge import remerge
 
         return remerge(self, reducers)
 

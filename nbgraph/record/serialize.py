@@ -1,10 +1,7 @@
-"""A run as JSON and back: `Run.to_json`, `Run.from_json`, `Run.save`, `Run.load`; never pickle.
+"""A run as a versioned JSON document and back: `Run.to_json`, `from_json`, `save`, `load`.
 
-The document is `{"format": "nbgraph.run", "version": 1, "graph": {...}, "run": {...}}`.
-Values are plain JSON when they are JSON; anything else is a dict tagged by `"$type"`:
-`tuple`, `set`, `frozenset`, `bytes`, `dict` (non-str keys, or a `"$type"` key of its own),
-`float` (nan and infinities), `missing`, `overwrite`, `send`, `message`, `pydantic`,
-`mutation`, and `repr` for everything else (read back as an `Unrepresentable`).
+The document is `{"format": "nbgraph.run", "version": 1, "graph": {...}, "run": {...}}`, its
+values encoded by `nbgraph.record.values`; never pickle.
 
 A loaded run reads like the original (effects, states, tree, tables), but its functions are
 gone: nodes, routers, merges and filters are stand-ins that say so when called. Where
@@ -15,164 +12,50 @@ field's value after that step is saved in the step's `afters`, and replay takes 
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import dataclasses
-import importlib
 import json
 import math
 import os
 import secrets
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import pydantic
 
 from nbgraph.engine.runlog import RootReset, RunLog, StepLog
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
 from nbgraph.errors import NbgraphError
 from nbgraph.graph import Branch, GraphSpec, NodeSpec, WaitingEdge
-from nbgraph.messages import Message, RemoveMessage
-from nbgraph.record.effects import same
+from nbgraph.record.values import (
+    BUILTIN_TYPES,
+    UnavailableFunctionError,
+    UnknownTagError,
+    UnloadedModel,
+    Unrepresentable,
+    ValueEncoder,
+    decode_error,
+    decode_value,
+    encode_error,
+    encode_value,
+    find_class,
+    is_opaque,
+    qualified_name,
+)
+from nbgraph.record.values import RecordedError as RecordedError  # re-exported
+from nbgraph.record.values import RecordedMutation as RecordedMutation  # re-exported
 from nbgraph.reducers import Reducer, get_reducer
 from nbgraph.schema import FieldSpec, SchemaInfo
-from nbgraph.types import MISSING, Mutation, Overwrite, Send
+from nbgraph.types import MISSING, Mutation, Overwrite
 
 if TYPE_CHECKING:
     from nbgraph.record.run import Run
 
 FORMAT = "nbgraph.run"
 FORMAT_VERSION = 1
-TAG = "$type"
-
-_BUILTIN_TYPES = {
-    t.__name__: t
-    for t in (list, dict, set, frozenset, tuple, int, float, str, bool, complex, bytes)
-}
 
 
 class RunFileError(NbgraphError, ValueError):
     """A file (or text) is not a run this nbgraph can read; the message says which and why."""
-
-
-class UnavailableFunctionError(NbgraphError, RuntimeError):
-    """A function of a run loaded from a file was called; files keep no functions."""
-
-
-class RecordedError(Exception):
-    """An exception as a saved run kept it: its type's name and its message.
-
-    `RecordedError("ValueError", "boom")` is an instance of a subclass named `ValueError`,
-    so tables show `ValueError: boom` as they did for the original run.
-
-    >>> error = RecordedError("ValueError", "boom")
-    >>> type(error).__name__, str(error), isinstance(error, RecordedError)
-    ('ValueError', 'boom', True)
-    """
-
-    def __new__(cls, type_name: str, message: str) -> RecordedError:
-        if cls is RecordedError:
-            cls = _ERROR_CLASSES.get(type_name) or _error_class(type_name)
-        return super().__new__(cls, type_name, message)
-
-    def __init__(self, type_name: str, message: str) -> None:
-        super().__init__(type_name, message)
-        self.type_name, self.message = type_name, message
-
-    def __str__(self) -> str:
-        return self.message
-
-    def __repr__(self) -> str:
-        return f"RecordedError({self.type_name!r}, {self.message!r})"
-
-
-_ERROR_CLASSES: dict[str, type[RecordedError]] = {}
-
-
-def _error_class(type_name: str) -> type[RecordedError]:
-    cls = type(type_name, (RecordedError,), {"__module__": __name__, "__qualname__": type_name})
-    _ERROR_CLASSES[type_name] = cls
-    return cls
-
-
-class Unrepresentable:
-    """A value a saved run could only keep as its `repr` (and its class's name).
-
-    Attributes:
-        text: the value's repr (also this object's repr).
-        class_name: its class, as `"module:QualName"`.
-
-    >>> Unrepresentable("<Lock>", "_thread:lock")
-    <Lock>
-    """
-
-    __slots__ = ("class_name", "text")
-
-    def __init__(self, text: str, class_name: str) -> None:
-        self.text, self.class_name = text, class_name
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Unrepresentable):
-            return NotImplemented
-        return (self.text, self.class_name) == (other.text, other.class_name)
-
-    def __hash__(self) -> int:
-        return hash((self.text, self.class_name))
-
-    def __deepcopy__(self, memo: dict) -> Unrepresentable:
-        return self
-
-
-class UnloadedModel(dict):
-    """A pydantic model whose class could not be imported (or refused the data): its data.
-
-    >>> UnloadedModel("shop:Order", {"id": 3})
-    UnloadedModel('shop:Order', {'id': 3})
-    """
-
-    def __init__(self, class_name: str, data: dict[str, Any]) -> None:
-        super().__init__(data)
-        self.class_name = class_name
-
-    def __repr__(self) -> str:
-        return f"UnloadedModel({self.class_name!r}, {dict(self)!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, UnloadedModel)
-            and self.class_name == other.class_name
-            and dict.__eq__(self, other)
-        )
-
-
-class RecordedMutation(Mutation):
-    """A `Mutation` a saved run wrote: kept as its repr; it cannot be applied again."""
-
-    def __init__(self, field: str, text: str, class_name: str) -> None:
-        self.field, self.text, self.class_name = field, text, class_name
-
-    def apply(self, value: Any) -> Any:
-        raise UnavailableFunctionError(
-            f"{self.text} cannot be applied: this run was loaded from a file, and a file keeps "
-            "a Mutation only as its repr."
-        )
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RecordedMutation) and (self.text, self.class_name) == (
-            other.text,
-            other.class_name,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.text, self.class_name))
 
 
 class _Unavailable:
@@ -193,172 +76,6 @@ class _Unavailable:
 
 class _Broken(Exception):
     """Inside decoding: the document has the right format but not the right shape."""
-
-
-# --- values ---------------------------------------------------------------------------------
-
-
-def encode_value(value: Any) -> Any:
-    """`value` as JSON data: itself if it is JSON, else a dict tagged by `"$type"`.
-
-    >>> encode_value({"n": (1, float("nan"))})
-    {'n': {'$type': 'tuple', 'items': [1, {'$type': 'float', 'value': 'nan'}]}}
-    >>> decode_value(encode_value({1: "a", "$type": None}))
-    {1: 'a', '$type': None}
-    """
-    return _Encoder()(value)
-
-
-class _Encoder:
-    """Turns values into JSON data, noting whether one came out opaque.
-
-    Opaque: kept as a repr, a `Mutation`, or a model whose class a loaded run cannot find;
-    a reducer replaying it would not do what it did in the run.
-    """
-
-    def __init__(self) -> None:
-        self.active: set[int] = set()  # containers being encoded, to catch one inside itself
-        self.opaque = False
-
-    def __call__(self, value: Any) -> Any:
-        kind = type(value)
-        if value is None or kind in (str, int, bool):
-            return value
-        if kind is float:
-            return value if math.isfinite(value) else {TAG: "float", "value": repr(value)}
-        if kind not in (list, tuple, set, frozenset, dict):
-            return self.instance(value)
-        if id(value) in self.active:
-            return self.as_repr(value)
-        self.active.add(id(value))
-        try:
-            return self.container(value)
-        finally:
-            self.active.discard(id(value))
-
-    def container(self, value: Any) -> Any:
-        kind = type(value)
-        if kind is list:
-            return [self(item) for item in value]
-        if kind is dict:
-            if TAG not in value and all(type(key) is str for key in value):
-                return {key: self(item) for key, item in value.items()}
-            return {TAG: "dict", "items": [[self(k), self(v)] for k, v in value.items()]}
-        items = list(value)
-        if kind is not tuple:
-            with contextlib.suppress(TypeError):  # a stable order where there is one
-                items = sorted(items)
-        return {TAG: kind.__name__, "items": [self(item) for item in items]}
-
-    def instance(self, value: Any) -> Any:
-        kind = type(value)
-        if value is MISSING:
-            return {TAG: "missing"}
-        if kind is bytes:
-            return {TAG: "bytes", "base64": base64.b64encode(value).decode("ascii")}
-        if kind is Overwrite:
-            return {TAG: "overwrite", "value": self(value.value)}
-        if kind is Send:
-            return {TAG: "send", "node": value.node, "arg": self(value.arg)}
-        if kind is RemoveMessage or (kind is Message and value.role != "remove"):
-            data = {"role": value.role}
-            for name, info in Message.model_fields.items():
-                item = getattr(value, name)
-                if name != "role" and not same(item, info.get_default(call_default_factory=True)):
-                    data[name] = self(item)
-            return {TAG: "message", "data": data}
-        if isinstance(value, Mutation):
-            self.opaque = True
-            recorded = isinstance(value, RecordedMutation)
-            text, name = (value.text, value.class_name) if recorded else (repr(value), _name(kind))
-            return {TAG: "mutation", "field": self(value.field), "repr": text, "class": name}
-        if isinstance(value, UnloadedModel):
-            self.opaque = True
-            return {TAG: "pydantic", "class": value.class_name, "data": dict(value)}
-        if isinstance(value, pydantic.BaseModel):
-            try:
-                data = value.model_dump(mode="json")
-            except Exception:
-                return self.as_repr(value)
-            self.opaque = self.opaque or _find_class(_name(kind), load=False) is not kind
-            return {TAG: "pydantic", "class": _name(kind), "data": data}
-        return self.as_repr(value)
-
-    def as_repr(self, value: Any) -> dict[str, Any]:
-        self.opaque = True
-        if isinstance(value, Unrepresentable):
-            return {TAG: "repr", "repr": value.text, "class": value.class_name}
-        try:
-            text = repr(value)
-        except Exception as error:
-            text = f"<{type(value).__name__} object: repr failed with {type(error).__name__}>"
-        return {TAG: "repr", "repr": text, "class": _name(type(value))}
-
-
-def _name(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
-
-
-def decode_value(data: Any) -> Any:
-    """The value `encode_value` made `data` from (`Unrepresentable` for a kept repr)."""
-    kind = type(data)
-    if kind is list:
-        return [decode_value(item) for item in data]
-    if kind is not dict:
-        return data
-    tag = data.get(TAG)
-    if tag is None:
-        return {key: decode_value(item) for key, item in data.items()}
-    if tag in ("tuple", "set", "frozenset"):
-        return _BUILTIN_TYPES[tag](decode_value(item) for item in data["items"])
-    if tag == "dict":
-        return {decode_value(key): decode_value(item) for key, item in data["items"]}
-    if tag == "float":
-        return float(data["value"])
-    if tag == "missing":
-        return MISSING
-    if tag == "bytes":
-        return base64.b64decode(data["base64"])
-    if tag == "overwrite":
-        return Overwrite(decode_value(data["value"]))
-    if tag == "send":
-        return Send(data["node"], decode_value(data["arg"]))
-    if tag == "message":
-        fields = {key: decode_value(item) for key, item in data["data"].items()}
-        cls = RemoveMessage if fields.get("role") == "remove" else Message
-        return cls.model_validate(fields)
-    if tag == "pydantic":
-        return _model(data["class"], data["data"])
-    if tag == "mutation":
-        return RecordedMutation(decode_value(data["field"]), data["repr"], data["class"])
-    if tag == "repr":
-        return Unrepresentable(data["repr"], data["class"])
-    raise _Broken(f"a value is tagged {tag!r}, which format version {FORMAT_VERSION} lacks")
-
-
-def _model(class_name: str, data: Any) -> Any:
-    cls = _find_class(class_name, load=True)
-    if cls is not None and issubclass(cls, pydantic.BaseModel):
-        with contextlib.suppress(Exception):
-            return cls.model_validate(data)
-    return UnloadedModel(class_name, data)
-
-
-def _find_class(name: str, *, load: bool) -> type | None:
-    """The class named `"module:QualName"`; `load=False` looks only in imported modules."""
-    module_name, _, qualname = name.partition(":")
-    if not qualname:
-        return None
-    module = sys.modules.get(module_name)
-    if module is None and load and "<locals>" not in qualname:
-        with contextlib.suppress(Exception):
-            module = importlib.import_module(module_name)
-    if module is None:
-        return None
-    found: Any = module
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-    return found if isinstance(found, type) else None
 
 
 # --- the graph ------------------------------------------------------------------------------
@@ -408,10 +125,10 @@ def _decode_field(data: dict[str, Any]) -> FieldSpec:
     initial = data["initial"]
     if initial is not None:
         value = decode_value(initial["value"])
-        builtin = _BUILTIN_TYPES.get(initial["type"])
+        builtin = BUILTIN_TYPES.get(initial["type"])
         initial = builtin if builtin is not None else (lambda: isolate(value))
     kind = data["type"]
-    kind = _BUILTIN_TYPES.get(kind) or (Any if kind == "typing.Any" else kind)
+    kind = BUILTIN_TYPES.get(kind) or (Any if kind == "typing.Any" else kind)
     return FieldSpec(
         name,
         kind,
@@ -425,13 +142,13 @@ def _decode_field(data: dict[str, Any]) -> FieldSpec:
 
 def _type_text(tp: Any) -> str:
     if isinstance(tp, type):
-        return tp.__name__ if tp.__module__ == "builtins" else _name(tp)
+        return tp.__name__ if tp.__module__ == "builtins" else qualified_name(tp)
     return tp if isinstance(tp, str) else repr(tp)
 
 
 def _encode_schema(info: SchemaInfo) -> dict[str, Any]:
     cls = info.cls
-    name = _name(cls) if isinstance(cls, type) else repr(cls)
+    name = qualified_name(cls) if isinstance(cls, type) else repr(cls)
     return {"class": name, "kind": info.kind, "fields": list(info.fields)}
 
 
@@ -439,7 +156,7 @@ def _decode_schema(
     data: dict[str, Any], fields: dict[str, FieldSpec], private: bool = False
 ) -> SchemaInfo:
     name = data["class"]
-    cls = _find_class(name, load=False)
+    cls = find_class(name, load=False)
     if cls is None:  # a stand-in with the same name, for display
         module, _, qualname = name.partition(":")
         short = qualname.rsplit(".", 1)[-1] or name
@@ -457,32 +174,11 @@ def _encode_graph(graph: GraphSpec) -> dict[str, Any]:
         "state": _encode_schema(graph.state),
         "input": _encode_schema(graph.input),
         "output": _encode_schema(graph.output),
-        "nodes": [
-            {
-                "name": node.name,
-                "defer": node.defer,
-                "merge": node.merge is not None,
-                "destinations": None if node.destinations is None else list(node.destinations),
-                "input": None if node.input is None else _encode_schema(node.input),
-                "is_async": node.is_async,
-                "takes_config": node.takes_config,
-            }
-            for node in graph.nodes.values()
-        ],
+        "nodes": [_encode_node(node) for node in graph.nodes.values()],
         "edges": {source: list(targets) for source, targets in graph.edges.items()},
         "waiting": [{"sources": list(w.sources), "target": w.target} for w in graph.waiting],
         "branches": [
-            {
-                "source": branch.source,
-                "router": branch.name,
-                "path_map": None
-                if branch.path_map is None
-                else [[encode_value(key), target] for key, target in branch.path_map.items()],
-                "is_async": branch.is_async,
-                "takes_config": branch.takes_config,
-            }
-            for branches in graph.branches.values()
-            for branch in branches
+            _encode_branch(branch) for branches in graph.branches.values() for branch in branches
         ],
         "filters": [list(pair) for pair in graph.filters],
         "state_merger": graph.state_merger is not None,
@@ -492,36 +188,38 @@ def _encode_graph(graph: GraphSpec) -> dict[str, Any]:
     }
 
 
+def _encode_node(node: NodeSpec) -> dict[str, Any]:
+    return {
+        "name": node.name,
+        "defer": node.defer,
+        "merge": node.merge is not None,
+        "destinations": None if node.destinations is None else list(node.destinations),
+        "input": None if node.input is None else _encode_schema(node.input),
+        "is_async": node.is_async,
+        "takes_config": node.takes_config,
+    }
+
+
+def _encode_branch(branch: Branch) -> dict[str, Any]:
+    path_map = branch.path_map
+    return {
+        "source": branch.source,
+        "router": branch.name,
+        "path_map": None
+        if path_map is None
+        else [[encode_value(key), target] for key, target in path_map.items()],
+        "is_async": branch.is_async,
+        "takes_config": branch.takes_config,
+    }
+
+
 def _decode_graph(data: dict[str, Any]) -> GraphSpec:
     fields = {spec.name: spec for spec in map(_decode_field, data["fields"])}
-    nodes = {}
-    for item in data["nodes"]:
-        name = item["name"]
-        merge = _Unavailable(f"merge of node {name!r}", "merge") if item["merge"] else None
-        schema = item["input"]
-        nodes[name] = NodeSpec(
-            name,
-            _Unavailable(f"node {name!r}", name),
-            is_async=bool(item["is_async"]),
-            takes_config=bool(item["takes_config"]),
-            input=None if schema is None else _decode_schema(schema, fields, private=True),
-            defer=bool(item["defer"]),
-            merge=merge,
-            destinations=None if item["destinations"] is None else tuple(item["destinations"]),
-        )
+    nodes = {item["name"]: _decode_node(item, fields) for item in data["nodes"]}
     branches: dict[str, list[Branch]] = {}
-    for item in data["branches"]:
-        source, router = item["source"], item["router"]
-        stub = _Unavailable(f"router {router!r} after {source!r}", router)
-        pairs = item["path_map"]
-        path_map = None if pairs is None else {decode_value(k): t for k, t in pairs}
-        branch = Branch(source, stub, path_map, bool(item["is_async"]), bool(item["takes_config"]))
-        branches.setdefault(source, []).append(branch)
+    for branch in map(_decode_branch, data["branches"]):
+        branches.setdefault(branch.source, []).append(branch)
     waiting = tuple(WaitingEdge(tuple(w["sources"]), w["target"]) for w in data["waiting"])
-    waits_by_source: dict[str, list[int]] = {}
-    for index, edge in enumerate(waiting):
-        for source in edge.sources:
-            waits_by_source.setdefault(source, []).append(index)
     merger = _Unavailable("state_merger", "state_merger") if data["state_merger"] else None
     return GraphSpec(
         state=_decode_schema(data["state"], fields),
@@ -540,33 +238,44 @@ def _decode_graph(data: dict[str, Any]) -> GraphSpec:
         open_schema=bool(data["open_schema"]),
         interrupt_before=tuple(data["interrupt_before"]),
         interrupt_after=tuple(data["interrupt_after"]),
-        waits_by_source={source: tuple(ids) for source, ids in waits_by_source.items()},
+        waits_by_source=_waits_by_source(waiting),
     )
+
+
+def _decode_node(item: dict[str, Any], fields: dict[str, FieldSpec]) -> NodeSpec:
+    name, schema = item["name"], item["input"]
+    return NodeSpec(
+        name,
+        _Unavailable(f"node {name!r}", name),
+        is_async=bool(item["is_async"]),
+        takes_config=bool(item["takes_config"]),
+        input=None if schema is None else _decode_schema(schema, fields, private=True),
+        defer=bool(item["defer"]),
+        merge=_Unavailable(f"merge of node {name!r}", "merge") if item["merge"] else None,
+        destinations=None if item["destinations"] is None else tuple(item["destinations"]),
+    )
+
+
+def _decode_branch(item: dict[str, Any]) -> Branch:
+    source, router, pairs = item["source"], item["router"], item["path_map"]
+    stub = _Unavailable(f"router {router!r} after {source!r}", router)
+    path_map = None if pairs is None else {decode_value(k): t for k, t in pairs}
+    return Branch(source, stub, path_map, bool(item["is_async"]), bool(item["takes_config"]))
+
+
+def _waits_by_source(waiting: tuple[WaitingEdge, ...]) -> dict[str, tuple[int, ...]]:
+    """Per source node, the indices of the waiting edges it is one of the sources of."""
+    found: dict[str, list[int]] = {}
+    for index, edge in enumerate(waiting):
+        for source in edge.sources:
+            found.setdefault(source, []).append(index)
+    return {source: tuple(ids) for source, ids in found.items()}
 
 
 # --- the run --------------------------------------------------------------------------------
 
 
-def _encode_error(error: BaseException | None) -> dict[str, Any] | None:
-    if error is None:
-        return None
-    data: dict[str, Any] = {"type": type(error).__name__, "message": str(error)}
-    notes = getattr(error, "__notes__", None)
-    if notes:
-        data["notes"] = [str(note) for note in notes]
-    return data
-
-
-def _decode_error(data: dict[str, Any] | None) -> RecordedError | None:
-    if data is None:
-        return None
-    error = RecordedError(data["type"], data["message"])
-    for note in data.get("notes", ()):
-        error.add_note(note)
-    return error
-
-
-def _encode_task(task: Task, watch: _Encoder) -> dict[str, Any]:
+def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
     data: dict[str, Any] = {
         "step": task.step,
         "index": task.index,
@@ -584,7 +293,7 @@ def _encode_task(task: Task, watch: _Encoder) -> dict[str, Any]:
     if task.dropped:
         data["dropped"] = [[encode_value(k), encode_value(v), why] for k, v, why in task.dropped]
     if task.error is not None:
-        data["error"] = _encode_error(task.error)
+        data["error"] = encode_error(task.error)
     return data
 
 
@@ -600,7 +309,7 @@ def _decode_task(data: dict[str, Any]) -> Task:
         writes=[(decode_value(k), decode_value(v)) for k, v in data["writes"]],
         routes=routes or (),
         dropped=tuple((decode_value(k), decode_value(v), w) for k, v, w in data.get("dropped", ())),
-        error=_decode_error(data.get("error")),
+        error=decode_error(data.get("error")),
         started=float(data["started"]),
         ended=float(data["ended"]),
     )
@@ -608,7 +317,7 @@ def _decode_task(data: dict[str, Any]) -> Task:
 
 def _encode_steps(run: Run) -> list[dict[str, Any]]:
     """Every step of the run, with `afters` where a loaded run could not replay it."""
-    watch = _Encoder()  # encodes what reaches the state, noting anything opaque
+    watch = ValueEncoder()  # encodes what reaches the state, noting anything opaque
     steps = []
     for step in run.log.steps:
         resets = [
@@ -679,7 +388,7 @@ def _has_unreplayable_parts(run: Run) -> bool:
     return (
         any(step.merged for step in run.log.steps)
         or any(spec.reducer is not None and not _portable(spec.reducer) for spec in fields)
-        or any(_opaque(_initial(spec)) for spec in fields if spec.initial is not None)
+        or any(is_opaque(_initial(spec)) for spec in fields if spec.initial is not None)
     )
 
 
@@ -692,14 +401,14 @@ def _afters(run: Run) -> list[dict[Any, Any] | None]:
     """
     fields = run.graph.fields
     merged = {step.step: {name for _, name, _ in step.merged} for step in run.log.steps}
-    opaque = {n for n, spec in fields.items() if spec.initial and _opaque(_initial(spec))}
+    opaque = {n for n, spec in fields.items() if spec.initial and is_opaque(_initial(spec))}
     afters: dict[int, dict[Any, Any]] = {}
     for effect in run.effect_list:
         name = effect.field
         if effect.dropped_key or not effect.applied:
             continue
         if effect.root_reset or not effect.writes:  # a reset's new value, or a clear
-            (opaque.add if _opaque(effect.after) else opaque.discard)(name)
+            (opaque.add if is_opaque(effect.after) else opaque.discard)(name)
             continue
         spec = fields.get(name)
         reducer = spec.reducer if spec is not None else None
@@ -711,10 +420,10 @@ def _afters(run: Run) -> list[dict[Any, Any] | None]:
             or name in merged[effect.step]
             or (reducer is not None and not _portable(reducer))
             or (name in opaque and not replaced)
-            or any(_opaque(value) for value in writes)
+            or any(is_opaque(value) for value in writes)
         ):
             afters.setdefault(effect.step, {})[name] = effect.after
-            (opaque.add if _opaque(effect.after) else opaque.discard)(name)
+            (opaque.add if is_opaque(effect.after) else opaque.discard)(name)
         else:  # folded from plain values by one of nbgraph's reducers: plain too
             opaque.discard(name)
     return [afters.get(step.step) for step in run.log.steps]
@@ -725,13 +434,6 @@ def _initial(spec: FieldSpec) -> Any:
         return spec.initial()  # type: ignore[misc]
     except Exception:
         return MISSING
-
-
-def _opaque(value: Any) -> bool:
-    """Whether `value` comes back from a file as something a reducer would treat otherwise."""
-    encoder = _Encoder()
-    encoder(value)
-    return encoder.opaque
 
 
 def _plain_json(value: Any) -> Any:
@@ -758,7 +460,7 @@ def run_document(run: Run) -> dict[str, Any]:
         "graph": _encode_graph(log.graph),
         "run": {
             "status": log.status,
-            "error": _encode_error(log.error),
+            "error": encode_error(log.error),
             "input": encode_value(log.input),
             "config": config if config is not MISSING else {},
             "warnings": list(log.warnings),
@@ -803,6 +505,11 @@ def log_from_json(text: str, *, where: str = "The text") -> RunLog:
         return _decode_log(document)
     except _Broken as error:
         raise RunFileError(f"{where} is not a complete nbgraph run: {error}.") from None
+    except UnknownTagError as error:
+        raise RunFileError(
+            f"{where} is not a complete nbgraph run: a value is tagged {error.tag!r}, which "
+            f"format version {FORMAT_VERSION} lacks."
+        ) from None
     except KeyError as error:
         raise RunFileError(
             f"{where} is not a complete nbgraph run: the entry {error.args[0]!r} is missing."
@@ -848,7 +555,7 @@ def _decode_log(document: dict[str, Any]) -> RunLog:
         _mapping(config, "the config"),
         steps=[_decode_step(step, graph) for step in data["steps"]],
         status=data["status"],
-        error=_decode_error(data["error"]),
+        error=decode_error(data["error"]),
         warnings=[str(message) for message in data["warnings"]],
         final=_mapping(decode_value(data["final"]), "the final values"),
     )
