@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import weakref
 from typing import Any
 
 from nbgraph.types import END, START, Send
@@ -12,9 +14,27 @@ from nbgraph.views.dot import Overlay
 def run_overlay(run: Any, step: int | None = None, branch: str | None = None) -> Overlay:
     """The overlay of `run`; `step` or `branch` (a task id) picks what to highlight.
 
+    The counts are computed once per run and shared; only the focus is worked out per call,
+    so stepping through a long run redraws in time proportional to the graph, not the run.
+
     Raises:
         ValueError: a step the run does not have, or a task id it does not have.
     """
+    base = _BASES.get(run)
+    if base is None:
+        base = _BASES[run] = _counts(run)
+    overlay = dataclasses.replace(base, focus=set(), focus_edges=set())
+    if step is not None:
+        _focus_step(run, overlay, step)
+    elif branch is not None:
+        _focus_branch(run, overlay, branch)
+    return overlay
+
+
+_BASES: weakref.WeakKeyDictionary[Any, Overlay] = weakref.WeakKeyDictionary()
+
+
+def _counts(run: Any) -> Overlay:
     log, spec = run.log, run.graph
     overlay = Overlay()
     tasks = [t for s in log.steps[1:] for t in s.tasks]
@@ -25,28 +45,19 @@ def run_overlay(run: Any, step: int | None = None, branch: str | None = None) ->
         counts = overlay.sends if task.kind == "send" else overlay.edges
         for source in task.triggers:
             counts[(source, task.node)] = counts.get((source, task.node), 0) + 1
-    for task in tasks:
-        if task.error is not None:
-            continue
-        ends = sum(t == END for t in spec.edges.get(task.node, ()))
-        ends += sum(not isinstance(r, Send) and r == END for r in task.routes)
-        if ends:
-            overlay.edges[(task.node, END)] = overlay.edges.get((task.node, END), 0) + ends
+        if task.error is None:
+            ends = sum(t == END for t in spec.edges.get(task.node, ()))
+            ends += sum(not isinstance(r, Send) and r == END for r in task.routes)
+            if ends:
+                overlay.edges[(task.node, END)] = overlay.edges.get((task.node, END), 0) + ends
     overlay.runs[START] = 1
     status = f"run {run.status}: {len(log.steps) - 1} supersteps, {len(tasks)} tasks"
     overlay.caption = status if run.error is None else f"{status} — {type(run.error).__name__}"
-    if step is not None:
-        _focus_step(run, overlay, step)
-    elif branch is not None:
-        _focus_branch(run, overlay, branch)
     return overlay
 
 
 def _focus_step(run: Any, overlay: Overlay, step: int) -> None:
-    known = [s.step for s in run.log.steps]
-    if step not in known:
-        raise ValueError(f"This run has no step {step}; its steps are {known}.")
-    chosen = next(s for s in run.log.steps if s.step == step)
+    chosen = run.timeline.step_log(step)  # raises ValueError naming the step
     for task in chosen.tasks:
         node = START if task.node == START else task.node
         overlay.focus.add(node)
