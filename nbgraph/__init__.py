@@ -32,6 +32,7 @@ from nbgraph.types import (
     RemainingSteps,
     Send,
 )
+from nbgraph.views.inspector import inspect
 
 __all__ = [
     "END",
@@ -59,5 +60,6 @@ __all__ = [
     "StateGraph",
     "add_messages",
     "generate_state_schema",
+    "inspect",
     "register_reducer",
 ]

@@ -165,6 +165,12 @@ class Run:
 
         return tree_dot(self)
 
+    def inspect(self, other: Run | None = None) -> Any:
+        """An ipywidgets inspector to step through this run (optionally against `other`)."""
+        from nbgraph.views.inspector import inspect
+
+        return inspect(self, other)
+
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None, **kwargs: Any
     ) -> dict[str, Any]:

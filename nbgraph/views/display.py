@@ -93,14 +93,14 @@ def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
     if len(effects) > max_rows:
         more = f"<p>last {max_rows} of {len(effects)} effects; see <code>run.effects</code></p>"
     return (
-        f"<div class='nbgraph-run'><p><b>{head}</b></p>{error}{_strip_xml_header(picture)}"
+        f"<div class='nbgraph-run'><p><b>{head}</b></p>{error}{svg_element(picture)}"
         f"<details open><summary>tasks</summary>{styled(steps, uuid='nbgraph-steps').to_html()}"
         f"</details><details open><summary>effects (changed values highlighted)</summary>"
         f"{styled(shown, changed, uuid='nbgraph-effects').to_html()}{more}</details></div>"
     )
 
 
-def _strip_xml_header(svg: str) -> str:
+def svg_element(svg: str) -> str:
     """The `<svg>` element alone, to sit inside HTML."""
     start = svg.find("<svg")
     return svg[start:] if start >= 0 else ""

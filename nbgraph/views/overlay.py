@@ -67,8 +67,12 @@ def _focus_step(run: Any, overlay: Overlay, step: int) -> None:
     overlay.caption += f" — showing step {step}"
 
 
-def _focus_branch(run: Any, overlay: Overlay, task_id: str) -> None:
-    """Highlight a task and the chain of tasks that triggered it, back to START."""
+def ancestry(run: Any, task_id: str) -> list[Any]:
+    """A task and the chain of tasks that triggered it, back to START (latest first).
+
+    Raises:
+        ValueError: the run has no such task.
+    """
     ordered = [t for s in run.log.steps for t in s.tasks]
     by_id = {t.id: t for t in ordered}
     wanted = task_id.removeprefix("task:")
@@ -78,19 +82,28 @@ def _focus_branch(run: Any, overlay: Overlay, task_id: str) -> None:
     runs_of: dict[str, list[tuple[int, Any]]] = {}
     for task in ordered:
         runs_of.setdefault(task.node, []).append((task.step, task))
-    frontier, seen = [by_id[wanted]], set()
+    frontier, found, seen = [by_id[wanted]], [], set()
     while frontier:
         task = frontier.pop()
         if task.id in seen:
             continue
         seen.add(task.id)
-        overlay.focus.add(task.node)
+        found.append(task)
         for source in task.triggers:
-            overlay.focus_edges.add((source, task.node))
-            overlay.focus.add(source)
             runs = runs_of.get(source, [])
             # the source's latest run before this task's step triggered it
             index = bisect.bisect_left(runs, task.step, key=lambda pair: pair[0]) - 1
             if index >= 0:
                 frontier.append(runs[index][1])
-    overlay.caption += f" — showing the branch that led to {wanted}"
+    return found
+
+
+def _focus_branch(run: Any, overlay: Overlay, task_id: str) -> None:
+    """Highlight a task and the chain of tasks that triggered it, back to START."""
+    chain = ancestry(run, task_id)
+    for task in chain:
+        overlay.focus.add(task.node)
+        for source in task.triggers:
+            overlay.focus_edges.add((source, task.node))
+            overlay.focus.add(source)
+    overlay.caption += f" — showing the branch that led to {chain[0].id}"

@@ -1,0 +1,121 @@
+"""The inspector's panels as escaped HTML strings: a state, a step's reducer effects, a diff.
+
+Pure functions of recorded data: no widgets here, so they are tested directly, and every
+value goes through `html.escape` (an `ipywidgets.HTML` value is not escaped by the widget).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from nbgraph.types import MISSING
+from nbgraph.views.display import cell_text
+
+CHANGED = "background:#fff2cc;font-weight:bold"
+FADED = "color:#b0b0b0"
+ERROR = "color:#990000"
+TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
+CELL = "border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top"
+
+
+def text(value: Any, width: int = 80) -> str:
+    """The short display form of a value, escaped for HTML."""
+    return html.escape("—" if value is MISSING else cell_text(value, width))
+
+
+def _table(header: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]]) -> str:
+    """An HTML table; `rows` are (row style, already-escaped cells)."""
+    head = "".join(f"<th style='{CELL}'>{html.escape(h)}</th>" for h in header)
+    body = "".join(
+        f"<tr style='{style}'>" + "".join(f"<td style='{CELL}'>{c}</td>" for c in cells) + "</tr>"
+        for style, cells in rows
+    )
+    return f"<table style='{TABLE}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def state_html(
+    state: dict[str, Any], changed: Iterable[str] = (), fields: Iterable[str] | None = None
+) -> str:
+    """The full state, one row per field; fields that just changed are highlighted."""
+    changed, keep = set(changed), set(fields) if fields is not None else None
+    rows = [
+        (CHANGED if name in changed else "", [html.escape(name), text(value)])
+        for name, value in state.items()
+        if keep is None or name in keep
+    ]
+    if not rows:
+        return "<i>no fields to show</i>"
+    return _table(["field", "value"], rows)
+
+
+def effects_html(
+    effects: Sequence[Any],
+    fields: Iterable[str] | None = None,
+    writers: Iterable[str] | None = None,
+) -> str:
+    """A step's reducer effects: field, before → each write with its writer → reducer → after.
+
+    Args:
+        effects: `Effect` rows of one step.
+        fields: show only these fields (None: all).
+        writers: writes by other writers are greyed out (None: none are).
+    """
+    keep = set(fields) if fields is not None else None
+    mine = set(writers) if writers is not None else None
+    rows = []
+    for effect in effects:
+        if keep is not None and effect.field not in keep:
+            continue
+        writes = "<br>".join(
+            f"<span style='{FADED if mine is not None and w not in mine else ''}'>"
+            f"{html.escape(str(w))}: {text(v, 50)}</span>"
+            for w, v in effect.writes
+        )
+        flags = [
+            name
+            for name in ("conflict", "overwrite_bypass", "dropped_key", "root_reset")
+            if getattr(effect, name)
+        ]
+        style = ERROR if effect.conflict else CHANGED if effect.changed else ""
+        rows.append(
+            (
+                style,
+                [
+                    html.escape(effect.field),
+                    text(effect.before, 50),
+                    writes or "—",
+                    html.escape(effect.reducer),
+                    text(effect.after, 50),
+                    html.escape(", ".join(flags)),
+                ],
+            )
+        )
+    if not rows:
+        return "<i>this step wrote nothing</i>"
+    return _table(["field", "before", "writes (in order)", "reducer", "after", "flags"], rows)
+
+
+def diff_html(frame: Any, left: str, right: str) -> str:
+    """A diff DataFrame (`Run.diff` or `Run.compare`) as an escaped table."""
+    if frame is None or len(frame) == 0:
+        return "<i>no differences</i>"
+    columns = list(frame.columns)
+    rows = [
+        (CHANGED, [text(value, 50) for value in record])
+        for record in frame.itertuples(index=False, name=None)
+    ]
+    header = [left if c in ("a", "this") else right if c in ("b", "other") else c for c in columns]
+    return _table(header, rows)
+
+
+def error_html(error: BaseException | None, step: int | None) -> str:
+    """A failed run's exception, escaped, with the step it happened at."""
+    if error is None:
+        return ""
+    where = f" at step {step}" if step is not None else ""
+    return (
+        f"<div style='{ERROR}'><b>{html.escape(type(error).__name__)}{where}:</b> "
+        f"{html.escape(str(error))}</div>"
+    )
