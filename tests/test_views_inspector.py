@@ -1,0 +1,160 @@
+"""The inspector, headless: set the slider, press buttons, pick a branch, read the HTML."""
+
+import operator
+from typing import Annotated, TypedDict
+
+import ipywidgets
+import pytest
+
+import nbgraph
+from nbgraph import END, START, StateGraph
+from nbgraph.views.inspector import ALL_BRANCHES
+from nbgraph.views.panels import effects_html, state_html
+
+EVIL = "<img src=x onerror=alert(1)>"
+
+
+class S(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+    total: Annotated[int, "add"]
+    note: str
+
+
+def node(name: str, **extra):
+    return lambda state: {"log": [name], "total": 1, **extra}
+
+
+def fan_app():
+    return (
+        StateGraph(S)
+        .add_node("a", node("a", note="from a"))
+        .add_node("b", node("b"))
+        .add_node("c", node("c"))
+        .add_node("d", node("d"))
+        .add_node("join", node("join", note=EVIL))
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("a", "c")
+        .add_edge("b", "d")
+        .add_edge(["c", "d"], "join")
+        .add_edge("join", END)
+        .compile()
+    )
+
+
+def test_it_is_a_widget_that_opens_at_step_one_and_steps_with_the_buttons():
+    inspector = fan_app().run({"log": []}).inspect()
+    assert isinstance(inspector.widget, ipywidgets.VBox)
+    assert "nbgraph-inspector" in inspector.widget._dom_classes
+    assert inspector.step == 1 and "<b>step 1</b> of 4: a" in inspector.step_label.value
+    inspector.next.click()
+    inspector.next.click()
+    assert inspector.step == 3 and "d" in inspector.step_label.value
+    inspector.previous.click()
+    assert inspector.step == 2 and "b, c" in inspector.step_label.value
+    for _ in range(10):
+        inspector.next.click()
+    assert inspector.step == 4  # clamped at the last step
+    assert inspector.play.max == inspector.slider.max == 4
+
+
+def test_each_panel_shows_the_step_it_is_on():
+    inspector = nbgraph.inspect(fan_app().run({"log": []}))
+    inspector.slider.value = 2
+    assert "<svg" in inspector.graph.value and "<?xml" not in inspector.graph.value
+    assert "penwidth=" not in inspector.graph.value  # SVG, not DOT
+    effects = inspector.effects.value
+    assert "b: [&#x27;b&#x27;]" in effects and "c: [&#x27;c&#x27;]" in effects
+    assert effects.index("b: [") < effects.index("c: [")  # write order
+    assert "background:#fff2cc" in inspector.state.value  # changed fields highlighted
+    assert "[&#x27;a&#x27;, &#x27;b&#x27;, &#x27;c&#x27;]" in inspector.state.value
+
+
+def test_jump_to_a_nodes_nth_run():
+    class L(TypedDict):
+        n: int
+
+    run = (
+        StateGraph(L)
+        .add_node("tick", lambda s: {"n": s["n"] + 1})
+        .add_node("tock", lambda s: None)
+        .add_edge(START, "tick")
+        .add_edge("tick", "tock")
+        .add_conditional_edges("tock", lambda s: END if s["n"] >= 4 else "tick")
+        .compile()
+        .run({"n": 0})
+    )
+    inspector = run.inspect()
+    inspector.node.value = "tick"
+    assert inspector.occurrence.max == 3
+    inspector.occurrence.value = 2
+    inspector.jump.click()
+    assert inspector.step == 5 and "tick" in inspector.step_label.value
+
+
+def test_following_a_branch_greys_out_the_others():
+    run = fan_app().run({"log": []})
+    inspector = run.inspect()
+    inspector.slider.value = 3
+    task_d = next(o for o in inspector.branch_pick.options if o.endswith(":d"))
+    inspector.branch_pick.value = task_d
+    assert inspector.branch == task_d
+    assert inspector.branch_writers == {0: {"__start__"}, 1: {"a"}, 2: {"b"}, 3: {"d"}}
+    inspector.slider.value = 2
+    assert "color:#b0b0b0'>c:" in inspector.effects.value  # c is not on d's branch
+    assert "color:#b0b0b0'>b:" not in inspector.effects.value
+    inspector.slider.value = 4
+    assert "not on the followed branch" in inspector.step_label.value
+    inspector.branch_pick.value = ALL_BRANCHES
+    assert inspector.branch is None and "#b0b0b0" not in inspector.effects.value
+
+
+def test_field_filter_and_compare_modes():
+    app = fan_app()
+    run, other = app.run({"log": []}), app.run({"log": ["other start"]})
+    inspector = run.inspect(other)
+    inspector.slider.value = 2
+    inspector.fields.value = ("total",)
+    assert ">total<" in inspector.state.value and ">log<" not in inspector.state.value
+    assert ">log<" not in inspector.effects.value
+    inspector.compare_mode.value = "another step"
+    inspector.compare_step.value = 4
+    assert (
+        "step 2 vs step 4" in inspector.comparison.value and "changed" in inspector.comparison.value
+    )
+    inspector.compare_mode.value = "the other run"
+    assert "other start" in inspector.comparison.value
+    inspector.compare_mode.value = "off"
+    assert inspector.comparison.value == ""
+
+
+def test_a_failed_run_opens_at_the_failing_step_with_the_exception():
+    def fail(state):
+        raise RuntimeError("the tool <timed out>")
+
+    run = (
+        StateGraph(S)
+        .add_node("a", node("a"))
+        .add_node("b", fail)
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .compile()
+        .run({"log": []})
+    )
+    inspector = run.inspect()
+    assert inspector.step == 2 and "failed" in inspector.step_label.value
+    assert "RuntimeError at step 2" in inspector.error.value
+    assert "the tool &lt;timed out&gt;" in inspector.error.value
+    inspector.previous.click()
+    assert inspector.error.value == ""
+
+
+def test_every_panel_escapes_state_values():
+    inspector = fan_app().run({"log": []}).inspect()
+    inspector.slider.value = 4
+    for panel in (inspector.state, inspector.effects, inspector.step_label, inspector.graph):
+        assert EVIL not in panel.value
+    assert "&lt;img src=x onerror=alert(1)&gt;" in inspector.state.value
+    assert EVIL not in state_html({EVIL: EVIL})
+    with pytest.raises(AttributeError):
+        effects_html([object()])
