@@ -79,7 +79,8 @@ class Inspector:
         self.jump.on_click(lambda _: self.go_to_run(self.node.value, self.occurrence.value))
         self.node.observe(self._node_changed, "value")
         self.slider.observe(lambda change: self.show(change["new"]), "value")
-        self.branch_pick.observe(lambda change: self.follow(change["new"]), "value")
+        self._refreshing = False
+        self.branch_pick.observe(self._branch_picked, "value")
         for control in (self.fields, self.compare_mode, self.compare_step):
             control.observe(lambda _: self.show(self.slider.value), "value")
 
@@ -125,6 +126,10 @@ class Inspector:
                 self.branch_writers.setdefault(task.step, set()).add(task.node)
         self.show(self.slider.value)
 
+    def _branch_picked(self, change: Any) -> None:
+        if not self._refreshing:
+            self.follow(change["new"])
+
     def _node_changed(self, _: Any) -> None:
         runs = len(self.run.tree.by_name.get(self.node.value, ())) if self.node.value else 0
         self.occurrence.max = max(0, runs - 1)
@@ -168,10 +173,12 @@ class Inspector:
         if self.branch and self.branch not in options:
             options.append(self.branch)
         if list(self.branch_pick.options) != options:
-            current = self.branch or ALL_BRANCHES
-            with self.branch_pick.hold_trait_notifications():
+            self._refreshing = True  # new options for this step; the followed branch stays
+            try:
                 self.branch_pick.options = options
-                self.branch_pick.value = current
+                self.branch_pick.value = self.branch or ALL_BRANCHES
+            finally:
+                self._refreshing = False
 
     def _comparison(self, step: int) -> str:
         mode = self.compare_mode.value
