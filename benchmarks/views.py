@@ -112,5 +112,39 @@ def main() -> None:
     )
 
 
+def inspector_timing() -> None:
+    """Python work per step change in the inspector on a 10,000-step run."""
+    run = long_run(5000)
+    steps = len(run.log.steps) - 1
+    started = time.perf_counter()
+    inspector = run.inspect()
+    opened = time.perf_counter() - started
+    print(f"inspector on a {steps:,}-step run: opened in {opened * 1e3:.0f} ms")
+    render.clear_cache()
+    picks = [1, steps // 2, steps - 1, steps // 3, 2 * steps // 3]
+    cold = []
+    for step in picks:
+        started = time.perf_counter()
+        inspector.go(step)
+        cold.append(time.perf_counter() - started)
+    warm = []
+    for step in picks:  # the same steps again: their SVG layouts are cached
+        started = time.perf_counter()
+        inspector.go(step)
+        warm.append(time.perf_counter() - started)
+    nexts = []
+    for _ in range(20):
+        started = time.perf_counter()
+        inspector.next.click()
+        nexts.append(time.perf_counter() - started)
+    print(
+        f"  step change, new layout: median {sorted(cold)[2] * 1e3:.1f} ms, "
+        f"worst {max(cold) * 1e3:.1f} ms (target 50 ms)"
+    )
+    print(f"  step change, cached layout: median {sorted(warm)[2] * 1e3:.1f} ms")
+    print(f"  'next' pressed 20 times: median {sorted(nexts)[10] * 1e3:.1f} ms")
+
+
 if __name__ == "__main__":
     main()
+    inspector_timing()
