@@ -14,6 +14,9 @@ need_system_packages() {
     local missing=()
     command -v dot >/dev/null 2>&1 || missing+=(graphviz)
     "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+    if [ "${1:-}" = test ]; then  # the browser test drives Debian's Chromium
+        [ -x /usr/bin/chromium ] || missing+=(chromium)
+    fi
     if [ ${#missing[@]} -gt 0 ]; then
         if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
             echo "dev.sh: installing system packages: ${missing[*]}"
@@ -38,12 +41,12 @@ setup_python() {
 
 case "${1:-}" in
     lab)
-        need_system_packages
+        need_system_packages lab
         setup_python lab
         exec "$VENV/bin/jupyter" lab notebooks/
         ;;
     test)
-        need_system_packages
+        need_system_packages test
         setup_python "test,lab"
         "$VENV/bin/ruff" check nbgraph tests benchmarks
         set +e

@@ -324,7 +324,8 @@ class Run:
                 self._capture(edge.target, source, task, None)
                 if seen.issuperset(edge.sources):
                     seen.clear()
-                    self._add(edge.target, source, task, None, capture=False)
+                    for waited in edge.sources:  # every source it waited for triggered it
+                        self._add(edge.target, waited, task, None, capture=False)
             for route in task.routes:
                 if isinstance(route, Send):
                     self.push.append((source, route))
