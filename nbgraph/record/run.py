@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.runlog import RunLog, initial_values
 from nbgraph.engine.view import isolate
-from nbgraph.record.effects import EFFECT_COLUMNS, Effect, effect_rows, same
+from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows, same
 from nbgraph.record.timeline import Timeline
 from nbgraph.record.tree import StateTree, TreeNode, build_tree
 from nbgraph.types import MISSING
@@ -196,7 +196,8 @@ class Run:
         conflict, overwrite_bypass, dropped_key, root_reset. Values stay Python objects;
         `MISSING` marks "no value".
         """
-        return _frame(self.effect_list, EFFECT_COLUMNS)
+        with collector_paused():
+            return _frame(self.effect_list, EFFECT_COLUMNS)
 
     @cached_property
     def steps(self) -> pd.DataFrame:
@@ -412,22 +413,21 @@ class Run:
 # --- helpers ----------------------------------------------------------------------------------
 
 
+_NUMBERS = {"step": "int64", "duration": "float64"}
+_FLAGS = ("changed", "applied", "conflict", "overwrite_bypass", "dropped_key", "root_reset")
+
+
 def _frame(rows: list[tuple], columns: Iterable[str]) -> pd.DataFrame:
-    """A DataFrame whose cells stay the Python objects in `rows` (no conversion)."""
+    """A DataFrame whose cells stay the Python objects in `rows`; numbers and flags typed."""
     import pandas as pd
 
     columns = list(columns)
-    data = {
-        name: pd.Series([row[i] for row in rows], dtype=object) for i, name in enumerate(columns)
-    }
-    frame = pd.DataFrame(data, columns=columns)
-    for name in columns:  # numbers and flags as numbers and flags, for sorting and filtering
-        values = frame[name]
-        if len(values) and all(type(v) is bool for v in values):
-            frame[name] = values.astype(bool)
-        elif len(values) and all(type(v) in (int, float) for v in values):
-            frame[name] = pd.to_numeric(values)
-    return frame
+    data = {}
+    for i, name in enumerate(columns):
+        values = [row[i] for row in rows]
+        dtype = _NUMBERS.get(name) or ("bool" if name in _FLAGS else object)
+        data[name] = pd.Series(values, dtype=dtype) if values else pd.Series([], dtype=dtype)
+    return pd.DataFrame(data, columns=columns)
 
 
 def _diff(left: dict, right: dict, a: str, b: str) -> pd.DataFrame:

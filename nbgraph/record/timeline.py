@@ -13,6 +13,7 @@ from typing import Any
 
 from nbgraph.engine.runlog import RunLog, StepLog, initial_values, replay_step
 from nbgraph.engine.view import isolate
+from nbgraph.record.effects import collector_paused
 
 MIN_SNAPSHOT_COST = 64
 
@@ -49,6 +50,11 @@ class Timeline:
     def _build(self) -> list[tuple[int, dict[str, Any]]]:
         if self._snapshots is not None:
             return self._snapshots
+        with collector_paused():
+            self._snapshots = self._replay_all()
+        return self._snapshots
+
+    def _replay_all(self) -> list[tuple[int, dict[str, Any]]]:
         graph = self.log.graph
         values = initial_values(graph)
         snapshots: list[tuple[int, dict[str, Any]]] = [(-1, _copy(values))]
@@ -59,7 +65,6 @@ class Timeline:
             if cost >= max(MIN_SNAPSHOT_COST, sum(_size(v) for v in values.values())):
                 snapshots.append((position, _copy(values)))
                 cost = 0
-        self._snapshots = snapshots
         return snapshots
 
     def _replay_to(self, position: int) -> dict[str, Any]:
