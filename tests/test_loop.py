@@ -70,7 +70,7 @@ def test_write_order_is_node_name_order_whatever_the_completion_order():
     )
     finished = [next(iter(chunk)) for chunk in app.stream({"log": []}, stream_mode="updates")]
     assert finished == ["b", "a"]  # streamed as each finished
-    assert app.last_log.values_after(1)["log"] == ["a", "b"]  # applied in name order
+    assert app.last_run.state_at(1)["log"] == ["a", "b"]  # applied in name order
 
 
 def test_max_concurrency_bounds_the_nodes_running_at_once():
@@ -338,7 +338,7 @@ def test_a_node_mutating_its_input_changes_neither_state_nor_record():
     result = app.invoke(given)
     assert result == {"items": ["x", "after"], "meta": {"k": "v"}}
     assert given == {"items": ["x"], "meta": {"k": "v"}}
-    assert app.last_log.values_after(1) == {"items": ["x"], "meta": {"k": "v"}}
+    assert app.last_run.state_at(1) == {"items": ["x"], "meta": {"k": "v"}}
 
 
 def test_a_node_changing_what_it_returned_later_does_not_change_the_record():
@@ -352,7 +352,7 @@ def test_a_node_changing_what_it_returned_later_does_not_change_the_record():
     app = StateGraph(Log).add_node("a", leaky).add_edge(START, "a").compile()
     app.invoke({"log": []})
     kept[0].append("sneaky")
-    assert app.last_log.values_after(1)["log"] == ["a"]
+    assert app.last_run.state_at(1)["log"] == ["a"]
     assert app.last_log.steps[1].changes[0].writes == (("a", ["a"]),)
 
 
@@ -446,7 +446,7 @@ def test_private_fields_are_stored_but_not_output():
     )
     with pytest.warns(UserWarning, match="answer"):
         assert app.invoke({"question": "why", "answer": "ignored"}) == {"answer": "why?!"}
-    assert app.last_log.values_after(2)["draft"] == "why?"
+    assert app.last_run.state_at(2)["draft"] == "why?"
 
 
 def test_exception_propagates_unchanged_with_a_note_naming_node_and_step():

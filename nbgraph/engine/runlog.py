@@ -2,7 +2,7 @@
 
 The engine appends to a `RunLog` as it goes; `nbgraph.record` builds the state tree and the
 per-field reducer tables from it. Values before and after a step are not stored: they are
-rebuilt by replaying the recorded writes through the same reducers (`values_after`).
+rebuilt by replaying the recorded writes through the same reducers (`replay_step`).
 """
 
 from __future__ import annotations
@@ -118,22 +118,6 @@ class RunLog:
         """Every task of the run, in step and write order."""
         for step in self.steps:
             yield from step.tasks
-
-    def values_after(self, step: int) -> dict[str, Any]:
-        """The full state after `step` (step 0: the input applied), rebuilt by replay.
-
-        Raises:
-            ValueError: if the run has no such step.
-        """
-        known = [s.step for s in self.steps]
-        if step not in known:
-            raise ValueError(f"This run has no step {step}; its steps are {known}.")
-        values = initial_values(self.graph)
-        for log in self.steps:
-            values = replay_step(self.graph, values, log)
-            if log.step == step:
-                break
-        return {name: isolate(value) for name, value in values.items()}
 
 
 def initial_values(graph: GraphSpec) -> dict[str, Any]:
