@@ -10,10 +10,11 @@ are printed next to it. Recording is always on in nbgraph (every run keeps its `
 import argparse
 import gc
 import operator
-import time
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
+
+from timing import best_seconds
 
 
 def api_nbgraph() -> SimpleNamespace:
@@ -35,17 +36,6 @@ def api_langgraph() -> SimpleNamespace:
     return SimpleNamespace(
         StateGraph=StateGraph, START=START, END=END, Send=Send, append=operator.add
     )
-
-
-def best_seconds(fn: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        if gc.isenabled():
-            gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)  # the least-disturbed run: this machine is a noisy VM
 
 
 # --- the three graphs --------------------------------------------------------------------------

@@ -19,21 +19,12 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
+from timing import best_seconds
+
 from nbgraph import END, START, StateGraph
 from nbgraph.record import Run
 
 MB = 1024 * 1024
-
-
-def best_seconds(fn: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        if gc.isenabled():
-            gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)  # the least-disturbed run: this machine is a noisy VM
 
 
 def traced_bytes() -> int:

@@ -8,20 +8,12 @@ Renderers: the system `dot` (if installed) and `graphviz-pure` (installed with n
 import itertools
 import subprocess
 import time
-from collections.abc import Callable
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
+
+from timing import best_seconds
 
 from nbgraph import END, START, StateGraph
 from nbgraph.views import render
-
-
-def best(fn: Callable[[], Any], repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def wide_graph(n: int):
@@ -68,14 +60,14 @@ def render_with(program: str, source: str) -> float:
         done = subprocess.run([program, "-Tsvg"], input=source.encode(), capture_output=True)
         assert done.returncode == 0, done.stderr
 
-    return best(once, 3)
+    return best_seconds(once, 3)
 
 
 def main() -> None:
     available = dict(render.renderers())
     print(f"renderers found: {', '.join(available) or 'none'}")
     graph = wide_graph(200)
-    build = best(lambda: graph.draw().source)
+    build = best_seconds(lambda: graph.draw().source)
     source = graph.draw().source
     print(f"200-node graph: DOT built in {build * 1e3:.1f} ms")
     for name, program in available.items():
@@ -87,15 +79,15 @@ def main() -> None:
     run_seconds = time.perf_counter() - run_started
     steps = len(run.log.steps) - 1
     print(f"{steps:,}-step run recorded in {run_seconds * 1e3:.0f} ms (baseline)")
-    overlay = best(lambda: run.draw().source, 3)
+    overlay = best_seconds(lambda: run.draw().source, 3)
     print(
         f"  overlay DOT           {overlay * 1e3:8.1f} ms  ({overlay / run_seconds:5.2f}x the run)"
     )
-    focused = best(lambda: run.draw(step=steps // 2).source, 3)
+    focused = best_seconds(lambda: run.draw(step=steps // 2).source, 3)
     print(
         f"  overlay, one step     {focused * 1e3:8.1f} ms  ({focused / run_seconds:5.2f}x the run)"
     )
-    tree = best(lambda: run.draw_tree().source, 3)
+    tree = best_seconds(lambda: run.draw_tree().source, 3)
     print(f"  state-tree DOT        {tree * 1e3:8.1f} ms  ({tree / run_seconds:5.2f}x the run)")
     overlay_source = run.draw().source
     tree_source = run.draw_tree().source
@@ -105,8 +97,8 @@ def main() -> None:
         )
         print(f"  tree rendered by {name:<17} {render_with(program, tree_source) * 1e3:7.1f} ms")
     render.clear_cache()
-    cold = best(lambda: (render.clear_cache(), render.render_svg(overlay_source)), 3)
-    warm = best(lambda: render.render_svg(overlay_source))
+    cold = best_seconds(lambda: (render.clear_cache(), render.render_svg(overlay_source)), 3)
+    warm = best_seconds(lambda: render.render_svg(overlay_source))
     print(
         f"  cached re-render: {warm * 1e6:.1f} µs vs {cold * 1e3:.1f} ms cold ({cold / warm:,.0f}x)"
     )
