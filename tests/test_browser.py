@@ -1,4 +1,5 @@
-"""The inspector in a real browser: JupyterLab on 127.0.0.1, driven by Debian's Chromium."""
+"""The inspector in a real browser: JupyterLab 4 and Notebook 7 on 127.0.0.1, driven by
+Debian's Chromium through Playwright."""
 
 import json
 import os
@@ -67,9 +68,19 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def jupyterlab(tmp_path):
-    """A JupyterLab server on 127.0.0.1 with private config, settings and runtime folders."""
+FRONTENDS = {
+    # module to run, the notebook's URL path, options only that front-end knows
+    "jupyterlab": ("jupyterlab", "lab/tree", ["--LabApp.news_url=None",
+                   "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]),
+    "notebook7": ("notebook", "notebooks", []),
+}  # fmt: skip
+
+
+@pytest.fixture(params=sorted(FRONTENDS))
+def jupyterlab(request, tmp_path):
+    """A JupyterLab 4 or Notebook 7 server on 127.0.0.1 with private config, settings and
+    runtime folders; yields the URL of a notebook that displays `run.inspect()`."""
+    module, path, extra = FRONTENDS[request.param]
     root, port, token = tmp_path / "root", _free_port(), uuid.uuid4().hex
     root.mkdir()
     notebook = nbformat.v4.new_notebook(
@@ -79,15 +90,16 @@ def jupyterlab(tmp_path):
         },
     )
     nbformat.write(notebook, root / "inspect.ipynb")
-    settings = tmp_path / "settings" / "@jupyterlab"
-    (settings / "notebook-extension").mkdir(parents=True)
-    (settings / "apputils-extension").mkdir(parents=True)
-    (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
-        json.dumps({"autoStartDefaultKernel": True})
-    )
-    (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false"})
-    )
+    if module == "jupyterlab":  # JupyterLab's own settings: start the kernel, fetch no news
+        settings = tmp_path / "settings" / "@jupyterlab"
+        (settings / "notebook-extension").mkdir(parents=True)
+        (settings / "apputils-extension").mkdir(parents=True)
+        (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+            json.dumps({"autoStartDefaultKernel": True})
+        )
+        (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+            json.dumps({"fetchNews": "false"})
+        )
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
@@ -96,11 +108,9 @@ def jupyterlab(tmp_path):
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
     }
     command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
+        sys.executable, "-m", module, "--no-browser", "--ip=127.0.0.1",
         f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--expose-app-in-browser", "--allow-root",
+        f"--ServerApp.root_dir={root}", "--expose-app-in-browser", "--allow-root", *extra,
     ]  # fmt: skip
     log = (tmp_path / "jupyterlab.log").open("w")
     server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -115,10 +125,11 @@ def jupyterlab(tmp_path):
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(
-                        f"JupyterLab did not start:\n{(tmp_path / 'jupyterlab.log').read_text()}"
+                        f"{module} did not start:\n{(tmp_path / 'jupyterlab.log').read_text()}"
                     )
                 time.sleep(0.3)
-        yield f"{base}/lab/tree/inspect.ipynb?token={token}&reset"
+        reset = "&reset" if module == "jupyterlab" else ""  # a fresh JupyterLab workspace
+        yield f"{base}/{path}/inspect.ipynb?token={token}{reset}"
     finally:
         os.killpg(server.pid, signal.SIGTERM)  # the server and the kernels it started
         try:
@@ -137,7 +148,7 @@ HIGHLIGHTED = """
 """
 
 
-def test_the_inspector_renders_and_steps_in_jupyterlab(jupyterlab, tmp_path):
+def test_the_inspector_renders_and_steps_in_the_browser(jupyterlab, tmp_path):
     from playwright.sync_api import sync_playwright
 
     executable = _browser_or_skip()
@@ -150,7 +161,7 @@ def test_the_inspector_renders_and_steps_in_jupyterlab(jupyterlab, tmp_path):
         )  # fmt: skip
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+            page.on("pageerror", lambda error: errors.append(f"page error: {error} {error.stack}"))
             page.on(
                 "console",
                 lambda message: (
@@ -183,10 +194,12 @@ def test_the_inspector_renders_and_steps_in_jupyterlab(jupyterlab, tmp_path):
             page.wait_for_function(
                 "el => el.innerText.includes('step 3')", arg=label.element_handle(), timeout=15_000
             )
+            # the panels update one after another: wait for the picture to follow the label
+            page.wait_for_function(f"({HIGHLIGHTED})().includes('write')", timeout=15_000)
             third_label, third_highlight = label.inner_text(), page.evaluate(HIGHLIGHTED)
             screenshot = tmp_path / "inspector.png"
             inspector.screenshot(path=str(screenshot))
-            if os.environ.get("NBGRAPH_UPDATE_SCREENSHOT"):
+            if os.environ.get("NBGRAPH_UPDATE_SCREENSHOT") and "/lab/" in jupyterlab:
                 DOCS_SCREENSHOT.parent.mkdir(exist_ok=True)
                 shutil.copy(screenshot, DOCS_SCREENSHOT)
             assert inspector.locator(".widget-slider").count() >= 1  # rendered, not its text form
@@ -198,4 +211,8 @@ def test_the_inspector_renders_and_steps_in_jupyterlab(jupyterlab, tmp_path):
     assert first_highlight == ["plan"] and "write" in third_highlight
     assert first_highlight != third_highlight
     assert screenshot.stat().st_size > 10_000
+    # Notebook 7.6 itself logs this one while loading its settings, with a plain notebook and
+    # no nbgraph at all (checked by hand on this machine); every other error counts.
+    known = "Cannot read properties of undefined (reading 'schema')"
+    errors = [e for e in errors if not ("/notebooks/" in jupyterlab and known in e)]
     assert not errors, errors
