@@ -713,3 +713,27 @@ def test_a_send_worker_mutating_its_argument_leaves_the_record_alone():
     )
     assert app.invoke({"log": []}) == {"log": [2]}
     assert app.last_log.steps[1].tasks[0].arg == {"items": ["a"]}
+
+
+def test_a_failing_merge_strategy_is_named_and_unknown_merged_keys_are_reported():
+    def broken(states):
+        raise ValueError("cannot merge")
+
+    def build(strategy):
+        return (
+            StateGraph(Log)
+            .add_node("a", writer("a"))
+            .add_node("b", writer("b"))
+            .add_node("j", writer("j"), merge=strategy)
+            .add_edge(START, "a")
+            .add_edge(START, "b")
+            .add_edge(["a", "b"], "j")
+            .compile()
+        )
+
+    with pytest.raises(ValueError, match="cannot merge") as caught:
+        build(broken).invoke({"log": []})
+    assert any("'j'" in note and "merge=" in note for note in caught.value.__notes__)
+    app = build(lambda states: {"log": ["m"], "bogus": 1})
+    with pytest.warns(UserWarning, match="bogus"):
+        assert app.invoke({"log": []}) == {"log": ["m", "j"]}

@@ -169,7 +169,14 @@ class Run:
                 continue
             node = self.spec.nodes[name]
             if node.merge is not None:
-                merged = node.merge([state for _, state in states])
+                try:
+                    merged = node.merge([state for _, state in states])
+                except Exception as error:
+                    error.add_note(
+                        f"nbgraph: while merging the states for {name!r} at step "
+                        f"{self.step} (its merge= strategy)"
+                    )
+                    raise
                 reason = "merge"
             else:
                 merged = states[-1][1]
@@ -192,6 +199,12 @@ class Run:
             for k, v in pairs
             if (k in fields and not fields[k].managed) or self.spec.open_schema
         }
+        unknown = [k for k, _ in pairs if k not in new]
+        if unknown:
+            self._warn(
+                f"The {reason} for node {node!r} at step {self.step} returned keys the "
+                f"state does not have; they were dropped: {unknown}."
+            )
         dropped = tuple(k for k in self.values if k not in new)
         self.values = self.log.final = new
         recorded = {k: isolate(v) for k, v in new.items()}  # the engine may extend `new` in place
