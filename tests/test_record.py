@@ -350,3 +350,12 @@ def test_a_value_that_cannot_be_copied_is_kept_not_lost():
 
     app = StateGraph(H).add_node("a", lambda s: {"handle": lock}).add_edge(START, "a").compile()
     assert app.invoke({"handle": None})["handle"] is lock
+
+
+def test_last_run_seen_during_a_stream_is_not_stale_afterwards():
+    app = fan_app()
+    seen_during = []
+    for _ in app.stream({"log": []}, stream_mode="updates"):
+        seen_during.append(len(app.last_run.steps))
+    assert seen_during[0] < len(app.last_run.steps) == 3
+    assert app.last_run.status == "done"

@@ -57,9 +57,11 @@ class CompiledStateGraph:
         """The latest run (an `nbgraph.Run`: tables, states, state tree), or None."""
         if self.last_log is None:
             return None
-        if self._last_run is None or self._last_run.log is not self.last_log:
-            from nbgraph.record import Run as RecordedRun  # the record reads the engine's log
+        from nbgraph.record import Run as RecordedRun  # the record reads the engine's log
 
+        if self.last_log.status == "running":  # still going: a fresh view each time
+            return RecordedRun(self.last_log)
+        if self._last_run is None or self._last_run.log is not self.last_log:
             self._last_run = RecordedRun(self.last_log)
         return self._last_run
 
