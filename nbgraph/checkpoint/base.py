@@ -1,0 +1,259 @@
+"""What a saver stores (checkpoint records, pending writes) and what every saver offers."""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from nbgraph.errors import NbgraphError
+from nbgraph.record.values import UnknownTagError, decode_value, encode_value
+
+SOURCES = ("input", "loop", "update", "fork")
+"""Where a checkpoint came from: a run's input, a superstep, `update_state`, or a fork."""
+
+
+class ThreadBusyError(NbgraphError, RuntimeError):
+    """A thread id is claimed by another run (in this process or, for SQLite, another one).
+
+    Attributes:
+        thread_id: the thread id that is busy.
+    """
+
+    def __init__(self, thread_id: str, holder: str) -> None:
+        super().__init__(
+            f"Thread {thread_id!r} is already running ({holder}); two runs on one thread id "
+            "would interleave their checkpoints. Wait for that run to finish, or use another "
+            "thread id."
+        )
+        self.thread_id = thread_id
+
+
+class CheckpointFileError(NbgraphError, ValueError):
+    """A file is not a checkpoint database this nbgraph can read; the message says which, why."""
+
+
+@dataclass(frozen=True)
+class CheckpointRecord:
+    """One checkpoint of a thread, as a saver stores it.
+
+    Attributes:
+        thread_id: the thread it belongs to.
+        checkpoint_id: unique within the thread.
+        parent_id: the checkpoint it follows in the same thread; `None` for a thread's first.
+        step: the superstep number.
+        source: one of `SOURCES`: `"input"`, `"loop"`, `"update"` or `"fork"`.
+        created_at: when it was made, as `time.time()`.
+        payload: what the engine keeps of this step: any value `encode_value` takes.
+        snapshot: the full state, if the engine stores one here; `None` means not stored.
+    """
+
+    thread_id: str
+    checkpoint_id: str
+    parent_id: str | None
+    step: int
+    source: str
+    created_at: float
+    payload: Any
+    snapshot: Any = None
+
+
+@dataclass(frozen=True)
+class PendingWrite:
+    """A finished task's writes, saved as the task finished, before its step's checkpoint.
+
+    Attributes:
+        task_id: the task that wrote them.
+        seq: order of arrival among the writes saved against one checkpoint, from 1.
+        payload: the writes, any value `encode_value` takes.
+    """
+
+    task_id: str
+    seq: int
+    payload: Any
+
+
+class BaseSaver(abc.ABC):
+    """Stores the checkpoints and pending writes of threads; see `MemorySaver`, `SqliteSaver`.
+
+    Values go in and come out through JSON (`encode_value`), so what `get` returns never
+    shares objects with what was put, and nothing is pickled.
+    """
+
+    @abc.abstractmethod
+    def put(self, record: CheckpointRecord) -> None:
+        """Store `record`, durable once this returns.
+
+        Raises:
+            ValueError: the record is malformed, its `checkpoint_id` is already in its thread,
+                or its `parent_id` is not.
+        """
+
+    @abc.abstractmethod
+    def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRecord | None:
+        """The checkpoint `checkpoint_id` of a thread, or its latest put; `None` if none."""
+
+    @abc.abstractmethod
+    def history(self, thread_id: str) -> list[CheckpointRecord]:
+        """Every checkpoint of a thread, newest (latest put) first; `[]` for an unknown thread."""
+
+    @abc.abstractmethod
+    def put_write(self, thread_id: str, checkpoint_id: str, task_id: str, payload: Any) -> None:
+        """Append a finished task's writes against the checkpoint its step started from.
+
+        Raises:
+            ValueError: a malformed id, or no such checkpoint in the thread.
+        """
+
+    @abc.abstractmethod
+    def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
+        """The writes saved against a checkpoint, in order of arrival."""
+
+    @abc.abstractmethod
+    def threads(self) -> list[str]:
+        """The thread ids that have checkpoints, in the order of their first checkpoint."""
+
+    @contextlib.contextmanager
+    def claim(self, thread_id: str) -> Iterator[None]:
+        """Hold a thread id for one run: a second claim of it raises until this one exits.
+
+        Claims are not re-entrant: claiming a thread id this very code already holds raises
+        too. The claim is released on exit, exception or not.
+
+        Raises:
+            ThreadBusyError: the thread id is claimed already.
+
+        >>> from nbgraph.checkpoint import MemorySaver
+        >>> saver = MemorySaver()
+        >>> with saver.claim("t1"):  # doctest: +IGNORE_EXCEPTION_DETAIL
+        ...     with saver.claim("t1"):
+        ...         pass
+        Traceback (most recent call last):
+        ThreadBusyError: Thread 't1' is already running ...
+        """
+        check_thread_id(thread_id)
+        token = self._acquire(thread_id)
+        try:
+            yield
+        finally:
+            self._release(thread_id, token)
+
+    @abc.abstractmethod
+    def _acquire(self, thread_id: str) -> Any:
+        """Claim `thread_id` or raise `ThreadBusyError`; returns what `_release` needs."""
+
+    @abc.abstractmethod
+    def _release(self, thread_id: str, token: Any) -> None:
+        """Give back a claim `_acquire` made."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release what the saver holds (files, claims); it is not used afterwards."""
+
+    def __enter__(self) -> BaseSaver:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+# --- checks shared by the savers ------------------------------------------------------------
+
+
+def check_thread_id(thread_id: Any) -> None:
+    """Raise `ValueError` naming `thread_id` unless it is a non-empty `str`."""
+    if not isinstance(thread_id, str) or not thread_id:
+        raise ValueError(f"A thread id must be a non-empty str; got {thread_id!r}.")
+
+
+def check_id(what: str, value: Any) -> None:
+    """Raise `ValueError` naming `what` unless `value` is a non-empty `str`."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"A {what} must be a non-empty str; got {value!r}.")
+
+
+def check_record(record: Any) -> None:
+    """Raise one `ValueError` listing every field of `record` that a saver cannot store."""
+    if not isinstance(record, CheckpointRecord):
+        raise ValueError(f"A saver stores CheckpointRecord objects; got {type(record).__name__}.")
+    check_thread_id(record.thread_id)
+    problems = []
+    if not isinstance(record.checkpoint_id, str) or not record.checkpoint_id:
+        problems.append(f"checkpoint_id must be a non-empty str, got {record.checkpoint_id!r}")
+    if record.parent_id is not None and (
+        not isinstance(record.parent_id, str) or not record.parent_id
+    ):
+        problems.append(f"parent_id must be None or a non-empty str, got {record.parent_id!r}")
+    if type(record.step) is not int:
+        problems.append(f"step must be an int, got {record.step!r}")
+    if record.source not in SOURCES:
+        expected = ", ".join(repr(s) for s in SOURCES)
+        problems.append(f"source must be one of {expected}, got {record.source!r}")
+    if type(record.created_at) not in (int, float):
+        problems.append(f"created_at must be a float (time.time()), got {record.created_at!r}")
+    if problems:
+        raise ValueError(
+            f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r} cannot be "
+            f"stored: {'; '.join(problems)}."
+        )
+
+
+def check_links(record: CheckpointRecord, *, duplicate: bool, parent_found: bool) -> None:
+    """Raise one `ValueError` if the id is taken in the thread or the parent is missing."""
+    problems = []
+    if duplicate:
+        problems.append(f"the thread already has a checkpoint {record.checkpoint_id!r}")
+    if not parent_found:
+        problems.append(f"its parent {record.parent_id!r} is not a checkpoint of that thread")
+    if problems:
+        raise ValueError(
+            f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r} cannot be "
+            f"stored: {'; '.join(problems)}."
+        )
+
+
+def missing_checkpoint(thread_id: str, checkpoint_id: str) -> ValueError:
+    """The error for writes saved against a checkpoint the thread does not have."""
+    return ValueError(
+        f"Thread {thread_id!r} has no checkpoint {checkpoint_id!r} to save writes against; "
+        "put the checkpoint first."
+    )
+
+
+# --- payloads as JSON text ------------------------------------------------------------------
+
+
+def dump_payload(value: Any) -> str:
+    """`value` as JSON text, through `encode_value` (never pickle).
+
+    >>> dump_payload({"n": (1, 2)})
+    '{"n":{"$type":"tuple","items":[1,2]}}'
+    """
+    return json.dumps(encode_value(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def load_payload(text: str, where: str) -> Any:
+    """The value `dump_payload` made `text` from.
+
+    Raises:
+        CheckpointFileError: `text` is not JSON, or holds a tag this nbgraph does not know,
+            naming `where`.
+    """
+    try:
+        return decode_value(json.loads(text))
+    except (TypeError, json.JSONDecodeError) as error:
+        raise CheckpointFileError(
+            f"{where} is not valid JSON ({error}); expected a value saved by nbgraph."
+        ) from None
+    except UnknownTagError as error:
+        raise CheckpointFileError(
+            f"{where} holds a value tagged {error.tag!r}, which this nbgraph does not know; "
+            "it was probably saved by a newer nbgraph."
+        ) from None
+    except (KeyError, ValueError, AttributeError, IndexError) as error:
+        raise CheckpointFileError(
+            f"{where} is not a value saved by nbgraph ({type(error).__name__}: {error})."
+        ) from None

@@ -1,0 +1,432 @@
+"""`SqliteSaver`: checkpoints in an SQLite file (stdlib `sqlite3`, WAL), shared by processes.
+
+The file holds four tables: `nbgraph_meta` (`format` = `"nbgraph.checkpoints"`,
+`schema_version` = 1), `checkpoints`, `writes` (pending writes) and `claims` (thread ids
+being run). Values are stored as JSON text made by `encode_value`; nothing is pickled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from nbgraph.checkpoint.base import (
+    BaseSaver,
+    CheckpointFileError,
+    CheckpointRecord,
+    PendingWrite,
+    ThreadBusyError,
+    check_id,
+    check_links,
+    check_record,
+    check_thread_id,
+    dump_payload,
+    load_payload,
+    missing_checkpoint,
+)
+
+FORMAT = "nbgraph.checkpoints"
+SCHEMA_VERSION = 1
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS nbgraph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS checkpoints (
+        thread_id TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        parent_id TEXT,
+        step INTEGER NOT NULL,
+        source TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        seq INTEGER NOT NULL UNIQUE,
+        payload TEXT NOT NULL,
+        snapshot TEXT,
+        PRIMARY KEY (thread_id, checkpoint_id)
+    )""",
+    "CREATE INDEX IF NOT EXISTS checkpoints_by_thread ON checkpoints (thread_id, seq)",
+    """CREATE TABLE IF NOT EXISTS writes (
+        thread_id TEXT NOT NULL,
+        checkpoint_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        payload TEXT NOT NULL,
+        PRIMARY KEY (thread_id, checkpoint_id, seq)
+    )""",
+    """CREATE TABLE IF NOT EXISTS claims (
+        thread_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        claimed_at REAL NOT NULL
+    )""",
+)
+TABLES = ("nbgraph_meta", "checkpoints", "writes", "claims")
+
+_COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
+
+_HOST = socket.gethostname()
+_LIVE_OWNERS: set[str] = set()
+"""The claims held by savers of this process, to tell them from a dead process's with our pid."""
+
+
+class SqliteSaver(BaseSaver):
+    """Keeps checkpoints in an SQLite file, durable as soon as each `put` returns.
+
+    Several threads may share one saver, and several processes one file (WAL mode). A claim
+    (see `claim`) is a row of the `claims` table, so it holds across processes too; its owner
+    is stored as `"host:pid:token"`. A claim left behind by a process that was killed is taken
+    over by the next claim once that process no longer exists on this host (checked with
+    `os.kill(pid, 0)`); a claim made on another host is never taken over, delete its row by
+    hand if its process is gone.
+
+    Args:
+        path: the database file, created if it does not exist or is empty; `":memory:"` for
+            a database that lives as long as the saver.
+
+    Raises:
+        CheckpointFileError: the file is not an SQLite database, is another application's,
+            or holds a newer schema version (the message names the file). A failed open
+            leaves the file as it was.
+
+    >>> from nbgraph.checkpoint import CheckpointRecord
+    >>> with SqliteSaver(":memory:") as saver:
+    ...     saver.put(CheckpointRecord("t1", "c1", None, 0, "input", 0.0, {"n": 1}))
+    ...     [record.checkpoint_id for record in saver.history("t1")]
+    ['c1']
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._lock = threading.RLock()
+        self._held: dict[str, str] = {}  # owner token -> thread id, for the claims of this saver
+        self._conn: sqlite3.Connection | None = None
+        if self.path == ":memory:":
+            self._where = "the in-memory SQLite database"
+            self._conn = _connect(":memory:")
+            self._create_schema()
+            return
+        self._where = f"file {self.path!r}"
+        blank = _inspect(self.path, f"File {self.path!r}")
+        try:
+            self._conn = _connect(self.path)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            if blank:
+                self._create_schema()
+        except sqlite3.Error as error:
+            self.close()
+            raise CheckpointFileError(
+                f"File {self.path!r} could not be opened as a checkpoint database ({error})."
+            ) from error
+
+    def __repr__(self) -> str:
+        return f"SqliteSaver({self.path!r})"
+
+    # --- checkpoints --------------------------------------------------------------------
+
+    def put(self, record: CheckpointRecord) -> None:
+        check_record(record)
+        payload = dump_payload(record.payload)
+        snapshot = None if record.snapshot is None else dump_payload(record.snapshot)
+        with self._transaction() as conn:
+            has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
+            duplicate = conn.execute(has, (record.thread_id, record.checkpoint_id)).fetchone()
+            parent_found = (
+                record.parent_id is None
+                or conn.execute(has, (record.thread_id, record.parent_id)).fetchone()
+            )
+            check_links(record, duplicate=bool(duplicate), parent_found=bool(parent_found))
+            (seq,) = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints").fetchone()
+            conn.execute(
+                f"INSERT INTO checkpoints ({_COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.thread_id,
+                    record.checkpoint_id,
+                    record.parent_id,
+                    record.step,
+                    record.source,
+                    float(record.created_at),
+                    payload,
+                    snapshot,
+                    seq,
+                ),
+            )
+
+    def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRecord | None:
+        check_thread_id(thread_id)
+        select = f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ?"
+        with self._lock:
+            if checkpoint_id is None:
+                query = (f"{select} ORDER BY seq DESC LIMIT 1", (thread_id,))
+            else:
+                query = (f"{select} AND checkpoint_id = ?", (thread_id, checkpoint_id))
+            row = self._connection().execute(*query).fetchone()
+        return None if row is None else self._record(row)
+
+    def history(self, thread_id: str) -> list[CheckpointRecord]:
+        check_thread_id(thread_id)
+        query = f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC"
+        with self._lock:
+            rows = self._connection().execute(query, (thread_id,)).fetchall()
+        return [self._record(row) for row in rows]
+
+    def threads(self) -> list[str]:
+        query = "SELECT thread_id FROM checkpoints GROUP BY thread_id ORDER BY MIN(seq)"
+        with self._lock:
+            return [thread_id for (thread_id,) in self._connection().execute(query)]
+
+    def _record(self, row: tuple[Any, ...]) -> CheckpointRecord:
+        thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot = row
+        where = f"checkpoint {checkpoint_id!r} of thread {thread_id!r} in {self._where}"
+        return CheckpointRecord(
+            thread_id,
+            checkpoint_id,
+            parent_id,
+            step,
+            source,
+            created_at,
+            load_payload(payload, f"The payload of {where}"),
+            None if snapshot is None else load_payload(snapshot, f"The snapshot of {where}"),
+        )
+
+    # --- pending writes -----------------------------------------------------------------
+
+    def put_write(self, thread_id: str, checkpoint_id: str, task_id: str, payload: Any) -> None:
+        check_thread_id(thread_id)
+        check_id("checkpoint id", checkpoint_id)
+        check_id("task id", task_id)
+        text = dump_payload(payload)
+        key = (thread_id, checkpoint_id)
+        with self._transaction() as conn:
+            has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
+            if conn.execute(has, key).fetchone() is None:
+                raise missing_checkpoint(thread_id, checkpoint_id)
+            next_seq = "SELECT COALESCE(MAX(seq), 0) + 1 FROM writes WHERE thread_id = ? AND "
+            (seq,) = conn.execute(next_seq + "checkpoint_id = ?", key).fetchone()
+            conn.execute("INSERT INTO writes VALUES (?, ?, ?, ?, ?)", (*key, task_id, seq, text))
+
+    def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
+        check_thread_id(thread_id)
+        query = (
+            "SELECT task_id, seq, payload FROM writes WHERE thread_id = ? AND checkpoint_id = ? "
+            "ORDER BY seq"
+        )
+        with self._lock:
+            rows = self._connection().execute(query, (thread_id, checkpoint_id)).fetchall()
+        where = f"checkpoint {checkpoint_id!r} of thread {thread_id!r} in {self._where}"
+        return [
+            PendingWrite(
+                task_id, seq, load_payload(text, f"Write {seq} of task {task_id!r} to {where}")
+            )
+            for task_id, seq, text in rows
+        ]
+
+    # --- claims -------------------------------------------------------------------------
+
+    def _acquire(self, thread_id: str) -> str:
+        owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex}"
+        _LIVE_OWNERS.add(owner)  # before the row exists, so no saver here takes it for stale
+        try:
+            with self._transaction() as conn:
+                query = "SELECT owner, claimed_at FROM claims WHERE thread_id = ?"
+                row = conn.execute(query, (thread_id,)).fetchone()
+                if row is not None and not _is_stale(row[0]):
+                    raise ThreadBusyError(thread_id, _describe_claim(*row))
+                conn.execute(
+                    "INSERT OR REPLACE INTO claims VALUES (?, ?, ?)",
+                    (thread_id, owner, time.time()),
+                )
+        except BaseException:
+            _LIVE_OWNERS.discard(owner)
+            raise
+        self._held[owner] = thread_id
+        return owner
+
+    def _release(self, thread_id: str, token: str) -> None:
+        try:
+            with self._lock:
+                if self._conn is not None and self._held.pop(token, None) is not None:
+                    with self._transaction() as conn:
+                        delete = "DELETE FROM claims WHERE thread_id = ? AND owner = ?"
+                        conn.execute(delete, (thread_id, token))
+        finally:
+            _LIVE_OWNERS.discard(token)  # a row left behind is stale now, and taken over
+
+    # --- the connection -----------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release this saver's claims and close the database; closing twice is fine."""
+        with self._lock:
+            if self._conn is None:
+                return
+            for token, thread_id in list(self._held.items()):
+                with contextlib.suppress(sqlite3.Error):
+                    self._release(thread_id, token)
+            self._conn.close()
+            self._conn = None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise ValueError(f"{self!r} is closed.")
+        return self._conn
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction that holds the file's write lock from its start."""
+        with self._lock:
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _create_schema(self) -> None:
+        with self._transaction() as conn:
+            for statement in SCHEMA:
+                conn.execute(statement)
+            conn.executemany(
+                "INSERT OR IGNORE INTO nbgraph_meta VALUES (?, ?)",
+                [("format", FORMAT), ("schema_version", str(SCHEMA_VERSION))],
+            )
+
+
+def _connect(target: str) -> sqlite3.Connection:
+    return sqlite3.connect(target, timeout=30.0, isolation_level=None, check_same_thread=False)
+
+
+# --- opening a file -------------------------------------------------------------------------
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _inspect(path: str, where: str) -> bool:
+    """Whether the file is blank (missing, empty, or SQLite without tables); else check it.
+
+    Only reads the file, so a failed open changes nothing, and leaves no `-wal` or `-shm`
+    file behind: a database in WAL mode that no one has open (it has no `-wal` file) is read
+    as immutable, since a read-only connection would create both files and could not remove
+    them.
+
+    Raises:
+        CheckpointFileError: not SQLite, another application's database, or a schema this
+            nbgraph cannot read.
+    """
+    if not os.path.exists(path):
+        return True
+    if os.path.isdir(path):
+        raise CheckpointFileError(f"{where} is a directory; expected an nbgraph checkpoint file.")
+    expected = f"expected an nbgraph checkpoint database (SQLite, format {FORMAT!r})"
+    try:
+        with open(path, "rb") as file:
+            header = file.read(100)
+    except OSError as error:
+        raise CheckpointFileError(f"{where} could not be read ({error}); {expected}.") from None
+    if not header:
+        return True
+    if not header.startswith(SQLITE_MAGIC):
+        raise CheckpointFileError(
+            f"{where} is not an SQLite database (it does not start with 'SQLite format 3'); "
+            f"{expected}."
+        )
+    wal_mode = header[18:20] == b"\x02\x02"
+    immutable = wal_mode and not os.path.exists(path + "-wal")
+    uri = Path(path).absolute().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
+        try:
+            query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+            tables = {name for (name,) in conn.execute(query)}
+            if tables:
+                _check_meta(conn, tables, where, expected)
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as error:
+        raise CheckpointFileError(
+            f"{where} cannot be read as SQLite ({error}); {expected}."
+        ) from None
+    return not tables
+
+
+def _check_meta(conn: sqlite3.Connection, tables: set[str], where: str, expected: str) -> None:
+    if "nbgraph_meta" not in tables:
+        names = ", ".join(sorted(tables))
+        raise CheckpointFileError(
+            f"{where} is an SQLite database of another application (its tables: {names}); "
+            f"{expected}, which has a table nbgraph_meta."
+        )
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM nbgraph_meta").fetchall())
+    except (sqlite3.DatabaseError, ValueError, TypeError) as error:
+        raise CheckpointFileError(
+            f"{where} has an nbgraph_meta table that cannot be read ({error}); {expected}."
+        ) from None
+    if meta.get("format") != FORMAT:
+        raise CheckpointFileError(
+            f"{where} is not an nbgraph checkpoint database: its nbgraph_meta table has format "
+            f"{meta.get('format')!r}; expected {FORMAT!r}."
+        )
+    version = meta.get("schema_version")
+    try:
+        number = int(version)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = 0
+    if number < 1:
+        raise CheckpointFileError(
+            f"{where} has no valid schema_version (found {version!r}); expected an integer from "
+            f"1 to {SCHEMA_VERSION}."
+        )
+    if number > SCHEMA_VERSION:
+        raise CheckpointFileError(
+            f"{where} holds checkpoints in schema version {number}, from a newer nbgraph; this "
+            f"nbgraph reads versions up to {SCHEMA_VERSION}. Upgrade nbgraph to open it."
+        )
+    missing = [name for name in TABLES if name not in tables]
+    if missing:
+        raise CheckpointFileError(
+            f"{where} is an incomplete nbgraph checkpoint database: the tables "
+            f"{', '.join(missing)} are missing."
+        )
+
+
+# --- claims ---------------------------------------------------------------------------------
+
+
+def _is_stale(owner: str) -> bool:
+    """Whether a claim's owner is a process of this host that no longer runs it."""
+    host, _, rest = owner.partition(":")
+    pid_text, _, _ = rest.partition(":")
+    if host != _HOST or not pid_text.isdigit() or int(pid_text) <= 0:
+        return False  # another host's (or a malformed) claim cannot be checked
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return owner not in _LIVE_OWNERS  # an earlier process that had our pid
+    return not _pid_alive(pid)
+
+
+def _pid_alive(pid: int) -> bool:
+    if os.name == "nt":
+        return True  # os.kill(pid, 0) would end the process there; assume it runs
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, but belongs to another user
+    return True
+
+
+def _describe_claim(owner: str, claimed_at: float) -> str:
+    host, _, rest = owner.partition(":")
+    pid, _, _ = rest.partition(":")
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(claimed_at))
+    here = "this process" if host == _HOST and pid == str(os.getpid()) else f"pid {pid}"
+    return f"claimed by {here} on host {host!r} since {when}"
