@@ -1,5 +1,6 @@
 """nbgraph: build a state graph in a notebook, run it, and see what every reducer did."""
 
+from nbgraph.checkpoint import InMemorySaver, MemorySaver, SqliteSaver
 from nbgraph.engine.tasks import RouteError
 from nbgraph.errors import (
     EmptyInputError,
@@ -31,6 +32,7 @@ from nbgraph.types import (
     Overwrite,
     RemainingSteps,
     Send,
+    StateSnapshot,
 )
 from nbgraph.views.inspector import inspect
 
@@ -45,8 +47,10 @@ __all__ = [
     "EphemeralValue",
     "GraphBuildError",
     "GraphRecursionError",
+    "InMemorySaver",
     "Interrupt",
     "InvalidUpdateError",
+    "MemorySaver",
     "Message",
     "MessagesState",
     "Mutation",
@@ -57,7 +61,9 @@ __all__ = [
     "RouteError",
     "Run",
     "Send",
+    "SqliteSaver",
     "StateGraph",
+    "StateSnapshot",
     "add_messages",
     "generate_state_schema",
     "inspect",

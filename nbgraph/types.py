@@ -7,7 +7,7 @@ field markers `Ephemeral` and `RemainingSteps`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Generic, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, NamedTuple, TypeVar
 
 START = "__start__"
 END = "__end__"
@@ -151,6 +151,19 @@ class _RemainingStepsMarker:
 
 RemainingSteps = Annotated[int, _RemainingStepsMarker]
 """A managed, never-stored field: `recursion_limit - current_step`."""
+
+
+class StateSnapshot(NamedTuple):
+    """A thread at one checkpoint (`app.get_state(config)`), as LangGraph shapes it."""
+
+    values: dict[str, Any]
+    next: tuple[str, ...]
+    config: dict[str, Any]
+    metadata: dict[str, Any]
+    created_at: str
+    parent_config: dict[str, Any] | None
+    tasks: tuple[Any, ...] = ()
+    interrupts: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,13 +4,18 @@ async forms, each run recorded in `last_run`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, Run
+from nbgraph.engine.persist import Thread
 from nbgraph.engine.runlog import RunLog
+from nbgraph.engine.view import isolate
 from nbgraph.graph import GraphSpec
+from nbgraph.types import StateSnapshot
 
 
 class CompiledStateGraph:
@@ -22,10 +27,10 @@ class CompiledStateGraph:
     """
 
     def __init__(self, spec: GraphSpec, *, checkpointer: Any = None, name: str = "") -> None:
-        if checkpointer is not None or spec.interrupt_before or spec.interrupt_after:
+        if spec.interrupt_before or spec.interrupt_after:
             raise NotImplementedError(
-                "Checkpointers and interrupt_before/interrupt_after arrive with nbgraph's "
-                "persistence support; compile without them for now."
+                "interrupt_before/interrupt_after arrive with nbgraph's interrupt support; "
+                "compile without them for now."
             )
         self.spec = spec
         self.name = name
@@ -36,6 +41,31 @@ class CompiledStateGraph:
 
     def __repr__(self) -> str:
         return f"<CompiledStateGraph {self.name!r}: {len(self.spec.nodes)} nodes>"
+
+    # --- checkpoints -------------------------------------------------------------------------
+
+    def _thread(self, config: dict[str, Any] | None) -> Thread:
+        if self.checkpointer is None:
+            raise ValueError(
+                "This graph has no checkpointer: compile(checkpointer=MemorySaver()) to keep "
+                "threads that get_state can read."
+            )
+        return Thread(self.checkpointer, self.spec, dict(config or {}))
+
+    def get_state(self, config: dict[str, Any]) -> StateSnapshot | None:
+        """The thread at its latest checkpoint (or `configurable.checkpoint_id`'s); None if new.
+
+        `values` is the full state, `next` the nodes that run when the thread resumes.
+        """
+        thread = self._thread(config)
+        restored = thread.restore()
+        return None if restored is None else _snapshot(self.spec, thread, restored)
+
+    def get_state_history(self, config: dict[str, Any]) -> Iterator[StateSnapshot]:
+        """Every checkpoint of the thread, newest first (step numbers continue across runs)."""
+        thread = self._thread(config)
+        for record in self.checkpointer.history(thread.thread_id):
+            yield _snapshot(self.spec, thread, thread.restore(record.checkpoint_id))
 
     def draw(self) -> Any:
         """The graph as a `graphviz.Digraph` (render it, or let Jupyter show it)."""
@@ -68,9 +98,18 @@ class CompiledStateGraph:
     def _start(self, config: dict[str, Any] | None) -> Run:
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config or {})
-        run = Run(self.spec, merged)
+        thread = None
+        if self.checkpointer is not None:
+            thread = Thread(self.checkpointer, self.spec, merged)
+        run = Run(self.spec, merged, thread)
         self.last_log = run.log
         return run
+
+    def _claimed(self, run: Run) -> Any:
+        """Hold the run's thread id for the whole run (a second run of it is refused)."""
+        if run.thread is None:
+            return contextlib.nullcontext()
+        return self.checkpointer.claim(run.thread.thread_id)
 
     def run(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """Run the graph like `invoke`, and return the recorded `Run` instead of the output.
@@ -99,8 +138,9 @@ class CompiledStateGraph:
             Exception: whatever a node raised, with a note naming the node and step.
         """
         run = self._start(_config(config, kwargs))
-        for _ in drive(run, input, frozenset()):
-            pass
+        with self._claimed(run):
+            for _ in drive(run, input, frozenset()):
+                pass
         return run.output()
 
     def stream(
@@ -120,14 +160,16 @@ class CompiledStateGraph:
         """
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(_config(config, kwargs))
-        for mode, chunk in drive(run, input, modes):
-            yield chunk if single else (mode, chunk)
+        with self._claimed(run):
+            for mode, chunk in drive(run, input, modes):
+                yield chunk if single else (mode, chunk)
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
         run = self._start(_config(config, kwargs))
-        async for _ in adrive(run, input, frozenset()):
-            pass
+        with self._claimed(run):
+            async for _ in adrive(run, input, frozenset()):
+                pass
         return run.output()
 
     async def astream(
@@ -141,8 +183,34 @@ class CompiledStateGraph:
         """`stream` on the event loop."""
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(_config(config, kwargs))
-        async for mode, chunk in adrive(run, input, modes):
-            yield chunk if single else (mode, chunk)
+        with self._claimed(run):
+            async for mode, chunk in adrive(run, input, modes):
+                yield chunk if single else (mode, chunk)
+
+
+def _snapshot(spec: Any, thread: Thread, restored: Any) -> StateSnapshot:
+    control = restored.control
+    pending = sorted(control["pull"]) + [node for _, node, _ in control["push"]]
+    if not pending:
+        pending = sorted(control["deferred"])
+    own = {"thread_id": thread.thread_id}
+
+    def config_of(checkpoint_id: str | None) -> dict[str, Any] | None:
+        if checkpoint_id is None:
+            return None
+        return {"configurable": {**own, "checkpoint_id": checkpoint_id}}
+
+    stored = {k: isolate(v) for k, v in restored.values.items() if k in spec.fields or
+              spec.open_schema}  # fmt: skip
+    created = datetime.fromtimestamp(restored.created_at, tz=UTC).isoformat()
+    return StateSnapshot(
+        values=stored,
+        next=tuple(pending),
+        config=config_of(restored.checkpoint_id),
+        metadata={"source": restored.source, "step": restored.step, "parents": {}},
+        created_at=created,
+        parent_config=config_of(restored.parent_id),
+    )
 
 
 def _config(config: dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from nbgraph.engine.persist import checkpoint_payload
 from nbgraph.engine.runlog import RootReset, RunLog, StepLog, initial_values
 from nbgraph.engine.tasks import (
     Task,
@@ -45,9 +46,11 @@ _PLAIN_OUTPUTS = frozenset({dict, type(None), str, list, tuple, Command, Send})
 class Run:
     """One run of a compiled graph, one superstep at a time."""
 
-    def __init__(self, spec: GraphSpec, config: dict[str, Any]) -> None:
+    def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None) -> None:
         self.spec = spec
         self.config = config
+        self.thread = thread  # an engine.persist.Thread when the graph has a checkpointer
+        self.finished: dict[str, dict[str, Any]] = {}  # restored tasks' writes, by task id
         limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
         if not isinstance(limit, int) or limit < 1:
             raise ValueError(f"recursion_limit must be an integer of at least 1, got {limit!r}.")
@@ -69,28 +72,59 @@ class Run:
     # --- the input -------------------------------------------------------------------------
 
     def begin(self, input: Any) -> StepLog:
-        """Record the input (step -1) and apply it through the reducers (step 0)."""
+        """Record the input and apply it through the reducers (step 0 of a new thread).
+
+        With a checkpointer: `None` resumes the thread where its last checkpoint stopped, and
+        new input on a thread that has checkpoints is applied on top of its state.
+        """
+        restored = self.thread.restore() if self.thread is not None else None
         if input is None:
-            raise EmptyInputError(
-                "Received no input: invoke(None) needs a checkpointed thread to resume; "
-                "pass a dict of initial values."
-            )
+            if restored is None:
+                raise EmptyInputError(
+                    "Received no input: invoke(None) resumes a checkpointed thread, and this "
+                    "one has no checkpoint; pass a dict of initial values."
+                )
+            return self._resume(restored)
         if isinstance(input, Command):
             raise InvalidUpdateError(
-                "Command(resume=...) as input needs a checkpointer and an interrupted thread."
+                "Command(resume=...) answers interrupts, which arrive with interrupt() support."
             )
         self.log.input = isolate(input)
-        self.values = initial_values(self.spec)
-        self.log.final = self.values
-        task = Task(step=0, index=0, node=START, kind="input", started=time.time())
+        if restored is not None:
+            self._resume(restored, keep_next=False)
+        else:
+            self.values = initial_values(self.spec)
+            self.log.final = self.values
+        self.step += 1
+        self.stop = self.step - 1 + self.limit + 1
+        task = Task(step=self.step, index=0, node=START, kind="input", started=time.time())
         for key, value in self._input_pairs(input):
             field = self.spec.fields.get(key)
             prepare = field.reducer.prepare if field and field.reducer else None
             task.writes.append((key, prepare(isolate(value)) if prepare else isolate(value)))
-        self.step = 0
         self._route(task)
         task.ended = task.started
-        return self.commit([task])
+        return self.commit([task], source="input")
+
+    def _resume(self, restored: Any, keep_next: bool = True) -> StepLog:
+        """Start from a checkpoint: its values (as a root reset of this run's record) and,
+        unless new input replaces it, what was to run next and what had already finished."""
+        self.values = self.log.final = restored.values
+        self.step, self.stop = restored.step, restored.step + self.limit + 1
+        self.thread.head = restored.checkpoint_id
+        if keep_next:
+            control = restored.control
+            self.pull = {k: list(v) for k, v in control["pull"].items()}
+            self.push = [(sender, Send(node, arg)) for sender, node, arg in control["push"]]
+            self.seen = [set(names) for names in control["seen"]]
+            self.deferred = {k: list(v) for k, v in control["deferred"].items()}
+            self.incoming = {k: [tuple(p) for p in v] for k, v in control["incoming"].items()}
+            self.finished = dict(restored.finished)
+        recorded = {k: isolate(v) for k, v in restored.values.items()}
+        reset = RootReset(restored.step, restored.checkpoint_id, "resume", (), (), recorded)
+        log = StepLog(restored.step, [], self.spec.fields, resets=[reset], applied=True)
+        self.log.steps.append(log)
+        return log
 
     def _input_pairs(self, input: Any) -> list[tuple[str, Any]]:
         schema = self.spec.input
@@ -225,6 +259,8 @@ class Run:
         """
         node = self.spec.nodes[task.node]
         task.started = time.time()
+        if self.finished and self._restore_task(task):
+            return task
         try:
             state = node_input(self.spec, node, task, self.values, self.managed_values())
             output = node.fn(state, self.config) if node.takes_config else node.fn(state)
@@ -242,12 +278,26 @@ class Run:
             note_failure(error, task)
             task.error = error
         task.ended = time.time()
+        if self.thread is not None:
+            self.thread.save_task(task)
         return task
+
+    def _restore_task(self, task: Task) -> bool:
+        """Take a task's writes from the checkpoint instead of running it again."""
+        done = self.finished.pop(task.id, None)
+        if done is None:
+            return False
+        task.writes = [tuple(write) for write in done["writes"]]
+        task.routes = list(done["routes"])
+        task.ended = task.started
+        return True
 
     async def aexecute(self, task: Task) -> Task:
         """Run a task on the event loop (async nodes and routers are awaited)."""
         node = self.spec.nodes[task.node]
         task.started = time.time()
+        if self.finished and self._restore_task(task):
+            return task
         try:
             state = node_input(self.spec, node, task, self.values, self.managed_values())
             output = node.fn(state, self.config) if node.takes_config else node.fn(state)
@@ -265,6 +315,8 @@ class Run:
             note_failure(error, task)
             task.error = error
         task.ended = time.time()
+        if self.thread is not None:
+            self.thread.save_task(task)
         return task
 
     def _warn_dropped(self, task: Task) -> None:
@@ -295,7 +347,7 @@ class Run:
 
     # --- committing a step -----------------------------------------------------------------
 
-    def commit(self, tasks: list[Task]) -> StepLog:
+    def commit(self, tasks: list[Task], source: str = "loop") -> StepLog:
         """Apply a finished step's writes in write order and work out what runs next.
 
         Raises:
@@ -322,6 +374,8 @@ class Run:
         log.written = tuple(change.field for change in changes)
         log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
         log.applied = True
+        if self.thread is not None:
+            self.thread.save(self.step, source, checkpoint_payload(self, log, writes), self.values)
         return log
 
     def _trigger(self, tasks: list[Task]) -> None:

@@ -1,0 +1,183 @@
+"""Checkpoints: a run's supersteps saved to a checkpointer as deltas, and a thread picked up again.
+
+A checkpoint holds what its step wrote (and what runs next), not the whole state; a full
+snapshot is added only when the writes since the last one outweigh the state, so storage
+grows with the writes. The checkpointer is any object with the `nbgraph.checkpoint` saver
+methods; the engine never imports a saver module.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sized
+from dataclasses import dataclass, field
+from typing import Any
+
+from nbgraph.engine.runlog import initial_values
+from nbgraph.engine.tasks import Task
+from nbgraph.engine.view import isolate
+from nbgraph.engine.writes import apply_step, clear_ephemeral
+from nbgraph.graph import GraphSpec
+from nbgraph.types import Mutation
+
+MIN_SNAPSHOT_COST = 64
+
+
+@dataclass
+class Restored:
+    """A thread's state at one checkpoint: values, what runs next, and finished tasks' writes."""
+
+    checkpoint_id: str
+    step: int
+    source: str
+    created_at: float
+    parent_id: str | None
+    values: dict[str, Any]
+    control: dict[str, Any]
+    finished: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def thread_id_of(config: dict[str, Any]) -> str:
+    """The run's thread id, or a clear error saying where it goes."""
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    if thread_id is None or thread_id == "":
+        raise ValueError(
+            "This graph has a checkpointer, so each run needs a thread id: "
+            "app.invoke(inputs, {'configurable': {'thread_id': 'my-thread'}})."
+        )
+    return str(thread_id)
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, Sized) and not isinstance(value, str) else 1
+
+
+class Thread:
+    """One run's link to its checkpointer: reads the thread, appends its checkpoints."""
+
+    def __init__(self, saver: Any, spec: GraphSpec, config: dict[str, Any]) -> None:
+        self.saver, self.spec = saver, spec
+        self.thread_id = thread_id_of(config)
+        self.start_id: str | None = (config.get("configurable") or {}).get("checkpoint_id")
+        self.head: str | None = None
+        self._cost = 0
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def restore(self, checkpoint_id: str | None = None) -> Restored | None:
+        """The thread at `checkpoint_id` (default: the run's, else the latest); None if empty.
+
+        Raises:
+            ValueError: a checkpoint id the thread does not have.
+        """
+        wanted = checkpoint_id or self.start_id
+        record = self.saver.get(self.thread_id, wanted)
+        if record is None:
+            if wanted is not None:
+                raise ValueError(
+                    f"Thread {self.thread_id!r} has no checkpoint {wanted!r}; "
+                    "see app.get_state_history(config) for the ones it has."
+                )
+            return None
+        chain, snapshot = [record], record.snapshot
+        while snapshot is None and chain[-1].parent_id is not None:
+            chain.append(self.saver.get(self.thread_id, chain[-1].parent_id))
+            snapshot = chain[-1].snapshot
+        values = dict(snapshot) if snapshot is not None else initial_values(self.spec)
+        for older in reversed(chain if snapshot is None else chain[:-1]):
+            values = apply_delta(self.spec, values, older.payload, older.step)
+        finished = {}
+        latest = wanted is None or self.saver.get(self.thread_id).checkpoint_id == wanted
+        if latest:  # a step that stopped part-way: keep what its finished tasks wrote
+            finished = {
+                write.task_id: write.payload
+                for write in self.saver.pending_writes(self.thread_id, record.checkpoint_id)
+            }
+        return Restored(
+            record.checkpoint_id,
+            record.step,
+            record.source,
+            record.created_at,
+            record.parent_id,
+            values,
+            record.payload["next"],
+            finished,
+        )
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def save(self, step: int, source: str, payload: dict[str, Any], values: dict) -> str:
+        """Append one checkpoint after the current head; return its id."""
+        from nbgraph.checkpoint.base import CheckpointRecord  # the saver's record type
+
+        self._cost += 1 + sum(_size(v) for _, _, v in payload["writes"])
+        snapshot = None
+        if self.head is None or self._cost >= max(MIN_SNAPSHOT_COST, _state_size(values)):
+            snapshot, self._cost = {k: isolate(v) for k, v in values.items()}, 0
+        checkpoint_id = f"{step:08d}-{uuid.uuid4().hex[:12]}"
+        self.saver.put(
+            CheckpointRecord(
+                self.thread_id,
+                checkpoint_id,
+                self.head,
+                step,
+                source,
+                time.time(),
+                payload,
+                snapshot,
+            )
+        )
+        self.head = checkpoint_id
+        return checkpoint_id
+
+    def save_task(self, task: Task) -> None:
+        """Keep a finished task's writes and routes, so a resume does not run it again."""
+        if self.head is not None and task.error is None:
+            payload = {"writes": list(task.writes), "routes": list(task.routes)}
+            self.saver.put_write(self.thread_id, self.head, task.id, payload)
+
+
+def _state_size(values: dict[str, Any]) -> int:
+    return sum(_size(v) for v in values.values())
+
+
+def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: int) -> dict:
+    """Apply one checkpoint's delta (resets, writes, clears) to `values` (owned by the caller)."""
+    for root in payload.get("resets", ()):
+        values = {k: isolate(v) for k, v in root.items()}
+    apply_step(spec.fields, values, [tuple(w) for w in payload["writes"]], step)
+    for name, value in payload.get("afters", {}).items():
+        values[name] = isolate(value)
+    clear_ephemeral(tuple(payload.get("cleared", ())), values, ())
+    return values
+
+
+def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
+    """A committed step as a checkpoint's delta: resets, writes, clears, and what runs next.
+
+    A `Mutation` cannot be stored to run again, so a field it wrote is kept as its value
+    after the step instead (`afters`).
+    """
+    mutated = {name for _, name, value in writes if isinstance(value, Mutation)}
+    return {
+        "resets": [reset.values for reset in log.resets],
+        "writes": [list(w) for w in writes if w[1] not in mutated],
+        "afters": {name: isolate(run.values[name]) for name in mutated if name in run.values},
+        "cleared": list(log.cleared),
+        "tasks": [[task.id, task.node] for task in log.tasks],
+        "next": control_of(run),
+    }
+
+
+def control_of(run: Any) -> dict[str, Any]:
+    """What runs after the step just committed, as plain data a checkpoint can hold."""
+    return {
+        "pull": {name: list(triggers) for name, triggers in run.pull.items()},
+        "push": [[sender, send.node, send.arg] for sender, send in run.push],
+        "seen": [sorted(seen) for seen in run.seen],
+        "deferred": {name: list(triggers) for name, triggers in run.deferred.items()},
+        "incoming": {
+            name: [list(pair) for pair in states] for name, states in run.incoming.items()
+        },
+    }

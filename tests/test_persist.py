@@ -1,0 +1,173 @@
+"""Checkpointed runs: a checkpoint per superstep, history, resume, replay, one run per thread."""
+
+import threading
+from typing import Annotated, TypedDict
+
+import pytest
+
+from nbgraph import END, START, MemorySaver, Mutation, SqliteSaver, StateGraph
+from nbgraph.checkpoint import ThreadBusyError
+from nbgraph.types import MISSING
+
+
+class S(TypedDict):
+    log: Annotated[list, "append"]
+    n: int
+
+
+def config(thread: str = "t1", **extra) -> dict:
+    return {"configurable": {"thread_id": thread, **extra}}
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def saver(request, tmp_path):
+    if request.param == "memory":
+        return MemorySaver()
+    return SqliteSaver(tmp_path / "threads.sqlite")
+
+
+def fan_app(saver, calls: list, fail: dict):
+    def node(name: str):
+        def run(state):
+            calls.append(name)
+            if fail.get(name):
+                raise RuntimeError(f"{name} is down")
+            return {"log": [name], "n": state["n"] + 1} if name == "a" else {"log": [name]}
+
+        return run
+
+    return (
+        StateGraph(S)
+        .add_node("a", node("a"))
+        .add_node("b", node("b"))
+        .add_node("c", node("c"))
+        .add_node("d", node("d"))
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("a", "c")
+        .add_edge(["b", "c"], "d")
+        .compile(checkpointer=saver)
+    )
+
+
+def test_a_checkpointed_run_needs_a_thread_id(saver):
+    app = fan_app(saver, [], {})
+    with pytest.raises(ValueError, match="thread_id"):
+        app.invoke({"log": [], "n": 0})
+    assert app.get_state(config("never-ran")) is None
+
+
+def test_one_checkpoint_per_superstep_newest_first_and_steps_continue(saver):
+    app = fan_app(saver, [], {})
+    assert app.invoke({"log": [], "n": 0}, config()) == {"log": ["a", "b", "c", "d"], "n": 1}
+    history = list(app.get_state_history(config()))
+    assert [h.metadata["step"] for h in history] == [3, 2, 1, 0]
+    assert [h.metadata["source"] for h in history] == ["loop", "loop", "loop", "input"]
+    assert history[2].next == ("b", "c") and history[0].next == ()
+    assert history[1].values == {"log": ["a", "b", "c"], "n": 1}
+    assert history[0].parent_config == history[1].config
+    latest = app.get_state(config())
+    assert latest.values == {"log": ["a", "b", "c", "d"], "n": 1}
+    assert (
+        latest.config["configurable"]["checkpoint_id"]
+        == history[0].config["configurable"]["checkpoint_id"]
+    )
+    # new input on the same thread goes through the reducers onto its state
+    assert app.invoke({"log": ["more"]}, config())["log"][-5:] == ["more", "a", "b", "c", "d"]
+    steps = [h.metadata["step"] for h in app.get_state_history(config())]
+    assert steps == [7, 6, 5, 4, 3, 2, 1, 0]  # input at 4, then a, b+c, d
+
+
+def test_resume_after_a_failure_does_not_rerun_finished_siblings(saver):
+    calls, fail = [], {"c": True}
+    app = fan_app(saver, calls, fail)
+    with pytest.raises(RuntimeError, match="c is down"):
+        app.invoke({"log": [], "n": 0}, config())
+    assert calls == ["a", "b", "c"] or calls == ["a", "c", "b"]
+    state = app.get_state(config())
+    assert state.next == ("b", "c") and state.values == {"log": ["a"], "n": 1}
+    fail["c"] = False
+    assert app.invoke(None, config()) == {"log": ["a", "b", "c", "d"], "n": 1}
+    assert sorted(calls[3:]) == ["c", "d"]  # b's writes came from the checkpoint
+    resumed = app.last_run
+    assert resumed.tree["reset:1:" + state.config["configurable"]["checkpoint_id"]].reason == (
+        "resume"
+    )
+    assert resumed.output == {"log": ["a", "b", "c", "d"], "n": 1}
+
+
+def test_replay_from_a_past_checkpoint_reruns_only_what_follows(saver):
+    calls = []
+    app = fan_app(saver, calls, {})
+    app.invoke({"log": [], "n": 0}, config())
+    after_a = next(h for h in app.get_state_history(config()) if h.metadata["step"] == 1)
+    calls.clear()
+    past = after_a.config["configurable"]["checkpoint_id"]
+    assert app.invoke(None, config(checkpoint_id=past)) == {"log": ["a", "b", "c", "d"], "n": 1}
+    assert sorted(calls) == ["b", "c", "d"]
+    history = list(app.get_state_history(config()))
+    assert len(history) == 6  # the replay added steps 2 and 3 as a new branch from step 1
+    assert history[0].parent_config["configurable"]["checkpoint_id"] != past
+    with pytest.raises(ValueError, match="no checkpoint 'nope'"):
+        app.invoke(None, config(checkpoint_id="nope"))
+
+
+def test_invoke_none_on_a_new_thread_is_empty_input(saver):
+    from nbgraph import EmptyInputError
+
+    with pytest.raises(EmptyInputError, match="no checkpoint"):
+        fan_app(saver, [], {}).invoke(None, config("fresh"))
+
+
+def test_the_same_thread_twice_at_once_is_refused_other_threads_run(saver):
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(state):
+        entered.set()
+        assert release.wait(10)
+        return {"n": 1}
+
+    app = StateGraph(S).add_node("slow", slow).add_edge(START, "slow").compile(checkpointer=saver)
+    errors = []
+    worker = threading.Thread(
+        target=lambda: errors.append(app.invoke({"log": [], "n": 0}, config("busy")))
+    )
+    worker.start()
+    assert entered.wait(10)
+    try:
+        with pytest.raises(ThreadBusyError, match="busy"):
+            app.invoke({"log": [], "n": 0}, config("busy"))
+        quick = StateGraph(S).add_node("q", lambda s: {"n": 2}).add_edge(START, "q")
+        assert quick.compile(checkpointer=saver).invoke({"n": 0}, config("other"))["n"] == 2
+    finally:
+        release.set()
+        worker.join(10)
+    assert errors == [{"log": [], "n": 1}]
+
+
+class Bump(Mutation):
+    def __init__(self, by: int) -> None:
+        self.field, self.by = "n", by
+
+    def apply(self, value):
+        return (0 if value is MISSING else value) + self.by
+
+
+def test_mutation_writes_are_kept_as_values_and_long_threads_store_deltas(tmp_path):
+    saver = SqliteSaver(tmp_path / "long.sqlite")
+    app = (
+        StateGraph(S)
+        .add_node("tick", lambda s: {"log": [s["n"]], "n": Bump(1)})
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: END if s["n"] >= 300 else "tick")
+        .compile(checkpointer=saver)
+    )
+    app.invoke({"log": [], "n": 0}, config("long", recursion_limit=400) | {"recursion_limit": 400})
+    reopened = StateGraph(S).add_node("tick", lambda s: None).add_edge(START, "tick")
+    state = reopened.compile(checkpointer=SqliteSaver(tmp_path / "long.sqlite")).get_state(
+        config("long")
+    )
+    assert state.values["n"] == 300 and state.values["log"] == list(range(300))
+    records = saver.history("long")
+    snapshots = [r for r in records if r.snapshot is not None]
+    assert len(records) == 301 and len(snapshots) < 15  # deltas, with a few snapshots
