@@ -1,6 +1,7 @@
 """nbgraph: build a state graph in a notebook, run it, and see what every reducer did."""
 
 from nbgraph.checkpoint import InMemorySaver, MemorySaver, SqliteSaver
+from nbgraph.engine.interrupts import interrupt
 from nbgraph.engine.tasks import RouteError
 from nbgraph.errors import (
     EmptyInputError,
@@ -67,5 +68,6 @@ __all__ = [
     "add_messages",
     "generate_state_schema",
     "inspect",
+    "interrupt",
     "register_reducer",
 ]

@@ -5,17 +5,20 @@ async forms, each run recorded in `last_run`.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, Run
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.runlog import RunLog
+from nbgraph.engine.tasks import Task, absorb_output
 from nbgraph.engine.view import isolate
+from nbgraph.errors import GraphBuildError
 from nbgraph.graph import GraphSpec
-from nbgraph.types import StateSnapshot
+from nbgraph.types import START, StateSnapshot
 
 
 class CompiledStateGraph:
@@ -27,10 +30,12 @@ class CompiledStateGraph:
     """
 
     def __init__(self, spec: GraphSpec, *, checkpointer: Any = None, name: str = "") -> None:
-        if spec.interrupt_before or spec.interrupt_after:
-            raise NotImplementedError(
-                "interrupt_before/interrupt_after arrive with nbgraph's interrupt support; "
-                "compile without them for now."
+        if (spec.interrupt_before or spec.interrupt_after) and checkpointer is None:
+            raise GraphBuildError(
+                [
+                    "interrupt_before/interrupt_after pause a run to resume it later, which "
+                    "needs a checkpointer: compile(checkpointer=MemorySaver(), ...)."
+                ]
             )
         self.spec = spec
         self.name = name
@@ -66,6 +71,44 @@ class CompiledStateGraph:
         thread = self._thread(config)
         for record in self.checkpointer.history(thread.thread_id):
             yield _snapshot(self.spec, thread, thread.restore(record.checkpoint_id))
+
+    def update_state(
+        self, config: dict[str, Any], values: Any, as_node: str | None = None
+    ) -> dict[str, Any]:
+        """Write `values` to the thread as if `as_node` had returned them; return the new
+        checkpoint's config.
+
+        The values go through the reducers, and `as_node`'s edges and routers decide what runs
+        next. On a past checkpoint (`configurable.checkpoint_id`) this forks the thread: the
+        new checkpoint grows from that one, and `invoke(None, new_config)` continues the fork.
+
+        Raises:
+            ValueError: no checkpointer, an empty thread, or an unknown `as_node`.
+        """
+        thread = self._thread(config)
+        restored = thread.restore()
+        if restored is None:
+            raise ValueError(
+                f"Thread {thread.thread_id!r} has no checkpoint to update; run it first."
+            )
+        node = as_node or _last_writer(restored)
+        if node not in self.spec.nodes and node != START:
+            raise ValueError(
+                f"as_node={node!r} is not a node of this graph; nodes: {list(self.spec.nodes)}."
+            )
+        merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
+        merged.update(config)
+        run = Run(self.spec, merged, thread)
+        latest = self.checkpointer.get(thread.thread_id).checkpoint_id
+        with self._claimed(run):
+            run._resume(restored, keep_next=False)
+            run.step += 1
+            task = Task(run.step, 0, node, "update", started=time.time())
+            absorb_output(self.spec, self.spec.nodes.get(node), task, values)
+            run._route(task)
+            source = "fork" if restored.checkpoint_id != latest else "update"
+            run.commit([task], source=source)
+        return {"configurable": {"thread_id": thread.thread_id, "checkpoint_id": thread.head}}
 
     def draw(self) -> Any:
         """The graph as a `graphviz.Digraph` (render it, or let Jupyter show it)."""
@@ -141,7 +184,7 @@ class CompiledStateGraph:
         with self._claimed(run):
             for _ in drive(run, input, frozenset()):
                 pass
-        return run.output()
+        return _with_interrupts(run)
 
     def stream(
         self,
@@ -170,7 +213,7 @@ class CompiledStateGraph:
         with self._claimed(run):
             async for _ in adrive(run, input, frozenset()):
                 pass
-        return run.output()
+        return _with_interrupts(run)
 
     async def astream(
         self,
@@ -188,6 +231,24 @@ class CompiledStateGraph:
                 yield chunk if single else (mode, chunk)
 
 
+def _last_writer(restored: Any) -> str:
+    names = {node for _, node in restored.tasks if node != START}
+    if len(names) != 1:
+        raise ValueError(
+            "update_state needs as_node= here: the last step ran "
+            f"{sorted(names) or 'no node'}, so which node's edges should fire is ambiguous."
+        )
+    return names.pop()
+
+
+def _with_interrupts(run: Run) -> dict[str, Any]:
+    """`invoke`'s result: the output, and what the run is waiting for if it paused."""
+    output = run.output()
+    if run.paused:
+        output["__interrupt__"] = list(run.paused)
+    return output
+
+
 def _snapshot(spec: Any, thread: Thread, restored: Any) -> StateSnapshot:
     control = restored.control
     pending = sorted(control["pull"]) + [node for _, node, _ in control["push"]]
@@ -203,6 +264,12 @@ def _snapshot(spec: Any, thread: Thread, restored: Any) -> StateSnapshot:
     stored = {k: isolate(v) for k, v in restored.values.items() if k in spec.fields or
               spec.open_schema}  # fmt: skip
     created = datetime.fromtimestamp(restored.created_at, tz=UTC).isoformat()
+    interrupts = tuple(i for paused in restored.paused.values() for i in paused["interrupts"])
+    tasks = tuple(
+        PendingTask(task_id, restored.paused[task_id]["interrupts"] if task_id in
+                    restored.paused else ())
+        for task_id in restored.paused
+    )  # fmt: skip
     return StateSnapshot(
         values=stored,
         next=tuple(pending),
@@ -210,7 +277,20 @@ def _snapshot(spec: Any, thread: Thread, restored: Any) -> StateSnapshot:
         metadata={"source": restored.source, "step": restored.step, "parents": {}},
         created_at=created,
         parent_config=config_of(restored.parent_id),
+        tasks=tasks,
+        interrupts=interrupts,
     )
+
+
+class PendingTask(NamedTuple):
+    """A task a checkpoint is waiting on (`StateSnapshot.tasks`): its id, and its interrupts."""
+
+    id: str
+    interrupts: tuple[Any, ...]
+
+    @property
+    def name(self) -> str:
+        return self.id.split(":", 2)[-1]
 
 
 def _config(config: dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any]:

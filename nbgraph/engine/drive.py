@@ -81,7 +81,10 @@ def _step_chunks(run: Run, log: StepLog, modes: frozenset[str]) -> Iterable[Chun
 
 
 def _finish(run: Run, error: BaseException | None) -> None:
-    run.log.status = "failed" if error is not None else "done"
+    if error is not None:
+        run.log.status = "failed"
+    else:
+        run.log.status = "interrupted" if run.paused or run.at_breakpoint else "done"
     run.log.error = error
 
 

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from nbgraph.engine.interrupts import GraphInterrupt, Scope, interrupt_scope
 from nbgraph.engine.persist import checkpoint_payload
 from nbgraph.engine.runlog import RootReset, RunLog, StepLog, initial_values
 from nbgraph.engine.tasks import (
@@ -36,7 +37,7 @@ from nbgraph.engine.writes import (
 from nbgraph.errors import EmptyInputError, GraphRecursionError, InvalidUpdateError
 from nbgraph.graph import GraphSpec
 from nbgraph.schema import pydantic_updates
-from nbgraph.types import END, MISSING, START, Command, Send
+from nbgraph.types import END, MISSING, START, Command, Interrupt, Send
 
 DEFAULT_RECURSION_LIMIT = 10000
 _NO_MANAGED: dict[str, Any] = {}
@@ -51,6 +52,10 @@ class Run:
         self.config = config
         self.thread = thread  # an engine.persist.Thread when the graph has a checkpointer
         self.finished: dict[str, dict[str, Any]] = {}  # restored tasks' writes, by task id
+        self.answers: dict[str, list[Any]] = {}  # answers to interrupts, by task id
+        self.paused: list[Interrupt] = []  # why the run stopped for an answer
+        self.at_breakpoint = ""  # "before" / "after" when a static breakpoint stopped it
+        self._past_breakpoint = False
         limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
         if not isinstance(limit, int) or limit < 1:
             raise ValueError(f"recursion_limit must be an integer of at least 1, got {limit!r}.")
@@ -86,9 +91,14 @@ class Run:
                 )
             return self._resume(restored)
         if isinstance(input, Command):
-            raise InvalidUpdateError(
-                "Command(resume=...) answers interrupts, which arrive with interrupt() support."
-            )
+            if restored is None or not restored.paused:
+                raise InvalidUpdateError(
+                    "Command(resume=...) answers a run paused by interrupt(); this thread "
+                    "has no pending interrupt."
+                )
+            log = self._resume(restored)
+            self._answer(input.resume, restored.paused)
+            return log
         self.log.input = isolate(input)
         if restored is not None:
             self._resume(restored, keep_next=False)
@@ -120,11 +130,29 @@ class Run:
             self.deferred = {k: list(v) for k, v in control["deferred"].items()}
             self.incoming = {k: [tuple(p) for p in v] for k, v in control["incoming"].items()}
             self.finished = dict(restored.finished)
+            self.answers = {k: list(v["answers"]) for k, v in restored.paused.items()}
+            self._past_breakpoint = True  # resuming steps over the breakpoint it stopped at
         recorded = {k: isolate(v) for k, v in restored.values.items()}
         reset = RootReset(restored.step, restored.checkpoint_id, "resume", (), (), recorded)
         log = StepLog(restored.step, [], self.spec.fields, resets=[reset], applied=True)
         self.log.steps.append(log)
         return log
+
+    def _answer(self, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
+        """Give the paused tasks their answers: one value for one pending interrupt, or
+        `{interrupt_id: value}` for several."""
+        pending = {i.id: task_id for task_id, p in paused.items() for i in p["interrupts"]}
+        if isinstance(resume, dict) and resume and set(resume) <= set(pending):
+            for interrupt_id, value in resume.items():
+                self.answers.setdefault(pending[interrupt_id], []).append(value)
+            return
+        if len(pending) != 1:
+            raise InvalidUpdateError(
+                f"{len(pending)} interrupts are waiting; answer each by id: "
+                f"Command(resume={{{', '.join(repr(i) + ': ...' for i in pending)}}})."
+            )
+        (task_id,) = pending.values()
+        self.answers.setdefault(task_id, []).append(resume)
 
     def _input_pairs(self, input: Any) -> list[tuple[str, Any]]:
         schema = self.spec.input
@@ -167,6 +195,8 @@ class Run:
             GraphRecursionError: the step would pass `recursion_limit` (checked first,
                 as LangGraph does, even when nothing is left to run).
         """
+        if self.paused or self.at_breakpoint:
+            return None
         self.step += 1
         if self.step > self.stop:
             raise GraphRecursionError(
@@ -180,6 +210,9 @@ class Run:
                 self.step -= 1
                 return None
             pull, self.deferred = self.deferred, {}
+        if self._stop_before(pull, push):
+            self.step -= 1
+            return None
         self.pull, self.push = {}, []
         resets = self._resets(pull) if self.incoming else ()
         names = sorted(pull) if len(pull) > 1 else pull
@@ -194,6 +227,19 @@ class Run:
         ]
         self._pending_resets = resets
         return tasks
+
+    def _stop_before(self, pull: dict[str, list[str]], push: list) -> bool:
+        """Whether an `interrupt_before` breakpoint stops the run before this step."""
+        before = self.spec.interrupt_before
+        if not before or self.thread is None:
+            return False
+        if self._past_breakpoint:
+            self._past_breakpoint = False
+            return False
+        if any(name in before for name in pull) or any(s.node in before for _, s in push):
+            self.at_breakpoint = "before"
+            return True
+        return False
 
     def _resets(self, pull: dict[str, list[str]]) -> list[RootReset]:
         resets = []
@@ -261,9 +307,14 @@ class Run:
         task.started = time.time()
         if self.finished and self._restore_task(task):
             return task
+        scope = self._scope(task)
         try:
             state = node_input(self.spec, node, task, self.values, self.managed_values())
-            output = node.fn(state, self.config) if node.takes_config else node.fn(state)
+            if scope is None:
+                output = node.fn(state, self.config) if node.takes_config else node.fn(state)
+            else:
+                with interrupt_scope(scope):
+                    output = node.fn(state, self.config) if node.takes_config else node.fn(state)
             if type(output) not in _PLAIN_OUTPUTS and inspect.isawaitable(output):
                 _close(output)
                 raise TypeError(
@@ -274,13 +325,21 @@ class Run:
             self._route(task)
             if task.dropped:
                 self._warn_dropped(task)
+        except GraphInterrupt as pause:
+            task.interrupts = (pause.interrupt,)
         except Exception as error:
             note_failure(error, task)
             task.error = error
         task.ended = time.time()
         if self.thread is not None:
-            self.thread.save_task(task)
+            self.thread.save_task(task, scope.answers)
         return task
+
+    def _scope(self, task: Task) -> Scope | None:
+        if self.thread is None:
+            return None
+        key = f"{self.thread.thread_id}|{task.id}"
+        return Scope(key, self.answers.get(task.id, []))
 
     def _restore_task(self, task: Task) -> bool:
         """Take a task's writes from the checkpoint instead of running it again."""
@@ -298,11 +357,13 @@ class Run:
         task.started = time.time()
         if self.finished and self._restore_task(task):
             return task
+        scope = self._scope(task)
         try:
             state = node_input(self.spec, node, task, self.values, self.managed_values())
-            output = node.fn(state, self.config) if node.takes_config else node.fn(state)
-            if inspect.isawaitable(output):
-                output = await output
+            with interrupt_scope(scope):
+                output = node.fn(state, self.config) if node.takes_config else node.fn(state)
+                if inspect.isawaitable(output):
+                    output = await output
             absorb_output(self.spec, node, task, output)
             if task.dropped:
                 self._warn_dropped(task)
@@ -311,12 +372,14 @@ class Run:
                 if inspect.isawaitable(result):
                     result = await result
                 absorb_route(self.spec, branch, task, result)
+        except GraphInterrupt as pause:
+            task.interrupts = (pause.interrupt,)
         except Exception as error:
             note_failure(error, task)
             task.error = error
         task.ended = time.time()
         if self.thread is not None:
-            self.thread.save_task(task)
+            self.thread.save_task(task, scope.answers)
         return task
 
     def _warn_dropped(self, task: Task) -> None:
@@ -359,6 +422,9 @@ class Run:
         for task in tasks:
             if task.error is not None:
                 raise task.error
+        self.paused = [i for task in tasks for i in task.interrupts]
+        if self.paused:
+            return log  # not applied: the step runs again, answered, on resume
         try:
             if self.spec.state_merger is not None and len(tasks) > 1:
                 per_task = [(t.node, t.writes) for t in tasks]
@@ -376,6 +442,9 @@ class Run:
         log.applied = True
         if self.thread is not None:
             self.thread.save(self.step, source, checkpoint_payload(self, log, writes), self.values)
+            after = self.spec.interrupt_after
+            if after and any(task.node in after for task in tasks):
+                self.at_breakpoint = "after"
         return log
 
     def _trigger(self, tasks: list[Task]) -> None:

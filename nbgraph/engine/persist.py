@@ -19,7 +19,7 @@ from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import apply_step, clear_ephemeral
 from nbgraph.graph import GraphSpec
-from nbgraph.types import Mutation
+from nbgraph.types import Interrupt, Mutation
 
 MIN_SNAPSHOT_COST = 64
 
@@ -36,6 +36,8 @@ class Restored:
     values: dict[str, Any]
     control: dict[str, Any]
     finished: dict[str, dict[str, Any]] = field(default_factory=dict)
+    paused: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tasks: list[list[str]] = field(default_factory=list)
 
 
 def thread_id_of(config: dict[str, Any]) -> str:
@@ -87,13 +89,17 @@ class Thread:
         values = dict(snapshot) if snapshot is not None else initial_values(self.spec)
         for older in reversed(chain if snapshot is None else chain[:-1]):
             values = apply_delta(self.spec, values, older.payload, older.step)
-        finished = {}
+        saved: dict[str, dict[str, Any]] = {}
         latest = wanted is None or self.saver.get(self.thread_id).checkpoint_id == wanted
-        if latest:  # a step that stopped part-way: keep what its finished tasks wrote
-            finished = {
-                write.task_id: write.payload
-                for write in self.saver.pending_writes(self.thread_id, record.checkpoint_id)
-            }
+        if latest:  # a step that stopped part-way: what its tasks wrote, or asked
+            for write in self.saver.pending_writes(self.thread_id, record.checkpoint_id):
+                saved[write.task_id] = write.payload  # a task's latest entry wins
+        finished = {k: v for k, v in saved.items() if "writes" in v}
+        paused = {
+            k: {**v, "interrupts": [Interrupt(i["value"], i["id"]) for i in v["interrupts"]]}
+            for k, v in saved.items()
+            if "interrupts" in v
+        }
         return Restored(
             record.checkpoint_id,
             record.step,
@@ -103,6 +109,8 @@ class Thread:
             values,
             record.payload["next"],
             finished,
+            paused,
+            record.payload.get("tasks", []),
         )
 
     # --- writing -----------------------------------------------------------------------------
@@ -131,11 +139,17 @@ class Thread:
         self.head = checkpoint_id
         return checkpoint_id
 
-    def save_task(self, task: Task) -> None:
-        """Keep a finished task's writes and routes, so a resume does not run it again."""
-        if self.head is not None and task.error is None:
+    def save_task(self, task: Task, answers: list[Any] | None = None) -> None:
+        """Keep a finished task's writes and routes, so a resume does not run it again;
+        or a paused task's question and the answers it had, so a resume can answer it."""
+        if self.head is None or task.error is not None:
+            return
+        if task.interrupts:
+            asked = [{"value": i.value, "id": i.id} for i in task.interrupts]
+            payload = {"interrupts": asked, "answers": list(answers or ())}
+        else:
             payload = {"writes": list(task.writes), "routes": list(task.routes)}
-            self.saver.put_write(self.thread_id, self.head, task.id, payload)
+        self.saver.put_write(self.thread_id, self.head, task.id, payload)
 
 
 def _state_size(values: dict[str, Any]) -> int:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from nbgraph.graph import GraphSpec
     from nbgraph.schema import FieldSpec
 
-RunStatus = Literal["running", "done", "failed"]
+RunStatus = Literal["running", "done", "failed", "interrupted"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +93,8 @@ class RunLog:
         input: the input as given (isolated).
         config: the run's config.
         steps: step 0 (the input applied) and every superstep after it.
-        status: `"running"`, `"done"` or `"failed"`.
+        status: `"running"`, `"done"`, `"failed"` or `"interrupted"` (paused for an answer,
+            or at an `interrupt_before`/`interrupt_after` breakpoint).
         error: the exception that ended the run, if any.
         warnings: messages about dropped keys and the like, in order.
         final: the engine's values when the run stopped (read-only: copy before changing).

@@ -44,6 +44,7 @@ class Task:
         dropped: what it wrote that was dropped: `(key, value, reason)` each.
         error: the exception it raised, if any.
         started: when it started (`time.time()`); `ended`: when it finished.
+        interrupts: the `Interrupt` that paused it (it will run again when answered).
     """
 
     step: int
@@ -58,6 +59,7 @@ class Task:
     error: BaseException | None = None
     started: float = 0.0
     ended: float = 0.0
+    interrupts: tuple[Any, ...] = ()
 
     @property
     def id(self) -> str:

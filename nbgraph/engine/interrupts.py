@@ -1,0 +1,77 @@
+"""`interrupt(value)`: pause a run inside a node, for a person's answer.
+
+The engine opens a scope around each node call holding the answers given so far; the i-th
+`interrupt()` a node makes returns the i-th answer, and one with no answer yet stops the node
+(by raising `GraphInterrupt`, which the engine catches) so the run can pause and be resumed
+with `Command(resume=...)`. The node then runs again from its first line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from nbgraph.types import Interrupt
+
+
+class GraphInterrupt(Exception):
+    """Raised by `interrupt()` when its answer is not there yet; the engine catches it."""
+
+    def __init__(self, interrupt: Interrupt) -> None:
+        super().__init__(interrupt.value)
+        self.interrupt = interrupt
+
+
+@dataclass
+class Scope:
+    """One node call's interrupt answers, and how many `interrupt()` calls it has made."""
+
+    key: str
+    answers: list[Any] = field(default_factory=list)
+    asked: int = 0
+
+
+_SCOPE: ContextVar[Scope | None] = ContextVar("nbgraph_interrupt_scope", default=None)
+
+
+@contextmanager
+def interrupt_scope(scope: Scope | None) -> Iterator[Scope | None]:
+    """Make `interrupt()` in this context answer from `scope` (None: no checkpointer)."""
+    token = _SCOPE.set(scope)
+    try:
+        yield scope
+    finally:
+        _SCOPE.reset(token)
+
+
+def interrupt_id(key: str, index: int) -> str:
+    """A stable id for the `index`-th interrupt of a task (same on every re-run)."""
+    return hashlib.sha1(f"{key}|{index}".encode()).hexdigest()[:16]
+
+
+def interrupt(value: Any) -> Any:
+    """Pause the run here until a person answers; return their answer once resumed.
+
+    Call it inside a node of a graph compiled with a checkpointer. The run stops and
+    `invoke` returns the state with `"__interrupt__": [Interrupt(value, id)]`;
+    `invoke(Command(resume=answer), config)` runs the node again from its first line, and
+    this call returns `answer`.
+
+    Raises:
+        RuntimeError: called outside a node of a checkpointed graph.
+    """
+    scope = _SCOPE.get()
+    if scope is None:
+        raise RuntimeError(
+            "interrupt() pauses a run, so it only works inside a node of a graph compiled "
+            "with a checkpointer (compile(checkpointer=MemorySaver())) and run with a thread id."
+        )
+    index = scope.asked
+    scope.asked += 1
+    if index < len(scope.answers):
+        return scope.answers[index]
+    raise GraphInterrupt(Interrupt(value, interrupt_id(scope.key, index)))
