@@ -210,7 +210,7 @@ class Run:
                 self.step -= 1
                 return None
             pull, self.deferred = self.deferred, {}
-        if self._stop_before(pull, push):
+        if self.spec.interrupt_before and self._stop_before(pull, push):
             self.step -= 1
             return None
         self.pull, self.push = {}, []
@@ -307,7 +307,7 @@ class Run:
         task.started = time.time()
         if self.finished and self._restore_task(task):
             return task
-        scope = self._scope(task)
+        scope = None if self.thread is None else self._scope(task)
         try:
             state = node_input(self.spec, node, task, self.values, self.managed_values())
             if scope is None:
@@ -422,9 +422,10 @@ class Run:
         for task in tasks:
             if task.error is not None:
                 raise task.error
-        self.paused = [i for task in tasks for i in task.interrupts]
-        if self.paused:
-            return log  # not applied: the step runs again, answered, on resume
+        if self.thread is not None:  # only a checkpointed run can pause
+            self.paused = [i for task in tasks for i in task.interrupts]
+            if self.paused:
+                return log  # not applied: the step runs again, answered, on resume
         try:
             if self.spec.state_merger is not None and len(tasks) > 1:
                 per_task = [(t.node, t.writes) for t in tasks]
