@@ -28,9 +28,10 @@ from nbgraph.engine.tasks import (
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import (
     applied_writes,
-    apply_step,
+    apply_grouped,
     clear_ephemeral,
     field_spec,
+    group_writes,
     merge_unreduced,
     reduce_field,
 )
@@ -434,11 +435,12 @@ class Run:
                 )
             writes = applied_writes(self.spec.fields, tasks, log.merged)
             self._trigger(tasks)
-            changes = apply_step(self.spec.fields, self.values, writes, self.step)
+            grouped = group_writes(writes)
+            apply_grouped(self.spec.fields, self.values, grouped, self.step)
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
             raise
-        log.written = tuple(change.field for change in changes)
+        log.written = tuple(grouped)
         log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
         log.applied = True
         if self.thread is not None:

@@ -179,6 +179,22 @@ def step_changes(fields: Mapping[str, FieldSpec], writes: Sequence[Write]) -> li
     ]
 
 
+def apply_grouped(
+    fields: Mapping[str, FieldSpec],
+    values: dict[str, Any],
+    grouped: Mapping[str, Sequence[tuple[str, Any]]],
+    step: int,
+) -> None:
+    """Apply one step's writes, grouped by field, to `values` in place — all or nothing for
+    conflicts: a conflicting step is refused before any field changes."""
+    for name, field_writes in grouped.items():
+        if len(field_writes) > 1:
+            check_conflict(field_spec(fields, name), field_writes, step)
+    for name, field_writes in grouped.items():
+        spec = fields.get(name) or FieldSpec(name)
+        values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
+
+
 def apply_step(
     fields: Mapping[str, FieldSpec],
     values: dict[str, Any],
@@ -197,15 +213,11 @@ def apply_step(
         One `FieldChange` per written field, in first-write order.
     """
     grouped = group_writes(writes)
-    for name, field_writes in grouped.items():  # refuse a conflicting step before changing anything
-        if len(field_writes) > 1:
-            check_conflict(field_spec(fields, name), field_writes, step)
-    changes = []
-    for name, field_writes in grouped.items():
-        spec = field_spec(fields, name)
-        values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
-        changes.append(FieldChange(name, field_writes, spec.reducer_name))
-    return changes
+    apply_grouped(fields, values, grouped, step)
+    return [
+        FieldChange(name, tuple(field_writes), field_spec(fields, name).reducer_name)
+        for name, field_writes in grouped.items()
+    ]
 
 
 def clear_ephemeral(
