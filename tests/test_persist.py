@@ -171,3 +171,33 @@ def test_mutation_writes_are_kept_as_values_and_long_threads_store_deltas(tmp_pa
     records = saver.history("long")
     snapshots = [r for r in records if r.snapshot is not None]
     assert len(records) == 301 and len(snapshots) < 15  # deltas, with a few snapshots
+
+
+def test_the_record_of_a_thread_is_rebuilt_from_its_saver_alone(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    from nbgraph import Run
+
+    path = tmp_path / "record.sqlite"
+    app = fan_app(SqliteSaver(path), [], {})
+    app.invoke({"log": [], "n": 0}, config("r"))
+    live = app.last_run
+    rebuilt = Run.from_checkpointer(SqliteSaver(path), "r")
+    columns = ["step", "field", "reducer", "before", "writes", "after", "changed"]
+    assert rebuilt.effects[columns].equals(live.effects[columns])
+    assert list(rebuilt.steps.node) == list(live.steps.node)
+    assert rebuilt.output == live.output and rebuilt.draw().source == live.draw().source
+    code = textwrap.dedent(
+        f"""
+        from nbgraph import Run, SqliteSaver
+        run = Run.from_checkpointer(SqliteSaver({str(path)!r}), "r")
+        print(run.state_at(2)["log"], len(run.effects))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:3] == ["['a',", "'b',", "'c']"]
+    with pytest.raises(ValueError, match="no checkpoints"):
+        Run.from_checkpointer(SqliteSaver(path), "missing")

@@ -261,15 +261,14 @@ def _snapshot(spec: Any, thread: Thread, restored: Any) -> StateSnapshot:
             return None
         return {"configurable": {**own, "checkpoint_id": checkpoint_id}}
 
-    stored = {k: isolate(v) for k, v in restored.values.items() if k in spec.fields or
-              spec.open_schema}  # fmt: skip
+    known = spec.fields
+    stored = {k: isolate(v) for k, v in restored.values.items() if k in known or spec.open_schema}
     created = datetime.fromtimestamp(restored.created_at, tz=UTC).isoformat()
     interrupts = tuple(i for paused in restored.paused.values() for i in paused["interrupts"])
     tasks = tuple(
-        PendingTask(task_id, restored.paused[task_id]["interrupts"] if task_id in
-                    restored.paused else ())
-        for task_id in restored.paused
-    )  # fmt: skip
+        PendingTask(task_id, tuple(paused["interrupts"]))
+        for task_id, paused in restored.paused.items()
+    )
     return StateSnapshot(
         values=stored,
         next=tuple(pending),

@@ -17,9 +17,9 @@ from typing import Any
 from nbgraph.engine.runlog import initial_values
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
-from nbgraph.engine.writes import apply_step, clear_ephemeral
+from nbgraph.engine.writes import applied_writes, apply_step, clear_ephemeral
 from nbgraph.graph import GraphSpec
-from nbgraph.types import Interrupt, Mutation
+from nbgraph.types import MISSING, Interrupt, Mutation
 
 MIN_SNAPSHOT_COST = 64
 
@@ -119,7 +119,7 @@ class Thread:
         """Append one checkpoint after the current head; return its id."""
         from nbgraph.checkpoint.base import CheckpointRecord  # the saver's record type
 
-        self._cost += 1 + sum(_size(v) for _, _, v in payload["writes"])
+        self._cost += 1 + sum(_size(v) for t in payload["tasks"] for _, v in t["writes"])
         snapshot = None
         if self.head is None or self._cost >= max(MIN_SNAPSHOT_COST, _state_size(values)):
             snapshot, self._cost = {k: isolate(v) for k, v in values.items()}, 0
@@ -158,30 +158,85 @@ def _state_size(values: dict[str, Any]) -> int:
 
 def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: int) -> dict:
     """Apply one checkpoint's delta (resets, writes, clears) to `values` (owned by the caller)."""
-    for root in payload.get("resets", ()):
-        values = {k: isolate(v) for k, v in root.items()}
-    apply_step(spec.fields, values, [tuple(w) for w in payload["writes"]], step)
-    for name, value in payload.get("afters", {}).items():
+    for reset in payload.get("resets", ()):
+        values = {k: isolate(v) for k, v in reset["values"].items()}
+    afters = payload.get("afters", {})
+    tasks = [task_from_data(data) for data in payload["tasks"]]
+    writes = applied_writes(spec.fields, tasks, [tuple(w) for w in payload.get("merged", ())])
+    apply_step(spec.fields, values, [w for w in writes if w[1] not in afters], step)
+    for name, value in afters.items():
         values[name] = isolate(value)
     clear_ephemeral(tuple(payload.get("cleared", ())), values, ())
     return values
 
 
 def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
-    """A committed step as a checkpoint's delta: resets, writes, clears, and what runs next.
+    """A committed step as a checkpoint's delta: resets, tasks with their writes, clears,
+    and what runs next.
 
     A `Mutation` cannot be stored to run again, so a field it wrote is kept as its value
     after the step instead (`afters`).
     """
     mutated = {name for _, name, value in writes if isinstance(value, Mutation)}
-    return {
-        "resets": [reset.values for reset in log.resets],
-        "writes": [list(w) for w in writes if w[1] not in mutated],
+    payload = {
+        "resets": [
+            {
+                "node": r.node,
+                "reason": r.reason,
+                "sources": list(r.sources),
+                "dropped": list(r.dropped),
+                "values": r.values,
+            }
+            for r in log.resets
+        ],
+        "tasks": [task_data(task) for task in log.tasks],
+        "merged": [list(w) for w in log.merged],
         "afters": {name: isolate(run.values[name]) for name in mutated if name in run.values},
         "cleared": list(log.cleared),
-        "tasks": [[task.id, task.node] for task in log.tasks],
         "next": control_of(run),
     }
+    if run.thread.head is None:  # a thread's first checkpoint describes its graph
+        from nbgraph.record.serialize import describe_graph  # plain data, for other processes
+
+        payload["graph"] = describe_graph(run.spec)
+    return payload
+
+
+def task_data(task: Task) -> dict[str, Any]:
+    """A task as plain data a checkpoint can hold."""
+    data: dict[str, Any] = {
+        "id": task.id,
+        "node": task.node,
+        "kind": task.kind,
+        "triggers": list(task.triggers),
+        "writes": [list(w) for w in task.writes],
+        "routes": list(task.routes),
+        "started": task.started,
+        "ended": task.ended,
+    }
+    if task.arg is not MISSING:
+        data["arg"] = task.arg
+    if task.dropped:
+        data["dropped"] = [list(d) for d in task.dropped]
+    return data
+
+
+def task_from_data(data: dict[str, Any]) -> Task:
+    """A task back from `task_data`."""
+    step, index, _ = data["id"].split(":", 2)
+    return Task(
+        int(step),
+        int(index),
+        data["node"],
+        data["kind"],
+        arg=data.get("arg", MISSING),
+        triggers=tuple(data["triggers"]),
+        writes=[tuple(w) for w in data["writes"]],
+        routes=list(data["routes"]) or (),
+        dropped=tuple(tuple(d) for d in data.get("dropped", ())),
+        started=data["started"],
+        ended=data["ended"],
+    )
 
 
 def control_of(run: Any) -> dict[str, Any]:

@@ -145,6 +145,21 @@ class Run:
         name, occurrence = ref
         return self.tree.occurrence(name, occurrence)
 
+    @classmethod
+    def from_checkpointer(
+        cls, saver: Any, thread_id: str, checkpoint_id: str | None = None, graph: Any = None
+    ) -> Run:
+        """The record of a checkpointed thread, rebuilt from its saver (any process).
+
+        Its history runs from the thread's first checkpoint to `checkpoint_id` (default: the
+        latest), so a fork's checkpoint gives that branch; tables and drawings are those of
+        a live run.
+        """
+        from nbgraph.record.checkpoints import log_from_checkpointer
+
+        spec = getattr(graph, "spec", graph)
+        return cls(log_from_checkpointer(saver, thread_id, checkpoint_id, spec))
+
     # --- pictures ----------------------------------------------------------------------------
 
     def draw(self, step: int | None = None, branch: str | None = None) -> Any:

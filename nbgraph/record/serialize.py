@@ -188,6 +188,17 @@ def _encode_graph(graph: GraphSpec) -> dict[str, Any]:
     }
 
 
+def describe_graph(graph: GraphSpec) -> dict[str, Any]:
+    """A compiled graph as plain JSON data (no functions): what a run file or a thread's
+    first checkpoint keeps so the record can be read in another process."""
+    return _encode_graph(graph)
+
+
+def graph_from_description(data: dict[str, Any]) -> GraphSpec:
+    """A `GraphSpec` back from `describe_graph` (its functions are stubs that say so)."""
+    return _decode_graph(data)
+
+
 def _encode_node(node: NodeSpec) -> dict[str, Any]:
     return {
         "name": node.name,

@@ -1,0 +1,86 @@
+"""A thread's run record rebuilt from its checkpoints (in this process or another one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbgraph.engine.persist import task_from_data
+from nbgraph.engine.runlog import RootReset, RunLog, StepLog
+from nbgraph.engine.view import isolate
+from nbgraph.record.serialize import graph_from_description
+
+
+def log_from_checkpointer(
+    saver: Any, thread_id: str, checkpoint_id: str | None = None, graph: Any = None
+) -> RunLog:
+    """The record of a thread, from its first checkpoint to `checkpoint_id` (default: latest).
+
+    Args:
+        saver: a `MemorySaver` or `SqliteSaver` holding the thread.
+        thread_id: the thread.
+        checkpoint_id: where the history ends (a fork's checkpoint gives that branch).
+        graph: the compiled graph's spec, if at hand; else the one the thread describes.
+
+    Raises:
+        ValueError: an unknown thread or checkpoint.
+    """
+    head = saver.get(thread_id, checkpoint_id)
+    if head is None:
+        what = f"checkpoint {checkpoint_id!r}" if checkpoint_id else "checkpoints"
+        raise ValueError(f"Thread {thread_id!r} has no {what}; threads: {saver.threads()}.")
+    chain = [head]
+    while chain[-1].parent_id is not None:
+        chain.append(saver.get(thread_id, chain[-1].parent_id))
+    chain.reverse()
+    spec = graph if graph is not None else _described(chain[0], thread_id)
+    log = RunLog(spec, _input_of(chain[0]), {"configurable": {"thread_id": thread_id}})
+    values: dict[str, Any] = {}
+    from nbgraph.engine.persist import apply_delta  # the same replay a resume uses
+
+    for record in chain:
+        log.steps.append(_step(spec, record))
+        values = apply_delta(spec, values, record.payload, record.step)
+    log.final = values
+    log.status = (
+        "interrupted" if head.payload["next"]["pull"] or head.payload["next"]["push"] else "done"
+    )
+    return log
+
+
+def _described(first: Any, thread_id: str) -> Any:
+    description = first.payload.get("graph")
+    if description is None:
+        raise ValueError(f"Thread {thread_id!r} does not describe its graph; pass graph=app.spec.")
+    return graph_from_description(description)
+
+
+def _input_of(first: Any) -> dict[str, Any]:
+    tasks = first.payload["tasks"]
+    return {k: isolate(v) for k, v in tasks[0]["writes"]} if tasks else {}
+
+
+def _step(spec: Any, record: Any) -> StepLog:
+    payload = record.payload
+    tasks = [task_from_data(data) for data in payload["tasks"]]
+    resets = [
+        RootReset(
+            record.step,
+            reset["node"],
+            reset["reason"],
+            tuple(reset["sources"]),
+            tuple(reset["dropped"]),
+            dict(reset["values"]),
+        )
+        for reset in payload.get("resets", ())
+    ]
+    return StepLog(
+        record.step,
+        tasks,
+        spec.fields,
+        written=(),
+        resets=resets,
+        cleared=tuple(payload.get("cleared", ())),
+        merged=[tuple(w) for w in payload.get("merged", ())],
+        applied=True,
+        afters=payload.get("afters") or None,
+    )
