@@ -34,6 +34,7 @@ from nbgraph.types import (
     RemainingSteps,
     Send,
     StateSnapshot,
+    Transient,
 )
 from nbgraph.views.inspector import inspect
 
@@ -65,6 +66,7 @@ __all__ = [
     "SqliteSaver",
     "StateGraph",
     "StateSnapshot",
+    "Transient",
     "add_messages",
     "generate_state_schema",
     "inspect",

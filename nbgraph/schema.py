@@ -19,7 +19,7 @@ from nbgraph.reducers import (
     reducer_from_callable,
     registered_names,
 )
-from nbgraph.types import MISSING, Ephemeral, _RemainingStepsMarker
+from nbgraph.types import MISSING, Ephemeral, Transient, _RemainingStepsMarker
 
 SchemaKind = typing.Literal["typeddict", "pydantic", "dataclass", "dict"]
 
@@ -38,6 +38,7 @@ class FieldSpec:
         managed: computed by the engine (`RemainingSteps`), never stored or written.
         private: declared only by a node's input annotation; never in the output.
         initial: builds the empty starting value of a reducer field (`list()`, `int()`).
+        transient: for a `Transient` field, the factory that builds it (never saved).
     """
 
     name: str
@@ -47,6 +48,7 @@ class FieldSpec:
     managed: bool = False
     private: bool = False
     initial: Callable[[], Any] | None = None
+    transient: Callable[[], Any] | None = None
 
     @property
     def reducer_name(self) -> str:
@@ -199,12 +201,16 @@ def _field_from_hint(
         base, metadata = _strip_required(args[0]), (*args[1:], *metadata)
     reducer: Reducer | None = None
     ephemeral = managed = False
+    transient: Callable[[], Any] | None = None
     for item in metadata:
         found: Reducer | None = None
         if item is _RemainingStepsMarker:
             managed = True
         elif item is Ephemeral or isinstance(item, Ephemeral):
             ephemeral = True
+        elif isinstance(item, Transient) or item is Transient:
+            factory = getattr(item, "factory", None)
+            transient = factory or _empty_factory(base) or (lambda: None)
         elif isinstance(item, str):
             found = get_reducer(item)
             if found is None:
@@ -228,7 +234,9 @@ def _field_from_hint(
                 )
             reducer = found
     initial = _empty_factory(base) if reducer is not None else None
-    return FieldSpec(name, base, reducer, ephemeral, managed, private, initial)
+    if transient is not None:
+        initial = transient  # it lives in the running state from the start
+    return FieldSpec(name, base, reducer, ephemeral, managed, private, initial, transient)
 
 
 def _strip_required(tp: Any) -> Any:

@@ -141,6 +141,24 @@ class Ephemeral:
     """Field marker: `Annotated[T, Ephemeral]` lives for exactly one superstep."""
 
 
+class Transient:
+    """Field marker: `Annotated[T, Transient(factory)]` lives in the running state but is never
+    saved in a checkpoint or a run file, nor returned by `invoke`; a restored thread gets a
+    fresh `factory()` (the Rust seed's checkpoint projection: caches, clients, handles).
+
+    >>> Transient(dict).factory()
+    {}
+    """
+
+    def __init__(self, factory: Any = None) -> None:
+        if factory is not None and not callable(factory):
+            raise TypeError(f"Transient(factory): the factory must be callable, got {factory!r}")
+        self.factory = factory
+
+    def __repr__(self) -> str:
+        return f"Transient({getattr(self.factory, '__name__', self.factory)!r})"
+
+
 EphemeralValue = Ephemeral
 """LangGraph's name for `Ephemeral` (`Annotated[T, EphemeralValue]`)."""
 

@@ -201,3 +201,34 @@ def test_the_record_of_a_thread_is_rebuilt_from_its_saver_alone(tmp_path):
     assert done.stdout.split()[:3] == ["['a',", "'b',", "'c']"]
     with pytest.raises(ValueError, match="no checkpoints"):
         Run.from_checkpointer(SqliteSaver(path), "missing")
+
+
+def test_transient_fields_live_in_the_run_but_are_never_saved_and_are_rebuilt(tmp_path):
+    from nbgraph import Transient
+
+    made = []
+
+    def fresh_cache():
+        made.append(1)
+        return {"warm": False}
+
+    class T(TypedDict):
+        log: Annotated[list, "append"]
+        cache: Annotated[dict, Transient(fresh_cache)]
+
+    def use(state):
+        assert isinstance(state["cache"], dict)  # the node sees it
+        return {"cache": {"warm": True, "handle": object()}, "log": [state["cache"]["warm"]]}
+
+    path = tmp_path / "transient.sqlite"
+    app = StateGraph(T).add_node("use", use).add_edge(START, "use").add_edge("use", END)
+    first = app.compile(checkpointer=SqliteSaver(path))
+    assert first.invoke({"log": []}, config("tr")) == {"log": [False]}  # not in the output
+    assert first.last_run.state_at(1)["cache"]["warm"] is True  # but in the run's record
+    saved = SqliteSaver(path).history("tr")
+    assert all("cache" not in (r.snapshot or {}) for r in saved)
+    assert all("cache" not in str(r.payload["tasks"]) for r in saved)
+    made.clear()
+    again = app.compile(checkpointer=SqliteSaver(path))
+    assert again.get_state(config("tr")).values["cache"] == {"warm": False}  # rebuilt
+    assert made == [1]

@@ -510,8 +510,13 @@ class Run:
 
     def output(self) -> dict[str, Any]:
         """The output schema's fields that have a value (isolated)."""
+        fields = self.spec.fields
         keys = self.spec.output.fields if not self.spec.open_schema else self.values
-        return {k: isolate(self.values[k]) for k in keys if k in self.values}
+        return {
+            k: isolate(self.values[k])
+            for k in keys
+            if k in self.values and (k not in fields or fields[k].transient is None)
+        }
 
     def touched_stream_keys(self, log: StepLog) -> bool:
         """Whether the step wrote (or cleared) a field that `"values"` shows."""

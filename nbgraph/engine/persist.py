@@ -89,6 +89,9 @@ class Thread:
         values = dict(snapshot) if snapshot is not None else initial_values(self.spec)
         for older in reversed(chain if snapshot is None else chain[:-1]):
             values = apply_delta(self.spec, values, older.payload, older.step)
+        for name, spec in self.spec.fields.items():
+            if spec.transient is not None:  # never saved: rebuilt fresh
+                values[name] = spec.transient()
         saved: dict[str, dict[str, Any]] = {}
         latest = wanted is None or self.saver.get(self.thread_id).checkpoint_id == wanted
         if latest:  # a step that stopped part-way: what its tasks wrote, or asked
@@ -122,7 +125,9 @@ class Thread:
         self._cost += 1 + sum(_size(v) for t in payload["tasks"] for _, v in t["writes"])
         snapshot = None
         if self.head is None or self._cost >= max(MIN_SNAPSHOT_COST, _state_size(values)):
-            snapshot, self._cost = {k: isolate(v) for k, v in values.items()}, 0
+            skip = transient_fields(self.spec)
+            snapshot = {k: isolate(v) for k, v in values.items() if k not in skip}
+            self._cost = 0
         checkpoint_id = f"{step:08d}-{uuid.uuid4().hex[:12]}"
         self.saver.put(
             CheckpointRecord(
@@ -148,7 +153,9 @@ class Thread:
             asked = [{"value": i.value, "id": i.id} for i in task.interrupts]
             payload = {"interrupts": asked, "answers": list(answers or ())}
         else:
-            payload = {"writes": list(task.writes), "routes": list(task.routes)}
+            skip = transient_fields(self.spec)
+            writes = [w for w in task.writes if w[0] not in skip]
+            payload = {"writes": writes, "routes": list(task.routes)}
         self.saver.put_write(self.thread_id, self.head, task.id, payload)
 
 
@@ -177,7 +184,8 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
     A `Mutation` cannot be stored to run again, so a field it wrote is kept as its value
     after the step instead (`afters`).
     """
-    mutated = {name for _, name, value in writes if isinstance(value, Mutation)}
+    skip = transient_fields(run.spec)
+    mutated = {name for _, name, value in writes if isinstance(value, Mutation)} - skip
     payload = {
         "resets": [
             {
@@ -185,11 +193,11 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
                 "reason": r.reason,
                 "sources": list(r.sources),
                 "dropped": list(r.dropped),
-                "values": r.values,
+                "values": {k: v for k, v in r.values.items() if k not in skip},
             }
             for r in log.resets
         ],
-        "tasks": [task_data(task) for task in log.tasks],
+        "tasks": [task_data(task, skip) for task in log.tasks],
         "merged": [list(w) for w in log.merged],
         "afters": {name: isolate(run.values[name]) for name in mutated if name in run.values},
         "cleared": list(log.cleared),
@@ -202,14 +210,19 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
     return payload
 
 
-def task_data(task: Task) -> dict[str, Any]:
-    """A task as plain data a checkpoint can hold."""
+def transient_fields(spec: GraphSpec) -> frozenset[str]:
+    """Fields marked `Transient`: never written to a checkpoint."""
+    return frozenset(name for name, f in spec.fields.items() if f.transient is not None)
+
+
+def task_data(task: Task, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A task as plain data a checkpoint can hold (writes to `skip` fields left out)."""
     data: dict[str, Any] = {
         "id": task.id,
         "node": task.node,
         "kind": task.kind,
         "triggers": list(task.triggers),
-        "writes": [list(w) for w in task.writes],
+        "writes": [list(w) for w in task.writes if w[0] not in skip],
         "routes": list(task.routes),
         "started": task.started,
         "ended": task.ended,
