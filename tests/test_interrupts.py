@@ -143,3 +143,19 @@ def test_a_paused_thread_survives_reopening_its_sqlite_file(tmp_path):
     reopened.invoke(Command(resume="Ada"), config("file"))
     final = reopened.invoke(Command(resume="Nice"), config("file"))
     assert final["answer"] == "Ada from Nice" and calls.count("side") == 1
+
+
+def test_a_replay_that_pauses_can_be_answered_on_its_new_branch():
+    app = (
+        StateGraph(S)
+        .add_node("ask", lambda s: {"answer": interrupt("?")})
+        .add_edge(START, "ask")
+        .compile(checkpointer=MemorySaver())
+    )
+    app.invoke({"log": []}, config())
+    assert app.invoke(Command(resume="first"), config())["answer"] == "first"
+    start = next(h for h in app.get_state_history(config()) if h.metadata["step"] == 0).config
+    assert [i.value for i in app.invoke(None, start)["__interrupt__"]] == ["?"]
+    branch = app.get_state(config())
+    assert branch.metadata["source"] == "fork" and [i.value for i in branch.interrupts] == ["?"]
+    assert app.invoke(Command(resume="second"), config())["answer"] == "second"

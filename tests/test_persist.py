@@ -106,7 +106,8 @@ def test_replay_from_a_past_checkpoint_reruns_only_what_follows(saver):
     assert app.invoke(None, config(checkpoint_id=past)) == {"log": ["a", "b", "c", "d"], "n": 1}
     assert sorted(calls) == ["b", "c", "d"]
     history = list(app.get_state_history(config()))
-    assert len(history) == 6  # the replay added steps 2 and 3 as a new branch from step 1
+    assert len(history) == 7  # the replay branched from step 1 (a "fork" checkpoint), then 2, 3
+    assert history[2].metadata["source"] == "fork"
     assert history[0].parent_config["configurable"]["checkpoint_id"] != past
     with pytest.raises(ValueError, match="no checkpoint 'nope'"):
         app.invoke(None, config(checkpoint_id="nope"))

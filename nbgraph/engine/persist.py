@@ -93,11 +93,12 @@ class Thread:
             if spec.transient is not None:  # never saved: rebuilt fresh
                 values[name] = spec.transient()
         saved: dict[str, dict[str, Any]] = {}
+        for write in self.saver.pending_writes(self.thread_id, record.checkpoint_id):
+            saved[write.task_id] = write.payload  # a task's latest entry wins
         latest = wanted is None or self.saver.get(self.thread_id).checkpoint_id == wanted
-        if latest:  # a step that stopped part-way: what its tasks wrote, or asked
-            for write in self.saver.pending_writes(self.thread_id, record.checkpoint_id):
-                saved[write.task_id] = write.payload  # a task's latest entry wins
-        finished = {k: v for k, v in saved.items() if "writes" in v}
+        # a step that stopped part-way resumes with what its finished tasks wrote; a replay
+        # of a past checkpoint runs them again
+        finished = {k: v for k, v in saved.items() if "writes" in v} if latest else {}
         paused = {
             k: {**v, "interrupts": [Interrupt(i["value"], i["id"]) for i in v["interrupts"]]}
             for k, v in saved.items()
@@ -143,6 +144,17 @@ class Thread:
         )
         self.head = checkpoint_id
         return checkpoint_id
+
+    def branch(self, restored: Restored) -> None:
+        """Start a new branch from a past checkpoint: an empty-delta checkpoint after it
+        (source "fork"), so what this run saves — and a pause — grows from there."""
+        payload = {"resets": [], "tasks": [], "merged": [], "afters": {}, "cleared": [],
+                   "next": restored.control}  # fmt: skip
+        self.save(restored.step, "fork", payload, restored.values)
+
+    def is_latest(self, checkpoint_id: str) -> bool:
+        latest = self.saver.get(self.thread_id)
+        return latest is not None and latest.checkpoint_id == checkpoint_id
 
     def save_task(self, task: Task, answers: list[Any] | None = None) -> None:
         """Keep a finished task's writes and routes, so a resume does not run it again;
