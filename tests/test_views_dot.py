@@ -198,3 +198,22 @@ def test_tree_drawing_shows_merges_resets_and_collapses_long_runs():
     long_source = loop.draw_tree().source
     assert "steps 3–2998: 2996 tasks (tick ×2996)" in long_source
     assert len(long_source.splitlines()) < 60
+
+
+def test_a_paused_run_draws_its_waiting_node_and_tree_task():
+    from nbgraph import MemorySaver, interrupt
+
+    app = (
+        StateGraph(S)
+        .add_node("ask", lambda s: {"note": interrupt("approve <this>?")})
+        .add_edge(START, "ask")
+        .compile(checkpointer=MemorySaver())
+    )
+    app.invoke({"log": []}, {"configurable": {"thread_id": "p"}})
+    run = app.last_run
+    source = run.draw().source
+    ask = node_id(source, "ask")
+    assert "paused: waiting for an answer" in labels(source)[ask]
+    assert re.search(rf'{ask} \[.*fillcolor="#cfe2f3"', source)
+    assert "paused: 'approve <this>?'" in run.draw_tree().source
+    assert list(run.steps.status) == ["paused"]

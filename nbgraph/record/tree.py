@@ -38,7 +38,8 @@ class TreeNode:
         error: the exception a task raised.
         warnings: what was dropped from a task's writes, as messages.
         dropped: fields a reset dropped; keys a task wrote that were dropped.
-        reason: for a reset, `"merge"` or `"state_filter"`.
+        reason: for a reset, `"merge"`, `"state_filter"` or `"resume"`.
+        interrupts: what a paused task asked (`interrupt()`), waiting for an answer.
         occurrence: for a task, how many earlier tasks of the same node the run had.
     """
 
@@ -58,6 +59,7 @@ class TreeNode:
     dropped: tuple[str, ...] = ()
     reason: str = ""
     occurrence: int = 0
+    interrupts: tuple[Any, ...] = ()
 
     @property
     def duration(self) -> float:
@@ -66,7 +68,9 @@ class TreeNode:
 
     @property
     def status(self) -> str:
-        return "error" if self.error is not None else "ok"
+        if self.error is not None:
+            return "error"
+        return "paused" if self.interrupts else "ok"
 
     def __repr__(self) -> str:
         return f"TreeNode({self.id!r}, parents={list(self.parents)})"
@@ -210,4 +214,5 @@ def _task_node(task: Any, parent: str, counts: dict[str, int]) -> TreeNode:
         warnings=tuple(f"dropped {key!r}: {why}" for key, _, why in task.dropped),
         dropped=tuple(key for key, _, _ in task.dropped),
         occurrence=occurrence,
+        interrupts=tuple(task.interrupts),
     )

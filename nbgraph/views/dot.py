@@ -23,6 +23,8 @@ RAN_FILL = "#d9ead3"
 FAILED_FILL = "#f4cccc"
 FAILED_INK = "#990000"
 HIGHLIGHT_FILL = "#fff2cc"
+PAUSED_FILL = "#cfe2f3"
+PAUSED_INK = "#0b5394"
 HIGHLIGHT_INK = "#b45f06"
 IDLE_FILL = "#ffffff"
 TERMINAL_FILL = "#444444"
@@ -53,6 +55,7 @@ class Overlay:
     Attributes:
         runs: how many times each node ran.
         failed: node -> exception type name, for nodes whose task raised.
+        paused: nodes whose task is waiting for an answer to `interrupt()`.
         edges: (source, target) -> how many times that way was taken.
         sends: (source, target) -> how many `Send`s went that way.
         focus: nodes to highlight (a step's tasks, or a branch's ancestry); empty: none.
@@ -62,6 +65,7 @@ class Overlay:
 
     runs: dict[str, int] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    paused: set[str] = field(default_factory=set)
     edges: dict[tuple[str, str], int] = field(default_factory=dict)
     sends: dict[tuple[str, str], int] = field(default_factory=dict)
     focus: set[str] = field(default_factory=set)
@@ -172,6 +176,9 @@ def _node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | None) ->
         if name in overlay.failed:
             lines.append(f"raised {overlay.failed[name]}")
             attrs.update(fillcolor=FAILED_FILL, color=FAILED_INK, fontcolor=FAILED_INK)
+        if name in overlay.paused:
+            lines.append("paused: waiting for an answer")
+            attrs.update(fillcolor=PAUSED_FILL, color=PAUSED_INK, fontcolor=PAUSED_INK)
         if overlay.focus:
             if name in overlay.focus:
                 attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")

@@ -42,6 +42,8 @@ def _counts(run: Any) -> Overlay:
         overlay.runs[task.node] = overlay.runs.get(task.node, 0) + 1
         if task.error is not None:
             overlay.failed[task.node] = type(task.error).__name__
+        if task.interrupts:
+            overlay.paused.add(task.node)
         counts = overlay.sends if task.kind == "send" else overlay.edges
         for source in task.triggers:
             counts[(source, task.node)] = counts.get((source, task.node), 0) + 1

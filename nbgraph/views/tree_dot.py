@@ -15,6 +15,8 @@ from nbgraph.views.dot import (
     FAILED_INK,
     HIGHLIGHT_FILL,
     INK,
+    PAUSED_FILL,
+    PAUSED_INK,
     RAN_FILL,
     TERMINAL_FILL,
     label,
@@ -100,6 +102,9 @@ def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, widt
             attrs.update(fillcolor=FAILED_FILL, color=FAILED_INK, fontcolor=FAILED_INK)
         if node.dropped:
             lines.append(f"dropped keys: {', '.join(node.dropped)}")
+        if node.interrupts:
+            lines.append("paused: " + ", ".join(short(i.value, width) for i in node.interrupts))
+            attrs.update(fillcolor=PAUSED_FILL, color=PAUSED_INK)
         dot.node(node_id(node.id), label(*lines), **attrs)
         _parent_edges(dot, node, node_id, previous)
     if extra:
