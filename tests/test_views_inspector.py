@@ -158,3 +158,21 @@ def test_every_panel_escapes_state_values():
     assert EVIL not in state_html({EVIL: EVIL})
     with pytest.raises(AttributeError):
         effects_html([object()])
+
+
+def test_a_paused_run_opens_at_the_question_it_waits_on():
+    from nbgraph import MemorySaver, interrupt
+
+    app = (
+        StateGraph(S)
+        .add_node("a", node("a"))
+        .add_node("ask", lambda s: {"note": interrupt("<ok>?")})
+        .add_edge(START, "a")
+        .add_edge("a", "ask")
+        .compile(checkpointer=MemorySaver())
+    )
+    app.invoke({"log": []}, {"configurable": {"thread_id": "q"}})
+    inspector = app.last_run.inspect()
+    assert inspector.step == 2
+    assert "waiting for an answer" in inspector.error.value
+    assert "&#x27;&lt;ok&gt;?&#x27;" in inspector.error.value

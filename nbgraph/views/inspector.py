@@ -150,9 +150,21 @@ class Inspector:
             writers = self.branch_writers.get(step, set()) if self.branch else None
             self.effects.value = "<b>reducer effects</b>" + effects_html(effects, fields, writers)
             failed_here = step == self.failed_step
-            self.error.value = error_html(self.run.error, step) if failed_here else ""
+            self.error.value = self._stopped_html(log, step) if failed_here else ""
             self._refresh_branches(log)
             self.comparison.value = self._comparison(step)
+
+    def _stopped_html(self, log: Any, step: int) -> str:
+        """Why the run stopped at this step: its exception, or the questions it waits on."""
+        if self.run.error is not None:
+            return error_html(self.run.error, step)
+        asked = [(t.node, i.value) for t in log.tasks for i in t.interrupts]
+        if not asked:
+            return ""
+        items = "".join(
+            f"<li><b>{_escape(node)}</b> asks: {_escape(repr(value))}</li>" for node, value in asked
+        )
+        return f"<div><b>Paused at step {step}, waiting for an answer:</b><ul>{items}</ul></div>"
 
     def _label(self, step: int, log: Any) -> str:
         tasks = ", ".join(t.node for t in log.tasks) if step > 0 else "input"
