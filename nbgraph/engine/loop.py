@@ -328,14 +328,22 @@ class Run:
             self._route(task)
             if task.dropped:
                 self._warn_dropped(task)
-        except GraphInterrupt as pause:
-            task.interrupts = (pause.interrupt,)
         except Exception as error:
+            self._caught(task, error)
+        return self._done(task, scope)
+
+    def _caught(self, task: Task, error: Exception) -> None:
+        """Keep what stopped a task: a question for a person, or its exception (with a note)."""
+        if isinstance(error, GraphInterrupt):
+            task.interrupts = (error.interrupt,)
+        else:
             note_failure(error, task)
             task.error = error
+
+    def _done(self, task: Task, scope: Scope | None) -> Task:
         task.ended = time.time()
         if self.thread is not None:
-            self.thread.save_task(task, scope.answers)
+            self.thread.save_task(task, scope.answers if scope else None)
         return task
 
     def _scope(self, task: Task) -> Scope | None:
@@ -375,15 +383,9 @@ class Run:
                 if inspect.isawaitable(result):
                     result = await result
                 absorb_route(self.spec, branch, task, result)
-        except GraphInterrupt as pause:
-            task.interrupts = (pause.interrupt,)
         except Exception as error:
-            note_failure(error, task)
-            task.error = error
-        task.ended = time.time()
-        if self.thread is not None:
-            self.thread.save_task(task, scope.answers)
-        return task
+            self._caught(task, error)
+        return self._done(task, scope)
 
     def _warn_dropped(self, task: Task) -> None:
         message = (
