@@ -233,3 +233,22 @@ def test_transient_fields_live_in_the_run_but_are_never_saved_and_are_rebuilt(tm
     again = app.compile(checkpointer=SqliteSaver(path))
     assert again.get_state(config("tr")).values["cache"] == {"warm": False}  # rebuilt
     assert made == [1]
+
+
+def test_a_rebuilt_record_shows_the_threads_forks_as_branches_of_its_tree():
+    from nbgraph import Run
+
+    saver = MemorySaver()
+    app = fan_app(saver, [], {})
+    app.invoke({"log": [], "n": 0}, config("f"))
+    after_a = next(h for h in app.get_state_history(config("f")) if h.metadata["step"] == 1)
+    forked = app.update_state(after_a.config, {"log": ["edited"]}, as_node="b")
+    app.invoke(None, forked)  # the fork continues: c never ran there, so d waits... then ends
+    main = next(h for h in app.get_state_history(config("f")) if h.metadata["step"] == 3)
+    run = Run.from_checkpointer(saver, "f", main.config["configurable"]["checkpoint_id"])
+    forks = [node for node in run.tree if node.kind == "fork"]
+    assert forks and forks[0].parents == ("merge:1",)  # the fork grows from step 1
+    assert forks[0].reason == "fork" and dict(forks[0].writes) == {"log": ["edited"]}
+    assert run.state_at(forks[0]) == app.get_state(forked).values
+    assert "fork branch, step 2" in run.draw_tree().source
+    assert list(run.steps.node) == ["a", "b", "c", "d"]  # the tables are the chosen branch's

@@ -98,6 +98,9 @@ class RunLog:
         error: the exception that ended the run, if any.
         warnings: messages about dropped keys and the like, in order.
         final: the engine's values when the run stopped (read-only: copy before changing).
+        branches: for a record rebuilt from a checkpointer, the thread's checkpoints on other
+            branches (forks, replays), oldest first.
+        source: for such a record, the checkpointer it was read from.
     """
 
     graph: GraphSpec
@@ -108,6 +111,8 @@ class RunLog:
     error: BaseException | None = None
     warnings: list[str] = field(default_factory=list)
     final: dict[str, Any] = field(default_factory=dict)
+    branches: list[Any] = field(default_factory=list)
+    source: Any = None
 
     def __repr__(self) -> str:
         return f"RunLog(status={self.status!r}, steps={len(self.steps)})"

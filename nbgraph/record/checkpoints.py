@@ -38,9 +38,15 @@ def log_from_checkpointer(
     from nbgraph.engine.persist import apply_delta  # the same replay a resume uses
 
     for record in chain:
-        log.steps.append(_step(spec, record))
+        if record.payload["tasks"] or record.payload.get("resets"):  # a branch point adds none
+            log.steps.append(_step(spec, record))
         values = apply_delta(spec, values, record.payload, record.step)
     log.final = values
+    on_chain = {record.checkpoint_id for record in chain}
+    log.branches = [
+        r for r in reversed(saver.history(thread_id)) if r.checkpoint_id not in on_chain
+    ]
+    log.source = saver
     log.status = (
         "interrupted" if head.payload["next"]["pull"] or head.payload["next"]["push"] else "done"
     )

@@ -115,6 +115,12 @@ class Run:
             return self.timeline.after(node.step)
         if node.kind == "reset":
             return isolate(dict(node.writes))
+        if node.kind == "fork":  # another branch of the thread: read from the checkpointer
+            from nbgraph.engine.persist import Thread
+
+            thread = Thread(self.log.source, self.graph, self.log.config)
+            restored = thread.restore(node.id.removeprefix("fork:"))
+            return {k: isolate(v) for k, v in restored.values.items()}
         if node.arg is not MISSING:
             return isolate(node.arg)
         return self._task_view(node)

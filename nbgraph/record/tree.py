@@ -14,7 +14,7 @@ from typing import Any, Literal
 from nbgraph.engine.runlog import RunLog
 from nbgraph.types import MISSING
 
-NodeKind = Literal["input", "task", "merge", "reset"]
+NodeKind = Literal["input", "task", "merge", "reset", "fork"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,9 +22,10 @@ class TreeNode:
     """One node of the state tree.
 
     Attributes:
-        id: `"input"`, `"task:<step>:<index>:<node>"`, `"merge:<step>"` or
-            `"reset:<step>:<node>"`.
-        kind: `"input"`, `"task"`, `"merge"` or `"reset"`.
+        id: `"input"`, `"task:<step>:<index>:<node>"`, `"merge:<step>"`,
+            `"reset:<step>:<node>"`, or `"fork:<checkpoint id>"`.
+        kind: `"input"`, `"task"`, `"merge"`, `"reset"`, or `"fork"` (a checkpoint of the
+            thread on another branch than this run's, read from a checkpointer).
         step: the superstep (-1 for the input).
         name: the graph node's name (a task, or the node a reset was made for); `"input"`
             or `"merge"` otherwise.
@@ -192,7 +193,36 @@ def build_tree(log: RunLog) -> StateTree:
                 )
             )
             current = merge_id
+    _add_branches(tree, log)
     return tree
+
+
+def _add_branches(tree: StateTree, log: RunLog) -> None:
+    """A thread's other branches (forks, replays) as `fork:` nodes hanging off this run's."""
+    if not log.branches:
+        return
+    steps = {s.step for s in log.steps if s.applied}
+    for record in log.branches:
+        parent = record.parent_id
+        if f"fork:{parent}" in tree.nodes:
+            parents: tuple[str, ...] = (f"fork:{parent}",)
+        else:
+            parents = (_merge_of(tree, log, parent, steps),)
+        tasks = record.payload["tasks"]
+        writes = tuple((k, v) for task in tasks for k, v in task["writes"])
+        names = " + ".join(task["node"] for task in tasks) or "branch point"
+        node_id = f"fork:{record.checkpoint_id}"
+        tree._add(
+            TreeNode(node_id, "fork", record.step, names, parents, writes, reason=record.source)
+        )
+
+
+def _merge_of(tree: StateTree, log: RunLog, checkpoint_id: str | None, steps: set[int]) -> str:
+    """The merge node of this run's chain for one of its checkpoints (by the saver's steps)."""
+    record = log.source.get(log.config["configurable"]["thread_id"], checkpoint_id)
+    while record is not None and record.step not in steps:
+        record = log.source.get(record.thread_id, record.parent_id) if record.parent_id else None
+    return f"merge:{record.step}" if record is not None else "input"
 
 
 def _task_node(task: Any, parent: str, counts: dict[str, int]) -> TreeNode:

@@ -73,7 +73,21 @@ def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
                 previous_shown = f"collapsed:{start}"
             continue
         previous_shown = _draw_step(dot, tree, step, node_id, previous_shown, width)
+    _draw_forks(dot, tree, node_id, width)
     return dot
+
+
+def _draw_forks(dot: Any, tree: Any, node_id: Any, width: int) -> None:
+    """The thread's other branches (from a checkpointer): dashed boxes off this run's tree."""
+    for node in tree:
+        if node.kind != "fork":
+            continue
+        lines = [f"{node.reason} branch, step {node.step}", node.name, *_writes(node.writes, width)]
+        style = {"shape": "box", "style": "rounded,dashed,filled", "color": PAUSED_INK}
+        dot.node(node_id(node.id), label(*lines), fillcolor=PAUSED_FILL, **style)
+        for parent in node.parents:
+            if parent in node_id.drawn:
+                dot.edge(node_id(parent), node_id(node.id), style="dashed", color=PAUSED_INK)
 
 
 def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, width: int) -> str:
