@@ -114,32 +114,41 @@ def combine_mutations(writes: Sequence[tuple[str, Any]]) -> Sequence[tuple[str, 
     return folded
 
 
+def conflicting_writers(spec: FieldSpec, writes: Sequence[tuple[str, Any]]) -> list[str]:
+    """The writers whose writes to this field, in one step, are a conflict (else `[]`).
+
+    Two value writes to a field without a reducer, or two `Overwrite`s to one field.
+    """
+    if spec.reducer is None:
+        plain = [writer for writer, new in writes if not isinstance(new, Mutation)]
+        return plain if len(plain) > 1 else []
+    overwriters = [writer for writer, new in writes if type(new) is Overwrite]
+    return overwriters if len(overwriters) > 1 else []
+
+
 def check_conflict(spec: FieldSpec, writes: Sequence[tuple[str, Any]], step: int) -> None:
     """Raise the step's conflict for this field, if its writes are one.
 
     Raises:
-        InvalidUpdateError: two value writes to a field without a reducer, or two
-            `Overwrite`s to one field, in one step (naming the field, writers and step).
+        InvalidUpdateError: naming the field, the writers and the step.
     """
-    if spec.reducer is None:
-        plain = [writer for writer, new in writes if not isinstance(new, Mutation)]
-        if len(plain) > 1:
-            hint = (
-                "it is ephemeral and takes one write per step"
-                if spec.ephemeral
-                else "declare a reducer to combine them, e.g. Annotated[T, operator.add]"
-            )
-            raise InvalidUpdateError(
-                f"At key {spec.name!r}: Can receive only one value per step. Step {step} wrote "
-                f"it from {', '.join(repr(w) for w in plain)}; {hint}."
-            )
+    writers = conflicting_writers(spec, writes)
+    if not writers:
         return
-    overwriters = [writer for writer, new in writes if type(new) is Overwrite]
-    if len(overwriters) > 1:
-        raise InvalidUpdateError(
-            f"Can receive only one Overwrite value per super-step: field {spec.name!r} got "
-            f"Overwrite from {overwriters[0]!r} and {overwriters[1]!r} at step {step}."
+    if spec.reducer is None:
+        hint = (
+            "it is ephemeral and takes one write per step"
+            if spec.ephemeral
+            else "declare a reducer to combine them, e.g. Annotated[T, operator.add]"
         )
+        raise InvalidUpdateError(
+            f"At key {spec.name!r}: Can receive only one value per step. Step {step} wrote "
+            f"it from {', '.join(repr(w) for w in writers)}; {hint}."
+        )
+    raise InvalidUpdateError(
+        f"Can receive only one Overwrite value per super-step: field {spec.name!r} got "
+        f"Overwrite from {writers[0]!r} and {writers[1]!r} at step {step}."
+    )
 
 
 def _last_value(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], step: int) -> Any:

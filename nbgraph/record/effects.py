@@ -14,9 +14,15 @@ from typing import Any, NamedTuple
 
 from nbgraph.engine.runlog import RunLog, initial_values
 from nbgraph.engine.view import isolate
-from nbgraph.engine.writes import applied_writes, field_spec, group_writes, reduce_field
+from nbgraph.engine.writes import (
+    applied_writes,
+    conflicting_writers,
+    field_spec,
+    group_writes,
+    reduce_field,
+)
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING, Mutation, Overwrite
+from nbgraph.types import MISSING, Overwrite
 
 
 class Effect(NamedTuple):
@@ -51,12 +57,8 @@ def same(a: Any, b: Any) -> bool:
 
 
 def is_conflict(spec: FieldSpec, writes: list[tuple[str, Any]]) -> bool:
-    """Whether these writes, in one step, are an error for this field."""
-    overwrites = sum(type(value) is Overwrite for _, value in writes)
-    if spec.reducer is None:
-        plain = sum(not isinstance(value, Mutation) for _, value in writes)
-        return plain > 1
-    return overwrites > 1
+    """Whether these writes, in one step, are an error for this field (the engine's rule)."""
+    return bool(conflicting_writers(spec, writes))
 
 
 _SHALLOW = {list: list.copy, dict: dict.copy, set: set.copy}
