@@ -69,8 +69,10 @@ class CompiledStateGraph:
     def get_state_history(self, config: dict[str, Any]) -> Iterator[StateSnapshot]:
         """Every checkpoint of the thread, newest first (step numbers continue across runs)."""
         thread = self._thread(config)
-        for record in self.checkpointer.history(thread.thread_id):
-            yield _snapshot(self.spec, thread, thread.restore(record.checkpoint_id))
+        history = self.checkpointer.history(thread.thread_id)
+        for record in history:
+            restored = thread.restore(record.checkpoint_id, latest_id=history[0].checkpoint_id)
+            yield _snapshot(self.spec, thread, restored)
 
     def update_state(
         self, config: dict[str, Any], values: Any, as_node: str | None = None
@@ -99,14 +101,13 @@ class CompiledStateGraph:
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config)
         run = Run(self.spec, merged, thread)
-        latest = self.checkpointer.get(thread.thread_id).checkpoint_id
         with self._claimed(run):
             run._resume(restored, keep_next=False)
             run.step += 1
             task = Task(run.step, 0, node, "update", started=time.time())
             absorb_output(self.spec, self.spec.nodes.get(node), task, values)
             run._route(task)
-            source = "fork" if restored.checkpoint_id != latest else "update"
+            source = "update" if restored.latest else "fork"
             run.commit([task], source=source)
         return {"configurable": {"thread_id": thread.thread_id, "checkpoint_id": thread.head}}
 

@@ -123,7 +123,7 @@ class Run:
         self.values = self.log.final = restored.values
         self.step, self.stop = restored.step, restored.step + self.limit + 1
         self.thread.head = restored.checkpoint_id
-        if keep_next and not self.thread.is_latest(restored.checkpoint_id):
+        if keep_next and not restored.latest:
             self.thread.branch(restored)  # a replay grows a new branch from the past
         if keep_next:
             control = restored.control

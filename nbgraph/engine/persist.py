@@ -38,6 +38,7 @@ class Restored:
     finished: dict[str, dict[str, Any]] = field(default_factory=dict)
     paused: dict[str, dict[str, Any]] = field(default_factory=dict)
     tasks: list[list[str]] = field(default_factory=list)
+    latest: bool = True
 
 
 def thread_id_of(config: dict[str, Any]) -> str:
@@ -67,8 +68,14 @@ class Thread:
 
     # --- reading -----------------------------------------------------------------------------
 
-    def restore(self, checkpoint_id: str | None = None) -> Restored | None:
+    def restore(
+        self, checkpoint_id: str | None = None, latest_id: str | None = None
+    ) -> Restored | None:
         """The thread at `checkpoint_id` (default: the run's, else the latest); None if empty.
+
+        Args:
+            checkpoint_id: the checkpoint to restore.
+            latest_id: the thread's latest checkpoint id, if the caller knows it already.
 
         Raises:
             ValueError: a checkpoint id the thread does not have.
@@ -95,7 +102,9 @@ class Thread:
         saved: dict[str, dict[str, Any]] = {}
         for write in self.saver.pending_writes(self.thread_id, record.checkpoint_id):
             saved[write.task_id] = write.payload  # a task's latest entry wins
-        latest = wanted is None or self.saver.get(self.thread_id).checkpoint_id == wanted
+        if latest_id is None and wanted is not None:
+            latest_id = self.saver.get(self.thread_id).checkpoint_id
+        latest = wanted is None or latest_id == wanted
         # a step that stopped part-way resumes with what its finished tasks wrote; a replay
         # of a past checkpoint runs them again
         finished = {k: v for k, v in saved.items() if "writes" in v} if latest else {}
@@ -115,6 +124,7 @@ class Thread:
             finished,
             paused,
             record.payload.get("tasks", []),
+            latest,
         )
 
     # --- writing -----------------------------------------------------------------------------
@@ -151,10 +161,6 @@ class Thread:
         payload = {"resets": [], "tasks": [], "merged": [], "afters": {}, "cleared": [],
                    "next": restored.control}  # fmt: skip
         self.save(restored.step, "fork", payload, restored.values)
-
-    def is_latest(self, checkpoint_id: str) -> bool:
-        latest = self.saver.get(self.thread_id)
-        return latest is not None and latest.checkpoint_id == checkpoint_id
 
     def save_task(self, task: Task, answers: list[Any] | None = None) -> None:
         """Keep a finished task's writes and routes, so a resume does not run it again;
