@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
-from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, Run
+from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.runlog import RunLog
 from nbgraph.engine.tasks import Task, absorb_output
@@ -100,7 +100,7 @@ class CompiledStateGraph:
             )
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config)
-        run = Run(self.spec, merged, thread)
+        run = RunLoop(self.spec, merged, thread)
         with self._claimed(run):
             run._resume(restored, keep_next=False)
             run.step += 1
@@ -131,25 +131,25 @@ class CompiledStateGraph:
         """The latest run (an `nbgraph.Run`: tables, states, state tree), or None."""
         if self.last_log is None:
             return None
-        from nbgraph.record import Run as RecordedRun  # the record reads the engine's log
+        from nbgraph.record import Run  # the record reads the engine's log
 
         if self.last_log.status == "running":  # still going: a fresh view each time
-            return RecordedRun(self.last_log)
+            return Run(self.last_log)
         if self._last_run is None or self._last_run.log is not self.last_log:
-            self._last_run = RecordedRun(self.last_log)
+            self._last_run = Run(self.last_log)
         return self._last_run
 
-    def _start(self, config: dict[str, Any] | None) -> Run:
+    def _start(self, config: dict[str, Any] | None) -> RunLoop:
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config or {})
         thread = None
         if self.checkpointer is not None:
             thread = Thread(self.checkpointer, self.spec, merged)
-        run = Run(self.spec, merged, thread)
+        run = RunLoop(self.spec, merged, thread)
         self.last_log = run.log
         return run
 
-    def _claimed(self, run: Run) -> Any:
+    def _claimed(self, run: RunLoop) -> Any:
         """Hold the run's thread id for the whole run (a second run of it is refused)."""
         if run.thread is None:
             return contextlib.nullcontext()
@@ -242,7 +242,7 @@ def _last_writer(restored: Any) -> str:
     return names.pop()
 
 
-def _with_interrupts(run: Run) -> dict[str, Any]:
+def _with_interrupts(run: RunLoop) -> dict[str, Any]:
     """`invoke`'s result: the output, and what the run is waiting for if it paused."""
     output = run.output()
     if run.paused:

@@ -1,7 +1,7 @@
-"""Driving a `Run`: executing each step's tasks (inline, on a thread pool, or on the event
+"""Driving a `RunLoop`: executing each step's tasks (inline, on a thread pool, or on the event
 loop) and shaping what `stream()` yields for each stream mode.
 
-The step logic is all in `Run`; the two drivers differ only in how a step's tasks execute.
+The step logic is all in `RunLoop`; the two drivers differ only in how a step's tasks execute.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nbgraph.engine.loop import Run
+from nbgraph.engine.loop import RunLoop
 from nbgraph.engine.runlog import StepLog
 from nbgraph.engine.tasks import Task, update_chunk
 
@@ -64,7 +64,7 @@ def _started_chunks(tasks: list[Task], modes: frozenset[str]) -> Iterable[Chunk]
             yield "debug", TaskStarted(task.step, task.id, task.node, task.triggers)
 
 
-def _task_chunks(run: Run, task: Task, modes: frozenset[str]) -> Iterable[Chunk]:
+def _task_chunks(run: RunLoop, task: Task, modes: frozenset[str]) -> Iterable[Chunk]:
     if "updates" in modes and task.error is None:
         yield "updates", {task.node: update_chunk(task, run.stream_keys)}
     if "debug" in modes:
@@ -72,7 +72,7 @@ def _task_chunks(run: Run, task: Task, modes: frozenset[str]) -> Iterable[Chunk]
         yield "debug", TaskFinished(task.step, task.id, task.node, update, task.error)
 
 
-def _step_chunks(run: Run, log: StepLog, modes: frozenset[str]) -> Iterable[Chunk]:
+def _step_chunks(run: RunLoop, log: StepLog, modes: frozenset[str]) -> Iterable[Chunk]:
     if "values" in modes and run.touched_stream_keys(log):
         yield "values", run.stream_values()
     if "debug" in modes:
@@ -80,7 +80,7 @@ def _step_chunks(run: Run, log: StepLog, modes: frozenset[str]) -> Iterable[Chun
         yield "debug", StepFinished(log.step, changed, run.stream_values())
 
 
-def _finish(run: Run, error: BaseException | None) -> None:
+def _finish(run: RunLoop, error: BaseException | None) -> None:
     if error is not None:
         run.log.status = "failed"
     else:
@@ -91,7 +91,7 @@ def _finish(run: Run, error: BaseException | None) -> None:
 # --- sync ----------------------------------------------------------------------------------------
 
 
-def drive(run: Run, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
+def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
     """Run to the end, yielding `(mode, chunk)` for the requested modes."""
     max_workers = run.config.get("max_concurrency")
     pool: ThreadPoolExecutor | None = None
@@ -126,7 +126,7 @@ def drive(run: Run, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
 # --- async ---------------------------------------------------------------------------------------
 
 
-async def adrive(run: Run, input: Any, modes: frozenset[str]) -> AsyncIterator[Chunk]:
+async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterator[Chunk]:
     """`drive` on the event loop: async nodes are awaited, sync ones run in threads."""
     limit = run.config.get("max_concurrency")
     semaphore = asyncio.Semaphore(limit) if limit else None
@@ -154,7 +154,7 @@ async def adrive(run: Run, input: Any, modes: frozenset[str]) -> AsyncIterator[C
     _finish(run, None)
 
 
-async def _execute_one(run: Run, task: Task) -> Task:
+async def _execute_one(run: RunLoop, task: Task) -> Task:
     if task.kind != "input" and run.spec.nodes[task.node].is_async:
         return await run.aexecute(task)
     if any(b.is_async for b in run.spec.branches.get(task.node, ())):

@@ -1,6 +1,6 @@
 """Supersteps: what runs next, running a task, and committing a step's writes.
 
-`Run` is the one synchronous state machine: `begin(input)`, then `next_tasks()` /
+`RunLoop` is the one synchronous state machine: `begin(input)`, then `next_tasks()` /
 `execute(task)` / `commit(tasks)` until `next_tasks()` returns None. The sync and async
 drivers (`engine.drive`) only decide how the tasks of a step are executed.
 """
@@ -45,7 +45,7 @@ _NO_MANAGED: dict[str, Any] = {}
 _PLAIN_OUTPUTS = frozenset({dict, type(None), str, list, tuple, Command, Send})
 
 
-class Run:
+class RunLoop:
     """One run of a compiled graph, one superstep at a time."""
 
     def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None) -> None:
