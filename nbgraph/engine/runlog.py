@@ -117,9 +117,6 @@ class RunLog:
     def __repr__(self) -> str:
         return f"RunLog(status={self.status!r}, steps={len(self.steps)})"
 
-    def __iter__(self) -> Iterator[StepLog]:
-        return iter(self.steps)
-
     def tasks(self) -> Iterator[Task]:
         """Every task of the run, in step and write order."""
         for step in self.steps:

@@ -75,7 +75,7 @@ def ancestry(run: Any, task_id: str) -> list[Any]:
     Raises:
         ValueError: the run has no such task.
     """
-    ordered = [t for s in run.log.steps for t in s.tasks]
+    ordered = list(run.log.tasks())
     by_id = {t.id: t for t in ordered}
     wanted = task_id.removeprefix("task:")
     if wanted not in by_id:
