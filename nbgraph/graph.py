@@ -18,6 +18,8 @@ from nbgraph.schema import FieldSpec, SchemaInfo, read_schema, schema_kind
 from nbgraph.types import END, START
 
 _RESERVED = (START, END)
+SEMANTICS = ("supersteps", "branches")
+MERGE_NAMES = ("delta", "fold")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +32,7 @@ class NodeSpec:
     takes_config: bool = False
     input: SchemaInfo | None = None
     defer: bool = False
-    merge: Callable[[list[Any]], Any] | None = None
+    merge: Callable[[list[Any]], Any] | str | None = None
     destinations: tuple[str, ...] | None = None
 
 
@@ -75,6 +77,8 @@ class GraphSpec:
     interrupt_before: tuple[str, ...] = ()
     interrupt_after: tuple[str, ...] = ()
     waits_by_source: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    semantics: str = "supersteps"
+    end_merge: Callable[[list[Any]], Any] | str = "delta"
 
 
 class StateGraph:
@@ -142,7 +146,7 @@ class StateGraph:
         action: Callable[..., Any] | None = None,
         *,
         defer: bool = False,
-        merge: Callable[[list[Any]], Any] | None = None,
+        merge: Callable[[list[Any]], Any] | str | None = None,
         input_schema: Any = None,
         **options: Any,
     ) -> StateGraph:
@@ -152,8 +156,11 @@ class StateGraph:
             node: the name, or the function itself.
             action: the function, when `node` is a name.
             defer: run only when nothing else is left to run (once).
-            merge: EvoFabric's multi-input merge strategy for a join:
-                `(list_of_incoming_states) -> state`; its result resets the state's root.
+            merge: how a join merges the states arriving at it. A strategy callable
+                `(list_of_incoming_states) -> state` (EvoFabric's multi-input merge strategy,
+                the Rust seed's `MergeStrategy`; `last_write_wins`, `first_write_wins`) resets
+                the state's root. With `compile(semantics="branches")` it may also be
+                `"delta"` (the default) or `"fold"`; see docs/BRANCHES.md.
             input_schema: the schema this node reads (default: its first parameter's
                 annotation, else the state schema). Keys only declared here are private.
             **options: `destinations=` names where its `Command(goto=...)` may go (also read
@@ -175,8 +182,11 @@ class StateGraph:
         if name in self.nodes:
             self._problems.append(f"Node {name!r} is added twice; node names must be unique.")
             return self
-        if merge is not None and not callable(merge):
-            self._problems.append(f"Node {name!r}: merge= must be a callable, got {merge!r}.")
+        if merge is not None and not callable(merge) and merge not in MERGE_NAMES:
+            self._problems.append(
+                f"Node {name!r}: merge= must be a callable (list_of_states) -> state, "
+                f"'delta' or 'fold'; got {merge!r}."
+            )
             merge = None
         self.nodes[name] = NodeSpec(
             name=name,
@@ -303,10 +313,13 @@ class StateGraph:
     # --- compile ---------------------------------------------------------------------------
 
     def validate(
-        self, interrupt_before: Sequence[str] = (), interrupt_after: Sequence[str] = ()
+        self,
+        interrupt_before: Sequence[str] = (),
+        interrupt_after: Sequence[str] = (),
+        extra: Sequence[str] = (),
     ) -> GraphSpec:
         """Check the whole graph and return its frozen spec, or raise `GraphBuildError`."""
-        problems = list(self._problems)
+        problems = [*self._problems, *extra]
         state = read_schema(
             self.state_schema,
             reducers=self.reducers,
@@ -346,16 +359,38 @@ class StateGraph:
         interrupt_after: Sequence[str] = (),
         debug: bool = False,
         name: str | None = None,
+        semantics: str = "supersteps",
+        end_merge: Callable[[list[Any]], Any] | str = "delta",
         **options: Any,
     ) -> Any:
         """Check the graph and return a runnable `CompiledStateGraph`.
+
+        Args:
+            checkpointer: a saver (`MemorySaver()`, `SqliteSaver(path)`) to keep threads.
+            interrupt_before, interrupt_after: node names (or `"*"`) to pause at.
+            semantics: `"supersteps"` (LangGraph's, the default) or `"branches"`: each
+                parallel branch carries its own copy of the state until a join merges it
+                (EvoFabric's and the Rust seed's model; docs/BRANCHES.md gives the rules).
+            end_merge: with `"branches"`, how END merges the lineages that reach it:
+                `"delta"` (default), `"fold"`, or a strategy `(list_of_states) -> state`.
+            name: the graph's name, shown in its repr.
 
         Raises:
             GraphBuildError: listing every problem (unknown nodes, no edge from START,
                 duplicate names, unknown reducer names, bad reducers, ...).
         """
         _ignored("compile()", options, keep=("store", "cache"))
-        spec = self.validate(interrupt_before, interrupt_after)
+        extra = []
+        if semantics not in SEMANTICS:
+            extra.append(f"compile(semantics={semantics!r}): expected one of {list(SEMANTICS)}.")
+        if not callable(end_merge) and end_merge not in MERGE_NAMES:
+            extra.append(
+                f"compile(end_merge={end_merge!r}): expected 'delta', 'fold' or a callable "
+                "(list_of_states) -> state."
+            )
+        spec = self.validate(interrupt_before, interrupt_after, extra)
+        object.__setattr__(spec, "semantics", semantics)
+        object.__setattr__(spec, "end_merge", end_merge)
         from nbgraph.engine.app import CompiledStateGraph  # the engine builds on this module
 
         return CompiledStateGraph(spec, checkpointer=checkpointer, name=name or "StateGraph")

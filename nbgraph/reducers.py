@@ -257,3 +257,28 @@ register_reducer("union")(union)
 register_reducer("max")(maximum)
 register_reducer("min")(minimum)
 register_reducer("append_messages", prepare=with_ids)(add_messages)
+
+
+# --- merge strategies for joins (the Rust seed's `MergeStrategy`) ----------------------------
+
+
+def last_write_wins(states: list[Any]) -> Any:
+    """A join's `merge=` strategy: the last arriving branch's whole state wins.
+
+    >>> last_write_wins([{"n": 1}, {"n": 2}])
+    {'n': 2}
+    """
+    if not states:
+        raise ValueError("last_write_wins: no branch states to merge.")
+    return states[-1]
+
+
+def first_write_wins(states: list[Any]) -> Any:
+    """A join's `merge=` strategy: the first arriving branch's whole state wins.
+
+    >>> first_write_wins([{"n": 1}, {"n": 2}])
+    {'n': 1}
+    """
+    if not states:
+        raise ValueError("first_write_wins: no branch states to merge.")
+    return states[0]

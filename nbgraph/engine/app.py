@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from nbgraph.engine.branches import BranchLoop
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.persist import Thread
@@ -100,7 +101,7 @@ class CompiledStateGraph:
             )
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config)
-        run = RunLoop(self.spec, merged, thread)
+        run = loop_class(self.spec)(self.spec, merged, thread)
         with self._claimed(run):
             run._resume(restored, keep_next=False)
             run.step += 1
@@ -145,7 +146,7 @@ class CompiledStateGraph:
         thread = None
         if self.checkpointer is not None:
             thread = Thread(self.checkpointer, self.spec, merged)
-        run = RunLoop(self.spec, merged, thread)
+        run = loop_class(self.spec)(self.spec, merged, thread)
         self.last_log = run.log
         return run
 
@@ -240,6 +241,11 @@ def _last_writer(restored: Any) -> str:
             f"{sorted(names) or 'no node'}, so which node's edges should fire is ambiguous."
         )
     return names.pop()
+
+
+def loop_class(spec: GraphSpec) -> type[RunLoop]:
+    """The state machine for the graph's semantics: supersteps, or branch lineages."""
+    return BranchLoop if spec.semantics == "branches" else RunLoop
 
 
 def _with_interrupts(run: RunLoop) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nbgraph.engine.interrupts import GraphInterrupt, Scope, interrupt_scope
+from nbgraph.engine.lineage import fold_states, state_pairs
 from nbgraph.engine.persist import checkpoint_payload
 from nbgraph.engine.runlog import RootReset, RunLog, StepLog, initial_values
 from nbgraph.engine.tasks import (
@@ -42,6 +43,7 @@ from nbgraph.types import END, MISSING, START, Command, Interrupt, Send
 
 DEFAULT_RECURSION_LIMIT = 10000
 _NO_MANAGED: dict[str, Any] = {}
+_NO_RESET = (None, "delta")  # supersteps: one shared state, nothing to merge
 _PLAIN_OUTPUTS = frozenset({dict, type(None), str, list, tuple, Command, Send})
 
 
@@ -198,15 +200,8 @@ class RunLoop:
             GraphRecursionError: the step would pass `recursion_limit` (checked first,
                 as LangGraph does, even when nothing is left to run).
         """
-        if self.paused or self.at_breakpoint:
+        if not self.advance():
             return None
-        self.step += 1
-        if self.step > self.stop:
-            raise GraphRecursionError(
-                f"Recursion limit of {self.limit} reached without hitting a stop condition "
-                f"(step {self.step}). If the loop is meant to run longer, raise the limit: "
-                f"app.invoke(inputs, {{'recursion_limit': {self.limit * 2}}})."
-            )
         pull, push = self.pull, self.push
         if not pull and not push:
             if not self.deferred:
@@ -231,6 +226,24 @@ class RunLoop:
         self._pending_resets = resets
         return tasks
 
+    def advance(self) -> bool:
+        """Move to the next step, unless the run is paused; refuse to pass the limit.
+
+        Raises:
+            GraphRecursionError: the step would pass `recursion_limit` (checked first,
+                as LangGraph does, even when nothing is left to run).
+        """
+        if self.paused or self.at_breakpoint:
+            return False
+        self.step += 1
+        if self.step > self.stop:
+            raise GraphRecursionError(
+                f"Recursion limit of {self.limit} reached without hitting a stop condition "
+                f"(step {self.step}). If the loop is meant to run longer, raise the limit: "
+                f"app.invoke(inputs, {{'recursion_limit': {self.limit * 2}}})."
+            )
+        return True
+
     def _stop_before(self, pull: dict[str, list[str]], push: list) -> bool:
         """Whether an `interrupt_before` breakpoint stops the run before this step."""
         before = self.spec.interrupt_before
@@ -251,9 +264,13 @@ class RunLoop:
             if not states:
                 continue
             node = self.spec.nodes[name]
-            if node.merge is not None:
+            if node.merge not in _NO_RESET:
                 try:
-                    merged = node.merge([state for _, state in states])
+                    if node.merge == "fold":
+                        given = [self._values_of(state) for _, state in states]
+                        merged = fold_states(self.spec.fields, given, self.step)
+                    else:
+                        merged = node.merge([state for _, state in states])
                 except Exception as error:
                     error.add_note(
                         f"nbgraph: while merging the states for {name!r} at step "
@@ -267,15 +284,11 @@ class RunLoop:
             resets.append(self._reset(name, reason, tuple(s for s, _ in states), merged))
         return resets
 
+    def _values_of(self, state: Any) -> dict[str, Any]:
+        return dict(state_pairs(self.spec.state, state, "A state"))
+
     def _reset(self, node: str, reason: str, sources: tuple[str, ...], state: Any) -> RootReset:
-        pairs = self.spec.state.updates_from(state)
-        if pairs is None:
-            if not isinstance(state, Mapping):
-                raise InvalidUpdateError(
-                    f"The {reason} for node {node!r} returned {type(state).__name__}; "
-                    "expected a dict (or model) of the whole state."
-                )
-            pairs = list(state.items())
+        pairs = state_pairs(self.spec.state, state, f"The {reason} for node {node!r}")
         fields = self.spec.fields
         new = {
             k: isolate(v)
@@ -295,6 +308,10 @@ class RunLoop:
 
     # --- running a task --------------------------------------------------------------------
 
+    def read(self, task: Task) -> dict[str, Any]:
+        """The values `task` reads (supersteps: the step's starting state, for every task)."""
+        return self.values
+
     def managed_values(self) -> dict[str, Any]:
         """Managed fields as a node at this step sees them."""
         if not self.managed:
@@ -312,7 +329,7 @@ class RunLoop:
             return task
         scope = None if self.thread is None else self._scope(task)
         try:
-            state = node_input(self.spec, node, task, self.values, self.managed_values())
+            state = node_input(self.spec, node, task, self.read(task), self.managed_values())
             if scope is None:
                 output = node.fn(state, self.config) if node.takes_config else node.fn(state)
             else:
@@ -370,7 +387,7 @@ class RunLoop:
             return task
         scope = self._scope(task)
         try:
-            state = node_input(self.spec, node, task, self.values, self.managed_values())
+            state = node_input(self.spec, node, task, self.read(task), self.managed_values())
             with interrupt_scope(scope):
                 output = node.fn(state, self.config) if node.takes_config else node.fn(state)
                 if inspect.isawaitable(output):
@@ -410,7 +427,7 @@ class RunLoop:
             absorb_route(self.spec, branch, task, result)
 
     def _call_router(self, branch: Any, task: Task) -> Any:
-        state = router_state(self.spec, task, self.values, self.managed_values())
+        state = router_state(self.spec, task, self.read(task), self.managed_values())
         return branch.router(state, self.config) if branch.takes_config else branch.router(state)
 
     # --- committing a step -----------------------------------------------------------------
@@ -488,7 +505,7 @@ class RunLoop:
 
     def _capture(self, target: str, source: str, task: Task, state_filter: Any) -> None:
         """Keep the state `source` hands `target` when `target` merges or filters it."""
-        if target == END or (self.spec.nodes[target].merge is None and state_filter is None):
+        if target == END or (self.spec.nodes[target].merge in _NO_RESET and state_filter is None):
             return
         state = self._state_after(task)
         if state_filter is not None:

@@ -49,6 +49,36 @@ class RootReset:
     sources: tuple[str, ...]
     dropped: tuple[str, ...]
     values: dict[str, Any]
+    id: str = ""
+    parent: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """With `semantics="branches"`: lineages merged into one, for a node (or END).
+
+    Attributes:
+        step: the step whose task reads the merge (for END: the last step).
+        id: its state tree id, `"join:<step>:<node>"` (`"join:end"` for END).
+        node: the node it was made for, or END.
+        parents: the branch heads merged, in routing order (state tree ids).
+        strategy: `"delta"`, `"fold"` or the strategy's name.
+        base: the branches' common ancestor (a tree id; `""` if they have none).
+        applied: for `"delta"`, the tree ids of the tasks (and resets) whose writes since
+            `base` were applied, in order.
+        values: for `"fold"` and strategies, the merged state (a root reset; isolated).
+        dropped: fields some branch had that the merged state does not.
+    """
+
+    step: int
+    id: str
+    node: str
+    parents: tuple[str, ...]
+    strategy: str
+    base: str = ""
+    applied: tuple[str, ...] = ()
+    values: dict[str, Any] | None = None
+    dropped: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -59,6 +89,9 @@ class StepLog:
     its tasks are kept, its writes never reached the state. `afters` (only in runs loaded
     from a file) holds the values after the step of fields whose reducer cannot be found
     again (a lambda, say): replay takes those instead of folding.
+
+    With `semantics="branches"`, `joins` are the merges its tasks read, and `heads` the
+    lineages alive after it (state tree ids, in routing order).
     """
 
     step: int
@@ -70,6 +103,8 @@ class StepLog:
     merged: list[tuple[str, str, Any]] | tuple[()] = ()
     applied: bool = False
     afters: dict[str, Any] | None = None
+    joins: list[Join] | tuple[()] = ()
+    heads: tuple[str, ...] = ()
 
     @property
     def changes(self) -> list[FieldChange]:
@@ -101,6 +136,8 @@ class RunLog:
         branches: for a record rebuilt from a checkpointer, the thread's checkpoints on other
             branches (forks, replays), oldest first.
         source: for such a record, the checkpointer it was read from.
+        semantics: `"supersteps"` or `"branches"` (the graph was compiled with).
+        end: with `"branches"`, the merge of the lineages that reached END.
     """
 
     graph: GraphSpec
@@ -113,6 +150,8 @@ class RunLog:
     final: dict[str, Any] = field(default_factory=dict)
     branches: list[Any] = field(default_factory=list)
     source: Any = None
+    semantics: str = "supersteps"
+    end: Join | None = None
 
     def __repr__(self) -> str:
         return f"RunLog(status={self.status!r}, steps={len(self.steps)})"

@@ -45,6 +45,8 @@ class Task:
         error: the exception it raised, if any.
         started: when it started (`time.time()`); `ended`: when it finished.
         interrupts: the `Interrupt` that paused it (it will run again when answered).
+        parent: with `semantics="branches"`, the id of the lineage point it read (a state
+            tree id: `"merge:0"`, `"task:<id>"`, `"join:..."` or `"reset:..."`).
     """
 
     step: int
@@ -60,6 +62,7 @@ class Task:
     started: float = 0.0
     ended: float = 0.0
     interrupts: tuple[Any, ...] = ()
+    parent: str = ""
 
     @property
     def id(self) -> str:

@@ -1,0 +1,384 @@
+"""`compile(semantics="branches")`: each parallel branch carries its own copy of the state.
+
+`BranchLoop` is `RunLoop` with lineages: every task reads the state of its own lineage (its
+parent's state plus its parent's writes), a fan-out gives each target its own lineage, a
+node reached by plain edges runs once per arriving lineage, and lineages meet only at a join
+(a waiting edge, a node with `merge=`, a deferred node) or at END. docs/BRANCHES.md gives
+the rules; `nbgraph.engine.lineage` holds the merges.
+
+A lineage point's values are shared with the next point when only one run continues from
+it, so a long loop costs what it writes; a point two runs continue from is kept as it is
+(a join may need it as the common ancestor) and each continuation copies what it changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbgraph.engine.lineage import (
+    Lineage,
+    apply_point,
+    common_base,
+    delta_merge,
+    fold_states,
+    state_pairs,
+    strategy_name,
+)
+from nbgraph.engine.loop import RunLoop
+from nbgraph.engine.runlog import Join, RootReset, StepLog, initial_values
+from nbgraph.engine.tasks import Task, state_for
+from nbgraph.engine.view import isolate
+from nbgraph.engine.writes import apply_grouped, group_writes
+from nbgraph.graph import GraphSpec
+from nbgraph.types import END, Send
+
+Arrival = tuple[tuple[str, ...], list[Lineage]]
+"""What triggers a node: the sources, and the lineages they hand it (several: a join)."""
+
+
+class BranchLoop(RunLoop):
+    """One run with branch lineages, one step at a time (the drivers are `RunLoop`'s)."""
+
+    def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None) -> None:
+        super().__init__(spec, config, thread)
+        self.log.semantics = "branches"
+        self.arrivals: dict[str, list[Arrival]] = {}
+        self.sends: list[tuple[str, Send, Lineage]] = []
+        self.captured: list[list[tuple[str, Lineage]]] = [[] for _ in spec.waiting]
+        self.later: dict[str, list[Arrival]] = {}  # arrivals at deferred nodes
+        self.ended: list[tuple[str, Lineage]] = []  # lineages that reached END, in order
+        self.reads: dict[str, Lineage] = {}  # this step's tasks: the point each reads
+        self._joins: list[Join] = []
+        self._resets: list[RootReset] = []
+        self._ids: set[str] = set()
+
+    # --- what a task reads -------------------------------------------------------------------
+
+    def read(self, task: Task) -> dict[str, Any]:
+        point = self.reads.get(task.id)
+        return self.values if point is None else point.values  # type: ignore[return-value]
+
+    # --- choosing the next step ----------------------------------------------------------------
+
+    def next_tasks(self) -> list[Task] | None:
+        if not self.advance():
+            return None
+        arrivals, sends = self.arrivals, self.sends
+        if not arrivals and not sends:
+            if not self.later:
+                self.step -= 1
+                self._finish()
+                return None
+            arrivals, self.later = self.later, {}
+        pull = {name: [s for srcs, _ in items for s in srcs] for name, items in arrivals.items()}
+        push = [(sender, send) for sender, send, _ in sends]
+        if self.spec.interrupt_before and self._stop_before(pull, push):
+            self.step -= 1
+            return None
+        self.arrivals, self.sends = {}, []
+        self._joins, self.reads = [], {}
+        tasks: list[Task] = []
+        for name in sorted(arrivals):
+            for sources, point in self._runs_of(name, arrivals[name]):
+                task = Task(self.step, len(tasks), name, "edge", triggers=sources)
+                self._hand(task, point)
+                tasks.append(task)
+        for sender, send, point in sends:
+            task = Task(self.step, len(tasks), send.node, "send", arg=send.arg, triggers=(sender,))
+            self._hand(task, point)
+            tasks.append(task)
+        return tasks
+
+    def _hand(self, task: Task, point: Lineage) -> None:
+        task.parent = point.id
+        self.reads[task.id] = point
+
+    def _runs_of(self, name: str, items: list[Arrival]) -> list[tuple[tuple[str, ...], Lineage]]:
+        """One run per arriving lineage; one run on their merge for a join (a node with
+        `merge=` or `defer=True`, or a waiting edge's arrivals)."""
+        node = self.spec.nodes[name]
+        if node.merge is not None or node.defer:
+            sources = tuple(s for item_sources, _ in items for s in item_sources)
+            return [(sources, self._join(name, [p for _, points in items for p in points]))]
+        runs: dict[int, tuple[list[str], Lineage]] = {}
+        for sources, points in items:
+            point = points[0] if len(points) == 1 else self._join(name, points)
+            if id(point) in runs:  # the same lineage arriving twice runs once
+                runs[id(point)][0].extend(sources)
+                point.holders -= 1
+            else:
+                runs[id(point)] = (list(sources), point)
+        return [(tuple(sources), point) for sources, point in runs.values()]
+
+    # --- joins ------------------------------------------------------------------------------------
+
+    def _join(self, name: str, points: list[Lineage], strategy: Any = ...) -> Lineage:
+        """Merge lineages for `name` (END included) by its strategy; record the merge."""
+        unique: list[Lineage] = []
+        for point in points:
+            if any(point is seen for seen in unique):
+                point.holders -= 1
+            else:
+                unique.append(point)
+        if len(unique) == 1 and name != END:
+            return unique[0]
+        if strategy is ...:
+            strategy = self.spec.nodes[name].merge
+        base = common_base(unique)
+        step = self.step
+        join_id = self._unique("join:end" if name == END else f"join:{step}:{name}")
+        parents = tuple(p.id for p in unique)
+        if strategy is None or strategy == "delta":
+            base_values = base.values if base is not None else initial_values(self.spec)
+            assert base_values is not None, f"lineage {base!r} lost its values"
+            values, applied = delta_merge(self.spec.fields, base_values, unique, base, step)
+            self._keep_ephemeral(values, unique)
+            point = Lineage(join_id, "join", base, applied=tuple(applied), values=values)
+            ids = tuple(p.id for p in applied)
+            join = Join(step, join_id, name, parents, "delta", _id(base), ids)
+        else:
+            values, dropped = self._strategy_values(name, strategy, unique)
+            point = Lineage(join_id, "reset", base, writes=tuple(values.items()), values=values)
+            recorded = {k: isolate(v) for k, v in values.items()}
+            join = Join(
+                step, join_id, name, parents, strategy_name(strategy), _id(base), (), recorded,
+                dropped,
+            )  # fmt: skip
+        for parent in unique:
+            self._release(parent)
+        point.holders = 1
+        if name == END:
+            self.log.end = join
+        else:
+            self._joins.append(join)
+        return point
+
+    def _strategy_values(
+        self, name: str, strategy: Any, points: list[Lineage]
+    ) -> tuple[dict[str, Any], tuple[str, ...]]:
+        states = [p.values for p in points]
+        where = f"the merge for {name!r} at step {self.step}"
+        try:
+            if strategy == "fold":
+                values = fold_states(self.spec.fields, states, self.step)  # type: ignore[arg-type]
+            else:
+                given = [state_for(self.spec.state, s, {}, whole=True) for s in states]  # type: ignore[arg-type]
+                result = strategy(given)
+                values = {k: isolate(v) for k, v in state_pairs(self.spec.state, result, where)}
+        except Exception as error:
+            error.add_note(f"nbgraph: while computing {where} ({strategy_name(strategy)})")
+            raise
+        fields = self.spec.fields
+        unknown = [k for k in values if k not in fields and not self.spec.open_schema]
+        if unknown:
+            self._warn(f"The merge for {name!r} returned keys the state does not have: {unknown}.")
+            values = {k: v for k, v in values.items() if k not in unknown}
+        had = dict.fromkeys(k for s in states for k in s)  # type: ignore[union-attr]
+        return values, tuple(k for k in had if k not in values)
+
+    def _keep_ephemeral(self, values: dict[str, Any], heads: list[Lineage]) -> None:
+        """A join keeps an ephemeral field only if some branch still has it."""
+        for name in self.ephemeral:
+            if name in values and not any(name in (h.values or ()) for h in heads):
+                del values[name]
+
+    def _release(self, point: Lineage) -> None:
+        point.holders -= 1
+        if point.holders <= 0 and not point.frozen:
+            point.values = None
+
+    def _unique(self, wanted: str) -> str:
+        name, n = wanted, 1
+        while name in self._ids:
+            n += 1
+            name = f"{wanted}:{n}"
+        self._ids.add(name)
+        return name
+
+    # --- committing a step ---------------------------------------------------------------------
+
+    def commit(self, tasks: list[Task], source: str = "loop") -> StepLog:
+        log = StepLog(self.step, tasks, self.spec.fields, resets=self._resets, joins=self._joins)
+        self._resets = []
+        self.log.steps.append(log)
+        for task in tasks:
+            if task.error is not None:
+                raise task.error
+        try:
+            if tasks[0].kind == "input":
+                points = [self._root(tasks[0])]
+            else:
+                points = [self._grow(self.reads.pop(task.id), task) for task in tasks]
+            for task, point in zip(tasks, points, strict=True):
+                self._trigger_lineage(task, point)
+            self._fire_waiting()
+        except Exception as error:
+            error.add_note(f"nbgraph: while applying the writes of step {self.step}")
+            raise
+        log.written = tuple(dict.fromkeys(k for t in tasks for k, _ in t.writes))
+        log.heads = self._heads()
+        log.applied = True
+        if len(log.heads) == 1:  # one lineage left: nothing older can be a common ancestor
+            self._only_point().parent = None
+        return log
+
+    def _root(self, task: Task) -> Lineage:
+        grouped = group_writes([(task.node, key, value) for key, value in task.writes])
+        apply_grouped(self.spec.fields, self.values, grouped, self.step)
+        root = Lineage("merge:0", "root", values=self.values, owned=set(self.values))
+        self._ids.add(root.id)
+        return root
+
+    def _grow(self, parent: Lineage, task: Task) -> Lineage:
+        """The point after `task`: its parent's state plus its writes (shared in place when
+        nothing else continues from the parent)."""
+        if parent.holders == 1 and not parent.frozen:
+            values, owned = parent.values, parent.owned
+            parent.values, parent.owned = None, set()
+        else:
+            parent.frozen = True  # a join may need it as the common ancestor
+            values, owned = dict(parent.values), set()  # type: ignore[arg-type]
+        parent.holders -= 1
+        point = Lineage(f"task:{task.id}", "task", parent, task.node, task.writes, values=values)
+        apply_point(self.spec.fields, values, point, self.step, owned)  # type: ignore[arg-type]
+        point.owned = owned
+        if self.ephemeral:
+            written = {k for k, _ in task.writes}
+            for name in self.ephemeral:
+                if name in values and name not in written:  # type: ignore[operator]
+                    del values[name]  # type: ignore[union-attr]
+        self._ids.add(point.id)
+        return point
+
+    def _trigger_lineage(self, task: Task, point: Lineage) -> None:
+        """Hand `point` to every run, join and END that `task`'s edges and routes reach."""
+        spec, source = self.spec, task.node
+        reached = False
+        for target in spec.edges.get(source, ()):
+            reached = True
+            state_filter = spec.filters.get((source, target))
+            handed = point if state_filter is None else self._filtered(source, target, point)
+            self._arrive(target, source, handed)
+        for index in spec.waits_by_source.get(source, ()):
+            reached = True
+            point.holders += 1
+            self.captured[index].append((source, point))
+            self.seen[index].add(source)
+        for route in task.routes:
+            reached = True
+            if isinstance(route, Send):
+                point.holders += 1
+                self.sends.append((source, route, point))
+            else:
+                self._arrive(route, source, point)
+        if not reached:  # a dead end: its lineage ends there, and END collects it
+            self._arrive(END, source, point)
+
+    def _arrive(self, target: str, source: str, point: Lineage) -> None:
+        point.holders += 1
+        if target == END:
+            self.ended.append((source, point))
+            return
+        queue = self.later if self.spec.nodes[target].defer else self.arrivals
+        queue.setdefault(target, []).append(((source,), [point]))
+
+    def _filtered(self, source: str, target: str, point: Lineage) -> Lineage:
+        """An edge's `state_filter`: the target starts a lineage from the filtered state."""
+        state_filter = self.spec.filters[(source, target)]
+        given = state_for(self.spec.state, point.values, {}, whole=True)  # type: ignore[arg-type]
+        where = f"The state_filter of edge {source!r} -> {target!r}"
+        try:
+            pairs = state_pairs(self.spec.state, state_filter(given), where)
+        except Exception as error:
+            error.add_note(f"nbgraph: while filtering the state from {source!r} to {target!r}")
+            raise
+        values = {k: isolate(v) for k, v in pairs}
+        reset_id = self._unique(f"reset:{self.step + 1}:{target}")
+        dropped = tuple(k for k in point.values if k not in values)  # type: ignore[union-attr]
+        recorded = {k: isolate(v) for k, v in values.items()}
+        self._resets.append(
+            RootReset(self.step + 1, target, "state_filter", (source,), dropped, recorded,
+                      reset_id, point.id)
+        )  # fmt: skip
+        point.frozen = True
+        return Lineage(reset_id, "reset", point, writes=tuple(recorded.items()), values=values)
+
+    def _fire_waiting(self) -> None:
+        """Waiting edges whose sources have all run hand their captured lineages on, to be
+        merged into one run of the target."""
+        for index, edge in enumerate(self.spec.waiting):
+            seen = self.seen[index]
+            if seen and seen.issuperset(edge.sources):
+                seen.clear()
+                captured, self.captured[index] = self.captured[index], []
+                sources = tuple(s for s, _ in captured)
+                queue = self.later if self.spec.nodes[edge.target].defer else self.arrivals
+                queue.setdefault(edge.target, []).append((sources, [p for _, p in captured]))
+
+    # --- live lineages and the end ---------------------------------------------------------
+
+    def live(self) -> list[Lineage]:
+        """Every lineage point something still holds, in routing order (no repeats)."""
+        points: dict[int, Lineage] = {}
+        for queue in (self.arrivals, self.later):
+            for items in queue.values():
+                for _, held in items:
+                    for point in held:
+                        points.setdefault(id(point), point)
+        for _, _, point in self.sends:
+            points.setdefault(id(point), point)
+        for captured in self.captured:
+            for _, point in captured:
+                points.setdefault(id(point), point)
+        for _, point in self.ended:
+            points.setdefault(id(point), point)
+        return list(points.values())
+
+    def _heads(self) -> tuple[str, ...]:
+        return tuple(point.id for point in self.live())
+
+    def _only_point(self) -> Lineage:
+        return self.live()[0]
+
+    def _finish(self) -> None:
+        """END merges the lineages that reached it (in routing order) into the final state.
+
+        A lineage still waiting at a join that can no longer fire is not lost: END collects
+        it too, with a warning naming the join.
+        """
+        for index, captured in enumerate(self.captured):
+            if captured:
+                edge = self.spec.waiting[index]
+                self._warn(
+                    f"Waiting edge {list(edge.sources)} -> {edge.target!r} never fired: "
+                    f"{', '.join(sorted({s for s, _ in captured}))} ran but not all of its "
+                    "sources did; END collected those lineages."
+                )
+                self.ended.extend(captured)
+                self.captured[index] = []
+        if not self.ended:
+            return
+        points = [point for _, point in self.ended]
+        self.ended = []
+        final = self._join(END, points, self.spec.end_merge)
+        self.values = self.log.final = final.values  # type: ignore[assignment]
+
+    def stream_values(self) -> dict[str, Any]:
+        """The state `"values"` shows: the one lineage's, or the delta merge of all live ones."""
+        points = self.live()
+        if len(points) == 1:
+            values = points[0].values or {}
+        elif points:
+            base = common_base(points)
+            start = base.values if base is not None and base.values is not None else {}
+            values, _ = delta_merge(self.spec.fields, start, points, base, self.step)
+        else:
+            values = self.values
+        return {k: isolate(v) for k, v in values.items() if k in self.stream_keys}
+
+    def touched_stream_keys(self, log: StepLog) -> bool:
+        return True
+
+
+def _id(point: Lineage | None) -> str:
+    return "" if point is None else point.id

@@ -1,0 +1,193 @@
+"""Branch lineages: points of a lineage, and the rules that merge lineages at a join.
+
+With `compile(semantics="branches")` each parallel branch carries its own copy of the state
+from the fork onwards. A `Lineage` is one point of one branch: the root (the input applied),
+the state after a task, a join, or a reset. The merge rules here are pure functions over
+lineages, used by the engine (whose lineages hold values) and by the record (whose lineages
+are rebuilt from the log and hold none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nbgraph.engine.view import isolate
+from nbgraph.engine.writes import field_spec, reduce_field
+from nbgraph.errors import InvalidUpdateError
+from nbgraph.schema import FieldSpec
+from nbgraph.types import MISSING
+
+Values = dict[str, Any]
+
+
+@dataclass(eq=False, slots=True)
+class Lineage:
+    """One point of a lineage.
+
+    Attributes:
+        id: its state tree id (`"merge:0"`, `"task:<task id>"`, `"join:..."`, `"reset:..."`).
+        kind: `"root"`, `"task"`, `"join"` (a delta merge), or `"reset"` (a fold, a strategy,
+            a `state_filter`, or a lineage restored from a checkpoint: a whole new state).
+        parent: the point it grew from (a join: the branches' common ancestor).
+        writer: the node whose writes a task point holds.
+        writes: a task's `(field, value)` writes; a reset's (and a root's) whole state.
+        applied: a join's task and reset points since `parent`, in the order it applied them.
+        values: the state at this point (engine only; released once nothing can read it).
+        owned: fields whose value objects no other lineage shares (safe to change in place).
+        holders: how many pending runs, joins and END hold this point.
+        frozen: its values must stay as they are (it forked: a join may need it as a base).
+        depth: distance from the root, to find common ancestors.
+    """
+
+    id: str
+    kind: str
+    parent: Lineage | None = None
+    writer: str = ""
+    writes: Sequence[tuple[str, Any]] = ()
+    applied: tuple[Lineage, ...] = ()
+    values: Values | None = None
+    owned: set[str] = field(default_factory=set)
+    holders: int = 0
+    frozen: bool = False
+    depth: int = 0
+
+    def __post_init__(self) -> None:
+        if self.parent is not None:
+            self.depth = self.parent.depth + 1
+
+    def __repr__(self) -> str:
+        return f"Lineage({self.id!r})"
+
+
+# --- common ancestors and deltas ---------------------------------------------------------------
+
+
+def common_base(heads: Sequence[Lineage]) -> Lineage | None:
+    """The nearest point every head descends from (a head itself counts), or None."""
+    base: Lineage | None = heads[0] if heads else None
+    for other in heads[1:]:
+        a, b = base, other
+        while a is not b:
+            if a is None or b is None:
+                return None
+            if a.depth > b.depth:
+                a = a.parent
+            elif b.depth > a.depth:
+                b = b.parent
+            else:
+                a, b = a.parent, b.parent
+        base = a
+    return base
+
+
+def deltas_since(head: Lineage, base: Lineage | None) -> list[Lineage]:
+    """The task and reset points between `base` (excluded) and `head`, oldest first.
+
+    A join on the way contributes the points it applied, so nothing is counted twice.
+    """
+    path: list[Lineage] = []
+    point: Lineage | None = head
+    while point is not None and point is not base:
+        path.append(point)
+        point = point.parent
+    deltas: list[Lineage] = []
+    for point in reversed(path):
+        if point.kind == "join":
+            deltas.extend(point.applied)
+        else:
+            deltas.append(point)
+    return deltas
+
+
+def apply_point(
+    fields: Mapping[str, FieldSpec], values: Values, point: Lineage, step: int, owned: set[str]
+) -> None:
+    """Apply one point's delta to `values` in place: a task's writes through the reducers,
+    or a reset's whole state. `owned` names the fields whose objects `values` may change;
+    others are copied before a reducer touches them (and become owned)."""
+    if point.kind != "task":
+        for name, value in point.writes:
+            values[name] = isolate(value)
+            owned.add(name)
+        return
+    grouped: dict[str, list[tuple[str, Any]]] = {}
+    for name, value in point.writes:
+        grouped.setdefault(name, []).append((point.writer, value))
+    for name, writes in grouped.items():
+        old = values.get(name, MISSING)
+        if name not in owned:
+            old = isolate(old)
+            owned.add(name)
+        values[name] = reduce_field(field_spec(fields, name), old, writes, step)
+
+
+# --- the merge rules -----------------------------------------------------------------------------
+
+
+def delta_merge(
+    fields: Mapping[str, FieldSpec],
+    base_values: Values,
+    branches: Sequence[Lineage],
+    base: Lineage | None,
+    step: int,
+) -> tuple[Values, list[Lineage]]:
+    """The common ancestor's state plus each branch's writes since it, in routing order.
+
+    Returns:
+        The merged values (owned by the caller) and the points applied, in order.
+    """
+    values = dict(base_values)
+    owned: set[str] = set()
+    applied: list[Lineage] = []
+    seen: set[int] = set()
+    for branch in branches:
+        for point in deltas_since(branch, base):
+            if id(point) in seen:  # shared by two branches (a join inside both): once
+                continue
+            seen.add(id(point))
+            apply_point(fields, values, point, step, owned)
+            applied.append(point)
+    return values, applied
+
+
+def fold_states(fields: Mapping[str, FieldSpec], states: Sequence[Values], step: int) -> Values:
+    """EvoFabric's rule: whole branch states folded left to right through the reducers.
+
+    With an append reducer, what the branches share is appended once per branch.
+    """
+    merged = {name: isolate(value) for name, value in states[0].items()}
+    for state in states[1:]:
+        for name, value in state.items():
+            spec = field_spec(fields, name)
+            merged[name] = reduce_field(
+                spec, merged.get(name, MISSING), [("fold", isolate(value))], step
+            )
+    return merged
+
+
+def strategy_name(strategy: Callable[..., Any] | str | None) -> str:
+    """What the record calls a merge: `"delta"`, `"fold"`, or the strategy's name."""
+    if strategy is None:
+        return "delta"
+    if isinstance(strategy, str):
+        return strategy
+    return getattr(strategy, "__name__", type(strategy).__name__)
+
+
+def state_pairs(state_schema: Any, result: Any, where: str) -> list[tuple[str, Any]]:
+    """A merge strategy's (or a filter's) result as `(field, value)` pairs.
+
+    Raises:
+        InvalidUpdateError: it returned something that is not a whole state.
+    """
+    pairs = state_schema.updates_from(result)
+    if pairs is not None:
+        return pairs
+    if not isinstance(result, Mapping):
+        raise InvalidUpdateError(
+            f"{where} returned {type(result).__name__}; expected a dict (or model) of the "
+            "whole state."
+        )
+    return list(result.items())
