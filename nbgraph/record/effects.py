@@ -41,6 +41,8 @@ class Effect(NamedTuple):
     overwrite_bypass: bool
     dropped_key: bool
     root_reset: bool
+    point: str = ""
+    winner: str = ""
 
 
 EFFECT_COLUMNS = Effect._fields
@@ -92,7 +94,17 @@ def collector_paused() -> Iterator[None]:
 
 
 def effect_rows(log: RunLog) -> list[Effect]:
-    """Every (step, field) the run touched, in step order: resets, writes, clears, drops."""
+    """Every (step, field) the run touched, in step order: resets, writes, clears, drops.
+
+    `point` names the state tree node a row's `after` belongs to (a step's merge, a reset; in
+    a branch-lineage run, a task's lineage or a join); `winner`, at a join where branches
+    disagreed, the branch whose value the merged state kept.
+    """
+    if log.semantics == "branches":
+        from nbgraph.record.lineage_effects import lineage_effect_rows
+
+        with collector_paused():
+            return lineage_effect_rows(log)
     with collector_paused():
         return _effect_rows(log)
 
@@ -126,11 +138,13 @@ def _effect_rows(log: RunLog) -> list[Effect]:
                             False,
                             False,
                             True,
+                            f"reset:{number}:{reset.node}",
                         )
                     )
             values = {name: isolate(value) for name, value in new.items()}
             shown = new
         written = group_writes(applied_writes(graph.fields, step.tasks, step.merged))
+        merge_id = f"merge:{number}" if step.applied else ""
         for name, writes in written.items():
             spec = specs.get(name) or specs.setdefault(name, field_spec(graph.fields, name))
             before = shown.get(name, MISSING)
@@ -161,6 +175,7 @@ def _effect_rows(log: RunLog) -> list[Effect]:
                     bypass,
                     False,
                     False,
+                    merge_id,
                 )
             )
         for name in step.cleared:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from nbgraph.engine.runlog import RunLog, initial_values
 from nbgraph.engine.view import isolate
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows, same
+from nbgraph.record.lineages import BranchTimeline
 from nbgraph.record.timeline import Timeline
 from nbgraph.record.tree import StateTree, TreeNode, build_tree
 from nbgraph.types import MISSING
@@ -40,7 +41,7 @@ class Run:
 
     def __init__(self, log: RunLog) -> None:
         self.log = log
-        self.timeline = Timeline(log)
+        self.timeline = BranchTimeline(log) if log.semantics == "branches" else Timeline(log)
 
     def __repr__(self) -> str:
         steps = len(self.log.steps) - 1
@@ -113,6 +114,8 @@ class Run:
             return isolate(self.log.input)
         if node.kind == "merge":
             return self.timeline.after(node.step)
+        if node.kind == "join":
+            return self.timeline.lineages.after(node.id)  # type: ignore[attr-defined]
         if node.kind == "reset":
             return isolate(dict(node.writes))
         if node.kind == "fork":  # another branch of the thread: read from the checkpointer
@@ -126,7 +129,10 @@ class Run:
         return self._task_view(node)
 
     def _task_view(self, node: TreeNode) -> dict[str, Any]:
-        state = self.timeline.start_of(node.step)
+        if self.log.semantics == "branches":  # the state of its own lineage
+            state = self.timeline.lineages.after(node.parents[0])  # type: ignore[attr-defined]
+        else:
+            state = self.timeline.start_of(node.step)
         limit = self.log.config.get("recursion_limit")
         for name, field in self.graph.fields.items():
             if field.managed and isinstance(limit, int):  # RemainingSteps, as the node saw it
@@ -258,10 +264,17 @@ class Run:
         """The state after each applied superstep: one row per step, one column per field.
 
         A value a step did not change is the same object as in the row before (no copies).
+        In a branch-lineage run, a row is the delta merge of the lineages alive after the
+        step (what they would make if they met there); the last row is END's merge.
         """
         import pandas as pd
 
         names = [n for n, f in self.graph.fields.items() if not f.managed]
+        if self.log.semantics == "branches":  # lineages met after each step (docs/BRANCHES.md)
+            applied = [s.step for s in self.log.steps if s.applied]
+            rows = [[state.get(n, MISSING) for n in names] for state in map(self.state_at, applied)]
+            index = pd.Index(applied, name="step")
+            return pd.DataFrame(rows, index=index, columns=names, dtype=object)
         current = initial_values(self.graph)
         by_step: dict[int, list[Effect]] = {}
         for effect in self.effect_list:
@@ -318,8 +331,18 @@ class Run:
         """Two runs aligned step by step: where the tasks or the state after a step differ.
 
         Columns: step, what (`"tasks"` or a field name), this, other.
+
+        When either run used branch lineages (`compile(semantics="branches")`), the runs are
+        aligned by node instead — the k-th run of each node — and each row says why it
+        differs; columns: node, occurrence, what (`"outcome"`, `"runs"`, a field, or a field
+        of the `"END"` state), this, other, why (see `nbgraph.record.node_compare`).
         """
         import pandas as pd
+
+        if "branches" in (self.log.semantics, other.log.semantics):
+            from nbgraph.record.node_compare import compare_by_node
+
+            return compare_by_node(self, other)
 
         rows = []
         mine, theirs = _tasks_by_step(self), _tasks_by_step(other)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from nbgraph.engine.runlog import RunLog
 from nbgraph.types import MISSING
 
-NodeKind = Literal["input", "task", "merge", "reset", "fork"]
+NodeKind = Literal["input", "task", "merge", "reset", "fork", "join"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,9 +23,11 @@ class TreeNode:
 
     Attributes:
         id: `"input"`, `"task:<step>:<index>:<node>"`, `"merge:<step>"`,
-            `"reset:<step>:<node>"`, or `"fork:<checkpoint id>"`.
-        kind: `"input"`, `"task"`, `"merge"`, `"reset"`, or `"fork"` (a checkpoint of the
-            thread on another branch than this run's, read from a checkpointer).
+            `"reset:<step>:<node>"`, `"fork:<checkpoint id>"`, or (branch lineages)
+            `"join:<step>:<node>"` and `"join:end"`.
+        kind: `"input"`, `"task"`, `"merge"`, `"reset"`, `"fork"` (a checkpoint of the
+            thread on another branch than this run's, read from a checkpointer), or `"join"`
+            (with `semantics="branches"`: lineages merged for a node, or at END).
         step: the superstep (-1 for the input).
         name: the graph node's name (a task, or the node a reset was made for); `"input"`
             or `"merge"` otherwise.
@@ -39,7 +41,8 @@ class TreeNode:
         error: the exception a task raised.
         warnings: what was dropped from a task's writes, as messages.
         dropped: fields a reset dropped; keys a task wrote that were dropped.
-        reason: for a reset, `"merge"`, `"state_filter"` or `"resume"`.
+        reason: for a reset, `"merge"`, `"state_filter"` or `"resume"`; for a join, its
+            strategy (`"delta"`, `"fold"` or the strategy's name).
         interrupts: what a paused task asked (`interrupt()`), waiting for an answer.
         occurrence: for a task, how many earlier tasks of the same node the run had.
     """
@@ -145,6 +148,8 @@ class StateTree:
 
 def build_tree(log: RunLog) -> StateTree:
     """The state tree of a recorded run."""
+    if log.semantics == "branches":
+        return build_lineage_tree(log)
     tree = StateTree()
     given = log.input
     input_writes = tuple(given.items()) if isinstance(given, dict) else (("input", given),)
@@ -195,6 +200,56 @@ def build_tree(log: RunLog) -> StateTree:
             current = merge_id
     _add_branches(tree, log)
     return tree
+
+
+def build_lineage_tree(log: RunLog) -> StateTree:
+    """The state tree of a branch-lineage run: each task hangs off the lineage point it
+    read, and each join has the branch heads it merged as parents, in routing order."""
+    tree = StateTree()
+    given = log.input
+    input_writes = tuple(given.items()) if isinstance(given, dict) else (("input", given),)
+    tree._add(TreeNode("input", "input", -1, "input", writes=input_writes))
+    counts: dict[str, int] = {}
+    for step in log.steps:
+        for reset in step.resets:
+            tree._add(
+                TreeNode(
+                    reset.id or f"reset:{step.step}:{reset.node}",
+                    "reset",
+                    step.step,
+                    reset.node,
+                    parents=(reset.parent,) if reset.parent else (),
+                    writes=tuple(reset.values.items()),
+                    triggers=reset.sources,
+                    dropped=reset.dropped,
+                    reason=reset.reason,
+                )
+            )
+        for join in step.joins:
+            tree._add(_join_node(join))
+        if step.step == 0:
+            task = step.tasks[0]
+            tree._add(TreeNode("merge:0", "merge", 0, "merge", ("input",), tuple(task.writes)))
+            continue
+        for task in step.tasks:
+            tree._add(_task_node(task, task.parent, counts))
+    if log.end is not None:
+        tree._add(_join_node(log.end))
+    _add_branches(tree, log)
+    return tree
+
+
+def _join_node(join: Any) -> TreeNode:
+    return TreeNode(
+        join.id,
+        "join",
+        join.step,
+        "END" if join.id == "join:end" else join.node,
+        parents=join.parents,
+        writes=tuple(join.values.items()) if join.values is not None else (),
+        dropped=join.dropped,
+        reason=join.strategy,
+    )
 
 
 def _add_branches(tree: StateTree, log: RunLog) -> None:

@@ -106,6 +106,10 @@ def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, widt
             )
             _parent_edges(dot, node, node_id, previous)
             previous = node.id
+    joins = [n for n in members if n.kind == "join"]
+    for node in joins:
+        if node.id != "join:end":
+            _draw_join(dot, node, node_id)
     tasks = [n for n in members if n.kind == "task"]
     shown, extra = tasks[:TASKS_PER_STEP], tasks[TASKS_PER_STEP:]
     for node in shown:
@@ -125,6 +129,9 @@ def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, widt
         more = f"step {step}: +{len(extra)} more tasks ({_counts([n.name for n in extra])})"
         dot.node(node_id(f"more:{step}"), label(more), shape="box", style="dashed")
         dot.edge(node_id(previous), node_id(f"more:{step}"), color=FADED)
+    for node in joins:
+        if node.id == "join:end":
+            _draw_join(dot, node, node_id)
     merge = tree.merge(step)
     if merge is None:
         return previous
@@ -149,6 +156,25 @@ def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, widt
         dot.node(node_id(f"cleared:{step}"), label(cleared), shape="plaintext", fontsize="8")
         dot.edge(node_id(merge.id), node_id(f"cleared:{step}"), style="dotted", arrowhead="none")
     return merge.id
+
+
+def _draw_join(dot: Any, node: Any, node_id: Any) -> None:
+    """A branch-lineage join: the lineages it merged, numbered in routing order."""
+    title = "END" if node.id == "join:end" else f"join for {node.name}"
+    lines = [title, f"merge: {node.reason}"]
+    if node.dropped:
+        lines.append(f"dropped: {', '.join(node.dropped)}")
+    reset = node.reason != "delta"
+    dot.node(
+        node_id(node.id),
+        label(*lines),
+        shape="hexagon" if reset else "octagon",
+        style="filled",
+        fillcolor=HIGHLIGHT_FILL if reset else "#ffffff",
+    )
+    for order, parent in enumerate(node.parents, start=1):
+        if parent in node_id.drawn:
+            dot.edge(node_id(parent), node_id(node.id), label=label(str(order)), fontsize="8")
 
 
 def _parent_edges(dot: Any, node: Any, node_id: Any, fallback: str) -> None:
@@ -183,7 +209,9 @@ def _collapsed_steps(tree: Any, steps: list[int]) -> dict[int, tuple[int, int, l
         members = [tree[i] for i in tree.by_step.get(step, [])]
         tasks = [m for m in members if m.kind == "task"]
         return (
-            len(tasks) == 1 and all(m.kind != "reset" for m in members) and (tasks[0].error is None)
+            len(tasks) == 1
+            and all(m.kind not in ("reset", "join") for m in members)
+            and tasks[0].error is None
         )
 
     def close() -> None:

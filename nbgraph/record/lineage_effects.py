@@ -1,0 +1,244 @@
+"""`Run.effects` for a branch-lineage run: the effect of each task's writes on its own
+lineage, and what every join did to each field (each branch's value, the strategy, the
+result, and which branch won where they disagreed).
+
+One forward pass over the log, holding the state of each lineage point only while something
+still reads it; a point read once is continued in place, so a long loop costs what it wrote.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbgraph.engine.lineage import apply_point, delta_merge
+from nbgraph.engine.runlog import Join, RunLog, initial_values
+from nbgraph.engine.view import isolate
+from nbgraph.engine.writes import apply_grouped, field_spec, group_writes
+from nbgraph.record.effects import Effect, is_conflict, same, snapshot
+from nbgraph.record.lineages import LineageStates
+from nbgraph.types import MISSING, Overwrite
+
+
+def lineage_effect_rows(log: RunLog) -> list[Effect]:
+    """Every effect of a branch run, in step order: resets, joins, then each task."""
+    return _Pass(log).rows
+
+
+class _Pass:
+    def __init__(self, log: RunLog) -> None:
+        self.log = log
+        self.graph = log.graph
+        self.points = LineageStates(log)
+        self.values: dict[str, dict[str, Any]] = {}
+        self.readers = _reader_counts(log)
+        self.rows: list[Effect] = []
+        self.ephemeral = tuple(n for n, f in self.graph.fields.items() if f.ephemeral)
+        for step in log.steps:
+            self._step(step)
+        if log.end is not None:
+            self._join(log.end)
+
+    # --- the values of each point ---------------------------------------------------------------
+
+    def _take(self, point_id: str) -> tuple[dict[str, Any], bool]:
+        """A point's values for one reader: (values, whether the reader may change them)."""
+        left = self.readers[point_id] = self.readers.get(point_id, 1) - 1
+        values = self.values[point_id]
+        if left <= 0:
+            del self.values[point_id]
+            return values, True
+        return values, False
+
+    def _peek(self, point_id: str) -> dict[str, Any]:
+        return self.values[point_id]
+
+    # --- rows -------------------------------------------------------------------------------------
+
+    def _step(self, step: Any) -> None:
+        number = step.step
+        for reset in step.resets:
+            parent = self._peek(reset.parent) if reset.parent in self.values else {}
+            new = {k: isolate(v) for k, v in reset.values.items()}
+            self._reset_rows(number, reset.id, f"reset:{reset.node}", reset.reason, parent, new)
+            if reset.parent in self.values:
+                self._take(reset.parent)
+            self.values[reset.id] = new
+        for join in step.joins:
+            self._join(join)
+        if number == 0:
+            self._input(step)
+            return
+        for task in step.tasks:
+            self._task(number, task, step.applied)
+
+    def _input(self, step: Any) -> None:
+        values = initial_values(self.graph)
+        before = {k: isolate(v) for k, v in values.items()}
+        grouped = group_writes([("input", k, v) for k, v in step.tasks[0].writes])
+        apply_grouped(self.graph.fields, values, grouped, 0)
+        for name, writes in grouped.items():
+            self._write_row(0, "merge:0", name, writes, before.get(name, MISSING), values, True)
+        self.values["merge:0"] = values
+
+    def _task(self, number: int, task: Any, applied: bool) -> None:
+        point_id = f"task:{task.id}"
+        grouped = group_writes([(task.node, k, v) for k, v in task.writes])
+        if not applied:
+            parent = self._peek(task.parent) if task.parent in self.values else {}
+            for name, writes in grouped.items():
+                before = parent.get(name, MISSING)
+                self._write_row(number, "", name, writes, before, None, False)
+            self._dropped_rows(number, task)
+            return
+        values, mine = self._take(task.parent)
+        if not mine:
+            values = dict(values)
+        owned = set(values) if mine else set()
+        befores = {name: values.get(name, MISSING) for name in grouped}
+        befores = {k: snapshot(v) if v is not MISSING else v for k, v in befores.items()}
+        point = self.points.point(point_id)
+        apply_point(self.graph.fields, values, point, number, owned)
+        for name, writes in grouped.items():
+            self._write_row(number, point_id, name, writes, befores[name], values, True)
+        for name in self.ephemeral:
+            if name in values and name not in grouped:
+                before = values.pop(name)
+                self.rows.append(
+                    Effect(number, name, "cleared", before, [], [], MISSING, True, True,
+                           False, False, False, False, point_id)
+                )  # fmt: skip
+        self._dropped_rows(number, task)
+        if self.readers.get(point_id, 0) > 0:
+            self.values[point_id] = values
+
+    def _write_row(
+        self,
+        number: int,
+        point_id: str,
+        name: str,
+        writes: list[tuple[str, Any]],
+        before: Any,
+        values: dict[str, Any] | None,
+        applied: bool,
+    ) -> None:
+        spec = field_spec(self.graph.fields, name)
+        after = snapshot(values[name]) if values is not None and name in values else MISSING
+        bypass = any(type(v) is Overwrite for _, v in writes)
+        self.rows.append(
+            Effect(
+                number,
+                name,
+                spec.reducer_name,
+                before,
+                writes,
+                [w for w, _ in writes],
+                after,
+                applied and not same(before, after),
+                applied,
+                len(writes) > 1 and is_conflict(spec, writes),
+                bypass,
+                False,
+                False,
+                point_id,
+            )
+        )
+
+    def _dropped_rows(self, number: int, task: Any) -> None:
+        for key, value, _why in task.dropped:
+            self.rows.append(
+                Effect(number, key, "dropped", MISSING, [(task.node, value)], [task.node],
+                       MISSING, False, False, False, False, True, False, f"task:{task.id}")
+            )  # fmt: skip
+
+    def _reset_rows(
+        self, number: int, point_id: str, writer: str, reason: str, old: dict, new: dict
+    ) -> None:
+        for name in [*old, *(n for n in new if n not in old)]:
+            before, after = old.get(name, MISSING), new.get(name, MISSING)
+            if not same(before, after):
+                self.rows.append(
+                    Effect(number, name, reason, before, [(writer, after)], [writer], after,
+                           True, True, False, False, False, True, point_id)
+                )  # fmt: skip
+
+    def _join(self, join: Join) -> None:
+        heads = [self._peek(i) for i in join.parents]
+        base = self._peek(join.base) if join.base in self.values else None
+        if join.values is not None:
+            result = {k: isolate(v) for k, v in join.values.items()}
+        else:
+            start = base if base is not None else initial_values(self.graph)
+            branches = [self.points.point(i) for i in join.parents]
+            base_point = self.points.points.get(join.base)
+            result, _ = delta_merge(self.graph.fields, start, branches, base_point, join.step)
+            for name in self.ephemeral:
+                if name in result and not any(name in h for h in heads):
+                    del result[name]
+        names = [_writer(i) for i in join.parents]
+        before_state = base if base is not None else {}
+        fields = dict.fromkeys([*before_state, *(k for h in heads for k in h), *result])
+        for name in fields:
+            before = before_state.get(name, MISSING)
+            given = [h.get(name, MISSING) for h in heads]
+            after = result.get(name, MISSING)
+            if all(same(v, before) for v in given) and same(after, before):
+                continue
+            disagreed = any(not same(v, given[0]) for v in given[1:])
+            winner = ""
+            if disagreed:
+                winner = next((n for n, v in zip(reversed(names), reversed(given), strict=True)
+                               if same(v, after)), "")  # fmt: skip
+            self.rows.append(
+                Effect(
+                    join.step,
+                    name,
+                    join.strategy,
+                    before,
+                    [(n, v) for n, v in zip(names, given, strict=True)],
+                    names,
+                    after,
+                    not same(before, after),
+                    True,
+                    disagreed,
+                    False,
+                    False,
+                    join.values is not None,
+                    join.id,
+                    winner,
+                )
+            )
+        for point_id in {*join.parents, *([join.base] if join.base in self.values else [])}:
+            if point_id in self.values:
+                self._take(point_id)
+        if self.readers.get(join.id, 0) > 0:
+            self.values[join.id] = result
+
+
+def _writer(point_id: str) -> str:
+    """What a merge row calls a branch: the node of a task point, else the point's id."""
+    if point_id.startswith("task:"):
+        return point_id.rsplit(":", 1)[1]
+    return point_id
+
+
+def _reader_counts(log: RunLog) -> dict[str, int]:
+    """How many times each lineage point is read later in the pass (tasks, joins, resets)."""
+    readers: dict[str, int] = {}
+
+    def read(point_id: str) -> None:
+        if point_id:
+            readers[point_id] = readers.get(point_id, 0) + 1
+
+    for step in log.steps:
+        for reset in step.resets:
+            read(reset.parent)
+        for join in step.joins:
+            for point_id in {*join.parents, join.base}:
+                read(point_id)
+        if step.step > 0:
+            for task in step.tasks:
+                read(task.parent)
+    if log.end is not None:
+        for point_id in {*log.end.parents, log.end.base}:
+            read(point_id)
+    return readers
