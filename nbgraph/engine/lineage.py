@@ -39,6 +39,8 @@ class Lineage:
         holders: how many pending runs, joins and END hold this point.
         frozen: its values must stay as they are (it forked: a join may need it as a base).
         depth: distance from the root, to find common ancestors.
+        afters: (a run loaded from a file) values after this point of fields the file could
+            not fold again; replay takes them instead.
     """
 
     id: str
@@ -52,6 +54,7 @@ class Lineage:
     holders: int = 0
     frozen: bool = False
     depth: int = 0
+    afters: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.parent is not None:
@@ -115,7 +118,12 @@ def apply_point(
     grouped: dict[str, list[tuple[str, Any]]] = {}
     for name, value in point.writes:
         grouped.setdefault(name, []).append((point.writer, value))
+    afters = point.afters or {}
     for name, writes in grouped.items():
+        if name in afters:
+            values[name] = isolate(afters[name])
+            owned.add(name)
+            continue
         old = values.get(name, MISSING)
         if name not in owned:
             old = isolate(old)

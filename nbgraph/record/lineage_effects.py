@@ -13,9 +13,9 @@ from typing import Any
 from nbgraph.engine.lineage import apply_point, delta_merge
 from nbgraph.engine.runlog import Join, RunLog, initial_values
 from nbgraph.engine.view import isolate
-from nbgraph.engine.writes import apply_grouped, field_spec, group_writes
+from nbgraph.engine.writes import field_spec, group_writes
 from nbgraph.record.effects import Effect, is_conflict, same, snapshot
-from nbgraph.record.lineages import LineageStates
+from nbgraph.record.lineages import LineageStates, input_state
 from nbgraph.types import MISSING, Overwrite
 
 
@@ -30,6 +30,7 @@ class _Pass:
         self.graph = log.graph
         self.points = LineageStates(log)
         self.values: dict[str, dict[str, Any]] = {}
+        self.owned: dict[str, set[str]] = {}  # fields a point's dict alone holds
         self.readers = _reader_counts(log)
         self.rows: list[Effect] = []
         self.ephemeral = tuple(n for n, f in self.graph.fields.items() if f.ephemeral)
@@ -47,6 +48,7 @@ class _Pass:
         if left <= 0:
             del self.values[point_id]
             return values, True
+        self.owned[point_id] = set()  # shared from now on: whoever changes it copies first
         return values, False
 
     def _peek(self, point_id: str) -> dict[str, Any]:
@@ -63,6 +65,7 @@ class _Pass:
             if reset.parent in self.values:
                 self._take(reset.parent)
             self.values[reset.id] = new
+            self.owned[reset.id] = set(new)
         for join in step.joins:
             self._join(join)
         if number == 0:
@@ -72,13 +75,13 @@ class _Pass:
             self._task(number, task, step.applied)
 
     def _input(self, step: Any) -> None:
-        values = initial_values(self.graph)
-        before = {k: isolate(v) for k, v in values.items()}
+        before = {k: isolate(v) for k, v in initial_values(self.graph).items()}
         grouped = group_writes([("input", k, v) for k, v in step.tasks[0].writes])
-        apply_grouped(self.graph.fields, values, grouped, 0)
+        values = input_state(self.graph, self.points.point("merge:0"))
         for name, writes in grouped.items():
             self._write_row(0, "merge:0", name, writes, before.get(name, MISSING), values, True)
         self.values["merge:0"] = values
+        self.owned["merge:0"] = set(values)
 
     def _task(self, number: int, task: Any, applied: bool) -> None:
         point_id = f"task:{task.id}"
@@ -93,7 +96,7 @@ class _Pass:
         values, mine = self._take(task.parent)
         if not mine:
             values = dict(values)
-        owned = set(values) if mine else set()
+        owned = self.owned.pop(task.parent, set()) if mine else set()
         befores = {name: values.get(name, MISSING) for name in grouped}
         befores = {k: snapshot(v) if v is not MISSING else v for k, v in befores.items()}
         point = self.points.point(point_id)
@@ -110,6 +113,7 @@ class _Pass:
         self._dropped_rows(number, task)
         if self.readers.get(point_id, 0) > 0:
             self.values[point_id] = values
+            self.owned[point_id] = owned
 
     def _write_row(
         self,
@@ -171,6 +175,8 @@ class _Pass:
             branches = [self.points.point(i) for i in join.parents]
             base_point = self.points.points.get(join.base)
             result, _ = delta_merge(self.graph.fields, start, branches, base_point, join.step)
+            pinned = self.points.points[join.id].afters or {}
+            result.update({k: isolate(v) for k, v in pinned.items()})
             for name in self.ephemeral:
                 if name in result and not any(name in h for h in heads):
                     del result[name]
@@ -178,9 +184,9 @@ class _Pass:
         before_state = base if base is not None else {}
         fields = dict.fromkeys([*before_state, *(k for h in heads for k in h), *result])
         for name in fields:
-            before = before_state.get(name, MISSING)
-            given = [h.get(name, MISSING) for h in heads]
-            after = result.get(name, MISSING)
+            before = snapshot(before_state.get(name, MISSING))
+            given = [snapshot(h.get(name, MISSING)) for h in heads]
+            after = snapshot(result.get(name, MISSING))
             if all(same(v, before) for v in given) and same(after, before):
                 continue
             disagreed = any(not same(v, given[0]) for v in given[1:])
@@ -212,6 +218,7 @@ class _Pass:
                 self._take(point_id)
         if self.readers.get(join.id, 0) > 0:
             self.values[join.id] = result
+            self.owned[join.id] = set()
 
 
 def _writer(point_id: str) -> str:

@@ -62,6 +62,10 @@ class LineageStates:
                 self._add(point, step.step)
         if self.log.end is not None:
             self._add_join(self.log.end)
+        for step in self.log.steps:  # a loaded run's pinned values
+            for point_id, afters in (step.afters or {}).items():
+                if point_id in self.points:
+                    self.points[point_id].afters = afters
 
     def _add_join(self, join: Join) -> None:
         base = self.points.get(join.base)
@@ -125,9 +129,7 @@ class LineageStates:
         graph = self.log.graph
         if point.kind == "root":
             values = initial_values(graph)
-            grouped = group_writes([("input", k, v) for k, v in point.writes])
-            apply_grouped(graph.fields, values, grouped, 0)
-            return values
+            return input_state(graph, point)
         if point.kind == "reset":
             return {k: isolate(v) for k, v in point.writes}
         join = self.joins[point.id]
@@ -135,6 +137,7 @@ class LineageStates:
         base = point.parent
         start = self._after(base) if base is not None else initial_values(graph)
         values, _ = delta_merge(graph.fields, start, heads, base, join.step)
+        values.update({k: isolate(v) for k, v in (point.afters or {}).items()})
         ephemeral = [n for n, f in graph.fields.items() if f.ephemeral and n in values]
         for name in ephemeral:
             if not any(name in self._after(h) for h in heads):
@@ -151,6 +154,16 @@ class LineageStates:
         with collector_paused():
             values, _ = delta_merge(self.log.graph.fields, start, heads, base, step)
             return _copy(values)
+
+
+def input_state(graph: Any, root: Lineage) -> dict[str, Any]:
+    """The state after step 0: the input's writes through the reducers (or pinned values)."""
+    values = initial_values(graph)
+    afters = root.afters or {}
+    writes = [("input", k, v) for k, v in root.writes if k not in afters]
+    apply_grouped(graph.fields, values, group_writes(writes), 0)
+    values.update({k: isolate(v) for k, v in afters.items()})
+    return values
 
 
 def _state_size(values: dict[str, Any]) -> int:
@@ -174,6 +187,9 @@ class BranchTimeline(Timeline):
             return self.lineages.after(end.id)
         if not log.heads:
             return {}
+        pinned = (log.afters or {}).get("heads")  # a loaded run that could not merge again
+        if pinned is not None:
+            return _copy(pinned)
         return self.lineages.merged(log.heads, step)
 
     def _last_applied(self) -> int:

@@ -21,7 +21,7 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.runlog import RootReset, RunLog, StepLog
+from nbgraph.engine.runlog import Join, RootReset, RunLog, StepLog
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
 from nbgraph.errors import NbgraphError
@@ -185,7 +185,22 @@ def _encode_graph(graph: GraphSpec) -> dict[str, Any]:
         "open_schema": graph.open_schema,
         "interrupt_before": list(graph.interrupt_before),
         "interrupt_after": list(graph.interrupt_after),
+        "semantics": graph.semantics,
+        "end_merge": _merge_text(graph.end_merge),
     }
+
+
+def _merge_text(merge: Any) -> str | None:
+    """A node's (or END's) merge as text: `"delta"`, `"fold"`, or a strategy's name."""
+    if merge is None or isinstance(merge, str):
+        return merge
+    return getattr(merge, "__name__", type(merge).__name__)
+
+
+def _decode_merge(text: Any, what: str) -> Any:
+    if text is None or text is False or text in ("delta", "fold"):
+        return text or None
+    return _Unavailable(what, "merge" if text is True else str(text))
 
 
 def describe_graph(graph: GraphSpec) -> dict[str, Any]:
@@ -203,7 +218,7 @@ def _encode_node(node: NodeSpec) -> dict[str, Any]:
     return {
         "name": node.name,
         "defer": node.defer,
-        "merge": node.merge is not None,
+        "merge": _merge_text(node.merge),
         "destinations": None if node.destinations is None else list(node.destinations),
         "input": None if node.input is None else _encode_schema(node.input),
         "is_async": node.is_async,
@@ -250,6 +265,8 @@ def _decode_graph(data: dict[str, Any]) -> GraphSpec:
         interrupt_before=tuple(data["interrupt_before"]),
         interrupt_after=tuple(data["interrupt_after"]),
         waits_by_source=_waits_by_source(waiting),
+        semantics=data.get("semantics", "supersteps"),
+        end_merge=_decode_merge(data.get("end_merge"), "END's merge") or "delta",
     )
 
 
@@ -262,7 +279,7 @@ def _decode_node(item: dict[str, Any], fields: dict[str, FieldSpec]) -> NodeSpec
         takes_config=bool(item["takes_config"]),
         input=None if schema is None else _decode_schema(schema, fields, private=True),
         defer=bool(item["defer"]),
-        merge=_Unavailable(f"merge of node {name!r}", "merge") if item["merge"] else None,
+        merge=_decode_merge(item["merge"], f"merge of node {name!r}"),
         destinations=None if item["destinations"] is None else tuple(item["destinations"]),
     )
 
@@ -305,6 +322,8 @@ def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
         data["dropped"] = [[encode_value(k), encode_value(v), why] for k, v, why in task.dropped]
     if task.error is not None:
         data["error"] = encode_error(task.error)
+    if task.parent:
+        data["parent"] = task.parent
     return data
 
 
@@ -323,6 +342,36 @@ def _decode_task(data: dict[str, Any]) -> Task:
         error=decode_error(data.get("error")),
         started=float(data["started"]),
         ended=float(data["ended"]),
+        parent=str(data.get("parent", "")),
+    )
+
+
+def _encode_join(join: Join, watch: ValueEncoder) -> dict[str, Any]:
+    return {
+        "step": join.step,
+        "id": join.id,
+        "node": join.node,
+        "parents": list(join.parents),
+        "strategy": join.strategy,
+        "base": join.base,
+        "applied": list(join.applied),
+        "values": None if join.values is None else watch(join.values),
+        "dropped": [encode_value(name) for name in join.dropped],
+    }
+
+
+def _decode_join(data: dict[str, Any]) -> Join:
+    values = data["values"]
+    return Join(
+        int(data["step"]),
+        str(data["id"]),
+        str(data["node"]),
+        tuple(data["parents"]),
+        str(data["strategy"]),
+        str(data["base"]),
+        tuple(data["applied"]),
+        None if values is None else _mapping(decode_value(values), "a join's values"),
+        tuple(decode_value(name) for name in data["dropped"]),
     )
 
 
@@ -338,6 +387,8 @@ def _encode_steps(run: Run) -> list[dict[str, Any]]:
                 "sources": list(reset.sources),
                 "dropped": [encode_value(name) for name in reset.dropped],
                 "values": watch(reset.values),
+                "id": reset.id,
+                "parent": reset.parent,
             }
             for reset in step.resets
         ]
@@ -353,10 +404,38 @@ def _encode_steps(run: Run) -> list[dict[str, Any]]:
                 "tasks": [_encode_task(task, watch) for task in step.tasks],
             }
         )
+        if step.joins or step.heads:
+            steps[-1]["joins"] = [_encode_join(join, watch) for join in step.joins]
+            steps[-1]["heads"] = list(step.heads)
     if watch.opaque or _has_unreplayable_parts(run):
-        for data, afters in zip(steps, _afters(run), strict=True):
+        pinned = _point_afters(run) if run.log.semantics == "branches" else _afters(run)
+        for data, afters in zip(steps, pinned, strict=True):
             data["afters"] = None if afters is None else encode_value(afters)
     return steps
+
+
+def _point_afters(run: Run) -> list[dict[str, dict[Any, Any]] | None]:
+    """A branch run's `afters`: per step, per lineage point (a task, a join), the values
+    after it of the fields it wrote or merged — replay takes them instead of folding."""
+    fields = run.graph.fields
+    by_step: dict[int, dict[str, dict[Any, Any]]] = {}
+    for effect in run.effect_list:
+        if effect.dropped_key or not effect.applied or not effect.point:
+            continue
+        if effect.point.startswith("reset:") or effect.reducer == "cleared":
+            continue
+        spec = fields.get(effect.field)
+        reducer = spec.reducer if spec is not None else None
+        plain = reducer is None and not any(is_opaque(v) for _, v in effect.writes)
+        if plain and not effect.point.startswith("join:"):
+            continue
+        by_step.setdefault(effect.step, {}).setdefault(effect.point, {})[effect.field] = (
+            effect.after
+        )
+    for step in run.log.steps:  # where lineages are apart, the state "after the step" too
+        if step.applied and len(step.heads) > 1:
+            by_step.setdefault(step.step, {})["heads"] = run.timeline.after(step.step)
+    return [by_step.get(step.step) for step in run.log.steps]
 
 
 def _decode_step(data: dict[str, Any], graph: GraphSpec) -> StepLog:
@@ -369,6 +448,8 @@ def _decode_step(data: dict[str, Any], graph: GraphSpec) -> StepLog:
             tuple(item["sources"]),
             tuple(decode_value(name) for name in item["dropped"]),
             _mapping(decode_value(item["values"]), "a reset's values"),
+            str(item.get("id", "")),
+            str(item.get("parent", "")),
         )
         for item in data["resets"]
     ]
@@ -384,6 +465,8 @@ def _decode_step(data: dict[str, Any], graph: GraphSpec) -> StepLog:
         merged=merged or (),
         applied=bool(data["applied"]),
         afters=None if afters is None else _mapping(decode_value(afters), "a step's afters"),
+        joins=[_decode_join(join) for join in data.get("joins", ())] or (),
+        heads=tuple(data.get("heads", ())),
     )
 
 
@@ -477,6 +560,8 @@ def run_document(run: Run) -> dict[str, Any]:
             "warnings": list(log.warnings),
             "final": encode_value(log.final),
             "steps": _encode_steps(run),
+            "semantics": log.semantics,
+            "end": None if log.end is None else _encode_join(log.end, ValueEncoder()),
         },
     }
 
@@ -569,6 +654,8 @@ def _decode_log(document: dict[str, Any]) -> RunLog:
         error=decode_error(data["error"]),
         warnings=[str(message) for message in data["warnings"]],
         final=_mapping(decode_value(data["final"]), "the final values"),
+        semantics=str(data.get("semantics", "supersteps")),
+        end=None if data.get("end") is None else _decode_join(data["end"]),
     )
 
 
