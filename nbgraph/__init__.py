@@ -19,7 +19,7 @@ from nbgraph.messages import (
     add_messages,
 )
 from nbgraph.record import Run
-from nbgraph.reducers import register_reducer
+from nbgraph.reducers import first_write_wins, last_write_wins, register_reducer
 from nbgraph.schema import generate_state_schema
 from nbgraph.types import (
     END,
@@ -68,8 +68,10 @@ __all__ = [
     "StateSnapshot",
     "Transient",
     "add_messages",
+    "first_write_wins",
     "generate_state_schema",
     "inspect",
     "interrupt",
+    "last_write_wins",
     "register_reducer",
 ]
