@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nbgraph.engine.branch_persist import control_ids, describe, join_data, reset_data, snapshot
 from nbgraph.engine.lineage import (
     Lineage,
     apply_point,
@@ -25,6 +26,7 @@ from nbgraph.engine.lineage import (
     strategy_name,
 )
 from nbgraph.engine.loop import RunLoop
+from nbgraph.engine.persist import task_data, transient_fields
 from nbgraph.engine.runlog import Join, RootReset, StepLog, initial_values
 from nbgraph.engine.tasks import Task, state_for
 from nbgraph.engine.view import isolate
@@ -51,6 +53,8 @@ class BranchLoop(RunLoop):
         self._joins: list[Join] = []
         self._resets: list[RootReset] = []
         self._ids: set[str] = set()
+        self._resumed: Lineage | None = None  # the merged state new input or an update reads
+        self.created: list[Lineage] = []  # points made since the last checkpoint, in order
 
     # --- what a task reads -------------------------------------------------------------------
 
@@ -67,7 +71,6 @@ class BranchLoop(RunLoop):
         if not arrivals and not sends:
             if not self.later:
                 self.step -= 1
-                self._finish()
                 return None
             arrivals, self.later = self.later, {}
         pull = {name: [s for srcs, _ in items for s in srcs] for name, items in arrivals.items()}
@@ -147,6 +150,7 @@ class BranchLoop(RunLoop):
         for parent in unique:
             self._release(parent)
         point.holders = 1
+        self.created.append(point)
         if name == END:
             self.log.end = join
         else:
@@ -204,29 +208,126 @@ class BranchLoop(RunLoop):
         for task in tasks:
             if task.error is not None:
                 raise task.error
+        if self.thread is not None:  # only a checkpointed run can pause
+            self.paused = [i for task in tasks for i in task.interrupts]
+            if self.paused:
+                return log  # not applied: the step runs again, answered, on resume
         try:
-            if tasks[0].kind == "input":
-                points = [self._root(tasks[0])]
-            else:
-                points = [self._grow(self.reads.pop(task.id), task) for task in tasks]
-            for task, point in zip(tasks, points, strict=True):
+            for task in tasks:
+                if task.kind == "input":
+                    point = self._root(task)
+                else:
+                    parent = self.reads.pop(task.id, None) or self._resumed
+                    point = self._grow(parent, task)
                 self._trigger_lineage(task, point)
             self._fire_waiting()
+            if not (self.arrivals or self.sends or self.later):
+                self._finish()
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
             raise
         log.written = tuple(dict.fromkeys(k for t in tasks for k, _ in t.writes))
         log.heads = self._heads()
         log.applied = True
+        if self.thread is not None:
+            self._save(log, source, self.created)
+        self.created = []
         if len(log.heads) == 1:  # one lineage left: nothing older can be a common ancestor
             self._only_point().parent = None
         return log
 
+    def _save(self, log: StepLog, source: str, created: list[Lineage]) -> None:
+        skip = transient_fields(self.spec)
+        live = self.live()
+        payload: dict[str, Any] = {
+            "resets": [reset_data(r, skip) for r in log.resets],
+            "joins": [join_data(j) for j in log.joins],
+            "tasks": [task_data(task, skip) for task in log.tasks],
+            "points": [describe(p, skip) for p in created],
+            "heads": list(log.heads),
+            "end": join_data(self.log.end) if _ends(created) and self.log.end else None,
+            "merged": [],
+            "afters": {},
+            "cleared": [],
+            "next": control_ids(self),
+        }
+        if self.thread.head is None:  # a thread's first checkpoint describes its graph
+            from nbgraph.record.serialize import describe_graph  # plain data
+
+            payload["graph"] = describe_graph(self.spec)
+        largest = max((p.values or {} for p in live), key=len, default={})
+        self.thread.save(
+            self.step,
+            source,
+            payload,
+            largest,
+            lineages=lambda: snapshot(live, skip),
+            force_snapshot=log.tasks[0].kind in ("input", "update"),
+        )
+        after = self.spec.interrupt_after
+        if after and any(task.node in after for task in log.tasks):
+            self.at_breakpoint = "after"
+
+    def _resume(self, restored: Any, keep_next: bool = True) -> StepLog:
+        """Start from a checkpoint's lineages; recorded as this run's first points."""
+        self.step, self.stop = restored.step, restored.step + self.limit + 1
+        self.thread.head = restored.checkpoint_id
+        if keep_next and not restored.latest:
+            self.thread.branch(restored)  # a replay grows a new branch from the past
+        points: dict[str, Lineage] = restored.lineages
+        self._ids.update(points)
+        skip = transient_fields(self.spec)
+        if not keep_next:  # new input or an update: one lineage, the live ones merged
+            values = {k: isolate(v) for k, v in restored.values.items()}
+            step = restored.step + 1  # recorded with the step that reads it
+            reset_id = self._unique(f"reset:{step}:resume")
+            point = Lineage(reset_id, "reset", writes=tuple(values.items()), values=values)
+            point.owned = set(values)
+            self._resumed = point
+            self.values = self.log.final = values
+            recorded = {k: isolate(v) for k, v in values.items() if k not in skip}
+            self._resets = [RootReset(step, "resume", "resume", (), (), recorded, reset_id)]
+            return StepLog(restored.step, [], self.spec.fields)
+        else:
+            self._restore_control(restored.control, points)
+            self.finished = dict(restored.finished)
+            self.answers = {k: list(v["answers"]) for k, v in restored.paused.items()}
+            self._past_breakpoint = True  # resuming steps over the breakpoint it stopped at
+            live = self.live()
+            self.values = self.log.final = restored.values
+            log = StepLog(restored.step, [], self.spec.fields, applied=True)
+            log.points = tuple(snapshot(live, skip)) if live else ()
+            log.heads = tuple(p.id for p in live)
+        self.log.steps.append(log)
+        return log
+
+    def _restore_control(self, control: dict[str, Any], points: dict[str, Lineage]) -> None:
+        """Point by point, what was to run next (each held lineage counted)."""
+
+        def held(point_id: str) -> Lineage:
+            point = points[point_id]
+            point.holders += 1
+            return point
+
+        lineages = control["lineages"]
+        for queue, key in ((self.arrivals, "arrivals"), (self.later, "later")):
+            for name, items in lineages[key].items():
+                queue[name] = [(tuple(srcs), [held(i) for i in ids]) for srcs, ids in items]
+        for point_id, (sender, node, arg) in zip(lineages["sends"], control["push"], strict=True):
+            self.sends.append((sender, Send(node, arg), held(point_id)))
+        self.captured = [[(s, held(i)) for s, i in items] for items in lineages["captured"]]
+        self.seen = [set(names) for names in control["seen"]]
+        self.ended = [(s, held(i)) for s, i in lineages["ended"]]
+
     def _root(self, task: Task) -> Lineage:
+        """The input applied: the root every lineage of this run grows from (on a thread
+        with checkpoints, from its merged state)."""
         grouped = group_writes([(task.node, key, value) for key, value in task.writes])
         apply_grouped(self.spec.fields, self.values, grouped, self.step)
-        root = Lineage("merge:0", "root", values=self.values, owned=set(self.values))
-        self._ids.add(root.id)
+        root_id = self._unique(f"merge:{self.step}")
+        root = Lineage(root_id, "root", self._resumed, writes=tuple(task.writes))
+        root.values, root.owned = self.values, set(self.values)
+        self.created.append(root)
         return root
 
     def _grow(self, parent: Lineage, task: Task) -> Lineage:
@@ -248,6 +349,7 @@ class BranchLoop(RunLoop):
                 if name in values and name not in written:  # type: ignore[operator]
                     del values[name]  # type: ignore[union-attr]
         self._ids.add(point.id)
+        self.created.append(point)
         return point
 
     def _trigger_lineage(self, task: Task, point: Lineage) -> None:
@@ -301,7 +403,9 @@ class BranchLoop(RunLoop):
                       reset_id, point.id)
         )  # fmt: skip
         point.frozen = True
-        return Lineage(reset_id, "reset", point, writes=tuple(recorded.items()), values=values)
+        reset = Lineage(reset_id, "reset", point, writes=tuple(recorded.items()), values=values)
+        self.created.append(reset)
+        return reset
 
     def _fire_waiting(self) -> None:
         """Waiting edges whose sources have all run hand their captured lineages on, to be
@@ -359,8 +463,8 @@ class BranchLoop(RunLoop):
         if not self.ended:
             return
         points = [point for _, point in self.ended]
-        self.ended = []
         final = self._join(END, points, self.spec.end_merge)
+        self.ended = [(END, final)]  # held until the run ends: a checkpoint's final state
         self.values = self.log.final = final.values  # type: ignore[assignment]
 
     def stream_values(self) -> dict[str, Any]:
@@ -378,6 +482,10 @@ class BranchLoop(RunLoop):
 
     def touched_stream_keys(self, log: StepLog) -> bool:
         return True
+
+
+def _ends(created: list[Lineage]) -> bool:
+    return any(p.id == "join:end" for p in created)
 
 
 def _id(point: Lineage | None) -> str:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sized
+from collections.abc import Callable, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
+from nbgraph.engine.branch_persist import live_points, merged_values, rebuild
 from nbgraph.engine.runlog import initial_values
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
@@ -22,6 +23,7 @@ from nbgraph.graph import GraphSpec
 from nbgraph.types import MISSING, Interrupt, Mutation
 
 MIN_SNAPSHOT_COST = 64
+LINEAGES = "__nbgraph_lineages__"  # a branch run's snapshot: its lineage points
 
 
 @dataclass
@@ -39,6 +41,7 @@ class Restored:
     paused: dict[str, dict[str, Any]] = field(default_factory=dict)
     tasks: list[list[str]] = field(default_factory=list)
     latest: bool = True
+    lineages: dict[str, Any] | None = None  # branch runs: the restored lineage points by id
 
 
 def thread_id_of(config: dict[str, Any]) -> str:
@@ -93,9 +96,15 @@ class Thread:
         while snapshot is None and chain[-1].parent_id is not None:
             chain.append(self.saver.get(self.thread_id, chain[-1].parent_id))
             snapshot = chain[-1].snapshot
-        values = dict(snapshot) if snapshot is not None else initial_values(self.spec)
-        for older in reversed(chain if snapshot is None else chain[:-1]):
-            values = apply_delta(self.spec, values, older.payload, older.step)
+        lineages = None
+        if self.spec.semantics == "branches":
+            lineages = restore_lineages(self.spec, chain, snapshot)
+            live = live_points(record.payload["next"], lineages)
+            values = merged_values(self.spec, live, record.step)
+        else:
+            values = dict(snapshot) if snapshot is not None else initial_values(self.spec)
+            for older in reversed(chain if snapshot is None else chain[:-1]):
+                values = apply_delta(self.spec, values, older.payload, older.step)
         for name, spec in self.spec.fields.items():
             if spec.transient is not None:  # never saved: rebuilt fresh
                 values[name] = spec.transient()
@@ -125,19 +134,40 @@ class Thread:
             paused,
             record.payload.get("tasks", []),
             latest,
+            lineages,
         )
 
     # --- writing -----------------------------------------------------------------------------
 
-    def save(self, step: int, source: str, payload: dict[str, Any], values: dict) -> str:
-        """Append one checkpoint after the current head; return its id."""
+    def save(
+        self,
+        step: int,
+        source: str,
+        payload: dict[str, Any],
+        values: dict,
+        lineages: Callable[[], list[dict[str, Any]]] | None = None,
+        force_snapshot: bool = False,
+    ) -> str:
+        """Append one checkpoint after the current head; return its id.
+
+        Args:
+            step, source, payload: the checkpoint's step, source and delta.
+            values: the state (a snapshot of it is kept when the writes since the last one
+                outweigh it).
+            lineages: for a branch run, makes its lineage snapshot instead of `values`'.
+            force_snapshot: take a snapshot now (a branch run's new root).
+        """
         from nbgraph.checkpoint.base import CheckpointRecord  # the saver's record type
 
         self._cost += 1 + sum(_size(v) for t in payload["tasks"] for _, v in t["writes"])
         snapshot = None
-        if self.head is None or self._cost >= max(MIN_SNAPSHOT_COST, _state_size(values)):
+        due = self.head is None or self._cost >= max(MIN_SNAPSHOT_COST, _state_size(values))
+        if due or force_snapshot:
             skip = transient_fields(self.spec)
-            snapshot = {k: isolate(v) for k, v in values.items() if k not in skip}
+            if lineages is not None:
+                snapshot = {LINEAGES: lineages()}
+            else:
+                snapshot = {k: isolate(v) for k, v in values.items() if k not in skip}
             self._cost = 0
         checkpoint_id = f"{step:08d}-{uuid.uuid4().hex[:12]}"
         self.saver.put(
@@ -159,7 +189,7 @@ class Thread:
         """Start a new branch from a past checkpoint: an empty-delta checkpoint after it
         (source "fork"), so what this run saves — and a pause — grows from there."""
         payload = {"resets": [], "tasks": [], "merged": [], "afters": {}, "cleared": [],
-                   "next": restored.control}  # fmt: skip
+                   "points": [], "next": restored.control}  # fmt: skip
         self.save(restored.step, "fork", payload, restored.values)
 
     def save_task(self, task: Task, answers: list[Any] | None = None) -> None:
@@ -175,6 +205,23 @@ class Thread:
             writes = [w for w in task.writes if w[0] not in skip]
             payload = {"writes": writes, "routes": list(task.routes)}
         self.saver.put_write(self.thread_id, self.head, task.id, payload)
+
+
+def restore_lineages(
+    spec: GraphSpec, chain: list[Any], snapshot: dict[str, Any] | None
+) -> dict[str, Any]:
+    """A branch thread's lineage points at `chain[0]`: the snapshot's, then each later
+    checkpoint's new points (`chain` runs newest first and ends at the snapshot)."""
+    points: dict[str, Any] = {}
+    if snapshot is None or LINEAGES not in snapshot:
+        raise ValueError(
+            "This thread's checkpoints hold no lineage snapshot: it was not written by a "
+            'graph compiled with semantics="branches".'
+        )
+    rebuild(spec, snapshot[LINEAGES], points, chain[-1].step)
+    for record in reversed(chain[:-1]):
+        rebuild(spec, record.payload.get("points", ()), points, record.step)
+    return points
 
 
 def _state_size(values: dict[str, Any]) -> int:
@@ -249,6 +296,8 @@ def task_data(task: Task, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
         data["arg"] = task.arg
     if task.dropped:
         data["dropped"] = [list(d) for d in task.dropped]
+    if task.parent:
+        data["parent"] = task.parent
     return data
 
 
@@ -267,6 +316,7 @@ def task_from_data(data: dict[str, Any]) -> Task:
         dropped=tuple(tuple(d) for d in data.get("dropped", ())),
         started=data["started"],
         ended=data["ended"],
+        parent=data.get("parent", ""),
     )
 
 

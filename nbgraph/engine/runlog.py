@@ -90,8 +90,9 @@ class StepLog:
     from a file) holds the values after the step of fields whose reducer cannot be found
     again (a lambda, say): replay takes those instead of folding.
 
-    With `semantics="branches"`, `joins` are the merges its tasks read, and `heads` the
-    lineages alive after it (state tree ids, in routing order).
+    With `semantics="branches"`, `joins` are the merges its tasks read, `heads` the
+    lineages alive after it (state tree ids, in routing order), and `points` (a resumed
+    run's first step) the lineage points restored from a checkpoint, as plain data.
     """
 
     step: int
@@ -105,6 +106,7 @@ class StepLog:
     afters: dict[str, Any] | None = None
     joins: list[Join] | tuple[()] = ()
     heads: tuple[str, ...] = ()
+    points: tuple[dict[str, Any], ...] = ()
 
     @property
     def changes(self) -> list[FieldChange]:

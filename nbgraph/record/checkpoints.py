@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.engine.persist import task_from_data
-from nbgraph.engine.runlog import RootReset, RunLog, StepLog
+from nbgraph.engine.runlog import Join, RootReset, RunLog, StepLog
 from nbgraph.engine.view import isolate
 from nbgraph.record.serialize import graph_from_description
 
@@ -35,12 +35,20 @@ def log_from_checkpointer(
     spec = graph if graph is not None else _described(chain[0], thread_id)
     log = RunLog(spec, _input_of(chain[0]), {"configurable": {"thread_id": thread_id}})
     values: dict[str, Any] = {}
-    from nbgraph.engine.persist import apply_delta  # the same replay a resume uses
+    from nbgraph.engine.persist import Thread, apply_delta  # the same replay a resume uses
 
+    branches = spec.semantics == "branches"
     for record in chain:
         if record.payload["tasks"] or record.payload.get("resets"):  # a branch point adds none
             log.steps.append(_step(spec, record))
-        values = apply_delta(spec, values, record.payload, record.step)
+        if not branches:
+            values = apply_delta(spec, values, record.payload, record.step)
+    if branches:
+        log.semantics = "branches"
+        end = chain[-1].payload.get("end")
+        log.end = _join(end) if end else None
+        thread = Thread(saver, spec, {"configurable": {"thread_id": thread_id}})
+        values = thread.restore(chain[-1].checkpoint_id).values
     log.final = values
     on_chain = {record.checkpoint_id for record in chain}
     log.branches = [
@@ -76,6 +84,8 @@ def _step(spec: Any, record: Any) -> StepLog:
             tuple(reset["sources"]),
             tuple(reset["dropped"]),
             dict(reset["values"]),
+            reset.get("id", ""),
+            reset.get("parent", ""),
         )
         for reset in payload.get("resets", ())
     ]
@@ -89,4 +99,21 @@ def _step(spec: Any, record: Any) -> StepLog:
         merged=[tuple(w) for w in payload.get("merged", ())],
         applied=True,
         afters=payload.get("afters") or None,
+        joins=[_join(data) for data in payload.get("joins", ())] or (),
+        heads=tuple(payload.get("heads", ())),
+    )
+
+
+def _join(data: dict[str, Any]) -> Join:
+    values = data["values"]
+    return Join(
+        data["step"],
+        data["id"],
+        data["node"],
+        tuple(data["parents"]),
+        data["strategy"],
+        data["base"],
+        tuple(data["applied"]),
+        None if values is None else dict(values),
+        tuple(data["dropped"]),
     )

@@ -66,22 +66,31 @@ class _Pass:
                 self._take(reset.parent)
             self.values[reset.id] = new
             self.owned[reset.id] = set(new)
+        for point in step.points:  # a resumed run starts from its restored lineages
+            self.values[point["id"]] = self.points.after(point["id"])
+            self.owned[point["id"]] = set()
         for join in step.joins:
             self._join(join)
-        if number == 0:
+        if step.tasks and step.tasks[0].kind == "input":
             self._input(step)
             return
         for task in step.tasks:
             self._task(number, task, step.applied)
 
     def _input(self, step: Any) -> None:
-        before = {k: isolate(v) for k, v in initial_values(self.graph).items()}
+        number, root_id = step.step, f"merge:{step.step}"
+        root = self.points.point(root_id)
+        start = None
+        if root.parent is not None:
+            start, _ = self._take(root.parent.id)
+        before = {k: isolate(v) for k, v in (start or initial_values(self.graph)).items()}
         grouped = group_writes([("input", k, v) for k, v in step.tasks[0].writes])
-        values = input_state(self.graph, self.points.point("merge:0"))
+        values = input_state(self.graph, root, start)
         for name, writes in grouped.items():
-            self._write_row(0, "merge:0", name, writes, before.get(name, MISSING), values, True)
-        self.values["merge:0"] = values
-        self.owned["merge:0"] = set(values)
+            before_value = before.get(name, MISSING)
+            self._write_row(number, root_id, name, writes, before_value, values, True)
+        self.values[root_id] = values
+        self.owned[root_id] = set(values)
 
     def _task(self, number: int, task: Any, applied: bool) -> None:
         point_id = f"task:{task.id}"
@@ -239,6 +248,8 @@ def _reader_counts(log: RunLog) -> dict[str, int]:
     for step in log.steps:
         for reset in step.resets:
             read(reset.parent)
+        if step.tasks and step.tasks[0].kind == "input" and step.resets:
+            read(step.resets[-1].id)  # new input on a thread: the root grows from its state
         for join in step.joins:
             for point_id in {*join.parents, join.base}:
                 read(point_id)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from nbgraph.engine.branch_persist import rebuild
 from nbgraph.engine.lineage import Lineage, apply_point, common_base, delta_merge
 from nbgraph.engine.runlog import Join, RunLog, StepLog, initial_values
 from nbgraph.engine.view import isolate
@@ -51,8 +52,17 @@ class LineageStates:
                 self._add(Lineage(reset.id, "reset", parent, writes=writes), step.step)
             for join in step.joins:
                 self._add_join(join)
-            if step.step == 0 and step.tasks:
-                self._add(Lineage("merge:0", "root", writes=tuple(step.tasks[0].writes)), 0)
+            if step.points:  # a resumed run: the lineages restored from a checkpoint
+                restored: dict[str, Lineage] = {}
+                rebuild(self.log.graph, step.points, restored, step.step)
+                for point in restored.values():
+                    self._add(point, step.step)
+                    self._cache[point.id] = point.values  # type: ignore[assignment]
+                    point.values = None
+            if step.tasks and step.tasks[0].kind == "input":
+                parent = self.points.get(step.resets[-1].id) if step.resets else None
+                root = Lineage(f"merge:{step.step}", "root", parent, writes=step.tasks[0].writes)
+                self._add(root, step.step)
                 continue
             if not step.applied:
                 continue
@@ -156,9 +166,10 @@ class LineageStates:
             return _copy(values)
 
 
-def input_state(graph: Any, root: Lineage) -> dict[str, Any]:
-    """The state after step 0: the input's writes through the reducers (or pinned values)."""
-    values = initial_values(graph)
+def input_state(graph: Any, root: Lineage, start: dict | None = None) -> dict[str, Any]:
+    """The state after the input: its writes through the reducers (or pinned values), on
+    the empty state or on `start` (a thread's state when new input continues it)."""
+    values = initial_values(graph) if start is None else _copy(start)
     afters = root.afters or {}
     writes = [("input", k, v) for k, v in root.writes if k not in afters]
     apply_grouped(graph.fields, values, group_writes(writes), 0)
@@ -185,6 +196,8 @@ class BranchTimeline(Timeline):
         end = self.log.end
         if end is not None and step == self._last_applied():
             return self.lineages.after(end.id)
+        if log.tasks and log.tasks[0].kind == "input":
+            return self.lineages.after(f"merge:{step}")
         if not log.heads:
             return {}
         pinned = (log.afters or {}).get("heads")  # a loaded run that could not merge again

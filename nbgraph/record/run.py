@@ -114,7 +114,7 @@ class Run:
             return isolate(self.log.input)
         if node.kind == "merge":
             return self.timeline.after(node.step)
-        if node.kind == "join":
+        if node.kind == "join" or (node.kind == "reset" and self.log.semantics == "branches"):
             return self.timeline.lineages.after(node.id)  # type: ignore[attr-defined]
         if node.kind == "reset":
             return isolate(dict(node.writes))

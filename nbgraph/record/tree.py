@@ -7,6 +7,7 @@ The tree holds references to what the engine recorded; it copies nothing.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -218,7 +219,7 @@ def build_lineage_tree(log: RunLog) -> StateTree:
                     "reset",
                     step.step,
                     reset.node,
-                    parents=(reset.parent,) if reset.parent else (),
+                    parents=(reset.parent,) if reset.parent else ("input",),
                     writes=tuple(reset.values.items()),
                     triggers=reset.sources,
                     dropped=reset.dropped,
@@ -227,9 +228,18 @@ def build_lineage_tree(log: RunLog) -> StateTree:
             )
         for join in step.joins:
             tree._add(_join_node(join))
-        if step.step == 0:
+        for point in step.points:  # restored from a checkpoint: where its lineages stood
+            known = any(p["id"] == point["parent"] for p in step.points)
+            parent = point["parent"] if known else "input"
+            tree._add(
+                TreeNode(point["id"], "reset", step.step, "resume",
+                         (parent,), reason="resume")
+            )  # fmt: skip
+        if step.tasks and step.tasks[0].kind == "input":
             task = step.tasks[0]
-            tree._add(TreeNode("merge:0", "merge", 0, "merge", ("input",), tuple(task.writes)))
+            parent = step.resets[-1].id if step.resets else "input"
+            root = TreeNode(f"merge:{step.step}", "merge", step.step, "merge", (parent,))
+            tree._add(dataclasses.replace(root, writes=tuple(task.writes)))
             continue
         for task in step.tasks:
             tree._add(_task_node(task, task.parent, counts))
