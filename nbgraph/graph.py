@@ -262,7 +262,7 @@ class StateGraph:
         sources = tuple(start_key)
         if not sources:
             self._problems.append(f"Waiting edge to {end_key!r} has no sources.")
-        elif len(sources) == 1:
+        elif len(sources) == 1 and state_filter is not None:
             return self.add_edge(sources[0], end_key, state_filter=state_filter)
         if state_filter is not None:
             self._problems.append(

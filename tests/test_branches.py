@@ -16,10 +16,13 @@ from nbgraph import (
     Command,
     GraphBuildError,
     InvalidUpdateError,
+    MemorySaver,
     Run,
     Send,
+    SqliteSaver,
     StateGraph,
     first_write_wins,
+    interrupt,
     last_write_wins,
 )
 from nbgraph.types import MISSING
@@ -461,3 +464,196 @@ def test_a_strategy_returning_no_state_is_named():
         run = diamond(lambda states: 42).compile(semantics="branches").run(dict(START_STATE))
     assert isinstance(run.error, InvalidUpdateError)
     assert "the merge for 'd' at step 3" in str(run.error)
+
+
+# --- checkpoints, interrupts, time travel ---------------------------------------------------
+
+
+def asking_diamond(seen: dict) -> StateGraph:
+    """a forks into b and c; c asks a person; [b, c] join into d."""
+
+    def ask(state):
+        seen.setdefault("c", []).append(list(state["log"]))
+        answer = interrupt("ok?")
+        return {"log": [f"c:{answer}:{len(state['log'])}"], "who": "c"}
+
+    graph = StateGraph(Log)
+    for name in "abd":
+        graph.add_node(name, writer(name, seen))
+    graph.add_node("c", ask)
+    graph.add_edge(START, "a").add_edge("a", "b").add_edge("a", "c").add_edge(["b", "c"], "d")
+    return graph
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def saver(request, tmp_path):
+    return MemorySaver() if request.param == "memory" else SqliteSaver(tmp_path / "t.sqlite")
+
+
+def test_an_interrupt_in_one_branch_resumes_with_its_lineage(saver):
+    seen: dict = {}
+    app = asking_diamond(seen).compile(checkpointer=saver, semantics="branches")
+    config = {"configurable": {"thread_id": "t"}}
+    paused = app.invoke(dict(START_STATE), config)
+    assert paused["__interrupt__"][0].value == "ok?"
+    assert app.get_state(config).next == ("b", "c")
+    done = app.invoke(Command(resume="yes"), config)
+    assert done == {"log": ["a:0", "b:1", "c:yes:1", "d:3"], "who": "d"}
+    assert seen["c"] == [["a:0"], ["a:0"]]  # asked, then re-run answered: its own lineage
+    assert seen["d"][0]["log"] == ["a:0", "b:1", "c:yes:1"]
+    # the resumed run's record starts from the restored lineages and agrees with the nodes
+    run = app.last_run
+    assert run.state_at(("d", 0)) == seen["d"][0]
+    assert run.output == done
+    join = run.effects[(run.effects.point == "join:3:d") & (run.effects.field == "who")]
+    assert join.iloc[0].winner == "c"
+
+
+def test_history_and_a_record_rebuilt_from_a_branch_thread(saver):
+    seen: dict = {}
+    app = asking_diamond(seen).compile(checkpointer=saver, semantics="branches")
+    config = {"configurable": {"thread_id": "h"}}
+    app.invoke(dict(START_STATE), config)
+    app.invoke(Command(resume="yes"), config)
+    history = list(app.get_state_history(config))
+    assert [h.metadata["step"] for h in history] == [3, 2, 1, 0]
+    assert history[1].values == {"log": ["a:0", "b:1", "c:yes:1"], "who": "c"}  # merged view
+    assert history[1].next == ("d",)
+    rebuilt = Run.from_checkpointer(saver, "h", graph=app)
+    assert rebuilt.log.semantics == "branches"
+    assert rebuilt.output == app.get_state(config).values
+    assert rebuilt.state_at(("d", 0)) == seen["d"][0]
+    assert rebuilt.state_at(("b", 0)) == {"log": ["a:0"], "who": "a"}
+
+
+def test_replay_and_fork_a_branch_thread(saver):
+    seen: dict = {}
+    app = asking_diamond(seen).compile(checkpointer=saver, semantics="branches")
+    config = {"configurable": {"thread_id": "f"}}
+    app.invoke(dict(START_STATE), config)
+    app.invoke(Command(resume="yes"), config)
+    after_a = next(h for h in app.get_state_history(config) if h.metadata["step"] == 1)
+    replay = app.invoke(None, after_a.config)  # b and c run again from a's lineage
+    assert replay["__interrupt__"] and replay["log"] == ["a:0"]
+    assert app.invoke(Command(resume="no"), config)["log"] == ["a:0", "b:1", "c:no:1", "d:3"]
+    forked = app.update_state(after_a.config, {"log": ["edited"]}, as_node="a")
+    app.invoke(None, forked)
+    out = app.invoke(Command(resume="ok"), forked)
+    assert out["log"] == ["a:0", "edited", "b:2", "c:ok:2", "d:4"]
+
+
+def test_new_input_on_a_branch_thread_starts_from_its_state(saver):
+    graph = diamond()
+    app = graph.compile(checkpointer=saver, semantics="branches")
+    config = {"configurable": {"thread_id": "n"}}
+    first = app.invoke(dict(START_STATE), config)
+    second = app.invoke({"log": ["again"]}, config)
+    assert second["log"] == [*first["log"], "again", "a:5", "b:6", "c:6", "d:8"]
+    run = app.last_run
+    assert run.state_at(("a", 0)) == {"log": [*first["log"], "again"], "who": "d"}
+    assert Run.from_json(run.to_json()).output == second
+
+
+def test_a_long_branch_thread_restores_from_snapshots():
+    class S(TypedDict):
+        n: int
+        log: Annotated[list, operator.add]
+
+    graph = StateGraph(S)
+    graph.add_node("tick", lambda s: {"n": s["n"] + 1, "log": [s["n"]]})
+    graph.add_node("side", lambda s: {"log": [f"side{s['n']}"]})
+    graph.add_edge(START, "tick").add_edge("tick", "side")
+    graph.add_conditional_edges("tick", lambda s: END if s["n"] >= 300 else "tick")
+    saver = MemorySaver()
+    app = graph.compile(checkpointer=saver, semantics="branches")
+    config = {"configurable": {"thread_id": "long"}}
+    out = app.invoke({"n": 0, "log": []}, config)
+    assert out == graph.compile(semantics="branches").invoke({"n": 0, "log": []})
+    records = saver.history("long")
+    snapshots = [r for r in records if r.snapshot is not None]
+    assert 1 < len(snapshots) < len(records) / 4  # not every checkpoint holds the state
+    assert app.get_state(config).values == out
+    middle = next(h for h in app.get_state_history(config) if h.metadata["step"] == 150)
+    assert middle.values["n"] == 150 and middle.values["log"][:3] == [0, "side1", 1]
+
+
+def test_static_breakpoints_in_branch_lineages():
+    app = diamond().compile(
+        checkpointer=MemorySaver(), semantics="branches", interrupt_before=["d"]
+    )
+    config = {"configurable": {"thread_id": "b"}}
+    stopped = app.invoke(dict(START_STATE), config)
+    assert stopped == {"log": ["a:0", "b:1", "c:1"], "who": "c"}
+    assert app.get_state(config).next == ("d",)
+    assert app.invoke(None, config) == {"log": ["a:0", "b:1", "c:1", "d:3"], "who": "d"}
+
+
+# --- edge cases -------------------------------------------------------------------------------
+
+
+def test_a_waiting_edge_into_end_collects_its_lineages():
+    graph = StateGraph(Log)
+    for name in "abc":
+        graph.add_node(name, writer(name))
+    graph.add_edge(START, "a").add_edge("a", "b").add_edge("a", "c").add_edge(["b", "c"], END)
+    run = graph.compile(semantics="branches").run(dict(START_STATE))
+    assert run.status == "done"
+    assert run.output == {"log": ["a:0", "b:1", "c:1"], "who": "c"}
+
+
+def test_a_one_source_waiting_edge_joins_every_send():
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+        n: int
+
+    graph = StateGraph(S)
+    graph.add_node("split", lambda s: None)
+    graph.add_conditional_edges("split", lambda s: [Send("w", {"n": i, "log": []}) for i in (1, 2)])
+    graph.add_node("w", lambda s: {"log": [f"w{s['n']}"]})
+    graph.add_node("r", lambda s: {"log": [f"r saw {len(s['log'])}"]})
+    graph.add_edge(START, "split").add_edge(["w"], "r")
+    out = graph.compile(semantics="branches").invoke({"log": [], "n": 0})
+    assert out["log"] == ["w1", "w2", "r saw 2"]
+    assert graph.compile().invoke({"log": [], "n": 0})["log"] == ["w1", "w2", "r saw 2"]
+
+
+def test_lineages_held_at_a_join_are_met_in_the_order_they_came():
+    graph = StateGraph(Log)
+    for name in ["a", "b", "c1", "c2", "d"]:
+        graph.add_node(name, writer(name))
+    graph.add_edge(START, "a").add_edge("a", "b").add_edge("a", "c1").add_edge("c1", "c2")
+    graph.add_edge(["b", "c2"], "d")
+    run = graph.compile(semantics="branches").run(dict(START_STATE))
+    assert run.state_at(2)["log"] == ["a:0", "b:1", "c1:1"]  # b arrived first
+    assert run.output["log"] == ["a:0", "b:1", "c1:1", "c2:2", "d:4"]
+
+
+def test_conflict_marks_a_branch_that_lost_not_every_append():
+    run = diamond().compile(semantics="branches").run(dict(START_STATE))
+    rows = run.effects[run.effects.point == "join:3:d"].set_index("field")
+    assert not rows.loc["log"].conflict and rows.loc["log"].winner == ""
+    assert rows.loc["who"].conflict and rows.loc["who"].winner == "c"
+    lost = diamond(last_write_wins).compile(semantics="branches").run(dict(START_STATE))
+    rows = lost.effects[lost.effects.point == "join:3:d"].set_index("field")
+    assert rows.loc["log"].conflict and rows.loc["log"].winner == "c"
+
+
+def test_compare_shows_different_failures():
+    class S(TypedDict):
+        who: str
+
+    def boom(state):
+        raise ValueError("boom")
+
+    graph = StateGraph(S)
+    graph.add_node("a", lambda s: {"who": "a"}).add_node("b", lambda s: {"who": "b"})
+    graph.add_node("c", boom)
+    graph.add_edge(START, "a").add_edge(START, "b").add_edge("a", "c")
+    shared = graph.compile().run({"who": ""})
+    lineage = graph.compile(semantics="branches").run({"who": ""})
+    assert shared.status == lineage.status == "failed"
+    table = shared.compare(lineage)
+    outcome = table[table.what == "outcome"].iloc[0]
+    assert "InvalidUpdateError" in outcome.this and "ValueError: boom" in outcome.other
+    runs = table[(table.node == "c") & (table.what == "runs")].iloc[0]
+    assert "supersteps run failed at step 1" in runs.why

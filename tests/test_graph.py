@@ -178,11 +178,11 @@ def test_add_edge_from_a_list_is_a_waiting_edge() -> None:
     assert spec_of(builder).waiting == (WaitingEdge(("first", "second"), "third"),)
 
 
-def test_add_edge_from_a_one_item_list_is_a_plain_edge() -> None:
+def test_add_edge_from_a_one_item_list_is_a_waiting_edge_as_in_langgraph() -> None:
     builder = StateGraph(State).add_node(first).add_node(second).add_edge(["first"], "second")
 
-    assert builder.edges == [("first", "second")]
-    assert builder.waiting == []
+    assert builder.edges == []
+    assert builder.waiting == [WaitingEdge(("first",), "second")]
 
 
 def test_state_filter_is_kept_per_edge() -> None:

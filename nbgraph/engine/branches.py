@@ -15,7 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.branch_persist import control_ids, describe, join_data, reset_data, snapshot
+from nbgraph.engine.branch_persist import (
+    control_ids,
+    describe,
+    join_data,
+    merged_values,
+    reset_data,
+    snapshot,
+)
 from nbgraph.engine.lineage import (
     Lineage,
     apply_point,
@@ -275,7 +282,6 @@ class BranchLoop(RunLoop):
         if keep_next and not restored.latest:
             self.thread.branch(restored)  # a replay grows a new branch from the past
         points: dict[str, Lineage] = restored.lineages
-        self._ids.update(points)
         skip = transient_fields(self.spec)
         if not keep_next:  # new input or an update: one lineage, the live ones merged
             values = {k: isolate(v) for k, v in restored.values.items()}
@@ -289,6 +295,7 @@ class BranchLoop(RunLoop):
             self._resets = [RootReset(step, "resume", "resume", (), (), recorded, reset_id)]
             return StepLog(restored.step, [], self.spec.fields)
         else:
+            self._ids.update(points)
             self._restore_control(restored.control, points)
             self.finished = dict(restored.finished)
             self.answers = {k: list(v["answers"]) for k, v in restored.paused.items()}
@@ -415,6 +422,9 @@ class BranchLoop(RunLoop):
             if seen and seen.issuperset(edge.sources):
                 seen.clear()
                 captured, self.captured[index] = self.captured[index], []
+                if edge.target == END:  # END collects them, in the order they came
+                    self.ended.extend(captured)
+                    continue
                 sources = tuple(s for s, _ in captured)
                 queue = self.later if self.spec.nodes[edge.target].defer else self.arrivals
                 queue.setdefault(edge.target, []).append((sources, [p for _, p in captured]))
@@ -436,7 +446,7 @@ class BranchLoop(RunLoop):
                 points.setdefault(id(point), point)
         for _, point in self.ended:
             points.setdefault(id(point), point)
-        return list(points.values())
+        return sorted(points.values(), key=lambda point: point.seq)  # the order they came
 
     def _heads(self) -> tuple[str, ...]:
         return tuple(point.id for point in self.live())
@@ -466,6 +476,14 @@ class BranchLoop(RunLoop):
         final = self._join(END, points, self.spec.end_merge)
         self.ended = [(END, final)]  # held until the run ends: a checkpoint's final state
         self.values = self.log.final = final.values  # type: ignore[assignment]
+
+    def output(self) -> dict[str, Any]:
+        """The output: END's merge, or (paused) the live lineages merged as they stand."""
+        if self.log.end is None:
+            points = {id(p): p for p in [*self.live(), *self.reads.values()]}  # paused: reads
+            ordered = sorted(points.values(), key=lambda point: point.seq)
+            self.values = merged_values(self.spec, ordered, self.step)
+        return super().output()
 
     def stream_values(self) -> dict[str, Any]:
         """The state `"values"` shows: the one lineage's, or the delta merge of all live ones."""

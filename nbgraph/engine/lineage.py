@@ -9,6 +9,7 @@ are rebuilt from the log and hold none).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING
 
 Values = dict[str, Any]
+_SEQUENCE = itertools.count()
 
 
 @dataclass(eq=False, slots=True)
@@ -41,6 +43,7 @@ class Lineage:
         depth: distance from the root, to find common ancestors.
         afters: (a run loaded from a file) values after this point of fields the file could
             not fold again; replay takes them instead.
+        seq: when it was made, to list lineages in the order they came.
     """
 
     id: str
@@ -55,10 +58,12 @@ class Lineage:
     frozen: bool = False
     depth: int = 0
     afters: dict[str, Any] | None = None
+    seq: int = 0
 
     def __post_init__(self) -> None:
         if self.parent is not None:
             self.depth = self.parent.depth + 1
+        self.seq = next(_SEQUENCE)
 
     def __repr__(self) -> str:
         return f"Lineage({self.id!r})"

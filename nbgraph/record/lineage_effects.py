@@ -16,7 +16,7 @@ from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import field_spec, group_writes
 from nbgraph.record.effects import Effect, is_conflict, same, snapshot
 from nbgraph.record.lineages import LineageStates, input_state
-from nbgraph.types import MISSING, Overwrite
+from nbgraph.types import MISSING, START, Overwrite
 
 
 def lineage_effect_rows(log: RunLog) -> list[Effect]:
@@ -84,7 +84,7 @@ class _Pass:
         if root.parent is not None:
             start, _ = self._take(root.parent.id)
         before = {k: isolate(v) for k, v in (start or initial_values(self.graph)).items()}
-        grouped = group_writes([("input", k, v) for k, v in step.tasks[0].writes])
+        grouped = group_writes([(START, k, v) for k, v in step.tasks[0].writes])
         values = input_state(self.graph, root, start)
         for name, writes in grouped.items():
             before_value = before.get(name, MISSING)
@@ -200,9 +200,9 @@ class _Pass:
                 continue
             disagreed = any(not same(v, given[0]) for v in given[1:])
             winner = ""
-            if disagreed:
-                winner = next((n for n, v in zip(reversed(names), reversed(given), strict=True)
-                               if same(v, after)), "")  # fmt: skip
+            if disagreed:  # one branch's value kept, another's lost: who won
+                kept = [n for n, v in zip(names, given, strict=True) if same(v, after)]
+                winner = kept[-1] if kept else ""
             self.rows.append(
                 Effect(
                     join.step,
@@ -214,7 +214,7 @@ class _Pass:
                     after,
                     not same(before, after),
                     True,
-                    disagreed,
+                    bool(winner),
                     False,
                     False,
                     join.values is not None,

@@ -19,6 +19,7 @@ from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import apply_grouped, group_writes
 from nbgraph.record.effects import collector_paused
 from nbgraph.record.timeline import MIN_SNAPSHOT_COST, Timeline, _copy, _size
+from nbgraph.types import START
 
 
 def joins_of(log: RunLog) -> Iterator[Join]:
@@ -138,8 +139,8 @@ class LineageStates:
     def _compute(self, point: Lineage) -> dict[str, Any]:
         graph = self.log.graph
         if point.kind == "root":
-            values = initial_values(graph)
-            return input_state(graph, point)
+            start = self._after(point.parent) if point.parent is not None else None
+            return input_state(graph, point, start)
         if point.kind == "reset":
             return {k: isolate(v) for k, v in point.writes}
         join = self.joins[point.id]
@@ -171,7 +172,7 @@ def input_state(graph: Any, root: Lineage, start: dict | None = None) -> dict[st
     the empty state or on `start` (a thread's state when new input continues it)."""
     values = initial_values(graph) if start is None else _copy(start)
     afters = root.afters or {}
-    writes = [("input", k, v) for k, v in root.writes if k not in afters]
+    writes = [(START, k, v) for k, v in root.writes if k not in afters]
     apply_grouped(graph.fields, values, group_writes(writes), 0)
     values.update({k: isolate(v) for k, v in afters.items()})
     return values

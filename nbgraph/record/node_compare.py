@@ -26,7 +26,7 @@ def compare_by_node(this: Any, other: Any) -> pd.DataFrame:
     import pandas as pd
 
     rows: list[tuple] = []
-    if this.status != other.status:
+    if _outcome(this) != _outcome(other):
         rows.append(("", -1, "outcome", _outcome(this), _outcome(other), _why_outcome(this, other)))
     mine, theirs = this.tree.by_name, other.tree.by_name
     for node in [*mine, *(n for n in theirs if n not in mine)]:
@@ -79,6 +79,13 @@ def _why_outcome(this: Any, other: Any) -> str:
 
 
 def _why_runs(node: str, this: Any, other: Any) -> str:
+    for run, count in ((this, len(this.tree.by_name.get(node, []))),
+                       (other, len(other.tree.by_name.get(node, [])))):  # fmt: skip
+        if run.error is not None and count == 0:
+            return (
+                f"the {_model(run)} run failed at step {run.last_step + 1} before {node!r} "
+                "ran (see the outcome row)"
+            )
     branch = this if this.log.semantics == "branches" else other
     if branch.log.semantics != "branches" or this.log.semantics == other.log.semantics:
         return "the runs took different routes"
