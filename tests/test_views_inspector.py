@@ -176,3 +176,20 @@ def test_a_paused_run_opens_at_the_question_it_waits_on():
     assert inspector.step == 2
     assert "waiting for an answer" in inspector.error.value
     assert "&#x27;&lt;ok&gt;?&#x27;" in inspector.error.value
+
+
+def test_the_branch_selector_of_a_branch_run_names_each_lineage() -> None:
+    from nbgraph import END, START, StateGraph
+
+    graph = StateGraph(dict, reducers={"log": "append"})
+    for name in "abcd":
+        graph.add_node(name, (lambda n: lambda s: {"log": [n]})(name))
+    graph.add_edge(START, "a").add_edge("a", "b").add_edge("a", "c").add_edge("b", "d")
+    graph.add_edge("d", END)
+    run = graph.compile(semantics="branches").run({"log": []})
+    inspector = run.inspect()
+    inspector.go(2)
+    assert ("2:0:b  ← task:1:0:a", "2:0:b") in inspector.branch_pick.options
+    inspector.go(3)
+    inspector.branch_pick.value = "3:0:d"  # d's lineage: a, b — not c
+    assert inspector.branch_writers == {3: {"d"}, 2: {"b"}, 1: {"a"}}

@@ -181,9 +181,14 @@ class Inspector:
         return svg_element(rendered.svg)
 
     def _refresh_branches(self, log: Any) -> None:
-        options = [ALL_BRANCHES] + [t.id for t in log.tasks if log.step > 0]
+        lineages = self.run.log.semantics == "branches"
+        tasks = [t for t in log.tasks if log.step > 0]
+        options: list[Any] = [ALL_BRANCHES, *(t.id for t in tasks)]
         if self.branch and self.branch not in options:
             options.append(self.branch)
+        if lineages:  # a branch run labels each task with the lineage it read
+            parents = {t.id: t.parent for t in tasks}
+            options = [(f"{o}  ← {parents[o]}" if o in parents else o, o) for o in options]
         if list(self.branch_pick.options) != options:
             self._refreshing = True  # new options for this step; the followed branch stays
             try:

@@ -72,6 +72,9 @@ def _focus_step(run: Any, overlay: Overlay, step: int) -> None:
 def ancestry(run: Any, task_id: str) -> list[Any]:
     """A task and the chain of tasks that triggered it, back to START (latest first).
 
+    In a branch-lineage run: the tasks of its own lineage, through every branch a join on
+    the way merged.
+
     Raises:
         ValueError: the run has no such task.
     """
@@ -81,6 +84,8 @@ def ancestry(run: Any, task_id: str) -> list[Any]:
     if wanted not in by_id:
         sample = ", ".join(t.id for t in ordered[1:6])
         raise ValueError(f"This run has no task {task_id!r}; task ids look like: {sample}.")
+    if run.log.semantics == "branches":
+        return _lineage_of(run, by_id, wanted)
     runs_of: dict[str, list[tuple[int, Any]]] = {}
     for task in ordered:
         runs_of.setdefault(task.node, []).append((task.step, task))
@@ -109,3 +114,20 @@ def _focus_branch(run: Any, overlay: Overlay, task_id: str) -> None:
             overlay.focus_edges.add((source, task.node))
             overlay.focus.add(source)
     overlay.caption += f" — showing the branch that led to {chain[0].id}"
+
+
+def _lineage_of(run: Any, by_id: dict[str, Any], wanted: str) -> list[Any]:
+    """The tasks whose writes `wanted`'s lineage carries, back through joins and resets."""
+    tree = run.tree
+    found, seen = [by_id[wanted]], set()
+    frontier = list(tree[f"task:{wanted}"].parents)
+    while frontier:
+        node_id = frontier.pop()
+        if node_id in seen or node_id not in tree.nodes:
+            continue
+        seen.add(node_id)
+        node = tree[node_id]
+        if node.kind == "task":
+            found.append(by_id[node.task_id])
+        frontier.extend(node.parents)
+    return found
