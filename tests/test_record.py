@@ -359,3 +359,27 @@ def test_last_run_seen_during_a_stream_is_not_stale_afterwards():
         seen_during.append(len(app.last_run.steps))
     assert seen_during[0] < len(app.last_run.steps) == 3
     assert app.last_run.status == "done"
+
+
+def test_a_dict_schemas_undeclared_keys_have_their_own_columns_and_history() -> None:
+    from nbgraph import START, StateGraph
+
+    app = (
+        StateGraph(dict, reducers={"n": "add"})
+        .add_node("a", lambda s: {"n": 1, "status": "done"})
+        .add_edge(START, "a")
+        .compile()
+    )
+    run = app.run({"n": 0, "status": "init"})
+    assert list(run.states.columns) == ["n", "status"]
+    assert run.field_history("status").value.tolist() == ["init", "done"]
+
+
+def test_state_at_takes_a_task_id_as_the_steps_table_shows_it() -> None:
+    from nbgraph import START, StateGraph
+
+    app = StateGraph(dict).add_node("a", lambda s: {"x": 2}).add_edge(START, "a").compile()
+    run = app.run({"x": 1})
+    task_id = run.steps.task_id.iloc[0]
+    assert task_id == "1:0:a"
+    assert run.state_at(task_id) == run.state_at(f"task:{task_id}") == {"x": 1}

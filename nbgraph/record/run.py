@@ -153,6 +153,8 @@ class Run:
         if isinstance(ref, int):
             return self.tree.root if ref == -1 else None
         if isinstance(ref, str):
+            if ref not in self.tree.nodes and f"task:{ref}" in self.tree.nodes:
+                return self.tree[f"task:{ref}"]  # a task id as `run.steps` shows it
             return self.tree[ref]
         name, occurrence = ref
         return self.tree.occurrence(name, occurrence)
@@ -270,6 +272,9 @@ class Run:
         import pandas as pd
 
         names = [n for n, f in self.graph.fields.items() if not f.managed]
+        if self.graph.open_schema:  # a dict schema: keys nobody declared are fields too
+            seen = dict.fromkeys(e.field for e in self.effect_list if not e.dropped_key)
+            names += [n for n in seen if n not in names]
         if self.log.semantics == "branches":  # lineages met after each step (docs/BRANCHES.md)
             applied = [s.step for s in self.log.steps if s.applied]
             rows = [[state.get(n, MISSING) for n in names] for state in map(self.state_at, applied)]
