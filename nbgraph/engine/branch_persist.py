@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from nbgraph.engine.lineage import Lineage, apply_point, common_base, delta_merge
+from nbgraph.engine.lineage import Lineage, apply_point, common_base, delta_merge, ensure_values
 from nbgraph.engine.view import isolate
 from nbgraph.graph import GraphSpec
 from nbgraph.types import Mutation
@@ -24,7 +24,9 @@ Descriptor = dict[str, Any]
 # --- points as plain data ------------------------------------------------------------------------
 
 
-def describe(point: Lineage, skip: frozenset[str], with_values: bool = False) -> Descriptor:
+def describe(
+    spec: GraphSpec, point: Lineage, skip: frozenset[str], with_values: bool = False
+) -> Descriptor:
     """A lineage point as plain data (its values only when asked: a snapshot's roots)."""
     data: Descriptor = {"id": point.id, "kind": point.kind}
     data["parent"] = point.parent.id if point.parent is not None else None
@@ -32,8 +34,9 @@ def describe(point: Lineage, skip: frozenset[str], with_values: bool = False) ->
         data["writer"] = point.writer
         data["writes"] = [[k, v] for k, v in point.writes if k not in skip]
         mutated = {k for k, v in point.writes if isinstance(v, Mutation)} - skip
-        if mutated and point.values is not None:  # a Mutation cannot run again: keep results
-            data["afters"] = {k: isolate(point.values[k]) for k in mutated if k in point.values}
+        if mutated:  # a Mutation cannot run again: keep its results
+            values = _values(spec, point)
+            data["afters"] = {k: isolate(values[k]) for k in mutated if k in values}
     elif point.kind == "join":
         data["applied"] = [p.id for p in point.applied]
     else:  # a root, a reset: a whole state
@@ -41,12 +44,12 @@ def describe(point: Lineage, skip: frozenset[str], with_values: bool = False) ->
     if point.afters and "afters" not in data:
         data["afters"] = dict(point.afters)
     if with_values:
-        values = point.values or {}
+        values = _values(spec, point)
         data["values"] = {k: isolate(v) for k, v in values.items() if k not in skip}
     return data
 
 
-def snapshot(live: list[Lineage], skip: frozenset[str]) -> list[Descriptor]:
+def snapshot(spec: GraphSpec, live: list[Lineage], skip: frozenset[str]) -> list[Descriptor]:
     """Every point from the live lineages' common ancestor down to each of them, parents
     first; the points whose parent is not among them carry their values."""
     base = common_base(live)
@@ -73,7 +76,9 @@ def snapshot(live: list[Lineage], skip: frozenset[str]) -> list[Descriptor]:
         visit(point)
     kept = {id(p) for p in order}
     return [
-        describe(p, skip, with_values=p is base or p.parent is None or id(p.parent) not in kept)
+        describe(
+            spec, p, skip, with_values=p is base or p.parent is None or id(p.parent) not in kept
+        )
         for p in order
     ]
 
@@ -112,6 +117,11 @@ def rebuild(
             point.values = {k: isolate(v) for k, v in writes}
         point.frozen = True  # restored points are copied before anything changes them
         points[point.id] = point
+
+
+def _values(spec: GraphSpec, point: Lineage) -> dict[str, Any]:
+    ephemeral = tuple(n for n, f in spec.fields.items() if f.ephemeral)
+    return ensure_values(spec.fields, point, ephemeral)
 
 
 def _values_of(parent: Lineage | None, data: Descriptor) -> dict[str, Any]:
@@ -159,9 +169,9 @@ def merged_values(spec: GraphSpec, live: list[Lineage], step: int) -> dict[str, 
     if not live:
         return {}
     if len(live) == 1:
-        return dict(live[0].values or {})
+        return dict(_values(spec, live[0]))
     base = common_base(live)
-    start = base.values if base is not None and base.values is not None else {}
+    start = _values(spec, base) if base is not None else {}
     values, _ = delta_merge(spec.fields, start, live, base, step)
     return values
 

@@ -28,6 +28,7 @@ from nbgraph.engine.lineage import (
     apply_point,
     common_base,
     delta_merge,
+    ensure_values,
     fold_states,
     state_pairs,
     strategy_name,
@@ -66,7 +67,7 @@ class BranchLoop(RunLoop):
     # --- what a task reads -------------------------------------------------------------------
 
     def read(self, task: Task) -> dict[str, Any]:
-        point = self.reads.get(task.id)
+        point = self.reads.get(task)
         return self.values if point is None else point.values  # type: ignore[return-value]
 
     # --- choosing the next step ----------------------------------------------------------------
@@ -80,11 +81,12 @@ class BranchLoop(RunLoop):
                 self.step -= 1
                 return None
             arrivals, self.later = self.later, {}
-        pull = {name: [s for srcs, _ in items for s in srcs] for name, items in arrivals.items()}
-        push = [(sender, send) for sender, send, _ in sends]
-        if self.spec.interrupt_before and self._stop_before(pull, push):
-            self.step -= 1
-            return None
+        if self.spec.interrupt_before:
+            pull = {n: [s for srcs, _ in items for s in srcs] for n, items in arrivals.items()}
+            push = [(sender, send) for sender, send, _ in sends]
+            if self._stop_before(pull, push):
+                self.step -= 1
+                return None
         self.arrivals, self.sends = {}, []
         self._joins, self.reads = [], {}
         tasks: list[Task] = []
@@ -101,12 +103,14 @@ class BranchLoop(RunLoop):
 
     def _hand(self, task: Task, point: Lineage) -> None:
         task.parent = point.id
-        self.reads[task.id] = point
+        self.reads[task] = point
 
     def _runs_of(self, name: str, items: list[Arrival]) -> list[tuple[tuple[str, ...], Lineage]]:
         """One run per arriving lineage; one run on their merge for a join (a node with
         `merge=` or `defer=True`, or a waiting edge's arrivals)."""
         node = self.spec.nodes[name]
+        if len(items) == 1 and len(items[0][1]) == 1 and node.merge is None:  # most runs
+            return [(items[0][0], items[0][1][0])]
         if node.merge is not None or node.defer:
             sources = tuple(s for item_sources, _ in items for s in item_sources)
             return [(sources, self._join(name, [p for _, points in items for p in points]))]
@@ -125,10 +129,12 @@ class BranchLoop(RunLoop):
     def _join(self, name: str, points: list[Lineage], strategy: Any = ...) -> Lineage:
         """Merge lineages for `name` (END included) by its strategy; record the merge."""
         unique: list[Lineage] = []
+        seen: set[int] = set()
         for point in points:
-            if any(point is seen for seen in unique):
+            if id(point) in seen:
                 point.holders -= 1
             else:
+                seen.add(id(point))
                 unique.append(point)
         if len(unique) == 1 and name != END:
             return unique[0]
@@ -139,8 +145,7 @@ class BranchLoop(RunLoop):
         join_id = self._unique("join:end" if name == END else f"join:{step}:{name}")
         parents = tuple(p.id for p in unique)
         if strategy is None or strategy == "delta":
-            base_values = base.values if base is not None else initial_values(self.spec)
-            assert base_values is not None, f"lineage {base!r} lost its values"
+            base_values = self._values(base) if base is not None else initial_values(self.spec)
             values, applied = delta_merge(self.spec.fields, base_values, unique, base, step)
             self._keep_ephemeral(values, unique)
             point = Lineage(join_id, "join", base, applied=tuple(applied), values=values)
@@ -154,10 +159,12 @@ class BranchLoop(RunLoop):
                 step, join_id, name, parents, strategy_name(strategy), _id(base), (), recorded,
                 dropped,
             )  # fmt: skip
-        for parent in unique:
-            self._release(parent)
+        for parent in unique:  # each held it once; a join releases what no one else holds
+            parent.holders -= 1
+            if parent.holders <= 0 and not parent.frozen:
+                parent.values = None
         point.holders = 1
-        self.created.append(point)
+        self._made(point)
         if name == END:
             self.log.end = join
         else:
@@ -167,7 +174,7 @@ class BranchLoop(RunLoop):
     def _strategy_values(
         self, name: str, strategy: Any, points: list[Lineage]
     ) -> tuple[dict[str, Any], tuple[str, ...]]:
-        states = [p.values for p in points]
+        states = [self._values(p) for p in points]
         where = f"the merge for {name!r} at step {self.step}"
         try:
             if strategy == "fold":
@@ -190,13 +197,12 @@ class BranchLoop(RunLoop):
     def _keep_ephemeral(self, values: dict[str, Any], heads: list[Lineage]) -> None:
         """A join keeps an ephemeral field only if some branch still has it."""
         for name in self.ephemeral:
-            if name in values and not any(name in (h.values or ()) for h in heads):
+            if name in values and not any(name in self._values(h) for h in heads):
                 del values[name]
 
-    def _release(self, point: Lineage) -> None:
-        point.holders -= 1
-        if point.holders <= 0 and not point.frozen:
-            point.values = None
+    def _made(self, point: Lineage) -> None:
+        if self.thread is not None:  # the next checkpoint holds it
+            self.created.append(point)
 
     def _unique(self, wanted: str) -> str:
         name, n = wanted, 1
@@ -224,33 +230,37 @@ class BranchLoop(RunLoop):
                 if task.kind == "input":
                     point = self._root(task)
                 else:
-                    parent = self.reads.pop(task.id, None) or self._resumed
+                    parent = self.reads.pop(task, None) or self._resumed
                     point = self._grow(parent, task)
-                self._trigger_lineage(task, point)
+                if self._trigger_lineage(task, point) and task.kind != "input":
+                    self._fill(point)  # a run reads it: it needs values of its own
+                elif task.kind != "input":
+                    point.parent.frozen = True  # type: ignore[union-attr]  # computed later
+                    point.parent.holders -= 1  # type: ignore[union-attr]
             self._fire_waiting()
             if not (self.arrivals or self.sends or self.later):
                 self._finish()
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
             raise
-        log.written = tuple(dict.fromkeys(k for t in tasks for k, _ in t.writes))
-        log.heads = self._heads()
+        live = self.live()  # (`written` stays empty: each lineage took its own writes)
+        log.heads = tuple([point.id for point in live])
         log.applied = True
         if self.thread is not None:
-            self._save(log, source, self.created)
-        self.created = []
-        if len(log.heads) == 1:  # one lineage left: nothing older can be a common ancestor
-            self._only_point().parent = None
+            self._save(log, source, self.created, live)
+            self.created = []
+        if len(live) == 1:  # one lineage left: nothing older can be a common ancestor
+            self._values(live[0])
+            live[0].parent = None
         return log
 
-    def _save(self, log: StepLog, source: str, created: list[Lineage]) -> None:
+    def _save(self, log: StepLog, source: str, created: list[Lineage], live: list) -> None:
         skip = transient_fields(self.spec)
-        live = self.live()
         payload: dict[str, Any] = {
             "resets": [reset_data(r, skip) for r in log.resets],
             "joins": [join_data(j) for j in log.joins],
             "tasks": [task_data(task, skip) for task in log.tasks],
-            "points": [describe(p, skip) for p in created],
+            "points": [describe(self.spec, p, skip) for p in created],
             "heads": list(log.heads),
             "end": join_data(self.log.end) if _ends(created) and self.log.end else None,
             "merged": [],
@@ -268,7 +278,7 @@ class BranchLoop(RunLoop):
             source,
             payload,
             largest,
-            lineages=lambda: snapshot(live, skip),
+            lineages=lambda: snapshot(self.spec, live, skip),
             force_snapshot=log.tasks[0].kind in ("input", "update"),
         )
         after = self.spec.interrupt_after
@@ -303,7 +313,7 @@ class BranchLoop(RunLoop):
             live = self.live()
             self.values = self.log.final = restored.values
             log = StepLog(restored.step, [], self.spec.fields, applied=True)
-            log.points = tuple(snapshot(live, skip)) if live else ()
+            log.points = tuple(snapshot(self.spec, live, skip)) if live else ()
             log.heads = tuple(p.id for p in live)
         self.log.steps.append(log)
         return log
@@ -334,40 +344,50 @@ class BranchLoop(RunLoop):
         root_id = self._unique(f"merge:{self.step}")
         root = Lineage(root_id, "root", self._resumed, writes=tuple(task.writes))
         root.values, root.owned = self.values, set(self.values)
-        self.created.append(root)
+        self._made(root)
         return root
 
     def _grow(self, parent: Lineage, task: Task) -> Lineage:
-        """The point after `task`: its parent's state plus its writes (shared in place when
-        nothing else continues from the parent)."""
-        if parent.holders == 1 and not parent.frozen:
-            values, owned = parent.values, parent.owned
-            parent.values, parent.owned = None, set()
-        else:
-            parent.frozen = True  # a join may need it as the common ancestor
-            values, owned = dict(parent.values), set()  # type: ignore[arg-type]
-        parent.holders -= 1
-        point = Lineage(f"task:{task.id}", "task", parent, task.node, task.writes, values=values)
-        apply_point(self.spec.fields, values, point, self.step, owned)  # type: ignore[arg-type]
-        point.owned = owned
-        if self.ephemeral:
-            written = {k for k, _ in task.writes}
-            for name in self.ephemeral:
-                if name in values and name not in written:  # type: ignore[operator]
-                    del values[name]  # type: ignore[union-attr]
-        self._ids.add(point.id)
-        self.created.append(point)
+        """The point after `task`: its parent plus its writes (values come with `_fill`)."""
+        point = Lineage(f"task:{task.id}", "task", parent, task.node, task.writes)
+        self._made(point)
         return point
 
-    def _trigger_lineage(self, task: Task, point: Lineage) -> None:
-        """Hand `point` to every run, join and END that `task`'s edges and routes reach."""
+    def _fill(self, point: Lineage) -> None:
+        """Give a task point its values: its parent's, shared in place when nothing else
+        continues from the parent, plus its writes."""
+        parent: Lineage = point.parent  # type: ignore[assignment]
+        if point.values is None:
+            if parent.holders == 1 and not parent.frozen:
+                values, owned = parent.values, parent.owned
+                if type(owned) is frozenset:  # it owned nothing yet
+                    owned = set()
+                parent.values, parent.owned = None, set()
+            else:
+                parent.frozen = True  # a join may need it as the common ancestor
+                values, owned = dict(self._values(parent)), set()
+            apply_point(self.spec.fields, values, point, self.step, owned)  # type: ignore[arg-type]
+            point.values, point.owned = values, owned
+            if self.ephemeral:
+                written = {k for k, _ in point.writes}
+                for name in self.ephemeral:
+                    if name in values and name not in written:  # type: ignore[operator]
+                        del values[name]  # type: ignore[union-attr]
+        parent.holders -= 1
+
+    def _values(self, point: Lineage) -> dict[str, Any]:
+        return ensure_values(self.spec.fields, point, self.ephemeral)
+
+    def _trigger_lineage(self, task: Task, point: Lineage) -> bool:
+        """Hand `point` to every run, join and END that `task`'s edges and routes reach;
+        return whether a run will read it (joins and END read only its writes)."""
         spec, source = self.spec, task.node
-        reached = False
+        reached = readers = False
         for target in spec.edges.get(source, ()):
             reached = True
             state_filter = spec.filters.get((source, target))
             handed = point if state_filter is None else self._filtered(source, target, point)
-            self._arrive(target, source, handed)
+            readers = self._arrive(target, source, handed) or readers
         for index in spec.waits_by_source.get(source, ()):
             reached = True
             point.holders += 1
@@ -377,24 +397,28 @@ class BranchLoop(RunLoop):
             reached = True
             if isinstance(route, Send):
                 point.holders += 1
+                readers = True
                 self.sends.append((source, route, point))
             else:
-                self._arrive(route, source, point)
+                readers = self._arrive(route, source, point) or readers
         if not reached:  # a dead end: its lineage ends there, and END collects it
             self._arrive(END, source, point)
+        return readers
 
-    def _arrive(self, target: str, source: str, point: Lineage) -> None:
+    def _arrive(self, target: str, source: str, point: Lineage) -> bool:
         point.holders += 1
         if target == END:
             self.ended.append((source, point))
-            return
-        queue = self.later if self.spec.nodes[target].defer else self.arrivals
+            return False
+        node = self.spec.nodes[target]
+        queue = self.later if node.defer else self.arrivals
         queue.setdefault(target, []).append(((source,), [point]))
+        return node.merge is None and not node.defer  # a join reads only its writes
 
     def _filtered(self, source: str, target: str, point: Lineage) -> Lineage:
         """An edge's `state_filter`: the target starts a lineage from the filtered state."""
         state_filter = self.spec.filters[(source, target)]
-        given = state_for(self.spec.state, point.values, {}, whole=True)  # type: ignore[arg-type]
+        given = state_for(self.spec.state, self._values(point), {}, whole=True)
         where = f"The state_filter of edge {source!r} -> {target!r}"
         try:
             pairs = state_pairs(self.spec.state, state_filter(given), where)
@@ -411,7 +435,7 @@ class BranchLoop(RunLoop):
         )  # fmt: skip
         point.frozen = True
         reset = Lineage(reset_id, "reset", point, writes=tuple(recorded.items()), values=values)
-        self.created.append(reset)
+        self._made(reset)
         return reset
 
     def _fire_waiting(self) -> None:
@@ -433,6 +457,11 @@ class BranchLoop(RunLoop):
 
     def live(self) -> list[Lineage]:
         """Every lineage point something still holds, in routing order (no repeats)."""
+        alone = not (self.sends or self.later or self.ended or any(self.captured))
+        if alone and len(self.arrivals) == 1:  # the common case, a loop: one lineage
+            (items,) = self.arrivals.values()
+            if len(items) == 1 and len(items[0][1]) == 1:
+                return items[0][1]
         points: dict[int, Lineage] = {}
         for queue in (self.arrivals, self.later):
             for items in queue.values():
@@ -447,12 +476,6 @@ class BranchLoop(RunLoop):
         for _, point in self.ended:
             points.setdefault(id(point), point)
         return sorted(points.values(), key=lambda point: point.seq)  # the order they came
-
-    def _heads(self) -> tuple[str, ...]:
-        return tuple(point.id for point in self.live())
-
-    def _only_point(self) -> Lineage:
-        return self.live()[0]
 
     def _finish(self) -> None:
         """END merges the lineages that reached it (in routing order) into the final state.
@@ -489,10 +512,10 @@ class BranchLoop(RunLoop):
         """The state `"values"` shows: the one lineage's, or the delta merge of all live ones."""
         points = self.live()
         if len(points) == 1:
-            values = points[0].values or {}
+            values = self._values(points[0])
         elif points:
             base = common_base(points)
-            start = base.values if base is not None and base.values is not None else {}
+            start = self._values(base) if base is not None else {}
             values, _ = delta_merge(self.spec.fields, start, points, base, self.step)
         else:
             values = self.values

@@ -11,20 +11,19 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING
+from nbgraph.types import MISSING, Mutation, Overwrite
 
 Values = dict[str, Any]
 _SEQUENCE = itertools.count()
+_NOTHING_OWNED: frozenset[str] = frozenset()  # a fresh point shares every value it holds
 
 
-@dataclass(eq=False, slots=True)
 class Lineage:
     """One point of a lineage.
 
@@ -46,23 +45,28 @@ class Lineage:
         seq: when it was made, to list lineages in the order they came.
     """
 
-    id: str
-    kind: str
-    parent: Lineage | None = None
-    writer: str = ""
-    writes: Sequence[tuple[str, Any]] = ()
-    applied: tuple[Lineage, ...] = ()
-    values: Values | None = None
-    owned: set[str] = field(default_factory=set)
-    holders: int = 0
-    frozen: bool = False
-    depth: int = 0
-    afters: dict[str, Any] | None = None
-    seq: int = 0
+    __slots__ = (
+        "afters", "applied", "depth", "frozen", "holders", "id", "kind", "owned", "parent",
+        "seq", "values", "writer", "writes",
+    )  # fmt: skip
 
-    def __post_init__(self) -> None:
-        if self.parent is not None:
-            self.depth = self.parent.depth + 1
+    def __init__(
+        self,
+        id: str,
+        kind: str,
+        parent: Lineage | None = None,
+        writer: str = "",
+        writes: Sequence[tuple[str, Any]] = (),
+        applied: tuple[Lineage, ...] = (),
+        values: Values | None = None,
+    ) -> None:
+        self.id, self.kind, self.parent, self.writer = id, kind, parent, writer
+        self.writes, self.applied, self.values = writes, applied, values
+        self.owned: set[str] = _NOTHING_OWNED
+        self.holders = 0
+        self.frozen = False
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.afters: dict[str, Any] | None = None
         self.seq = next(_SEQUENCE)
 
     def __repr__(self) -> str:
@@ -95,6 +99,8 @@ def deltas_since(head: Lineage, base: Lineage | None) -> list[Lineage]:
 
     A join on the way contributes the points it applied, so nothing is counted twice.
     """
+    if head.parent is base and head.kind == "task" and head is not base:
+        return [head]  # the common case: one task since the fork
     path: list[Lineage] = []
     point: Lineage | None = head
     while point is not None and point is not base:
@@ -120,12 +126,26 @@ def apply_point(
             values[name] = isolate(value)
             owned.add(name)
         return
+    writes = point.writes
+    if len(writes) == 1 and not point.afters:  # the common case: one write
+        name, value = writes[0]
+        old = values.get(name, MISSING)
+        if name not in owned:
+            old = isolate(old)
+            owned.add(name)
+        spec = fields.get(name) or field_spec(fields, name)
+        values[name] = reduce_field(spec, old, [(point.writer, value)], step)
+        return
     grouped: dict[str, list[tuple[str, Any]]] = {}
+    writer = point.writer
     for name, value in point.writes:
-        grouped.setdefault(name, []).append((point.writer, value))
-    afters = point.afters or {}
+        if name in grouped:
+            grouped[name].append((writer, value))
+        else:
+            grouped[name] = [(writer, value)]
+    afters = point.afters
     for name, writes in grouped.items():
-        if name in afters:
+        if afters and name in afters:
             values[name] = isolate(afters[name])
             owned.add(name)
             continue
@@ -133,7 +153,27 @@ def apply_point(
         if name not in owned:
             old = isolate(old)
             owned.add(name)
-        values[name] = reduce_field(field_spec(fields, name), old, writes, step)
+        spec = fields.get(name) or field_spec(fields, name)
+        values[name] = reduce_field(spec, old, writes, step)
+
+
+def ensure_values(
+    fields: Mapping[str, FieldSpec], point: Lineage, ephemeral: Sequence[str] = ()
+) -> Values:
+    """A point's values, computed from its parent's if it was left without (a task point
+    only a join or END holds needs no values of its own: a delta merge reads its writes)."""
+    if point.values is None:
+        parent = point.parent
+        if point.kind != "task" or parent is None:
+            raise RuntimeError(f"nbgraph: lineage point {point.id!r} lost its values")
+        values = dict(ensure_values(fields, parent, ephemeral))
+        owned: set[str] = set()
+        apply_point(fields, values, point, 0, owned)
+        for name in ephemeral:
+            if name in values and all(k != name for k, _ in point.writes):
+                del values[name]
+        point.values, point.owned = values, owned
+    return point.values
 
 
 # --- the merge rules -----------------------------------------------------------------------------
@@ -152,7 +192,6 @@ def delta_merge(
         The merged values (owned by the caller) and the points applied, in order.
     """
     values = dict(base_values)
-    owned: set[str] = set()
     applied: list[Lineage] = []
     seen: set[int] = set()
     for branch in branches:
@@ -160,9 +199,52 @@ def delta_merge(
             if id(point) in seen:  # shared by two branches (a join inside both): once
                 continue
             seen.add(id(point))
-            apply_point(fields, values, point, step, owned)
             applied.append(point)
+    apply_points(fields, values, applied, step)
     return values, applied
+
+
+def apply_points(
+    fields: Mapping[str, FieldSpec], values: Values, points: Sequence[Lineage], step: int
+) -> None:
+    """Apply several points' deltas in order, field by field (fields are independent).
+
+    A field whose writes all go through a reducer, as plain values, is folded in one call;
+    otherwise point by point (an overwrite field: the last branch's value; an `Overwrite`,
+    a `Mutation`, a reset or a pinned value: in their turn).
+    """
+    by_field: dict[str, list[tuple[Lineage, Any]]] = {}
+    stepwise: set[str] = set()  # fields that must go point by point
+    for point in points:
+        plain = point.kind == "task" and not point.afters
+        for name, value in point.writes:
+            entries = by_field.get(name)
+            if entries is None:
+                by_field[name] = [(point, value)]
+            else:
+                entries.append((point, value))
+            if not plain or type(value) is Overwrite or isinstance(value, Mutation):
+                stepwise.add(name)
+    for name, entries in by_field.items():
+        spec = fields.get(name) or field_spec(fields, name)
+        value = isolate(values.get(name, MISSING))
+        if spec.reducer is not None and name not in stepwise:
+            values[name] = reduce_field(spec, value, [(p.writer, v) for p, v in entries], step)
+            continue
+        index = 0
+        while index < len(entries):
+            point = entries[index][0]
+            own = []  # this point's writes to the field, applied together
+            while index < len(entries) and entries[index][0] is point:
+                own.append((point.writer, entries[index][1]))
+                index += 1
+            if point.afters and name in point.afters:
+                value = isolate(point.afters[name])
+            elif point.kind != "task":
+                value = isolate(own[-1][1])
+            else:
+                value = reduce_field(spec, value, own, step)
+        values[name] = value
 
 
 def fold_states(fields: Mapping[str, FieldSpec], states: Sequence[Values], step: int) -> Values:
