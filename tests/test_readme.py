@@ -19,6 +19,14 @@ def test_quick_start_runs_and_its_commented_result_is_true():
     assert namespace["app"].invoke(eval(claimed.group(1))) == eval(claimed.group(2))
 
 
+def test_every_readme_example_runs_and_its_asserts_hold():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert len(blocks) >= 2
+    for number, block in enumerate(blocks[1:], start=2):
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(block, f"README.md example {number}", "exec"), {})
+
+
 def test_readme_gives_the_two_commands_ci_runs():
     text = README.read_text()
     assert "bash dev.sh lab" in text and "bash dev.sh test" in text
