@@ -47,5 +47,6 @@ def test_compare_quick_prints_every_workload(monkeypatch, capsys):
         if with_langgraph:
             assert re.fullmatch(r"\d+(\.\d+)?×", cells[3]), cells
             assert float(cells[3].rstrip("×")) > 0
-    for name in ("run.effects", "run.state_at", "inspector", "record retained per step"):
+    nbgraph_only = ("run.effects", "run.state_at", "inspector", "gc off", "retained per step")
+    for name in nbgraph_only:
         assert any(name in label for label in rows), name

@@ -657,3 +657,11 @@ def test_compare_shows_different_failures():
     assert "InvalidUpdateError" in outcome.this and "ValueError: boom" in outcome.other
     runs = table[(table.node == "c") & (table.what == "runs")].iloc[0]
     assert "supersteps run failed at step 1" in runs.why
+
+
+def test_superstep_what_ifs_say_clearly_they_do_not_apply_to_branch_runs():
+    run = diamond().compile(semantics="branches").run(dict(START_STATE))
+    with pytest.raises(NotImplementedError, match=r"run\.remerge\(\) replays supersteps"):
+        run.remerge({"log": "overwrite"})
+    with pytest.raises(NotImplementedError, match=r"join rows of run\.effects"):
+        run.order_sensitivity()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.runlog import RunLog, initial_values
 from nbgraph.engine.view import isolate
+from nbgraph.errors import NbgraphError
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows, same
 from nbgraph.record.lineages import BranchTimeline
 from nbgraph.record.timeline import Timeline
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 StateRef = int | str | TreeNode | tuple[str, int]
+
+
+class NotSupportedForBranchesError(NbgraphError, NotImplementedError):
+    """A what-if analysis that replays supersteps, asked of a branch-lineage run."""
 """A point of a run: a step number, a tree node (or its id), or `(node_name, occurrence)`."""
 
 
@@ -436,6 +441,7 @@ class Run:
         """
         from nbgraph.record.remerge import remerge
 
+        self._supersteps_only("remerge")
         return remerge(self, reducers)
 
     def order_sensitivity(self, max_orders: int = 120, seed: int = 0) -> pd.DataFrame:
@@ -456,7 +462,18 @@ class Run:
         """
         from nbgraph.record.analysis import order_sensitivity
 
+        self._supersteps_only("order_sensitivity")
         return order_sensitivity(self, max_orders, seed)
+
+    def _supersteps_only(self, what: str) -> None:
+        if self.log.semantics == "branches":
+            raise NotSupportedForBranchesError(
+                f"run.{what}() replays supersteps, and this run used branch lineages "
+                '(compile(semantics="branches")). Its merges are the join rows of run.effects '
+                "(each branch's value, the strategy, the result, the winner); to ask this "
+                "question, run the graph with supersteps and compare: "
+                "graph.compile().run(input).compare(this_run)."
+            )
 
 
 # --- helpers ----------------------------------------------------------------------------------
