@@ -1,4 +1,4 @@
-"""The one timing rule the benchmark scripts share: best of N, after a collection."""
+"""The timing rules the benchmark scripts share: one call after a collection; best of N."""
 
 import gc
 import time
@@ -6,13 +6,15 @@ from collections.abc import Callable
 from typing import Any
 
 
+def call_seconds(fn: Callable[[], Any]) -> float:
+    """One call of `fn`, timed after a garbage collection (if the collector is on)."""
+    if gc.isenabled():
+        gc.collect()
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 def best_seconds(fn: Callable[[], Any], repeat: int = 5) -> float:
     """The fastest of `repeat` calls: the least-disturbed run, as this machine is a noisy VM."""
-    times = []
-    for _ in range(repeat):
-        if gc.isenabled():
-            gc.collect()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return min(call_seconds(fn) for _ in range(repeat))
