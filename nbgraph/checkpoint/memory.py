@@ -1,4 +1,4 @@
-"""`MemorySaver`: checkpoints kept as JSON text in this process's memory, gone with it."""
+"""`MemorySaver`: checkpoints kept in this process's memory as private copies, gone with it."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from nbgraph.checkpoint.base import (
     check_links,
     check_record,
     check_thread_id,
-    dump_payload,
-    load_payload,
     missing_checkpoint,
 )
+from nbgraph.engine.view import isolate
+from nbgraph.types import MISSING
 
 
 class _Stored(NamedTuple):
@@ -25,15 +25,17 @@ class _Stored(NamedTuple):
     step: int
     source: str
     created_at: float
-    payload: str
-    snapshot: str | None
+    payload: Any
+    snapshot: Any
 
 
 class MemorySaver(BaseSaver):
-    """Keeps checkpoints in memory, each value as the JSON text `encode_value` makes of it.
+    """Keeps checkpoints in memory as private copies of what was put.
 
-    Safe to share between threads. Storing text rather than the objects keeps what was put
-    apart from what `get` returns, exactly as a file would.
+    Safe to share between threads. Each value is copied when it is put and again when it is
+    read (`clone`), so what was put, what is stored and what `get` returns never share a
+    mutable object — as with a file, without the cost of turning values into text. Values are
+    kept as they are (a `SqliteSaver` keeps JSON, and a repr of what JSON cannot hold).
 
     >>> from nbgraph.checkpoint import CheckpointRecord
     >>> saver = MemorySaver()
@@ -53,14 +55,13 @@ class MemorySaver(BaseSaver):
 
     def put(self, record: CheckpointRecord) -> None:
         check_record(record)
-        snapshot = None if record.snapshot is None else dump_payload(record.snapshot)
         stored = _Stored(
             record.parent_id,
             record.step,
             record.source,
             float(record.created_at),
-            dump_payload(record.payload),
-            snapshot,
+            clone(record.payload),
+            clone(record.snapshot),
         )
         with self._lock:
             thread = self._checkpoints.get(record.thread_id, {})
@@ -92,20 +93,19 @@ class MemorySaver(BaseSaver):
         check_thread_id(thread_id)
         check_id("checkpoint id", checkpoint_id)
         check_id("task id", task_id)
-        text = dump_payload(payload)
+        kept = clone(payload)
         with self._lock:
             if checkpoint_id not in self._checkpoints.get(thread_id, {}):
                 raise missing_checkpoint(thread_id, checkpoint_id)
-            self._writes.setdefault((thread_id, checkpoint_id), []).append((task_id, text))
+            self._writes.setdefault((thread_id, checkpoint_id), []).append((task_id, kept))
 
     def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
         check_thread_id(thread_id)
         with self._lock:
             writes = list(self._writes.get((thread_id, checkpoint_id), ()))
-        where = f"MemorySaver: a write to checkpoint {checkpoint_id!r} of thread {thread_id!r}"
         return [
-            PendingWrite(task_id, seq, load_payload(text, where))
-            for seq, (task_id, text) in enumerate(writes, start=1)
+            PendingWrite(task_id, seq, clone(kept))
+            for seq, (task_id, kept) in enumerate(writes, start=1)
         ]
 
     def threads(self) -> list[str]:
@@ -131,8 +131,6 @@ InMemorySaver = MemorySaver
 
 
 def _record(thread_id: str, checkpoint_id: str, stored: _Stored) -> CheckpointRecord:
-    where = f"MemorySaver: checkpoint {checkpoint_id!r} of thread {thread_id!r}"
-    snapshot = None if stored.snapshot is None else load_payload(stored.snapshot, where)
     return CheckpointRecord(
         thread_id,
         checkpoint_id,
@@ -140,6 +138,35 @@ def _record(thread_id: str, checkpoint_id: str, stored: _Stored) -> CheckpointRe
         stored.step,
         stored.source,
         stored.created_at,
-        load_payload(stored.payload, where),
-        snapshot,
+        clone(stored.payload),
+        clone(stored.snapshot),
     )
+
+
+_ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, type(MISSING)})
+
+
+def clone(value: Any) -> Any:
+    """A copy of `value` that shares no mutable object with it (atoms are shared).
+
+    Plain containers are copied here, level by level, which is several times faster than
+    `copy.deepcopy`; anything else goes through `isolate` (deepcopy, or the value itself
+    when it cannot be copied).
+
+    >>> data = {"log": [1, (2, [3])]}
+    >>> copied = clone(data)
+    >>> copied == data, copied["log"][1][1] is data["log"][1][1]
+    (True, False)
+    """
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is dict:
+        return {key: clone(item) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        for item in value:
+            if type(item) not in _ATOMS:
+                copied = [clone(item) for item in value]
+                return copied if kind is list else tuple(copied)
+        return value[:] if kind is list else value
+    return isolate(value)

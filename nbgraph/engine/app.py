@@ -258,9 +258,9 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
 
 def _snapshot(spec: Any, thread: Thread, restored: Any) -> StateSnapshot:
     control = restored.control
-    pending = sorted(control["pull"]) + [node for _, node, _ in control["push"]]
+    pending = sorted(control["pull"]) + [node for _, node, _ in control.get("push", ())]
     if not pending:
-        pending = sorted(control["deferred"])
+        pending = sorted(control.get("deferred", ()))
     own = {"thread_id": thread.thread_id}
 
     def config_of(checkpoint_id: str | None) -> dict[str, Any] | None:

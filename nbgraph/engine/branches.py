@@ -99,6 +99,7 @@ class BranchLoop(RunLoop):
             task = Task(self.step, len(tasks), send.node, "send", arg=send.arg, triggers=(sender,))
             self._hand(task, point)
             tasks.append(task)
+        self.step_size = len(tasks)
         return tasks
 
     def _hand(self, task: Task, point: Lineage) -> None:
@@ -330,10 +331,11 @@ class BranchLoop(RunLoop):
         for queue, key in ((self.arrivals, "arrivals"), (self.later, "later")):
             for name, items in lineages[key].items():
                 queue[name] = [(tuple(srcs), [held(i) for i in ids]) for srcs, ids in items]
-        for point_id, (sender, node, arg) in zip(lineages["sends"], control["push"], strict=True):
+        pushed = control.get("push", ())
+        for point_id, (sender, node, arg) in zip(lineages["sends"], pushed, strict=True):
             self.sends.append((sender, Send(node, arg), held(point_id)))
         self.captured = [[(s, held(i)) for s, i in items] for items in lineages["captured"]]
-        self.seen = [set(names) for names in control["seen"]]
+        self.seen = [set(names) for names in control.get("seen") or [() for _ in self.seen]]
         self.ended = [(s, held(i)) for s, i in lineages["ended"]]
 
     def _root(self, task: Task) -> Lineage:

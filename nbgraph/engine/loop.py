@@ -76,6 +76,7 @@ class RunLoop:
         self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
         self.log = RunLog(spec, MISSING, config)
         self._pending_resets: list[RootReset] | tuple[()] = ()
+        self.step_size = 0  # tasks in the step being run
 
     # --- the input -------------------------------------------------------------------------
 
@@ -130,10 +131,13 @@ class RunLoop:
         if keep_next:
             control = restored.control
             self.pull = {k: list(v) for k, v in control["pull"].items()}
-            self.push = [(sender, Send(node, arg)) for sender, node, arg in control["push"]]
-            self.seen = [set(names) for names in control["seen"]]
-            self.deferred = {k: list(v) for k, v in control["deferred"].items()}
-            self.incoming = {k: [tuple(p) for p in v] for k, v in control["incoming"].items()}
+            push = control.get("push", ())
+            self.push = [(sender, Send(node, arg)) for sender, node, arg in push]
+            seen = control.get("seen") or [() for _ in self.spec.waiting]
+            self.seen = [set(names) for names in seen]
+            self.deferred = {k: list(v) for k, v in control.get("deferred", {}).items()}
+            incoming = control.get("incoming", {})
+            self.incoming = {k: [tuple(p) for p in v] for k, v in incoming.items()}
             self.finished = dict(restored.finished)
             self.answers = {k: list(v["answers"]) for k, v in restored.paused.items()}
             self._past_breakpoint = True  # resuming steps over the breakpoint it stopped at
@@ -224,6 +228,7 @@ class RunLoop:
             for index, (sender, send) in enumerate(push)
         ]
         self._pending_resets = resets
+        self.step_size = len(tasks)
         return tasks
 
     def advance(self) -> bool:
@@ -359,7 +364,9 @@ class RunLoop:
 
     def _done(self, task: Task, scope: Scope | None) -> Task:
         task.ended = time.time()
-        if self.thread is not None:
+        if self.thread is not None and (self.step_size > 1 or task.interrupts):
+            # a sibling may fail: keep what this one wrote (a lone task's writes go into the
+            # step's checkpoint right after it; a question for a person is kept always)
             self.thread.save_task(task, scope.answers if scope else None)
         return task
 

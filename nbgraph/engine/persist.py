@@ -8,8 +8,8 @@ methods; the engine never imports a saver module.
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Callable, Sized
 from dataclasses import dataclass, field
 from typing import Any
@@ -169,7 +169,7 @@ class Thread:
             else:
                 snapshot = {k: isolate(v) for k, v in values.items() if k not in skip}
             self._cost = 0
-        checkpoint_id = f"{step:08d}-{uuid.uuid4().hex[:12]}"
+        checkpoint_id = f"{step:08d}-{os.urandom(6).hex()}"
         self.saver.put(
             CheckpointRecord(
                 self.thread_id,
@@ -251,8 +251,12 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
     """
     skip = transient_fields(run.spec)
     mutated = {name for _, name, value in writes if isinstance(value, Mutation)} - skip
-    payload = {
-        "resets": [
+    payload: dict[str, Any] = {
+        "tasks": [task_data(task, skip) for task in log.tasks],
+        "next": control_of(run),
+    }
+    if log.resets:  # the rest only when there is something: most steps have none of it
+        payload["resets"] = [
             {
                 "node": r.node,
                 "reason": r.reason,
@@ -261,13 +265,15 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
                 "values": {k: v for k, v in r.values.items() if k not in skip},
             }
             for r in log.resets
-        ],
-        "tasks": [task_data(task, skip) for task in log.tasks],
-        "merged": [list(w) for w in log.merged],
-        "afters": {name: isolate(run.values[name]) for name in mutated if name in run.values},
-        "cleared": list(log.cleared),
-        "next": control_of(run),
-    }
+        ]
+    if log.merged:
+        payload["merged"] = [list(w) for w in log.merged]
+    if mutated:
+        payload["afters"] = {
+            name: isolate(run.values[name]) for name in mutated if name in run.values
+        }
+    if log.cleared:
+        payload["cleared"] = list(log.cleared)
     if run.thread.head is None:  # a thread's first checkpoint describes its graph
         from nbgraph.record.serialize import describe_graph  # plain data, for other processes
 
@@ -321,13 +327,17 @@ def task_from_data(data: dict[str, Any]) -> Task:
 
 
 def control_of(run: Any) -> dict[str, Any]:
-    """What runs after the step just committed, as plain data a checkpoint can hold."""
-    return {
-        "pull": {name: list(triggers) for name, triggers in run.pull.items()},
-        "push": [[sender, send.node, send.arg] for sender, send in run.push],
-        "seen": [sorted(seen) for seen in run.seen],
-        "deferred": {name: list(triggers) for name, triggers in run.deferred.items()},
-        "incoming": {
+    """What runs after the step just committed, as plain data a checkpoint can hold (only
+    `pull` always; the other parts when they hold something)."""
+    control: dict[str, Any] = {"pull": {name: list(t) for name, t in run.pull.items()}}
+    if run.push:
+        control["push"] = [[sender, send.node, send.arg] for sender, send in run.push]
+    if any(run.seen):
+        control["seen"] = [sorted(seen) for seen in run.seen]
+    if run.deferred:
+        control["deferred"] = {name: list(t) for name, t in run.deferred.items()}
+    if run.incoming:
+        control["incoming"] = {
             name: [list(pair) for pair in states] for name, states in run.incoming.items()
-        },
-    }
+        }
+    return control

@@ -56,7 +56,9 @@ def log_from_checkpointer(
     ]
     log.source = saver
     log.status = (
-        "interrupted" if head.payload["next"]["pull"] or head.payload["next"]["push"] else "done"
+        "interrupted"
+        if head.payload["next"]["pull"] or head.payload["next"].get("push")
+        else "done"
     )
     return log
 

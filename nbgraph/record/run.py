@@ -30,6 +30,8 @@ StateRef = int | str | TreeNode | tuple[str, int]
 
 class NotSupportedForBranchesError(NbgraphError, NotImplementedError):
     """A what-if analysis that replays supersteps, asked of a branch-lineage run."""
+
+
 """A point of a run: a step number, a tree node (or its id), or `(node_name, occurrence)`."""
 
 
