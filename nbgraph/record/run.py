@@ -26,13 +26,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
 StateRef = int | str | TreeNode | tuple[str, int]
+"""A point of a run: a step number, a tree node (or its id), or `(node_name, occurrence)`."""
 
 
 class NotSupportedForBranchesError(NbgraphError, NotImplementedError):
     """A what-if analysis that replays supersteps, asked of a branch-lineage run."""
-
-
-"""A point of a run: a step number, a tree node (or its id), or `(node_name, occurrence)`."""
 
 
 class Run:
