@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import uuid
 from typing import Annotated, Any, Literal, TypeAlias, TypedDict
 
@@ -44,6 +45,39 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class _Sealed:
+    """Mixin: an empty container a frozen `Message` may share; changing it is refused."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "A Message is frozen, and so is its empty tool_calls/metadata; make a new one: "
+            "message.model_copy(update={'metadata': {...}})."
+        )
+
+    __setitem__ = __delitem__ = __iadd__ = __ior__ = _refuse
+    append = extend = insert = pop = remove = clear = update = setdefault = popitem = _refuse
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self
+
+    def __copy__(self) -> Any:
+        return self
+
+
+class _SealedList(_Sealed, list):  # type: ignore[misc]
+    __slots__ = ()
+
+
+class _SealedDict(_Sealed, dict):  # type: ignore[misc]
+    __slots__ = ()
+
+
+_NO_CALLS: list = _SealedList()
+_NO_METADATA: dict = _SealedDict()
+
+
 def _short_id(value: str) -> str:
     """An id short enough for a one-line repr (uuids keep their first 8 characters)."""
     return value if len(value) <= _REPR_ID_CHARS else value[:8] + "…"
@@ -68,7 +102,7 @@ class Message(pydantic.BaseModel):
     assistant: hello
     """
 
-    model_config = pydantic.ConfigDict(extra="forbid")
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
 
     role: str
     content: Any = ""
@@ -77,6 +111,34 @@ class Message(pydantic.BaseModel):
     tool_calls: list[dict] = pydantic.Field(default_factory=list)
     tool_call_id: str | None = None
     metadata: dict = pydantic.Field(default_factory=dict)
+
+    @pydantic.model_validator(mode="after")
+    def _seal_empty(self) -> Message:
+        if not self.tool_calls:  # an empty list/dict is sealed, so the message can be shared
+            self.__dict__["tool_calls"] = _NO_CALLS
+        if not self.metadata:
+            self.__dict__["metadata"] = _NO_METADATA
+        return self
+
+    def shareable(self) -> bool:
+        """Whether nothing in this message can change: it is frozen, and its containers are
+        the sealed empty ones. Then a copy of a list of messages may share it (the engine's
+        copies of `messages` cost a list, not a copy of every message)."""
+        return (
+            type(self.content) is str
+            and self.tool_calls is _NO_CALLS
+            and self.metadata is _NO_METADATA
+        )
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Message:
+        if self.shareable():
+            return self
+        return self.model_copy(
+            update={
+                name: copy.deepcopy(getattr(self, name), memo)
+                for name in ("content", "tool_calls", "metadata")
+            }
+        )
 
     @pydantic.field_validator("role", mode="before")
     @classmethod
@@ -343,6 +405,34 @@ def add_messages(left: Any, right: Any) -> list[Message]:
             position[message.id] = len(slots)
             slots.append(message)
     return [m for m in slots if m is not None]
+
+
+def add_messages_in_place(left: Any, right: Any) -> Any:
+    """`add_messages` for the engine's own list: appends to `left` in place when nothing in
+    `right` removes or replaces a message (the common case), else merges as `add_messages`.
+
+    >>> current = add_messages([], [("user", "hi")])
+    >>> add_messages_in_place(current, [("assistant", "hello")]) is current
+    True
+    """
+    if type(left) is not list:
+        return add_messages(left, right)
+    incoming = [_with_id(m) for m in _as_messages(right, "right")]
+    try:
+        ids = {message.id for message in left}
+    except AttributeError:  # not all messages yet: the full merge reads them
+        return add_messages(left, incoming)
+    fresh = {message.id for message in incoming}
+    if (
+        len(ids) != len(left)
+        or None in ids
+        or len(fresh) != len(incoming)
+        or not fresh.isdisjoint(ids)
+        or any(message.role == "remove" for message in incoming)
+    ):
+        return add_messages(left, incoming)
+    left.extend(incoming)
+    return left
 
 
 class MessagesState(TypedDict):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from nbgraph.messages import add_messages, with_ids
+from nbgraph.messages import add_messages, add_messages_in_place, with_ids
 from nbgraph.types import MISSING
 
 ReducerFn = Callable[[Any, Any], Any]
@@ -256,7 +256,9 @@ register_reducer("merge", in_place=_merge_in_place)(merge)
 register_reducer("union")(union)
 register_reducer("max")(maximum)
 register_reducer("min")(minimum)
-register_reducer("append_messages", prepare=with_ids)(add_messages)
+register_reducer("append_messages", prepare=with_ids, in_place=add_messages_in_place)(
+    add_messages
+)
 
 
 # --- merge strategies for joins (the Rust seed's `MergeStrategy`) ----------------------------

@@ -65,8 +65,9 @@ def test_message_defaults() -> None:
         None,
         {},
     )
-    # mutable defaults are not shared between instances
-    m.metadata["k"] = 1
+    # the empty defaults are sealed: shared safely between instances, and never changed
+    with pytest.raises(TypeError, match="frozen"):
+        m.metadata["k"] = 1
     assert Message(role="user").metadata == {}
 
 
@@ -405,3 +406,75 @@ def test_messages_state_runs_a_chat_graph() -> None:
     out = app.invoke({"messages": [("user", "hi")]})["messages"]
     assert [(m.role, m.content) for m in out] == [("user", "hi"), ("assistant", "you said hi")]
     assert all(m.id for m in out)
+
+
+def test_messages_are_frozen_and_a_copied_list_shares_only_what_cannot_change() -> None:
+    import copy
+
+    import pydantic
+
+    from nbgraph.engine.view import isolate
+
+    plain = Message(role="user", content="hi", id="1")
+    rich = Message(role="user", content="hi", id="2", metadata={"tags": ["a"]})
+    with pytest.raises(pydantic.ValidationError):
+        plain.content = "changed"  # type: ignore[misc]
+    copied = isolate([plain, rich])
+    assert copied == [plain, rich]
+    assert copied[0] is plain  # nothing in it can change: shared
+    assert copied[1] is not rich and copied[1].metadata is not rich.metadata
+    copied[1].metadata["tags"].append("b")
+    assert rich.metadata == {"tags": ["a"]}
+    assert copy.deepcopy(plain) is plain
+
+
+def test_a_node_cannot_change_the_recorded_messages() -> None:
+    from nbgraph import START, MessagesState, StateGraph
+
+    def meddle(state):
+        state["messages"].append(Message(role="user", content="sneaked in", id="x"))
+        state["messages"][0].metadata["seen"] = True  # a fresh copy: the record keeps its own
+        return {"messages": [("assistant", "ok")]}
+
+    app = StateGraph(MessagesState).add_node("meddle", meddle).add_edge(START, "meddle")
+    run = app.compile().run(
+        {"messages": [Message(role="user", content="hi", id="1", metadata={"k": 1})]}
+    )
+    assert [m.content for m in run.output["messages"]] == ["hi", "ok"]
+    assert run.output["messages"][0].metadata == {"k": 1}
+    assert run.state_at(("meddle", 0))["messages"][0].metadata == {"k": 1}
+
+
+@pytest.mark.parametrize(
+    "right",
+    [
+        [("assistant", "new")],
+        [Message(role="assistant", content="replaced", id="1")],
+        [RemoveMessage(id="1")],
+        [Message(role="user", content="a", id="9"), Message(role="user", content="b", id="9")],
+        ("user", "one tuple"),
+    ],
+    ids=["append", "replace by id", "remove", "same id twice", "one message"],
+)
+def test_the_in_place_merge_matches_add_messages(right: object) -> None:
+    from nbgraph.messages import add_messages_in_place, with_ids
+
+    left = add_messages([], [Message(role="user", content="hi", id="1"), ("user", "two")])
+    prepared = with_ids(right if isinstance(right, list) else [right])
+    expected = add_messages(list(left), prepared)
+    assert add_messages_in_place(list(left), prepared) == expected
+
+
+def test_a_shared_messages_empty_containers_refuse_changes() -> None:
+    from nbgraph.engine.view import isolate
+
+    plain = Message(role="user", content="hi", id="1")
+    (shared,) = isolate([plain])
+    assert shared is plain and shared.metadata == {} and shared.tool_calls == []
+    with pytest.raises(TypeError, match="A Message is frozen"):
+        shared.metadata["x"] = 1
+    with pytest.raises(TypeError, match="model_copy"):
+        shared.tool_calls.append({"name": "t"})
+    assert plain.metadata == {} and plain.model_dump()["metadata"] == {}
+    again = plain.model_copy(update={"metadata": {"x": 1}})
+    assert again.metadata == {"x": 1} and not again.shareable()

@@ -11,9 +11,11 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
+from nbgraph.messages import Message, RemoveMessage
 from nbgraph.types import MISSING
 
 _ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, range, type(MISSING)})
+_FROZEN = frozenset({Message, RemoveMessage})  # frozen types that say whether they can be shared
 
 
 def isolate(value: Any) -> Any:
@@ -27,7 +29,7 @@ def isolate(value: Any) -> Any:
         return value
     if kind is list or kind is tuple:
         for item in value:
-            if type(item) not in _ATOMS:
+            if type(item) not in _ATOMS and not (type(item) in _FROZEN and item.shareable()):
                 return _deepcopy(value)
         return value[:] if kind is list else value
     if kind is dict:
