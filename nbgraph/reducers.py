@@ -256,9 +256,7 @@ register_reducer("merge", in_place=_merge_in_place)(merge)
 register_reducer("union")(union)
 register_reducer("max")(maximum)
 register_reducer("min")(minimum)
-register_reducer("append_messages", prepare=with_ids, in_place=add_messages_in_place)(
-    add_messages
-)
+register_reducer("append_messages", prepare=with_ids, in_place=add_messages_in_place)(add_messages)
 
 
 # --- merge strategies for joins (the Rust seed's `MergeStrategy`) ----------------------------

@@ -252,3 +252,21 @@ def test_a_rebuilt_record_shows_the_threads_forks_as_branches_of_its_tree():
     assert run.state_at(forks[0]) == app.get_state(forked).values
     assert "fork branch, step 2" in run.draw_tree().source
     assert list(run.steps.node) == ["a", "b", "c", "d"]  # the tables are the chosen branch's
+
+
+def test_history_in_one_pass_equals_each_checkpoint_restored_on_its_own(saver):
+    app = fan_app(saver, [], {})
+    app.invoke({"log": [], "n": 0}, config())
+    past = next(h for h in app.get_state_history(config()) if h.metadata["step"] == 1)
+    forked = app.update_state(past.config, {"log": ["edited"]}, as_node="a")
+    app.invoke(None, forked)
+    app.invoke({"log": ["again"], "n": 10}, config())
+    history = list(app.get_state_history(config()))
+    assert len(history) > 8
+    for snapshot in history:  # forks, replays and new input included
+        alone = app.get_state(snapshot.config)
+        assert (snapshot.values, snapshot.next, snapshot.metadata) == (
+            alone.values,
+            alone.next,
+            alone.metadata,
+        )

@@ -70,9 +70,7 @@ class CompiledStateGraph:
     def get_state_history(self, config: dict[str, Any]) -> Iterator[StateSnapshot]:
         """Every checkpoint of the thread, newest first (step numbers continue across runs)."""
         thread = self._thread(config)
-        history = self.checkpointer.history(thread.thread_id)
-        for record in history:
-            restored = thread.restore(record.checkpoint_id, latest_id=history[0].checkpoint_id)
+        for restored in thread.history():
             yield _snapshot(self.spec, thread, restored)
 
     def update_state(

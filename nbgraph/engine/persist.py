@@ -105,15 +105,46 @@ class Thread:
             values = dict(snapshot) if snapshot is not None else initial_values(self.spec)
             for older in reversed(chain if snapshot is None else chain[:-1]):
                 values = apply_delta(self.spec, values, older.payload, older.step)
+        if latest_id is None and wanted is not None:
+            latest_id = self.saver.get(self.thread_id).checkpoint_id
+        latest = wanted is None or latest_id == wanted
+        return self._restored(record, values, latest, lineages)
+
+    def history(self) -> list[Restored]:
+        """Every checkpoint of the thread, newest first, each with its full state.
+
+        One pass from the oldest: each checkpoint's state is its parent's plus its delta, so
+        reading a long thread's history costs its writes, not a replay per checkpoint.
+        """
+        records = self.saver.history(self.thread_id)
+        if not records or self.spec.semantics == "branches":
+            latest = records[0].checkpoint_id if records else None
+            return [self.restore(r.checkpoint_id, latest_id=latest) for r in records]  # type: ignore[misc]
+        states: dict[str, dict[str, Any]] = {}
+        restored = []
+        for record in reversed(records):  # parents before children
+            if record.snapshot is not None:
+                values = {k: isolate(v) for k, v in record.snapshot.items()}
+            elif record.parent_id in states:
+                values = {k: isolate(v) for k, v in states[record.parent_id].items()}
+                values = apply_delta(self.spec, values, record.payload, record.step)
+            else:  # a thread's first checkpoint
+                values = apply_delta(self.spec, initial_values(self.spec), record.payload, 0)
+            states[record.checkpoint_id] = values
+            latest = record is records[0]
+            restored.append(self._restored(record, dict(values), latest, None))
+        restored.reverse()
+        return restored
+
+    def _restored(
+        self, record: Any, values: dict[str, Any], latest: bool, lineages: Any
+    ) -> Restored:
         for name, spec in self.spec.fields.items():
             if spec.transient is not None:  # never saved: rebuilt fresh
                 values[name] = spec.transient()
         saved: dict[str, dict[str, Any]] = {}
         for write in self.saver.pending_writes(self.thread_id, record.checkpoint_id):
             saved[write.task_id] = write.payload  # a task's latest entry wins
-        if latest_id is None and wanted is not None:
-            latest_id = self.saver.get(self.thread_id).checkpoint_id
-        latest = wanted is None or latest_id == wanted
         # a step that stopped part-way resumes with what its finished tasks wrote; a replay
         # of a past checkpoint runs them again
         finished = {k: v for k, v in saved.items() if "writes" in v} if latest else {}
