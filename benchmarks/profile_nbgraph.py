@@ -7,12 +7,14 @@ caches), so `--repeat` makes those runs dominate the profile.
 """
 
 import argparse
+import tempfile
 
 from compare import agent_case, api_nbgraph, history_case, loop_case, sends_case
 
 WORKLOADS = {
     "loop": lambda api, size: loop_case(api, size),
     "memory-saver": lambda api, size: loop_case(api, size, "memory"),
+    "sqlite-saver": lambda api, size: loop_case(api, size, "sqlite", tempfile.mkdtemp()),
     "sends": sends_case,
     "agent": agent_case,
     "history": lambda api, size: history_case(api, size, "memory", ""),

@@ -107,6 +107,7 @@ class SqliteSaver(BaseSaver):
         self.fsync = fsync
         self._lock = threading.RLock()
         self._held: dict[str, str] = {}  # owner token -> thread id, for the claims of this saver
+        self._known: set[tuple[str, str]] = set()  # checkpoints this saver put: no need to look
         self._conn: sqlite3.Connection | None = None
         if self.path == ":memory:":
             self._where = "the in-memory SQLite database"
@@ -138,29 +139,39 @@ class SqliteSaver(BaseSaver):
         check_record(record)
         payload = dump_payload(record.payload)
         snapshot = None if record.snapshot is None else dump_payload(record.snapshot)
+        key = (record.thread_id, record.checkpoint_id)
         with self._transaction() as conn:
             has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
-            duplicate = conn.execute(has, (record.thread_id, record.checkpoint_id)).fetchone()
+            # a parent this saver put is there (checkpoints are never deleted); others: look
             parent_found = (
                 record.parent_id is None
+                or (record.thread_id, record.parent_id) in self._known
                 or conn.execute(has, (record.thread_id, record.parent_id)).fetchone()
+            )
+            duplicate = key in self._known or (
+                not parent_found and conn.execute(has, key).fetchone()
             )
             check_links(record, duplicate=bool(duplicate), parent_found=bool(parent_found))
             (seq,) = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints").fetchone()
-            conn.execute(
-                f"INSERT INTO checkpoints ({_COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.thread_id,
-                    record.checkpoint_id,
-                    record.parent_id,
-                    record.step,
-                    record.source,
-                    float(record.created_at),
-                    payload,
-                    snapshot,
-                    seq,
-                ),
-            )
+            try:
+                conn.execute(
+                    f"INSERT INTO checkpoints ({_COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        record.thread_id,
+                        record.checkpoint_id,
+                        record.parent_id,
+                        record.step,
+                        record.source,
+                        float(record.created_at),
+                        payload,
+                        snapshot,
+                        seq,
+                    ),
+                )
+            except sqlite3.IntegrityError:  # the id was taken (by another saver on the file)
+                check_links(record, duplicate=True, parent_found=True)
+                raise
+        self._known.add(key)
 
     def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRecord | None:
         check_thread_id(thread_id)

@@ -168,7 +168,36 @@ def encode_value(value: Any) -> Any:
     >>> decode_value(encode_value({1: "a", "$type": None}))
     {1: 'a', '$type': None}
     """
-    return ValueEncoder()(value)
+    try:
+        return _plain(value)  # most payloads are plain JSON already: walk them once, fast
+    except (_NotPlain, RecursionError):
+        return ValueEncoder()(value)
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _plain(value: Any) -> Any:
+    """A copy of `value` if it is plain JSON data (str-keyed dicts without `"$type"`, lists,
+    str, int, bool, None, finite floats), else `_NotPlain`."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is list:
+        return [_plain(item) for item in value]
+    if kind is dict:
+        if TAG in value:
+            raise _NotPlain
+        copied = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotPlain
+            copied[key] = _plain(item)
+        return copied
+    if kind is float and math.isfinite(value):
+        return value
+    raise _NotPlain
 
 
 class ValueEncoder:
