@@ -11,6 +11,7 @@ import typing
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, get_args, get_origin
 
 from nbgraph.errors import GraphBuildError
@@ -79,6 +80,11 @@ class GraphSpec:
     waits_by_source: dict[str, tuple[int, ...]] = field(default_factory=dict)
     semantics: str = "supersteps"
     end_merge: Callable[[list[Any]], Any] | str = "delta"
+
+    @cached_property
+    def transient(self) -> frozenset[str]:
+        """Fields marked `Transient`: never written to a checkpoint."""
+        return frozenset(name for name, f in self.fields.items() if f.transient is not None)
 
 
 class StateGraph:

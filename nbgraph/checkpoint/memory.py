@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import threading
 from typing import Any, NamedTuple
 
@@ -33,9 +34,11 @@ class MemorySaver(BaseSaver):
     """Keeps checkpoints in memory as private copies of what was put.
 
     Safe to share between threads. Each value is copied when it is put and again when it is
-    read (`clone`), so what was put, what is stored and what `get` returns never share a
-    mutable object — as with a file, without the cost of turning values into text. Values are
-    kept as they are (a `SqliteSaver` keeps JSON, and a repr of what JSON cannot hold).
+    read, so what was put, what is stored and what `get` returns never share a mutable
+    object — as with a file, without the cost of JSON: plain data is kept as `marshal` bytes
+    (made and read at C speed, never from a file), other objects as private copies (`clone`).
+    Values come back as they were put (a `SqliteSaver` keeps JSON, and a repr of what JSON
+    cannot hold).
 
     >>> from nbgraph.checkpoint import CheckpointRecord
     >>> saver = MemorySaver()
@@ -60,8 +63,8 @@ class MemorySaver(BaseSaver):
             record.step,
             record.source,
             float(record.created_at),
-            clone(record.payload),
-            clone(record.snapshot),
+            _keep(record.payload),
+            _keep(record.snapshot),
         )
         with self._lock:
             thread = self._checkpoints.get(record.thread_id, {})
@@ -93,7 +96,7 @@ class MemorySaver(BaseSaver):
         check_thread_id(thread_id)
         check_id("checkpoint id", checkpoint_id)
         check_id("task id", task_id)
-        kept = clone(payload)
+        kept = _keep(payload)
         with self._lock:
             if checkpoint_id not in self._checkpoints.get(thread_id, {}):
                 raise missing_checkpoint(thread_id, checkpoint_id)
@@ -104,7 +107,7 @@ class MemorySaver(BaseSaver):
         with self._lock:
             writes = list(self._writes.get((thread_id, checkpoint_id), ()))
         return [
-            PendingWrite(task_id, seq, clone(kept))
+            PendingWrite(task_id, seq, _give(kept))
             for seq, (task_id, kept) in enumerate(writes, start=1)
         ]
 
@@ -138,9 +141,31 @@ def _record(thread_id: str, checkpoint_id: str, stored: _Stored) -> CheckpointRe
         stored.step,
         stored.source,
         stored.created_at,
-        clone(stored.payload),
-        clone(stored.snapshot),
+        _give(stored.payload),
+        _give(stored.snapshot),
     )
+
+
+class _Objects(NamedTuple):
+    """A stored value marshal cannot hold (models, messages...): kept as a private copy."""
+
+    value: Any
+
+
+def _keep(value: Any) -> Any:
+    """What the saver stores for `value`: `marshal` bytes when it can (plain data: a C-speed
+    copy that keeps tuples, sets and non-str keys), else a private copy of the objects."""
+    try:
+        return marshal.dumps(value, 4)
+    except ValueError:
+        return _Objects(clone(value))
+
+
+def _give(stored: Any) -> Any:
+    """A fresh copy of a stored value, for a reader to own."""
+    if type(stored) is bytes:
+        return marshal.loads(stored)
+    return clone(stored.value)
 
 
 _ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, type(MISSING)})

@@ -314,7 +314,7 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
 
 def transient_fields(spec: GraphSpec) -> frozenset[str]:
     """Fields marked `Transient`: never written to a checkpoint."""
-    return frozenset(name for name, f in spec.fields.items() if f.transient is not None)
+    return spec.transient
 
 
 def task_data(task: Task, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
