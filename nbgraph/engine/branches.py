@@ -92,7 +92,7 @@ class BranchLoop(RunLoop):
         tasks: list[Task] = []
         for name in sorted(arrivals):
             for sources, point in self._runs_of(name, arrivals[name]):
-                task = Task(self.step, len(tasks), name, "edge", triggers=sources)
+                task = Task(self.step, len(tasks), name, "edge", triggers=self.shared(sources))
                 self._hand(task, point)
                 tasks.append(task)
         for sender, send, point in sends:

@@ -77,6 +77,7 @@ class RunLoop:
         self.log = RunLog(spec, MISSING, config)
         self._pending_resets: list[RootReset] | tuple[()] = ()
         self.step_size = 0  # tasks in the step being run
+        self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     # --- the input -------------------------------------------------------------------------
 
@@ -219,7 +220,7 @@ class RunLoop:
         resets = self._resets(pull) if self.incoming else ()
         names = sorted(pull) if len(pull) > 1 else pull
         tasks = [
-            Task(self.step, index, name, "edge", triggers=tuple(pull[name]))
+            Task(self.step, index, name, "edge", triggers=self.shared(tuple(pull[name])))
             for index, name in enumerate(names)
         ]
         offset = len(tasks)
@@ -362,8 +363,15 @@ class RunLoop:
             note_failure(error, task)
             task.error = error
 
+    def shared(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """One tuple object per distinct tuple of node names: a long run records the same
+        triggers and routes every step, and keeps each of them once."""
+        return self._shared.setdefault(names, names)
+
     def _done(self, task: Task, scope: Scope | None) -> Task:
         task.ended = time.time()
+        if task.routes and all(type(route) is str for route in task.routes):
+            task.routes = self.shared(tuple(task.routes))  # type: ignore[arg-type]
         if self.thread is not None and (self.step_size > 1 or task.interrupts):
             # a sibling may fail: keep what this one wrote (a lone task's writes go into the
             # step's checkpoint right after it; a question for a person is kept always)
