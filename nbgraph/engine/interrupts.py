@@ -48,6 +48,16 @@ def interrupt_scope(scope: Scope | None) -> Iterator[Scope | None]:
         _SCOPE.reset(token)
 
 
+def enter_scope(scope: Scope | None) -> Any:
+    """`interrupt_scope` without the context manager (the engine's hot path): returns the
+    token `leave_scope` needs."""
+    return _SCOPE.set(scope)
+
+
+def leave_scope(token: Any) -> None:
+    _SCOPE.reset(token)
+
+
 def interrupt_id(key: str, index: int) -> str:
     """A stable id for the `index`-th interrupt of a task (same on every re-run)."""
     return hashlib.sha1(f"{key}|{index}".encode()).hexdigest()[:16]

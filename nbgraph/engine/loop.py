@@ -13,7 +13,13 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from nbgraph.engine.interrupts import GraphInterrupt, Scope, interrupt_scope
+from nbgraph.engine.interrupts import (
+    GraphInterrupt,
+    Scope,
+    enter_scope,
+    interrupt_scope,
+    leave_scope,
+)
 from nbgraph.engine.lineage import fold_states, state_pairs
 from nbgraph.engine.persist import checkpoint_payload
 from nbgraph.engine.runlog import RootReset, RunLog, StepLog, initial_values
@@ -339,8 +345,11 @@ class RunLoop:
             if scope is None:
                 output = node.fn(state, self.config) if node.takes_config else node.fn(state)
             else:
-                with interrupt_scope(scope):
+                token = enter_scope(scope)
+                try:
                     output = node.fn(state, self.config) if node.takes_config else node.fn(state)
+                finally:
+                    leave_scope(token)
             if type(output) not in _PLAIN_OUTPUTS and inspect.isawaitable(output):
                 _close(output)
                 raise TypeError(

@@ -56,6 +56,11 @@ def thread_id_of(config: dict[str, Any]) -> str:
 
 
 def _size(value: Any) -> int:
+    kind = type(value)
+    if kind is list or kind is dict or kind is tuple or kind is set:
+        return len(value)
+    if kind is int or kind is str or kind is float or kind is bool or value is None:
+        return 1
     return len(value) if isinstance(value, Sized) and not isinstance(value, str) else 1
 
 
@@ -192,7 +197,9 @@ class Thread:
 
         self._cost += 1 + sum(_size(v) for t in payload["tasks"] for _, v in t["writes"])
         snapshot = None
-        due = self.head is None or self._cost >= max(MIN_SNAPSHOT_COST, _state_size(values))
+        due = self.head is None or (
+            self._cost >= MIN_SNAPSHOT_COST and self._cost >= _state_size(values)
+        )
         if due or force_snapshot:
             skip = transient_fields(self.spec)
             if lineages is not None:
