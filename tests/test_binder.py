@@ -55,3 +55,16 @@ def test_runtime_is_python_3_11_and_the_package_admits_it() -> None:
     assert lines("runtime.txt") == ["python-3.11"]
     requires = SpecifierSet(pyproject()["project"]["requires-python"])
     assert requires.contains("3.11")
+
+
+def test_the_readme_badge_opens_this_repository_on_binder() -> None:
+    repository = pyproject()["project"]["urls"]["Repository"]
+    owner_repo = repository.removeprefix("https://github.com/")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pattern = r"https://mybinder\.org/v2/gh/([^/]+/[^/]+)/HEAD\?urlpath=lab/tree/([^)\s]+)\)"
+    links = re.findall(pattern, readme)
+    assert links, "the README has no Binder link"
+    assert "mybinder.org/badge_logo.svg" in readme
+    for found, folder in links:
+        assert found == owner_repo
+        assert (ROOT / folder).is_dir()

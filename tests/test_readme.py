@@ -32,3 +32,15 @@ def test_readme_gives_the_two_commands_ci_runs():
     assert "bash dev.sh lab" in text and "bash dev.sh test" in text
     ci = (README.parent / ".ci" / "run").read_text()
     assert "dev.sh test" in ci
+
+
+def test_every_picture_and_link_in_the_readme_is_in_the_repository():
+    text = README.read_text()
+    targets = re.findall(r"\]\(((?:docs|notebooks|benchmarks)/[^)#\s]+)\)", text)
+    assert "docs/run.svg" in targets and "docs/inspector.png" in targets
+    for target in targets:
+        assert (README.parent / target).exists(), target
+    svg = (README.parent / "docs" / "run.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    for node in ("START", "END", "a", "b", "c"):  # the quick start's run, drawn
+        assert f">{node}" in svg, node
