@@ -7,7 +7,7 @@ import contextlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from nbgraph.errors import NbgraphError
 from nbgraph.record.values import UnknownTagError, decode_value, encode_value
@@ -36,9 +36,9 @@ class CheckpointFileError(NbgraphError, ValueError):
     """A file is not a checkpoint database this nbgraph can read; the message says which, why."""
 
 
-@dataclass(frozen=True)
-class CheckpointRecord:
-    """One checkpoint of a thread, as a saver stores it.
+class CheckpointRecord(NamedTuple):
+    """One checkpoint of a thread, as a saver stores it (immutable; a named tuple, since
+    the engine makes one every checkpointed step).
 
     Attributes:
         thread_id: the thread it belongs to.

@@ -12,7 +12,6 @@ import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any
 
 from nbgraph.types import Interrupt
@@ -26,13 +25,22 @@ class GraphInterrupt(Exception):
         self.interrupt = interrupt
 
 
-@dataclass
 class Scope:
-    """One node call's interrupt answers, and how many `interrupt()` calls it has made."""
+    """One node call's interrupt answers, and how many `interrupt()` calls it has made.
 
-    key: str
-    answers: list[Any] = field(default_factory=list)
-    asked: int = 0
+    `key` (thread and task) names its interrupts; it is worked out only if one is asked.
+    """
+
+    __slots__ = ("answers", "asked", "task", "thread_id")
+
+    def __init__(self, thread_id: str, task: Any, answers: list[Any] | None = None) -> None:
+        self.thread_id, self.task = thread_id, task
+        self.answers = answers if answers is not None else []
+        self.asked = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.thread_id}|{self.task.id}"
 
 
 _SCOPE: ContextVar[Scope | None] = ContextVar("nbgraph_interrupt_scope", default=None)

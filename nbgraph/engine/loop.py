@@ -390,8 +390,8 @@ class RunLoop:
     def _scope(self, task: Task) -> Scope | None:
         if self.thread is None:
             return None
-        key = f"{self.thread.thread_id}|{task.id}"
-        return Scope(key, self.answers.get(task.id, []))
+        answers = self.answers.get(task.id) if self.answers else None
+        return Scope(self.thread.thread_id, task, answers)
 
     def _restore_task(self, task: Task) -> bool:
         """Take a task's writes from the checkpoint instead of running it again."""
