@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # nbgraph's one entry point for people and CI.
-#   bash dev.sh lab    set everything up, then open JupyterLab on notebooks/
+#   bash dev.sh lab    set everything up, then open JupyterLab on notebooks/ (extra arguments
+#                      go to `jupyter lab`, e.g. --no-browser --port 8899)
 #   bash dev.sh test   set everything up, then run the whole test suite
 # Works on a fresh Debian machine with Python 3.11 (as root it installs the system
 # packages it needs; otherwise it tells you which ones are missing).
@@ -43,7 +44,11 @@ case "${1:-}" in
     lab)
         need_system_packages lab
         setup_python lab
-        exec "$VENV/bin/jupyter" lab notebooks/
+        lab_args=()
+        if [ "$(id -u)" = 0 ]; then
+            lab_args+=(--allow-root)  # Jupyter refuses root without it (a fresh VM, a container)
+        fi
+        exec "$VENV/bin/jupyter" lab "${lab_args[@]}" "${@:2}" notebooks/
         ;;
     test)
         need_system_packages test
@@ -60,7 +65,7 @@ case "${1:-}" in
         exit "$status"
         ;;
     *)
-        echo "usage: bash dev.sh lab | bash dev.sh test [pytest args]" >&2
+        echo "usage: bash dev.sh lab [jupyter lab args] | bash dev.sh test [pytest args]" >&2
         exit 2
         ;;
 esac
