@@ -216,7 +216,9 @@ class BranchLoop(RunLoop):
     # --- committing a step ---------------------------------------------------------------------
 
     def commit(self, tasks: list[Task], source: str = "loop") -> StepLog:
-        log = StepLog(self.step, tasks, self.spec.fields, resets=self._resets, joins=self._joins)
+        log = StepLog(
+            self.step, tasks, self.spec.fields, resets=self._resets or (), joins=self._joins or ()
+        )  # (an empty step keeps no empty lists: a long run records thousands of steps)
         self._resets = []
         self.log.steps.append(log)
         for task in tasks:
