@@ -133,34 +133,6 @@ def _values_of(parent: Lineage | None, data: Descriptor) -> dict[str, Any]:
     return parent.values
 
 
-def reset_data(reset: Any, skip: frozenset[str]) -> Descriptor:
-    """A root reset as plain data (for a thread's history and its rebuilt record)."""
-    return {
-        "node": reset.node,
-        "reason": reset.reason,
-        "sources": list(reset.sources),
-        "dropped": list(reset.dropped),
-        "values": {k: v for k, v in reset.values.items() if k not in skip},
-        "id": reset.id,
-        "parent": reset.parent,
-    }
-
-
-def join_data(join: Any) -> Descriptor:
-    """A join as plain data (its merged values, for fold and strategies, included)."""
-    return {
-        "step": join.step,
-        "id": join.id,
-        "node": join.node,
-        "parents": list(join.parents),
-        "strategy": join.strategy,
-        "base": join.base,
-        "applied": list(join.applied),
-        "values": join.values,
-        "dropped": list(join.dropped),
-    }
-
-
 # --- the merged view -----------------------------------------------------------------------------
 
 

@@ -18,9 +18,7 @@ from typing import Any
 from nbgraph.engine.branch_persist import (
     control_ids,
     describe,
-    join_data,
     merged_values,
-    reset_data,
     snapshot,
 )
 from nbgraph.engine.lineage import (
@@ -34,8 +32,15 @@ from nbgraph.engine.lineage import (
     strategy_name,
 )
 from nbgraph.engine.loop import RunLoop
-from nbgraph.engine.persist import task_data, transient_fields
-from nbgraph.engine.runlog import Join, RootReset, StepLog, initial_values
+from nbgraph.engine.persist import task_data, transient_fields, without
+from nbgraph.engine.runlog import (
+    Join,
+    RootReset,
+    StepLog,
+    initial_values,
+    join_data,
+    reset_data,
+)
 from nbgraph.engine.tasks import Task, state_for
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import apply_grouped, group_writes
@@ -260,7 +265,7 @@ class BranchLoop(RunLoop):
     def _save(self, log: StepLog, source: str, created: list[Lineage], live: list) -> None:
         skip = transient_fields(self.spec)
         payload: dict[str, Any] = {
-            "resets": [reset_data(r, skip) for r in log.resets],
+            "resets": [reset_data(r, without(skip)) for r in log.resets],
             "joins": [join_data(j) for j in log.joins],
             "tasks": [task_data(task, skip) for task in log.tasks],
             "points": [describe(self.spec, p, skip) for p in created],

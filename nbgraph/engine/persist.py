@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbgraph.engine.branch_persist import live_points, merged_values, rebuild
-from nbgraph.engine.runlog import initial_values
+from nbgraph.engine.runlog import initial_values, reset_data
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import applied_writes, apply_step, clear_ephemeral
@@ -294,16 +294,7 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
         "next": control_of(run),
     }
     if log.resets:  # the rest only when there is something: most steps have none of it
-        payload["resets"] = [
-            {
-                "node": r.node,
-                "reason": r.reason,
-                "sources": list(r.sources),
-                "dropped": list(r.dropped),
-                "values": {k: v for k, v in r.values.items() if k not in skip},
-            }
-            for r in log.resets
-        ]
+        payload["resets"] = [reset_data(r, without(skip)) for r in log.resets]
     if log.merged:
         payload["merged"] = [list(w) for w in log.merged]
     if mutated:
@@ -317,6 +308,11 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
 
         payload["graph"] = describe_graph(run.spec)
     return payload
+
+
+def without(skip: frozenset[str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A state minus the fields in `skip` (transient ones: never checkpointed)."""
+    return lambda values: {k: v for k, v in values.items() if k not in skip}
 
 
 def transient_fields(spec: GraphSpec) -> frozenset[str]:

@@ -7,7 +7,7 @@ rebuilt by replaying the recorded writes through the same reducers (`replay_step
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -79,6 +79,79 @@ class Join:
     applied: tuple[str, ...] = ()
     values: dict[str, Any] | None = None
     dropped: tuple[str, ...] = ()
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def reset_data(
+    reset: RootReset, values: Callable[[Any], Any] = _same, name: Callable[[Any], Any] = _same
+) -> dict[str, Any]:
+    """A root reset as plain data; `values` encodes its state, `name` each dropped field
+    (a checkpoint keeps them as they are, a run file encodes them)."""
+    return {
+        "node": reset.node,
+        "reason": reset.reason,
+        "sources": list(reset.sources),
+        "dropped": [name(field) for field in reset.dropped],
+        "values": values(reset.values),
+        "id": reset.id,
+        "parent": reset.parent,
+    }
+
+
+def reset_from_data(
+    step: int, data: Mapping[str, Any], values: Callable[[Any], Any] = dict,
+    name: Callable[[Any], Any] = _same,
+) -> RootReset:  # fmt: skip
+    """A root reset back from `reset_data` (older data has no id or parent)."""
+    return RootReset(
+        step,
+        data["node"],
+        data["reason"],
+        tuple(data["sources"]),
+        tuple(name(field) for field in data["dropped"]),
+        values(data["values"]),
+        str(data.get("id", "")),
+        str(data.get("parent", "")),
+    )
+
+
+def join_data(
+    join: Join, values: Callable[[Any], Any] = _same, name: Callable[[Any], Any] = _same
+) -> dict[str, Any]:
+    """A join as plain data; `values` encodes its merged state (fold, strategies)."""
+    return {
+        "step": join.step,
+        "id": join.id,
+        "node": join.node,
+        "parents": list(join.parents),
+        "strategy": join.strategy,
+        "base": join.base,
+        "applied": list(join.applied),
+        "values": None if join.values is None else values(join.values),
+        "dropped": [name(field) for field in join.dropped],
+    }
+
+
+def join_from_data(
+    data: Mapping[str, Any], values: Callable[[Any], Any] = dict,
+    name: Callable[[Any], Any] = _same,
+) -> Join:  # fmt: skip
+    """A join back from `join_data`."""
+    merged = data["values"]
+    return Join(
+        int(data["step"]),
+        str(data["id"]),
+        str(data["node"]),
+        tuple(data["parents"]),
+        str(data["strategy"]),
+        str(data["base"]),
+        tuple(data["applied"]),
+        None if merged is None else values(merged),
+        tuple(name(field) for field in data["dropped"]),
+    )
 
 
 @dataclass(slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.engine.persist import task_from_data
-from nbgraph.engine.runlog import Join, RootReset, RunLog, StepLog
+from nbgraph.engine.runlog import RunLog, StepLog, join_from_data, reset_from_data
 from nbgraph.engine.view import isolate
 from nbgraph.record.serialize import graph_from_description
 
@@ -46,7 +46,7 @@ def log_from_checkpointer(
     if branches:
         log.semantics = "branches"
         end = chain[-1].payload.get("end")
-        log.end = _join(end) if end else None
+        log.end = join_from_data(end) if end else None
         thread = Thread(saver, spec, {"configurable": {"thread_id": thread_id}})
         values = thread.restore(chain[-1].checkpoint_id).values
     log.final = values
@@ -78,19 +78,7 @@ def _input_of(first: Any) -> dict[str, Any]:
 def _step(spec: Any, record: Any) -> StepLog:
     payload = record.payload
     tasks = [task_from_data(data) for data in payload["tasks"]]
-    resets = [
-        RootReset(
-            record.step,
-            reset["node"],
-            reset["reason"],
-            tuple(reset["sources"]),
-            tuple(reset["dropped"]),
-            dict(reset["values"]),
-            reset.get("id", ""),
-            reset.get("parent", ""),
-        )
-        for reset in payload.get("resets", ())
-    ]
+    resets = [reset_from_data(record.step, reset) for reset in payload.get("resets", ())]
     return StepLog(
         record.step,
         tasks,
@@ -101,21 +89,6 @@ def _step(spec: Any, record: Any) -> StepLog:
         merged=[tuple(w) for w in payload.get("merged", ())],
         applied=True,
         afters=payload.get("afters") or None,
-        joins=[_join(data) for data in payload.get("joins", ())] or (),
+        joins=[join_from_data(data) for data in payload.get("joins", ())] or (),
         heads=tuple(payload.get("heads", ())),
-    )
-
-
-def _join(data: dict[str, Any]) -> Join:
-    values = data["values"]
-    return Join(
-        data["step"],
-        data["id"],
-        data["node"],
-        tuple(data["parents"]),
-        data["strategy"],
-        data["base"],
-        tuple(data["applied"]),
-        None if values is None else dict(values),
-        tuple(data["dropped"]),
     )

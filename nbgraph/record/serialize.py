@@ -21,7 +21,15 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.runlog import Join, RootReset, RunLog, StepLog
+from nbgraph.engine.runlog import (
+    Join,
+    RunLog,
+    StepLog,
+    join_data,
+    join_from_data,
+    reset_data,
+    reset_from_data,
+)
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
 from nbgraph.errors import NbgraphError
@@ -346,52 +354,12 @@ def _decode_task(data: dict[str, Any]) -> Task:
     )
 
 
-def _encode_join(join: Join, watch: ValueEncoder) -> dict[str, Any]:
-    return {
-        "step": join.step,
-        "id": join.id,
-        "node": join.node,
-        "parents": list(join.parents),
-        "strategy": join.strategy,
-        "base": join.base,
-        "applied": list(join.applied),
-        "values": None if join.values is None else watch(join.values),
-        "dropped": [encode_value(name) for name in join.dropped],
-    }
-
-
-def _decode_join(data: dict[str, Any]) -> Join:
-    values = data["values"]
-    return Join(
-        int(data["step"]),
-        str(data["id"]),
-        str(data["node"]),
-        tuple(data["parents"]),
-        str(data["strategy"]),
-        str(data["base"]),
-        tuple(data["applied"]),
-        None if values is None else _mapping(decode_value(values), "a join's values"),
-        tuple(decode_value(name) for name in data["dropped"]),
-    )
-
-
 def _encode_steps(run: Run) -> list[dict[str, Any]]:
     """Every step of the run, with `afters` where a loaded run could not replay it."""
     watch = ValueEncoder()  # encodes what reaches the state, noting anything opaque
     steps = []
     for step in run.log.steps:
-        resets = [
-            {
-                "node": reset.node,
-                "reason": reset.reason,
-                "sources": list(reset.sources),
-                "dropped": [encode_value(name) for name in reset.dropped],
-                "values": watch(reset.values),
-                "id": reset.id,
-                "parent": reset.parent,
-            }
-            for reset in step.resets
-        ]
+        resets = [reset_data(reset, watch, encode_value) for reset in step.resets]
         steps.append(
             {
                 "step": step.step,
@@ -405,7 +373,7 @@ def _encode_steps(run: Run) -> list[dict[str, Any]]:
             }
         )
         if step.joins or step.heads:
-            steps[-1]["joins"] = [_encode_join(join, watch) for join in step.joins]
+            steps[-1]["joins"] = [join_data(join, watch, encode_value) for join in step.joins]
             steps[-1]["heads"] = list(step.heads)
     if watch.opaque or _has_unreplayable_parts(run):
         pinned = _point_afters(run) if run.log.semantics == "branches" else _afters(run)
@@ -441,17 +409,7 @@ def _point_afters(run: Run) -> list[dict[str, dict[Any, Any]] | None]:
 def _decode_step(data: dict[str, Any], graph: GraphSpec) -> StepLog:
     number = data["step"]
     resets = [
-        RootReset(
-            number,
-            item["node"],
-            item["reason"],
-            tuple(item["sources"]),
-            tuple(decode_value(name) for name in item["dropped"]),
-            _mapping(decode_value(item["values"]), "a reset's values"),
-            str(item.get("id", "")),
-            str(item.get("parent", "")),
-        )
-        for item in data["resets"]
+        reset_from_data(number, item, _decoded_state, decode_value) for item in data["resets"]
     ]
     merged = [(w, decode_value(f), decode_value(v)) for w, f, v in data["merged"]]
     afters = data["afters"]
@@ -468,6 +426,14 @@ def _decode_step(data: dict[str, Any], graph: GraphSpec) -> StepLog:
         joins=[_decode_join(join) for join in data.get("joins", ())] or (),
         heads=tuple(data.get("heads", ())),
     )
+
+
+def _decoded_state(value: Any) -> dict[str, Any]:
+    return _mapping(decode_value(value), "a reset's or join's values")
+
+
+def _decode_join(data: dict[str, Any]) -> Join:
+    return join_from_data(data, _decoded_state, decode_value)
 
 
 def _mapping(value: Any, what: str) -> dict[str, Any]:
@@ -561,7 +527,7 @@ def run_document(run: Run) -> dict[str, Any]:
             "final": encode_value(log.final),
             "steps": _encode_steps(run),
             "semantics": log.semantics,
-            "end": None if log.end is None else _encode_join(log.end, ValueEncoder()),
+            "end": None if log.end is None else join_data(log.end, encode_value, encode_value),
         },
     }
 
