@@ -82,6 +82,11 @@ class GraphSpec:
     end_merge: Callable[[list[Any]], Any] | str = "delta"
 
     @cached_property
+    def ephemeral(self) -> tuple[str, ...]:
+        """Fields that live one superstep (one task, in a branch lineage)."""
+        return tuple(name for name, f in self.fields.items() if f.ephemeral)
+
+    @cached_property
     def transient(self) -> frozenset[str]:
         """Fields marked `Transient`: never written to a checkpoint."""
         return frozenset(name for name, f in self.fields.items() if f.transient is not None)

@@ -665,3 +665,31 @@ def test_superstep_what_ifs_say_clearly_they_do_not_apply_to_branch_runs():
         run.remerge({"log": "overwrite"})
     with pytest.raises(NotImplementedError, match=r"join rows of run\.effects"):
         run.order_sensitivity()
+
+
+def test_ephemeral_fields_live_one_task_in_a_lineage_and_through_a_join_and_a_resume():
+    seen: dict = {}
+
+    def node(name, note=False):
+        def run(state):
+            seen.setdefault(name, []).append(dict(state))
+            return {"log": [name], **({"note": f"from {name}"} if note else {})}
+
+        return run
+
+    graph = StateGraph(dict, reducers={"log": "append"}, ephemeral={"note"})
+    graph.add_node("a", node("a", note=True)).add_node("b", node("b", note=True))
+    graph.add_node("c", node("c")).add_node("ask", node("ask")).add_node("d", node("d"))
+    graph.add_edge(START, "a").add_edge("a", "b").add_edge("a", "c").add_edge("c", "ask")
+    graph.add_edge(["b", "ask"], "d")
+    app = graph.compile(checkpointer=MemorySaver(), semantics="branches", interrupt_before=["d"])
+    config = {"configurable": {"thread_id": "e"}}
+    app.invoke({"log": []}, config)
+    app.invoke(None, config)  # resumed from the checkpoint before d: the join is made then
+    assert seen["b"][0]["note"] == seen["c"][0]["note"] == "from a"  # a's writes, one task on
+    assert "note" not in seen["ask"][0]  # c wrote none, so a's note did not outlive c
+    assert seen["d"][0]["note"] == "from b"  # b's lineage still had its note at the join
+    run = app.last_run
+    assert run.state_at(("d", 0)) == seen["d"][0]
+    cleared = run.effects[run.effects.reducer == "cleared"]
+    assert list(cleared.field) == ["note"] and list(cleared.point) == ["task:4:0:d"]

@@ -13,7 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from nbgraph.engine.lineage import Lineage, apply_point, common_base, delta_merge, ensure_values
+from nbgraph.engine.lineage import (
+    Lineage,
+    apply_points,
+    common_base,
+    delta_merge,
+    ensure_values,
+    grow,
+    keep_live_ephemeral,
+)
 from nbgraph.engine.view import isolate
 from nbgraph.graph import GraphSpec
 from nbgraph.types import Mutation
@@ -39,6 +47,7 @@ def describe(
             data["afters"] = {k: isolate(values[k]) for k in mutated if k in values}
     elif point.kind == "join":
         data["applied"] = [p.id for p in point.applied]
+        data["parents"] = list(point.heads)
     else:  # a root, a reset: a whole state
         data["writes"] = [[k, v] for k, v in point.writes if k not in skip]
     if point.afters and "afters" not in data:
@@ -87,8 +96,7 @@ def rebuild(
     spec: GraphSpec, descriptors: Iterable[Descriptor], points: dict[str, Lineage], step: int
 ) -> None:
     """Turn descriptors back into points with values, added to `points` (parents first)."""
-    fields = spec.fields
-    ephemeral = tuple(n for n, f in fields.items() if f.ephemeral)
+    fields, ephemeral = spec.fields, spec.ephemeral
     for data in descriptors:
         parent = points.get(data["parent"]) if data["parent"] is not None else None
         kind = data["kind"]
@@ -99,19 +107,16 @@ def rebuild(
             point.values = {k: isolate(v) for k, v in data["values"].items()}
         elif kind == "task":
             values = dict(_values_of(parent, data))
-            apply_point(fields, values, point, step, set())
-            written = {k for k, _ in writes}
-            for name in ephemeral:
-                if name in values and name not in written:
-                    del values[name]
+            grow(fields, values, point, step, set(), ephemeral)
             point.values = values
         elif kind == "join":
             point.applied = tuple(points[i] for i in data["applied"])
             values = dict(_values_of(parent, data))
-            owned: set[str] = set()
-            for applied in point.applied:
-                apply_point(fields, values, applied, step, owned)
+            apply_points(fields, values, point.applied, step)
             values.update({k: isolate(v) for k, v in (point.afters or {}).items()})
+            heads = [points[i] for i in data.get("parents", ()) if i in points]
+            if heads:  # (checkpoints written before joins named their branches: no check)
+                keep_live_ephemeral(values, heads, lambda h: h.values or {}, ephemeral)
             point.values = values
         else:
             point.values = {k: isolate(v) for k, v in writes}
@@ -120,8 +125,7 @@ def rebuild(
 
 
 def _values(spec: GraphSpec, point: Lineage) -> dict[str, Any]:
-    ephemeral = tuple(n for n, f in spec.fields.items() if f.ephemeral)
-    return ensure_values(spec.fields, point, ephemeral)
+    return ensure_values(spec.fields, point, spec.ephemeral)
 
 
 def _values_of(parent: Lineage | None, data: Descriptor) -> dict[str, Any]:

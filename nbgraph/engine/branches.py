@@ -23,11 +23,12 @@ from nbgraph.engine.branch_persist import (
 )
 from nbgraph.engine.lineage import (
     Lineage,
-    apply_point,
     common_base,
     delta_merge,
     ensure_values,
     fold_states,
+    grow,
+    keep_live_ephemeral,
     state_pairs,
     strategy_name,
 )
@@ -153,8 +154,9 @@ class BranchLoop(RunLoop):
         if strategy is None or strategy == "delta":
             base_values = self._values(base) if base is not None else initial_values(self.spec)
             values, applied = delta_merge(self.spec.fields, base_values, unique, base, step)
-            self._keep_ephemeral(values, unique)
+            keep_live_ephemeral(values, unique, self._values, self.ephemeral)
             point = Lineage(join_id, "join", base, applied=tuple(applied), values=values)
+            point.heads = parents
             ids = tuple(p.id for p in applied)
             join = Join(step, join_id, name, parents, "delta", _id(base), ids)
         else:
@@ -199,12 +201,6 @@ class BranchLoop(RunLoop):
             values = {k: v for k, v in values.items() if k not in unknown}
         had = dict.fromkeys(k for s in states for k in s)  # type: ignore[union-attr]
         return values, tuple(k for k in had if k not in values)
-
-    def _keep_ephemeral(self, values: dict[str, Any], heads: list[Lineage]) -> None:
-        """A join keeps an ephemeral field only if some branch still has it."""
-        for name in self.ephemeral:
-            if name in values and not any(name in self._values(h) for h in heads):
-                del values[name]
 
     def _made(self, point: Lineage) -> None:
         if self.thread is not None:  # the next checkpoint holds it
@@ -375,13 +371,8 @@ class BranchLoop(RunLoop):
             else:
                 parent.frozen = True  # a join may need it as the common ancestor
                 values, owned = dict(self._values(parent)), set()
-            apply_point(self.spec.fields, values, point, self.step, owned)  # type: ignore[arg-type]
+            grow(self.spec.fields, values, point, self.step, owned, self.ephemeral)  # type: ignore[arg-type]
             point.values, point.owned = values, owned
-            if self.ephemeral:
-                written = {k for k, _ in point.writes}
-                for name in self.ephemeral:
-                    if name in values and name not in written:  # type: ignore[operator]
-                        del values[name]  # type: ignore[union-attr]
         parent.holders -= 1
 
     def _values(self, point: Lineage) -> dict[str, Any]:

@@ -35,6 +35,7 @@ class Lineage:
         writer: the node whose writes a task point holds.
         writes: a task's `(field, value)` writes; a reset's (and a root's) whole state.
         applied: a join's task and reset points since `parent`, in the order it applied them.
+        heads: a join's branches, by id, in routing order.
         values: the state at this point (engine only; released once nothing can read it).
         owned: fields whose value objects no other lineage shares (safe to change in place).
         holders: how many pending runs, joins and END hold this point.
@@ -46,8 +47,8 @@ class Lineage:
     """
 
     __slots__ = (
-        "afters", "applied", "depth", "frozen", "holders", "id", "kind", "owned", "parent",
-        "seq", "values", "writer", "writes",
+        "afters", "applied", "depth", "frozen", "heads", "holders", "id", "kind", "owned",
+        "parent", "seq", "values", "writer", "writes",
     )  # fmt: skip
 
     def __init__(
@@ -62,6 +63,7 @@ class Lineage:
     ) -> None:
         self.id, self.kind, self.parent, self.writer = id, kind, parent, writer
         self.writes, self.applied, self.values = writes, applied, values
+        self.heads: tuple[str, ...] = ()
         self.owned: set[str] = _NOTHING_OWNED
         self.holders = 0
         self.frozen = False
@@ -157,6 +159,38 @@ def apply_point(
         values[name] = reduce_field(spec, old, writes, step)
 
 
+def grow(
+    fields: Mapping[str, FieldSpec],
+    values: Values,
+    point: Lineage,
+    step: int,
+    owned: set[str],
+    ephemeral: Sequence[str] = (),
+) -> tuple[str, ...]:
+    """A task point's state from its parent's (`values`, changed in place): its writes
+    through the reducers, then the ephemeral fields it did not write dropped (returned)."""
+    apply_point(fields, values, point, step, owned)
+    if not ephemeral:
+        return ()
+    written = {name for name, _ in point.writes}
+    cleared = tuple(name for name in ephemeral if name in values and name not in written)
+    for name in cleared:
+        del values[name]
+    return cleared
+
+
+def keep_live_ephemeral(
+    values: Values,
+    heads: Sequence[Lineage],
+    values_of: Callable[[Lineage], Values],
+    ephemeral: Sequence[str],
+) -> None:
+    """A join keeps an ephemeral field only if one of the branches it merged still has it."""
+    for name in ephemeral:
+        if name in values and not any(name in values_of(head) for head in heads):
+            del values[name]
+
+
 def ensure_values(
     fields: Mapping[str, FieldSpec], point: Lineage, ephemeral: Sequence[str] = ()
 ) -> Values:
@@ -168,10 +202,7 @@ def ensure_values(
             raise RuntimeError(f"nbgraph: lineage point {point.id!r} lost its values")
         values = dict(ensure_values(fields, parent, ephemeral))
         owned: set[str] = set()
-        apply_point(fields, values, point, 0, owned)
-        for name in ephemeral:
-            if name in values and all(k != name for k, _ in point.writes):
-                del values[name]
+        grow(fields, values, point, 0, owned, ephemeral)
         point.values, point.owned = values, owned
     return point.values
 

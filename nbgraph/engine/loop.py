@@ -78,7 +78,7 @@ class RunLoop:
         self.seen: list[set[str]] = [set() for _ in spec.waiting]
         self.incoming: dict[str, list[tuple[str, Any]]] = {}
         self.managed = tuple(n for n, f in spec.fields.items() if f.managed)
-        self.ephemeral = tuple(n for n, f in spec.fields.items() if f.ephemeral)
+        self.ephemeral = spec.ephemeral
         self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
         self.log = RunLog(spec, MISSING, config)
         self._pending_resets: list[RootReset] | tuple[()] = ()

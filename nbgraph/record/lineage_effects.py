@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.lineage import apply_point, delta_merge
+from nbgraph.engine.lineage import delta_merge, grow, keep_live_ephemeral
 from nbgraph.engine.runlog import Join, RunLog, initial_values
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import field_spec, group_writes
@@ -33,7 +33,6 @@ class _Pass:
         self.owned: dict[str, set[str]] = {}  # fields a point's dict alone holds
         self.readers = _reader_counts(log)
         self.rows: list[Effect] = []
-        self.ephemeral = tuple(n for n, f in self.graph.fields.items() if f.ephemeral)
         for step in log.steps:
             self._step(step)
         if log.end is not None:
@@ -109,16 +108,15 @@ class _Pass:
         befores = {name: values.get(name, MISSING) for name in grouped}
         befores = {k: snapshot(v) if v is not MISSING else v for k, v in befores.items()}
         point = self.points.point(point_id)
-        apply_point(self.graph.fields, values, point, number, owned)
+        gone = {name: values[name] for name in self.graph.ephemeral if name in values}
+        cleared = grow(self.graph.fields, values, point, number, owned, self.graph.ephemeral)
         for name, writes in grouped.items():
             self._write_row(number, point_id, name, writes, befores[name], values, True)
-        for name in self.ephemeral:
-            if name in values and name not in grouped:
-                before = values.pop(name)
-                self.rows.append(
-                    Effect(number, name, "cleared", before, [], [], MISSING, True, True,
-                           False, False, False, False, point_id)
-                )  # fmt: skip
+        for name in cleared:
+            self.rows.append(
+                Effect(number, name, "cleared", gone[name], [], [], MISSING, True, True,
+                       False, False, False, False, point_id)
+            )  # fmt: skip
         self._dropped_rows(number, task)
         if self.readers.get(point_id, 0) > 0:
             self.values[point_id] = values
@@ -186,9 +184,7 @@ class _Pass:
             result, _ = delta_merge(self.graph.fields, start, branches, base_point, join.step)
             pinned = self.points.points[join.id].afters or {}
             result.update({k: isolate(v) for k, v in pinned.items()})
-            for name in self.ephemeral:
-                if name in result and not any(name in h for h in heads):
-                    del result[name]
+            keep_live_ephemeral(result, heads, lambda head: head, self.graph.ephemeral)
         names = [_writer(i) for i in join.parents]
         before_state = base if base is not None else {}
         fields = dict.fromkeys([*before_state, *(k for h in heads for k in h), *result])

@@ -13,7 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from nbgraph.engine.branch_persist import rebuild
-from nbgraph.engine.lineage import Lineage, apply_point, common_base, delta_merge
+from nbgraph.engine.lineage import (
+    Lineage,
+    common_base,
+    delta_merge,
+    grow,
+    keep_live_ephemeral,
+)
 from nbgraph.engine.runlog import Join, RunLog, StepLog, initial_values
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import apply_grouped, group_writes
@@ -124,12 +130,8 @@ class LineageStates:
         owned = set(values)
         cost = 0
         graph = self.log.graph
-        ephemeral = tuple(n for n, f in graph.fields.items() if f.ephemeral)
         for task in reversed(chain):
-            apply_point(graph.fields, values, task, self.steps[task.id], owned)
-            for name in ephemeral:
-                if name in values and all(k != name for k, _ in task.writes):
-                    del values[name]
+            grow(graph.fields, values, task, self.steps[task.id], owned, graph.ephemeral)
             cost += 1 + sum(_size(v) for _, v in task.writes)
             if task is point or cost >= max(MIN_SNAPSHOT_COST, _state_size(values)):
                 self._cache[task.id] = _copy(values) if task is not point else values
@@ -149,10 +151,7 @@ class LineageStates:
         start = self._after(base) if base is not None else initial_values(graph)
         values, _ = delta_merge(graph.fields, start, heads, base, join.step)
         values.update({k: isolate(v) for k, v in (point.afters or {}).items()})
-        ephemeral = [n for n, f in graph.fields.items() if f.ephemeral and n in values]
-        for name in ephemeral:
-            if not any(name in self._after(h) for h in heads):
-                del values[name]
+        keep_live_ephemeral(values, heads, self._after, graph.ephemeral)
         return values
 
     def merged(self, point_ids: tuple[str, ...], step: int) -> dict[str, Any]:

@@ -163,7 +163,7 @@ def _replay(source: RunLog, graph: GraphSpec, changed: Mapping[str, Any]) -> Run
     """A new log over the same recorded tasks, each step folded through `graph`'s reducers."""
     log = RunLog(graph, source.input, source.config, warnings=list(source.warnings))
     log.status, log.error = source.status, source.error
-    ephemeral = tuple(n for n, f in graph.fields.items() if f.ephemeral)
+    ephemeral = graph.ephemeral
     values = initial_values(graph)
     for recorded in source.steps:
         afters = recorded.afters
