@@ -65,7 +65,6 @@ class BranchLoop(RunLoop):
         self.ended: list[tuple[str, Lineage]] = []  # lineages that reached END, in order
         self.reads: dict[str, Lineage] = {}  # this step's tasks: the point each reads
         self._joins: list[Join] = []
-        self._resets: list[RootReset] = []
         self._ids: set[str] = set()
         self._resumed: Lineage | None = None  # the merged state new input or an update reads
         self.created: list[Lineage] = []  # points made since the last checkpoint, in order
@@ -217,18 +216,9 @@ class BranchLoop(RunLoop):
     # --- committing a step ---------------------------------------------------------------------
 
     def commit(self, tasks: list[Task], source: str = "loop") -> StepLog:
-        log = StepLog(
-            self.step, tasks, self.spec.fields, resets=self._resets or (), joins=self._joins or ()
-        )  # (an empty step keeps no empty lists: a long run records thousands of steps)
-        self._resets = []
-        self.log.steps.append(log)
-        for task in tasks:
-            if task.error is not None:
-                raise task.error
-        if self.thread is not None:  # only a checkpointed run can pause
-            self.paused = [i for task in tasks for i in task.interrupts]
-            if self.paused:
-                return log  # not applied: the step runs again, answered, on resume
+        log = self.open_step(tasks, self._joins or ())
+        if self.paused:
+            return log  # not applied: the step runs again, answered, on resume
         try:
             for task in tasks:
                 if task.kind == "input":
@@ -285,9 +275,7 @@ class BranchLoop(RunLoop):
             lineages=lambda: snapshot(self.spec, live, skip),
             force_snapshot=log.tasks[0].kind in ("input", "update"),
         )
-        after = self.spec.interrupt_after
-        if after and any(task.node in after for task in log.tasks):
-            self.at_breakpoint = "after"
+        self.stop_after(log.tasks)
 
     def _resume(self, restored: Any, keep_next: bool = True) -> StepLog:
         """Start from a checkpoint's lineages; recorded as this run's first points."""
@@ -306,7 +294,7 @@ class BranchLoop(RunLoop):
             self._resumed = point
             self.values = self.log.final = values
             recorded = {k: isolate(v) for k, v in values.items() if k not in skip}
-            self._resets = [RootReset(step, "resume", "resume", (), (), recorded, reset_id)]
+            self._pending_resets = [RootReset(step, "resume", "resume", (), (), recorded, reset_id)]
             return StepLog(restored.step, [], self.spec.fields)
         else:
             self._ids.update(points)
@@ -429,10 +417,10 @@ class BranchLoop(RunLoop):
         reset_id = self._unique(f"reset:{self.step + 1}:{target}")
         dropped = tuple(k for k in point.values if k not in values)  # type: ignore[union-attr]
         recorded = {k: isolate(v) for k, v in values.items()}
-        self._resets.append(
-            RootReset(self.step + 1, target, "state_filter", (source,), dropped, recorded,
-                      reset_id, point.id)
-        )  # fmt: skip
+        reset = RootReset(
+            self.step + 1, target, "state_filter", (source,), dropped, recorded, reset_id, point.id
+        )
+        self._pending_resets = [*self._pending_resets, reset]  # the next step's tasks read it
         point.frozen = True
         reset = Lineage(reset_id, "reset", point, writes=tuple(recorded.items()), values=values)
         self._made(reset)

@@ -462,16 +462,9 @@ class RunLoop:
         Raises:
             The first failed task's exception (in write order), after recording the step.
         """
-        log = StepLog(self.step, tasks, self.spec.fields, resets=self._pending_resets)
-        self._pending_resets = ()
-        self.log.steps.append(log)
-        for task in tasks:
-            if task.error is not None:
-                raise task.error
-        if self.thread is not None:  # only a checkpointed run can pause
-            self.paused = [i for task in tasks for i in task.interrupts]
-            if self.paused:
-                return log  # not applied: the step runs again, answered, on resume
+        log = self.open_step(tasks)
+        if self.paused:
+            return log  # not applied: the step runs again, answered, on resume
         try:
             if self.spec.state_merger is not None and len(tasks) > 1:
                 per_task = [(t.node, t.writes) for t in tasks]
@@ -490,10 +483,33 @@ class RunLoop:
         log.applied = True
         if self.thread is not None:
             self.thread.save(self.step, source, checkpoint_payload(self, log, writes), self.values)
-            after = self.spec.interrupt_after
-            if after and any(task.node in after for task in tasks):
-                self.at_breakpoint = "after"
+            self.stop_after(tasks)
         return log
+
+    def open_step(self, tasks: list[Task], joins: list[Any] | tuple[()] = ()) -> StepLog:
+        """Record a finished step (its resets, joins and tasks) before its writes are
+        applied; raise its first failed task's exception; note the questions that pause it.
+
+        Raises:
+            The first failed task's exception, in write order.
+        """
+        log = StepLog(
+            self.step, tasks, self.spec.fields, resets=self._pending_resets or (), joins=joins
+        )  # (a step without resets keeps no empty list: long runs record thousands of steps)
+        self._pending_resets = ()
+        self.log.steps.append(log)
+        for task in tasks:
+            if task.error is not None:
+                raise task.error
+        if self.thread is not None:  # only a checkpointed run can pause
+            self.paused = [i for task in tasks for i in task.interrupts]
+        return log
+
+    def stop_after(self, tasks: list[Task]) -> None:
+        """Stop at an `interrupt_after` breakpoint once one of its nodes has run."""
+        after = self.spec.interrupt_after
+        if after and any(task.node in after for task in tasks):
+            self.at_breakpoint = "after"
 
     def _trigger(self, tasks: list[Task]) -> None:
         spec = self.spec
