@@ -93,6 +93,66 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+# --- the four kinds of row (supersteps and branch lineages build the same rows) -------------
+
+
+def write_effect(
+    step: int,
+    spec: FieldSpec,
+    before: Any,
+    writes: list[tuple[str, Any]],
+    after: Any,
+    applied: bool,
+    point: str,
+) -> Effect:
+    """A field's writes of one step (or one task, in a lineage), folded by its reducer."""
+    bypass = False
+    for _, value in writes:
+        if type(value) is Overwrite:
+            bypass = True
+            break
+    return Effect(
+        step,
+        spec.name,
+        spec.reducer_name,
+        before,
+        writes,
+        [writer for writer, _ in writes],
+        after,
+        applied and not same(before, after),
+        applied,
+        len(writes) > 1 and is_conflict(spec, writes),
+        bypass,
+        False,
+        False,
+        point,
+    )
+
+
+def reset_effects(
+    step: int, writer: str, reason: str, old: dict, new: dict, point: str
+) -> Iterator[Effect]:
+    """The fields a root reset changed (each new value, written by `writer`)."""
+    for name in [*old, *(n for n in new if n not in old)]:
+        before, after = old.get(name, MISSING), new.get(name, MISSING)
+        if not same(before, after):
+            yield Effect(step, name, reason, before, [(writer, after)], [writer], after,
+                         True, True, False, False, False, True, point)  # fmt: skip
+
+
+def cleared_effect(step: int, name: str, before: Any, point: str) -> Effect:
+    """An ephemeral field dropped because nothing wrote it."""
+    return Effect(step, name, "cleared", before, [], [], MISSING, True, True,
+                  False, False, False, False, point)  # fmt: skip
+
+
+def dropped_effects(step: int, task: Any, point: str = "") -> Iterator[Effect]:
+    """What a task wrote to keys the state does not have (dropped, with a warning)."""
+    for key, value, _why in task.dropped:
+        yield Effect(step, key, "dropped", MISSING, [(task.node, value)], [task.node],
+                     MISSING, False, False, False, False, True, False, point)  # fmt: skip
+
+
 def effect_rows(log: RunLog) -> list[Effect]:
     """Every (step, field) the run touched, in step order: resets, writes, clears, drops.
 
@@ -119,28 +179,10 @@ def _effect_rows(log: RunLog) -> list[Effect]:
         number = step.step
         for reset in step.resets:
             new = {name: isolate(value) for name, value in reset.values.items()}
-            for name in [*shown, *(n for n in new if n not in shown)]:
-                before, after = shown.get(name, MISSING), new.get(name, MISSING)
-                if not same(before, after):
-                    writer = f"reset:{reset.node}"
-                    rows.append(
-                        Effect(
-                            number,
-                            name,
-                            reset.reason,
-                            before,
-                            [(writer, after)],
-                            [writer],
-                            after,
-                            True,
-                            True,
-                            False,
-                            False,
-                            False,
-                            True,
-                            f"reset:{number}:{reset.node}",
-                        )
-                    )
+            point = f"reset:{number}:{reset.node}"
+            rows.extend(
+                reset_effects(number, f"reset:{reset.node}", reset.reason, shown, new, point)
+            )
             values = {name: isolate(value) for name, value in new.items()}
             shown = new
         written = group_writes(applied_writes(graph.fields, step.tasks, step.merged))
@@ -155,66 +197,10 @@ def _effect_rows(log: RunLog) -> list[Effect]:
                 else:
                     values[name] = reduce_field(spec, values.get(name, MISSING), writes, number)
                 after = shown[name] = snapshot(values[name])
-            bypass = False
-            for _, value in writes:
-                if type(value) is Overwrite:
-                    bypass = True
-                    break
-            rows.append(
-                Effect(
-                    number,
-                    name,
-                    spec.reducer_name,
-                    before,
-                    writes,
-                    [w for w, _ in writes],
-                    after,
-                    step.applied and not same(before, after),
-                    step.applied,
-                    len(writes) > 1 and is_conflict(spec, writes),
-                    bypass,
-                    False,
-                    False,
-                    merge_id,
-                )
-            )
+            rows.append(write_effect(number, spec, before, writes, after, step.applied, merge_id))
         for name in step.cleared:
-            before = shown.pop(name, MISSING)
             values.pop(name, None)
-            rows.append(
-                Effect(
-                    number,
-                    name,
-                    "cleared",
-                    before,
-                    [],
-                    [],
-                    MISSING,
-                    True,
-                    True,
-                    False,
-                    False,
-                    False,
-                    False,
-                )
-            )
+            rows.append(cleared_effect(number, name, shown.pop(name, MISSING), merge_id))
         for task in step.tasks:
-            for key, value, _why in task.dropped:
-                rows.append(
-                    Effect(
-                        number,
-                        key,
-                        "dropped",
-                        MISSING,
-                        [(task.node, value)],
-                        [task.node],
-                        MISSING,
-                        False,
-                        False,
-                        False,
-                        False,
-                        True,
-                        False,
-                    )
-                )
+            rows.extend(dropped_effects(number, task))
     return rows

@@ -14,9 +14,17 @@ from nbgraph.engine.lineage import delta_merge, grow, keep_live_ephemeral
 from nbgraph.engine.runlog import Join, RunLog, initial_values
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import field_spec, group_writes
-from nbgraph.record.effects import Effect, is_conflict, same, snapshot
+from nbgraph.record.effects import (
+    Effect,
+    cleared_effect,
+    dropped_effects,
+    reset_effects,
+    same,
+    snapshot,
+    write_effect,
+)
 from nbgraph.record.lineages import LineageStates, input_state
-from nbgraph.types import MISSING, START, Overwrite
+from nbgraph.types import MISSING, START
 
 
 def lineage_effect_rows(log: RunLog) -> list[Effect]:
@@ -60,7 +68,8 @@ class _Pass:
         for reset in step.resets:
             parent = self._peek(reset.parent) if reset.parent in self.values else {}
             new = {k: isolate(v) for k, v in reset.values.items()}
-            self._reset_rows(number, reset.id, f"reset:{reset.node}", reset.reason, parent, new)
+            writer = f"reset:{reset.node}"
+            self.rows.extend(reset_effects(number, writer, reset.reason, parent, new, reset.id))
             if reset.parent in self.values:
                 self._take(reset.parent)
             self.values[reset.id] = new
@@ -99,7 +108,7 @@ class _Pass:
             for name, writes in grouped.items():
                 before = parent.get(name, MISSING)
                 self._write_row(number, "", name, writes, before, None, False)
-            self._dropped_rows(number, task)
+            self.rows.extend(dropped_effects(number, task, f"task:{task.id}"))
             return
         values, mine = self._take(task.parent)
         if not mine:
@@ -112,12 +121,8 @@ class _Pass:
         cleared = grow(self.graph.fields, values, point, number, owned, self.graph.ephemeral)
         for name, writes in grouped.items():
             self._write_row(number, point_id, name, writes, befores[name], values, True)
-        for name in cleared:
-            self.rows.append(
-                Effect(number, name, "cleared", gone[name], [], [], MISSING, True, True,
-                       False, False, False, False, point_id)
-            )  # fmt: skip
-        self._dropped_rows(number, task)
+        self.rows.extend(cleared_effect(number, name, gone[name], point_id) for name in cleared)
+        self.rows.extend(dropped_effects(number, task, f"task:{task.id}"))
         if self.readers.get(point_id, 0) > 0:
             self.values[point_id] = values
             self.owned[point_id] = owned
@@ -132,45 +137,9 @@ class _Pass:
         values: dict[str, Any] | None,
         applied: bool,
     ) -> None:
-        spec = field_spec(self.graph.fields, name)
         after = snapshot(values[name]) if values is not None and name in values else MISSING
-        bypass = any(type(v) is Overwrite for _, v in writes)
-        self.rows.append(
-            Effect(
-                number,
-                name,
-                spec.reducer_name,
-                before,
-                writes,
-                [w for w, _ in writes],
-                after,
-                applied and not same(before, after),
-                applied,
-                len(writes) > 1 and is_conflict(spec, writes),
-                bypass,
-                False,
-                False,
-                point_id,
-            )
-        )
-
-    def _dropped_rows(self, number: int, task: Any) -> None:
-        for key, value, _why in task.dropped:
-            self.rows.append(
-                Effect(number, key, "dropped", MISSING, [(task.node, value)], [task.node],
-                       MISSING, False, False, False, False, True, False, f"task:{task.id}")
-            )  # fmt: skip
-
-    def _reset_rows(
-        self, number: int, point_id: str, writer: str, reason: str, old: dict, new: dict
-    ) -> None:
-        for name in [*old, *(n for n in new if n not in old)]:
-            before, after = old.get(name, MISSING), new.get(name, MISSING)
-            if not same(before, after):
-                self.rows.append(
-                    Effect(number, name, reason, before, [(writer, after)], [writer], after,
-                           True, True, False, False, False, True, point_id)
-                )  # fmt: skip
+        spec = field_spec(self.graph.fields, name)
+        self.rows.append(write_effect(number, spec, before, writes, after, applied, point_id))
 
     def _join(self, join: Join) -> None:
         heads = [self._peek(i) for i in join.parents]
