@@ -10,6 +10,7 @@ Target (issue 7): loop and fan-out within 1.5x of superstep mode. Recording is o
 
 import argparse
 import statistics
+from collections.abc import Callable
 from types import SimpleNamespace
 
 from engine import api_nbgraph, fan_out, self_loop, sends
@@ -29,28 +30,35 @@ def api_branches() -> SimpleNamespace:
     return api
 
 
-WORKLOADS = [  # label, build, units per run, unit, whether issue 7's 1.5x target applies
-    ("self-loop, 1,000 steps", lambda api: self_loop(api, 1000)[0], 1000, "step", True),
-    ("fan-out 100 into a waiting join", lambda api: fan_out(api, 100)[0], 100, "task", True),
-    ("1,000 Sends", lambda api: sends(api, 1000)[0], 1000, "task", False),
-]
+def workloads(scale: int) -> list[tuple[str, Callable, int, str, bool]]:
+    """label, build, units per run, unit, whether issue 7's 1.5x target applies; sizes
+    divided by `scale` (`--quick`)."""
+    steps, width, count = 1000 // scale, 100 // scale, 1000 // scale
+    return [
+        (f"self-loop, {steps:,} steps", lambda api: self_loop(api, steps)[0], steps, "step", True),
+        (f"fan-out {width} into a waiting join", lambda api: fan_out(api, width)[0], width, "task",
+         True),
+        (f"{count:,} Sends", lambda api: sends(api, count)[0], count, "task", False),
+    ]  # fmt: skip
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, one round")
+    args = parser.parse_args(argv)
+    rounds, repeat = (1, 1) if args.quick else (args.rounds, args.repeat)
     models = {"supersteps": api_nbgraph(), "branches": api_branches()}
     print(f"{'workload':<34} {'supersteps':>14} {'branches':>14} {'ratio':>7}  target")
-    for label, build, per, unit, targeted in WORKLOADS:
+    for label, build, per, unit, targeted in workloads(20 if args.quick else 1):
         runs = {name: build(api) for name, api in models.items()}
         for run in runs.values():
             run()  # warm up
         times: dict[str, list[float]] = {name: [] for name in runs}
-        for _ in range(args.rounds):
+        for _ in range(rounds):
             for name, run in runs.items():
-                times[name].append(best_seconds(run, args.repeat) / per * 1e6)
+                times[name].append(best_seconds(run, repeat) / per * 1e6)
         shared, lineage = (statistics.median(times[name]) for name in runs)
         ratio = lineage / shared
         target = ("≤1.5x: " + ("met" if ratio <= 1.5 else "NOT met")) if targeted else "-"

@@ -123,6 +123,18 @@ def thread_config(limit: int) -> dict[str, Any]:
     return {"configurable": {"thread_id": f"t{next(_threads)}"}, "recursion_limit": limit}
 
 
+def loop_nodes(api: SimpleNamespace, steps: int) -> tuple[Callable, Callable]:
+    """The self-loop's node and router (also what `engine.py`'s plain-Python baseline calls)."""
+
+    def tick(state: dict) -> dict:
+        return {"count": state["count"] + 1, "log": [state["count"]]}
+
+    def again(state: dict) -> str:
+        return api.END if state["count"] >= steps else "tick"
+
+    return tick, again
+
+
 def loop_graph(api: SimpleNamespace, steps: int, checkpointer: Any = None) -> Any:
     """A self-loop of `steps` steps: `count` overwritten, `log` grows by one item a step."""
 
@@ -130,11 +142,7 @@ def loop_graph(api: SimpleNamespace, steps: int, checkpointer: Any = None) -> An
         count: int
         log: Annotated[list, api.append]
 
-    def tick(state: dict) -> dict:
-        return {"count": state["count"] + 1, "log": [state["count"]]}
-
-    def again(state: dict) -> str:
-        return api.END if state["count"] >= steps else "tick"
+    tick, again = loop_nodes(api, steps)
 
     return (
         api.StateGraph(State)
@@ -145,12 +153,8 @@ def loop_graph(api: SimpleNamespace, steps: int, checkpointer: Any = None) -> An
     )
 
 
-def fan_out_graph(api: SimpleNamespace, width: int) -> Any:
-    """`fan` fans out to `width` workers; `join` waits for all of them."""
-
-    class State(TypedDict):
-        results: Annotated[list, api.append]
-        total: int
+def fan_out_nodes(width: int) -> tuple[list[Callable], Callable]:
+    """The fan-out's workers and join (also what `engine.py`'s baseline calls)."""
 
     def worker(i: int) -> Callable[[dict], dict]:
         return lambda state: {"results": [i]}
@@ -158,11 +162,22 @@ def fan_out_graph(api: SimpleNamespace, width: int) -> Any:
     def join(state: dict) -> dict:
         return {"total": len(state["results"])}
 
+    return [worker(i) for i in range(width)], join
+
+
+def fan_out_graph(api: SimpleNamespace, width: int) -> Any:
+    """`fan` fans out to `width` workers; `join` waits for all of them."""
+
+    class State(TypedDict):
+        results: Annotated[list, api.append]
+        total: int
+
+    workers, join = fan_out_nodes(width)
     names = [f"w{i:04d}" for i in range(width)]
     graph = api.StateGraph(State).add_node("fan", lambda state: None).add_node("join", join)
     graph.add_edge(api.START, "fan")
-    for i, name in enumerate(names):
-        graph.add_node(name, worker(i))
+    for worker, name in zip(workers, names, strict=True):
+        graph.add_node(name, worker)
         graph.add_edge("fan", name)
     graph.add_edge(names, "join")
     graph.add_edge("join", api.END)

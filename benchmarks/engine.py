@@ -14,6 +14,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
 
+from compare import fan_out_graph, fan_out_nodes, loop_graph, loop_nodes
 from timing import best_seconds
 
 
@@ -42,23 +43,8 @@ def api_langgraph() -> SimpleNamespace:
 
 
 def self_loop(api: SimpleNamespace, steps: int) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    class State(TypedDict):
-        count: int
-        log: Annotated[list, api.append]
-
-    def tick(state: dict) -> dict:
-        return {"count": state["count"] + 1, "log": [state["count"]]}
-
-    def again(state: dict) -> str:
-        return api.END if state["count"] >= steps else "tick"
-
-    app = (
-        api.StateGraph(State)
-        .add_node("tick", tick)
-        .add_edge(api.START, "tick")
-        .add_conditional_edges("tick", again)
-        .compile()
-    )
+    app = loop_graph(api, steps)  # the graph `compare.py` times, built the same way
+    tick, again = loop_nodes(api, steps)
     config = {"recursion_limit": steps + 10}
 
     def run() -> Any:
@@ -81,26 +67,8 @@ def self_loop(api: SimpleNamespace, steps: int) -> tuple[Callable[[], Any], Call
 def fan_out(
     api: SimpleNamespace, width: int, max_concurrency: int | None = 1
 ) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    class State(TypedDict):
-        results: Annotated[list, api.append]
-        total: int
-
-    def worker(i: int) -> Callable[[dict], dict]:
-        return lambda state: {"results": [i]}
-
-    def join(state: dict) -> dict:
-        return {"total": len(state["results"])}
-
-    names = [f"w{i:03d}" for i in range(width)]
-    graph = api.StateGraph(State).add_node("fan", lambda s: None).add_node("join", join)
-    graph.add_edge(api.START, "fan")
-    for i, name in enumerate(names):
-        graph.add_node(name, worker(i))
-        graph.add_edge("fan", name)
-    graph.add_edge(names, "join")
-    graph.add_edge("join", api.END)
-    app = graph.compile()
-    workers = [worker(i) for i in range(width)]
+    app = fan_out_graph(api, width)
+    workers, join = fan_out_nodes(width)
 
     def run() -> Any:
         config = {} if max_concurrency is None else {"max_concurrency": max_concurrency}

@@ -50,3 +50,18 @@ def test_compare_quick_prints_every_workload(monkeypatch, capsys):
     nbgraph_only = ("run.effects", "run.state_at", "inspector", "gc off", "retained per step")
     for name in nbgraph_only:
         assert any(name in label for label in rows), name
+
+
+def test_branch_lineages_against_supersteps_quick_prints_each_workload(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    for name in ("branches", "engine", "compare", "timing"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import branches
+
+    branches.main(["--quick"])
+    out = capsys.readouterr().out
+    ratios = {}
+    for label in ("self-loop, 50 steps", "fan-out 5 into a waiting join", "50 Sends"):
+        line = next(row for row in out.splitlines() if row.startswith(label))
+        ratios[label] = float(re.search(r"([\d.]+)x", line).group(1))
+    assert all(ratio > 0 for ratio in ratios.values()), out

@@ -696,3 +696,15 @@ def test_import_loads_no_heavy_module() -> None:
     finished = run_python(code)
     assert finished.returncode == 0, finished.stderr
     assert finished.stdout.strip() == "[]"
+
+
+def test_a_checkpoint_id_taken_through_another_saver_on_the_file_is_refused(
+    tmp_path: Path,
+) -> None:
+    first, second = SqliteSaver(tmp_path / "shared.sqlite"), SqliteSaver(tmp_path / "shared.sqlite")
+    first.put(record("t1", "c1", payload={"n": 1}))
+    with pytest.raises(ValueError, match="already has a checkpoint 'c1'"):
+        second.put(record("t1", "c1", payload={"n": 2}))  # this saver never saw c1
+    assert second.get("t1", "c1").payload == {"n": 1}  # type: ignore[union-attr]
+    second.put(record("t1", "c2", "c1", payload={"n": 2}))  # its parent, written by the other
+    assert [r.checkpoint_id for r in first.history("t1")] == ["c2", "c1"]
