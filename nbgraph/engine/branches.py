@@ -490,23 +490,16 @@ class BranchLoop(RunLoop):
 
     def output(self) -> dict[str, Any]:
         """The output: END's merge, or (paused) the live lineages merged as they stand."""
-        if self.log.end is None:
-            points = {id(p): p for p in [*self.live(), *self.reads.values()]}  # paused: reads
-            ordered = sorted(points.values(), key=lambda point: point.seq)
-            self.values = merged_values(self.spec, ordered, self.step)
-        return super().output()
+        if self.log.end is not None:
+            return self.output_of(self.values)
+        points = {id(p): p for p in [*self.live(), *self.reads.values()]}  # paused: reads
+        ordered = sorted(points.values(), key=lambda point: point.seq)
+        return self.output_of(merged_values(self.spec, ordered, self.step))
 
     def stream_values(self) -> dict[str, Any]:
         """The state `"values"` shows: the one lineage's, or the delta merge of all live ones."""
         points = self.live()
-        if len(points) == 1:
-            values = self._values(points[0])
-        elif points:
-            base = common_base(points)
-            start = self._values(base) if base is not None else {}
-            values, _ = delta_merge(self.spec.fields, start, points, base, self.step)
-        else:
-            values = self.values
+        values = merged_values(self.spec, points, self.step) if points else self.values
         return {k: isolate(v) for k, v in values.items() if k in self.stream_keys}
 
     def touched_stream_keys(self, log: StepLog) -> bool:

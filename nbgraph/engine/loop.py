@@ -571,12 +571,16 @@ class RunLoop:
 
     def output(self) -> dict[str, Any]:
         """The output schema's fields that have a value (isolated)."""
+        return self.output_of(self.values)
+
+    def output_of(self, values: dict[str, Any]) -> dict[str, Any]:
+        """`values` as `invoke` returns them: the output schema's fields (isolated)."""
         fields = self.spec.fields
-        keys = self.spec.output.fields if not self.spec.open_schema else self.values
+        keys = self.spec.output.fields if not self.spec.open_schema else values
         return {
-            k: isolate(self.values[k])
+            k: isolate(values[k])
             for k in keys
-            if k in self.values and (k not in fields or fields[k].transient is None)
+            if k in values and (k not in fields or fields[k].transient is None)
         }
 
     def touched_stream_keys(self, log: StepLog) -> bool:
