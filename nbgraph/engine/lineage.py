@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nbgraph.engine.view import isolate
-from nbgraph.engine.writes import field_spec, reduce_field
+from nbgraph.engine.writes import clear_ephemeral, field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING, Mutation, Overwrite
@@ -172,11 +172,7 @@ def grow(
     apply_point(fields, values, point, step, owned)
     if not ephemeral:
         return ()
-    written = {name for name, _ in point.writes}
-    cleared = tuple(name for name in ephemeral if name in values and name not in written)
-    for name in cleared:
-        del values[name]
-    return cleared
+    return clear_ephemeral(ephemeral, values, [name for name, _ in point.writes])
 
 
 def keep_live_ephemeral(
