@@ -7,6 +7,7 @@ from nbgraph.errors import (
     EmptyInputError,
     GraphBuildError,
     GraphRecursionError,
+    InvalidArgumentError,
     InvalidUpdateError,
     NbgraphError,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "GraphRecursionError",
     "InMemorySaver",
     "Interrupt",
+    "InvalidArgumentError",
     "InvalidUpdateError",
     "MemorySaver",
     "Message",

@@ -27,3 +27,8 @@ class GraphRecursionError(NbgraphError, RecursionError):
 
 class EmptyInputError(NbgraphError, ValueError):
     """A run was started with no input and nothing to resume."""
+
+
+class InvalidArgumentError(NbgraphError, ValueError):
+    """An argument cannot be used: a run's `recursion_limit` or `max_concurrency`, a
+    saver's path. The message names the argument, the value given and what is expected."""

@@ -32,6 +32,7 @@ from nbgraph.checkpoint.base import (
     load_payload,
     missing_checkpoint,
 )
+from nbgraph.errors import InvalidArgumentError
 
 FORMAT = "nbgraph.checkpoints"
 SCHEMA_VERSION = 1
@@ -74,6 +75,20 @@ _LIVE_OWNERS: set[str] = set()
 """The claims held by savers of this process, to tell them from a dead process's with our pid."""
 
 
+def _database_path(path: Any) -> str:
+    """`path` as the file name to open; refuse what sqlite3 would quietly take for a
+    temporary database (`""`), and what is not a path at all."""
+    if isinstance(path, str | bytes | os.PathLike):
+        name = os.fsdecode(path)
+        if name.strip():
+            return name
+    raise InvalidArgumentError(
+        f"SqliteSaver needs a file path, or ':memory:' for a database that lives as long as "
+        f"the saver; got {path!r}. (An empty path would keep the checkpoints in a temporary "
+        "database that vanishes when the saver closes.)"
+    )
+
+
 class SqliteSaver(BaseSaver):
     """Keeps checkpoints in an SQLite file; each `put` survives the process once it returns.
 
@@ -94,6 +109,7 @@ class SqliteSaver(BaseSaver):
         CheckpointFileError: the file is not an SQLite database, is another application's,
             or holds a newer schema version (the message names the file). A failed open
             leaves the file as it was.
+        InvalidArgumentError: `path` is empty or not a path.
 
     >>> from nbgraph.checkpoint import CheckpointRecord
     >>> with SqliteSaver(":memory:") as saver:
@@ -103,7 +119,7 @@ class SqliteSaver(BaseSaver):
     """
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
-        self.path = os.fspath(path)
+        self.path = _database_path(path)
         self.fsync = fsync
         self._lock = threading.RLock()
         self._held: dict[str, str] = {}  # owner token -> thread id, for the claims of this saver

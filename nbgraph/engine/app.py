@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from nbgraph.engine.branches import BranchLoop
+from nbgraph.engine.config import run_config
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.persist import Thread
@@ -25,9 +26,12 @@ from nbgraph.types import START, StateSnapshot
 class CompiledStateGraph:
     """A checked graph, ready to run. Every run is recorded; the latest is `last_run`.
 
+    Each call (`invoke`, `stream`, `run`, their async forms) records its own run: calls from
+    several threads, or a node that runs this same graph, never share a record.
+
     Attributes:
         spec: the frozen graph (nodes, edges, fields) the drawings read.
-        last_run: the `RunLog` of the most recent run, or None.
+        last_log: the `RunLog` of the run that most recently started or finished, or None.
     """
 
     def __init__(self, spec: GraphSpec, *, checkpointer: Any = None, name: str = "") -> None:
@@ -127,26 +131,47 @@ class CompiledStateGraph:
 
     @property
     def last_run(self) -> Any:
-        """The latest run (an `nbgraph.Run`: tables, states, state tree), or None."""
-        if self.last_log is None:
-            return None
+        """The run that most recently started or finished (an `nbgraph.Run`: tables, states,
+        state tree), or None.
+
+        A run becomes the latest when it starts and again when it ends, so once a call
+        returns, `last_run` is that call's run, even if a node ran this graph inside it;
+        with calls in several threads it is whichever moved last (`run()` returns the run
+        of its own call in every case).
+        """
+        log = self.last_log
+        return None if log is None else self._record(log)
+
+    def _record(self, log: RunLog) -> Any:
+        """The `nbgraph.Run` of `log`, built once for the latest finished run."""
         from nbgraph.record import Run  # the record reads the engine's log
 
-        if self.last_log.status == "running":  # still going: a fresh view each time
-            return Run(self.last_log)
-        if self._last_run is None or self._last_run.log is not self.last_log:
-            self._last_run = Run(self.last_log)
-        return self._last_run
+        cached = self._last_run
+        if cached is not None and cached.log is log:
+            return cached
+        record = Run(log)
+        if log.status != "running" and log is self.last_log:  # a running one: fresh each time
+            self._last_run = record
+        return record
 
-    def _start(self, config: dict[str, Any] | None) -> RunLoop:
-        merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
-        merged.update(config or {})
+    def _start(self, config: dict[str, Any] | None, kwargs: dict[str, Any]) -> RunLoop:
+        merged = run_config(config, kwargs)
         thread = None
         if self.checkpointer is not None:
             thread = Thread(self.checkpointer, self.spec, merged)
         run = loop_class(self.spec)(self.spec, merged, thread)
         self.last_log = run.log
         return run
+
+    @contextlib.contextmanager
+    def _running(self, run: RunLoop) -> Iterator[None]:
+        """Hold the run's thread id for the whole run (a second run of it is refused); when
+        the run ends, however it ends, it becomes the latest run again."""
+        try:
+            with self._claimed(run):
+                yield
+        finally:
+            self.last_log = run.log
 
     def _claimed(self, run: RunLoop) -> Any:
         """Hold the run's thread id for the whole run (a second run of it is refused)."""
@@ -155,17 +180,18 @@ class CompiledStateGraph:
         return self.checkpointer.claim(run.thread.thread_id)
 
     def run(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        """Run the graph like `invoke`, and return the recorded `Run` instead of the output.
+        """Run the graph like `invoke`, and return the recorded `Run` of this call.
 
         A run that fails is still returned (`run.status == "failed"`, `run.error` says why),
         so its record can be inspected; `run.output` is what `invoke` would have returned.
         """
+        run = self._start(config, kwargs)
         try:
-            self.invoke(input, config, **kwargs)
+            self._invoke(run, input)
         except Exception:
-            if self.last_log is None or not self.last_log.steps:
+            if not run.log.steps:
                 raise
-        return self.last_run
+        return self._record(run.log)
 
     def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """Run the graph to the end and return the final state (output schema applied).
@@ -180,8 +206,10 @@ class CompiledStateGraph:
             InvalidUpdateError: a node returned something the state cannot take.
             Exception: whatever a node raised, with a note naming the node and step.
         """
-        run = self._start(_config(config, kwargs))
-        with self._claimed(run):
+        return self._invoke(self._start(config, kwargs), input)
+
+    def _invoke(self, run: RunLoop, input: Any) -> dict[str, Any]:
+        with self._running(run):
             for _ in drive(run, input, frozenset()):
                 pass
         return _with_interrupts(run)
@@ -202,15 +230,15 @@ class CompiledStateGraph:
                 events), or a list of them (then `(mode, chunk)` pairs are yielded).
         """
         modes, single = _modes(stream_mode or self.stream_mode)
-        run = self._start(_config(config, kwargs))
-        with self._claimed(run):
+        run = self._start(config, kwargs)
+        with self._running(run):
             for mode, chunk in drive(run, input, modes):
                 yield chunk if single else (mode, chunk)
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
-        run = self._start(_config(config, kwargs))
-        with self._claimed(run):
+        run = self._start(config, kwargs)
+        with self._running(run):
             async for _ in adrive(run, input, frozenset()):
                 pass
         return _with_interrupts(run)
@@ -225,8 +253,8 @@ class CompiledStateGraph:
     ) -> AsyncIterator[Any]:
         """`stream` on the event loop."""
         modes, single = _modes(stream_mode or self.stream_mode)
-        run = self._start(_config(config, kwargs))
-        with self._claimed(run):
+        run = self._start(config, kwargs)
+        with self._running(run):
             async for mode, chunk in adrive(run, input, modes):
                 yield chunk if single else (mode, chunk)
 
@@ -295,14 +323,6 @@ class PendingTask(NamedTuple):
     @property
     def name(self) -> str:
         return self.id.split(":", 2)[-1]
-
-
-def _config(config: dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(config or {})
-    for key in ("recursion_limit", "max_concurrency"):
-        if key in kwargs:
-            merged[key] = kwargs.pop(key)
-    return merged
 
 
 def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:

@@ -2,11 +2,20 @@
 loop) and shaping what `stream()` yields for each stream mode.
 
 The step logic is all in `RunLoop`; the two drivers differ only in how a step's tasks execute.
+
+A run stopped in the middle of a step (Ctrl-C, a cancelled `ainvoke`, a stream closed early)
+starts no more of the step's tasks and waits for those already running in threads (async
+nodes are cancelled); the tasks that finished keep their writes (pending writes, so a resume
+does not run them again) and the record shows them in the step, not applied. Only then does
+the error reach the caller and the thread's claim go: a resume never runs a node alongside
+its first run. (A second Ctrl-C during that wait stops the wait.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 from collections.abc import AsyncIterator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -95,10 +104,12 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
     """Run to the end, yielding `(mode, chunk)` for the requested modes."""
     max_workers = run.config.get("max_concurrency")
     pool: ThreadPoolExecutor | None = None
+    running: list[Task] | None = None  # the step being executed, until its commit
     try:
         yield from _step_chunks(run, run.begin(input), modes - {"debug"})
         while (tasks := run.next_tasks()) is not None:
             yield from _started_chunks(tasks, modes)
+            running = tasks
             if len(tasks) == 1 or max_workers == 1:  # one at a time: no thread needed
                 finished: Iterable[Task] = map(run.execute, tasks)
             else:
@@ -109,12 +120,18 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
             if not modes:  # invoke(): nothing to yield, just run
                 for _ in finished:
                     pass
+                running = None
                 run.commit(tasks)
                 continue
             for task in finished:
                 yield from _task_chunks(run, task, modes)
+            running = None
             yield from _step_chunks(run, run.commit(tasks), modes)
     except BaseException as error:
+        if pool is not None:  # start no more of the step's tasks; let the running ones end
+            pool.shutdown(wait=True, cancel_futures=True)
+        if running is not None:
+            run.record_stopped(running)
         _finish(run, error)
         raise
     finally:
@@ -129,34 +146,54 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
 async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterator[Chunk]:
     """`drive` on the event loop: async nodes are awaited, sync ones run in threads."""
     limit = run.config.get("max_concurrency")
-    semaphore = asyncio.Semaphore(limit) if limit else None
+    semaphore = asyncio.Semaphore(limit) if limit is not None else None
+    threads: list[asyncio.Future[Task]] = []  # the step's sync nodes, running in threads
 
     async def execute(task: Task) -> Task:
         if semaphore is None:
-            return await _execute_one(run, task)
+            return await _execute_one(run, task, threads)
         async with semaphore:
-            return await _execute_one(run, task)
+            return await _execute_one(run, task, threads)
 
+    running: list[asyncio.Future[Task]] = []  # the step being executed, until its commit
     try:
         for chunk in _step_chunks(run, run.begin(input), modes - {"debug"}):
             yield chunk
         while (tasks := run.next_tasks()) is not None:
             for chunk in _started_chunks(tasks, modes):
                 yield chunk
-            for next_done in asyncio.as_completed([execute(task) for task in tasks]):
+            threads.clear()
+            running = [asyncio.ensure_future(execute(task)) for task in tasks]
+            for next_done in asyncio.as_completed(running):
                 for chunk in _task_chunks(run, await next_done, modes):
                     yield chunk
+            running = []
             for chunk in _step_chunks(run, run.commit(tasks), modes):
                 yield chunk
     except BaseException as error:
+        if running:
+            await _stop_step(running, threads)
+            run.record_stopped(tasks)
         _finish(run, error)
         raise
     _finish(run, None)
 
 
-async def _execute_one(run: RunLoop, task: Task) -> Task:
+async def _stop_step(
+    running: list[asyncio.Future[Task]], threads: list[asyncio.Future[Task]]
+) -> None:
+    """Cancel a step's async tasks (and those not started), and wait for its threads."""
+    for future in running:
+        future.cancel()
+    await asyncio.wait([*running, *threads])
+
+
+async def _execute_one(run: RunLoop, task: Task, threads: list[asyncio.Future[Task]]) -> Task:
     if task.kind != "input" and run.spec.nodes[task.node].is_async:
         return await run.aexecute(task)
     if any(b.is_async for b in run.spec.branches.get(task.node, ())):
         return await run.aexecute(task)
-    return await asyncio.to_thread(run.execute, task)
+    call = functools.partial(contextvars.copy_context().run, run.execute, task)
+    thread = asyncio.get_running_loop().run_in_executor(None, call)
+    threads.append(thread)
+    return await asyncio.shield(thread)  # cancelling the task does not orphan the thread

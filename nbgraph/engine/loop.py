@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
+from nbgraph.engine.config import run_config
 from nbgraph.engine.interrupts import (
     GraphInterrupt,
     Scope,
@@ -47,7 +49,6 @@ from nbgraph.graph import GraphSpec
 from nbgraph.schema import pydantic_updates
 from nbgraph.types import END, MISSING, START, Command, Interrupt, Send
 
-DEFAULT_RECURSION_LIMIT = 10000
 _NO_MANAGED: dict[str, Any] = {}
 _NO_RESET = (None, "delta")  # supersteps: one shared state, nothing to merge
 _PLAIN_OUTPUTS = frozenset({dict, type(None), str, list, tuple, Command, Send})
@@ -65,10 +66,7 @@ class RunLoop:
         self.paused: list[Interrupt] = []  # why the run stopped for an answer
         self.at_breakpoint = ""  # "before" / "after" when a static breakpoint stopped it
         self._past_breakpoint = False
-        limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
-        if not isinstance(limit, int) or limit < 1:
-            raise ValueError(f"recursion_limit must be an integer of at least 1, got {limit!r}.")
-        self.limit = limit
+        self.limit = limit = run_config(config)["recursion_limit"]  # (checks every value)
         self.step = -1
         self.stop = self.step + limit + 1
         self.values: dict[str, Any] = {}
@@ -503,6 +501,19 @@ class RunLoop:
                 raise task.error
         if self.thread is not None:  # only a checkpointed run can pause
             self.paused = [i for task in tasks for i in task.interrupts]
+        return log
+
+    def record_stopped(self, tasks: list[Task]) -> StepLog:
+        """Record a step stopped before its commit (Ctrl-C, a cancelled `ainvoke`): the tasks
+        that finished, their writes not applied (a checkpointed run kept them as pending
+        writes, so a resume takes them instead of running those tasks again)."""
+        finished = [task for task in tasks if task.ended]
+        joins = getattr(self, "_joins", None) or ()  # (branch lineages: the merges they read)
+        log = StepLog(
+            self.step, finished, self.spec.fields, resets=self._pending_resets or (), joins=joins
+        )
+        self._pending_resets = ()
+        self.log.steps.append(log)
         return log
 
     def stop_after(self, tasks: list[Task]) -> None:
