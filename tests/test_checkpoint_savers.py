@@ -26,7 +26,7 @@ from nbgraph.checkpoint import (
     ThreadBusyError,
 )
 from nbgraph.checkpoint.sqlite import SCHEMA
-from nbgraph.errors import NbgraphError
+from nbgraph.errors import InvalidArgumentError, NbgraphError
 from nbgraph.messages import Message
 from nbgraph.types import MISSING
 
@@ -390,6 +390,18 @@ def test_separate_memory_savers_do_not_share_claims() -> None:
 
 
 # --- SQLite files -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["", "   ", None, 3])
+def test_sqlite_saver_refuses_a_path_that_is_empty_or_not_a_path(path: object) -> None:
+    # sqlite3 takes "" for a temporary database: every checkpoint would vanish on close
+    with pytest.raises(InvalidArgumentError, match=r"SqliteSaver needs a file path, or ':memory:'"):
+        SqliteSaver(path)  # type: ignore[arg-type]
+
+
+def test_sqlite_saver_takes_a_bytes_path(tmp_path: Path) -> None:
+    with SqliteSaver(os.fsencode(tmp_path / "bytes.db")) as saver:  # type: ignore[arg-type]
+        assert saver.path == str(tmp_path / "bytes.db")
 
 
 def test_sqlite_file_uses_wal_and_records_its_schema(tmp_path: Path) -> None:

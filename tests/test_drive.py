@@ -1,13 +1,22 @@
-"""Driving runs: stream modes, typed debug events, and async execution."""
+"""Driving runs: stream modes, typed debug events, async execution, and runs stopped mid-step."""
 
 import asyncio
+import json
 import operator
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
 from typing import Annotated, TypedDict
 
 import pytest
 
-from nbgraph import END, START, StateGraph
+from nbgraph import END, START, MemorySaver, StateGraph
 from nbgraph.engine.drive import StepFinished, TaskFinished, TaskStarted
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 class Log(TypedDict):
@@ -133,3 +142,152 @@ def test_async_node_under_sync_invoke_says_to_use_ainvoke():
     app = StateGraph(Log).add_node("n", node).add_edge(START, "n").compile()
     with pytest.raises(TypeError, match="ainvoke"):
         app.invoke({"log": []})
+
+
+# --- a run stopped mid-step ---------------------------------------------------------------------
+
+CTRL_C_PROGRAM = """
+import collections, json, operator, os, signal, sys, threading, time
+from typing import Annotated, TypedDict
+from nbgraph import START, SqliteSaver, StateGraph
+
+class Log(TypedDict):
+    log: Annotated[list, operator.add]
+
+calls, active, lock = collections.Counter(), collections.Counter(), threading.Lock()
+
+def node(name, seconds, press_ctrl_c=False):
+    def body(state):
+        with lock:
+            calls[name] += 1
+            active[name] += 1
+        if press_ctrl_c:
+            os.kill(os.getpid(), signal.SIGINT)  # the person at the keyboard, right now
+        time.sleep(seconds)  # say, an API call with a side effect
+        with lock:
+            active[name] -= 1
+        return {"log": [name]}
+    return body
+
+graph = StateGraph(Log)
+graph.add_node("a_slow", node("a_slow", 0.8)).add_edge(START, "a_slow")
+graph.add_node("b_press", node("b_press", 0.4, True)).add_edge(START, "b_press")
+graph.add_node("c_queued", node("c_queued", 0)).add_edge(START, "c_queued")
+graph.add_node("d_after", node("d_after", 0)).add_edge("b_press", "d_after")
+saver = SqliteSaver(sys.argv[1])
+app = graph.compile(checkpointer=saver)
+config = {"configurable": {"thread_id": "t"}, "max_concurrency": 2}
+seen = {"raised": False}
+try:
+    app.invoke({"log": []}, config)
+except KeyboardInterrupt:
+    seen["raised"] = True
+seen["running_when_raised"] = sorted(name for name, n in active.items() if n)
+seen["calls_before_resume"] = dict(calls)
+stopped = app.last_run.log.steps[-1]
+seen["record"] = [app.last_run.status, stopped.applied, [t.node for t in stopped.tasks]]
+head = app.get_state(config).config["configurable"]["checkpoint_id"]
+seen["pending"] = sorted(w.task_id.split(":")[-1] for w in saver.pending_writes("t", head))
+seen["resumed"] = app.invoke(None, config)["log"]
+seen["calls"] = dict(calls)
+print(json.dumps(seen))
+"""
+
+
+def test_ctrl_c_in_a_parallel_step_waits_for_its_running_nodes_and_a_resume_skips_them(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C_PROGRAM, str(tmp_path / "checkpoints.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["raised"]  # the KeyboardInterrupt still reaches the caller ...
+    assert seen["running_when_raised"] == []  # ... once the step's running nodes ended
+    assert seen["calls_before_resume"] == {"a_slow": 1, "b_press": 1}  # c never started
+    assert seen["record"] == ["failed", False, ["a_slow", "b_press"]]
+    assert seen["pending"] == ["a_slow", "b_press"]  # what finished is kept
+    assert seen["resumed"] == ["a_slow", "b_press", "c_queued", "d_after"]
+    assert seen["calls"] == {"a_slow": 1, "b_press": 1, "c_queued": 1, "d_after": 1}
+
+
+def test_closing_a_stream_mid_step_waits_for_the_steps_other_nodes():
+    slow_started, finished = threading.Event(), []
+
+    def slow(state):
+        slow_started.set()
+        time.sleep(0.5)
+        finished.append("slow")
+        return {"log": ["slow"]}
+
+    def fast(state):
+        assert slow_started.wait(10)  # both run at once
+        return {"log": ["fast"]}
+
+    app = (
+        StateGraph(Log)
+        .add_node("fast", fast)
+        .add_node("slow", slow)
+        .add_edge(START, "fast")
+        .add_edge(START, "slow")
+        .compile()
+    )
+    chunks = app.stream({"log": []})
+    assert next(chunks) == {"fast": {"log": ["fast"]}}
+    chunks.close()  # the caller stops reading while "slow" runs
+    assert finished == ["slow"]  # not left running behind the caller's back
+    assert app.last_run.status == "failed"
+
+
+def test_a_cancelled_ainvoke_cancels_async_nodes_and_waits_for_threads():
+    started = {name: threading.Event() for name in ("a_async", "b_thread")}
+    seen: dict[str, list[str]] = {"cancelled": [], "finished": [], "ran": []}
+
+    async def a_async(state):
+        seen["ran"].append("a_async")
+        started["a_async"].set()
+        try:
+            await asyncio.sleep(30 if seen["ran"].count("a_async") == 1 else 0)
+        except asyncio.CancelledError:
+            seen["cancelled"].append("a_async")
+            raise
+        return {"log": ["a_async"]}
+
+    def b_thread(state):
+        seen["ran"].append("b_thread")
+        started["b_thread"].set()
+        time.sleep(0.4)  # a thread cannot be cancelled: the run waits for it
+        seen["finished"].append("b_thread")
+        return {"log": ["b_thread"]}
+
+    def c_queued(state):
+        seen["ran"].append("c_queued")
+        return {"log": ["c_queued"]}
+
+    graph = StateGraph(Log)
+    for name, fn in (("a_async", a_async), ("b_thread", b_thread), ("c_queued", c_queued)):
+        graph.add_node(name, fn).add_edge(START, name)
+    app = graph.compile(checkpointer=MemorySaver())
+    config = {"configurable": {"thread_id": "t"}, "max_concurrency": 2}
+
+    async def main():
+        run = asyncio.ensure_future(app.ainvoke({"log": []}, config))
+        while not all(event.is_set() for event in started.values()):
+            await asyncio.sleep(0.01)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        return list(seen["finished"]), list(seen["ran"])
+
+    finished_when_cancelled, ran = asyncio.run(main())
+    assert finished_when_cancelled == ["b_thread"]
+    assert seen["cancelled"] == ["a_async"] and "c_queued" not in ran
+    stopped = app.last_log.steps[-1]
+    assert not stopped.applied and [t.node for t in stopped.tasks] == ["b_thread"]
+    assert asyncio.run(app.ainvoke(None, config)) == {"log": ["a_async", "b_thread", "c_queued"]}
+    assert seen["ran"].count("b_thread") == 1  # taken from its pending writes on resume

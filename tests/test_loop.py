@@ -312,6 +312,115 @@ def test_ephemeral_field_lives_one_superstep():
     assert app.last_log.steps[2].cleared == ("note",)
 
 
+# --- each call, its own record ------------------------------------------------------------------
+
+
+class Depth(TypedDict):
+    depth: int
+    log: Annotated[list, operator.add]
+
+
+def test_run_returns_its_own_record_when_a_node_runs_the_same_graph():
+    holder = {}
+
+    def node(state):
+        if state["depth"] == 0:  # a node that starts a sub-run of this very graph
+            inner = holder["app"].invoke({"depth": 1, "log": []})
+            return {"log": [f"outer saw {inner['log']}"]}
+        return {"log": ["inner"]}
+
+    app = StateGraph(Depth).add_node("n", node).add_edge(START, "n").compile()
+    holder["app"] = app
+    run = app.run({"depth": 0, "log": []})
+    assert run.log.input == {"depth": 0, "log": []}
+    assert run.output == {"depth": 0, "log": ["outer saw ['inner']"]}
+    assert [task.node for task in run.log.tasks()] == ["__start__", "n"]  # no inner task
+    assert app.last_run is run  # the latest to finish is the outer one
+
+
+def test_a_stream_inside_a_node_keeps_its_record_apart():
+    holder = {}
+
+    def node(state):
+        if state["depth"] == 0:
+            chunks = list(holder["app"].stream({"depth": 1, "log": []}))
+            return {"log": [f"inner streamed {len(chunks)}"]}
+        return {"log": ["inner"]}
+
+    app = StateGraph(Depth).add_node("n", node).add_edge(START, "n").compile()
+    holder["app"] = app
+    assert app.invoke({"depth": 0, "log": []}) == {"depth": 0, "log": ["inner streamed 1"]}
+    assert app.last_log.input["depth"] == 0
+    assert app.last_log.final["log"] == ["inner streamed 1"]
+
+
+def test_runs_in_two_threads_each_return_their_own_record():
+    release_slow = threading.Event()
+
+    def node(state):
+        if state["depth"] == 0:  # the slow run waits until the fast one has finished
+            assert release_slow.wait(10)
+        return {"log": [f"depth {state['depth']}"]}
+
+    app = StateGraph(Depth).add_node("n", node).add_edge(START, "n").compile()
+    records = {}
+
+    def start(depth):
+        records[depth] = app.run({"depth": depth, "log": []})
+
+    slow = threading.Thread(target=start, args=(0,))
+    slow.start()
+    start(1)  # starts after the slow one, finishes first
+    release_slow.set()
+    slow.join(10)
+    assert records[0].output["log"] == ["depth 0"]
+    assert records[1].output["log"] == ["depth 1"]
+    assert app.last_run is records[0]  # the run that finished last
+
+
+def test_async_runs_of_one_graph_keep_their_records_apart():
+    import asyncio
+
+    holder = {}
+
+    async def node(state):
+        if state["depth"] == 0:
+            await holder["app"].ainvoke({"depth": 1, "log": []})
+        await asyncio.sleep(0.01 * (2 - state["depth"]))
+        return {"log": [f"depth {state['depth']}"]}
+
+    app = StateGraph(Depth).add_node("n", node).add_edge(START, "n").compile()
+    holder["app"] = app
+
+    async def both():
+        return await asyncio.gather(
+            app.ainvoke({"depth": 0, "log": []}), app.ainvoke({"depth": 2, "log": []})
+        )
+
+    assert asyncio.run(both()) == [
+        {"depth": 0, "log": ["depth 0"]},
+        {"depth": 2, "log": ["depth 2"]},
+    ]
+    assert app.last_log.input["depth"] == 0  # the outer run, which finished last
+    assert [task.node for task in app.last_log.tasks()] == ["__start__", "n"]
+
+
+def test_a_failed_run_returns_its_own_record_even_after_a_later_run():
+    holder = {}
+
+    def node(state):
+        if state["depth"] == 0:
+            holder["app"].invoke({"depth": 1, "log": []})
+            raise RuntimeError("outer fails after the inner run")
+        return {"log": ["inner"]}
+
+    app = StateGraph(Depth).add_node("n", node).add_edge(START, "n").compile()
+    holder["app"] = app
+    run = app.run({"depth": 0, "log": []})
+    assert run.status == "failed" and "outer fails" in str(run.error)
+    assert run.log.input["depth"] == 0
+
+
 # --- isolation -----------------------------------------------------------------------------------
 
 

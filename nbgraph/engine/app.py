@@ -231,8 +231,8 @@ class CompiledStateGraph:
         """
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
-        with self._running(run):
-            for mode, chunk in drive(run, input, modes):
+        with self._running(run), contextlib.closing(drive(run, input, modes)) as chunks:
+            for mode, chunk in chunks:  # (closed before the claim goes, if the caller stops)
                 yield chunk if single else (mode, chunk)
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
@@ -255,8 +255,12 @@ class CompiledStateGraph:
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
         with self._running(run):
-            async for mode, chunk in adrive(run, input, modes):
-                yield chunk if single else (mode, chunk)
+            chunks = adrive(run, input, modes)
+            try:
+                async for mode, chunk in chunks:
+                    yield chunk if single else (mode, chunk)
+            finally:  # the caller stopped early: end the run before the claim goes
+                await chunks.aclose()
 
 
 def _last_writer(restored: Any) -> str:

@@ -40,7 +40,7 @@ def run_config(config: Any, kwargs: dict[str, Any] | None = None) -> dict[str, A
     if config is not None and not isinstance(config, Mapping):
         raise InvalidArgumentError(
             f"config must be a dict like {{'configurable': {{'thread_id': '1'}}}} or None, "
-            f"got {type(config).__name__} {config!r}."
+            f"got {_shown(config)}."
         )
     merged: dict[str, Any] = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
     merged.update(config or {})

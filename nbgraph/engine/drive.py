@@ -128,11 +128,13 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
             running = None
             yield from _step_chunks(run, run.commit(tasks), modes)
     except BaseException as error:
-        if pool is not None:  # start no more of the step's tasks; let the running ones end
-            pool.shutdown(wait=True, cancel_futures=True)
-        if running is not None:
-            run.record_stopped(running)
-        _finish(run, error)
+        try:
+            if pool is not None:  # start no more of the step's tasks; let the running ones end
+                pool.shutdown(wait=True, cancel_futures=True)
+            if running is not None:
+                run.record_stopped(running)
+        finally:
+            _finish(run, error)
         raise
     finally:
         if pool is not None:
@@ -171,10 +173,12 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
             for chunk in _step_chunks(run, run.commit(tasks), modes):
                 yield chunk
     except BaseException as error:
-        if running:
-            await _stop_step(running, threads)
-            run.record_stopped(tasks)
-        _finish(run, error)
+        try:
+            if running:
+                await _stop_step(running, threads)
+                run.record_stopped(tasks)
+        finally:
+            _finish(run, error)
         raise
     _finish(run, None)
 
