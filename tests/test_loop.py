@@ -312,6 +312,17 @@ def test_ephemeral_field_lives_one_superstep():
     assert app.last_log.steps[2].cleared == ("note",)
 
 
+def test_a_dropped_input_key_warning_points_at_the_callers_line():
+    class Small(TypedDict):
+        x: int
+
+    app = StateGraph(Small).add_node("a", lambda s: {"x": 1}).add_edge(START, "a").compile()
+    for start in (app.invoke, app.run, lambda given: list(app.stream(given))):
+        with pytest.warns(UserWarning, match="bogus") as caught:
+            start({"x": 0, "bogus": 1})
+        assert caught[0].filename == __file__
+
+
 # --- each call, its own record ------------------------------------------------------------------
 
 

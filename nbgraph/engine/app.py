@@ -187,7 +187,9 @@ class CompiledStateGraph:
         """
         run = self._start(config, kwargs)
         try:
-            self._invoke(run, input)
+            with self._running(run):
+                for _ in drive(run, input, frozenset()):  # (warnings point at the caller)
+                    pass
         except Exception:
             if not run.log.steps:
                 raise
@@ -206,11 +208,9 @@ class CompiledStateGraph:
             InvalidUpdateError: a node returned something the state cannot take.
             Exception: whatever a node raised, with a note naming the node and step.
         """
-        return self._invoke(self._start(config, kwargs), input)
-
-    def _invoke(self, run: RunLoop, input: Any) -> dict[str, Any]:
+        run = self._start(config, kwargs)
         with self._running(run):
-            for _ in drive(run, input, frozenset()):
+            for _ in drive(run, input, frozenset()):  # (warnings point at the caller)
                 pass
         return _with_interrupts(run)
 
