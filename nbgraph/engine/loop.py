@@ -57,6 +57,8 @@ _PLAIN_OUTPUTS = frozenset({dict, type(None), str, list, tuple, Command, Send})
 class RunLoop:
     """One run of a compiled graph, one superstep at a time."""
 
+    _joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branch lineages)
+
     def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None) -> None:
         self.spec = spec
         self.config = config
@@ -508,10 +510,8 @@ class RunLoop:
         that finished, their writes not applied (a checkpointed run kept them as pending
         writes, so a resume takes them instead of running those tasks again)."""
         finished = [task for task in tasks if task.ended]
-        joins = getattr(self, "_joins", None) or ()  # (branch lineages: the merges they read)
-        log = StepLog(
-            self.step, finished, self.spec.fields, resets=self._pending_resets or (), joins=joins
-        )
+        resets, joins = self._pending_resets or (), self._joins or ()
+        log = StepLog(self.step, finished, self.spec.fields, resets=resets, joins=joins)
         self._pending_resets = ()
         self.log.steps.append(log)
         return log
