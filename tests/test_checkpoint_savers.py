@@ -399,6 +399,15 @@ def test_sqlite_saver_refuses_a_path_that_is_empty_or_not_a_path(path: object) -
         SqliteSaver(path)  # type: ignore[arg-type]
 
 
+def test_sqlite_saver_given_a_connection_says_to_pass_the_path(tmp_path: Path) -> None:
+    connection = sqlite3.connect(tmp_path / "conn.db")
+    try:
+        with pytest.raises(InvalidArgumentError, match="not an open sqlite3.Connection"):
+            SqliteSaver(connection)  # type: ignore[arg-type]
+    finally:
+        connection.close()
+
+
 def test_sqlite_saver_takes_a_bytes_path(tmp_path: Path) -> None:
     with SqliteSaver(os.fsencode(tmp_path / "bytes.db")) as saver:  # type: ignore[arg-type]
         assert saver.path == str(tmp_path / "bytes.db")

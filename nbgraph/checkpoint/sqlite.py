@@ -82,6 +82,12 @@ def _database_path(path: Any) -> str:
         name = os.fsdecode(path)
         if name.strip():
             return name
+    if isinstance(path, sqlite3.Connection):
+        raise InvalidArgumentError(
+            "SqliteSaver takes the database's file path (or ':memory:'), not an open "
+            "sqlite3.Connection as LangGraph's SqliteSaver(conn) does: pass the path you "
+            "connected to."
+        )
     raise InvalidArgumentError(
         f"SqliteSaver needs a file path, or ':memory:' for a database that lives as long as "
         f"the saver; got {path!r}. (An empty path would keep the checkpoints in a temporary "
