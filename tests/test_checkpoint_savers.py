@@ -402,7 +402,7 @@ def test_sqlite_saver_refuses_a_path_that_is_empty_or_not_a_path(path: object) -
 def test_sqlite_saver_given_a_connection_says_to_pass_the_path(tmp_path: Path) -> None:
     connection = sqlite3.connect(tmp_path / "conn.db")
     try:
-        with pytest.raises(InvalidArgumentError, match="not an open sqlite3.Connection"):
+        with pytest.raises(InvalidArgumentError, match=r"not an open sqlite3\.Connection"):
             SqliteSaver(connection)  # type: ignore[arg-type]
     finally:
         connection.close()
