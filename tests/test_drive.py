@@ -216,6 +216,72 @@ def test_ctrl_c_in_a_parallel_step_waits_for_its_running_nodes_and_a_resume_skip
     assert seen["calls"] == {"a_slow": 1, "b_press": 1, "c_queued": 1, "d_after": 1}
 
 
+SECOND_CTRL_C_PROGRAM = """
+import collections, json, operator, os, signal, threading, time
+from typing import Annotated, TypedDict
+from nbgraph import START, MemorySaver, StateGraph
+from nbgraph.checkpoint import ThreadBusyError
+
+class Log(TypedDict):
+    log: Annotated[list, operator.add]
+
+calls, lock = collections.Counter(), threading.Lock()
+
+def node(name, seconds, presses=0):
+    def body(state):
+        with lock:
+            calls[name] += 1
+        for _ in range(presses):  # Ctrl-C, and again while the run waits for a_slow
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)
+        time.sleep(seconds)
+        return {"log": [name]}
+    return body
+
+graph = StateGraph(Log)
+graph.add_node("a_slow", node("a_slow", 2.5)).add_edge(START, "a_slow")
+graph.add_node("b_press", node("b_press", 0, presses=2)).add_edge(START, "b_press")
+app = graph.compile(checkpointer=MemorySaver())
+config = {"configurable": {"thread_id": "t"}}
+seen = {"raised": 0}
+started = time.time()
+try:
+    app.invoke({"log": []}, config)
+except KeyboardInterrupt:
+    seen["raised"] = time.time() - started
+try:
+    app.invoke(None, config)
+    seen["resume_at_once"] = "ran"
+except ThreadBusyError:
+    seen["resume_at_once"] = "refused"
+while True:  # the claim goes once a_slow has ended
+    try:
+        seen["resumed"] = app.invoke(None, config)["log"]
+        break
+    except ThreadBusyError:
+        time.sleep(0.05)
+seen["calls"] = dict(calls)
+print(json.dumps(seen))
+"""
+
+
+def test_a_second_ctrl_c_returns_at_once_but_the_thread_stays_claimed_until_nodes_end() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SECOND_CTRL_C_PROGRAM],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert 0 < seen["raised"] < 2.0  # the second Ctrl-C did not wait for a_slow's 2.5 s
+    assert seen["resume_at_once"] == "refused"  # a_slow still runs: no second copy of it
+    assert seen["resumed"] == ["a_slow", "b_press"]
+    assert seen["calls"] == {"a_slow": 1, "b_press": 1}
+
+
 def test_closing_a_stream_mid_step_waits_for_the_steps_other_nodes():
     slow_started, finished = threading.Event(), []
 

@@ -5,8 +5,9 @@ async forms, each run recorded in `last_run`.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -166,10 +167,19 @@ class CompiledStateGraph:
     @contextlib.contextmanager
     def _running(self, run: RunLoop) -> Iterator[None]:
         """Hold the run's thread id for the whole run (a second run of it is refused); when
-        the run ends, however it ends, it becomes the latest run again."""
+        the run ends, however it ends, it becomes the latest run again.
+
+        A run stopped before its nodes ended (a second Ctrl-C) keeps the claim until they
+        have: a resume meanwhile is refused rather than run alongside them.
+        """
         try:
-            with self._claimed(run):
-                yield
+            with contextlib.ExitStack() as claim:
+                claim.enter_context(self._claimed(run))
+                try:
+                    yield
+                finally:
+                    if run.unsettled is not None:
+                        _release_later(run.unsettled, claim.pop_all())
         finally:
             self.last_log = run.log
 
@@ -271,6 +281,18 @@ def _last_writer(restored: Any) -> str:
             f"{sorted(names) or 'no node'}, so which node's edges should fire is ambiguous."
         )
     return names.pop()
+
+
+def _release_later(wait: Callable[[], object], claim: contextlib.ExitStack) -> None:
+    """Release `claim` once `wait()` returns, from a thread of its own."""
+
+    def settle() -> None:
+        try:
+            wait()
+        finally:
+            claim.close()
+
+    threading.Thread(target=settle, name="nbgraph-settle", daemon=True).start()
 
 
 def loop_class(spec: GraphSpec) -> type[RunLoop]:

@@ -8,7 +8,8 @@ starts no more of the step's tasks and waits for those already running in thread
 nodes are cancelled); the tasks that finished keep their writes (pending writes, so a resume
 does not run them again) and the record shows them in the step, not applied. Only then does
 the error reach the caller and the thread's claim go: a resume never runs a node alongside
-its first run. (A second Ctrl-C during that wait stops the wait.)
+its first run. A second Ctrl-C during that wait returns at once; the thread stays claimed
+until the nodes end (`RunLoop.unsettled` waits for them).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-from collections.abc import AsyncIterator, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -100,10 +102,43 @@ def _finish(run: RunLoop, error: BaseException | None) -> None:
 # --- sync ----------------------------------------------------------------------------------------
 
 
+class StepPool:
+    """Runs a step's tasks on a thread pool, and stops it: starts none of the tasks still
+    waiting, and waits for those running."""
+
+    def __init__(self, max_workers: int | None) -> None:
+        self.pool = ThreadPoolExecutor(max_workers, thread_name_prefix="nbgraph")
+        self.futures: list[Future[Task]] = []
+
+    def start(self, run: RunLoop, tasks: list[Task]) -> Iterator[Task]:
+        """Submit the tasks; iterate over them as they finish."""
+        self.futures = []
+        for task in tasks:
+            future: Future[Task] = Future()
+            self.futures.append(future)  # kept before the pool has it: a stop always finds it
+            self.pool.submit(_fill, future, run.execute, task)
+        return (future.result() for future in as_completed(self.futures))
+
+    def stop(self) -> None:
+        """Cancel the tasks not started, and wait for the others to end."""
+        for future in self.futures:
+            future.cancel()  # (only a task that has not started can be cancelled)
+        wait_for(self.futures)
+
+
+def _fill(future: Future[Task], execute: Callable[[Task], Task], task: Task) -> None:
+    if not future.set_running_or_notify_cancel():
+        return  # the step was stopped before this task started
+    try:
+        future.set_result(execute(task))
+    except BaseException as error:
+        future.set_exception(error)
+
+
 def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
     """Run to the end, yielding `(mode, chunk)` for the requested modes."""
     max_workers = run.config.get("max_concurrency")
-    pool: ThreadPoolExecutor | None = None
+    pool: StepPool | None = None
     running: list[Task] | None = None  # the step being executed, until its commit
     try:
         yield from _step_chunks(run, run.begin(input), modes - {"debug"})
@@ -113,10 +148,8 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
             if len(tasks) == 1 or max_workers == 1:  # one at a time: no thread needed
                 finished: Iterable[Task] = map(run.execute, tasks)
             else:
-                if pool is None:
-                    pool = ThreadPoolExecutor(max_workers, thread_name_prefix="nbgraph")
-                futures = [pool.submit(run.execute, task) for task in tasks]
-                finished = (future.result() for future in as_completed(futures))
+                pool = pool or StepPool(max_workers)
+                finished = pool.start(run, tasks)
             if not modes:  # invoke(): nothing to yield, just run
                 for _ in finished:
                     pass
@@ -129,8 +162,10 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
             yield from _step_chunks(run, run.commit(tasks), modes)
     except BaseException as error:
         try:
-            if pool is not None:  # start no more of the step's tasks; let the running ones end
-                pool.shutdown(wait=True, cancel_futures=True)
+            if pool is not None and running is not None:
+                run.unsettled = pool.stop  # (what waits, should a second Ctrl-C cut this short)
+                pool.stop()
+                run.unsettled = None
             if running is not None:
                 run.record_stopped(running)
         finally:
@@ -138,7 +173,7 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
         raise
     finally:
         if pool is not None:
-            pool.shutdown(wait=False)
+            pool.pool.shutdown(wait=False)
     _finish(run, None)
 
 
@@ -149,13 +184,14 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
     """`drive` on the event loop: async nodes are awaited, sync ones run in threads."""
     limit = run.config.get("max_concurrency")
     semaphore = asyncio.Semaphore(limit) if limit is not None else None
-    threads: list[asyncio.Future[Task]] = []  # the step's sync nodes, running in threads
+    pool = ThreadPoolExecutor(thread_name_prefix="nbgraph")  # threads start when first used
+    threads: list[asyncio.Future[Task]] = []  # the step's sync nodes, running in the pool
 
     async def execute(task: Task) -> Task:
         if semaphore is None:
-            return await _execute_one(run, task, threads)
+            return await _execute_one(run, task, pool, threads)
         async with semaphore:
-            return await _execute_one(run, task, threads)
+            return await _execute_one(run, task, pool, threads)
 
     running: list[asyncio.Future[Task]] = []  # the step being executed, until its commit
     try:
@@ -174,30 +210,29 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
                 yield chunk
     except BaseException as error:
         try:
-            if running:
-                await _stop_step(running, threads)
+            if running:  # cancel the async tasks (and those not started), wait for the threads
+                for future in running:
+                    future.cancel()
+                run.unsettled = functools.partial(pool.shutdown, wait=True)
+                await asyncio.wait([*running, *threads])
+                run.unsettled = None
                 run.record_stopped(tasks)
         finally:
             _finish(run, error)
         raise
+    finally:
+        pool.shutdown(wait=False)
     _finish(run, None)
 
 
-async def _stop_step(
-    running: list[asyncio.Future[Task]], threads: list[asyncio.Future[Task]]
-) -> None:
-    """Cancel a step's async tasks (and those not started), and wait for its threads."""
-    for future in running:
-        future.cancel()
-    await asyncio.wait([*running, *threads])
-
-
-async def _execute_one(run: RunLoop, task: Task, threads: list[asyncio.Future[Task]]) -> Task:
+async def _execute_one(
+    run: RunLoop, task: Task, pool: ThreadPoolExecutor, threads: list[asyncio.Future[Task]]
+) -> Task:
     if task.kind != "input" and run.spec.nodes[task.node].is_async:
         return await run.aexecute(task)
     if any(b.is_async for b in run.spec.branches.get(task.node, ())):
         return await run.aexecute(task)
     call = functools.partial(contextvars.copy_context().run, run.execute, task)
-    thread = asyncio.get_running_loop().run_in_executor(None, call)
+    thread = asyncio.get_running_loop().run_in_executor(pool, call)
     threads.append(thread)
     return await asyncio.shield(thread)  # cancelling the task does not orphan the thread

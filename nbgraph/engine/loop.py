@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
@@ -83,6 +83,8 @@ class RunLoop:
         self.log = RunLog(spec, MISSING, config)
         self._pending_resets: list[RootReset] | tuple[()] = ()
         self.step_size = 0  # tasks in the step being run
+        self.unsettled: Callable[[], object] | None = None  # see `engine.drive`: stopped
+        # mid-step, the run could not wait for all its nodes; this waits for the rest
         self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     # --- the input -------------------------------------------------------------------------
