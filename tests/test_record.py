@@ -8,6 +8,7 @@ import pytest
 
 from nbgraph import END, MISSING, START, Ephemeral, Overwrite, Send, StateGraph
 from nbgraph.record import Run
+from nbgraph.record.cells import ListPrefix
 
 
 class S(TypedDict, total=False):
@@ -250,7 +251,10 @@ def test_states_table_and_field_history():
     states = run.states
     assert list(states.index) == [0, 1, 2]
     assert states.loc[2, "log"] == ["a", "b", "c"] and states.loc[0, "status"] is MISSING
-    assert isinstance(states.loc[1, "log"], list)  # cells stay Python objects
+    # cells stay Python objects; a list is a read-only view of the field's shared list
+    cell = states.loc[1, "log"]
+    assert isinstance(cell, ListPrefix) and cell == ["a"] and list(cell) == ["a"]
+    assert states.loc[2, "log"]._items is cell._items  # one list shared, not one per row
     history = run.field_history("status")
     assert list(history.value) == [MISSING, "A", "C"]
     assert list(history.changed) == [False, True, True]

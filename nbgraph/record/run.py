@@ -228,7 +228,9 @@ class Run:
 
         Columns: step, field, reducer, before, writes, writers, after, changed, applied,
         conflict, overwrite_bypass, dropped_key, root_reset. Values stay Python objects;
-        `MISSING` marks "no value".
+        `MISSING` marks "no value". A list's `before`/`after` is a read-only `ListPrefix`
+        sharing one list with the field's other rows (so a growing log costs what was
+        written): it reads and compares like a list; `list(cell)` gives a list to change.
         """
         with collector_paused():
             return _frame(self.effect_list, EFFECT_COLUMNS)
@@ -270,7 +272,8 @@ class Run:
     def states(self) -> pd.DataFrame:
         """The state after each applied superstep: one row per step, one column per field.
 
-        A value a step did not change is the same object as in the row before (no copies).
+        A value a step did not change is the same object as in the row before (no copies);
+        a list is a read-only `ListPrefix`, as in `effects`.
         In a branch-lineage run, a row is the delta merge of the lineages alive after the
         step (what they would make if they met there); the last row is END's merge.
         """
@@ -294,10 +297,11 @@ class Run:
             for effect in by_step.get(step.step, ()):
                 if effect.dropped_key or not effect.applied:
                     continue
-                if effect.after is MISSING:
+                after = effect.cell("after")  # shared, not copied: see `effects`
+                if after is MISSING:
                     current.pop(effect.field, None)
                 else:
-                    current[effect.field] = effect.after
+                    current[effect.field] = after
             if step.applied:
                 rows.append([current.get(n, MISSING) for n in names])
                 index.append(step.step)
@@ -487,12 +491,15 @@ def _frame(rows: list[tuple], columns: Iterable[str]) -> pd.DataFrame:
     """A DataFrame whose cells stay the Python objects in `rows`; numbers and flags typed."""
     import pandas as pd
 
+    import numpy as np
+
     columns = list(columns)
     data = {}
     for i, name in enumerate(columns):
-        values = [row[i] for row in rows]
+        cells = (tuple.__getitem__(row, i) for row in rows)  # an Effect's cells, not copies
         dtype = _NUMBERS.get(name) or ("bool" if name in _FLAGS else object)
-        data[name] = pd.Series(values, dtype=dtype) if values else pd.Series([], dtype=dtype)
+        # fromiter: numpy must not look inside list-like cells for a shape (O(items) each)
+        data[name] = pd.Series(np.fromiter(cells, dtype=dtype, count=len(rows)), dtype=dtype)
     return pd.DataFrame(data, columns=columns)
 
 
