@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.record.effects import same
+from nbgraph.record.text import safe_str
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def _outcome(run: Any) -> str:
 def _why_outcome(this: Any, other: Any) -> str:
     failed = this if this.error is not None else other
     error = failed.error
-    if error is not None and "one value per step" in str(error) and _model(failed) == "supersteps":
+    if error is not None and "one value per step" in safe_str(error) and _model(failed) == "supersteps":
         return (
             "with supersteps, parallel branches write one shared state, so two writes to an "
             "overwrite field in one step are an error; branch lineages keep them apart until "

@@ -16,6 +16,7 @@ from nbgraph.engine.view import isolate
 from nbgraph.errors import NbgraphError
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows, same
 from nbgraph.record.lineages import BranchTimeline
+from nbgraph.record.text import safe_str
 from nbgraph.record.timeline import Timeline
 from nbgraph.record.tree import StateTree, TreeNode, build_tree
 from nbgraph.types import MISSING
@@ -250,7 +251,7 @@ class Run:
                     list(dict.fromkeys(f for f, _ in node.writes)),
                     node.duration,
                     node.status,
-                    None if node.error is None else f"{type(node.error).__name__}: {node.error}",
+                    None if node.error is None else f"{type(node.error).__name__}: {safe_str(node.error)}",
                     list(node.warnings),
                 )
             )

@@ -6,8 +6,10 @@ escaping functions of `views.panels`; pictures come from the cached renderer.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
+from nbgraph.record.text import safe_repr
 from nbgraph.views.display import svg_element
 from nbgraph.views.overlay import ancestry
 from nbgraph.views.panels import diff_html, effects_html, error_html, state_html
@@ -24,29 +26,39 @@ def inspect(run: Any, other: Any = None) -> Inspector:
     return Inspector(run, other)
 
 
-class Inspector:
+def _widget_base() -> type:
+    import ipywidgets
+
+    return ipywidgets.VBox
+
+
+class Inspector(_widget_base()):  # type: ignore[misc]  # ipywidgets is imported with this module
     """Play, step, jump to a node's n-th run, follow a branch, filter fields, compare.
 
+    It is an `ipywidgets.VBox`: display it, or put it in a layout
+    (`widgets.HBox([run_a.inspect(), run_b.inspect()])`). Opening it costs the step it shows,
+    not the run: a step's state and reducer effects are rebuilt when it is shown.
+
     Attributes:
-        widget: the ipywidgets box to display (the inspector displays itself too).
+        widget: the inspector itself (kept for code written when it was a wrapper).
         step: the step shown.
     """
 
     def __init__(self, run: Any, other: Any = None) -> None:
         import ipywidgets as w
 
+        super().__init__()
         self.run, self.other = run, other
         self.steps = [s.step for s in run.log.steps]
-        self.effects_by_step: dict[int, list[Any]] = {}
-        for effect in run.effect_list:
-            self.effects_by_step.setdefault(effect.step, []).append(effect)
+        self.effects_by_step: dict[int, list[Any]] = {}  # filled as steps are shown
+        self._whole_table = False
         self.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
         self.branch: str | None = None
         self.branch_writers: dict[int, set[str]] = {}
         self._compared: Any = None
         last = self.steps[-1]
         fields = [n for n, f in run.graph.fields.items() if not f.managed]
-        ran = sorted({t.node for s in run.log.steps[1:] for t in s.tasks})
+        self._runs = Counter(t.node for s in run.log.steps[1:] for t in s.tasks)
 
         self.play = w.Play(min=0, max=last, interval=700, description="play")
         self.slider = w.IntSlider(min=0, max=last, description="step", continuous_update=True)
@@ -54,7 +66,9 @@ class Inspector:
         self.previous = w.Button(description="◀ previous", tooltip="previous step")
         self.next = w.Button(description="next ▶", tooltip="next step")
         self.step_label = w.HTML()
-        self.node = w.Dropdown(options=ran, description="node", layout={"width": "220px"})
+        self.node = w.Dropdown(
+            options=sorted(self._runs), description="node", layout={"width": "220px"}
+        )
         self.occurrence = w.BoundedIntText(
             value=0, min=0, max=0, description="run #", layout={"width": "160px"}
         )
@@ -84,22 +98,25 @@ class Inspector:
         for control in (self.fields, self.compare_mode, self.compare_step):
             control.observe(lambda _: self.show(self.slider.value), "value")
 
-        self.widget = w.VBox(
-            [
-                w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
-                w.HBox([self.node, self.occurrence, self.jump, self.branch_pick]),
-                self.error,
-                w.HBox([self.graph, w.VBox([self.state, self.effects])]),
-                w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step])]),
-                self.comparison,
-            ]
-        )
-        self.widget.add_class("nbgraph-inspector")
+        self.children = [
+            w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
+            w.HBox([self.node, self.occurrence, self.jump, self.branch_pick]),
+            self.error,
+            w.HBox([self.graph, w.VBox([self.state, self.effects])]),
+            w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step])]),
+            self.comparison,
+        ]
+        self.add_class("nbgraph-inspector")
         self._node_changed(None)
         start = self.failed_step if self.failed_step is not None else min(1, last)
         if self.slider.value == start:
             self.show(start)
         self.slider.value = start
+
+    @property
+    def widget(self) -> Inspector:
+        """The inspector itself: it is the widget."""
+        return self
 
     # --- navigation ------------------------------------------------------------------------
 
@@ -131,15 +148,41 @@ class Inspector:
             self.follow(change["new"])
 
     def _node_changed(self, _: Any) -> None:
-        runs = len(self.run.tree.by_name.get(self.node.value, ())) if self.node.value else 0
+        runs = self._runs.get(self.node.value, 0) if self.node.value else 0
         self.occurrence.max = max(0, runs - 1)
+
+    def effects_at(self, step: int) -> list[Any]:
+        """The reducer effects of `step` (`run.effects` rows), rebuilt for that step alone
+        unless the run's whole table is already built."""
+        cached = self.effects_by_step.get(step)
+        if cached is not None:
+            return cached
+        run = self.run
+        if "effect_list" in vars(run) or run.log.semantics == "branches":
+            if not self._whole_table:  # index the whole table once
+                self.effects_by_step.clear()
+                for effect in run.effect_list:
+                    self.effects_by_step.setdefault(effect.step, []).append(effect)
+                self._whole_table = True
+            return self.effects_by_step.get(step, [])
+        from nbgraph.engine.runlog import initial_values
+        from nbgraph.record.effects import step_effect_rows
+
+        position = self.steps.index(step)
+        before = (
+            run.timeline.after(self.steps[position - 1])
+            if position > 0
+            else initial_values(run.graph)
+        )
+        rows = self.effects_by_step[step] = step_effect_rows(run.log, position, before)
+        return rows
 
     # --- drawing ---------------------------------------------------------------------------
 
     def show(self, step: int) -> None:
         """Fill every panel for `step`."""
         log = self.run.timeline.step_log(step)
-        effects = self.effects_by_step.get(step, [])
+        effects = self.effects_at(step)
         fields = set(self.fields.value)
         with self.graph.hold_sync(), self.state.hold_sync(), self.effects.hold_sync():
             self.step_label.value = self._label(step, log)
@@ -162,7 +205,7 @@ class Inspector:
         if not asked:
             return ""
         items = "".join(
-            f"<li><b>{_escape(node)}</b> asks: {_escape(repr(value))}</li>" for node, value in asked
+            f"<li><b>{_escape(node)}</b> asks: {_escape(safe_repr(value))}</li>" for node, value in asked
         )
         return f"<div><b>Paused at step {step}, waiting for an answer:</b><ul>{items}</ul></div>"
 
@@ -211,9 +254,6 @@ class Inspector:
             frame = self._compared[self._compared["step"] == step]
             return f"<b>this run vs the other, step {step}</b>" + diff_html(frame, "this", "other")
         return ""
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(include=include, exclude=exclude, **kwargs)
 
     def __repr__(self) -> str:
         return f"<Inspector of {self.run!r}, at step {self.slider.value}>"
