@@ -28,7 +28,6 @@ from nbgraph.types import MISSING, Mutation, Overwrite
 
 
 class _EffectRow(NamedTuple):
-
     step: int
     field: str
     reducer: str

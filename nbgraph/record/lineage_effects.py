@@ -16,10 +16,10 @@ from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import field_spec, group_writes
 from nbgraph.record.effects import (
     Effect,
+    TableValues,
     cleared_effect,
     dropped_effects,
     reset_effects,
-    TableValues,
     same,
     write_effect,
 )

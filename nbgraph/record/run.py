@@ -251,7 +251,7 @@ class Run:
                     list(dict.fromkeys(f for f, _ in node.writes)),
                     node.duration,
                     node.status,
-                    None if node.error is None else f"{type(node.error).__name__}: {safe_str(node.error)}",
+                    None if node.error is None else _error_text(node.error),
                     list(node.warnings),
                 )
             )
@@ -345,7 +345,19 @@ class Run:
     def compare(self, other: Run) -> pd.DataFrame:
         """Two runs aligned step by step: where the tasks or the state after a step differ.
 
-        Columns: step, what (`"tasks"` or a field name), this, other.
+        Columns: step, what (`"tasks"`, `"outcome"` or a field name), this, other, note.
+        Messages are compared by what they say (role, content, name, tool calls): two runs
+        give them fresh ids, so a field whose messages differ only in their ids gets a row
+        of its own with `note` `"only message ids differ"` and the differing ids as this and
+        other (filter on `note` to drop them); every other row has an empty `note`.
+
+        >>> from nbgraph import START, StateGraph, add_messages
+        >>> app = (StateGraph(dict, reducers={"chat": add_messages})
+        ...        .add_node("a", lambda s: {"chat": [("ai", "hi")]}).add_edge(START, "a")
+        ...        .compile())
+        >>> table = app.run({"chat": []}).compare(app.run({"chat": []}))
+        >>> table[["step", "what", "note"]].values.tolist()
+        [[1, 'chat', 'only message ids differ']]
 
         When either run used branch lineages (`compile(semantics="branches")`), the runs are
         aligned by node instead — the k-th run of each node — and each row says why it
@@ -359,21 +371,29 @@ class Run:
 
             return compare_by_node(self, other)
 
+        from nbgraph.record.message_compare import IDS_ONLY, compare_values
+
         rows = []
         mine, theirs = _tasks_by_step(self), _tasks_by_step(other)
         for step in sorted(set(mine) | set(theirs)):
             if mine.get(step) != theirs.get(step):
-                rows.append((step, "tasks", mine.get(step, []), theirs.get(step, [])))
+                rows.append((step, "tasks", mine.get(step, []), theirs.get(step, []), ""))
             outcome = (_outcome(self, step), _outcome(other, step))
             if outcome[0] != outcome[1]:
-                rows.append((step, "outcome", *outcome))
+                rows.append((step, "outcome", *outcome, ""))
                 continue  # a step that failed on one side has no state to compare
             here, there = _maybe_after(self, step), _maybe_after(other, step)
             for name in [*here, *(n for n in there if n not in here)]:
                 left, right = here.get(name, MISSING), there.get(name, MISSING)
-                if not same(left, right):
-                    rows.append((step, name, left, right))
-        return pd.DataFrame(rows, columns=["step", "what", "this", "other"], dtype=object)
+                difference = compare_values(left, right)
+                if difference is None:
+                    continue
+                if difference.said or difference.ids is None:
+                    rows.append((step, name, left, right, ""))
+                else:
+                    rows.append((step, name, *difference.ids, IDS_ONLY))
+        columns = ["step", "what", "this", "other", "note"]
+        return pd.DataFrame(rows, columns=columns, dtype=object)
 
     # --- files -----------------------------------------------------------------------------
 
@@ -490,9 +510,8 @@ _FLAGS = ("changed", "applied", "conflict", "overwrite_bypass", "dropped_key", "
 
 def _frame(rows: list[tuple], columns: Iterable[str]) -> pd.DataFrame:
     """A DataFrame whose cells stay the Python objects in `rows`; numbers and flags typed."""
-    import pandas as pd
-
     import numpy as np
+    import pandas as pd
 
     columns = list(columns)
     data = {}
@@ -502,6 +521,10 @@ def _frame(rows: list[tuple], columns: Iterable[str]) -> pd.DataFrame:
         # fromiter: numpy must not look inside list-like cells for a shape (O(items) each)
         data[name] = pd.Series(np.fromiter(cells, dtype=dtype, count=len(rows)), dtype=dtype)
     return pd.DataFrame(data, columns=columns)
+
+
+def _error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {safe_str(error)}"
 
 
 def _diff(left: dict, right: dict, a: str, b: str) -> pd.DataFrame:

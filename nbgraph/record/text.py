@@ -87,6 +87,6 @@ def _joined(opening: str, parts: Any, closing: str, budget: int) -> str:
     for part in parts:
         kept.append(part)
         used += len(part) + 2
-        if used > budget:  # enough to fill the width: the caller cuts it
-            return opening + ", ".join(kept)
+        if used > budget:  # enough to fill the width: the caller cuts it ("…" marks the cut)
+            return opening + ", ".join(kept) + ", …"
     return opening + ", ".join(kept) + closing

@@ -89,7 +89,9 @@ def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
     changed["after"] = effects["changed"].tail(max_rows).astype(bool).to_numpy()
     steps = run.steps[["step", "node", "triggers", "writes", "status"]].tail(max_rows)
     head = html.escape(repr(run))
-    error = f"<p><b>error:</b> {html.escape(safe_repr(run.error))}</p>" if run.error is not None else ""
+    error = ""
+    if run.error is not None:
+        error = f"<p><b>error:</b> {html.escape(safe_repr(run.error))}</p>"
     more = ""
     if len(effects) > max_rows:
         more = f"<p>last {max_rows} of {len(effects)} effects; see <code>run.effects</code></p>"

@@ -205,7 +205,8 @@ class Inspector(_widget_base()):  # type: ignore[misc]  # ipywidgets is imported
         if not asked:
             return ""
         items = "".join(
-            f"<li><b>{_escape(node)}</b> asks: {_escape(safe_repr(value))}</li>" for node, value in asked
+            f"<li><b>{_escape(node)}</b> asks: {_escape(safe_repr(value))}</li>"
+            for node, value in asked
         )
         return f"<div><b>Paused at step {step}, waiting for an answer:</b><ul>{items}</ul></div>"
 
