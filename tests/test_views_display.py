@@ -130,3 +130,30 @@ def test_rendering_is_cached_by_source(monkeypatch):
     second = render.render_svg(drawing.source)
     assert first == second and len(calls) == 1
     render.clear_cache()
+
+
+def test_a_run_holding_values_whose_repr_or_str_raises_still_displays():
+    class Broken(Exception):
+        def __repr__(self):
+            raise ValueError(EVIL)
+
+        def __str__(self):
+            raise ValueError(EVIL)
+
+    def fail(state):
+        raise Broken()
+
+    run = (
+        StateGraph(dict)
+        .add_node("a", lambda s: {"h": Broken()})
+        .add_node("b", fail)
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .compile()
+        .run({"h": None})
+    )
+    bundle = run._repr_mimebundle_(include=["text/html"])  # raised ValueError before
+    page = bundle["text/html"]
+    assert "&lt;Broken: repr raised ValueError: &lt;img src=x" in page and EVIL not in page
+    assert run.steps.error.iloc[1] == f"Broken: <Broken: str raised ValueError: {EVIL}>"
+    assert "Broken: repr raised" in styled(run.effects).to_html()

@@ -58,6 +58,9 @@ class Inspector(_widget_base()):  # type: ignore[misc]  # ipywidgets is imported
         self._compared: Any = None
         last = self.steps[-1]
         fields = [n for n, f in run.graph.fields.items() if not f.managed]
+        if run.graph.open_schema:  # a dict schema: the keys the run wrote are fields too
+            written = (k for s in run.log.steps for t in s.tasks for k, _ in t.writes)
+            fields += [k for k in dict.fromkeys(written) if k not in fields]
         self._runs = Counter(t.node for s in run.log.steps[1:] for t in s.tasks)
 
         self.play = w.Play(min=0, max=last, interval=700, description="play")
