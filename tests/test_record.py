@@ -429,7 +429,7 @@ def test_effects_memory_grows_linearly_with_the_steps():
             before = tracemalloc.get_traced_memory()[0]
             rows = run.effect_list
             gc.collect()
-            assert len(rows) == 2 * steps + 1
+            assert len(rows) == 2 * steps + 2  # n and log at each step and the input
             return tracemalloc.get_traced_memory()[0] - before
         finally:
             tracemalloc.stop()
