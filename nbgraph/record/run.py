@@ -514,9 +514,9 @@ def _frame(rows: list[tuple], columns: Iterable[str]) -> pd.DataFrame:
     import pandas as pd
 
     columns = list(columns)
+    by_column = list(zip(*rows, strict=True)) if rows else [()] * len(columns)  # raw cells
     data = {}
-    for i, name in enumerate(columns):
-        cells = (tuple.__getitem__(row, i) for row in rows)  # an Effect's cells, not copies
+    for name, cells in zip(columns, by_column, strict=True):
         dtype = _NUMBERS.get(name) or ("bool" if name in _FLAGS else object)
         # fromiter: numpy must not look inside list-like cells for a shape (O(items) each)
         data[name] = pd.Series(np.fromiter(cells, dtype=dtype, count=len(rows)), dtype=dtype)
