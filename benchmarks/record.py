@@ -218,27 +218,31 @@ def long_runs(sizes: tuple[int, ...], repeat: int) -> None:
     """`run.effects` and the inspector on self-loops whose log grows by one item a step."""
     self_loop(10)().inspect()  # warm up: ipywidgets' import and first widgets are not the run's
     for steps in sizes:
-        run_once = self_loop(steps)
-        rounds = repeat if steps <= 10_000 else 1  # the big one takes seconds a call
-        run, run_kept, _ = retained(run_once)
-        run_time = best_seconds(run_once, rounds)
-        log = run.log
-        effects_time = best_seconds(lambda: Run(log).effects, rounds)
-        fresh = Run(log)
-        _, effects_kept, effects_peak = retained(lambda: fresh.effects)
-        open_time = best_seconds(lambda: Run(log).inspect(), rounds)
-        other = Run(log)
-        inspector, open_kept, _ = retained(other.inspect)
-        last_time = call_seconds(lambda: inspector.go(steps))
-        print(
-            f"  {steps:>7,} steps: run {run_time:6.2f} s, its record {run_kept / MB:6.1f} MB"
-            f" | run.effects {effects_time:6.2f} s = {effects_time / run_time:5.2f}x run,"
-            f" keeps {effects_kept / MB:6.1f} MB = {effects_kept / run_kept:5.2f}x run"
-            f" (peak {effects_peak / MB:6.1f} MB)"
-            f" | inspector opens {open_time:6.3f} s = {open_time / run_time:5.3f}x run,"
-            f" keeps {open_kept / MB:6.1f} MB = {open_kept / run_kept:5.2f}x run"
-            f" | its last step {last_time:6.2f} s"
-        )
+        long_run(steps, repeat if steps <= 10_000 else 1)  # the big one takes seconds a call
+
+
+def long_run(steps: int, rounds: int) -> None:
+    """One line of (d): the run, then `run.effects` and the inspector on fresh `Run`s of it."""
+    run_once = self_loop(steps)
+    run, run_kept, _ = retained(run_once)
+    run_time = best_seconds(run_once, rounds)
+    log = run.log
+    effects_time = best_seconds(lambda: Run(log).effects, rounds)
+    fresh = Run(log)
+    _, effects_kept, effects_peak = retained(lambda: fresh.effects)
+    open_time = best_seconds(lambda: Run(log).inspect(), rounds)
+    other = Run(log)
+    inspector, open_kept, _ = retained(other.inspect)
+    last_time = call_seconds(lambda: inspector.go(steps))
+    print(
+        f"  {steps:>7,} steps: run {run_time:6.2f} s, its record {run_kept / MB:6.1f} MB"
+        f" | run.effects {effects_time:6.2f} s = {effects_time / run_time:5.2f}x run,"
+        f" keeps {effects_kept / MB:6.1f} MB = {effects_kept / run_kept:5.2f}x run"
+        f" (peak {effects_peak / MB:6.1f} MB)"
+        f" | inspector opens {open_time:6.3f} s = {open_time / run_time:5.3f}x run,"
+        f" keeps {open_kept / MB:6.1f} MB = {open_kept / run_kept:5.2f}x run"
+        f" | its last step {last_time:6.2f} s"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
