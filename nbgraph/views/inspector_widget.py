@@ -39,6 +39,8 @@ class Inspector(ipywidgets.VBox):
         self.steps = [s.step for s in run.log.steps]
         self.effects_by_step: dict[int, list[Any]] = {}  # filled as steps are shown
         self._whole_table = False
+        self._positions = {step: i for i, step in enumerate(self.steps)}
+        self._state_after: tuple[int, dict[str, Any]] | None = None
         self.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
         self.branch: str | None = None
         self.branch_writers: dict[int, set[str]] = {}
@@ -156,15 +158,17 @@ class Inspector(ipywidgets.VBox):
                 self._whole_table = True
             return self.effects_by_step.get(step, [])
         from nbgraph.engine.runlog import initial_values
-        from nbgraph.record.effects import step_effect_rows
+        from nbgraph.record.effects import SuperstepEffects
 
-        position = self.steps.index(step)
+        position = self._positions[step]
         before = (
             run.timeline.after(self.steps[position - 1])
             if position > 0
             else initial_values(run.graph)
         )
-        rows = self.effects_by_step[step] = step_effect_rows(run.log, position, before)
+        replay = SuperstepEffects(run.log, before)
+        rows = self.effects_by_step[step] = replay.rows(run.log.steps[position])
+        self._state_after = (step, replay.values)  # the state panel's, without a second replay
         return rows
 
     # --- drawing ---------------------------------------------------------------------------
@@ -177,7 +181,7 @@ class Inspector(ipywidgets.VBox):
         with self.graph.hold_sync(), self.state.hold_sync(), self.effects.hold_sync():
             self.step_label.value = self._label(step, log)
             self.graph.value = self._picture(step)
-            state = self.run.state_at(step) if log.applied else self.run.timeline.start_of(step)
+            state = self._state(step, log)
             changed = {e.field for e in effects if e.changed}
             self.state.value = "<b>state</b>" + state_html(state, changed, fields)
             writers = self.branch_writers.get(step, set()) if self.branch else None
@@ -186,6 +190,14 @@ class Inspector(ipywidgets.VBox):
             self.error.value = self._stopped_html(log, step) if failed_here else ""
             self._refresh_branches(log)
             self.comparison.value = self._comparison(step)
+
+    def _state(self, step: int, log: Any) -> dict[str, Any]:
+        """The state the panel shows: after the step, or (failed) what its tasks read."""
+        if not log.applied:
+            return self.run.timeline.start_of(step)
+        if self._state_after is not None and self._state_after[0] == step:
+            return self._state_after[1]
+        return self.run.state_at(step)
 
     def _stopped_html(self, log: Any, step: int) -> str:
         """Why the run stopped at this step: its exception, or the questions it waits on."""
