@@ -239,35 +239,7 @@ class Run:
     @cached_property
     def steps(self) -> pd.DataFrame:
         """One row per task: step, node, task id, kind, triggers, fields written, timing, status."""
-        rows = []
-        for node in self.tree.tasks():
-            rows.append(
-                (
-                    node.step,
-                    node.name,
-                    node.task_id,
-                    "send" if node.arg is not MISSING else "edge",
-                    list(node.triggers),
-                    list(dict.fromkeys(f for f, _ in node.writes)),
-                    node.duration,
-                    node.status,
-                    None if node.error is None else _error_text(node.error),
-                    list(node.warnings),
-                )
-            )
-        columns = (
-            "step",
-            "node",
-            "task_id",
-            "kind",
-            "triggers",
-            "writes",
-            "duration",
-            "status",
-            "error",
-            "warnings",
-        )
-        return _frame(rows, columns)
+        return _task_frame(self.tree.tasks())
 
     @cached_property
     def states(self) -> pd.DataFrame:
@@ -521,6 +493,40 @@ def _frame(rows: list[tuple], columns: Iterable[str]) -> pd.DataFrame:
         # fromiter: numpy must not look inside list-like cells for a shape (O(items) each)
         data[name] = pd.Series(np.fromiter(cells, dtype=dtype, count=len(rows)), dtype=dtype)
     return pd.DataFrame(data, columns=columns)
+
+
+_TASK_COLUMNS = (
+    "step",
+    "node",
+    "task_id",
+    "kind",
+    "triggers",
+    "writes",
+    "duration",
+    "status",
+    "error",
+    "warnings",
+)
+
+
+def _task_frame(nodes: Iterable[TreeNode]) -> pd.DataFrame:
+    """`Run.steps` of these task nodes."""
+    rows = [
+        (
+            node.step,
+            node.name,
+            node.task_id,
+            "send" if node.arg is not MISSING else "edge",
+            list(node.triggers),
+            list(dict.fromkeys(f for f, _ in node.writes)),
+            node.duration,
+            node.status,
+            None if node.error is None else _error_text(node.error),
+            list(node.warnings),
+        )
+        for node in nodes
+    ]
+    return _frame(rows, _TASK_COLUMNS)
 
 
 def _error_text(error: BaseException) -> str:

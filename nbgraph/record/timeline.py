@@ -18,8 +18,15 @@ from nbgraph.record.effects import collector_paused
 MIN_SNAPSHOT_COST = 64
 
 
+_SIZED: dict[type, bool] = {}  # per type: whether a value's size is its len (an ABC check is slow)
+
+
 def _size(value: Any) -> int:
-    return len(value) if isinstance(value, Sized) and not isinstance(value, str) else 1
+    kind = type(value)
+    sized = _SIZED.get(kind)
+    if sized is None:
+        sized = _SIZED[kind] = issubclass(kind, Sized) and not issubclass(kind, str)
+    return len(value) if sized else 1
 
 
 def _copy(values: dict[str, Any]) -> dict[str, Any]:
