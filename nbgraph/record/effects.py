@@ -28,6 +28,8 @@ from nbgraph.types import MISSING, Mutation, Overwrite
 
 
 class _EffectRow(NamedTuple):
+    """The columns of `Run.effects`, as an `Effect` holds its cells."""
+
     step: int
     field: str
     reducer: str

@@ -336,36 +336,13 @@ class Run:
         differs; columns: node, occurrence, what (`"outcome"`, `"runs"`, a field, or a field
         of the `"END"` state), this, other, why (see `nbgraph.record.node_compare`).
         """
-        import pandas as pd
-
         if "branches" in (self.log.semantics, other.log.semantics):
             from nbgraph.record.node_compare import compare_by_node
 
             return compare_by_node(self, other)
+        from nbgraph.record.step_compare import compare_by_step
 
-        from nbgraph.record.message_compare import IDS_ONLY, compare_values
-
-        rows = []
-        mine, theirs = _tasks_by_step(self), _tasks_by_step(other)
-        for step in sorted(set(mine) | set(theirs)):
-            if mine.get(step) != theirs.get(step):
-                rows.append((step, "tasks", mine.get(step, []), theirs.get(step, []), ""))
-            outcome = (_outcome(self, step), _outcome(other, step))
-            if outcome[0] != outcome[1]:
-                rows.append((step, "outcome", *outcome, ""))
-                continue  # a step that failed on one side has no state to compare
-            here, there = _maybe_after(self, step), _maybe_after(other, step)
-            for name in [*here, *(n for n in there if n not in here)]:
-                left, right = here.get(name, MISSING), there.get(name, MISSING)
-                difference = compare_values(left, right)
-                if difference is None:
-                    continue
-                if difference.said or difference.ids is None:
-                    rows.append((step, name, left, right, ""))
-                else:
-                    rows.append((step, name, *difference.ids, IDS_ONLY))
-        columns = ["step", "what", "this", "other", "note"]
-        return pd.DataFrame(rows, columns=columns, dtype=object)
+        return compare_by_step(self, other)
 
     # --- files -----------------------------------------------------------------------------
 
@@ -544,19 +521,3 @@ def _diff(left: dict, right: dict, a: str, b: str) -> pd.DataFrame:
         change = "added" if x is MISSING else "removed" if y is MISSING else "changed"
         rows.append((name, change, x, y))
     return pd.DataFrame(rows, columns=["field", "change", a, b], dtype=object)
-
-
-def _tasks_by_step(run: Run) -> dict[int, list[str]]:
-    return {s.step: [t.node for t in s.tasks if s.step > 0] for s in run.log.steps}
-
-
-def _outcome(run: Run, step: int) -> str:
-    if step not in run.timeline.index:
-        return "not reached"
-    return "applied" if run.timeline.step_log(step).applied else "failed"
-
-
-def _maybe_after(run: Run, step: int) -> dict[str, Any]:
-    if step not in run.timeline.index or not run.timeline.step_log(step).applied:
-        return {}
-    return run.timeline.after(step)
