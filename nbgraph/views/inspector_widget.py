@@ -39,7 +39,6 @@ class Inspector(ipywidgets.VBox):
         self.steps = [s.step for s in run.log.steps]
         self.effects_by_step: dict[int, list[Any]] = {}  # filled as steps are shown
         self._whole_table = False
-        self._positions = {step: i for i, step in enumerate(self.steps)}
         self._state_after: tuple[int, dict[str, Any]] | None = None
         self.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
         self.branch: str | None = None
@@ -160,7 +159,7 @@ class Inspector(ipywidgets.VBox):
         from nbgraph.engine.runlog import initial_values
         from nbgraph.record.effects import SuperstepEffects
 
-        position = self._positions[step]
+        position = run.timeline.index[step]
         before = (
             run.timeline.after(self.steps[position - 1])
             if position > 0
