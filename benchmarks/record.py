@@ -1,6 +1,8 @@
-"""Run-record cost: memory kept per step, time to build `run.effects`, `state_at` at depth.
+"""Run-record cost: memory kept per step, time to build `run.effects`, `state_at` at depth,
+and `run.effects` and the inspector on long runs whose log grows every step.
 
-Run: `.venv/bin/python benchmarks/record.py` (about 90 s). Times are the best of several
+Run: `.venv/bin/python benchmarks/record.py` (a few minutes; `--quick`: tiny sizes, one
+round, a few seconds, what tests/test_benchmarks.py runs). Times are the best of several
 runs (the machine is a noisy VM); memory is what `tracemalloc` still sees allocated once the
 run is over and garbage is collected, with the `Run` alive. Each figure is printed next to
 its baseline from the same process:
@@ -8,7 +10,11 @@ its baseline from the same process:
 - memory: the final state on its own, rebuilt from scratch by a pickle round trip (so its
   ints are its own: `copy.deepcopy` would share them with the record and hide their cost);
 - `run.effects`: the run itself (effects build time / run time);
-- `state_at(k)`: a warm call against a cold one (a new `Run`, so its snapshots are rebuilt).
+- `state_at(k)`: a warm call against a cold one (a new `Run`, so its snapshots are rebuilt);
+- (d) long runs: the run itself (its time, and the memory its record keeps) against
+  `run.effects` built on a fresh `Run` of it (time, memory kept, peak) and `run.inspect()`
+  opened on a fresh `Run` (time, memory kept), at 1,000, 10,000 and 100,000 steps. The
+  targets: effects of a 100,000-step run under 1 GB, the inspector open in under 3 s.
 """
 
 import argparse
@@ -19,7 +25,7 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
-from timing import best_seconds
+from timing import best_seconds, call_seconds
 
 from nbgraph import END, START, StateGraph
 from nbgraph.record import Run
@@ -208,18 +214,57 @@ def state_at(run: Run, repeat: int) -> None:
     print(f"  ({warm.timeline.snapshot_count} snapshots for {run.last_step:,} steps)")
 
 
-def main() -> None:
+def long_runs(sizes: tuple[int, ...], repeat: int) -> None:
+    """`run.effects` and the inspector on self-loops whose log grows by one item a step."""
+    self_loop(10)().inspect()  # warm up: ipywidgets' import and first widgets are not the run's
+    for steps in sizes:
+        long_run(steps, repeat if steps <= 10_000 else 1)  # the big one takes seconds a call
+
+
+def long_run(steps: int, rounds: int) -> None:
+    """One line of (d): the run, then `run.effects` and the inspector on fresh `Run`s of it."""
+    run_once = self_loop(steps)
+    run, run_kept, _ = retained(run_once)
+    run_time = best_seconds(run_once, rounds)
+    log = run.log
+    effects_time = best_seconds(lambda: Run(log).effects, rounds)
+    fresh = Run(log)
+    _, effects_kept, effects_peak = retained(lambda: fresh.effects)
+    open_time = best_seconds(lambda: Run(log).inspect(), rounds)
+    other = Run(log)
+    inspector, open_kept, _ = retained(other.inspect)
+    last_time = call_seconds(lambda: inspector.go(steps))
+    print(
+        f"  {steps:>7,} steps: run {run_time:6.2f} s, its record {run_kept / MB:6.1f} MB"
+        f" | run.effects {effects_time:6.2f} s = {effects_time / run_time:5.2f}x run,"
+        f" keeps {effects_kept / MB:6.1f} MB = {effects_kept / run_kept:5.2f}x run"
+        f" (peak {effects_peak / MB:6.1f} MB)"
+        f" | inspector opens {open_time:6.3f} s = {open_time / run_time:5.3f}x run,"
+        f" keeps {open_kept / MB:6.1f} MB = {open_kept / run_kept:5.2f}x run"
+        f" | its last step {last_time:6.2f} s"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, one round")
+    args = parser.parse_args(argv)
+    repeat = 1 if args.quick else args.repeat
+    small, large = (200, 1_000) if args.quick else (10_000, 100_000)
     started = time.perf_counter()
     print("(a) memory kept by the record of a self-loop (target: well under 200 MB at 100,000):")
-    memory(10_000)
-    memory(100_000)
+    memory(small)
+    memory(large)
     print("(b) building run.effects (target: under 1 s at 10,000 steps x 10 fields):")
-    run = effects(10_000, args.repeat)
-    print("(c) state_at(k) on that 10,000-step run:")
-    state_at(run, args.repeat)
+    run = effects(small, repeat)
+    print(f"(c) state_at(k) on that {small:,}-step run:")
+    state_at(run, repeat)
+    print(
+        "(d) run.effects and the inspector on a growing log, against the run itself "
+        "(targets at 100,000 steps: effects under 1 GB, the inspector open in under 3 s):"
+    )
+    long_runs((100, 300, 1_000) if args.quick else (1_000, 10_000, 100_000), repeat)
     print(f"(all of it took {time.perf_counter() - started:.0f} s)")
 
 

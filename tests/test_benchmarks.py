@@ -65,3 +65,25 @@ def test_branch_lineages_against_supersteps_quick_prints_each_workload(monkeypat
         line = next(row for row in out.splitlines() if row.startswith(label))
         ratios[label] = float(re.search(r"([\d.]+)x", line).group(1))
     assert all(ratio > 0 for ratio in ratios.values()), out
+
+
+def test_record_quick_measures_effects_and_the_inspector_against_the_run(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    for name in ("record", "timing"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import record
+
+    record.main(["--quick"])
+    out = capsys.readouterr().out
+    assert "(d) run.effects and the inspector" in out, out
+    rows = [line for line in out.splitlines() if "inspector opens" in line]
+    assert [int(re.search(r"([\d,]+) steps", row).group(1).replace(",", "")) for row in rows] == [
+        100,
+        300,
+        1000,
+    ]
+    for row in rows:
+        ratios = [float(x) for x in re.findall(r"= +([\d.]+)x run", row)]
+        assert len(ratios) == 4 and all(r > 0 for r in ratios), row
+        effects_memory = ratios[1]
+        assert effects_memory < 5, row  # one shared list per field: about the run's own size

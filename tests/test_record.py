@@ -8,6 +8,7 @@ import pytest
 
 from nbgraph import END, MISSING, START, Ephemeral, Overwrite, Send, StateGraph
 from nbgraph.record import Run
+from nbgraph.record.cells import ListPrefix
 
 
 class S(TypedDict, total=False):
@@ -250,7 +251,10 @@ def test_states_table_and_field_history():
     states = run.states
     assert list(states.index) == [0, 1, 2]
     assert states.loc[2, "log"] == ["a", "b", "c"] and states.loc[0, "status"] is MISSING
-    assert isinstance(states.loc[1, "log"], list)  # cells stay Python objects
+    # cells stay Python objects; a list is a read-only view of the field's shared list
+    cell = states.loc[1, "log"]
+    assert isinstance(cell, ListPrefix) and cell == ["a"] and list(cell) == ["a"]
+    assert states.loc[2, "log"]._items is cell._items  # one list shared, not one per row
     history = run.field_history("status")
     assert list(history.value) == [MISSING, "A", "C"]
     assert list(history.changed) == [False, True, True]
@@ -383,3 +387,163 @@ def test_state_at_takes_a_task_id_as_the_steps_table_shows_it() -> None:
     task_id = run.steps.task_id.iloc[0]
     assert task_id == "1:0:a"
     assert run.state_at(task_id) == run.state_at(f"task:{task_id}") == {"x": 1}
+
+
+# --- tables of long runs: one shared list per growing field ----------------------------------
+
+
+def counting_loop(steps: int, reducer: object = "append"):
+    return (
+        StateGraph(dict, reducers={"log": reducer})
+        .add_node("step", lambda s: {"n": s["n"] + 1, "log": [s["n"]]})
+        .add_edge(START, "step")
+        .add_conditional_edges("step", lambda s: END if s["n"] >= steps else "step", ["step", END])
+        .compile()
+    )
+
+
+def test_a_growing_list_shares_one_list_across_its_rows():
+    run = counting_loop(500).run({"n": 0, "log": []}, {"recursion_limit": 600})
+    cells = [e.cell("after") for e in run.effect_list if e.field == "log" and e.step > 0]
+    assert len(cells) == 500 and all(isinstance(c, ListPrefix) for c in cells)
+    assert len({id(c._items) for c in cells}) == 1  # one list of 500 items, not 500 copies
+    assert cells[9] == list(range(10)) and cells[-1] == list(range(500))
+    row = next(e for e in run.effect_list if (e.step, e.field) == (10, "log"))
+    # before and after read as lists of their own
+    assert (row.step, row.field, row.before, row.after) == (10, "log", [*range(9)], [*range(10)])
+    assert type(row.after) is list and row.after is not row.after
+    frame = run.effects[run.effects.field == "log"]
+    assert frame.after.iloc[-1] == list(range(500)) and frame.before.iloc[-1][-1] == 498
+    assert run.states.loc[500, "log"] == list(range(500))
+
+
+def test_effects_memory_grows_linearly_with_the_steps():
+    import gc
+    import tracemalloc
+
+    def kept(steps: int) -> int:
+        run = counting_loop(steps).run({"n": 0, "log": []}, {"recursion_limit": steps + 10})
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            rows = run.effect_list
+            gc.collect()
+            assert len(rows) == 2 * steps + 2  # n and log at each step and the input
+            return tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+
+    small, large = kept(1000), kept(4000)
+    assert large < 6 * small, (small, large)  # linear: 4x; one copy per row: 16x
+
+
+def test_a_list_that_does_not_only_grow_still_shows_each_steps_value():
+    def shuffle(state):
+        log = state["log"]
+        return {"log": Overwrite([*log[1:], log[0]]) if state["n"] % 3 == 2 else [state["n"]],
+                "n": state["n"] + 1}  # fmt: skip
+
+    app = (
+        StateGraph(dict, reducers={"log": lambda a, b: a + b})
+        .add_node("step", shuffle)
+        .add_edge(START, "step")
+        .add_conditional_edges("step", lambda s: END if s["n"] >= 9 else "step", ["step", END])
+        .compile()
+    )
+    run = app.run({"n": 0, "log": []})
+    rows = [e for e in run.effect_list if e.field == "log" and e.step > 0]
+    for row in rows:
+        assert row.after == run.state_at(row.step)["log"], row.step
+        assert row.before == run.state_at(row.step - 1)["log"], row.step
+
+
+def test_list_prefix_reads_like_the_list_it_stands_for():
+    import copy
+    import pickle
+
+    shared = [1, [2], 3]
+    cell = ListPrefix(shared, 2)
+    assert cell == [1, [2]] and [1, [2]].__eq__(cell) is NotImplemented  # so list == cell works
+    assert cell != [1, [2], 3] and cell != (1, [2])  # a list is not equal to a tuple either
+    assert len(cell) == 2 and cell[-1] == [2] and cell[0:1] == [1] and 3 not in cell
+    assert list(cell) == [1, [2]] and cell.__add__([0]) == [1, [2], 0]
+    assert cell.__radd__([0]) == [0, 1, [2]]
+    assert repr(cell) == "[1, [2]]" and cell == ListPrefix(shared, 2)
+    with pytest.raises(IndexError):
+        cell[2]
+    with pytest.raises(TypeError):
+        hash(cell)
+    assert pickle.loads(pickle.dumps(cell)) == [1, [2]]
+    deep = copy.deepcopy(cell)
+    assert type(deep) is list and deep == [1, [2]] and deep[1] is not shared[1]
+
+
+def test_one_steps_rows_alone_are_the_rows_of_the_whole_table():
+    from nbgraph.engine.runlog import initial_values
+    from nbgraph.record.effects import step_effect_rows
+
+    run = fan_app().run({"count": 0, "log": []})
+    steps = [s.step for s in run.log.steps]
+    for position, step in enumerate(steps):
+        before = run.timeline.after(steps[position - 1]) if position else initial_values(run.graph)
+        alone = step_effect_rows(run.log, position, before)
+        assert alone == [e for e in Run(run.log).effect_list if e.step == step], step
+
+
+# --- comparing runs: messages by what they say ------------------------------------------------
+
+
+def chat_app(reply: str = "hello"):
+    from nbgraph import add_messages
+
+    return (
+        StateGraph(dict, reducers={"chat": add_messages})
+        .add_node("ask", lambda s: {"chat": [("user", "hi")]})
+        .add_node("answer", lambda s: {"chat": [("ai", reply)]})
+        .add_edge(START, "ask")
+        .add_edge("ask", "answer")
+        .compile()
+    )
+
+
+def test_compare_reports_fresh_message_ids_apart_from_what_messages_say():
+    app = chat_app()
+    compared = app.run({"chat": []}).compare(app.run({"chat": []}))
+    assert list(compared.what) == ["chat", "chat"] and set(compared.note) == {
+        "only message ids differ"
+    }
+    ids = compared.iloc[-1]
+    assert len(ids.this) == len(ids.other) == 2 and not set(ids.this) & set(ids.other)
+    changed = app.run({"chat": []}).compare(chat_app("bye").run({"chat": []}))
+    said = changed[changed.note == ""]
+    assert list(said.step) == [2] and said.iloc[0].other[-1].content == "bye"
+
+
+def test_compare_reads_langchain_messages_and_tool_call_ids_as_ids():
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    def answer(call_id: str, text: str = "ok"):
+        calls = [{"name": "search", "args": {"q": "x"}, "id": call_id}]
+        return lambda s: {"chat": [HumanMessage("hi"), AIMessage(text, tool_calls=calls)]}
+
+    def run(node):
+        return StateGraph(dict).add_node("a", node).add_edge(START, "a").compile().run({})
+
+    compared = run(answer("call_1")).compare(run(answer("call_2")))
+    assert list(compared.note) == ["only message ids differ"]
+    assert compared.iloc[0].this == [{"id": None, "tool_call_id": None,
+                                      "tool_call_ids": ["call_1"]}]  # fmt: skip
+    assert list(run(answer("c")).compare(run(answer("c", "other"))).note) == [""]
+
+
+def test_branch_compare_also_reports_message_ids_apart():
+    from nbgraph import add_messages
+
+    graph = StateGraph(dict, reducers={"chat": add_messages})
+    graph.add_node("ask", lambda s: {"chat": [("user", "hi")]})
+    graph.add_node("answer", lambda s: {"chat": [("ai", "hello")]})
+    graph.add_edge(START, "ask").add_edge("ask", "answer")
+    branches = graph.compile(semantics="branches").run({"chat": []})
+    compared = chat_app().run({"chat": []}).compare(branches)
+    assert len(compared) and compared.why.str.startswith("only message ids differ").all()

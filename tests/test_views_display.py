@@ -130,3 +130,60 @@ def test_rendering_is_cached_by_source(monkeypatch):
     second = render.render_svg(drawing.source)
     assert first == second and len(calls) == 1
     render.clear_cache()
+
+
+def test_a_run_holding_values_whose_repr_or_str_raises_still_displays():
+    class Broken(Exception):
+        def __repr__(self):
+            raise ValueError(EVIL)
+
+        def __str__(self):
+            raise ValueError(EVIL)
+
+    def fail(state):
+        raise Broken()
+
+    run = (
+        StateGraph(dict)
+        .add_node("a", lambda s: {"h": Broken()})
+        .add_node("b", fail)
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .compile()
+        .run({"h": None})
+    )
+    bundle = run._repr_mimebundle_(include=["text/html"])  # raised ValueError before
+    page = bundle["text/html"]
+    assert "&lt;Broken: repr raised ValueError: &lt;img src=x" in page and EVIL not in page
+    assert run.steps.error.iloc[1] == f"Broken: <Broken: str raised ValueError: {EVIL}>"
+    assert "Broken: repr raised" in styled(run.effects).to_html()
+
+
+def test_a_long_run_displays_its_last_rows_without_building_its_tables():
+    from nbgraph import END
+    from nbgraph.record import Run
+    from nbgraph.record.tails import LONG_RUN_STEPS, last_effects, last_tasks
+
+    steps = LONG_RUN_STEPS + 200
+    app = (
+        StateGraph(dict, reducers={"log": "append"})
+        .add_node("step", lambda s: {"n": s["n"] + 1, "log": [s["n"]]})
+        .add_edge(START, "step")
+        .add_conditional_edges("step", lambda s: END if s["n"] >= steps else "step", ["step", END])
+        .compile()
+    )
+    run = app.run({"n": 0, "log": []}, {"recursion_limit": steps + 10})
+    page = run._repr_mimebundle_(include=["text/html"])["text/html"]
+    assert not {"effect_list", "effects", "steps", "tree"} & set(vars(run))
+    assert "last 20 effects; see <code>run.effects</code>" in page
+    tail, total = last_effects(run, 5)
+    whole = Run(run.log)
+    expected = whole.effects.tail(5)
+    assert total is None and list(tail.step) == list(expected.step)
+    assert list(tail.step) == [steps - 2, steps - 1, steps - 1, steps, steps]
+    assert tail.after.tolist() == expected.after.tolist()
+    assert tail.before.tolist() == expected.before.tolist()
+    assert tail.after.iloc[-1] == list(range(steps))
+    columns = ["step", "node", "task_id", "triggers", "writes", "status"]
+    tasks = last_tasks(run, 3)[columns].values.tolist()
+    assert tasks == whole.steps.tail(3)[columns].values.tolist()

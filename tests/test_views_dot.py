@@ -217,3 +217,29 @@ def test_a_paused_run_draws_its_waiting_node_and_tree_task():
     assert re.search(rf'{ask} \[.*fillcolor="#cfe2f3"', source)
     assert "paused: 'approve <this>?'" in run.draw_tree().source
     assert list(run.steps.status) == ["paused"]
+
+
+class Broken:
+    """A value whose repr raises (a proxy to a closed resource, say)."""
+
+    def __repr__(self):
+        raise RuntimeError('closed "handle" <b>')
+
+
+def test_a_value_whose_repr_raises_draws_as_a_placeholder():
+    from nbgraph.views.dot import short
+
+    run = (
+        StateGraph(dict)
+        .add_node("a", lambda s: {"h": Broken(), "items": [1, Broken()]})
+        .add_edge(START, "a")
+        .compile()
+        .run({"h": None})
+    )
+    source = run.draw_tree().source  # raised RuntimeError before
+    assert "h ← <Broken: repr raised Runtim…" in source and "label=<" not in source
+    assert "items ← [1, <Broken: repr raised" in source
+    assert (
+        short([1, Broken()], 80) == '[1, <Broken: repr raised RuntimeError: closed "handle" <b>>]'
+    )
+    assert short(list(range(10**6)), 12) == "[0, 1, 2, 3…"  # long values are read as far as shown

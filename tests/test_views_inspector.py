@@ -193,3 +193,69 @@ def test_the_branch_selector_of_a_branch_run_names_each_lineage() -> None:
     inspector.go(3)
     inspector.branch_pick.value = "3:0:d"  # d's lineage: a, b — not c
     assert inspector.branch_writers == {3: {"d"}, 2: {"b"}, 1: {"a"}}
+
+
+def test_the_inspector_is_a_widget_that_composes_into_layouts():
+    app = fan_app()
+    left, right = app.run({"log": []}).inspect(), app.run({"log": ["x"]}).inspect()
+    assert isinstance(left, ipywidgets.VBox) and left.widget is left
+    both = ipywidgets.HBox([left, right])  # a TraitError while it was a wrapper object
+    assert both.children == (left, right)
+    bundle = left._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"].startswith("<Inspector of <Run done")
+    left.go(3)
+    assert left.step == 3 and right.step == 1  # each keeps its own place
+
+
+def test_opening_a_long_run_shows_its_step_without_building_the_whole_table():
+    steps = 3000
+    run = (
+        StateGraph(dict, reducers={"log": "append"})
+        .add_node("step", lambda s: {"n": s["n"] + 1, "log": [s["n"]]})
+        .add_edge(START, "step")
+        .add_conditional_edges("step", lambda s: END if s["n"] >= steps else "step", ["step", END])
+        .compile()
+        .run({"n": 0, "log": []}, {"recursion_limit": steps + 10})
+    )
+    inspector = run.inspect()
+    assert "effect_list" not in vars(run) and "tree" not in vars(run)
+    assert ">log<" in inspector.effects.value and "step: [0]" in inspector.effects.value
+    inspector.go(steps)
+    assert (
+        "[0, 1, 2, 3, 4, 5, 6, 7, 8" in inspector.effects.value and "…" in inspector.effects.value
+    )
+    assert "effect_list" not in vars(run)
+    inspector.node.value, inspector.occurrence.value = "step", 41
+    assert inspector.occurrence.max == steps - 1
+    inspector.jump.click()
+    assert inspector.step == 42
+    assert run.effects is not None  # once the table exists, the inspector reads it
+    again = run.inspect()
+    again.go(7)
+    assert again.effects_at(7) == [e for e in run.effect_list if e.step == 7]
+
+
+def test_values_whose_repr_raises_show_as_placeholders_everywhere():
+    from nbgraph import MemorySaver, interrupt
+
+    class Handle:
+        def __repr__(self):
+            raise RuntimeError(EVIL)
+
+    app = (
+        StateGraph(dict)
+        .add_node("a", lambda s: {"h": Handle()})
+        .add_node("ask", lambda s: {"answer": interrupt(Handle())})
+        .add_edge(START, "a")
+        .add_edge("a", "ask")
+        .compile(checkpointer=MemorySaver())
+    )
+    app.invoke({"h": None}, {"configurable": {"thread_id": "t"}})
+    inspector = app.last_run.inspect()
+    inspector.go(1)
+    placeholder = "&lt;Handle: repr raised RuntimeError: &lt;img src=x onerror=alert(1)&gt;&gt;"
+    assert placeholder in inspector.state.value  # the effects panel shows its first 50 chars
+    assert "&lt;Handle: repr raised RuntimeError: &lt;img" in inspector.effects.value
+    inspector.go(2)
+    assert placeholder in inspector.error.value and EVIL not in inspector.error.value

@@ -21,12 +21,14 @@ from nbgraph.engine.writes import (
     group_writes,
     reduce_field,
 )
+from nbgraph.record.cells import ListTrails, plain
+from nbgraph.reducers import get_reducer
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING, Overwrite
+from nbgraph.types import MISSING, Mutation, Overwrite
 
 
-class Effect(NamedTuple):
-    """One row of `Run.effects`."""
+class _EffectRow(NamedTuple):
+    """The columns of `Run.effects`, as an `Effect` holds its cells."""
 
     step: int
     field: str
@@ -45,7 +47,32 @@ class Effect(NamedTuple):
     winner: str = ""
 
 
-EFFECT_COLUMNS = Effect._fields
+class Effect(_EffectRow):
+    """One row of `Run.effects`.
+
+    The table cells of a list that grows are `ListPrefix` views of one list the field's rows
+    share (`cell`, `run.effects`); `before` and `after` give real lists of their own.
+    """
+
+    __slots__ = ()
+
+    @property
+    def before(self) -> Any:
+        """The value before (MISSING: none); a list is a copy you may change."""
+        return plain(tuple.__getitem__(self, BEFORE))
+
+    @property
+    def after(self) -> Any:
+        """The value after (MISSING: none); a list is a copy you may change."""
+        return plain(tuple.__getitem__(self, AFTER))
+
+    def cell(self, column: str) -> Any:
+        """What the table holds in `column` (for a growing list: a shared `ListPrefix`)."""
+        return tuple.__getitem__(self, EFFECT_COLUMNS.index(column))
+
+
+EFFECT_COLUMNS = _EffectRow._fields
+BEFORE, AFTER = EFFECT_COLUMNS.index("before"), EFFECT_COLUMNS.index("after")
 
 
 def same(a: Any, b: Any) -> bool:
@@ -70,11 +97,42 @@ def snapshot(value: Any) -> Any:
     """A table's copy of a replayed value: containers copied at C speed, one level deep.
 
     Items inside are shared with the record (which holds its own copies of what nodes
-    wrote), so a growing list costs one pointer per item per row, not a Python-level deep
-    copy: treat table cells as read-only (copy before changing a nested item).
+    wrote): treat table cells as read-only (copy before changing a nested item).
     """
     copier = _SHALLOW.get(type(value))
     return copier(value) if copier is not None else isolate(value)
+
+
+class TableValues:
+    """The cells a pass shows for each field: lists share one trail per field (`ListPrefix`),
+    so a list that grows by k items a step costs k pointers a row, not its whole length."""
+
+    def __init__(self) -> None:
+        self.trails = ListTrails()
+
+    def cell(self, name: str, value: Any, appended: bool = False) -> Any:
+        """The table's form of `value`, field `name`'s value now (MISSING stays MISSING).
+
+        Args:
+            appended: the caller knows `value` only grew at its end since the field's last
+                cell (the same list, extended in place by `append`): no prefix check.
+        """
+        if type(value) is list:
+            return self.trails.cell(name, value, appended)
+        self.trails.forget(name)
+        return value if value is MISSING else snapshot(value)
+
+
+_APPEND = get_reducer("append")
+
+
+def grows_in_place(spec: FieldSpec, writes: list[tuple[str, Any]]) -> bool:
+    """Whether folding `writes` into this field only appends to its list in place (the
+    `append` reducer, plain writes): the replay's list keeps its items and grows."""
+    reducer = spec.reducer
+    if reducer is None or _APPEND is None or reducer.in_place is not _APPEND.in_place:
+        return False
+    return not any(type(new) is Overwrite or isinstance(new, Mutation) for _, new in writes)
 
 
 @contextmanager
@@ -169,26 +227,63 @@ def effect_rows(log: RunLog) -> list[Effect]:
         return _effect_rows(log)
 
 
+def step_effect_rows(log: RunLog, position: int, values: dict[str, Any]) -> list[Effect]:
+    """The rows of one step (`log.steps[position]`) alone, as `effect_rows` makes them.
+
+    Args:
+        values: the state after the step before (owned by this call), e.g. from `Timeline`.
+    """
+    if log.semantics == "branches":
+        raise ValueError("A branch-lineage run's rows come from its lineages: use effect_rows.")
+    return SuperstepEffects(log, values).rows(log.steps[position])
+
+
 def _effect_rows(log: RunLog) -> list[Effect]:
-    graph = log.graph
-    values = initial_values(graph)  # the replay's own values; reducers may change them in place
-    shown = {name: isolate(value) for name, value in values.items()}  # last value per field
+    replay = SuperstepEffects(log)
     rows: list[Effect] = []
-    specs: dict[str, FieldSpec] = {}
     for step in log.steps:
-        number = step.step
+        rows.extend(replay.rows(step))
+    return rows
+
+
+class SuperstepEffects:
+    """The replay behind `effect_rows` for a superstep run, one step after the other.
+
+    Args:
+        log: the run.
+        values: the state to start from (owned by the replay; default: the run's start).
+    """
+
+    def __init__(self, log: RunLog, values: dict[str, Any] | None = None) -> None:
+        self.graph = log.graph
+        # the replay's own values; reducers may change them in place
+        self.values = initial_values(self.graph) if values is None else values
+        self.cells = TableValues()
+        self.seen: dict[str, Any] = {}  # per field, the replay's object its last cell showed
+        self.shown = {name: self._cell(name, value) for name, value in self.values.items()}
+        self.specs: dict[str, FieldSpec] = {}
+
+    def _cell(self, name: str, value: Any, spec: Any = None, writes: Any = ()) -> Any:
+        grew = spec is not None and self.seen.get(name) is value and grows_in_place(spec, writes)
+        self.seen[name] = value
+        return self.cells.cell(name, value, grew)
+
+    def rows(self, step: Any) -> list[Effect]:
+        """The rows of `step`, the next step of the run: resets, writes, clears, drops."""
+        number, rows, fields = step.step, [], self.graph.fields
         for reset in step.resets:
             new = {name: isolate(value) for name, value in reset.values.items()}
             point = f"reset:{number}:{reset.node}"
             rows.extend(
-                reset_effects(number, f"reset:{reset.node}", reset.reason, shown, new, point)
+                reset_effects(number, f"reset:{reset.node}", reset.reason, self.shown, new, point)
             )
-            values = {name: isolate(value) for name, value in new.items()}
-            shown = new
-        written = group_writes(applied_writes(graph.fields, step.tasks, step.merged))
+            self.values = {name: isolate(value) for name, value in new.items()}
+            self.shown = new
+        written = group_writes(applied_writes(fields, step.tasks, step.merged))
         merge_id = f"merge:{number}" if step.applied else ""
+        values, shown = self.values, self.shown
         for name, writes in written.items():
-            spec = specs.get(name) or specs.setdefault(name, field_spec(graph.fields, name))
+            spec = self.specs.get(name) or self.specs.setdefault(name, field_spec(fields, name))
             before = shown.get(name, MISSING)
             after = MISSING
             if step.applied:
@@ -196,11 +291,11 @@ def _effect_rows(log: RunLog) -> list[Effect]:
                     values[name] = isolate(step.afters[name])
                 else:
                     values[name] = reduce_field(spec, values.get(name, MISSING), writes, number)
-                after = shown[name] = snapshot(values[name])
+                after = shown[name] = self._cell(name, values[name], spec, writes)
             rows.append(write_effect(number, spec, before, writes, after, step.applied, merge_id))
         for name in step.cleared:
             values.pop(name, None)
             rows.append(cleared_effect(number, name, shown.pop(name, MISSING), merge_id))
         for task in step.tasks:
             rows.extend(dropped_effects(number, task))
-    return rows
+        return rows

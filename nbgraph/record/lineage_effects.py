@@ -16,11 +16,11 @@ from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import field_spec, group_writes
 from nbgraph.record.effects import (
     Effect,
+    TableValues,
     cleared_effect,
     dropped_effects,
     reset_effects,
     same,
-    snapshot,
     write_effect,
 )
 from nbgraph.record.lineages import LineageStates, input_state
@@ -41,6 +41,7 @@ class _Pass:
         self.owned: dict[str, set[str]] = {}  # fields a point's dict alone holds
         self.readers = _reader_counts(log)
         self.rows: list[Effect] = []
+        self.cells = TableValues()
         for step in log.steps:
             self._step(step)
         if log.end is not None:
@@ -115,7 +116,7 @@ class _Pass:
             values = dict(values)
         owned = self.owned.pop(task.parent, set()) if mine else set()
         befores = {name: values.get(name, MISSING) for name in grouped}
-        befores = {k: snapshot(v) if v is not MISSING else v for k, v in befores.items()}
+        befores = {k: self.cells.cell(k, v) for k, v in befores.items()}
         point = self.points.point(point_id)
         gone = {name: values[name] for name in self.graph.ephemeral if name in values}
         cleared = grow(self.graph.fields, values, point, number, owned, self.graph.ephemeral)
@@ -137,7 +138,9 @@ class _Pass:
         values: dict[str, Any] | None,
         applied: bool,
     ) -> None:
-        after = snapshot(values[name]) if values is not None and name in values else MISSING
+        after = MISSING
+        if values is not None and name in values:
+            after = self.cells.cell(name, values[name])
         spec = field_spec(self.graph.fields, name)
         self.rows.append(write_effect(number, spec, before, writes, after, applied, point_id))
 
@@ -158,9 +161,10 @@ class _Pass:
         before_state = base if base is not None else {}
         fields = dict.fromkeys([*before_state, *(k for h in heads for k in h), *result])
         for name in fields:
-            before = snapshot(before_state.get(name, MISSING))
-            given = [snapshot(h.get(name, MISSING)) for h in heads]
-            after = snapshot(result.get(name, MISSING))
+            cell = self.cells.cell
+            before = cell(name, before_state.get(name, MISSING))
+            given = [cell(name, h.get(name, MISSING)) for h in heads]
+            after = cell(name, result.get(name, MISSING))
             if all(same(v, before) for v in given) and same(after, before):
                 continue
             disagreed = any(not same(v, given[0]) for v in given[1:])

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.record.effects import same
+from nbgraph.record.message_compare import IDS_ONLY, compare_values
+from nbgraph.record.text import safe_str
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     import pandas as pd
 
 COLUMNS = ["node", "occurrence", "what", "this", "other", "why"]
+IDS_WHY = f"{IDS_ONLY}: the messages say the same (role, content, name, tool calls)"
 
 
 def compare_by_node(this: Any, other: Any) -> pd.DataFrame:
@@ -21,7 +23,8 @@ def compare_by_node(this: Any, other: Any) -> pd.DataFrame:
     final state, where the runs differ; `why` says which rule made the difference.
 
     Columns: node, occurrence (-1 where a row is about all runs), what (`"outcome"`,
-    `"runs"`, a field name, or `"final"`), this, other, why.
+    `"runs"`, a field name, or `"final"`), this, other, why. Messages are compared by what
+    they say; where only their ids differ, this and other are the ids and `why` says so.
     """
     import pandas as pd
 
@@ -38,16 +41,30 @@ def compare_by_node(this: Any, other: Any) -> pd.DataFrame:
             seen_a, seen_b = this.state_at(left), other.state_at(right)
             for name in _fields(seen_a, seen_b):
                 x, y = seen_a.get(name, MISSING), seen_b.get(name, MISSING)
-                if not same(x, y):
-                    why = _why_read(this, left, other, right)
-                    rows.append((node, k, name, x, y, why))
+                row = _difference(node, k, name, x, y)
+                if row is not None and not row[-1]:
+                    row = (*row[:-1], _why_read(this, left, other, right))
+                if row is not None:
+                    rows.append(row)
     final_a, final_b = this.output, other.output
     for name in _fields(final_a, final_b):
         x, y = final_a.get(name, MISSING), final_b.get(name, MISSING)
-        if not same(x, y):
-            rows.append(("END", -1, name, x, y, _why_final(name, this, other)))
+        row = _difference("END", -1, name, x, y)
+        if row is not None:
+            rows.append(row if row[-1] else (*row[:-1], _why_final(name, this, other)))
     frame = pd.DataFrame(rows, columns=COLUMNS, dtype=object)
     return frame.astype({"occurrence": "int64"}) if rows else frame
+
+
+def _difference(node: str, k: int, name: str, x: Any, y: Any) -> tuple | None:
+    """A row for a field that differs (its `why` empty, to fill), or None if it does not;
+    messages that differ only in their ids give their ids and `IDS_WHY`."""
+    difference = compare_values(x, y)
+    if difference is None:
+        return None
+    if difference.said or difference.ids is None:
+        return (node, k, name, x, y, "")
+    return (node, k, name, *difference.ids, IDS_WHY)
 
 
 def _fields(a: dict, b: dict) -> list[str]:
@@ -61,13 +78,14 @@ def _model(run: Any) -> str:
 def _outcome(run: Any) -> str:
     if run.error is None:
         return run.status
-    return f"{run.status}: {type(run.error).__name__}: {run.error}"
+    return f"{run.status}: {type(run.error).__name__}: {safe_str(run.error)}"
 
 
 def _why_outcome(this: Any, other: Any) -> str:
     failed = this if this.error is not None else other
     error = failed.error
-    if error is not None and "one value per step" in str(error) and _model(failed) == "supersteps":
+    clash = error is not None and "one value per step" in safe_str(error)
+    if clash and _model(failed) == "supersteps":
         return (
             "with supersteps, parallel branches write one shared state, so two writes to an "
             "overwrite field in one step are an error; branch lineages keep them apart until "

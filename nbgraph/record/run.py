@@ -16,6 +16,7 @@ from nbgraph.engine.view import isolate
 from nbgraph.errors import NbgraphError
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows, same
 from nbgraph.record.lineages import BranchTimeline
+from nbgraph.record.text import safe_str
 from nbgraph.record.timeline import Timeline
 from nbgraph.record.tree import StateTree, TreeNode, build_tree
 from nbgraph.types import MISSING
@@ -228,7 +229,9 @@ class Run:
 
         Columns: step, field, reducer, before, writes, writers, after, changed, applied,
         conflict, overwrite_bypass, dropped_key, root_reset. Values stay Python objects;
-        `MISSING` marks "no value".
+        `MISSING` marks "no value". A list's `before`/`after` is a read-only `ListPrefix`
+        sharing one list with the field's other rows (so a growing log costs what was
+        written): it reads and compares like a list; `list(cell)` gives a list to change.
         """
         with collector_paused():
             return _frame(self.effect_list, EFFECT_COLUMNS)
@@ -236,41 +239,14 @@ class Run:
     @cached_property
     def steps(self) -> pd.DataFrame:
         """One row per task: step, node, task id, kind, triggers, fields written, timing, status."""
-        rows = []
-        for node in self.tree.tasks():
-            rows.append(
-                (
-                    node.step,
-                    node.name,
-                    node.task_id,
-                    "send" if node.arg is not MISSING else "edge",
-                    list(node.triggers),
-                    list(dict.fromkeys(f for f, _ in node.writes)),
-                    node.duration,
-                    node.status,
-                    None if node.error is None else f"{type(node.error).__name__}: {node.error}",
-                    list(node.warnings),
-                )
-            )
-        columns = (
-            "step",
-            "node",
-            "task_id",
-            "kind",
-            "triggers",
-            "writes",
-            "duration",
-            "status",
-            "error",
-            "warnings",
-        )
-        return _frame(rows, columns)
+        return _task_frame(self.tree.tasks())
 
     @cached_property
     def states(self) -> pd.DataFrame:
         """The state after each applied superstep: one row per step, one column per field.
 
-        A value a step did not change is the same object as in the row before (no copies).
+        A value a step did not change is the same object as in the row before (no copies);
+        a list is a read-only `ListPrefix`, as in `effects`.
         In a branch-lineage run, a row is the delta merge of the lineages alive after the
         step (what they would make if they met there); the last row is END's merge.
         """
@@ -294,10 +270,11 @@ class Run:
             for effect in by_step.get(step.step, ()):
                 if effect.dropped_key or not effect.applied:
                     continue
-                if effect.after is MISSING:
+                after = effect.cell("after")  # shared, not copied: see `effects`
+                if after is MISSING:
                     current.pop(effect.field, None)
                 else:
-                    current[effect.field] = effect.after
+                    current[effect.field] = after
             if step.applied:
                 rows.append([current.get(n, MISSING) for n in names])
                 index.append(step.step)
@@ -340,35 +317,32 @@ class Run:
     def compare(self, other: Run) -> pd.DataFrame:
         """Two runs aligned step by step: where the tasks or the state after a step differ.
 
-        Columns: step, what (`"tasks"` or a field name), this, other.
+        Columns: step, what (`"tasks"`, `"outcome"` or a field name), this, other, note.
+        Messages are compared by what they say (role, content, name, tool calls): two runs
+        give them fresh ids, so a field whose messages differ only in their ids gets a row
+        of its own with `note` `"only message ids differ"` and the differing ids as this and
+        other (filter on `note` to drop them); every other row has an empty `note`.
+
+        >>> from nbgraph import START, StateGraph, add_messages
+        >>> app = (StateGraph(dict, reducers={"chat": add_messages})
+        ...        .add_node("a", lambda s: {"chat": [("ai", "hi")]}).add_edge(START, "a")
+        ...        .compile())
+        >>> table = app.run({"chat": []}).compare(app.run({"chat": []}))
+        >>> table[["step", "what", "note"]].values.tolist()
+        [[1, 'chat', 'only message ids differ']]
 
         When either run used branch lineages (`compile(semantics="branches")`), the runs are
         aligned by node instead — the k-th run of each node — and each row says why it
         differs; columns: node, occurrence, what (`"outcome"`, `"runs"`, a field, or a field
         of the `"END"` state), this, other, why (see `nbgraph.record.node_compare`).
         """
-        import pandas as pd
-
         if "branches" in (self.log.semantics, other.log.semantics):
             from nbgraph.record.node_compare import compare_by_node
 
             return compare_by_node(self, other)
+        from nbgraph.record.step_compare import compare_by_step
 
-        rows = []
-        mine, theirs = _tasks_by_step(self), _tasks_by_step(other)
-        for step in sorted(set(mine) | set(theirs)):
-            if mine.get(step) != theirs.get(step):
-                rows.append((step, "tasks", mine.get(step, []), theirs.get(step, [])))
-            outcome = (_outcome(self, step), _outcome(other, step))
-            if outcome[0] != outcome[1]:
-                rows.append((step, "outcome", *outcome))
-                continue  # a step that failed on one side has no state to compare
-            here, there = _maybe_after(self, step), _maybe_after(other, step)
-            for name in [*here, *(n for n in there if n not in here)]:
-                left, right = here.get(name, MISSING), there.get(name, MISSING)
-                if not same(left, right):
-                    rows.append((step, name, left, right))
-        return pd.DataFrame(rows, columns=["step", "what", "this", "other"], dtype=object)
+        return compare_by_step(self, other)
 
     # --- files -----------------------------------------------------------------------------
 
@@ -485,15 +459,55 @@ _FLAGS = ("changed", "applied", "conflict", "overwrite_bypass", "dropped_key", "
 
 def _frame(rows: list[tuple], columns: Iterable[str]) -> pd.DataFrame:
     """A DataFrame whose cells stay the Python objects in `rows`; numbers and flags typed."""
+    import numpy as np
     import pandas as pd
 
     columns = list(columns)
+    by_column = list(zip(*rows, strict=True)) if rows else [()] * len(columns)  # raw cells
     data = {}
-    for i, name in enumerate(columns):
-        values = [row[i] for row in rows]
+    for name, cells in zip(columns, by_column, strict=True):
         dtype = _NUMBERS.get(name) or ("bool" if name in _FLAGS else object)
-        data[name] = pd.Series(values, dtype=dtype) if values else pd.Series([], dtype=dtype)
+        # fromiter: numpy must not look inside list-like cells for a shape (O(items) each)
+        data[name] = pd.Series(np.fromiter(cells, dtype=dtype, count=len(rows)), dtype=dtype)
     return pd.DataFrame(data, columns=columns)
+
+
+_TASK_COLUMNS = (
+    "step",
+    "node",
+    "task_id",
+    "kind",
+    "triggers",
+    "writes",
+    "duration",
+    "status",
+    "error",
+    "warnings",
+)
+
+
+def _task_frame(nodes: Iterable[TreeNode]) -> pd.DataFrame:
+    """`Run.steps` of these task nodes."""
+    rows = [
+        (
+            node.step,
+            node.name,
+            node.task_id,
+            "send" if node.arg is not MISSING else "edge",
+            list(node.triggers),
+            list(dict.fromkeys(f for f, _ in node.writes)),
+            node.duration,
+            node.status,
+            None if node.error is None else _error_text(node.error),
+            list(node.warnings),
+        )
+        for node in nodes
+    ]
+    return _frame(rows, _TASK_COLUMNS)
+
+
+def _error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {safe_str(error)}"
 
 
 def _diff(left: dict, right: dict, a: str, b: str) -> pd.DataFrame:
@@ -507,19 +521,3 @@ def _diff(left: dict, right: dict, a: str, b: str) -> pd.DataFrame:
         change = "added" if x is MISSING else "removed" if y is MISSING else "changed"
         rows.append((name, change, x, y))
     return pd.DataFrame(rows, columns=["field", "change", a, b], dtype=object)
-
-
-def _tasks_by_step(run: Run) -> dict[int, list[str]]:
-    return {s.step: [t.node for t in s.tasks if s.step > 0] for s in run.log.steps}
-
-
-def _outcome(run: Run, step: int) -> str:
-    if step not in run.timeline.index:
-        return "not reached"
-    return "applied" if run.timeline.step_log(step).applied else "failed"
-
-
-def _maybe_after(run: Run, step: int) -> dict[str, Any]:
-    if step not in run.timeline.index or not run.timeline.step_log(step).applied:
-        return {}
-    return run.timeline.after(step)

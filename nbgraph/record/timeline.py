@@ -1,6 +1,6 @@
 """The state at any point of a recorded run, rebuilt from its writes, with cached snapshots.
 
-Snapshots are taken in one forward replay, the first time a state is asked for: a new one
+Snapshots are taken in one forward replay, as far as the states asked for need: a new one
 whenever the writes replayed since the last snapshot outweigh the state itself. So the
 snapshots cost about as much memory as the writes did, and rebuilding any state folds at
 most about one state's worth of writes — never the whole history.
@@ -18,8 +18,15 @@ from nbgraph.record.effects import collector_paused
 MIN_SNAPSHOT_COST = 64
 
 
+_SIZED: dict[type, bool] = {}  # per type: whether a value's size is its len (an ABC check is slow)
+
+
 def _size(value: Any) -> int:
-    return len(value) if isinstance(value, Sized) and not isinstance(value, str) else 1
+    kind = type(value)
+    sized = _SIZED.get(kind)
+    if sized is None:
+        sized = _SIZED[kind] = issubclass(kind, Sized) and not issubclass(kind, str)
+    return len(value) if sized else 1
 
 
 def _copy(values: dict[str, Any]) -> dict[str, Any]:
@@ -33,6 +40,7 @@ class Timeline:
         self.log = log
         self.index = {step.step: i for i, step in enumerate(log.steps)}
         self._snapshots: list[tuple[int, dict[str, Any]]] | None = None
+        self._cursor: tuple[int, dict[str, Any], int] = (-1, {}, 0)  # replayed up to here
 
     def steps(self) -> list[int]:
         """The step numbers the run recorded (0 = the input applied)."""
@@ -47,30 +55,35 @@ class Timeline:
             )
         return position
 
-    def _build(self) -> list[tuple[int, dict[str, Any]]]:
-        if self._snapshots is not None:
-            return self._snapshots
-        with collector_paused():
-            self._snapshots = self._replay_all()
+    def _build(self, position: int | None = None) -> list[tuple[int, dict[str, Any]]]:
+        """The snapshots, replayed as far as `position` (None: the whole run) and no further:
+        the replay stops where the last question needed it and resumes from there."""
+        end = len(self.log.steps) - 1 if position is None else position
+        if self._snapshots is None:
+            self._cursor = (-1, initial_values(self.log.graph), 0)
+            self._snapshots = [(-1, _copy(self._cursor[1]))]
+        if self._cursor[0] < end:
+            with collector_paused():
+                self._replay_until(end)
         return self._snapshots
 
-    def _replay_all(self) -> list[tuple[int, dict[str, Any]]]:
-        graph = self.log.graph
-        values = initial_values(graph)
-        snapshots: list[tuple[int, dict[str, Any]]] = [(-1, _copy(values))]
-        cost = 0
-        for position, step in enumerate(self.log.steps):
+    def _replay_until(self, end: int) -> None:
+        graph, snapshots = self.log.graph, self._snapshots
+        assert snapshots is not None
+        done, values, cost = self._cursor
+        for position in range(done + 1, end + 1):
+            step = self.log.steps[position]
             values = replay_step(graph, values, step)
             cost += 1 + sum(_size(v) for t in step.tasks for _, v in t.writes)
             if cost >= max(MIN_SNAPSHOT_COST, sum(_size(v) for v in values.values())):
                 snapshots.append((position, _copy(values)))
                 cost = 0
-        return snapshots
+        self._cursor = (end, values, cost)
 
     def _replay_to(self, position: int) -> dict[str, Any]:
         """Values after the step at `position` in the log (owned by the caller)."""
         start, snapshot = -1, None
-        for at, values in self._build():
+        for at, values in self._build(position):
             if at > position:
                 break
             start, snapshot = at, values

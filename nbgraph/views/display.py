@@ -10,6 +10,7 @@ import html
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.record.text import safe_repr
 from nbgraph.views.dot import short
 from nbgraph.views.render import render_svg
 
@@ -79,19 +80,27 @@ def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str =
 
 def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
     """A compact HTML summary of a run: status line, its picture (SVG made by graphviz from
-    escaped labels), tasks, and what each step changed."""
-    effects = run.effects
-    shown = effects[["step", "field", "reducer", "before", "writes", "after"]].tail(max_rows)
+    escaped labels), tasks, and what each step changed.
+
+    Only the last `max_rows` tasks and effects are shown: a long run's are rebuilt from its
+    last steps, so showing it costs about what those steps cost (`nbgraph.record.tails`)."""
+    from nbgraph.record.tails import last_effects, last_tasks
+
+    effects, total = last_effects(run, max_rows)
+    shown = effects[["step", "field", "reducer", "before", "writes", "after"]]
     changed = shown.copy()
     for column in changed.columns:
         changed[column] = False
-    changed["after"] = effects["changed"].tail(max_rows).astype(bool).to_numpy()
-    steps = run.steps[["step", "node", "triggers", "writes", "status"]].tail(max_rows)
+    changed["after"] = effects["changed"].astype(bool).to_numpy()
+    steps = last_tasks(run, max_rows)[["step", "node", "triggers", "writes", "status"]]
     head = html.escape(repr(run))
-    error = f"<p><b>error:</b> {html.escape(repr(run.error))}</p>" if run.error is not None else ""
+    error = ""
+    if run.error is not None:
+        error = f"<p><b>error:</b> {html.escape(safe_repr(run.error))}</p>"
     more = ""
-    if len(effects) > max_rows:
-        more = f"<p>last {max_rows} of {len(effects)} effects; see <code>run.effects</code></p>"
+    if total is None or total > max_rows:
+        of = "" if total is None else f" of {total}"
+        more = f"<p>last {max_rows}{of} effects; see <code>run.effects</code></p>"
     return (
         f"<div class='nbgraph-run'><p><b>{head}</b></p>{error}{svg_element(picture)}"
         f"<details open><summary>tasks</summary>{styled(steps, uuid='nbgraph-steps').to_html()}"

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.graph import GraphSpec
+from nbgraph.record.text import safe_str
+from nbgraph.record.text import short as text_of
 from nbgraph.types import END, START
 
 if TYPE_CHECKING:
@@ -43,9 +45,9 @@ def label(*lines: Any) -> Any:
 
 
 def short(value: Any, width: int = 40) -> str:
-    """A one-line, bounded text form of a value for a label."""
-    text = " ".join(repr(value).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """A one-line, bounded text form of a value for a label (never raises: a value whose
+    repr fails shows as a placeholder; see `nbgraph.record.text`)."""
+    return text_of(value, width)
 
 
 @dataclass
@@ -279,7 +281,7 @@ def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | No
         return
     by_target: dict[str, list[str]] = {}
     for key, target in branch.path_map.items():
-        by_target.setdefault(target, []).append(str(key))
+        by_target.setdefault(target, []).append(safe_str(key))
     for target, keys in by_target.items():
         _edge(dot, ids, source, target, overlay, style="dashed", marks=[" | ".join(keys)])
 

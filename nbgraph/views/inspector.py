@@ -1,17 +1,15 @@
-"""The step-through inspector: an ipywidgets panel to walk a recorded run in the notebook.
+"""The step-through inspector: `inspect(run)` makes the widget of `views.inspector_widget`.
 
-It only reads the run (views never drive the engine). Every panel's HTML is built by the
-escaping functions of `views.panels`; pictures come from the cached renderer.
+This module stays light (`import nbgraph` imports it): ipywidgets is imported only when an
+inspector is made, or when `Inspector` is first read from here.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nbgraph.views.display import svg_element
-from nbgraph.views.overlay import ancestry
-from nbgraph.views.panels import diff_html, effects_html, error_html, state_html
-from nbgraph.views.render import render_svg
+if TYPE_CHECKING:
+    from nbgraph.views.inspector_widget import Inspector
 
 ALL_BRANCHES = "(all branches)"
 
@@ -21,205 +19,14 @@ def inspect(run: Any, other: Any = None) -> Inspector:
 
     >>> # in a notebook: nbgraph.inspect(app.last_run), or app.last_run.inspect()
     """
+    from nbgraph.views.inspector_widget import Inspector
+
     return Inspector(run, other)
 
 
-class Inspector:
-    """Play, step, jump to a node's n-th run, follow a branch, filter fields, compare.
+def __getattr__(name: str) -> Any:
+    if name == "Inspector":  # the widget class, imported with ipywidgets on first use
+        from nbgraph.views.inspector_widget import Inspector
 
-    Attributes:
-        widget: the ipywidgets box to display (the inspector displays itself too).
-        step: the step shown.
-    """
-
-    def __init__(self, run: Any, other: Any = None) -> None:
-        import ipywidgets as w
-
-        self.run, self.other = run, other
-        self.steps = [s.step for s in run.log.steps]
-        self.effects_by_step: dict[int, list[Any]] = {}
-        for effect in run.effect_list:
-            self.effects_by_step.setdefault(effect.step, []).append(effect)
-        self.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
-        self.branch: str | None = None
-        self.branch_writers: dict[int, set[str]] = {}
-        self._compared: Any = None
-        last = self.steps[-1]
-        fields = [n for n, f in run.graph.fields.items() if not f.managed]
-        ran = sorted({t.node for s in run.log.steps[1:] for t in s.tasks})
-
-        self.play = w.Play(min=0, max=last, interval=700, description="play")
-        self.slider = w.IntSlider(min=0, max=last, description="step", continuous_update=True)
-        w.link((self.play, "value"), (self.slider, "value"))
-        self.previous = w.Button(description="◀ previous", tooltip="previous step")
-        self.next = w.Button(description="next ▶", tooltip="next step")
-        self.step_label = w.HTML()
-        self.node = w.Dropdown(options=ran, description="node", layout={"width": "220px"})
-        self.occurrence = w.BoundedIntText(
-            value=0, min=0, max=0, description="run #", layout={"width": "160px"}
-        )
-        self.jump = w.Button(description="go to that run")
-        self.branch_pick = w.Dropdown(
-            options=[ALL_BRANCHES], description="branch", layout={"width": "320px"}
-        )
-        self.fields = w.SelectMultiple(
-            options=fields, value=tuple(fields), rows=min(6, len(fields)), description="fields"
-        )
-        modes = ["off", "another step"] + (["the other run"] if other is not None else [])
-        self.compare_mode = w.ToggleButtons(options=modes, description="compare")
-        self.compare_step = w.IntSlider(min=0, max=last, description="with step")
-        self.graph = w.HTML()
-        self.state = w.HTML()
-        self.effects = w.HTML()
-        self.comparison = w.HTML()
-        self.error = w.HTML()
-
-        self.previous.on_click(lambda _: self.go(self.slider.value - 1))
-        self.next.on_click(lambda _: self.go(self.slider.value + 1))
-        self.jump.on_click(lambda _: self.go_to_run(self.node.value, self.occurrence.value))
-        self.node.observe(self._node_changed, "value")
-        self.slider.observe(lambda change: self.show(change["new"]), "value")
-        self._refreshing = False
-        self.branch_pick.observe(self._branch_picked, "value")
-        for control in (self.fields, self.compare_mode, self.compare_step):
-            control.observe(lambda _: self.show(self.slider.value), "value")
-
-        self.widget = w.VBox(
-            [
-                w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
-                w.HBox([self.node, self.occurrence, self.jump, self.branch_pick]),
-                self.error,
-                w.HBox([self.graph, w.VBox([self.state, self.effects])]),
-                w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step])]),
-                self.comparison,
-            ]
-        )
-        self.widget.add_class("nbgraph-inspector")
-        self._node_changed(None)
-        start = self.failed_step if self.failed_step is not None else min(1, last)
-        if self.slider.value == start:
-            self.show(start)
-        self.slider.value = start
-
-    # --- navigation ------------------------------------------------------------------------
-
-    @property
-    def step(self) -> int:
-        return self.slider.value
-
-    def go(self, step: int) -> None:
-        """Show `step` (clamped to the run's steps)."""
-        self.slider.value = max(self.slider.min, min(self.slider.max, step))
-
-    def go_to_run(self, node: str, occurrence: int) -> None:
-        """Show the step of `node`'s `occurrence`-th run (0 = its first)."""
-        self.go(self.run.tree.occurrence(node, occurrence).step)
-
-    def follow(self, task_id: str | None) -> None:
-        """Follow one task's branch (its chain of triggering tasks); None or ALL: every branch."""
-        if task_id in (None, ALL_BRANCHES):
-            self.branch, self.branch_writers = None, {}
-        else:
-            self.branch = task_id
-            self.branch_writers = {}
-            for task in ancestry(self.run, task_id):
-                self.branch_writers.setdefault(task.step, set()).add(task.node)
-        self.show(self.slider.value)
-
-    def _branch_picked(self, change: Any) -> None:
-        if not self._refreshing:
-            self.follow(change["new"])
-
-    def _node_changed(self, _: Any) -> None:
-        runs = len(self.run.tree.by_name.get(self.node.value, ())) if self.node.value else 0
-        self.occurrence.max = max(0, runs - 1)
-
-    # --- drawing ---------------------------------------------------------------------------
-
-    def show(self, step: int) -> None:
-        """Fill every panel for `step`."""
-        log = self.run.timeline.step_log(step)
-        effects = self.effects_by_step.get(step, [])
-        fields = set(self.fields.value)
-        with self.graph.hold_sync(), self.state.hold_sync(), self.effects.hold_sync():
-            self.step_label.value = self._label(step, log)
-            self.graph.value = self._picture(step)
-            state = self.run.state_at(step) if log.applied else self.run.timeline.start_of(step)
-            changed = {e.field for e in effects if e.changed}
-            self.state.value = "<b>state</b>" + state_html(state, changed, fields)
-            writers = self.branch_writers.get(step, set()) if self.branch else None
-            self.effects.value = "<b>reducer effects</b>" + effects_html(effects, fields, writers)
-            failed_here = step == self.failed_step
-            self.error.value = self._stopped_html(log, step) if failed_here else ""
-            self._refresh_branches(log)
-            self.comparison.value = self._comparison(step)
-
-    def _stopped_html(self, log: Any, step: int) -> str:
-        """Why the run stopped at this step: its exception, or the questions it waits on."""
-        if self.run.error is not None:
-            return error_html(self.run.error, step)
-        asked = [(t.node, i.value) for t in log.tasks for i in t.interrupts]
-        if not asked:
-            return ""
-        items = "".join(
-            f"<li><b>{_escape(node)}</b> asks: {_escape(repr(value))}</li>" for node, value in asked
-        )
-        return f"<div><b>Paused at step {step}, waiting for an answer:</b><ul>{items}</ul></div>"
-
-    def _label(self, step: int, log: Any) -> str:
-        tasks = ", ".join(t.node for t in log.tasks) if step > 0 else "input"
-        status = "" if log.applied else " — <b>failed</b>"
-        on_branch = self.branch is None or step in self.branch_writers or step == 0
-        branch = "" if on_branch else " — <i>not on the followed branch</i>"
-        return f"<b>step {step}</b> of {self.steps[-1]}: {_escape(tasks)}{status}{branch}"
-
-    def _picture(self, step: int) -> str:
-        drawing = self.run.draw(branch=self.branch) if self.branch else self.run.draw(step=step)
-        rendered = render_svg(drawing.source)
-        if rendered.svg is None:
-            return f"<pre>{_escape(rendered.problem)}</pre>"
-        return svg_element(rendered.svg)
-
-    def _refresh_branches(self, log: Any) -> None:
-        lineages = self.run.log.semantics == "branches"
-        tasks = [t for t in log.tasks if log.step > 0]
-        options: list[Any] = [ALL_BRANCHES, *(t.id for t in tasks)]
-        if self.branch and self.branch not in options:
-            options.append(self.branch)
-        if lineages:  # a branch run labels each task with the lineage it read
-            parents = {t.id: t.parent for t in tasks}
-            options = [(f"{o}  ← {parents[o]}" if o in parents else o, o) for o in options]
-        if list(self.branch_pick.options) != options:
-            self._refreshing = True  # new options for this step; the followed branch stays
-            try:
-                self.branch_pick.options = options
-                self.branch_pick.value = self.branch or ALL_BRANCHES
-            finally:
-                self._refreshing = False
-
-    def _comparison(self, step: int) -> str:
-        mode = self.compare_mode.value
-        if mode == "another step":
-            other = self.compare_step.value
-            frame = self.run.diff(step, other)
-            return f"<b>step {step} vs step {other}</b>" + diff_html(
-                frame, f"step {step}", f"step {other}"
-            )
-        if mode == "the other run" and self.other is not None:
-            if self._compared is None:
-                self._compared = self.run.compare(self.other)
-            frame = self._compared[self._compared["step"] == step]
-            return f"<b>this run vs the other, step {step}</b>" + diff_html(frame, "this", "other")
-        return ""
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(include=include, exclude=exclude, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"<Inspector of {self.run!r}, at step {self.slider.value}>"
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text)
+        return Inspector
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

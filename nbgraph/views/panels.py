@@ -10,6 +10,7 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from nbgraph.record.text import safe_str
 from nbgraph.types import MISSING
 from nbgraph.views.display import cell_text
 
@@ -117,5 +118,5 @@ def error_html(error: BaseException | None, step: int | None) -> str:
     where = f" at step {step}" if step is not None else ""
     return (
         f"<div style='{ERROR}'><b>{html.escape(type(error).__name__)}{where}:</b> "
-        f"{html.escape(str(error))}</div>"
+        f"{html.escape(safe_str(error))}</div>"
     )

@@ -1,0 +1,92 @@
+"""Text forms of recorded values that never raise: every table, panel and label uses these.
+
+A value that came from a node may have a `__repr__` (or `__str__`) that raises: a
+half-initialised object, a proxy to a closed resource, an ORM row after its session ended.
+Showing a run must not fail because of one, so its text becomes a placeholder naming the
+class and the error. The text is not escaped here: callers escape it for HTML or DOT.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbgraph.record.cells import ListPrefix
+
+_ERROR_CHARS = 60
+
+
+def safe_repr(value: Any) -> str:
+    """`repr(value)`, or a placeholder if that raises (or returns something not a str).
+
+    >>> class Broken:
+    ...     def __repr__(self):
+    ...         raise ValueError("closed")
+    >>> safe_repr(Broken()), safe_repr([1, "a"])
+    ('<Broken: repr raised ValueError: closed>', "[1, 'a']")
+    """
+    return _guarded(repr, value, "repr")
+
+
+def safe_str(value: Any) -> str:
+    """`str(value)`, or a placeholder if that raises (an exception's message, a key).
+
+    >>> class Broken(Exception):
+    ...     def __str__(self):
+    ...         raise RuntimeError("no")
+    >>> safe_str(Broken())
+    '<Broken: str raised RuntimeError: no>'
+    """
+    return _guarded(str, value, "str")
+
+
+def _guarded(show: Any, value: Any, what: str) -> str:
+    try:
+        text = show(value)
+        if type(text) is not str:
+            raise TypeError(f"__{what}__ returned {type(text).__name__}, not str")
+        return text
+    except Exception as error:  # the placeholder must not fail in turn
+        try:
+            message = str(error)
+        except Exception:
+            message = "(its message cannot be shown either)"
+        if len(message) > _ERROR_CHARS:
+            message = message[: _ERROR_CHARS - 1] + "…"
+        detail = f": {message}" if message else ""
+        return f"<{type(value).__name__}: {what} raised {type(error).__name__}{detail}>"
+
+
+def short(value: Any, width: int = 40) -> str:
+    """A one-line text of at most `width` characters: the repr, cut with "…".
+
+    A long list, tuple or dict is only read as far as the text shows, so a cell holding a
+    100,000-item log costs what its first items cost.
+
+    >>> short(list(range(100_000)), 20), short({"a": [1, 2]}), short("x\\ny")
+    ('[0, 1, 2, 3, 4, 5, …', "{'a': [1, 2]}", "'x\\\\ny'")
+    """
+    text = " ".join(_bounded(value, width + 1).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _bounded(value: Any, budget: int) -> str:
+    """The repr of `value`, or (if longer than `budget`) at least its first `budget` chars."""
+    kind = type(value)
+    if kind is dict:
+        items: Any = (f"{_bounded(k, budget)}: {_bounded(v, budget)}" for k, v in value.items())
+        return _joined("{", items, "}", budget)
+    if kind is list or kind is ListPrefix:
+        return _joined("[", (_bounded(item, budget) for item in value), "]", budget)
+    if kind is tuple and len(value) != 1:  # one item: "(x,)", left to repr
+        return _joined("(", (_bounded(item, budget) for item in value), ")", budget)
+    return safe_repr(value)
+
+
+def _joined(opening: str, parts: Any, closing: str, budget: int) -> str:
+    kept, used = [], len(opening)
+    for part in parts:
+        kept.append(part)
+        used += len(part) + 2
+        if used > budget:  # enough to fill the width: the caller cuts it ("…" marks the cut)
+            return opening + ", ".join(kept) + ", …"
+    return opening + ", ".join(kept) + closing

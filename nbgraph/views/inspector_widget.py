@@ -1,0 +1,267 @@
+"""The step-through inspector widget: an `ipywidgets.VBox` to walk a recorded run.
+
+It only reads the run (views never drive the engine). Every panel's HTML is built by the
+escaping functions of `views.panels`; pictures come from the cached renderer. This module
+imports ipywidgets: `nbgraph.views.inspector` loads it only when an inspector is made.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import ipywidgets
+
+from nbgraph.record.text import safe_repr
+from nbgraph.views.display import svg_element
+from nbgraph.views.inspector import ALL_BRANCHES
+from nbgraph.views.overlay import ancestry
+from nbgraph.views.panels import diff_html, effects_html, error_html, state_html
+from nbgraph.views.render import render_svg
+
+
+class Inspector(ipywidgets.VBox):
+    """Play, step, jump to a node's n-th run, follow a branch, filter fields, compare.
+
+    It is an `ipywidgets.VBox`: display it, or put it in a layout
+    (`widgets.HBox([run_a.inspect(), run_b.inspect()])`). Opening it costs the step it shows,
+    not the run: a step's state and reducer effects are rebuilt when it is shown.
+
+    Attributes:
+        widget: the inspector itself (kept for code written when it was a wrapper).
+        step: the step shown.
+    """
+
+    def __init__(self, run: Any, other: Any = None) -> None:
+        w = ipywidgets
+        super().__init__()
+        self.run, self.other = run, other
+        self.steps = [s.step for s in run.log.steps]
+        self.effects_by_step: dict[int, list[Any]] = {}  # filled as steps are shown
+        self._whole_table = False
+        self._state_after: tuple[int, dict[str, Any]] | None = None
+        self.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
+        self.branch: str | None = None
+        self.branch_writers: dict[int, set[str]] = {}
+        self._compared: Any = None
+        last = self.steps[-1]
+        fields = [n for n, f in run.graph.fields.items() if not f.managed]
+        if run.graph.open_schema:  # a dict schema: the keys the run wrote are fields too
+            written = (k for s in run.log.steps for t in s.tasks for k, _ in t.writes)
+            fields += [k for k in dict.fromkeys(written) if k not in fields]
+        self._runs = Counter(t.node for s in run.log.steps[1:] for t in s.tasks)
+
+        self.play = w.Play(min=0, max=last, interval=700, description="play")
+        self.slider = w.IntSlider(min=0, max=last, description="step", continuous_update=True)
+        w.link((self.play, "value"), (self.slider, "value"))
+        self.previous = w.Button(description="◀ previous", tooltip="previous step")
+        self.next = w.Button(description="next ▶", tooltip="next step")
+        self.step_label = w.HTML()
+        self.node = w.Dropdown(
+            options=sorted(self._runs), description="node", layout={"width": "220px"}
+        )
+        self.occurrence = w.BoundedIntText(
+            value=0, min=0, max=0, description="run #", layout={"width": "160px"}
+        )
+        self.jump = w.Button(description="go to that run")
+        self.branch_pick = w.Dropdown(
+            options=[ALL_BRANCHES], description="branch", layout={"width": "320px"}
+        )
+        self.fields = w.SelectMultiple(
+            options=fields, value=tuple(fields), rows=min(6, len(fields)), description="fields"
+        )
+        modes = ["off", "another step"] + (["the other run"] if other is not None else [])
+        self.compare_mode = w.ToggleButtons(options=modes, description="compare")
+        self.compare_step = w.IntSlider(min=0, max=last, description="with step")
+        self.graph = w.HTML()
+        self.state = w.HTML()
+        self.effects = w.HTML()
+        self.comparison = w.HTML()
+        self.error = w.HTML()
+
+        self.previous.on_click(lambda _: self.go(self.slider.value - 1))
+        self.next.on_click(lambda _: self.go(self.slider.value + 1))
+        self.jump.on_click(lambda _: self.go_to_run(self.node.value, self.occurrence.value))
+        self.node.observe(self._node_changed, "value")
+        self.slider.observe(lambda change: self.show(change["new"]), "value")
+        self._refreshing = False
+        self.branch_pick.observe(self._branch_picked, "value")
+        for control in (self.fields, self.compare_mode, self.compare_step):
+            control.observe(lambda _: self.show(self.slider.value), "value")
+
+        self.children = [
+            w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
+            w.HBox([self.node, self.occurrence, self.jump, self.branch_pick]),
+            self.error,
+            w.HBox([self.graph, w.VBox([self.state, self.effects])]),
+            w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step])]),
+            self.comparison,
+        ]
+        self.add_class("nbgraph-inspector")
+        self._node_changed(None)
+        start = self.failed_step if self.failed_step is not None else min(1, last)
+        if self.slider.value == start:
+            self.show(start)
+        self.slider.value = start
+
+    @property
+    def widget(self) -> Inspector:
+        """The inspector itself: it is the widget."""
+        return self
+
+    # --- navigation ------------------------------------------------------------------------
+
+    @property
+    def step(self) -> int:
+        return self.slider.value
+
+    def go(self, step: int) -> None:
+        """Show `step` (clamped to the run's steps)."""
+        self.slider.value = max(self.slider.min, min(self.slider.max, step))
+
+    def go_to_run(self, node: str, occurrence: int) -> None:
+        """Show the step of `node`'s `occurrence`-th run (0 = its first)."""
+        self.go(self.run.tree.occurrence(node, occurrence).step)
+
+    def follow(self, task_id: str | None) -> None:
+        """Follow one task's branch (its chain of triggering tasks); None or ALL: every branch."""
+        if task_id in (None, ALL_BRANCHES):
+            self.branch, self.branch_writers = None, {}
+        else:
+            self.branch = task_id
+            self.branch_writers = {}
+            for task in ancestry(self.run, task_id):
+                self.branch_writers.setdefault(task.step, set()).add(task.node)
+        self.show(self.slider.value)
+
+    def _branch_picked(self, change: Any) -> None:
+        if not self._refreshing:
+            self.follow(change["new"])
+
+    def _node_changed(self, _: Any) -> None:
+        runs = self._runs.get(self.node.value, 0) if self.node.value else 0
+        self.occurrence.max = max(0, runs - 1)
+
+    def effects_at(self, step: int) -> list[Any]:
+        """The reducer effects of `step` (`run.effects` rows), rebuilt for that step alone
+        unless the run's whole table is already built."""
+        cached = self.effects_by_step.get(step)
+        if cached is not None:
+            return cached
+        run = self.run
+        if "effect_list" in vars(run) or run.log.semantics == "branches":
+            if not self._whole_table:  # index the whole table once
+                self.effects_by_step.clear()
+                for effect in run.effect_list:
+                    self.effects_by_step.setdefault(effect.step, []).append(effect)
+                self._whole_table = True
+            return self.effects_by_step.get(step, [])
+        from nbgraph.engine.runlog import initial_values
+        from nbgraph.record.effects import SuperstepEffects
+
+        position = run.timeline.index[step]
+        before = (
+            run.timeline.after(self.steps[position - 1])
+            if position > 0
+            else initial_values(run.graph)
+        )
+        replay = SuperstepEffects(run.log, before)
+        rows = self.effects_by_step[step] = replay.rows(run.log.steps[position])
+        self._state_after = (step, replay.values)  # the state panel's, without a second replay
+        return rows
+
+    # --- drawing ---------------------------------------------------------------------------
+
+    def show(self, step: int) -> None:
+        """Fill every panel for `step`."""
+        log = self.run.timeline.step_log(step)
+        effects = self.effects_at(step)
+        fields = set(self.fields.value)
+        with self.graph.hold_sync(), self.state.hold_sync(), self.effects.hold_sync():
+            self.step_label.value = self._label(step, log)
+            self.graph.value = self._picture(step)
+            state = self._state(step, log)
+            changed = {e.field for e in effects if e.changed}
+            self.state.value = "<b>state</b>" + state_html(state, changed, fields)
+            writers = self.branch_writers.get(step, set()) if self.branch else None
+            self.effects.value = "<b>reducer effects</b>" + effects_html(effects, fields, writers)
+            failed_here = step == self.failed_step
+            self.error.value = self._stopped_html(log, step) if failed_here else ""
+            self._refresh_branches(log)
+            self.comparison.value = self._comparison(step)
+
+    def _state(self, step: int, log: Any) -> dict[str, Any]:
+        """The state the panel shows: after the step, or (failed) what its tasks read."""
+        if not log.applied:
+            return self.run.timeline.start_of(step)
+        if self._state_after is not None and self._state_after[0] == step:
+            return self._state_after[1]
+        return self.run.state_at(step)
+
+    def _stopped_html(self, log: Any, step: int) -> str:
+        """Why the run stopped at this step: its exception, or the questions it waits on."""
+        if self.run.error is not None:
+            return error_html(self.run.error, step)
+        asked = [(t.node, i.value) for t in log.tasks for i in t.interrupts]
+        if not asked:
+            return ""
+        items = "".join(
+            f"<li><b>{_escape(node)}</b> asks: {_escape(safe_repr(value))}</li>"
+            for node, value in asked
+        )
+        return f"<div><b>Paused at step {step}, waiting for an answer:</b><ul>{items}</ul></div>"
+
+    def _label(self, step: int, log: Any) -> str:
+        tasks = ", ".join(t.node for t in log.tasks) if step > 0 else "input"
+        status = "" if log.applied else " — <b>failed</b>"
+        on_branch = self.branch is None or step in self.branch_writers or step == 0
+        branch = "" if on_branch else " — <i>not on the followed branch</i>"
+        return f"<b>step {step}</b> of {self.steps[-1]}: {_escape(tasks)}{status}{branch}"
+
+    def _picture(self, step: int) -> str:
+        drawing = self.run.draw(branch=self.branch) if self.branch else self.run.draw(step=step)
+        rendered = render_svg(drawing.source)
+        if rendered.svg is None:
+            return f"<pre>{_escape(rendered.problem)}</pre>"
+        return svg_element(rendered.svg)
+
+    def _refresh_branches(self, log: Any) -> None:
+        lineages = self.run.log.semantics == "branches"
+        tasks = [t for t in log.tasks if log.step > 0]
+        options: list[Any] = [ALL_BRANCHES, *(t.id for t in tasks)]
+        if self.branch and self.branch not in options:
+            options.append(self.branch)
+        if lineages:  # a branch run labels each task with the lineage it read
+            parents = {t.id: t.parent for t in tasks}
+            options = [(f"{o}  ← {parents[o]}" if o in parents else o, o) for o in options]
+        if list(self.branch_pick.options) != options:
+            self._refreshing = True  # new options for this step; the followed branch stays
+            try:
+                self.branch_pick.options = options
+                self.branch_pick.value = self.branch or ALL_BRANCHES
+            finally:
+                self._refreshing = False
+
+    def _comparison(self, step: int) -> str:
+        mode = self.compare_mode.value
+        if mode == "another step":
+            other = self.compare_step.value
+            frame = self.run.diff(step, other)
+            return f"<b>step {step} vs step {other}</b>" + diff_html(
+                frame, f"step {step}", f"step {other}"
+            )
+        if mode == "the other run" and self.other is not None:
+            if self._compared is None:
+                self._compared = self.run.compare(self.other)
+            frame = self._compared[self._compared["step"] == step]
+            return f"<b>this run vs the other, step {step}</b>" + diff_html(frame, "this", "other")
+        return ""
+
+    def __repr__(self) -> str:
+        return f"<Inspector of {self.run!r}, at step {self.slider.value}>"
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
