@@ -20,7 +20,6 @@ from typing import Any
 
 from nbgraph.checkpoint.base import (
     BaseSaver,
-    CheckpointFileError,
     CheckpointRecord,
     PendingWrite,
     ThreadBusyError,
@@ -28,10 +27,11 @@ from nbgraph.checkpoint.base import (
     check_links,
     check_record,
     check_thread_id,
-    dump_payload,
-    load_payload,
     missing_checkpoint,
 )
+from nbgraph.checkpoint.payloads import dump_payload, load_payload
+from nbgraph.errors import CheckpointFileError, NbgraphError
+from nbgraph.record.classes import check_models, named_classes
 
 FORMAT = "nbgraph.checkpoints"
 SCHEMA_VERSION = 1
@@ -69,6 +69,11 @@ TABLES = ("nbgraph_meta", "checkpoints", "writes", "claims")
 
 _COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
 
+
+class ReadOnlyCheckpointError(NbgraphError, PermissionError):
+    """A saver opened read-only was asked to write (a checkpoint, pending writes, a claim)."""
+
+
 _HOST = socket.gethostname()
 _LIVE_OWNERS: set[str] = set()
 """The claims held by savers of this process, to tell them from a dead process's with our pid."""
@@ -89,11 +94,16 @@ class SqliteSaver(BaseSaver):
             a database that lives as long as the saver.
         fsync: also wait for the disk on every commit (survives a power cut, much slower);
             without it a commit survives a killed process or kernel.
+        models: classes (pydantic models, dataclasses, Enums) the values read back may be,
+            besides those of modules imported already; reading never imports a module.
+        readonly: open the file only to read it (`get`, `history`, `Run.from_checkpointer`);
+            writing raises `ReadOnlyCheckpointError`. By default (`None`) a file this
+            process may not write (or whose folder it may not write) is opened read-only.
 
     Raises:
         CheckpointFileError: the file is not an SQLite database, is another application's,
-            or holds a newer schema version (the message names the file). A failed open
-            leaves the file as it was.
+            or holds a newer schema version (the message names the file); or, read-only,
+            it does not exist. A failed open leaves the file as it was.
 
     >>> from nbgraph.checkpoint import CheckpointRecord
     >>> with SqliteSaver(":memory:") as saver:
@@ -102,9 +112,18 @@ class SqliteSaver(BaseSaver):
     ['c1']
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        fsync: bool = False,
+        models: Any = None,
+        readonly: bool | None = None,
+    ) -> None:
         self.path = os.fspath(path)
         self.fsync = fsync
+        self.models = check_models(models)
+        self.readonly = bool(readonly)
         self._lock = threading.RLock()
         self._held: dict[str, str] = {}  # owner token -> thread id, for the claims of this saver
         self._known: set[tuple[str, str]] = set()  # checkpoints this saver put: no need to look
@@ -116,6 +135,11 @@ class SqliteSaver(BaseSaver):
             return
         self._where = f"file {self.path!r}"
         blank = _inspect(self.path, f"File {self.path!r}")
+        if readonly is None:
+            self.readonly = not blank and not _writable(self.path)
+        if self.readonly:
+            self._open_readonly(blank)
+            return
         try:
             self._conn = _connect(self.path)
             self._conn.execute("PRAGMA journal_mode=WAL")
@@ -131,14 +155,30 @@ class SqliteSaver(BaseSaver):
             ) from error
 
     def __repr__(self) -> str:
-        return f"SqliteSaver({self.path!r})"
+        return f"SqliteSaver({self.path!r}{', readonly=True' if self.readonly else ''})"
+
+    def _open_readonly(self, blank: bool) -> None:
+        if blank:
+            raise CheckpointFileError(
+                f"File {self.path!r} holds no checkpoint database to read (opened read-only)."
+            )
+        try:
+            self._conn = _connect(_readonly_uri(self.path), uri=True)
+        except sqlite3.Error as error:
+            raise CheckpointFileError(
+                f"File {self.path!r} could not be opened read-only ({error})."
+            ) from error
 
     # --- checkpoints --------------------------------------------------------------------
 
     def put(self, record: CheckpointRecord) -> None:
         check_record(record)
-        payload = dump_payload(record.payload)
-        snapshot = None if record.snapshot is None else dump_payload(record.snapshot)
+        self._check_writable("save a checkpoint")
+        what = f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r}"
+        payload = dump_payload(record.payload, f"{what} (step {record.step})")
+        snapshot = None
+        if record.snapshot is not None:
+            snapshot = dump_payload(record.snapshot, f"The state saved with {what}")
         key = (record.thread_id, record.checkpoint_id)
         with self._transaction() as conn:
             has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
@@ -199,16 +239,18 @@ class SqliteSaver(BaseSaver):
     def _record(self, row: tuple[Any, ...]) -> CheckpointRecord:
         thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot = row
         where = f"checkpoint {checkpoint_id!r} of thread {thread_id!r} in {self._where}"
-        return CheckpointRecord(
-            thread_id,
-            checkpoint_id,
-            parent_id,
-            step,
-            source,
-            created_at,
-            load_payload(payload, f"The payload of {where}"),
-            None if snapshot is None else load_payload(snapshot, f"The snapshot of {where}"),
-        )
+        check_row(row, where)
+        with named_classes(self.models):
+            return CheckpointRecord(
+                thread_id,
+                checkpoint_id,
+                parent_id,
+                step,
+                source,
+                float(created_at),
+                load_payload(payload, f"The payload of {where}"),
+                None if snapshot is None else load_payload(snapshot, f"The snapshot of {where}"),
+            )
 
     # --- pending writes -----------------------------------------------------------------
 
@@ -216,7 +258,8 @@ class SqliteSaver(BaseSaver):
         check_thread_id(thread_id)
         check_id("checkpoint id", checkpoint_id)
         check_id("task id", task_id)
-        text = dump_payload(payload)
+        self._check_writable("save a task's writes")
+        text = dump_payload(payload, f"The writes of task {task_id!r} of thread {thread_id!r}")
         key = (thread_id, checkpoint_id)
         with self._transaction() as conn:
             has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
@@ -235,16 +278,20 @@ class SqliteSaver(BaseSaver):
         with self._lock:
             rows = self._connection().execute(query, (thread_id, checkpoint_id)).fetchall()
         where = f"checkpoint {checkpoint_id!r} of thread {thread_id!r} in {self._where}"
-        return [
-            PendingWrite(
-                task_id, seq, load_payload(text, f"Write {seq} of task {task_id!r} to {where}")
-            )
-            for task_id, seq, text in rows
-        ]
+        with named_classes(self.models):
+            return [
+                PendingWrite(
+                    _row_text(task_id, f"A write's task id for {where}"),
+                    seq,
+                    load_payload(text, f"Write {seq} of task {task_id!r} to {where}"),
+                )
+                for task_id, seq, text in rows
+            ]
 
     # --- claims -------------------------------------------------------------------------
 
     def _acquire(self, thread_id: str) -> str:
+        self._check_writable("claim a thread to run it")
         owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex}"
         _LIVE_OWNERS.add(owner)  # before the row exists, so no saver here takes it for stale
         try:
@@ -286,6 +333,14 @@ class SqliteSaver(BaseSaver):
             self._conn.close()
             self._conn = None
 
+    def _check_writable(self, doing: str) -> None:
+        if self.readonly:
+            raise ReadOnlyCheckpointError(
+                f"Cannot {doing}: {self._where} was opened read-only (this process may not "
+                "write it, or readonly=True was passed). Copy the file somewhere writable, or "
+                "open it with write access, to run on its threads."
+            )
+
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             raise ValueError(f"{self!r} is closed.")
@@ -315,8 +370,67 @@ class SqliteSaver(BaseSaver):
             )
 
 
-def _connect(target: str) -> sqlite3.Connection:
-    return sqlite3.connect(target, timeout=30.0, isolation_level=None, check_same_thread=False)
+def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
+    return sqlite3.connect(
+        target, timeout=30.0, isolation_level=None, check_same_thread=False, uri=uri
+    )
+
+
+def _writable(path: str) -> bool:
+    """Whether this process may write the file and create its `-wal`/`-shm` files."""
+    folder = os.path.dirname(os.path.abspath(path))
+    return os.access(path, os.W_OK) and os.access(folder, os.W_OK | os.X_OK)
+
+
+def _readonly_uri(path: str) -> str:
+    """A URI opening the file read-only; `immutable` when it is in WAL mode with no `-wal`
+    file and none can be made (SQLite would need to create its `-shm` file)."""
+    with open(path, "rb") as file:
+        wal_mode = file.read(20)[18:20] == b"\x02\x02"
+    folder = os.path.dirname(os.path.abspath(path))
+    can_create = os.access(folder, os.W_OK | os.X_OK)
+    immutable = wal_mode and not os.path.exists(path + "-wal") and not can_create
+    return Path(path).absolute().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
+
+
+_ROW_TYPES = (
+    str,
+    str,
+    (str, type(None)),
+    int,
+    str,
+    (float, int),
+    (str, bytes),
+    (str, bytes, type(None)),
+)
+_ROW_NAMES = (
+    "thread_id",
+    "checkpoint_id",
+    "parent_id",
+    "step",
+    "source",
+    "created_at",
+    "payload",
+    "snapshot",
+)
+
+
+def check_row(row: tuple[Any, ...], where: str) -> None:
+    """Raise `CheckpointFileError` naming `where` and each column of a `checkpoints` row
+    whose type is not what nbgraph writes."""
+    wrong = [
+        f"{name} is {value!r}"
+        for name, kind, value in zip(_ROW_NAMES, _ROW_TYPES, row, strict=True)
+        if not isinstance(value, kind) or isinstance(value, bool)
+    ]
+    if wrong:
+        raise CheckpointFileError(f"The row of {where} is malformed: {'; '.join(wrong)}.")
+
+
+def _row_text(value: Any, what: str) -> str:
+    if type(value) is not str:
+        raise CheckpointFileError(f"{what} should be text, found {value!r}.")
+    return value
 
 
 # --- opening a file -------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 """stub"""
+
 from __future__ import annotations
+
 from typing import Any
+
 from nbgraph.errors import NbgraphError
 
 

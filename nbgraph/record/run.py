@@ -379,11 +379,16 @@ class Run:
         return run_to_json(self)
 
     @classmethod
-    def from_json(cls, text: str) -> Run:
-        """A run read back from `to_json()` text (its node functions are not kept)."""
+    def from_json(cls, text: str, models: Iterable[type] | None = None) -> Run:
+        """A run read back from `to_json()` text (its node functions are not kept).
+
+        No module is imported because the text names it: a saved model, dataclass or Enum
+        comes back as its class if `models` lists it or it is imported already, else as a
+        placeholder showing its data (see docs/VALUES.md).
+        """
         from nbgraph.record.serialize import log_from_json
 
-        return cls(log_from_json(text))
+        return cls(log_from_json(text, models=models))
 
     def save(self, path: str | Path) -> Path:
         """Write this run to `path` as UTF-8 JSON, atomically; returns the path."""
@@ -392,11 +397,14 @@ class Run:
         return save_run(self, path)
 
     @classmethod
-    def load(cls, path: str | Path) -> Run:
-        """A run read from a file `save` wrote; the file is only read, never changed."""
+    def load(cls, path: str | Path, models: Iterable[type] | None = None) -> Run:
+        """A run read from a file `save` wrote; the file is only read, never changed.
+
+        `models`: the classes saved values may come back as, as for `from_json`.
+        """
         from nbgraph.record.serialize import load_log
 
-        return cls(load_log(path))
+        return cls(load_log(path, models=models))
 
     # --- what-if analyses ------------------------------------------------------------------
 

@@ -323,7 +323,9 @@ def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
         "node": task.node,
         "kind": task.kind,
         "triggers": list(task.triggers),
-        "writes": [[encode_value(key), _write(task, key, value, watch)] for key, value in task.writes],
+        "writes": [
+            [encode_value(key), _write(task, key, value, watch)] for key, value in task.writes
+        ],
         "started": task.started,
         "ended": task.ended,
     }

@@ -16,6 +16,7 @@ placeholder (`UnloadedModel`, `UnloadedEnum`) that shows the data. Values nested
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import datetime
 import decimal
@@ -187,10 +188,8 @@ class ValueEncoder:
             return {TAG: "dict", "items": items}
         items = list(value)
         if kind is not tuple:
-            try:  # a stable order where there is one
+            with contextlib.suppress(Exception):  # a stable order where there is one
                 items = sorted(items)
-            except Exception:
-                pass
         return {TAG: kind.__name__, "items": [encode(item, depth) for item in items]}
 
     def instance(self, value: Any, depth: int) -> Any:
