@@ -196,10 +196,7 @@ def _all_plain(items: Any) -> bool:
         if not kinds <= _MARSHAL_KINDS:
             return False
     atoms = _MARSHAL_ATOMS
-    for item in items:
-        if type(item) not in atoms and not _plain(item):
-            return False
-    return True
+    return all(not (type(item) not in atoms and not _plain(item)) for item in items)
 
 
 def _give(stored: Any) -> Any:

@@ -386,9 +386,9 @@ class Run:
         comes back as its class if `models` lists it or it is imported already, else as a
         placeholder showing its data (see docs/VALUES.md).
         """
-        from nbgraph.record.serialize import log_from_json
+        from nbgraph.record.serialize import checked_run, log_from_json
 
-        return cls(log_from_json(text, models=models))
+        return checked_run(cls, log_from_json(text, models=models))
 
     def save(self, path: str | Path) -> Path:
         """Write this run to `path` as UTF-8 JSON, atomically; returns the path."""
@@ -402,9 +402,9 @@ class Run:
 
         `models`: the classes saved values may come back as, as for `from_json`.
         """
-        from nbgraph.record.serialize import load_log
+        from nbgraph.record.serialize import checked_run, file_label, load_log
 
-        return cls(load_log(path, models=models))
+        return checked_run(cls, load_log(path, models=models), file_label(path))
 
     # --- what-if analyses ------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ from nbgraph.errors import NbgraphError
 from nbgraph.graph import Branch, GraphSpec, NodeSpec, WaitingEdge
 from nbgraph.record import nesting
 from nbgraph.record.classes import check_models, named_classes
-from nbgraph.record.log_shape import LogShapeError, check_log
+from nbgraph.record.log_shape import LogShapeError, check_document
 from nbgraph.record.nesting import ValueTooDeepError
 from nbgraph.record.values import (
     BUILTIN_TYPES,
@@ -596,10 +596,9 @@ def log_from_json(
         ) from None
     _check_header(document, where)
     try:
+        check_document(document)
         with named_classes(models):
-            log = _decode_log(document)
-        check_log(log)
-        return log
+            return _decode_log(document)
     except LogShapeError as error:
         raise RunFileError(f"{where} is not a complete nbgraph run: {error}") from None
     except _Broken as error:
@@ -702,7 +701,7 @@ def load_log(path: str | os.PathLike[str], models: Iterable[type] | None = None)
     """
     source = Path(path)
     raw = source.read_bytes()
-    where = f"File {str(source)!r}"
+    where = file_label(source)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -711,3 +710,35 @@ def load_log(path: str | os.PathLike[str], models: Iterable[type] | None = None)
             f"{error.start}); expected JSON saved by Run.save()."
         ) from None
     return log_from_json(text, where=where, models=models)
+
+
+def file_label(path: str | os.PathLike[str]) -> str:
+    """How error messages name a run file."""
+    return f"File {str(Path(path))!r}"
+
+
+def checked_run(cls: type[Run], log: RunLog, where: str = "The text") -> Run:
+    """`cls(log)` once its record is known to replay: every step's effects, the state tree
+    and the output are worked out now (the tables and views reuse them), so a file whose
+    parts disagree is refused at load time rather than failing later in a view.
+
+    Raises:
+        RunFileError: replaying the record fails, naming `where` and why.
+    """
+    try:
+        run = cls(log)
+        run.effect_list  # noqa: B018 - replays every step through the reducers
+        run.tree  # noqa: B018
+        run.output  # noqa: B018
+        if log.semantics == "branches":  # each step's heads are lineage points of the run
+            for step in log.steps:
+                for head in step.heads:
+                    run.timeline.lineages.point(head)  # type: ignore[attr-defined]
+    except (RecursionError, MemoryError) as error:
+        raise RunFileError(f"{where} holds a run too large to read ({error}).") from None
+    except Exception as error:
+        raise RunFileError(
+            f"{where} is not a consistent nbgraph run: its steps cannot be replayed "
+            f"({type(error).__name__}: {error})."
+        ) from error
+    return run
