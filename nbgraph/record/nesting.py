@@ -53,8 +53,13 @@ class ValueTooDeepError(NbgraphError, ValueError):
 
 
 def format_path(path: list[Any]) -> str:
-    """`["tasks", 0, "writes"]` as `['tasks'][0]['writes']`."""
-    return "".join(f"[{part!r}]" for part in path)
+    """`["tasks", 0, "writes"]` as `['tasks'][0]['writes']`; a long path by its start.
+
+    >>> format_path(["log", 0, 1]), format_path(list(range(20)))
+    ("['log'][0][1]", '[0][1][2][3][4][5][6][7]... (20 levels down)')
+    """
+    shown = "".join(f"[{part!r}]" for part in path[:8])
+    return shown if len(path) <= 8 else f"{shown}... ({len(path)} levels down)"
 
 
 def field_of(data: Any, path: list[Any]) -> str | None:

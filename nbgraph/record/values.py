@@ -151,7 +151,8 @@ class ValueEncoder:
         try:
             try:
                 return self.encode(value, 0)
-            except RecursionError:
+            except RecursionError:  # a deep value: again, with room for it
+                self.active.clear()  # the unwinding may have left some behind
                 with deep_stack():
                     return self.encode(value, 0)
         except _TooDeep:
@@ -285,9 +286,9 @@ def _deep_path(value: Any) -> list[Any]:
     stack: list[tuple[Any, list[Any]]] = [(value, [])]
     while stack:
         node, path = stack.pop()
-        if len(path) > MAX_DEPTH:
-            return path[: MAX_DEPTH + 1]
         kind = type(node)
+        if len(path) >= MAX_DEPTH and kind not in (str, int, float, bool, type(None)):
+            return path
         if kind is dict:
             children = list(node.items())
         elif kind in (list, tuple):
