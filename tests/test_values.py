@@ -118,10 +118,8 @@ def same(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, float):
-        return (
-            math.isnan(a)
-            and math.isnan(b)
-            or (a == b and math.copysign(1, a) == math.copysign(1, b))
+        return (math.isnan(a) and math.isnan(b)) or (
+            a == b and math.copysign(1, a) == math.copysign(1, b)
         )
     if isinstance(a, decimal.Decimal) and a.is_nan():
         return b.is_nan()
@@ -288,3 +286,17 @@ def test_deeper_values_are_refused_naming_the_field_not_with_a_recursion_error(t
     saver = SqliteSaver(tmp_path / "c.db")
     with pytest.raises(ValueTooDeepError, match=r"field 'tree'"):
         app.compile(checkpointer=saver).invoke({"tree": None}, {"configurable": {"thread_id": "t"}})
+
+
+class Strict(pydantic.BaseModel):
+    n: int
+
+    @pydantic.field_validator("n")
+    @classmethod
+    def never(cls, value: int) -> int:
+        raise SystemExit("a validator tried to end the program")
+
+
+def test_a_class_that_refuses_the_data_gives_a_placeholder_even_by_system_exit() -> None:
+    data = {"$type": "pydantic", "class": f"{__name__}:Strict", "data": {"n": 1}}
+    assert decode_value(data) == UnloadedModel(f"{__name__}:Strict", {"n": 1})

@@ -383,13 +383,13 @@ def _writable(path: str) -> bool:
 
 
 def _readonly_uri(path: str) -> str:
-    """A URI opening the file read-only; `immutable` when it is in WAL mode with no `-wal`
-    file and none can be made (SQLite would need to create its `-shm` file)."""
+    """A URI opening the file read-only; `immutable` when it is in WAL mode and no one has
+    it open (no `-wal` file): a read-only connection would create `-wal` and `-shm` files it
+    could not remove (or fail, in a folder it may not write). Such a reader does not see
+    what a writer opening the file later commits: reopen it to see that."""
     with open(path, "rb") as file:
         wal_mode = file.read(20)[18:20] == b"\x02\x02"
-    folder = os.path.dirname(os.path.abspath(path))
-    can_create = os.access(folder, os.W_OK | os.X_OK)
-    immutable = wal_mode and not os.path.exists(path + "-wal") and not can_create
+    immutable = wal_mode and not os.path.exists(path + "-wal")
     return Path(path).absolute().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
 
 
