@@ -9,14 +9,38 @@ the saver, the thread, the checkpoint and what was expected, before the engine i
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
-from nbgraph.errors import CheckpointFileError
+from nbgraph.errors import CheckpointFileError, NbgraphError
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _TASK_ID = re.compile(r"-?\d+:\d+:")
+
+
+def replayed_from_a_file(apply: F) -> F:
+    """Marks `apply(spec, values, payload, step)`, which replays a checkpoint's writes: an
+    error it raises (other than nbgraph's own) means the saved writes no longer fold, and
+    becomes a `CheckpointFileError` naming the step."""
+
+    @functools.wraps(apply)
+    def replay(spec: Any, values: Any, payload: Any, step: Any) -> Any:
+        try:
+            return apply(spec, values, payload, step)
+        except NbgraphError:
+            raise
+        except Exception as error:
+            raise CheckpointFileError(
+                f"The writes saved for step {step} cannot be applied again "
+                f"({type(error).__name__}: {error}): the checkpoint file is damaged, or the "
+                "graph's reducers changed since it was written."
+            ) from error
+
+    return replay  # type: ignore[return-value]
 
 
 def checked_saver(saver: Any) -> Any:
@@ -113,11 +137,16 @@ def _task_problems(task: Any) -> Iterator[str]:
         yield f"'id' should be 'step:index:node', found {task['id']!r}"
     for key in ("started", "ended"):
         value = task.get(key)
-        if type(value) not in (int, float) or not math.isfinite(value):
+        if type(value) not in (int, float) or not math.isfinite(value) or abs(value) > 2**62:
             yield f"{key!r} should be a time (a number), found {value!r}"
     if type(task.get("triggers")) is list and any(type(t) is not str for t in task["triggers"]):
         yield "'triggers' should hold node names"
     yield from _pairs_problems(task.get("writes"), "writes", 2)
+    if type(task.get("writes")) is list and any(
+        type(w) in (list, tuple) and len(w) == 2 and type(w[0]) in (list, dict)
+        for w in task["writes"]
+    ):
+        yield "each entry of 'writes' should start with a field name"
     yield from _pairs_problems(task.get("dropped", []), "dropped", 3)
     if type(task.get("parent", "")) is not str:
         yield f"'parent' should be a str, found {task['parent']!r}"
@@ -155,6 +184,10 @@ def _optional_problems(payload: dict[str, Any]) -> Iterator[str]:
     for key in ("afters", "graph"):
         if type(payload.get(key, {})) is not dict:
             yield f"{key!r} should be an object, found {_kind(payload[key])}"
+    if type(payload.get("graph")) is dict:
+        from nbgraph.record.log_shape import graph_problems  # the run files' graph schema
+
+        yield from graph_problems(payload["graph"], "the graph it describes")
     if payload.get("end") is not None and type(payload["end"]) is not dict:
         yield f"'end' should be an object, found {_kind(payload['end'])}"
     for index, reset in enumerate(payload.get("resets", ())):

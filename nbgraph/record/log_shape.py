@@ -16,6 +16,9 @@ from typing import Any
 from nbgraph.errors import NbgraphError
 
 
+_NUMBER_LIMIT = 2**62  # a step number, an index, a time: well inside an int64 column
+
+
 class LogShapeError(NbgraphError, ValueError):
     """A run document's entry is not what `Run.to_json` writes; the message gives its path."""
 
@@ -28,8 +31,8 @@ class Shape:
 
 
 class Is(Shape):
-    """One of some JSON types: `Is(str)`, `Is(int, None)`; `Is(float)` takes any finite
-    number, `Is(object)` anything."""
+    """One of some JSON types: `Is(str)`, `Is(int, None)`; `Is(float)` takes an int too,
+    `Is(object)` anything. Numbers must be finite and fit a table's int64 column."""
 
     def __init__(self, *kinds: Any, choices: tuple[Any, ...] = ()) -> None:
         self.kinds, self.choices = kinds, choices
@@ -38,9 +41,9 @@ class Is(Shape):
         if object in self.kinds or (value is None and None in self.kinds):
             return
         kind = type(value)
-        fits = kind in self.kinds or (
-            float in self.kinds and kind in (int, float) and math.isfinite(value)
-        )
+        fits = kind in self.kinds or (float in self.kinds and kind is int)
+        if fits and kind in (int, float):  # steps, indices, times: what tables hold
+            fits = math.isfinite(value) and abs(value) < _NUMBER_LIMIT
         if not fits:
             names = " or ".join("null" if k is None else k.__name__ for k in self.kinds)
             yield f"{path} should be a {names}, found {_show(value)}"
@@ -186,6 +189,15 @@ RUN_DOCUMENT = Obj({"graph": GRAPH, "run": RUN})
 """The shape of a run document (`format` and `version` are checked before)."""
 
 
+def graph_problems(description: Any, what: str) -> Iterator[str]:
+    """What is wrong with a graph description (`describe_graph`'s), each naming its path
+    from `what`; a checkpoint thread's first checkpoint holds one too."""
+    problems = list(GRAPH.problems(description, what))
+    yield from problems
+    if not problems:
+        yield from _name_problems(description, {"steps": []})
+
+
 def check_document(document: dict[str, Any]) -> None:
     """Raise `LogShapeError` unless `document` has `RUN_DOCUMENT`'s shape and its names agree.
 
@@ -204,6 +216,12 @@ def _name_problems(graph: dict[str, Any], run: dict[str, Any]) -> Iterator[str]:
         doubled = sorted({name for name in names if names.count(name) > 1})
         if doubled:
             yield f"the graph has two {what}s named {doubled[0]!r}"
+    schemas = [graph["state"], graph["input"], graph["output"]]
+    schemas += [node["input"] for node in graph["nodes"] if node["input"] is not None]
+    for schema in schemas:
+        unknown = [name for name in schema["fields"] if name not in fields]
+        if unknown:
+            yield f"the schema {schema['class']!r} names {unknown[0]!r}, not a field of the graph"
     known = {*nodes, "__start__", "__end__"}
     for source, targets in graph["edges"].items():
         for name in (source, *targets):
