@@ -15,7 +15,6 @@ from typing import Any
 
 from nbgraph.errors import NbgraphError
 
-
 _NUMBER_LIMIT = 2**62  # a step number, an index, a time: well inside an int64 column
 
 
