@@ -39,6 +39,10 @@ class Level(enum.IntEnum):
     HIGH = 2
 
 
+class Mode(enum.StrEnum):
+    FAST = "fast"
+
+
 class Perm(enum.Flag):
     R = 4
     W = 2
@@ -101,6 +105,7 @@ EXACT: dict[str, Any] = {
     "UUID": uuid.UUID("12345678-1234-5678-1234-567812345678"),
     "Enum": Color.BLUE,
     "IntEnum": Level.HIGH,
+    "StrEnum": Mode.FAST,
     "Flag": Perm.R | Perm.W,
     "dataclass": Point(1, 2.5, ("a",)),
     "nested dataclass": Box(Point(0), Color.RED, "b"),

@@ -182,7 +182,13 @@ def _plain(value: Any) -> bool:
     if kind in _MARSHAL_ATOMS:
         return True
     if kind is dict:
-        return _all_plain(value.keys()) and _all_plain(value.values())
+        atoms = _MARSHAL_ATOMS
+        for key, item in value.items():
+            if (type(key) not in atoms and not _plain(key)) or (
+                type(item) not in atoms and not _plain(item)
+            ):
+                return False
+        return True
     if kind is list or kind is tuple or kind is set or kind is frozenset:
         return _all_plain(value)
     return False
@@ -196,7 +202,10 @@ def _all_plain(items: Any) -> bool:
         if not kinds <= _MARSHAL_KINDS:
             return False
     atoms = _MARSHAL_ATOMS
-    return all(not (type(item) not in atoms and not _plain(item)) for item in items)
+    for item in items:
+        if type(item) not in atoms and not _plain(item):
+            return False
+    return True
 
 
 def _give(stored: Any) -> Any:
