@@ -28,6 +28,10 @@ class Shape:
     def problems(self, value: Any, path: str) -> Iterator[str]:
         raise NotImplementedError
 
+    def fits(self, value: Any) -> bool:
+        """Whether `value` has this shape (the fast check; `problems` says what is wrong)."""
+        return not any(True for _ in self.problems(value, ""))
+
 
 class Is(Shape):
     """One of some JSON types: `Is(str)`, `Is(int, None)`; `Is(float)` takes an int too,
@@ -35,6 +39,20 @@ class Is(Shape):
 
     def __init__(self, *kinds: Any, choices: tuple[Any, ...] = ()) -> None:
         self.kinds, self.choices = kinds, choices
+        self.anything = object in kinds
+        self.exact = frozenset(k if k is not None else type(None) for k in kinds) - {int, float}
+
+    def fits(self, value: Any) -> bool:
+        if self.anything:
+            return True
+        kind = type(value)
+        if kind in self.exact:
+            return not self.choices or value in self.choices
+        if kind is int and (int in self.kinds or float in self.kinds):
+            return -_NUMBER_LIMIT < value < _NUMBER_LIMIT
+        if kind is float and float in self.kinds:
+            return -_NUMBER_LIMIT < value < _NUMBER_LIMIT  # nan fails both
+        return False
 
     def problems(self, value: Any, path: str) -> Iterator[str]:
         if object in self.kinds or (value is None and None in self.kinds):
@@ -57,6 +75,14 @@ class ListOf(Shape):
     def __init__(self, item: Shape, size: int | None = None, nullable: bool = False) -> None:
         self.item, self.size, self.nullable = item, size, nullable
 
+    def fits(self, value: Any) -> bool:
+        if type(value) is not list:
+            return value is None and self.nullable
+        if self.size is not None and len(value) != self.size:
+            return False
+        fits = self.item.fits
+        return all(map(fits, value))
+
     def problems(self, value: Any, path: str) -> Iterator[str]:
         if value is None and self.nullable:
             return
@@ -76,6 +102,11 @@ class Pair(Shape):
     def __init__(self, *items: Shape) -> None:
         self.items = items
 
+    def fits(self, value: Any) -> bool:
+        if type(value) is not list or len(value) != len(self.items):
+            return False
+        return all(shape.fits(item) for shape, item in zip(self.items, value, strict=True))
+
     def problems(self, value: Any, path: str) -> Iterator[str]:
         if type(value) is not list or len(value) != len(self.items):
             yield f"{path} should be a list of {len(self.items)} items, found {_show(value)}"
@@ -89,6 +120,11 @@ class MapOf(Shape):
 
     def __init__(self, item: Shape, nullable: bool = False) -> None:
         self.item, self.nullable = item, nullable
+
+    def fits(self, value: Any) -> bool:
+        if type(value) is not dict:
+            return value is None and self.nullable
+        return all(map(self.item.fits, value.values()))
 
     def problems(self, value: Any, path: str) -> Iterator[str]:
         if value is None and self.nullable:
@@ -108,6 +144,17 @@ class Obj(Shape):
         nullable: bool = False,
     ) -> None:  # fmt: skip
         self.required, self.optional, self.nullable = required, optional or {}, nullable
+
+    def fits(self, value: Any) -> bool:
+        if type(value) is not dict:
+            return value is None and self.nullable
+        for key, shape in self.required.items():
+            if key not in value or not shape.fits(value[key]):
+                return False
+        for key, shape in self.optional.items():
+            if key in value and not shape.fits(value[key]):
+                return False
+        return True
 
     def problems(self, value: Any, path: str) -> Iterator[str]:
         if value is None and self.nullable:
@@ -202,8 +249,9 @@ def check_document(document: dict[str, Any]) -> None:
 
     The message names the first entry that is wrong (as a path) and what was expected.
     """
-    for problem in RUN_DOCUMENT.problems(document, "document"):
-        raise LogShapeError(problem)
+    if not RUN_DOCUMENT.fits(document):
+        for problem in RUN_DOCUMENT.problems(document, "document"):
+            raise LogShapeError(problem)
     for problem in _name_problems(document["graph"], document["run"]):
         raise LogShapeError(problem)
 

@@ -56,6 +56,7 @@ from nbgraph.record.values import (
 )
 from nbgraph.record.values import RecordedError as RecordedError  # re-exported
 from nbgraph.record.values import RecordedMutation as RecordedMutation  # re-exported
+from nbgraph.record.values import UnloadedEnum as UnloadedEnum  # re-exported
 from nbgraph.reducers import Reducer, get_reducer
 from nbgraph.schema import FieldSpec, SchemaInfo
 from nbgraph.types import MISSING, Mutation, Overwrite
