@@ -276,10 +276,10 @@ def test_values_nested_as_deep_as_json_takes_are_saved_and_read(tmp_path) -> Non
     app = StateGraph(dict).add_node("a", lambda s: {"tree": value}).add_edge(START, "a")
     path = app.compile().run({"tree": None}).save(tmp_path / "r.json")
     assert depth_of(Run.load(path).output["tree"]) == DEEP
-    saver = SqliteSaver(tmp_path / "c.db")
     config = {"configurable": {"thread_id": "t"}}
-    app.compile(checkpointer=saver).invoke({"tree": None}, config)
-    assert depth_of(app.compile(checkpointer=saver).get_state(config).values["tree"]) == DEEP
+    for saver in (SqliteSaver(tmp_path / "c.db"), MemorySaver()):
+        app.compile(checkpointer=saver).invoke({"tree": None}, config)
+        assert depth_of(app.compile(checkpointer=saver).get_state(config).values["tree"]) == DEEP
 
 
 def test_deeper_values_are_refused_naming_the_field_not_with_a_recursion_error(tmp_path) -> None:

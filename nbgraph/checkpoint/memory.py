@@ -18,6 +18,7 @@ from nbgraph.checkpoint.base import (
     missing_checkpoint,
 )
 from nbgraph.engine.view import isolate
+from nbgraph.record.nesting import deep_stack
 from nbgraph.types import MISSING
 
 
@@ -161,9 +162,17 @@ def _keep(value: Any) -> Any:
     protocol (numpy arrays and scalars, `bytearray`, `array.array`) as raw `bytes`.
     """
     try:
+        return _kept(value)
+    except RecursionError:  # a deeply nested value: again, with room for it
+        with deep_stack():
+            return _kept(value)
+
+
+def _kept(value: Any) -> Any:
+    try:
         if _plain(value):
             return marshal.dumps(value, 4)
-    except (ValueError, RecursionError):  # too deep for marshal (or for the check)
+    except ValueError:  # too deep for marshal
         pass
     return _Objects(clone(value))
 
@@ -212,7 +221,11 @@ def _give(stored: Any) -> Any:
     """A fresh copy of a stored value, for a reader to own."""
     if type(stored) is bytes:
         return marshal.loads(stored)
-    return clone(stored.value)
+    try:
+        return clone(stored.value)
+    except RecursionError:
+        with deep_stack():
+            return clone(stored.value)
 
 
 _ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, type(MISSING)})
