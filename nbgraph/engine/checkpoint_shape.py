@@ -86,6 +86,13 @@ def check_checkpoint(record: Any, saver: Any = None) -> Any:
     Raises:
         CheckpointFileError: naming the checkpoint, the thread, the saver and the problem.
     """
+    snapshot = record.snapshot
+    if (
+        _plain_payload(record.payload)
+        and (snapshot is None or type(snapshot) is dict)
+        and type(record.step) is int
+    ):
+        return record  # the common case, checked fast
     where = f"checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r}"
     if saver is not None:
         where += f" in {saver!r}"
@@ -100,6 +107,41 @@ def check_checkpoint(record: Any, saver: Any = None) -> Any:
             "nbgraph as it is now (damaged, or edited)."
         )
     return record
+
+
+def _plain_payload(payload: Any) -> bool:
+    """Whether `payload` is a loop step's usual delta (`tasks` and `next`, tasks without
+    extras), well shaped: a fast yes for most checkpoints; `False` means "look closer"."""
+    if type(payload) is not dict or len(payload) != 2:
+        return False
+    tasks, control = payload.get("tasks"), payload.get("next")
+    if type(tasks) is not list or type(control) is not dict or len(control) != 1:
+        return False
+    pull = control.get("pull")
+    if type(pull) is not dict or not all(type(v) is list for v in pull.values()):
+        return False
+    return all(_plain_task(task) for task in tasks)
+
+
+_TASK_KEYS = frozenset(("id", "node", "kind", "triggers", "writes", "routes", "started", "ended"))
+
+
+def _plain_task(task: Any) -> bool:
+    if type(task) is not dict or task.keys() != _TASK_KEYS:
+        return False
+    if not (type(task["id"]) is str and type(task["node"]) is str and type(task["kind"]) is str):
+        return False
+    triggers, writes = task["triggers"], task["writes"]
+    if type(triggers) is not list or type(writes) is not list or type(task["routes"]) is not list:
+        return False
+    for time in (task["started"], task["ended"]):
+        if type(time) is not float or not -(2**62) < time < 2**62:
+            return False
+    return (
+        _TASK_ID.match(task["id"]) is not None
+        and all(type(name) is str for name in triggers)
+        and all(type(w) is list and len(w) == 2 and type(w[0]) is str for w in writes)
+    )
 
 
 def _kind(value: Any) -> str:
