@@ -63,7 +63,8 @@ class Is(Shape):
             fits = math.isfinite(value) and abs(value) < _NUMBER_LIMIT
         if not fits:
             names = " or ".join("null" if k is None else k.__name__ for k in self.kinds)
-            yield f"{path} should be a {names}, found {_show(value)}"
+            article = "an" if names[0] in "aeiou" else "a"
+            yield f"{path} should be {article} {names}, found {_show(value)}"
         elif self.choices and value not in self.choices:
             choices = ", ".join(map(repr, self.choices))
             yield f"{path} should be one of {choices}, found {_show(value)}"

@@ -740,6 +740,6 @@ def checked_run(cls: type[Run], log: RunLog, where: str = "The text") -> Run:
     except Exception as error:
         raise RunFileError(
             f"{where} is not a consistent nbgraph run: its steps cannot be replayed "
-            f"({type(error).__name__}: {error})."
+            f"({type(error).__name__}: {str(error).rstrip('.')})."
         ) from error
     return run
