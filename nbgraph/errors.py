@@ -32,3 +32,8 @@ class EmptyInputError(NbgraphError, ValueError):
 class InvalidArgumentError(NbgraphError, ValueError):
     """An argument cannot be used: a run's `recursion_limit` or `max_concurrency`, a
     saver's path. The message names the argument, the value given and what is expected."""
+
+
+class CheckpointFileError(NbgraphError, ValueError):
+    """A checkpoint database (or one of its rows) is malformed: which file, which
+    checkpoint, what was expected."""

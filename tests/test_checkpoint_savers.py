@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import os
 import socket
@@ -729,3 +731,278 @@ def test_a_checkpoint_id_taken_through_another_saver_on_the_file_is_refused(
     assert second.get("t1", "c1").payload == {"n": 1}  # type: ignore[union-attr]
     second.put(record("t1", "c2", "c1", payload={"n": 2}))  # its parent, written by the other
     assert [r.checkpoint_id for r in first.history("t1")] == ["c2", "c1"]
+
+
+# --- values the savers keep exactly ------------------------------------------------------------
+
+
+def buffer_values() -> list[object]:
+    import array
+
+    numpy = pytest.importorskip("numpy")
+    return [
+        numpy.float64(2.0),  # what np.mean returns
+        numpy.int64(5),
+        numpy.array([1.5, 2.5]),
+        numpy.str_("hi"),
+        bytearray(b"ab"),
+        array.array("i", [1, 2]),
+    ]
+
+
+def test_memory_saver_gives_back_buffer_objects_as_they_were_not_as_bytes() -> None:
+    saver = MemorySaver()
+    values = buffer_values()
+    payload = {"values": values, "nested": [(values[0], {"a": values[4]})]}
+    saver.put(record(payload=payload))
+    back = saver.get("t1").payload
+    for value, got in zip(values, back["values"], strict=True):
+        assert type(got) is type(value) and repr(got) == repr(value)
+    assert type(back["nested"][0][0]) is type(values[0])
+    assert type(back["nested"][0][1]["a"]) is bytearray
+    assert back["values"][4] is not values[4]  # a private copy, not the object put
+
+
+def test_a_paused_graph_resumes_with_the_numpy_values_its_node_wrote() -> None:
+    numpy = pytest.importorskip("numpy")
+    from nbgraph import START, StateGraph
+
+    def score(state: dict) -> dict:
+        return {"score": numpy.mean([1.0, 2.0, 3.0])}
+
+    def report(state: dict) -> dict:
+        return {"report": f"{state['score'] * 10:.1f}"}
+
+    app = (
+        StateGraph(dict).add_node("score", score).add_node("report", report)
+        .add_edge(START, "score").add_edge("score", "report")
+        .compile(checkpointer=MemorySaver(), interrupt_before=["report"])
+    )  # fmt: skip
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"score": 0.0}, config)
+    assert type(app.get_state(config).values["score"]) is numpy.float64
+    assert app.invoke(None, config)["report"] == "20.0"
+
+
+def test_sqlite_saver_keeps_a_str_with_a_lone_surrogate(tmp_path: Path) -> None:
+    from nbgraph import START, StateGraph
+
+    reply = json.loads('"partial answer \\ud83d"')  # a stream cut inside an emoji
+    saver = SqliteSaver(tmp_path / "c.db")
+    graph = StateGraph(dict).add_node("llm", lambda s: {"reply": reply}).add_edge(START, "llm")
+    config = {"configurable": {"thread_id": "t"}}
+    assert graph.compile(checkpointer=saver).invoke({"reply": ""}, config) == {"reply": reply}
+    reopened = graph.compile(checkpointer=SqliteSaver(tmp_path / "c.db"))
+    assert reopened.get_state(config).values == {"reply": reply}
+
+
+# --- files never run code ----------------------------------------------------------------------
+
+PLANTED = """
+import os
+with open(os.environ["PLANTED_MARKER"], "a") as marker:
+    marker.write(__name__ + " was imported\\n")
+raise SystemExit("a planted module ran")
+"""
+
+CHILD_READS_DB = """
+import json, sys
+from nbgraph import START, SqliteSaver, StateGraph
+from nbgraph.record import Run
+imported_by_nbgraph = set(sys.modules)
+saver = SqliteSaver("checkpoints.db")
+app = StateGraph(dict).add_node("a", lambda s: {}).add_edge(START, "a").compile(checkpointer=saver)
+values = app.get_state({"configurable": {"thread_id": "t"}}).values
+run = Run.from_checkpointer(saver, "t")
+print(json.dumps({
+    "new": sorted(set(sys.modules) - imported_by_nbgraph),
+    "kinds": {k: type(v).__name__ for k, v in values.items()},
+    "input": {k: type(v).__name__ for k, v in run.log.input.items()},
+}))
+"""
+
+
+def test_reading_a_crafted_checkpoint_file_imports_no_module_it_names(tmp_path: Path) -> None:
+    from nbgraph import START, StateGraph
+
+    (tmp_path / "planted_shop.py").write_text(PLANTED)
+    path = tmp_path / "checkpoints.db"
+    with SqliteSaver(path) as saver:
+        graph = StateGraph(dict).add_node("a", lambda s: {"y": 1}).add_edge(START, "a")
+        graph.compile(checkpointer=saver).invoke({"x": 0}, {"configurable": {"thread_id": "t"}})
+    crafted = {
+        "model": {"$type": "pydantic", "class": "planted_shop:Order", "data": {"id": 1}},
+        "member": {"$type": "enum", "class": "planted_shop:Color", "value": "red"},
+        "point": {"$type": "dataclass", "class": "planted_shop:Point", "data": {"x": 1}},
+    }
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        (payload,) = conn.execute("SELECT payload FROM checkpoints WHERE seq = 1").fetchone()
+        first = json.loads(payload)
+        first["tasks"][0]["writes"] = [[name, value] for name, value in crafted.items()]
+        conn.execute("UPDATE checkpoints SET payload = ? WHERE seq = 1", (json.dumps(first),))
+        conn.execute("UPDATE checkpoints SET snapshot = ?", (json.dumps(crafted),))
+        conn.commit()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), str(tmp_path)]),
+        "PLANTED_MARKER": str(tmp_path / "marker.txt"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD_READS_DB], capture_output=True, text=True, env=env,
+        cwd=tmp_path, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not (tmp_path / "marker.txt").exists()
+    assert not [name for name in seen["new"] if "planted" in name]
+    expected = {"model": "UnloadedModel", "member": "UnloadedEnum", "point": "UnloadedModel"}
+    assert seen["kinds"] == expected and seen["input"] == expected
+
+
+def test_sqlite_saver_models_names_the_classes_its_values_may_be(tmp_path: Path) -> None:
+    import enum
+
+    class Stage(enum.Enum):  # a local class: found only if named
+        DRAFT = "draft"
+
+    with SqliteSaver(tmp_path / "c.db") as saver:
+        saver.put(record(payload={"stage": Stage.DRAFT}))
+    with SqliteSaver(tmp_path / "c.db") as saver:
+        assert type(saver.get("t1").payload["stage"]).__name__ == "UnloadedEnum"
+    with SqliteSaver(tmp_path / "c.db", models=[Stage]) as saver:
+        assert saver.get("t1").payload["stage"] is Stage.DRAFT
+
+
+# --- malformed rows ----------------------------------------------------------------------------
+
+
+def thread_file(path: Path) -> None:
+    from nbgraph import START, StateGraph
+
+    graph = StateGraph(dict, reducers={"n": "add"}).add_node("a", lambda s: {"n": 1})
+    with SqliteSaver(path) as saver:
+        app = graph.add_edge(START, "a").compile(checkpointer=saver)
+        app.invoke({"n": 0}, {"configurable": {"thread_id": "t"}})
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("payload", "[]", "payload should be an object"),
+        ("payload", "{}", "no 'tasks' entry"),
+        ("payload", "[" * 100_000 + "]" * 100_000, "nested"),
+        ("payload", '{"tasks": [{"id": 3}], "next": {"pull": {}}}', "'id' should be a str"),
+        ("payload", '{"tasks": [], "next": []}', "'next' should be an object"),
+        ("snapshot", "[1]", "snapshot should be an object"),
+        ("step", "'two'", "step is 'two'"),
+        ("payload", "7", "payload should be an object"),
+    ],
+)
+def test_a_malformed_checkpoint_row_is_refused_when_read(
+    tmp_path: Path, column: str, value: str, message: str
+) -> None:
+    from nbgraph import START, StateGraph
+    from nbgraph.record import Run
+
+    path = tmp_path / "c.db"
+    thread_file(path)
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        if column == "step":
+            conn.execute(f"UPDATE checkpoints SET step = {value} WHERE seq = 2")
+        else:
+            conn.execute(f"UPDATE checkpoints SET {column} = ? WHERE seq = 2", (value,))
+        conn.commit()
+    saver = SqliteSaver(path)
+    app = StateGraph(dict).add_node("a", lambda s: {}).add_edge(START, "a")
+    app = app.compile(checkpointer=saver)
+    with pytest.raises(CheckpointFileError, match=message) as caught:
+        app.get_state({"configurable": {"thread_id": "t"}})
+    assert str(path) in str(caught.value) and "thread 't'" in str(caught.value)
+    with pytest.raises(CheckpointFileError, match=message):
+        Run.from_checkpointer(saver, "t")
+
+
+def test_a_malformed_pending_write_is_refused_when_read(tmp_path: Path) -> None:
+    from nbgraph import START, StateGraph
+
+    path = tmp_path / "c.db"
+    thread_file(path)
+    with SqliteSaver(path) as saver:
+        saver.put_write("t", saver.get("t").checkpoint_id, "1:0:a", {"writes": 5})
+    app = StateGraph(dict).add_node("a", lambda s: {}).add_edge(START, "a")
+    with pytest.raises(CheckpointFileError, match="pending write 1 of task '1:0:a'"):
+        app.compile(checkpointer=SqliteSaver(path)).get_state({"configurable": {"thread_id": "t"}})
+
+
+# --- read-only files ---------------------------------------------------------------------------
+
+
+def test_a_file_opened_read_only_can_be_inspected_and_refuses_writes(tmp_path: Path) -> None:
+    from nbgraph.checkpoint.sqlite import ReadOnlyCheckpointError
+    from nbgraph.record import Run
+
+    path = tmp_path / "c.db"
+    thread_file(path)
+    before = file_state(path)
+    saver = SqliteSaver(path, readonly=True)
+    assert Run.from_checkpointer(saver, "t").output == {"n": 1}
+    with pytest.raises(ReadOnlyCheckpointError, match=f"{path}.*read-only"):
+        saver.put(record("t", "new", saver.get("t").checkpoint_id))
+    with pytest.raises(ReadOnlyCheckpointError), saver.claim("t"):
+        pass
+    saver.close()
+    assert file_state(path) == before
+
+
+CHILD_READS_READ_ONLY = """
+import sys
+from nbgraph import SqliteSaver
+from nbgraph.record import Run
+saver = SqliteSaver(sys.argv[1])
+print(saver.readonly, Run.from_checkpointer(saver, "t").output)
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes")
+def test_a_file_this_process_may_not_write_is_opened_read_only() -> None:
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp())  # not under pytest's 0700 folder: "nobody" reads it
+    try:
+        base.chmod(0o755)
+        folder = base / "shared"
+        folder.mkdir()
+        path = folder / "c.db"
+        thread_file(path)
+        before = file_state(path)
+        path.chmod(0o444)
+        folder.chmod(0o555)
+        as_nobody = {"user": 65534, "group": 65534} if os.geteuid() == 0 else {}  # root may
+        try:
+            done = subprocess.run(  # write anything: the reader runs as "nobody" then
+                [sys.executable, "-c", CHILD_READS_READ_ONLY, str(path)], capture_output=True,
+                text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120,
+                check=False, **as_nobody,
+            )  # fmt: skip
+        except PermissionError:
+            pytest.skip("user 'nobody' may not run this Python")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["True", "{'n':", "1}"]
+        assert file_state(path) == before
+    finally:
+        (base / "shared").chmod(0o755)
+        shutil.rmtree(base)
+
+
+def test_a_file_it_may_not_write_is_opened_read_only_by_default(tmp_path, monkeypatch) -> None:
+    import nbgraph.checkpoint.sqlite as sqlite_module
+
+    path = tmp_path / "c.db"
+    thread_file(path)
+    before = file_state(path)
+    monkeypatch.setattr(sqlite_module.os, "access", lambda *args, **kwargs: False)
+    with SqliteSaver(path) as saver:
+        assert saver.readonly and "readonly=True" in repr(saver)
+        assert saver.get("t").step == 1
+    assert file_state(path) == before

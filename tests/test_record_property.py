@@ -6,6 +6,7 @@ every effect row agrees with the states on either side of it.
 from __future__ import annotations
 
 import copy
+import json
 import operator
 import random
 import typing
@@ -676,3 +677,134 @@ def test_deep_self_loop_state_at_any_step(step: int) -> None:
         assert run.state_at(("tick", step)) == expected
     if step > 0:
         assert run.state_at(("tick", step - 1))["count"] == step - 1
+
+
+# --- damaged files: a clean load that works everywhere, or the documented error -----------------
+
+
+class Fuzzed(TypedDict, total=False):
+    log: Annotated[list, "append"]
+    n: Annotated[int, "add"]
+    title: str
+
+
+def _fuzz_graph(semantics: str = "supersteps", **compile_options: Any) -> Any:
+    graph = StateGraph(Fuzzed)
+    for name in "abcd":  # b and c run in one step: only a and d set the title
+        title = {"title": name} if name in "ad" else {}
+        graph.add_node(name, lambda s, name=name, title=title: {"log": [name], "n": 1, **title})
+    graph.add_edge(START, "a").add_edge("a", "b").add_edge("a", "c").add_edge(["b", "c"], "d")
+    return graph.add_edge("d", END).compile(semantics=semantics, **compile_options)
+
+
+JUNK: list[Any] = [
+    None, 0, -1, 7, 2**70, 1.5, "", "x", "a", "__end__", "1", [], {}, [1], {"a": 1}, True,
+    ["a", "b"], {"$type": "tuple", "items": []}, {"$type": "repr", "repr": 5, "class": 1},
+    {"$type": "nope"},
+]  # fmt: skip
+
+
+def _paths(node: Any, path: tuple = ()) -> typing.Iterator[tuple]:
+    yield path
+    items = node.items() if type(node) is dict else enumerate(node) if type(node) is list else ()
+    for key, child in items:
+        yield from _paths(child, (*path, key))
+
+
+def mutated(data: Any, rng: random.Random, skip: tuple = ()) -> Any:
+    """`data` (JSON) with one or two entries replaced by junk or deleted."""
+    data = copy.deepcopy(data)
+    paths = [p for p in _paths(data) if p and not set(p) & set(skip)]
+    for _ in range(rng.choice((1, 1, 2))):
+        path = rng.choice(paths)
+        parent = data
+        try:
+            for key in path[:-1]:
+                parent = parent[key]
+            if rng.random() < 0.2:
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = copy.deepcopy(rng.choice(JUNK))
+        except (KeyError, IndexError, TypeError):
+            pass  # an earlier change moved it
+    return data
+
+
+def works_everywhere(run: Run, inspect: bool) -> None:
+    """Every table, drawing and (if asked) inspector panel of `run`."""
+    run.states, run.effects, run.steps, run.output  # noqa: B018
+    list(run.tree)
+    run.draw_tree().source  # noqa: B018
+    for step in run.timeline.steps():
+        run.draw(step).source  # noqa: B018
+    repr(run)
+    if inspect:
+        inspector = run.inspect()
+        for step in run.timeline.steps():
+            inspector.go(step)
+
+
+def test_damaged_run_files_load_cleanly_or_are_refused() -> None:
+    from nbgraph.record import RunFileError
+
+    documents = [
+        json.loads(_fuzz_graph(semantics).run({"log": []}).to_json())
+        for semantics in ("supersteps", "branches")
+    ]
+    rng = random.Random(13)
+    outcomes = {"refused": 0, "loaded": 0}
+    for attempt in range(300):
+        text = json.dumps(mutated(rng.choice(documents), rng))
+        try:
+            run = Run.from_json(text)
+        except RunFileError:
+            outcomes["refused"] += 1
+            continue
+        works_everywhere(run, inspect=attempt % 25 == 0)
+        outcomes["loaded"] += 1
+    assert outcomes["refused"] > 50 and outcomes["loaded"] > 20, outcomes
+
+
+def test_damaged_checkpoint_rows_read_cleanly_or_are_refused(tmp_path) -> None:
+    import contextlib
+    import shutil
+    import sqlite3
+
+    from nbgraph import SqliteSaver
+    from nbgraph.checkpoint import CheckpointFileError
+
+    base = tmp_path / "base.db"
+    config = {"configurable": {"thread_id": "t"}}
+    with SqliteSaver(base) as saver:
+        _fuzz_graph(checkpointer=saver, interrupt_before=["d"]).invoke({"log": []}, config)
+    with contextlib.closing(sqlite3.connect(base)) as conn:
+        rows = [("checkpoints", column, seq, text) for column in ("payload", "snapshot")
+                for seq, text in conn.execute(f"SELECT seq, {column} FROM checkpoints")
+                if text is not None]  # fmt: skip
+        rows += [("writes", "payload", rowid, text)
+                 for rowid, text in conn.execute("SELECT rowid, payload FROM writes")]  # fmt: skip
+    rng = random.Random(14)
+    outcomes = {"refused": 0, "read": 0}
+    for attempt in range(120):
+        table, column, key, text = rng.choice(rows)
+        # the graph description is a run file's "graph": the test above covers it
+        damaged = mutated({"row": json.loads(text)}, rng, skip=("graph",)).get("row")
+        path = tmp_path / f"{attempt}.db"
+        shutil.copy(base, path)
+        where = "seq" if table == "checkpoints" else "rowid"
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            update = f"UPDATE {table} SET {column} = ? WHERE {where} = ?"
+            conn.execute(update, (json.dumps(damaged), key))
+            conn.commit()
+        with SqliteSaver(path) as saver:
+            app = _fuzz_graph(checkpointer=saver, interrupt_before=["d"])
+            try:
+                app.get_state(config)
+                list(app.get_state_history(config))
+                run = Run.from_checkpointer(saver, "t")
+            except CheckpointFileError:
+                outcomes["refused"] += 1
+                continue
+            works_everywhere(run, inspect=attempt % 20 == 0)
+            outcomes["read"] += 1
+    assert outcomes["refused"] > 20 and outcomes["read"] > 10, outcomes

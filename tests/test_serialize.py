@@ -502,3 +502,159 @@ def test_load_of_a_missing_file_names_it(tmp_path):
 def test_run_file_error_is_a_value_error():
     with pytest.raises(ValueError, match="The text is not valid JSON"):
         Run.from_json("{")
+
+
+# --- files never run code ----------------------------------------------------------------------
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+PLANTED = """
+import os
+with open(os.environ["PLANTED_MARKER"], "a") as marker:
+    marker.write(__name__ + " was imported\\n")
+raise SystemExit("a planted module ran")
+"""
+
+
+def crafted_values(module: str) -> dict:
+    """A value of each kind a file may name a class for, all naming `module`."""
+    return {
+        "model": {"$type": "pydantic", "class": f"{module}:Order", "data": {"id": 1}},
+        "member": {"$type": "enum", "class": f"{module}:Color", "value": "red"},
+        "point": {"$type": "dataclass", "class": f"{module}:Point", "data": {"x": 1}},
+        "main": {"$type": "pydantic", "class": "unittest.__main__:Any", "data": {}},
+    }
+
+
+def run_child(code: str, folder) -> dict:
+    """Run `code` in a fresh Python whose path holds `folder` (where the planted module is);
+    its last line of output is JSON."""
+    import subprocess
+    import sys
+
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([REPO_ROOT, str(folder)]),
+        "PLANTED_MARKER": str(folder / "marker.txt"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=folder,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+CHILD_LOADS_RUN = """
+import json, sys
+before = set(sys.modules)
+from nbgraph.record import Run
+imported_by_nbgraph = set(sys.modules)
+run = Run.load("crafted.json")
+values = run.log.input["x"]
+print(json.dumps({
+    "new": sorted(set(sys.modules) - imported_by_nbgraph),
+    "kinds": {k: type(v).__name__ for k, v in values.items()},
+    "shown": {k: repr(v) for k, v in values.items()},
+}))
+"""
+
+
+def test_loading_a_run_file_imports_no_module_it_names(tmp_path) -> None:
+    (tmp_path / "planted_shop.py").write_text(PLANTED)
+    app = StateGraph(dict).add_node("a", lambda s: {"y": 1}).add_edge(START, "a").compile()
+    document = json.loads(app.run({"x": 0}).to_json())
+    document["run"]["input"]["x"] = crafted_values("planted_shop")
+    (tmp_path / "crafted.json").write_text(json.dumps(document))
+    seen = run_child(CHILD_LOADS_RUN, tmp_path)
+    assert not (tmp_path / "marker.txt").exists()  # the planted module never ran
+    assert not [name for name in seen["new"] if "planted" in name or "unittest" in name]
+    assert seen["kinds"] == {
+        "model": "UnloadedModel", "member": "UnloadedEnum", "point": "UnloadedModel",
+        "main": "UnloadedModel",
+    }  # fmt: skip
+    assert "planted_shop:Color" in seen["shown"]["member"] and "'red'" in seen["shown"]["member"]
+    assert "{'x': 1}" in seen["shown"]["point"]
+
+
+def test_a_modules_lazy_getattr_is_not_called_to_find_a_class(monkeypatch) -> None:
+    import sys
+    import types
+
+    asked: list[str] = []
+    lazy = types.ModuleType("lazy_shop")
+    lazy.__getattr__ = lambda name: asked.append(name) or pydantic.BaseModel  # type: ignore
+    monkeypatch.setitem(sys.modules, "lazy_shop", lazy)
+    value = decode_value({"$type": "pydantic", "class": "lazy_shop:Order", "data": {}})
+    assert isinstance(value, UnloadedModel) and asked == []
+
+
+def test_models_names_the_classes_a_run_file_may_give_back(tmp_path) -> None:
+    class Order(pydantic.BaseModel):  # a local class: no module holds it by name
+        id: int
+
+    app = StateGraph(dict).add_node("a", lambda s: {"order": Order(id=2)}).add_edge(START, "a")
+    path = app.compile().run({"order": None}).save(tmp_path / "run.json")
+    assert Run.load(path).output["order"] == UnloadedModel(
+        f"{__name__}:{Order.__qualname__}", {"id": 2}
+    )
+    assert Run.load(path, models=[Order]).output["order"] == Order(id=2)
+    text = path.read_text().replace(__name__, "elsewhere")  # saved from another module
+    assert Run.from_json(text, models=[Order]).output["order"] == Order(id=2)
+
+
+def test_models_must_be_classes_a_file_can_name(tmp_path) -> None:
+    from nbgraph.record.classes import ModelsArgumentError
+
+    with pytest.raises(ModelsArgumentError, match="'not a class'"):
+        Run.from_json("{}", models=["not a class"])
+    with pytest.raises(ModelsArgumentError, match="list of classes"):
+        Run.from_json("{}", models=Item)
+
+
+# --- malformed files ---------------------------------------------------------------------------
+
+
+def saved_document() -> dict:
+    graph = StateGraph(dict, reducers={"n": "add"}).add_node("a", lambda s: {"n": 1})
+    return json.loads(graph.add_edge(START, "a").compile().run({"n": 0}).to_json())
+
+
+def edited(change) -> str:
+    document = saved_document()
+    change(document)
+    return json.dumps(document)
+
+
+MALFORMED = {
+    "nested 100,000 deep": ("[" * 100_000 + "]" * 100_000, "nested"),
+    "a 5,000-digit number": ('{"format": ' + "1" * 5000 + "}", "digits"),
+    "a reducer named 7": (
+        edited(lambda d: d["graph"]["fields"][0].update(reducer=7)),
+        r"\['reducer'\]",
+    ),
+    "a task's step as text": (
+        edited(lambda d: d["run"]["steps"][1]["tasks"][0].update(step="1")),
+        r"\['step'\]",
+    ),
+    "a task of a node the graph lacks": (
+        edited(lambda d: d["run"]["steps"][1]["tasks"][0].update(node="zz")),
+        "'zz'",
+    ),
+    "steps out of order": (edited(lambda d: d["run"]["steps"].reverse()), "does not come after"),
+    "a repr that is not text": (
+        edited(lambda d: d["run"].update(input={"n": {"$type": "repr", "repr": 5, "class": 1}})),
+        "should be a str",
+    ),
+    "a reducer the file cannot replay": (
+        edited(lambda d: d["graph"]["fields"][0].update(registered=False)),
+        "cannot be replayed",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(MALFORMED))
+def test_a_malformed_run_file_is_refused_at_load_time(name: str) -> None:
+    text, message = MALFORMED[name]
+    with pytest.raises(RunFileError, match=message):
+        Run.from_json(text)

@@ -8,7 +8,7 @@ from nbgraph.checkpoint.base import (
     ThreadBusyError,
 )
 from nbgraph.checkpoint.memory import InMemorySaver, MemorySaver
-from nbgraph.checkpoint.sqlite import SqliteSaver
+from nbgraph.checkpoint.sqlite import ReadOnlyCheckpointError, SqliteSaver
 
 __all__ = [
     "BaseSaver",
@@ -17,6 +17,7 @@ __all__ = [
     "InMemorySaver",
     "MemorySaver",
     "PendingWrite",
+    "ReadOnlyCheckpointError",
     "SqliteSaver",
     "ThreadBusyError",
 ]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import abc
 import contextlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from nbgraph.checkpoint.payloads import dump_payload as dump_payload  # re-exported
+from nbgraph.checkpoint.payloads import load_payload as load_payload  # re-exported
+from nbgraph.errors import CheckpointFileError as CheckpointFileError  # re-exported
 from nbgraph.errors import NbgraphError
-from nbgraph.record.values import UnknownTagError, decode_value, encode_value
 
 SOURCES = ("input", "loop", "update", "fork")
 """Where a checkpoint came from: a run's input, a superstep, `update_state`, or a fork."""
@@ -30,10 +31,6 @@ class ThreadBusyError(NbgraphError, RuntimeError):
             "thread id."
         )
         self.thread_id = thread_id
-
-
-class CheckpointFileError(NbgraphError, ValueError):
-    """A file is not a checkpoint database this nbgraph can read; the message says which, why."""
 
 
 class CheckpointRecord(NamedTuple):
@@ -221,39 +218,3 @@ def missing_checkpoint(thread_id: str, checkpoint_id: str) -> ValueError:
         f"Thread {thread_id!r} has no checkpoint {checkpoint_id!r} to save writes against; "
         "put the checkpoint first."
     )
-
-
-# --- payloads as JSON text ------------------------------------------------------------------
-
-
-def dump_payload(value: Any) -> str:
-    """`value` as JSON text, through `encode_value` (never pickle).
-
-    >>> dump_payload({"n": (1, 2)})
-    '{"n":{"$type":"tuple","items":[1,2]}}'
-    """
-    return json.dumps(encode_value(value), ensure_ascii=False, separators=(",", ":"))
-
-
-def load_payload(text: str, where: str) -> Any:
-    """The value `dump_payload` made `text` from.
-
-    Raises:
-        CheckpointFileError: `text` is not JSON, or holds a tag this nbgraph does not know,
-            naming `where`.
-    """
-    try:
-        return decode_value(json.loads(text))
-    except (TypeError, json.JSONDecodeError) as error:
-        raise CheckpointFileError(
-            f"{where} is not valid JSON ({error}); expected a value saved by nbgraph."
-        ) from None
-    except UnknownTagError as error:
-        raise CheckpointFileError(
-            f"{where} holds a value tagged {error.tag!r}, which this nbgraph does not know; "
-            "it was probably saved by a newer nbgraph."
-        ) from None
-    except (KeyError, ValueError, AttributeError, IndexError) as error:
-        raise CheckpointFileError(
-            f"{where} is not a value saved by nbgraph ({type(error).__name__}: {error})."
-        ) from None

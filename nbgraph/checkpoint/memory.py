@@ -18,6 +18,7 @@ from nbgraph.checkpoint.base import (
     missing_checkpoint,
 )
 from nbgraph.engine.view import isolate
+from nbgraph.record.nesting import deep_stack
 from nbgraph.types import MISSING
 
 
@@ -35,8 +36,9 @@ class MemorySaver(BaseSaver):
 
     Safe to share between threads. Each value is copied when it is put and again when it is
     read, so what was put, what is stored and what `get` returns never share a mutable
-    object — as with a file, without the cost of JSON: plain data is kept as `marshal` bytes
-    (made and read at C speed, never from a file), other objects as private copies (`clone`).
+    object — as with a file, without the cost of JSON: exact plain data (builtin atoms and
+    containers) is kept as `marshal` bytes (made and read at C speed, never from a file),
+    other objects (numpy arrays, models...) as private copies (`clone`).
     Values come back as they were put (a `SqliteSaver` keeps JSON, and a repr of what JSON
     cannot hold).
 
@@ -153,19 +155,77 @@ class _Objects(NamedTuple):
 
 
 def _keep(value: Any) -> Any:
-    """What the saver stores for `value`: `marshal` bytes when it can (plain data: a C-speed
-    copy that keeps tuples, sets and non-str keys), else a private copy of the objects."""
+    """What the saver stores for `value`: `marshal` bytes when it is exact plain data (a
+    C-speed copy that keeps tuples, sets and non-str keys), else a private copy of the objects.
+
+    Only exact builtin types go through marshal: it would write any object with the buffer
+    protocol (numpy arrays and scalars, `bytearray`, `array.array`) as raw `bytes`.
+    """
     try:
-        return marshal.dumps(value, 4)
-    except ValueError:
-        return _Objects(clone(value))
+        return _kept(value)
+    except RecursionError:  # a deeply nested value: again, with room for it
+        with deep_stack():
+            return _kept(value)
+
+
+def _kept(value: Any) -> Any:
+    try:
+        if _plain(value):
+            return marshal.dumps(value, 4)
+    except ValueError:  # too deep for marshal
+        pass
+    return _Objects(clone(value))
+
+
+_MARSHAL_ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex})
+_MARSHAL_KINDS = _MARSHAL_ATOMS | {list, tuple, set, frozenset, dict}
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` is made only of exact builtin types marshal keeps as they are.
+
+    >>> _plain({"a": [1, (2.0, "x")], 3: {None}}), _plain([bytearray(b"x")])
+    (True, False)
+    """
+    kind = type(value)
+    if kind in _MARSHAL_ATOMS:
+        return True
+    if kind is dict:
+        atoms = _MARSHAL_ATOMS
+        for key, item in value.items():
+            if (type(key) not in atoms and not _plain(key)) or (
+                type(item) not in atoms and not _plain(item)
+            ):
+                return False
+        return True
+    if kind is list or kind is tuple or kind is set or kind is frozenset:
+        return _all_plain(value)
+    return False
+
+
+def _all_plain(items: Any) -> bool:
+    if len(items) > 16:
+        kinds = set(map(type, items))  # at C speed: most long containers hold atoms only
+        if kinds <= _MARSHAL_ATOMS:
+            return True
+        if not kinds <= _MARSHAL_KINDS:
+            return False
+    atoms = _MARSHAL_ATOMS
+    for item in items:  # noqa: SIM110 - a plain loop: faster than all() over a generator
+        if type(item) not in atoms and not _plain(item):
+            return False
+    return True
 
 
 def _give(stored: Any) -> Any:
     """A fresh copy of a stored value, for a reader to own."""
     if type(stored) is bytes:
         return marshal.loads(stored)
-    return clone(stored.value)
+    try:
+        return clone(stored.value)
+    except RecursionError:
+        with deep_stack():
+            return clone(stored.value)
 
 
 _ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, type(MISSING)})

@@ -15,12 +15,10 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from nbgraph.checkpoint.base import (
     BaseSaver,
-    CheckpointFileError,
     CheckpointRecord,
     PendingWrite,
     ThreadBusyError,
@@ -28,47 +26,30 @@ from nbgraph.checkpoint.base import (
     check_links,
     check_record,
     check_thread_id,
-    dump_payload,
-    load_payload,
     missing_checkpoint,
 )
-from nbgraph.errors import InvalidArgumentError
-
-FORMAT = "nbgraph.checkpoints"
-SCHEMA_VERSION = 1
-
-SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS nbgraph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS checkpoints (
-        thread_id TEXT NOT NULL,
-        checkpoint_id TEXT NOT NULL,
-        parent_id TEXT,
-        step INTEGER NOT NULL,
-        source TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        seq INTEGER NOT NULL UNIQUE,
-        payload TEXT NOT NULL,
-        snapshot TEXT,
-        PRIMARY KEY (thread_id, checkpoint_id)
-    )""",
-    "CREATE INDEX IF NOT EXISTS checkpoints_by_thread ON checkpoints (thread_id, seq)",
-    """CREATE TABLE IF NOT EXISTS writes (
-        thread_id TEXT NOT NULL,
-        checkpoint_id TEXT NOT NULL,
-        task_id TEXT NOT NULL,
-        seq INTEGER NOT NULL,
-        payload TEXT NOT NULL,
-        PRIMARY KEY (thread_id, checkpoint_id, seq)
-    )""",
-    """CREATE TABLE IF NOT EXISTS claims (
-        thread_id TEXT PRIMARY KEY,
-        owner TEXT NOT NULL,
-        claimed_at REAL NOT NULL
-    )""",
+from nbgraph.checkpoint.payloads import dump_payload, load_payload
+from nbgraph.checkpoint.sqlite_file import FORMAT as FORMAT  # re-exported
+from nbgraph.checkpoint.sqlite_file import SCHEMA as SCHEMA  # re-exported
+from nbgraph.checkpoint.sqlite_file import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported
+from nbgraph.checkpoint.sqlite_file import TABLES as TABLES  # re-exported
+from nbgraph.checkpoint.sqlite_file import (
+    check_row,
+    connect,
+    inspect_file,
+    readonly_uri,
+    row_text,
+    writable,
 )
-TABLES = ("nbgraph_meta", "checkpoints", "writes", "claims")
+from nbgraph.errors import CheckpointFileError, InvalidArgumentError, NbgraphError
+from nbgraph.record.classes import check_models, named_classes
 
 _COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
+
+
+class ReadOnlyCheckpointError(NbgraphError, PermissionError):
+    """A saver opened read-only was asked to write (a checkpoint, pending writes, a claim)."""
+
 
 _HOST = socket.gethostname()
 _LIVE_OWNERS: set[str] = set()
@@ -110,11 +91,16 @@ class SqliteSaver(BaseSaver):
             a database that lives as long as the saver.
         fsync: also wait for the disk on every commit (survives a power cut, much slower);
             without it a commit survives a killed process or kernel.
+        models: classes (pydantic models, dataclasses, Enums) the values read back may be,
+            besides those of modules imported already; reading never imports a module.
+        readonly: open the file only to read it (`get`, `history`, `Run.from_checkpointer`);
+            writing raises `ReadOnlyCheckpointError`. By default (`None`) a file this
+            process may not write (or whose folder it may not write) is opened read-only.
 
     Raises:
         CheckpointFileError: the file is not an SQLite database, is another application's,
-            or holds a newer schema version (the message names the file). A failed open
-            leaves the file as it was.
+            or holds a newer schema version (the message names the file); or, read-only,
+            it does not exist. A failed open leaves the file as it was.
         InvalidArgumentError: `path` is empty or not a path.
 
     >>> from nbgraph.checkpoint import CheckpointRecord
@@ -124,22 +110,36 @@ class SqliteSaver(BaseSaver):
     ['c1']
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        fsync: bool = False,
+        models: Any = None,
+        readonly: bool | None = None,
+    ) -> None:
         self.path = _database_path(path)
         self.fsync = fsync
+        self.models = check_models(models)
+        self.readonly = bool(readonly)
         self._lock = threading.RLock()
         self._held: dict[str, str] = {}  # owner token -> thread id, for the claims of this saver
         self._known: set[tuple[str, str]] = set()  # checkpoints this saver put: no need to look
         self._conn: sqlite3.Connection | None = None
         if self.path == ":memory:":
             self._where = "the in-memory SQLite database"
-            self._conn = _connect(":memory:")
+            self._conn = connect(":memory:")
             self._create_schema()
             return
         self._where = f"file {self.path!r}"
-        blank = _inspect(self.path, f"File {self.path!r}")
+        blank = inspect_file(self.path, f"File {self.path!r}")
+        if readonly is None:
+            self.readonly = not blank and not writable(self.path)
+        if self.readonly:
+            self._open_readonly(blank)
+            return
         try:
-            self._conn = _connect(self.path)
+            self._conn = connect(self.path)
             self._conn.execute("PRAGMA journal_mode=WAL")
             # WAL + NORMAL: every commit survives the process (a killed kernel) without waiting
             # on the disk; fsync=True also waits for it, to survive a power cut.
@@ -153,14 +153,30 @@ class SqliteSaver(BaseSaver):
             ) from error
 
     def __repr__(self) -> str:
-        return f"SqliteSaver({self.path!r})"
+        return f"SqliteSaver({self.path!r}{', readonly=True' if self.readonly else ''})"
+
+    def _open_readonly(self, blank: bool) -> None:
+        if blank:
+            raise CheckpointFileError(
+                f"File {self.path!r} holds no checkpoint database to read (opened read-only)."
+            )
+        try:
+            self._conn = connect(readonly_uri(self.path), uri=True)
+        except sqlite3.Error as error:
+            raise CheckpointFileError(
+                f"File {self.path!r} could not be opened read-only ({error})."
+            ) from error
 
     # --- checkpoints --------------------------------------------------------------------
 
     def put(self, record: CheckpointRecord) -> None:
         check_record(record)
-        payload = dump_payload(record.payload)
-        snapshot = None if record.snapshot is None else dump_payload(record.snapshot)
+        self._check_writable("save a checkpoint")
+        what = f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r}"
+        payload = dump_payload(record.payload, f"{what} (step {record.step})")
+        snapshot = None
+        if record.snapshot is not None:
+            snapshot = dump_payload(record.snapshot, f"The state saved with {what}")
         key = (record.thread_id, record.checkpoint_id)
         with self._transaction() as conn:
             has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
@@ -221,16 +237,18 @@ class SqliteSaver(BaseSaver):
     def _record(self, row: tuple[Any, ...]) -> CheckpointRecord:
         thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot = row
         where = f"checkpoint {checkpoint_id!r} of thread {thread_id!r} in {self._where}"
-        return CheckpointRecord(
-            thread_id,
-            checkpoint_id,
-            parent_id,
-            step,
-            source,
-            created_at,
-            load_payload(payload, f"The payload of {where}"),
-            None if snapshot is None else load_payload(snapshot, f"The snapshot of {where}"),
-        )
+        check_row(row, where)
+        with named_classes(self.models):
+            return CheckpointRecord(
+                thread_id,
+                checkpoint_id,
+                parent_id,
+                step,
+                source,
+                float(created_at),
+                load_payload(payload, f"The payload of {where}"),
+                None if snapshot is None else load_payload(snapshot, f"The snapshot of {where}"),
+            )
 
     # --- pending writes -----------------------------------------------------------------
 
@@ -238,7 +256,8 @@ class SqliteSaver(BaseSaver):
         check_thread_id(thread_id)
         check_id("checkpoint id", checkpoint_id)
         check_id("task id", task_id)
-        text = dump_payload(payload)
+        self._check_writable("save a task's writes")
+        text = dump_payload(payload, f"The writes of task {task_id!r} of thread {thread_id!r}")
         key = (thread_id, checkpoint_id)
         with self._transaction() as conn:
             has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
@@ -257,16 +276,20 @@ class SqliteSaver(BaseSaver):
         with self._lock:
             rows = self._connection().execute(query, (thread_id, checkpoint_id)).fetchall()
         where = f"checkpoint {checkpoint_id!r} of thread {thread_id!r} in {self._where}"
-        return [
-            PendingWrite(
-                task_id, seq, load_payload(text, f"Write {seq} of task {task_id!r} to {where}")
-            )
-            for task_id, seq, text in rows
-        ]
+        with named_classes(self.models):
+            return [
+                PendingWrite(
+                    row_text(task_id, f"A write's task id for {where}"),
+                    seq,
+                    load_payload(text, f"Write {seq} of task {task_id!r} to {where}"),
+                )
+                for task_id, seq, text in rows
+            ]
 
     # --- claims -------------------------------------------------------------------------
 
     def _acquire(self, thread_id: str) -> str:
+        self._check_writable("claim a thread to run it")
         owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex}"
         _LIVE_OWNERS.add(owner)  # before the row exists, so no saver here takes it for stale
         try:
@@ -308,6 +331,14 @@ class SqliteSaver(BaseSaver):
             self._conn.close()
             self._conn = None
 
+    def _check_writable(self, doing: str) -> None:
+        if self.readonly:
+            raise ReadOnlyCheckpointError(
+                f"Cannot {doing}: {self._where} was opened read-only (this process may not "
+                "write it, or readonly=True was passed). Copy the file somewhere writable, or "
+                "open it with write access, to run on its threads."
+            )
+
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             raise ValueError(f"{self!r} is closed.")
@@ -335,104 +366,6 @@ class SqliteSaver(BaseSaver):
                 "INSERT OR IGNORE INTO nbgraph_meta VALUES (?, ?)",
                 [("format", FORMAT), ("schema_version", str(SCHEMA_VERSION))],
             )
-
-
-def _connect(target: str) -> sqlite3.Connection:
-    return sqlite3.connect(target, timeout=30.0, isolation_level=None, check_same_thread=False)
-
-
-# --- opening a file -------------------------------------------------------------------------
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
-def _inspect(path: str, where: str) -> bool:
-    """Whether the file is blank (missing, empty, or SQLite without tables); else check it.
-
-    Only reads the file, so a failed open changes nothing, and leaves no `-wal` or `-shm`
-    file behind: a database in WAL mode that no one has open (it has no `-wal` file) is read
-    as immutable, since a read-only connection would create both files and could not remove
-    them.
-
-    Raises:
-        CheckpointFileError: not SQLite, another application's database, or a schema this
-            nbgraph cannot read.
-    """
-    if not os.path.exists(path):
-        return True
-    if os.path.isdir(path):
-        raise CheckpointFileError(f"{where} is a directory; expected an nbgraph checkpoint file.")
-    expected = f"expected an nbgraph checkpoint database (SQLite, format {FORMAT!r})"
-    try:
-        with open(path, "rb") as file:
-            header = file.read(100)
-    except OSError as error:
-        raise CheckpointFileError(f"{where} could not be read ({error}); {expected}.") from None
-    if not header:
-        return True
-    if not header.startswith(SQLITE_MAGIC):
-        raise CheckpointFileError(
-            f"{where} is not an SQLite database (it does not start with 'SQLite format 3'); "
-            f"{expected}."
-        )
-    wal_mode = header[18:20] == b"\x02\x02"
-    immutable = wal_mode and not os.path.exists(path + "-wal")
-    uri = Path(path).absolute().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
-    try:
-        conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
-        try:
-            query = "SELECT name FROM sqlite_master WHERE type = 'table'"
-            tables = {name for (name,) in conn.execute(query)}
-            if tables:
-                _check_meta(conn, tables, where, expected)
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as error:
-        raise CheckpointFileError(
-            f"{where} cannot be read as SQLite ({error}); {expected}."
-        ) from None
-    return not tables
-
-
-def _check_meta(conn: sqlite3.Connection, tables: set[str], where: str, expected: str) -> None:
-    if "nbgraph_meta" not in tables:
-        names = ", ".join(sorted(tables))
-        raise CheckpointFileError(
-            f"{where} is an SQLite database of another application (its tables: {names}); "
-            f"{expected}, which has a table nbgraph_meta."
-        )
-    try:
-        meta = dict(conn.execute("SELECT key, value FROM nbgraph_meta").fetchall())
-    except (sqlite3.DatabaseError, ValueError, TypeError) as error:
-        raise CheckpointFileError(
-            f"{where} has an nbgraph_meta table that cannot be read ({error}); {expected}."
-        ) from None
-    if meta.get("format") != FORMAT:
-        raise CheckpointFileError(
-            f"{where} is not an nbgraph checkpoint database: its nbgraph_meta table has format "
-            f"{meta.get('format')!r}; expected {FORMAT!r}."
-        )
-    version = meta.get("schema_version")
-    try:
-        number = int(version)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        number = 0
-    if number < 1:
-        raise CheckpointFileError(
-            f"{where} has no valid schema_version (found {version!r}); expected an integer from "
-            f"1 to {SCHEMA_VERSION}."
-        )
-    if number > SCHEMA_VERSION:
-        raise CheckpointFileError(
-            f"{where} holds checkpoints in schema version {number}, from a newer nbgraph; this "
-            f"nbgraph reads versions up to {SCHEMA_VERSION}. Upgrade nbgraph to open it."
-        )
-    missing = [name for name in TABLES if name not in tables]
-    if missing:
-        raise CheckpointFileError(
-            f"{where} is an incomplete nbgraph checkpoint database: the tables "
-            f"{', '.join(missing)} are missing."
-        )
 
 
 # --- claims ---------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbgraph.engine.branch_persist import live_points, merged_values, rebuild
+from nbgraph.engine.checkpoint_shape import checked_saver, replayed_from_a_file
 from nbgraph.engine.runlog import initial_values, reset_data
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
@@ -68,7 +69,7 @@ class Thread:
     """One run's link to its checkpointer: reads the thread, appends its checkpoints."""
 
     def __init__(self, saver: Any, spec: GraphSpec, config: dict[str, Any]) -> None:
-        self.saver, self.spec = saver, spec
+        self.saver, self.spec = checked_saver(saver), spec  # what it reads back is checked
         self.thread_id = thread_id_of(config)
         self.start_id: str | None = (config.get("configurable") or {}).get("checkpoint_id")
         self.head: str | None = None
@@ -266,6 +267,7 @@ def _state_size(values: dict[str, Any]) -> int:
     return sum(_size(v) for v in values.values())
 
 
+@replayed_from_a_file
 def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: int) -> dict:
     """Apply one checkpoint's delta (resets, writes, clears) to `values` (owned by the caller)."""
     for reset in payload.get("resets", ()):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nbgraph.engine.checkpoint_shape import checked_saver
 from nbgraph.engine.persist import task_from_data
 from nbgraph.engine.runlog import RunLog, StepLog, join_from_data, reset_from_data
 from nbgraph.engine.view import isolate
@@ -24,6 +25,7 @@ def log_from_checkpointer(
     Raises:
         ValueError: an unknown thread or checkpoint.
     """
+    saver = checked_saver(saver)  # each checkpoint read back is checked
     head = saver.get(thread_id, checkpoint_id)
     if head is None:
         what = f"checkpoint {checkpoint_id!r}" if checkpoint_id else "checkpoints"
@@ -54,7 +56,7 @@ def log_from_checkpointer(
     log.branches = [
         r for r in reversed(saver.history(thread_id)) if r.checkpoint_id not in on_chain
     ]
-    log.source = saver
+    log.source = saver.saver
     log.status = (
         "interrupted"
         if head.payload["next"]["pull"] or head.payload["next"].get("push")

@@ -353,11 +353,16 @@ class Run:
         return run_to_json(self)
 
     @classmethod
-    def from_json(cls, text: str) -> Run:
-        """A run read back from `to_json()` text (its node functions are not kept)."""
-        from nbgraph.record.serialize import log_from_json
+    def from_json(cls, text: str, models: Iterable[type] | None = None) -> Run:
+        """A run read back from `to_json()` text (its node functions are not kept).
 
-        return cls(log_from_json(text))
+        No module is imported because the text names it: a saved model, dataclass or Enum
+        comes back as its class if `models` lists it or it is imported already, else as a
+        placeholder showing its data (see docs/VALUES.md).
+        """
+        from nbgraph.record.serialize import checked_run, log_from_json
+
+        return checked_run(cls, log_from_json(text, models=models))
 
     def save(self, path: str | Path) -> Path:
         """Write this run to `path` as UTF-8 JSON, atomically; returns the path."""
@@ -366,11 +371,14 @@ class Run:
         return save_run(self, path)
 
     @classmethod
-    def load(cls, path: str | Path) -> Run:
-        """A run read from a file `save` wrote; the file is only read, never changed."""
-        from nbgraph.record.serialize import load_log
+    def load(cls, path: str | Path, models: Iterable[type] | None = None) -> Run:
+        """A run read from a file `save` wrote; the file is only read, never changed.
 
-        return cls(load_log(path))
+        `models`: the classes saved values may come back as, as for `from_json`.
+        """
+        from nbgraph.record.serialize import checked_run, file_label, load_log
+
+        return checked_run(cls, load_log(path, models=models), file_label(path))
 
     # --- what-if analyses ------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,10 @@ from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
 from nbgraph.errors import NbgraphError
 from nbgraph.graph import Branch, GraphSpec, NodeSpec, WaitingEdge
+from nbgraph.record import nesting
+from nbgraph.record.classes import check_models, named_classes
+from nbgraph.record.log_shape import LogShapeError, check_document
+from nbgraph.record.nesting import ValueTooDeepError
 from nbgraph.record.values import (
     BUILTIN_TYPES,
     UnavailableFunctionError,
@@ -51,6 +56,7 @@ from nbgraph.record.values import (
 )
 from nbgraph.record.values import RecordedError as RecordedError  # re-exported
 from nbgraph.record.values import RecordedMutation as RecordedMutation  # re-exported
+from nbgraph.record.values import UnloadedEnum as UnloadedEnum  # re-exported
 from nbgraph.reducers import Reducer, get_reducer
 from nbgraph.schema import FieldSpec, SchemaInfo
 from nbgraph.types import MISSING, Mutation, Overwrite
@@ -318,7 +324,9 @@ def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
         "node": task.node,
         "kind": task.kind,
         "triggers": list(task.triggers),
-        "writes": [[encode_value(key), watch(value)] for key, value in task.writes],
+        "writes": [
+            [encode_value(key), _write(task, key, value, watch)] for key, value in task.writes
+        ],
         "started": task.started,
         "ended": task.ended,
     }
@@ -333,6 +341,15 @@ def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
     if task.parent:
         data["parent"] = task.parent
     return data
+
+
+def _write(task: Task, field: Any, value: Any, watch: ValueEncoder) -> Any:
+    try:
+        return watch(value)
+    except ValueTooDeepError as error:
+        raise error.within(
+            f"The value node {task.node!r} wrote to field {field!r} at step {task.step}"
+        ) from None
 
 
 def _decode_task(data: dict[str, Any]) -> Task:
@@ -514,6 +531,7 @@ def run_document(run: Run) -> dict[str, Any]:
     """The JSON document of a run (what `Run.to_json` writes)."""
     log = run.log
     config = _plain_json(log.config)
+    steps = _encode_steps(run)  # first: a value too deep is named by its field and step
     return {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -525,7 +543,7 @@ def run_document(run: Run) -> dict[str, Any]:
             "config": config if config is not MISSING else {},
             "warnings": list(log.warnings),
             "final": encode_value(log.final),
-            "steps": _encode_steps(run),
+            "steps": steps,
             "semantics": log.semantics,
             "end": None if log.end is None else join_data(log.end, encode_value, encode_value),
         },
@@ -538,22 +556,33 @@ def run_to_json(run: Run) -> str:
 
 
 def _dumps(document: dict[str, Any], *, ascii_only: bool) -> str:
-    return json.dumps(document, indent=1, ensure_ascii=ascii_only, allow_nan=False)
+    return nesting.dumps(document, indent=1, ensure_ascii=ascii_only, allow_nan=False)
 
 
-def log_from_json(text: str, *, where: str = "The text") -> RunLog:
+def log_from_json(
+    text: str, *, where: str = "The text", models: Iterable[type] | None = None
+) -> RunLog:
     """Read a run log from JSON text written by `run_to_json`.
+
+    Reading never imports a module: a value saved as a pydantic model, dataclass or Enum
+    member comes back as its class if `models` names it or its module is imported already,
+    else as a placeholder showing its data (see `nbgraph.record.classes`).
 
     Args:
         text: the JSON text.
         where: how error messages name the text's source (a file, say).
+        models: classes (pydantic models, dataclasses, Enums) values may come back as.
 
     Raises:
         RunFileError: the text is not JSON, not an nbgraph run, from a newer format
             version, or incomplete (naming `where` and what was expected).
+        ModelsArgumentError: `models` holds something else than such classes.
     """
+    check_models(models)
     try:
-        document = json.loads(text)
+        document = nesting.loads(text)
+    except ValueTooDeepError as error:
+        raise RunFileError(f"{where} is not an nbgraph run: {error}") from None
     except json.JSONDecodeError as error:
         ends = error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated")
         why = "it is empty" if not text.strip() else "it ends early: truncated?" if ends else ""
@@ -562,9 +591,17 @@ def log_from_json(text: str, *, where: str = "The text") -> RunLog:
             f"{error.colno}{'; ' + why if why else ''}); expected an nbgraph run saved by "
             "Run.save()."
         ) from None
+    except ValueError as error:  # e.g. a number with more digits than int() takes
+        raise RunFileError(
+            f"{where} is not an nbgraph run: {error}; expected JSON saved by Run.save()."
+        ) from None
     _check_header(document, where)
     try:
-        return _decode_log(document)
+        check_document(document)
+        with named_classes(models):
+            return _decode_log(document)
+    except LogShapeError as error:
+        raise RunFileError(f"{where} is not a complete nbgraph run: {error}") from None
     except _Broken as error:
         raise RunFileError(f"{where} is not a complete nbgraph run: {error}.") from None
     except UnknownTagError as error:
@@ -576,7 +613,7 @@ def log_from_json(text: str, *, where: str = "The text") -> RunLog:
         raise RunFileError(
             f"{where} is not a complete nbgraph run: the entry {error.args[0]!r} is missing."
         ) from error
-    except (TypeError, ValueError, AttributeError, IndexError) as error:
+    except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as error:
         raise RunFileError(
             f"{where} is not a complete nbgraph run: {type(error).__name__}: {error}."
         ) from error
@@ -654,8 +691,9 @@ def save_run(run: Run, path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def load_log(path: str | os.PathLike[str]) -> RunLog:
-    """Read a run log from a file `save_run` wrote; the file is only read.
+def load_log(path: str | os.PathLike[str], models: Iterable[type] | None = None) -> RunLog:
+    """Read a run log from a file `save_run` wrote; the file is only read, and no module is
+    imported because it names one (`models`: as for `log_from_json`).
 
     Raises:
         FileNotFoundError: there is no such file.
@@ -664,7 +702,7 @@ def load_log(path: str | os.PathLike[str]) -> RunLog:
     """
     source = Path(path)
     raw = source.read_bytes()
-    where = f"File {str(source)!r}"
+    where = file_label(source)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -672,4 +710,36 @@ def load_log(path: str | os.PathLike[str]) -> RunLog:
             f"{where} is not an nbgraph run: it is not UTF-8 text ({error.reason} at byte "
             f"{error.start}); expected JSON saved by Run.save()."
         ) from None
-    return log_from_json(text, where=where)
+    return log_from_json(text, where=where, models=models)
+
+
+def file_label(path: str | os.PathLike[str]) -> str:
+    """How error messages name a run file."""
+    return f"File {str(Path(path))!r}"
+
+
+def checked_run(cls: type[Run], log: RunLog, where: str = "The text") -> Run:
+    """`cls(log)` once its record is known to replay: every step's effects, the state tree
+    and the output are worked out now (the tables and views reuse them), so a file whose
+    parts disagree is refused at load time rather than failing later in a view.
+
+    Raises:
+        RunFileError: replaying the record fails, naming `where` and why.
+    """
+    try:
+        run = cls(log)
+        run.effect_list  # noqa: B018 - replays every step through the reducers
+        run.tree  # noqa: B018
+        run.output  # noqa: B018
+        if log.semantics == "branches":  # each step's heads are lineage points of the run
+            for step in log.steps:
+                for head in step.heads:
+                    run.timeline.lineages.point(head)  # type: ignore[attr-defined]
+    except (RecursionError, MemoryError) as error:
+        raise RunFileError(f"{where} holds a run too large to read ({error}).") from None
+    except Exception as error:
+        raise RunFileError(
+            f"{where} is not a consistent nbgraph run: its steps cannot be replayed "
+            f"({type(error).__name__}: {str(error).rstrip('.')})."
+        ) from error
+    return run

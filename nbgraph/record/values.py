@@ -1,167 +1,77 @@
 """Values as JSON data and back: plain JSON as itself, anything else a dict tagged by `"$type"`.
 
-The tags are `tuple`, `set`, `frozenset`, `bytes`, `dict` (non-str keys, or a `"$type"` key of
-its own), `float` (nan and infinities), `missing`, `overwrite`, `send`, `message`, `pydantic`,
-`mutation`, and `repr` for everything else (read back as an `Unrepresentable`). Exceptions are
-kept as their type's name and message, and read back as a `RecordedError`.
+The tags are `tuple`, `set`, `frozenset`, `bytes`, `bytearray`, `complex`, `dict` (non-str
+keys, or a `"$type"` key of its own), `float` (nan and infinities), `datetime`, `date`,
+`time`, `timedelta`, `decimal`, `uuid`, `missing`, `overwrite`, `send`, `message`,
+`pydantic`, `dataclass`, `enum`, `mutation`, and `repr` for everything else (read back as an
+`Unrepresentable`). Exceptions are kept as their type's name and message, and read back as a
+`RecordedError`. `docs/VALUES.md` lists what comes back exactly.
+
+Reading never imports a module: a model, dataclass or Enum comes back as its class only if
+the caller named it or its module is imported already (`nbgraph.record.classes`), else as a
+placeholder (`UnloadedModel`, `UnloadedEnum`) that shows the data. Values nested up to
+`MAX_DEPTH` deep are kept; deeper ones raise `ValueTooDeepError` naming where.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
-import importlib
+import dataclasses
+import datetime
+import decimal
+import enum
 import math
-import sys
+import uuid
 from typing import Any
 
 import pydantic
 
-from nbgraph.errors import NbgraphError
 from nbgraph.messages import Message, RemoveMessage
+from nbgraph.record.classes import imported_class, qualified_name, resolve_class
+from nbgraph.record.decoding import BUILTIN_TYPES, TAG, decode_value
 from nbgraph.record.effects import same
+from nbgraph.record.nesting import MAX_DEPTH, ValueTooDeepError, deep_stack
+from nbgraph.record.placeholders import (
+    RecordedError,
+    RecordedMutation,
+    UnavailableFunctionError,
+    UnknownTagError,
+    UnloadedEnum,
+    UnloadedModel,
+    Unrepresentable,
+)
 from nbgraph.types import MISSING, Mutation, Overwrite, Send
 
-TAG = "$type"
-
-BUILTIN_TYPES = {
-    t.__name__: t
-    for t in (list, dict, set, frozenset, tuple, int, float, str, bool, complex, bytes)
-}
-"""The builtin types by name: the tags of builtin containers, and a field's type as saved."""
-
-
-class UnavailableFunctionError(NbgraphError, RuntimeError):
-    """A function of a run loaded from a file was called; files keep no functions."""
-
-
-class UnknownTagError(NbgraphError, ValueError):
-    """A value is tagged by a `"$type"` this nbgraph does not know (`tag` says which)."""
-
-    def __init__(self, tag: Any) -> None:
-        super().__init__(f"a value is tagged {tag!r}, which this nbgraph does not know")
-        self.tag = tag
-
-
-class RecordedError(Exception):
-    """An exception as a saved run kept it: its type's name and its message.
-
-    `RecordedError("ValueError", "boom")` is an instance of a subclass named `ValueError`,
-    so tables show `ValueError: boom` as they did for the original run.
-
-    >>> error = RecordedError("ValueError", "boom")
-    >>> type(error).__name__, str(error), isinstance(error, RecordedError)
-    ('ValueError', 'boom', True)
-    """
-
-    def __new__(cls, type_name: str, message: str) -> RecordedError:
-        if cls is RecordedError:
-            cls = _ERROR_CLASSES.get(type_name) or _error_class(type_name)
-        return super().__new__(cls, type_name, message)
-
-    def __init__(self, type_name: str, message: str) -> None:
-        super().__init__(type_name, message)
-        self.type_name, self.message = type_name, message
-
-    def __str__(self) -> str:
-        return self.message
-
-    def __repr__(self) -> str:
-        return f"RecordedError({self.type_name!r}, {self.message!r})"
-
-
-_ERROR_CLASSES: dict[str, type[RecordedError]] = {}
-
-
-def _error_class(type_name: str) -> type[RecordedError]:
-    cls = type(type_name, (RecordedError,), {"__module__": __name__, "__qualname__": type_name})
-    _ERROR_CLASSES[type_name] = cls
-    return cls
-
-
-class Unrepresentable:
-    """A value a saved run could only keep as its `repr` (and its class's name).
-
-    Attributes:
-        text: the value's repr (also this object's repr).
-        class_name: its class, as `"module:QualName"`.
-
-    >>> Unrepresentable("<Lock>", "_thread:lock")
-    <Lock>
-    """
-
-    __slots__ = ("class_name", "text")
-
-    def __init__(self, text: str, class_name: str) -> None:
-        self.text, self.class_name = text, class_name
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Unrepresentable):
-            return NotImplemented
-        return (self.text, self.class_name) == (other.text, other.class_name)
-
-    def __hash__(self) -> int:
-        return hash((self.text, self.class_name))
-
-    def __deepcopy__(self, memo: dict) -> Unrepresentable:
-        return self
-
-
-class UnloadedModel(dict):
-    """A pydantic model whose class could not be imported (or refused the data): its data.
-
-    >>> UnloadedModel("shop:Order", {"id": 3})
-    UnloadedModel('shop:Order', {'id': 3})
-    """
-
-    def __init__(self, class_name: str, data: dict[str, Any]) -> None:
-        super().__init__(data)
-        self.class_name = class_name
-
-    def __repr__(self) -> str:
-        return f"UnloadedModel({self.class_name!r}, {dict(self)!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, UnloadedModel)
-            and self.class_name == other.class_name
-            and dict.__eq__(self, other)
-        )
-
-
-class RecordedMutation(Mutation):
-    """A `Mutation` a saved run wrote: kept as its repr; it cannot be applied again."""
-
-    def __init__(self, field: str, text: str, class_name: str) -> None:
-        self.field, self.text, self.class_name = field, text, class_name
-
-    def apply(self, value: Any) -> Any:
-        raise UnavailableFunctionError(
-            f"{self.text} cannot be applied: this run was loaded from a file, and a file keeps "
-            "a Mutation only as its repr."
-        )
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RecordedMutation) and (self.text, self.class_name) == (
-            other.text,
-            other.class_name,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.text, self.class_name))
-
+__all__ = [
+    "BUILTIN_TYPES",
+    "TAG",
+    "RecordedError",
+    "RecordedMutation",
+    "UnavailableFunctionError",
+    "UnknownTagError",
+    "UnloadedEnum",
+    "UnloadedModel",
+    "Unrepresentable",
+    "ValueEncoder",
+    "ValueTooDeepError",
+    "decode_error",
+    "decode_value",
+    "encode_error",
+    "encode_value",
+    "find_class",
+    "is_opaque",
+    "qualified_name",
+]
 
 # --- values ---------------------------------------------------------------------------------
 
 
 def encode_value(value: Any) -> Any:
     """`value` as JSON data: itself if it is JSON, else a dict tagged by `"$type"`.
+
+    Raises:
+        ValueTooDeepError: `value` nests containers more than `MAX_DEPTH` deep.
 
     >>> encode_value({"n": (1, float("nan"))})
     {'n': {'$type': 'tuple', 'items': [1, {'$type': 'float', 'value': 'nan'}]}}
@@ -175,6 +85,10 @@ def encode_value(value: Any) -> Any:
 
 
 class _NotPlain(Exception):
+    pass
+
+
+class _TooDeep(Exception):
     pass
 
 
@@ -200,11 +114,18 @@ def _plain(value: Any) -> Any:
     raise _NotPlain
 
 
+_ISO_TYPES = {datetime.datetime: "datetime", datetime.date: "date", datetime.time: "time"}
+_TEXT_TYPES = {decimal.Decimal: "decimal", uuid.UUID: "uuid", complex: "complex"}
+
+
 class ValueEncoder:
     """Turns values into JSON data, noting whether one came out opaque.
 
-    Opaque: kept as a repr, a `Mutation`, or a model whose class a loaded run cannot find;
-    a reducer replaying it would not do what it did in the run.
+    Opaque: kept as a repr, a `Mutation`, or a model, dataclass or Enum whose class a loaded
+    run cannot find; a reducer replaying it would not do what it did in the run.
+
+    Raises:
+        ValueTooDeepError: a value nests containers more than `MAX_DEPTH` deep.
     """
 
     def __init__(self) -> None:
@@ -212,70 +133,125 @@ class ValueEncoder:
         self.opaque = False
 
     def __call__(self, value: Any) -> Any:
+        try:
+            try:
+                return self.encode(value, 0)
+            except RecursionError:  # a deep value: again, with room for it
+                self.active.clear()  # the unwinding may have left some behind
+                with deep_stack():
+                    return self.encode(value, 0)
+        except _TooDeep:
+            raise ValueTooDeepError(_deep_path(value)) from None
+
+    def encode(self, value: Any, depth: int) -> Any:
+        """`value`, `depth` containers down, as JSON data."""
         kind = type(value)
-        if value is None or kind in (str, int, bool):
+        if value is None or kind is str or kind is int or kind is bool:
             return value
         if kind is float:
             return value if math.isfinite(value) else {TAG: "float", "value": repr(value)}
+        if depth >= MAX_DEPTH:
+            raise _TooDeep
         if kind not in (list, tuple, set, frozenset, dict):
-            return self.instance(value)
+            return self.instance(value, depth + 1)
         if id(value) in self.active:
             return self.as_repr(value)
         self.active.add(id(value))
         try:
-            return self.container(value)
+            return self.container(value, depth + 1)
         finally:
             self.active.discard(id(value))
 
-    def container(self, value: Any) -> Any:
+    def container(self, value: Any, depth: int) -> Any:
         kind = type(value)
+        encode = self.encode
         if kind is list:
-            return [self(item) for item in value]
+            return [encode(item, depth) for item in value]
         if kind is dict:
             if TAG not in value and all(type(key) is str for key in value):
-                return {key: self(item) for key, item in value.items()}
-            return {TAG: "dict", "items": [[self(k), self(v)] for k, v in value.items()]}
+                return {key: encode(item, depth) for key, item in value.items()}
+            items = [[encode(k, depth), encode(v, depth)] for k, v in value.items()]
+            return {TAG: "dict", "items": items}
         items = list(value)
         if kind is not tuple:
-            with contextlib.suppress(TypeError):  # a stable order where there is one
+            with contextlib.suppress(Exception):  # a stable order where there is one
                 items = sorted(items)
-        return {TAG: kind.__name__, "items": [self(item) for item in items]}
+        return {TAG: kind.__name__, "items": [encode(item, depth) for item in items]}
 
-    def instance(self, value: Any) -> Any:
+    def instance(self, value: Any, depth: int) -> Any:
         kind = type(value)
         if value is MISSING:
             return {TAG: "missing"}
-        if kind is bytes:
-            return {TAG: "bytes", "base64": base64.b64encode(value).decode("ascii")}
+        if kind is bytes or kind is bytearray:
+            return {TAG: kind.__name__, "base64": base64.b64encode(value).decode("ascii")}
+        if kind in _ISO_TYPES:
+            return {TAG: _ISO_TYPES[kind], "value": value.isoformat()}
+        if kind in _TEXT_TYPES:
+            return {TAG: _TEXT_TYPES[kind], "value": str(value)}
+        if kind is datetime.timedelta:
+            return {TAG: "timedelta", "value": [value.days, value.seconds, value.microseconds]}
         if kind is Overwrite:
-            return {TAG: "overwrite", "value": self(value.value)}
+            return {TAG: "overwrite", "value": self.encode(value.value, depth)}
         if kind is Send:
-            return {TAG: "send", "node": value.node, "arg": self(value.arg)}
+            return {TAG: "send", "node": value.node, "arg": self.encode(value.arg, depth)}
         if kind is RemoveMessage or (kind is Message and value.role != "remove"):
-            data = {"role": value.role}
-            for name, info in Message.model_fields.items():
-                item = getattr(value, name)
-                if name != "role" and not same(item, info.get_default(call_default_factory=True)):
-                    data[name] = self(item)
-            return {TAG: "message", "data": data}
+            return {TAG: "message", "data": self.message_data(value, depth)}
+        if isinstance(value, enum.Enum):
+            self.note_class(kind, "enum")
+            member = self.encode(value.value, depth)
+            return {TAG: "enum", "class": qualified_name(kind), "value": member}
         if isinstance(value, Mutation):
             self.opaque = True
             if isinstance(value, RecordedMutation):
                 text, name = value.text, value.class_name
             else:
                 text, name = repr(value), qualified_name(kind)
-            return {TAG: "mutation", "field": self(value.field), "repr": text, "class": name}
+            field = self.encode(value.field, depth)
+            return {TAG: "mutation", "field": field, "repr": text, "class": name}
         if isinstance(value, UnloadedModel):
             self.opaque = True
-            return {TAG: "pydantic", "class": value.class_name, "data": dict(value)}
+            if value.kind == "pydantic":  # the model's own JSON data, kept as read
+                return {TAG: "pydantic", "class": value.class_name, "data": dict(value)}
+            data = {key: self.encode(item, depth) for key, item in value.items()}
+            return {TAG: value.kind, "class": value.class_name, "data": data}
+        if isinstance(value, UnloadedEnum):
+            self.opaque = True
+            member = self.encode(value.value, depth)
+            return {TAG: "enum", "class": value.class_name, "value": member}
         if isinstance(value, pydantic.BaseModel):
-            try:
-                data = value.model_dump(mode="json")
-            except Exception:
-                return self.as_repr(value)
-            self.opaque = self.opaque or find_class(qualified_name(kind), load=False) is not kind
-            return {TAG: "pydantic", "class": qualified_name(kind), "data": data}
+            return self.model(value)
+        if dataclasses.is_dataclass(value):
+            return self.dataclass(value, depth)
         return self.as_repr(value)
+
+    def message_data(self, value: Message, depth: int) -> dict[str, Any]:
+        data: dict[str, Any] = {"role": value.role}
+        for name, info in Message.model_fields.items():
+            item = getattr(value, name)
+            if name != "role" and not same(item, info.get_default(call_default_factory=True)):
+                data[name] = self.encode(item, depth)
+        return data
+
+    def model(self, value: pydantic.BaseModel) -> Any:
+        try:
+            data = value.model_dump(mode="json")
+        except Exception:
+            return self.as_repr(value)
+        self.note_class(type(value), "pydantic")
+        return {TAG: "pydantic", "class": qualified_name(type(value)), "data": data}
+
+    def dataclass(self, value: Any, depth: int) -> Any:
+        try:
+            items = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        except Exception:  # a field never set (init=False, no default)
+            return self.as_repr(value)
+        self.note_class(type(value), "dataclass")
+        data = {name: self.encode(item, depth) for name, item in items.items()}
+        return {TAG: "dataclass", "class": qualified_name(type(value)), "data": data}
+
+    def note_class(self, cls: type, kind: str) -> None:
+        """A loaded run finds `cls` again only if it is importable by name: else opaque."""
+        self.opaque = self.opaque or resolve_class(qualified_name(cls), kind) is not cls
 
     def as_repr(self, value: Any) -> dict[str, Any]:
         self.opaque = True
@@ -283,80 +259,44 @@ class ValueEncoder:
             return {TAG: "repr", "repr": value.text, "class": value.class_name}
         try:
             text = repr(value)
+            if type(text) is not str:
+                raise TypeError("__repr__ returned a non-str")
         except Exception as error:
             text = f"<{type(value).__name__} object: repr failed with {type(error).__name__}>"
         return {TAG: "repr", "repr": text, "class": qualified_name(type(value))}
 
 
-def qualified_name(cls: type) -> str:
-    """The class as `"module:QualName"`, the form `find_class` reads back."""
-    return f"{cls.__module__}:{cls.__qualname__}"
+def _deep_path(value: Any) -> list[Any]:
+    """A path of keys and indices into `value` that reaches deeper than `MAX_DEPTH`."""
+    stack: list[tuple[Any, list[Any]]] = [(value, [])]
+    while stack:
+        node, path = stack.pop()
+        kind = type(node)
+        if len(path) >= MAX_DEPTH and kind not in (str, int, float, bool, type(None)):
+            return path
+        if kind is dict:
+            children = list(node.items())
+        elif kind in (list, tuple):
+            children = list(enumerate(node))
+        elif kind in (set, frozenset):
+            children = [("<item>", item) for item in node]
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            children = [(f.name, getattr(node, f.name, None)) for f in dataclasses.fields(node)]
+        elif isinstance(node, (Overwrite, pydantic.BaseModel)):
+            children = list(vars(node).items())
+        else:
+            continue
+        stack.extend((child, [*path, key]) for key, child in children)
+    return []
 
 
-def decode_value(data: Any) -> Any:
-    """The value `encode_value` made `data` from (`Unrepresentable` for a kept repr).
+def find_class(name: str, *, load: bool = False) -> type | None:
+    """The class named `"module:QualName"` if its module is imported already, else `None`.
 
-    Raises:
-        UnknownTagError: a `"$type"` tag this nbgraph does not know.
+    Never imports a module (`load` is accepted for compatibility and ignored): see
+    `nbgraph.record.classes`.
     """
-    kind = type(data)
-    if kind is list:
-        return [decode_value(item) for item in data]
-    if kind is not dict:
-        return data
-    tag = data.get(TAG)
-    if tag is None:
-        return {key: decode_value(item) for key, item in data.items()}
-    if tag in ("tuple", "set", "frozenset"):
-        return BUILTIN_TYPES[tag](decode_value(item) for item in data["items"])
-    if tag == "dict":
-        return {decode_value(key): decode_value(item) for key, item in data["items"]}
-    if tag == "float":
-        return float(data["value"])
-    if tag == "missing":
-        return MISSING
-    if tag == "bytes":
-        return base64.b64decode(data["base64"])
-    if tag == "overwrite":
-        return Overwrite(decode_value(data["value"]))
-    if tag == "send":
-        return Send(data["node"], decode_value(data["arg"]))
-    if tag == "message":
-        fields = {key: decode_value(item) for key, item in data["data"].items()}
-        cls = RemoveMessage if fields.get("role") == "remove" else Message
-        return cls.model_validate(fields)
-    if tag == "pydantic":
-        return _model(data["class"], data["data"])
-    if tag == "mutation":
-        return RecordedMutation(decode_value(data["field"]), data["repr"], data["class"])
-    if tag == "repr":
-        return Unrepresentable(data["repr"], data["class"])
-    raise UnknownTagError(tag)
-
-
-def _model(class_name: str, data: Any) -> Any:
-    cls = find_class(class_name, load=True)
-    if cls is not None and issubclass(cls, pydantic.BaseModel):
-        with contextlib.suppress(Exception):
-            return cls.model_validate(data)
-    return UnloadedModel(class_name, data)
-
-
-def find_class(name: str, *, load: bool) -> type | None:
-    """The class named `"module:QualName"`; `load=False` looks only in imported modules."""
-    module_name, _, qualname = name.partition(":")
-    if not qualname:
-        return None
-    module = sys.modules.get(module_name)
-    if module is None and load and "<locals>" not in qualname:
-        with contextlib.suppress(Exception):
-            module = importlib.import_module(module_name)
-    if module is None:
-        return None
-    found: Any = module
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-    return found if isinstance(found, type) else None
+    return imported_class(name) if type(name) is str else None
 
 
 def is_opaque(value: Any) -> bool:

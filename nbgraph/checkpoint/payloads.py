@@ -1,0 +1,70 @@
+"""A checkpoint's values as JSON text and back (`encode_value`, never pickle), for savers
+that keep text."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from nbgraph.errors import CheckpointFileError
+from nbgraph.record import nesting
+from nbgraph.record.nesting import ValueTooDeepError, field_of
+from nbgraph.record.values import UnknownTagError, decode_value, encode_value
+
+
+def dump_payload(value: Any, what: str = "A checkpoint's value") -> str:
+    """`value` as JSON text, through `encode_value` (never pickle).
+
+    A str holding a lone surrogate (half of an emoji, cut from a stream) is kept as a JSON
+    `\\udXXX` escape, which reads back the same.
+
+    Raises:
+        ValueTooDeepError: `value` is nested deeper than nbgraph saves, naming the field
+            (`what` says what the value is).
+
+    >>> dump_payload({"n": (1, 2)})
+    '{"n":{"$type":"tuple","items":[1,2]}}'
+    """
+    try:
+        data = encode_value(value)
+    except ValueTooDeepError as error:
+        field = field_of(value, error.path)
+        raise error.within(f"{what} (field {field!r})" if field else what) from None
+    text = nesting.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: UTF-8 cannot hold it, JSON escapes can
+            text = nesting.dumps(data, ensure_ascii=True, separators=(",", ":"))
+    return text
+
+
+def load_payload(text: Any, where: str) -> Any:
+    """The value `dump_payload` made `text` from.
+
+    Raises:
+        CheckpointFileError: `text` is not JSON text, nests too deep, holds a tag this
+            nbgraph does not know, or is not shaped as `encode_value` makes it, naming
+            `where`.
+    """
+    if not isinstance(text, str | bytes):
+        raise CheckpointFileError(
+            f"{where} is a {type(text).__name__}, not JSON text; expected a value saved by nbgraph."
+        )
+    try:
+        return decode_value(nesting.loads(text))
+    except ValueTooDeepError as error:
+        raise CheckpointFileError(f"{where}: {error}") from None
+    except json.JSONDecodeError as error:
+        raise CheckpointFileError(
+            f"{where} is not valid JSON ({error}); expected a value saved by nbgraph."
+        ) from None
+    except UnknownTagError as error:
+        raise CheckpointFileError(
+            f"{where} holds a value tagged {error.tag!r}, which this nbgraph does not know; "
+            "it was probably saved by a newer nbgraph."
+        ) from None
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError, OverflowError) as error:
+        raise CheckpointFileError(
+            f"{where} is not a value saved by nbgraph ({type(error).__name__}: {error})."
+        ) from None
