@@ -232,7 +232,9 @@ def test_lambda_and_foreign_reducers_replay_from_saved_afters():
     run = app.run({"words": [], "total": 0})
     document = json.loads(run.to_json())
     afters = [step["afters"] for step in document["run"]["steps"]]
-    assert afters[1:] == [{"words": ["X"], "total": 2}, {"words": ["X", "Y"], "total": 5}]
+    assert afters == [None, None, None]  # operator.add is found again: never pinned
+    grown = [step.get("grown") for step in document["run"]["steps"]]
+    assert grown[1:] == [{"words": ["extend", ["X"]]}, {"words": ["extend", ["Y"]]}]
     loaded = Run.from_json(run.to_json())
     assert_same_run(loaded, run)
     assert loaded.state_at(2) == {"words": ["X", "Y"], "total": 5}
@@ -241,10 +243,13 @@ def test_lambda_and_foreign_reducers_replay_from_saved_afters():
         reducer.fn([], ["z"])
 
 
-def test_only_fields_with_foreign_reducers_get_afters():
-    document = json.loads(fan_run().to_json())
-    afters = [step["afters"] for step in document["run"]["steps"]]
-    assert afters == [{"count": 0}, {"count": 1}, {"count": 6}]  # operator.add; not "log"
+def test_fields_with_nbgraph_or_operator_reducers_get_no_afters():
+    document = json.loads(fan_run().to_json())  # "log": append, "count": operator.add
+    assert [step["afters"] for step in document["run"]["steps"]] == [None, None, None]
+    assert not any("grown" in step for step in document["run"]["steps"])
+    count = next(f for f in document["graph"]["fields"] if f["name"] == "count")
+    assert count["function"] == "operator.add"
+    assert Run.from_json(json.dumps(document)).graph.fields["count"].reducer.fn is operator.add
 
 
 class Money:

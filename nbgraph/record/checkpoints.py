@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.engine.persist import task_from_data
+from nbgraph.engine.pinned import pinned_map
 from nbgraph.engine.runlog import RunLog, StepLog, join_from_data, reset_from_data
 from nbgraph.engine.view import isolate
 from nbgraph.record.serialize import graph_from_description
@@ -75,6 +76,11 @@ def _input_of(first: Any) -> dict[str, Any]:
     return {k: isolate(v) for k, v in tasks[0]["writes"]} if tasks else {}
 
 
+def _kept(payload: dict[str, Any], record: Any) -> dict[str, Any]:
+    where = f"checkpoint {record.checkpoint_id!r} (step {record.step})"
+    return pinned_map(payload.get("kept"), where)
+
+
 def _step(spec: Any, record: Any) -> StepLog:
     payload = record.payload
     tasks = [task_from_data(data) for data in payload["tasks"]]
@@ -88,7 +94,7 @@ def _step(spec: Any, record: Any) -> StepLog:
         cleared=tuple(payload.get("cleared", ())),
         merged=[tuple(w) for w in payload.get("merged", ())],
         applied=True,
-        afters=payload.get("afters") or None,
+        afters={**payload.get("afters", {}), **_kept(payload, record)} or None,
         joins=[join_from_data(data) for data in payload.get("joins", ())] or (),
         heads=tuple(payload.get("heads", ())),
     )

@@ -21,6 +21,7 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.engine.pinned import Grown, growth, pinned_map
 from nbgraph.engine.runlog import (
     Join,
     RunLog,
@@ -51,7 +52,13 @@ from nbgraph.record.values import (
 )
 from nbgraph.record.values import RecordedError as RecordedError  # re-exported
 from nbgraph.record.values import RecordedMutation as RecordedMutation  # re-exported
-from nbgraph.reducers import Reducer, get_reducer
+from nbgraph.reducers import (
+    Reducer,
+    callable_anywhere,
+    function_from_ref,
+    function_ref,
+    get_reducer,
+)
 from nbgraph.schema import FieldSpec, SchemaInfo
 from nbgraph.types import MISSING, Mutation, Overwrite
 
@@ -74,8 +81,10 @@ class _Unavailable:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise UnavailableFunctionError(
-            f"This run was loaded from a file; its node functions are not available "
-            f"({self.what} cannot be called)."
+            f"This run was loaded from a file or a checkpointer without its graph; its node "
+            f"functions are not available ({self.what} cannot be called). Pass the compiled "
+            "graph to use them: Run.load(path, graph=app) or "
+            "Run.from_checkpointer(saver, thread_id, graph=app)."
         )
 
     def __repr__(self) -> str:
@@ -96,9 +105,9 @@ def _registered(reducer: Reducer) -> bool:
 
 
 def _portable(reducer: Reducer) -> bool:
-    """Whether a loaded run surely finds this reducer again: one of nbgraph's own, by name."""
-    module = getattr(reducer.fn, "__module__", None) or ""
-    return _registered(reducer) and module.startswith("nbgraph.")
+    """Whether a loaded run surely finds this reducer again: one of nbgraph's own, by name,
+    or a well-known function such as `operator.add`."""
+    return callable_anywhere(reducer)
 
 
 def _encode_field(spec: FieldSpec) -> dict[str, Any]:
@@ -110,11 +119,14 @@ def _encode_field(spec: FieldSpec) -> dict[str, Any]:
             loaded = isinstance(empty, (Unrepresentable, UnloadedModel))  # kept as it was
             kind = empty.class_name if loaded else _type_text(type(empty))
             initial = {"type": kind, "value": encode_value(empty)}
+    registered = reducer is not None and _registered(reducer)
+    ref = function_ref(reducer.fn) if reducer is not None and not registered else None
     return {
         "name": spec.name,
         "type": _type_text(spec.type),
         "reducer": reducer.name if reducer else None,
-        "registered": reducer is not None and _registered(reducer),
+        "registered": registered,
+        **({"function": ref} if ref else {}),
         "ephemeral": spec.ephemeral,
         "managed": spec.managed,
         "private": spec.private,
@@ -127,6 +139,9 @@ def _decode_field(data: dict[str, Any]) -> FieldSpec:
     reducer = None
     if reducer_name is not None:
         reducer = get_reducer(reducer_name) if data["registered"] else None
+        found = function_from_ref(data["function"]) if data.get("function") else None
+        if found is not None:  # a well-known function: the very one (`operator.add`)
+            reducer = Reducer(reducer_name, found)
         if reducer is None:
             stub = _Unavailable(f"reducer {reducer_name!r} of field {name!r}", reducer_name)
             reducer = Reducer(reducer_name, stub)
@@ -378,7 +393,11 @@ def _encode_steps(run: Run) -> list[dict[str, Any]]:
     if watch.opaque or _has_unreplayable_parts(run):
         pinned = _point_afters(run) if run.log.semantics == "branches" else _afters(run)
         for data, afters in zip(steps, pinned, strict=True):
-            data["afters"] = None if afters is None else encode_value(afters)
+            grown = {k: v for k, v in (afters or {}).items() if type(v) is Grown}
+            whole = {k: v for k, v in (afters or {}).items() if type(v) is not Grown}
+            data["afters"] = encode_value(whole) if whole else None
+            if grown:  # only what an append-like field added: the file stays linear
+                data["grown"] = {k: [v.kind, encode_value(v.part)] for k, v in grown.items()}
     return steps
 
 
@@ -413,6 +432,11 @@ def _decode_step(data: dict[str, Any], graph: GraphSpec) -> StepLog:
     ]
     merged = [(w, decode_value(f), decode_value(v)) for w, f, v in data["merged"]]
     afters = data["afters"]
+    afters = None if afters is None else _mapping(decode_value(afters), "a step's afters")
+    grown = data.get("grown")
+    if grown:
+        decoded = {k: [kind, decode_value(part)] for k, (kind, part) in grown.items()}
+        afters = {**(afters or {}), **pinned_map(decoded, f"step {number}'s grown values")}
     return StepLog(
         number,
         [_decode_task(task) for task in data["tasks"]],
@@ -422,7 +446,7 @@ def _decode_step(data: dict[str, Any], graph: GraphSpec) -> StepLog:
         cleared=tuple(decode_value(name) for name in data["cleared"]),
         merged=merged or (),
         applied=bool(data["applied"]),
-        afters=None if afters is None else _mapping(decode_value(afters), "a step's afters"),
+        afters=afters,
         joins=[_decode_join(join) for join in data.get("joins", ())] or (),
         heads=tuple(data.get("heads", ())),
     )
@@ -482,8 +506,12 @@ def _afters(run: Run) -> list[dict[Any, Any] | None]:
             or (name in opaque and not replaced)
             or any(is_opaque(value) for value in writes)
         ):
-            afters.setdefault(effect.step, {})[name] = effect.after
-            (opaque.add if is_opaque(effect.after) else opaque.discard)(name)
+            plain_before = name not in opaque  # the loaded run rebuilds it as it was
+            after_opaque = is_opaque(effect.after)
+            grown = growth(effect.before, effect.after) if plain_before else None
+            pinned = grown if grown is not None and not after_opaque else effect.after
+            afters.setdefault(effect.step, {})[name] = pinned
+            (opaque.add if after_opaque else opaque.discard)(name)
         else:  # folded from plain values by one of nbgraph's reducers: plain too
             opaque.discard(name)
     return [afters.get(step.step) for step in run.log.steps]
