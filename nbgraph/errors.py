@@ -27,3 +27,7 @@ class GraphRecursionError(NbgraphError, RecursionError):
 
 class EmptyInputError(NbgraphError, ValueError):
     """A run was started with no input and nothing to resume."""
+
+
+class GraphMismatchError(NbgraphError, ValueError):
+    """The graph passed with `graph=` is not the one a run file or thread recorded."""

@@ -1,5 +1,6 @@
 """Checkpointed runs: a checkpoint per superstep, history, resume, replay, one run per thread."""
 
+import re
 import threading
 from typing import Annotated, TypedDict
 
@@ -270,3 +271,126 @@ def test_history_in_one_pass_equals_each_checkpoint_restored_on_its_own(saver):
             alone.next,
             alone.metadata,
         )
+
+
+# --- a thread reopened in another process, whatever its reducers ----------------------------
+
+REOPEN_WRITER = """
+import operator, sys
+from pathlib import Path
+import nbgraph
+from nbgraph import START, SqliteSaver, StateGraph, register_reducer
+
+@register_reducer("keep_max_reopen")
+def keep_max(old, new):
+    return new if old is nbgraph.MISSING or new > old else old
+
+def dedupe(old, new):  # grows, but is not old + new
+    return old + [item for item in new if item not in old]
+
+def reducer_of(kind):
+    if kind == "langgraph add_messages":
+        from langgraph.graph.message import add_messages
+        return add_messages, lambda i: [("user", f"m{i}")]
+    return {
+        "operator.add": (operator.add, lambda i: [i]),
+        "operator.or_ on sets": (operator.or_, lambda i: {i}),
+        "lambda": (lambda a, b: a + b, lambda i: [i]),
+        "user function": (dedupe, lambda i: [i, 0]),
+        "dict lambda": (lambda a, b: {**a, **b}, lambda i: {f"k{i}": i}),
+        "registered name": ("keep_max_reopen", lambda i: i),
+        "add_messages": (nbgraph.add_messages, lambda i: [("user", f"m{i}")]),
+        "built-in name": ("append", lambda i: [i]),
+        "built-in max": (max, lambda i: i),
+    }[kind]
+
+def run_and_save(kind, db, file):
+    reducer, wrap = reducer_of(kind)
+    app = (
+        StateGraph(dict, reducers={"f": reducer})
+        .add_node("a", lambda s: {"f": wrap(1)})
+        .add_node("b", lambda s: {"f": wrap(2)})
+        .add_node("c", lambda s: {"f": wrap(3)})
+        .add_node("d", lambda s: {"f": wrap(4), "n": 1})
+        .add_edge(START, "a").add_edge("a", "b").add_edge("a", "c").add_edge(["b", "c"], "d")
+        .compile(checkpointer=SqliteSaver(db))
+    )
+    app.invoke({"f": wrap(0), "n": 0}, {"configurable": {"thread_id": kind}})
+    app.last_run.save(file)
+    return app.last_run
+
+db, folder, kinds = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+for number, kind in enumerate(kinds):
+    print(fingerprint(run_and_save(kind, db, folder / f"{number}.json")))
+"""
+
+FINGERPRINT = """
+def fingerprint(run):
+    columns = ["step", "field", "reducer", "before", "writes", "after", "changed"]
+    effects = run.effects[columns].values.tolist()
+    states = [run.state_at(step) for step in range(run.last_step + 1)]
+    return repr((effects, states, run.states.values.tolist(), run.output))
+"""
+
+REOPEN_READER = """
+import sys
+from nbgraph import Run, SqliteSaver
+
+from pathlib import Path
+
+db, folder, kinds = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+if "langgraph add_messages" in kinds:  # its messages' classes; LangGraph is not loaded
+    import langchain_core.messages  # noqa: F401
+for number, kind in enumerate(kinds):
+    print(fingerprint(Run.from_checkpointer(SqliteSaver(db), kind)))
+    print(fingerprint(Run.load(folder / f"{number}.json")))
+assert "langgraph" not in sys.modules
+"""
+
+REOPEN_KINDS = [
+    "operator.add",
+    "operator.or_ on sets",
+    "lambda",
+    "user function",
+    "dict lambda",
+    "registered name",
+    "add_messages",
+    "langgraph add_messages",
+    "built-in name",
+    "built-in max",
+]
+
+
+def _python(code: str, *args: str) -> str:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_a_thread_and_a_run_file_reopen_in_a_fresh_process_whatever_the_reducer(tmp_path):
+    kinds = list(REOPEN_KINDS)
+    try:
+        import langgraph  # noqa: F401
+    except ImportError:
+        kinds.remove("langgraph add_messages")
+    db = str(tmp_path / "threads.sqlite")
+    live = _python(FINGERPRINT + REOPEN_WRITER, db, str(tmp_path), *kinds).splitlines()
+    reopened = _python(FINGERPRINT + REOPEN_READER, db, str(tmp_path), *kinds).splitlines()
+    assert len(reopened) == 2 * len(kinds)
+    rows = zip(kinds, live, reopened[::2], reopened[1::2], strict=True)
+    for kind, recorded, rebuilt, loaded in rows:
+        if kind == "langgraph add_messages":  # it gives messages fresh ids at each replay
+            recorded, rebuilt, loaded = (
+                re.sub(r"id='[^']*'", "id=?", text) for text in (recorded, rebuilt, loaded)
+            )
+        assert rebuilt == recorded, f"{kind}: the thread rebuilt differs from the run"
+        assert loaded == recorded, f"{kind}: the run file loaded differs from the run"

@@ -233,8 +233,8 @@ def test_lambda_and_foreign_reducers_replay_from_saved_afters():
     document = json.loads(run.to_json())
     afters = [step["afters"] for step in document["run"]["steps"]]
     assert afters == [None, None, None]  # operator.add is found again: never pinned
-    grown = [step.get("grown") for step in document["run"]["steps"]]
-    assert grown[1:] == [{"words": ["extend", ["X"]]}, {"words": ["extend", ["Y"]]}]
+    kept = [step.get("kept") for step in document["run"]["steps"]]
+    assert kept[1:] == [{"words": ["extend", ["X"]]}, {"words": ["extend", ["Y"]]}]
     loaded = Run.from_json(run.to_json())
     assert_same_run(loaded, run)
     assert loaded.state_at(2) == {"words": ["X", "Y"], "total": 5}
@@ -246,7 +246,7 @@ def test_lambda_and_foreign_reducers_replay_from_saved_afters():
 def test_fields_with_nbgraph_or_operator_reducers_get_no_afters():
     document = json.loads(fan_run().to_json())  # "log": append, "count": operator.add
     assert [step["afters"] for step in document["run"]["steps"]] == [None, None, None]
-    assert not any("grown" in step for step in document["run"]["steps"])
+    assert not any("kept" in step for step in document["run"]["steps"])
     count = next(f for f in document["graph"]["fields"] if f["name"] == "count")
     assert count["function"] == "operator.add"
     assert Run.from_json(json.dumps(document)).graph.fields["count"].reducer.fn is operator.add

@@ -278,6 +278,9 @@ def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: in
     kept = pinned_map(payload.get("kept"), f"checkpoint of step {step}")
     tasks = [task_from_data(data) for data in payload["tasks"]]
     writes = applied_writes(spec.fields, tasks, [tuple(w) for w in payload.get("merged", ())])
+    if afters or kept:  # new fields take their places in write order, as in the run
+        for _, name, _ in writes:
+            values.setdefault(name, MISSING)
     writes = [w for w in writes if w[1] not in afters and w[1] not in kept]
     apply_step(spec.fields, values, writes, step)
     for name, value in afters.items():

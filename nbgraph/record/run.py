@@ -172,7 +172,9 @@ class Run:
 
         Its history runs from the thread's first checkpoint to `checkpoint_id` (default: the
         latest), so a fork's checkpoint gives that branch; tables and drawings are those of
-        a live run.
+        a live run. It needs no graph object, whatever the reducers; pass the compiled graph
+        (`graph=app`) to have its functions (for `remerge` and friends): it must have the
+        recorded fields, nodes and edges.
         """
         from nbgraph.record.checkpoints import log_from_checkpointer
 
@@ -379,11 +381,15 @@ class Run:
         return run_to_json(self)
 
     @classmethod
-    def from_json(cls, text: str) -> Run:
-        """A run read back from `to_json()` text (its node functions are not kept)."""
+    def from_json(cls, text: str, graph: Any = None) -> Run:
+        """A run read back from `to_json()` text.
+
+        Its node functions are not kept: pass the compiled graph (`graph=app`) to have them
+        (for `remerge` and friends); it must have the recorded fields, nodes and edges.
+        """
         from nbgraph.record.serialize import log_from_json
 
-        return cls(log_from_json(text))
+        return cls(log_from_json(text, graph=getattr(graph, "spec", graph)))
 
     def save(self, path: str | Path) -> Path:
         """Write this run to `path` as UTF-8 JSON, atomically; returns the path."""
@@ -392,11 +398,15 @@ class Run:
         return save_run(self, path)
 
     @classmethod
-    def load(cls, path: str | Path) -> Run:
-        """A run read from a file `save` wrote; the file is only read, never changed."""
+    def load(cls, path: str | Path, graph: Any = None) -> Run:
+        """A run read from a file `save` wrote; the file is only read, never changed.
+
+        Pass the compiled graph (`graph=app`) to have its functions (for `remerge` and
+        friends); it must have the recorded fields, nodes and edges.
+        """
         from nbgraph.record.serialize import load_log
 
-        return cls(load_log(path))
+        return cls(load_log(path, graph=getattr(graph, "spec", graph)))
 
     # --- what-if analyses ------------------------------------------------------------------
 

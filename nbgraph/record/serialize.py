@@ -19,9 +19,9 @@ import math
 import os
 import secrets
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from nbgraph.engine.pinned import Grown, growth, pinned_map
+from nbgraph.engine.pinned import growth, pinned_data, pinned_map
 from nbgraph.engine.runlog import (
     Join,
     RunLog,
@@ -33,7 +33,7 @@ from nbgraph.engine.runlog import (
 )
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
-from nbgraph.errors import NbgraphError
+from nbgraph.errors import GraphMismatchError, NbgraphError
 from nbgraph.graph import Branch, GraphSpec, NodeSpec, WaitingEdge
 from nbgraph.record.values import (
     BUILTIN_TYPES,
@@ -237,6 +237,37 @@ def graph_from_description(data: dict[str, Any]) -> GraphSpec:
     return _decode_graph(data)
 
 
+def check_graph(description: dict[str, Any], graph: GraphSpec, where: str) -> None:
+    """Refuse `graph` (given with `graph=`) unless it has the recorded fields, reducers,
+    nodes and edges.
+
+    Raises:
+        GraphMismatchError: naming each difference and `where` the record came from.
+    """
+    given = _encode_graph(graph)
+    problems = []
+    for what, key in (("field", "fields"), ("node", "nodes")):
+        recorded = {item["name"]: item for item in description[key]}
+        ours = {item["name"]: item for item in given[key]}
+        if set(recorded) - set(ours):
+            problems.append(f"{what}s {sorted(set(recorded) - set(ours))} are missing")
+        if set(ours) - set(recorded):
+            problems.append(f"{what}s {sorted(set(ours) - set(recorded))} were not recorded")
+    recorded_fields = {item["name"]: item["reducer"] for item in description["fields"]}
+    for item in given["fields"]:
+        old = recorded_fields.get(item["name"], item["reducer"])
+        if old != item["reducer"]:
+            problems.append(
+                f"field {item['name']!r} has reducer {item['reducer']!r}, recorded {old!r}"
+            )
+    if description["edges"] != given["edges"]:
+        problems.append(f"its edges {given['edges']} are not the recorded {description['edges']}")
+    if problems:
+        raise GraphMismatchError(
+            f"graph= is not the graph {where} recorded: " + "; ".join(problems) + "."
+        )
+
+
 def _encode_node(node: NodeSpec) -> dict[str, Any]:
     return {
         "name": node.name,
@@ -393,12 +424,17 @@ def _encode_steps(run: Run) -> list[dict[str, Any]]:
     if watch.opaque or _has_unreplayable_parts(run):
         pinned = _point_afters(run) if run.log.semantics == "branches" else _afters(run)
         for data, afters in zip(steps, pinned, strict=True):
-            grown = {k: v for k, v in (afters or {}).items() if type(v) is Grown}
-            whole = {k: v for k, v in (afters or {}).items() if type(v) is not Grown}
+            kept = {k: v.pinned for k, v in (afters or {}).items() if type(v) is _Kept}
+            whole = {k: v for k, v in (afters or {}).items() if type(v) is not _Kept}
             data["afters"] = encode_value(whole) if whole else None
-            if grown:  # only what an append-like field added: the file stays linear
-                data["grown"] = {k: [v.kind, encode_value(v.part)] for k, v in grown.items()}
+            if kept:  # an append-like field keeps what it added: the file stays linear
+                data["kept"] = {k: _kept_data(v) for k, v in kept.items()}
     return steps
+
+
+def _kept_data(pinned: Any) -> list[Any]:
+    kind, part = pinned_data(pinned)
+    return [kind, encode_value(part)]
 
 
 def _point_afters(run: Run) -> list[dict[str, dict[Any, Any]] | None]:
@@ -425,7 +461,7 @@ def _point_afters(run: Run) -> list[dict[str, dict[Any, Any]] | None]:
     return [by_step.get(step.step) for step in run.log.steps]
 
 
-def _decode_step(data: dict[str, Any], graph: GraphSpec) -> StepLog:
+def _decode_step(data: dict[str, Any], graph: GraphSpec, functions: bool) -> StepLog:
     number = data["step"]
     resets = [
         reset_from_data(number, item, _decoded_state, decode_value) for item in data["resets"]
@@ -433,10 +469,12 @@ def _decode_step(data: dict[str, Any], graph: GraphSpec) -> StepLog:
     merged = [(w, decode_value(f), decode_value(v)) for w, f, v in data["merged"]]
     afters = data["afters"]
     afters = None if afters is None else _mapping(decode_value(afters), "a step's afters")
-    grown = data.get("grown")
-    if grown:
-        decoded = {k: [kind, decode_value(part)] for k, (kind, part) in grown.items()}
-        afters = {**(afters or {}), **pinned_map(decoded, f"step {number}'s grown values")}
+    kept = data.get("kept")
+    if kept and not functions:  # without graph=, the values its reducers made
+        decoded = {
+            k: [kind, decode_value(part)] for k, (kind, part) in _mapping(kept, "kept").items()
+        }
+        afters = {**(afters or {}), **pinned_map(decoded, f"step {number}'s kept values")}
     return StepLog(
         number,
         [_decode_task(task) for task in data["tasks"]],
@@ -476,12 +514,20 @@ def _has_unreplayable_parts(run: Run) -> bool:
     )
 
 
+class _Kept(NamedTuple):
+    """A field's value after a step, pinned only because its reducer may be missing where
+    the file is read (a `Grown` when it only grew); `graph=` on load uses the function."""
+
+    pinned: Any
+
+
 def _afters(run: Run) -> list[dict[Any, Any] | None]:
     """Per step, the values after it of the fields a loaded run could not fold again.
 
-    A field is pinned at a step when its reducer is not one of nbgraph's own, when a
-    `Mutation` or a `state_merger` wrote it, or when its writes, or its value before (for a
-    reducer that folds into it), come back from the file as something else (a repr, say).
+    A field is pinned at a step when its reducer is not one nbgraph finds again (its own,
+    or `operator`'s), when a `Mutation` or a `state_merger` wrote it, or when its writes, or
+    its value before (for a reducer that folds into it), come back from the file as
+    something else (a repr, say). Pinned for its reducer alone, it is `_Kept`.
     """
     fields = run.graph.fields
     merged = {step.step: {name for _, name, _ in step.merged} for step in run.log.steps}
@@ -499,17 +545,17 @@ def _afters(run: Run) -> list[dict[Any, Any] | None]:
         writes = [value for _, value in effect.writes]
         mutated = any(isinstance(value, Mutation) for value in writes)
         replaced = not mutated and (reducer is None or Overwrite in map(type, writes))
-        if (
+        needed = (
             mutated
             or name in merged[effect.step]
-            or (reducer is not None and not _portable(reducer))
             or (name in opaque and not replaced)
             or any(is_opaque(value) for value in writes)
-        ):
-            plain_before = name not in opaque  # the loaded run rebuilds it as it was
+        )
+        if needed or (reducer is not None and not _portable(reducer)):
             after_opaque = is_opaque(effect.after)
-            grown = growth(effect.before, effect.after) if plain_before else None
-            pinned = grown if grown is not None and not after_opaque else effect.after
+            pinned = effect.after
+            if not needed and not after_opaque:  # only its reducer is missing: kept
+                pinned = _Kept(growth(effect.before, effect.after) or effect.after)
             afters.setdefault(effect.step, {})[name] = pinned
             (opaque.add if after_opaque else opaque.discard)(name)
         else:  # folded from plain values by one of nbgraph's reducers: plain too
@@ -569,16 +615,18 @@ def _dumps(document: dict[str, Any], *, ascii_only: bool) -> str:
     return json.dumps(document, indent=1, ensure_ascii=ascii_only, allow_nan=False)
 
 
-def log_from_json(text: str, *, where: str = "The text") -> RunLog:
+def log_from_json(text: str, *, where: str = "The text", graph: GraphSpec | None = None) -> RunLog:
     """Read a run log from JSON text written by `run_to_json`.
 
     Args:
         text: the JSON text.
         where: how error messages name the text's source (a file, say).
+        graph: the compiled graph's spec, if at hand: its functions replace the stand-ins.
 
     Raises:
         RunFileError: the text is not JSON, not an nbgraph run, from a newer format
             version, or incomplete (naming `where` and what was expected).
+        GraphMismatchError: `graph` is not the graph the run recorded.
     """
     try:
         document = json.loads(text)
@@ -592,7 +640,7 @@ def log_from_json(text: str, *, where: str = "The text") -> RunLog:
         ) from None
     _check_header(document, where)
     try:
-        return _decode_log(document)
+        return _decode_log(document, graph, where)
     except _Broken as error:
         raise RunFileError(f"{where} is not a complete nbgraph run: {error}.") from None
     except UnknownTagError as error:
@@ -635,15 +683,18 @@ def _check_header(document: Any, where: str) -> None:
         )
 
 
-def _decode_log(document: dict[str, Any]) -> RunLog:
+def _decode_log(document: dict[str, Any], given: GraphSpec | None, where: str) -> RunLog:
     graph = _decode_graph(document["graph"])
+    if given is not None:
+        check_graph(document["graph"], given, where.replace("The text", "the text"))
+        graph = given
     data = document["run"]
     config = data["config"]
     return RunLog(
         graph,
         decode_value(data["input"]),
         _mapping(config, "the config"),
-        steps=[_decode_step(step, graph) for step in data["steps"]],
+        steps=[_decode_step(step, graph, given is not None) for step in data["steps"]],
         status=data["status"],
         error=decode_error(data["error"]),
         warnings=[str(message) for message in data["warnings"]],
@@ -682,7 +733,7 @@ def save_run(run: Run, path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def load_log(path: str | os.PathLike[str]) -> RunLog:
+def load_log(path: str | os.PathLike[str], graph: GraphSpec | None = None) -> RunLog:
     """Read a run log from a file `save_run` wrote; the file is only read.
 
     Raises:
@@ -700,4 +751,4 @@ def load_log(path: str | os.PathLike[str]) -> RunLog:
             f"{where} is not an nbgraph run: it is not UTF-8 text ({error.reason} at byte "
             f"{error.start}); expected JSON saved by Run.save()."
         ) from None
-    return log_from_json(text, where=where)
+    return log_from_json(text, where=where, graph=graph)
