@@ -22,6 +22,7 @@ from nbgraph import (
     Send,
     StateGraph,
 )
+from nbgraph.errors import GraphMismatchError
 from nbgraph.record import Run
 from nbgraph.record.serialize import (
     FORMAT_VERSION,
@@ -507,3 +508,66 @@ def test_load_of_a_missing_file_names_it(tmp_path):
 def test_run_file_error_is_a_value_error():
     with pytest.raises(ValueError, match="The text is not valid JSON"):
         Run.from_json("{")
+
+
+# --- graph= ------------------------------------------------------------------------------------
+
+
+def concat_app():
+    return (
+        StateGraph(dict, reducers={"f": lambda a, b: a + b})
+        .add_node("a", lambda s: {"f": [1]})
+        .add_node("b", lambda s: {"f": [2]})
+        .add_edge(START, "a")
+        .add_edge(START, "b")
+        .compile()
+    )
+
+
+def test_load_with_the_graph_has_its_real_reducers(tmp_path):
+    app = concat_app()
+    run = app.run({"f": [0]})
+    path = run.save(tmp_path / "run.json")
+    without = Run.load(path)
+    with pytest.raises(UnavailableFunctionError, match=r"Run.load\(path, graph=app\)"):
+        without.graph.fields["f"].reducer.fn([0], [1])
+    assert without.order_sensitivity().empty
+    loaded = Run.load(path, graph=app)
+    assert loaded.graph.fields["f"].reducer is app.spec.fields["f"].reducer
+    assert loaded.graph.nodes["a"].fn is app.spec.nodes["a"].fn
+    assert_same_run(loaded, run)
+    row = loaded.order_sensitivity().iloc[0]
+    assert (row.result_a, row.result_b) == ([0, 1, 2], [0, 2, 1])
+    assert Run.from_json(run.to_json(), graph=app).output == run.output
+
+
+def test_load_with_another_graph_is_refused_naming_the_file_and_difference(tmp_path):
+    path = concat_app().run({"f": [0]}).save(tmp_path / "run.json")
+    other = (
+        StateGraph(dict, reducers={"f": operator.add})
+        .add_node("a", lambda s: None)
+        .add_edge(START, "a")
+        .compile()
+    )
+    with pytest.raises(GraphMismatchError) as caught:
+        Run.load(path, graph=other)
+    message = str(caught.value)
+    assert str(path) in message and "nodes ['b'] are missing" in message
+    assert "field 'f' has reducer 'add', recorded '<lambda>'" in message
+    with pytest.raises(GraphMismatchError, match="the text"):
+        Run.from_json(concat_app().run({"f": [0]}).to_json(), graph=other)
+
+
+def test_a_growing_field_with_a_foreign_reducer_costs_the_file_what_it_added():
+    def sizes(steps: int) -> int:
+        app = (
+            StateGraph(dict, reducers={"f": lambda a, b: a + b})
+            .add_node("tick", lambda s: {"f": [f"item-{s['n']}"], "n": s["n"] + 1})
+            .add_edge(START, "tick")
+            .add_conditional_edges("tick", lambda s: END if s["n"] >= steps else "tick")
+            .compile()
+        )
+        return len(app.run({"f": [], "n": 0}, {"recursion_limit": steps + 5}).to_json())
+
+    small, large = sizes(100), sizes(400)
+    assert large / 400 < 1.2 * small / 100  # bytes per step stay flat: linear, not quadratic

@@ -641,6 +641,8 @@ def log_from_json(text: str, *, where: str = "The text", graph: GraphSpec | None
     _check_header(document, where)
     try:
         return _decode_log(document, graph, where)
+    except GraphMismatchError:
+        raise
     except _Broken as error:
         raise RunFileError(f"{where} is not a complete nbgraph run: {error}.") from None
     except UnknownTagError as error:
@@ -686,7 +688,7 @@ def _check_header(document: Any, where: str) -> None:
 def _decode_log(document: dict[str, Any], given: GraphSpec | None, where: str) -> RunLog:
     graph = _decode_graph(document["graph"])
     if given is not None:
-        check_graph(document["graph"], given, where.replace("The text", "the text"))
+        check_graph(document["graph"], given, where[:1].lower() + where[1:])
         graph = given
     data = document["run"]
     config = data["config"]
