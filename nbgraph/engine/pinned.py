@@ -52,6 +52,13 @@ def growth(before: Any, after: Any) -> Grown | None:
     >>> growth([1, 2], [1, 2, 3]), growth([1, 2], [2, 3])
     (Grown(kind='extend', part=[3]), None)
     """
+    try:
+        return _growth(before, after)
+    except Exception:  # items whose `==` raises (arrays, say): keep the value whole
+        return None
+
+
+def _growth(before: Any, after: Any) -> Grown | None:
     kind = type(after)
     if type(before) is not kind or before is after:
         return None

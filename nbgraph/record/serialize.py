@@ -4,10 +4,14 @@ The document is `{"format": "nbgraph.run", "version": 1, "graph": {...}, "run": 
 values encoded by `nbgraph.record.values`; never pickle.
 
 A loaded run reads like the original (effects, states, tree, tables), but its functions are
-gone: nodes, routers, merges and filters are stand-ins that say so when called. Where
-replaying a step would need a function the file cannot hold (a reducer other than nbgraph's
-own, a `Mutation`, a `state_merger`) or would fold values the file keeps only as reprs, the
-field's value after that step is saved in the step's `afters`, and replay takes it.
+gone unless the caller passes the graph (`graph=app`): nodes, routers, merges and filters are
+stand-ins that say so when called. Reducers any process has (nbgraph's own by name, the
+`operator` module's by `"function"`) are found again. Where replaying a step would need a
+function the file cannot hold (a `Mutation`, a `state_merger`) or would fold values the file
+keeps only as reprs, the field's value after that step is saved in the step's `afters`, and
+replay takes it; for a reducer that may be missing where the file is read (a lambda, the
+user's own function or registered name) it is saved in the step's `kept` instead, as what it
+added when it only grew (`nbgraph.engine.pinned`), and `graph=` replays the real function.
 """
 
 from __future__ import annotations
