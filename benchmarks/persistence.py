@@ -11,6 +11,11 @@ quadratically. Storage should grow linearly with the steps: bytes per step rough
 - `SqliteSaver`: the file on disk (plus any `-wal` file) after a WAL checkpoint; the JSON it
   holds is broken down too. Each step commits twice (the task's writes as the task finishes,
   then the step's checkpoint) with `synchronous=FULL`, so its time is mostly `fsync`.
+- The same loop with reducers another process cannot call (a lambda, a function that
+  extends the list in place) next to nbgraph's `"append"` and `operator.add`: a checkpoint
+  keeps such a field's value after each step as what it added, so the SQLite JSON and the
+  run file (`Run.save`) stay linear too (`--reducers` runs only this part: 2-4 minutes,
+  mostly `Run.save` building the effects of the 10,000-step runs).
 - LangGraph's `InMemorySaver` on the same loop (if `langgraph` is importable), measured the
   same way in the same process, at 1,000 and 4,000 steps.
 
@@ -259,6 +264,62 @@ def times(api: SimpleNamespace, sizes: list[int], folder: str, repeat: int) -> N
     print(f"  no saver, one run each:  {line}")
 
 
+def _extend_in_place(old: list, new: list) -> list:
+    old.extend(new)
+    return old
+
+
+FOREIGN = {
+    'nbgraph "append"': "append",
+    "operator.add": operator.add,
+    "lambda a, b: a + b": lambda a, b: a + b,
+    "own function, in place": _extend_in_place,
+}
+
+
+def foreign_reducers(sizes: list[int], folder: str) -> dict[str, dict[int, float]]:
+    """SQLite JSON bytes and run-file bytes per step, per reducer of the growing field."""
+    from nbgraph import Run
+
+    print("Reducers another process cannot call (values kept as what each step added):")
+    print(f"  {'reducer':<26} {'steps':>8} {'SQLite JSON B/step':>19} {'run file B/step':>16}")
+    found: dict[str, dict[int, float]] = {}
+    for label, reducer in FOREIGN.items():
+        api = api_nbgraph()
+        api.append = reducer
+        for steps in sizes:
+            saver = api.SqliteSaver(os.path.join(folder, f"{len(found)}-{steps}.sqlite"))
+            runner = loop_app(api, steps, saver)
+            runner("t")
+            saver.close()
+            stats = sqlite_file_content(saver.path)
+
+            run_file = os.path.join(folder, f"{len(found)}-{steps}.json")
+            Run.from_checkpointer(api.SqliteSaver(saver.path), "t").save(run_file)
+            file_bytes = os.path.getsize(run_file)
+            found.setdefault(f"{label} (sqlite)", {})[steps] = stats
+            found.setdefault(f"{label} (file)", {})[steps] = file_bytes
+            print(f"  {label:<26} {steps:>8,} {stats / steps:>19,.0f} {file_bytes / steps:>16,.0f}")
+    for name, by_steps in found.items():
+        first, last = min(by_steps), max(by_steps)
+        ratio = (by_steps[last] / last) / (by_steps[first] / first)
+        print(f"  {name:<40} bytes/step at {last:,} / at {first:,} = {ratio:.2f}  (1.0 = linear)")
+    return found
+
+
+def sqlite_file_content(path: str) -> int:
+    """The bytes of JSON a SQLite checkpoint file holds (checkpoints, snapshots, writes)."""
+    conn = sqlite3.connect(path)
+    try:
+        (checkpoints,) = conn.execute(
+            "SELECT SUM(LENGTH(payload)) + COALESCE(SUM(LENGTH(snapshot)), 0) FROM checkpoints"
+        ).fetchone()
+        (writes,) = conn.execute("SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM writes").fetchone()
+    finally:
+        conn.close()
+    return checkpoints + writes
+
+
 def langgraph_storage(ours: dict[int, float]) -> None:
     api = api_langgraph()
     if api is None:
@@ -298,7 +359,14 @@ def main() -> None:
     parser.add_argument(
         "--max-steps", type=int, default=100_000, help="largest run (default 100,000)"
     )
+    parser.add_argument(
+        "--reducers", action="store_true", help="only the reducers-another-process-lacks part"
+    )
     args = parser.parse_args()
+    if args.reducers:
+        with tempfile.TemporaryDirectory() as folder:
+            foreign_reducers([1000, 10_000], folder)
+        return
     sizes = [s for s in (1000, 10_000, 100_000) if s <= args.max_steps]
     capped = [s for s in (1000, 10_000, 100_000) if s > args.max_steps]
     if capped:
@@ -310,6 +378,8 @@ def main() -> None:
         times(api, sizes, folder, args.repeat)
         print()
         found = storage(api, sizes, folder)
+        print()
+        foreign_reducers([s for s in sizes if s <= 10_000], folder)
     print()
     langgraph_storage(found["traced"])
     print(f"\n(total {time.perf_counter() - started:.0f} s)")

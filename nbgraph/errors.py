@@ -37,3 +37,7 @@ class InvalidArgumentError(NbgraphError, ValueError):
 class CheckpointFileError(NbgraphError, ValueError):
     """A checkpoint database (or one of its rows) is malformed: which file, which
     checkpoint, what was expected."""
+
+
+class GraphMismatchError(NbgraphError, ValueError):
+    """The graph passed with `graph=` is not the one a run file or thread recorded."""

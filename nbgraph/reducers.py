@@ -8,7 +8,10 @@ first write to a field that has no starting value is taken as it is.
 
 from __future__ import annotations
 
+import builtins
 import inspect
+import operator
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +55,9 @@ def register_reducer(
     """Register `fn(old, new) -> merged` under `name` (EvoFabric's `StateUpdater.register`).
 
     The function receives `MISSING` when there is no old value (or no new value).
-    A name can be registered once; registering it again is a `ValueError`.
+    Registering a name again from the same place (the same module and qualified name, as
+    when a notebook cell is re-run) replaces the function; registering another function
+    under a taken name is a `ValueError` naming both.
 
     Args:
         name: the string used in `Annotated[T, name]`.
@@ -70,10 +75,9 @@ def register_reducer(
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"A reducer name must be a non-empty string, got {name!r}.")
-    _refuse_duplicate(name)
 
     def decorator(fn: ReducerFn) -> ReducerFn:
-        _refuse_duplicate(name)
+        _refuse_duplicate(name, fn)
         problem = check_reducer_callable(fn)
         if problem:
             raise ValueError(f"Reducer {name!r}: {problem}")
@@ -83,13 +87,24 @@ def register_reducer(
     return decorator
 
 
-def _refuse_duplicate(name: str) -> None:
-    if name in _REGISTRY:
-        raise ValueError(
-            f"A reducer named {name!r} is already registered "
-            f"({getattr(_REGISTRY[name].fn, '__qualname__', _REGISTRY[name].fn)}); "
-            "choose another name."
-        )
+def _refuse_duplicate(name: str, fn: ReducerFn) -> None:
+    """Refuse `name` if another function holds it; the same place (a re-run cell) may."""
+    registered = _REGISTRY.get(name)
+    if registered is None or registered.fn is fn:
+        return
+    old, new = _place(registered.fn), _place(fn)
+    if old == new and not old.startswith("nbgraph."):
+        return
+    raise ValueError(
+        f"A reducer named {name!r} is already registered ({old}); {new} is another "
+        "function: choose another name."
+    )
+
+
+def _place(fn: object) -> str:
+    """Where a function was defined, as `module:qualname`."""
+    module = getattr(fn, "__module__", None) or "?"
+    return f"{module}:{getattr(fn, '__qualname__', None) or repr(fn)}"
 
 
 def get_reducer(name: str) -> Reducer | None:
@@ -257,6 +272,60 @@ register_reducer("union")(union)
 register_reducer("max")(maximum)
 register_reducer("min")(minimum)
 register_reducer("append_messages", prepare=with_ids, in_place=add_messages_in_place)(add_messages)
+
+
+# --- functions any process can find again ------------------------------------------------
+
+_OPERATOR_NAMES = (
+    "add", "and_", "concat", "iadd", "iand", "iconcat", "imul", "ior", "isub", "ixor",
+    "matmul", "mul", "or_", "sub", "truediv", "floordiv", "xor",
+)  # fmt: skip
+_KNOWN: dict[str, ReducerFn] = {
+    **{f"operator.{name}": getattr(operator, name) for name in _OPERATOR_NAMES},
+    "builtins.max": builtins.max,
+    "builtins.min": builtins.min,
+}
+_OPTIONAL = {"langgraph.graph.message.add_messages": ("langgraph.graph.message", "add_messages")}
+
+
+def function_ref(fn: object) -> str | None:
+    """The name under which another process may find `fn` again, or None.
+
+    Only well-known reducers have one: the `operator` module's functions (`"operator.add"`),
+    `max` and `min`, and LangGraph's `add_messages` (found again only where LangGraph is
+    already imported). nbgraph's own reducers go by their registered names instead.
+
+    >>> function_ref(operator.add), function_ref(lambda a, b: a)
+    ('operator.add', None)
+    """
+    for ref, known in _KNOWN.items():
+        if known is fn:
+            return ref
+    for ref, (module, attribute) in _OPTIONAL.items():
+        loaded = sys.modules.get(module)
+        if loaded is not None and getattr(loaded, attribute, None) is fn:
+            return ref
+    return None
+
+
+def function_from_ref(ref: str) -> ReducerFn | None:
+    """The function `function_ref` named, if this process has it; never imports a module."""
+    if ref in _KNOWN:
+        return _KNOWN[ref]
+    module, attribute = _OPTIONAL.get(ref, ("", ""))
+    loaded = sys.modules.get(module) if module else None
+    return getattr(loaded, attribute, None) if loaded is not None else None
+
+
+def callable_anywhere(reducer: Reducer) -> bool:
+    """Whether any process can call this reducer again: one of nbgraph's own registered
+    reducers, or a function `function_ref` always finds (the `operator` module's, say)."""
+    registered = _REGISTRY.get(reducer.name)
+    module = getattr(reducer.fn, "__module__", None) or ""
+    if registered is not None and registered.fn is reducer.fn and module.startswith("nbgraph."):
+        return True
+    ref = function_ref(reducer.fn)
+    return ref is not None and ref in _KNOWN and not reducer.takes_missing
 
 
 # --- merge strategies for joins (the Rust seed's `MergeStrategy`) ----------------------------

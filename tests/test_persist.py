@@ -1,12 +1,15 @@
 """Checkpointed runs: a checkpoint per superstep, history, resume, replay, one run per thread."""
 
+import re
 import threading
 from typing import Annotated, TypedDict
 
 import pytest
 
-from nbgraph import END, START, MemorySaver, Mutation, SqliteSaver, StateGraph
+from nbgraph import END, START, MemorySaver, Mutation, Run, SqliteSaver, StateGraph
 from nbgraph.checkpoint import ThreadBusyError
+from nbgraph.errors import GraphMismatchError
+from nbgraph.record.values import UnavailableFunctionError
 from nbgraph.types import MISSING
 
 
@@ -270,3 +273,241 @@ def test_history_in_one_pass_equals_each_checkpoint_restored_on_its_own(saver):
             alone.next,
             alone.metadata,
         )
+
+
+# --- a thread reopened in another process, whatever its reducers ----------------------------
+
+REOPEN_WRITER = """
+import operator, sys
+from pathlib import Path
+import nbgraph
+from nbgraph import START, SqliteSaver, StateGraph, register_reducer
+
+@register_reducer("keep_max_reopen")
+def keep_max(old, new):
+    return new if old is nbgraph.MISSING or new > old else old
+
+def dedupe(old, new):  # grows, but is not old + new
+    return old + [item for item in new if item not in old]
+
+def reducer_of(kind):
+    if kind == "langgraph add_messages":
+        from langgraph.graph.message import add_messages
+        return add_messages, lambda i: [("user", f"m{i}")]
+    return {
+        "operator.add": (operator.add, lambda i: [i]),
+        "operator.or_ on sets": (operator.or_, lambda i: {i}),
+        "lambda": (lambda a, b: a + b, lambda i: [i]),
+        "user function": (dedupe, lambda i: [i, 0]),
+        "dict lambda": (lambda a, b: {**a, **b}, lambda i: {f"k{i}": i}),
+        "registered name": ("keep_max_reopen", lambda i: i),
+        "add_messages": (nbgraph.add_messages, lambda i: [("user", f"m{i}")]),
+        "built-in name": ("append", lambda i: [i]),
+        "built-in max": (max, lambda i: i),
+    }[kind]
+
+def run_and_save(kind, db, file):
+    reducer, wrap = reducer_of(kind)
+    app = (
+        StateGraph(dict, reducers={"f": reducer})
+        .add_node("a", lambda s: {"f": wrap(1)})
+        .add_node("b", lambda s: {"f": wrap(2)})
+        .add_node("c", lambda s: {"f": wrap(3)})
+        .add_node("d", lambda s: {"f": wrap(4), "n": 1})
+        .add_edge(START, "a").add_edge("a", "b").add_edge("a", "c").add_edge(["b", "c"], "d")
+        .compile(checkpointer=SqliteSaver(db))
+    )
+    app.invoke({"f": wrap(0), "n": 0}, {"configurable": {"thread_id": kind}})
+    app.last_run.save(file)
+    return app.last_run
+
+db, folder, kinds = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+for number, kind in enumerate(kinds):
+    print(fingerprint(run_and_save(kind, db, folder / f"{number}.json")))
+"""
+
+FINGERPRINT = """
+def fingerprint(run):
+    columns = ["step", "field", "reducer", "before", "writes", "after", "changed"]
+    effects = run.effects[columns].values.tolist()
+    states = [run.state_at(step) for step in range(run.last_step + 1)]
+    return repr((effects, states, run.states.values.tolist(), run.output))
+"""
+
+REOPEN_READER = """
+import sys
+from nbgraph import Run, SqliteSaver
+
+from pathlib import Path
+
+db, folder, kinds = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+if "langgraph add_messages" in kinds:  # its messages' class; LangGraph is not loaded
+    from langchain_core.messages import HumanMessage  # noqa: F401 (loading imports nothing)
+for number, kind in enumerate(kinds):
+    print(fingerprint(Run.from_checkpointer(SqliteSaver(db), kind)))
+    print(fingerprint(Run.load(folder / f"{number}.json")))
+assert "langgraph" not in sys.modules
+"""
+
+REOPEN_KINDS = [
+    "operator.add",
+    "operator.or_ on sets",
+    "lambda",
+    "user function",
+    "dict lambda",
+    "registered name",
+    "add_messages",
+    "langgraph add_messages",
+    "built-in name",
+    "built-in max",
+]
+
+
+def _python(code: str, *args: str) -> str:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_a_thread_and_a_run_file_reopen_in_a_fresh_process_whatever_the_reducer(tmp_path):
+    kinds = list(REOPEN_KINDS)
+    try:
+        import langgraph  # noqa: F401
+    except ImportError:
+        kinds.remove("langgraph add_messages")
+    db = str(tmp_path / "threads.sqlite")
+    live = _python(FINGERPRINT + REOPEN_WRITER, db, str(tmp_path), *kinds).splitlines()
+    reopened = _python(FINGERPRINT + REOPEN_READER, db, str(tmp_path), *kinds).splitlines()
+    assert len(reopened) == 2 * len(kinds)
+    rows = zip(kinds, live, reopened[::2], reopened[1::2], strict=True)
+    for kind, recorded, rebuilt, loaded in rows:
+        if kind == "langgraph add_messages":  # it gives messages fresh ids at each replay
+            recorded, rebuilt, loaded = (
+                re.sub(r"id='[^']*'", "id=?", text) for text in (recorded, rebuilt, loaded)
+            )
+        assert rebuilt == recorded, f"{kind}: the thread rebuilt differs from the run"
+        assert loaded == recorded, f"{kind}: the run file loaded differs from the run"
+
+
+def loop_app(saver, reducer, wrap, steps: int = 50):
+    def tick(state):
+        return {"f": wrap(state["n"]), "n": state["n"] + 1}
+
+    return (
+        StateGraph(dict, reducers={"f": reducer})
+        .add_node("tick", tick)
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: END if s["n"] >= steps else "tick")
+        .compile(checkpointer=saver)
+    )
+
+
+def extend_in_place(old, new):  # a user reducer that grows the old list itself
+    old.extend(new)
+    return old
+
+
+@pytest.mark.parametrize(
+    ("reducer", "wrap", "kind"),
+    [
+        (lambda a, b: a + b, lambda i: [f"item-{i}"], "extend"),
+        (extend_in_place, lambda i: [f"item-{i}"], "extend"),
+        (lambda a, b: a + b, lambda i: f"{i},", "extend"),
+        (lambda a, b: {**a, **b}, lambda i: {f"k{i}": i}, "update"),
+        (lambda a, b: a | b, lambda i: frozenset([i]), "union"),
+    ],
+    ids=["lambda", "in-place function", "string", "dict", "frozenset"],
+)
+def test_a_growing_field_with_a_foreign_reducer_keeps_only_what_each_step_added(
+    saver, reducer, wrap, kind
+):
+    app = loop_app(saver, reducer, wrap)
+    app.invoke({"f": wrap(-1), "n": 0}, config("grow", recursion_limit=100))
+    records = list(reversed(saver.history("grow")))
+    kept = [r.payload.get("kept", {}).get("f") for r in records]
+    assert kept[0] == ["value", wrap(-1)]  # the first value is whole
+    assert [k[0] for k in kept[1:]] == [kind] * 50
+    assert [k[1] for k in kept[1:]] == [wrap(i) for i in range(50)]  # only what was added
+    rebuilt = Run.from_checkpointer(saver, "grow")
+    live = app.last_run
+    assert rebuilt.output == live.output == app.get_state(config("grow")).values
+    assert [rebuilt.state_at(s) for s in (0, 7, 50)] == [live.state_at(s) for s in (0, 7, 50)]
+
+
+def test_a_value_that_does_not_only_grow_is_kept_whole(saver):
+    app = loop_app(saver, lambda a, b: b + a, lambda i: [i], steps=3)  # prepends
+    app.invoke({"f": [], "n": 0}, config("whole"))
+    kept = [r.payload.get("kept", {}).get("f") for r in reversed(saver.history("whole"))]
+    assert kept == [["value", []], ["extend", [0]], ["value", [1, 0]], ["value", [2, 1, 0]]]
+    assert Run.from_checkpointer(saver, "whole").output == {"f": [2, 1, 0], "n": 3}
+
+
+def test_nbgraph_and_operator_reducers_keep_nothing(saver):
+    import operator
+
+    for name, reducer in (("append", "append"), ("add", operator.add)):
+        app = loop_app(saver, reducer, lambda i: [i], steps=3)
+        app.invoke({"f": [], "n": 0}, config(name))
+        assert not any("kept" in r.payload for r in saver.history(name))
+
+
+def test_a_thread_with_a_lambda_reducer_is_rebuilt_across_invokes_and_a_fork(saver):
+    app = loop_app(saver, lambda a, b: a + b, lambda i: [i], steps=3)
+    app.invoke({"f": [], "n": 0}, config("again"))
+    app.invoke({"f": ["x"], "n": 1}, config("again"))  # new input on top of the state
+    latest = app.get_state(config("again"))
+    assert Run.from_checkpointer(saver, "again").output == latest.values
+    past = list(app.get_state_history(config("again")))[-2]
+    forked = app.update_state(past.config, {"f": ["forked"]}, as_node="tick")
+    rebuilt = Run.from_checkpointer(saver, "again", forked["configurable"]["checkpoint_id"])
+    assert rebuilt.output == app.get_state(forked).values
+    assert rebuilt.output["f"][-1] == "forked"
+
+
+def test_graph_given_to_from_checkpointer_brings_the_real_reducers(saver):
+    app = (
+        StateGraph(dict, reducers={"f": lambda a, b: a + b})
+        .add_node("a", lambda s: {"f": [1]})
+        .add_node("b", lambda s: {"f": [2]})
+        .add_edge(START, "a")
+        .add_edge(START, "b")
+        .compile(checkpointer=saver)
+    )
+    app.invoke({"f": [0]}, config("real"))
+    without = Run.from_checkpointer(saver, "real")
+    with pytest.raises(UnavailableFunctionError, match=r"graph=app"):
+        without.graph.fields["f"].reducer.fn([0], [1])
+    assert without.order_sensitivity().empty  # only the values after were kept
+    assert without.remerge({"f": "append"}).output == {"f": [0, 1, 2]}
+    rebuilt = Run.from_checkpointer(saver, "real", graph=app)
+    assert rebuilt.graph.fields["f"].reducer is app.spec.fields["f"].reducer
+    assert rebuilt.output == without.output == {"f": [0, 1, 2]}
+    row = rebuilt.order_sensitivity().iloc[0]
+    assert (row.result_a, row.result_b) == ([0, 1, 2], [0, 2, 1])
+
+
+def test_a_graph_that_is_not_the_recorded_one_is_refused_naming_the_difference(saver):
+    app = loop_app(saver, lambda a, b: a + b, lambda i: [i], steps=2)
+    app.invoke({"f": [], "n": 0}, config("other"))
+    other = (
+        StateGraph(dict, reducers={"f": "append", "g": "append"})
+        .add_node("tock", lambda s: None)
+        .add_edge(START, "tock")
+        .compile()
+    )
+    with pytest.raises(GraphMismatchError) as caught:
+        Run.from_checkpointer(saver, "other", graph=other)
+    message = str(caught.value)
+    assert "thread 'other'" in message and "['tick'] are missing" in message
+    assert "['tock'] were not recorded" in message and "['g'] were not recorded" in message
+    assert "field 'f' has reducer 'append', recorded '<lambda>'" in message
+    assert isinstance(caught.value, ValueError)

@@ -12,7 +12,10 @@ import pytest
 from nbgraph.messages import Message
 from nbgraph.reducers import (
     Reducer,
+    callable_anywhere,
     check_reducer_callable,
+    function_from_ref,
+    function_ref,
     get_reducer,
     reducer_from_callable,
     register_reducer,
@@ -341,6 +344,43 @@ def test_register_reducer_twice_under_one_name_is_a_value_error_naming_it() -> N
     assert get_reducer(name).fn is not other
 
 
+def test_re_running_a_cell_that_registers_a_reducer_replaces_it() -> None:
+    name = unique_name("rerun")
+    cell = "@register_reducer(NAME)\ndef top_2(old, new):\n    return RESULT\n"
+    space: dict[str, Any] = {"register_reducer": register_reducer, "NAME": name}
+    exec(compile(cell.replace("RESULT", "1"), "<cell>", "exec"), space)
+    first = space["top_2"]
+    exec(compile(cell.replace("RESULT", "2"), "<cell>", "exec"), space)
+    assert space["top_2"] is not first and first.__qualname__ == space["top_2"].__qualname__
+    assert get_reducer(name).fn is space["top_2"] and call(name, 0, 0) == 2
+
+
+def test_two_different_functions_under_one_name_is_an_error_naming_both_places() -> None:
+    name = unique_name("clash")
+
+    def first(old: Any, new: Any) -> Any:
+        return old
+
+    def second(old: Any, new: Any) -> Any:
+        return new
+
+    register_reducer(name)(first)
+    with pytest.raises(ValueError) as caught:
+        register_reducer(name)(second)
+    message = str(caught.value)
+    assert f"{__name__}:{first.__qualname__}" in message
+    assert f"{__name__}:{second.__qualname__}" in message
+    assert get_reducer(name).fn is first
+
+
+def test_a_user_function_named_like_a_built_in_cannot_replace_it() -> None:
+    space: dict[str, Any] = {"__name__": "nbgraph.reducers"}  # pretends to be the same place
+    exec("def append(old, new):\n    return new\n", space)
+    with pytest.raises(ValueError, match=r"nbgraph\.reducers:append"):
+        register_reducer("append")(space["append"])
+    assert get_reducer("append").fn is not space["append"]
+
+
 def test_register_reducer_under_a_built_in_name_is_a_value_error() -> None:
     def fake_append(old: Any, new: Any) -> Any:
         return new
@@ -414,3 +454,37 @@ def test_check_reducer_callable_explains_what_is_wrong() -> None:
     assert "two arguments" in check_reducer_callable(one)
     assert "one" in check_reducer_callable(one)
     assert "callable" in check_reducer_callable("append")
+
+
+# --- functions found again in any process --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fn", "ref"),
+    [(operator.add, "operator.add"), (operator.or_, "operator.or_"), (max, "builtins.max")],
+)
+def test_well_known_functions_have_a_name_any_process_finds_them_by(fn: Any, ref: str) -> None:
+    assert function_ref(fn) == ref
+    assert function_from_ref(ref) is fn
+    assert callable_anywhere(reducer_from_callable(fn))
+
+
+def test_own_functions_have_no_such_name_and_are_not_callable_anywhere() -> None:
+    def concat(old: Any, new: Any) -> Any:
+        return old + new
+
+    assert function_ref(concat) is None and function_ref(lambda a, b: a) is None
+    assert not callable_anywhere(reducer_from_callable(concat))
+    assert function_from_ref("os.system") is None  # only the known table, never an import
+    name = unique_name("own")
+    register_reducer(name)(concat)
+    assert not callable_anywhere(get_reducer(name))  # another process may not register it
+    assert callable_anywhere(get_reducer("append")) and callable_anywhere(get_reducer("sum"))
+
+
+def test_langgraph_add_messages_is_found_again_only_where_langgraph_is_loaded() -> None:
+    message = pytest.importorskip("langgraph.graph.message")
+    ref = function_ref(message.add_messages)
+    assert ref == "langgraph.graph.message.add_messages"
+    assert function_from_ref(ref) is message.add_messages
+    assert not callable_anywhere(reducer_from_callable(message.add_messages))

@@ -22,6 +22,7 @@ from nbgraph import (
     Send,
     StateGraph,
 )
+from nbgraph.errors import GraphMismatchError
 from nbgraph.record import Run
 from nbgraph.record.serialize import (
     FORMAT_VERSION,
@@ -232,7 +233,9 @@ def test_lambda_and_foreign_reducers_replay_from_saved_afters():
     run = app.run({"words": [], "total": 0})
     document = json.loads(run.to_json())
     afters = [step["afters"] for step in document["run"]["steps"]]
-    assert afters[1:] == [{"words": ["X"], "total": 2}, {"words": ["X", "Y"], "total": 5}]
+    assert afters == [None, None, None]  # operator.add is found again: never pinned
+    kept = [step.get("kept") for step in document["run"]["steps"]]
+    assert kept[1:] == [{"words": ["extend", ["X"]]}, {"words": ["extend", ["Y"]]}]
     loaded = Run.from_json(run.to_json())
     assert_same_run(loaded, run)
     assert loaded.state_at(2) == {"words": ["X", "Y"], "total": 5}
@@ -241,10 +244,13 @@ def test_lambda_and_foreign_reducers_replay_from_saved_afters():
         reducer.fn([], ["z"])
 
 
-def test_only_fields_with_foreign_reducers_get_afters():
-    document = json.loads(fan_run().to_json())
-    afters = [step["afters"] for step in document["run"]["steps"]]
-    assert afters == [{"count": 0}, {"count": 1}, {"count": 6}]  # operator.add; not "log"
+def test_fields_with_nbgraph_or_operator_reducers_get_no_afters():
+    document = json.loads(fan_run().to_json())  # "log": append, "count": operator.add
+    assert [step["afters"] for step in document["run"]["steps"]] == [None, None, None]
+    assert not any("kept" in step for step in document["run"]["steps"])
+    count = next(f for f in document["graph"]["fields"] if f["name"] == "count")
+    assert count["function"] == "operator.add"
+    assert Run.from_json(json.dumps(document)).graph.fields["count"].reducer.fn is operator.add
 
 
 class Money:
@@ -658,3 +664,66 @@ def test_a_malformed_run_file_is_refused_at_load_time(name: str) -> None:
     text, message = MALFORMED[name]
     with pytest.raises(RunFileError, match=message):
         Run.from_json(text)
+
+
+# --- graph= ------------------------------------------------------------------------------------
+
+
+def concat_app():
+    return (
+        StateGraph(dict, reducers={"f": lambda a, b: a + b})
+        .add_node("a", lambda s: {"f": [1]})
+        .add_node("b", lambda s: {"f": [2]})
+        .add_edge(START, "a")
+        .add_edge(START, "b")
+        .compile()
+    )
+
+
+def test_load_with_the_graph_has_its_real_reducers(tmp_path):
+    app = concat_app()
+    run = app.run({"f": [0]})
+    path = run.save(tmp_path / "run.json")
+    without = Run.load(path)
+    with pytest.raises(UnavailableFunctionError, match=r"Run.load\(path, graph=app\)"):
+        without.graph.fields["f"].reducer.fn([0], [1])
+    assert without.order_sensitivity().empty
+    loaded = Run.load(path, graph=app)
+    assert loaded.graph.fields["f"].reducer is app.spec.fields["f"].reducer
+    assert loaded.graph.nodes["a"].fn is app.spec.nodes["a"].fn
+    assert_same_run(loaded, run)
+    row = loaded.order_sensitivity().iloc[0]
+    assert (row.result_a, row.result_b) == ([0, 1, 2], [0, 2, 1])
+    assert Run.from_json(run.to_json(), graph=app).output == run.output
+
+
+def test_load_with_another_graph_is_refused_naming_the_file_and_difference(tmp_path):
+    path = concat_app().run({"f": [0]}).save(tmp_path / "run.json")
+    other = (
+        StateGraph(dict, reducers={"f": operator.add})
+        .add_node("a", lambda s: None)
+        .add_edge(START, "a")
+        .compile()
+    )
+    with pytest.raises(GraphMismatchError) as caught:
+        Run.load(path, graph=other)
+    message = str(caught.value)
+    assert str(path) in message and "nodes ['b'] are missing" in message
+    assert "field 'f' has reducer 'add', recorded '<lambda>'" in message
+    with pytest.raises(GraphMismatchError, match="the text"):
+        Run.from_json(concat_app().run({"f": [0]}).to_json(), graph=other)
+
+
+def test_a_growing_field_with_a_foreign_reducer_costs_the_file_what_it_added():
+    def sizes(steps: int) -> int:
+        app = (
+            StateGraph(dict, reducers={"f": lambda a, b: a + b})
+            .add_node("tick", lambda s: {"f": [f"item-{s['n']}"], "n": s["n"] + 1})
+            .add_edge(START, "tick")
+            .add_conditional_edges("tick", lambda s: END if s["n"] >= steps else "tick")
+            .compile()
+        )
+        return len(app.run({"f": [], "n": 0}, {"recursion_limit": steps + 5}).to_json())
+
+    small, large = sizes(100), sizes(400)
+    assert large / 400 < 1.2 * small / 100  # bytes per step stay flat: linear, not quadratic

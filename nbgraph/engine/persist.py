@@ -16,11 +16,13 @@ from typing import Any
 
 from nbgraph.engine.branch_persist import live_points, merged_values, rebuild
 from nbgraph.engine.checkpoint_shape import checked_saver, replayed_from_a_file
+from nbgraph.engine.pinned import growth, kept_copy, pinned_data, pinned_map, value_after
 from nbgraph.engine.runlog import initial_values, reset_data
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import applied_writes, apply_step, clear_ephemeral
 from nbgraph.graph import GraphSpec
+from nbgraph.reducers import callable_anywhere
 from nbgraph.types import MISSING, Interrupt, Mutation
 
 MIN_SNAPSHOT_COST = 64
@@ -74,6 +76,8 @@ class Thread:
         self.start_id: str | None = (config.get("configurable") or {}).get("checkpoint_id")
         self.head: str | None = None
         self._cost = 0
+        self.kept: dict[str, Any] = {}  # pinned fields' values at the head, to see growth
+        self.pinned = pinned_fields(spec)
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -273,11 +277,18 @@ def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: in
     for reset in payload.get("resets", ()):
         values = {k: isolate(v) for k, v in reset["values"].items()}
     afters = payload.get("afters", {})
+    kept = pinned_map(payload.get("kept"), f"checkpoint of step {step}")
     tasks = [task_from_data(data) for data in payload["tasks"]]
     writes = applied_writes(spec.fields, tasks, [tuple(w) for w in payload.get("merged", ())])
-    apply_step(spec.fields, values, [w for w in writes if w[1] not in afters], step)
+    if afters or kept:  # new fields take their places in write order, as in the run
+        for _, name, _ in writes:
+            values.setdefault(name, MISSING)
+    writes = [w for w in writes if w[1] not in afters and w[1] not in kept]
+    apply_step(spec.fields, values, writes, step)
     for name, value in afters.items():
         values[name] = isolate(value)
+    for name, pinned in kept.items():
+        values[name] = value_after(pinned, values.get(name, MISSING))
     clear_ephemeral(tuple(payload.get("cleared", ())), values, ())
     return values
 
@@ -305,11 +316,46 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
         }
     if log.cleared:
         payload["cleared"] = list(log.cleared)
+    kept = kept_values(run, log, skip | mutated)
+    if kept:
+        payload["kept"] = kept
     if run.thread.head is None:  # a thread's first checkpoint describes its graph
         from nbgraph.record.serialize import describe_graph  # plain data, for other processes
 
         payload["graph"] = describe_graph(run.spec)
     return payload
+
+
+def pinned_fields(spec: GraphSpec) -> frozenset[str]:
+    """Fields whose reducer another process may not be able to call (a lambda, the user's
+    own function or registered name): checkpoints keep their values after each step."""
+    return frozenset(
+        name
+        for name, field in spec.fields.items()
+        if field.reducer is not None and not callable_anywhere(field.reducer)
+    )
+
+
+def kept_values(run: Any, log: Any, skip: frozenset[str] | set[str]) -> dict[str, Any]:
+    """The values after this step of the pinned fields it wrote, as plain data: each as
+    what it added to the value before when it only grew (so an append-like field costs
+    what was appended), else whole."""
+    thread, spec = run.thread, run.spec
+    if spec.semantics == "branches":
+        return {}
+    if log.resets:  # the values before are the reset's; other fields' are unknown now
+        thread.kept = {k: kept_copy(v) for k, v in log.resets[-1].values.items()}
+    kept: dict[str, Any] = {}
+    for name in log.written:
+        if name not in thread.pinned or name in skip or name not in run.values:
+            continue
+        after = run.values[name]
+        grown = growth(thread.kept.get(name, MISSING), after)
+        kept[name] = pinned_data(grown if grown is not None else isolate(after))
+        thread.kept[name] = kept_copy(after)
+    for name in log.cleared:
+        thread.kept.pop(name, None)
+    return kept
 
 
 def without(skip: frozenset[str]) -> Callable[[dict[str, Any]], dict[str, Any]]:

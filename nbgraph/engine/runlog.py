@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from nbgraph.engine.pinned import value_after
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import (
     FieldChange,
@@ -249,7 +250,7 @@ def initial_values(graph: GraphSpec) -> dict[str, Any]:
 def apply_change(graph: GraphSpec, log: StepLog, values: dict[str, Any], change: Any) -> Any:
     """A field's value after one recorded step's writes (its value in `values` is before)."""
     if log.afters is not None and change.field in log.afters:
-        return isolate(log.afters[change.field])
+        return value_after(log.afters[change.field], values.get(change.field, MISSING))
     spec = field_spec(graph.fields, change.field)
     return reduce_field(spec, values.get(change.field, MISSING), change.writes, log.step)
 

@@ -6,9 +6,10 @@ from typing import Any
 
 from nbgraph.engine.checkpoint_shape import checked_saver
 from nbgraph.engine.persist import task_from_data
+from nbgraph.engine.pinned import pinned_map
 from nbgraph.engine.runlog import RunLog, StepLog, join_from_data, reset_from_data
 from nbgraph.engine.view import isolate
-from nbgraph.record.serialize import graph_from_description
+from nbgraph.record.serialize import check_graph, graph_from_description
 
 
 def log_from_checkpointer(
@@ -34,7 +35,7 @@ def log_from_checkpointer(
     while chain[-1].parent_id is not None:
         chain.append(saver.get(thread_id, chain[-1].parent_id))
     chain.reverse()
-    spec = graph if graph is not None else _described(chain[0], thread_id)
+    spec = _graph_of(chain[0], thread_id, graph)
     log = RunLog(spec, _input_of(chain[0]), {"configurable": {"thread_id": thread_id}})
     values: dict[str, Any] = {}
     from nbgraph.engine.persist import Thread, apply_delta  # the same replay a resume uses
@@ -42,7 +43,7 @@ def log_from_checkpointer(
     branches = spec.semantics == "branches"
     for record in chain:
         if record.payload["tasks"] or record.payload.get("resets"):  # a branch point adds none
-            log.steps.append(_step(spec, record))
+            log.steps.append(_step(spec, record, kept=graph is None))
         if not branches:
             values = apply_delta(spec, values, record.payload, record.step)
     if branches:
@@ -65,6 +66,16 @@ def log_from_checkpointer(
     return log
 
 
+def _graph_of(first: Any, thread_id: str, graph: Any) -> Any:
+    """The graph given (checked against the one the thread describes), else the described one."""
+    if graph is None:
+        return _described(first, thread_id)
+    description = first.payload.get("graph")
+    if description is not None:
+        check_graph(description, graph, f"thread {thread_id!r}")
+    return graph
+
+
 def _described(first: Any, thread_id: str) -> Any:
     description = first.payload.get("graph")
     if description is None:
@@ -77,7 +88,12 @@ def _input_of(first: Any) -> dict[str, Any]:
     return {k: isolate(v) for k, v in tasks[0]["writes"]} if tasks else {}
 
 
-def _step(spec: Any, record: Any) -> StepLog:
+def _kept(payload: dict[str, Any], record: Any) -> dict[str, Any]:
+    where = f"checkpoint {record.checkpoint_id!r} (step {record.step})"
+    return pinned_map(payload.get("kept"), where)
+
+
+def _step(spec: Any, record: Any, kept: bool = True) -> StepLog:
     payload = record.payload
     tasks = [task_from_data(data) for data in payload["tasks"]]
     resets = [reset_from_data(record.step, reset) for reset in payload.get("resets", ())]
@@ -90,7 +106,7 @@ def _step(spec: Any, record: Any) -> StepLog:
         cleared=tuple(payload.get("cleared", ())),
         merged=[tuple(w) for w in payload.get("merged", ())],
         applied=True,
-        afters=payload.get("afters") or None,
+        afters={**payload.get("afters", {}), **(_kept(payload, record) if kept else {})} or None,
         joins=[join_from_data(data) for data in payload.get("joins", ())] or (),
         heads=tuple(payload.get("heads", ())),
     )

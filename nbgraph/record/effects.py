@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
+from nbgraph.engine.pinned import value_after
 from nbgraph.engine.runlog import RunLog, initial_values
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import (
@@ -288,7 +289,7 @@ class SuperstepEffects:
             after = MISSING
             if step.applied:
                 if step.afters is not None and name in step.afters:
-                    values[name] = isolate(step.afters[name])
+                    values[name] = value_after(step.afters[name], values.get(name, MISSING))
                 else:
                     values[name] = reduce_field(spec, values.get(name, MISSING), writes, number)
                 after = shown[name] = self._cell(name, values[name], spec, writes)

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT
+from nbgraph.engine.pinned import value_after
 from nbgraph.engine.runlog import RunLog, StepLog, initial_values, replay_step
 from nbgraph.engine.tasks import Task, absorb_route, router_state
 from nbgraph.engine.view import isolate
@@ -213,7 +214,7 @@ def _staged(graph: GraphSpec, step: StepLog, values: dict[str, Any]) -> dict[str
     for change in step.changes:
         name = change.field
         if step.afters is not None and name in step.afters:
-            staged[name] = isolate(step.afters[name])
+            staged[name] = value_after(step.afters[name], values.get(name, MISSING))
             continue
         old = isolate(values.get(name, MISSING))
         staged[name] = reduce_field(field_spec(graph.fields, name), old, change.writes, step.step)

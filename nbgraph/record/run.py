@@ -173,7 +173,9 @@ class Run:
 
         Its history runs from the thread's first checkpoint to `checkpoint_id` (default: the
         latest), so a fork's checkpoint gives that branch; tables and drawings are those of
-        a live run.
+        a live run. It needs no graph object, whatever the reducers; pass the compiled graph
+        (`graph=app`) to have its functions (for `remerge` and friends): it must have the
+        recorded fields, nodes and edges.
         """
         from nbgraph.record.checkpoints import log_from_checkpointer
 
@@ -353,16 +355,21 @@ class Run:
         return run_to_json(self)
 
     @classmethod
-    def from_json(cls, text: str, models: Iterable[type] | None = None) -> Run:
-        """A run read back from `to_json()` text (its node functions are not kept).
+    def from_json(
+        cls, text: str, models: Iterable[type] | None = None, graph: Any = None
+    ) -> Run:
+        """A run read back from `to_json()` text.
 
         No module is imported because the text names it: a saved model, dataclass or Enum
         comes back as its class if `models` lists it or it is imported already, else as a
-        placeholder showing its data (see docs/VALUES.md).
+        placeholder showing its data (see docs/VALUES.md). Node functions are not kept: pass
+        the compiled graph (`graph=app`) to have them (for `remerge` and friends); it must have
+        the recorded fields, nodes and edges.
         """
         from nbgraph.record.serialize import checked_run, log_from_json
 
-        return checked_run(cls, log_from_json(text, models=models))
+        spec = getattr(graph, "spec", graph)
+        return checked_run(cls, log_from_json(text, models=models, graph=spec))
 
     def save(self, path: str | Path) -> Path:
         """Write this run to `path` as UTF-8 JSON, atomically; returns the path."""
@@ -371,14 +378,19 @@ class Run:
         return save_run(self, path)
 
     @classmethod
-    def load(cls, path: str | Path, models: Iterable[type] | None = None) -> Run:
+    def load(
+        cls, path: str | Path, models: Iterable[type] | None = None, graph: Any = None
+    ) -> Run:
         """A run read from a file `save` wrote; the file is only read, never changed.
 
-        `models`: the classes saved values may come back as, as for `from_json`.
+        `models`: the classes saved values may come back as, as for `from_json`. Pass the
+        compiled graph (`graph=app`) to have its functions (for `remerge` and friends); it
+        must have the recorded fields, nodes and edges.
         """
         from nbgraph.record.serialize import checked_run, file_label, load_log
 
-        return checked_run(cls, load_log(path, models=models), file_label(path))
+        log = load_log(path, models=models, graph=getattr(graph, "spec", graph))
+        return checked_run(cls, log, file_label(path))
 
     # --- what-if analyses ------------------------------------------------------------------
 

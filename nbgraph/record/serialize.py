@@ -4,10 +4,14 @@ The document is `{"format": "nbgraph.run", "version": 1, "graph": {...}, "run": 
 values encoded by `nbgraph.record.values`; never pickle.
 
 A loaded run reads like the original (effects, states, tree, tables), but its functions are
-gone: nodes, routers, merges and filters are stand-ins that say so when called. Where
-replaying a step would need a function the file cannot hold (a reducer other than nbgraph's
-own, a `Mutation`, a `state_merger`) or would fold values the file keeps only as reprs, the
-field's value after that step is saved in the step's `afters`, and replay takes it.
+gone unless the caller passes the graph (`graph=app`): nodes, routers, merges and filters are
+stand-ins that say so when called. Reducers any process has (nbgraph's own by name, the
+`operator` module's by `"function"`) are found again. Where replaying a step would need a
+function the file cannot hold (a `Mutation`, a `state_merger`) or would fold values the file
+keeps only as reprs, the field's value after that step is saved in the step's `afters`, and
+replay takes it; for a reducer that may be missing where the file is read (a lambda, the
+user's own function or registered name) it is saved in the step's `kept` instead, as what it
+added when it only grew (`nbgraph.engine.pinned`), and `graph=` replays the real function.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ import os
 import secrets
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from nbgraph.engine.pinned import growth, pinned_data, pinned_map
 from nbgraph.engine.runlog import (
     Join,
     RunLog,
@@ -33,7 +38,7 @@ from nbgraph.engine.runlog import (
 )
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
-from nbgraph.errors import NbgraphError
+from nbgraph.errors import GraphMismatchError, NbgraphError
 from nbgraph.graph import Branch, GraphSpec, NodeSpec, WaitingEdge
 from nbgraph.record import nesting
 from nbgraph.record.classes import check_models, named_classes
@@ -57,7 +62,13 @@ from nbgraph.record.values import (
 from nbgraph.record.values import RecordedError as RecordedError  # re-exported
 from nbgraph.record.values import RecordedMutation as RecordedMutation  # re-exported
 from nbgraph.record.values import UnloadedEnum as UnloadedEnum  # re-exported
-from nbgraph.reducers import Reducer, get_reducer
+from nbgraph.reducers import (
+    Reducer,
+    callable_anywhere,
+    function_from_ref,
+    function_ref,
+    get_reducer,
+)
 from nbgraph.schema import FieldSpec, SchemaInfo
 from nbgraph.types import MISSING, Mutation, Overwrite
 
@@ -80,8 +91,10 @@ class _Unavailable:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise UnavailableFunctionError(
-            f"This run was loaded from a file; its node functions are not available "
-            f"({self.what} cannot be called)."
+            f"This run was loaded from a file or a checkpointer without its graph; its node "
+            f"functions are not available ({self.what} cannot be called). Pass the compiled "
+            "graph to use them: Run.load(path, graph=app) or "
+            "Run.from_checkpointer(saver, thread_id, graph=app)."
         )
 
     def __repr__(self) -> str:
@@ -102,9 +115,9 @@ def _registered(reducer: Reducer) -> bool:
 
 
 def _portable(reducer: Reducer) -> bool:
-    """Whether a loaded run surely finds this reducer again: one of nbgraph's own, by name."""
-    module = getattr(reducer.fn, "__module__", None) or ""
-    return _registered(reducer) and module.startswith("nbgraph.")
+    """Whether a loaded run surely finds this reducer again: one of nbgraph's own, by name,
+    or a well-known function such as `operator.add`."""
+    return callable_anywhere(reducer)
 
 
 def _encode_field(spec: FieldSpec) -> dict[str, Any]:
@@ -116,11 +129,14 @@ def _encode_field(spec: FieldSpec) -> dict[str, Any]:
             loaded = isinstance(empty, (Unrepresentable, UnloadedModel))  # kept as it was
             kind = empty.class_name if loaded else _type_text(type(empty))
             initial = {"type": kind, "value": encode_value(empty)}
+    registered = reducer is not None and _registered(reducer)
+    ref = function_ref(reducer.fn) if reducer is not None and not registered else None
     return {
         "name": spec.name,
         "type": _type_text(spec.type),
         "reducer": reducer.name if reducer else None,
-        "registered": reducer is not None and _registered(reducer),
+        "registered": registered,
+        **({"function": ref} if ref else {}),
         "ephemeral": spec.ephemeral,
         "managed": spec.managed,
         "private": spec.private,
@@ -133,6 +149,9 @@ def _decode_field(data: dict[str, Any]) -> FieldSpec:
     reducer = None
     if reducer_name is not None:
         reducer = get_reducer(reducer_name) if data["registered"] else None
+        found = function_from_ref(data["function"]) if data.get("function") else None
+        if found is not None:  # a well-known function: the very one (`operator.add`)
+            reducer = Reducer(reducer_name, found)
         if reducer is None:
             stub = _Unavailable(f"reducer {reducer_name!r} of field {name!r}", reducer_name)
             reducer = Reducer(reducer_name, stub)
@@ -226,6 +245,37 @@ def describe_graph(graph: GraphSpec) -> dict[str, Any]:
 def graph_from_description(data: dict[str, Any]) -> GraphSpec:
     """A `GraphSpec` back from `describe_graph` (its functions are stubs that say so)."""
     return _decode_graph(data)
+
+
+def check_graph(description: dict[str, Any], graph: GraphSpec, where: str) -> None:
+    """Refuse `graph` (given with `graph=`) unless it has the recorded fields, reducers,
+    nodes and edges.
+
+    Raises:
+        GraphMismatchError: naming each difference and `where` the record came from.
+    """
+    given = _encode_graph(graph)
+    problems = []
+    for what, key in (("field", "fields"), ("node", "nodes")):
+        recorded = {item["name"]: item for item in description[key]}
+        ours = {item["name"]: item for item in given[key]}
+        if set(recorded) - set(ours):
+            problems.append(f"{what}s {sorted(set(recorded) - set(ours))} are missing")
+        if set(ours) - set(recorded):
+            problems.append(f"{what}s {sorted(set(ours) - set(recorded))} were not recorded")
+    recorded_fields = {item["name"]: item["reducer"] for item in description["fields"]}
+    for item in given["fields"]:
+        old = recorded_fields.get(item["name"], item["reducer"])
+        if old != item["reducer"]:
+            problems.append(
+                f"field {item['name']!r} has reducer {item['reducer']!r}, recorded {old!r}"
+            )
+    if description["edges"] != given["edges"]:
+        problems.append(f"its edges {given['edges']} are not the recorded {description['edges']}")
+    if problems:
+        raise GraphMismatchError(
+            f"graph= is not the graph {where} recorded: " + "; ".join(problems) + "."
+        )
 
 
 def _encode_node(node: NodeSpec) -> dict[str, Any]:
@@ -395,8 +445,17 @@ def _encode_steps(run: Run) -> list[dict[str, Any]]:
     if watch.opaque or _has_unreplayable_parts(run):
         pinned = _point_afters(run) if run.log.semantics == "branches" else _afters(run)
         for data, afters in zip(steps, pinned, strict=True):
-            data["afters"] = None if afters is None else encode_value(afters)
+            kept = {k: v.pinned for k, v in (afters or {}).items() if type(v) is _Kept}
+            whole = {k: v for k, v in (afters or {}).items() if type(v) is not _Kept}
+            data["afters"] = encode_value(whole) if whole else None
+            if kept:  # an append-like field keeps what it added: the file stays linear
+                data["kept"] = {k: _kept_data(v) for k, v in kept.items()}
     return steps
+
+
+def _kept_data(pinned: Any) -> list[Any]:
+    kind, part = pinned_data(pinned)
+    return [kind, encode_value(part)]
 
 
 def _point_afters(run: Run) -> list[dict[str, dict[Any, Any]] | None]:
@@ -423,13 +482,20 @@ def _point_afters(run: Run) -> list[dict[str, dict[Any, Any]] | None]:
     return [by_step.get(step.step) for step in run.log.steps]
 
 
-def _decode_step(data: dict[str, Any], graph: GraphSpec) -> StepLog:
+def _decode_step(data: dict[str, Any], graph: GraphSpec, functions: bool) -> StepLog:
     number = data["step"]
     resets = [
         reset_from_data(number, item, _decoded_state, decode_value) for item in data["resets"]
     ]
     merged = [(w, decode_value(f), decode_value(v)) for w, f, v in data["merged"]]
     afters = data["afters"]
+    afters = None if afters is None else _mapping(decode_value(afters), "a step's afters")
+    kept = data.get("kept")
+    if kept and not functions:  # without graph=, the values its reducers made
+        decoded = {
+            k: [kind, decode_value(part)] for k, (kind, part) in _mapping(kept, "kept").items()
+        }
+        afters = {**(afters or {}), **pinned_map(decoded, f"step {number}'s kept values")}
     return StepLog(
         number,
         [_decode_task(task) for task in data["tasks"]],
@@ -439,7 +505,7 @@ def _decode_step(data: dict[str, Any], graph: GraphSpec) -> StepLog:
         cleared=tuple(decode_value(name) for name in data["cleared"]),
         merged=merged or (),
         applied=bool(data["applied"]),
-        afters=None if afters is None else _mapping(decode_value(afters), "a step's afters"),
+        afters=afters,
         joins=[_decode_join(join) for join in data.get("joins", ())] or (),
         heads=tuple(data.get("heads", ())),
     )
@@ -469,12 +535,20 @@ def _has_unreplayable_parts(run: Run) -> bool:
     )
 
 
+class _Kept(NamedTuple):
+    """A field's value after a step, pinned only because its reducer may be missing where
+    the file is read (a `Grown` when it only grew); `graph=` on load uses the function."""
+
+    pinned: Any
+
+
 def _afters(run: Run) -> list[dict[Any, Any] | None]:
     """Per step, the values after it of the fields a loaded run could not fold again.
 
-    A field is pinned at a step when its reducer is not one of nbgraph's own, when a
-    `Mutation` or a `state_merger` wrote it, or when its writes, or its value before (for a
-    reducer that folds into it), come back from the file as something else (a repr, say).
+    A field is pinned at a step when its reducer is not one nbgraph finds again (its own,
+    or `operator`'s), when a `Mutation` or a `state_merger` wrote it, or when its writes, or
+    its value before (for a reducer that folds into it), come back from the file as
+    something else (a repr, say). Pinned for its reducer alone, it is `_Kept`.
     """
     fields = run.graph.fields
     merged = {step.step: {name for _, name, _ in step.merged} for step in run.log.steps}
@@ -492,15 +566,19 @@ def _afters(run: Run) -> list[dict[Any, Any] | None]:
         writes = [value for _, value in effect.writes]
         mutated = any(isinstance(value, Mutation) for value in writes)
         replaced = not mutated and (reducer is None or Overwrite in map(type, writes))
-        if (
+        needed = (
             mutated
             or name in merged[effect.step]
-            or (reducer is not None and not _portable(reducer))
             or (name in opaque and not replaced)
             or any(is_opaque(value) for value in writes)
-        ):
-            afters.setdefault(effect.step, {})[name] = effect.after
-            (opaque.add if is_opaque(effect.after) else opaque.discard)(name)
+        )
+        if needed or (reducer is not None and not _portable(reducer)):
+            after_opaque = is_opaque(effect.after)
+            pinned = effect.after
+            if not needed and not after_opaque:  # only its reducer is missing: kept
+                pinned = _Kept(growth(effect.before, effect.after) or effect.after)
+            afters.setdefault(effect.step, {})[name] = pinned
+            (opaque.add if after_opaque else opaque.discard)(name)
         else:  # folded from plain values by one of nbgraph's reducers: plain too
             opaque.discard(name)
     return [afters.get(step.step) for step in run.log.steps]
@@ -560,7 +638,11 @@ def _dumps(document: dict[str, Any], *, ascii_only: bool) -> str:
 
 
 def log_from_json(
-    text: str, *, where: str = "The text", models: Iterable[type] | None = None
+    text: str,
+    *,
+    where: str = "The text",
+    models: Iterable[type] | None = None,
+    graph: GraphSpec | None = None,
 ) -> RunLog:
     """Read a run log from JSON text written by `run_to_json`.
 
@@ -572,11 +654,13 @@ def log_from_json(
         text: the JSON text.
         where: how error messages name the text's source (a file, say).
         models: classes (pydantic models, dataclasses, Enums) values may come back as.
+        graph: the compiled graph's spec, if at hand: its functions replace the stand-ins.
 
     Raises:
         RunFileError: the text is not JSON, not an nbgraph run, from a newer format
             version, or incomplete (naming `where` and what was expected).
         ModelsArgumentError: `models` holds something else than such classes.
+        GraphMismatchError: `graph` is not the graph the run recorded.
     """
     check_models(models)
     try:
@@ -599,7 +683,9 @@ def log_from_json(
     try:
         check_document(document)
         with named_classes(models):
-            return _decode_log(document)
+            return _decode_log(document, graph, where)
+    except GraphMismatchError:
+        raise
     except LogShapeError as error:
         raise RunFileError(f"{where} is not a complete nbgraph run: {error}") from None
     except _Broken as error:
@@ -644,15 +730,18 @@ def _check_header(document: Any, where: str) -> None:
         )
 
 
-def _decode_log(document: dict[str, Any]) -> RunLog:
+def _decode_log(document: dict[str, Any], given: GraphSpec | None, where: str) -> RunLog:
     graph = _decode_graph(document["graph"])
+    if given is not None:
+        check_graph(document["graph"], given, where[:1].lower() + where[1:])
+        graph = given
     data = document["run"]
     config = data["config"]
     return RunLog(
         graph,
         decode_value(data["input"]),
         _mapping(config, "the config"),
-        steps=[_decode_step(step, graph) for step in data["steps"]],
+        steps=[_decode_step(step, graph, given is not None) for step in data["steps"]],
         status=data["status"],
         error=decode_error(data["error"]),
         warnings=[str(message) for message in data["warnings"]],
@@ -691,9 +780,13 @@ def save_run(run: Run, path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def load_log(path: str | os.PathLike[str], models: Iterable[type] | None = None) -> RunLog:
+def load_log(
+    path: str | os.PathLike[str],
+    models: Iterable[type] | None = None,
+    graph: GraphSpec | None = None,
+) -> RunLog:
     """Read a run log from a file `save_run` wrote; the file is only read, and no module is
-    imported because it names one (`models`: as for `log_from_json`).
+    imported because it names one (`models`, `graph`: as for `log_from_json`).
 
     Raises:
         FileNotFoundError: there is no such file.
@@ -710,7 +803,7 @@ def load_log(path: str | os.PathLike[str], models: Iterable[type] | None = None)
             f"{where} is not an nbgraph run: it is not UTF-8 text ({error.reason} at byte "
             f"{error.start}); expected JSON saved by Run.save()."
         ) from None
-    return log_from_json(text, where=where, models=models)
+    return log_from_json(text, where=where, models=models, graph=graph)
 
 
 def file_label(path: str | os.PathLike[str]) -> str:
