@@ -451,7 +451,7 @@ class RunLoop:
             absorb_route(self.spec, branch, task, result)
 
     def _call_router(self, branch: Any, task: Task) -> Any:
-        state = router_state(self.spec, task, self.read(task), self.managed_values())
+        state = router_state(self.spec, task, self.read(task), self.managed_values(), branch)
         return branch.router(state, self.config) if branch.takes_config else branch.router(state)
 
     # --- committing a step -----------------------------------------------------------------
