@@ -82,7 +82,7 @@ def _task_chunks(run: RunLoop, task: Task, modes: frozenset[str]) -> Iterable[Ch
 
 
 def _step_chunks(run: RunLoop, log: StepLog, modes: frozenset[str]) -> Iterable[Chunk]:
-    if "values" in modes and run.touched_stream_keys(log):
+    if "values" in modes and log.applied and run.touched_stream_keys(log):
         yield "values", run.stream_values()
     if "debug" in modes:
         changed = tuple(change.field for change in log.changes)

@@ -36,6 +36,7 @@ from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import (
     applied_writes,
     apply_grouped,
+    apply_step,
     clear_ephemeral,
     field_spec,
     group_writes,
@@ -82,6 +83,7 @@ class RunLoop:
         self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
         self.log = RunLog(spec, MISSING, config)
         self._pending_resets: list[RootReset] | tuple[()] = ()
+        self.root_updated = False  # a resuming Command's update: the next step records it
         self.step_size = 0  # tasks in the step being run
         self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
 
@@ -108,7 +110,7 @@ class RunLoop:
                     "has no pending interrupt."
                 )
             log = self._resume(restored)
-            self._answer(input.resume, restored.paused)
+            self._take_command(input, restored.paused)
             return log
         self.log.input = isolate(input)
         if restored is not None:
@@ -148,11 +150,59 @@ class RunLoop:
             self.finished = dict(restored.finished)
             self.answers = {k: list(v["answers"]) for k, v in restored.paused.items()}
             self._past_breakpoint = True  # resuming steps over the breakpoint it stopped at
+            if restored.updates:  # a Command's update and goto, kept while paused
+                self.root_updated = True
+                routes = [r for update in restored.updates for r in update["routes"]]
+                self._take_gotos([Send(*r) if isinstance(r, list) else r for r in routes])
         recorded = {k: isolate(v) for k, v in restored.values.items()}
         reset = RootReset(restored.step, restored.checkpoint_id, "resume", (), (), recorded)
         log = StepLog(restored.step, [], self.spec.fields, resets=[reset], applied=True)
         self.log.steps.append(log)
         return log
+
+    def _take_command(self, command: Command, paused: dict[str, dict[str, Any]]) -> None:
+        """Resume with a `Command`, as LangGraph does: its `update` goes into the state before
+        the paused step runs again (through the reducers, as the graph's input), its `goto`
+        adds nodes to that step, and its `resume` (unless None) answers the interrupts.
+
+        The update and goto are kept with the paused checkpoint until the step commits (the
+        next checkpoint starts from the updated state), so `get_state` shows them and a run
+        that pauses again keeps them.
+        """
+        if command.graph == Command.PARENT:
+            raise InvalidUpdateError(
+                "Command(graph=Command.PARENT) was given as graph input; there is no parent "
+                "graph to send it to."
+            )
+        update, goto = command.update, command.goto_targets()
+        if (update is not None or goto) and self.spec.semantics != "supersteps":
+            raise InvalidUpdateError(
+                'Command(update=..., goto=...) when resuming is not supported with semantics='
+                f'"{self.spec.semantics}" yet; use update_state(config, values, as_node=...).'
+            )
+        if command.resume is not None:
+            self._answer(command.resume, paused)
+        if update is not None or goto:
+            task = Task(self.step, 0, START, "update", started=time.time())
+            absorb_output(self.spec, None, task, Command(update=update, goto=goto))
+            if task.dropped:
+                self._warn(
+                    f"Command(update=...) wrote keys the state does not have; they were "
+                    f"dropped: {[key for key, _, _ in task.dropped]}."
+                )
+            apply_step(self.spec.fields, self.values, applied_writes(self.spec.fields, [task]),
+                       self.step)  # fmt: skip
+            self.thread.save_update(task)
+            self._take_gotos(task.routes)
+            self.root_updated = True
+
+    def _take_gotos(self, routes: Any) -> None:
+        """Add a resuming Command's `goto` targets to the step that runs next."""
+        for route in routes:
+            if isinstance(route, Send):
+                self.push.append((START, route))
+            elif route != END:
+                self.pull.setdefault(route, []).append(START)
 
     def _answer(self, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
         """Give the paused tasks their answers: one value for one pending interrupt, or
@@ -224,6 +274,10 @@ class RunLoop:
             return None
         self.pull, self.push = {}, []
         resets = self._resets(pull) if self.incoming else ()
+        if self.root_updated:  # the state a resuming Command updated: the step starts there
+            self.root_updated = False
+            recorded = {k: isolate(v) for k, v in self.values.items()}
+            resets = [RootReset(self.step, START, "command", (), (), recorded), *resets]
         names = sorted(pull) if len(pull) > 1 else pull
         tasks = [
             Task(self.step, index, name, "edge", triggers=self.shared(tuple(pull[name])))
