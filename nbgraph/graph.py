@@ -184,8 +184,9 @@ class StateGraph:
             input_schema: the schema this node reads (default: its first parameter's
                 annotation, else the state schema). Keys only declared here are private.
             **options: `destinations=` names where its `Command(goto=...)` may go (also read
-                from a `-> Command[Literal["a", "b"]]` annotation); others (`metadata`,
-                `retry_policy`, ...) are accepted for LangGraph compatibility.
+                from a `-> Command[Literal["a", "b"]]` annotation); `metadata` is accepted
+                for LangGraph compatibility. `retry_policy` and `cache_policy` are refused
+                (not supported yet): `compile()` raises `GraphBuildError` naming the node.
 
         Returns:
             The builder, so calls chain.
@@ -218,7 +219,8 @@ class StateGraph:
             merge=merge,
             destinations=_destinations(action, options.pop("destinations", None)),
         )
-        _ignored(f"add_node({name!r})", options, keep=("metadata",))
+        self._problems.extend(_unsupported_policies(name, options))
+        _ignored(f"add_node({name!r})", options, keep=("metadata", *_POLICIES))
         return self
 
     def _reader_schema(
@@ -302,14 +304,16 @@ class StateGraph:
         """After `source` runs, `path(state)` chooses what runs next.
 
         The router sees the state at the start of the step plus only `source`'s own writes.
-        It returns a node name, `END`, a `Send`, or a list of them; with `path_map` its
-        return values are looked up there (a missing one is an error).
+        It returns a node name, `END`, a `Send`, or a list of them; with `path_map` (a dict,
+        or a list of names) its return values are looked up there (a missing one is an
+        error). Without one, a `-> Literal["a", "b"]` return annotation serves as the map;
+        a string `path_map` is not a map (LangGraph ignores it), so it is treated as none.
         """
         if not callable(path):
             self._problems.append(f"Conditional edge from {source!r}: router is not callable.")
             return self
         mapping: dict[Hashable, str] | None
-        if path_map is None:
+        if path_map is None or isinstance(path_map, str):  # LangGraph ignores a str map too
             mapping = _literal_targets(path)
         elif isinstance(path_map, Mapping):
             mapping = dict(path_map)
@@ -565,6 +569,24 @@ def _unreachable(spec: GraphSpec) -> list[str]:
                 reached.add(target)
                 frontier.append(target)
     return [name for name in spec.nodes if name not in reached]
+
+
+_POLICIES = {
+    "retry_policy": "retry it when it raises",
+    "retry": "retry it when it raises",
+    "cache_policy": "reuse its cached results",
+}
+
+
+def _unsupported_policies(node: str, options: Mapping[str, Any]) -> list[str]:
+    """A problem for each retry or cache policy given to `node`: nbgraph would run the node
+    without it, and a program that counts on it would silently behave differently."""
+    return [
+        f"Node {node!r}: {key}={options[key]!r} is not supported yet (nbgraph cannot "
+        f"{what}); remove it, or run this graph on LangGraph."
+        for key, what in _POLICIES.items()
+        if options.get(key) is not None
+    ]
 
 
 def _ignored(where: str, options: Mapping[str, Any], keep: tuple[str, ...]) -> None:

@@ -603,8 +603,8 @@ def test_langgraph_options_nbgraph_does_not_act_on_are_named_in_a_warning() -> N
         x: int
 
     graph = StateGraph(S)
-    with pytest.warns(UserWarning, match="retry_policy"):
-        graph.add_node("a", lambda s: None, retry_policy=object(), metadata={"k": 1})
+    with pytest.warns(UserWarning, match="input_hints"):
+        graph.add_node("a", lambda s: None, input_hints=object(), metadata={"k": 1})
     graph.add_edge(START, "a")
     with pytest.warns(UserWarning, match="checkpoint_during"):
         graph.compile(checkpoint_during=True)
