@@ -223,9 +223,7 @@ class StateGraph:
         _ignored(f"add_node({name!r})", options, keep=("metadata", *_POLICIES))
         return self
 
-    def _reader_schema(
-        self, who: str, fn: Callable[..., Any], declared: Any
-    ) -> SchemaInfo | None:
+    def _reader_schema(self, who: str, fn: Callable[..., Any], declared: Any) -> SchemaInfo | None:
         """The schema a node or router reads: `declared`, else its first parameter's
         annotation; None for the state schema itself (or no schema)."""
         cls = declared if declared is not None else _first_param_annotation(fn)

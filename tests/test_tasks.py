@@ -97,4 +97,3 @@ def test_an_open_dict_schema_still_hands_every_key() -> None:
     app.invoke({"log": [], "free": True})
 
     assert seen == [{"log": [], "free": True}, {"log": [], "free": True, "extra": 1}]
-

@@ -76,8 +76,9 @@ def _task_chunks(run: RunLoop, task: Task, modes: frozenset[str]) -> Iterable[Ch
         yield "updates", {task.node: update_chunk(task, run.stream_keys)}
     if "debug" in modes:
         update = update_chunk(task, run.stream_keys)
-        yield "debug", TaskFinished(
-            task.step, task.id, task.node, update, task.error, task.interrupts
+        yield (
+            "debug",
+            TaskFinished(task.step, task.id, task.node, update, task.error, task.interrupts),
         )
 
 

@@ -177,7 +177,7 @@ class RunLoop:
         update, goto = command.update, command.goto_targets()
         if (update is not None or goto) and self.spec.semantics != "supersteps":
             raise InvalidUpdateError(
-                'Command(update=..., goto=...) when resuming is not supported with semantics='
+                "Command(update=..., goto=...) when resuming is not supported with semantics="
                 f'"{self.spec.semantics}" yet; use update_state(config, values, as_node=...).'
             )
         if command.resume is not None:
@@ -648,7 +648,9 @@ class RunLoop:
         values = {k: isolate(v) for k, v in self.values.items()}
         try:
             apply_grouped(
-                self.spec.fields, values, group_writes(applied_writes(self.spec.fields, done)),
+                self.spec.fields,
+                values,
+                group_writes(applied_writes(self.spec.fields, done)),
                 self.step,
             )
         except InvalidUpdateError:  # their conflict is raised when the step runs again
