@@ -340,3 +340,26 @@ def test_an_update_with_an_unknown_key_warns_and_a_bad_goto_is_refused():
         app.invoke(Command(update={"nope": 1}), config())
     with pytest.raises(KeyError, match="nowhere"):
         app.invoke(Command(resume="x", goto="nowhere"), config())
+
+
+def test_astream_shows_the_pause_like_stream():
+    import asyncio
+
+    async def collect(app):
+        return [c async for c in app.astream({"log": []}, config(), stream_mode="updates")]
+
+    chunks = asyncio.run(collect(fan_out_with_a_question()))
+
+    asked = [c["__interrupt__"] for c in chunks if "__interrupt__" in c]
+    assert [[i.value for i in a] for a in asked] == [["name?"]]
+    assert {"side": {"log": ["side"]}} in chunks
+
+
+def test_debug_task_result_carries_the_question():
+    app = fan_out_with_a_question()
+
+    events = list(app.stream({"log": []}, config(), stream_mode="debug"))
+
+    results = {e.node: e for e in events if e.type == "task_result"}
+    assert [i.value for i in results["ask"].interrupts] == ["name?"]
+    assert results["side"].interrupts == () and results["side"].update == {"log": ["side"]}
