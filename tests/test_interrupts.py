@@ -363,3 +363,16 @@ def test_debug_task_result_carries_the_question():
     results = {e.node: e for e in events if e.type == "task_result"}
     assert [i.value for i in results["ask"].interrupts] == ["name?"]
     assert results["side"].interrupts == () and results["side"].update == {"log": ["side"]}
+
+
+def test_on_resume_a_finished_siblings_kept_writes_stream_first_marked_cached():
+    app = fan_out_with_a_question()
+    app.invoke({"log": []}, config())
+
+    chunks = list(app.stream(Command(resume="Ada"), config(), stream_mode="updates"))
+
+    assert chunks == [
+        {"side": {"log": ["side"]}, "__metadata__": {"cached": True}},
+        {"ask": {"answer": "Ada", "log": ["ask"]}},
+        {"done": {"log": ["done"]}},
+    ]

@@ -245,7 +245,38 @@ def interrupt_with_a_finished_sibling(api) -> list:
         chunks = list(app.stream({"log": [], "answer": ""}, cfg(f"t{index}"), stream_mode=mode))
         # the question and the sibling finish in either order: compare them as a multiset
         seen.append((sorted(repr(plain(c)) for c in chunks), plain(chunks[-1])))
+        # on resume the sibling's kept writes come first, marked as cached
+        seen.append(list(app.stream(api.Command(resume="Ada"), cfg(f"t{index}"), stream_mode=mode)))
     seen.append(app.invoke({"log": [], "answer": ""}, cfg("invoke")))
+    return seen
+
+
+@program
+def resume_after_a_failure_streams_the_kept_writes_as_cached(api) -> list:
+    fail = [True]
+
+    def flaky(state):
+        if fail[0]:
+            raise ValueError("boom")
+        return {"log": ["flaky"]}
+
+    app = (
+        api.StateGraph(Asking)
+        .add_node("flaky", flaky)
+        .add_node("steady", lambda s: {"log": ["steady"]})
+        .add_node("done", lambda s: {"log": ["done"]})
+        .add_edge(api.START, "flaky")
+        .add_edge(api.START, "steady")
+        .add_edge(["flaky", "steady"], "done")
+        .compile(checkpointer=api.Saver())
+    )
+    seen = []
+    for index, mode in enumerate(["updates", ["values", "updates"]]):
+        fail[0] = True
+        with pytest.raises(ValueError):
+            list(app.stream({"log": []}, cfg(f"t{index}"), stream_mode=mode))
+        fail[0] = False
+        seen.append(list(app.stream(None, cfg(f"t{index}"), stream_mode=mode)))
     return seen
 
 

@@ -61,6 +61,12 @@ class StepFinished:
 
 
 def _started_chunks(tasks: list[Task], modes: frozenset[str]) -> Iterable[Chunk]:
+    if "updates" in modes:  # as LangGraph: restored writes first, marked as cached
+        for task in tasks:
+            if task.cached:
+                written = frozenset(key for key, _ in task.writes)  # (managed ones never are)
+                chunk = {task.node: update_chunk(task, written), "__metadata__": {"cached": True}}
+                yield "updates", chunk
     if "debug" in modes:
         for task in tasks:
             yield "debug", TaskStarted(task.step, task.id, task.node, task.triggers)
@@ -72,7 +78,7 @@ def _task_chunks(run: RunLoop, task: Task, modes: frozenset[str]) -> Iterable[Ch
             yield "updates", {INTERRUPT: task.interrupts}
         if "values" in modes:
             yield "values", {**run.stream_values(), INTERRUPT: task.interrupts}
-    elif "updates" in modes and task.error is None:
+    elif "updates" in modes and task.error is None and not task.cached:
         yield "updates", {task.node: update_chunk(task, run.stream_keys)}
     if "debug" in modes:
         update = update_chunk(task, run.stream_keys)

@@ -290,6 +290,10 @@ class RunLoop:
         ]
         self._pending_resets = resets
         self.step_size = len(tasks)
+        if self.finished:  # tasks that finished before a pause or a failure are not run again
+            for task in tasks:
+                task.started = time.time()
+                task.cached = self._restore_task(task)
         return tasks
 
     def advance(self) -> bool:
@@ -391,7 +395,7 @@ class RunLoop:
         """
         node = self.spec.nodes[task.node]
         task.started = time.time()
-        if self.finished and self._restore_task(task):
+        if task.cached or (self.finished and self._restore_task(task)):
             return task
         scope = None if self.thread is None else self._scope(task)
         try:
@@ -461,7 +465,7 @@ class RunLoop:
         """Run a task on the event loop (async nodes and routers are awaited)."""
         node = self.spec.nodes[task.node]
         task.started = time.time()
-        if self.finished and self._restore_task(task):
+        if task.cached or (self.finished and self._restore_task(task)):
             return task
         scope = self._scope(task)
         try:

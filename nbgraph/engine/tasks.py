@@ -47,6 +47,8 @@ class Task:
         interrupts: the `Interrupt` that paused it (it will run again when answered).
         parent: with `semantics="branches"`, the id of the lineage point it read (a state
             tree id: `"merge:0"`, `"task:<id>"`, `"join:..."` or `"reset:..."`).
+        cached: its writes were taken from the checkpoint (it had finished before the run
+            paused or failed), so it is not run again.
     """
 
     step: int
@@ -63,6 +65,7 @@ class Task:
     ended: float = 0.0
     interrupts: tuple[Any, ...] = ()
     parent: str = ""
+    cached: bool = False
 
     @property
     def id(self) -> str:
