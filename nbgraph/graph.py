@@ -46,6 +46,7 @@ class Branch:
     path_map: Mapping[Hashable, str] | None = None
     is_async: bool = False
     takes_config: bool = False
+    input: SchemaInfo | None = None
 
     @property
     def name(self) -> str:
@@ -85,6 +86,14 @@ class GraphSpec:
     def ephemeral(self) -> tuple[str, ...]:
         """Fields that live one superstep (one task, in a branch lineage)."""
         return tuple(name for name, f in self.fields.items() if f.ephemeral)
+
+    @cached_property
+    def beyond_state(self) -> frozenset[str]:
+        """Fields the state schema does not declare (input, output or node-private keys):
+        a node or router that reads the state schema does not see them, as in LangGraph."""
+        if self.open_schema:
+            return frozenset()
+        return frozenset(self.fields) - frozenset(self.state.fields)
 
     @cached_property
     def transient(self) -> frozenset[str]:
@@ -175,8 +184,9 @@ class StateGraph:
             input_schema: the schema this node reads (default: its first parameter's
                 annotation, else the state schema). Keys only declared here are private.
             **options: `destinations=` names where its `Command(goto=...)` may go (also read
-                from a `-> Command[Literal["a", "b"]]` annotation); others (`metadata`,
-                `retry_policy`, ...) are accepted for LangGraph compatibility.
+                from a `-> Command[Literal["a", "b"]]` annotation); `metadata` is accepted
+                for LangGraph compatibility. `retry_policy` and `cache_policy` are refused
+                (not supported yet): `compile()` raises `GraphBuildError` naming the node.
 
         Returns:
             The builder, so calls chain.
@@ -204,23 +214,24 @@ class StateGraph:
             fn=action,
             is_async=_is_async(action),
             takes_config=_takes_config(action),
-            input=self._node_input_schema(name, action, input_schema),
+            input=self._reader_schema(f"Node {name!r}", action, input_schema),
             defer=bool(defer),
             merge=merge,
             destinations=_destinations(action, options.pop("destinations", None)),
         )
-        _ignored(f"add_node({name!r})", options, keep=("metadata",))
+        self._problems.extend(_unsupported_policies(name, options))
+        _ignored(f"add_node({name!r})", options, keep=("metadata", *_POLICIES))
         return self
 
-    def _node_input_schema(
-        self, name: str, fn: Callable[..., Any], declared: Any
-    ) -> SchemaInfo | None:
+    def _reader_schema(self, who: str, fn: Callable[..., Any], declared: Any) -> SchemaInfo | None:
+        """The schema a node or router reads: `declared`, else its first parameter's
+        annotation; None for the state schema itself (or no schema)."""
         cls = declared if declared is not None else _first_param_annotation(fn)
         if cls is None or cls is self.state_schema or schema_kind(cls) in (None, "dict"):
             return None
         problems: list[str] = []
         info = read_schema(cls, problems=problems, private=True)
-        self._problems.extend(f"Node {name!r} input schema: {p}" for p in problems)
+        self._problems.extend(f"{who} input schema: {p}" for p in problems)
         return info
 
     def add_sequence(
@@ -291,20 +302,25 @@ class StateGraph:
         """After `source` runs, `path(state)` chooses what runs next.
 
         The router sees the state at the start of the step plus only `source`'s own writes.
-        It returns a node name, `END`, a `Send`, or a list of them; with `path_map` its
-        return values are looked up there (a missing one is an error).
+        It returns a node name, `END`, a `Send`, or a list of them; with `path_map` (a dict,
+        or a list of names) its return values are looked up there (a missing one is an
+        error). Without one, a `-> Literal["a", "b"]` return annotation serves as the map;
+        a string `path_map` is not a map (LangGraph ignores it), so it is treated as none.
         """
         if not callable(path):
             self._problems.append(f"Conditional edge from {source!r}: router is not callable.")
             return self
         mapping: dict[Hashable, str] | None
-        if path_map is None:
+        if path_map is None or isinstance(path_map, str):  # LangGraph ignores a str map too
             mapping = _literal_targets(path)
         elif isinstance(path_map, Mapping):
             mapping = dict(path_map)
         else:
             mapping = {name: name for name in path_map}
-        self.branches.append(Branch(source, path, mapping, _is_async(path), _takes_config(path)))
+        reads = self._reader_schema(f"Router {_callable_name(path)!r} after {source!r}", path, None)
+        self.branches.append(
+            Branch(source, path, mapping, _is_async(path), _takes_config(path), reads)
+        )
         return self
 
     def set_entry_point(self, key: str) -> StateGraph:
@@ -339,7 +355,8 @@ class StateGraph:
         )
         input_info = self._side_schema(self.input_schema, state, problems)
         output_info = self._side_schema(self.output_schema, state, problems)
-        fields = _all_fields(state, input_info, output_info, self.nodes.values())
+        readers = [*self.nodes.values(), *self.branches]
+        fields = _all_fields(state, input_info, output_info, readers)
         problems.extend(self._edge_problems())
         for which, names in (
             ("interrupt_before", interrupt_before),
@@ -513,15 +530,15 @@ def _all_fields(
     state: SchemaInfo,
     input_info: SchemaInfo,
     output_info: SchemaInfo,
-    nodes: Iterable[NodeSpec],
+    readers: Iterable[NodeSpec | Branch],
 ) -> dict[str, FieldSpec]:
     fields = dict(state.fields)
     for info in (input_info, output_info):
         for name, spec in info.fields.items():
             fields.setdefault(name, spec)
-    for node in nodes:
-        if node.input is not None:
-            for name, spec in node.input.fields.items():
+    for reader in readers:
+        if reader.input is not None:
+            for name, spec in reader.input.fields.items():
                 fields.setdefault(name, spec)
     return fields
 
@@ -550,6 +567,24 @@ def _unreachable(spec: GraphSpec) -> list[str]:
                 reached.add(target)
                 frontier.append(target)
     return [name for name in spec.nodes if name not in reached]
+
+
+_POLICIES = {
+    "retry_policy": "retry it when it raises",
+    "retry": "retry it when it raises",
+    "cache_policy": "reuse its cached results",
+}
+
+
+def _unsupported_policies(node: str, options: Mapping[str, Any]) -> list[str]:
+    """A problem for each retry or cache policy given to `node`: nbgraph would run the node
+    without it, and a program that counts on it would silently behave differently."""
+    return [
+        f"Node {node!r}: {key}={options[key]!r} is not supported yet (nbgraph cannot "
+        f"{what}); remove it, or run this graph on LangGraph."
+        for key, what in _POLICIES.items()
+        if options.get(key) is not None
+    ]
 
 
 def _ignored(where: str, options: Mapping[str, Any], keep: tuple[str, ...]) -> None:

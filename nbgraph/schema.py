@@ -7,6 +7,7 @@ raised, so `compile()` can report them all together.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from nbgraph.types import MISSING, Ephemeral, Transient, _RemainingStepsMarker
 
 SchemaKind = typing.Literal["typeddict", "pydantic", "dataclass", "dict"]
 
+_QUALIFIER_NAMES = ("Required", "NotRequired", "ReadOnly")
 _EMPTY_BUILDABLE = (list, dict, set, frozenset, tuple, int, float, str, bool, complex)
 
 
@@ -139,13 +141,31 @@ def schema_kind(cls: Any) -> SchemaKind | None:
         return "dict"
     if not isinstance(cls, type):
         return None
-    if typing.is_typeddict(cls):
+    if is_typeddict(cls):
         return "typeddict"
     if dataclasses.is_dataclass(cls):
         return "dataclass"
     if _is_pydantic_model(cls):
         return "pydantic"
     return None
+
+
+def is_typeddict(cls: Any) -> bool:
+    """Whether `cls` is a TypedDict class, from `typing` or from `typing_extensions`.
+
+    Before Python 3.13 `typing_extensions.TypedDict` (what most of LangGraph's docs use) is
+    its own class, which `typing.is_typeddict` does not recognise.
+
+    >>> import typing_extensions
+    >>> class S(typing_extensions.TypedDict):
+    ...     x: int
+    >>> is_typeddict(S), is_typeddict(dict)
+    (True, False)
+    """
+    if typing.is_typeddict(cls):
+        return True
+    extensions = sys.modules.get("typing_extensions")  # loaded if cls could come from it
+    return extensions is not None and bool(extensions.is_typeddict(cls))
 
 
 def _is_pydantic_model(cls: type) -> bool:
@@ -169,8 +189,6 @@ def _type_hints(cls: type, kind: SchemaKind, problems: list[str]) -> dict[str, A
 
 def _hints_one_by_one(cls: type, problems: list[str]) -> dict[str, Any]:
     """Resolve string annotations field by field, reporting the ones that cannot be."""
-    import sys
-
     hints: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
         namespace = dict(vars(sys.modules.get(klass.__module__, typing)))
@@ -240,9 +258,20 @@ def _field_from_hint(
 
 
 def _strip_required(tp: Any) -> Any:
-    while get_origin(tp) in (typing.Required, typing.NotRequired):
+    """`T` from `Required[T]`, `NotRequired[T]` or `ReadOnly[T]` (typing or typing_extensions)."""
+    qualifiers = _key_qualifiers()
+    while get_origin(tp) in qualifiers:
         tp = get_args(tp)[0]
     return tp
+
+
+def _key_qualifiers() -> tuple[Any, ...]:
+    """The TypedDict key qualifiers known to the running interpreter and its modules."""
+    found = [typing.Required, typing.NotRequired, getattr(typing, "ReadOnly", None)]
+    extensions = sys.modules.get("typing_extensions")
+    if extensions is not None:
+        found += [getattr(extensions, name, None) for name in _QUALIFIER_NAMES]
+    return tuple(q for q in found if q is not None)
 
 
 def _empty_factory(tp: Any) -> Callable[[], Any] | None:

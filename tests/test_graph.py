@@ -7,6 +7,7 @@ import warnings
 from typing import Annotated, Any, Literal, TypedDict
 
 import pytest
+import typing_extensions
 
 from nbgraph.errors import GraphBuildError
 from nbgraph.graph import GraphSpec, StateGraph, WaitingEdge
@@ -603,8 +604,99 @@ def test_langgraph_options_nbgraph_does_not_act_on_are_named_in_a_warning() -> N
         x: int
 
     graph = StateGraph(S)
-    with pytest.warns(UserWarning, match="retry_policy"):
-        graph.add_node("a", lambda s: None, retry_policy=object(), metadata={"k": 1})
+    with pytest.warns(UserWarning, match="input_hints"):
+        graph.add_node("a", lambda s: None, input_hints=object(), metadata={"k": 1})
     graph.add_edge(START, "a")
     with pytest.warns(UserWarning, match="checkpoint_during"):
         graph.compile(checkpoint_during=True)
+
+
+# --- LangGraph parity: typing_extensions schemas, str path_map, unsupported policies ---------
+
+
+class ExtOverall(typing_extensions.TypedDict):
+    question: str
+    answer: str
+    log: Annotated[list, operator.add]
+
+
+class ExtIn(typing_extensions.TypedDict):
+    question: str
+
+
+class ExtOut(typing_extensions.TypedDict):
+    answer: str
+
+
+class ExtPrivate(typing_extensions.TypedDict):
+    draft: typing_extensions.NotRequired[str]
+
+
+def ext_draft(state: ExtIn) -> ExtPrivate:
+    return {"draft": state["question"].upper()}
+
+
+def ext_answer(state: ExtPrivate) -> ExtOverall:
+    return {"answer": state["draft"] + "!", "log": ["answered"]}
+
+
+def test_typing_extensions_schemas_work_everywhere_a_schema_is_read() -> None:
+    builder = (
+        StateGraph(ExtOverall, input_schema=ExtIn, output_schema=ExtOut)
+        .add_sequence([ext_draft, ext_answer])
+        .add_edge(START, "ext_draft")
+    )
+
+    spec = builder.validate()
+
+    assert spec.fields["draft"].private and spec.nodes["ext_answer"].input.cls is ExtPrivate
+    assert builder.compile().invoke({"question": "hi"}) == {"answer": "HI!"}
+
+
+def test_a_string_path_map_is_not_split_into_characters() -> None:
+    builder = (
+        StateGraph(State)
+        .add_node("first", first)
+        .add_node("second", second)
+        .add_edge(START, "first")
+        .add_conditional_edges("first", lambda s: "second", "second")
+    )
+
+    spec = builder.validate()
+
+    assert spec.branches["first"][0].path_map is None  # as LangGraph: not a map
+    assert builder.compile().invoke({"log": []})["log"] == ["first", "second"]
+
+
+def test_a_string_path_map_falls_back_to_the_routers_literal_annotation() -> None:
+    def route(state: State) -> Literal["second"]:
+        return "second"
+
+    builder = (
+        StateGraph(State)
+        .add_node("first", first)
+        .add_node("second", second)
+        .add_edge(START, "first")
+        .add_conditional_edges("first", route, "ignored")
+    )
+
+    assert builder.validate().branches["first"][0].path_map == {"second": "second"}
+
+
+@pytest.mark.parametrize("option", ["retry_policy", "cache_policy", "retry"])
+def test_retry_and_cache_policies_are_refused_naming_the_node(option: str) -> None:
+    builder = StateGraph(State).add_node("flaky", first, **{option: object()})
+    builder.add_edge(START, "flaky")
+
+    with pytest.raises(GraphBuildError) as caught:
+        builder.compile()
+
+    assert f"Node 'flaky': {option}=" in str(caught.value)
+    assert "not supported yet" in str(caught.value)
+
+
+def test_a_policy_of_none_is_no_policy() -> None:
+    builder = StateGraph(State).add_node("a", first, retry_policy=None, cache_policy=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        builder.add_edge(START, "a").compile()

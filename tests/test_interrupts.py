@@ -159,3 +159,220 @@ def test_a_replay_that_pauses_can_be_answered_on_its_new_branch():
     branch = app.get_state(config())
     assert branch.metadata["source"] == "fork" and [i.value for i in branch.interrupts] == ["?"]
     assert app.invoke(Command(resume="second"), config())["answer"] == "second"
+
+
+# --- pauses in streams, as LangGraph streams them ------------------------------------------
+
+
+class Step(TypedDict, total=False):
+    log: Annotated[list, "append"]
+    answer: str
+
+
+def fan_out_with_a_question(saver=None, **compile_options):
+    """START -> ask (asks a question) and START -> side (finishes); both -> done."""
+
+    def ask(state):
+        return {"answer": interrupt("name?"), "log": ["ask"]}
+
+    return (
+        StateGraph(Step)
+        .add_node("ask", ask)
+        .add_node("side", lambda s: {"log": ["side"]})
+        .add_node("done", lambda s: {"log": ["done"]})
+        .add_edge(START, "ask")
+        .add_edge(START, "side")
+        .add_edge(["ask", "side"], "done")
+        .compile(checkpointer=saver or MemorySaver(), **compile_options)
+    )
+
+
+def test_a_question_streams_as_an_interrupt_update_not_as_a_node_that_wrote_nothing():
+    app = fan_out_with_a_question()
+
+    chunks = list(app.stream({"log": []}, config(), stream_mode="updates"))
+
+    asked = [c for c in chunks if "__interrupt__" in c]
+    assert {"side": {"log": ["side"]}} in chunks and {"ask": None} not in chunks
+    assert len(asked) == 1 and [i.value for i in asked[0]["__interrupt__"]] == ["name?"]
+    assert isinstance(asked[0]["__interrupt__"], tuple)
+
+
+def test_values_stream_ends_with_the_question_then_the_finished_siblings_writes():
+    app = fan_out_with_a_question()
+
+    chunks = list(app.stream({"log": []}, config(), stream_mode="values"))
+
+    assert chunks[0] == {"log": []}
+    question = chunks[1]
+    assert [i.value for i in question.pop("__interrupt__")] == ["name?"]
+    assert question == {"log": []}  # the state the question was asked in
+    assert chunks[2:] == [{"log": ["side"]}]  # `side` finished: its writes are shown last
+
+
+def test_invoke_that_pauses_returns_the_finished_siblings_writes_with_the_question():
+    app = fan_out_with_a_question()
+
+    out = app.invoke({"log": []}, config())
+
+    assert out["log"] == ["side"] and [i.value for i in out["__interrupt__"]] == ["name?"]
+    done = app.invoke(Command(resume="Ada"), config())
+    assert done == {"log": ["ask", "side", "done"], "answer": "Ada"}
+
+
+def test_both_modes_stream_pairs_with_the_question_in_each():
+    app = fan_out_with_a_question()
+
+    chunks = list(app.stream({"log": []}, config(), stream_mode=["values", "updates"]))
+
+    modes = [(mode, "__interrupt__" in chunk) for mode, chunk in chunks]
+    assert ("updates", True) in modes and ("values", True) in modes
+    assert chunks[-1] == ("values", {"log": ["side"]})
+
+
+@pytest.mark.parametrize("where", ["interrupt_before", "interrupt_after"])
+def test_a_static_breakpoint_streams_an_empty_interrupt_update(where):
+    app = (
+        StateGraph(Step)
+        .add_node("a", lambda s: {"log": ["a"]})
+        .add_node("b", lambda s: {"log": ["b"]})
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .compile(checkpointer=MemorySaver(), **{where: ["a"]})
+    )
+
+    updates = list(app.stream({"log": []}, config("u"), stream_mode="updates"))
+    values = list(app.stream({"log": []}, config("v"), stream_mode="values"))
+
+    ran = [] if where == "interrupt_before" else [{"a": {"log": ["a"]}}]
+    assert updates == [*ran, {"__interrupt__": ()}]
+    assert values == [{"log": []}, *([{"log": ["a"]}] if ran else [])]  # no extra chunk
+    assert "__interrupt__" not in app.invoke({"log": []}, config("i"))
+
+
+# --- Command(resume=..., update=..., goto=...) -----------------------------------------------
+
+
+def asking_twice_app(saver):
+    def ask(state):
+        return {"log": [interrupt("q?")]}
+
+    return (
+        StateGraph(Step)
+        .add_node("first", lambda s: {"log": ["first"]})
+        .add_node("ask", ask)
+        .add_node("last", lambda s: {"log": ["last"]})
+        .add_edge(START, "first")
+        .add_edge("first", "ask")
+        .add_edge("ask", "last")
+        .compile(checkpointer=saver)
+    )
+
+
+@pytest.mark.parametrize("make_saver", [MemorySaver, lambda: SqliteSaver(":memory:")])
+def test_command_update_goes_into_the_state_before_the_paused_node_runs_again(make_saver):
+    app = asking_twice_app(make_saver())
+    app.invoke({"log": ["in"]}, config())
+
+    out = app.invoke(Command(resume="yes", update={"log": ["edited"], "answer": "x"}), config())
+
+    assert out == {"log": ["in", "first", "edited", "yes", "last"], "answer": "x"}
+    history = [(s.metadata["step"], s.values["log"]) for s in app.get_state_history(config())]
+    assert history[0] == (3, ["in", "first", "edited", "yes", "last"])
+    assert (2, ["in", "first", "edited", "yes"]) in history  # the resumed step starts updated
+
+
+def test_the_paused_node_reads_the_updated_state():
+    seen: list = []
+
+    def ask(state):
+        seen.append(list(state["log"]))
+        return {"answer": interrupt("q?")}
+
+    app = (
+        StateGraph(Step)
+        .add_node("ask", ask)
+        .add_edge(START, "ask")
+        .compile(checkpointer=MemorySaver())
+    )
+    app.invoke({"log": ["in"]}, config())
+    app.invoke(Command(resume="ok", update={"log": ["more"]}), config())
+
+    assert seen == [["in"], ["in", "more"]]
+
+
+def test_an_update_without_an_answer_is_kept_while_the_thread_stays_paused():
+    app = asking_twice_app(MemorySaver())
+    app.invoke({"log": ["in"]}, config())
+
+    again = app.invoke(Command(update={"answer": "kept"}), config())
+
+    assert [i.value for i in again["__interrupt__"]] == ["q?"]  # not answered: asks again
+    assert app.get_state(config()).values == {"log": ["in", "first"], "answer": "kept"}
+    out = app.invoke(Command(resume="yes"), config())
+    assert out == {"log": ["in", "first", "yes", "last"], "answer": "kept"}
+
+
+def test_the_update_is_recorded_as_a_command_reset_of_the_resumed_step():
+    app = asking_twice_app(MemorySaver())
+    app.invoke({"log": ["in"]}, config())
+
+    app.invoke(Command(resume="yes", update={"answer": "x"}), config())
+
+    resets = [r for step in app.last_log.steps for r in step.resets if r.reason == "command"]
+    assert len(resets) == 1 and resets[0].values == {"log": ["in", "first"], "answer": "x"}
+
+
+def test_command_goto_adds_a_node_to_the_resumed_step():
+    app = asking_twice_app(MemorySaver())
+    app.invoke({"log": ["in"]}, config())
+
+    out = app.invoke(Command(resume="yes", goto="last"), config())
+
+    assert out["log"] == ["in", "first", "yes", "last", "last"]
+
+
+def test_an_update_with_an_unknown_key_warns_and_a_bad_goto_is_refused():
+    app = asking_twice_app(MemorySaver())
+    app.invoke({"log": ["in"]}, config())
+
+    with pytest.warns(UserWarning, match="nope"):
+        app.invoke(Command(update={"nope": 1}), config())
+    with pytest.raises(KeyError, match="nowhere"):
+        app.invoke(Command(resume="x", goto="nowhere"), config())
+
+
+def test_astream_shows_the_pause_like_stream():
+    import asyncio
+
+    async def collect(app):
+        return [c async for c in app.astream({"log": []}, config(), stream_mode="updates")]
+
+    chunks = asyncio.run(collect(fan_out_with_a_question()))
+
+    asked = [c["__interrupt__"] for c in chunks if "__interrupt__" in c]
+    assert [[i.value for i in a] for a in asked] == [["name?"]]
+    assert {"side": {"log": ["side"]}} in chunks
+
+
+def test_debug_task_result_carries_the_question():
+    app = fan_out_with_a_question()
+
+    events = list(app.stream({"log": []}, config(), stream_mode="debug"))
+
+    results = {e.node: e for e in events if e.type == "task_result"}
+    assert [i.value for i in results["ask"].interrupts] == ["name?"]
+    assert results["side"].interrupts == () and results["side"].update == {"log": ["side"]}
+
+
+def test_on_resume_a_finished_siblings_kept_writes_stream_first_marked_cached():
+    app = fan_out_with_a_question()
+    app.invoke({"log": []}, config())
+
+    chunks = list(app.stream(Command(resume="Ada"), config(), stream_mode="updates"))
+
+    assert chunks == [
+        {"side": {"log": ["side"]}, "__metadata__": {"cached": True}},
+        {"ask": {"answer": "Ada", "log": ["ask"]}},
+        {"done": {"log": ["done"]}},
+    ]

@@ -10,6 +10,7 @@ from typing import Annotated, Any, NotRequired, Required, TypedDict
 
 import pydantic
 import pytest
+import typing_extensions
 
 from nbgraph.messages import Message
 from nbgraph.reducers import get_reducer, register_reducer
@@ -17,6 +18,7 @@ from nbgraph.schema import (
     FieldSpec,
     SchemaInfo,
     generate_state_schema,
+    is_typeddict,
     pydantic_updates,
     read_schema,
     schema_kind,
@@ -553,3 +555,44 @@ def test_generated_schema_messages_cannot_lose_append_messages() -> None:
         assert "messages" in str(error)
     else:
         assert read(S)[0].fields["messages"].reducer is get_reducer("append_messages")
+
+
+# --- typing_extensions.TypedDict (what most of LangGraph's docs use) ----------------------------
+
+
+class ExtensionsState(typing_extensions.TypedDict):
+    log: typing_extensions.Annotated[list, "append"]
+    total: typing_extensions.Required[Annotated[int, operator.add]]
+    status: typing_extensions.NotRequired[str]
+    frozen: typing_extensions.ReadOnly[Annotated[list, operator.add]]
+    remaining: RemainingSteps
+
+
+class ExtensionsChild(ExtensionsState, total=False):
+    extra: typing_extensions.NotRequired[Annotated[str, Ephemeral]]
+
+
+def test_a_typing_extensions_typeddict_is_read_like_a_typing_one() -> None:
+    info, problems = read(ExtensionsState)
+
+    assert problems == [] and info.kind == "typeddict" and schema_kind(ExtensionsState)
+    assert reducer_names(info) == {
+        "log": "append",
+        "total": "add",
+        "status": "overwrite",
+        "frozen": "add",
+        "remaining": "managed",
+    }
+    assert info.fields["status"].type is str and info.fields["frozen"].type is list
+
+
+def test_a_typing_extensions_typeddict_subclass_keeps_its_parents_fields() -> None:
+    info, problems = read(ExtensionsChild)
+
+    assert problems == [] and list(info.fields) == [*ExtensionsState.__annotations__, "extra"]
+    assert info.fields["extra"].ephemeral
+
+
+def test_is_typeddict_knows_both_kinds_and_nothing_else() -> None:
+    assert is_typeddict(ExtensionsState) and is_typeddict(TypedState)
+    assert not is_typeddict(dict) and not is_typeddict(DataState) and not is_typeddict(3)

@@ -29,6 +29,7 @@ from nbgraph.engine.tasks import Task, update_chunk
 
 StreamMode = Literal["values", "updates", "debug"]
 STREAM_MODES = ("values", "updates", "debug")
+INTERRUPT = "__interrupt__"  # the key LangGraph streams a pause under
 
 Chunk = tuple[str, Any]
 
@@ -53,6 +54,7 @@ class TaskFinished:
     node: str
     update: Any
     error: BaseException | None
+    interrupts: tuple[Any, ...] = ()
     type: str = field(default="task_result", init=False)
 
 
@@ -70,25 +72,51 @@ class StepFinished:
 
 
 def _started_chunks(tasks: list[Task], modes: frozenset[str]) -> Iterable[Chunk]:
+    if "updates" in modes:  # as LangGraph: restored writes first, marked as cached
+        for task in tasks:
+            if task.cached:
+                written = frozenset(key for key, _ in task.writes)  # (managed ones never are)
+                chunk = {task.node: update_chunk(task, written), "__metadata__": {"cached": True}}
+                yield "updates", chunk
     if "debug" in modes:
         for task in tasks:
             yield "debug", TaskStarted(task.step, task.id, task.node, task.triggers)
 
 
 def _task_chunks(run: RunLoop, task: Task, modes: frozenset[str]) -> Iterable[Chunk]:
-    if "updates" in modes and task.error is None:
+    if task.interrupts:  # as LangGraph: the question, and the state it was asked in
+        if "updates" in modes:
+            yield "updates", {INTERRUPT: task.interrupts}
+        if "values" in modes:
+            yield "values", {**run.stream_values(), INTERRUPT: task.interrupts}
+    elif "updates" in modes and task.error is None and not task.cached:
         yield "updates", {task.node: update_chunk(task, run.stream_keys)}
     if "debug" in modes:
         update = update_chunk(task, run.stream_keys)
-        yield "debug", TaskFinished(task.step, task.id, task.node, update, task.error)
+        yield (
+            "debug",
+            TaskFinished(task.step, task.id, task.node, update, task.error, task.interrupts),
+        )
 
 
 def _step_chunks(run: RunLoop, log: StepLog, modes: frozenset[str]) -> Iterable[Chunk]:
-    if "values" in modes and run.touched_stream_keys(log):
+    if "values" in modes and log.applied and run.touched_stream_keys(log):
         yield "values", run.stream_values()
     if "debug" in modes:
         changed = tuple(change.field for change in log.changes)
         yield "debug", StepFinished(log.step, changed, run.stream_values())
+
+
+def _end_chunks(run: RunLoop, modes: frozenset[str]) -> Iterable[Chunk]:
+    """What LangGraph streams when a run stops for a person: after `interrupt()`, the state
+    with the paused step's finished tasks' writes (if they wrote any shown field); at a
+    static breakpoint, an empty `__interrupt__` update."""
+    if run.paused and "values" in modes:
+        values = run.paused_values()
+        if values is not None:
+            yield "values", values
+    if run.at_breakpoint and "updates" in modes:
+        yield "updates", {INTERRUPT: ()}
 
 
 def _finish(run: RunLoop, error: BaseException | None) -> None:
@@ -160,6 +188,7 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
                 yield from _task_chunks(run, task, modes)
             running = None
             yield from _step_chunks(run, run.commit(tasks), modes)
+        yield from _end_chunks(run, modes)
     except BaseException as error:
         try:
             if pool is not None and running is not None:
@@ -208,6 +237,8 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
             running = []
             for chunk in _step_chunks(run, run.commit(tasks), modes):
                 yield chunk
+        for chunk in _end_chunks(run, modes):
+            yield chunk
     except BaseException as error:
         try:
             if running:  # cancel the async tasks (and those not started), wait for the threads

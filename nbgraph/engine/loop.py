@@ -38,6 +38,7 @@ from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import (
     applied_writes,
     apply_grouped,
+    apply_step,
     clear_ephemeral,
     field_spec,
     group_writes,
@@ -82,6 +83,7 @@ class RunLoop:
         self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
         self.log = RunLog(spec, MISSING, config)
         self._pending_resets: list[RootReset] | tuple[()] = ()
+        self.root_updated = False  # a resuming Command's update: the next step records it
         self.step_size = 0  # tasks in the step being run
         self.unsettled: Callable[[], object] | None = None  # see `engine.drive`: stopped
         # mid-step, the run could not wait for all its nodes; this waits for the rest
@@ -110,7 +112,7 @@ class RunLoop:
                     "has no pending interrupt."
                 )
             log = self._resume(restored)
-            self._answer(input.resume, restored.paused)
+            self._take_command(input, restored.paused)
             return log
         self.log.input = isolate(input)
         if restored is not None:
@@ -150,11 +152,59 @@ class RunLoop:
             self.finished = dict(restored.finished)
             self.answers = {k: list(v["answers"]) for k, v in restored.paused.items()}
             self._past_breakpoint = True  # resuming steps over the breakpoint it stopped at
+            if restored.updates:  # a Command's update and goto, kept while paused
+                self.root_updated = True
+                routes = [r for update in restored.updates for r in update["routes"]]
+                self._take_gotos([Send(*r) if isinstance(r, list) else r for r in routes])
         recorded = {k: isolate(v) for k, v in restored.values.items()}
         reset = RootReset(restored.step, restored.checkpoint_id, "resume", (), (), recorded)
         log = StepLog(restored.step, [], self.spec.fields, resets=[reset], applied=True)
         self.log.steps.append(log)
         return log
+
+    def _take_command(self, command: Command, paused: dict[str, dict[str, Any]]) -> None:
+        """Resume with a `Command`, as LangGraph does: its `update` goes into the state before
+        the paused step runs again (through the reducers, as the graph's input), its `goto`
+        adds nodes to that step, and its `resume` (unless None) answers the interrupts.
+
+        The update and goto are kept with the paused checkpoint until the step commits (the
+        next checkpoint starts from the updated state), so `get_state` shows them and a run
+        that pauses again keeps them.
+        """
+        if command.graph == Command.PARENT:
+            raise InvalidUpdateError(
+                "Command(graph=Command.PARENT) was given as graph input; there is no parent "
+                "graph to send it to."
+            )
+        update, goto = command.update, command.goto_targets()
+        if (update is not None or goto) and self.spec.semantics != "supersteps":
+            raise InvalidUpdateError(
+                "Command(update=..., goto=...) when resuming is not supported with semantics="
+                f'"{self.spec.semantics}" yet; use update_state(config, values, as_node=...).'
+            )
+        if command.resume is not None:
+            self._answer(command.resume, paused)
+        if update is not None or goto:
+            task = Task(self.step, 0, START, "update", started=time.time())
+            absorb_output(self.spec, None, task, Command(update=update, goto=goto))
+            if task.dropped:
+                self._warn(
+                    f"Command(update=...) wrote keys the state does not have; they were "
+                    f"dropped: {[key for key, _, _ in task.dropped]}."
+                )
+            apply_step(self.spec.fields, self.values, applied_writes(self.spec.fields, [task]),
+                       self.step)  # fmt: skip
+            self.thread.save_update(task)
+            self._take_gotos(task.routes)
+            self.root_updated = True
+
+    def _take_gotos(self, routes: Any) -> None:
+        """Add a resuming Command's `goto` targets to the step that runs next."""
+        for route in routes:
+            if isinstance(route, Send):
+                self.push.append((START, route))
+            elif route != END:
+                self.pull.setdefault(route, []).append(START)
 
     def _answer(self, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
         """Give the paused tasks their answers: one value for one pending interrupt, or
@@ -226,6 +276,10 @@ class RunLoop:
             return None
         self.pull, self.push = {}, []
         resets = self._resets(pull) if self.incoming else ()
+        if self.root_updated:  # the state a resuming Command updated: the step starts there
+            self.root_updated = False
+            recorded = {k: isolate(v) for k, v in self.values.items()}
+            resets = [RootReset(self.step, START, "command", (), (), recorded), *resets]
         names = sorted(pull) if len(pull) > 1 else pull
         tasks = [
             Task(self.step, index, name, "edge", triggers=self.shared(tuple(pull[name])))
@@ -238,6 +292,10 @@ class RunLoop:
         ]
         self._pending_resets = resets
         self.step_size = len(tasks)
+        if self.finished:  # tasks that finished before a pause or a failure are not run again
+            for task in tasks:
+                task.started = time.time()
+                task.cached = self._restore_task(task)
         return tasks
 
     def advance(self) -> bool:
@@ -339,7 +397,7 @@ class RunLoop:
         """
         node = self.spec.nodes[task.node]
         task.started = time.time()
-        if self.finished and self._restore_task(task):
+        if task.cached or (self.finished and self._restore_task(task)):
             return task
         scope = None if self.thread is None else self._scope(task)
         try:
@@ -409,7 +467,7 @@ class RunLoop:
         """Run a task on the event loop (async nodes and routers are awaited)."""
         node = self.spec.nodes[task.node]
         task.started = time.time()
-        if self.finished and self._restore_task(task):
+        if task.cached or (self.finished and self._restore_task(task)):
             return task
         scope = self._scope(task)
         try:
@@ -453,7 +511,7 @@ class RunLoop:
             absorb_route(self.spec, branch, task, result)
 
     def _call_router(self, branch: Any, task: Task) -> Any:
-        state = router_state(self.spec, task, self.read(task), self.managed_values())
+        state = router_state(self.spec, task, self.read(task), self.managed_values(), branch)
         return branch.router(state, self.config) if branch.takes_config else branch.router(state)
 
     # --- committing a step -----------------------------------------------------------------
@@ -583,8 +641,38 @@ class RunLoop:
         return {k: isolate(v) for k, v in self.values.items() if k in self.stream_keys}
 
     def output(self) -> dict[str, Any]:
-        """The output schema's fields that have a value (isolated)."""
-        return self.output_of(self.values)
+        """The output schema's fields that have a value (isolated); while paused by
+        `interrupt()`, with the paused step's finished tasks' writes applied (LangGraph's)."""
+        pending = self._with_paused_writes() if self.paused else None
+        return self.output_of(self.values if pending is None else pending)
+
+    def paused_values(self) -> dict[str, Any] | None:
+        """While paused by `interrupt()`: the shown fields with the writes of the paused
+        step's finished tasks applied, as LangGraph's last `"values"` chunk shows them (the
+        checkpoint keeps those writes apart, and the resumed step applies them); None if
+        they wrote no shown field."""
+        tasks = self.log.steps[-1].tasks if self.paused and self.log.steps else ()
+        keys = self.stream_keys
+        if not any(key in keys for t in tasks if not t.interrupts for key, _ in t.writes):
+            return None
+        values = self._with_paused_writes()
+        return None if values is None else {k: v for k, v in values.items() if k in keys}
+
+    def _with_paused_writes(self) -> dict[str, Any] | None:
+        done = [t for t in self.log.steps[-1].tasks if not t.interrupts and t.writes]
+        if not done or self.spec.semantics != "supersteps":
+            return None
+        values = {k: isolate(v) for k, v in self.values.items()}
+        try:
+            apply_grouped(
+                self.spec.fields,
+                values,
+                group_writes(applied_writes(self.spec.fields, done)),
+                self.step,
+            )
+        except InvalidUpdateError:  # their conflict is raised when the step runs again
+            return None
+        return values
 
     def output_of(self, values: dict[str, Any]) -> dict[str, Any]:
         """`values` as `invoke` returns them: the output schema's fields (isolated)."""

@@ -23,7 +23,7 @@ from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import applied_writes, apply_step, clear_ephemeral
 from nbgraph.graph import GraphSpec
 from nbgraph.reducers import callable_anywhere
-from nbgraph.types import MISSING, Interrupt, Mutation
+from nbgraph.types import MISSING, START, Interrupt, Mutation, Send
 
 MIN_SNAPSHOT_COST = 64
 LINEAGES = "__nbgraph_lineages__"  # a branch run's snapshot: its lineage points
@@ -45,6 +45,7 @@ class Restored:
     tasks: list[list[str]] = field(default_factory=list)
     latest: bool = True
     lineages: dict[str, Any] | None = None  # branch runs: the restored lineage points by id
+    updates: list[dict[str, Any]] = field(default_factory=list)  # resuming Commands' (in values)
 
 
 def thread_id_of(config: dict[str, Any]) -> str:
@@ -163,6 +164,10 @@ class Thread:
             for k, v in saved.items()
             if "interrupts" in v
         }
+        updates = [v for v in saved.values() if "update" in v]
+        for update in updates:  # what a resuming Command wrote while this checkpoint was head
+            writes = [(START, key, value) for key, value in update["update"]]
+            apply_step(self.spec.fields, values, writes, record.step)
         return Restored(
             record.checkpoint_id,
             record.step,
@@ -176,6 +181,7 @@ class Thread:
             record.payload.get("tasks", []),
             latest,
             lineages,
+            updates,
         )
 
     # --- writing -----------------------------------------------------------------------------
@@ -234,6 +240,21 @@ class Thread:
         payload = {"resets": [], "tasks": [], "merged": [], "afters": {}, "cleared": [],
                    "points": [], "next": restored.control}  # fmt: skip
         self.save(restored.step, "fork", payload, restored.values)
+
+    def save_update(self, task: Task) -> None:
+        """Keep a resuming `Command`'s update and goto with the paused checkpoint (LangGraph
+        keeps them as pending writes): `get_state` shows the updated state, and a resume
+        that pauses again still has them. The next checkpoint starts from the updated state.
+        """
+        if self.head is None:
+            return
+        kept = sum(1 for w in self.saver.pending_writes(self.thread_id, self.head)
+                   if "update" in w.payload)  # fmt: skip
+        skip = transient_fields(self.spec)
+        writes = [list(w) for w in task.writes if w[0] not in skip]
+        routes = [[r.node, r.arg] if isinstance(r, Send) else r for r in task.routes]
+        payload = {"update": writes, "routes": routes}
+        self.saver.put_write(self.thread_id, self.head, f"command:{kept}", payload)
 
     def save_task(self, task: Task, answers: list[Any] | None = None) -> None:
         """Keep a finished task's writes and routes, so a resume does not run it again;

@@ -47,6 +47,8 @@ class Task:
         interrupts: the `Interrupt` that paused it (it will run again when answered).
         parent: with `semantics="branches"`, the id of the lineage point it read (a state
             tree id: `"merge:0"`, `"task:<id>"`, `"join:..."` or `"reset:..."`).
+        cached: its writes were taken from the checkpoint (it had finished before the run
+            paused or failed), so it is not run again.
     """
 
     step: int
@@ -63,6 +65,7 @@ class Task:
     ended: float = 0.0
     interrupts: tuple[Any, ...] = ()
     parent: str = ""
+    cached: bool = False
 
     @property
     def id(self) -> str:
@@ -84,8 +87,9 @@ def node_input(spec: GraphSpec, node: NodeSpec, task: Task, values: dict, manage
     """What the node is called with: an isolated state in its schema's form."""
     if task.kind == "send":
         return isolate(task.arg)  # the recorded argument stays as it was sent
-    schema = node.input or spec.state
-    return state_for(schema, values, managed, whole=node.input is None)
+    if node.input is not None:
+        return state_for(node.input, values, managed, whole=False)
+    return state_for(spec.state, values, managed, whole=not spec.beyond_state)
 
 
 def state_for(schema: SchemaInfo, values: dict, managed: dict, *, whole: bool) -> Any:
@@ -210,12 +214,20 @@ def _checked_target(spec: GraphSpec, source: str, target: Any, how: str) -> str 
     )
 
 
-def router_state(spec: GraphSpec, task: Task, values: dict, managed: dict) -> Any:
-    """The state a router sees: the step's start plus only this task's writes."""
+def router_state(
+    spec: GraphSpec, task: Task, values: dict, managed: dict, branch: Branch | None = None
+) -> Any:
+    """The state a router sees: the step's start plus only this task's writes, in the
+    schema its first parameter is annotated with (default: the state schema's fields)."""
+    schema = branch.input if branch is not None and branch.input is not None else spec.state
+    if schema is not spec.state or spec.beyond_state:
+        values = {k: v for k, v in values.items() if k in schema.fields}
     view = StateView(values)
     if task.writes:
         own: dict[str, list[tuple[str, Any]]] = {}
         for key, value in task.writes:
+            if key not in schema.fields and not spec.open_schema:
+                continue
             if key in own:
                 own[key].append((task.node, value))
             else:
@@ -223,11 +235,11 @@ def router_state(spec: GraphSpec, task: Task, values: dict, managed: dict) -> An
         for key, key_writes in own.items():
             view.set_pending(key, _Fresh(field_spec(spec.fields, key), values, key_writes, task))
     for name, value in managed.items():
-        if name in spec.state.fields:
+        if name in schema.fields:
             dict.__setitem__(view, name, value)
-    if spec.state.kind in ("typeddict", "dict"):
+    if schema.kind in ("typeddict", "dict"):
         return view
-    return spec.state.build(view.resolved())
+    return schema.build(view.resolved())
 
 
 class _Fresh(Pending):

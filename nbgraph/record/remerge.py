@@ -425,7 +425,7 @@ def _router_routes(
     managed = {n: limit - task.step for n, f in graph.fields.items() if f.managed}
     for branch in graph.branches.get(task.node, ()):
         try:
-            state = router_state(graph, scratch, start, managed)
+            state = router_state(graph, scratch, start, managed, branch)
             result = branch.router(state, config) if branch.takes_config else branch.router(state)
             if inspect.isawaitable(result):
                 getattr(result, "close", lambda: None)()
