@@ -1,5 +1,6 @@
 """Interrupts, breakpoints, update_state and forks on a checkpointed thread."""
 
+import operator
 from typing import Annotated, TypedDict
 
 import pytest
@@ -11,6 +12,7 @@ from nbgraph import (
     GraphBuildError,
     InvalidUpdateError,
     MemorySaver,
+    Run,
     SqliteSaver,
     StateGraph,
     interrupt,
@@ -376,3 +378,30 @@ def test_on_resume_a_finished_siblings_kept_writes_stream_first_marked_cached():
         {"ask": {"answer": "Ada", "log": ["ask"]}},
         {"done": {"log": ["done"]}},
     ]
+
+
+# --- a run resumed at its first node: its record works everywhere -------------------------------
+
+
+@pytest.mark.parametrize("update", [None, {"log": ["edited"]}])
+def test_a_run_resumed_at_its_first_node_has_a_tree_tables_and_a_file(update, tmp_path):
+    def ask(state):
+        return {"answer": interrupt("which?"), "log": ["asked"]}
+
+    app = (
+        StateGraph(dict, reducers={"log": operator.add})
+        .add_node("ask", ask)
+        .add_edge(START, "ask")
+        .compile(checkpointer=MemorySaver())
+    )
+    config = {"configurable": {"thread_id": "first-node"}}
+    app.invoke({"log": ["start"]}, config)
+    run = app.run(Command(resume="yes", update=update), config)
+    expected = ["start", "edited", "asked"] if update else ["start", "asked"]
+    assert run.output == {"log": expected, "answer": "yes"}
+    tree = run.tree  # the resumed step 0 has no task: its merge hangs off the resume reset
+    assert [node.kind for node in tree.nodes.values()][:2] == ["input", "reset"]
+    assert "ask" in run.draw_tree().source
+    assert run.effects.iloc[-1]["after"] == expected
+    loaded = Run.load(run.save(tmp_path / "run.json"))
+    assert loaded.output == run.output

@@ -11,6 +11,8 @@ The programs here are the core-engine cases found by running real LangGraph prog
 # both engines read their annotations at run time.
 
 import operator
+import threading
+import time
 import types
 from typing import Annotated, Any
 
@@ -254,16 +256,25 @@ def interrupt_with_a_finished_sibling(api) -> list:
 @program
 def resume_after_a_failure_streams_the_kept_writes_as_cached(api) -> list:
     fail = [True]
+    steady_done = threading.Event()
 
     def flaky(state):
         if fail[0]:
+            # fail only once the sibling has finished, so both engines keep its writes
+            # (a loaded machine could otherwise start `steady` after the failure)
+            steady_done.wait(10)
+            time.sleep(0.05)
             raise ValueError("boom")
         return {"log": ["flaky"]}
+
+    def steady(state):
+        steady_done.set()
+        return {"log": ["steady"]}
 
     app = (
         api.StateGraph(Asking)
         .add_node("flaky", flaky)
-        .add_node("steady", lambda s: {"log": ["steady"]})
+        .add_node("steady", steady)
         .add_node("done", lambda s: {"log": ["done"]})
         .add_edge(api.START, "flaky")
         .add_edge(api.START, "steady")
@@ -273,6 +284,7 @@ def resume_after_a_failure_streams_the_kept_writes_as_cached(api) -> list:
     seen = []
     for index, mode in enumerate(["updates", ["values", "updates"]]):
         fail[0] = True
+        steady_done.clear()
         with pytest.raises(ValueError):
             list(app.stream({"log": []}, cfg(f"t{index}"), stream_mode=mode))
         fail[0] = False

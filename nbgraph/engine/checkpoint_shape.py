@@ -244,6 +244,11 @@ def _check_write(payload: Any, where: str) -> None:
         good = type(asked) is list and type(answers) is list
         good = good and all(type(i) is dict and {"value", "id"} <= set(i) for i in asked)
         expected = "'interrupts' (a list of {'value', 'id'}) and 'answers' (a list)"
+    elif type(payload) is dict and "update" in payload:  # a Command(update=) kept for resume
+        writes, routes = payload["update"], payload.get("routes", [])
+        good = type(writes) is list and type(routes) is list
+        good = good and all(type(w) in (list, tuple) and len(w) == 2 for w in writes)
+        expected = "'update' (a list of [field, value]) and 'routes' (a list)"
     else:
         writes = payload.get("writes") if type(payload) is dict else None
         routes = payload.get("routes") if type(payload) is dict else None

@@ -174,17 +174,17 @@ def build_tree(log: RunLog) -> StateTree:
                 )
             )
             current = reset_id
-        if step.step == 0:
+        if step.step == 0 and step.tasks:  # the input applied
             task = step.tasks[0]
             merge_parents: tuple[str, ...] = (current,)
             merge_writes = tuple(task.writes)
-        else:
+        else:  # a resumed run's first step may have no task: its merge follows the reset
             ids = []
             for task in step.tasks:
                 node = _task_node(task, current, counts)
                 tree._add(node)
                 ids.append(node.id)
-            merge_parents, merge_writes = tuple(ids), ()
+            merge_parents, merge_writes = tuple(ids) or (current,), ()
         if step.applied:
             merge_id = f"merge:{step.step}"
             tree._add(
