@@ -27,3 +27,8 @@ class GraphRecursionError(NbgraphError, RecursionError):
 
 class EmptyInputError(NbgraphError, ValueError):
     """A run was started with no input and nothing to resume."""
+
+
+class CheckpointFileError(NbgraphError, ValueError):
+    """A checkpoint database (or one of its rows) is malformed: which file, which checkpoint,
+    what was expected."""

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from nbgraph.errors import NbgraphError
+from nbgraph.errors import CheckpointFileError, NbgraphError
 from nbgraph.record.values import UnknownTagError, decode_value, encode_value
 
 SOURCES = ("input", "loop", "update", "fork")
@@ -30,10 +30,6 @@ class ThreadBusyError(NbgraphError, RuntimeError):
             "thread id."
         )
         self.thread_id = thread_id
-
-
-class CheckpointFileError(NbgraphError, ValueError):
-    """A file is not a checkpoint database this nbgraph can read; the message says which, why."""
 
 
 class CheckpointRecord(NamedTuple):

@@ -19,6 +19,7 @@ from nbgraph.engine.runlog import initial_values, reset_data
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import applied_writes, apply_step, clear_ephemeral
+from nbgraph.errors import CheckpointFileError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import MISSING, Interrupt, Mutation
 
@@ -97,10 +98,8 @@ class Thread:
                     "see app.get_state_history(config) for the ones it has."
                 )
             return None
-        chain, snapshot = [record], record.snapshot
-        while snapshot is None and chain[-1].parent_id is not None:
-            chain.append(self.saver.get(self.thread_id, chain[-1].parent_id))
-            snapshot = chain[-1].snapshot
+        chain = parent_chain(self.saver, record, lambda r: r.snapshot is not None)
+        snapshot = chain[-1].snapshot
         lineages = None
         if self.spec.semantics == "branches":
             lineages = restore_lineages(self.spec, chain, snapshot)
@@ -243,6 +242,38 @@ class Thread:
             writes = [w for w in task.writes if w[0] not in skip]
             payload = {"writes": writes, "routes": list(task.routes)}
         self.saver.put_write(self.thread_id, self.head, task.id, payload)
+
+
+def parent_chain(saver: Any, record: Any, stop: Callable[[Any], bool] | None = None) -> list:
+    """`record` and its ancestors, newest first, up to the first that `stop` accepts (or the
+    thread's first checkpoint).
+
+    Raises:
+        CheckpointFileError: the parent links loop, or name a checkpoint the thread lacks
+            (a corrupted or crafted checkpoint database), naming the saver and checkpoint.
+    """
+    chain, seen = [record], {record.checkpoint_id}
+    while chain[-1].parent_id is not None and (stop is None or not stop(chain[-1])):
+        child, parent_id = chain[-1], chain[-1].parent_id
+        parent = None if parent_id in seen else saver.get(record.thread_id, parent_id)
+        if parent is None:
+            why = "is not in the thread"
+            if parent_id in seen:
+                why = "is already on the chain (the links loop)"
+            raise CheckpointFileError(
+                f"{saver_name(saver)}: checkpoint {child.checkpoint_id!r} of thread "
+                f"{record.thread_id!r} has parent {parent_id!r}, which {why}; expected each "
+                "checkpoint's parents to lead back to the thread's first checkpoint."
+            )
+        seen.add(parent_id)
+        chain.append(parent)
+    return chain
+
+
+def saver_name(saver: Any) -> str:
+    """The saver for an error message: its file when it has one."""
+    path = getattr(saver, "path", None)
+    return f"{type(saver).__name__} file {path!r}" if path else type(saver).__name__
 
 
 def restore_lineages(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.persist import task_from_data
+from nbgraph.engine.persist import parent_chain, task_from_data
 from nbgraph.engine.runlog import RunLog, StepLog, join_from_data, reset_from_data
 from nbgraph.engine.view import isolate
 from nbgraph.record.serialize import graph_from_description
@@ -23,14 +23,13 @@ def log_from_checkpointer(
 
     Raises:
         ValueError: an unknown thread or checkpoint.
+        CheckpointFileError: the checkpoints' parent links loop or break.
     """
     head = saver.get(thread_id, checkpoint_id)
     if head is None:
         what = f"checkpoint {checkpoint_id!r}" if checkpoint_id else "checkpoints"
         raise ValueError(f"Thread {thread_id!r} has no {what}; threads: {saver.threads()}.")
-    chain = [head]
-    while chain[-1].parent_id is not None:
-        chain.append(saver.get(thread_id, chain[-1].parent_id))
+    chain = parent_chain(saver, head)
     chain.reverse()
     spec = graph if graph is not None else _described(chain[0], thread_id)
     log = RunLog(spec, _input_of(chain[0]), {"configurable": {"thread_id": thread_id}})
