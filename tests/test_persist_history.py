@@ -61,3 +61,28 @@ def test_broken_parent_links_are_refused_naming_file_and_checkpoint(
     message = str(caught.value)
     assert says in message and str(path) in message and "checkpoint '0" in message
     assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize("semantics", ["supersteps", "branches"])
+@pytest.mark.parametrize("past", [False, True])
+def test_record_after_update_state_reads_back(semantics, past):
+    from nbgraph import MemorySaver
+
+    saver = MemorySaver()
+    app = (
+        StateGraph(dict, reducers={"log": "append"})
+        .add_node("a", lambda s: {"log": ["a"]})
+        .add_node("b", lambda s: {"log": ["b"]})
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .compile(checkpointer=saver, semantics=semantics)
+    )
+    app.invoke({"log": []}, config())
+    target = config()
+    if past:  # a fork: the checkpoint taken after "a"
+        (after_a,) = [s for s in app.get_state_history(config()) if s.values["log"] == ["a"]]
+        target = after_a.config
+    new = app.update_state(target, {"log": ["patched"]}, as_node="a")
+    run = Run.from_checkpointer(saver, "t", new["configurable"]["checkpoint_id"], graph=app)
+    assert run.output == app.get_state(new).values
+    assert run.output["log"][-1] == "patched"

@@ -104,6 +104,8 @@ class CompiledStateGraph:
             run._resume(restored, keep_next=False)
             run.step += 1
             task = Task(run.step, 0, node, "update", started=time.time())
+            if isinstance(run, BranchLoop):  # the update grows from the thread's merged state
+                run._hand(task, run._resumed)
             absorb_output(self.spec, self.spec.nodes.get(node), task, values)
             run._route(task)
             source = "update" if restored.latest else "fork"
