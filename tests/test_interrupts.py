@@ -125,7 +125,8 @@ def test_update_state_as_a_node_fires_its_edges_and_a_past_update_forks():
     after_a = next(h for h in history if h.metadata["step"] == 1)
     forked = app.update_state(after_a.config, {"log": ["edited"]}, as_node="a")
     state = app.get_state(forked)
-    assert state.metadata["source"] == "fork" and state.next == ("b",)
+    assert state.metadata["source"] == "update" and state.next == ("b",)  # as in LangGraph
+    assert state.metadata["step"] == 2
     assert state.values == {"log": ["a", "edited"]}
     assert app.invoke(None, forked) == {"log": ["a", "edited", "b", "c"]}
     latest = app.update_state(config(), {"answer": "noted"}, as_node="c")

@@ -59,7 +59,7 @@ def test_broken_parent_links_are_refused_naming_file_and_checkpoint(
         else:
             two_steps(saver).get_state(config())
     message = str(caught.value)
-    assert says in message and str(path) in message and "checkpoint '0" in message
+    assert says in message and str(path) in message and "checkpoint '" in message
     assert isinstance(caught.value, ValueError)
 
 
@@ -80,7 +80,7 @@ def test_record_after_update_state_reads_back(semantics, past):
     app.invoke({"log": []}, config())
     target = config()
     if past:  # a fork: the checkpoint taken after "a"
-        (after_a,) = [s for s in app.get_state_history(config()) if s.values["log"] == ["a"]]
+        (after_a,) = [s for s in app.get_state_history(config()) if s.values.get("log") == ["a"]]
         target = after_a.config
     new = app.update_state(target, {"log": ["patched"]}, as_node="a")
     run = Run.from_checkpointer(saver, "t", new["configurable"]["checkpoint_id"], graph=app)

@@ -108,8 +108,7 @@ class CompiledStateGraph:
                 run._hand(task, run._resumed)
             absorb_output(self.spec, self.spec.nodes.get(node), task, values)
             run._route(task)
-            source = "update" if restored.latest else "fork"
-            run.commit([task], source=source)
+            run.commit([task], source="update")  # (LangGraph: "update" on a past one too)
         return {"configurable": {"thread_id": thread.thread_id, "checkpoint_id": thread.head}}
 
     def draw(self) -> Any:

@@ -21,7 +21,7 @@ from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import applied_writes, apply_step, clear_ephemeral
 from nbgraph.errors import CheckpointFileError
 from nbgraph.graph import GraphSpec
-from nbgraph.types import MISSING, Interrupt, Mutation
+from nbgraph.types import MISSING, START, Interrupt, Mutation
 
 MIN_SNAPSHOT_COST = 64
 LINEAGES = "__nbgraph_lineages__"  # a branch run's snapshot: its lineage points
@@ -222,12 +222,33 @@ class Thread:
         self.head = checkpoint_id
         return checkpoint_id
 
+    def save_input(
+        self, step: int, writes: list, restored: Restored | None, values: dict[str, Any]
+    ) -> None:
+        """LangGraph's input checkpoint (source "input"): the thread's state before the
+        input, and the input waiting to be applied by the START task."""
+        control: dict[str, Any] = {"pull": {START: []}, "input": [list(w) for w in writes]}
+        payload: dict[str, Any] = {"tasks": [], "next": control}
+        if self.head is None:  # a thread's first checkpoint describes its graph
+            from nbgraph.record.serialize import describe_graph  # plain data
+
+            payload["graph"] = describe_graph(self.spec)
+        lineages = None
+        if self.spec.semantics == "branches":
+            live = [] if restored is None else restored.control["lineages"]["live"]
+            control["lineages"] = {"arrivals": {}, "later": {}, "sends": [], "captured": [],
+                                   "ended": [], "live": list(live)}  # fmt: skip
+            payload["points"] = []
+            if self.head is None:
+                lineages = list
+        self.save(step, "input", payload, values, lineages=lineages)
+
     def branch(self, restored: Restored) -> None:
         """Start a new branch from a past checkpoint: an empty-delta checkpoint after it
-        (source "fork"), so what this run saves — and a pause — grows from there."""
+        (source "fork", the next step), so what this run saves — and a pause — grows from there."""
         payload = {"resets": [], "tasks": [], "merged": [], "afters": {}, "cleared": [],
                    "points": [], "next": restored.control}  # fmt: skip
-        self.save(restored.step, "fork", payload, restored.values)
+        self.save(restored.step + 1, "fork", payload, restored.values)
 
     def save_task(self, task: Task, answers: list[Any] | None = None) -> None:
         """Keep a finished task's writes and routes, so a resume does not run it again;

@@ -70,6 +70,8 @@ def _described(first: Any, thread_id: str) -> Any:
 
 
 def _input_of(first: Any) -> dict[str, Any]:
+    if "input" in first.payload["next"]:  # LangGraph's input checkpoint
+        return {k: isolate(v) for k, v in first.payload["next"]["input"]}
     tasks = first.payload["tasks"]
     return {k: isolate(v) for k, v in tasks[0]["writes"]} if tasks else {}
 
