@@ -394,7 +394,7 @@ class RunLoop:
         task.ended = time.time()
         if task.routes and all(type(route) is str for route in task.routes):
             task.routes = self.shared(tuple(task.routes))  # type: ignore[arg-type]
-        if self.thread is not None and (self.step_size > 1 or task.interrupts):
+        if self.thread is not None and (self.step_size > 1 or task.interrupts or task.error):
             # a sibling may fail: keep what this one wrote (a lone task's writes go into the
             # step's checkpoint right after it; a question for a person is kept always)
             self.thread.save_task(task, scope.answers if scope else None)

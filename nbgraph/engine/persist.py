@@ -43,6 +43,8 @@ class Restored:
     tasks: list[list[str]] = field(default_factory=list)
     latest: bool = True
     lineages: dict[str, Any] | None = None  # branch runs: the restored lineage points by id
+    done: dict[str, dict[str, Any]] = field(default_factory=dict)  # saved writes, any checkpoint
+    errors: dict[str, dict[str, str]] = field(default_factory=dict)  # failed tasks' errors
 
 
 def thread_id_of(config: dict[str, Any]) -> str:
@@ -147,7 +149,11 @@ class Thread:
             if spec.transient is not None:  # never saved: rebuilt fresh
                 values[name] = spec.transient()
         saved: dict[str, dict[str, Any]] = {}
+        errors: dict[str, dict[str, str]] = {}
         for write in self.saver.pending_writes(self.thread_id, record.checkpoint_id):
+            if "error" in write.payload:  # kept apart: a resume's success does not hide it
+                errors[write.task_id] = write.payload["error"]
+                continue
             saved[write.task_id] = write.payload  # a task's latest entry wins
         # a step that stopped part-way resumes with what its finished tasks wrote; a replay
         # of a past checkpoint runs them again
@@ -170,6 +176,8 @@ class Thread:
             record.payload.get("tasks", []),
             latest,
             lineages,
+            {k: v for k, v in saved.items() if "writes" in v},
+            errors,
         )
 
     # --- writing -----------------------------------------------------------------------------
@@ -252,8 +260,13 @@ class Thread:
 
     def save_task(self, task: Task, answers: list[Any] | None = None) -> None:
         """Keep a finished task's writes and routes, so a resume does not run it again;
-        or a paused task's question and the answers it had, so a resume can answer it."""
-        if self.head is None or task.error is not None:
+        a paused task's question and the answers it had, so a resume can answer it; or a
+        failed task's error (type and message), for the checkpoint's `tasks`."""
+        if self.head is None:
+            return
+        if task.error is not None:  # shown in the checkpoint's tasks, as LangGraph does
+            error = {"type": type(task.error).__name__, "message": str(task.error)}
+            self.saver.put_write(self.thread_id, self.head, task.id, {"error": error})
             return
         if task.interrupts:
             asked = [{"value": i.value, "id": i.id} for i in task.interrupts]
@@ -316,6 +329,29 @@ def restore_lineages(
 
 def _state_size(values: dict[str, Any]) -> int:
     return sum(_size(v) for v in values.values())
+
+
+def next_task_ids(restored: Restored) -> list[tuple[str, str]]:
+    """`(task id, node)` of the tasks that run from a checkpoint, in write order (the ids
+    `RunLoop.next_tasks` gives them)."""
+    control, step = restored.control, restored.step + 1
+    pull = control["pull"] or (control.get("deferred") or {})
+    names = sorted(pull) + [node for _, node, _ in control.get("push", ())]
+    return [(f"{step}:{index}:{name}", name) for index, name in enumerate(names)]
+
+
+def with_finished(spec: GraphSpec, restored: Restored) -> dict[str, Any]:
+    """A checkpoint's values with its finished tasks' saved writes applied (LangGraph's
+    `get_state` after a step in which one task failed and its siblings finished)."""
+    tasks = []
+    for task_id, done in restored.finished.items():
+        step, index, node = task_id.split(":", 2)
+        writes = [tuple(w) for w in done["writes"]]
+        tasks.append(Task(int(step), int(index), node, "edge", writes=writes))
+    tasks.sort(key=lambda task: task.index)
+    values = {k: isolate(v) for k, v in restored.values.items()}
+    apply_step(spec.fields, values, applied_writes(spec.fields, tasks, []), restored.step + 1)
+    return values
 
 
 def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: int) -> dict:
