@@ -162,9 +162,7 @@ def test_a_run_killed_mid_way_keeps_every_superstep_and_resumes_to_the_end(tmp_p
     last = history[0].metadata["step"]
     assert seen[0] - 2 <= last < TICKS  # no checkpoint seen before the kill is lost
     assert_one_chain(history, "k", last)
-    for snapshot in history[
-        :-1
-    ]:  # (the input checkpoint holds the state before the input)  # every saved superstep holds the state after that step
+    for snapshot in history[:-1]:  # every saved superstep holds the state after that step
         step = snapshot.metadata["step"]
         assert snapshot.values == {"log": list(range(step)), "n": step}
     latest = app.get_state(config)
