@@ -72,7 +72,7 @@ class CompiledStateGraph:
         """Every checkpoint of the thread, newest first (step numbers continue across runs)."""
         thread = self._thread(config)
         for restored in thread.history():
-            yield _snapshot(self.spec, thread, restored)
+            yield _snapshot(self.spec, thread, restored, owned=True)
 
     def update_state(
         self, config: dict[str, Any], values: Any, as_node: str | None = None
@@ -281,9 +281,12 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
     return output
 
 
-def _snapshot(spec: Any, thread: Thread, restored: Any, current: bool = False) -> StateSnapshot:
+def _snapshot(
+    spec: Any, thread: Thread, restored: Any, current: bool = False, owned: bool = False
+) -> StateSnapshot:
     """A checkpoint as LangGraph shows it; `current` (get_state): with the writes of the
-    tasks that finished in a step that failed part-way applied, and only the rest next."""
+    tasks that finished in a step that failed part-way applied, and only the rest next;
+    `owned`: `restored.values` is a fresh copy nobody else holds (the history's)."""
     finished = restored.finished if current and spec.semantics != "branches" else {}
     pending = [name for task_id, name in next_task_ids(restored) if task_id not in finished]
     own = {"thread_id": thread.thread_id}
@@ -295,7 +298,8 @@ def _snapshot(spec: Any, thread: Thread, restored: Any, current: bool = False) -
 
     known = spec.fields
     values = with_finished(spec, restored) if finished else restored.values
-    stored = {k: isolate(v) for k, v in values.items() if k in known or spec.open_schema}
+    copy = (lambda v: v) if owned and not finished else isolate
+    stored = {k: copy(v) for k, v in values.items() if k in known or spec.open_schema}
     created = datetime.fromtimestamp(restored.created_at, tz=UTC).isoformat()
     interrupts = tuple(i for paused in restored.paused.values() for i in paused["interrupts"])
     tasks = pending_tasks(restored)

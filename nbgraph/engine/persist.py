@@ -8,9 +8,10 @@ methods; the engine never imports a saver module.
 
 from __future__ import annotations
 
+import math
 import os
 import time
-from collections.abc import Callable, Sized
+from collections.abc import Callable, Iterator, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,31 +117,26 @@ class Thread:
         latest = wanted is None or latest_id == wanted
         return self._restored(record, values, latest, lineages)
 
-    def history(self) -> list[Restored]:
-        """Every checkpoint of the thread, newest first, each with its full state.
+    def history(self) -> Iterator[Restored]:
+        """Every checkpoint of the thread, newest first, each with its full state, read
+        lazily: the first costs one checkpoint's rebuild (from its nearest snapshot).
 
-        One pass from the oldest: each checkpoint's state is its parent's plus its delta, so
-        reading a long thread's history costs its writes, not a replay per checkpoint.
+        After the first, a rebuild also keeps the states of the checkpoints just older than
+        the one asked for, and of every k-th one between it and its snapshot (k about the
+        square root of their distance), so walking the whole history replays each delta
+        about twice and holds about 2k states at a time.
         """
-        records = self.saver.history(self.thread_id)
-        if not records or self.spec.semantics == "branches":
-            latest = records[0].checkpoint_id if records else None
-            return [self.restore(r.checkpoint_id, latest_id=latest) for r in records]  # type: ignore[misc]
-        states: dict[str, dict[str, Any]] = {}
-        restored = []
-        for record in reversed(records):  # parents before children
-            if record.snapshot is not None:
-                values = {k: isolate(v) for k, v in record.snapshot.items()}
-            elif record.parent_id in states:
-                values = {k: isolate(v) for k, v in states[record.parent_id].items()}
-                values = apply_delta(self.spec, values, record.payload, record.step)
-            else:  # a thread's first checkpoint
-                values = apply_delta(self.spec, initial_values(self.spec), record.payload, 0)
-            states[record.checkpoint_id] = values
-            latest = record is records[0]
-            restored.append(self._restored(record, dict(values), latest, None))
-        restored.reverse()
-        return restored
+        ids = self.saver.history_ids(self.thread_id)
+        if not ids:
+            return
+        if self.spec.semantics == "branches":
+            for checkpoint_id in ids:
+                yield self.restore(checkpoint_id, latest_id=ids[0])  # type: ignore[misc]
+            return
+        walk = _HistoryWalk(self)
+        for checkpoint_id in ids:
+            record, values = walk.state_of(checkpoint_id)
+            yield self._restored(record, values, checkpoint_id == ids[0], None)
 
     def _restored(
         self, record: Any, values: dict[str, Any], latest: bool, lineages: Any
@@ -278,9 +274,71 @@ class Thread:
         self.saver.put_write(self.thread_id, self.head, task.id, payload)
 
 
-def parent_chain(saver: Any, record: Any, stop: Callable[[Any], bool] | None = None) -> list:
+class _HistoryWalk:
+    """Rebuilds states newest first for `Thread.history`, keeping few of them at a time."""
+
+    def __init__(self, thread: Thread) -> None:
+        self.thread, self.spec = thread, thread.spec
+        self.records: dict[str, Any] = {}  # read once each: a checkpoint's own delta
+        self.states: dict[str, dict[str, Any]] = {}  # rebuilt ahead, until yielded
+        self.first = True
+
+    def get(self, thread_id: str, checkpoint_id: str) -> Any:
+        record = self.records.get(checkpoint_id)
+        if record is None:
+            record = self.thread.saver.get(thread_id, checkpoint_id)
+            if record is not None and not self.first:  # (`next()` alone keeps nothing)
+                self.records[checkpoint_id] = record
+        return record
+
+    def state_of(self, checkpoint_id: str) -> tuple[Any, dict[str, Any]]:
+        """The checkpoint's record and its state (the walk forgets both)."""
+        values = self.states.pop(checkpoint_id, None)
+        record = self.records.pop(checkpoint_id, None)
+        if record is None:
+            record = self.thread.saver.get(self.thread.thread_id, checkpoint_id)
+        if values is None:
+            values = self._rebuild(record)
+        self.records.pop(checkpoint_id, None)
+        return record, values
+
+    def _rebuild(self, record: Any) -> dict[str, Any]:
+        kept = self.states
+
+        def based(r: Any) -> bool:
+            return r.snapshot is not None or (r is not record and r.checkpoint_id in kept)
+
+        light = self.first  # `next()` alone: hold ids only, read each delta again below
+        chain = parent_chain(self, record, based, light=light)
+        chain.reverse()  # oldest first
+        ahead = [] if light else chain[:-1]
+        self.first = False
+        base = chain[0]
+        if base is not record and base.checkpoint_id in kept:
+            values = {k: isolate(v) for k, v in kept[base.checkpoint_id].items()}
+        elif base.snapshot is not None:
+            values = {k: isolate(v) for k, v in base.snapshot.items()}
+        else:  # a thread's first checkpoint, written without a snapshot
+            values = apply_delta(self.spec, initial_values(self.spec), base.payload, base.step)
+        every = max(1, math.isqrt(len(ahead)))
+        for position, older in enumerate(chain[1:], start=1):
+            if older.payload is None:  # (a light chain's)
+                older = self.get(older.thread_id, older.checkpoint_id)
+            values = apply_delta(self.spec, values, older.payload, older.step)
+            if (
+                older is not record
+                and (position % every == 0 or len(chain) - 1 - position <= every)
+                and ahead
+            ):
+                kept[older.checkpoint_id] = {k: isolate(v) for k, v in values.items()}
+        return values
+
+
+def parent_chain(
+    saver: Any, record: Any, stop: Callable[[Any], bool] | None = None, light: bool = False
+) -> list:
     """`record` and its ancestors, newest first, up to the first that `stop` accepts (or the
-    thread's first checkpoint).
+    thread's first checkpoint); `light`: the ones between hold no payload (read them again).
 
     Raises:
         CheckpointFileError: the parent links loop, or name a checkpoint the thread lacks
@@ -300,6 +358,8 @@ def parent_chain(saver: Any, record: Any, stop: Callable[[Any], bool] | None = N
                 "checkpoint's parents to lead back to the thread's first checkpoint."
             )
         seen.add(parent_id)
+        if light and len(chain) > 1:
+            chain[-1] = chain[-1]._replace(payload=None, snapshot=None)
         chain.append(parent)
     return chain
 
