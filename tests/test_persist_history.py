@@ -1,6 +1,7 @@
 """A thread's history as LangGraph keeps it, read lazily, and refused when its links are broken."""
 
 import contextlib
+import itertools
 import sqlite3
 
 import pytest
@@ -133,7 +134,7 @@ def test_history_starts_with_the_input_checkpoint_and_steps_continue(saver):
     assert [h.next for h in history] == [(), ("b",), ("a",), ("__start__",)] * 2
     assert history[3].values == {"log": ["x", "a", "b"]}  # before the second input
     assert history[-1].values == {} and history[-1].parent_config is None
-    for newer, older in zip(history, history[1:], strict=False):
+    for newer, older in itertools.pairwise(history):
         assert newer.parent_config == older.config and newer.created_at >= older.created_at
     assert [t.name for t in history[-1].tasks] == ["__start__"]
     # replaying the input checkpoint applies its input again
