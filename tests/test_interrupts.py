@@ -57,7 +57,8 @@ def test_interrupt_pauses_and_each_answer_reruns_the_node_from_its_first_line(ma
     assert [i.value for i in first["__interrupt__"]] == ["name?"]
     assert app.last_run.status == "interrupted"
     state = app.get_state(config())
-    assert state.next == ("ask", "side") and [i.value for i in state.interrupts] == ["name?"]
+    assert state.next == ("ask",) and [i.value for i in state.interrupts] == ["name?"]
+    assert state.values["log"] == ["side"]  # as in LangGraph: side finished, its writes shown
     second = app.invoke(Command(resume="Ada"), config())
     assert [i.value for i in second["__interrupt__"]] == ["city?"]
     final = app.invoke(Command(resume="Lyon"), config())
