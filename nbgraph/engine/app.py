@@ -343,6 +343,8 @@ def pending_tasks(restored: Any) -> tuple[PendingTask, ...]:
             path, pushed = ("__pregel_push", pushed), pushed + 1
         paused = restored.paused.get(task_id)
         done = restored.done.get(task_id)
+        if done is None and name == START:  # an input checkpoint: its input, to be applied
+            done = {"writes": restored.control.get("input", [])}
         result = None
         if done is not None:
             result = {}

@@ -134,9 +134,17 @@ class Thread:
                 yield self.restore(checkpoint_id, latest_id=ids[0])  # type: ignore[misc]
             return
         walk = _HistoryWalk(self)
+        ran: dict[str, dict[str, Any]] = {}  # by parent: what its tasks wrote (shown as results)
         for checkpoint_id in ids:
             record, values = walk.state_of(checkpoint_id)
-            yield self._restored(record, values, checkpoint_id == ids[0], None)
+            restored = self._restored(record, values, checkpoint_id == ids[0], None)
+            for task_id, done in ran.pop(checkpoint_id, {}).items():
+                restored.done.setdefault(task_id, done)
+            if record.source == "loop" and record.parent_id is not None:
+                tasks = ran.setdefault(record.parent_id, {})
+                for task in record.payload["tasks"]:
+                    tasks.setdefault(task["id"], {"writes": task["writes"]})
+            yield restored
 
     def _restored(
         self, record: Any, values: dict[str, Any], latest: bool, lineages: Any
