@@ -4,7 +4,6 @@ async forms, each run recorded in `last_run`.
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -301,7 +300,7 @@ def _snapshot(
     copy = (lambda v: v) if owned and not finished else isolate
     stored = {k: copy(v) for k, v in values.items() if k in known or spec.open_schema}
     created = datetime.fromtimestamp(restored.created_at, tz=UTC).isoformat()
-    interrupts = tuple(i for paused in restored.paused.values() for i in paused["interrupts"])
+    interrupts = tuple(i for asked in restored.asked.values() for i in asked)
     tasks = pending_tasks(restored)
     return StateSnapshot(
         values=stored,
@@ -318,14 +317,14 @@ def _snapshot(
 class PendingTask(NamedTuple):
     """A task that runs from a checkpoint (`StateSnapshot.tasks`), like LangGraph's
     `PregelTask`: its id and node name, its path (`("__pregel_pull", node)`, or
-    `("__pregel_push", index)` for a `Send`), the error it raised (rebuilt from its type and
-    message), the interrupts it is waiting on, `state` (None: no subgraphs), and `result`,
-    the writes it made if it finished."""
+    `("__pregel_push", index)` for a `Send`), the error it raised (its repr, as LangGraph
+    reads it back from a checkpoint), the interrupts it asked, `state` (None: no
+    subgraphs), and `result`, the writes it made if it finished."""
 
     id: str
     name: str
     path: tuple[Any, ...] = ()
-    error: Exception | None = None
+    error: str | None = None
     interrupts: tuple[Any, ...] = ()
     state: Any = None
     result: dict[str, Any] | None = None
@@ -341,7 +340,6 @@ def pending_tasks(restored: Any) -> tuple[PendingTask, ...]:
             path: tuple[Any, ...] = ("__pregel_pull", name)
         else:
             path, pushed = ("__pregel_push", pushed), pushed + 1
-        paused = restored.paused.get(task_id)
         done = restored.done.get(task_id)
         if done is None and name == START:  # an input checkpoint: its input, to be applied
             done = {"writes": restored.control.get("input", [])}
@@ -351,22 +349,9 @@ def pending_tasks(restored: Any) -> tuple[PendingTask, ...]:
             for key, value in done["writes"]:
                 result.setdefault(key, value)
         error = restored.errors.get(task_id)
-        interrupts = tuple(paused["interrupts"]) if paused else ()
-        tasks.append(PendingTask(task_id, name, path, _error(error), interrupts, None, result))
+        interrupts = tuple(restored.asked.get(task_id, ()))
+        tasks.append(PendingTask(task_id, name, path, error, interrupts, None, result))
     return tuple(tasks)
-
-
-def _error(saved: dict[str, str] | None) -> Exception | None:
-    """A saved task error back as an exception: its built-in type when it has one."""
-    if saved is None:
-        return None
-    kind = getattr(builtins, saved["type"], None)
-    if not (isinstance(kind, type) and issubclass(kind, Exception)):
-        kind = type(saved["type"], (Exception,), {})
-    try:
-        return kind(saved["message"])
-    except Exception:
-        return Exception(f"{saved['type']}: {saved['message']}")
 
 
 def _config(config: dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any]:

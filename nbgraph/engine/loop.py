@@ -102,6 +102,9 @@ class RunLoop:
                 )
             if START in restored.control["pull"]:  # an input checkpoint: apply its input
                 self._resume(restored, keep_next=False)
+                if not restored.latest:  # a replay grows a new branch, as any replay does
+                    self.thread.branch(restored)
+                    self.step += 1
                 return self._input_step(restored.control.get("input", []))
             return self._resume(restored)
         if isinstance(input, Command):

@@ -45,7 +45,9 @@ class Restored:
     latest: bool = True
     lineages: dict[str, Any] | None = None  # branch runs: the restored lineage points by id
     done: dict[str, dict[str, Any]] = field(default_factory=dict)  # saved writes, any checkpoint
-    errors: dict[str, dict[str, str]] = field(default_factory=dict)  # failed tasks' errors
+    errors: dict[str, str] = field(default_factory=dict)  # failed tasks' errors, as reprs
+    asked: dict[str, list[Interrupt]] = field(default_factory=dict)  # shown: still waiting
+    # (latest) or ever asked at this checkpoint (a past one, as LangGraph's history shows)
 
 
 def thread_id_of(config: dict[str, Any]) -> str:
@@ -153,11 +155,16 @@ class Thread:
             if spec.transient is not None:  # never saved: rebuilt fresh
                 values[name] = spec.transient()
         saved: dict[str, dict[str, Any]] = {}
-        errors: dict[str, dict[str, str]] = {}
+        errors: dict[str, str] = {}
+        asked: dict[str, list[Interrupt]] = {}
         for write in self.saver.pending_writes(self.thread_id, record.checkpoint_id):
             if "error" in write.payload:  # kept apart: a resume's success does not hide it
                 errors[write.task_id] = write.payload["error"]
                 continue
+            if "interrupts" in write.payload:  # what was asked, for the snapshot's tasks
+                asked[write.task_id] = [
+                    Interrupt(i["value"], i["id"]) for i in write.payload["interrupts"]
+                ]
             saved[write.task_id] = write.payload  # a task's latest entry wins
         # a step that stopped part-way resumes with what its finished tasks wrote; a replay
         # of a past checkpoint runs them again
@@ -182,6 +189,7 @@ class Thread:
             lineages,
             {k: v for k, v in saved.items() if "writes" in v},
             errors,
+            {k: v for k, v in asked.items() if k in paused} if latest else asked,
         )
 
     # --- writing -----------------------------------------------------------------------------
@@ -265,11 +273,11 @@ class Thread:
     def save_task(self, task: Task, answers: list[Any] | None = None) -> None:
         """Keep a finished task's writes and routes, so a resume does not run it again;
         a paused task's question and the answers it had, so a resume can answer it; or a
-        failed task's error (type and message), for the checkpoint's `tasks`."""
+        failed task's error (its repr), for the checkpoint's `tasks`."""
         if self.head is None:
             return
         if task.error is not None:  # shown in the checkpoint's tasks, as LangGraph does
-            error = {"type": type(task.error).__name__, "message": str(task.error)}
+            error = repr(task.error)  # LangGraph's task.error, read back from a checkpoint
             self.saver.put_write(self.thread_id, self.head, task.id, {"error": error})
             return
         if task.interrupts:
