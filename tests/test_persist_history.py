@@ -185,8 +185,8 @@ def test_a_failed_step_lists_only_its_unfinished_task_and_resumes_it_alone(saver
     assert state.values == {"log": ["one"]}
     one, two = state.tasks
     assert (one.name, one.error, one.result) == ("one", None, {"log": ["one"]})
-    assert two.name == "two" and isinstance(two.error, RuntimeError)
-    assert str(two.error) == "two is down" and two.result is None
+    assert two.name == "two" and two.error == "RuntimeError('two is down')"  # LangGraph's repr
+    assert two.result is None
     assert one.path == ("__pregel_pull", "one") and two.interrupts == () and two.state is None
     fail.clear()
     calls.clear()
