@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from nbgraph.engine.branches import BranchLoop
+from nbgraph.engine.chain import next_task_ids, with_finished
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
-from nbgraph.engine.persist import Thread, next_task_ids, with_finished
+from nbgraph.engine.persist import Thread
 from nbgraph.engine.runlog import RunLog
 from nbgraph.engine.tasks import Task, absorb_output
 from nbgraph.engine.view import isolate

@@ -8,7 +8,6 @@ methods; the engine never imports a saver module.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Callable, Iterator, Sized
@@ -16,13 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbgraph.engine.branch_persist import live_points, merged_values, rebuild
-from nbgraph.engine.runlog import initial_values, reset_data
+from nbgraph.engine.chain import HistoryWalk, parent_chain
+from nbgraph.engine.deltas import apply_delta, transient_fields
+from nbgraph.engine.deltas import checkpoint_payload as checkpoint_payload  # (re-exported)
+from nbgraph.engine.deltas import task_data as task_data
+from nbgraph.engine.deltas import task_from_data as task_from_data
+from nbgraph.engine.deltas import without as without
+from nbgraph.engine.runlog import initial_values
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
-from nbgraph.engine.writes import applied_writes, apply_step, clear_ephemeral
-from nbgraph.errors import CheckpointFileError
 from nbgraph.graph import GraphSpec
-from nbgraph.types import MISSING, START, Interrupt, Mutation
+from nbgraph.types import START, Interrupt
 
 MIN_SNAPSHOT_COST = 64
 LINEAGES = "__nbgraph_lineages__"  # a branch run's snapshot: its lineage points
@@ -128,14 +131,18 @@ class Thread:
         square root of their distance), so walking the whole history replays each delta
         about twice and holds about 2k states at a time.
         """
-        ids = self.saver.history_ids(self.thread_id)
+        listing = getattr(self.saver, "history_ids", None)  # (a duck-typed saver may lack it)
+        if listing is not None:
+            ids = listing(self.thread_id)
+        else:
+            ids = [record.checkpoint_id for record in self.saver.history(self.thread_id)]
         if not ids:
             return
         if self.spec.semantics == "branches":
             for checkpoint_id in ids:
                 yield self.restore(checkpoint_id, latest_id=ids[0])  # type: ignore[misc]
             return
-        walk = _HistoryWalk(self)
+        walk = HistoryWalk(self)
         ran: dict[str, dict[str, Any]] = {}  # by parent: what its tasks wrote (shown as results)
         for checkpoint_id in ids:
             record, values = walk.state_of(checkpoint_id)
@@ -290,102 +297,6 @@ class Thread:
         self.saver.put_write(self.thread_id, self.head, task.id, payload)
 
 
-class _HistoryWalk:
-    """Rebuilds states newest first for `Thread.history`, keeping few of them at a time."""
-
-    def __init__(self, thread: Thread) -> None:
-        self.thread, self.spec = thread, thread.spec
-        self.records: dict[str, Any] = {}  # read once each: a checkpoint's own delta
-        self.states: dict[str, dict[str, Any]] = {}  # rebuilt ahead, until yielded
-        self.first = True
-
-    def get(self, thread_id: str, checkpoint_id: str) -> Any:
-        record = self.records.get(checkpoint_id)
-        if record is None:
-            record = self.thread.saver.get(thread_id, checkpoint_id)
-            if record is not None and not self.first:  # (`next()` alone keeps nothing)
-                self.records[checkpoint_id] = record
-        return record
-
-    def state_of(self, checkpoint_id: str) -> tuple[Any, dict[str, Any]]:
-        """The checkpoint's record and its state (the walk forgets both)."""
-        values = self.states.pop(checkpoint_id, None)
-        record = self.records.pop(checkpoint_id, None)
-        if record is None:
-            record = self.thread.saver.get(self.thread.thread_id, checkpoint_id)
-        if values is None:
-            values = self._rebuild(record)
-        self.records.pop(checkpoint_id, None)
-        return record, values
-
-    def _rebuild(self, record: Any) -> dict[str, Any]:
-        kept = self.states
-
-        def based(r: Any) -> bool:
-            return r.snapshot is not None or (r is not record and r.checkpoint_id in kept)
-
-        light = self.first  # `next()` alone: hold ids only, read each delta again below
-        chain = parent_chain(self, record, based, light=light)
-        chain.reverse()  # oldest first
-        ahead = [] if light else chain[:-1]
-        self.first = False
-        base = chain[0]
-        if base is not record and base.checkpoint_id in kept:
-            values = {k: isolate(v) for k, v in kept[base.checkpoint_id].items()}
-        elif base.snapshot is not None:
-            values = {k: isolate(v) for k, v in base.snapshot.items()}
-        else:  # a thread's first checkpoint, written without a snapshot
-            values = apply_delta(self.spec, initial_values(self.spec), base.payload, base.step)
-        every = max(1, math.isqrt(len(ahead)))
-        for position, older in enumerate(chain[1:], start=1):
-            if older.payload is None:  # (a light chain's)
-                older = self.get(older.thread_id, older.checkpoint_id)
-            values = apply_delta(self.spec, values, older.payload, older.step)
-            if (
-                older is not record
-                and (position % every == 0 or len(chain) - 1 - position <= every)
-                and ahead
-            ):
-                kept[older.checkpoint_id] = {k: isolate(v) for k, v in values.items()}
-        return values
-
-
-def parent_chain(
-    saver: Any, record: Any, stop: Callable[[Any], bool] | None = None, light: bool = False
-) -> list:
-    """`record` and its ancestors, newest first, up to the first that `stop` accepts (or the
-    thread's first checkpoint); `light`: the ones between hold no payload (read them again).
-
-    Raises:
-        CheckpointFileError: the parent links loop, or name a checkpoint the thread lacks
-            (a corrupted or crafted checkpoint database), naming the saver and checkpoint.
-    """
-    chain, seen = [record], {record.checkpoint_id}
-    while chain[-1].parent_id is not None and (stop is None or not stop(chain[-1])):
-        child, parent_id = chain[-1], chain[-1].parent_id
-        parent = None if parent_id in seen else saver.get(record.thread_id, parent_id)
-        if parent is None:
-            why = "is not in the thread"
-            if parent_id in seen:
-                why = "is already on the chain (the links loop)"
-            raise CheckpointFileError(
-                f"{saver_name(saver)}: checkpoint {child.checkpoint_id!r} of thread "
-                f"{record.thread_id!r} has parent {parent_id!r}, which {why}; expected each "
-                "checkpoint's parents to lead back to the thread's first checkpoint."
-            )
-        seen.add(parent_id)
-        if light and len(chain) > 1:
-            chain[-1] = chain[-1]._replace(payload=None, snapshot=None)
-        chain.append(parent)
-    return chain
-
-
-def saver_name(saver: Any) -> str:
-    """The saver for an error message: its file when it has one."""
-    path = getattr(saver, "path", None)
-    return f"{type(saver).__name__} file {path!r}" if path else type(saver).__name__
-
-
 def restore_lineages(
     spec: GraphSpec, chain: list[Any], snapshot: dict[str, Any] | None
 ) -> dict[str, Any]:
@@ -405,137 +316,3 @@ def restore_lineages(
 
 def _state_size(values: dict[str, Any]) -> int:
     return sum(_size(v) for v in values.values())
-
-
-def next_task_ids(restored: Restored) -> list[tuple[str, str]]:
-    """`(task id, node)` of the tasks that run from a checkpoint, in write order (the ids
-    `RunLoop.next_tasks` gives them)."""
-    control, step = restored.control, restored.step + 1
-    pull = control["pull"] or (control.get("deferred") or {})
-    names = sorted(pull) + [node for _, node, _ in control.get("push", ())]
-    return [(f"{step}:{index}:{name}", name) for index, name in enumerate(names)]
-
-
-def with_finished(spec: GraphSpec, restored: Restored) -> dict[str, Any]:
-    """A checkpoint's values with its finished tasks' saved writes applied (LangGraph's
-    `get_state` after a step in which one task failed and its siblings finished)."""
-    tasks = []
-    for task_id, done in restored.finished.items():
-        step, index, node = task_id.split(":", 2)
-        writes = [tuple(w) for w in done["writes"]]
-        tasks.append(Task(int(step), int(index), node, "edge", writes=writes))
-    tasks.sort(key=lambda task: task.index)
-    values = {k: isolate(v) for k, v in restored.values.items()}
-    apply_step(spec.fields, values, applied_writes(spec.fields, tasks, []), restored.step + 1)
-    return values
-
-
-def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: int) -> dict:
-    """Apply one checkpoint's delta (resets, writes, clears) to `values` (owned by the caller)."""
-    for reset in payload.get("resets", ()):
-        values = {k: isolate(v) for k, v in reset["values"].items()}
-    afters = payload.get("afters", {})
-    tasks = [task_from_data(data) for data in payload["tasks"]]
-    writes = applied_writes(spec.fields, tasks, [tuple(w) for w in payload.get("merged", ())])
-    apply_step(spec.fields, values, [w for w in writes if w[1] not in afters], step)
-    for name, value in afters.items():
-        values[name] = isolate(value)
-    clear_ephemeral(tuple(payload.get("cleared", ())), values, ())
-    return values
-
-
-def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
-    """A committed step as a checkpoint's delta: resets, tasks with their writes, clears,
-    and what runs next.
-
-    A `Mutation` cannot be stored to run again, so a field it wrote is kept as its value
-    after the step instead (`afters`).
-    """
-    skip = transient_fields(run.spec)
-    mutated = {name for _, name, value in writes if isinstance(value, Mutation)} - skip
-    payload: dict[str, Any] = {
-        "tasks": [task_data(task, skip) for task in log.tasks],
-        "next": control_of(run),
-    }
-    if log.resets:  # the rest only when there is something: most steps have none of it
-        payload["resets"] = [reset_data(r, without(skip)) for r in log.resets]
-    if log.merged:
-        payload["merged"] = [list(w) for w in log.merged]
-    if mutated:
-        payload["afters"] = {
-            name: isolate(run.values[name]) for name in mutated if name in run.values
-        }
-    if log.cleared:
-        payload["cleared"] = list(log.cleared)
-    if run.thread.head is None:  # a thread's first checkpoint describes its graph
-        from nbgraph.record.serialize import describe_graph  # plain data, for other processes
-
-        payload["graph"] = describe_graph(run.spec)
-    return payload
-
-
-def without(skip: frozenset[str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """A state minus the fields in `skip` (transient ones: never checkpointed)."""
-    return lambda values: {k: v for k, v in values.items() if k not in skip}
-
-
-def transient_fields(spec: GraphSpec) -> frozenset[str]:
-    """Fields marked `Transient`: never written to a checkpoint."""
-    return spec.transient
-
-
-def task_data(task: Task, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """A task as plain data a checkpoint can hold (writes to `skip` fields left out)."""
-    data: dict[str, Any] = {
-        "id": task.id,
-        "node": task.node,
-        "kind": task.kind,
-        "triggers": list(task.triggers),
-        "writes": [list(w) for w in task.writes if w[0] not in skip],
-        "routes": list(task.routes),
-        "started": task.started,
-        "ended": task.ended,
-    }
-    if task.arg is not MISSING:
-        data["arg"] = task.arg
-    if task.dropped:
-        data["dropped"] = [list(d) for d in task.dropped]
-    if task.parent:
-        data["parent"] = task.parent
-    return data
-
-
-def task_from_data(data: dict[str, Any]) -> Task:
-    """A task back from `task_data`."""
-    step, index, _ = data["id"].split(":", 2)
-    return Task(
-        int(step),
-        int(index),
-        data["node"],
-        data["kind"],
-        arg=data.get("arg", MISSING),
-        triggers=tuple(data["triggers"]),
-        writes=[tuple(w) for w in data["writes"]],
-        routes=list(data["routes"]) or (),
-        dropped=tuple(tuple(d) for d in data.get("dropped", ())),
-        started=data["started"],
-        ended=data["ended"],
-        parent=data.get("parent", ""),
-    )
-
-
-def control_of(run: Any) -> dict[str, Any]:
-    """What runs after the step just committed, as plain data a checkpoint can hold (only
-    `pull` always; the other parts when they hold something)."""
-    control: dict[str, Any] = {"pull": {name: list(t) for name, t in run.pull.items()}}
-    if run.push:
-        control["push"] = [[sender, send.node, send.arg] for sender, send in run.push]
-    if any(run.seen):
-        control["seen"] = [sorted(seen) for seen in run.seen]
-    if run.deferred:
-        control["deferred"] = {name: list(t) for name, t in run.deferred.items()}
-    if run.incoming:
-        control["incoming"] = {
-            name: [list(pair) for pair in states] for name, states in run.incoming.items()
-        }
-    return control

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.persist import parent_chain, task_from_data
+from nbgraph.engine.chain import parent_chain
+from nbgraph.engine.persist import task_from_data
 from nbgraph.engine.runlog import RunLog, StepLog, join_from_data, reset_from_data
 from nbgraph.engine.view import isolate
 from nbgraph.record.serialize import graph_from_description
