@@ -115,7 +115,8 @@ class CompiledStateGraph:
             _keep_fired_joins(run, restored, node)
             run._route(task)
             run.commit([task], source="update")  # (LangGraph: "update" on a past one too)
-        return {"configurable": {"thread_id": thread.thread_id, "checkpoint_id": thread.head}}
+        own = {"thread_id": thread.thread_id, "checkpoint_ns": ""}  # (LangGraph's keys)
+        return {"configurable": {**own, "checkpoint_id": thread.head}}
 
     def draw(self) -> Any:
         """The graph as a `graphviz.Digraph` (render it, or let Jupyter show it)."""
@@ -289,7 +290,7 @@ def _snapshot(
     `owned`: `restored.values` is a fresh copy nobody else holds (the history's)."""
     finished = restored.finished if current and spec.semantics != "branches" else {}
     pending = [name for task_id, name in next_task_ids(restored) if task_id not in finished]
-    own = {"thread_id": thread.thread_id}
+    own = {"thread_id": thread.thread_id, "checkpoint_ns": ""}  # (LangGraph's keys)
 
     def config_of(checkpoint_id: str | None) -> dict[str, Any] | None:
         if checkpoint_id is None:
