@@ -30,5 +30,5 @@ class EmptyInputError(NbgraphError, ValueError):
 
 
 class CheckpointFileError(NbgraphError, ValueError):
-    """A checkpoint database (or one of its rows) is malformed: which file, which checkpoint,
-    what was expected."""
+    """A checkpoint database (or one of its rows) is malformed: which file, which
+    checkpoint, what was expected."""

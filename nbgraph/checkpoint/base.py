@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from nbgraph.errors import CheckpointFileError, NbgraphError
+from nbgraph.errors import CheckpointFileError as CheckpointFileError  # re-exported
+from nbgraph.errors import NbgraphError
 from nbgraph.record.values import UnknownTagError, decode_value, encode_value
 
 SOURCES = ("input", "loop", "update", "fork")

@@ -7,7 +7,6 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.deltas import apply_delta
 from nbgraph.engine.runlog import initial_values
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
@@ -22,8 +21,9 @@ if TYPE_CHECKING:
 class HistoryWalk:
     """Rebuilds states newest first for `Thread.history`, keeping few of them at a time."""
 
-    def __init__(self, thread: Thread) -> None:
-        self.thread, self.spec = thread, thread.spec
+    def __init__(self, thread: Thread, apply_delta: Callable[..., dict[str, Any]]) -> None:
+        """`apply_delta(spec, values, payload, step)`: one checkpoint's delta applied."""
+        self.thread, self.spec, self.apply_delta = thread, thread.spec, apply_delta
         self.records: dict[str, Any] = {}  # read once each: a checkpoint's own delta
         self.states: dict[str, dict[str, Any]] = {}  # rebuilt ahead, until yielded
         self.first = True
@@ -64,12 +64,12 @@ class HistoryWalk:
         elif base.snapshot is not None:
             values = {k: isolate(v) for k, v in base.snapshot.items()}
         else:  # a thread's first checkpoint, written without a snapshot
-            values = apply_delta(self.spec, initial_values(self.spec), base.payload, base.step)
+            values = self.apply_delta(self.spec, initial_values(self.spec), base.payload, base.step)
         every = max(1, math.isqrt(len(ahead)))
         for position, older in enumerate(chain[1:], start=1):
             if older.payload is None:  # (a light chain's)
                 older = self.get(older.thread_id, older.checkpoint_id)
-            values = apply_delta(self.spec, values, older.payload, older.step)
+            values = self.apply_delta(self.spec, values, older.payload, older.step)
             if (
                 older is not record
                 and (position % every == 0 or len(chain) - 1 - position <= every)
