@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
 
 class HistoryWalk:
-    """Rebuilds states newest first for `Thread.history`, keeping few of them at a time."""
+    """Rebuilds states newest first for `Thread.history`, keeping few of them at a time:
+    the first alone from its nearest snapshot; for the rest, the thread's deltas are read
+    in one go (as records, not states) and states are kept ahead sparingly."""
 
     def __init__(self, thread: Thread, apply_delta: Callable[..., dict[str, Any]]) -> None:
         """`apply_delta(spec, values, payload, step)`: one checkpoint's delta applied."""
@@ -27,6 +29,7 @@ class HistoryWalk:
         self.records: dict[str, Any] = {}  # read once each: a checkpoint's own delta
         self.states: dict[str, dict[str, Any]] = {}  # rebuilt ahead, until yielded
         self.first = True
+        self.loaded = False
 
     def get(self, thread_id: str, checkpoint_id: str) -> Any:
         record = self.records.get(checkpoint_id)
@@ -38,6 +41,12 @@ class HistoryWalk:
 
     def state_of(self, checkpoint_id: str) -> tuple[Any, dict[str, Any]]:
         """The checkpoint's record and its state (the walk forgets both)."""
+        if not self.first and not self.loaded:  # walking on: read the rest in one go
+            thread = self.thread
+            self.records.update(
+                (r.checkpoint_id, r) for r in thread.saver.history(thread.thread_id)
+            )
+            self.loaded = True
         values = self.states.pop(checkpoint_id, None)
         record = self.records.pop(checkpoint_id, None)
         if record is None:
