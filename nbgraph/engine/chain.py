@@ -66,7 +66,6 @@ class HistoryWalk:
         chain = parent_chain(self, record, based, light=light)
         chain.reverse()  # oldest first
         ahead = [] if light else chain[:-1]
-        self.first = False
         base = chain[0]
         if base is not record and base.checkpoint_id in kept:
             values = {k: isolate(v) for k, v in kept[base.checkpoint_id].items()}
@@ -85,6 +84,7 @@ class HistoryWalk:
                 and ahead
             ):
                 kept[older.checkpoint_id] = {k: isolate(v) for k, v in values.items()}
+        self.first = False
         return values
 
 
