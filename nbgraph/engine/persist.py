@@ -127,22 +127,18 @@ class Thread:
         square root of their distance), so walking the whole history replays each delta
         about twice and holds about 2k states at a time.
         """
-        listing = getattr(self.saver, "history_ids", None)  # (a duck-typed saver may lack it)
-        if listing is not None:
-            ids = listing(self.thread_id)
-        else:
-            ids = [record.checkpoint_id for record in self.saver.history(self.thread_id)]
-        if not ids:
+        newest = self.saver.get(self.thread_id)
+        if newest is None:
             return
-        if self.spec.semantics == "branches":
-            for checkpoint_id in ids:
-                yield self.restore(checkpoint_id, latest_id=ids[0])  # type: ignore[misc]
-            return
+        latest = newest.checkpoint_id
         walk = HistoryWalk(self, apply_delta)
         ran: dict[str, dict[str, Any]] = {}  # by parent: what its tasks wrote (shown as results)
-        for checkpoint_id in ids:
+        for checkpoint_id in self._ids_from(latest):
+            if self.spec.semantics == "branches":
+                yield self.restore(checkpoint_id, latest_id=latest)  # type: ignore[misc]
+                continue
             record, values = walk.state_of(checkpoint_id)
-            restored = self._restored(record, values, checkpoint_id == ids[0], None)
+            restored = self._restored(record, values, checkpoint_id == latest, None)
             for task_id, done in ran.pop(checkpoint_id, {}).items():
                 restored.done.setdefault(task_id, done)
             if record.source == "loop" and record.parent_id is not None:
@@ -150,6 +146,17 @@ class Thread:
                 for task in record.payload["tasks"]:
                     tasks.setdefault(task["id"], {"writes": task["writes"]})
             yield restored
+
+    def _ids_from(self, latest: str) -> Iterator[str]:
+        """`latest`, then the thread's other checkpoint ids newest first (listed only when
+        the walk goes past the first)."""
+        yield latest
+        listing = getattr(self.saver, "history_ids", None)  # (a duck-typed saver may lack it)
+        if listing is not None:
+            ids = listing(self.thread_id)
+        else:
+            ids = [record.checkpoint_id for record in self.saver.history(self.thread_id)]
+        yield from ids[ids.index(latest) + 1 :] if latest in ids else ids
 
     def _restored(
         self, record: Any, values: dict[str, Any], latest: bool, lineages: Any
