@@ -197,9 +197,9 @@ class Thread:
             record.payload.get("tasks", []),
             latest,
             lineages,
-            {k: v for k, v in saved.items() if "writes" in v},
-            errors,
-            {k: v for k, v in asked.items() if k in paused} if latest else asked,
+            done={k: v for k, v in saved.items() if "writes" in v},
+            errors=errors,
+            asked={k: v for k, v in asked.items() if k in paused} if latest else asked,
         )
 
     # --- writing -----------------------------------------------------------------------------
