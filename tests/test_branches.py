@@ -517,7 +517,8 @@ def test_history_and_a_record_rebuilt_from_a_branch_thread(saver):
     app.invoke(dict(START_STATE), config)
     app.invoke(Command(resume="yes"), config)
     history = list(app.get_state_history(config))
-    assert [h.metadata["step"] for h in history] == [3, 2, 1, 0]
+    assert [h.metadata["step"] for h in history] == [3, 2, 1, 0, -1]
+    assert history[-1].next == ("__start__",) and history[-1].values == {}
     assert history[1].values == {"log": ["a:0", "b:1", "c:yes:1"], "who": "c"}  # merged view
     assert history[1].next == ("d",)
     rebuilt = Run.from_checkpointer(saver, "h", graph=app)

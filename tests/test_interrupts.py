@@ -59,7 +59,8 @@ def test_interrupt_pauses_and_each_answer_reruns_the_node_from_its_first_line(ma
     assert [i.value for i in first["__interrupt__"]] == ["name?"]
     assert app.last_run.status == "interrupted"
     state = app.get_state(config())
-    assert state.next == ("ask", "side") and [i.value for i in state.interrupts] == ["name?"]
+    assert state.next == ("ask",) and [i.value for i in state.interrupts] == ["name?"]
+    assert state.values["log"] == ["side"]  # as in LangGraph: side finished, its writes shown
     second = app.invoke(Command(resume="Ada"), config())
     assert [i.value for i in second["__interrupt__"]] == ["city?"]
     final = app.invoke(Command(resume="Lyon"), config())
@@ -127,7 +128,8 @@ def test_update_state_as_a_node_fires_its_edges_and_a_past_update_forks():
     after_a = next(h for h in history if h.metadata["step"] == 1)
     forked = app.update_state(after_a.config, {"log": ["edited"]}, as_node="a")
     state = app.get_state(forked)
-    assert state.metadata["source"] == "fork" and state.next == ("b",)
+    assert state.metadata["source"] == "update" and state.next == ("b",)  # as in LangGraph
+    assert state.metadata["step"] == 2
     assert state.values == {"log": ["a", "edited"]}
     assert app.invoke(None, forked) == {"log": ["a", "edited", "b", "c"]}
     latest = app.update_state(config(), {"answer": "noted"}, as_node="c")

@@ -6,6 +6,7 @@
 
 import asyncio
 import dataclasses
+import itertools
 import operator
 import sys
 import types
@@ -916,6 +917,389 @@ def test_node_mutating_its_input_does_not_change_engine_state():
     g.add_edge("sneaky", "after")
     result = g.compile().invoke({"log": ["in"], "data": {"k": 1}})
     assert result == {"log": ["in", "sneaky", "after saw 2 ['k']"], "data": {"k": 1}}
+
+
+# ---------------------------------------------------------------------------------------------
+# Checkpoint cases: a program drives a checkpointed thread (invokes, resumes, update_state,
+# replays, forks) and what every snapshot shows is compared, except ids and timestamps.
+
+CHECKPOINT_CASES: list = []
+
+
+def checkpoint_case(fn):
+    """Register a checkpoint program: `fn(api, saver)` returns the observations to compare."""
+    CHECKPOINT_CASES.append(fn)
+    return fn
+
+
+def checkpoint_api(engine: str, saver_kind: str, folder: Any) -> types.SimpleNamespace:
+    """`langgraph_api()`/`nbgraph_api()` plus `interrupt` and a fresh saver of `saver_kind`."""
+    if engine == "langgraph":
+        import sqlite3
+
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.checkpoint.sqlite import SqliteSaver as LangGraphSqliteSaver
+        from langgraph.types import interrupt
+
+        api = langgraph_api()
+        if saver_kind == "memory":
+            api.saver = InMemorySaver()
+        else:
+            conn = sqlite3.connect(str(folder / "lg.sqlite"), check_same_thread=False)
+            api.saver = LangGraphSqliteSaver(conn)
+    else:
+        import nbgraph
+
+        api = nbgraph_api()
+        interrupt = nbgraph.interrupt
+        if saver_kind == "memory":
+            api.saver = nbgraph.MemorySaver()
+        else:
+            api.saver = nbgraph.SqliteSaver(folder / "nb.sqlite")
+    api.interrupt = interrupt
+    return api
+
+
+def thread(name: str = "t") -> dict:
+    return {"configurable": {"thread_id": name}}
+
+
+def shown_value(value: Any) -> Any:
+    """Interrupts by their value (their ids differ), the rest as `plain` gives it."""
+    if type(value).__name__ == "Interrupt":
+        return ("Interrupt", shown_value(value.value))
+    if isinstance(value, dict):
+        return {k: shown_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(shown_value(v) for v in value)
+    return plain(value)
+
+
+def shown_task(task: Any) -> tuple:
+    error = task.error if task.error is None or isinstance(task.error, str) else repr(task.error)
+    return (
+        task.name,
+        task.path[0] if task.path else None,
+        error,
+        shown_value(tuple(task.interrupts)),
+        task.state,
+        shown_value(task.result),
+    )
+
+
+def shown_snapshot(snapshot: Any, position: dict[str, int]) -> dict:
+    """Everything a snapshot shows but ids and times; its parent by position in `position`."""
+    parent = snapshot.parent_config
+    parent_id = parent["configurable"]["checkpoint_id"] if parent else None
+    return {
+        "values": shown_value(snapshot.values),
+        "next": tuple(snapshot.next),
+        "source": snapshot.metadata.get("source"),
+        "step": snapshot.metadata.get("step"),
+        "parent": position.get(parent_id, "outside") if parent_id else None,
+        "tasks": [shown_task(t) for t in snapshot.tasks],
+        "interrupts": shown_value(tuple(snapshot.interrupts)),
+    }
+
+
+def history_view(app: Any, config: dict) -> list:
+    """The thread's history, newest first, shown; and whether created_at never increases."""
+    history = list(app.get_state_history(config))
+    position = {h.config["configurable"]["checkpoint_id"]: i for i, h in enumerate(history)}
+    times = [h.created_at for h in history]
+    ordered = all(a >= b for a, b in itertools.pairwise(times))
+    return [shown_snapshot(h, position) for h in history] + [("created_at newest first", ordered)]
+
+
+def state_view(app: Any, config: dict) -> dict:
+    """`get_state(config)` shown (its parent by step, since there is no history list here)."""
+    snapshot = app.get_state(config)
+    shown = shown_snapshot(snapshot, {})
+    shown["parent"] = None if snapshot.parent_config is None else "some"
+    return shown
+
+
+def attempt(fn: Any) -> tuple:
+    """`("ok", result shown)` or `("raised", error kind)`."""
+    try:
+        result = fn()
+    except Exception as exc:
+        return ("raised", error_kind(exc))
+    if isinstance(result, dict) and "configurable" in result:
+        return ("ok", "a config")
+    return ("ok", shown_value(result))
+
+
+def at_step(app: Any, config: dict, step: int, nth: int = 0) -> dict:
+    """The config of the `nth` newest checkpoint at `step` in the thread's history."""
+    found = [h for h in app.get_state_history(config) if h.metadata.get("step") == step]
+    return found[nth].config
+
+
+def line_graph(api: Any, names=("a", "b"), **compile_kw) -> Any:
+    graph = api.StateGraph(LogState)
+    previous = api.START
+    for name in names:
+        graph.add_node(name, logger(name))
+        graph.add_edge(previous, name)
+        previous = name
+    graph.add_edge(previous, api.END)
+    return graph.compile(checkpointer=api.saver, **compile_kw)
+
+
+def fan_graph(api: Any, fail: dict | None = None, **compile_kw) -> Any:
+    """START -> (one, two) -> q through the waiting edge [one, two] -> q."""
+
+    def node(name):
+        def run(state):
+            if fail and fail.get(name):
+                raise RuntimeError(f"{name} is down")
+            return {"log": [name]}
+
+        return run
+
+    graph = api.StateGraph(LogState)
+    for name in ("one", "two", "q"):
+        graph.add_node(name, node(name))
+    graph.add_edge(api.START, "one")
+    graph.add_edge(api.START, "two")
+    graph.add_edge(["one", "two"], "q")
+    graph.add_edge("q", api.END)
+    return graph.compile(checkpointer=api.saver, **compile_kw)
+
+
+@checkpoint_case
+def ckpt_line_one_invoke(api):
+    app = line_graph(api)
+    return [attempt(lambda: app.invoke({"log": ["x"]}, thread())), history_view(app, thread())]
+
+
+@checkpoint_case
+def ckpt_line_three_invokes_steps_continue(api):
+    app = line_graph(api)
+    out = [attempt(lambda n=n: app.invoke({"log": [n]}, thread())) for n in ("x", "y", "z")]
+    return [*out, history_view(app, thread()), state_view(app, thread())]
+
+
+@checkpoint_case
+def ckpt_fan_out_and_join(api):
+    app = fan_graph(api)
+    return [attempt(lambda: app.invoke({"log": []}, thread())), history_view(app, thread())]
+
+
+@checkpoint_case
+def ckpt_conditional_loop(api):
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+        n: int
+
+    graph = api.StateGraph(S)
+    graph.add_node("tick", lambda s: {"n": s["n"] + 1, "log": [s["n"]]})
+    graph.add_edge(api.START, "tick")
+    graph.add_conditional_edges("tick", lambda s: api.END if s["n"] >= 3 else "tick")
+    app = graph.compile(checkpointer=api.saver)
+    return [attempt(lambda: app.invoke({"n": 0}, thread())), history_view(app, thread())]
+
+
+@checkpoint_case
+def ckpt_update_latest_as_node(api):
+    app = line_graph(api)
+    app.invoke({"log": ["x"]}, thread())
+    made = attempt(lambda: app.update_state(thread(), {"log": ["u"]}, as_node="a"))
+    return [made, state_view(app, thread()), attempt(lambda: app.invoke(None, thread())),
+            history_view(app, thread())]  # fmt: skip
+
+
+@checkpoint_case
+def ckpt_update_latest_without_as_node(api):
+    app = line_graph(api)
+    app.invoke({"log": ["x"]}, thread())
+    made = attempt(lambda: app.update_state(thread(), {"log": ["u"]}))
+    return [made, history_view(app, thread())]
+
+
+@checkpoint_case
+def ckpt_update_past_without_as_node_then_continue_the_fork(api):
+    app = line_graph(api, names=("a", "b", "c"))
+    app.invoke({"log": ["x"]}, thread())
+    fork = app.update_state(at_step(app, thread(), 1), {"log": ["u"]})
+    return [state_view(app, fork), attempt(lambda: app.invoke(None, fork)),
+            history_view(app, thread())]  # fmt: skip
+
+
+@checkpoint_case
+def ckpt_update_the_input_checkpoint_without_as_node(api):
+    app = line_graph(api)
+    app.invoke({"log": ["x"]}, thread())
+    fork = app.update_state(at_step(app, thread(), -1), {"log": ["u"]})
+    return [state_view(app, fork), attempt(lambda: app.invoke(None, fork)),
+            history_view(app, thread())]  # fmt: skip
+
+
+@checkpoint_case
+def ckpt_update_after_a_parallel_step_needs_as_node(api):
+    app = fan_graph(api)
+    app.invoke({"log": []}, thread())
+    past = at_step(app, thread(), 1)
+    return [attempt(lambda: app.update_state(past, {"log": ["u"]})),
+            attempt(lambda: app.update_state(past, {"log": ["u"]}, as_node="two")),
+            history_view(app, thread())]  # fmt: skip
+
+
+@checkpoint_case
+def ckpt_replay_from_a_past_checkpoint(api):
+    app = line_graph(api, names=("a", "b", "c"))
+    app.invoke({"log": ["x"]}, thread())
+    past = at_step(app, thread(), 1)
+    return [attempt(lambda: app.invoke(None, past)), history_view(app, thread())]
+
+
+@checkpoint_case
+def ckpt_replay_from_the_input_checkpoint(api):
+    app = line_graph(api)
+    app.invoke({"log": ["x"]}, thread())
+    app.invoke({"log": ["y"]}, thread())
+    second_input = at_step(app, thread(), 3)
+    return [attempt(lambda: app.invoke(None, second_input)), state_view(app, thread())]
+
+
+@checkpoint_case
+def ckpt_sibling_failure_pending_writes_and_resume(api):
+    fail = {"two": True}
+    app = fan_graph(api, fail)
+    failed = attempt(lambda: app.invoke({"log": []}, thread()))
+    paused = state_view(app, thread())
+    fail.clear()
+    return [failed, paused, attempt(lambda: app.invoke(None, thread())),
+            history_view(app, thread())]  # fmt: skip
+
+
+@checkpoint_case
+def ckpt_lone_failure_shows_its_error(api):
+    def broken(state):
+        raise ValueError("bad input")
+
+    graph = api.StateGraph(LogState)
+    graph.add_node("a", logger("a"))
+    graph.add_node("broken", broken)
+    graph.add_edge(api.START, "a")
+    graph.add_edge("a", "broken")
+    app = graph.compile(checkpointer=api.saver)
+    return [attempt(lambda: app.invoke({"log": []}, thread())), state_view(app, thread()),
+            history_view(app, thread())]  # fmt: skip
+
+
+def asking_graph(api: Any, with_side: bool = False) -> Any:
+    def ask(state):
+        return {"log": [f"answer={api.interrupt('name?')}"]}
+
+    graph = api.StateGraph(LogState)
+    graph.add_node("ask", ask)
+    graph.add_node("after", logger("after"))
+    graph.add_edge(api.START, "ask")
+    graph.add_edge("ask", "after")
+    if with_side:
+        graph.add_node("side", logger("side"))
+        graph.add_edge(api.START, "side")
+    return graph.compile(checkpointer=api.saver)
+
+
+@checkpoint_case
+def ckpt_interrupt_then_resume(api):
+    app = asking_graph(api)
+    app.invoke({"log": []}, thread())
+    paused = state_view(app, thread())
+    done = attempt(lambda: app.invoke(api.Command(resume="Ada"), thread()))
+    return [paused, done, history_view(app, thread())]
+
+
+@checkpoint_case
+def ckpt_interrupt_with_a_finished_sibling(api):
+    app = asking_graph(api, with_side=True)
+    app.invoke({"log": []}, thread())
+    paused = state_view(app, thread())
+    done = attempt(lambda: app.invoke(api.Command(resume="Ada"), thread()))
+    return [paused, done, history_view(app, thread())]
+
+
+@checkpoint_case
+def ckpt_interrupt_before_breakpoint(api):
+    app = line_graph(api, names=("a", "b", "c"), interrupt_before=["b"])
+    app.invoke({"log": []}, thread())
+    paused = state_view(app, thread())
+    return [paused, attempt(lambda: app.invoke(None, thread())), history_view(app, thread())]
+
+
+@checkpoint_case
+def ckpt_interrupt_after_breakpoint(api):
+    app = line_graph(api, names=("a", "b", "c"), interrupt_after=["a"])
+    app.invoke({"log": []}, thread())
+    paused = state_view(app, thread())
+    return [paused, attempt(lambda: app.invoke(None, thread())), history_view(app, thread())]
+
+
+@checkpoint_case
+def ckpt_update_a_join_source_before_the_join(api):
+    app = fan_graph(api, interrupt_before=["q"])
+    app.invoke({"log": []}, thread())
+    made = attempt(lambda: app.update_state(thread(), {"log": ["u"]}, as_node="one"))
+    return [made, state_view(app, thread()), attempt(lambda: app.invoke(None, thread())),
+            history_view(app, thread())]  # fmt: skip
+
+
+@checkpoint_case
+def ckpt_update_before_a_breakpoint_skips_nothing(api):
+    app = line_graph(api, names=("a", "b", "c"), interrupt_before=["b"])
+    app.invoke({"log": []}, thread())
+    app.update_state(thread(), {"log": ["u"]})
+    return [state_view(app, thread()), attempt(lambda: app.invoke(None, thread())),
+            history_view(app, thread())]  # fmt: skip
+
+
+@checkpoint_case
+def ckpt_command_goto_node(api):
+    def route(state):
+        return api.Command(update={"log": ["route"]}, goto="b")
+
+    graph = api.StateGraph(LogState)
+    graph.add_node("route", route)
+    graph.add_node("b", logger("b"))
+    graph.add_edge(api.START, "route")
+    app = graph.compile(checkpointer=api.saver)
+    return [attempt(lambda: app.invoke({"log": []}, thread())), history_view(app, thread())]
+
+
+@checkpoint_case
+def ckpt_two_threads_on_one_saver(api):
+    app = line_graph(api)
+    app.invoke({"log": ["x"]}, thread("one"))
+    app.invoke({"log": ["y"]}, thread("two"))
+    app.invoke({"log": ["z"]}, thread("one"))
+    return [history_view(app, thread("one")), history_view(app, thread("two"))]
+
+
+@checkpoint_case
+def ckpt_fork_twice_from_one_checkpoint(api):
+    app = line_graph(api, names=("a", "b", "c"))
+    app.invoke({"log": ["x"]}, thread())
+    past = at_step(app, thread(), 1)
+    first = app.update_state(past, {"log": ["u1"]}, as_node="a")
+    second = app.update_state(past, {"log": ["u2"]}, as_node="b")
+    return [attempt(lambda: app.invoke(None, first)), attempt(lambda: app.invoke(None, second)),
+            history_view(app, thread())]  # fmt: skip
+
+
+@pytest.mark.parametrize("saver_kind", ["memory", "sqlite"])
+@pytest.mark.parametrize(
+    "program", CHECKPOINT_CASES, ids=[c.__name__.removeprefix("ckpt_") for c in CHECKPOINT_CASES]
+)
+def test_checkpoints_as_langgraph_keeps_them(program, saver_kind, tmp_path):
+    pytest.importorskip("langgraph.checkpoint.sqlite")
+    expected = program(checkpoint_api("langgraph", saver_kind, tmp_path))
+    actual = program(checkpoint_api("nbgraph", saver_kind, tmp_path))
+    assert len(actual) == len(expected)
+    for got, wanted in zip(actual, expected, strict=True):
+        assert got == wanted
 
 
 # ---------------------------------------------------------------------------------------------

@@ -64,8 +64,10 @@ def test_one_checkpoint_per_superstep_newest_first_and_steps_continue(saver):
     app = fan_app(saver, [], {})
     assert app.invoke({"log": [], "n": 0}, config()) == {"log": ["a", "b", "c", "d"], "n": 1}
     history = list(app.get_state_history(config()))
-    assert [h.metadata["step"] for h in history] == [3, 2, 1, 0]
-    assert [h.metadata["source"] for h in history] == ["loop", "loop", "loop", "input"]
+    assert [h.metadata["step"] for h in history] == [3, 2, 1, 0, -1]  # as LangGraph keeps it
+    assert [h.metadata["source"] for h in history] == ["loop", "loop", "loop", "loop", "input"]
+    assert history[-1].values == {"log": []} and history[-1].next == ("__start__",)
+    assert history[-1].parent_config is None and history[-2].parent_config == history[-1].config
     assert history[2].next == ("b", "c") and history[0].next == ()
     assert history[1].values == {"log": ["a", "b", "c"], "n": 1}
     assert history[0].parent_config == history[1].config
@@ -78,7 +80,7 @@ def test_one_checkpoint_per_superstep_newest_first_and_steps_continue(saver):
     # new input on the same thread goes through the reducers onto its state
     assert app.invoke({"log": ["more"]}, config())["log"][-5:] == ["more", "a", "b", "c", "d"]
     steps = [h.metadata["step"] for h in app.get_state_history(config())]
-    assert steps == [7, 6, 5, 4, 3, 2, 1, 0]  # input at 4, then a, b+c, d
+    assert steps == [8, 7, 6, 5, 4, 3, 2, 1, 0, -1]  # input checkpoint 4, START 5, a, b+c, d
 
 
 def test_resume_after_a_failure_does_not_rerun_finished_siblings(saver):
@@ -88,7 +90,8 @@ def test_resume_after_a_failure_does_not_rerun_finished_siblings(saver):
         app.invoke({"log": [], "n": 0}, config())
     assert calls == ["a", "b", "c"] or calls == ["a", "c", "b"]
     state = app.get_state(config())
-    assert state.next == ("b", "c") and state.values == {"log": ["a"], "n": 1}
+    # as in LangGraph: only the unfinished task is next; b's pending writes are shown applied
+    assert state.next == ("c",) and state.values == {"log": ["a", "b"], "n": 1}
     fail["c"] = False
     assert app.invoke(None, config()) == {"log": ["a", "b", "c", "d"], "n": 1}
     assert sorted(calls[3:]) == ["c", "d"]  # b's writes came from the checkpoint
@@ -109,7 +112,8 @@ def test_replay_from_a_past_checkpoint_reruns_only_what_follows(saver):
     assert app.invoke(None, config(checkpoint_id=past)) == {"log": ["a", "b", "c", "d"], "n": 1}
     assert sorted(calls) == ["b", "c", "d"]
     history = list(app.get_state_history(config()))
-    assert len(history) == 7  # the replay branched from step 1 (a "fork" checkpoint), then 2, 3
+    assert len(history) == 8  # the replay branched from step 1 (a "fork" checkpoint), then 2, 3
+    assert [h.metadata["step"] for h in history[:3]] == [4, 3, 2]  # LangGraph: the fork is a step
     assert history[2].metadata["source"] == "fork"
     assert history[0].parent_config["configurable"]["checkpoint_id"] != past
     with pytest.raises(ValueError, match="no checkpoint 'nope'"):
@@ -174,7 +178,7 @@ def test_mutation_writes_are_kept_as_values_and_long_threads_store_deltas(tmp_pa
     assert state.values["n"] == 300 and state.values["log"] == list(range(300))
     records = saver.history("long")
     snapshots = [r for r in records if r.snapshot is not None]
-    assert len(records) == 301 and len(snapshots) < 15  # deltas, with a few snapshots
+    assert len(records) == 302 and len(snapshots) < 15  # deltas, with a few snapshots
 
 
 def test_the_record_of_a_thread_is_rebuilt_from_its_saver_alone(tmp_path):
@@ -251,9 +255,9 @@ def test_a_rebuilt_record_shows_the_threads_forks_as_branches_of_its_tree():
     run = Run.from_checkpointer(saver, "f", main.config["configurable"]["checkpoint_id"])
     forks = [node for node in run.tree if node.kind == "fork"]
     assert forks and forks[0].parents == ("merge:1",)  # the fork grows from step 1
-    assert forks[0].reason == "fork" and dict(forks[0].writes) == {"log": ["edited"]}
+    assert forks[0].reason == "update" and dict(forks[0].writes) == {"log": ["edited"]}
     assert run.state_at(forks[0]) == app.get_state(forked).values
-    assert "fork branch, step 2" in run.draw_tree().source
+    assert "update branch, step 2" in run.draw_tree().source
     assert list(run.steps.node) == ["a", "b", "c", "d"]  # the tables are the chosen branch's
 
 

@@ -119,8 +119,9 @@ def claim_owner(path: Path, thread_id: str) -> str | None:
 
 
 def assert_one_chain(history: list, thread_id: str, last_step: int) -> None:
-    """Newest first: steps last_step..0 with no gap, each checkpoint the parent of the next."""
-    assert [h.metadata["step"] for h in history] == list(range(last_step, -1, -1))
+    """Newest first: steps last_step..-1 (the input checkpoint) with no gap, each checkpoint
+    the parent of the next."""
+    assert [h.metadata["step"] for h in history] == list(range(last_step, -2, -1))
     for newer, older in itertools.pairwise(history):
         assert newer.parent_config == older.config
     assert history[-1].parent_config is None
@@ -159,9 +160,9 @@ def test_a_run_killed_mid_way_keeps_every_superstep_and_resumes_to_the_end(tmp_p
     config = {"configurable": {"thread_id": "k"}, "recursion_limit": 1000}
     history = list(app.get_state_history(config))
     last = history[0].metadata["step"]
-    assert seen[0] - 1 <= last < TICKS  # no checkpoint seen before the kill is lost
+    assert seen[0] - 2 <= last < TICKS  # no checkpoint seen before the kill is lost
     assert_one_chain(history, "k", last)
-    for snapshot in history:  # every saved superstep holds the state after that step
+    for snapshot in history[:-1]:  # every saved superstep holds the state after that step
         step = snapshot.metadata["step"]
         assert snapshot.values == {"log": list(range(step)), "n": step}
     latest = app.get_state(config)
@@ -180,7 +181,7 @@ def test_a_run_killed_mid_way_keeps_every_superstep_and_resumes_to_the_end(tmp_p
         assert_one_chain(history, "k", TICKS)
         assert history[0].values == {"log": list(range(TICKS)), "n": TICKS}
         assert history[0].next == ()
-        assert history[-last - 1].config == latest.config  # the old checkpoints are untouched
+        assert history[-last - 2].config == latest.config  # the old checkpoints are untouched
 
 
 class Counter(TypedDict):
@@ -239,7 +240,8 @@ def test_four_threads_with_their_own_thread_ids_share_one_saver(shared_saver):
         config = {"configurable": {"thread_id": thread_id}}
         history = list(app.get_state_history(config))
         assert_one_chain(history, thread_id, STEPS)
-        for snapshot in history:
+        assert history[-1].values == {"log": []}  # the input checkpoint: before the input
+        for snapshot in history[:-1]:
             step = snapshot.metadata["step"]
             log = [f"{thread_id}:{i}" for i in range(step)]
             assert snapshot.values == {"who": thread_id, "log": log, "n": step}
@@ -248,7 +250,7 @@ def test_four_threads_with_their_own_thread_ids_share_one_saver(shared_saver):
         spans.append((records[-1].created_at, records[0].created_at))
     assert sorted(shared_saver.threads()) == IDS
     ids = [r.checkpoint_id for t in IDS for r in shared_saver.history(t)]
-    assert len(ids) == len(set(ids)) == len(IDS) * (STEPS + 1)
+    assert len(ids) == len(set(ids)) == len(IDS) * (STEPS + 2)
     assert max(s for s, _ in spans) < min(e for _, e in spans)  # the runs overlapped in time
 
 
@@ -296,7 +298,8 @@ def test_a_thread_running_in_another_process_is_refused_by_name(tmp_path):
         assert out.strip() == "{'n': 1}"
         assert claim_owner(db, "busy") is None
         assert app.invoke({"n": 5}, config) == {"n": 6}  # free again: continues the thread
-        assert [h.metadata["step"] for h in app.get_state_history(config)] == [3, 2, 1, 0]
+        steps = [h.metadata["step"] for h in app.get_state_history(config)]
+        assert steps == [4, 3, 2, 1, 0, -1]  # LangGraph's: an input checkpoint per invoke
     finally:
         release.touch()
         if proc.poll() is None:

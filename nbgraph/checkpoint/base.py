@@ -97,6 +97,11 @@ class BaseSaver(abc.ABC):
     def history(self, thread_id: str) -> list[CheckpointRecord]:
         """Every checkpoint of a thread, newest (latest put) first; `[]` for an unknown thread."""
 
+    def history_ids(self, thread_id: str) -> list[str]:
+        """The checkpoint ids of a thread, newest (latest put) first: `history` without
+        reading the checkpoints (savers override it to skip decoding them)."""
+        return [record.checkpoint_id for record in self.history(thread_id)]
+
     @abc.abstractmethod
     def put_write(self, thread_id: str, checkpoint_id: str, task_id: str, payload: Any) -> None:
         """Append a finished task's writes against the checkpoint its step started from.

@@ -94,6 +94,11 @@ class MemorySaver(BaseSaver):
             items = list(self._checkpoints.get(thread_id, {}).items())
         return [_record(thread_id, key, stored) for key, stored in reversed(items)]
 
+    def history_ids(self, thread_id: str) -> list[str]:
+        check_thread_id(thread_id)
+        with self._lock:
+            return list(reversed(self._checkpoints.get(thread_id, {})))
+
     def put_write(self, thread_id: str, checkpoint_id: str, task_id: str, payload: Any) -> None:
         check_thread_id(thread_id)
         check_id("checkpoint id", checkpoint_id)

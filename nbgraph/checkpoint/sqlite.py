@@ -229,6 +229,12 @@ class SqliteSaver(BaseSaver):
             rows = self._connection().execute(query, (thread_id,)).fetchall()
         return [self._record(row) for row in rows]
 
+    def history_ids(self, thread_id: str) -> list[str]:
+        check_thread_id(thread_id)
+        query = "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC"
+        with self._lock:
+            return [row[0] for row in self._connection().execute(query, (thread_id,))]
+
     def threads(self) -> list[str]:
         query = "SELECT thread_id FROM checkpoints GROUP BY thread_id ORDER BY MIN(seq)"
         with self._lock:

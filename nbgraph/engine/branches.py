@@ -283,6 +283,7 @@ class BranchLoop(RunLoop):
         self.thread.head = restored.checkpoint_id
         if keep_next and not restored.latest:
             self.thread.branch(restored)  # a replay grows a new branch from the past
+            self.step += 1  # (its fork checkpoint is a step, as in LangGraph)
         points: dict[str, Lineage] = restored.lineages
         skip = transient_fields(self.spec)
         if not keep_next:  # new input or an update: one lineage, the live ones merged

@@ -104,6 +104,12 @@ class RunLoop:
                     "Received no input: invoke(None) resumes a checkpointed thread, and this "
                     "one has no checkpoint; pass a dict of initial values."
                 )
+            if START in restored.control["pull"]:  # an input checkpoint: apply its input
+                self._resume(restored, keep_next=False)
+                if not restored.latest:  # a replay grows a new branch, as any replay does
+                    self.thread.branch(restored)
+                    self.step += 1
+                return self._input_step(restored.control.get("input", []))
             return self._resume(restored)
         if isinstance(input, Command):
             if restored is None or not restored.paused:
@@ -120,16 +126,25 @@ class RunLoop:
         else:
             self.values = initial_values(self.spec)
             self.log.final = self.values
-        self.step += 1
-        self.stop = self.step - 1 + self.limit + 1
-        task = Task(step=self.step, index=0, node=START, kind="input", started=time.time())
+        writes = []
         for key, value in self._input_pairs(input):
             field = self.spec.fields.get(key)
             prepare = field.reducer.prepare if field and field.reducer else None
-            task.writes.append((key, prepare(isolate(value)) if prepare else isolate(value)))
+            writes.append((key, prepare(isolate(value)) if prepare else isolate(value)))
+        if self.thread is not None:  # LangGraph's input checkpoint: the input, not yet applied
+            self.step += restored is not None
+            self.thread.save_input(self.step, writes, restored, self.values)
+        return self._input_step(writes)
+
+    def _input_step(self, writes: list[tuple[str, Any]]) -> StepLog:
+        """The step that applies the input's `writes` (the START task) and routes from it."""
+        self.step += 1
+        self.stop = self.step - 1 + self.limit + 1
+        task = Task(step=self.step, index=0, node=START, kind="input", started=time.time())
+        task.writes.extend(tuple(w) for w in writes)
         self._route(task)
         task.ended = task.started
-        return self.commit([task], source="input")
+        return self.commit([task], source="loop")
 
     def _resume(self, restored: Any, keep_next: bool = True) -> StepLog:
         """Start from a checkpoint: its values (as a root reset of this run's record) and,
@@ -139,6 +154,7 @@ class RunLoop:
         self.thread.head = restored.checkpoint_id
         if keep_next and not restored.latest:
             self.thread.branch(restored)  # a replay grows a new branch from the past
+            self.step += 1  # (its fork checkpoint is a step, as in LangGraph)
         if keep_next:
             control = restored.control
             self.pull = {k: list(v) for k, v in control["pull"].items()}
@@ -441,7 +457,7 @@ class RunLoop:
         task.ended = time.time()
         if task.routes and all(type(route) is str for route in task.routes):
             task.routes = self.shared(tuple(task.routes))  # type: ignore[arg-type]
-        if self.thread is not None and (self.step_size > 1 or task.interrupts):
+        if self.thread is not None and (self.step_size > 1 or task.interrupts or task.error):
             # a sibling may fail: keep what this one wrote (a lone task's writes go into the
             # step's checkpoint right after it; a question for a person is kept always)
             self.thread.save_task(task, scope.answers if scope else None)

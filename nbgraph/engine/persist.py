@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sized
+from collections.abc import Callable, Iterator, Sized
 from dataclasses import dataclass, field
 from typing import Any
 
 from nbgraph.engine.branch_persist import live_points, merged_values, rebuild
+from nbgraph.engine.chain import HistoryWalk, parent_chain
 from nbgraph.engine.checkpoint_shape import checked_saver, replayed_from_a_file
 from nbgraph.engine.pinned import growth, kept_copy, pinned_data, pinned_map, value_after
 from nbgraph.engine.runlog import initial_values, reset_data
@@ -46,6 +47,10 @@ class Restored:
     latest: bool = True
     lineages: dict[str, Any] | None = None  # branch runs: the restored lineage points by id
     updates: list[dict[str, Any]] = field(default_factory=list)  # resuming Commands' (in values)
+    done: dict[str, dict[str, Any]] = field(default_factory=dict)  # saved writes, any checkpoint
+    errors: dict[str, str] = field(default_factory=dict)  # failed tasks' errors, as reprs
+    asked: dict[str, list[Interrupt]] = field(default_factory=dict)  # shown: still waiting
+    # (latest) or ever asked at this checkpoint (a past one, as LangGraph's history shows)
 
 
 def thread_id_of(config: dict[str, Any]) -> str:
@@ -103,10 +108,8 @@ class Thread:
                     "see app.get_state_history(config) for the ones it has."
                 )
             return None
-        chain, snapshot = [record], record.snapshot
-        while snapshot is None and chain[-1].parent_id is not None:
-            chain.append(self.saver.get(self.thread_id, chain[-1].parent_id))
-            snapshot = chain[-1].snapshot
+        chain = parent_chain(self.saver, record, lambda r: r.snapshot is not None)
+        snapshot = chain[-1].snapshot
         lineages = None
         if self.spec.semantics == "branches":
             lineages = restore_lineages(self.spec, chain, snapshot)
@@ -121,31 +124,45 @@ class Thread:
         latest = wanted is None or latest_id == wanted
         return self._restored(record, values, latest, lineages)
 
-    def history(self) -> list[Restored]:
-        """Every checkpoint of the thread, newest first, each with its full state.
+    def history(self) -> Iterator[Restored]:
+        """Every checkpoint of the thread, newest first, each with its full state, read
+        lazily: the first costs one checkpoint's rebuild (from its nearest snapshot).
 
-        One pass from the oldest: each checkpoint's state is its parent's plus its delta, so
-        reading a long thread's history costs its writes, not a replay per checkpoint.
+        After the first, a rebuild also keeps the states of the checkpoints just older than
+        the one asked for, and of every k-th one between it and its snapshot (k about the
+        square root of their distance), so walking the whole history replays each delta
+        about twice and holds about 2k states at a time.
         """
-        records = self.saver.history(self.thread_id)
-        if not records or self.spec.semantics == "branches":
-            latest = records[0].checkpoint_id if records else None
-            return [self.restore(r.checkpoint_id, latest_id=latest) for r in records]  # type: ignore[misc]
-        states: dict[str, dict[str, Any]] = {}
-        restored = []
-        for record in reversed(records):  # parents before children
-            if record.snapshot is not None:
-                values = {k: isolate(v) for k, v in record.snapshot.items()}
-            elif record.parent_id in states:
-                values = {k: isolate(v) for k, v in states[record.parent_id].items()}
-                values = apply_delta(self.spec, values, record.payload, record.step)
-            else:  # a thread's first checkpoint
-                values = apply_delta(self.spec, initial_values(self.spec), record.payload, 0)
-            states[record.checkpoint_id] = values
-            latest = record is records[0]
-            restored.append(self._restored(record, dict(values), latest, None))
-        restored.reverse()
-        return restored
+        newest = self.saver.get(self.thread_id)
+        if newest is None:
+            return
+        latest = newest.checkpoint_id
+        walk = HistoryWalk(self, apply_delta)
+        ran: dict[str, dict[str, Any]] = {}  # by parent: what its tasks wrote (shown as results)
+        for checkpoint_id in self._ids_from(latest):
+            if self.spec.semantics == "branches":
+                yield self.restore(checkpoint_id, latest_id=latest)  # type: ignore[misc]
+                continue
+            record, values = walk.state_of(checkpoint_id)
+            restored = self._restored(record, values, checkpoint_id == latest, None)
+            for task_id, done in ran.pop(checkpoint_id, {}).items():
+                restored.done.setdefault(task_id, done)
+            if record.source == "loop" and record.parent_id is not None:
+                tasks = ran.setdefault(record.parent_id, {})
+                for task in record.payload["tasks"]:
+                    tasks.setdefault(task["id"], {"writes": task["writes"]})
+            yield restored
+
+    def _ids_from(self, latest: str) -> Iterator[str]:
+        """`latest`, then the thread's other checkpoint ids newest first (listed only when
+        the walk goes past the first)."""
+        yield latest
+        listing = getattr(self.saver, "history_ids", None)  # (a duck-typed saver may lack it)
+        if listing is not None:
+            ids = listing(self.thread_id)
+        else:
+            ids = [record.checkpoint_id for record in self.saver.history(self.thread_id)]
+        yield from ids[ids.index(latest) + 1 :] if latest in ids else ids
 
     def _restored(
         self, record: Any, values: dict[str, Any], latest: bool, lineages: Any
@@ -154,7 +171,16 @@ class Thread:
             if spec.transient is not None:  # never saved: rebuilt fresh
                 values[name] = spec.transient()
         saved: dict[str, dict[str, Any]] = {}
+        errors: dict[str, str] = {}
+        asked: dict[str, list[Interrupt]] = {}
         for write in self.saver.pending_writes(self.thread_id, record.checkpoint_id):
+            if "error" in write.payload:  # kept apart: a resume's success does not hide it
+                errors[write.task_id] = write.payload["error"]
+                continue
+            if "interrupts" in write.payload:  # what was asked, for the snapshot's tasks
+                asked[write.task_id] = [
+                    Interrupt(i["value"], i["id"]) for i in write.payload["interrupts"]
+                ]
             saved[write.task_id] = write.payload  # a task's latest entry wins
         # a step that stopped part-way resumes with what its finished tasks wrote; a replay
         # of a past checkpoint runs them again
@@ -181,7 +207,10 @@ class Thread:
             record.payload.get("tasks", []),
             latest,
             lineages,
-            updates,
+            updates=updates,
+            done={k: v for k, v in saved.items() if "writes" in v},
+            errors=errors,
+            asked={k: v for k, v in asked.items() if k in paused} if latest else asked,
         )
 
     # --- writing -----------------------------------------------------------------------------
@@ -234,12 +263,33 @@ class Thread:
         self.head = checkpoint_id
         return checkpoint_id
 
+    def save_input(
+        self, step: int, writes: list, restored: Restored | None, values: dict[str, Any]
+    ) -> None:
+        """LangGraph's input checkpoint (source "input"): the thread's state before the
+        input, and the input waiting to be applied by the START task."""
+        control: dict[str, Any] = {"pull": {START: []}, "input": [list(w) for w in writes]}
+        payload: dict[str, Any] = {"tasks": [], "next": control}
+        if self.head is None:  # a thread's first checkpoint describes its graph
+            from nbgraph.record.serialize import describe_graph  # plain data
+
+            payload["graph"] = describe_graph(self.spec)
+        lineages = None
+        if self.spec.semantics == "branches":
+            live = [] if restored is None else restored.control["lineages"]["live"]
+            control["lineages"] = {"arrivals": {}, "later": {}, "sends": [], "captured": [],
+                                   "ended": [], "live": list(live)}  # fmt: skip
+            payload["points"] = []
+            if self.head is None:
+                lineages = list
+        self.save(step, "input", payload, values, lineages=lineages)
+
     def branch(self, restored: Restored) -> None:
         """Start a new branch from a past checkpoint: an empty-delta checkpoint after it
-        (source "fork"), so what this run saves — and a pause — grows from there."""
+        (source "fork", the next step), so what this run saves — and a pause — grows from there."""
         payload = {"resets": [], "tasks": [], "merged": [], "afters": {}, "cleared": [],
                    "points": [], "next": restored.control}  # fmt: skip
-        self.save(restored.step, "fork", payload, restored.values)
+        self.save(restored.step + 1, "fork", payload, restored.values)
 
     def save_update(self, task: Task) -> None:
         """Keep a resuming `Command`'s update and goto with the paused checkpoint (LangGraph
@@ -258,8 +308,14 @@ class Thread:
 
     def save_task(self, task: Task, answers: list[Any] | None = None) -> None:
         """Keep a finished task's writes and routes, so a resume does not run it again;
-        or a paused task's question and the answers it had, so a resume can answer it."""
-        if self.head is None or task.error is not None:
+        a paused task's question and the answers it had, so a resume can answer it; or a
+        failed task's error (its repr), for the checkpoint's `tasks`."""
+        if self.head is None:
+            return
+        if task.error is not None:  # shown in the checkpoint's tasks, as LangGraph does
+            error = repr(task.error)  # LangGraph's task.error, read back from a checkpoint
+            entry = {"writes": [], "routes": [], "error": error}  # (shaped as a task's writes)
+            self.saver.put_write(self.thread_id, self.head, task.id, entry)
             return
         if task.interrupts:
             asked = [{"value": i.value, "id": i.id} for i in task.interrupts]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nbgraph.engine.chain import parent_chain
 from nbgraph.engine.checkpoint_shape import checked_saver
 from nbgraph.engine.persist import task_from_data
 from nbgraph.engine.pinned import pinned_map
@@ -25,15 +26,14 @@ def log_from_checkpointer(
 
     Raises:
         ValueError: an unknown thread or checkpoint.
+        CheckpointFileError: the checkpoints' parent links loop or break.
     """
     saver = checked_saver(saver)  # each checkpoint read back is checked
     head = saver.get(thread_id, checkpoint_id)
     if head is None:
         what = f"checkpoint {checkpoint_id!r}" if checkpoint_id else "checkpoints"
         raise ValueError(f"Thread {thread_id!r} has no {what}; threads: {saver.threads()}.")
-    chain = [head]
-    while chain[-1].parent_id is not None:
-        chain.append(saver.get(thread_id, chain[-1].parent_id))
+    chain = parent_chain(saver, head)
     chain.reverse()
     spec = _graph_of(chain[0], thread_id, graph)
     log = RunLog(spec, _input_of(chain[0]), {"configurable": {"thread_id": thread_id}})
@@ -84,6 +84,8 @@ def _described(first: Any, thread_id: str) -> Any:
 
 
 def _input_of(first: Any) -> dict[str, Any]:
+    if "input" in first.payload["next"]:  # LangGraph's input checkpoint
+        return {k: isolate(v) for k, v in first.payload["next"]["input"]}
     tasks = first.payload["tasks"]
     return {k: isolate(v) for k, v in tasks[0]["writes"]} if tasks else {}
 

@@ -1,0 +1,256 @@
+"""A thread's history as LangGraph keeps it, read lazily, and refused when its links are broken."""
+
+import contextlib
+import itertools
+import sqlite3
+
+import pytest
+
+from nbgraph import START, Run, SqliteSaver, StateGraph
+from nbgraph.errors import CheckpointFileError
+
+
+def config(thread: str = "t", **extra) -> dict:
+    return {"configurable": {"thread_id": thread, **extra}}
+
+
+def two_steps(saver):
+    return (
+        StateGraph(dict, reducers={"n": "add"})
+        .add_node("a", lambda s: {"n": 1})
+        .add_node("b", lambda s: {"n": 1})
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .compile(checkpointer=saver)
+    )
+
+
+def tampered(path, *statements: str) -> None:
+    """Run SQL on a finished thread's file; `{first}`/`{last}` are its oldest/newest ids."""
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        ids = [r[0] for r in conn.execute("SELECT checkpoint_id FROM checkpoints ORDER BY seq")]
+        for sql in statements:
+            conn.execute(sql.format(first=ids[0], last=ids[-1]))
+        conn.commit()
+
+
+@pytest.mark.parametrize(
+    ("statements", "reading", "says"),
+    [
+        (["UPDATE checkpoints SET parent_id = '{last}' WHERE checkpoint_id = '{first}'"],
+         "record", "loop"),
+        (["UPDATE checkpoints SET parent_id = '{last}' WHERE checkpoint_id = '{first}'",
+          "UPDATE checkpoints SET snapshot = NULL"], "state", "loop"),
+        (["UPDATE checkpoints SET parent_id = 'gone' WHERE checkpoint_id = '{last}'"],
+         "record", "'gone', which is not in the thread"),
+        (["UPDATE checkpoints SET parent_id = 'gone' WHERE checkpoint_id = '{last}'",
+          "UPDATE checkpoints SET snapshot = NULL"], "state", "not in the thread"),
+    ],
+)  # fmt: skip
+def test_broken_parent_links_are_refused_naming_file_and_checkpoint(
+    tmp_path, statements, reading, says
+):
+    path = tmp_path / "threads.sqlite"
+    with SqliteSaver(path) as saver:
+        two_steps(saver).invoke({"n": 0}, config())
+    tampered(path, *statements)
+    with SqliteSaver(path) as saver, pytest.raises(CheckpointFileError) as caught:
+        if reading == "record":
+            Run.from_checkpointer(saver, "t")
+        else:
+            two_steps(saver).get_state(config())
+    message = str(caught.value)
+    assert says in message and str(path) in message and "checkpoint '" in message
+    assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize("semantics", ["supersteps", "branches"])
+@pytest.mark.parametrize("past", [False, True])
+def test_record_after_update_state_reads_back(semantics, past):
+    from nbgraph import MemorySaver
+
+    saver = MemorySaver()
+    app = (
+        StateGraph(dict, reducers={"log": "append"})
+        .add_node("a", lambda s: {"log": ["a"]})
+        .add_node("b", lambda s: {"log": ["b"]})
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .compile(checkpointer=saver, semantics=semantics)
+    )
+    app.invoke({"log": []}, config())
+    target = config()
+    if past:  # a fork: the checkpoint taken after "a"
+        (after_a,) = [s for s in app.get_state_history(config()) if s.values.get("log") == ["a"]]
+        target = after_a.config
+    new = app.update_state(target, {"log": ["patched"]}, as_node="a")
+    run = Run.from_checkpointer(saver, "t", new["configurable"]["checkpoint_id"], graph=app)
+    assert run.output == app.get_state(new).values
+    assert run.output["log"][-1] == "patched"
+
+
+def line_app(saver, calls: list | None = None, fail: dict | None = None, **compile_kw):
+    """START -> a -> b, or with `fan=True`: START -> (one, two) -> q joined by [one, two]."""
+    from nbgraph import MemorySaver  # noqa: F401  (savers come from the caller)
+
+    def node(name: str):
+        def run(state):
+            if calls is not None:
+                calls.append(name)
+            if fail and fail.get(name):
+                raise RuntimeError(f"{name} is down")
+            return {"log": [name]}
+
+        return run
+
+    fan = compile_kw.pop("fan", False)
+    graph = StateGraph(dict, reducers={"log": "append"})
+    if fan:
+        for name in ("one", "two", "q"):
+            graph.add_node(name, node(name))
+        graph.add_edge(START, "one").add_edge(START, "two").add_edge(["one", "two"], "q")
+    else:
+        graph.add_node("a", node("a")).add_node("b", node("b"))
+        graph.add_edge(START, "a").add_edge("a", "b")
+    return graph.compile(checkpointer=saver, **compile_kw)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def saver(request, tmp_path):
+    from nbgraph import MemorySaver
+
+    return MemorySaver() if request.param == "memory" else SqliteSaver(tmp_path / "t.sqlite")
+
+
+def test_history_starts_with_the_input_checkpoint_and_steps_continue(saver):
+    app = line_app(saver)
+    app.invoke({"log": ["x"]}, config())
+    app.invoke({"log": ["y"]}, config())
+    history = list(app.get_state_history(config()))
+    assert [h.metadata["step"] for h in history] == [6, 5, 4, 3, 2, 1, 0, -1]
+    assert [h.metadata["source"] for h in history] == ["loop"] * 3 + ["input"] + ["loop"] * 3 + [
+        "input"
+    ]
+    assert [h.next for h in history] == [(), ("b",), ("a",), ("__start__",)] * 2
+    assert history[3].values == {"log": ["x", "a", "b"]}  # before the second input
+    assert history[-1].values == {} and history[-1].parent_config is None
+    for newer, older in itertools.pairwise(history):
+        assert newer.parent_config == older.config and newer.created_at >= older.created_at
+    assert [t.name for t in history[-1].tasks] == ["__start__"]
+    # replaying the input checkpoint applies its input again
+    assert app.invoke(None, history[3].config) == {"log": ["x", "a", "b", "y", "a", "b"]}
+
+
+@pytest.mark.parametrize(
+    ("step", "expected_next", "expected_log"),
+    [
+        (2, (), ["x", "a", "b", "u"]),  # b wrote last: nothing runs next
+        (1, ("b",), ["x", "a", "u"]),  # a wrote last: b runs next
+        (0, ("a",), ["x", "u"]),  # the input step (START) wrote last
+        (-1, ("a",), ["u"]),  # the input checkpoint: as START, its input dropped
+    ],
+)
+def test_update_state_without_as_node_writes_as_the_last_writer(
+    saver, step, expected_next, expected_log
+):
+    app = line_app(saver)
+    app.invoke({"log": ["x"]}, config())
+    at = next(h for h in app.get_state_history(config()) if h.metadata["step"] == step)
+    target = config() if step == 2 else at.config
+    new = app.update_state(target, {"log": ["u"]})
+    state = app.get_state(new)
+    assert state.next == expected_next and state.values == {"log": expected_log}
+    assert state.metadata["source"] == "update" and state.metadata["step"] == step + 1
+
+
+def test_update_state_without_as_node_after_a_parallel_step_is_ambiguous(saver):
+    from nbgraph.errors import InvalidUpdateError
+
+    app = line_app(saver, fan=True)
+    app.invoke({"log": []}, config())
+    after_fan = next(h for h in app.get_state_history(config()) if h.metadata["step"] == 1)
+    with pytest.raises(InvalidUpdateError, match="as_node") as caught:
+        app.update_state(after_fan.config, {"log": ["u"]})
+    assert "['one', 'two']" in str(caught.value)
+
+
+def test_a_failed_step_lists_only_its_unfinished_task_and_resumes_it_alone(saver):
+    calls: list = []
+    fail = {"two": True}
+    app = line_app(saver, calls, fail, fan=True)
+    with pytest.raises(RuntimeError, match="two is down"):
+        app.invoke({"log": []}, config())
+    state = app.get_state(config())
+    assert state.next == ("two",)  # one finished: its writes are pending, shown applied
+    assert state.values == {"log": ["one"]}
+    one, two = state.tasks
+    assert (one.name, one.error, one.result) == ("one", None, {"log": ["one"]})
+    assert two.name == "two" and two.error == "RuntimeError('two is down')"  # LangGraph's repr
+    assert two.result is None
+    assert one.path == ("__pregel_pull", "one") and two.interrupts == () and two.state is None
+    fail.clear()
+    calls.clear()
+    assert app.invoke(None, config()) == {"log": ["one", "two", "q"]}
+    assert calls == ["two", "q"]  # the finished sibling did not run again
+    step0 = next(h for h in app.get_state_history(config()) if h.metadata["step"] == 0)
+    assert step0.next == ("one", "two") and step0.values == {"log": []}
+    assert [t.error for t in step0.tasks] == [None, "RuntimeError('two is down')"]
+
+
+def test_update_state_as_a_join_source_keeps_the_fired_join(saver):
+    app = line_app(saver, fan=True, interrupt_before=["q"])
+    app.invoke({"log": []}, config())
+    assert app.get_state(config()).next == ("q",)
+    app.update_state(config(), {"log": ["u"]}, as_node="one")
+    assert app.get_state(config()).next == ("q",)  # LangGraph: the join still fires
+    assert app.invoke(None, config()) == {"log": ["one", "two", "u", "q"]}
+
+
+class CountingSaver:
+    """A MemorySaver that counts the checkpoints read (as `get`, and in `history`)."""
+
+    def __init__(self):
+        from nbgraph import MemorySaver
+
+        self.inner, self.reads = MemorySaver(), 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def get(self, thread_id, checkpoint_id=None):
+        self.reads += 1
+        return self.inner.get(thread_id, checkpoint_id)
+
+    def history(self, thread_id):
+        records = self.inner.history(thread_id)
+        self.reads += len(records)
+        return records
+
+
+def test_history_is_lazy_and_equals_each_checkpoint_restored_alone():
+    saver = CountingSaver()
+    app = (
+        StateGraph(dict, reducers={"log": "append"})
+        .add_node("tick", lambda s: {"n": s["n"] + 1, "log": [s["n"]]})
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: "__end__" if s["n"] >= 400 else "tick")
+        .compile(checkpointer=saver)
+    )
+    cfg = config() | {"recursion_limit": 500}
+    app.invoke({"n": 0, "log": []}, cfg)
+    past = next(h for h in app.get_state_history(cfg) if h.metadata["step"] == 200)
+    app.update_state(past.config, {"log": ["fork"]}, as_node="tick")  # a second branch
+    total = len(saver.inner.history_ids("t"))
+    saver.reads = 0
+    app.get_state(cfg)
+    one_state = saver.reads  # the newest and its way back to a snapshot
+    saver.reads = 0
+    first = next(iter(app.get_state_history(cfg)))
+    assert saver.reads <= 2 * one_state + 2 < total / 3  # (its chain read twice), not all
+    assert first.values["log"][-1] == "fork"
+    history = list(app.get_state_history(cfg))
+    assert len(history) == total
+    for snapshot in history[::7] + history[-3:]:
+        alone = app.get_state(snapshot.config)
+        assert (snapshot.values, snapshot.next) == (alone.values, alone.next)
+        assert snapshot.metadata == alone.metadata
