@@ -836,10 +836,20 @@ def test_reading_a_crafted_checkpoint_file_imports_no_module_it_names(tmp_path: 
         "point": {"$type": "dataclass", "class": "planted_shop:Point", "data": {"x": 1}},
     }
     with contextlib.closing(sqlite3.connect(path)) as conn:
-        (payload,) = conn.execute("SELECT payload FROM checkpoints WHERE seq = 1").fetchone()
+        seq, payload = conn.execute(  # the step that applied the input (after the input one)
+            "SELECT seq, payload FROM checkpoints WHERE source = 'loop' ORDER BY seq LIMIT 1"
+        ).fetchone()
         first = json.loads(payload)
         first["tasks"][0]["writes"] = [[name, value] for name, value in crafted.items()]
-        conn.execute("UPDATE checkpoints SET payload = ? WHERE seq = 1", (json.dumps(first),))
+        conn.execute("UPDATE checkpoints SET payload = ? WHERE seq = ?", (json.dumps(first), seq))
+        (payload,) = conn.execute(
+            "SELECT payload FROM checkpoints WHERE source = 'input' ORDER BY seq LIMIT 1"
+        ).fetchone()
+        given = json.loads(payload)  # the input checkpoint keeps the input to apply
+        given["next"]["input"] = [[name, value] for name, value in crafted.items()]
+        conn.execute(
+            "UPDATE checkpoints SET payload = ? WHERE source = 'input'", (json.dumps(given),)
+        )
         conn.execute("UPDATE checkpoints SET snapshot = ?", (json.dumps(crafted),))
         conn.commit()
     env = {

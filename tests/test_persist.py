@@ -437,7 +437,8 @@ def test_a_growing_field_with_a_foreign_reducer_keeps_only_what_each_step_added(
     app = loop_app(saver, reducer, wrap)
     app.invoke({"f": wrap(-1), "n": 0}, config("grow", recursion_limit=100))
     records = list(reversed(saver.history("grow")))
-    kept = [r.payload.get("kept", {}).get("f") for r in records]
+    assert records[0].source == "input" and "kept" not in records[0].payload  # nothing applied
+    kept = [r.payload.get("kept", {}).get("f") for r in records[1:]]
     assert kept[0] == ["value", wrap(-1)]  # the first value is whole
     assert [k[0] for k in kept[1:]] == [kind] * 50
     assert [k[1] for k in kept[1:]] == [wrap(i) for i in range(50)]  # only what was added
@@ -451,7 +452,7 @@ def test_a_value_that_does_not_only_grow_is_kept_whole(saver):
     app = loop_app(saver, lambda a, b: b + a, lambda i: [i], steps=3)  # prepends
     app.invoke({"f": [], "n": 0}, config("whole"))
     kept = [r.payload.get("kept", {}).get("f") for r in reversed(saver.history("whole"))]
-    assert kept == [["value", []], ["extend", [0]], ["value", [1, 0]], ["value", [2, 1, 0]]]
+    assert kept == [None, ["value", []], ["extend", [0]], ["value", [1, 0]], ["value", [2, 1, 0]]]
     assert Run.from_checkpointer(saver, "whole").output == {"f": [2, 1, 0], "n": 3}
 
 

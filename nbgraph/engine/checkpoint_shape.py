@@ -217,6 +217,11 @@ def _control_problems(control: Any) -> Iterator[str]:
     seen = control.get("seen", [])
     if type(seen) is not list or any(type(s) is not list for s in seen):
         yield "'next'.'seen' should be a list of lists"
+    given = control.get("input", [])  # an input checkpoint's input, to be applied
+    if type(given) is not list or any(
+        type(w) is not list or len(w) != 2 or type(w[0]) is not str for w in given
+    ):
+        yield "'next'.'input' should be a list of [field, value]"
 
 
 def _optional_problems(payload: dict[str, Any]) -> Iterator[str]:
@@ -247,13 +252,17 @@ def _check_write(payload: Any, where: str) -> None:
     elif type(payload) is dict and "update" in payload:  # a Command(update=) kept for resume
         writes, routes = payload["update"], payload.get("routes", [])
         good = type(writes) is list and type(routes) is list
-        good = good and all(type(w) in (list, tuple) and len(w) == 2 for w in writes)
+        good = good and all(
+            type(w) in (list, tuple) and len(w) == 2 and type(w[0]) is str for w in writes
+        )
         expected = "'update' (a list of [field, value]) and 'routes' (a list)"
     else:
         writes = payload.get("writes") if type(payload) is dict else None
         routes = payload.get("routes") if type(payload) is dict else None
         good = type(writes) is list and type(routes) is list
-        good = good and all(type(w) in (list, tuple) and len(w) == 2 for w in writes)
+        good = good and all(
+            type(w) in (list, tuple) and len(w) == 2 and type(w[0]) is str for w in writes
+        )
         expected = "'writes' (a list of [field, value]) and 'routes' (a list)"
     if not good:
         raise CheckpointFileError(
