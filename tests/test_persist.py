@@ -8,8 +8,8 @@ import pytest
 
 from nbgraph import END, START, MemorySaver, Mutation, Run, SqliteSaver, StateGraph
 from nbgraph.checkpoint import ThreadBusyError
+from nbgraph.codec.values import UnavailableFunctionError
 from nbgraph.errors import GraphMismatchError
-from nbgraph.record.values import UnavailableFunctionError
 from nbgraph.types import MISSING
 
 

@@ -22,19 +22,18 @@ from nbgraph import (
     Send,
     StateGraph,
 )
-from nbgraph.errors import GraphMismatchError
-from nbgraph.record import Run
-from nbgraph.record.serialize import (
-    FORMAT_VERSION,
+from nbgraph.codec.values import (
     RecordedError,
     RecordedMutation,
-    RunFileError,
     UnavailableFunctionError,
     UnloadedModel,
     Unrepresentable,
     decode_value,
     encode_value,
 )
+from nbgraph.errors import GraphMismatchError
+from nbgraph.record import Run
+from nbgraph.record.serialize import FORMAT_VERSION, RunFileError
 
 
 class S(TypedDict, total=False):
@@ -610,7 +609,7 @@ def test_models_names_the_classes_a_run_file_may_give_back(tmp_path) -> None:
 
 
 def test_models_must_be_classes_a_file_can_name(tmp_path) -> None:
-    from nbgraph.record.classes import ModelsArgumentError
+    from nbgraph.codec.classes import ModelsArgumentError
 
     with pytest.raises(ModelsArgumentError, match="'not a class'"):
         Run.from_json("{}", models=["not a class"])

@@ -17,9 +17,8 @@ import pytest
 
 from nbgraph import MISSING, START, Message, Overwrite, RemoveMessage, Send, StateGraph
 from nbgraph.checkpoint import CheckpointRecord, MemorySaver, SqliteSaver
-from nbgraph.record import Run
-from nbgraph.record.nesting import MAX_DEPTH, ValueTooDeepError
-from nbgraph.record.values import (
+from nbgraph.codec.nesting import MAX_DEPTH, ValueTooDeepError
+from nbgraph.codec.values import (
     RecordedError,
     UnloadedEnum,
     UnloadedModel,
@@ -27,6 +26,7 @@ from nbgraph.record.values import (
     decode_value,
     encode_value,
 )
+from nbgraph.record import Run
 
 
 class Color(enum.Enum):
@@ -241,7 +241,7 @@ def test_a_dataclass_comes_back_without_running_its_init_again() -> None:
         def __post_init__(self) -> None:
             calls.append(self.n)
 
-    from nbgraph.record.classes import named_classes
+    from nbgraph.codec.classes import named_classes
 
     data = encode_value(Counted(4))
     with named_classes([Counted]):

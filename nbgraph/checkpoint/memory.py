@@ -17,8 +17,8 @@ from nbgraph.checkpoint.base import (
     check_thread_id,
     missing_checkpoint,
 )
+from nbgraph.codec.nesting import deep_stack
 from nbgraph.engine.view import isolate
-from nbgraph.record.nesting import deep_stack
 from nbgraph.types import MISSING
 
 

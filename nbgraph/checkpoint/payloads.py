@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from nbgraph.codec import nesting
+from nbgraph.codec.nesting import ValueTooDeepError, field_of
+from nbgraph.codec.values import UnknownTagError, decode_value, encode_value
 from nbgraph.errors import CheckpointFileError
-from nbgraph.record import nesting
-from nbgraph.record.nesting import ValueTooDeepError, field_of
-from nbgraph.record.values import UnknownTagError, decode_value, encode_value
 
 
 def dump_payload(value: Any, what: str = "A checkpoint's value") -> str:

@@ -41,8 +41,8 @@ from nbgraph.checkpoint.sqlite_file import (
     row_text,
     writable,
 )
+from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError, NbgraphError
-from nbgraph.record.classes import check_models, named_classes
 
 _COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
 

@@ -263,7 +263,7 @@ class BranchLoop(RunLoop):
             "next": control_ids(self),
         }
         if self.thread.head is None:  # a thread's first checkpoint describes its graph
-            from nbgraph.record.serialize import describe_graph  # plain data
+            from nbgraph.graph.description import describe_graph  # plain data
 
             payload["graph"] = describe_graph(self.spec)
         largest = max((p.values or {} for p in live), key=len, default={})

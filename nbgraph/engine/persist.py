@@ -271,7 +271,7 @@ class Thread:
         control: dict[str, Any] = {"pull": {START: []}, "input": [list(w) for w in writes]}
         payload: dict[str, Any] = {"tasks": [], "next": control}
         if self.head is None:  # a thread's first checkpoint describes its graph
-            from nbgraph.record.serialize import describe_graph  # plain data
+            from nbgraph.graph.description import describe_graph  # plain data
 
             payload["graph"] = describe_graph(self.spec)
         lineages = None
@@ -397,7 +397,7 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
     if kept:
         payload["kept"] = kept
     if run.thread.head is None:  # a thread's first checkpoint describes its graph
-        from nbgraph.record.serialize import describe_graph  # plain data, for other processes
+        from nbgraph.graph.description import describe_graph  # plain data, for other processes
 
         payload["graph"] = describe_graph(run.spec)
     return payload

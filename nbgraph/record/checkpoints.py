@@ -10,7 +10,7 @@ from nbgraph.engine.persist import task_from_data
 from nbgraph.engine.pinned import pinned_map
 from nbgraph.engine.runlog import RunLog, StepLog, join_from_data, reset_from_data
 from nbgraph.engine.view import isolate
-from nbgraph.record.serialize import check_graph, graph_from_description
+from nbgraph.graph.description import check_graph, graph_from_description
 
 
 def log_from_checkpointer(

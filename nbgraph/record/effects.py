@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
+from nbgraph.codec.values import same as same  # the codec's equality, used across the record
 from nbgraph.engine.pinned import value_after
 from nbgraph.engine.runlog import RunLog, initial_values
 from nbgraph.engine.view import isolate
@@ -74,16 +75,6 @@ class Effect(_EffectRow):
 
 EFFECT_COLUMNS = _EffectRow._fields
 BEFORE, AFTER = EFFECT_COLUMNS.index("before"), EFFECT_COLUMNS.index("after")
-
-
-def same(a: Any, b: Any) -> bool:
-    """Whether two recorded values are equal (values whose `==` misbehaves count as different)."""
-    if a is b:
-        return True
-    try:
-        return bool(a == b)
-    except Exception:
-        return False
 
 
 def is_conflict(spec: FieldSpec, writes: list[tuple[str, Any]]) -> bool:

@@ -1,5 +1,5 @@
-"""Values back from the JSON data `nbgraph.record.values.encode_value` made: each `"$type"`
-tag read back, classes resolved without importing anything (`nbgraph.record.classes`)."""
+"""Values back from the JSON data `nbgraph.codec.values.encode_value` made: each `"$type"`
+tag read back, classes resolved without importing anything (`nbgraph.codec.classes`)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ import decimal
 import uuid
 from typing import Any
 
-from nbgraph.messages import Message, RemoveMessage
-from nbgraph.record.classes import resolve_class
-from nbgraph.record.nesting import deep_stack
-from nbgraph.record.placeholders import (
+from nbgraph.codec.classes import resolve_class
+from nbgraph.codec.nesting import deep_stack
+from nbgraph.codec.placeholders import (
     RecordedMutation,
     UnknownTagError,
     UnloadedEnum,
     UnloadedModel,
     Unrepresentable,
 )
+from nbgraph.messages import Message, RemoveMessage
 from nbgraph.types import MISSING, Overwrite, Send
 
 TAG = "$type"

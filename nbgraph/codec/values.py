@@ -8,7 +8,7 @@ keys, or a `"$type"` key of its own), `float` (nan and infinities), `datetime`, 
 `RecordedError`. `docs/VALUES.md` lists what comes back exactly.
 
 Reading never imports a module: a model, dataclass or Enum comes back as its class only if
-the caller named it or its module is imported already (`nbgraph.record.classes`), else as a
+the caller named it or its module is imported already (`nbgraph.codec.classes`), else as a
 placeholder (`UnloadedModel`, `UnloadedEnum`) that shows the data. Values nested up to
 `MAX_DEPTH` deep are kept; deeper ones raise `ValueTooDeepError` naming where.
 """
@@ -27,12 +27,10 @@ from typing import Any
 
 import pydantic
 
-from nbgraph.messages import Message, RemoveMessage
-from nbgraph.record.classes import imported_class, qualified_name, resolve_class
-from nbgraph.record.decoding import BUILTIN_TYPES, TAG, decode_value
-from nbgraph.record.effects import same
-from nbgraph.record.nesting import MAX_DEPTH, ValueTooDeepError, deep_stack
-from nbgraph.record.placeholders import (
+from nbgraph.codec.classes import imported_class, qualified_name, resolve_class
+from nbgraph.codec.decoding import BUILTIN_TYPES, TAG, decode_value
+from nbgraph.codec.nesting import MAX_DEPTH, ValueTooDeepError, deep_stack
+from nbgraph.codec.placeholders import (
     RecordedError,
     RecordedMutation,
     UnavailableFunctionError,
@@ -41,6 +39,7 @@ from nbgraph.record.placeholders import (
     UnloadedModel,
     Unrepresentable,
 )
+from nbgraph.messages import Message, RemoveMessage
 from nbgraph.types import MISSING, Mutation, Overwrite, Send
 
 __all__ = [
@@ -65,6 +64,16 @@ __all__ = [
 ]
 
 # --- values ---------------------------------------------------------------------------------
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether two recorded values are equal (values whose `==` misbehaves count as different)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
 
 
 def encode_value(value: Any) -> Any:
@@ -294,7 +303,7 @@ def find_class(name: str, *, load: bool = False) -> type | None:
     """The class named `"module:QualName"` if its module is imported already, else `None`.
 
     Never imports a module (`load` is accepted for compatibility and ignored): see
-    `nbgraph.record.classes`.
+    `nbgraph.codec.classes`.
     """
     return imported_class(name) if type(name) is str else None
 
