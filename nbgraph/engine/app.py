@@ -8,19 +8,17 @@ import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from nbgraph.engine.branches import BranchLoop
-from nbgraph.engine.chain import next_task_ids, with_finished
 from nbgraph.engine.config import run_config
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.runlog import RunLog
+from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
 from nbgraph.engine.tasks import Task, absorb_output
-from nbgraph.engine.view import isolate
-from nbgraph.errors import GraphBuildError, InvalidUpdateError
+from nbgraph.errors import GraphBuildError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
 
@@ -71,13 +69,15 @@ class CompiledStateGraph:
         """
         thread = self._thread(config)
         restored = thread.restore()
-        return None if restored is None else _snapshot(self.spec, thread, restored, current=True)
+        if restored is None:
+            return None
+        return state_snapshot(self.spec, thread, restored, current=True)
 
     def get_state_history(self, config: dict[str, Any]) -> Iterator[StateSnapshot]:
         """Every checkpoint of the thread, newest first (step numbers continue across runs)."""
         thread = self._thread(config)
         for restored in thread.history():
-            yield _snapshot(self.spec, thread, restored, owned=True)
+            yield state_snapshot(self.spec, thread, restored, owned=True)
 
     def update_state(
         self, config: dict[str, Any], values: Any, as_node: str | None = None
@@ -102,7 +102,7 @@ class CompiledStateGraph:
             raise ValueError(
                 f"Thread {thread.thread_id!r} has no checkpoint to update; run it first."
             )
-        node = as_node or _last_writer(restored)
+        node = as_node or last_writer(restored)
         if node not in self.spec.nodes and node != START:
             raise ValueError(
                 f"as_node={node!r} is not a node of this graph; nodes: {list(self.spec.nodes)}."
@@ -117,7 +117,7 @@ class CompiledStateGraph:
             if isinstance(run, BranchLoop):  # the update grows from the thread's merged state
                 run._hand(task, run._resumed)
             absorb_output(self.spec, self.spec.nodes.get(node), task, values)
-            _keep_fired_joins(run, restored, node)
+            keep_fired_joins(run, restored, node)
             run._route(task)
             run.commit([task], source="update")  # (LangGraph: "update" on a past one too)
         own = {"thread_id": thread.thread_id, "checkpoint_ns": ""}  # (LangGraph's keys)
@@ -281,36 +281,6 @@ class CompiledStateGraph:
                 await chunks.aclose()
 
 
-def _last_writer(restored: Any) -> str:
-    """The node `update_state` writes as when no `as_node` is given (LangGraph's rule): the
-    one node whose task made this checkpoint (START for the input checkpoint).
-
-    Raises:
-        InvalidUpdateError: several nodes (or none) made it, so which edges fire is ambiguous.
-    """
-    names = sorted({task["node"] for task in restored.tasks})
-    if not names and restored.source == "input":
-        return START
-    if len(names) != 1:
-        raise InvalidUpdateError(
-            f"Ambiguous update, specify as_node: checkpoint {restored.checkpoint_id!r} (step "
-            f"{restored.step}) was made by {names or 'no node'}, so which node's edges fire "
-            "next is not clear; pass update_state(config, values, as_node=...)."
-        )
-    return names[0]
-
-
-def _keep_fired_joins(run: RunLoop, restored: Any, node: str) -> None:
-    """A waiting edge `[a, b] -> q` that fired, with `q` not run yet, stays fired when the
-    update writes as one of its sources (LangGraph: the join's barrier is still full, so
-    `q` runs next)."""
-    pending = restored.control["pull"]
-    for index in run.spec.waits_by_source.get(node, ()):
-        edge = run.spec.waiting[index]
-        if set(edge.sources) <= set(pending.get(edge.target, ())):
-            run.seen[index] = set(edge.sources) - {node}
-
-
 def _release_later(wait: Callable[[], object], claim: contextlib.ExitStack) -> None:
     """Release `claim` once `wait()` returns, from a thread of its own."""
 
@@ -334,80 +304,6 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
     if run.paused:
         output["__interrupt__"] = list(run.paused)
     return output
-
-
-def _snapshot(
-    spec: Any, thread: Thread, restored: Any, current: bool = False, owned: bool = False
-) -> StateSnapshot:
-    """A checkpoint as LangGraph shows it; `current` (get_state): with the writes of the
-    tasks that finished in a step that failed part-way applied, and only the rest next;
-    `owned`: `restored.values` is a fresh copy nobody else holds (the history's)."""
-    finished = restored.finished if current and spec.semantics != "branches" else {}
-    pending = [name for task_id, name in next_task_ids(restored) if task_id not in finished]
-    own = {"thread_id": thread.thread_id, "checkpoint_ns": ""}  # (LangGraph's keys)
-
-    def config_of(checkpoint_id: str | None) -> dict[str, Any] | None:
-        if checkpoint_id is None:
-            return None
-        return {"configurable": {**own, "checkpoint_id": checkpoint_id}}
-
-    known = spec.fields
-    values = with_finished(spec, restored) if finished else restored.values
-    copy = (lambda v: v) if owned and not finished else isolate
-    stored = {k: copy(v) for k, v in values.items() if k in known or spec.open_schema}
-    created = datetime.fromtimestamp(restored.created_at, tz=UTC).isoformat()
-    interrupts = tuple(i for asked in restored.asked.values() for i in asked)
-    tasks = pending_tasks(restored)
-    return StateSnapshot(
-        values=stored,
-        next=tuple(pending),
-        config=config_of(restored.checkpoint_id),
-        metadata={"source": restored.source, "step": restored.step, "parents": {}},
-        created_at=created,
-        parent_config=config_of(restored.parent_id),
-        tasks=tasks,
-        interrupts=interrupts,
-    )
-
-
-class PendingTask(NamedTuple):
-    """A task that runs from a checkpoint (`StateSnapshot.tasks`), like LangGraph's
-    `PregelTask`: its id and node name, its path (`("__pregel_pull", node)`, or
-    `("__pregel_push", index)` for a `Send`), the error it raised (its repr, as LangGraph
-    reads it back from a checkpoint), the interrupts it asked, `state` (None: no
-    subgraphs), and `result`, the writes it made if it finished."""
-
-    id: str
-    name: str
-    path: tuple[Any, ...] = ()
-    error: str | None = None
-    interrupts: tuple[Any, ...] = ()
-    state: Any = None
-    result: dict[str, Any] | None = None
-
-
-def pending_tasks(restored: Any) -> tuple[PendingTask, ...]:
-    """The tasks that run from a checkpoint, with what the thread keeps of each."""
-    pushed = 0
-    tasks = []
-    pulled = set(restored.control["pull"] or restored.control.get("deferred") or ())
-    for task_id, name in next_task_ids(restored):
-        if name in pulled:
-            path: tuple[Any, ...] = ("__pregel_pull", name)
-        else:
-            path, pushed = ("__pregel_push", pushed), pushed + 1
-        done = restored.done.get(task_id)
-        if done is None and name == START:  # an input checkpoint: its input, to be applied
-            done = {"writes": restored.control.get("input", [])}
-        result = None
-        if done is not None:
-            result = {}
-            for key, value in done["writes"]:
-                result.setdefault(key, value)
-        error = restored.errors.get(task_id)
-        interrupts = tuple(restored.asked.get(task_id, ()))
-        tasks.append(PendingTask(task_id, name, path, error, interrupts, None, result))
-    return tuple(tasks)
 
 
 def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:

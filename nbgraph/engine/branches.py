@@ -4,7 +4,9 @@
 parent's state plus its parent's writes), a fan-out gives each target its own lineage, a
 node reached by plain edges runs once per arriving lineage, and lineages meet only at a join
 (a waiting edge, a node with `merge=`, a deferred node) or at END. docs/BRANCHES.md gives
-the rules; `nbgraph.engine.lineage` holds the merges.
+the rules; `nbgraph.engine.lineage` holds the merges. This module chooses each step's runs
+and commits them; handing a task's lineage on is `engine.branch_routing`, and where lineages
+meet, `engine.branch_joins` (both mixed into `BranchLoop`).
 
 A lineage point's values are shared with the next point when only one run continues from
 it, so a long loop costs what it writes; a point two runs continue from is kept as it is
@@ -15,44 +17,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.branch_persist import (
-    control_ids,
-    describe,
-    merged_values,
-    snapshot,
-)
-from nbgraph.engine.lineage import (
-    Lineage,
-    common_base,
-    delta_merge,
-    ensure_values,
-    fold_states,
-    grow,
-    keep_live_ephemeral,
-    state_pairs,
-    strategy_name,
-)
+from nbgraph.engine.branch_joins import Joining
+from nbgraph.engine.branch_persist import control_ids, describe, merged_values, snapshot
+from nbgraph.engine.branch_routing import Routing
+from nbgraph.engine.lineage import Lineage, ensure_values, grow
 from nbgraph.engine.loop import RunLoop
 from nbgraph.engine.persist import task_data, transient_fields, without
-from nbgraph.engine.runlog import (
-    Join,
-    RootReset,
-    StepLog,
-    initial_values,
-    join_data,
-    reset_data,
-)
-from nbgraph.engine.tasks import Task, state_for
+from nbgraph.engine.runlog import Join, RootReset, StepLog, join_data, reset_data
+from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import apply_grouped, group_writes
 from nbgraph.graph import GraphSpec
-from nbgraph.types import END, Send
+from nbgraph.types import Send
 
 Arrival = tuple[tuple[str, ...], list[Lineage]]
 """What triggers a node: the sources, and the lineages they hand it (several: a join)."""
 
 
-class BranchLoop(RunLoop):
+class BranchLoop(Joining, Routing, RunLoop):
     """One run with branch lineages, one step at a time (the drivers are `RunLoop`'s)."""
 
     def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None) -> None:
@@ -130,76 +112,7 @@ class BranchLoop(RunLoop):
                 runs[id(point)] = (list(sources), point)
         return [(tuple(sources), point) for sources, point in runs.values()]
 
-    # --- joins ------------------------------------------------------------------------------------
-
-    def _join(self, name: str, points: list[Lineage], strategy: Any = ...) -> Lineage:
-        """Merge lineages for `name` (END included) by its strategy; record the merge."""
-        unique: list[Lineage] = []
-        seen: set[int] = set()
-        for point in points:
-            if id(point) in seen:
-                point.holders -= 1
-            else:
-                seen.add(id(point))
-                unique.append(point)
-        if len(unique) == 1 and name != END:
-            return unique[0]
-        if strategy is ...:
-            strategy = self.spec.nodes[name].merge
-        base = common_base(unique)
-        step = self.step
-        join_id = self._unique("join:end" if name == END else f"join:{step}:{name}")
-        parents = tuple(p.id for p in unique)
-        if strategy is None or strategy == "delta":
-            base_values = self._values(base) if base is not None else initial_values(self.spec)
-            values, applied = delta_merge(self.spec.fields, base_values, unique, base, step)
-            keep_live_ephemeral(values, unique, self._values, self.ephemeral)
-            point = Lineage(join_id, "join", base, applied=tuple(applied), values=values)
-            point.heads = parents
-            ids = tuple(p.id for p in applied)
-            join = Join(step, join_id, name, parents, "delta", _id(base), ids)
-        else:
-            values, dropped = self._strategy_values(name, strategy, unique)
-            point = Lineage(join_id, "reset", base, writes=tuple(values.items()), values=values)
-            recorded = {k: isolate(v) for k, v in values.items()}
-            join = Join(
-                step, join_id, name, parents, strategy_name(strategy), _id(base), (), recorded,
-                dropped,
-            )  # fmt: skip
-        for parent in unique:  # each held it once; a join releases what no one else holds
-            parent.holders -= 1
-            if parent.holders <= 0 and not parent.frozen:
-                parent.values = None
-        point.holders = 1
-        self._made(point)
-        if name == END:
-            self.log.end = join
-        else:
-            self._joins.append(join)
-        return point
-
-    def _strategy_values(
-        self, name: str, strategy: Any, points: list[Lineage]
-    ) -> tuple[dict[str, Any], tuple[str, ...]]:
-        states = [self._values(p) for p in points]
-        where = f"the merge for {name!r} at step {self.step}"
-        try:
-            if strategy == "fold":
-                values = fold_states(self.spec.fields, states, self.step)  # type: ignore[arg-type]
-            else:
-                given = [state_for(self.spec.state, s, {}, whole=True) for s in states]  # type: ignore[arg-type]
-                result = strategy(given)
-                values = {k: isolate(v) for k, v in state_pairs(self.spec.state, result, where)}
-        except Exception as error:
-            error.add_note(f"nbgraph: while computing {where} ({strategy_name(strategy)})")
-            raise
-        fields = self.spec.fields
-        unknown = [k for k in values if k not in fields and not self.spec.open_schema]
-        if unknown:
-            self._warn(f"The merge for {name!r} returned keys the state does not have: {unknown}.")
-            values = {k: v for k, v in values.items() if k not in unknown}
-        had = dict.fromkeys(k for s in states for k in s)  # type: ignore[union-attr]
-        return values, tuple(k for k in had if k not in values)
+    # --- lineage points ----------------------------------------------------------------------
 
     def _made(self, point: Lineage) -> None:
         if self.thread is not None:  # the next checkpoint holds it
@@ -367,81 +280,6 @@ class BranchLoop(RunLoop):
     def _values(self, point: Lineage) -> dict[str, Any]:
         return ensure_values(self.spec.fields, point, self.ephemeral)
 
-    def _trigger_lineage(self, task: Task, point: Lineage) -> bool:
-        """Hand `point` to every run, join and END that `task`'s edges and routes reach;
-        return whether a run will read it (joins and END read only its writes)."""
-        spec, source = self.spec, task.node
-        reached = readers = False
-        for target in spec.edges.get(source, ()):
-            reached = True
-            state_filter = spec.filters.get((source, target))
-            handed = point if state_filter is None else self._filtered(source, target, point)
-            readers = self._arrive(target, source, handed) or readers
-        for index in spec.waits_by_source.get(source, ()):
-            reached = True
-            point.holders += 1
-            self.captured[index].append((source, point))
-            self.seen[index].add(source)
-        for route in task.routes:
-            reached = True
-            if isinstance(route, Send):
-                point.holders += 1
-                readers = True
-                self.sends.append((source, route, point))
-            else:
-                readers = self._arrive(route, source, point) or readers
-        if not reached:  # a dead end: its lineage ends there, and END collects it
-            self._arrive(END, source, point)
-        return readers
-
-    def _arrive(self, target: str, source: str, point: Lineage) -> bool:
-        point.holders += 1
-        if target == END:
-            self.ended.append((source, point))
-            return False
-        node = self.spec.nodes[target]
-        queue = self.later if node.defer else self.arrivals
-        queue.setdefault(target, []).append(((source,), [point]))
-        return node.merge is None and not node.defer  # a join reads only its writes
-
-    def _filtered(self, source: str, target: str, point: Lineage) -> Lineage:
-        """An edge's `state_filter`: the target starts a lineage from the filtered state."""
-        state_filter = self.spec.filters[(source, target)]
-        given = state_for(self.spec.state, self._values(point), {}, whole=True)
-        where = f"The state_filter of edge {source!r} -> {target!r}"
-        try:
-            pairs = state_pairs(self.spec.state, state_filter(given), where)
-        except Exception as error:
-            error.add_note(f"nbgraph: while filtering the state from {source!r} to {target!r}")
-            raise
-        values = {k: isolate(v) for k, v in pairs}
-        reset_id = self._unique(f"reset:{self.step + 1}:{target}")
-        dropped = tuple(k for k in point.values if k not in values)  # type: ignore[union-attr]
-        recorded = {k: isolate(v) for k, v in values.items()}
-        reset = RootReset(
-            self.step + 1, target, "state_filter", (source,), dropped, recorded, reset_id, point.id
-        )
-        self._pending_resets = [*self._pending_resets, reset]  # the next step's tasks read it
-        point.frozen = True
-        reset = Lineage(reset_id, "reset", point, writes=tuple(recorded.items()), values=values)
-        self._made(reset)
-        return reset
-
-    def _fire_waiting(self) -> None:
-        """Waiting edges whose sources have all run hand their captured lineages on, to be
-        merged into one run of the target."""
-        for index, edge in enumerate(self.spec.waiting):
-            seen = self.seen[index]
-            if seen and seen.issuperset(edge.sources):
-                seen.clear()
-                captured, self.captured[index] = self.captured[index], []
-                if edge.target == END:  # END collects them, in the order they came
-                    self.ended.extend(captured)
-                    continue
-                sources = tuple(s for s, _ in captured)
-                queue = self.later if self.spec.nodes[edge.target].defer else self.arrivals
-                queue.setdefault(edge.target, []).append((sources, [p for _, p in captured]))
-
     # --- live lineages and the end ---------------------------------------------------------
 
     def live(self) -> list[Lineage]:
@@ -466,29 +304,6 @@ class BranchLoop(RunLoop):
             points.setdefault(id(point), point)
         return sorted(points.values(), key=lambda point: point.seq)  # the order they came
 
-    def _finish(self) -> None:
-        """END merges the lineages that reached it (in routing order) into the final state.
-
-        A lineage still waiting at a join that can no longer fire is not lost: END collects
-        it too, with a warning naming the join.
-        """
-        for index, captured in enumerate(self.captured):
-            if captured:
-                edge = self.spec.waiting[index]
-                self._warn(
-                    f"Waiting edge {list(edge.sources)} -> {edge.target!r} never fired: "
-                    f"{', '.join(sorted({s for s, _ in captured}))} ran but not all of its "
-                    "sources did; END collected those lineages."
-                )
-                self.ended.extend(captured)
-                self.captured[index] = []
-        if not self.ended:
-            return
-        points = [point for _, point in self.ended]
-        final = self._join(END, points, self.spec.end_merge)
-        self.ended = [(END, final)]  # held until the run ends: a checkpoint's final state
-        self.values = self.log.final = final.values  # type: ignore[assignment]
-
     def output(self) -> dict[str, Any]:
         """The output: END's merge, or (paused) the live lineages merged as they stand."""
         if self.log.end is not None:
@@ -509,7 +324,3 @@ class BranchLoop(RunLoop):
 
 def _ends(created: list[Lineage]) -> bool:
     return any(p.id == "join:end" for p in created)
-
-
-def _id(point: Lineage | None) -> str:
-    return "" if point is None else point.id

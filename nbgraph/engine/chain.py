@@ -15,7 +15,8 @@ from nbgraph.errors import CheckpointFileError
 from nbgraph.graph import GraphSpec
 
 if TYPE_CHECKING:
-    from nbgraph.engine.persist import Restored, Thread
+    from nbgraph.engine.persist import Thread
+    from nbgraph.engine.restoring import Restored
 
 
 class HistoryWalk:

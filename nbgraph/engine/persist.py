@@ -4,53 +4,29 @@ A checkpoint holds what its step wrote (and what runs next), not the whole state
 snapshot is added only when the writes since the last one outweigh the state, so storage
 grows with the writes. The checkpointer is any object with the `nbgraph.checkpoint` saver
 methods; the engine never imports a saver module.
+
+This module writes a thread (`Thread.save*`, a committed step as a delta); reading one back
+(`Thread.restore`/`history`, `apply_delta`) is `engine.restoring`, mixed into `Thread`.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Sized
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sized
 from typing import Any
 
-from nbgraph.engine.branch_persist import live_points, merged_values, rebuild
-from nbgraph.engine.chain import HistoryWalk, parent_chain
-from nbgraph.engine.checkpoint_shape import checked_saver, replayed_from_a_file
-from nbgraph.engine.pinned import growth, kept_copy, pinned_data, pinned_map, value_after
-from nbgraph.engine.runlog import initial_values, reset_data
+from nbgraph.engine.checkpoint_shape import checked_saver
+from nbgraph.engine.pinned import growth, kept_copy, pinned_data
+from nbgraph.engine.restoring import LINEAGES, Restored, Restoring
+from nbgraph.engine.runlog import reset_data
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
-from nbgraph.engine.writes import applied_writes, apply_step, clear_ephemeral
 from nbgraph.graph import GraphSpec
 from nbgraph.reducers import callable_anywhere
-from nbgraph.types import MISSING, START, Interrupt, Mutation, Send
+from nbgraph.types import MISSING, START, Mutation, Send
 
 MIN_SNAPSHOT_COST = 64
-LINEAGES = "__nbgraph_lineages__"  # a branch run's snapshot: its lineage points
-
-
-@dataclass
-class Restored:
-    """A thread's state at one checkpoint: values, what runs next, and finished tasks' writes."""
-
-    checkpoint_id: str
-    step: int
-    source: str
-    created_at: float
-    parent_id: str | None
-    values: dict[str, Any]
-    control: dict[str, Any]
-    finished: dict[str, dict[str, Any]] = field(default_factory=dict)
-    paused: dict[str, dict[str, Any]] = field(default_factory=dict)
-    tasks: list[list[str]] = field(default_factory=list)
-    latest: bool = True
-    lineages: dict[str, Any] | None = None  # branch runs: the restored lineage points by id
-    updates: list[dict[str, Any]] = field(default_factory=list)  # resuming Commands' (in values)
-    done: dict[str, dict[str, Any]] = field(default_factory=dict)  # saved writes, any checkpoint
-    errors: dict[str, str] = field(default_factory=dict)  # failed tasks' errors, as reprs
-    asked: dict[str, list[Interrupt]] = field(default_factory=dict)  # shown: still waiting
-    # (latest) or ever asked at this checkpoint (a past one, as LangGraph's history shows)
 
 
 def thread_id_of(config: dict[str, Any]) -> str:
@@ -73,7 +49,7 @@ def _size(value: Any) -> int:
     return len(value) if isinstance(value, Sized) and not isinstance(value, str) else 1
 
 
-class Thread:
+class Thread(Restoring):
     """One run's link to its checkpointer: reads the thread, appends its checkpoints."""
 
     def __init__(self, saver: Any, spec: GraphSpec, config: dict[str, Any]) -> None:
@@ -84,134 +60,6 @@ class Thread:
         self._cost = 0
         self.kept: dict[str, Any] = {}  # pinned fields' values at the head, to see growth
         self.pinned = pinned_fields(spec)
-
-    # --- reading -----------------------------------------------------------------------------
-
-    def restore(
-        self, checkpoint_id: str | None = None, latest_id: str | None = None
-    ) -> Restored | None:
-        """The thread at `checkpoint_id` (default: the run's, else the latest); None if empty.
-
-        Args:
-            checkpoint_id: the checkpoint to restore.
-            latest_id: the thread's latest checkpoint id, if the caller knows it already.
-
-        Raises:
-            ValueError: a checkpoint id the thread does not have.
-        """
-        wanted = checkpoint_id or self.start_id
-        record = self.saver.get(self.thread_id, wanted)
-        if record is None:
-            if wanted is not None:
-                raise ValueError(
-                    f"Thread {self.thread_id!r} has no checkpoint {wanted!r}; "
-                    "see app.get_state_history(config) for the ones it has."
-                )
-            return None
-        chain = parent_chain(self.saver, record, lambda r: r.snapshot is not None)
-        snapshot = chain[-1].snapshot
-        lineages = None
-        if self.spec.semantics == "branches":
-            lineages = restore_lineages(self.spec, chain, snapshot)
-            live = live_points(record.payload["next"], lineages)
-            values = merged_values(self.spec, live, record.step)
-        else:
-            values = dict(snapshot) if snapshot is not None else initial_values(self.spec)
-            for older in reversed(chain if snapshot is None else chain[:-1]):
-                values = apply_delta(self.spec, values, older.payload, older.step)
-        if latest_id is None and wanted is not None:
-            latest_id = self.saver.get(self.thread_id).checkpoint_id
-        latest = wanted is None or latest_id == wanted
-        return self._restored(record, values, latest, lineages)
-
-    def history(self) -> Iterator[Restored]:
-        """Every checkpoint of the thread, newest first, each with its full state, read
-        lazily: the first costs one checkpoint's rebuild (from its nearest snapshot).
-
-        After the first, a rebuild also keeps the states of the checkpoints just older than
-        the one asked for, and of every k-th one between it and its snapshot (k about the
-        square root of their distance), so walking the whole history replays each delta
-        about twice and holds about 2k states at a time.
-        """
-        newest = self.saver.get(self.thread_id)
-        if newest is None:
-            return
-        latest = newest.checkpoint_id
-        walk = HistoryWalk(self, apply_delta)
-        ran: dict[str, dict[str, Any]] = {}  # by parent: what its tasks wrote (shown as results)
-        for checkpoint_id in self._ids_from(latest):
-            if self.spec.semantics == "branches":
-                yield self.restore(checkpoint_id, latest_id=latest)  # type: ignore[misc]
-                continue
-            record, values = walk.state_of(checkpoint_id)
-            restored = self._restored(record, values, checkpoint_id == latest, None)
-            for task_id, done in ran.pop(checkpoint_id, {}).items():
-                restored.done.setdefault(task_id, done)
-            if record.source == "loop" and record.parent_id is not None:
-                tasks = ran.setdefault(record.parent_id, {})
-                for task in record.payload["tasks"]:
-                    tasks.setdefault(task["id"], {"writes": task["writes"]})
-            yield restored
-
-    def _ids_from(self, latest: str) -> Iterator[str]:
-        """`latest`, then the thread's other checkpoint ids newest first (listed only when
-        the walk goes past the first)."""
-        yield latest
-        listing = getattr(self.saver, "history_ids", None)  # (a duck-typed saver may lack it)
-        if listing is not None:
-            ids = listing(self.thread_id)
-        else:
-            ids = [record.checkpoint_id for record in self.saver.history(self.thread_id)]
-        yield from ids[ids.index(latest) + 1 :] if latest in ids else ids
-
-    def _restored(
-        self, record: Any, values: dict[str, Any], latest: bool, lineages: Any
-    ) -> Restored:
-        for name, spec in self.spec.fields.items():
-            if spec.transient is not None:  # never saved: rebuilt fresh
-                values[name] = spec.transient()
-        saved: dict[str, dict[str, Any]] = {}
-        errors: dict[str, str] = {}
-        asked: dict[str, list[Interrupt]] = {}
-        for write in self.saver.pending_writes(self.thread_id, record.checkpoint_id):
-            if "error" in write.payload:  # kept apart: a resume's success does not hide it
-                errors[write.task_id] = write.payload["error"]
-                continue
-            if "interrupts" in write.payload:  # what was asked, for the snapshot's tasks
-                asked[write.task_id] = [
-                    Interrupt(i["value"], i["id"]) for i in write.payload["interrupts"]
-                ]
-            saved[write.task_id] = write.payload  # a task's latest entry wins
-        # a step that stopped part-way resumes with what its finished tasks wrote; a replay
-        # of a past checkpoint runs them again
-        finished = {k: v for k, v in saved.items() if "writes" in v} if latest else {}
-        paused = {
-            k: {**v, "interrupts": [Interrupt(i["value"], i["id"]) for i in v["interrupts"]]}
-            for k, v in saved.items()
-            if "interrupts" in v
-        }
-        updates = [v for v in saved.values() if "update" in v]
-        for update in updates:  # what a resuming Command wrote while this checkpoint was head
-            writes = [(START, key, value) for key, value in update["update"]]
-            apply_step(self.spec.fields, values, writes, record.step)
-        return Restored(
-            record.checkpoint_id,
-            record.step,
-            record.source,
-            record.created_at,
-            record.parent_id,
-            values,
-            record.payload["next"],
-            finished,
-            paused,
-            record.payload.get("tasks", []),
-            latest,
-            lineages,
-            updates=updates,
-            done={k: v for k, v in saved.items() if "writes" in v},
-            errors=errors,
-            asked={k: v for k, v in asked.items() if k in paused} if latest else asked,
-        )
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -327,47 +175,8 @@ class Thread:
         self.saver.put_write(self.thread_id, self.head, task.id, payload)
 
 
-def restore_lineages(
-    spec: GraphSpec, chain: list[Any], snapshot: dict[str, Any] | None
-) -> dict[str, Any]:
-    """A branch thread's lineage points at `chain[0]`: the snapshot's, then each later
-    checkpoint's new points (`chain` runs newest first and ends at the snapshot)."""
-    points: dict[str, Any] = {}
-    if snapshot is None or LINEAGES not in snapshot:
-        raise ValueError(
-            "This thread's checkpoints hold no lineage snapshot: it was not written by a "
-            'graph compiled with semantics="branches".'
-        )
-    rebuild(spec, snapshot[LINEAGES], points, chain[-1].step)
-    for record in reversed(chain[:-1]):
-        rebuild(spec, record.payload.get("points", ()), points, record.step)
-    return points
-
-
 def _state_size(values: dict[str, Any]) -> int:
     return sum(_size(v) for v in values.values())
-
-
-@replayed_from_a_file
-def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: int) -> dict:
-    """Apply one checkpoint's delta (resets, writes, clears) to `values` (owned by the caller)."""
-    for reset in payload.get("resets", ()):
-        values = {k: isolate(v) for k, v in reset["values"].items()}
-    afters = payload.get("afters", {})
-    kept = pinned_map(payload.get("kept"), f"checkpoint of step {step}")
-    tasks = [task_from_data(data) for data in payload["tasks"]]
-    writes = applied_writes(spec.fields, tasks, [tuple(w) for w in payload.get("merged", ())])
-    if afters or kept:  # new fields take their places in write order, as in the run
-        for _, name, _ in writes:
-            values.setdefault(name, MISSING)
-    writes = [w for w in writes if w[1] not in afters and w[1] not in kept]
-    apply_step(spec.fields, values, writes, step)
-    for name, value in afters.items():
-        values[name] = isolate(value)
-    for name, pinned in kept.items():
-        values[name] = value_after(pinned, values.get(name, MISSING))
-    clear_ephemeral(tuple(payload.get("cleared", ())), values, ())
-    return values
 
 
 def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
@@ -464,25 +273,6 @@ def task_data(task: Task, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
     if task.parent:
         data["parent"] = task.parent
     return data
-
-
-def task_from_data(data: dict[str, Any]) -> Task:
-    """A task back from `task_data`."""
-    step, index, _ = data["id"].split(":", 2)
-    return Task(
-        int(step),
-        int(index),
-        data["node"],
-        data["kind"],
-        arg=data.get("arg", MISSING),
-        triggers=tuple(data["triggers"]),
-        writes=[tuple(w) for w in data["writes"]],
-        routes=list(data["routes"]) or (),
-        dropped=tuple(tuple(d) for d in data.get("dropped", ())),
-        started=data["started"],
-        ended=data["ended"],
-        parent=data.get("parent", ""),
-    )
 
 
 def control_of(run: Any) -> dict[str, Any]:

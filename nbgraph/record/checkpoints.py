@@ -6,8 +6,8 @@ from typing import Any
 
 from nbgraph.engine.chain import parent_chain
 from nbgraph.engine.checkpoint_shape import checked_saver
-from nbgraph.engine.persist import task_from_data
 from nbgraph.engine.pinned import pinned_map
+from nbgraph.engine.restoring import task_from_data
 from nbgraph.engine.runlog import RunLog, StepLog, join_from_data, reset_from_data
 from nbgraph.engine.view import isolate
 from nbgraph.graph.description import check_graph, graph_from_description
@@ -38,7 +38,8 @@ def log_from_checkpointer(
     spec = _graph_of(chain[0], thread_id, graph)
     log = RunLog(spec, _input_of(chain[0]), {"configurable": {"thread_id": thread_id}})
     values: dict[str, Any] = {}
-    from nbgraph.engine.persist import Thread, apply_delta  # the same replay a resume uses
+    from nbgraph.engine.persist import Thread  # the same replay a resume uses
+    from nbgraph.engine.restoring import apply_delta
 
     branches = spec.semantics == "branches"
     for record in chain:
