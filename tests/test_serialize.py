@@ -19,11 +19,11 @@ from nbgraph import (
     Mutation,
     Overwrite,
     RemoveMessage,
+    Run,
     Send,
     StateGraph,
 )
 from nbgraph.errors import GraphMismatchError
-from nbgraph.record import Run
 from nbgraph.record.serialize import (
     FORMAT_VERSION,
     RecordedError,
@@ -554,7 +554,7 @@ def run_child(code: str, folder) -> dict:
 CHILD_LOADS_RUN = """
 import json, sys
 before = set(sys.modules)
-from nbgraph.record import Run
+from nbgraph import Run
 imported_by_nbgraph = set(sys.modules)
 run = Run.load("crafted.json")
 values = run.log.input["x"]

@@ -15,9 +15,8 @@ from typing import Any
 import pydantic
 import pytest
 
-from nbgraph import MISSING, START, Message, Overwrite, RemoveMessage, Send, StateGraph
+from nbgraph import MISSING, START, Message, Overwrite, RemoveMessage, Run, Send, StateGraph
 from nbgraph.checkpoint import CheckpointRecord, MemorySaver, SqliteSaver
-from nbgraph.record import Run
 from nbgraph.record.nesting import MAX_DEPTH, ValueTooDeepError
 from nbgraph.record.values import (
     RecordedError,

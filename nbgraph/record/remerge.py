@@ -7,26 +7,23 @@ view differs are called again to see where the run would have gone another way.
 from __future__ import annotations
 
 import dataclasses
-import inspect
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+import functools
+from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.pinned import value_after
-from nbgraph.engine.runlog import RunLog, StepLog, initial_values, replay_step
-from nbgraph.engine.tasks import Task, absorb_route, router_state
+from nbgraph.engine.runlog import RunLog, StepLog, initial_values
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import (
     clear_ephemeral,
     field_spec,
-    group_writes,
     merge_unreduced,
     reduce_field,
 )
-from nbgraph.record.effects import same
-from nbgraph.record.run import Run, _frame
+from nbgraph.record.remerge_notes import consequences
+from nbgraph.record.run import RunRecord
+from nbgraph.record.tables import frame
 from nbgraph.reducers import (
     Reducer,
     check_reducer_callable,
@@ -48,7 +45,7 @@ ROUTING_COLUMNS = ("step", "node", "recorded", "would_route")
 # --- the same writes through other reducers ------------------------------------------------------
 
 
-class RemergedRun(Run):
+class RemergedRun(RunRecord):
     """A run rebuilt from another run's recorded writes under other reducers (`Run.remerge`).
 
     Attributes:
@@ -57,7 +54,9 @@ class RemergedRun(Run):
         remerge_notes: what the replay shows and what it cannot know, in plain English.
     """
 
-    def __init__(self, log: RunLog, source: Run, reducers: dict[str, tuple[str, str]]) -> None:
+    def __init__(
+        self, log: RunLog, source: RunRecord, reducers: dict[str, tuple[str, str]]
+    ) -> None:
         super().__init__(log)
         self.source = source
         self.reducers = reducers
@@ -75,10 +74,20 @@ class RemergedRun(Run):
         `recorded` is the task's recorded routes (Command gotos, then router choices; static
         edges are not routes); `would_route` is the same with the routers called again.
         """
-        return _frame(self._routing_rows, ROUTING_COLUMNS)
+        return frame(self._routing_rows, ROUTING_COLUMNS)
 
 
-def remerge(run: Run, reducers: Mapping[str, Any]) -> RemergedRun:
+@functools.cache
+def remerged_class(base: type[RunRecord]) -> type[RemergedRun]:
+    """`RemergedRun` on top of `base`: a re-merged `nbgraph.Run` is an `nbgraph.Run` too."""
+    if issubclass(base, RemergedRun):
+        return base
+    if issubclass(RemergedRun, base):
+        return RemergedRun
+    return type("RemergedRun", (RemergedRun, base), {"__doc__": RemergedRun.__doc__})
+
+
+def remerge(run: RunRecord, reducers: Mapping[str, Any]) -> RemergedRun:
     """The run as it would have been had some fields other reducers; no node runs again.
 
     Each recorded step's writes are folded again through the new reducers. The first step
@@ -94,20 +103,21 @@ def remerge(run: Run, reducers: Mapping[str, Any]) -> RemergedRun:
             `"overwrite"` (or None): no reducer, one write per step, no starting value.
 
     Returns:
-        A `RemergedRun` (a `Run`) with `remerge_notes` and `routing_changes`.
+        A `RemergedRun` (of the run's own class: an `nbgraph.Run` draws) with `remerge_notes`
+        and `routing_changes`.
 
     Raises:
         ValueError: naming each unknown field, unknown reducer name or unusable callable.
     """
     fields, changed = _swap_reducers(run, reducers)
     graph = dataclasses.replace(run.graph, fields=fields)
-    new = RemergedRun(_replay(run.log, graph, changed), run, changed)
-    new.remerge_notes, new._routing_rows = _consequences(run, new)
+    new = remerged_class(type(run))(_replay(run.log, graph, changed), run, changed)
+    new.remerge_notes, new._routing_rows = consequences(run, new)
     return new
 
 
 def _swap_reducers(
-    run: Run, reducers: Mapping[str, Any]
+    run: RunRecord, reducers: Mapping[str, Any]
 ) -> tuple[dict[str, FieldSpec], dict[str, tuple[str, str]]]:
     if not isinstance(reducers, Mapping):
         raise TypeError(
@@ -219,222 +229,3 @@ def _staged(graph: GraphSpec, step: StepLog, values: dict[str, Any]) -> dict[str
         old = isolate(values.get(name, MISSING))
         staged[name] = reduce_field(field_spec(graph.fields, name), old, change.writes, step.step)
     return staged
-
-
-# --- what the new reducers change downstream ---------------------------------------------------
-
-
-MAX_NOTES = 10
-"""Notes of one kind listed before the rest are counted (`routing_changes` has every row)."""
-
-
-@dataclass(slots=True)
-class _Findings:
-    """What `_consequences` found, step by step."""
-
-    first: list[str] = field(default_factory=list)
-    resets: list[str] = field(default_factory=list)
-    routes: list[str] = field(default_factory=list)
-    unknown: list[str] = field(default_factory=list)
-    rows: list[tuple] = field(default_factory=list)
-    inputs: dict[str, tuple[list[int], dict[str, None]]] = field(default_factory=dict)
-
-    def ran_on(self, node: str, step: int, differing: Sequence[str]) -> None:
-        steps, fields = self.inputs.setdefault(node, ([], {}))
-        steps.append(step)
-        fields.update(dict.fromkeys(differing))
-
-    def notes(self) -> list[str]:
-        notes = self.first + _capped(self.resets, "root resets")
-        notes += _capped(self.routes, "routing changes, listed in routing_changes")
-        notes += _capped(self.unknown, "routings are unknown")
-        if self.inputs:
-            each = [
-                f"{node!r} at {_steps(steps)} (in {_names(list(fields))})"
-                for node, (steps, fields) in self.inputs.items()
-            ]
-            notes.append(
-                f"Nodes ran on a state that differs: {'; '.join(each)}. What they wrote was "
-                "replayed as recorded, though with this input they might have written "
-                "something else."
-            )
-        return notes
-
-
-def _consequences(source: Run, new: RemergedRun) -> tuple[list[str], list[tuple]]:
-    """The notes on a re-merged run, and its routing changes as rows."""
-    changes = ", ".join(f"{n!r} {a} -> {b}" for n, (a, b) in new.reducers.items())
-    head = (
-        f"Replayed the recorded writes of steps 0-{new.log.steps[-1].step} with other reducers "
-        f"({changes or 'none changed'}); no node was run again."
-    )
-    found = _Findings()
-    before: list[str] = []  # fields that differ after the previous step
-    old_after, new_after = initial_values(source.graph), initial_values(new.graph)
-    for recorded, step in zip(source.log.steps, new.log.steps, strict=False):
-        number = step.step
-        old_start, new_start = old_after, new_after  # read here, advanced by replay_step below
-        if step.resets:  # the tasks read the last reset's state
-            old_start = new_start = {k: isolate(v) for k, v in step.resets[-1].values.items()}
-            found.resets += [
-                f"Step {number}: the {reset.reason} for {reset.node!r} (a root reset) was "
-                "replayed as recorded, though the state it was made from differs."
-                for reset in (step.resets if before else ())
-            ]
-        start_diff = _differing(old_start, new_start)
-        for task in step.tasks:
-            if _input_differs(new.graph, task, start_diff):
-                found.ran_on(task.node, number, start_diff)
-        if not step.applied:
-            break
-        for task in step.tasks:  # a router's view differs only by the start or own writes
-            own = {name for name, _ in task.writes}
-            if new.graph.branches.get(task.node) and (start_diff or own & new.reducers.keys()):
-                _check_routes(source, new, task, (old_start, new_start), found)
-        old_after = replay_step(source.graph, old_after, recorded)
-        new_after = replay_step(new.graph, new_after, step)
-        before = _differing(old_after, new_after)
-        if before and not found.first:
-            found.first.append(f"The state first differs after step {number}, in {_names(before)}.")
-    ending = _ending(source, new, bool(found.first))
-    return [head, *found.notes(), *ending], found.rows
-
-
-def _capped(notes: list[str], what: str) -> list[str]:
-    if len(notes) <= MAX_NOTES:
-        return notes
-    return [*notes[:MAX_NOTES], f"... and {len(notes) - MAX_NOTES} more {what}."]
-
-
-def _steps(steps: list[int]) -> str:
-    """`step 3`, or `steps 2-5, 8` (runs of consecutive steps folded)."""
-    spans: list[list[int]] = []
-    for step in steps:
-        if spans and step == spans[-1][1] + 1:
-            spans[-1][1] = step
-        else:
-            spans.append([step, step])
-    shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans[:MAX_NOTES])
-    more = ", ..." if len(spans) > MAX_NOTES else ""
-    return f"step {steps[0]}" if len(steps) == 1 else f"steps {shown}{more}"
-
-
-def _ending(source: Run, new: Run, differs: bool) -> list[str]:
-    last, recorded_last = new.log.steps[-1], source.log.steps[-1].step
-    if new.status == "failed" and not last.applied and not last.failed:
-        went_on = (
-            f"the recorded run went on to step {recorded_last}"
-            if recorded_last > last.step
-            else "it was the recorded run's last step"
-        )
-        return [
-            f"Step {last.step} fails under the new reducers ({_error(new.error)}); the "
-            f"re-merged run stops there ({went_on})."
-        ]
-    if last.failed:
-        return [
-            f"Step {last.step}: {_names([t.node for t in last.failed])} raised in the recorded "
-            f"run ({_error(last.failed[0].error)}); the re-merged run fails there too."
-        ]
-    if new.status == "running":
-        return [
-            f"Step {last.step} failed in the recorded run ({_error(source.error)}) but applies "
-            "under the new reducers; the record ends there, so what would have run next is "
-            "unknown (status 'running': the run did not end)."
-        ]
-    if not differs:
-        return ["Nothing differs: the state after every step is the same as recorded."]
-    return []
-
-
-def _differing(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-    names = [*a, *(n for n in b if n not in a)]
-    return [n for n in names if not same(a.get(n, MISSING), b.get(n, MISSING))]
-
-
-def _names(names: Sequence[str]) -> str:
-    return ", ".join(repr(n) for n in dict.fromkeys(names))
-
-
-def _input_differs(graph: GraphSpec, task: Task, differing: Sequence[str]) -> bool:
-    """Whether a node's input differed (a send's input is its recorded argument)."""
-    if task.kind != "edge" or not differing:
-        return False
-    node = graph.nodes.get(task.node)
-    if node is None or node.input is None:
-        return True
-    return any(name in node.input.fields for name in differing)
-
-
-def _check_routes(
-    source: Run,
-    new: Run,
-    task: Task,
-    starts: tuple[dict[str, Any], dict[str, Any]],
-    found: _Findings,
-) -> None:
-    """Call the task's routers on the new view if it differs; note or list what they say."""
-    where = f"Step {task.step}: the routing after {task.node!r}"
-    try:
-        old_view = _router_values(source.graph, task, starts[0])
-        new_view = _router_values(new.graph, task, starts[1])
-    except Exception as error:
-        found.unknown.append(f"{where} is unknown: its view cannot be rebuilt ({_error(error)}).")
-        return
-    if not _differing(old_view, new_view):
-        return
-    old, why_old = _router_routes(source.graph, task, starts[0], source.log.config)
-    now, why_now = _router_routes(new.graph, task, starts[1], source.log.config)
-    if old is None or now is None:
-        found.unknown.append(f"{where} is unknown: {why_old or why_now}.")
-        return
-    recorded = list(task.routes)
-    cut = len(recorded) - len(old)
-    if cut < 0 or not same(recorded[cut:], old):
-        found.unknown.append(
-            f"{where} is unknown: on the recorded state its routers choose {old}, but the "
-            f"record says {recorded[max(cut, 0) :]} (they are not a pure function of the state)."
-        )
-        return
-    would = recorded[:cut] + now
-    if not same(would, recorded):
-        found.rows.append((task.step, task.node, recorded, would))
-        found.routes.append(
-            f"{where} changes: its routers would now choose {now} instead of {old}, so after "
-            f"step {task.step} the run would have gone another way (what follows was replayed "
-            "as recorded)."
-        )
-
-
-def _router_values(graph: GraphSpec, task: Task, start: dict[str, Any]) -> dict[str, Any]:
-    """What the task's routers see: the step's start plus only its own writes, folded."""
-    values = dict(start)
-    own = group_writes([(task.node, key, value) for key, value in task.writes])
-    for name, writes in own.items():
-        spec = field_spec(graph.fields, name)
-        values[name] = reduce_field(spec, isolate(values.get(name, MISSING)), writes, task.step)
-    return values
-
-
-def _router_routes(
-    graph: GraphSpec, task: Task, start: dict[str, Any], config: dict[str, Any]
-) -> tuple[list[Any] | None, str]:
-    """Where the task's routers send the run from `start`, or None and why it is unknown."""
-    scratch = Task(task.step, task.index, task.node, task.kind, writes=task.writes)
-    limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
-    managed = {n: limit - task.step for n, f in graph.fields.items() if f.managed}
-    for branch in graph.branches.get(task.node, ()):
-        try:
-            state = router_state(graph, scratch, start, managed, branch)
-            result = branch.router(state, config) if branch.takes_config else branch.router(state)
-            if inspect.isawaitable(result):
-                getattr(result, "close", lambda: None)()
-                return None, f"router {branch.name!r} is async and is not called again"
-            absorb_route(graph, branch, scratch, result)
-        except Exception as error:
-            return None, f"router {branch.name!r} raised {_error(error)}"
-    return list(scratch.routes), ""
-
-
-def _error(error: BaseException | None) -> str:
-    return f"{type(error).__name__}: {str(error).rstrip('.')}"
