@@ -523,7 +523,7 @@ def growth_without_gc(small: int, large: int, rounds: int) -> Row:
 
 def record_rows(steps: int, rounds: int) -> list[Row]:
     """`run.effects`, `run.state_at` at random steps, the inspector's step change."""
-    from nbgraph.record import Run
+    from nbgraph import Run
     from nbgraph.views import render
 
     api = api_nbgraph()

@@ -27,8 +27,7 @@ from typing import Annotated, Any, TypedDict
 
 from timing import best_seconds, call_seconds
 
-from nbgraph import END, START, StateGraph
-from nbgraph.record import Run
+from nbgraph import END, START, Run, StateGraph
 
 MB = 1024 * 1024
 

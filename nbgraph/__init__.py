@@ -11,7 +11,6 @@ from nbgraph.errors import (
     InvalidUpdateError,
     NbgraphError,
 )
-from nbgraph.graph import StateGraph
 from nbgraph.messages import (
     REMOVE_ALL_MESSAGES,
     Message,
@@ -19,7 +18,7 @@ from nbgraph.messages import (
     RemoveMessage,
     add_messages,
 )
-from nbgraph.record import Run
+from nbgraph.notebook import CompiledStateGraph, Run, StateGraph
 from nbgraph.reducers import first_write_wins, last_write_wins, register_reducer
 from nbgraph.schema import generate_state_schema
 from nbgraph.types import (
@@ -45,6 +44,7 @@ __all__ = [
     "REMOVE_ALL_MESSAGES",
     "START",
     "Command",
+    "CompiledStateGraph",
     "EmptyInputError",
     "Ephemeral",
     "EphemeralValue",

@@ -8,8 +8,7 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 
-from nbgraph import END, MISSING, START, InvalidUpdateError, Send, StateGraph
-from nbgraph.record import Run
+from nbgraph import END, MISSING, START, InvalidUpdateError, Run, Send, StateGraph
 from nbgraph.record.analysis import guess_order_dependent
 from nbgraph.record.remerge import RemergedRun
 from nbgraph.reducers import get_reducer, reducer_from_callable

@@ -808,7 +808,7 @@ raise SystemExit("a planted module ran")
 CHILD_READS_DB = """
 import json, sys
 from nbgraph import START, SqliteSaver, StateGraph
-from nbgraph.record import Run
+from nbgraph import Run
 imported_by_nbgraph = set(sys.modules)
 saver = SqliteSaver("checkpoints.db")
 app = StateGraph(dict).add_node("a", lambda s: {}).add_edge(START, "a").compile(checkpointer=saver)
@@ -911,8 +911,7 @@ def thread_file(path: Path) -> None:
 def test_a_malformed_checkpoint_row_is_refused_when_read(
     tmp_path: Path, column: str, value: str, message: str
 ) -> None:
-    from nbgraph import START, StateGraph
-    from nbgraph.record import Run
+    from nbgraph import START, Run, StateGraph
 
     path = tmp_path / "c.db"
     thread_file(path)
@@ -948,8 +947,8 @@ def test_a_malformed_pending_write_is_refused_when_read(tmp_path: Path) -> None:
 
 
 def test_a_file_opened_read_only_can_be_inspected_and_refuses_writes(tmp_path: Path) -> None:
+    from nbgraph import Run
     from nbgraph.checkpoint.sqlite import ReadOnlyCheckpointError
-    from nbgraph.record import Run
 
     path = tmp_path / "c.db"
     thread_file(path)
@@ -967,7 +966,7 @@ def test_a_file_opened_read_only_can_be_inspected_and_refuses_writes(tmp_path: P
 CHILD_READS_READ_ONLY = """
 import sys
 from nbgraph import SqliteSaver
-from nbgraph.record import Run
+from nbgraph import Run
 saver = SqliteSaver(sys.argv[1])
 print(saver.readonly, Run.from_checkpointer(saver, "t").output)
 """

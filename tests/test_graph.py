@@ -10,7 +10,8 @@ import pytest
 import typing_extensions
 
 from nbgraph.errors import GraphBuildError
-from nbgraph.graph import GraphSpec, StateGraph, WaitingEdge
+from nbgraph.graph import GraphSpec, WaitingEdge
+from nbgraph.notebook import StateGraph
 from nbgraph.reducers import get_reducer
 from nbgraph.types import END, START
 

@@ -101,8 +101,8 @@ def test_star_import_gives_every_required_name() -> None:
 
 
 def test_public_names_are_the_ones_of_their_modules() -> None:
-    from nbgraph.graph import StateGraph
     from nbgraph.messages import add_messages
+    from nbgraph.notebook import StateGraph
     from nbgraph.reducers import register_reducer
     from nbgraph.types import END, MISSING, START
 

@@ -6,8 +6,7 @@ from typing import Annotated, TypedDict
 import pandas as pd
 import pytest
 
-from nbgraph import END, MISSING, START, Ephemeral, Overwrite, Send, StateGraph
-from nbgraph.record import Run
+from nbgraph import END, MISSING, START, Ephemeral, Overwrite, Run, Send, StateGraph
 from nbgraph.record.cells import ListPrefix
 
 

@@ -28,11 +28,11 @@ from nbgraph import (
     InvalidUpdateError,
     Overwrite,
     RemainingSteps,
+    Run,
     Send,
     StateGraph,
     generate_state_schema,
 )
-from nbgraph.record import Run
 
 CONFIG_LIMIT = 200
 

@@ -19,6 +19,7 @@ from nbgraph import (
     Mutation,
     Overwrite,
     RemoveMessage,
+    Run,
     Send,
     StateGraph,
 )
@@ -32,7 +33,6 @@ from nbgraph.codec.values import (
     encode_value,
 )
 from nbgraph.errors import GraphMismatchError
-from nbgraph.record import Run
 from nbgraph.record.serialize import FORMAT_VERSION, RunFileError
 
 
@@ -553,7 +553,7 @@ def run_child(code: str, folder) -> dict:
 CHILD_LOADS_RUN = """
 import json, sys
 before = set(sys.modules)
-from nbgraph.record import Run
+from nbgraph import Run
 imported_by_nbgraph = set(sys.modules)
 run = Run.load("crafted.json")
 values = run.log.input["x"]

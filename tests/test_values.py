@@ -15,7 +15,7 @@ from typing import Any
 import pydantic
 import pytest
 
-from nbgraph import MISSING, START, Message, Overwrite, RemoveMessage, Send, StateGraph
+from nbgraph import MISSING, START, Message, Overwrite, RemoveMessage, Run, Send, StateGraph
 from nbgraph.checkpoint import CheckpointRecord, MemorySaver, SqliteSaver
 from nbgraph.codec.nesting import MAX_DEPTH, ValueTooDeepError
 from nbgraph.codec.values import (
@@ -26,7 +26,6 @@ from nbgraph.codec.values import (
     decode_value,
     encode_value,
 )
-from nbgraph.record import Run
 
 
 class Color(enum.Enum):

@@ -160,8 +160,7 @@ def test_a_run_holding_values_whose_repr_or_str_raises_still_displays():
 
 
 def test_a_long_run_displays_its_last_rows_without_building_its_tables():
-    from nbgraph import END
-    from nbgraph.record import Run
+    from nbgraph import END, Run
     from nbgraph.record.tails import LONG_RUN_STEPS, last_effects, last_tasks
 
     steps = LONG_RUN_STEPS + 200

@@ -1,5 +1,7 @@
-"""`CompiledStateGraph`: what `StateGraph.compile()` returns — invoke, stream, and their
-async forms, each run recorded in `last_run`.
+"""`CompiledGraph`: the engine's runnable graph — invoke, stream, their async forms, and the
+thread's checkpoints (get_state, its history, update_state). Each run's `RunLog` is kept in
+`last_log`; `nbgraph.CompiledStateGraph` (the notebook layer) adds `run()`, `last_run` and
+the drawings on top.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
 
 
-class CompiledStateGraph:
-    """A checked graph, ready to run. Every run is recorded; the latest is `last_run`.
+class CompiledGraph:
+    """A checked graph, ready to run. Every run is logged; the latest log is `last_log`
+    (`nbgraph.CompiledStateGraph` adds `last_run`, its record).
 
-    Each call (`invoke`, `stream`, `run`, their async forms) records its own run: calls from
-    several threads, or a node that runs this same graph, never share a record.
+    Each call (`invoke`, `stream`, their async forms) logs its own run: calls from several
+    threads, or a node that runs this same graph, never share a log.
 
     Attributes:
         spec: the frozen graph (nodes, edges, fields) the drawings read.
@@ -46,7 +49,7 @@ class CompiledStateGraph:
         self.name = name
         self.checkpointer = checkpointer
         self.last_log: RunLog | None = None
-        self._last_run: Any = None
+        self._last_run: Any = None  # (the notebook layer's record of the latest run)
         self.stream_mode = "updates"
 
     def __repr__(self) -> str:
@@ -123,45 +126,7 @@ class CompiledStateGraph:
         own = {"thread_id": thread.thread_id, "checkpoint_ns": ""}  # (LangGraph's keys)
         return {"configurable": {**own, "checkpoint_id": thread.head}}
 
-    def draw(self) -> Any:
-        """The graph as a `graphviz.Digraph` (render it, or let Jupyter show it)."""
-        from nbgraph.views.dot import graph_dot  # drawings read the spec; they never run it
-
-        return graph_dot(self.spec)
-
-    def _repr_mimebundle_(
-        self, include: Any = None, exclude: Any = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        from nbgraph.views.display import drawing_bundle
-
-        return drawing_bundle(self.draw(), repr(self), include, exclude)
-
     # --- running ---------------------------------------------------------------------------
-
-    @property
-    def last_run(self) -> Any:
-        """The run that most recently started or finished (an `nbgraph.Run`: tables, states,
-        state tree), or None.
-
-        A run becomes the latest when it starts and again when it ends, so once a call
-        returns, `last_run` is that call's run, even if a node ran this graph inside it;
-        with calls in several threads it is whichever moved last (`run()` returns the run
-        of its own call in every case).
-        """
-        log = self.last_log
-        return None if log is None else self._record(log)
-
-    def _record(self, log: RunLog) -> Any:
-        """The `nbgraph.Run` of `log`, built once for the latest finished run."""
-        from nbgraph.record import Run  # the record reads the engine's log
-
-        cached = self._last_run
-        if cached is not None and cached.log is log:
-            return cached
-        record = Run(log)
-        if log.status != "running" and log is self.last_log:  # a running one: fresh each time
-            self._last_run = record
-        return record
 
     def _start(self, config: dict[str, Any] | None, kwargs: dict[str, Any]) -> RunLoop:
         merged = run_config(config, kwargs)
@@ -196,22 +161,6 @@ class CompiledStateGraph:
         if run.thread is None:
             return contextlib.nullcontext()
         return self.checkpointer.claim(run.thread.thread_id)
-
-    def run(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        """Run the graph like `invoke`, and return the recorded `Run` of this call.
-
-        A run that fails is still returned (`run.status == "failed"`, `run.error` says why),
-        so its record can be inspected; `run.output` is what `invoke` would have returned.
-        """
-        run = self._start(config, kwargs)
-        try:
-            with self._running(run):
-                for _ in drive(run, input, frozenset()):  # (warnings point at the caller)
-                    pass
-        except Exception:
-            if not run.log.steps:
-                raise
-        return self._record(run.log)
 
     def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """Run the graph to the end and return the final state (output schema applied).

@@ -1,7 +1,10 @@
-"""The run record: state tree, states at any point, per-field reducer effects, tables."""
+"""The run record: state tree, states at any point, per-field reducer effects, tables.
 
-from nbgraph.record.run import Run, StateRef
+`RunRecord` is the record itself; `nbgraph.Run` (the notebook layer) adds its drawings.
+"""
+
+from nbgraph.record.run import RunRecord, StateRef
 from nbgraph.record.serialize import RunFileError
 from nbgraph.record.tree import StateTree, TreeNode
 
-__all__ = ["Run", "RunFileError", "StateRef", "StateTree", "TreeNode"]
+__all__ = ["RunFileError", "RunRecord", "StateRef", "StateTree", "TreeNode"]

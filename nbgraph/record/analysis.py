@@ -24,7 +24,8 @@ from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import applied_writes, field_spec, merge_unreduced, reduce_field
 from nbgraph.record.effects import is_conflict, same
-from nbgraph.record.run import Run, _frame
+from nbgraph.record.run import RunRecord
+from nbgraph.record.tables import frame
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING
 
@@ -186,7 +187,7 @@ def _try_orders(
 class _Starts(dict):
     """The state at the start of each step, rebuilt once per step asked for."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: RunRecord) -> None:
         super().__init__()
         self.run = run
 
@@ -195,7 +196,7 @@ class _Starts(dict):
         return self[step]
 
 
-def order_sensitivity(run: Run, max_orders: int = 120, seed: int = 0) -> pd.DataFrame:
+def order_sensitivity(run: RunRecord, max_orders: int = 120, seed: int = 0) -> pd.DataFrame:
     """The fields whose value after a step depends on the order its tasks' writes came in.
 
     For each applied superstep, each field that two or more tasks wrote is folded again from
@@ -240,7 +241,7 @@ def order_sensitivity(run: Run, max_orders: int = 120, seed: int = 0) -> pd.Data
                 _shown(b),
             )
         )
-    return _frame(rows, ORDER_COLUMNS)
+    return frame(rows, ORDER_COLUMNS)
 
 
 # --- who writes what ---------------------------------------------------------------------------
@@ -255,7 +256,7 @@ class _FieldWrites:
     conflict: bool = False
 
 
-def writers(run: Run) -> pd.DataFrame:
+def writers(run: RunRecord) -> pd.DataFrame:
     """Per field a node wrote, who wrote it, when, how often together, and whether order matters.
 
     The input (step 0) is not a writer: only fields a node wrote get a row, in first-write
@@ -297,10 +298,10 @@ def writers(run: Run) -> pd.DataFrame:
                 basis,
             )
         )
-    return _frame(rows, WRITER_COLUMNS)
+    return frame(rows, WRITER_COLUMNS)
 
 
-def _tally_writes(run: Run) -> tuple[dict[str, _FieldWrites], dict[str, list[Any]]]:
+def _tally_writes(run: RunRecord) -> tuple[dict[str, _FieldWrites], dict[str, list[Any]]]:
     """Per field a node wrote, its `_FieldWrites`; and per field, every value written to it.
 
     Writes of tasks that raised are left out; the values include the input's (step 0).
@@ -332,7 +333,7 @@ def _tally_writes(run: Run) -> tuple[dict[str, _FieldWrites], dict[str, list[Any
     return stats, written
 
 
-def _tried_order_dependence(run: Run, max_orders: int = 120) -> dict[str, bool]:
+def _tried_order_dependence(run: RunRecord, max_orders: int = 120) -> dict[str, bool]:
     """Per field written concurrently, whether some step's task orders disagree."""
     dependent: dict[str, bool] = {}
     rng, starts = random.Random(0), _Starts(run)

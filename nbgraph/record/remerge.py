@@ -1,13 +1,13 @@
 """`remerge`: a recorded run's writes folded again through other reducers, and what that changes.
 
 No node runs again. Every fold goes through `reduce_field`, the engine's own; routers whose
-view differs are called again to see where the run would have gone another way (that part,
-the notes on what changed downstream, is `record.remerge_notes`).
+view differs are called again to see where the run would have gone another way.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -22,7 +22,8 @@ from nbgraph.engine.writes import (
     reduce_field,
 )
 from nbgraph.record.remerge_notes import consequences
-from nbgraph.record.run import Run, _frame
+from nbgraph.record.run import RunRecord
+from nbgraph.record.tables import frame
 from nbgraph.reducers import (
     Reducer,
     check_reducer_callable,
@@ -44,7 +45,7 @@ ROUTING_COLUMNS = ("step", "node", "recorded", "would_route")
 # --- the same writes through other reducers ------------------------------------------------------
 
 
-class RemergedRun(Run):
+class RemergedRun(RunRecord):
     """A run rebuilt from another run's recorded writes under other reducers (`Run.remerge`).
 
     Attributes:
@@ -53,7 +54,9 @@ class RemergedRun(Run):
         remerge_notes: what the replay shows and what it cannot know, in plain English.
     """
 
-    def __init__(self, log: RunLog, source: Run, reducers: dict[str, tuple[str, str]]) -> None:
+    def __init__(
+        self, log: RunLog, source: RunRecord, reducers: dict[str, tuple[str, str]]
+    ) -> None:
         super().__init__(log)
         self.source = source
         self.reducers = reducers
@@ -71,10 +74,20 @@ class RemergedRun(Run):
         `recorded` is the task's recorded routes (Command gotos, then router choices; static
         edges are not routes); `would_route` is the same with the routers called again.
         """
-        return _frame(self._routing_rows, ROUTING_COLUMNS)
+        return frame(self._routing_rows, ROUTING_COLUMNS)
 
 
-def remerge(run: Run, reducers: Mapping[str, Any]) -> RemergedRun:
+@functools.cache
+def remerged_class(base: type[RunRecord]) -> type[RemergedRun]:
+    """`RemergedRun` on top of `base`: a re-merged `nbgraph.Run` is an `nbgraph.Run` too."""
+    if issubclass(base, RemergedRun):
+        return base
+    if issubclass(RemergedRun, base):
+        return RemergedRun
+    return type("RemergedRun", (RemergedRun, base), {"__doc__": RemergedRun.__doc__})
+
+
+def remerge(run: RunRecord, reducers: Mapping[str, Any]) -> RemergedRun:
     """The run as it would have been had some fields other reducers; no node runs again.
 
     Each recorded step's writes are folded again through the new reducers. The first step
@@ -90,20 +103,21 @@ def remerge(run: Run, reducers: Mapping[str, Any]) -> RemergedRun:
             `"overwrite"` (or None): no reducer, one write per step, no starting value.
 
     Returns:
-        A `RemergedRun` (a `Run`) with `remerge_notes` and `routing_changes`.
+        A `RemergedRun` (of the run's own class: an `nbgraph.Run` draws) with `remerge_notes`
+        and `routing_changes`.
 
     Raises:
         ValueError: naming each unknown field, unknown reducer name or unusable callable.
     """
     fields, changed = _swap_reducers(run, reducers)
     graph = dataclasses.replace(run.graph, fields=fields)
-    new = RemergedRun(_replay(run.log, graph, changed), run, changed)
+    new = remerged_class(type(run))(_replay(run.log, graph, changed), run, changed)
     new.remerge_notes, new._routing_rows = consequences(run, new)
     return new
 
 
 def _swap_reducers(
-    run: Run, reducers: Mapping[str, Any]
+    run: RunRecord, reducers: Mapping[str, Any]
 ) -> tuple[dict[str, FieldSpec], dict[str, tuple[str, str]]]:
     if not isinstance(reducers, Mapping):
         raise TypeError(

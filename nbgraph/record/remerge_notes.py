@@ -1,6 +1,6 @@
-"""What a `remerge` changes downstream: its notes (where the new reducers change the state a
-node or router saw, a root reset, the ending) and its routing changes, each router whose
-view differs called again.
+"""What a remerge changes downstream (`RemergedRun.remerge_notes` and `routing_changes`): the
+nodes that ran on a state that now differs, the routers that would choose otherwise, and how
+the run ends.
 """
 
 from __future__ import annotations
@@ -14,14 +14,18 @@ from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.runlog import initial_values, replay_step
 from nbgraph.engine.tasks import Task, absorb_route, router_state
 from nbgraph.engine.view import isolate
-from nbgraph.engine.writes import field_spec, group_writes, reduce_field
+from nbgraph.engine.writes import (
+    field_spec,
+    group_writes,
+    reduce_field,
+)
 from nbgraph.record.effects import same
+from nbgraph.record.run import RunRecord
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     from nbgraph.graph import GraphSpec
     from nbgraph.record.remerge import RemergedRun
-    from nbgraph.record.run import Run
 
 
 MAX_NOTES = 10
@@ -61,7 +65,7 @@ class _Findings:
         return notes
 
 
-def consequences(source: Run, new: RemergedRun) -> tuple[list[str], list[tuple]]:
+def consequences(source: RunRecord, new: RemergedRun) -> tuple[list[str], list[tuple]]:
     """The notes on a re-merged run, and its routing changes as rows."""
     changes = ", ".join(f"{n!r} {a} -> {b}" for n, (a, b) in new.reducers.items())
     head = (
@@ -119,7 +123,7 @@ def _steps(steps: list[int]) -> str:
     return f"step {steps[0]}" if len(steps) == 1 else f"steps {shown}{more}"
 
 
-def _ending(source: Run, new: Run, differs: bool) -> list[str]:
+def _ending(source: RunRecord, new: RunRecord, differs: bool) -> list[str]:
     last, recorded_last = new.log.steps[-1], source.log.steps[-1].step
     if new.status == "failed" and not last.applied and not last.failed:
         went_on = (
@@ -167,8 +171,8 @@ def _input_differs(graph: GraphSpec, task: Task, differing: Sequence[str]) -> bo
 
 
 def _check_routes(
-    source: Run,
-    new: Run,
+    source: RunRecord,
+    new: RunRecord,
     task: Task,
     starts: tuple[dict[str, Any], dict[str, Any]],
     found: _Findings,

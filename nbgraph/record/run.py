@@ -1,4 +1,5 @@
-"""`Run`: one recorded run, and the questions a person asks of it, answered as tables.
+"""`RunRecord`: one recorded run, and the questions a person asks of it, answered as tables.
+`nbgraph.Run` (the notebook layer, `nbgraph.notebook.run`) adds the drawings and the inspector.
 
 Everything here is derived from the engine's `RunLog` when first asked for, then cached:
 the state tree, states at any point, and pandas tables. pandas is imported only by the
@@ -9,14 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
-from nbgraph.engine.runlog import RunLog, initial_values
+from nbgraph.engine.runlog import RunLog
 from nbgraph.engine.view import isolate
 from nbgraph.errors import NbgraphError
-from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows, same
+from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
 from nbgraph.record.lineages import BranchTimeline
-from nbgraph.record.text import safe_str
+from nbgraph.record.tables import (
+    diff_frame,
+    field_history_frame,
+    frame,
+    states_frame,
+    task_frame,
+)
 from nbgraph.record.timeline import Timeline
 from nbgraph.record.tree import StateTree, TreeNode, build_tree
 from nbgraph.types import MISSING
@@ -26,6 +33,8 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from nbgraph.record.remerge import RemergedRun
+
 StateRef = int | str | TreeNode | tuple[str, int]
 """A point of a run: a step number, a tree node (or its id), or `(node_name, occurrence)`."""
 
@@ -34,7 +43,7 @@ class NotSupportedForBranchesError(NbgraphError, NotImplementedError):
     """A what-if analysis that replays supersteps, asked of a branch-lineage run."""
 
 
-class Run:
+class RunRecord:
     """One recorded run of a compiled graph.
 
     >>> from nbgraph import START, StateGraph
@@ -168,7 +177,7 @@ class Run:
     @classmethod
     def from_checkpointer(
         cls, saver: Any, thread_id: str, checkpoint_id: str | None = None, graph: Any = None
-    ) -> Run:
+    ) -> Self:
         """The record of a checkpointed thread, rebuilt from its saver (any process).
 
         Its history runs from the thread's first checkpoint to `checkpoint_id` (default: the
@@ -181,42 +190,6 @@ class Run:
 
         spec = getattr(graph, "spec", graph)
         return cls(log_from_checkpointer(saver, thread_id, checkpoint_id, spec))
-
-    # --- pictures ----------------------------------------------------------------------------
-
-    def draw(self, step: int | None = None, branch: str | None = None) -> Any:
-        """The graph with this run drawn over it, as a `graphviz.Digraph`.
-
-        Args:
-            step: highlight that superstep's tasks (and fade the rest).
-            branch: a task id (`run.steps.task_id`): highlight the chain that led to it.
-        """
-        from nbgraph.views.dot import graph_dot
-        from nbgraph.views.overlay import run_overlay
-
-        return graph_dot(self.graph, run_overlay(self, step=step, branch=branch))
-
-    def draw_tree(self) -> Any:
-        """The state tree as a `graphviz.Digraph` (long runs summarised)."""
-        from nbgraph.views.tree_dot import tree_dot
-
-        return tree_dot(self)
-
-    def inspect(self, other: Run | None = None) -> Any:
-        """An ipywidgets inspector to step through this run (optionally against `other`)."""
-        from nbgraph.views.inspector import inspect
-
-        return inspect(self, other)
-
-    def _repr_mimebundle_(
-        self, include: Any = None, exclude: Any = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        from nbgraph.views.display import HTML, SVG, drawing_bundle, run_html, wanted
-
-        bundle = drawing_bundle(self.draw(), repr(self), include, exclude)
-        if wanted(HTML, include, exclude):  # front-ends show one type: put the picture in it
-            bundle[HTML] = run_html(self, picture=bundle.get(SVG, ""))
-        return bundle
 
     # --- tables ----------------------------------------------------------------------------
 
@@ -236,12 +209,12 @@ class Run:
         written): it reads and compares like a list; `list(cell)` gives a list to change.
         """
         with collector_paused():
-            return _frame(self.effect_list, EFFECT_COLUMNS)
+            return frame(self.effect_list, EFFECT_COLUMNS)
 
     @cached_property
     def steps(self) -> pd.DataFrame:
         """One row per task: step, node, task id, kind, triggers, fields written, timing, status."""
-        return _task_frame(self.tree.tasks())
+        return task_frame(self.tree.tasks())
 
     @cached_property
     def states(self) -> pd.DataFrame:
@@ -252,71 +225,20 @@ class Run:
         In a branch-lineage run, a row is the delta merge of the lineages alive after the
         step (what they would make if they met there); the last row is END's merge.
         """
-        import pandas as pd
-
-        names = [n for n, f in self.graph.fields.items() if not f.managed]
-        if self.graph.open_schema:  # a dict schema: keys nobody declared are fields too
-            seen = dict.fromkeys(e.field for e in self.effect_list if not e.dropped_key)
-            names += [n for n in seen if n not in names]
-        if self.log.semantics == "branches":  # lineages met after each step (docs/BRANCHES.md)
-            applied = [s.step for s in self.log.steps if s.applied]
-            rows = [[state.get(n, MISSING) for n in names] for state in map(self.state_at, applied)]
-            index = pd.Index(applied, name="step")
-            return pd.DataFrame(rows, index=index, columns=names, dtype=object)
-        current = initial_values(self.graph)
-        by_step: dict[int, list[Effect]] = {}
-        for effect in self.effect_list:
-            by_step.setdefault(effect.step, []).append(effect)
-        rows, index = [], []
-        for step in self.log.steps:
-            for effect in by_step.get(step.step, ()):
-                if effect.dropped_key or not effect.applied:
-                    continue
-                after = effect.cell("after")  # shared, not copied: see `effects`
-                if after is MISSING:
-                    current.pop(effect.field, None)
-                else:
-                    current[effect.field] = after
-            if step.applied:
-                rows.append([current.get(n, MISSING) for n in names])
-                index.append(step.step)
-        return pd.DataFrame(rows, index=pd.Index(index, name="step"), columns=names, dtype=object)
+        return states_frame(self)
 
     def field_history(self, field: str) -> pd.DataFrame:
         """One field through the run: per applied step, its value, and who wrote what."""
-        import pandas as pd
-
-        if field not in self.graph.fields and not self.graph.open_schema:
-            raise KeyError(
-                f"No field {field!r} in this run's state; fields: {list(self.graph.fields)}."
-            )
-        effects = {e.step: e for e in self.effect_list if e.field == field and not e.dropped_key}
-        rows = []
-        for step, value in self.states[field].items() if field in self.states else []:
-            effect = effects.get(step)
-            rows.append(
-                (
-                    step,
-                    value,
-                    effect is not None and effect.changed,
-                    effect.writes if effect else [],
-                    effect.writers if effect else [],
-                    effect.reducer if effect else "",
-                )
-            )
-        columns = ["step", "value", "changed", "writes", "writers", "reducer"]
-        return pd.DataFrame(rows, columns=columns).astype(
-            {"value": object, "writes": object, "writers": object}
-        )
+        return field_history_frame(self, field)
 
     def diff(self, a: StateRef, b: StateRef) -> pd.DataFrame:
         """Field by field, what differs between two points of this run.
 
         Columns: field, change (`"added"`, `"removed"` or `"changed"`), a, b.
         """
-        return _diff(self.state_at(a), self.state_at(b), "a", "b")
+        return diff_frame(self.state_at(a), self.state_at(b), "a", "b")
 
-    def compare(self, other: Run) -> pd.DataFrame:
+    def compare(self, other: RunRecord) -> pd.DataFrame:
         """Two runs aligned step by step: where the tasks or the state after a step differ.
 
         Columns: step, what (`"tasks"`, `"outcome"` or a field name), this, other, note.
@@ -355,9 +277,7 @@ class Run:
         return run_to_json(self)
 
     @classmethod
-    def from_json(
-        cls, text: str, models: Iterable[type] | None = None, graph: Any = None
-    ) -> Run:
+    def from_json(cls, text: str, models: Iterable[type] | None = None, graph: Any = None) -> Self:
         """A run read back from `to_json()` text.
 
         No module is imported because the text names it: a saved model, dataclass or Enum
@@ -380,7 +300,7 @@ class Run:
     @classmethod
     def load(
         cls, path: str | Path, models: Iterable[type] | None = None, graph: Any = None
-    ) -> Run:
+    ) -> Self:
         """A run read from a file `save` wrote; the file is only read, never changed.
 
         `models`: the classes saved values may come back as, as for `from_json`. Pass the
@@ -414,7 +334,7 @@ class Run:
 
         return writers(self)
 
-    def remerge(self, reducers: dict[str, Any]) -> Run:
+    def remerge(self, reducers: dict[str, Any]) -> RemergedRun:
         """This run had some fields other reducers: the recorded writes replayed, no node re-run.
 
         Args:
@@ -468,76 +388,3 @@ class Run:
                 "question, run the graph with supersteps and compare: "
                 "graph.compile().run(input).compare(this_run)."
             )
-
-
-# --- helpers ----------------------------------------------------------------------------------
-
-
-_NUMBERS = {"step": "int64", "duration": "float64"}
-_FLAGS = ("changed", "applied", "conflict", "overwrite_bypass", "dropped_key", "root_reset")
-
-
-def _frame(rows: list[tuple], columns: Iterable[str]) -> pd.DataFrame:
-    """A DataFrame whose cells stay the Python objects in `rows`; numbers and flags typed."""
-    import numpy as np
-    import pandas as pd
-
-    columns = list(columns)
-    by_column = list(zip(*rows, strict=True)) if rows else [()] * len(columns)  # raw cells
-    data = {}
-    for name, cells in zip(columns, by_column, strict=True):
-        dtype = _NUMBERS.get(name) or ("bool" if name in _FLAGS else object)
-        # fromiter: numpy must not look inside list-like cells for a shape (O(items) each)
-        data[name] = pd.Series(np.fromiter(cells, dtype=dtype, count=len(rows)), dtype=dtype)
-    return pd.DataFrame(data, columns=columns)
-
-
-_TASK_COLUMNS = (
-    "step",
-    "node",
-    "task_id",
-    "kind",
-    "triggers",
-    "writes",
-    "duration",
-    "status",
-    "error",
-    "warnings",
-)
-
-
-def _task_frame(nodes: Iterable[TreeNode]) -> pd.DataFrame:
-    """`Run.steps` of these task nodes."""
-    rows = [
-        (
-            node.step,
-            node.name,
-            node.task_id,
-            "send" if node.arg is not MISSING else "edge",
-            list(node.triggers),
-            list(dict.fromkeys(f for f, _ in node.writes)),
-            node.duration,
-            node.status,
-            None if node.error is None else _error_text(node.error),
-            list(node.warnings),
-        )
-        for node in nodes
-    ]
-    return _frame(rows, _TASK_COLUMNS)
-
-
-def _error_text(error: BaseException) -> str:
-    return f"{type(error).__name__}: {safe_str(error)}"
-
-
-def _diff(left: dict, right: dict, a: str, b: str) -> pd.DataFrame:
-    import pandas as pd
-
-    rows = []
-    for name in [*left, *(n for n in right if n not in left)]:
-        x, y = left.get(name, MISSING), right.get(name, MISSING)
-        if same(x, y):
-            continue
-        change = "added" if x is MISSING else "removed" if y is MISSING else "changed"
-        rows.append((name, change, x, y))
-    return pd.DataFrame(rows, columns=["field", "change", a, b], dtype=object)

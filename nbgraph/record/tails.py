@@ -30,7 +30,7 @@ def _use_tables(run: Any, table: str) -> bool:
 def last_effects(run: Any, count: int) -> tuple[pd.DataFrame, int | None]:
     """The last `count` rows of `run.effects`, and how many rows the table has (None: not
     counted, because the table was not built)."""
-    from nbgraph.record.run import _frame
+    from nbgraph.record.tables import frame as _frame
 
     if _use_tables(run, "effects"):
         return run.effects.tail(count), len(run.effects)
@@ -53,7 +53,7 @@ def _rows_from(run: Any, start: int) -> list[Effect]:
 
 def last_tasks(run: Any, count: int) -> pd.DataFrame:
     """The last `count` rows of `run.steps` (one per task)."""
-    from nbgraph.record.run import _task_frame
+    from nbgraph.record.tables import task_frame as _task_frame
 
     if _use_tables(run, "steps") or "tree" in vars(run):
         return run.steps.tail(count)

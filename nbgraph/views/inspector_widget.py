@@ -33,7 +33,6 @@ class Inspector(ipywidgets.VBox):
     """
 
     def __init__(self, run: Any, other: Any = None) -> None:
-        w = ipywidgets
         super().__init__()
         self.run, self.other = run, other
         self.steps = [s.step for s in run.log.steps]
@@ -44,13 +43,22 @@ class Inspector(ipywidgets.VBox):
         self.branch: str | None = None
         self.branch_writers: dict[int, set[str]] = {}
         self._compared: Any = None
+        self._refreshing = False
         last = self.steps[-1]
-        fields = [n for n, f in run.graph.fields.items() if not f.managed]
-        if run.graph.open_schema:  # a dict schema: the keys the run wrote are fields too
-            written = (k for s in run.log.steps for t in s.tasks for k, _ in t.writes)
-            fields += [k for k in dict.fromkeys(written) if k not in fields]
         self._runs = Counter(t.node for s in run.log.steps[1:] for t in s.tasks)
+        self._make_controls(_field_names(run), last, other is not None)
+        self._wire_controls()
+        self._lay_out()
+        self.add_class("nbgraph-inspector")
+        self._node_changed(None)
+        start = self.failed_step if self.failed_step is not None else min(1, last)
+        if self.slider.value == start:
+            self.show(start)
+        self.slider.value = start
 
+    def _make_controls(self, fields: list[str], last: int, with_other: bool) -> None:
+        """The widgets: playback, the node and branch pickers, fields, comparison, panels."""
+        w = ipywidgets
         self.play = w.Play(min=0, max=last, interval=700, description="play")
         self.slider = w.IntSlider(min=0, max=last, description="step", continuous_update=True)
         w.link((self.play, "value"), (self.slider, "value"))
@@ -70,7 +78,7 @@ class Inspector(ipywidgets.VBox):
         self.fields = w.SelectMultiple(
             options=fields, value=tuple(fields), rows=min(6, len(fields)), description="fields"
         )
-        modes = ["off", "another step"] + (["the other run"] if other is not None else [])
+        modes = ["off", "another step"] + (["the other run"] if with_other else [])
         self.compare_mode = w.ToggleButtons(options=modes, description="compare")
         self.compare_step = w.IntSlider(min=0, max=last, description="with step")
         self.graph = w.HTML()
@@ -79,16 +87,20 @@ class Inspector(ipywidgets.VBox):
         self.comparison = w.HTML()
         self.error = w.HTML()
 
+    def _wire_controls(self) -> None:
+        """What each control does when clicked or changed."""
         self.previous.on_click(lambda _: self.go(self.slider.value - 1))
         self.next.on_click(lambda _: self.go(self.slider.value + 1))
         self.jump.on_click(lambda _: self.go_to_run(self.node.value, self.occurrence.value))
         self.node.observe(self._node_changed, "value")
         self.slider.observe(lambda change: self.show(change["new"]), "value")
-        self._refreshing = False
         self.branch_pick.observe(self._branch_picked, "value")
         for control in (self.fields, self.compare_mode, self.compare_step):
             control.observe(lambda _: self.show(self.slider.value), "value")
 
+    def _lay_out(self) -> None:
+        """The controls in rows, the picture beside the state and effects panels."""
+        w = ipywidgets
         self.children = [
             w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
             w.HBox([self.node, self.occurrence, self.jump, self.branch_pick]),
@@ -97,12 +109,6 @@ class Inspector(ipywidgets.VBox):
             w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step])]),
             self.comparison,
         ]
-        self.add_class("nbgraph-inspector")
-        self._node_changed(None)
-        start = self.failed_step if self.failed_step is not None else min(1, last)
-        if self.slider.value == start:
-            self.show(start)
-        self.slider.value = start
 
     @property
     def widget(self) -> Inspector:
@@ -259,6 +265,15 @@ class Inspector(ipywidgets.VBox):
 
     def __repr__(self) -> str:
         return f"<Inspector of {self.run!r}, at step {self.slider.value}>"
+
+
+def _field_names(run: Any) -> list[str]:
+    """The fields the inspector can show: declared ones, and for a dict schema the keys written."""
+    fields = [n for n, f in run.graph.fields.items() if not f.managed]
+    if run.graph.open_schema:  # a dict schema: the keys the run wrote are fields too
+        written = (k for s in run.log.steps for t in s.tasks for k, _ in t.writes)
+        fields += [k for k in dict.fromkeys(written) if k not in fields]
+    return fields
 
 
 def _escape(text: str) -> str:

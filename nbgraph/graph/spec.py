@@ -1,0 +1,90 @@
+"""The frozen graph: `GraphSpec` and its parts, what the builder hands the engine and the
+drawings once every check has passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from nbgraph.schema import FieldSpec, SchemaInfo
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """A node as the engine runs it."""
+
+    name: str
+    fn: Callable[..., Any]
+    is_async: bool = False
+    takes_config: bool = False
+    input: SchemaInfo | None = None
+    defer: bool = False
+    merge: Callable[[list[Any]], Any] | str | None = None
+    destinations: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """A conditional edge: `router(state)` picks where `source` goes next."""
+
+    source: str
+    router: Callable[..., Any]
+    path_map: Mapping[Hashable, str] | None = None
+    is_async: bool = False
+    takes_config: bool = False
+    input: SchemaInfo | None = None
+
+    @property
+    def name(self) -> str:
+        return getattr(self.router, "__name__", type(self.router).__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingEdge:
+    """`add_edge([a, b], c)`: `c` runs once all sources have run since it last ran."""
+
+    sources: tuple[str, ...]
+    target: str
+
+
+@dataclass(frozen=True)
+class GraphSpec:
+    """A checked graph, frozen: what `compile()` hands the engine and the drawings."""
+
+    state: SchemaInfo
+    input: SchemaInfo
+    output: SchemaInfo
+    fields: dict[str, FieldSpec]
+    nodes: dict[str, NodeSpec]
+    edges: dict[str, tuple[str, ...]]
+    waiting: tuple[WaitingEdge, ...]
+    branches: dict[str, tuple[Branch, ...]]
+    filters: dict[tuple[str, str], Callable[[Any], Any]]
+    state_merger: Callable[[dict, list[dict]], dict] | None = None
+    open_schema: bool = False
+    interrupt_before: tuple[str, ...] = ()
+    interrupt_after: tuple[str, ...] = ()
+    waits_by_source: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    semantics: str = "supersteps"
+    end_merge: Callable[[list[Any]], Any] | str = "delta"
+
+    @cached_property
+    def ephemeral(self) -> tuple[str, ...]:
+        """Fields that live one superstep (one task, in a branch lineage)."""
+        return tuple(name for name, f in self.fields.items() if f.ephemeral)
+
+    @cached_property
+    def beyond_state(self) -> frozenset[str]:
+        """Fields the state schema does not declare (input, output or node-private keys):
+        a node or router that reads the state schema does not see them, as in LangGraph."""
+        if self.open_schema:
+            return frozenset()
+        return frozenset(self.fields) - frozenset(self.state.fields)
+
+    @cached_property
+    def transient(self) -> frozenset[str]:
+        """Fields marked `Transient`: never written to a checkpoint."""
+        return frozenset(name for name, f in self.fields.items() if f.transient is not None)

@@ -1,0 +1,77 @@
+"""`CompiledStateGraph`: what `StateGraph.compile()` returns — the engine's `CompiledGraph`
+(invoke, stream, their async forms, the thread's checkpoints) with each run's record as an
+`nbgraph.Run` (`run()`, `last_run`) and the graph's drawing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbgraph.engine.app import CompiledGraph
+from nbgraph.engine.drive import drive
+from nbgraph.engine.runlog import RunLog
+from nbgraph.notebook.run import Run
+
+
+class CompiledStateGraph(CompiledGraph):
+    """A checked graph, ready to run. Every run is recorded; the latest is `last_run`.
+
+    Each call (`invoke`, `stream`, `run`, their async forms) records its own run: calls from
+    several threads, or a node that runs this same graph, never share a record.
+
+    Attributes:
+        spec: the frozen graph (nodes, edges, fields) the drawings read.
+        last_log: the `RunLog` of the run that most recently started or finished, or None.
+    """
+
+    @property
+    def last_run(self) -> Run | None:
+        """The run that most recently started or finished (an `nbgraph.Run`: tables, states,
+        state tree), or None.
+
+        A run becomes the latest when it starts and again when it ends, so once a call
+        returns, `last_run` is that call's run, even if a node ran this graph inside it;
+        with calls in several threads it is whichever moved last (`run()` returns the run
+        of its own call in every case).
+        """
+        log = self.last_log
+        return None if log is None else self._record(log)
+
+    def _record(self, log: RunLog) -> Run:
+        """The `nbgraph.Run` of `log`, built once for the latest finished run."""
+        cached = self._last_run
+        if cached is not None and cached.log is log:
+            return cached
+        record = Run(log)
+        if log.status != "running" and log is self.last_log:  # a running one: fresh each time
+            self._last_run = record
+        return record
+
+    def run(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Run:
+        """Run the graph like `invoke`, and return the recorded `Run` of this call.
+
+        A run that fails is still returned (`run.status == "failed"`, `run.error` says why),
+        so its record can be inspected; `run.output` is what `invoke` would have returned.
+        """
+        run = self._start(config, kwargs)
+        try:
+            with self._running(run):
+                for _ in drive(run, input, frozenset()):  # (warnings point at the caller)
+                    pass
+        except Exception:
+            if not run.log.steps:
+                raise
+        return self._record(run.log)
+
+    def draw(self) -> Any:
+        """The graph as a `graphviz.Digraph` (render it, or let Jupyter show it)."""
+        from nbgraph.views.dot import graph_dot  # drawings read the spec; they never run it
+
+        return graph_dot(self.spec)
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        from nbgraph.views.display import drawing_bundle
+
+        return drawing_bundle(self.draw(), repr(self), include, exclude)

@@ -1,0 +1,89 @@
+"""`StateGraph`: the builder (`nbgraph.graph.GraphBuilder`) with `compile()`, which hands the
+checked spec to a `CompiledStateGraph`, and `draw()`, the graph as it stands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from nbgraph.graph.builder import GraphBuilder
+from nbgraph.graph.validate import compile_problems, ignored
+from nbgraph.notebook.app import CompiledStateGraph
+from nbgraph.schema import read_schema
+
+
+class StateGraph(GraphBuilder):
+    """Build a graph of nodes that read a typed state and return the fields they change.
+
+    Args:
+        state_schema: a TypedDict, pydantic `BaseModel`, dataclass, or `dict`.
+        input_schema: keys accepted as input (default: the state schema).
+        output_schema: keys returned by `invoke` (default: the state schema).
+        reducers: for a `dict` schema, `{field: reducer or registered name}` (langgraphgo).
+        ephemeral: for a `dict` schema, fields that live for one superstep.
+        state_merger: `(current, [updates]) -> merged` for parallel writes to fields that
+            have no reducer (langgraphgo's `stateMerger`); without it they are a conflict.
+
+    >>> from nbgraph import START
+    >>> app = (StateGraph(dict, reducers={"log": "append"})
+    ...        .add_node("a", lambda s: {"log": ["a"]})
+    ...        .add_edge(START, "a").compile())
+    >>> app.invoke({"log": ["start"]})
+    {'log': ['start', 'a']}
+    """
+
+    def compile(
+        self,
+        checkpointer: Any = None,
+        *,
+        interrupt_before: Sequence[str] = (),
+        interrupt_after: Sequence[str] = (),
+        debug: bool = False,
+        name: str | None = None,
+        semantics: str = "supersteps",
+        end_merge: Callable[[list[Any]], Any] | str = "delta",
+        **options: Any,
+    ) -> CompiledStateGraph:
+        """Check the graph and return a runnable `CompiledStateGraph`.
+
+        Args:
+            checkpointer: a saver (`MemorySaver()`, `SqliteSaver(path)`) to keep threads.
+            interrupt_before, interrupt_after: node names (or `"*"`) to pause at.
+            semantics: `"supersteps"` (LangGraph's, the default) or `"branches"`: each
+                parallel branch carries its own copy of the state until a join merges it
+                (EvoFabric's and the Rust seed's model; docs/BRANCHES.md gives the rules).
+            end_merge: with `"branches"`, how END merges the lineages that reach it:
+                `"delta"` (default), `"fold"`, or a strategy `(list_of_states) -> state`.
+            name: the graph's name, shown in its repr.
+
+        Raises:
+            GraphBuildError: listing every problem (unknown nodes, no edge from START,
+                duplicate names, unknown reducer names, bad reducers, ...).
+        """
+        ignored("compile()", options, keep=("store", "cache"))
+        extra = compile_problems(semantics, end_merge)
+        spec = self.validate(interrupt_before, interrupt_after, extra)
+        object.__setattr__(spec, "semantics", semantics)
+        object.__setattr__(spec, "end_merge", end_merge)
+        return CompiledStateGraph(spec, checkpointer=checkpointer, name=name or "StateGraph")
+
+    def draw(self) -> Any:
+        """The graph as it stands, as a `graphviz.Digraph` — even before it compiles.
+
+        Edges to nodes that do not exist yet are drawn to a red "unknown" box.
+        """
+        from nbgraph.views.dot import graph_dot  # drawings read the spec; they never run it
+
+        problems: list[str] = []
+        state = read_schema(
+            self.state_schema, reducers=self.reducers, ephemeral=self.ephemeral, problems=problems
+        )
+        return graph_dot(self._spec(state, state, state, dict(state.fields)))
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        from nbgraph.views.display import drawing_bundle
+
+        return drawing_bundle(self.draw(), repr(self), include, exclude)

@@ -1,0 +1,56 @@
+"""`Run`: the record of one run (`nbgraph.record.RunRecord`) with its pictures: the graph with
+the run drawn over it, the state tree, the inspector, and its display in a notebook.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbgraph.record.run import RunRecord
+
+
+class Run(RunRecord):
+    """One recorded run of a compiled graph: its tables and states (`RunRecord`), and
+    its drawings.
+
+    >>> from nbgraph import START, StateGraph
+    >>> app = (StateGraph(dict, reducers={"log": "append"})
+    ...        .add_node("a", lambda s: {"log": ["a"]}).add_edge(START, "a").compile())
+    >>> run = app.run({"log": []})
+    >>> run.output, run.state_at(0), run.state_at(("a", 0))
+    ({'log': ['a']}, {'log': []}, {'log': []})
+    """
+
+    def draw(self, step: int | None = None, branch: str | None = None) -> Any:
+        """The graph with this run drawn over it, as a `graphviz.Digraph`.
+
+        Args:
+            step: highlight that superstep's tasks (and fade the rest).
+            branch: a task id (`run.steps.task_id`): highlight the chain that led to it.
+        """
+        from nbgraph.views.dot import graph_dot
+        from nbgraph.views.overlay import run_overlay
+
+        return graph_dot(self.graph, run_overlay(self, step=step, branch=branch))
+
+    def draw_tree(self) -> Any:
+        """The state tree as a `graphviz.Digraph` (long runs summarised)."""
+        from nbgraph.views.tree_dot import tree_dot
+
+        return tree_dot(self)
+
+    def inspect(self, other: RunRecord | None = None) -> Any:
+        """An ipywidgets inspector to step through this run (optionally against `other`)."""
+        from nbgraph.views.inspector import inspect
+
+        return inspect(self, other)
+
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        from nbgraph.views.display import HTML, SVG, drawing_bundle, run_html, wanted
+
+        bundle = drawing_bundle(self.draw(), repr(self), include, exclude)
+        if wanted(HTML, include, exclude):  # front-ends show one type: put the picture in it
+            bundle[HTML] = run_html(self, picture=bundle.get(SVG, ""))
+        return bundle
