@@ -18,7 +18,7 @@ from nbgraph.messages import (
     RemoveMessage,
     add_messages,
 )
-from nbgraph.notebook import CompiledStateGraph, Run, StateGraph
+from nbgraph.notebook import Run, StateGraph
 from nbgraph.reducers import first_write_wins, last_write_wins, register_reducer
 from nbgraph.schema import generate_state_schema
 from nbgraph.types import (
@@ -44,7 +44,6 @@ __all__ = [
     "REMOVE_ALL_MESSAGES",
     "START",
     "Command",
-    "CompiledStateGraph",
     "EmptyInputError",
     "Ephemeral",
     "EphemeralValue",

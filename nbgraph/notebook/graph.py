@@ -5,12 +5,14 @@ checked spec to a `CompiledStateGraph`, and `draw()`, the graph as it stands.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nbgraph.graph.builder import GraphBuilder
 from nbgraph.graph.validate import compile_problems, ignored
-from nbgraph.notebook.app import CompiledStateGraph
 from nbgraph.schema import read_schema
+
+if TYPE_CHECKING:
+    from nbgraph.notebook.app import CompiledStateGraph
 
 
 class StateGraph(GraphBuilder):
@@ -61,6 +63,8 @@ class StateGraph(GraphBuilder):
             GraphBuildError: listing every problem (unknown nodes, no edge from START,
                 duplicate names, unknown reducer names, bad reducers, ...).
         """
+        from nbgraph.notebook.app import CompiledStateGraph  # (the run loop loads here)
+
         ignored("compile()", options, keep=("store", "cache"))
         extra = compile_problems(semantics, end_merge)
         spec = self.validate(interrupt_before, interrupt_after, extra)
