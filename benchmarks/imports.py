@@ -72,13 +72,13 @@ def importtime(code: str, path: str = str(ROOT), cached: bool = True) -> Imports
         if not line.startswith("import time:") or "self [us]" in line:
             continue
         own, total, name = line.removeprefix("import time:").split("|", 2)
-        rows.append((int(own), int(total), name.rstrip()))
+        rows.append((int(own), int(total), name.removeprefix(" ").rstrip()))
     return Imports(rows, float(done.stdout.split()[-1]))
 
 
 def seconds(rows: list[tuple[int, int, str]], module: str | None) -> float:
     """The cumulative seconds of `module` (a top-level import), or of all top-level imports."""
-    top = [(total, name.strip()) for _, total, name in rows if not name.startswith("  ")]
+    top = [(total, name) for _, total, name in rows if not name.startswith(" ")]
     if module is None:
         return sum(total for total, _ in top) / 1e6
     return max(total for total, name in top if name == module) / 1e6
