@@ -1,6 +1,9 @@
 """nbgraph: build a state graph in a notebook, run it, and see what every reducer did."""
 
-from nbgraph.checkpoint import InMemorySaver, MemorySaver, SqliteSaver
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from nbgraph.checkpoint import InMemorySaver, MemorySaver
 from nbgraph.engine.interrupts import interrupt
 from nbgraph.engine.tasks import RouteError
 from nbgraph.errors import (
@@ -11,13 +14,7 @@ from nbgraph.errors import (
     InvalidUpdateError,
     NbgraphError,
 )
-from nbgraph.messages import (
-    REMOVE_ALL_MESSAGES,
-    Message,
-    MessagesState,
-    RemoveMessage,
-    add_messages,
-)
+from nbgraph.messages import REMOVE_ALL_MESSAGES, add_messages
 from nbgraph.notebook import Run, StateGraph
 from nbgraph.reducers import first_write_wins, last_write_wins, register_reducer
 from nbgraph.schema import generate_state_schema
@@ -37,6 +34,10 @@ from nbgraph.types import (
     Transient,
 )
 from nbgraph.views.inspector import inspect
+
+if TYPE_CHECKING:
+    from nbgraph.checkpoint import SqliteSaver
+    from nbgraph.messages import Message, MessagesState, RemoveMessage
 
 __all__ = [
     "END",
@@ -76,3 +77,23 @@ __all__ = [
     "last_write_wins",
     "register_reducer",
 ]
+
+_ON_FIRST_USE = {
+    "Message": "nbgraph.messages",
+    "MessagesState": "nbgraph.messages",
+    "RemoveMessage": "nbgraph.messages",
+    "SqliteSaver": "nbgraph.checkpoint",
+}
+"""Names imported when first used: the message model imports pydantic, the SQLite saver
+`sqlite3`; `import nbgraph` needs neither."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ON_FIRST_USE:
+        value = globals()[name] = getattr(importlib.import_module(_ON_FIRST_USE[name]), name)
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_ON_FIRST_USE})

@@ -87,3 +87,18 @@ def test_record_quick_measures_effects_and_the_inspector_against_the_run(monkeyp
         assert len(ratios) == 4 and all(r > 0 for r in ratios), row
         effects_memory = ratios[1]
         assert effects_memory < 5, row  # one shared list per field: about the run's own size
+
+
+def test_imports_quick_times_import_nbgraph_against_its_baselines(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.delitem(sys.modules, "imports", raising=False)
+    import imports
+
+    imports.main(["--quick", "--top", "5"])
+    out = capsys.readouterr().out
+    for label in ("import nbgraph", "import nbgraph (no bytecode cache)", "import pydantic"):
+        row = next(line for line in out.splitlines() if line.startswith(f"| {label} |"))
+        assert re.search(r"\| [\d.]+ ms \([\d.]+-[\d.]+\) \| [\d.]+ ms \|$", row), row
+    assert re.search(r"import nbgraph / import pydantic: [\d.]+x", out), out
+    assert "pydantic loaded by import nbgraph: no" in out, out
+    assert re.search(r"^ +[\d.]+ +[\d.]+  nbgraph$", out, re.MULTILINE), out

@@ -37,6 +37,14 @@ REQUIRED_NAMES = [
 
 HEAVY_MODULES = ["pandas", "graphviz", "ipywidgets"]
 
+ON_FIRST_USE_MODULES = [
+    "pydantic",
+    "sqlite3",
+    "nbgraph.messages.model",
+    "nbgraph.checkpoint.sqlite",
+]
+"""Imported by the first use of a name that needs them, not by `import nbgraph`."""
+
 ERRORS_AND_BUILTINS = [
     ("GraphBuildError", ValueError),
     ("InvalidUpdateError", ValueError),
@@ -72,6 +80,63 @@ def test_the_heavy_module_check_does_see_a_loaded_module() -> None:
     )
 
     assert json.loads(run_python(code)) == ["pandas"]
+
+
+def test_import_nbgraph_loads_neither_pydantic_nor_sqlite3() -> None:
+    code = (
+        "import json, sys\n"
+        "import nbgraph\n"
+        f"print(json.dumps([m for m in {ON_FIRST_USE_MODULES!r} if m in sys.modules]))\n"
+    )
+
+    assert json.loads(run_python(code)) == []
+
+
+@pytest.mark.parametrize(
+    ("use", "loaded"),
+    [
+        ("nbgraph.Message(role='user', content='hi')", ["pydantic", "nbgraph.messages.model"]),
+        ("nbgraph.add_messages([], [('user', 'hi')])", ["pydantic", "nbgraph.messages.model"]),
+        ("nbgraph.MessagesState", ["pydantic", "nbgraph.messages.model"]),
+        ("nbgraph.SqliteSaver", ["sqlite3", "nbgraph.checkpoint.sqlite"]),
+    ],
+)
+def test_first_use_imports_what_the_name_needs(use: str, loaded: list[str]) -> None:
+    code = (
+        "import json, sys\n"
+        "import nbgraph\n"
+        f"{use}\n"
+        f"print(json.dumps([m for m in {ON_FIRST_USE_MODULES!r} if m in sys.modules]))\n"
+    )
+
+    assert json.loads(run_python(code)) == loaded
+
+
+def test_names_built_on_first_use_are_the_ones_of_their_modules() -> None:
+    import pydantic
+
+    from nbgraph.checkpoint import SqliteSaver
+    from nbgraph.checkpoint.sqlite import ReadOnlyCheckpointError
+    from nbgraph.messages import Message, MessagesState, RemoveMessage
+
+    assert (nbgraph.Message, nbgraph.RemoveMessage) == (Message, RemoveMessage)
+    assert (nbgraph.MessagesState, nbgraph.SqliteSaver) == (MessagesState, SqliteSaver)
+    assert nbgraph.checkpoint.ReadOnlyCheckpointError is ReadOnlyCheckpointError
+    assert issubclass(RemoveMessage, Message)
+    assert issubclass(Message, pydantic.BaseModel)
+    assert Message.model_config["frozen"]
+    assert isinstance(nbgraph.add_messages([], [("user", "hi")])[0], nbgraph.Message)
+    assert repr(Message) == "<class 'nbgraph.messages.Message'>"
+    assert {"Message", "SqliteSaver"} <= set(dir(nbgraph))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Mesage'"):
+        _ = nbgraph.Mesage
+    with pytest.raises(AttributeError, match="no attribute 'Mesage'"):
+        _ = nbgraph.messages.Mesage
+    with pytest.raises(AttributeError, match="no attribute 'Saver'"):
+        _ = nbgraph.checkpoint.Saver
 
 
 def test_required_names_import_in_a_fresh_interpreter() -> None:

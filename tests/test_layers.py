@@ -1,4 +1,6 @@
-"""The package's shape: every module imports only from its own layer or below (docs/ARCHITECTURE.md).
+"""The package's shape: every module imports only from its own layer or below.
+
+The layers are drawn in docs/ARCHITECTURE.md.
 
 Imports are read with `ast`, at top level and inside functions alike, so a "lazy" import that
 runs upward fails here too.

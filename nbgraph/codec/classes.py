@@ -27,8 +27,6 @@ from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-import pydantic
-
 from nbgraph.errors import NbgraphError
 
 KINDS = ("pydantic", "dataclass", "enum")
@@ -78,11 +76,18 @@ def named_classes(models: Iterable[type] | None) -> Iterator[None]:
         _NAMED.reset(token)
 
 
+def pydantic_base() -> Any:
+    """pydantic's `BaseModel`, or `()` (no class) while pydantic's models are not loaded:
+    then no value is a model, and nbgraph does not import pydantic to find that out."""
+    main = sys.modules.get("pydantic.main")
+    return () if main is None else main.BaseModel
+
+
 def kind_of(cls: Any) -> str | None:
     """`"pydantic"`, `"dataclass"` or `"enum"` for such a class, else `None`."""
     if not isinstance(cls, type):
         return None
-    if issubclass(cls, pydantic.BaseModel):
+    if issubclass(cls, pydantic_base()):
         return "pydantic"
     if issubclass(cls, enum.Enum):
         return "enum"

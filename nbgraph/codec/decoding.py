@@ -10,6 +10,7 @@ import decimal
 import uuid
 from typing import Any
 
+from nbgraph import messages
 from nbgraph.codec.classes import resolve_class
 from nbgraph.codec.nesting import deep_stack
 from nbgraph.codec.placeholders import (
@@ -19,7 +20,6 @@ from nbgraph.codec.placeholders import (
     UnloadedModel,
     Unrepresentable,
 )
-from nbgraph.messages import Message, RemoveMessage
 from nbgraph.types import MISSING, Overwrite, Send
 
 TAG = "$type"
@@ -92,7 +92,7 @@ def _decode_object(tag: str, data: dict[str, Any]) -> Any:
         return Send(_text(data, "node"), _decode(data["arg"]))
     if tag == "message":
         fields = {key: _decode(item) for key, item in _dict(data, "data").items()}
-        cls = RemoveMessage if fields.get("role") == "remove" else Message
+        cls = messages.RemoveMessage if fields.get("role") == "remove" else messages.Message
         return cls.model_validate(fields)
     if tag == "pydantic":
         return _model(_text(data, "class"), _dict(data, "data"))

@@ -23,11 +23,10 @@ import decimal
 import enum
 import math
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pydantic
-
-from nbgraph.codec.classes import imported_class, qualified_name, resolve_class
+from nbgraph import messages
+from nbgraph.codec.classes import imported_class, pydantic_base, qualified_name, resolve_class
 from nbgraph.codec.decoding import BUILTIN_TYPES, TAG, decode_value
 from nbgraph.codec.nesting import MAX_DEPTH, ValueTooDeepError, deep_stack
 from nbgraph.codec.placeholders import (
@@ -39,8 +38,10 @@ from nbgraph.codec.placeholders import (
     UnloadedModel,
     Unrepresentable,
 )
-from nbgraph.messages import Message, RemoveMessage
 from nbgraph.types import MISSING, Mutation, Overwrite, Send
+
+if TYPE_CHECKING:
+    import pydantic
 
 __all__ = [
     "BUILTIN_TYPES",
@@ -203,7 +204,9 @@ class ValueEncoder:
             return {TAG: "overwrite", "value": self.encode(value.value, depth)}
         if kind is Send:
             return {TAG: "send", "node": value.node, "arg": self.encode(value.arg, depth)}
-        if kind is RemoveMessage or (kind is Message and value.role != "remove"):
+        if kind in messages.MESSAGE_TYPES and (
+            value.role != "remove" or kind is messages.RemoveMessage
+        ):
             return {TAG: "message", "data": self.message_data(value, depth)}
         if isinstance(value, enum.Enum):
             self.note_class(kind, "enum")
@@ -227,15 +230,15 @@ class ValueEncoder:
             self.opaque = True
             member = self.encode(value.value, depth)
             return {TAG: "enum", "class": value.class_name, "value": member}
-        if isinstance(value, pydantic.BaseModel):
+        if isinstance(value, pydantic_base()):
             return self.model(value)
         if dataclasses.is_dataclass(value):
             return self.dataclass(value, depth)
         return self.as_repr(value)
 
-    def message_data(self, value: Message, depth: int) -> dict[str, Any]:
+    def message_data(self, value: messages.Message, depth: int) -> dict[str, Any]:
         data: dict[str, Any] = {"role": value.role}
-        for name, info in Message.model_fields.items():
+        for name, info in messages.Message.model_fields.items():
             item = getattr(value, name)
             if name != "role" and not same(item, info.get_default(call_default_factory=True)):
                 data[name] = self.encode(item, depth)
@@ -291,7 +294,7 @@ def _deep_path(value: Any) -> list[Any]:
             children = [("<item>", item) for item in node]
         elif dataclasses.is_dataclass(node) and not isinstance(node, type):
             children = [(f.name, getattr(node, f.name, None)) for f in dataclasses.fields(node)]
-        elif isinstance(node, (Overwrite, pydantic.BaseModel)):
+        elif isinstance(node, (Overwrite, pydantic_base())):
             children = list(vars(node).items())
         else:
             continue

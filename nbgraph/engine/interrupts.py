@@ -8,7 +8,6 @@ with `Command(resume=...)`. The node then runs again from its first line.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -68,6 +67,8 @@ def leave_scope(token: Any) -> None:
 
 def interrupt_id(key: str, index: int) -> str:
     """A stable id for the `index`-th interrupt of a task (same on every re-run)."""
+    import hashlib  # here: an interrupt is rare, and hashlib slows `import nbgraph`
+
     return hashlib.sha1(f"{key}|{index}".encode()).hexdigest()[:16]
 
 

@@ -11,11 +11,11 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from nbgraph.messages import Message, RemoveMessage
+from nbgraph.messages import MESSAGE_TYPES
 from nbgraph.types import MISSING
 
 _ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, range, type(MISSING)})
-_FROZEN = frozenset({Message, RemoveMessage})  # frozen types that say whether they can be shared
+_FROZEN = MESSAGE_TYPES  # frozen types that say whether they can be shared
 
 
 def isolate(value: Any) -> Any:

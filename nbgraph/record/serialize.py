@@ -17,9 +17,7 @@ import contextlib
 import json
 import math
 import os
-import secrets
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.codec import nesting
@@ -42,6 +40,8 @@ from nbgraph.record.step_encoding import encode_steps
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from nbgraph.record.run import Run
 
 FORMAT = "nbgraph.run"
@@ -220,6 +220,9 @@ def save_run(run: Run, path: str | os.PathLike[str]) -> Path:
 
     The text goes to a temporary file in the same folder, which then replaces `path`.
     """
+    import secrets  # here, with pathlib: `import nbgraph` needs neither
+    from pathlib import Path
+
     target = Path(path)
     document = run_document(run)
     try:
@@ -254,6 +257,8 @@ def load_log(
         RunFileError: the file is not UTF-8 JSON, not an nbgraph run, from a newer format
             version, or incomplete (the message names the file).
     """
+    from pathlib import Path
+
     source = Path(path)
     raw = source.read_bytes()
     where = file_label(source)
@@ -269,6 +274,8 @@ def load_log(
 
 def file_label(path: str | os.PathLike[str]) -> str:
     """How error messages name a run file."""
+    from pathlib import Path
+
     return f"File {str(Path(path))!r}"
 
 

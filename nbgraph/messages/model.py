@@ -1,31 +1,19 @@
-"""Chat messages: the `Message` model, reading messages from common forms, `add_messages`."""
+"""The `Message` model (a frozen pydantic model) and reading a message from common forms.
+
+Imported on first use of a message (`nbgraph.messages.Message`, or `add_messages` given
+something to read), so `import nbgraph` does not import pydantic.
+"""
 
 from __future__ import annotations
 
 import copy
-import uuid
-from typing import Annotated, Any, Literal, TypeAlias, TypedDict
+from typing import Any, Literal
 
 import pydantic
 
-from nbgraph.errors import InvalidUpdateError
-from nbgraph.types import MISSING
+from nbgraph.messages import MESSAGE_TYPES
 
-__all__ = [
-    "REMOVE_ALL_MESSAGES",
-    "Message",
-    "MessageLike",
-    "MessagesState",
-    "RemoveMessage",
-    "add_messages",
-    "with_ids",
-]
-
-REMOVE_ALL_MESSAGES = "__remove_all__"
-"""The id of a `RemoveMessage` that clears every message before it."""
-
-MessageLike: TypeAlias = "Message | tuple[str, Any] | dict[str, Any] | str | Any"
-"""Anything `Message.coerce` accepts."""
+__all__ = ["Message", "RemoveMessage"]
 
 _ROLE_ALIASES = {"human": "user", "ai": "assistant"}
 
@@ -304,138 +292,7 @@ class RemoveMessage(Message):
         return f"remove: {self.id}"
 
 
-def _as_messages(value: Any, side: str) -> list[Message]:
-    """`value` (MISSING, None, one message-like or a list of them) as a list of messages."""
-    if value is MISSING or value is None:
-        return []
-    if not isinstance(value, list):
-        try:
-            return [Message.coerce(value)]
-        except TypeError as exc:
-            raise TypeError(f"add_messages: {side}: {exc}") from exc
-    messages = []
-    for index, item in enumerate(value):
-        try:
-            messages.append(Message.coerce(item))
-        except TypeError as exc:
-            raise TypeError(f"add_messages: {side}[{index}]: {exc}") from exc
-    return messages
-
-
-def _with_id(message: Message) -> Message:
-    """`message` itself if it has an id, else a copy with a fresh one."""
-    if message.id is not None:
-        return message
-    if message.role == "remove":
-        raise InvalidUpdateError(
-            f"add_messages: {message!r} has no id: expected the id of the message to remove "
-            f"(or REMOVE_ALL_MESSAGES)"
-        )
-    return message.model_copy(update={"id": str(uuid.uuid4())})
-
-
-def with_ids(value: Any) -> Any:
-    """A messages write as a list of `Message`s that all have ids (MISSING/None kept).
-
-    The engine calls it when it takes a write in, so the ids are part of the record and a
-    replay of the run gives the same ids every time.
-
-    >>> [m.id is not None for m in with_ids([("user", "hi"), ("ai", "hello")])]
-    [True, True]
-    """
-    if value is MISSING or value is None:
-        return value
-    return [_with_id(m) for m in _as_messages(value, "write")]
-
-
-def add_messages(left: Any, right: Any) -> list[Message]:
-    """Merge an update into a list of messages (the reducer of a `messages` field).
-
-    Both sides may be MISSING, None, one message-like value or a list of them; each item
-    is read with `Message.coerce` and given an id if it has none. Then `left` followed
-    by `right` is applied in order to an empty list:
-
-    - `RemoveMessage(id=REMOVE_ALL_MESSAGES)` clears everything before it;
-    - `RemoveMessage(id=x)` deletes the message with id x;
-    - a message whose id is already there replaces it, in the same position (so of
-      several messages sharing an id in one update, the last wins at the first's place);
-    - any other message is appended.
-
-    The inputs are never changed: the result is a new list, and messages that needed
-    an id are copies. The result never holds two messages with the same id.
-
-    Args:
-        left: the current messages.
-        right: the update.
-
-    Returns:
-        The merged messages.
-
-    Raises:
-        TypeError: an item is not message-like (the error says which one).
-        InvalidUpdateError: a `RemoveMessage` names an id that is not there
-            (a `ValueError`).
-
-    >>> merged = add_messages([("user", "hi")], [("assistant", "hello")])
-    >>> [(m.role, m.content) for m in merged], all(m.id for m in merged)
-    ([('user', 'hi'), ('assistant', 'hello')], True)
-    >>> [m.content for m in add_messages(merged, RemoveMessage(id=merged[0].id))]
-    ['hello']
-    """
-    stream = [_with_id(m) for m in _as_messages(left, "left") + _as_messages(right, "right")]
-    slots: list[Message | None] = []
-    position: dict[str, int] = {}
-    for message in stream:
-        assert message.id is not None  # _with_id saw to it
-        if message.role == "remove":
-            if message.id == REMOVE_ALL_MESSAGES:
-                slots.clear()
-                position.clear()
-            elif message.id in position:
-                slots[position.pop(message.id)] = None
-            else:
-                raise InvalidUpdateError(
-                    f"add_messages: cannot remove message id {message.id!r}: no message has "
-                    f"that id (expected the id of one of the {len(position)} current messages "
-                    "or of one earlier in this update)"
-                )
-        elif message.id in position:
-            slots[position[message.id]] = message
-        else:
-            position[message.id] = len(slots)
-            slots.append(message)
-    return [m for m in slots if m is not None]
-
-
-def add_messages_in_place(left: Any, right: Any) -> Any:
-    """`add_messages` for the engine's own list: appends to `left` in place when nothing in
-    `right` removes or replaces a message (the common case), else merges as `add_messages`.
-
-    >>> current = add_messages([], [("user", "hi")])
-    >>> add_messages_in_place(current, [("assistant", "hello")]) is current
-    True
-    """
-    if type(left) is not list:
-        return add_messages(left, right)
-    incoming = [_with_id(m) for m in _as_messages(right, "right")]
-    try:
-        ids = {message.id for message in left}
-    except AttributeError:  # not all messages yet: the full merge reads them
-        return add_messages(left, incoming)
-    fresh = {message.id for message in incoming}
-    if (
-        len(ids) != len(left)
-        or None in ids
-        or len(fresh) != len(incoming)
-        or not fresh.isdisjoint(ids)
-        or any(message.role == "remove" for message in incoming)
-    ):
-        return add_messages(left, incoming)
-    left.extend(incoming)
-    return left
-
-
-class MessagesState(TypedDict):
-    """A ready-made state with one `messages` field that appends by id (LangGraph's name)."""
-
-    messages: Annotated[list[Message], add_messages]
+# The model's public home is `nbgraph.messages` (its repr, pickles and saved type names).
+Message.__module__ = RemoveMessage.__module__ = "nbgraph.messages"
+__test__ = {"Message": Message, "RemoveMessage": RemoveMessage}  # their doctests run here
+MESSAGE_TYPES.update((Message, RemoveMessage))

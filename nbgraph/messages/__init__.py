@@ -1,0 +1,48 @@
+"""Chat messages: the `Message` model, reading messages from common forms, `add_messages`.
+
+`Message`, `RemoveMessage` and `MessagesState` are built on first use (this module's
+`__getattr__`), so importing nbgraph does not import pydantic: `merge` holds what the engine
+calls on every write, `model` the pydantic model, `state` the ready-made state.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from nbgraph.messages.merge import REMOVE_ALL_MESSAGES, add_messages, with_ids
+from nbgraph.messages.merge import add_messages_in_place as add_messages_in_place  # re-exported
+
+if TYPE_CHECKING:
+    from nbgraph.messages.model import Message, RemoveMessage
+    from nbgraph.messages.state import MessagesState
+
+__all__ = [
+    "REMOVE_ALL_MESSAGES",
+    "Message",
+    "MessageLike",
+    "MessagesState",
+    "RemoveMessage",
+    "add_messages",
+    "with_ids",
+]
+
+MESSAGE_TYPES: set[type] = set()
+"""`Message` and `RemoveMessage` once the model is built; empty before (no message exists
+yet), so `type(value) in MESSAGE_TYPES` tells a message without building the model."""
+
+MessageLike: TypeAlias = "Message | tuple[str, Any] | dict[str, Any] | str | Any"
+"""Anything `Message.coerce` accepts."""
+
+_LAZY = {"Message": "model", "RemoveMessage": "model", "MessagesState": "state"}
+"""Name -> the submodule that builds it on first use."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"nbgraph.messages.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
