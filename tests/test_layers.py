@@ -31,8 +31,8 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 
 
-def module_name(path: Path) -> str:
-    parts = path.with_suffix("").relative_to(PACKAGE.parent).parts
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = path.with_suffix("").relative_to(package.parent).parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -48,25 +48,45 @@ def layer_of(module: str) -> int:
     return best
 
 
-def imported_modules(path: Path) -> list[tuple[int, str]]:
-    """(line, module) for every nbgraph module `path` imports, wherever the import is."""
-    here = module_name(path)
-    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+def _is_module(name: str, package: Path) -> bool:
+    where = package.parent / Path(*name.split("."))
+    return where.is_dir() or where.with_suffix(".py").exists()
+
+
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """The ids of the nodes under `if TYPE_CHECKING:`: imports for annotations, never run."""
+    hidden: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            hidden.update(id(child) for part in node.body for child in ast.walk(part))
+    return hidden
+
+
+def imported_modules(
+    path: Path, package: Path = PACKAGE, *, runtime_only: bool = False
+) -> list[tuple[int, str]]:
+    """(line, module) for every nbgraph module `path` imports, wherever the import is.
+
+    With `runtime_only`, imports under `if TYPE_CHECKING:` are left out.
+    """
+    here = module_name(path, package)
+    home = here if path.name == "__init__.py" else here.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    hidden = _type_checking_only(tree) if runtime_only else set()
+    for node in ast.walk(tree):
+        if id(node) in hidden:
+            continue
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = home.split(".")[: len(home.split(".")) - node.level + 1]
                 target = ".".join([*base, *([node.module] if node.module else [])])
             else:
                 target = node.module or ""
             if target == "nbgraph" or target.startswith("nbgraph."):
                 for alias in node.names:  # `from nbgraph.x import y` may name a module y
                     full = f"{target}.{alias.name}"
-                    is_module = (PACKAGE.parent / Path(*full.split("."))).exists() or (
-                        PACKAGE.parent / Path(*full.split("."))
-                    ).with_suffix(".py").exists()
-                    found.append((node.lineno, full if is_module else target))
+                    found.append((node.lineno, full if _is_module(full, package) else target))
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name == "nbgraph" or alias.name.startswith("nbgraph."):
@@ -74,31 +94,107 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
     return found
 
 
+def upward_imports(package: Path = PACKAGE) -> list[str]:
+    """Every import in `package` that runs upward, as `file:line: who (layer) imports what`."""
+    upward = set()
+    for path in sorted(package.rglob("*.py")):
+        here = module_name(path, package)
+        for line, target in imported_modules(path, package):
+            if layer_of(target) > layer_of(here):
+                upward.add(
+                    f"{path.relative_to(package.parent)}:{line}: {here} "
+                    f"({LAYERS[layer_of(here)][0]}) imports {target} "
+                    f"({LAYERS[layer_of(target)][0]})"
+                )
+    return sorted(upward)
+
+
+def modules_in_cycles(package: Path = PACKAGE) -> list[list[str]]:
+    """The import graph's cycles: each strongly connected set of two or more modules.
+
+    An import of a package counts as an import of its `__init__`; imports inside functions
+    count too, those for annotations only (`if TYPE_CHECKING:`) do not, as they never run
+    (Tarjan's algorithm, iterative). Cycles inside one layer are allowed; the layer rule
+    forbids any across layers.
+    """
+    modules = {module_name(p, package): p for p in package.rglob("*.py")}
+    edges = {
+        name: sorted(
+            {t for _, t in imported_modules(path, package, runtime_only=True) if t in modules}
+            - {name}
+        )
+        for name, path in modules.items()
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(edges[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    members = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        members.append(member)
+                        if member == node:
+                            break
+                    if len(members) > 1:
+                        cycles.append(sorted(members))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(edges[child])))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return cycles
+
+
 MODULES = sorted(PACKAGE.rglob("*.py"))
 
 
 def test_no_module_imports_from_a_layer_above_its_own():
-    upward = []
-    for path in MODULES:
-        here = module_name(path)
-        for line, target in imported_modules(path):
-            if layer_of(target) > layer_of(here):
-                upward.append(
-                    f"{path.relative_to(PACKAGE.parent)}:{line}: {here} "
-                    f"({LAYERS[layer_of(here)][0]}) imports {target} "
-                    f"({LAYERS[layer_of(target)][0]})"
-                )
-    assert not upward, "imports that run upward:\n" + "\n".join(sorted(set(upward)))
+    upward = upward_imports()
+    assert not upward, "imports that run upward:\n" + "\n".join(upward)
 
 
-def test_the_layer_test_sees_an_upward_import(tmp_path):
-    # the checker itself must catch a lazy import inside a function
-    fake = PACKAGE / "engine" / "_layer_probe.py"
-    assert not fake.exists()
-    source = "def f():\n    from nbgraph.views import dot\n    return dot\n"
-    tree = ast.parse(source)
-    imports = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
-    assert imports and layer_of(imports[0].module or "") > layer_of("nbgraph.engine.loop")
+def test_the_layer_test_finds_an_upward_import_inside_a_function(tmp_path):
+    package = tmp_path / "nbgraph"
+    for name, source in {
+        "__init__.py": "",
+        "engine/__init__.py": "",
+        "engine/probe.py": "def f():\n    from nbgraph.views import dot\n    return dot\n",
+        "engine/fine.py": "from nbgraph.types import END\nfrom . import probe\n",
+        "engine/typed.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from nbgraph.views import dot\n",
+        "views/__init__.py": "",
+        "views/dot.py": "from nbgraph.engine import fine\n",
+        "types.py": "END = 1\n",
+    }.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(source)
+    views = "nbgraph.views.dot (views)"
+    assert upward_imports(package) == [
+        f"nbgraph/engine/probe.py:2: nbgraph.engine.probe (engine) imports {views}",
+        f"nbgraph/engine/typed.py:3: nbgraph.engine.typed (engine) imports {views}",
+    ]
+    assert modules_in_cycles(package) == [
+        ["nbgraph.engine.fine", "nbgraph.engine.probe", "nbgraph.views.dot"]
+    ]
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
@@ -109,3 +205,15 @@ def test_modules_and_functions_stay_readable(path: Path):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             length = (node.end_lineno or node.lineno) - node.lineno + 1
             assert length <= MAX_FUNCTION_LINES * 1.1, f"{node.name}: {length} lines"
+
+
+if __name__ == "__main__":  # the import graph of a checkout: python tests/test_layers.py [nbgraph/]
+    import sys
+
+    root = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else PACKAGE
+    found, cycles = upward_imports(root), modules_in_cycles(root)
+    print("\n".join(found))
+    print(f"{len(found)} upward imports in {len(list(root.rglob('*.py')))} modules")
+    for cycle in cycles:
+        print(f"cycle of {len(cycle)}: {', '.join(cycle)}")
+    print(f"{sum(map(len, cycles))} modules in {len(cycles)} cycles")
