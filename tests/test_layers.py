@@ -197,6 +197,26 @@ def test_the_layer_test_finds_an_upward_import_inside_a_function(tmp_path):
     ]
 
 
+def test_the_architecture_doc_lists_every_module_in_its_layer():
+    doc = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text()
+    listed: dict[str, str] = {}
+    layer = ""
+    for line in doc.split("## Every module", 1)[1].splitlines():
+        if line.startswith("### "):
+            layer = line.split()[-1]
+        elif line.startswith("- `nbgraph/"):
+            listed[line.split("`")[1]] = layer
+    on_disk = {str(p.relative_to(PACKAGE.parent)) for p in MODULES}
+    assert sorted(on_disk - set(listed)) == [], "modules docs/ARCHITECTURE.md does not list"
+    assert sorted(set(listed) - on_disk) == [], "modules docs/ARCHITECTURE.md lists, not on disk"
+    wrong = [
+        f"{path} is listed under {layer}, its layer is {LAYERS[layer_of(name)][0]}"
+        for path, layer in listed.items()
+        if LAYERS[layer_of(name := module_name(PACKAGE.parent / path))][0] != layer
+    ]
+    assert wrong == []
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
 def test_modules_and_functions_stay_readable(path: Path):
     lines = path.read_text().splitlines()
