@@ -12,6 +12,9 @@ before its `updates` chunk, those of tasks running in parallel as they are writt
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
+import inspect
 import queue
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -20,6 +23,7 @@ from typing import Any
 
 from nbgraph.engine.tasks import Task
 from nbgraph.errors import InvalidArgumentError
+from nbgraph.graph import GraphSpec, NodeSpec
 
 StreamWriter = Callable[[Any], None]
 """The type of `get_stream_writer()`'s writer (and of a node's `writer` parameter)."""
@@ -260,3 +264,54 @@ def get_stream_writer() -> StreamWriter:
             "inside a node, where it returns the function that streams custom chunks."
         )
     return writer
+
+
+def with_writers(spec: GraphSpec) -> GraphSpec:
+    """`spec` with each node that has a `writer` parameter called with its task's writer
+    (as LangGraph passes `writer: StreamWriter`); the same spec if no node has one."""
+    nodes = {name: _with_writer(node) for name, node in spec.nodes.items()}
+    if all(nodes[name] is node for name, node in spec.nodes.items()):
+        return spec
+    return dataclasses.replace(spec, nodes=nodes)
+
+
+def _with_writer(node: NodeSpec) -> NodeSpec:
+    try:
+        parameters = inspect.signature(node.fn).parameters
+    except (TypeError, ValueError):
+        return node
+    parameter = parameters.get("writer")
+    if parameter is None or parameter.kind not in _BY_NAME:
+        return node
+    fn = node.fn
+    if node.is_async:
+
+        @functools.wraps(fn)
+        async def call_async(*args: Any) -> Any:
+            return await fn(*args, writer=get_stream_writer())
+
+        return dataclasses.replace(node, fn=call_async)
+
+    @functools.wraps(fn)
+    def call(*args: Any) -> Any:
+        return fn(*args, writer=get_stream_writer())
+
+    return dataclasses.replace(node, fn=call)
+
+
+_BY_NAME = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def refuse_subgraphs(kwargs: dict[str, Any], method: str) -> None:
+    """Take `subgraphs=` out of `stream`'s keyword arguments; refuse `subgraphs=True`.
+
+    Raises:
+        InvalidArgumentError: `subgraphs=True` (nbgraph runs no subgraphs yet, so it cannot
+            stream their chunks as `(namespace, chunk)` pairs the way LangGraph does).
+    """
+    if kwargs.pop("subgraphs", False):
+        raise InvalidArgumentError(
+            f"{method}(subgraphs=True) is not supported yet: nbgraph cannot stream the chunks of "
+            f"subgraphs (compiled graphs run as nodes) as (namespace, chunk) pairs as LangGraph "
+            f"does. Call {method}(...) without subgraphs=True."
+        )
