@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import fields, is_dataclass
 from typing import Any
 
-from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks import BaseCallbackHandler, CallbackManager
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk
 from langchain_core.runnables.config import var_child_runnable_config
@@ -143,19 +143,16 @@ def _values(state: Any) -> Sequence[Any]:
 
 
 def triggers(spec: GraphSpec, task: Task) -> tuple[str, ...]:
-    """A task's triggers as LangGraph names its channels: `branch:to:<node>` for edges,
-    routers and gotos, `join:<a>+<b>:<node>` for a waiting edge, `__pregel_push` for a Send."""
+    """A task's triggers as LangGraph names them: the channels its node listens to —
+    `branch:to:<node>` (edges, routers, gotos) and `join:<a>+<b>:<node>` per waiting edge
+    into it, whichever fired — or `__pregel_push` for a Send."""
     if task.kind == "send":
         return ("__pregel_push",)
-    names: set[str] = set()
-    left = set(task.triggers)
-    for edge in spec.waiting:
-        if edge.target == task.node and left.issuperset(edge.sources):
-            names.add(f"join:{'+'.join(edge.sources)}:{task.node}")
-            left.difference_update(edge.sources)
-    if left or not names:
-        names.add(f"branch:to:{task.node}")
-    return tuple(sorted(names))
+    joins = [edge for edge in spec.waiting if edge.target == task.node]
+    if not joins:
+        return (f"branch:to:{task.node}",)
+    names = [f"join:{'+'.join(edge.sources)}:{task.node}" for edge in joins]
+    return (f"branch:to:{task.node}", *names)
 
 
 def node_metadata(
@@ -187,19 +184,20 @@ def enter_node(handler: ChatStream, run: Any, task: Task, pulls: int) -> Any:
     model's tokens; returns the token `leave_node` needs and the node's metadata."""
     config = run.config
     metadata, namespace = node_metadata(run.spec, config, task, pulls)
-    callbacks = config.get("callbacks")
-    if callbacks is None:
-        callbacks = [handler]
-    elif isinstance(callbacks, list):
-        callbacks = [*callbacks, handler]
-    else:  # a callback manager: a copy with our handler added
-        callbacks = callbacks.copy()
-        callbacks.add_handler(handler, inherit=True)
+    tags = list(config.get("tags") or ())
+    # a manager, as the node's own run has: what a call inside passes merges with its
+    # metadata and tags instead of replacing them
+    callbacks = CallbackManager.configure(
+        inheritable_callbacks=config.get("callbacks"),
+        inheritable_tags=tags,
+        inheritable_metadata=metadata,
+    )
+    callbacks.add_handler(handler, inherit=True)
     configurable = {**(config.get("configurable") or {}), "checkpoint_ns": namespace}
     lc_config = {
         "callbacks": callbacks,
         "metadata": metadata,
-        "tags": list(config.get("tags") or ()),
+        "tags": tags,
         "configurable": configurable,
         "recursion_limit": config.get("recursion_limit", 25),
     }
