@@ -18,11 +18,11 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
-from langchain_core.language_models.fake_chat_models import (  # noqa: E402
+from langchain_core.language_models.fake_chat_models import (
     FakeListChatModel,
     GenericFakeChatModel,
 )
-from langchain_core.messages import AIMessage, BaseMessage  # noqa: E402
+from langchain_core.messages import AIMessage, BaseMessage
 
 pytestmark = pytest.mark.langgraph
 
@@ -30,9 +30,9 @@ WAIT = 10.0  # seconds a node waits for its sibling before giving up (never, whe
 
 
 def langgraph_api() -> types.SimpleNamespace:
+    from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.config import get_stream_writer
     from langgraph.graph import END, START, StateGraph
-    from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.types import Command, Send, StreamWriter
 
     return types.SimpleNamespace(
@@ -300,7 +300,9 @@ def chat_program(api, stream_mode, how):
 
 
 @pytest.mark.parametrize("how", ["invoke", "stream"])
-@pytest.mark.parametrize("stream_mode", ["messages", ["messages", "updates"], ["values", "messages"]])
+@pytest.mark.parametrize(
+    "stream_mode", ["messages", ["messages", "updates"], ["values", "messages"]]
+)
 def test_chat_model_tokens_with_langgraphs_metadata(stream_mode, how):
     lg, nb = both(chat_program, stream_mode, how)
     assert nb == lg
@@ -380,8 +382,12 @@ def written_messages_program(api, config):
 
 @pytest.mark.parametrize(
     "config",
-    [None, {"tags": ["mine"], "metadata": {"user": "u1"}}, {"configurable": {"thread_id": "7"}},
-     {"configurable": {"thread_id": "8", "user_id": "u2"}, "tags": ["t"]}],
+    [
+        None,
+        {"tags": ["mine"], "metadata": {"user": "u1"}},
+        {"configurable": {"thread_id": "7"}},
+        {"configurable": {"thread_id": "8", "user_id": "u2"}, "tags": ["t"]},
+    ],
 )
 def test_messages_nodes_return_are_streamed_as_langgraph(config):
     lg, nb = both(written_messages_program, config)
@@ -453,10 +459,11 @@ def test_custom_chunks_are_kept_in_the_record_streamed_or_not(tmp_path):
     run = app.run({"foo": ""})
     table = run.custom
     assert list(table.columns) == ["step", "node", "task_id", "index", "chunk"]
+    task = {"step": 1, "node": "node", "task_id": "1:0:node"}
     assert table.to_dict("records") == [
-        {"step": 1, "node": "node", "task_id": "1:0:node", "index": 0, "chunk": {"step": "<b>one</b>"}},
-        {"step": 1, "node": "node", "task_id": "1:0:node", "index": 1, "chunk": "two"},
-    ]  # fmt: skip
+        {**task, "index": 0, "chunk": {"step": "<b>one</b>"}},
+        {**task, "index": 1, "chunk": "two"},
+    ]
     list(app.stream({"foo": ""}, stream_mode="custom"))
     assert list(app.last_run.custom["chunk"]) == [{"step": "<b>one</b>"}, "two"]
     loaded = Run.load(run.save(tmp_path / "run.json"))

@@ -18,8 +18,8 @@ from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.runlog import RunLog
-from nbgraph.engine.streams import refuse_subgraphs, with_writers
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
+from nbgraph.engine.streams import refuse_subgraphs, with_writers
 from nbgraph.engine.tasks import Task, absorb_output
 from nbgraph.errors import GraphBuildError
 from nbgraph.graph import GraphSpec

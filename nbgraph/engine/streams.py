@@ -12,6 +12,7 @@ before its `updates` chunk, those of tasks running in parallel as they are writt
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -109,10 +110,8 @@ class LiveSink:
         if threading.get_ident() == self._loop_thread:
             wake.set()
         else:
-            try:
+            with contextlib.suppress(RuntimeError):  # (the loop closed: nobody reads now)
                 loop.call_soon_threadsafe(wake.set)
-            except RuntimeError:  # the loop closed: nobody is reading any more
-                pass
 
 
 class _Done:
