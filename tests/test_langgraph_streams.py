@@ -33,10 +33,11 @@ def langgraph_api() -> types.SimpleNamespace:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.config import get_stream_writer
     from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Command, Send, StreamWriter
+    from langgraph.types import Command, Send, StreamWriter, interrupt
 
     return types.SimpleNamespace(
         InMemorySaver=InMemorySaver,
+        interrupt=interrupt,
         StateGraph=StateGraph, START=START, END=END, Command=Command, Send=Send,
         get_stream_writer=get_stream_writer, StreamWriter=StreamWriter, lib="langgraph",
     )  # fmt: skip
@@ -45,7 +46,8 @@ def langgraph_api() -> types.SimpleNamespace:
 def nbgraph_api() -> types.SimpleNamespace:
     import nbgraph
 
-    names = ("StateGraph", "START", "END", "Command", "Send", "get_stream_writer", "InMemorySaver")
+    names = ("StateGraph", "START", "END", "Command", "Send", "get_stream_writer")
+    names += ("InMemorySaver", "interrupt")
     return types.SimpleNamespace(
         **{name: getattr(nbgraph, name) for name in names},
         StreamWriter=nbgraph.StreamWriter,
@@ -53,13 +55,18 @@ def nbgraph_api() -> types.SimpleNamespace:
     )
 
 
-def both(program, *args) -> tuple[Any, Any]:
-    """The program's outcome on LangGraph and on nbgraph (an exception: its builtin kind)."""
+def both(program, *args, raises: bool = False) -> tuple[Any, Any]:
+    """The program's outcome on LangGraph and on nbgraph (an exception: its builtin kind).
+
+    Unless `raises`, the program must run to the end on LangGraph (a program that fails on
+    both would compare equal and test nothing)."""
     results = []
     for api in (langgraph_api(), nbgraph_api()):
         try:
             results.append(program(api, *args))
         except Exception as error:  # compare what kind of error each raised
+            if api.lib == "langgraph" and not raises:
+                raise
             kind = next(c.__name__ for c in type(error).__mro__ if c.__module__ == "builtins")
             results.append(("raised", kind))
     return results[0], results[1]
@@ -227,7 +234,10 @@ def outside_program(api):
 
 
 def test_the_writer_outside_a_node_is_an_error_on_both():
-    assert both(outside_program) == (("raised", "RuntimeError"), ("raised", "RuntimeError"))
+    assert both(outside_program, raises=True) == (
+        ("raised", "RuntimeError"),
+        ("raised", "RuntimeError"),
+    )
 
 
 def send_program(api):
@@ -295,7 +305,7 @@ def chat_program(api, stream_mode, how):
     if stream_mode == "messages":
         return by_node(message_chunks(chunks))
     pairs = [c for m, c in chunks if m == "messages"]
-    others = [(m, c) for m, c in chunks if m != "messages"]
+    others = sorted(repr((m, c)) for m, c in chunks if m != "messages")  # (parallel: any order)
     return by_node(message_chunks(pairs)), others
 
 
@@ -521,4 +531,95 @@ def explicit_config_program(api, call_config):
 )
 def test_a_chat_models_own_config_merges_with_the_nodes(call_config):
     lg, nb = both(explicit_config_program, call_config)
+    assert nb == lg
+
+
+def interrupt_program(api):
+    """A node writes, then asks a person: the chunk is streamed; resumed, the node runs
+    again from its first line and writes again."""
+    interrupt = api.interrupt
+
+    class State(TypedDict):
+        answer: str
+
+    def ask(state):
+        api.get_stream_writer()("before the question")
+        answer = interrupt("your name?")
+        api.get_stream_writer()(f"got {answer}")
+        return {"answer": answer}
+
+    def route(state):
+        api.get_stream_writer()("routing")  # (a router runs inside its node's task)
+        return api.END
+
+    graph = (
+        api.StateGraph(State)
+        .add_node("ask", ask)
+        .add_edge(api.START, "ask")
+        .add_conditional_edges("ask", route)
+        .compile(checkpointer=api.InMemorySaver())
+    )
+    config = {"configurable": {"thread_id": "1"}}
+    first = list(graph.stream({"answer": ""}, config, stream_mode=["custom", "updates"]))
+    second = list(
+        graph.stream(api.Command(resume="Ada"), config, stream_mode=["custom", "updates"])
+    )
+    return [(mode, chunk) for mode, chunk in first if mode == "custom"], second
+
+
+def test_a_paused_node_streams_what_it_wrote_and_writes_again_when_resumed():
+    lg, nb = both(interrupt_program)
+    assert nb == lg
+    assert lg[0] == [("custom", "before the question")]
+
+
+def sequence_program(api, stream_mode):
+    """Every live mode with the others, one node at a time: the whole sequence compared."""
+
+    class State(TypedDict):
+        answers: Annotated[list, operator.add]
+
+    model = GenericFakeChatModel(messages=iter([AIMessage("two words")]))
+    tools = GenericFakeChatModel(
+        messages=iter([AIMessage("call", tool_calls=[{"name": "f", "args": {"a": 1}, "id": "c1"}])])
+    )
+
+    def a(state, config, writer: api.StreamWriter):
+        writer("start")
+        reply = model.invoke("q")
+        writer({"end": reply.content})
+        return {"answers": [reply.content]}
+
+    def b(state):
+        call = tools.invoke("q")
+        return {"answers": [AIMessage("returned"), call.content, len(call.tool_calls)]}
+
+    graph = (
+        api.StateGraph(State)
+        .add_node("a", a)
+        .add_node("b", b)
+        .add_edge(api.START, "a")
+        .add_edge("a", "b")
+        .compile()
+    )
+    shown, ids = [], Ids()
+    for mode, chunk in graph.stream({"answers": []}, stream_mode=stream_mode):
+        if mode == "messages":
+            message, meta = chunk
+            meta = {k: ids(v) for k, v in meta.items() if k != "lc_versions"}
+            calls = getattr(message, "tool_call_chunks", None) or message.tool_calls
+            chunk = (type(message).__name__, message.content, ids(message.id), calls, meta)
+        elif mode in ("updates", "values"):
+            chunk = repr(chunk)  # (messages in the state: compared by their repr, ids masked)
+            chunk = ids(re.sub(r"id='(run--)?", "id='", chunk))
+        shown.append((mode, chunk))
+    return shown
+
+
+@pytest.mark.parametrize(
+    "stream_mode",
+    [["updates", "messages", "custom"], ["custom", "messages"], ["values", "custom", "messages"]],
+)
+def test_live_modes_interleave_with_the_others_as_langgraph(stream_mode):
+    lg, nb = both(sequence_program, stream_mode)
     assert nb == lg

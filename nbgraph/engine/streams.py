@@ -286,14 +286,14 @@ def _with_writer(node: NodeSpec) -> NodeSpec:
     if node.is_async:
 
         @functools.wraps(fn)
-        async def call_async(*args: Any) -> Any:
-            return await fn(*args, writer=get_stream_writer())
+        async def call_async(*args: Any, **kwargs: Any) -> Any:
+            return await fn(*args, **kwargs, writer=get_stream_writer())
 
         return dataclasses.replace(node, fn=call_async)
 
     @functools.wraps(fn)
-    def call(*args: Any) -> Any:
-        return fn(*args, writer=get_stream_writer())
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs, writer=get_stream_writer())
 
     return dataclasses.replace(node, fn=call)
 
