@@ -623,3 +623,43 @@ def sequence_program(api, stream_mode):
 def test_live_modes_interleave_with_the_others_as_langgraph(stream_mode):
     lg, nb = both(sequence_program, stream_mode)
     assert nb == lg
+
+
+def test_langchain_core_is_imported_only_for_the_messages_mode():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    program = """
+import sys
+from typing import TypedDict
+from nbgraph import START, StateGraph, get_stream_writer, InvalidArgumentError
+
+class State(TypedDict):
+    foo: str
+
+def node(state):
+    get_stream_writer()("chunk")
+    return {"foo": "done"}
+
+app = StateGraph(State).add_node("node", node).add_edge(START, "node").compile()
+assert list(app.stream({"foo": ""}, stream_mode=["custom", "updates", "values"]))
+assert "langchain_core" not in sys.modules, "custom mode imported langchain_core"
+sys.modules["langchain_core"] = None  # as if it were not installed
+try:
+    list(app.stream({"foo": ""}, stream_mode="messages"))
+except InvalidArgumentError as error:
+    assert "langchain_core" in str(error) and "nbgraph[langchain]" in str(error), error
+    print("refused")
+"""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={"PYTHONPATH": str(root), "PATH": ""},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "refused"
