@@ -51,4 +51,4 @@ def custom_frame(log: RunLog) -> pd.DataFrame:
     """`custom_chunks` as a DataFrame (columns: step, node, task_id, index, chunk)."""
     from nbgraph.record.tables import frame
 
-    return frame(custom_chunks(log), CUSTOM_COLUMNS)
+    return frame(custom_chunks(log), CUSTOM_COLUMNS).astype({"index": "int64"})
