@@ -663,3 +663,28 @@ except InvalidArgumentError as error:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "refused"
+
+
+def test_branch_lineages_stream_and_record_custom_chunks_too():
+    from nbgraph import START, StateGraph, get_stream_writer
+
+    class State(TypedDict):
+        log: Annotated[list, operator.add]
+
+    def node(name):
+        def write(state):
+            get_stream_writer()(name)
+            return {"log": [name]}
+
+        return write
+
+    app = (
+        StateGraph(State)
+        .add_node("a", node("a")).add_node("b", node("b")).add_node("c", node("c"))
+        .add_edge(START, "a").add_edge(START, "b").add_edge(["a", "b"], "c")
+        .compile(semantics="branches")
+    )  # fmt: skip
+    chunks = list(app.stream({"log": []}, stream_mode=["custom", "updates"]))
+    assert [c for m, c in chunks if m == "custom"] == ["a", "b", "c"]
+    assert chunks.index(("custom", "c")) > chunks.index(("updates", {"b": {"log": ["b"]}}))
+    assert list(app.last_run.custom["node"]) == ["a", "b", "c"]
