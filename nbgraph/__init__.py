@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbgraph.checkpoint import InMemorySaver, MemorySaver
 from nbgraph.engine.interrupts import interrupt
+from nbgraph.engine.streams import StreamWriter, get_stream_writer
 from nbgraph.engine.tasks import RouteError
 from nbgraph.errors import (
     EmptyInputError,
@@ -68,10 +69,12 @@ __all__ = [
     "SqliteSaver",
     "StateGraph",
     "StateSnapshot",
+    "StreamWriter",
     "Transient",
     "add_messages",
     "first_write_wins",
     "generate_state_schema",
+    "get_stream_writer",
     "inspect",
     "interrupt",
     "last_write_wins",

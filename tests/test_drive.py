@@ -73,8 +73,8 @@ def test_debug_yields_typed_events_in_step_order():
 
 
 def test_unknown_stream_mode_is_a_clear_error():
-    with pytest.raises(ValueError, match="custom"):
-        list(fan_app().stream({"log": []}, stream_mode="custom"))
+    with pytest.raises(ValueError, match="tokens"):
+        list(fan_app().stream({"log": []}, stream_mode="tokens"))
 
 
 def test_async_nodes_run_concurrently_under_ainvoke():

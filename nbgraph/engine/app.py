@@ -19,6 +19,7 @@ from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.runlog import RunLog
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
+from nbgraph.engine.streams import refuse_subgraphs, with_writers
 from nbgraph.engine.tasks import Task, absorb_output
 from nbgraph.errors import GraphBuildError
 from nbgraph.graph import GraphSpec
@@ -45,7 +46,7 @@ class CompiledGraph:
                     "needs a checkpointer: compile(checkpointer=MemorySaver(), ...)."
                 ]
             )
-        self.spec = spec
+        self.spec = with_writers(spec)  # (nodes taking `writer` get their task's)
         self.name = name
         self.checkpointer = checkpointer
         self.last_log: RunLog | None = None
@@ -194,8 +195,15 @@ class CompiledGraph:
         Args:
             stream_mode: `"updates"` (default: `{node: writes}` per task as it finishes),
                 `"values"` (the full state after each step, from step 0), `"debug"` (typed
-                events), or a list of them (then `(mode, chunk)` pairs are yielded).
+                events), `"custom"` (what nodes write with `get_stream_writer()`, as they
+                write it), `"messages"` (`(message, metadata)` pairs from langchain chat
+                models called in nodes, and messages nodes return; needs langchain_core),
+                or a list of them (then `(mode, chunk)` pairs are yielded).
+
+        Raises:
+            InvalidArgumentError: `subgraphs=True` (not supported yet).
         """
+        refuse_subgraphs(kwargs, "stream")
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
         with self._running(run), contextlib.closing(drive(run, input, modes)) as chunks:
@@ -219,6 +227,7 @@ class CompiledGraph:
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """`stream` on the event loop."""
+        refuse_subgraphs(kwargs, "astream")
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
         with self._running(run):

@@ -25,10 +25,11 @@ from typing import Any, Literal
 
 from nbgraph.engine.loop import RunLoop
 from nbgraph.engine.runlog import StepLog
+from nbgraph.engine.streams import LiveSink, StreamScope
 from nbgraph.engine.tasks import Task, update_chunk
 
-StreamMode = Literal["values", "updates", "debug"]
-STREAM_MODES = ("values", "updates", "debug")
+StreamMode = Literal["values", "updates", "debug", "custom", "messages"]
+STREAM_MODES = ("values", "updates", "debug", "custom", "messages")
 INTERRUPT = "__interrupt__"  # the key LangGraph streams a pause under
 
 Chunk = tuple[str, Any]
@@ -138,13 +139,20 @@ class StepPool:
         self.pool = ThreadPoolExecutor(max_workers, thread_name_prefix="nbgraph")
         self.futures: list[Future[Task]] = []
 
-    def start(self, run: RunLoop, tasks: list[Task]) -> Iterator[Task]:
-        """Submit the tasks; iterate over them as they finish."""
+    def start(
+        self, execute: Callable[[Task], Task], tasks: list[Task], sink: LiveSink | None = None
+    ) -> Iterator[Task | Chunk]:
+        """Submit the tasks; iterate over them as they finish (with `sink`, over the live
+        chunks they send as well, as they come)."""
         self.futures = []
         for task in tasks:
             future: Future[Task] = Future()
             self.futures.append(future)  # kept before the pool has it: a stop always finds it
-            self.pool.submit(_fill, future, run.execute, task)
+            if sink is not None:
+                future.add_done_callback(sink.finished)
+            self.pool.submit(_fill, future, execute, task)
+        if sink is not None:
+            return sink.until_done(len(tasks))
         return (future.result() for future in as_completed(self.futures))
 
     def stop(self) -> None:
@@ -166,18 +174,22 @@ def _fill(future: Future[Task], execute: Callable[[Task], Task], task: Task) -> 
 def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
     """Run to the end, yielding `(mode, chunk)` for the requested modes."""
     max_workers = run.config.get("max_concurrency")
+    scope = StreamScope(run, modes)
+    sink = scope.sink
     pool: StepPool | None = None
     running: list[Task] | None = None  # the step being executed, until its commit
     try:
         yield from _step_chunks(run, run.begin(input), modes - {"debug"})
         while (tasks := run.next_tasks()) is not None:
             yield from _started_chunks(tasks, modes)
+            scope.step(tasks)
             running = tasks
-            if len(tasks) == 1 or max_workers == 1:  # one at a time: no thread needed
-                finished: Iterable[Task] = map(run.execute, tasks)
+            inline = len(tasks) == 1 or max_workers == 1  # one at a time: no thread needed
+            if inline:
+                finished: Iterable[Task | Chunk] = map(scope.execute, tasks)
             else:
                 pool = pool or StepPool(max_workers)
-                finished = pool.start(run, tasks)
+                finished = pool.start(scope.execute, tasks, sink)
             if not modes:  # invoke(): nothing to yield, just run
                 for _ in finished:
                     pass
@@ -185,7 +197,12 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
                 run.commit(tasks)
                 continue
             for task in finished:
-                yield from _task_chunks(run, task, modes)
+                if type(task) is tuple:  # a live chunk, sent while the step runs
+                    yield task
+                    continue
+                if inline and sink is not None:
+                    yield from sink.drain()
+                yield from _task_chunks(run, task, modes)  # type: ignore[arg-type]
             running = None
             yield from _step_chunks(run, run.commit(tasks), modes)
         yield from _end_chunks(run, modes)
@@ -215,12 +232,16 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
     semaphore = asyncio.Semaphore(limit) if limit is not None else None
     pool = ThreadPoolExecutor(thread_name_prefix="nbgraph")  # threads start when first used
     threads: list[asyncio.Future[Task]] = []  # the step's sync nodes, running in the pool
+    scope = StreamScope(run, modes)
+    sink = scope.sink
+    if sink is not None:
+        sink.bind()
 
     async def execute(task: Task) -> Task:
         if semaphore is None:
-            return await _execute_one(run, task, pool, threads)
+            return await _execute_one(scope, task, pool, threads)
         async with semaphore:
-            return await _execute_one(run, task, pool, threads)
+            return await _execute_one(scope, task, pool, threads)
 
     running: list[asyncio.Future[Task]] = []  # the step being executed, until its commit
     try:
@@ -230,10 +251,21 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
             for chunk in _started_chunks(tasks, modes):
                 yield chunk
             threads.clear()
+            scope.step(tasks)
             running = [asyncio.ensure_future(execute(task)) for task in tasks]
-            for next_done in asyncio.as_completed(running):
-                for chunk in _task_chunks(run, await next_done, modes):
-                    yield chunk
+            if sink is not None:
+                for future in running:
+                    future.add_done_callback(sink.finished)
+                async for item in sink.auntil_done(len(running)):
+                    if type(item) is tuple:  # a live chunk, sent while the step runs
+                        yield item
+                    else:
+                        for chunk in _task_chunks(run, item, modes):  # type: ignore[arg-type]
+                            yield chunk
+            else:
+                for next_done in asyncio.as_completed(running):
+                    for chunk in _task_chunks(run, await next_done, modes):
+                        yield chunk
             running = []
             for chunk in _step_chunks(run, run.commit(tasks), modes):
                 yield chunk
@@ -257,13 +289,14 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
 
 
 async def _execute_one(
-    run: RunLoop, task: Task, pool: ThreadPoolExecutor, threads: list[asyncio.Future[Task]]
+    scope: StreamScope, task: Task, pool: ThreadPoolExecutor, threads: list[asyncio.Future[Task]]
 ) -> Task:
-    if task.kind != "input" and run.spec.nodes[task.node].is_async:
-        return await run.aexecute(task)
-    if any(b.is_async for b in run.spec.branches.get(task.node, ())):
-        return await run.aexecute(task)
-    call = functools.partial(contextvars.copy_context().run, run.execute, task)
+    spec = scope.run.spec
+    if task.kind != "input" and spec.nodes[task.node].is_async:
+        return await scope.aexecute(task)
+    if any(b.is_async for b in spec.branches.get(task.node, ())):
+        return await scope.aexecute(task)
+    call = functools.partial(contextvars.copy_context().run, scope.execute, task)
     thread = asyncio.get_running_loop().run_in_executor(pool, call)
     threads.append(thread)
     return await asyncio.shield(thread)  # cancelling the task does not orphan the thread

@@ -53,6 +53,7 @@ class RunLoop(Starting, Committing, Showing):
     """One run of a compiled graph, one superstep at a time."""
 
     _joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branch lineages)
+    tap: Callable[[Task, Any], None] | None = None  # hears each node's output (streams)
 
     def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None) -> None:
         self.spec = spec
@@ -239,6 +240,8 @@ class RunLoop(Starting, Committing, Showing):
                     output = node.fn(state, self.config) if node.takes_config else node.fn(state)
                 finally:
                     leave_scope(token)
+            if self.tap is not None:
+                self.tap(task, output)
             if type(output) not in _PLAIN_OUTPUTS and inspect.isawaitable(output):
                 _close(output)
                 raise TypeError(
@@ -305,6 +308,8 @@ class RunLoop(Starting, Committing, Showing):
                 output = node.fn(state, self.config) if node.takes_config else node.fn(state)
                 if inspect.isawaitable(output):
                     output = await output
+            if self.tap is not None:
+                self.tap(task, output)
             absorb_output(self.spec, node, task, output)
             if task.dropped:
                 self._warn_dropped(task)

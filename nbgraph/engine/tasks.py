@@ -49,6 +49,7 @@ class Task:
             tree id: `"merge:0"`, `"task:<id>"`, `"join:..."` or `"reset:..."`).
         cached: its writes were taken from the checkpoint (it had finished before the run
             paused or failed), so it is not run again.
+        custom: what its node wrote with `get_stream_writer()`, in order.
     """
 
     step: int
@@ -66,6 +67,7 @@ class Task:
     interrupts: tuple[Any, ...] = ()
     parent: str = ""
     cached: bool = False
+    custom: list[Any] | tuple[()] = ()
 
     @property
     def id(self) -> str:

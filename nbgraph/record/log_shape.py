@@ -26,7 +26,7 @@ TASK = Obj(
     {"step": Is(int), "index": Is(int), "node": STR, "kind": STR, "triggers": NAMES,
      "writes": ListOf(Pair(ANY, ANY)), "started": Is(float), "ended": Is(float)},
     {"arg": ANY, "routes": ListOf(ANY), "dropped": ListOf(Pair(ANY, ANY, STR)), "error": ERROR,
-     "parent": STR},
+     "parent": STR, "custom": ListOf(ANY)},
 )  # fmt: skip
 RESET = Obj(
     {"node": STR, "reason": STR, "sources": NAMES, "dropped": NAMES, "values": ANY},

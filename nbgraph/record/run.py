@@ -217,6 +217,13 @@ class RunRecord:
         return task_frame(self.tree.tasks())
 
     @cached_property
+    def custom(self) -> pd.DataFrame:
+        """What nodes wrote with `get_stream_writer()`: step, node, task_id, index, chunk."""
+        from nbgraph.record.custom import custom_frame
+
+        return custom_frame(self.log)
+
+    @cached_property
     def states(self) -> pd.DataFrame:
         """The state after each applied superstep: one row per step, one column per field.
 

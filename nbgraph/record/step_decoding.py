@@ -32,6 +32,7 @@ def _decode_task(data: dict[str, Any]) -> Task:
         started=float(data["started"]),
         ended=float(data["ended"]),
         parent=str(data.get("parent", "")),
+        custom=[decode_value(chunk) for chunk in data.get("custom", ())] or (),
     )
 
 

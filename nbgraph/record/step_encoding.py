@@ -48,6 +48,8 @@ def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
         data["error"] = encode_error(task.error)
     if task.parent:
         data["parent"] = task.parent
+    if task.custom:
+        data["custom"] = [_write(task, "custom", chunk, encode_value) for chunk in task.custom]
     return data
 
 

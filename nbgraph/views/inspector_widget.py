@@ -13,6 +13,7 @@ from typing import Any
 import ipywidgets
 
 from nbgraph.record.text import safe_repr
+from nbgraph.views.custom_panel import custom_html
 from nbgraph.views.display import svg_element
 from nbgraph.views.inspector import ALL_BRANCHES
 from nbgraph.views.overlay import ancestry
@@ -190,7 +191,11 @@ class Inspector(ipywidgets.VBox):
             changed = {e.field for e in effects if e.changed}
             self.state.value = "<b>state</b>" + state_html(state, changed, fields)
             writers = self.branch_writers.get(step, set()) if self.branch else None
-            self.effects.value = "<b>reducer effects</b>" + effects_html(effects, fields, writers)
+            self.effects.value = (
+                "<b>reducer effects</b>"
+                + effects_html(effects, fields, writers)
+                + custom_html(log.tasks)  # what the step's nodes streamed
+            )
             failed_here = step == self.failed_step
             self.error.value = self._stopped_html(log, step) if failed_here else ""
             self._refresh_branches(log)
