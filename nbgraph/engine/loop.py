@@ -12,12 +12,14 @@ queueing what they trigger) and `engine.showing` (the values `invoke` and `strea
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 import warnings
 from collections.abc import Callable
 from typing import Any
 
+from nbgraph.engine.caching import keep_in_cache, serve_from_cache
 from nbgraph.engine.committing import _NO_RESET, Committing
 from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.config import run_config
@@ -29,6 +31,7 @@ from nbgraph.engine.interrupts import (
     leave_scope,
 )
 from nbgraph.engine.lineage import fold_states, state_pairs
+from nbgraph.engine.retrying import next_attempt
 from nbgraph.engine.runlog import RootReset, RunLog
 from nbgraph.engine.showing import Showing
 from nbgraph.engine.starting import Starting
@@ -125,6 +128,8 @@ class RunLoop(Starting, Committing, Showing):
             for task in tasks:
                 task.started = time.time()
                 task.cached = self._restore_task(task)
+        if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
+            serve_from_cache(self.spec, tasks, self._node_input)
         return tasks
 
     def advance(self) -> bool:
@@ -251,7 +256,15 @@ class RunLoop(Starting, Committing, Showing):
                 self._warn_dropped(task)
         except Exception as error:
             self._caught(task, error)
+        wait = next_attempt(task, node)  # retry_policy=: another attempt, after a wait
+        if wait is not None:
+            time.sleep(wait)
+            return self.execute(task)
         return self._done(task, scope)
+
+    def _node_input(self, task: Task) -> Any:
+        node = self.spec.nodes[task.node]
+        return node_input(self.spec, node, task, self.read(task), self.managed_values())
 
     def _caught(self, task: Task, error: Exception) -> None:
         """Keep what stopped a task: a question for a person, or its exception (with a note)."""
@@ -268,6 +281,8 @@ class RunLoop(Starting, Committing, Showing):
 
     def _done(self, task: Task, scope: Scope | None) -> Task:
         task.ended = time.time()
+        if task.cache_key is not None:
+            keep_in_cache(self.spec, task)
         if task.routes and all(type(route) is str for route in task.routes):
             task.routes = self.shared(tuple(task.routes))  # type: ignore[arg-type]
         if self.thread is not None and (self.step_size > 1 or task.interrupts or task.error):
@@ -315,6 +330,10 @@ class RunLoop(Starting, Committing, Showing):
                 absorb_route(self.spec, branch, task, result)
         except Exception as error:
             self._caught(task, error)
+        wait = next_attempt(task, node)  # retry_policy=: another attempt, after a wait
+        if wait is not None:
+            await asyncio.sleep(wait)
+            return await self.aexecute(task)
         return self._done(task, scope)
 
     def _warn_dropped(self, task: Task) -> None:

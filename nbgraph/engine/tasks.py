@@ -48,7 +48,11 @@ class Task:
         parent: with `semantics="branches"`, the id of the lineage point it read (a state
             tree id: `"merge:0"`, `"task:<id>"`, `"join:..."` or `"reset:..."`).
         cached: its writes were taken from the checkpoint (it had finished before the run
-            paused or failed), so it is not run again.
+            paused or failed) or from the node cache, so it is not run again.
+        attempts: its failed attempts before the last one (`engine.retrying.Attempt` each),
+            when its node's `retry_policy` tried it again.
+        from_cache: its writes and routes came from the node cache (`cache_policy=`).
+        cache_key: its key in the node cache, when its node has a cache policy.
     """
 
     step: int
@@ -66,6 +70,9 @@ class Task:
     interrupts: tuple[Any, ...] = ()
     parent: str = ""
     cached: bool = False
+    attempts: tuple[Any, ...] = ()
+    from_cache: bool = False
+    cache_key: Any = None
 
     @property
     def id(self) -> str:

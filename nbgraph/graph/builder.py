@@ -24,15 +24,14 @@ from nbgraph.graph.signatures import (
 from nbgraph.graph.spec import Branch, GraphSpec, NodeSpec, WaitingEdge
 from nbgraph.graph.validate import (
     MERGE_NAMES,
-    POLICIES,
     RESERVED,
     all_fields,
     edge_problems,
     expand,
     ignored,
     unreachable,
-    unsupported_policies,
 )
+from nbgraph.policies import policy_problems, retry_policies
 from nbgraph.schema import FieldSpec, SchemaInfo, read_schema, schema_kind
 from nbgraph.types import END, START
 
@@ -108,8 +107,9 @@ class GraphBuilder:
                 annotation, else the state schema). Keys only declared here are private.
             **options: `destinations=` names where its `Command(goto=...)` may go (also read
                 from a `-> Command[Literal["a", "b"]]` annotation); `metadata` is accepted
-                for LangGraph compatibility. `retry_policy` and `cache_policy` are refused
-                (not supported yet): `compile()` raises `GraphBuildError` naming the node.
+                for LangGraph compatibility. `retry_policy=` takes a `RetryPolicy` or a
+                list of them (the first whose `retry_on` matches applies); `cache_policy=`
+                a `CachePolicy`, used when the graph is compiled with `cache=`.
 
         Returns:
             The builder, so calls chain.
@@ -141,10 +141,22 @@ class GraphBuilder:
             defer=bool(defer),
             merge=merge,
             destinations=destinations(action, options.pop("destinations", None)),
+            **self._policies(name, options),
         )
-        self._problems.extend(unsupported_policies(name, options))
-        ignored(f"add_node({name!r})", options, keep=("metadata", *POLICIES))
+        ignored(f"add_node({name!r})", options, keep=("metadata",))
         return self
+
+    def _policies(self, name: str, options: dict[str, Any]) -> dict[str, Any]:
+        """`retry_policy=` (or LangGraph's older `retry=`) and `cache_policy=`, checked."""
+        retry, old_name = options.pop("retry_policy", None), options.pop("retry", None)
+        cache = options.pop("cache_policy", None)
+        option = "retry_policy" if retry is not None or old_name is None else "retry"
+        retry = retry if retry is not None else old_name
+        problems = policy_problems(name, retry, cache, option)
+        self._problems.extend(problems)
+        if problems:
+            return {}
+        return {"retry": retry_policies(retry), "cache": cache}
 
     def _reader_schema(self, who: str, fn: Callable[..., Any], declared: Any) -> SchemaInfo | None:
         """The schema a node or router reads: `declared`, else its first parameter's
