@@ -146,9 +146,9 @@ def retry_policies(retry: Any) -> tuple[RetryPolicy, ...] | None:
         return ()
     if isinstance(retry, RetryPolicy):
         return (retry,)
-    if isinstance(retry, Sequence) and not isinstance(retry, (str, bytes)):
-        if all(isinstance(item, RetryPolicy) for item in retry):
-            return tuple(retry)
+    listed = isinstance(retry, Sequence) and not isinstance(retry, (str, bytes))
+    if listed and all(isinstance(item, RetryPolicy) for item in retry):
+        return tuple(retry)
     return None
 
 
