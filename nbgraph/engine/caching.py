@@ -4,7 +4,7 @@ At the start of a step, a task of a node with a cache policy looks its input's k
 graph's cache; on a hit it takes the writes and routes kept there and its node is not called
 (the task is marked `from_cache`, and streamed as LangGraph streams it, with
 `"__metadata__": {"cached": True}`). A task that finished without an error or an interrupt
-and wrote something keeps its writes and routes in the cache for the policy's `ttl`.
+keeps its writes and routes in the cache for the policy's `ttl`.
 """
 
 from __future__ import annotations
@@ -139,11 +139,9 @@ def serve_from_cache(spec: GraphSpec, tasks: list[Task], inputs: Any) -> None:
 
 
 def keep_in_cache(spec: GraphSpec, task: Task) -> None:
-    """Keep a finished task's writes and routes under its key (not an error, an interrupt,
-    a task that wrote nothing and goes nowhere, or one served from the cache)."""
+    """Keep a finished task's writes and routes under its key (even none: LangGraph keeps
+    those too), unless it failed, was interrupted or was served from the cache."""
     if task.cache_key is None or task.cached or task.error is not None or task.interrupts:
         return
-    if not task.writes and not task.routes and not spec.edges.get(task.node):
-        return  # (LangGraph keeps what a node wrote; a plain edge out of it is a write)
     ttl = spec.nodes[task.node].cache.ttl
     spec.cache.set({task.cache_key: ((list(task.writes), list(task.routes)), ttl)})
