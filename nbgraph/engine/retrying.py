@@ -11,8 +11,9 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from nbgraph.codec.values import decode_error, encode_error
 from nbgraph.policies import RetryPolicy
 
 if TYPE_CHECKING:
@@ -103,3 +104,52 @@ def retry_wait(policy: RetryPolicy, failed: int) -> float:
         policy.max_interval, policy.initial_interval * policy.backoff_factor ** (failed - 1)
     )
     return interval + random.uniform(0, 1) if policy.jitter else interval
+
+
+def attempts_data(task: Task) -> dict[str, Any]:
+    """A task's failed attempts and cache mark as plain data (for a checkpoint's task);
+    empty for a task tried once and run."""
+    data: dict[str, Any] = {}
+    if task.attempts:
+        data["attempts"] = [
+            [a.number, float(a.started), float(a.ended), encode_error(a.error), float(a.wait)]
+            for a in task.attempts
+        ]
+    if task.from_cache:
+        data["from_cache"] = True
+    return data
+
+
+def attempts_from_data(data: dict[str, Any]) -> dict[str, Any]:
+    """`Task` keyword arguments back from `attempts_data` (errors as `RecordedError`s)."""
+    if "attempts" not in data and "from_cache" not in data:
+        return {}
+    attempts = tuple(
+        Attempt(number, started, ended, decode_error(error), wait)  # type: ignore[arg-type]
+        for number, started, ended, error, wait in data.get("attempts", ())
+    )
+    return {"attempts": attempts, "from_cache": bool(data.get("from_cache", False))}
+
+
+def attempts_problems(data: dict[str, Any]) -> list[str]:
+    """What is wrong with a checkpoint task's `attempts` and `from_cache`, if it has them."""
+    problems = []
+    attempts = data.get("attempts", [])
+    shaped = type(attempts) is list and all(
+        type(a) is list
+        and len(a) == 5
+        and type(a[0]) is int
+        and all(type(x) is float for x in (a[1], a[2], a[4]))
+        and type(a[3]) is dict
+        and type(a[3].get("type")) is str
+        and type(a[3].get("message")) is str
+        for a in attempts
+    )
+    if not shaped:
+        problems.append(
+            "'attempts' should be a list of [number, started, ended, error, wait], "
+            f"found {str(attempts)[:60]!r}"
+        )
+    if type(data.get("from_cache", False)) is not bool:
+        problems.append(f"'from_cache' should be true or false, found {data['from_cache']!r}")
+    return problems

@@ -16,7 +16,13 @@ from nbgraph.record.text import safe_repr
 from nbgraph.views.display import svg_element
 from nbgraph.views.inspector import ALL_BRANCHES
 from nbgraph.views.overlay import ancestry
-from nbgraph.views.panels import diff_html, effects_html, error_html, state_html
+from nbgraph.views.panels import (
+    attempts_html,
+    diff_html,
+    effects_html,
+    error_html,
+    state_html,
+)
 from nbgraph.views.render import render_svg
 
 
@@ -192,7 +198,8 @@ class Inspector(ipywidgets.VBox):
             writers = self.branch_writers.get(step, set()) if self.branch else None
             self.effects.value = "<b>reducer effects</b>" + effects_html(effects, fields, writers)
             failed_here = step == self.failed_step
-            self.error.value = self._stopped_html(log, step) if failed_here else ""
+            stopped = self._stopped_html(log, step) if failed_here else ""
+            self.error.value = stopped + attempts_html(log.tasks)  # retries, cached tasks
             self._refresh_branches(log)
             self.comparison.value = self._comparison(step)
 
