@@ -420,3 +420,58 @@ def test_a_failed_task_is_not_cached(sleeps: list[float]) -> None:
         return {"runs": runs, "calls": calls}
 
     both(program)
+
+
+def test_clear_cache_makes_the_nodes_run_again() -> None:
+    def program(api):
+        calls: list = []
+        app = (
+            api.StateGraph(Numbers)
+            .add_node("a", counted(calls, "a"), cache_policy=api.CachePolicy())
+            .add_node("b", counted(calls, "b"), cache_policy=api.CachePolicy())
+            .add_edge(api.START, "a")
+            .add_edge("a", "b")
+            .compile(cache=api.InMemoryCache())
+        )
+        out = [app.invoke({"x": 1})]
+        app.clear_cache(["b"])
+        out.append(list(app.stream({"x": 1})))
+        app.clear_cache()
+        out.append(list(app.stream({"x": 1})))
+        uncached = api.StateGraph(Numbers).add_node("a", counted(calls, "a"))
+        uncached = uncached.add_edge(api.START, "a").compile()
+        return {"out": out, "calls": calls, "no cache": raised(uncached.clear_cache)[:2]}
+
+    both(program)
+
+
+def test_two_graphs_sharing_a_cache_keep_their_entries_apart() -> None:
+    def program(api):
+        calls: list = []
+        cache = api.InMemoryCache()
+        apps = [
+            api.StateGraph(Numbers)
+            .add_node("n", fn, cache_policy=api.CachePolicy())
+            .add_edge(api.START, "n")
+            .compile(cache=cache)
+            for fn in (_first_node(calls), _second_node(calls))
+        ]
+        return {"out": [app.invoke({"x": 1}) for app in apps * 2], "calls": calls}
+
+    both(program)
+
+
+def _first_node(calls: list):
+    def first(state):
+        calls.append("first")
+        return {"result": ["first"]}
+
+    return first
+
+
+def _second_node(calls: list):
+    def second(state):
+        calls.append("second")
+        return {"result": ["second"]}
+
+    return second

@@ -102,9 +102,29 @@ def check_cache(cache: Any) -> list[str]:
     return []
 
 
-def node_namespace(node: str) -> Namespace:
-    """The cache namespace of a node's writes."""
-    return (WRITES, node)
+def node_namespace(spec: GraphSpec, node: str) -> Namespace:
+    """The cache namespace of a node's writes: its name and its function's module and
+    qualified name (as LangGraph's), so graphs sharing a cache keep apart."""
+    fn = spec.nodes[node].fn
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    module = getattr(fn, "__module__", None)
+    return (WRITES, f"{module}.{name}" if name and module else "__dynamic__", node)
+
+
+def clear_node_cache(spec: GraphSpec, nodes: Sequence[str] | None = None) -> None:
+    """Drop the cached writes of these nodes (all of them if None), as LangGraph's
+    `clear_cache`.
+
+    Raises:
+        ValueError: the graph was compiled without `cache=`.
+    """
+    if spec.cache is None:
+        raise ValueError(
+            "No cache is set for this graph: compile it with cache=InMemoryCache() to cache "
+            "nodes that have a cache_policy."
+        )
+    names = [name for name in (nodes or spec.nodes) if name in spec.nodes]
+    spec.cache.clear([node_namespace(spec, name) for name in names])
 
 
 def serve_from_cache(spec: GraphSpec, tasks: list[Task], inputs: Any) -> None:
@@ -126,7 +146,7 @@ def serve_from_cache(spec: GraphSpec, tasks: list[Task], inputs: Any) -> None:
             )
             raise
         raw = raw.encode() if isinstance(raw, str) else raw
-        task.cache_key = (node_namespace(task.node), hashlib.sha256(raw).hexdigest())
+        task.cache_key = (node_namespace(spec, task.node), hashlib.sha256(raw).hexdigest())
         keyed.setdefault(task.cache_key, task)
     if not keyed:
         return
