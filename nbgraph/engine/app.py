@@ -12,8 +12,8 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
-from nbgraph.engine.caching import clear_node_cache
 from nbgraph.engine.branches import BranchLoop
+from nbgraph.engine.caching import clear_node_cache
 from nbgraph.engine.config import run_config
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
