@@ -146,6 +146,11 @@ def serve_from_cache(spec: GraphSpec, tasks: list[Task], inputs: Any) -> None:
             )
             raise
         raw = raw.encode() if isinstance(raw, str) else raw
+        if not isinstance(raw, (bytes, bytearray, memoryview)):
+            raise TypeError(
+                f"The CachePolicy.key_func of node {task.node!r} returned {raw!r} "
+                f"({type(raw).__name__}) at step {task.step}; expected str or bytes."
+            )
         task.cache_key = (node_namespace(spec, task.node), hashlib.sha256(raw).hexdigest())
         keyed.setdefault(task.cache_key, task)
     if not keyed:
