@@ -333,3 +333,20 @@ async def _async_runs() -> None:
     await app.aclear_cache()
     await app.ainvoke({"x": 1, "log": []})
     assert len(calls) == 3
+
+
+def test_branch_semantics_retry_and_cache_too() -> None:
+    calls: list = []
+    app = (
+        StateGraph(S)
+        .add_node("a", flaky(1, calls=calls), retry_policy=RetryPolicy(retry_on=ValueError))
+        .add_node("b", lambda s: {"log": ["b"]}, cache_policy=CachePolicy())
+        .add_edge(START, "a")
+        .add_edge(START, "b")
+        .compile(semantics="branches", cache=InMemoryCache())
+    )
+    first = app.run({"x": 1, "log": []})
+    second = app.run({"x": 1, "log": []})
+    assert (first.output["log"], second.output["log"]) == (["a2", "b"], ["a3", "b"])
+    assert list(first.steps.attempts) == [2, 1] and list(second.steps.status) == ["ok", "cached"]
+    assert len(calls) == 3
