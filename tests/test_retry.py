@@ -350,3 +350,11 @@ def test_branch_semantics_retry_and_cache_too() -> None:
     assert (first.output["log"], second.output["log"]) == (["a2", "b"], ["a3", "b"])
     assert list(first.steps.attempts) == [2, 1] and list(second.steps.status) == ["ok", "cached"]
     assert len(calls) == 3
+
+
+def test_many_attempts_do_not_grow_the_stack(no_waiting: list[float]) -> None:
+    policy = RetryPolicy(max_attempts=3000, initial_interval=0, jitter=False, retry_on=ValueError)
+    app = StateGraph(S).add_node("a", flaky(2500), retry_policy=policy).add_edge(START, "a")
+    run = app.compile().run({"x": 1, "log": []})
+    assert run.output["log"] == ["a2501"] and run.steps.attempts[0] == 2501
+    assert len(no_waiting) == 2500

@@ -225,14 +225,21 @@ class RunLoop(Starting, Committing, Showing):
         return {name: self.stop - self.step for name in self.managed}
 
     def execute(self, task: Task) -> Task:
-        """Run a task synchronously: call its node, read its output, run its routers.
+        """Run a task synchronously: call its node, read its output, run its routers; again
+        after a wait while its node's `retry_policy` retries the error it raised.
 
         An exception is kept on the task (with a note naming node and step), not raised.
         """
+        while (wait := self._attempt(task)) is not None:
+            time.sleep(wait)
+        return task
+
+    def _attempt(self, task: Task) -> float | None:
+        """One attempt at a task: the seconds to wait before the next, or None when done."""
         node = self.spec.nodes[task.node]
         task.started = time.time()
         if task.cached or (self.finished and self._restore_task(task)):
-            return task
+            return None
         scope = None if self.thread is None else self._scope(task)
         try:
             state = node_input(self.spec, node, task, self.read(task), self.managed_values())
@@ -257,10 +264,9 @@ class RunLoop(Starting, Committing, Showing):
         except Exception as error:
             self._caught(task, error)
         wait = next_attempt(task, node)  # retry_policy=: another attempt, after a wait
-        if wait is not None:
-            time.sleep(wait)
-            return self.execute(task)
-        return self._done(task, scope)
+        if wait is None:
+            self._done(task, scope)
+        return wait
 
     def _node_input(self, task: Task) -> Any:
         node = self.spec.nodes[task.node]
@@ -308,11 +314,18 @@ class RunLoop(Starting, Committing, Showing):
         return True
 
     async def aexecute(self, task: Task) -> Task:
-        """Run a task on the event loop (async nodes and routers are awaited)."""
+        """Run a task on the event loop (async nodes and routers are awaited); again after
+        an `asyncio.sleep` while its node's `retry_policy` retries the error it raised."""
+        while (wait := await self._aattempt(task)) is not None:
+            await asyncio.sleep(wait)
+        return task
+
+    async def _aattempt(self, task: Task) -> float | None:
+        """One attempt at a task on the event loop: the wait before the next, or None."""
         node = self.spec.nodes[task.node]
         task.started = time.time()
         if task.cached or (self.finished and self._restore_task(task)):
-            return task
+            return None
         scope = self._scope(task)
         try:
             state = node_input(self.spec, node, task, self.read(task), self.managed_values())
@@ -331,10 +344,9 @@ class RunLoop(Starting, Committing, Showing):
         except Exception as error:
             self._caught(task, error)
         wait = next_attempt(task, node)  # retry_policy=: another attempt, after a wait
-        if wait is not None:
-            await asyncio.sleep(wait)
-            return await self.aexecute(task)
-        return self._done(task, scope)
+        if wait is None:
+            self._done(task, scope)
+        return wait
 
     def _warn_dropped(self, task: Task) -> None:
         message = (

@@ -100,9 +100,11 @@ def retry_wait(policy: RetryPolicy, failed: int) -> float:
     >>> retry_wait(RetryPolicy(initial_interval=1.0, jitter=False), 3)
     4.0
     """
-    interval = min(
-        policy.max_interval, policy.initial_interval * policy.backoff_factor ** (failed - 1)
-    )
+    try:
+        grown = policy.initial_interval * policy.backoff_factor ** (failed - 1)
+    except OverflowError:  # (thousands of attempts: the wait stopped growing long ago)
+        grown = policy.max_interval
+    interval = min(policy.max_interval, grown)
     return interval + random.uniform(0, 1) if policy.jitter else interval
 
 
