@@ -123,20 +123,21 @@ class CachePolicy:
     ttl: int | float | None = None
 
 
-def policy_problems(node: str, retry: Any, cache: Any, option: str = "retry_policy") -> list[str]:
-    """What is wrong with a node's `retry_policy=` (or `option=`) and `cache_policy=`."""
+def policy_problems(where: str, retry: Any, cache: Any, option: str = "retry_policy") -> list[str]:
+    """What is wrong with a `retry_policy=` (or `option=`) and a `cache_policy=`, each problem
+    starting with `where` (`"Node 'a'"`, say)."""
     problems = []
     policies = retry_policies(retry)
     for policy in policies if policies is not None else ():
-        problems += _retry_problems(node, policy)
+        problems += _retry_problems(where, policy)
     if policies is None:
         problems.append(
-            f"Node {node!r}: {option}= must be a RetryPolicy or a sequence of them, got {retry!r}."
+            f"{where}: {option}= must be a RetryPolicy or a sequence of them, got {retry!r}."
         )
     if cache is not None and not isinstance(cache, CachePolicy):
-        problems.append(f"Node {node!r}: cache_policy= must be a CachePolicy, got {cache!r}.")
+        problems.append(f"{where}: cache_policy= must be a CachePolicy, got {cache!r}.")
     elif cache is not None and not callable(cache.key_func):
-        problems.append(f"Node {node!r}: CachePolicy.key_func must be callable.")
+        problems.append(f"{where}: CachePolicy.key_func must be callable.")
     return problems
 
 
@@ -153,7 +154,7 @@ def retry_policies(retry: Any) -> tuple[RetryPolicy, ...] | None:
 
 
 def _retry_problems(node: str, policy: RetryPolicy) -> list[str]:
-    where = f"Node {node!r}: RetryPolicy"
+    where = f"{node}: RetryPolicy"
     problems = []
     if not isinstance(policy.max_attempts, int) or policy.max_attempts < 1:
         problems.append(f"{where}.max_attempts must be an int >= 1, got {policy.max_attempts!r}.")

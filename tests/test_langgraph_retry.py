@@ -475,3 +475,30 @@ def _second_node(calls: list):
         return {"result": ["second"]}
 
     return second
+
+
+def test_set_node_defaults_gives_policies_to_the_nodes_without_their_own(
+    sleeps: list[float],
+) -> None:
+    def program(api):
+        calls: dict = {}
+        cached: list = []
+        own = api.RetryPolicy(max_attempts=2, initial_interval=2.0, jitter=False)
+        app = (
+            api.StateGraph(State)
+            .set_node_defaults(
+                retry_policy=api.RetryPolicy(initial_interval=1.0, jitter=False, retry_on=KeyError),
+                cache_policy=api.CachePolicy(),
+            )
+            .add_node("a", flaky(calls, "a", 2, KeyError))
+            .add_node("b", flaky(calls, "b", 5, KeyError), retry_policy=own)
+            .add_node("c", lambda s: cached.append(1) or {"log": ["c"]})
+            .add_edge(api.START, "a")
+            .add_edge("a", "c")
+            .add_edge(api.START, "b")
+            .compile(cache=api.InMemoryCache())
+        )
+        out = [raised(lambda: app.invoke({"foo": "", "log": []})) for _ in range(2)]
+        return {"out": out, "calls": calls, "c runs": len(cached)}
+
+    both(program, sleeps)

@@ -358,3 +358,19 @@ def test_many_attempts_do_not_grow_the_stack(no_waiting: list[float]) -> None:
     run = app.compile().run({"x": 1, "log": []})
     assert run.output["log"] == ["a2501"] and run.steps.attempts[0] == 2501
     assert len(no_waiting) == 2500
+
+
+def test_set_node_defaults_refuses_what_nbgraph_does_not_do_and_bad_policies() -> None:
+    builder = (
+        StateGraph(S)
+        .set_node_defaults(error_handler=lambda s: None, timeout=3)
+        .set_node_defaults(retry_policy="often")
+        .add_node("a", flaky(0))
+        .add_edge(START, "a")
+    )
+    with pytest.raises(GraphBuildError) as caught:
+        builder.compile()
+    message = str(caught.value)
+    assert "set_node_defaults(): error_handler= is not supported yet" in message
+    assert "set_node_defaults(): timeout= is not supported yet" in message
+    assert "set_node_defaults(): retry_policy= must be a RetryPolicy" in message

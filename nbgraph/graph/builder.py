@@ -12,6 +12,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Self
 
 from nbgraph.errors import GraphBuildError
+from nbgraph.graph.node_policies import NodePolicies
 from nbgraph.graph.signatures import (
     callable_name,
     destinations,
@@ -31,12 +32,11 @@ from nbgraph.graph.validate import (
     ignored,
     unreachable,
 )
-from nbgraph.policies import policy_problems, retry_policies
 from nbgraph.schema import FieldSpec, SchemaInfo, read_schema, schema_kind
 from nbgraph.types import END, START
 
 
-class GraphBuilder:
+class GraphBuilder(NodePolicies):
     """The builder half of `nbgraph.StateGraph`: collects nodes, edges and routers, and
     `validate()` checks them into a `GraphSpec`. The notebook layer's `StateGraph` adds
     `compile()` and `draw()`; its docstring lists the arguments.
@@ -76,6 +76,7 @@ class GraphBuilder:
         self.waiting: list[WaitingEdge] = []
         self.branches: list[Branch] = []
         self.filters: dict[tuple[str, str], Callable[[Any], Any]] = {}
+        self._defaults: dict[str, Any] = {}  # set_node_defaults(): retry and cache policies
 
     def __repr__(self) -> str:
         return f"StateGraph({name_of(self.state_schema)}, nodes={list(self.nodes)})"
@@ -145,18 +146,6 @@ class GraphBuilder:
         )
         ignored(f"add_node({name!r})", options, keep=("metadata",))
         return self
-
-    def _policies(self, name: str, options: dict[str, Any]) -> dict[str, Any]:
-        """`retry_policy=` (or LangGraph's older `retry=`) and `cache_policy=`, checked."""
-        retry, old_name = options.pop("retry_policy", None), options.pop("retry", None)
-        cache = options.pop("cache_policy", None)
-        option = "retry_policy" if retry is not None or old_name is None else "retry"
-        retry = retry if retry is not None else old_name
-        problems = policy_problems(name, retry, cache, option)
-        self._problems.extend(problems)
-        if problems:
-            return {}
-        return {"retry": retry_policies(retry), "cache": cache}
 
     def _reader_schema(self, who: str, fn: Callable[..., Any], declared: Any) -> SchemaInfo | None:
         """The schema a node or router reads: `declared`, else its first parameter's
@@ -341,7 +330,7 @@ class GraphBuilder:
             input=input_info,
             output=output_info,
             fields=fields,
-            nodes=dict(self.nodes),
+            nodes={name: self._with_defaults(node) for name, node in self.nodes.items()},
             edges={k: tuple(v) for k, v in edges.items()},
             waiting=tuple(self.waiting),
             branches={k: tuple(v) for k, v in branches.items()},
