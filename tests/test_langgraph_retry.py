@@ -502,3 +502,21 @@ def test_set_node_defaults_gives_policies_to_the_nodes_without_their_own(
         return {"out": out, "calls": calls, "c runs": len(cached)}
 
     both(program, sleeps)
+
+
+def test_a_cached_task_streams_first_in_its_step() -> None:
+    def program(api):
+        calls: list = []
+        app = (
+            api.StateGraph(Numbers)
+            .add_node("z_cached", counted(calls, "z"), cache_policy=api.CachePolicy())
+            .add_node("a_plain", counted(calls, "a"))
+            .add_edge(api.START, "z_cached")
+            .add_edge(api.START, "a_plain")
+            .compile(cache=api.InMemoryCache())
+        )
+        modes = ["updates", "values"]
+        runs = [list(app.stream({"x": 1, "result": []}, stream_mode=modes)) for _ in range(2)]
+        return {"runs": runs, "calls": calls}
+
+    both(program)
