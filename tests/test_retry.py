@@ -374,3 +374,8 @@ def test_set_node_defaults_refuses_what_nbgraph_does_not_do_and_bad_policies() -
     assert "set_node_defaults(): error_handler= is not supported yet" in message
     assert "set_node_defaults(): timeout= is not supported yet" in message
     assert "set_node_defaults(): retry_policy= must be a RetryPolicy" in message
+
+
+def test_the_drawing_says_how_many_attempts_were_retried_and_tasks_cached() -> None:
+    source = retried_run().draw().source
+    assert "2 tasks, 2 failed attempts retried, 1 from the node cache" in source
