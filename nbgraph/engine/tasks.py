@@ -43,7 +43,8 @@ class Task:
             in order.
         dropped: what it wrote that was dropped: `(key, value, reason)` each.
         error: the exception it raised, if any.
-        started: when it started (`time.time()`); `ended`: when it finished.
+        started: when it started (`time.time()`; a retried task: its last attempt);
+            `ended`: when it finished.
         interrupts: the `Interrupt` that paused it (it will run again when answered).
         parent: with `semantics="branches"`, the id of the lineage point it read (a state
             tree id: `"merge:0"`, `"task:<id>"`, `"join:..."` or `"reset:..."`).
