@@ -4,6 +4,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.checkpoint import InMemorySaver, MemorySaver
+from nbgraph.engine.caching import InMemoryCache
 from nbgraph.engine.interrupts import interrupt
 from nbgraph.engine.streams import StreamWriter, get_stream_writer
 from nbgraph.engine.tasks import RouteError
@@ -17,6 +18,7 @@ from nbgraph.errors import (
 )
 from nbgraph.messages import REMOVE_ALL_MESSAGES, add_messages
 from nbgraph.notebook import Run, StateGraph
+from nbgraph.policies import CachePolicy, RetryPolicy
 from nbgraph.reducers import first_write_wins, last_write_wins, register_reducer
 from nbgraph.schema import generate_state_schema
 from nbgraph.types import (
@@ -45,12 +47,14 @@ __all__ = [
     "MISSING",
     "REMOVE_ALL_MESSAGES",
     "START",
+    "CachePolicy",
     "Command",
     "EmptyInputError",
     "Ephemeral",
     "EphemeralValue",
     "GraphBuildError",
     "GraphRecursionError",
+    "InMemoryCache",
     "InMemorySaver",
     "Interrupt",
     "InvalidArgumentError",
@@ -63,6 +67,7 @@ __all__ = [
     "Overwrite",
     "RemainingSteps",
     "RemoveMessage",
+    "RetryPolicy",
     "RouteError",
     "Run",
     "Send",

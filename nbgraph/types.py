@@ -1,13 +1,17 @@
 """Small value types shared by the builder, the engine and node code.
 
-`MISSING`, `START`/`END`, `Send`, `Command`, `Overwrite`, `Mutation`, and the
-field markers `Ephemeral` and `RemainingSteps`.
+`MISSING`, `START`/`END`, `Send`, `Command`, `Overwrite`, `Mutation`, the
+field markers `Ephemeral` and `RemainingSteps`, and (from `nbgraph.policies`, where
+LangGraph's `langgraph.types` has them) `RetryPolicy` and `CachePolicy`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Generic, NamedTuple, TypeVar
+
+from nbgraph.policies import CachePolicy as CachePolicy
+from nbgraph.policies import RetryPolicy as RetryPolicy
 
 START = "__start__"
 END = "__end__"

@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "nbgraph"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("basics", ("nbgraph.types", "nbgraph.errors")),
+    ("basics", ("nbgraph.types", "nbgraph.errors", "nbgraph.policies")),
     ("state", ("nbgraph.messages", "nbgraph.reducers", "nbgraph.schema")),
     ("codec", ("nbgraph.codec",)),
     ("graph", ("nbgraph.graph",)),

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from nbgraph.engine.branches import BranchLoop
+from nbgraph.engine.caching import clear_node_cache
 from nbgraph.engine.config import run_config
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
@@ -57,6 +58,18 @@ class CompiledGraph:
         return f"<CompiledStateGraph {self.name!r}: {len(self.spec.nodes)} nodes>"
 
     # --- checkpoints -------------------------------------------------------------------------
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Drop the node cache's entries of these nodes (all if None); see `compile(cache=)`.
+
+        Raises:
+            ValueError: the graph was compiled without `cache=`.
+        """
+        clear_node_cache(self.spec, nodes)
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """`clear_cache`, awaitable."""
+        clear_node_cache(self.spec, nodes)
 
     def _thread(self, config: dict[str, Any] | None) -> Thread:
         if self.checkpointer is None:

@@ -20,6 +20,7 @@ from typing import Any
 from nbgraph.engine.branch_joins import Joining
 from nbgraph.engine.branch_persist import control_ids, describe, merged_values, snapshot
 from nbgraph.engine.branch_routing import Routing
+from nbgraph.engine.caching import serve_from_cache
 from nbgraph.engine.lineage import Lineage, ensure_values, grow
 from nbgraph.engine.loop import RunLoop
 from nbgraph.engine.persist import task_data, transient_fields, without
@@ -87,6 +88,8 @@ class BranchLoop(Joining, Routing, RunLoop):
             self._hand(task, point)
             tasks.append(task)
         self.step_size = len(tasks)
+        if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
+            serve_from_cache(self.spec, tasks, self._node_input)
         return tasks
 
     def _hand(self, task: Task, point: Lineage) -> None:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from nbgraph.engine.retrying import attempts_problems
 from nbgraph.errors import CheckpointFileError, NbgraphError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -192,6 +193,7 @@ def _task_problems(task: Any) -> Iterator[str]:
     yield from _pairs_problems(task.get("dropped", []), "dropped", 3)
     if type(task.get("parent", "")) is not str:
         yield f"'parent' should be a str, found {task['parent']!r}"
+    yield from attempts_problems(task)
 
 
 def _pairs_problems(entries: Any, key: str, size: int) -> Iterator[str]:

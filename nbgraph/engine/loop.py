@@ -12,12 +12,14 @@ queueing what they trigger) and `engine.showing` (the values `invoke` and `strea
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import time
 import warnings
 from collections.abc import Callable
 from typing import Any
 
+from nbgraph.engine.caching import keep_in_cache, serve_from_cache
 from nbgraph.engine.committing import _NO_RESET, Committing
 from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.config import run_config
@@ -29,6 +31,7 @@ from nbgraph.engine.interrupts import (
     leave_scope,
 )
 from nbgraph.engine.lineage import fold_states, state_pairs
+from nbgraph.engine.retrying import next_attempt
 from nbgraph.engine.runlog import RootReset, RunLog
 from nbgraph.engine.showing import Showing
 from nbgraph.engine.starting import Starting
@@ -126,6 +129,8 @@ class RunLoop(Starting, Committing, Showing):
             for task in tasks:
                 task.started = time.time()
                 task.cached = self._restore_task(task)
+        if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
+            serve_from_cache(self.spec, tasks, self._node_input)
         return tasks
 
     def advance(self) -> bool:
@@ -221,14 +226,21 @@ class RunLoop(Starting, Committing, Showing):
         return {name: self.stop - self.step for name in self.managed}
 
     def execute(self, task: Task) -> Task:
-        """Run a task synchronously: call its node, read its output, run its routers.
+        """Run a task synchronously: call its node, read its output, run its routers; again
+        after a wait while its node's `retry_policy` retries the error it raised.
 
         An exception is kept on the task (with a note naming node and step), not raised.
         """
+        while (wait := self._attempt(task)) is not None:
+            time.sleep(wait)
+        return task
+
+    def _attempt(self, task: Task) -> float | None:
+        """One attempt at a task: the seconds to wait before the next, or None when done."""
         node = self.spec.nodes[task.node]
         task.started = time.time()
         if task.cached or (self.finished and self._restore_task(task)):
-            return task
+            return None
         scope = None if self.thread is None else self._scope(task)
         try:
             state = node_input(self.spec, node, task, self.read(task), self.managed_values())
@@ -254,7 +266,14 @@ class RunLoop(Starting, Committing, Showing):
                 self._warn_dropped(task)
         except Exception as error:
             self._caught(task, error)
-        return self._done(task, scope)
+        wait = next_attempt(task, node)  # retry_policy=: another attempt, after a wait
+        if wait is None:
+            self._done(task, scope)
+        return wait
+
+    def _node_input(self, task: Task) -> Any:
+        node = self.spec.nodes[task.node]
+        return node_input(self.spec, node, task, self.read(task), self.managed_values())
 
     def _caught(self, task: Task, error: Exception) -> None:
         """Keep what stopped a task: a question for a person, or its exception (with a note)."""
@@ -271,6 +290,8 @@ class RunLoop(Starting, Committing, Showing):
 
     def _done(self, task: Task, scope: Scope | None) -> Task:
         task.ended = time.time()
+        if task.cache_key is not None:
+            keep_in_cache(self.spec, task)
         if task.routes and all(type(route) is str for route in task.routes):
             task.routes = self.shared(tuple(task.routes))  # type: ignore[arg-type]
         if self.thread is not None and (self.step_size > 1 or task.interrupts or task.error):
@@ -296,11 +317,18 @@ class RunLoop(Starting, Committing, Showing):
         return True
 
     async def aexecute(self, task: Task) -> Task:
-        """Run a task on the event loop (async nodes and routers are awaited)."""
+        """Run a task on the event loop (async nodes and routers are awaited); again after
+        an `asyncio.sleep` while its node's `retry_policy` retries the error it raised."""
+        while (wait := await self._aattempt(task)) is not None:
+            await asyncio.sleep(wait)
+        return task
+
+    async def _aattempt(self, task: Task) -> float | None:
+        """One attempt at a task on the event loop: the wait before the next, or None."""
         node = self.spec.nodes[task.node]
         task.started = time.time()
         if task.cached or (self.finished and self._restore_task(task)):
-            return task
+            return None
         scope = self._scope(task)
         try:
             state = node_input(self.spec, node, task, self.read(task), self.managed_values())
@@ -320,7 +348,10 @@ class RunLoop(Starting, Committing, Showing):
                 absorb_route(self.spec, branch, task, result)
         except Exception as error:
             self._caught(task, error)
-        return self._done(task, scope)
+        wait = next_attempt(task, node)  # retry_policy=: another attempt, after a wait
+        if wait is None:
+            self._done(task, scope)
+        return wait
 
     def _warn_dropped(self, task: Task) -> None:
         message = (

@@ -19,6 +19,7 @@ from typing import Any
 from nbgraph.engine.checkpoint_shape import checked_saver
 from nbgraph.engine.pinned import growth, kept_copy, pinned_data
 from nbgraph.engine.restoring import LINEAGES, Restored, Restoring
+from nbgraph.engine.retrying import attempts_data
 from nbgraph.engine.runlog import reset_data
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
@@ -272,6 +273,8 @@ def task_data(task: Task, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
         data["dropped"] = [list(d) for d in task.dropped]
     if task.parent:
         data["parent"] = task.parent
+    if task.attempts or task.from_cache:
+        data.update(attempts_data(task))  # a retried task's failed attempts, a cached task
     return data
 
 

@@ -15,6 +15,7 @@ from nbgraph.engine.branch_persist import live_points, merged_values, rebuild
 from nbgraph.engine.chain import HistoryWalk, parent_chain
 from nbgraph.engine.checkpoint_shape import replayed_from_a_file
 from nbgraph.engine.pinned import pinned_map, value_after
+from nbgraph.engine.retrying import attempts_from_data
 from nbgraph.engine.runlog import initial_values
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
@@ -235,4 +236,5 @@ def task_from_data(data: dict[str, Any]) -> Task:
         started=data["started"],
         ended=data["ended"],
         parent=data.get("parent", ""),
+        **attempts_from_data(data),
     )

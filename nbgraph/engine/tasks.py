@@ -43,13 +43,18 @@ class Task:
             in order.
         dropped: what it wrote that was dropped: `(key, value, reason)` each.
         error: the exception it raised, if any.
-        started: when it started (`time.time()`); `ended`: when it finished.
+        started: when it started (`time.time()`; a retried task: its last attempt);
+            `ended`: when it finished.
         interrupts: the `Interrupt` that paused it (it will run again when answered).
         parent: with `semantics="branches"`, the id of the lineage point it read (a state
             tree id: `"merge:0"`, `"task:<id>"`, `"join:..."` or `"reset:..."`).
         cached: its writes were taken from the checkpoint (it had finished before the run
-            paused or failed), so it is not run again.
+            paused or failed) or from the node cache, so it is not run again.
         custom: what its node wrote with `get_stream_writer()`, in order.
+        attempts: its failed attempts before the last one (`engine.retrying.Attempt` each),
+            when its node's `retry_policy` tried it again.
+        from_cache: its writes and routes came from the node cache (`cache_policy=`).
+        cache_key: its key in the node cache, when its node has a cache policy.
     """
 
     step: int
@@ -68,6 +73,9 @@ class Task:
     parent: str = ""
     cached: bool = False
     custom: list[Any] | tuple[()] = ()
+    attempts: tuple[Any, ...] = ()
+    from_cache: bool = False
+    cache_key: Any = None
 
     @property
     def id(self) -> str:

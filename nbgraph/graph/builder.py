@@ -12,6 +12,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Self
 
 from nbgraph.errors import GraphBuildError
+from nbgraph.graph.node_policies import NodePolicies
 from nbgraph.graph.signatures import (
     callable_name,
     destinations,
@@ -24,20 +25,18 @@ from nbgraph.graph.signatures import (
 from nbgraph.graph.spec import Branch, GraphSpec, NodeSpec, WaitingEdge
 from nbgraph.graph.validate import (
     MERGE_NAMES,
-    POLICIES,
     RESERVED,
     all_fields,
     edge_problems,
     expand,
     ignored,
     unreachable,
-    unsupported_policies,
 )
 from nbgraph.schema import FieldSpec, SchemaInfo, read_schema, schema_kind
 from nbgraph.types import END, START
 
 
-class GraphBuilder:
+class GraphBuilder(NodePolicies):
     """The builder half of `nbgraph.StateGraph`: collects nodes, edges and routers, and
     `validate()` checks them into a `GraphSpec`. The notebook layer's `StateGraph` adds
     `compile()` and `draw()`; its docstring lists the arguments.
@@ -77,6 +76,7 @@ class GraphBuilder:
         self.waiting: list[WaitingEdge] = []
         self.branches: list[Branch] = []
         self.filters: dict[tuple[str, str], Callable[[Any], Any]] = {}
+        self._defaults: dict[str, Any] = {}  # set_node_defaults(): retry and cache policies
 
     def __repr__(self) -> str:
         return f"StateGraph({name_of(self.state_schema)}, nodes={list(self.nodes)})"
@@ -108,8 +108,9 @@ class GraphBuilder:
                 annotation, else the state schema). Keys only declared here are private.
             **options: `destinations=` names where its `Command(goto=...)` may go (also read
                 from a `-> Command[Literal["a", "b"]]` annotation); `metadata` is accepted
-                for LangGraph compatibility. `retry_policy` and `cache_policy` are refused
-                (not supported yet): `compile()` raises `GraphBuildError` naming the node.
+                for LangGraph compatibility. `retry_policy=` takes a `RetryPolicy` or a
+                list of them (the first whose `retry_on` matches applies); `cache_policy=`
+                a `CachePolicy`, used when the graph is compiled with `cache=`.
 
         Returns:
             The builder, so calls chain.
@@ -141,9 +142,9 @@ class GraphBuilder:
             defer=bool(defer),
             merge=merge,
             destinations=destinations(action, options.pop("destinations", None)),
+            **self._policies(name, options),
         )
-        self._problems.extend(unsupported_policies(name, options))
-        ignored(f"add_node({name!r})", options, keep=("metadata", *POLICIES))
+        ignored(f"add_node({name!r})", options, keep=("metadata",))
         return self
 
     def _reader_schema(self, who: str, fn: Callable[..., Any], declared: Any) -> SchemaInfo | None:
@@ -329,7 +330,7 @@ class GraphBuilder:
             input=input_info,
             output=output_info,
             fields=fields,
-            nodes=dict(self.nodes),
+            nodes={name: self._with_defaults(node) for name, node in self.nodes.items()},
             edges={k: tuple(v) for k, v in edges.items()},
             waiting=tuple(self.waiting),
             branches={k: tuple(v) for k, v in branches.items()},

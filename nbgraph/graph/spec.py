@@ -24,6 +24,8 @@ class NodeSpec:
     defer: bool = False
     merge: Callable[[list[Any]], Any] | str | None = None
     destinations: tuple[str, ...] | None = None
+    retry: tuple[Any, ...] = ()  # RetryPolicy each: the first whose retry_on matches applies
+    cache: Any = None  # a CachePolicy: reuse its writes for an input it has seen
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,7 @@ class GraphSpec:
     waits_by_source: dict[str, tuple[int, ...]] = field(default_factory=dict)
     semantics: str = "supersteps"
     end_merge: Callable[[list[Any]], Any] | str = "delta"
+    cache: Any = None  # `compile(cache=...)`: where nodes with a cache_policy keep writes
 
     @cached_property
     def ephemeral(self) -> tuple[str, ...]:

@@ -105,24 +105,6 @@ def unreachable(spec: GraphSpec) -> list[str]:
     return [name for name in spec.nodes if name not in reached]
 
 
-POLICIES = {
-    "retry_policy": "retry it when it raises",
-    "retry": "retry it when it raises",
-    "cache_policy": "reuse its cached results",
-}
-
-
-def unsupported_policies(node: str, options: Mapping[str, Any]) -> list[str]:
-    """A problem for each retry or cache policy given to `node`: nbgraph would run the node
-    without it, and a program that counts on it would silently behave differently."""
-    return [
-        f"Node {node!r}: {key}={options[key]!r} is not supported yet (nbgraph cannot "
-        f"{what}); remove it, or run this graph on LangGraph."
-        for key, what in POLICIES.items()
-        if options.get(key) is not None
-    ]
-
-
 def ignored(where: str, options: Mapping[str, Any], keep: tuple[str, ...]) -> None:
     """Warn about LangGraph options nbgraph accepts but does not act on."""
     ignored = sorted(k for k, v in options.items() if k not in keep and v is not None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.engine.caching import check_cache
 from nbgraph.graph.builder import GraphBuilder
 from nbgraph.graph.validate import compile_problems, ignored
 from nbgraph.schema import read_schema
@@ -58,6 +59,8 @@ class StateGraph(GraphBuilder):
             end_merge: with `"branches"`, how END merges the lineages that reach it:
                 `"delta"` (default), `"fold"`, or a strategy `(list_of_states) -> state`.
             name: the graph's name, shown in its repr.
+            cache: where nodes with a `cache_policy=` keep their writes, e.g.
+                `InMemoryCache()` (as LangGraph's `compile(cache=...)`).
 
         Raises:
             GraphBuildError: listing every problem (unknown nodes, no edge from START,
@@ -66,10 +69,12 @@ class StateGraph(GraphBuilder):
         from nbgraph.notebook.app import CompiledStateGraph  # (the run loop loads here)
 
         ignored("compile()", options, keep=("store", "cache"))
-        extra = compile_problems(semantics, end_merge)
+        cache = options.get("cache")
+        extra = compile_problems(semantics, end_merge) + check_cache(cache)
         spec = self.validate(interrupt_before, interrupt_after, extra)
         object.__setattr__(spec, "semantics", semantics)
         object.__setattr__(spec, "end_merge", end_merge)
+        object.__setattr__(spec, "cache", cache)
         return CompiledStateGraph(spec, checkpointer=checkpointer, name=name or "StateGraph")
 
     def draw(self) -> Any:

@@ -22,11 +22,15 @@ class LogShapeError(NbgraphError, ValueError):
 
 
 ERROR = Obj({"type": STR, "message": STR}, {"notes": NAMES}, nullable=True)
+ATTEMPT = Obj(
+    {"number": Is(int), "started": Is(float), "ended": Is(float), "error": ERROR,
+     "wait": Is(float)},
+)  # fmt: skip
 TASK = Obj(
     {"step": Is(int), "index": Is(int), "node": STR, "kind": STR, "triggers": NAMES,
      "writes": ListOf(Pair(ANY, ANY)), "started": Is(float), "ended": Is(float)},
     {"arg": ANY, "routes": ListOf(ANY), "dropped": ListOf(Pair(ANY, ANY, STR)), "error": ERROR,
-     "parent": STR, "custom": ListOf(ANY)},
+     "parent": STR, "custom": ListOf(ANY), "attempts": ListOf(ATTEMPT), "from_cache": BOOL},
 )  # fmt: skip
 RESET = Obj(
     {"node": STR, "reason": STR, "sources": NAMES, "dropped": NAMES, "values": ANY},

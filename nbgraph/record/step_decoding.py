@@ -6,6 +6,7 @@ from typing import Any
 
 from nbgraph.codec.values import decode_error, decode_value
 from nbgraph.engine.pinned import pinned_map
+from nbgraph.engine.retrying import Attempt
 from nbgraph.engine.runlog import Join, StepLog, join_from_data, reset_from_data
 from nbgraph.engine.tasks import Task
 from nbgraph.graph import GraphSpec
@@ -33,7 +34,16 @@ def _decode_task(data: dict[str, Any]) -> Task:
         ended=float(data["ended"]),
         parent=str(data.get("parent", "")),
         custom=[decode_value(chunk) for chunk in data.get("custom", ())] or (),
+        attempts=tuple(_decode_attempt(attempt) for attempt in data.get("attempts", ())),
+        from_cache=bool(data.get("from_cache", False)),
     )
+
+
+def _decode_attempt(data: dict[str, Any]) -> Attempt:
+    error = decode_error(data["error"])
+    if error is None:
+        raise BrokenDocument("a failed attempt has no error")
+    return Attempt(data["number"], data["started"], data["ended"], error, data["wait"])
 
 
 def decode_step(data: dict[str, Any], graph: GraphSpec, functions: bool) -> StepLog:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from nbgraph.codec.nesting import ValueTooDeepError
 from nbgraph.codec.values import ValueEncoder, encode_error, encode_value, is_opaque
 from nbgraph.engine.pinned import growth, pinned_data
+from nbgraph.engine.retrying import Attempt
 from nbgraph.engine.runlog import join_data, reset_data
 from nbgraph.engine.tasks import Task
 from nbgraph.reducers import callable_anywhere
@@ -50,7 +51,21 @@ def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
         data["parent"] = task.parent
     if task.custom:
         data["custom"] = [_write(task, "custom", chunk, encode_value) for chunk in task.custom]
+    if task.attempts:
+        data["attempts"] = [_attempt_data(attempt) for attempt in task.attempts]
+    if task.from_cache:
+        data["from_cache"] = True
     return data
+
+
+def _attempt_data(attempt: Attempt) -> dict[str, Any]:
+    return {
+        "number": attempt.number,
+        "started": float(attempt.started),
+        "ended": float(attempt.ended),
+        "error": encode_error(attempt.error),
+        "wait": float(attempt.wait),
+    }
 
 
 def _write(task: Task, field: Any, value: Any, watch: ValueEncoder) -> Any:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from nbgraph.record.run import RunRecord
 
-_NUMBERS = {"step": "int64", "duration": "float64"}
+_NUMBERS = {"step": "int64", "duration": "float64", "attempts": "int64"}
 _FLAGS = ("changed", "applied", "conflict", "overwrite_bypass", "dropped_key", "root_reset")
 
 
@@ -49,6 +49,8 @@ _TASK_COLUMNS = (
     "status",
     "error",
     "warnings",
+    "attempts",
+    "attempt_errors",
 )
 
 
@@ -66,6 +68,8 @@ def task_frame(nodes: Iterable[TreeNode]) -> pd.DataFrame:
             node.status,
             None if node.error is None else _error_text(node.error),
             list(node.warnings),
+            len(node.attempts) + 1,
+            [_error_text(attempt.error) for attempt in node.attempts],
         )
         for node in nodes
     ]

@@ -46,6 +46,9 @@ class TreeNode:
             strategy (`"delta"`, `"fold"` or the strategy's name).
         interrupts: what a paused task asked (`interrupt()`), waiting for an answer.
         occurrence: for a task, how many earlier tasks of the same node the run had.
+        attempts: a retried task's failed attempts before its last one
+            (`engine.retrying.Attempt` each: number, started, ended, error, wait).
+        from_cache: a task whose writes came from the node cache (its node did not run).
     """
 
     id: str
@@ -65,6 +68,8 @@ class TreeNode:
     reason: str = ""
     occurrence: int = 0
     interrupts: tuple[Any, ...] = ()
+    attempts: tuple[Any, ...] = ()
+    from_cache: bool = False
 
     @property
     def duration(self) -> float:
@@ -75,6 +80,8 @@ class TreeNode:
     def status(self) -> str:
         if self.error is not None:
             return "error"
+        if self.from_cache:
+            return "cached"
         return "paused" if self.interrupts else "ok"
 
     def __repr__(self) -> str:
@@ -310,4 +317,6 @@ def _task_node(task: Any, parent: str, counts: dict[str, int]) -> TreeNode:
         dropped=tuple(key for key, _, _ in task.dropped),
         occurrence=occurrence,
         interrupts=tuple(task.interrupts),
+        attempts=tuple(task.attempts),
+        from_cache=task.from_cache,
     )

@@ -17,7 +17,13 @@ from nbgraph.views.custom_panel import custom_html
 from nbgraph.views.display import svg_element
 from nbgraph.views.inspector import ALL_BRANCHES
 from nbgraph.views.overlay import ancestry
-from nbgraph.views.panels import diff_html, effects_html, error_html, state_html
+from nbgraph.views.panels import (
+    attempts_html,
+    diff_html,
+    effects_html,
+    error_html,
+    state_html,
+)
 from nbgraph.views.render import render_svg
 
 
@@ -197,7 +203,8 @@ class Inspector(ipywidgets.VBox):
                 + custom_html(log.tasks)  # what the step's nodes streamed
             )
             failed_here = step == self.failed_step
-            self.error.value = self._stopped_html(log, step) if failed_here else ""
+            stopped = self._stopped_html(log, step) if failed_here else ""
+            self.error.value = stopped + attempts_html(log.tasks)  # retries, cached tasks
             self._refresh_branches(log)
             self.comparison.value = self._comparison(step)
 

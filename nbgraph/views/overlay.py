@@ -54,6 +54,11 @@ def _counts(run: Any) -> Overlay:
                 overlay.edges[(task.node, END)] = overlay.edges.get((task.node, END), 0) + ends
     overlay.runs[START] = 1
     status = f"run {run.status}: {len(log.steps) - 1} supersteps, {len(tasks)} tasks"
+    retried, cached = sum(len(t.attempts) for t in tasks), sum(t.from_cache for t in tasks)
+    if retried:  # retry_policy=: the failed attempts before each task's last
+        status += f", {retried} failed attempt{'s' * (retried > 1)} retried"
+    if cached:  # cache_policy=: tasks whose node did not run
+        status += f", {cached} from the node cache"
     overlay.caption = status if run.error is None else f"{status} — {type(run.error).__name__}"
     return overlay
 

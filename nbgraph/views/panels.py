@@ -120,3 +120,30 @@ def error_html(error: BaseException | None, step: int | None) -> str:
         f"<div style='{ERROR}'><b>{html.escape(type(error).__name__)}{where}:</b> "
         f"{html.escape(safe_str(error))}</div>"
     )
+
+
+def attempts_html(tasks: Iterable[Any]) -> str:
+    """A step's retried tasks, each failed attempt with its error and the wait after it, and
+    its tasks served from the node cache; empty when it has neither."""
+    items = []
+    for task in tasks:
+        name = html.escape(str(task.node))
+        if getattr(task, "from_cache", False):
+            items.append(f"<li><b>{name}</b>: writes from the node cache (not run)</li>")
+        attempts = getattr(task, "attempts", ())
+        if not attempts:
+            continue
+        outcome = "failed" if task.error is not None else "succeeded"
+        failed = "".join(
+            f"<li style='{ERROR}'>attempt {attempt.number}: "
+            f"{html.escape(type(attempt.error).__name__)}: {html.escape(safe_str(attempt.error))}"
+            f" — retried after {attempt.wait:.3g} s</li>"
+            for attempt in attempts
+        )
+        items.append(
+            f"<li><b>{name}</b>: {len(attempts) + 1} attempts, the last {outcome}"
+            f"<ul>{failed}</ul></li>"
+        )
+    if not items:
+        return ""
+    return f"<div><b>retries and cache</b><ul>{''.join(items)}</ul></div>"
