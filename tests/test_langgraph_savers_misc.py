@@ -1,0 +1,182 @@
+"""Differential programs: savers as LangGraph's, root-channel states, `{"__overwrite__": ...}`.
+
+Each program takes an `api` namespace (LangGraph's names, or nbgraph's) and returns what a
+user of it observes; the test runs it on real LangGraph and on nbgraph and compares.
+"""
+
+# No `from __future__ import annotations`: states are defined inside functions with `api.*`
+# names in their annotations, which both engines read at run time.
+
+import itertools
+import operator
+import types
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from test_langgraph_compat import error_kind, plain
+
+pytestmark = pytest.mark.langgraph
+
+PROGRAMS: list = []
+
+
+def program(fn):
+    """Register a differential program."""
+    PROGRAMS.append(fn)
+    return fn
+
+
+def langgraph_api() -> types.SimpleNamespace:
+    """The names a LangGraph program imports, from langgraph itself."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.errors import InvalidUpdateError
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.graph.message import add_messages
+    from langgraph.types import Command, Overwrite, Send
+
+    return types.SimpleNamespace(
+        StateGraph=StateGraph,
+        START=START,
+        END=END,
+        Send=Send,
+        Command=Command,
+        Overwrite=Overwrite,
+        InMemorySaver=InMemorySaver,
+        SqliteSaver=SqliteSaver,
+        InvalidUpdateError=InvalidUpdateError,
+        add_messages=add_messages,
+    )
+
+
+def nbgraph_api() -> types.SimpleNamespace:
+    """The same names, from the top-level `nbgraph` package."""
+    import nbgraph
+
+    names = vars(langgraph_api()).keys()
+    return types.SimpleNamespace(**{name: getattr(nbgraph, name) for name in names})
+
+
+def run(prog, api: types.SimpleNamespace, tmp_path) -> Any:
+    """What a program observed, or `("raised", kind)` if it raised."""
+    try:
+        return plain(prog(api, tmp_path))
+    except Exception as exc:
+        return ("raised", error_kind(exc))
+
+
+@pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.__name__)
+def test_same_as_langgraph(prog, tmp_path) -> None:
+    (tmp_path / "lg").mkdir()
+    (tmp_path / "nb").mkdir()
+    expected = run(prog, langgraph_api(), tmp_path / "lg")
+    got = run(prog, nbgraph_api(), tmp_path / "nb")
+    assert got == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# {"__overwrite__": value}: Overwrite's JSON form
+
+
+class ListState(TypedDict):
+    items: Annotated[list, operator.add]
+    plain: Any
+
+
+def overwrite_graph(api, node_writes: dict, checkpointer: Any = None):
+    builder = api.StateGraph(ListState)
+    for name, write in node_writes.items():
+        builder.add_node(name, lambda state, write=write: write)
+    names = list(node_writes)
+    builder.add_edge(api.START, names[0])
+    for a, b in itertools.pairwise(names):
+        builder.add_edge(a, b)
+    return builder.compile(checkpointer=checkpointer)
+
+
+def collected(app, graph_input, config=None, modes=("updates", "values")) -> list:
+    return list(app.stream(graph_input, config, stream_mode=list(modes)))
+
+
+@program
+def overwrite_json_from_a_node(api, tmp):
+    app = overwrite_graph(api, {"a": {"items": ["a"]}, "b": {"items": {"__overwrite__": ["b"]}}})
+    return app.invoke({"items": ["in"]}), collected(app, {"items": ["in"]})
+
+
+@program
+def overwrite_json_in_input_and_update_state(api, tmp):
+    app = overwrite_graph(api, {"a": {"items": ["a"]}}, api.InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    first = app.invoke({"items": {"__overwrite__": ["in"]}}, config)
+    app.update_state(config, {"items": {"__overwrite__": ["upd"]}})
+    return first, app.get_state(config).values, app.invoke({"items": ["x"]}, config)
+
+
+@program
+def overwrite_json_on_a_field_without_reducer_is_a_dict(api, tmp):
+    app = overwrite_graph(api, {"a": {"plain": {"__overwrite__": 1}}})
+    return app.invoke({"items": []}), collected(app, {"items": []})
+
+
+@program
+def overwrite_json_with_other_keys_goes_through_the_reducer(api, tmp):
+    class DictState(TypedDict):
+        d: Annotated[dict, operator.or_]
+
+    app = (
+        api.StateGraph(DictState)
+        .add_node("a", lambda s: {"d": {"__overwrite__": 1, "k": 2}})
+        .add_edge(api.START, "a")
+        .compile()
+    )
+    return app.invoke({"d": {"x": 0}})
+
+
+@program
+def overwrite_json_parallel_with_plain_writes(api, tmp):
+    builder = api.StateGraph(ListState)
+    builder.add_node("a", lambda s: {"items": ["a"]})
+    builder.add_node("b", lambda s: {"items": {"__overwrite__": ["b"]}})
+    builder.add_node("c", lambda s: {"items": ["c"]})
+    builder.add_node("d", lambda s: {"items": ["d"]})
+    builder.add_edge(api.START, "a")
+    builder.add_edge("a", "b")
+    builder.add_edge("a", "c")
+    builder.add_edge(["b", "c"], "d")
+    app = builder.compile()
+    return app.invoke({"items": ["in"]})
+
+
+@program
+def overwrite_json_twice_in_one_step_raises(api, tmp):
+    builder = api.StateGraph(ListState)
+    builder.add_node("a", lambda s: {"items": ["a"]})
+    builder.add_node("b", lambda s: {"items": {"__overwrite__": ["b"]}})
+    builder.add_node("c", lambda s: {"items": api.Overwrite(["c"])})
+    builder.add_edge(api.START, "a")
+    builder.add_edge("a", "b")
+    builder.add_edge("a", "c")
+    app = builder.compile()
+    try:
+        app.invoke({"items": []})
+    except api.InvalidUpdateError as error:
+        return "InvalidUpdateError", "Overwrite" in str(error)
+    return "no error"
+
+
+@program
+def overwrite_json_of_messages(api, tmp):
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    class Chat(TypedDict):
+        messages: Annotated[list, api.add_messages]
+
+    app = (
+        api.StateGraph(Chat)
+        .add_node("a", lambda s: {"messages": {"__overwrite__": [AIMessage("x", id="1")]}})
+        .add_edge(api.START, "a")
+        .compile()
+    )
+    out = app.invoke({"messages": [HumanMessage("hi", id="0")]})
+    return [(m.content, m.id) for m in out["messages"]]  # (the class: part A)
