@@ -198,8 +198,8 @@ class StateSnapshot(NamedTuple):
     values: dict[str, Any]
     next: tuple[str, ...]
     config: dict[str, Any]
-    metadata: dict[str, Any]
-    created_at: str
+    metadata: dict[str, Any] | None
+    created_at: str | None
     parent_config: dict[str, Any] | None
     tasks: tuple[Any, ...] = ()
     interrupts: tuple[Any, ...] = ()

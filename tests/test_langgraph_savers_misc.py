@@ -9,6 +9,7 @@ user of it observes; the test runs it on real LangGraph and on nbgraph and compa
 
 import itertools
 import operator
+import sqlite3
 import types
 from typing import Annotated, Any, TypedDict
 
@@ -180,3 +181,128 @@ def overwrite_json_of_messages(api, tmp):
     )
     out = app.invoke({"messages": [HumanMessage("hi", id="0")]})
     return [(m.content, m.id) for m in out["messages"]]  # (the class: part A)
+
+
+# ---------------------------------------------------------------------------------------------
+# Savers: SqliteSaver(conn), from_conn_string, delete_thread
+
+
+class PairState(TypedDict):
+    foo: str
+    bar: Annotated[list, operator.add]
+
+
+def pair_graph(api, checkpointer):
+    builder = api.StateGraph(PairState)
+    builder.add_node("node_a", lambda s: {"foo": "a", "bar": ["a"]})
+    builder.add_node("node_b", lambda s: {"foo": "b", "bar": ["b"]})
+    builder.add_edge(api.START, "node_a")
+    builder.add_edge("node_a", "node_b")
+    return builder.compile(checkpointer=checkpointer)
+
+
+def snapshot_view(snapshot) -> tuple:
+    meta = snapshot.metadata or {}
+    return snapshot.values, snapshot.next, meta.get("step"), meta.get("source")
+
+
+THREAD = {"configurable": {"thread_id": "1"}}
+
+
+@program
+def sqlite_saver_on_a_connection_then_reopened_from_conn_string(api, tmp):
+    path = str(tmp / "checkpoints.db")
+    conn = sqlite3.connect(path, check_same_thread=False)
+    app = pair_graph(api, api.SqliteSaver(conn))
+    first = app.invoke({"foo": ""}, THREAD)
+    history = [snapshot_view(s) for s in app.get_state_history(THREAD)]
+    with api.SqliteSaver.from_conn_string(path) as reopened:
+        again = pair_graph(api, reopened)
+        seen = snapshot_view(again.get_state(THREAD))
+        more = again.invoke({"foo": "x"}, THREAD)
+    conn.execute("SELECT 1").fetchone()  # the saver left the caller's connection open
+    return first, history, seen, more
+
+
+@program
+def sqlite_saver_in_memory_connection_and_conn_string(api, tmp):
+    out = []
+    app = pair_graph(api, api.SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False)))
+    out.append(app.invoke({"foo": ""}, THREAD))
+    out.append(app.invoke({"foo": ""}, THREAD))
+    with api.SqliteSaver.from_conn_string(":memory:") as saver:
+        app = pair_graph(api, saver)
+        out.append(app.invoke({"foo": ""}, THREAD))
+        out.append(len(list(app.get_state_history(THREAD))))
+    return out
+
+
+def delete_thread_program(api, saver):
+    app = pair_graph(api, saver)
+    other = {"configurable": {"thread_id": "2"}}
+    app.invoke({"foo": ""}, THREAD)
+    app.invoke({"foo": ""}, other)
+    saver.delete_thread("1")
+    saver.delete_thread("never-used")
+    after = (
+        list(app.get_state_history(THREAD)),
+        snapshot_view(app.get_state(THREAD)),
+        len(list(app.get_state_history(other))),
+    )
+    return after, app.invoke({"foo": "new"}, THREAD), len(list(app.get_state_history(THREAD)))
+
+
+@program
+def delete_thread_in_memory(api, tmp):
+    return delete_thread_program(api, api.InMemorySaver())
+
+
+@program
+def delete_thread_in_sqlite(api, tmp):
+    with api.SqliteSaver.from_conn_string(str(tmp / "d.db")) as saver:
+        return delete_thread_program(api, saver)
+
+
+# ---------------------------------------------------------------------------------------------
+# Unit tests of the savers' LangGraph-shaped methods
+
+
+def test_delete_thread_takes_the_id_as_str_and_refuses_a_running_thread(tmp_path) -> None:
+    from nbgraph.checkpoint import MemorySaver, SqliteSaver, ThreadBusyError
+
+    for saver in (MemorySaver(), SqliteSaver(tmp_path / "busy.db")):
+        app = pair_graph(nbgraph_api(), saver)
+        app.invoke({"foo": ""}, {"configurable": {"thread_id": 7}})
+        saver.delete_thread(7)  # (LangGraph's InMemorySaver would keep the thread '7')
+        assert saver.history("7") == []
+        app.invoke({"foo": ""}, THREAD)
+        with saver.claim("1"), pytest.raises(ThreadBusyError, match="'1'"):
+            saver.delete_thread("1")
+        assert len(saver.history("1")) == 4
+        saver.close()
+
+
+def test_a_connection_to_another_applications_database_is_refused() -> None:
+    from nbgraph.checkpoint import CheckpointFileError, SqliteSaver
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE orders (id INTEGER)")
+    with pytest.raises(CheckpointFileError, match=r"another application.*orders"):
+        SqliteSaver(conn)
+
+
+def test_a_saver_on_a_connection_leaves_it_open_and_from_conn_string_closes(tmp_path) -> None:
+    from nbgraph.checkpoint import SqliteSaver
+    from nbgraph.errors import InvalidArgumentError
+
+    conn = sqlite3.connect(tmp_path / "mine.db", check_same_thread=False)
+    saver = SqliteSaver(conn)
+    assert saver.path == str(tmp_path / "mine.db")
+    saver.close()
+    assert conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone() == (0,)
+    with SqliteSaver.from_conn_string(str(tmp_path / "mine.db")) as reopened:
+        assert reopened.threads() == []
+    with pytest.raises(ValueError, match="closed"):
+        reopened.threads()
+    with pytest.raises(InvalidArgumentError, match=r"open sqlite3\.Connection"):
+        SqliteSaver(42)

@@ -118,6 +118,15 @@ class BaseSaver(abc.ABC):
     def threads(self) -> list[str]:
         """The thread ids that have checkpoints, in the order of their first checkpoint."""
 
+    @abc.abstractmethod
+    def delete_thread(self, thread_id: Any) -> None:
+        """Delete a thread's checkpoints and pending writes (LangGraph's saver method); the
+        thread id is taken as `str(thread_id)`, as the engine does with a config's.
+
+        Raises:
+            ThreadBusyError: a run holds the thread.
+        """
+
     @contextlib.contextmanager
     def claim(self, thread_id: str) -> Iterator[None]:
         """Hold a thread id for one run: a second claim of it raises until this one exits.

@@ -161,6 +161,32 @@ def inspect_file(path: str, where: str) -> bool:
     return not tables
 
 
+def check_connection(conn: sqlite3.Connection, where: str) -> bool:
+    """Whether an open connection's database is blank (no tables); else check it is nbgraph's.
+
+    Raises:
+        CheckpointFileError: another application's database, or a schema this nbgraph
+            cannot read.
+    """
+    expected = f"expected an nbgraph checkpoint database (SQLite, format {FORMAT!r})"
+    try:
+        query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+        tables = {name for (name,) in conn.execute(query)}
+        if tables:
+            _check_meta(conn, tables, where, expected)
+    except sqlite3.DatabaseError as error:
+        raise CheckpointFileError(f"{where} cannot be read ({error}); {expected}.") from None
+    return not tables
+
+
+def connection_file(conn: sqlite3.Connection) -> str:
+    """The file of a connection's main database, or `":memory:"` for one in memory."""
+    for _, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main":
+            return file or ":memory:"
+    return ":memory:"
+
+
 def _check_meta(conn: sqlite3.Connection, tables: set[str], where: str, expected: str) -> None:
     if "nbgraph_meta" not in tables:
         names = ", ".join(sorted(tables))

@@ -65,15 +65,17 @@ class CompiledGraph:
             )
         return Thread(self.checkpointer, self.spec, dict(config or {}))
 
-    def get_state(self, config: dict[str, Any]) -> StateSnapshot | None:
-        """The thread at its latest checkpoint (or `configurable.checkpoint_id`'s); None if new.
+    def get_state(self, config: dict[str, Any]) -> StateSnapshot:
+        """The thread at its latest checkpoint (or `configurable.checkpoint_id`'s).
 
-        `values` is the full state, `next` the nodes that run when the thread resumes.
+        `values` is the full state, `next` the nodes that run when the thread resumes. A
+        thread without checkpoints (new, or deleted) has LangGraph's empty snapshot: no
+        values, nothing next, `metadata` None.
         """
         thread = self._thread(config)
         restored = thread.restore()
         if restored is None:
-            return None
+            return StateSnapshot({}, (), config, None, None, None)
         return state_snapshot(self.spec, thread, restored, current=True)
 
     def get_state_history(self, config: dict[str, Any]) -> Iterator[StateSnapshot]:
