@@ -14,7 +14,7 @@ import types
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from test_langgraph_compat import error_kind, plain
+from test_langgraph_compat import canonical_stream, error_kind, plain
 
 pytestmark = pytest.mark.langgraph
 
@@ -306,3 +306,127 @@ def test_a_saver_on_a_connection_leaves_it_open_and_from_conn_string_closes(tmp_
         reopened.threads()
     with pytest.raises(InvalidArgumentError, match=r"open sqlite3\.Connection"):
         SqliteSaver(42)
+
+
+# ---------------------------------------------------------------------------------------------
+# Root-channel states: StateGraph(Annotated[list, operator.add]), StateGraph(int)
+
+
+def both_modes(app, graph_input, config=None) -> list:
+    """The chunks of both modes, parallel tasks' updates in a stable order (as compat's)."""
+    modes = ["updates", "values"]
+    return canonical_stream(list(app.stream(graph_input, config, stream_mode=modes)), modes)
+
+
+@program
+def root_list_invoke_stream_get_state_update_state(api, tmp):
+    builder = api.StateGraph(Annotated[list, operator.add])
+    builder.add_node("a", lambda s: [f"a{len(s)}"])
+    builder.add_node("b", lambda s: None)
+    builder.add_node("c", lambda s: api.Command(update=["c"], goto=api.END))
+    builder.add_edge(api.START, "a")
+    builder.add_edge("a", "b")
+    builder.add_edge("b", "c")
+    app = builder.compile(checkpointer=api.InMemorySaver())
+    first = app.invoke(["x"], THREAD)
+    state = snapshot_view(app.get_state(THREAD))
+    chunks = both_modes(app, ["y"], THREAD)
+    app.update_state(THREAD, ["u"])
+    history = [snapshot_view(s) for s in app.get_state_history(THREAD)]
+    return first, state, chunks, history
+
+
+@program
+def root_list_sends_and_routers(api, tmp):
+    def node(name):
+        def run(state):
+            return [name] if isinstance(state, list) else [f"{name}|{state}"]
+
+        run.__name__ = name
+        return run
+
+    builder = api.StateGraph(Annotated[list, operator.add])
+    for name in ("1", "1.1", "2", "3", "3.1"):
+        builder.add_node(name, node(name))
+    builder.add_edge(api.START, "1")
+    builder.add_edge(api.START, "1.1")
+    builder.add_conditional_edges("1", lambda s: [api.Send("2", 1), api.Send("2", 2), "3.1"])
+    builder.add_conditional_edges("1.1", lambda s: [api.Send("2", len(s))])
+    builder.add_conditional_edges("2", lambda s: "3" if isinstance(s, list) else api.END)
+    app = builder.compile()
+    return app.invoke(["0"]), both_modes(app, ["0"])
+
+
+@program
+def root_int_without_reducer(api, tmp):
+    builder = api.StateGraph(int)
+    builder.add_node("inc", lambda s: s + 1)
+    builder.add_node("double", lambda s: s * 2)
+    builder.add_edge(api.START, "inc")
+    builder.add_edge("inc", "double")
+    app = builder.compile()
+    return app.invoke(1), both_modes(app, 5), list(app.stream(3))
+
+
+@program
+def root_str_two_writers_in_one_step_raise(api, tmp):
+    builder = api.StateGraph(str)
+    builder.add_node("x", lambda s: s + "!")
+    builder.add_node("y", lambda s: s + "?")
+    builder.add_edge(api.START, "x")
+    builder.add_edge(api.START, "y")
+    try:
+        builder.compile().invoke("h")
+    except api.InvalidUpdateError:
+        return "InvalidUpdateError"
+    return "no error"
+
+
+@program
+def root_messages_with_add_messages(api, tmp):
+    from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+
+    builder = api.StateGraph(Annotated[list, api.add_messages])
+    builder.add_node("chat", lambda s: [AIMessage("Hello!", id="a1"), AIMessage("Help?", id="a2")])
+    builder.add_node("drop", lambda s: [RemoveMessage(id=s[-2].id)])
+    builder.add_edge(api.START, "chat")
+    builder.add_edge("chat", "drop")
+    out = builder.compile().invoke([HumanMessage("Hi", id="h")])
+    return [(m.content, m.id) for m in out]  # (the message class: part A)
+
+
+@program
+def root_list_async(api, tmp):
+    import asyncio
+
+    async def node(state):
+        return [len(state)]
+
+    builder = api.StateGraph(Annotated[list, operator.add])
+    builder.add_node("n", node)
+    builder.add_edge(api.START, "n")
+    app = builder.compile()
+
+    async def main():
+        modes = ["values", "updates"]
+        chunks = canonical_stream([c async for c in app.astream([0], stream_mode=modes)], modes)
+        return await app.ainvoke([0]), chunks
+
+    return asyncio.run(main())
+
+
+def test_the_record_shows_a_root_state_as_one_field_named_root() -> None:
+    import nbgraph
+
+    builder = nbgraph.StateGraph(Annotated[list, operator.add])
+    builder.add_node("a", lambda s: ["a"])
+    builder.add_edge(nbgraph.START, "a")
+    app = builder.compile()
+    assert app.invoke(["x"]) == ["x", "a"]
+    run = app.last_run
+    assert list(app.spec.fields) == ["__root__"]
+    assert run.output == {"__root__": ["x", "a"]}
+    effects = run.effect_list
+    assert {effect.field for effect in effects} == {"__root__"}
+    run2 = type(run).from_json(run.to_json())
+    assert run2.output == run.output

@@ -17,6 +17,7 @@ from nbgraph.engine.config import run_config
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.persist import Thread
+from nbgraph.engine.root_state import is_root, root_chunks, root_value
 from nbgraph.engine.runlog import RunLog
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
 from nbgraph.engine.tasks import Task, absorb_output
@@ -200,8 +201,11 @@ class CompiledGraph:
         """
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
+        shape = root_chunks(self.spec)
         with self._running(run), contextlib.closing(drive(run, input, modes)) as chunks:
             for mode, chunk in chunks:  # (closed before the claim goes, if the caller stops)
+                if shape is not None:
+                    chunk = shape(mode, chunk)
                 yield chunk if single else (mode, chunk)
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
@@ -223,10 +227,13 @@ class CompiledGraph:
         """`stream` on the event loop."""
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
+        shape = root_chunks(self.spec)
         with self._running(run):
             chunks = adrive(run, input, modes)
             try:
                 async for mode, chunk in chunks:
+                    if shape is not None:
+                        chunk = shape(mode, chunk)
                     yield chunk if single else (mode, chunk)
             finally:  # the caller stopped early: end the run before the claim goes
                 await chunks.aclose()
@@ -254,7 +261,7 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
     output = run.output()
     if run.paused:
         output["__interrupt__"] = list(run.paused)
-    return output
+    return root_value(output) if is_root(run.spec) else output
 
 
 def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:

@@ -15,7 +15,7 @@ from nbgraph.engine.view import Pending, StateView, isolate
 from nbgraph.engine.writes import field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError, NbgraphError
 from nbgraph.graph import Branch, GraphSpec, NodeSpec
-from nbgraph.schema import SchemaInfo, pydantic_updates
+from nbgraph.schema import ROOT, SchemaInfo, pydantic_updates
 from nbgraph.types import (
     END,
     MISSING,
@@ -163,6 +163,8 @@ def update_chunk(task: Task, keys: frozenset[str]) -> Any:
 def _update_pairs(
     spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any
 ) -> list[tuple[str, Any]]:
+    if spec.state.kind == "root":  # a root-channel state: the output is the root's value
+        return [(ROOT, output)]
     if type(output) is dict or isinstance(output, Mapping):
         return list(output.items())
     if isinstance(output, Mutation):
