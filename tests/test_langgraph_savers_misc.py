@@ -7,6 +7,7 @@ user of it observes; the test runs it on real LangGraph and on nbgraph and compa
 # No `from __future__ import annotations`: states are defined inside functions with `api.*`
 # names in their annotations, which both engines read at run time.
 
+import contextlib
 import itertools
 import operator
 import sqlite3
@@ -430,3 +431,73 @@ def test_the_record_shows_a_root_state_as_one_field_named_root() -> None:
     assert {effect.field for effect in effects} == {"__root__"}
     run2 = type(run).from_json(run.to_json())
     assert run2.output == run.output
+
+
+# ---------------------------------------------------------------------------------------------
+# saver.list(config, *, filter, before, limit): LangGraph's CheckpointTuples
+
+
+def tuple_view(item) -> tuple:
+    """What both libraries' tuples agree on (LangGraph's own `branch:to:*` channels, and the
+    ids of checkpoints and tasks, left out; parents by position)."""
+    values = {
+        k: v for k, v in item.checkpoint["channel_values"].items() if not k.startswith("branch:")
+    }
+    writes = sorted((c, repr(v)) for _, c, v in item.pending_writes if not c.startswith("branch:"))
+    return values, item.metadata, item.parent_config is None, writes
+
+
+def list_program(api, saver):
+    app = pair_graph(api, saver)
+    app.invoke({"foo": "", "bar": ["in"]}, THREAD)
+    app.invoke({"foo": "x"}, THREAD)
+    items = list(saver.list(THREAD))
+    ids = [item.config["configurable"]["checkpoint_id"] for item in items]
+    parents = [
+        ids.index(item.parent_config["configurable"]["checkpoint_id"])
+        if item.parent_config
+        else None
+        for item in items
+    ]
+    return (
+        [tuple_view(item) for item in items],
+        parents,
+        [len(list(saver.list(THREAD, limit=n))) for n in (0, 1, 3, 100)],
+        [tuple_view(i) for i in saver.list(THREAD, before=items[2].config, limit=2)],
+        [tuple_view(i) for i in saver.list(THREAD, filter={"source": "input"})],
+        [tuple_view(i) for i in saver.list({"configurable": items[3].config["configurable"]})],
+        len(list(saver.list(None))),
+        list(saver.list({"configurable": {"thread_id": "nobody"}})),
+    )
+
+
+@program
+def saver_list_in_memory(api, tmp):
+    return list_program(api, api.InMemorySaver())
+
+
+@program
+def saver_list_in_sqlite(api, tmp):
+    with api.SqliteSaver.from_conn_string(str(tmp / "list.db")) as saver:
+        return list_program(api, saver)
+
+
+@program
+def saver_list_pending_writes_of_a_failed_task(api, tmp):
+    class State(TypedDict):
+        steps: Annotated[list, operator.add]
+        attempt: int
+
+    def failing(state):
+        if state["attempt"] == 1:
+            raise RuntimeError("Simulated failure")
+        return {"steps": ["node1"]}
+
+    builder = api.StateGraph(State)
+    builder.add_node("node1", failing)
+    builder.add_edge(api.START, "node1")
+    saver = api.InMemorySaver()
+    app = builder.compile(checkpointer=saver)
+    with contextlib.suppress(RuntimeError):
+        app.invoke({"steps": ["start"], "attempt": 1}, THREAD)
+    return [tuple_view(item) for item in saver.list(THREAD)]

@@ -37,33 +37,20 @@ from nbgraph.checkpoint.sqlite_file import (
     check_row,
     connect,
     connection_file,
+    database_path,
     inspect_file,
     readonly_uri,
     row_text,
     writable,
 )
 from nbgraph.codec.classes import check_models, named_classes
-from nbgraph.errors import CheckpointFileError, InvalidArgumentError, NbgraphError
+from nbgraph.errors import CheckpointFileError, NbgraphError
 
 _COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
 
 
 class ReadOnlyCheckpointError(NbgraphError, PermissionError):
     """A saver opened read-only was asked to write (a checkpoint, pending writes, a claim)."""
-
-
-def _database_path(path: Any) -> str:
-    """`path` as the file name to open; refuse what sqlite3 would quietly take for a
-    temporary database (`""`), and what is not a path at all."""
-    if isinstance(path, str | bytes | os.PathLike):
-        name = os.fsdecode(path)
-        if name.strip():
-            return name
-    raise InvalidArgumentError(
-        f"SqliteSaver needs a file path, an open sqlite3.Connection, or ':memory:' for a "
-        f"database that lives as long as the saver; got {path!r}. (An empty path would keep "
-        "the checkpoints in a temporary database that vanishes when the saver closes.)"
-    )
 
 
 class SqliteSaver(BaseSaver):
@@ -138,7 +125,7 @@ class SqliteSaver(BaseSaver):
         if not self._owned:
             self._adopt(path)  # type: ignore[arg-type]
             return
-        self.path = _database_path(path)
+        self.path = database_path(path)
         if self.path == ":memory:":
             self._where = "the in-memory SQLite database"
             self._conn = connect(":memory:")

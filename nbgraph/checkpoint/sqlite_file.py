@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from nbgraph.errors import CheckpointFileError
+from nbgraph.errors import CheckpointFileError, InvalidArgumentError
 
 FORMAT = "nbgraph.checkpoints"
 SCHEMA_VERSION = 1
@@ -48,6 +48,20 @@ TABLES = ("nbgraph_meta", "checkpoints", "writes", "claims")
 def connect(target: str, uri: bool = False) -> sqlite3.Connection:
     return sqlite3.connect(
         target, timeout=30.0, isolation_level=None, check_same_thread=False, uri=uri
+    )
+
+
+def database_path(path: Any) -> str:
+    """`path` as the file name to open; refuse what sqlite3 would quietly take for a
+    temporary database (`""`), and what is not a path at all."""
+    if isinstance(path, str | bytes | os.PathLike):
+        name = os.fsdecode(path)
+        if name.strip():
+            return name
+    raise InvalidArgumentError(
+        f"SqliteSaver needs a file path, an open sqlite3.Connection, or ':memory:' for a "
+        f"database that lives as long as the saver; got {path!r}. (An empty path would keep "
+        "the checkpoints in a temporary database that vanishes when the saver closes.)"
     )
 
 
