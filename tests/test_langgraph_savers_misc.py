@@ -290,6 +290,8 @@ def test_a_connection_to_another_applications_database_is_refused() -> None:
     conn.execute("CREATE TABLE orders (id INTEGER)")
     with pytest.raises(CheckpointFileError, match=r"another application.*orders"):
         SqliteSaver(conn)
+    with pytest.raises(CheckpointFileError, match="no checkpoint database to read"):
+        SqliteSaver(sqlite3.connect(":memory:"), readonly=True)
 
 
 def test_a_saver_on_a_connection_leaves_it_open_and_from_conn_string_closes(tmp_path) -> None:

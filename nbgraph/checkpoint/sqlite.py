@@ -162,7 +162,9 @@ class SqliteSaver(BaseSaver):
         self._where = f"the database {self.path!r} of an sqlite3.Connection"
         self._conn = conn
         where = f"The database {self.path!r} of the sqlite3.Connection given to SqliteSaver"
-        if check_connection(conn, where) and not self.readonly:
+        if check_connection(conn, where):  # blank: give it the tables
+            if self.readonly:
+                raise CheckpointFileError(f"{where} holds no checkpoint database to read.")
             if self.path != ":memory:":
                 conn.execute("PRAGMA journal_mode=WAL")
             self._create_schema()
