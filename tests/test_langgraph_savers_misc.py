@@ -35,7 +35,7 @@ def langgraph_api() -> types.SimpleNamespace:
     from langgraph.errors import InvalidUpdateError
     from langgraph.graph import END, START, StateGraph
     from langgraph.graph.message import add_messages
-    from langgraph.types import Command, Overwrite, Send
+    from langgraph.types import Command, Overwrite, Send, interrupt
 
     return types.SimpleNamespace(
         StateGraph=StateGraph,
@@ -48,6 +48,7 @@ def langgraph_api() -> types.SimpleNamespace:
         SqliteSaver=SqliteSaver,
         InvalidUpdateError=InvalidUpdateError,
         add_messages=add_messages,
+        interrupt=interrupt,
     )
 
 
@@ -503,3 +504,18 @@ def saver_list_pending_writes_of_a_failed_task(api, tmp):
     with contextlib.suppress(RuntimeError):
         app.invoke({"steps": ["start"], "attempt": 1}, THREAD)
     return [tuple_view(item) for item in saver.list(THREAD)]
+
+
+@program
+def root_list_interrupt_and_resume(api, tmp):
+    builder = api.StateGraph(Annotated[list, operator.add])
+    builder.add_node("ask", lambda s: [api.interrupt("q?")])
+    builder.add_edge(api.START, "ask")
+    app = builder.compile(checkpointer=api.InMemorySaver())
+    paused = app.invoke(["x"], THREAD)
+    asked = [i.value for i in paused["__interrupt__"]]
+    resumed = both_modes(app, api.Command(resume="yes"), THREAD)
+    other = {"configurable": {"thread_id": "2"}}
+    chunks = list(app.stream(["z"], other, stream_mode="values"))
+    shown = [c if isinstance(c, list) else sorted(c) for c in chunks]
+    return sorted(paused), asked, resumed, shown, snapshot_view(app.get_state(other))[:2]

@@ -11,6 +11,8 @@ from typing import Any
 
 from nbgraph.schema import ROOT
 
+INTERRUPT = "__interrupt__"
+
 
 def is_root(spec: Any) -> bool:
     """Whether the graph's state is one root channel."""
@@ -25,9 +27,17 @@ def root_value(values: Any) -> Any:
     return values
 
 
+def root_output(output: dict[str, Any]) -> Any:
+    """`invoke`'s result for a root-channel graph: the bare value; while paused, LangGraph's
+    `{"__interrupt__": [...]}` alone (it leaves the root's value out)."""
+    if INTERRUPT in output:
+        return {INTERRUPT: output[INTERRUPT]}
+    return output.get(ROOT)
+
+
 def _chunk(mode: str, chunk: Any) -> Any:
     if mode == "values":
-        return root_value(chunk)
+        return root_output(chunk) if type(chunk) is dict else chunk
     if mode == "updates" and type(chunk) is dict:
         return {
             node: root_value(update) if type(update) is dict else update
