@@ -22,7 +22,11 @@ from nbgraph.reducers import (
 )
 from nbgraph.types import MISSING, Ephemeral, Transient, _RemainingStepsMarker
 
-SchemaKind = typing.Literal["typeddict", "pydantic", "dataclass", "dict"]
+SchemaKind = typing.Literal["typeddict", "pydantic", "dataclass", "dict", "root"]
+
+ROOT = "__root__"
+"""The one field of a root-channel state (`StateGraph(Annotated[list, operator.add])`):
+nodes get and return its bare value, as LangGraph's channel of that name."""
 
 _QUALIFIER_NAMES = ("Required", "NotRequired", "ReadOnly")
 _EMPTY_BUILDABLE = (list, dict, set, frozenset, tuple, int, float, str, bool, complex)
@@ -80,10 +84,15 @@ class SchemaInfo:
             return self.cls.model_construct(**values)
         if self.kind == "dataclass":
             return _build_dataclass(self.cls, values)
+        if self.kind == "root":
+            return values.get(ROOT)
         return values
 
     def updates_from(self, obj: Any) -> list[tuple[str, Any]] | None:
-        """The `(field, value)` writes in an instance of this schema, or None if not one."""
+        """The `(field, value)` writes in an instance of this schema, or None if not one
+        (a root-channel state: any value is the root's)."""
+        if self.kind == "root":
+            return [(ROOT, obj)]
         if self.kind == "pydantic" and isinstance(obj, self.cls):
             return pydantic_updates(obj)
         if self.kind == "dataclass" and isinstance(obj, self.cls):
@@ -117,6 +126,11 @@ def read_schema(
     [('log', 'append'), ('status', 'overwrite')]
     """
     kind = schema_kind(cls)
+    if kind is None and is_root_schema(cls):
+        if reducers:
+            problems.append("`reducers=` is for a plain dict schema; use Annotated[T, reducer].")
+        field = _field_from_hint(ROOT, cls, problems, f"root state {cls!r}", private)
+        return SchemaInfo(cls, "root", {ROOT: field})
     if kind is None:
         problems.append(
             f"State schema {cls!r} is not a TypedDict, pydantic BaseModel, dataclass or dict; "
@@ -133,6 +147,20 @@ def read_schema(
     for name, hint in hints.items():
         fields[name] = _field_from_hint(name, hint, problems, f"{cls.__name__}.{name}", private)
     return SchemaInfo(cls, kind, fields)
+
+
+def is_root_schema(cls: Any) -> bool:
+    """Whether LangGraph reads `cls` as one root channel: a type (or typing form, such as
+    `Annotated[list, operator.add]`) without field annotations, other than `dict`.
+
+    >>> import operator
+    >>> is_root_schema(Annotated[list, operator.add]), is_root_schema(int), is_root_schema(dict)
+    (True, True, False)
+    """
+    if cls is dict or not (isinstance(cls, type) or get_origin(cls) is not None):
+        return False
+    base = get_args(cls)[0] if get_origin(cls) is Annotated else cls
+    return schema_kind(base) is None and not hasattr(base, "__annotations__")
 
 
 def schema_kind(cls: Any) -> SchemaKind | None:

@@ -76,6 +76,27 @@ class Overwrite:
     value: Any
 
 
+OVERWRITE_KEY = "__overwrite__"
+"""The key of `Overwrite`'s JSON form: a write `{"__overwrite__": value}` to a field with a
+reducer is an `Overwrite(value)`, as in LangGraph (to a field without one, a plain dict)."""
+
+
+def is_overwrite(value: Any) -> bool:
+    """Whether a write to a field with a reducer bypasses it: an `Overwrite`, or its JSON
+    form `{"__overwrite__": value}` (a dict with that one key).
+
+    >>> is_overwrite(Overwrite([1])), is_overwrite({"__overwrite__": [1]}), is_overwrite([1])
+    (True, True, False)
+    """
+    kind = type(value)
+    return kind is Overwrite or (kind is dict and len(value) == 1 and OVERWRITE_KEY in value)
+
+
+def overwrite_value(value: Any) -> Any:
+    """The value an `is_overwrite` write puts in place of the field's value."""
+    return value.value if type(value) is Overwrite else value[OVERWRITE_KEY]
+
+
 N = TypeVar("N")
 
 
@@ -181,8 +202,8 @@ class StateSnapshot(NamedTuple):
     values: dict[str, Any]
     next: tuple[str, ...]
     config: dict[str, Any]
-    metadata: dict[str, Any]
-    created_at: str
+    metadata: dict[str, Any] | None
+    created_at: str | None
     parent_config: dict[str, Any] | None
     tasks: tuple[Any, ...] = ()
     interrupts: tuple[Any, ...] = ()

@@ -397,15 +397,20 @@ def test_separate_memory_savers_do_not_share_claims() -> None:
 @pytest.mark.parametrize("path", ["", "   ", None, 3])
 def test_sqlite_saver_refuses_a_path_that_is_empty_or_not_a_path(path: object) -> None:
     # sqlite3 takes "" for a temporary database: every checkpoint would vanish on close
-    with pytest.raises(InvalidArgumentError, match=r"SqliteSaver needs a file path, or ':memory:'"):
+    with pytest.raises(
+        InvalidArgumentError,
+        match=r"SqliteSaver needs a file path, an open sqlite3\.Connection, or ':memory:'",
+    ):
         SqliteSaver(path)  # type: ignore[arg-type]
 
 
-def test_sqlite_saver_given_a_connection_says_to_pass_the_path(tmp_path: Path) -> None:
-    connection = sqlite3.connect(tmp_path / "conn.db")
+def test_sqlite_saver_on_a_connection_keeps_nbgraphs_tables_in_its_file(tmp_path: Path) -> None:
+    connection = sqlite3.connect(tmp_path / "conn.db")  # LangGraph's SqliteSaver(conn)
     try:
-        with pytest.raises(InvalidArgumentError, match=r"not an open sqlite3\.Connection"):
-            SqliteSaver(connection)  # type: ignore[arg-type]
+        with SqliteSaver(connection) as saver:
+            saver.put(CheckpointRecord("t1", "c1", None, 0, "input", 0.0, {"n": 1}))
+        with SqliteSaver(tmp_path / "conn.db") as reopened:
+            assert reopened.get("t1").payload == {"n": 1}
     finally:
         connection.close()
 

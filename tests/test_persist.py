@@ -57,7 +57,8 @@ def test_a_checkpointed_run_needs_a_thread_id(saver):
     app = fan_app(saver, [], {})
     with pytest.raises(ValueError, match="thread_id"):
         app.invoke({"log": [], "n": 0})
-    assert app.get_state(config("never-ran")) is None
+    empty = app.get_state(config("never-ran"))  # LangGraph's snapshot of a thread with none
+    assert (empty.values, empty.next, empty.metadata, empty.parent_config) == ({}, (), None, None)
 
 
 def test_one_checkpoint_per_superstep_newest_first_and_steps_continue(saver):

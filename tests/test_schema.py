@@ -186,10 +186,25 @@ def test_reducers_argument_on_a_typeddict_is_a_problem() -> None:
 
 
 def test_something_that_is_not_a_schema_is_a_problem() -> None:
-    _, problems = read(int)
+    class PlainClass:
+        n: int
+
+    _, problems = read(PlainClass)
 
     assert len(problems) == 1
-    assert "int" in problems[0]
+    assert "PlainClass" in problems[0]
+    assert "not a TypedDict" in problems[0]
+
+
+def test_a_type_without_fields_is_one_root_channel_as_in_langgraph() -> None:
+    info, problems = read(Annotated[list, operator.add])
+    assert problems == []
+    assert info.kind == "root"
+    assert [(f.name, f.reducer_name) for f in info.fields.values()] == [("__root__", "add")]
+    assert info.build({"__root__": [1]}) == [1]
+    assert info.updates_from([2]) == [("__root__", [2])]
+    info, problems = read(int)
+    assert (info.kind, problems, info.fields["__root__"].reducer) == ("root", [], None)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from nbgraph.checkpoint.base import (
     ThreadBusyError,
 )
 from nbgraph.checkpoint.memory import InMemorySaver, MemorySaver
+from nbgraph.checkpoint.tuples import CheckpointTuple
 
 if TYPE_CHECKING:
     from nbgraph.checkpoint.sqlite import ReadOnlyCheckpointError, SqliteSaver
@@ -22,6 +23,7 @@ __all__ = [
     "BaseSaver",
     "CheckpointFileError",
     "CheckpointRecord",
+    "CheckpointTuple",
     "InMemorySaver",
     "MemorySaver",
     "PendingWrite",

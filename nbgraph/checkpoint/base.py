@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from nbgraph.checkpoint.payloads import dump_payload as dump_payload  # re-exported
 from nbgraph.checkpoint.payloads import load_payload as load_payload  # re-exported
+from nbgraph.checkpoint.tuples import CheckpointTuple, list_checkpoints
 from nbgraph.errors import CheckpointFileError as CheckpointFileError  # re-exported
 from nbgraph.errors import NbgraphError
 
@@ -118,6 +119,15 @@ class BaseSaver(abc.ABC):
     def threads(self) -> list[str]:
         """The thread ids that have checkpoints, in the order of their first checkpoint."""
 
+    @abc.abstractmethod
+    def delete_thread(self, thread_id: Any) -> None:
+        """Delete a thread's checkpoints and pending writes (LangGraph's saver method); the
+        thread id is taken as `str(thread_id)`, as the engine does with a config's.
+
+        Raises:
+            ThreadBusyError: a run holds the thread.
+        """
+
     @contextlib.contextmanager
     def claim(self, thread_id: str) -> Iterator[None]:
         """Hold a thread id for one run: a second claim of it raises until this one exits.
@@ -157,6 +167,20 @@ class BaseSaver(abc.ABC):
 
     def __enter__(self) -> BaseSaver:
         return self
+
+    def list(
+        self,
+        config: Mapping[str, Any] | None,
+        *,
+        filter: Mapping[str, Any] | None = None,
+        before: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """The checkpoints of `config`'s thread (of every thread if None), newest first, as
+        LangGraph's `CheckpointTuple`s (see `nbgraph.checkpoint.tuples`): only `config`'s
+        `checkpoint_id` if it names one, only those older than `before`'s, only those whose
+        metadata has every item of `filter`, at most `limit`."""
+        return list_checkpoints(self, config, filter=filter, before=before, limit=limit)
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

@@ -122,6 +122,22 @@ class MemorySaver(BaseSaver):
         with self._lock:
             return list(self._checkpoints)
 
+    def delete_thread(self, thread_id: Any) -> None:
+        """Delete a thread's checkpoints and pending writes, as LangGraph's `delete_thread`
+        (an unknown thread id is fine: nothing to delete).
+
+        Raises:
+            ThreadBusyError: a run holds the thread.
+        """
+        thread_id = str(thread_id)
+        check_thread_id(thread_id)
+        with self._lock:
+            if thread_id in self._claimed:
+                raise ThreadBusyError(thread_id, "a run on this MemorySaver holds it")
+            self._checkpoints.pop(thread_id, None)
+            for key in [key for key in self._writes if key[0] == thread_id]:
+                del self._writes[key]
+
     def _acquire(self, thread_id: str) -> None:
         with self._lock:
             if thread_id in self._claimed:

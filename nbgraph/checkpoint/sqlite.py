@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,51 +27,30 @@ from nbgraph.checkpoint.base import (
     missing_checkpoint,
 )
 from nbgraph.checkpoint.payloads import dump_payload, load_payload
+from nbgraph.checkpoint.sqlite_claims import LIVE_OWNERS, describe_claim, is_stale, new_owner
 from nbgraph.checkpoint.sqlite_file import FORMAT as FORMAT  # re-exported
 from nbgraph.checkpoint.sqlite_file import SCHEMA as SCHEMA  # re-exported
 from nbgraph.checkpoint.sqlite_file import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported
 from nbgraph.checkpoint.sqlite_file import TABLES as TABLES  # re-exported
 from nbgraph.checkpoint.sqlite_file import (
+    check_connection,
     check_row,
     connect,
+    connection_file,
+    database_path,
     inspect_file,
     readonly_uri,
     row_text,
     writable,
 )
 from nbgraph.codec.classes import check_models, named_classes
-from nbgraph.errors import CheckpointFileError, InvalidArgumentError, NbgraphError
+from nbgraph.errors import CheckpointFileError, NbgraphError
 
 _COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
 
 
 class ReadOnlyCheckpointError(NbgraphError, PermissionError):
     """A saver opened read-only was asked to write (a checkpoint, pending writes, a claim)."""
-
-
-_HOST = socket.gethostname()
-_LIVE_OWNERS: set[str] = set()
-"""The claims held by savers of this process, to tell them from a dead process's with our pid."""
-
-
-def _database_path(path: Any) -> str:
-    """`path` as the file name to open; refuse what sqlite3 would quietly take for a
-    temporary database (`""`), and what is not a path at all."""
-    if isinstance(path, str | bytes | os.PathLike):
-        name = os.fsdecode(path)
-        if name.strip():
-            return name
-    if isinstance(path, sqlite3.Connection):
-        raise InvalidArgumentError(
-            "SqliteSaver takes the database's file path (or ':memory:'), not an open "
-            "sqlite3.Connection as LangGraph's SqliteSaver(conn) does: pass the path you "
-            "connected to."
-        )
-    raise InvalidArgumentError(
-        f"SqliteSaver needs a file path, or ':memory:' for a database that lives as long as "
-        f"the saver; got {path!r}. (An empty path would keep the checkpoints in a temporary "
-        "database that vanishes when the saver closes.)"
-    )
 
 
 class SqliteSaver(BaseSaver):
@@ -88,7 +65,12 @@ class SqliteSaver(BaseSaver):
 
     Args:
         path: the database file, created if it does not exist or is empty; `":memory:"` for
-            a database that lives as long as the saver.
+            a database that lives as long as the saver; or, as LangGraph's
+            `SqliteSaver(conn)`, an open `sqlite3.Connection` (open it with
+            `check_same_thread=False` to run graphs from several threads), whose database
+            gets nbgraph's tables if it has none. The saver uses that connection and leaves
+            it open when it closes. The tables are nbgraph's, not LangGraph's: a file
+            written by one library is not read by the other.
         fsync: also wait for the disk on every commit (survives a power cut, much slower);
             without it a commit survives a killed process or kernel.
         models: classes (pydantic models, dataclasses, Enums) the values read back may be,
@@ -110,15 +92,28 @@ class SqliteSaver(BaseSaver):
     ['c1']
     """
 
+    @classmethod
+    @contextlib.contextmanager
+    def from_conn_string(cls, conn_string: str, **options: Any) -> Iterator[SqliteSaver]:
+        """A saver on the file `conn_string` (or `":memory:"`), closed when the block ends, as
+        LangGraph's: `with SqliteSaver.from_conn_string("checkpoints.db") as saver: ...`.
+
+        `options` are `SqliteSaver`'s keyword arguments (`fsync`, `models`, `readonly`).
+        """
+        saver = cls(conn_string, **options)
+        try:
+            yield saver
+        finally:
+            saver.close()
+
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | sqlite3.Connection,
         *,
         fsync: bool = False,
         models: Any = None,
         readonly: bool | None = None,
     ) -> None:
-        self.path = _database_path(path)
         self.fsync = fsync
         self.models = check_models(models)
         self.readonly = bool(readonly)
@@ -126,6 +121,11 @@ class SqliteSaver(BaseSaver):
         self._held: dict[str, str] = {}  # owner token -> thread id, for the claims of this saver
         self._known: set[tuple[str, str]] = set()  # checkpoints this saver put: no need to look
         self._conn: sqlite3.Connection | None = None
+        self._owned = not isinstance(path, sqlite3.Connection)  # closed with the saver
+        if not self._owned:
+            self._adopt(path)  # type: ignore[arg-type]
+            return
+        self.path = database_path(path)
         if self.path == ":memory:":
             self._where = "the in-memory SQLite database"
             self._conn = connect(":memory:")
@@ -155,6 +155,20 @@ class SqliteSaver(BaseSaver):
     def __repr__(self) -> str:
         return f"SqliteSaver({self.path!r}{', readonly=True' if self.readonly else ''})"
 
+    def _adopt(self, conn: sqlite3.Connection) -> None:
+        """Use an open connection (LangGraph's `SqliteSaver(conn)`), adding nbgraph's tables
+        to its database if it has none."""
+        self.path = connection_file(conn)
+        self._where = f"the database {self.path!r} of an sqlite3.Connection"
+        self._conn = conn
+        where = f"The database {self.path!r} of the sqlite3.Connection given to SqliteSaver"
+        if check_connection(conn, where):  # blank: give it the tables
+            if self.readonly:
+                raise CheckpointFileError(f"{where} holds no checkpoint database to read.")
+            if self.path != ":memory:":
+                conn.execute("PRAGMA journal_mode=WAL")
+            self._create_schema()
+
     def _open_readonly(self, blank: bool) -> None:
         if blank:
             raise CheckpointFileError(
@@ -180,7 +194,7 @@ class SqliteSaver(BaseSaver):
         key = (record.thread_id, record.checkpoint_id)
         with self._transaction() as conn:
             has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
-            # a parent this saver put is there (checkpoints are never deleted); others: look
+            # a parent this saver put is there (delete_thread forgets its own); others: look
             parent_found = (
                 record.parent_id is None
                 or (record.thread_id, record.parent_id) in self._known
@@ -292,24 +306,43 @@ class SqliteSaver(BaseSaver):
                 for task_id, seq, text in rows
             ]
 
+    def delete_thread(self, thread_id: Any) -> None:
+        """Delete a thread's checkpoints and pending writes, as LangGraph's `delete_thread`
+        (an unknown thread id is fine: nothing to delete).
+
+        Raises:
+            ThreadBusyError: a run (of any process) holds the thread.
+        """
+        thread_id = str(thread_id)
+        check_thread_id(thread_id)
+        self._check_writable("delete a thread")
+        with self._transaction() as conn:
+            query = "SELECT owner, claimed_at FROM claims WHERE thread_id = ?"
+            row = conn.execute(query, (thread_id,)).fetchone()
+            if row is not None and not is_stale(row[0]):
+                raise ThreadBusyError(thread_id, describe_claim(*row))
+            conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread_id,))
+            conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread_id,))
+        self._known = {key for key in self._known if key[0] != thread_id}
+
     # --- claims -------------------------------------------------------------------------
 
     def _acquire(self, thread_id: str) -> str:
         self._check_writable("claim a thread to run it")
-        owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex}"
-        _LIVE_OWNERS.add(owner)  # before the row exists, so no saver here takes it for stale
+        owner = new_owner()
+        LIVE_OWNERS.add(owner)  # before the row exists, so no saver here takes it for stale
         try:
             with self._transaction() as conn:
                 query = "SELECT owner, claimed_at FROM claims WHERE thread_id = ?"
                 row = conn.execute(query, (thread_id,)).fetchone()
-                if row is not None and not _is_stale(row[0]):
-                    raise ThreadBusyError(thread_id, _describe_claim(*row))
+                if row is not None and not is_stale(row[0]):
+                    raise ThreadBusyError(thread_id, describe_claim(*row))
                 conn.execute(
                     "INSERT OR REPLACE INTO claims VALUES (?, ?, ?)",
                     (thread_id, owner, time.time()),
                 )
         except BaseException:
-            _LIVE_OWNERS.discard(owner)
+            LIVE_OWNERS.discard(owner)
             raise
         self._held[owner] = thread_id
         return owner
@@ -322,19 +355,21 @@ class SqliteSaver(BaseSaver):
                         delete = "DELETE FROM claims WHERE thread_id = ? AND owner = ?"
                         conn.execute(delete, (thread_id, token))
         finally:
-            _LIVE_OWNERS.discard(token)  # a row left behind is stale now, and taken over
+            LIVE_OWNERS.discard(token)  # a row left behind is stale now, and taken over
 
     # --- the connection -----------------------------------------------------------------
 
     def close(self) -> None:
-        """Release this saver's claims and close the database; closing twice is fine."""
+        """Release this saver's claims and close the database (not a connection it was
+        given: that stays open); closing twice is fine."""
         with self._lock:
             if self._conn is None:
                 return
             for token, thread_id in list(self._held.items()):
                 with contextlib.suppress(sqlite3.Error):
                     self._release(thread_id, token)
-            self._conn.close()
+            if self._owned:
+                self._conn.close()
             self._conn = None
 
     def _check_writable(self, doing: str) -> None:
@@ -372,38 +407,3 @@ class SqliteSaver(BaseSaver):
                 "INSERT OR IGNORE INTO nbgraph_meta VALUES (?, ?)",
                 [("format", FORMAT), ("schema_version", str(SCHEMA_VERSION))],
             )
-
-
-# --- claims ---------------------------------------------------------------------------------
-
-
-def _is_stale(owner: str) -> bool:
-    """Whether a claim's owner is a process of this host that no longer runs it."""
-    host, _, rest = owner.partition(":")
-    pid_text, _, _ = rest.partition(":")
-    if host != _HOST or not pid_text.isdigit() or int(pid_text) <= 0:
-        return False  # another host's (or a malformed) claim cannot be checked
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return owner not in _LIVE_OWNERS  # an earlier process that had our pid
-    return not _pid_alive(pid)
-
-
-def _pid_alive(pid: int) -> bool:
-    if os.name == "nt":
-        return True  # os.kill(pid, 0) would end the process there; assume it runs
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # it exists, but belongs to another user
-    return True
-
-
-def _describe_claim(owner: str, claimed_at: float) -> str:
-    host, _, rest = owner.partition(":")
-    pid, _, _ = rest.partition(":")
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(claimed_at))
-    here = "this process" if host == _HOST and pid == str(os.getpid()) else f"pid {pid}"
-    return f"claimed by {here} on host {host!r} since {when}"

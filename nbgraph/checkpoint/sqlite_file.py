@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from nbgraph.errors import CheckpointFileError
+from nbgraph.errors import CheckpointFileError, InvalidArgumentError
 
 FORMAT = "nbgraph.checkpoints"
 SCHEMA_VERSION = 1
@@ -48,6 +48,20 @@ TABLES = ("nbgraph_meta", "checkpoints", "writes", "claims")
 def connect(target: str, uri: bool = False) -> sqlite3.Connection:
     return sqlite3.connect(
         target, timeout=30.0, isolation_level=None, check_same_thread=False, uri=uri
+    )
+
+
+def database_path(path: Any) -> str:
+    """`path` as the file name to open; refuse what sqlite3 would quietly take for a
+    temporary database (`""`), and what is not a path at all."""
+    if isinstance(path, str | bytes | os.PathLike):
+        name = os.fsdecode(path)
+        if name.strip():
+            return name
+    raise InvalidArgumentError(
+        f"SqliteSaver needs a file path, an open sqlite3.Connection, or ':memory:' for a "
+        f"database that lives as long as the saver; got {path!r}. (An empty path would keep "
+        "the checkpoints in a temporary database that vanishes when the saver closes.)"
     )
 
 
@@ -159,6 +173,32 @@ def inspect_file(path: str, where: str) -> bool:
             f"{where} cannot be read as SQLite ({error}); {expected}."
         ) from None
     return not tables
+
+
+def check_connection(conn: sqlite3.Connection, where: str) -> bool:
+    """Whether an open connection's database is blank (no tables); else check it is nbgraph's.
+
+    Raises:
+        CheckpointFileError: another application's database, or a schema this nbgraph
+            cannot read.
+    """
+    expected = f"expected an nbgraph checkpoint database (SQLite, format {FORMAT!r})"
+    try:
+        query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+        tables = {name for (name,) in conn.execute(query)}
+        if tables:
+            _check_meta(conn, tables, where, expected)
+    except sqlite3.DatabaseError as error:
+        raise CheckpointFileError(f"{where} cannot be read ({error}); {expected}.") from None
+    return not tables
+
+
+def connection_file(conn: sqlite3.Connection) -> str:
+    """The file of a connection's main database, or `":memory:"` for one in memory."""
+    for _, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main":
+            return file or ":memory:"
+    return ":memory:"
 
 
 def _check_meta(conn: sqlite3.Connection, tables: set[str], where: str, expected: str) -> None:

@@ -18,6 +18,7 @@ from nbgraph.engine.config import run_config
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.persist import Thread
+from nbgraph.engine.root_state import is_root, root_chunks, root_output
 from nbgraph.engine.runlog import RunLog
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
 from nbgraph.engine.streams import refuse_subgraphs, with_writers
@@ -79,15 +80,17 @@ class CompiledGraph:
             )
         return Thread(self.checkpointer, self.spec, dict(config or {}))
 
-    def get_state(self, config: dict[str, Any]) -> StateSnapshot | None:
-        """The thread at its latest checkpoint (or `configurable.checkpoint_id`'s); None if new.
+    def get_state(self, config: dict[str, Any]) -> StateSnapshot:
+        """The thread at its latest checkpoint (or `configurable.checkpoint_id`'s).
 
-        `values` is the full state, `next` the nodes that run when the thread resumes.
+        `values` is the full state, `next` the nodes that run when the thread resumes. A
+        thread without checkpoints (new, or deleted) has LangGraph's empty snapshot: no
+        values, nothing next, `metadata` None.
         """
         thread = self._thread(config)
         restored = thread.restore()
         if restored is None:
-            return None
+            return StateSnapshot({}, (), config, None, None, None)
         return state_snapshot(self.spec, thread, restored, current=True)
 
     def get_state_history(self, config: dict[str, Any]) -> Iterator[StateSnapshot]:
@@ -219,8 +222,11 @@ class CompiledGraph:
         refuse_subgraphs(kwargs, "stream")
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
+        shape = root_chunks(self.spec)
         with self._running(run), contextlib.closing(drive(run, input, modes)) as chunks:
             for mode, chunk in chunks:  # (closed before the claim goes, if the caller stops)
+                if shape is not None:
+                    chunk = shape(mode, chunk)
                 yield chunk if single else (mode, chunk)
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
@@ -243,10 +249,13 @@ class CompiledGraph:
         refuse_subgraphs(kwargs, "astream")
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
+        shape = root_chunks(self.spec)
         with self._running(run):
             chunks = adrive(run, input, modes)
             try:
                 async for mode, chunk in chunks:
+                    if shape is not None:
+                        chunk = shape(mode, chunk)
                     yield chunk if single else (mode, chunk)
             finally:  # the caller stopped early: end the run before the claim goes
                 await chunks.aclose()
@@ -274,7 +283,7 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
     output = run.output()
     if run.paused:
         output["__interrupt__"] = list(run.paused)
-    return output
+    return root_output(output) if is_root(run.spec) else output
 
 
 def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:

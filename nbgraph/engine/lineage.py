@@ -17,7 +17,7 @@ from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import clear_ephemeral, field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING, Mutation, Overwrite
+from nbgraph.types import MISSING, Mutation, is_overwrite
 
 Values = dict[str, Any]
 _SEQUENCE = itertools.count()
@@ -250,7 +250,7 @@ def apply_points(
                 by_field[name] = [(point, value)]
             else:
                 entries.append((point, value))
-            if not plain or type(value) is Overwrite or isinstance(value, Mutation):
+            if not plain or is_overwrite(value) or isinstance(value, Mutation):
                 stepwise.add(name)
     for name, entries in by_field.items():
         spec = fields.get(name) or field_spec(fields, name)

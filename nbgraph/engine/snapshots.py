@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from nbgraph.engine.chain import next_task_ids, with_finished
 from nbgraph.engine.loop import RunLoop
 from nbgraph.engine.persist import Thread
+from nbgraph.engine.root_state import is_root, root_value
 from nbgraph.engine.view import isolate
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.types import START, StateSnapshot
@@ -39,7 +40,7 @@ def state_snapshot(
     interrupts = tuple(i for asked in restored.asked.values() for i in asked)
     tasks = pending_tasks(restored)
     return StateSnapshot(
-        values=stored,
+        values=root_value(stored) if is_root(spec) else stored,
         next=tuple(pending),
         config=config_of(restored.checkpoint_id),
         metadata={"source": restored.source, "step": restored.step, "parents": {}},

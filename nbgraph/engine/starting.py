@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nbgraph.engine.runlog import RootReset, StepLog, initial_values
-from nbgraph.engine.tasks import Task, absorb_output
+from nbgraph.engine.tasks import Task, absorb_output, prepared
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import applied_writes, apply_step
 from nbgraph.errors import EmptyInputError, InvalidUpdateError
@@ -62,9 +62,7 @@ class Starting:
             self.log.final = self.values
         writes = []
         for key, value in self._input_pairs(input):
-            field = self.spec.fields.get(key)
-            prepare = field.reducer.prepare if field and field.reducer else None
-            writes.append((key, prepare(isolate(value)) if prepare else isolate(value)))
+            writes.append((key, prepared(self.spec.fields.get(key), value)))
         if self.thread is not None:  # LangGraph's input checkpoint: the input, not yet applied
             self.step += restored is not None
             self.thread.save_input(self.step, writes, restored, self.values)

@@ -15,8 +15,17 @@ from nbgraph.engine.view import Pending, StateView, isolate
 from nbgraph.engine.writes import field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError, NbgraphError
 from nbgraph.graph import Branch, GraphSpec, NodeSpec
-from nbgraph.schema import SchemaInfo, pydantic_updates
-from nbgraph.types import END, MISSING, Command, Mutation, Overwrite, Send
+from nbgraph.schema import ROOT, SchemaInfo, pydantic_updates
+from nbgraph.types import (
+    END,
+    MISSING,
+    OVERWRITE_KEY,
+    Command,
+    Mutation,
+    Overwrite,
+    Send,
+    is_overwrite,
+)
 
 
 class RouteError(NbgraphError, KeyError):
@@ -164,6 +173,8 @@ def update_chunk(task: Task, keys: frozenset[str]) -> Any:
 def _update_pairs(
     spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any
 ) -> list[tuple[str, Any]]:
+    if spec.state.kind == "root":  # a root-channel state: the output is the root's value
+        return [(ROOT, output)]
     if type(output) is dict or isinstance(output, Mapping):
         return list(output.items())
     if isinstance(output, Mutation):
@@ -195,12 +206,20 @@ def _keep(spec: GraphSpec, task: Task, key: str, value: Any) -> Any:
     if field_info is not None and field_info.managed:
         _drop(task, key, value, "it is managed by the engine")
         return MISSING
+    return prepared(field_info, value)
+
+
+def prepared(field_info: Any, value: Any) -> Any:
+    """A write's value as the field keeps it: isolated, through its reducer's `prepare`
+    (inside an `Overwrite` or its JSON form `{"__overwrite__": ...}` too)."""
     if isinstance(value, Mutation):
         return value
     prepare = field_info.reducer.prepare if field_info and field_info.reducer else None
     if type(value) is Overwrite:
         inner = isolate(value.value)
         return Overwrite(prepare(inner) if prepare else inner)
+    if prepare is not None and type(value) is dict and is_overwrite(value):
+        return {OVERWRITE_KEY: prepare(isolate(value[OVERWRITE_KEY]))}
     return prepare(isolate(value)) if prepare else isolate(value)
 
 

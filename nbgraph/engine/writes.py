@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from nbgraph.engine.view import isolate
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING, Mutation, Overwrite
+from nbgraph.types import MISSING, Mutation, Overwrite, is_overwrite, overwrite_value
 
 Write = tuple[str, str, Any]
 """One write: (writer, field, value); value may be an `Overwrite` or a `Mutation`."""
@@ -64,6 +64,8 @@ def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], s
         new = writes[0][1]
         if type(new) is Overwrite:
             return new.value if reducer is None else isolate(new.value)
+        if reducer is not None and type(new) is dict and is_overwrite(new):
+            return isolate(overwrite_value(new))
         if isinstance(new, Mutation):
             return new.apply(old)
         if reducer is None:
@@ -80,10 +82,10 @@ def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], s
     seen_overwrite: str | None = None
     for writer, new in writes:
         kind = type(new)
-        if kind is Overwrite:
+        if kind is Overwrite or (kind is dict and is_overwrite(new)):
             if seen_overwrite is not None:
                 check_conflict(spec, writes, step)
-            value, seen_overwrite = isolate(new.value), writer
+            value, seen_overwrite = isolate(overwrite_value(new)), writer
         elif isinstance(new, Mutation):
             value = new.apply(value)
         elif seen_overwrite is not None:
@@ -122,7 +124,7 @@ def conflicting_writers(spec: FieldSpec, writes: Sequence[tuple[str, Any]]) -> l
     if spec.reducer is None:
         plain = [writer for writer, new in writes if not isinstance(new, Mutation)]
         return plain if len(plain) > 1 else []
-    overwriters = [writer for writer, new in writes if type(new) is Overwrite]
+    overwriters = [writer for writer, new in writes if is_overwrite(new)]
     return overwriters if len(overwriters) > 1 else []
 
 

@@ -26,7 +26,7 @@ from nbgraph.engine.writes import (
 from nbgraph.record.cells import ListTrails, plain
 from nbgraph.reducers import get_reducer
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING, Mutation, Overwrite
+from nbgraph.types import MISSING, Mutation, Overwrite, is_overwrite
 
 
 class _EffectRow(NamedTuple):
@@ -124,7 +124,7 @@ def grows_in_place(spec: FieldSpec, writes: list[tuple[str, Any]]) -> bool:
     reducer = spec.reducer
     if reducer is None or _APPEND is None or reducer.in_place is not _APPEND.in_place:
         return False
-    return not any(type(new) is Overwrite or isinstance(new, Mutation) for _, new in writes)
+    return not any(is_overwrite(new) or isinstance(new, Mutation) for _, new in writes)
 
 
 @contextmanager
@@ -158,7 +158,7 @@ def write_effect(
     """A field's writes of one step (or one task, in a lineage), folded by its reducer."""
     bypass = False
     for _, value in writes:
-        if type(value) is Overwrite:
+        if type(value) is Overwrite or (spec.reducer is not None and is_overwrite(value)):
             bypass = True
             break
     return Effect(

@@ -20,7 +20,7 @@ from nbgraph.engine.runlog import join_data, reset_data
 from nbgraph.engine.tasks import Task
 from nbgraph.reducers import callable_anywhere
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING, Mutation, Overwrite
+from nbgraph.types import MISSING, Mutation, is_overwrite
 
 if TYPE_CHECKING:
     from nbgraph.record.run import Run
@@ -178,7 +178,7 @@ def _afters(run: Run) -> list[dict[Any, Any] | None]:
         reducer = spec.reducer if spec is not None else None
         writes = [value for _, value in effect.writes]
         mutated = any(isinstance(value, Mutation) for value in writes)
-        replaced = not mutated and (reducer is None or Overwrite in map(type, writes))
+        replaced = not mutated and (reducer is None or any(map(is_overwrite, writes)))
         needed = (
             mutated
             or name in merged[effect.step]

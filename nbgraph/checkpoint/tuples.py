@@ -1,0 +1,181 @@
+"""A saver's checkpoints as LangGraph's `CheckpointTuple`s: `saver.list(config, ...)`.
+
+nbgraph keeps a checkpoint as the delta of its step; a tuple's `checkpoint["channel_values"]`
+is the thread's state at that checkpoint, rebuilt from those deltas with the graph its
+first checkpoint describes (so no compiled graph is needed, in any process).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from nbgraph.types import Interrupt
+
+
+class CheckpointTuple(NamedTuple):
+    """One checkpoint as LangGraph's savers list it.
+
+    Attributes:
+        config: `{"configurable": {"thread_id", "checkpoint_ns": "", "checkpoint_id"}}`.
+        checkpoint: `{"id", "ts" (ISO time), "channel_values" (the state there; at an input
+            checkpoint with the input under `"__start__"`, as LangGraph's; a thread's first
+            has only that), "updated_channels" (the fields its step wrote)}`. Unlike
+            LangGraph's, a field no step wrote yet shows its empty value, and there are
+            no `channel_versions`/`versions_seen` (nbgraph does not version fields).
+        metadata: `{"source", "step", "parents": {}}`, as `StateSnapshot.metadata`.
+        parent_config: the config of the checkpoint it follows, None for a thread's first.
+        pending_writes: `(task_id, field, value)` of the tasks that ran from it (those of
+            the step that followed, and any kept for a step that did not end: a failed
+            task's error as `"__error__"`, a paused one's questions as `"__interrupt__"`).
+    """
+
+    config: dict[str, Any]
+    checkpoint: dict[str, Any]
+    metadata: dict[str, Any]
+    parent_config: dict[str, Any] | None = None
+    pending_writes: list[tuple[str, str, Any]] | None = None
+
+
+def list_checkpoints(
+    saver: Any,
+    config: Mapping[str, Any] | None,
+    *,
+    filter: Mapping[str, Any] | None = None,
+    before: Mapping[str, Any] | None = None,
+    limit: int | None = None,
+) -> Iterator[CheckpointTuple]:
+    """The checkpoints of `config`'s thread (every thread's if `config` is None), newest
+    first, as LangGraph's `saver.list(...)`: only `config`'s `checkpoint_id` if it has one,
+    only those older than `before`'s checkpoint, only those whose metadata has every item
+    of `filter`, at most `limit`."""
+    if limit is not None and (type(limit) is not int or limit < 0):
+        raise ValueError(f"limit must be None or an int >= 0; got {limit!r}.")
+    configurable = dict((config or {}).get("configurable") or {})
+    if configurable.get("checkpoint_ns") not in (None, ""):
+        return  # nbgraph has no subgraph namespaces
+    thread_id = configurable.get("thread_id")
+    threads = saver.threads() if thread_id is None else [str(thread_id)]
+    wanted = configurable.get("checkpoint_id")
+    before_id = ((before or {}).get("configurable") or {}).get("checkpoint_id")
+    count = 0
+    for thread in threads:
+        for item in _thread_tuples(saver, thread, wanted, before_id):
+            if filter and any(item.metadata.get(k, _NONE) != v for k, v in filter.items()):
+                continue
+            if limit is not None and count >= limit:
+                return
+            count += 1
+            yield item
+
+
+_NONE = object()
+
+
+def _thread_tuples(
+    saver: Any, thread_id: str, wanted: str | None, before_id: str | None
+) -> Iterator[CheckpointTuple]:
+    records = saver.history(thread_id)
+    steps: dict[str, Any] = {}  # checkpoint id -> the step that ran from it (its child)
+    for record in reversed(records):
+        if record.source == "loop" and record.parent_id is not None:
+            steps.setdefault(record.parent_id, record)
+    if before_id is not None:
+        ids = [record.checkpoint_id for record in records]
+        if before_id in ids:
+            records = records[ids.index(before_id) + 1 :]
+        else:
+            records = [r for r in records if r.checkpoint_id < before_id]
+    if wanted is not None:
+        records = [r for r in records if r.checkpoint_id == wanted]
+    if not records:
+        return
+    states = _States(saver, thread_id)
+    for record in records:
+        step = steps.get(record.checkpoint_id)
+        yield checkpoint_tuple(saver, record, states.values_at(record.checkpoint_id), step)
+
+
+class _States:
+    """The thread's states, newest first, rebuilt lazily with the engine's own replay."""
+
+    def __init__(self, saver: Any, thread_id: str) -> None:
+        from nbgraph.engine.persist import Thread  # the engine's replay (same layer)
+        from nbgraph.graph.description import graph_from_description
+
+        first = saver.history(thread_id)[-1]
+        description = first.payload.get("graph") if isinstance(first.payload, dict) else None
+        if description is None:
+            raise ValueError(
+                f"Thread {thread_id!r} does not describe its graph in its first checkpoint, so "
+                "its states cannot be rebuilt; read them with app.get_state_history(config)."
+            )
+        spec = graph_from_description(description)
+        self.thread = Thread(saver, spec, {"configurable": {"thread_id": thread_id}})
+        self.history = self.thread.history()
+        self.seen: dict[str, Any] = {}
+
+    def values_at(self, checkpoint_id: str) -> dict[str, Any]:
+        while checkpoint_id not in self.seen:
+            restored = next(self.history, None)
+            if restored is None:
+                return self.thread.restore(checkpoint_id).values
+            self.seen[restored.checkpoint_id] = restored.values
+        return self.seen.pop(checkpoint_id)
+
+
+def checkpoint_tuple(
+    saver: Any, record: Any, values: dict[str, Any], step: Any = None
+) -> CheckpointTuple:
+    """A `CheckpointRecord` (and the state at it) as LangGraph's `CheckpointTuple`; `step`
+    is the checkpoint made by the step that ran from it, if any: its tasks' writes are the
+    pending writes LangGraph keeps against this one."""
+    payload = record.payload if isinstance(record.payload, dict) else {}
+    channel_values = dict(values) if record.parent_id is not None else {}
+    updated = sorted({w[0] for task in payload.get("tasks", ()) for w in task.get("writes", ())})
+    done = step.payload.get("tasks", ()) if step is not None else ()
+    writes = [(task["id"], w[0], w[1]) for task in done for w in task.get("writes", ())]
+    ran = {task["id"] for task in done}
+    kept = saver.pending_writes(record.thread_id, record.checkpoint_id)
+    writes += pending_tuples([w for w in kept if w.task_id not in ran])
+    if record.source == "input":  # the input waits in __start__ for the START task
+        given = [tuple(w) for w in (payload.get("next") or {}).get("input") or ()]
+        channel_values["__start__"] = dict(given)
+        updated = ["__start__"]
+    checkpoint = {
+        "id": record.checkpoint_id,
+        "ts": datetime.fromtimestamp(record.created_at, tz=UTC).isoformat(),
+        "channel_values": channel_values,
+        "updated_channels": updated,
+    }
+    metadata = {"source": record.source, "step": record.step, "parents": {}}
+    parent = None if record.parent_id is None else _config(record.thread_id, record.parent_id)
+    return CheckpointTuple(
+        _config(record.thread_id, record.checkpoint_id), checkpoint, metadata, parent, writes
+    )
+
+
+def pending_tuples(pending: list[Any]) -> list[tuple[str, str, Any]]:
+    """The engine's pending writes as LangGraph's `(task_id, channel, value)` triples."""
+    out: list[tuple[str, str, Any]] = []
+    for write in pending:
+        payload = write.payload if isinstance(write.payload, dict) else {}
+        if "error" in payload:
+            out.append((write.task_id, "__error__", payload["error"]))
+        elif "interrupts" in payload:
+            asked = [Interrupt(i.get("value"), i.get("id", "")) for i in payload["interrupts"]]
+            out.append((write.task_id, "__interrupt__", asked))
+        for field, value in payload.get("writes") or payload.get("update") or ():
+            out.append((write.task_id, field, value))
+    return out
+
+
+def _config(thread_id: str, checkpoint_id: str) -> dict[str, Any]:
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": "",
+            "checkpoint_id": checkpoint_id,
+        }
+    }
