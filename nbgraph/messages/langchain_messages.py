@@ -20,6 +20,7 @@ from nbgraph.types import MISSING
 
 __all__ = [
     "LANGCHAIN_MESSAGE_CLASSES",
+    "SHARED_TYPES",
     "is_remove",
     "langchain_classes",
     "lc_add_messages",
@@ -37,8 +38,14 @@ LANGCHAIN_MESSAGE_CLASSES = (
     "ChatMessage",
     "FunctionMessage",
     "RemoveMessage",
+    "AIMessageChunk",
+    "HumanMessageChunk",
+    "SystemMessageChunk",
+    "ToolMessageChunk",
+    "ChatMessageChunk",
+    "FunctionMessageChunk",
 )
-"""The langchain_core.messages classes kept in state (and the only ones a file may name)."""
+"""The langchain_core.messages classes a run file or saver may name (and so rebuild)."""
 
 Kind = Literal["auto", "langchain", "nbgraph"]
 
@@ -48,6 +55,12 @@ _lc: Any = None
 """`langchain_core.messages`, once `message_kind()` found it."""
 _plain_types: frozenset[type] = frozenset()
 """The langchain message classes a write may hold as they are (not chunks)."""
+
+SHARED_TYPES: set[type] = set()
+"""The langchain message classes the engine hands to nodes without copying them, as
+LangGraph does (filled when langchain_core is first used): copying every message of a long
+history on every read would cost more than the whole step. A node that changes one in place
+changes it in the state; return a new message with the same id instead (docs/SEMANTICS.md)."""
 
 
 def use_message_kind(kind: Kind) -> Kind:
@@ -99,6 +112,7 @@ def _load() -> Any:
             and issubclass(cls, lc.BaseMessage)
             and not issubclass(cls, lc.BaseMessageChunk)
         )
+        SHARED_TYPES.update(_plain_types)
         _lc = lc
     return _lc
 
