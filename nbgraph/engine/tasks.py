@@ -15,6 +15,7 @@ from nbgraph.engine.view import Pending, StateView, isolate
 from nbgraph.engine.writes import field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError, NbgraphError
 from nbgraph.graph import Branch, GraphSpec, NodeSpec
+from nbgraph.messages.langchain_messages import MessageTypeError
 from nbgraph.schema import SchemaInfo, pydantic_updates
 from nbgraph.types import END, MISSING, Command, Mutation, Overwrite, Send
 
@@ -188,10 +189,14 @@ def _keep(spec: GraphSpec, task: Task, key: str, value: Any) -> Any:
     if isinstance(value, Mutation):
         return value
     prepare = field_info.reducer.prepare if field_info and field_info.reducer else None
-    if type(value) is Overwrite:
-        inner = isolate(value.value)
-        return Overwrite(prepare(inner) if prepare else inner)
-    return prepare(isolate(value)) if prepare else isolate(value)
+    try:
+        if type(value) is Overwrite:
+            inner = isolate(value.value)
+            return Overwrite(prepare(inner) if prepare else inner)
+        return prepare(isolate(value)) if prepare else isolate(value)
+    except MessageTypeError as exc:
+        where = f"node {task.node!r} at step {task.step} wrote field {key!r}"
+        raise MessageTypeError(f"{where}: {exc}") from exc
 
 
 def _drop(task: Task, key: str, value: Any, why: str) -> None:

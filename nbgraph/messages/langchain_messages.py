@@ -15,12 +15,13 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
-from nbgraph.errors import InvalidUpdateError
+from nbgraph.errors import InvalidUpdateError, NbgraphError
 from nbgraph.types import MISSING
 
 __all__ = [
     "LANGCHAIN_MESSAGE_CLASSES",
     "SHARED_TYPES",
+    "MessageTypeError",
     "is_remove",
     "langchain_classes",
     "lc_add_messages",
@@ -46,6 +47,12 @@ LANGCHAIN_MESSAGE_CLASSES = (
     "FunctionMessageChunk",
 )
 """The langchain_core.messages classes a run file or saver may name (and so rebuild)."""
+
+
+class MessageTypeError(NbgraphError, TypeError, NotImplementedError):
+    """A value `add_messages` cannot read as a message. A `TypeError`, and a
+    `NotImplementedError` as LangGraph's (langchain's "Unsupported message type")."""
+
 
 Kind = Literal["auto", "langchain", "nbgraph"]
 
@@ -140,7 +147,7 @@ def _convert(item: Any) -> Any:
     if isinstance(item, lc.BaseMessage):
         return item
     if not isinstance(item, (str, tuple, list, dict)):
-        raise TypeError(
+        raise MessageTypeError(
             f"cannot read a message from {type(item).__module__}.{type(item).__qualname__} "
             f"{_short(item)}: expected a langchain_core message, an nbgraph Message, a "
             "(role, content) tuple, a dict with 'role' (or 'type') and 'content', or a str"
@@ -148,7 +155,7 @@ def _convert(item: Any) -> Any:
     try:
         return lc.message_chunk_to_message(lc.convert_to_messages([item])[0])
     except (NotImplementedError, ValueError, TypeError, KeyError) as exc:
-        raise TypeError(f"cannot read a message from {_short(item)}: {exc}") from None
+        raise MessageTypeError(f"cannot read a message from {_short(item)}: {exc}") from None
 
 
 def _short(item: Any) -> str:
@@ -167,7 +174,7 @@ def lc_as_messages(value: Any, side: str) -> list[Any]:
         try:
             return [_convert(value)]
         except TypeError as exc:
-            raise TypeError(f"add_messages: {side}: {exc}") from None
+            raise MessageTypeError(f"add_messages: {side}: {exc}") from None
     if all(type(item) in _plain_types for item in value):
         return value
     converted = []
@@ -175,7 +182,7 @@ def lc_as_messages(value: Any, side: str) -> list[Any]:
         try:
             converted.append(_convert(item))
         except TypeError as exc:
-            raise TypeError(f"add_messages: {side}[{index}]: {exc}") from None
+            raise MessageTypeError(f"add_messages: {side}[{index}]: {exc}") from None
     return converted
 
 

@@ -46,13 +46,13 @@ def _as_messages(value: Any, side: str) -> list[Message]:
         try:
             return [coerce(value)]
         except TypeError as exc:
-            raise TypeError(f"add_messages: {side}: {exc}") from exc
+            raise lc.MessageTypeError(f"add_messages: {side}: {exc}") from exc
     messages = []
     for index, item in enumerate(value):
         try:
             messages.append(coerce(item))
         except TypeError as exc:
-            raise TypeError(f"add_messages: {side}[{index}]: {exc}") from exc
+            raise lc.MessageTypeError(f"add_messages: {side}[{index}]: {exc}") from exc
     return messages
 
 
