@@ -240,6 +240,7 @@ sys.meta_path.insert(0, Block())
 def test_without_langchain_core_messages_are_nbgraphs_own(tmp_path: Path) -> None:
     saved = tmp_path / "value.json"
     saved.write_text(json.dumps(encode_value([AIMessage("kept", id="a1")])))
+    run_file = keep_all_graph().run({"messages": rich_messages()[:2]}).save(tmp_path / "run.json")
     code = BLOCKED + textwrap.dedent(
         f"""
         import json
@@ -254,12 +255,15 @@ def test_without_langchain_core_messages_are_nbgraphs_own(tmp_path: Path) -> Non
                .add_edge(START, "n").add_edge("n", END).compile())
         out = app.invoke({{"messages": [("user", "hi")]}})
         back = decode_value(json.loads(open({str(saved)!r}).read()))[0]
+        from nbgraph import Run
+        replayed = Run.load({str(run_file)!r}).state_at(1)["messages"]
         print(json.dumps({{
             "kind": message_kind(),
             "classes": [type(m).__name__ for m in out["messages"]],
             "roles": [m.role for m in out["messages"]],
             "file": [type(back).__name__, back.class_name, dict(back)],
             "loaded": "langchain_core" in sys.modules,
+            "replayed": [[type(m).__name__, m.role, m.id] for m in replayed],
         }}))
         """
     )
@@ -271,6 +275,16 @@ def test_without_langchain_core_messages_are_nbgraphs_own(tmp_path: Path) -> Non
         "kind": "nbgraph",
         "classes": ["Message", "Message"],
         "roles": ["user", "assistant"],
-        "file": ["UnloadedModel", "AIMessage", {"content": "kept", "id": "a1"}],
+        "file": ["UnloadedModel", "AIMessage", {"type": "ai", "content": "kept", "id": "a1"}],
         "loaded": False,
+        "replayed": [  # a run file saved with langchain messages replays as Messages here
+            ["Message", role, id_]
+            for role, id_ in (
+                ("system", "s1"),
+                ("user", "h1"),
+                ("assistant", "a1"),
+                ("tool", "t1"),
+                ("critic", "c1"),
+            )
+        ],
     }

@@ -2,12 +2,15 @@
 
 A message is kept as `{"$type": "lc_message", "class": "AIMessage", "data": {...}}`: the
 class by its bare name, which must be one of `LANGCHAIN_MESSAGE_CLASSES` (AIMessage,
-HumanMessage, SystemMessage, ToolMessage, ChatMessage, FunctionMessage, RemoveMessage), and
-every field that differs from its default, each encoded by the value codec (so an
-`additional_kwargs` holding bytes or a datetime comes back as it was). Reading builds the
-class from `langchain_core.messages` with the fields as keywords (langchain's own validation);
-no other module is ever imported and nothing is unpickled. Where langchain_core is missing,
-or the class is not on the list, the message comes back as an `UnloadedModel` showing its data.
+HumanMessage, SystemMessage, ToolMessage, ChatMessage, FunctionMessage, RemoveMessage and
+their chunks), its `type`, and every field that differs from its default, each encoded by
+the value codec (so an `additional_kwargs` holding bytes or a datetime comes back as it was).
+
+Reading builds the class from `langchain_core.messages` with the fields as keywords
+(langchain's own validation); no other module is ever imported and nothing is unpickled.
+Where langchain_core is missing, or the class is not on the list, the message comes back as
+an `UnloadedModel` showing its data; its `type` lets `add_messages` read it as an nbgraph
+`Message` there, so a run saved with langchain messages still replays without langchain_core.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ def lc_message_data(value: Any, encode: Callable[[Any], Any]) -> dict[str, Any]:
     """`value` (an allow-listed langchain message) as tagged JSON data; `encode` encodes a
     field's value."""
     defaults = _field_defaults(type(value))
-    data: dict[str, Any] = {}
+    data: dict[str, Any] = {"type": value.type}  # kept: read without langchain, it says the role
     missing = object()
     for name in type(value).model_fields:
         item = getattr(value, name)
