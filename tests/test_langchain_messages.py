@@ -288,3 +288,25 @@ def test_without_langchain_core_messages_are_nbgraphs_own(tmp_path: Path) -> Non
             )
         ],
     }
+
+
+def test_the_tree_drawing_and_the_inspector_show_langchain_messages_escaped() -> None:
+    pytest.importorskip("graphviz")
+    pytest.importorskip("ipywidgets")
+
+    def chat(state: dict) -> dict:
+        return {"messages": [AIMessage("", tool_calls=[CALL], id="a1")]}
+
+    def shout(state: dict) -> dict:
+        return {"messages": [("ai", "<script>x")]}
+
+    graph = StateGraph(MessagesState).add_node("chat", chat).add_node("shout", shout)
+    graph.add_edge(START, "chat").add_edge("chat", "shout").add_edge("shout", END)
+    run = graph.compile().run({"messages": "hi"})
+    assert "messages ← [AIMessage('', tool_calls=[" in run.draw_tree().source
+    inspector = run.inspect()
+    inspector.go(1)
+    assert "AIMessage(&#x27;&#x27;, tool_calls=[add(" in inspector.effects.value
+    inspector.go(2)
+    assert "&lt;script&gt;x" in inspector.effects.value
+    assert "<script>" not in inspector.state.value + inspector.effects.value
