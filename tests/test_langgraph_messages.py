@@ -353,6 +353,43 @@ def a_value_neither_library_reads_is_an_error(api):
     return one_node(api, lambda s: {"messages": [object()]}).invoke({"messages": []})
 
 
+@program
+def async_chat_node_with_ainvoke(api):
+    import asyncio
+
+    llm = FakeListChatModel(responses=["async hello"])
+
+    async def chat(state):
+        return {"messages": [await llm.ainvoke(state["messages"])]}
+
+    app = one_node(api, chat)
+    return asyncio.run(app.ainvoke({"messages": [("user", "hi")]}))
+
+
+@program
+def messages_state_subclass_routes_on_message_class(api):
+    class State(api.MessagesState):
+        turns: int
+
+    def talk(state):
+        return {"messages": [("ai", f"turn {state['turns']}")], "turns": state["turns"] + 1}
+
+    def route(state):
+        last = state["messages"][-1]
+        done = isinstance(last, AIMessage) and last.type == "ai" and state["turns"] >= 3
+        return api.END if done else "talk"
+
+    graph = api.StateGraph(State).add_node("talk", talk).add_edge(api.START, "talk")
+    app = graph.add_conditional_edges("talk", route, ["talk", api.END]).compile()
+    return app.invoke({"messages": [("user", "go")], "turns": 0})
+
+
+@program
+def stream_a_list_of_modes_with_messages(api):
+    app = tool_agent(api, list(AGENT_REPLIES))
+    return list(app.stream({"messages": [("user", "add")]}, stream_mode=["values", "updates"]))
+
+
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
 def test_same_as_langgraph(program) -> None:
     assert_same(program)
