@@ -215,9 +215,19 @@ def map_reduce_graph(api: SimpleNamespace) -> Any:
 AGENT_TOOLS = 18  # + `agent` + `final`: 20 nodes
 
 
-def agent_graph(api: SimpleNamespace, rounds: int) -> Any:
+def agent_graph(api: SimpleNamespace, rounds: int, langchain: bool = False) -> Any:
     """An agent loop: `agent` routes to one of 18 tools, each answers with a message and
-    hands back to `agent`; after `rounds` rounds `agent` routes to `final`."""
+    hands back to `agent`; after `rounds` rounds `agent` routes to `final`. With
+    `langchain`, the nodes return langchain_core's `AIMessage`/`HumanMessage` objects."""
+    if langchain:
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        def said(role: str, content: str) -> Any:
+            return (AIMessage if role == "assistant" else HumanMessage)(content)
+    else:
+
+        def said(role: str, content: str) -> Any:
+            return {"role": role, "content": content}
 
     class State(TypedDict):
         messages: Annotated[list, api.add_messages]
@@ -225,13 +235,13 @@ def agent_graph(api: SimpleNamespace, rounds: int) -> Any:
 
     def agent(state: dict) -> dict:
         n = state["round"]
-        call = {"role": "assistant", "content": f"round {n}: calling tool {n % AGENT_TOOLS}"}
+        call = said("assistant", f"round {n}: calling tool {n % AGENT_TOOLS}")
         return {"messages": [call], "round": n + 1}
 
     def tool(i: int) -> Callable[[dict], dict]:
         def run_tool(state: dict) -> dict:
             asked = state["messages"][-1].content
-            return {"messages": [{"role": "user", "content": f"tool {i} saw {asked!r}"}]}
+            return {"messages": [said("user", f"tool {i} saw {asked!r}")]}
 
         return run_tool
 
@@ -347,16 +357,37 @@ def sends_case(api: SimpleNamespace, count: int) -> Case:
     return Case(call, count + 1, keep=keep)
 
 
-def agent_case(api: SimpleNamespace, rounds: int) -> Case:
-    app = agent_graph(api, rounds)
+def agent_case(api: SimpleNamespace, rounds: int, langchain: bool = False) -> Case:
+    """The agent loop. nbgraph makes langchain's message classes with `langchain` (as
+    LangGraph always does), else its own `Message` (`use_message_kind`)."""
+    app = agent_graph(api, rounds, langchain)
+    first: Any = ("user", "go")
+    if langchain:
+        from langchain_core.messages import HumanMessage
+
+        first = HumanMessage("go")
 
     def check(out: dict) -> None:
         assert out["round"] == rounds + 1 and len(out["messages"]) == 2 * rounds + 3
 
     def args() -> tuple[Any, dict]:
-        return {"messages": [("user", "go")], "round": 0}, {"recursion_limit": 2 * rounds + 10}
+        return {"messages": [first], "round": 0}, {"recursion_limit": 2 * rounds + 10}
 
     call, keep = run_case(api, app, args, check)
+    if api.records:  # nbgraph: the message kind this case measures, set around each run
+        from nbgraph.messages import use_message_kind
+
+        def kind_of_case(fn: Callable[[], Any]) -> Callable[[], Any]:
+            def run() -> Any:
+                previous = use_message_kind("langchain" if langchain else "nbgraph")
+                try:
+                    return fn()
+                finally:
+                    use_message_kind(previous)
+
+            return run
+
+        call, keep = kind_of_case(call), kind_of_case(keep)
     return Case(call, 2 * rounds + 2, keep=keep)  # supersteps: agent+tool per round, agent, final
 
 
@@ -756,6 +787,16 @@ def main(argv: list[str] | None = None) -> list[Row]:
                 memory="record",
             )
         )
+        row = compare(
+            f"agent, 20 nodes, add_messages, langchain messages, {sizes.agent_rounds} rounds",
+            "step",
+            lambda api: agent_case(api, sizes.agent_rounds, langchain=True),
+            apis,
+            rounds,
+            memory="record",
+        )
+        row.set_target("≥3×", row.ratio, 3)
+        rows.append(row)
         for saver in ("memory", "sqlite"):
             rows.append(
                 compare(

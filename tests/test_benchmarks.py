@@ -18,6 +18,7 @@ WORKLOADS = [
     "10 Sends + reduce",
     "30 Sends + reduce",
     "agent, 20 nodes, add_messages, 5 rounds",
+    "agent, 20 nodes, add_messages, langchain messages, 5 rounds",
     "get_state_history, 20-step thread, memory saver",
     "get_state_history, 20-step thread, sqlite saver",
     "retained memory, loop 40: nbgraph record vs LG MemorySaver",

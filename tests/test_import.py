@@ -35,7 +35,7 @@ REQUIRED_NAMES = [
     "EmptyInputError",
 ]
 
-HEAVY_MODULES = ["pandas", "graphviz", "ipywidgets"]
+HEAVY_MODULES = ["pandas", "graphviz", "ipywidgets", "langchain_core"]
 
 ON_FIRST_USE_MODULES = [
     "pydantic",
@@ -96,7 +96,11 @@ def test_import_nbgraph_loads_neither_pydantic_nor_sqlite3() -> None:
     ("use", "loaded"),
     [
         ("nbgraph.Message(role='user', content='hi')", ["pydantic", "nbgraph.messages.model"]),
-        ("nbgraph.add_messages([], [('user', 'hi')])", ["pydantic", "nbgraph.messages.model"]),
+        (
+            "nbgraph.messages.use_message_kind('nbgraph')\nnbgraph.add_messages([], ['hi'])",
+            ["pydantic", "nbgraph.messages.model"],
+        ),
+        ("nbgraph.add_messages([], [('user', 'hi')])", ["pydantic"]),  # langchain's classes
         ("nbgraph.MessagesState", ["pydantic", "nbgraph.messages.model"]),
         ("nbgraph.SqliteSaver", ["sqlite3", "nbgraph.checkpoint.sqlite"]),
     ],
@@ -125,7 +129,11 @@ def test_names_built_on_first_use_are_the_ones_of_their_modules() -> None:
     assert issubclass(RemoveMessage, Message)
     assert issubclass(Message, pydantic.BaseModel)
     assert Message.model_config["frozen"]
-    assert isinstance(nbgraph.add_messages([], [("user", "hi")])[0], nbgraph.Message)
+    previous = nbgraph.messages.use_message_kind("nbgraph")
+    try:
+        assert isinstance(nbgraph.add_messages([], [("user", "hi")])[0], nbgraph.Message)
+    finally:
+        nbgraph.messages.use_message_kind(previous)
     assert repr(Message) == "<class 'nbgraph.messages.Message'>"
     assert {"Message", "SqliteSaver"} <= set(dir(nbgraph))
 

@@ -11,8 +11,23 @@ import pydantic
 import pytest
 
 from nbgraph.errors import InvalidUpdateError
-from nbgraph.messages import REMOVE_ALL_MESSAGES, Message, RemoveMessage, add_messages
+from nbgraph.messages import (
+    REMOVE_ALL_MESSAGES,
+    Message,
+    RemoveMessage,
+    add_messages,
+    use_message_kind,
+)
 from nbgraph.types import MISSING
+
+
+@pytest.fixture(autouse=True)
+def _nbgraph_messages():
+    """These tests are about nbgraph's own `Message`: langchain_core is installed here, so
+    pin the kind (tests/test_langgraph_messages.py covers langchain's)."""
+    previous = use_message_kind("nbgraph")
+    yield
+    use_message_kind(previous)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from nbgraph.messages import Message
+from nbgraph.messages import Message, use_message_kind
 from nbgraph.reducers import (
     Reducer,
     callable_anywhere,
@@ -22,6 +22,16 @@ from nbgraph.reducers import (
     registered_names,
 )
 from nbgraph.types import MISSING
+
+
+@pytest.fixture(autouse=True)
+def _nbgraph_messages():
+    """These tests are about nbgraph's own `Message`: langchain_core is installed here, so
+    pin the kind (tests/test_langgraph_messages.py covers langchain's)."""
+    previous = use_message_kind("nbgraph")
+    yield
+    use_message_kind(previous)
+
 
 BUILT_IN_NAMES = ("overwrite", "append", "add", "sum", "append_messages", "merge", "union")
 BUILT_IN_NAMES += ("max", "min")

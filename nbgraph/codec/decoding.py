@@ -12,6 +12,7 @@ from typing import Any
 
 from nbgraph import messages
 from nbgraph.codec.classes import resolve_class
+from nbgraph.codec.lc_messages import LC_TAG, decode_lc_message
 from nbgraph.codec.nesting import deep_stack
 from nbgraph.codec.placeholders import (
     RecordedMutation,
@@ -94,6 +95,9 @@ def _decode_object(tag: str, data: dict[str, Any]) -> Any:
         fields = {key: _decode(item) for key, item in _dict(data, "data").items()}
         cls = messages.RemoveMessage if fields.get("role") == "remove" else messages.Message
         return cls.model_validate(fields)
+    if tag == LC_TAG:
+        fields = {key: _decode(item) for key, item in _dict(data, "data").items()}
+        return decode_lc_message(_text(data, "class"), fields)
     if tag == "pydantic":
         return _model(_text(data, "class"), _dict(data, "data"))
     if tag == "dataclass":

@@ -3,6 +3,7 @@
 The tags are `tuple`, `set`, `frozenset`, `bytes`, `bytearray`, `complex`, `dict` (non-str
 keys, or a `"$type"` key of its own), `float` (nan and infinities), `datetime`, `date`,
 `time`, `timedelta`, `decimal`, `uuid`, `missing`, `overwrite`, `send`, `message`,
+`lc_message` (langchain_core's message classes, `nbgraph.codec.lc_messages`),
 `pydantic`, `dataclass`, `enum`, `mutation`, and `repr` for everything else (read back as an
 `Unrepresentable`). Exceptions are kept as their type's name and message, and read back as a
 `RecordedError`. `docs/VALUES.md` lists what comes back exactly.
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from nbgraph import messages
 from nbgraph.codec.classes import imported_class, pydantic_base, qualified_name, resolve_class
 from nbgraph.codec.decoding import BUILTIN_TYPES, TAG, decode_value
+from nbgraph.codec.lc_messages import is_lc_message, lc_message_data
 from nbgraph.codec.nesting import MAX_DEPTH, ValueTooDeepError, deep_stack
 from nbgraph.codec.placeholders import (
     RecordedError,
@@ -208,6 +210,8 @@ class ValueEncoder:
             value.role != "remove" or kind is messages.RemoveMessage
         ):
             return {TAG: "message", "data": self.message_data(value, depth)}
+        if is_lc_message(kind):
+            return lc_message_data(value, lambda item: self.encode(item, depth))
         if isinstance(value, enum.Enum):
             self.note_class(kind, "enum")
             member = self.encode(value.value, depth)

@@ -15,6 +15,7 @@ from nbgraph.engine.view import Pending, StateView, isolate
 from nbgraph.engine.writes import field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError, NbgraphError
 from nbgraph.graph import Branch, GraphSpec, NodeSpec
+from nbgraph.messages.langchain_messages import MessageTypeError
 from nbgraph.schema import ROOT, SchemaInfo, pydantic_updates
 from nbgraph.types import (
     END,
@@ -206,7 +207,11 @@ def _keep(spec: GraphSpec, task: Task, key: str, value: Any) -> Any:
     if field_info is not None and field_info.managed:
         _drop(task, key, value, "it is managed by the engine")
         return MISSING
-    return prepared(field_info, value)
+    try:
+        return prepared(field_info, value)
+    except MessageTypeError as exc:
+        where = f"node {task.node!r} at step {task.step} wrote field {key!r}"
+        raise MessageTypeError(f"{where}: {exc}") from exc
 
 
 def prepared(field_info: Any, value: Any) -> Any:

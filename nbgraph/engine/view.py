@@ -12,10 +12,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from nbgraph.messages import MESSAGE_TYPES
+from nbgraph.messages.langchain_messages import SHARED_TYPES
 from nbgraph.types import MISSING
 
 _ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, range, type(MISSING)})
 _FROZEN = MESSAGE_TYPES  # frozen types that say whether they can be shared
+_SHARED = SHARED_TYPES  # langchain's message classes: shared, as LangGraph shares them
 
 
 def isolate(value: Any) -> Any:
@@ -29,7 +31,12 @@ def isolate(value: Any) -> Any:
         return value
     if kind is list or kind is tuple:
         for item in value:
-            if type(item) not in _ATOMS and not (type(item) in _FROZEN and item.shareable()):
+            item_kind = type(item)
+            if (
+                item_kind not in _ATOMS
+                and item_kind not in _SHARED
+                and not (item_kind in _FROZEN and item.shareable())
+            ):
                 return _deepcopy(value)
         return value[:] if kind is list else value
     if kind is dict:

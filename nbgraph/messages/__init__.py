@@ -1,5 +1,8 @@
 """Chat messages: the `Message` model, reading messages from common forms, `add_messages`.
 
+When langchain_core is installed, `add_messages` makes langchain's own message classes, as
+LangGraph does (`langchain_messages`); else nbgraph's `Message`.
+
 `Message`, `RemoveMessage` and `MessagesState` are built on first use (this module's
 `__getattr__`), so importing nbgraph does not import pydantic: `merge` holds what the engine
 calls on every write, `model` the pydantic model, `state` the ready-made state.
@@ -10,6 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from nbgraph.messages.langchain_messages import message_kind, use_message_kind
 from nbgraph.messages.merge import REMOVE_ALL_MESSAGES, add_messages, with_ids
 from nbgraph.messages.merge import add_messages_in_place as add_messages_in_place  # re-exported
 
@@ -24,6 +28,8 @@ __all__ = [
     "MessagesState",
     "RemoveMessage",
     "add_messages",
+    "message_kind",
+    "use_message_kind",
     "with_ids",
 ]
 

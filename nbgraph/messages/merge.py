@@ -9,6 +9,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.errors import InvalidUpdateError
+from nbgraph.messages import langchain_messages as lc
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -34,7 +35,10 @@ def _message_class() -> type[Message]:
 
 
 def _as_messages(value: Any, side: str) -> list[Message]:
-    """`value` (MISSING, None, one message-like or a list of them) as a list of messages."""
+    """`value` (MISSING, None, one message-like or a list of them) as a list of messages:
+    langchain_core's classes when langchain is used (`langchain_messages`), else `Message`s."""
+    if lc.message_kind() == "langchain":
+        return lc.lc_as_messages(value, side)
     if value is MISSING or value is None:
         return []
     coerce = _message_class().coerce
@@ -42,13 +46,13 @@ def _as_messages(value: Any, side: str) -> list[Message]:
         try:
             return [coerce(value)]
         except TypeError as exc:
-            raise TypeError(f"add_messages: {side}: {exc}") from exc
+            raise lc.MessageTypeError(f"add_messages: {side}: {exc}") from exc
     messages = []
     for index, item in enumerate(value):
         try:
             messages.append(coerce(item))
         except TypeError as exc:
-            raise TypeError(f"add_messages: {side}[{index}]: {exc}") from exc
+            raise lc.MessageTypeError(f"add_messages: {side}[{index}]: {exc}") from exc
     return messages
 
 
@@ -56,6 +60,8 @@ def _with_id(message: Message) -> Message:
     """`message` itself if it has an id, else a copy with a fresh one."""
     if message.id is not None:
         return message
+    if type(message).__module__ != "nbgraph.messages":
+        return lc.lc_with_id(message)
     if message.role == "remove":
         raise InvalidUpdateError(
             f"add_messages: {message!r} has no id: expected the id of the message to remove "
@@ -108,17 +114,23 @@ def add_messages(left: Any, right: Any) -> list[Message]:
 
     >>> from nbgraph.messages import RemoveMessage
     >>> merged = add_messages([("user", "hi")], [("assistant", "hello")])
-    >>> [(m.role, m.content) for m in merged], all(m.id for m in merged)
-    ([('user', 'hi'), ('assistant', 'hello')], True)
+    >>> [m.content for m in merged], all(m.id for m in merged)
+    (['hi', 'hello'], True)
     >>> [m.content for m in add_messages(merged, RemoveMessage(id=merged[0].id))]
     ['hello']
     """
+    if lc.message_kind() == "langchain":
+        return lc.lc_add_messages(
+            [_with_id(m) for m in _as_messages(left, "left")],
+            [_with_id(m) for m in _as_messages(right, "right")],
+            REMOVE_ALL_MESSAGES,
+        )
     stream = [_with_id(m) for m in _as_messages(left, "left") + _as_messages(right, "right")]
     slots: list[Message | None] = []
     position: dict[str, int] = {}
     for message in stream:
         assert message.id is not None  # _with_id saw to it
-        if message.role == "remove":
+        if lc.is_remove(message):
             if message.id == REMOVE_ALL_MESSAGES:
                 slots.clear()
                 position.clear()
@@ -159,7 +171,7 @@ def add_messages_in_place(left: Any, right: Any) -> Any:
         or None in ids
         or len(fresh) != len(incoming)
         or not fresh.isdisjoint(ids)
-        or any(message.role == "remove" for message in incoming)
+        or any(lc.is_remove(message) for message in incoming)
     ):
         return add_messages(left, incoming)
     left.extend(incoming)

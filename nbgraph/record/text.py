@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.record.cells import ListPrefix
+from nbgraph.record.message_text import is_langchain_message, message_text
 
 _ERROR_CHARS = 60
 
@@ -79,6 +80,8 @@ def _bounded(value: Any, budget: int) -> str:
         return _joined("[", (_bounded(item, budget) for item in value), "]", budget)
     if kind is tuple and len(value) != 1:  # one item: "(x,)", left to repr
         return _joined("(", (_bounded(item, budget) for item in value), ")", budget)
+    if is_langchain_message(value):  # langchain's repr spells every empty field
+        return message_text(value)
     return safe_repr(value)
 
 
