@@ -355,6 +355,27 @@ def test_runnables_as_nodes_are_named_and_run_as_langgraph_does():
     assert [next(iter(c)) for c in langgraph[0]] == ["bump", "who", "RunnableSequence"]
 
 
+def test_an_async_runnable_node_is_awaited():
+    def program(lg):
+        class State(TypedDict):
+            count: Annotated[int, operator.add]
+
+        async def later(state):
+            await asyncio.sleep(0)
+            return {"count": 2}
+
+        app = (
+            lg.StateGraph(State)
+            .add_node(RunnableLambda(later))
+            .add_edge(lg.START, "later")
+            .compile()
+        )
+        return asyncio.run(app.ainvoke({"count": 1})), list(app.get_graph().nodes)
+
+    langgraph, nbgraph = both(program)
+    assert nbgraph == langgraph
+
+
 # ---------------------------------------------------------------------------------------------
 # Runnable habits
 

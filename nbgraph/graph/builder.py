@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Self
 
 from nbgraph.errors import GraphBuildError
-from nbgraph.graph.runnables import RunnableNode, is_runnable, runnable_name
+from nbgraph.graph.runnables import as_node, is_runnable, runnable_name
 from nbgraph.graph.signatures import (
     callable_name,
     destinations,
@@ -118,7 +118,7 @@ class GraphBuilder:
         if not isinstance(node, str):
             action, node = node, runnable_name(node) if is_runnable(node) else callable_name(node)
         if is_runnable(action):  # a langchain Runnable runs through its invoke(state, config)
-            action = RunnableNode(action)
+            action = as_node(action)
         name = node
         if action is None or not callable(action):
             self._problems.append(f"Node {name!r}: expected a callable, got {action!r}.")

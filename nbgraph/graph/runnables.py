@@ -41,6 +41,20 @@ class RunnableNode:
         return f"RunnableNode({self.runnable!r})"
 
 
+class AsyncRunnableNode(RunnableNode):
+    """A Runnable that can only be awaited (a `RunnableLambda` of an `async def`): the node
+    awaits `runnable.ainvoke(state, config)`."""
+
+    async def __call__(self, state: Any, config: Any) -> Any:
+        return await self.runnable.ainvoke(state, _langchain_config(config))
+
+
+def as_node(runnable: Any) -> RunnableNode:
+    """The node function for a Runnable: awaited when it only has an async form."""
+    only_async = hasattr(runnable, "afunc") and not hasattr(runnable, "func")
+    return AsyncRunnableNode(runnable) if only_async else RunnableNode(runnable)
+
+
 def _langchain_config(config: Any) -> Any:
     """The run's config as a langchain `RunnableConfig`: its own keys, the rest dropped."""
     if not isinstance(config, dict):
