@@ -104,6 +104,8 @@ def test_a_tool_node_without_an_ai_message_says_so(state, expected):
 def test_a_tool_node_refuses_what_is_not_a_tool():
     with pytest.raises(TypeError, match="expected a langchain tool or a function, got 42"):
         ToolNode([42])
+    with pytest.raises(TypeError, match="ToolNode takes a list of tools, got <function add"):
+        ToolNode(add)
 
 
 def test_a_failing_tool_names_the_tool_node_in_the_run_error():

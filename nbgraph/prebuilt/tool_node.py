@@ -63,6 +63,10 @@ class ToolNode:
         self.tags = tags
         self.handle_tool_errors = handle_tool_errors
         self.messages_key = messages_key
+        if callable(tools) or isinstance(tools, (str, bytes)) or not hasattr(tools, "__iter__"):
+            raise TypeError(
+                f"ToolNode takes a list of tools, got {_short(tools)}: ToolNode([{_short(tools)}])."
+            )
         self._tools_by_name = {}
         for tool in tools:
             made = as_tool(tool)
@@ -77,6 +81,12 @@ class ToolNode:
         return f"ToolNode({list(self._tools_by_name)!r}, name={self.name!r})"
 
     def __call__(self, input: Any, config: dict[str, Any] | None = None) -> Any:
+        """Run the tool calls of the latest AI message in `input`; see the class docstring.
+
+        Raises:
+            ValueError: `input` holds no messages, or no AI message.
+            Exception: a tool's error that `handle_tool_errors` does not turn into a message.
+        """
         calls, kind = self._tool_calls(input)
         tool_config = {k: v for k, v in (config or {}).items() if k in _CONFIG_KEYS}
         workers = (config or {}).get("max_concurrency") or None

@@ -65,8 +65,9 @@ def mermaid_text(
 
     >>> from nbgraph.graph.drawable import Edge, Node
     >>> nodes = {k: Node(k, k, None, None) for k in ("__start__", "a", "__end__")}
-    >>> print(mermaid_text(nodes, [Edge("__start__", "a"), Edge("a", "__end__")]).splitlines()[6])
-    \t__start__([<p>__start__</p>]):::first
+    >>> text = mermaid_text(nodes, [Edge("__start__", "a"), Edge("a", "__end__")])
+    >>> [line.strip() for line in text.splitlines()[6:9]]
+    ['__start__([<p>__start__</p>]):::first', 'a(a)', '__end__([<p>__end__</p>]):::last']
     """
     first, last = first_and_last(nodes, edges)
     text = "graph TD;\n"
