@@ -173,6 +173,8 @@ def test_with_config_leaves_the_graph_itself_alone():
     assert bound.invoke({"who": ""}) == {"who": "b"}
     assert app.invoke({"who": ""}) == {"who": "-"}
     assert bound.last_run.output == {"who": "b"}
+    with pytest.raises(InvalidArgumentError, match="config must be a dict"):
+        bound.invoke({"who": ""}, "not a config")
 
 
 def test_get_graph_of_a_tool_agent_and_its_dot_escapes_names():

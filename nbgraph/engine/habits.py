@@ -53,10 +53,11 @@ class RunnableHabits:
 
     _bound_config: dict[str, Any] | None = None
 
-    def _with_bound(self, config: Mapping[str, Any] | None) -> dict[str, Any] | None:
-        """The config a call runs with: `with_config`'s, then the call's own on top."""
-        if self._bound_config is None:
-            return None if config is None else dict(config)
+    def _with_bound(self, config: Any) -> Any:
+        """The config a call runs with: `with_config`'s, then the call's own on top (a
+        config that is not a mapping is passed on as it is, for `run_config` to refuse)."""
+        if self._bound_config is None or not isinstance(config, Mapping | None):
+            return config
         return merge_configs(self._bound_config, config)
 
     def with_config(self, config: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
