@@ -91,9 +91,13 @@ _ON_FIRST_USE = {
     "MessagesState": "nbgraph.messages",
     "RemoveMessage": "nbgraph.messages",
     "SqliteSaver": "nbgraph.checkpoint",
+    "ToolNode": "nbgraph.prebuilt",
+    "tools_condition": "nbgraph.prebuilt",
 }
 """Names imported when first used: the message model imports pydantic, the SQLite saver
-`sqlite3`; `import nbgraph` needs neither."""
+`sqlite3`, the prebuilt tool node `langchain_core`; `import nbgraph` needs none of them.
+(`ToolNode` and `tools_condition` are here as LangGraph programs import them from
+`langgraph.prebuilt`; `nbgraph.prebuilt` is their home.)"""
 
 
 def __getattr__(name: str) -> Any:

@@ -16,6 +16,7 @@ from nbgraph.engine.branches import BranchLoop
 from nbgraph.engine.caching import clear_node_cache
 from nbgraph.engine.config import run_config
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
+from nbgraph.engine.habits import RunnableHabits
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.root_state import is_root, root_chunks, root_output
@@ -28,7 +29,7 @@ from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
 
 
-class CompiledGraph:
+class CompiledGraph(RunnableHabits):
     """A checked graph, ready to run. Every run is logged; the latest log is `last_log`
     (`nbgraph.CompiledStateGraph` adds `last_run`, its record).
 
@@ -146,7 +147,7 @@ class CompiledGraph:
     # --- running ---------------------------------------------------------------------------
 
     def _start(self, config: dict[str, Any] | None, kwargs: dict[str, Any]) -> RunLoop:
-        merged = run_config(config, kwargs)
+        merged = run_config(self._with_bound(config), kwargs)  # (with_config's first)
         thread = None
         if self.checkpointer is not None:
             thread = Thread(self.checkpointer, self.spec, merged)

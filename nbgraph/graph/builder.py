@@ -13,6 +13,7 @@ from typing import Any, Self
 
 from nbgraph.errors import GraphBuildError
 from nbgraph.graph.node_policies import NodePolicies
+from nbgraph.graph.runnables import as_node, is_runnable, runnable_name
 from nbgraph.graph.signatures import (
     callable_name,
     destinations,
@@ -116,7 +117,9 @@ class GraphBuilder(NodePolicies):
             The builder, so calls chain.
         """
         if not isinstance(node, str):
-            action, node = node, callable_name(node)
+            action, node = node, runnable_name(node) if is_runnable(node) else callable_name(node)
+        if is_runnable(action):  # a langchain Runnable runs through its invoke(state, config)
+            action = as_node(action)
         name = node
         if action is None or not callable(action):
             self._problems.append(f"Node {name!r}: expected a callable, got {action!r}.")

@@ -11,6 +11,7 @@ from nbgraph.engine.app import CompiledGraph
 from nbgraph.engine.drive import drive
 from nbgraph.engine.runlog import RunLog
 from nbgraph.notebook.run import Run
+from nbgraph.views.drawable import DrawableGraph
 
 
 class CompiledStateGraph(CompiledGraph):
@@ -62,6 +63,12 @@ class CompiledStateGraph(CompiledGraph):
             if not run.log.steps:
                 raise
         return self._record(run.log)
+
+    def get_graph(self, config: Any = None, *, xray: int | bool = False) -> DrawableGraph:
+        """The graph as LangGraph's `get_graph()` gives it: `.nodes`, `.edges`,
+        `draw_mermaid()` (LangGraph's text) and `draw_mermaid_png()` (drawn offline with
+        graphviz). `config` and `xray` are accepted; subgraphs are not expanded."""
+        return DrawableGraph.of(self.spec)
 
     def draw(self) -> Any:
         """The graph as a `graphviz.Digraph` (render it, or let Jupyter show it)."""

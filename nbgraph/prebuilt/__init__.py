@@ -1,0 +1,10 @@
+"""Ready-made nodes and routers, as `langgraph.prebuilt` has them: `ToolNode` runs the tool
+calls of the latest AI message, `tools_condition` routes to it or to END.
+
+Needs `langchain_core` (`pip install nbgraph[langchain]`); it is imported when this package
+is, never by `import nbgraph`.
+"""
+
+from nbgraph.prebuilt.tool_node import ToolNode, tools_condition
+
+__all__ = ["ToolNode", "tools_condition"]
