@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbgraph.checkpoint import InMemorySaver, MemorySaver
 from nbgraph.engine.interrupts import interrupt
+from nbgraph.engine.runtime import Runtime, get_config, get_runtime, get_store
 from nbgraph.engine.tasks import RouteError
 from nbgraph.errors import (
     EmptyInputError,
@@ -38,9 +39,12 @@ from nbgraph.views.inspector import inspect
 if TYPE_CHECKING:
     from nbgraph.checkpoint import SqliteSaver
     from nbgraph.messages import Message, MessagesState, RemoveMessage
+    from nbgraph.store import BaseStore, InMemoryStore
 
 __all__ = [
     "END",
+    "BaseStore",
+    "InMemoryStore",
     "MISSING",
     "REMOVE_ALL_MESSAGES",
     "START",
@@ -63,6 +67,7 @@ __all__ = [
     "RemainingSteps",
     "RemoveMessage",
     "RouteError",
+    "Runtime",
     "Run",
     "Send",
     "SqliteSaver",
@@ -72,6 +77,9 @@ __all__ = [
     "add_messages",
     "first_write_wins",
     "generate_state_schema",
+    "get_config",
+    "get_runtime",
+    "get_store",
     "inspect",
     "interrupt",
     "last_write_wins",
@@ -83,6 +91,8 @@ _ON_FIRST_USE = {
     "MessagesState": "nbgraph.messages",
     "RemoveMessage": "nbgraph.messages",
     "SqliteSaver": "nbgraph.checkpoint",
+    "BaseStore": "nbgraph.store",
+    "InMemoryStore": "nbgraph.store",
 }
 """Names imported when first used: the message model imports pydantic, the SQLite saver
 `sqlite3`; `import nbgraph` needs neither."""

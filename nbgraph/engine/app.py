@@ -18,6 +18,7 @@ from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.runlog import RunLog
+from nbgraph.engine.runtime import start_runtime
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
 from nbgraph.engine.tasks import Task, absorb_output
 from nbgraph.errors import GraphBuildError
@@ -37,7 +38,15 @@ class CompiledGraph:
         last_log: the `RunLog` of the run that most recently started or finished, or None.
     """
 
-    def __init__(self, spec: GraphSpec, *, checkpointer: Any = None, name: str = "") -> None:
+    def __init__(
+        self,
+        spec: GraphSpec,
+        *,
+        checkpointer: Any = None,
+        name: str = "",
+        store: Any = None,
+        context_schema: Any = None,
+    ) -> None:
         if (spec.interrupt_before or spec.interrupt_after) and checkpointer is None:
             raise GraphBuildError(
                 [
@@ -48,6 +57,8 @@ class CompiledGraph:
         self.spec = spec
         self.name = name
         self.checkpointer = checkpointer
+        self.store = store
+        self.context_schema = context_schema
         self.last_log: RunLog | None = None
         self._last_run: Any = None  # (the notebook layer's record of the latest run)
         self.stream_mode = "updates"
@@ -134,6 +145,7 @@ class CompiledGraph:
         if self.checkpointer is not None:
             thread = Thread(self.checkpointer, self.spec, merged)
         run = loop_class(self.spec)(self.spec, merged, thread)
+        start_runtime(run, self.store, self.context_schema, kwargs.pop("context", None))
         self.last_log = run.log
         return run
 

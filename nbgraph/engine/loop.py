@@ -21,6 +21,7 @@ from typing import Any
 from nbgraph.engine.committing import _NO_RESET, Committing
 from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.config import run_config
+from nbgraph.engine.injection import acall, call
 from nbgraph.engine.interrupts import (
     GraphInterrupt,
     Scope,
@@ -53,6 +54,8 @@ class RunLoop(Starting, Committing, Showing):
     """One run of a compiled graph, one superstep at a time."""
 
     _joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branch lineages)
+    context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
+    store: Any = None  # compile(store=...)
 
     def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None) -> None:
         self.spec = spec
@@ -232,11 +235,11 @@ class RunLoop(Starting, Committing, Showing):
         try:
             state = node_input(self.spec, node, task, self.read(task), self.managed_values())
             if scope is None:
-                output = node.fn(state, self.config) if node.takes_config else node.fn(state)
+                output = call(node.fn, state, self, task)
             else:
                 token = enter_scope(scope)
                 try:
-                    output = node.fn(state, self.config) if node.takes_config else node.fn(state)
+                    output = call(node.fn, state, self, task)
                 finally:
                     leave_scope(token)
             if type(output) not in _PLAIN_OUTPUTS and inspect.isawaitable(output):
@@ -302,9 +305,7 @@ class RunLoop(Starting, Committing, Showing):
         try:
             state = node_input(self.spec, node, task, self.read(task), self.managed_values())
             with interrupt_scope(scope):
-                output = node.fn(state, self.config) if node.takes_config else node.fn(state)
-                if inspect.isawaitable(output):
-                    output = await output
+                output = await acall(node.fn, state, self, task)
             absorb_output(self.spec, node, task, output)
             if task.dropped:
                 self._warn_dropped(task)
@@ -341,7 +342,7 @@ class RunLoop(Starting, Committing, Showing):
 
     def _call_router(self, branch: Any, task: Task) -> Any:
         state = router_state(self.spec, task, self.read(task), self.managed_values(), branch)
-        return branch.router(state, self.config) if branch.takes_config else branch.router(state)
+        return call(branch.router, state, self, task)
 
 
 def _close(awaitable: Any) -> None:

@@ -45,6 +45,7 @@ class StateGraph(GraphBuilder):
         name: str | None = None,
         semantics: str = "supersteps",
         end_merge: Callable[[list[Any]], Any] | str = "delta",
+        store: Any = None,
         **options: Any,
     ) -> CompiledStateGraph:
         """Check the graph and return a runnable `CompiledStateGraph`.
@@ -58,6 +59,8 @@ class StateGraph(GraphBuilder):
             end_merge: with `"branches"`, how END merges the lineages that reach it:
                 `"delta"` (default), `"fold"`, or a strategy `(list_of_states) -> state`.
             name: the graph's name, shown in its repr.
+            store: a store (`nbgraph.store.memory.InMemoryStore()`) for memory shared
+                across threads: nodes reach it as `runtime.store` or a `store` parameter.
 
         Raises:
             GraphBuildError: listing every problem (unknown nodes, no edge from START,
@@ -65,12 +68,18 @@ class StateGraph(GraphBuilder):
         """
         from nbgraph.notebook.app import CompiledStateGraph  # (the run loop loads here)
 
-        ignored("compile()", options, keep=("store", "cache"))
+        ignored("compile()", options, keep=("cache",))
         extra = compile_problems(semantics, end_merge)
         spec = self.validate(interrupt_before, interrupt_after, extra)
         object.__setattr__(spec, "semantics", semantics)
         object.__setattr__(spec, "end_merge", end_merge)
-        return CompiledStateGraph(spec, checkpointer=checkpointer, name=name or "StateGraph")
+        return CompiledStateGraph(
+            spec,
+            checkpointer=checkpointer,
+            name=name or "StateGraph",
+            store=store,
+            context_schema=self.context_schema,
+        )
 
     def draw(self) -> Any:
         """The graph as it stands, as a `graphviz.Digraph` — even before it compiles.
