@@ -9,6 +9,7 @@ and runtime are what `get_config()` / `get_runtime()` return.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import typing
 import uuid
@@ -18,14 +19,12 @@ from collections.abc import Callable
 from typing import Any
 
 from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT
-from nbgraph.engine.runtime import ExecutionInfo, Runtime, enter_task, leave_task
+from nbgraph.engine.runtime import ExecutionInfo, Runtime, enter_task, leave_task, no_op_writer
 from nbgraph.engine.store_record import RecordingStore
 
 _KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _EMPTY = inspect.Parameter.empty
-_CACHE: weakref.WeakKeyDictionary[Any, tuple[tuple[str, str], ...]] = (
-    weakref.WeakKeyDictionary()
-)
+_CACHE: weakref.WeakKeyDictionary[Any, tuple[tuple[str, str], ...]] = weakref.WeakKeyDictionary()
 _TASK_NS = uuid.UUID("6f1c2a53-5b1e-4a55-9d7e-2d1f0c3b9a10")
 
 
@@ -93,10 +92,8 @@ def injections(fn: Callable[..., Any]) -> tuple[tuple[str, str], ...]:
             if what is not None:
                 found.append((parameter.name, what))
     result = tuple(found)
-    try:
+    with contextlib.suppress(TypeError):  # (a callable object without weak references)
         _CACHE[fn] = result
-    except TypeError:
-        pass
     return result
 
 
@@ -133,7 +130,7 @@ class TaskEnv:
             self._runtime = Runtime(
                 context=getattr(run, "context", None),
                 store=store,
-                stream_writer=writer(task) if writer is not None else Runtime.stream_writer,
+                stream_writer=writer(task) if writer is not None else no_op_writer,
                 execution_info=ExecutionInfo(
                     checkpoint_id=configurable.get("checkpoint_id"),
                     checkpoint_ns=config["configurable"]["checkpoint_ns"],
@@ -164,7 +161,7 @@ def _triggers(run: Any, task: Any) -> tuple[str, ...]:
         for w in run.spec.waiting
         if w.target == task.node and set(task.triggers) & set(w.sources)
     ]
-    return tuple(joins) if joins else (f"branch:to:{task.node}",)
+    return (f"branch:to:{task.node}", *joins)
 
 
 def node_config(run: Any, task: Any, task_id: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 ContextT = TypeVar("ContextT")
 
 
-def _no_op_writer(_chunk: Any) -> None:
+def no_op_writer(_chunk: Any) -> None:
     """The stream writer of a run that streams no custom chunks."""
 
 
@@ -59,7 +59,7 @@ class Runtime(Generic[ContextT]):
 
     context: ContextT = field(default=None)  # type: ignore[assignment]
     store: Any = None
-    stream_writer: Callable[[Any], None] = _no_op_writer
+    stream_writer: Callable[[Any], None] = no_op_writer
     previous: Any = None
     execution_info: ExecutionInfo | None = None
 
@@ -73,7 +73,7 @@ class Runtime(Generic[ContextT]):
             context=other.context or self.context,
             store=other.store or self.store,
             stream_writer=(
-                self.stream_writer if other.stream_writer is _no_op_writer else other.stream_writer
+                self.stream_writer if other.stream_writer is no_op_writer else other.stream_writer
             ),
             previous=self.previous if other.previous is None else other.previous,
             execution_info=other.execution_info or self.execution_info,

@@ -136,7 +136,9 @@ class BaseStore(ABC):
     them."""
 
     @abstractmethod
-    def get(self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None) -> Item | None:
+    def get(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
         """The item at `(namespace, key)`, or None."""
 
     @abstractmethod
@@ -184,10 +186,14 @@ class BaseStore(ABC):
     async def aget(self, namespace: tuple[str, ...], key: str, **kwargs: Any) -> Item | None:
         return self.get(namespace, key, **kwargs)
 
-    async def asearch(self, namespace_prefix: tuple[str, ...], /, **kwargs: Any) -> list[SearchItem]:
+    async def asearch(
+        self, namespace_prefix: tuple[str, ...], /, **kwargs: Any
+    ) -> list[SearchItem]:
         return self.search(namespace_prefix, **kwargs)
 
-    async def aput(self, namespace: tuple[str, ...], key: str, value: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+    async def aput(
+        self, namespace: tuple[str, ...], key: str, value: dict[str, Any], *args: Any, **kwargs: Any
+    ) -> None:
         self.put(namespace, key, value, *args, **kwargs)
 
     async def adelete(self, namespace: tuple[str, ...], key: str) -> None:

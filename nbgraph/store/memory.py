@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from nbgraph.store.base import BaseStore, Item, SearchItem, check_namespace
@@ -39,7 +39,9 @@ class InMemoryStore(BaseStore):
         count = sum(len(items) for items in self._data.values())
         return f"<InMemoryStore: {count} items in {len(self._data)} namespaces>"
 
-    def get(self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None) -> Item | None:
+    def get(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
         namespace = check_namespace(namespace)
         return self._data.get(namespace, {}).get(key)
 
@@ -54,7 +56,9 @@ class InMemoryStore(BaseStore):
     ) -> None:
         namespace = check_namespace(namespace)
         if ttl is not None:
-            raise NotImplementedError("InMemoryStore.put(ttl=...): nbgraph's store keeps items until deleted.")
+            raise NotImplementedError(
+                "InMemoryStore.put(ttl=...): nbgraph's store keeps items until deleted."
+            )
         if value is None:
             self.delete(namespace, key)
             return
@@ -63,7 +67,7 @@ class InMemoryStore(BaseStore):
                 f"store.put({namespace}, {key!r}, ...): the value must be a dict, "
                 f"got {type(value).__name__}."
             )
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         item = Item(value=dict(value), key=key, namespace=namespace, created_at=now, updated_at=now)
         with self._lock:
             self._data.setdefault(namespace, {})[key] = item
@@ -123,7 +127,9 @@ class InMemoryStore(BaseStore):
 
 def _fits(labels: Sequence[str], pattern: Sequence[str]) -> bool:
     """Whether `labels` match `pattern` label by label (`"*"` matches any label)."""
-    return len(labels) == len(pattern) and all(p in ("*", x) for x, p in zip(labels, pattern))
+    return len(labels) == len(pattern) and all(
+        p in ("*", x) for x, p in zip(labels, pattern, strict=True)
+    )
 
 
 _OPERATORS = {
@@ -151,6 +157,6 @@ def _matches(value: Any, wanted: Any) -> bool:
         return (
             isinstance(value, (list, tuple))
             and len(value) == len(wanted)
-            and all(_matches(a, b) for a, b in zip(value, wanted))
+            and all(_matches(a, b) for a, b in zip(value, wanted, strict=True))
         )
     return value == wanted
