@@ -22,10 +22,6 @@ from langchain_core.runnables import RunnableConfig
 pytestmark = pytest.mark.langgraph
 
 
-NAMES = (
-    "END START StateGraph Send Command interrupt InMemorySaver Runtime get_config get_runtime "
-    "get_store BaseStore InMemoryStore"
-).split()
 
 LANGGRAPH_HOMES = {
     "langgraph.graph": ("END", "START", "StateGraph"),
@@ -54,7 +50,8 @@ def nbgraph_api() -> types.SimpleNamespace:
     from nbgraph.store.memory import InMemoryStore
 
     assert nbgraph.InMemoryStore is InMemoryStore
-    return types.SimpleNamespace(**{name: getattr(nbgraph, name) for name in NAMES})
+    names = [name for names in LANGGRAPH_HOMES.values() for name in names]
+    return types.SimpleNamespace(**{name: getattr(nbgraph, name) for name in names})
 
 
 def both(program: Any) -> tuple[Any, Any]:
