@@ -22,7 +22,6 @@ from langchain_core.runnables import RunnableConfig
 pytestmark = pytest.mark.langgraph
 
 
-
 LANGGRAPH_HOMES = {
     "langgraph.graph": ("END", "START", "StateGraph"),
     "langgraph.types": ("Send", "Command", "interrupt"),

@@ -12,11 +12,18 @@ from typing import Any
 
 import ipywidgets
 
+from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
 from nbgraph.views.display import svg_element
 from nbgraph.views.inspector import ALL_BRANCHES
 from nbgraph.views.overlay import ancestry
-from nbgraph.views.panels import diff_html, effects_html, error_html, state_html
+from nbgraph.views.panels import (
+    diff_html,
+    effects_html,
+    error_html,
+    state_html,
+    store_ops_html,
+)
 from nbgraph.views.render import render_svg
 
 
@@ -190,7 +197,12 @@ class Inspector(ipywidgets.VBox):
             changed = {e.field for e in effects if e.changed}
             self.state.value = "<b>state</b>" + state_html(state, changed, fields)
             writers = self.branch_writers.get(step, set()) if self.branch else None
-            self.effects.value = "<b>reducer effects</b>" + effects_html(effects, fields, writers)
+            ops = [o for o in self.run.log.store_ops if o.step == step]
+            self.effects.value = (
+                "<b>reducer effects</b>"
+                + effects_html(effects, fields, writers)
+                + store_ops_html(ops)
+            )
             failed_here = step == self.failed_step
             self.error.value = self._stopped_html(log, step) if failed_here else ""
             self._refresh_branches(log)
@@ -222,7 +234,9 @@ class Inspector(ipywidgets.VBox):
         status = "" if log.applied else " — <b>failed</b>"
         on_branch = self.branch is None or step in self.branch_writers or step == 0
         branch = "" if on_branch else " — <i>not on the followed branch</i>"
-        return f"<b>step {step}</b> of {self.steps[-1]}: {_escape(tasks)}{status}{branch}"
+        facts = context_line(self.run.log, 60)
+        facts = f" — {_escape(facts)}" if facts else ""
+        return f"<b>step {step}</b> of {self.steps[-1]}: {_escape(tasks)}{status}{branch}{facts}"
 
     def _picture(self, step: int) -> str:
         drawing = self.run.draw(branch=self.branch) if self.branch else self.run.draw(step=step)

@@ -120,3 +120,17 @@ def error_html(error: BaseException | None, step: int | None) -> str:
         f"<div style='{ERROR}'><b>{html.escape(type(error).__name__)}{where}:</b> "
         f"{html.escape(safe_str(error))}</div>"
     )
+
+
+def store_ops_html(ops: Sequence[Any]) -> str:
+    """The store calls of a step's tasks: node, op, namespace, key, value ('' if none)."""
+    if not ops:
+        return ""
+    rows = [
+        (
+            "",
+            [html.escape(o.node), html.escape(o.op), text(o.namespace), text(o.key), text(o.value)],
+        )
+        for o in ops
+    ]
+    return "<b>store calls</b>" + _table(["node", "op", "namespace", "key", "value"], rows)
