@@ -288,11 +288,17 @@ def test_context_in_the_async_forms():
             seen.append(("sync", runtime.context.user))
             return {"n": state["n"] + 1}
 
+        async def route(state, runtime: api.Runtime[DataContext]):
+            await asyncio.sleep(0)
+            config = api.get_config()
+            seen.append(("route", runtime.context.user, config["metadata"]["langgraph_node"]))
+            return "b"
+
         graph = api.StateGraph(Count, context_schema=DataContext)
         graph.add_node("a", node)
         graph.add_node("b", sync_node)
         graph.add_edge(api.START, "a")
-        graph.add_edge("a", "b")
+        graph.add_conditional_edges("a", route, ["b"])
         app = graph.compile()
 
         async def go():

@@ -310,9 +310,8 @@ class RunLoop(Starting, Committing, Showing):
             if task.dropped:
                 self._warn_dropped(task)
             for branch in self.spec.branches.get(task.node, ()):
-                result = self._call_router(branch, task)
-                if inspect.isawaitable(result):
-                    result = await result
+                state = router_state(self.spec, task, self.read(task), self.managed_values(), branch)
+                result = await acall(branch.router, state, self, task)
                 absorb_route(self.spec, branch, task, result)
         except Exception as error:
             self._caught(task, error)
