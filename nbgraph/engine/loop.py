@@ -310,7 +310,9 @@ class RunLoop(Starting, Committing, Showing):
             if task.dropped:
                 self._warn_dropped(task)
             for branch in self.spec.branches.get(task.node, ()):
-                state = router_state(self.spec, task, self.read(task), self.managed_values(), branch)
+                state = router_state(
+                    self.spec, task, self.read(task), self.managed_values(), branch
+                )
                 result = await acall(branch.router, state, self, task)
                 absorb_route(self.spec, branch, task, result)
         except Exception as error:
