@@ -480,3 +480,35 @@ def test_store_api_put_get_search_delete_and_namespaces():
 
     lg, nb = both(program)
     assert nb == lg
+
+
+def test_what_a_runtime_holds():
+    def program(api):
+        seen = []
+
+        def node(state, runtime: api.Runtime):
+            info = runtime.execution_info
+            seen.append(
+                (
+                    runtime.context,
+                    runtime.previous,
+                    runtime.drain_requested,
+                    runtime.heartbeat(),
+                    info.thread_id,
+                    info.node_attempt,
+                    info.checkpoint_ns.split(":")[0],
+                    info.checkpoint_ns.endswith(info.task_id),
+                )
+            )
+            return {"n": 1}
+
+        graph = api.StateGraph(Count)
+        graph.add_node("a", node)
+        graph.add_edge(api.START, "a")
+        graph.compile().invoke({"n": 0}, context={"k": 1})
+        app = graph.compile(checkpointer=api.InMemorySaver())
+        app.invoke({"n": 0}, {"configurable": {"thread_id": "t9"}})
+        return seen
+
+    lg, nb = both(program)
+    assert nb == lg

@@ -21,6 +21,10 @@ def no_op_writer(_chunk: Any) -> None:
     """The stream writer of a run that streams no custom chunks."""
 
 
+def no_op_heartbeat() -> None:
+    """The heartbeat of a node without an idle timeout."""
+
+
 @dataclass(frozen=True, slots=True)
 class ExecutionInfo:
     """Where a node runs: its task, thread and attempt (read-only).
@@ -50,8 +54,10 @@ class Runtime(Generic[ContextT]):
             pydantic `context_schema` is turned into one), or None.
         store: the store given to `compile(store=...)`, or None.
         stream_writer: writes a chunk to `stream_mode="custom"` (a no-op if nothing listens).
+        heartbeat: LangGraph's progress signal for idle timeouts; a no-op here.
         previous: LangGraph's functional-API value; always None here.
         execution_info: the task's `ExecutionInfo`.
+        server_info, control: LangGraph Server's and run draining's; always None here.
 
     >>> Runtime(context={"user": "ada"}).context["user"]
     'ada'
@@ -60,8 +66,20 @@ class Runtime(Generic[ContextT]):
     context: ContextT = field(default=None)  # type: ignore[assignment]
     store: Any = None
     stream_writer: Callable[[Any], None] = no_op_writer
+    heartbeat: Callable[[], None] = no_op_heartbeat
     previous: Any = None
     execution_info: ExecutionInfo | None = None
+    server_info: Any = None
+    control: Any = None
+
+    @property
+    def drain_requested(self) -> bool:
+        """LangGraph's cooperative draining; nbgraph never asks a run to drain."""
+        return False
+
+    @property
+    def drain_reason(self) -> str | None:
+        return None
 
     def override(self, **overrides: Any) -> Runtime[ContextT]:
         """A copy with some attributes replaced."""
@@ -75,8 +93,11 @@ class Runtime(Generic[ContextT]):
             stream_writer=(
                 self.stream_writer if other.stream_writer is no_op_writer else other.stream_writer
             ),
+            heartbeat=self.heartbeat if other.heartbeat is no_op_heartbeat else other.heartbeat,
             previous=self.previous if other.previous is None else other.previous,
             execution_info=other.execution_info or self.execution_info,
+            server_info=other.server_info or self.server_info,
+            control=other.control or self.control,
         )
 
 
