@@ -512,3 +512,41 @@ def test_what_a_runtime_holds():
 
     lg, nb = both(program)
     assert nb == lg
+
+
+def test_a_graph_invoked_inside_a_node_inherits_context_store_and_configurable():
+    def program(api):
+        def inner(state, runtime: api.Runtime):
+            config = api.get_config()
+            found = runtime.store.get(("k",), "v") if runtime.store else None
+            return {
+                "n": (
+                    runtime.context,
+                    found and found.value,
+                    config["configurable"].get("user"),
+                    config["metadata"]["langgraph_node"],
+                    config.get("recursion_limit"),
+                )
+            }
+
+        sub = api.StateGraph(Count)
+        sub.add_node("inner", inner)
+        sub.add_edge(api.START, "inner")
+        sub = sub.compile()
+
+        def outer(state):
+            plain = sub.invoke({"n": 0})["n"]
+            own = sub.invoke({"n": 0}, {"configurable": {"user": "v"}}, context={"c": 2})["n"]
+            return {"n": [plain, own]}
+
+        graph = api.StateGraph(Count)
+        graph.add_node("outer", outer)
+        graph.add_edge(api.START, "outer")
+        store = api.InMemoryStore()
+        store.put(("k",), "v", {"x": 1})
+        app = graph.compile(store=store)
+        config = {"configurable": {"user": "u"}, "recursion_limit": 50}
+        return app.invoke({"n": 0}, config, context={"c": 1}), outcome(sub.invoke, {"n": 0})
+
+    lg, nb = both(program)
+    assert nb == lg

@@ -18,7 +18,7 @@ from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.runlog import RunLog
-from nbgraph.engine.runtime import start_runtime
+from nbgraph.engine.runtime import inherited, start_runtime
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
 from nbgraph.engine.tasks import Task, absorb_output
 from nbgraph.errors import GraphBuildError
@@ -140,12 +140,13 @@ class CompiledGraph:
     # --- running ---------------------------------------------------------------------------
 
     def _start(self, config: dict[str, Any] | None, kwargs: dict[str, Any]) -> RunLoop:
+        config, context, store = inherited(config, kwargs.pop("context", None), self.store)
         merged = run_config(config, kwargs)
         thread = None
         if self.checkpointer is not None:
             thread = Thread(self.checkpointer, self.spec, merged)
         run = loop_class(self.spec)(self.spec, merged, thread)
-        start_runtime(run, self.store, self.context_schema, kwargs.pop("context", None))
+        start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         return run
 

@@ -171,6 +171,33 @@ def coerce_context(schema: Any, context: Any) -> Any:
     return context
 
 
+_ADDRESS_KEYS = frozenset({"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"})
+
+
+def inherited(config: Any, context: Any, store: Any) -> tuple[Any, Any, Any]:
+    """What a graph invoked inside a running node takes from that node's run, as LangGraph
+    does: its context and store (unless given), its `recursion_limit` and its
+    `configurable` keys (the call's own win; a checkpoint's address is never inherited).
+
+    Outside a node, `(config, context, store)` unchanged.
+    """
+    env = _TASK.get()
+    if env is None or not hasattr(config if config is not None else {}, "get"):
+        return config, context, store
+    parent = env.run
+    given = dict(config or {})
+    outer = {
+        k: v for k, v in (parent.config.get("configurable") or {}).items() if k not in _ADDRESS_KEYS
+    }
+    if outer:
+        given["configurable"] = {**outer, **(given.get("configurable") or {})}
+    if "recursion_limit" in parent.config:
+        given.setdefault("recursion_limit", parent.config["recursion_limit"])
+    context = getattr(parent, "context", None) if context is None else context
+    store = getattr(parent, "store", None) if store is None else store
+    return given, context, store
+
+
 def start_runtime(run: Any, store: Any, schema: Any, context: Any) -> None:
     """Give a run its store and its context (coerced to `schema`, and kept in its log)."""
     run.store = store
