@@ -170,3 +170,26 @@ def test_a_bad_context_names_the_schema():
     with pytest.raises(TypeError) as caught:
         memory_app().invoke({"n": 0}, context={"nobody": 1})
     assert "making the run's context Ctx" in str(caught.value.__notes__)
+
+
+def test_remerge_calls_a_router_with_its_runtime_and_config_again():
+    from typing import Annotated
+
+    class Log(TypedDict):
+        log: Annotated[list, "append"]
+
+    seen = []
+
+    def enough(state, runtime: Runtime, config):
+        seen.append((runtime.context, config["metadata"]["langgraph_node"]))
+        return "c" if len(state["log"]) >= runtime.context["at"] else "__end__"
+
+    graph = StateGraph(Log).add_node("a", lambda s: {"log": ["a"]})
+    graph.add_node("b", lambda s: {"log": ["b"]}).add_node("c", lambda s: {"log": ["c"]})
+    graph.add_edge(START, "a").add_edge("a", "b").add_conditional_edges("b", enough)
+    run = graph.compile().run({"log": ["in"]}, context={"at": 2})
+    new = run.remerge({"log": "overwrite"})
+    assert new.routing_changes.to_dict("records") == [
+        {"step": 2, "node": "b", "recorded": ["c"], "would_route": ["__end__"]}
+    ]
+    assert seen[0] == seen[-1] == ({"at": 2}, "b")
