@@ -193,3 +193,15 @@ def test_remerge_calls_a_router_with_its_runtime_and_config_again():
         {"step": 2, "node": "b", "recorded": ["c"], "would_route": ["__end__"]}
     ]
     assert seen[0] == seen[-1] == ({"at": 2}, "b")
+
+
+def test_a_parameter_nothing_fills_is_named_with_what_is_filled():
+    def node(state, cfg):
+        return None
+
+    app = StateGraph(S).add_node("a", node).add_edge(START, "a").compile()
+    with pytest.raises(TypeError, match="cfg") as caught:
+        app.invoke({"n": 0})
+    notes = "\n".join(caught.value.__notes__)
+    assert "nothing fills parameter 'cfg' of 'node'" in notes
+    assert "while running node 'a' at step 1" in notes

@@ -205,6 +205,9 @@ def call(fn: Callable[..., Any], state: Any, run: Any, task: Any) -> Any:
         if not wanted:
             return fn(state)
         return fn(state, **{name: env.value(what) for name, what in wanted})
+    except TypeError as error:
+        _explain(error, fn)
+        raise
     finally:
         leave_task(tokens)
 
@@ -216,9 +219,37 @@ async def acall(fn: Callable[..., Any], state: Any, run: Any, task: Any) -> Any:
     try:
         wanted = injections(fn)
         kwargs = {name: env.value(what) for name, what in wanted}
-        output = fn(state, **kwargs) if kwargs else fn(state)
+        try:
+            output = fn(state, **kwargs) if kwargs else fn(state)
+        except TypeError as error:
+            _explain(error, fn)
+            raise
         if inspect.isawaitable(output):
             output = await output
         return output
     finally:
         leave_task(tokens)
+
+
+def _explain(error: TypeError, fn: Callable[..., Any]) -> None:
+    """If `fn` failed for want of a parameter the engine does not fill, say which fill."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return
+    filled = dict(injections(fn))
+    unfilled = [
+        p.name
+        for p in parameters
+        if p.default is _EMPTY
+        and p.kind in (*_KINDS, inspect.Parameter.POSITIONAL_ONLY)
+        and p.name not in filled
+        and f"'{p.name}'" in str(error)
+    ]
+    if unfilled:
+        error.add_note(
+            f"nbgraph: nothing fills parameter {', '.join(map(repr, unfilled))} of "
+            f"{getattr(fn, '__name__', fn)!r}: besides the state, nbgraph (as LangGraph) "
+            "fills only `config` (annotated RunnableConfig, or not at all), `runtime`, "
+            "`store` (BaseStore) and `writer` (StreamWriter), by name."
+        )
