@@ -550,3 +550,20 @@ def test_a_graph_invoked_inside_a_node_inherits_context_store_and_configurable()
 
     lg, nb = both(program)
     assert nb == lg
+
+
+def test_the_store_keeps_langgraphs_small_habits():
+    def program(api):
+        store = api.InMemoryStore()
+        store.get(("read",), "k")  # a namespace read is listed from then on
+        store.put(("y",), "k", {"a": 1})
+        store.delete(("y",), "k")  # and stays listed once empty
+        store.search(("z",))  # a search does not list one
+        listed = store.list_namespaces()
+        store.put(("y",), 5, {"a": 1})  # keys become strings
+        item = store.search(("y",))[0]
+        shown = repr(item).split(", created_at")[0]
+        return listed, item.key, store.get(("y",), 5).key, shown, sorted(item.dict())
+
+    lg, nb = both(program)
+    assert nb == lg

@@ -163,7 +163,7 @@ def test_store_errors_name_what_is_wrong():
         InMemoryStore(index={"dims": 3})
     store.put(("a",), "k", {"v": 1})
     store.put(("a",), "k", None)  # LangGraph's way to delete
-    assert store.get(("a",), "k") is None and store.list_namespaces() == []
+    assert store.get(("a",), "k") is None and store.list_namespaces() == [("a",)]
 
 
 def test_a_bad_context_names_the_schema():

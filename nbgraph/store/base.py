@@ -66,7 +66,8 @@ class Item:
         }
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.dict().items())})"
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.dict().items())
+        return f"Item({shown})"  # (a SearchItem too, as LangGraph shows it)
 
 
 class SearchItem(Item):

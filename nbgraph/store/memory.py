@@ -1,5 +1,7 @@
 """`InMemoryStore`: a `BaseStore` in a dict, as `langgraph.store.memory.InMemoryStore`
-without embeddings (a `query` is accepted and does not rank; `score` stays None).
+without embeddings (a `query` is accepted and does not rank; `score` stays None). Keys are
+made strings, and a namespace once read or written is listed by `list_namespaces` even when
+empty, as LangGraph's store does.
 
 >>> store = InMemoryStore()
 >>> store.put(("memories", "1"), "a", {"data": "User name is Bob"})
@@ -43,7 +45,8 @@ class InMemoryStore(BaseStore):
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
         namespace = check_namespace(namespace)
-        return self._data.get(namespace, {}).get(key)
+        with self._lock:  # (a namespace read is listed from then on, as in LangGraph's)
+            return self._data.setdefault(namespace, {}).get(str(key))
 
     def put(
         self,
@@ -68,18 +71,15 @@ class InMemoryStore(BaseStore):
                 f"got {type(value).__name__}."
             )
         now = datetime.now(UTC)
+        key = str(key)
         item = Item(value=dict(value), key=key, namespace=namespace, created_at=now, updated_at=now)
         with self._lock:
             self._data.setdefault(namespace, {})[key] = item
 
     def delete(self, namespace: tuple[str, ...], key: str) -> None:
         namespace = check_namespace(namespace)
-        with self._lock:
-            items = self._data.get(namespace)
-            if items is not None:
-                items.pop(key, None)
-                if not items:
-                    del self._data[namespace]
+        with self._lock:  # (the namespace stays listed, as in LangGraph's)
+            self._data.setdefault(namespace, {}).pop(str(key), None)
 
     def search(
         self,
