@@ -24,7 +24,9 @@ from nbgraph.engine.store_record import RecordingStore
 
 _KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _EMPTY = inspect.Parameter.empty
-_CACHE: weakref.WeakKeyDictionary[Any, tuple[tuple[str, str], ...]] = weakref.WeakKeyDictionary()
+_CACHE: dict[int, tuple[Any, tuple[tuple[str, str], ...]]] = {}
+"""By `id(fn)`: a weak reference to `fn` (checked on lookup) and what it asks for. An entry
+goes when its function does; a plain dict lookup is the engine's hot path."""
 _TASK_NS = uuid.UUID("6f1c2a53-5b1e-4a55-9d7e-2d1f0c3b9a10")
 
 
@@ -77,10 +79,9 @@ def _injection(name: str, annotation: Any) -> str | None:
 
 def injections(fn: Callable[..., Any]) -> tuple[tuple[str, str], ...]:
     """`(parameter, what)` for each parameter of `fn` the engine fills by keyword."""
-    try:
-        return _CACHE[fn]
-    except (KeyError, TypeError):
-        pass
+    entry = _CACHE.get(id(fn))
+    if entry is not None and entry[0]() is fn:
+        return entry[1]
     try:
         parameters = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
@@ -92,8 +93,9 @@ def injections(fn: Callable[..., Any]) -> tuple[tuple[str, str], ...]:
             if what is not None:
                 found.append((parameter.name, what))
     result = tuple(found)
+    key = id(fn)
     with contextlib.suppress(TypeError):  # (a callable object without weak references)
-        _CACHE[fn] = result
+        _CACHE[key] = (weakref.ref(fn, lambda _, key=key: _CACHE.pop(key, None)), result)
     return result
 
 
