@@ -7,6 +7,7 @@ from nbgraph.checkpoint import InMemorySaver, MemorySaver
 from nbgraph.engine.caching import InMemoryCache
 from nbgraph.engine.interrupts import interrupt
 from nbgraph.engine.streams import StreamWriter, get_stream_writer
+from nbgraph.engine.runtime import Runtime, get_config, get_runtime, get_store
 from nbgraph.engine.tasks import RouteError
 from nbgraph.errors import (
     EmptyInputError,
@@ -41,6 +42,7 @@ from nbgraph.views.inspector import inspect
 if TYPE_CHECKING:
     from nbgraph.checkpoint import SqliteSaver
     from nbgraph.messages import Message, MessagesState, RemoveMessage
+    from nbgraph.store import BaseStore, InMemoryStore
 
 __all__ = [
     "END",
@@ -48,6 +50,7 @@ __all__ = [
     "REMOVE_ALL_MESSAGES",
     "START",
     "CachePolicy",
+    "BaseStore",
     "Command",
     "EmptyInputError",
     "Ephemeral",
@@ -56,6 +59,7 @@ __all__ = [
     "GraphRecursionError",
     "InMemoryCache",
     "InMemorySaver",
+    "InMemoryStore",
     "Interrupt",
     "InvalidArgumentError",
     "InvalidUpdateError",
@@ -70,6 +74,7 @@ __all__ = [
     "RetryPolicy",
     "RouteError",
     "Run",
+    "Runtime",
     "Send",
     "SqliteSaver",
     "StateGraph",
@@ -80,6 +85,9 @@ __all__ = [
     "first_write_wins",
     "generate_state_schema",
     "get_stream_writer",
+    "get_config",
+    "get_runtime",
+    "get_store",
     "inspect",
     "interrupt",
     "last_write_wins",
@@ -93,6 +101,8 @@ _ON_FIRST_USE = {
     "SqliteSaver": "nbgraph.checkpoint",
     "ToolNode": "nbgraph.prebuilt",
     "tools_condition": "nbgraph.prebuilt",
+    "BaseStore": "nbgraph.store",
+    "InMemoryStore": "nbgraph.store",
 }
 """Names imported when first used: the message model imports pydantic, the SQLite saver
 `sqlite3`, the prebuilt tool node `langchain_core`; `import nbgraph` needs none of them.

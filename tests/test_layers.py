@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("state", ("nbgraph.messages", "nbgraph.reducers", "nbgraph.schema")),
     ("codec", ("nbgraph.codec",)),
     ("graph", ("nbgraph.graph",)),
-    ("engine", ("nbgraph.engine", "nbgraph.checkpoint")),
+    ("engine", ("nbgraph.engine", "nbgraph.checkpoint", "nbgraph.store")),
     ("record", ("nbgraph.record",)),
     ("views", ("nbgraph.views",)),
     ("notebook", ("nbgraph.notebook", "nbgraph")),

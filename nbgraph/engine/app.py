@@ -21,8 +21,9 @@ from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.root_state import is_root, root_chunks, root_output
 from nbgraph.engine.runlog import RunLog
+from nbgraph.engine.runtime import inherited, start_runtime
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
-from nbgraph.engine.streams import refuse_subgraphs, with_writers
+from nbgraph.engine.streams import refuse_subgraphs
 from nbgraph.engine.tasks import Task, absorb_output
 from nbgraph.errors import GraphBuildError
 from nbgraph.graph import GraphSpec
@@ -41,7 +42,15 @@ class CompiledGraph(RunnableHabits):
         last_log: the `RunLog` of the run that most recently started or finished, or None.
     """
 
-    def __init__(self, spec: GraphSpec, *, checkpointer: Any = None, name: str = "") -> None:
+    def __init__(
+        self,
+        spec: GraphSpec,
+        *,
+        checkpointer: Any = None,
+        name: str = "",
+        store: Any = None,
+        context_schema: Any = None,
+    ) -> None:
         if (spec.interrupt_before or spec.interrupt_after) and checkpointer is None:
             raise GraphBuildError(
                 [
@@ -49,9 +58,11 @@ class CompiledGraph(RunnableHabits):
                     "needs a checkpointer: compile(checkpointer=MemorySaver(), ...)."
                 ]
             )
-        self.spec = with_writers(spec)  # (nodes taking `writer` get their task's)
+        self.spec = spec
         self.name = name
         self.checkpointer = checkpointer
+        self.store = store
+        self.context_schema = context_schema
         self.last_log: RunLog | None = None
         self._last_run: Any = None  # (the notebook layer's record of the latest run)
         self.stream_mode = "updates"
@@ -147,11 +158,15 @@ class CompiledGraph(RunnableHabits):
     # --- running ---------------------------------------------------------------------------
 
     def _start(self, config: dict[str, Any] | None, kwargs: dict[str, Any]) -> RunLoop:
-        merged = run_config(self._with_bound(config), kwargs)  # (with_config's first)
+        config, context, store = inherited(
+            self._with_bound(config), kwargs.pop("context", None), self.store
+        )  # (with_config's first; a graph run inside a node inherits that node's context)
+        merged = run_config(config, kwargs)
         thread = None
         if self.checkpointer is not None:
             thread = Thread(self.checkpointer, self.spec, merged)
         run = loop_class(self.spec)(self.spec, merged, thread)
+        start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         return run
 

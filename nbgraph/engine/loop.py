@@ -23,6 +23,7 @@ from nbgraph.engine.caching import keep_in_cache, serve_from_cache
 from nbgraph.engine.committing import _NO_RESET, Committing
 from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.config import run_config
+from nbgraph.engine.injection import acall, call
 from nbgraph.engine.interrupts import (
     GraphInterrupt,
     Scope,
@@ -57,6 +58,8 @@ class RunLoop(Starting, Committing, Showing):
 
     _joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branch lineages)
     tap: Callable[[Task, Any], None] | None = None  # hears each node's output (streams)
+    context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
+    store: Any = None  # compile(store=...)
 
     def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None) -> None:
         self.spec = spec
@@ -245,11 +248,11 @@ class RunLoop(Starting, Committing, Showing):
         try:
             state = node_input(self.spec, node, task, self.read(task), self.managed_values())
             if scope is None:
-                output = node.fn(state, self.config) if node.takes_config else node.fn(state)
+                output = call(node.fn, state, self, task)
             else:
                 token = enter_scope(scope)
                 try:
-                    output = node.fn(state, self.config) if node.takes_config else node.fn(state)
+                    output = call(node.fn, state, self, task)
                 finally:
                     leave_scope(token)
             if self.tap is not None:
@@ -333,18 +336,17 @@ class RunLoop(Starting, Committing, Showing):
         try:
             state = node_input(self.spec, node, task, self.read(task), self.managed_values())
             with interrupt_scope(scope):
-                output = node.fn(state, self.config) if node.takes_config else node.fn(state)
-                if inspect.isawaitable(output):
-                    output = await output
+                output = await acall(node.fn, state, self, task)
             if self.tap is not None:
                 self.tap(task, output)
             absorb_output(self.spec, node, task, output)
             if task.dropped:
                 self._warn_dropped(task)
             for branch in self.spec.branches.get(task.node, ()):
-                result = self._call_router(branch, task)
-                if inspect.isawaitable(result):
-                    result = await result
+                state = router_state(
+                    self.spec, task, self.read(task), self.managed_values(), branch
+                )
+                result = await acall(branch.router, state, self, task)
                 absorb_route(self.spec, branch, task, result)
         except Exception as error:
             self._caught(task, error)
@@ -377,7 +379,7 @@ class RunLoop(Starting, Committing, Showing):
 
     def _call_router(self, branch: Any, task: Task) -> Any:
         state = router_state(self.spec, task, self.read(task), self.managed_values(), branch)
-        return branch.router(state, self.config) if branch.takes_config else branch.router(state)
+        return call(branch.router, state, self, task)
 
 
 def _close(awaitable: Any) -> None:

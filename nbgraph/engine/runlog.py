@@ -214,6 +214,8 @@ class RunLog:
         source: for such a record, the checkpointer it was read from.
         semantics: `"supersteps"` or `"branches"` (the graph was compiled with).
         end: with `"branches"`, the merge of the lineages that reached END.
+        context: what `invoke(..., context=...)` passed (None if nothing).
+        store_ops: the store calls the nodes made (`engine.store_record.StoreOp`), in order.
     """
 
     graph: GraphSpec
@@ -228,6 +230,8 @@ class RunLog:
     source: Any = None
     semantics: str = "supersteps"
     end: Join | None = None
+    context: Any = None
+    store_ops: list[Any] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return f"RunLog(status={self.status!r}, steps={len(self.steps)})"

@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import functools
-import inspect
 import queue
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -24,7 +21,6 @@ from typing import Any
 
 from nbgraph.engine.tasks import Task
 from nbgraph.errors import InvalidArgumentError
-from nbgraph.graph import GraphSpec, NodeSpec
 
 StreamWriter = Callable[[Any], None]
 """The type of `get_stream_writer()`'s writer (and of a node's `writer` parameter)."""
@@ -265,40 +261,15 @@ def get_stream_writer() -> StreamWriter:
     return writer
 
 
-def with_writers(spec: GraphSpec) -> GraphSpec:
-    """`spec` with each node that has a `writer` parameter called with its task's writer
-    (as LangGraph passes `writer: StreamWriter`); the same spec if no node has one."""
-    nodes = {name: _with_writer(node) for name, node in spec.nodes.items()}
-    if all(nodes[name] is node for name, node in spec.nodes.items()):
-        return spec
-    return dataclasses.replace(spec, nodes=nodes)
+def current_writer() -> TaskStream | None:
+    """The writer of the task running in this context, or None outside a task.
+
+    A node's `writer` parameter and `runtime.stream_writer` are this writer
+    (`nbgraph.engine.injection`), so all three forms write to the same stream and record.
+    """
+    return _STREAM.get()
 
 
-def _with_writer(node: NodeSpec) -> NodeSpec:
-    try:
-        parameters = inspect.signature(node.fn).parameters
-    except (TypeError, ValueError):
-        return node
-    parameter = parameters.get("writer")
-    if parameter is None or parameter.kind not in _BY_NAME:
-        return node
-    fn = node.fn
-    if node.is_async:
-
-        @functools.wraps(fn)
-        async def call_async(*args: Any, **kwargs: Any) -> Any:
-            return await fn(*args, **kwargs, writer=get_stream_writer())
-
-        return dataclasses.replace(node, fn=call_async)
-
-    @functools.wraps(fn)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return fn(*args, **kwargs, writer=get_stream_writer())
-
-    return dataclasses.replace(node, fn=call)
-
-
-_BY_NAME = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 
 def refuse_subgraphs(kwargs: dict[str, Any], method: str) -> None:

@@ -46,6 +46,7 @@ class StateGraph(GraphBuilder):
         name: str | None = None,
         semantics: str = "supersteps",
         end_merge: Callable[[list[Any]], Any] | str = "delta",
+        store: Any = None,
         **options: Any,
     ) -> CompiledStateGraph:
         """Check the graph and return a runnable `CompiledStateGraph`.
@@ -61,6 +62,8 @@ class StateGraph(GraphBuilder):
             name: the graph's name, shown in its repr.
             cache: where nodes with a `cache_policy=` keep their writes, e.g.
                 `InMemoryCache()` (as LangGraph's `compile(cache=...)`).
+            store: a store (`nbgraph.store.memory.InMemoryStore()`) for memory shared
+                across threads: nodes reach it as `runtime.store` or a `store` parameter.
 
         Raises:
             GraphBuildError: listing every problem (unknown nodes, no edge from START,
@@ -75,7 +78,13 @@ class StateGraph(GraphBuilder):
         object.__setattr__(spec, "semantics", semantics)
         object.__setattr__(spec, "end_merge", end_merge)
         object.__setattr__(spec, "cache", cache)
-        return CompiledStateGraph(spec, checkpointer=checkpointer, name=name or "StateGraph")
+        return CompiledStateGraph(
+            spec,
+            checkpointer=checkpointer,
+            name=name or "StateGraph",
+            store=store,
+            context_schema=self.context_schema,
+        )
 
     def draw(self) -> Any:
         """The graph as it stands, as a `graphviz.Digraph` — even before it compiles.

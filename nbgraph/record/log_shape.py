@@ -46,11 +46,14 @@ STEP = Obj(
      "tasks": ListOf(TASK)},
     {"joins": ListOf(JOIN), "heads": NAMES},
 )  # fmt: skip
+STORE_OP = Pair(Is(int), STR, STR, NAMES, Is(str, None), ANY)
+"""A store call: step, node, op, namespace, key (None for a search), value."""
 RUN = Obj(
     {"status": Is(str, choices=("running", "done", "failed", "interrupted")), "error": ERROR,
      "input": ANY, "config": Is(dict), "warnings": NAMES, "final": ANY, "steps": ListOf(STEP)},
     {"semantics": Is(str, choices=("supersteps", "branches")), "end": Obj(JOIN.required,
-     JOIN.optional, nullable=True)},
+     JOIN.optional, nullable=True), "context": ANY,
+     "store_ops": ListOf(STORE_OP)},
 )  # fmt: skip
 RUN_DOCUMENT = Obj({"graph": GRAPH, "run": RUN})
 """The shape of a run document (`format` and `version` are checked before)."""

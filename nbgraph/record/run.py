@@ -17,6 +17,7 @@ from nbgraph.engine.view import isolate
 from nbgraph.errors import NbgraphError
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
 from nbgraph.record.lineages import BranchTimeline
+from nbgraph.record.run_context import ContextFacts
 from nbgraph.record.tables import (
     diff_frame,
     field_history_frame,
@@ -43,7 +44,7 @@ class NotSupportedForBranchesError(NbgraphError, NotImplementedError):
     """A what-if analysis that replays supersteps, asked of a branch-lineage run."""
 
 
-class RunRecord:
+class RunRecord(ContextFacts):
     """One recorded run of a compiled graph.
 
     >>> from nbgraph import START, StateGraph

@@ -35,6 +35,7 @@ from nbgraph.errors import GraphMismatchError, NbgraphError
 from nbgraph.graph import GraphSpec
 from nbgraph.graph.description import check_graph, describe_graph, graph_from_description
 from nbgraph.record.log_shape import LogShapeError, check_document
+from nbgraph.record.run_context import decode_store_ops, encode_store_ops
 from nbgraph.record.step_decoding import BrokenDocument, decode_join, decode_step, mapping
 from nbgraph.record.step_encoding import encode_steps
 from nbgraph.types import MISSING
@@ -85,6 +86,8 @@ def run_document(run: Run) -> dict[str, Any]:
             "steps": steps,
             "semantics": log.semantics,
             "end": None if log.end is None else join_data(log.end, encode_value, encode_value),
+            "context": encode_value(log.context),
+            "store_ops": encode_store_ops(log.store_ops),
         },
     }
 
@@ -209,6 +212,8 @@ def _decode_log(document: dict[str, Any], given: GraphSpec | None, where: str) -
         final=mapping(decode_value(data["final"]), "the final values"),
         semantics=str(data.get("semantics", "supersteps")),
         end=None if data.get("end") is None else decode_join(data["end"]),
+        context=decode_value(data.get("context")),
+        store_ops=decode_store_ops(data.get("store_ops", [])),
     )
 
 

@@ -10,6 +10,7 @@ import html
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
 from nbgraph.views.dot import short
 from nbgraph.views.render import render_svg
@@ -94,9 +95,10 @@ def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
     changed["after"] = effects["changed"].astype(bool).to_numpy()
     steps = last_tasks(run, max_rows)[["step", "node", "triggers", "writes", "status"]]
     head = html.escape(repr(run))
-    error = ""
+    facts = context_line(run.log)
+    error = f"<p>{html.escape(facts)}</p>" if facts else ""
     if run.error is not None:
-        error = f"<p><b>error:</b> {html.escape(safe_repr(run.error))}</p>"
+        error += f"<p><b>error:</b> {html.escape(safe_repr(run.error))}</p>"
     more = ""
     if total is None or total > max_rows:
         of = "" if total is None else f" of {total}"

@@ -12,6 +12,7 @@ from typing import Any
 
 import ipywidgets
 
+from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
 from nbgraph.views.custom_panel import custom_html
 from nbgraph.views.display import svg_element
@@ -23,6 +24,7 @@ from nbgraph.views.panels import (
     effects_html,
     error_html,
     state_html,
+    store_ops_html,
 )
 from nbgraph.views.render import render_svg
 
@@ -197,10 +199,12 @@ class Inspector(ipywidgets.VBox):
             changed = {e.field for e in effects if e.changed}
             self.state.value = "<b>state</b>" + state_html(state, changed, fields)
             writers = self.branch_writers.get(step, set()) if self.branch else None
+            ops = [o for o in self.run.log.store_ops if o.step == step]
             self.effects.value = (
                 "<b>reducer effects</b>"
                 + effects_html(effects, fields, writers)
                 + custom_html(log.tasks)  # what the step's nodes streamed
+                + store_ops_html(ops)
             )
             failed_here = step == self.failed_step
             stopped = self._stopped_html(log, step) if failed_here else ""
@@ -234,7 +238,9 @@ class Inspector(ipywidgets.VBox):
         status = "" if log.applied else " — <b>failed</b>"
         on_branch = self.branch is None or step in self.branch_writers or step == 0
         branch = "" if on_branch else " — <i>not on the followed branch</i>"
-        return f"<b>step {step}</b> of {self.steps[-1]}: {_escape(tasks)}{status}{branch}"
+        facts = context_line(self.run.log, 60)
+        facts = f" — {_escape(facts)}" if facts else ""
+        return f"<b>step {step}</b> of {self.steps[-1]}: {_escape(tasks)}{status}{branch}{facts}"
 
     def _picture(self, step: int) -> str:
         drawing = self.run.draw(branch=self.branch) if self.branch else self.run.draw(step=step)

@@ -147,3 +147,17 @@ def attempts_html(tasks: Iterable[Any]) -> str:
     if not items:
         return ""
     return f"<div><b>retries and cache</b><ul>{''.join(items)}</ul></div>"
+
+
+def store_ops_html(ops: Sequence[Any]) -> str:
+    """The store calls of a step's tasks: node, op, namespace, key, value ('' if none)."""
+    if not ops:
+        return ""
+    rows = [
+        (
+            "",
+            [html.escape(o.node), html.escape(o.op), text(o.namespace), text(o.key), text(o.value)],
+        )
+        for o in ops
+    ]
+    return "<b>store calls</b>" + _table(["node", "op", "namespace", "key", "value"], rows)

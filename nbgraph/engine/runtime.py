@@ -1,0 +1,204 @@
+"""What a running node can ask for besides its state: `Runtime` (the run's context, store and
+stream writer), and `get_config()` / `get_runtime()` / `get_store()` from inside a node.
+
+A task's config and runtime are set in context variables for the length of its call (the
+engine's `engine.injection` does it), so helpers deep inside a node find them as LangGraph's
+do; outside a run they raise `RuntimeError`, as LangGraph's do.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+ContextT = TypeVar("ContextT")
+
+
+def no_op_writer(_chunk: Any) -> None:
+    """The stream writer of a run that streams no custom chunks."""
+
+
+def no_op_heartbeat() -> None:
+    """The heartbeat of a node without an idle timeout."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionInfo:
+    """Where a node runs: its task, thread and attempt (read-only).
+
+    Attributes:
+        checkpoint_ns: `"<node>:<task id>"`, as LangGraph names a task's namespace.
+        task_id: the task's id.
+        thread_id: the run's `configurable.thread_id`, or None without one.
+        node_attempt: the attempt number, 1 first.
+    """
+
+    checkpoint_id: str | None
+    checkpoint_ns: str
+    task_id: str
+    thread_id: str | None = None
+    run_id: str | None = None
+    node_attempt: int = 1
+    node_first_attempt_time: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime(Generic[ContextT]):
+    """The run-scoped things a node may take as `runtime: Runtime[Ctx]` (mirrors LangGraph's).
+
+    Attributes:
+        context: what `invoke(..., context=...)` passed (a dict given for a dataclass or
+            pydantic `context_schema` is turned into one), or None.
+        store: the store given to `compile(store=...)`, or None.
+        stream_writer: writes a chunk to `stream_mode="custom"` (a no-op if nothing listens).
+        heartbeat: LangGraph's progress signal for idle timeouts; a no-op here.
+        previous: LangGraph's functional-API value; always None here.
+        execution_info: the task's `ExecutionInfo`.
+        server_info, control: LangGraph Server's and run draining's; always None here.
+
+    >>> Runtime(context={"user": "ada"}).context["user"]
+    'ada'
+    """
+
+    context: ContextT = field(default=None)  # type: ignore[assignment]
+    store: Any = None
+    stream_writer: Callable[[Any], None] = no_op_writer
+    heartbeat: Callable[[], None] = no_op_heartbeat
+    previous: Any = None
+    execution_info: ExecutionInfo | None = None
+    server_info: Any = None
+    control: Any = None
+
+    @property
+    def drain_requested(self) -> bool:
+        """LangGraph's cooperative draining; nbgraph never asks a run to drain."""
+        return False
+
+    @property
+    def drain_reason(self) -> str | None:
+        return None
+
+    def override(self, **overrides: Any) -> Runtime[ContextT]:
+        """A copy with some attributes replaced."""
+        return dataclasses.replace(self, **overrides)
+
+    def merge(self, other: Runtime[ContextT]) -> Runtime[ContextT]:
+        """`other`'s attributes where it has them, this runtime's elsewhere."""
+        return Runtime(
+            context=other.context or self.context,
+            store=other.store or self.store,
+            stream_writer=(
+                self.stream_writer if other.stream_writer is no_op_writer else other.stream_writer
+            ),
+            heartbeat=self.heartbeat if other.heartbeat is no_op_heartbeat else other.heartbeat,
+            previous=self.previous if other.previous is None else other.previous,
+            execution_info=other.execution_info or self.execution_info,
+            server_info=other.server_info or self.server_info,
+            control=other.control or self.control,
+        )
+
+
+_TASK: ContextVar[Any] = ContextVar("nbgraph_task_env", default=None)
+"""The running task's environment (an `engine.injection.TaskEnv`: `.config()`, `.runtime()`)."""
+
+
+def get_config() -> dict[str, Any]:
+    """The config of the node running now (what a `config` parameter would receive).
+
+    Raises:
+        RuntimeError: called outside a running node.
+    """
+    env = _TASK.get()
+    if env is None:
+        raise RuntimeError("Called get_config outside of a runnable context")
+    return env.config()
+
+
+def get_runtime(context_schema: Any = None) -> Runtime[Any]:
+    """The `Runtime` of the node running now (`context_schema` only helps type checkers).
+
+    Raises:
+        RuntimeError: called outside a running node.
+    """
+    env = _TASK.get()
+    if env is None:
+        raise RuntimeError("Called get_runtime outside of a runnable context")
+    return env.runtime()
+
+
+def get_store() -> Any:
+    """The store of the node running now (None if the graph was compiled without one).
+
+    Raises:
+        RuntimeError: called outside a running node.
+    """
+    return get_runtime().store
+
+
+def enter_task(env: Any) -> Any:
+    """Make `env` the running task's; returns the token `leave_task` needs."""
+    return _TASK.set(env)
+
+
+def leave_task(token: Any) -> None:
+    """Undo `enter_task`."""
+    _TASK.reset(token)
+
+
+def coerce_context(schema: Any, context: Any) -> Any:
+    """The context a run's nodes see: a dict given for a dataclass or pydantic schema is
+    made into one (as LangGraph does); anything else is kept as given.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Ctx:
+    ...     user: str = "anon"
+    >>> coerce_context(Ctx, {"user": "ada"})
+    Ctx(user='ada')
+    """
+    if context is None or schema is None or not isinstance(context, dict):
+        return context
+    if dataclasses.is_dataclass(schema) or hasattr(schema, "model_fields"):
+        try:
+            return schema(**context)
+        except TypeError as error:
+            name = getattr(schema, "__name__", repr(schema))
+            error.add_note(f"nbgraph: while making the run's context {name} from {context!r}")
+            raise
+    return context
+
+
+_ADDRESS_KEYS = frozenset({"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"})
+
+
+def inherited(config: Any, context: Any, store: Any) -> tuple[Any, Any, Any]:
+    """What a graph invoked inside a running node takes from that node's run, as LangGraph
+    does: its context and store (unless given), its `recursion_limit` and its
+    `configurable` keys (the call's own win; a checkpoint's address is never inherited).
+
+    Outside a node, `(config, context, store)` unchanged.
+    """
+    env = _TASK.get()
+    if env is None or not hasattr(config if config is not None else {}, "get"):
+        return config, context, store
+    parent = env.run
+    given = dict(config or {})
+    outer = {
+        k: v for k, v in (parent.config.get("configurable") or {}).items() if k not in _ADDRESS_KEYS
+    }
+    if outer:
+        given["configurable"] = {**outer, **(given.get("configurable") or {})}
+    if "recursion_limit" in parent.config:
+        given.setdefault("recursion_limit", parent.config["recursion_limit"])
+    context = getattr(parent, "context", None) if context is None else context
+    store = getattr(parent, "store", None) if store is None else store
+    return given, context, store
+
+
+def start_runtime(run: Any, store: Any, schema: Any, context: Any) -> None:
+    """Give a run its store and its context (coerced to `schema`, and kept in its log)."""
+    run.store = store
+    run.context = run.log.context = coerce_context(schema, context)

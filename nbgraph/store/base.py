@@ -1,0 +1,204 @@
+"""`BaseStore`, the store API LangGraph's nodes use (`put`, `get`, `search`, `delete`,
+`list_namespaces` and their async forms), and the `Item`s it returns.
+
+A store keeps JSON-like dicts under `(namespace, key)`; a namespace is a tuple of non-empty
+string labels, the first of which may not be `"langgraph"`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from nbgraph.errors import NbgraphError
+
+
+class InvalidNamespaceError(NbgraphError, ValueError):
+    """A namespace that is empty, or has a label that is not a non-empty string without
+    periods, or starts with `"langgraph"`."""
+
+
+class Item:
+    """A stored value with its address and times.
+
+    Attributes:
+        value: the stored dict.
+        key: its key within the namespace.
+        namespace: the namespace, a tuple of labels.
+        created_at, updated_at: when it was written (UTC).
+    """
+
+    __slots__ = ("created_at", "key", "namespace", "updated_at", "value")
+
+    def __init__(
+        self,
+        *,
+        value: dict[str, Any],
+        key: str,
+        namespace: Sequence[str],
+        created_at: datetime | str,
+        updated_at: datetime | str,
+    ) -> None:
+        self.value = value
+        self.key = key
+        self.namespace = tuple(namespace)
+        self.created_at = _time(created_at)
+        self.updated_at = _time(updated_at)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Item):
+            return False
+        return self.dict() == other.dict()
+
+    def __hash__(self) -> int:
+        return hash((self.namespace, self.key))
+
+    def dict(self) -> dict[str, Any]:
+        """The item as plain JSON-like values (times as ISO text)."""
+        return {
+            "namespace": list(self.namespace),
+            "key": self.key,
+            "value": self.value,
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+        }
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.dict().items())
+        return f"Item({shown})"  # (a SearchItem too, as LangGraph shows it)
+
+
+class SearchItem(Item):
+    """An `Item` found by `search`, with its relevance `score` (None: not ranked)."""
+
+    __slots__ = ("score",)
+
+    def __init__(
+        self,
+        namespace: Sequence[str],
+        key: str,
+        value: dict[str, Any],
+        created_at: datetime | str,
+        updated_at: datetime | str,
+        score: float | None = None,
+    ) -> None:
+        super().__init__(
+            value=value, key=key, namespace=namespace, created_at=created_at, updated_at=updated_at
+        )
+        self.score = score
+
+    def dict(self) -> dict[str, Any]:
+        return {**super().dict(), "score": self.score}
+
+
+def _time(value: datetime | str) -> datetime:
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+def check_namespace(namespace: Any, *, prefix: bool = False) -> tuple[str, ...]:
+    """`namespace` as a tuple, checked as LangGraph checks it.
+
+    Raises:
+        InvalidNamespaceError: naming the label that is wrong and why.
+
+    >>> check_namespace(["memories", "1"])
+    ('memories', '1')
+    """
+    if isinstance(namespace, str) or not isinstance(namespace, Sequence):
+        raise InvalidNamespaceError(
+            f"A namespace is a tuple of string labels, like ('memories', user_id); "
+            f"got {namespace!r}."
+        )
+    namespace = tuple(namespace)
+    if not namespace and not prefix:
+        raise InvalidNamespaceError("Namespace cannot be empty.")
+    for label in namespace:
+        if not isinstance(label, str):
+            raise InvalidNamespaceError(
+                f"Invalid namespace label {label!r} found in {namespace}. Namespace labels "
+                f"must be strings, but got {type(label).__name__}."
+            )
+        if not label or "." in label or "\x00" in label:
+            raise InvalidNamespaceError(
+                f"Invalid namespace label {label!r} found in {namespace}. Namespace labels "
+                "must be non-empty and cannot contain periods ('.') or NUL bytes."
+            )
+    if namespace and namespace[0] == "langgraph" and not prefix:
+        raise InvalidNamespaceError(
+            f'Root label for namespace cannot be "langgraph". Got: {namespace}'
+        )
+    return namespace
+
+
+class BaseStore(ABC):
+    """What a store does; subclasses implement the five operations, the async forms call
+    them."""
+
+    @abstractmethod
+    def get(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        """The item at `(namespace, key)`, or None."""
+
+    @abstractmethod
+    def search(
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+    ) -> list[SearchItem]:
+        """Items under `namespace_prefix` whose values match `filter`."""
+
+    @abstractmethod
+    def put(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: dict[str, Any],
+        index: Any = None,
+        *,
+        ttl: Any = None,
+    ) -> None:
+        """Store `value` at `(namespace, key)`, replacing what was there."""
+
+    @abstractmethod
+    def delete(self, namespace: tuple[str, ...], key: str) -> None:
+        """Remove the item at `(namespace, key)` (nothing happens if there is none)."""
+
+    @abstractmethod
+    def list_namespaces(
+        self,
+        *,
+        prefix: Sequence[str] | None = None,
+        suffix: Sequence[str] | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        """The namespaces that hold items, sorted, filtered by prefix/suffix."""
+
+    async def aget(self, namespace: tuple[str, ...], key: str, **kwargs: Any) -> Item | None:
+        return self.get(namespace, key, **kwargs)
+
+    async def asearch(
+        self, namespace_prefix: tuple[str, ...], /, **kwargs: Any
+    ) -> list[SearchItem]:
+        return self.search(namespace_prefix, **kwargs)
+
+    async def aput(
+        self, namespace: tuple[str, ...], key: str, value: dict[str, Any], *args: Any, **kwargs: Any
+    ) -> None:
+        self.put(namespace, key, value, *args, **kwargs)
+
+    async def adelete(self, namespace: tuple[str, ...], key: str) -> None:
+        self.delete(namespace, key)
+
+    async def alist_namespaces(self, **kwargs: Any) -> list[tuple[str, ...]]:
+        return self.list_namespaces(**kwargs)
