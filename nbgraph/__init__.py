@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 from nbgraph.checkpoint import InMemorySaver, MemorySaver
 from nbgraph.engine.caching import InMemoryCache
 from nbgraph.engine.interrupts import interrupt
-from nbgraph.engine.streams import StreamWriter, get_stream_writer
 from nbgraph.engine.runtime import Runtime, get_config, get_runtime, get_store
+from nbgraph.engine.streams import StreamWriter, get_stream_writer
 from nbgraph.engine.tasks import RouteError
 from nbgraph.errors import (
     EmptyInputError,
@@ -49,8 +49,8 @@ __all__ = [
     "MISSING",
     "REMOVE_ALL_MESSAGES",
     "START",
-    "CachePolicy",
     "BaseStore",
+    "CachePolicy",
     "Command",
     "EmptyInputError",
     "Ephemeral",
@@ -84,10 +84,10 @@ __all__ = [
     "add_messages",
     "first_write_wins",
     "generate_state_schema",
-    "get_stream_writer",
     "get_config",
     "get_runtime",
     "get_store",
+    "get_stream_writer",
     "inspect",
     "interrupt",
     "last_write_wins",

@@ -9,6 +9,7 @@ and runtime are what `get_config()` / `get_runtime()` return.
 
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import inspect
 import typing
@@ -49,7 +50,7 @@ def _optional_of(annotation: Any, name: str) -> bool:
 def _is_writer(annotation: Any) -> bool:
     if annotation is _EMPTY or _named(annotation, "StreamWriter"):
         return True
-    return annotation == typing.Callable[[Any], None]
+    return annotation in (typing.Callable[[Any], None], collections.abc.Callable[[Any], None])
 
 
 def _injection(name: str, annotation: Any) -> str | None:

@@ -270,8 +270,6 @@ def current_writer() -> TaskStream | None:
     return _STREAM.get()
 
 
-
-
 def refuse_subgraphs(kwargs: dict[str, Any], method: str) -> None:
     """Take `subgraphs=` out of `stream`'s keyword arguments; refuse `subgraphs=True`.
 
