@@ -74,6 +74,23 @@ def test_a_tool_node_reads_nbgraphs_own_messages_and_the_record_keeps_its_writes
     assert "tool_call_id='call-1'" in repr(written[0])  # readable in the table
 
 
+def test_a_tool_node_and_a_runnable_node_get_their_config_without_a_warning():
+    import warnings
+
+    call = {"name": "add", "args": {"a": 2, "b": 2}, "id": "c"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (a `config` nbgraph would not pass warns)
+        app = agent({"role": "assistant", "content": "", "tool_calls": [call], "id": "ai-1"})
+        out = app.invoke({"messages": [("user", "x")]})
+        seen = []
+        echo = RunnableLambda(lambda state, config: seen.append(config) or {})
+        StateGraph(Chat).add_node("echo", echo).add_edge(START, "echo").compile().invoke(
+            {"messages": []}, {"configurable": {"who": "me"}}
+        )
+    assert [m.content for m in out["messages"]] == ["x", "", "4", "done"]
+    assert seen[0]["configurable"]["who"] == "me"
+
+
 def test_a_tool_node_under_ainvoke_and_as_a_runnable_node():
     call = {"name": "add", "args": {"a": 1, "b": 1}, "id": "c"}
     app = agent({"role": "assistant", "content": "", "tool_calls": [call], "id": "ai-1"})

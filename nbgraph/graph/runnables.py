@@ -9,7 +9,10 @@ be, for the value to exist) and the value is an instance of its `Runnable`.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 
 
 def is_runnable(value: Any) -> bool:
@@ -34,7 +37,7 @@ class RunnableNode:
         self.runnable = runnable
         self.__name__ = runnable_name(runnable)
 
-    def __call__(self, state: Any, config: Any) -> Any:
+    def __call__(self, state: Any, config: RunnableConfig) -> Any:
         return self.runnable.invoke(state, _langchain_config(config))
 
     def __repr__(self) -> str:
@@ -45,7 +48,7 @@ class AsyncRunnableNode(RunnableNode):
     """A Runnable that can only be awaited (a `RunnableLambda` of an `async def`): the node
     awaits `runnable.ainvoke(state, config)`."""
 
-    async def __call__(self, state: Any, config: Any) -> Any:
+    async def __call__(self, state: Any, config: RunnableConfig) -> Any:
         return await self.runnable.ainvoke(state, _langchain_config(config))
 
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from nbgraph.prebuilt.tool_calls import as_tool, default_handle_tool_errors, run_call
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 
 _CONFIG_KEYS = ("tags", "metadata", "callbacks", "run_name", "max_concurrency", "configurable")
 """The keys of nbgraph's config a langchain tool is handed (`recursion_limit` stays here)."""
@@ -80,7 +83,7 @@ class ToolNode:
     def __repr__(self) -> str:
         return f"ToolNode({list(self._tools_by_name)!r}, name={self.name!r})"
 
-    def __call__(self, input: Any, config: dict[str, Any] | None = None) -> Any:
+    def __call__(self, input: Any, config: RunnableConfig | None = None) -> Any:
         """Run the tool calls of the latest AI message in `input`; see the class docstring.
 
         Raises:
