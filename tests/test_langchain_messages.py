@@ -310,3 +310,33 @@ def test_the_tree_drawing_and_the_inspector_show_langchain_messages_escaped() ->
     inspector.go(2)
     assert "&lt;script&gt;x" in inspector.effects.value
     assert "<script>" not in inspector.state.value + inspector.effects.value
+
+
+def test_the_inspector_shows_each_message_of_a_write_with_its_tool_call_id_escaped():
+    from langchain_core.messages import ToolMessage
+
+    answers = [
+        ToolMessage("18 °C in <b>Paris</b>", tool_call_id="call-1", name="get_weather"),
+        ToolMessage("no station", tool_call_id="call-2", name="get_weather", status="error"),
+    ]
+    run = (
+        StateGraph(MessagesState)
+        .add_node("tools", lambda s: {"messages": answers})
+        .add_edge(START, "tools")
+        .compile()
+        .run({"messages": [("user", "hi")]})
+    )
+    inspector = run.inspect()
+    inspector.go(1)
+    effects, state = inspector.effects.value, inspector.state.value
+    assert "tool_call_id=&#x27;call-1&#x27;" in effects
+    assert "tool_call_id=&#x27;call-2&#x27;, status=&#x27;error&#x27;" in effects
+    assert "&lt;b&gt;Paris" in effects and "<b>Paris" not in effects
+    assert state.count("ToolMessage(") == 2 and "HumanMessage(&#x27;hi&#x27;" in state
+    many = [("user", f"question {i}") for i in range(20)]
+    inspector = (
+        StateGraph(MessagesState).add_node("n", lambda s: None).add_edge(START, "n").compile()
+    )
+    inspector = inspector.run({"messages": many}).inspect()
+    assert "… 12 earlier messages" in inspector.state.value
+    assert "question 19" in inspector.state.value and "question 11" not in inspector.state.value

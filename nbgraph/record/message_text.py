@@ -71,6 +71,8 @@ def message_text(message: Any) -> str:
         answers = getattr(message, "tool_call_id", None)
         if answers:
             parts.append(f"tool_call_id={answers!r}")
+        if getattr(message, "status", None) == "error":  # a tool's failure, as an answer
+            parts.append("status='error'")
         if getattr(message, "id", None):
             parts.append(f"id={_short_id(message.id)}")
         return f"{type(message).__name__}({', '.join(parts)})"

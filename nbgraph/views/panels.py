@@ -10,6 +10,7 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from nbgraph.record.message_compare import is_message
 from nbgraph.record.text import safe_str
 from nbgraph.types import MISSING
 from nbgraph.views.display import cell_text
@@ -24,6 +25,24 @@ CELL = "border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top
 def text(value: Any, width: int = 80) -> str:
     """The short display form of a value, escaped for HTML."""
     return html.escape("—" if value is MISSING else cell_text(value, width))
+
+
+MESSAGE_WIDTH = 160
+"""How much of one message a panel shows: its class, content, tool calls and their ids."""
+
+
+def value_html(value: Any, width: int = 80, messages: int = 8) -> str:
+    """`text(value, width)`, except a list of chat messages: one message per line (the
+    last `messages` of them, after a line counting the earlier ones), so a conversation, a
+    tool node's answers and their tool call ids stay readable. Escaped."""
+    if isinstance(value, list | tuple) and value and is_message(value[-1]):
+        shown = list(value[-messages:])
+        if all(is_message(item) for item in shown):
+            lines = [text(item, MESSAGE_WIDTH) for item in shown]
+            if hidden := len(value) - len(shown):
+                lines.insert(0, f"<i>… {hidden} earlier message{'s' * (hidden != 1)}</i>")
+            return "<br>".join(lines)
+    return text(value, width)
 
 
 def _table(header: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]]) -> str:
@@ -42,7 +61,7 @@ def state_html(
     """The full state, one row per field; fields that just changed are highlighted."""
     changed, keep = set(changed), set(fields) if fields is not None else None
     rows = [
-        (CHANGED if name in changed else "", [html.escape(name), text(value)])
+        (CHANGED if name in changed else "", [html.escape(name), value_html(value)])
         for name, value in state.items()
         if keep is None or name in keep
     ]
@@ -71,7 +90,7 @@ def effects_html(
             continue
         writes = "<br>".join(
             f"<span style='{FADED if mine is not None and w not in mine else ''}'>"
-            f"{html.escape(str(w))}: {text(v, 50)}</span>"
+            f"{html.escape(str(w))}: {value_html(v, 50)}</span>"
             for w, v in effect.writes
         )
         flags = [
@@ -85,10 +104,10 @@ def effects_html(
                 style,
                 [
                     html.escape(effect.field),
-                    text(effect.before, 50),
+                    value_html(effect.before, 50, messages=2),
                     writes or "—",
                     html.escape(effect.reducer),
-                    text(effect.after, 50),
+                    value_html(effect.after, 50, messages=3),
                     html.escape(", ".join(flags)),
                 ],
             )
