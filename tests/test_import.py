@@ -218,3 +218,15 @@ def test_graph_build_error_keeps_its_problems() -> None:
     assert "2 problems" in str(error)
     assert "first problem" in str(error)
     assert "second problem" in str(error)
+
+
+def test_import_nbgraph_loads_no_event_loop_machinery() -> None:
+    # asyncio (with ssl and logging) costs about a third of `import nbgraph`: the async
+    # drivers and the live streams load it when a run needs it
+    code = (
+        "import json, sys\n"
+        "import nbgraph\n"
+        "print(json.dumps([m for m in ['asyncio', 'concurrent.futures'] if m in sys.modules]))\n"
+    )
+
+    assert json.loads(run_python(code)) == []

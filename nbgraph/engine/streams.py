@@ -11,16 +11,18 @@ before its `updates` chunk, those of tasks running in parallel as they are writt
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import queue
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.tasks import Task
 from nbgraph.errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    import asyncio
 
 StreamWriter = Callable[[Any], None]
 """The type of `get_stream_writer()`'s writer (and of a node's `writer` parameter)."""
@@ -78,6 +80,8 @@ class LiveSink:
 
     def bind(self) -> None:
         """Wake the running event loop when something is put (the async driver)."""
+        import asyncio  # (here: `import nbgraph` does not load asyncio)
+
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
         self._loop_thread = threading.get_ident()
