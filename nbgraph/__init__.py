@@ -4,10 +4,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.checkpoint import InMemorySaver, MemorySaver
-from nbgraph.engine.caching import InMemoryCache
 from nbgraph.engine.interrupts import interrupt
-from nbgraph.engine.runtime import Runtime, get_config, get_runtime, get_store
-from nbgraph.engine.streams import StreamWriter, get_stream_writer
 from nbgraph.engine.tasks import RouteError
 from nbgraph.errors import (
     EmptyInputError,
@@ -41,6 +38,9 @@ from nbgraph.views.inspector import inspect
 
 if TYPE_CHECKING:
     from nbgraph.checkpoint import SqliteSaver
+    from nbgraph.engine.caching import InMemoryCache
+    from nbgraph.engine.runtime import Runtime, get_config, get_runtime, get_store
+    from nbgraph.engine.streams import StreamWriter, get_stream_writer
     from nbgraph.messages import Message, MessagesState, RemoveMessage
     from nbgraph.store import BaseStore, InMemoryStore
 
@@ -103,9 +103,17 @@ _ON_FIRST_USE = {
     "tools_condition": "nbgraph.prebuilt",
     "BaseStore": "nbgraph.store",
     "InMemoryStore": "nbgraph.store",
+    "InMemoryCache": "nbgraph.engine.caching",
+    "Runtime": "nbgraph.engine.runtime",
+    "get_config": "nbgraph.engine.runtime",
+    "get_runtime": "nbgraph.engine.runtime",
+    "get_store": "nbgraph.engine.runtime",
+    "StreamWriter": "nbgraph.engine.streams",
+    "get_stream_writer": "nbgraph.engine.streams",
 }
 """Names imported when first used: the message model imports pydantic, the SQLite saver
 `sqlite3`, the prebuilt tool node `langchain_core`; `import nbgraph` needs none of them.
+The node cache, the runtime and the stream writer load with the engine's run loop.
 (`ToolNode` and `tools_condition` are here as LangGraph programs import them from
 `langgraph.prebuilt`; `nbgraph.prebuilt` is their home.)"""
 
