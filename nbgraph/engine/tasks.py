@@ -65,6 +65,8 @@ class Task:
             when its node's `retry_policy` tried it again.
         from_cache: its writes and routes came from the node cache (`cache_policy=`).
         cache_key: its key in the node cache, when its node has a cache policy.
+        subruns: the `RunLog`s of the graphs run inside its node (a subgraph added as the
+            node, or graphs its function invoked), in start order.
     """
 
     step: int
@@ -86,6 +88,7 @@ class Task:
     attempts: tuple[Any, ...] = ()
     from_cache: bool = False
     cache_key: Any = None
+    subruns: list[Any] | tuple[()] = ()
 
     @property
     def id(self) -> str:

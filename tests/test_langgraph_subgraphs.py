@@ -1,0 +1,332 @@
+"""Differential tests: a compiled graph run as a node (a subgraph), on LangGraph and nbgraph.
+
+Each program builds its graphs from `api.*` names only and returns what it observed (final
+states, the parent's `updates`/`values` stream chunks, interrupts); both engines must agree.
+"""
+
+# No `from __future__ import annotations`: the state classes are defined inside functions and
+# both engines read their annotations at run time.
+
+import asyncio
+import operator
+import types
+from typing import Annotated, Any, Literal, TypedDict
+
+import pytest
+from test_langgraph_compat import canonical_stream, error_kind, plain
+
+pytestmark = pytest.mark.langgraph
+
+NAMES = ("StateGraph", "START", "END", "Command", "MemorySaver", "interrupt")
+MODES = ["updates", "values"]
+
+
+def langgraph_api() -> types.SimpleNamespace:
+    from langgraph.checkpoint.memory import MemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    return types.SimpleNamespace(
+        StateGraph=StateGraph,
+        START=START,
+        END=END,
+        Command=Command,
+        MemorySaver=MemorySaver,
+        interrupt=interrupt,
+    )
+
+
+def nbgraph_api() -> types.SimpleNamespace:
+    import nbgraph
+
+    return types.SimpleNamespace(**{name: getattr(nbgraph, name) for name in NAMES})
+
+
+def observe(app: Any, graph_input: Any, config: Any = None) -> dict[str, Any]:
+    """The final state and the canonical `updates`+`values` stream of one input."""
+    try:
+        final = plain(app.invoke(graph_input, config))
+        chunks = list(app.stream(graph_input, config, stream_mode=MODES))
+    except Exception as error:
+        return {"raised": error_kind(error)}
+    return {"final": final, "stream": canonical_stream(chunks, MODES)}
+
+
+def both(program) -> tuple[Any, Any]:
+    return program(langgraph_api()), program(nbgraph_api())
+
+
+class Shared(TypedDict):
+    foo: str
+    log: Annotated[list[str], operator.add]
+
+
+def shared_subgraph(api, name: str = "inner"):
+    def step(state: Shared):
+        return {"foo": state["foo"] + "!", "log": [name]}
+
+    builder = api.StateGraph(Shared)
+    builder.add_node(name, step)
+    builder.add_edge(api.START, name)
+    return builder.compile()
+
+
+# --- the programs ------------------------------------------------------------------------------
+
+
+def shared_keys_program(api):
+    """The docs' first example: a subgraph over the parent's own schema."""
+
+    class State(TypedDict):
+        foo: str
+
+    def sub_node(state: State):
+        return {"foo": "hi! " + state["foo"]}
+
+    sub = api.StateGraph(State)
+    sub.add_node(sub_node)
+    sub.add_edge(api.START, "sub_node")
+    parent = api.StateGraph(State)
+    parent.add_node("node_1", sub.compile())
+    parent.add_edge(api.START, "node_1")
+    return observe(parent.compile(), {"foo": "foo"})
+
+
+def add_list_program(api):
+    """With `operator.add`, the parent appends the subgraph's whole list (its input too)."""
+
+    def before(state: Shared):
+        return {"log": ["before"]}
+
+    parent = api.StateGraph(Shared)
+    parent.add_node(before)
+    parent.add_node("child", shared_subgraph(api))
+    parent.add_edge(api.START, "before")
+    parent.add_edge("before", "child")
+    return observe(parent.compile(), {"foo": "x", "log": ["start"]})
+
+
+def wrapper_program(api):
+    """A node function calls a subgraph with another schema and maps the keys both ways."""
+
+    class Sub(TypedDict):
+        bar: str
+        baz: str
+
+    class Parent(TypedDict):
+        foo: str
+
+    def sub_1(state: Sub):
+        return {"baz": "baz"}
+
+    def sub_2(state: Sub):
+        return {"bar": state["bar"] + state["baz"]}
+
+    sub = api.StateGraph(Sub)
+    sub.add_node(sub_1)
+    sub.add_node(sub_2)
+    sub.add_edge(api.START, "sub_1")
+    sub.add_edge("sub_1", "sub_2")
+    compiled = sub.compile()
+
+    def call_sub(state: Parent):
+        answer = compiled.invoke({"bar": state["foo"]})
+        return {"foo": answer["bar"]}
+
+    parent = api.StateGraph(Parent)
+    parent.add_node("node_1", call_sub)
+    parent.add_edge(api.START, "node_1")
+    return observe(parent.compile(), {"foo": "foo"})
+
+
+def own_schemas_program(api):
+    """A subgraph with its own input/output schemas and a private key, added directly."""
+
+    class Parent(TypedDict):
+        question: str
+        answer: str
+        notes: Annotated[list[str], operator.add]
+
+    class In(TypedDict):
+        question: str
+
+    class Out(TypedDict):
+        answer: str
+
+    class Inner(TypedDict):
+        question: str
+        answer: str
+        scratch: str
+
+    def think(state: In):
+        return {"scratch": state["question"].upper()}
+
+    def reply(state: Inner):
+        return {"answer": state["scratch"] + "?"}
+
+    sub = api.StateGraph(Inner, input_schema=In, output_schema=Out)
+    sub.add_node(think)
+    sub.add_node(reply)
+    sub.add_edge(api.START, "think")
+    sub.add_edge("think", "reply")
+
+    def note(state: Parent):
+        return {"notes": [state["answer"]]}
+
+    parent = api.StateGraph(Parent)
+    parent.add_node("expert", sub.compile())
+    parent.add_node(note)
+    parent.add_edge(api.START, "expert")
+    parent.add_edge("expert", "note")
+    return observe(parent.compile(), {"question": "why", "notes": []})
+
+
+def nested_program(api):
+    """Two levels: a subgraph whose node is itself a subgraph, named by `add_node(app)`."""
+    inner = shared_subgraph(api, "leaf")
+
+    def mid_step(state: Shared):
+        return {"log": ["mid"]}
+
+    middle = api.StateGraph(Shared)
+    middle.add_node(mid_step)
+    middle.add_node("deep", inner)
+    middle.add_edge(api.START, "mid_step")
+    middle.add_edge("mid_step", "deep")
+    parent = api.StateGraph(Shared)
+    parent.add_node(middle.compile(name="team"))
+    parent.add_edge(api.START, "team")
+    return {"nodes": sorted(parent.nodes), **observe(parent.compile(), {"foo": "a", "log": []})}
+
+
+def conditional_program(api):
+    """A subgraph that routes with a conditional edge, over several inputs."""
+
+    class State(TypedDict):
+        n: int
+        path: Annotated[list[str], operator.add]
+
+    def check(state: State):
+        return {"path": ["check"]}
+
+    def small(state: State):
+        return {"path": ["small"], "n": state["n"] + 1}
+
+    def big(state: State):
+        return {"path": ["big"], "n": state["n"] * 2}
+
+    def route(state: State) -> Literal["small", "big"]:
+        return "small" if state["n"] < 10 else "big"
+
+    sub = api.StateGraph(State)
+    for fn in (check, small, big):
+        sub.add_node(fn)
+    sub.add_edge(api.START, "check")
+    sub.add_conditional_edges("check", route)
+    sub.add_edge("small", api.END)
+    sub.add_edge("big", api.END)
+
+    def after(state: State):
+        return {"path": ["after"]}
+
+    parent = api.StateGraph(State)
+    parent.add_node("decide", sub.compile())
+    parent.add_node(after)
+    parent.add_edge(api.START, "decide")
+    parent.add_edge("decide", "after")
+    app = parent.compile()
+    return [observe(app, {"n": n, "path": []}) for n in (3, 30)]
+
+
+def parallel_program(api):
+    """Two subgraph nodes in one step, both appending to the parent's list."""
+    parent = api.StateGraph(Shared)
+    parent.add_node("left", shared_subgraph(api, "l"))
+    parent.add_node("right", shared_subgraph(api, "r"))
+    parent.add_edge(api.START, "left")
+    parent.add_edge(api.START, "right")
+    return observe(parent.compile(), {"foo": "x", "log": ["0"]})
+
+
+def async_program(api):
+    """`ainvoke`/`astream` of a parent whose subgraph has async nodes."""
+
+    async def inner(state: Shared):
+        await asyncio.sleep(0)
+        return {"foo": state["foo"] + "?", "log": ["async"]}
+
+    sub = api.StateGraph(Shared)
+    sub.add_node(inner)
+    sub.add_edge(api.START, "inner")
+    parent = api.StateGraph(Shared)
+    parent.add_node("child", sub.compile())
+    parent.add_node("sync_child", shared_subgraph(api))
+    parent.add_edge(api.START, "child")
+    parent.add_edge("child", "sync_child")
+    app = parent.compile()
+
+    async def go():
+        final = await app.ainvoke({"foo": "a", "log": []})
+        chunks = [c async for c in app.astream({"foo": "a", "log": []}, stream_mode=MODES)]
+        return {"final": plain(final), "stream": canonical_stream(chunks, MODES)}
+
+    return asyncio.run(go())
+
+
+def interrupt_program(api):
+    """The docs' "view subgraph state": `interrupt()` inside a subgraph pauses the parent
+    (which has the only checkpointer) and `Command(resume=...)` continues it."""
+
+    class State(TypedDict):
+        foo: str
+
+    def asking(state: State):
+        return {"foo": state["foo"] + api.interrupt("Provide value:")}
+
+    sub = api.StateGraph(State)
+    sub.add_node("ask", asking)
+    sub.add_edge(api.START, "ask")
+    parent = api.StateGraph(State)
+    parent.add_node("node_1", sub.compile())
+    parent.add_edge(api.START, "node_1")
+    app = parent.compile(checkpointer=api.MemorySaver())
+    config = {"configurable": {"thread_id": "1"}}
+    paused = app.invoke({"foo": ""}, config)
+    snapshot = app.get_state(config)
+    seen = {
+        "paused": {k: v for k, v in paused.items() if k != "__interrupt__"},
+        "questions": [i.value for i in paused["__interrupt__"]],
+        "next": snapshot.next,
+        "task_questions": [[i.value for i in t.interrupts] for t in snapshot.tasks],
+    }
+    seen["resumed"] = app.invoke(api.Command(resume="bar"), config)
+    return seen
+
+
+PROGRAMS = [
+    shared_keys_program,
+    add_list_program,
+    wrapper_program,
+    own_schemas_program,
+    nested_program,
+    conditional_program,
+    parallel_program,
+    async_program,
+    interrupt_program,
+]
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
+def test_subgraph_programs_behave_as_on_langgraph(program):
+    langgraph, ours = both(program)
+    assert ours == langgraph
+
+
+def test_a_compiled_graph_added_without_a_name_is_named_as_langgraph_names_it():
+    def names(api):
+        parent = api.StateGraph(Shared)
+        parent.add_node(shared_subgraph(api))
+        return list(parent.nodes)
+
+    langgraph, ours = both(names)
+    assert ours == langgraph == ["LangGraph"]
