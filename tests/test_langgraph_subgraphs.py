@@ -330,3 +330,79 @@ def test_a_compiled_graph_added_without_a_name_is_named_as_langgraph_names_it():
 
     langgraph, ours = both(names)
     assert ours == langgraph == ["LangGraph"]
+
+
+# --- the record: a run's subruns ---------------------------------------------------------------
+
+
+def recorded_app():
+    """START -> first -> (left, wrapper): `left` a two-level subgraph, `wrapper` a function
+    that invokes a subgraph itself."""
+    import nbgraph
+
+    api = nbgraph_api()
+    team = api.StateGraph(Shared)
+    team.add_node("deep", shared_subgraph(api, "leaf"))
+    team.add_edge(api.START, "deep")
+    other = shared_subgraph(api, "other")
+
+    def first(state: Shared):
+        return {"log": ["first"]}
+
+    def wrapper(state: Shared):
+        return {"log": other.invoke({"foo": state["foo"], "log": []})["log"]}
+
+    parent = nbgraph.StateGraph(Shared)
+    parent.add_node(first)
+    parent.add_node("left", team.compile(name="team"))
+    parent.add_node(wrapper)
+    parent.add_edge(api.START, "first")
+    parent.add_edge("first", "left")
+    parent.add_edge("first", "wrapper")
+    return parent.compile()
+
+
+def test_a_run_lists_its_subruns_with_their_parent_and_task():
+    app = recorded_app()
+    app.invoke({"foo": "x", "log": []})
+    run = app.last_run
+    assert run.parent is None and run.task is None
+    subs = run.subruns
+    assert sorted(sub.task for sub in subs) == ["2:0:left", "2:1:wrapper"]
+    assert all(sub.parent is run for sub in subs)
+    assert {sub.task for sub in subs} <= set(run.steps.task_id)
+    by_task = {sub.task: sub for sub in subs}
+    left, wrapped = by_task["2:0:left"], by_task["2:1:wrapper"]
+    assert left.status == wrapped.status == "done"
+    assert list(left.steps.node) == ["deep"]
+    assert wrapped.output == {"foo": "x!", "log": ["other"]}
+    (leaf,) = left.subruns  # a subrun of a subrun nests the same way
+    assert leaf.parent is left and leaf.task == "1:0:deep"
+    assert list(leaf.steps.node) == ["leaf"] and leaf.subruns == []
+    assert leaf.state_at(0) == {"foo": "x", "log": ["first"]}
+    assert run.subruns is subs  # built once
+
+
+def test_subruns_are_listed_in_start_order():
+    import nbgraph
+
+    api = nbgraph_api()
+    parent = nbgraph.StateGraph(Shared)
+    for name in ("a", "b", "c"):
+        parent.add_node(name, shared_subgraph(api, name))
+    parent.add_edge(api.START, "a")
+    parent.add_edge("a", "b")
+    parent.add_edge("b", "c")
+    app = parent.compile()
+    app.invoke({"foo": "", "log": []})
+    subs = app.last_run.subruns
+    assert [sub.task for sub in subs] == ["1:0:a", "2:0:b", "3:0:c"]
+    assert [list(sub.steps.node) for sub in subs] == [["a"], ["b"], ["c"]]
+
+
+def test_async_runs_keep_their_subruns_too():
+    app = recorded_app()
+    asyncio.run(app.ainvoke({"foo": "x", "log": []}))
+    subs = app.last_run.subruns
+    assert sorted(sub.task for sub in subs) == ["2:0:left", "2:1:wrapper"]
+    assert all(len(sub.steps) == 1 for sub in subs)
