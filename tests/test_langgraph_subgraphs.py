@@ -303,6 +303,125 @@ def interrupt_program(api):
     return seen
 
 
+def parent_command_program(api):
+    """LangGraph's test_parent_command_goto: a subgraph node's `Command.PARENT` goes to a
+    node of the parent, with the command's update (the subgraph's own writes are dropped)."""
+
+    class Dialog(TypedDict):
+        dialog_state: Annotated[list[str], operator.add]
+
+    def node_a_child(state):
+        return {"dialog_state": ["a_child_state"]}
+
+    def node_b_child(state):
+        return api.Command(
+            graph=api.Command.PARENT, goto="node_b_parent", update={"dialog_state": ["b_child"]}
+        )
+
+    sub = api.StateGraph(Dialog)
+    sub.add_node(node_a_child)
+    sub.add_node(node_b_child)
+    sub.add_edge(api.START, "node_a_child")
+    sub.add_edge("node_a_child", "node_b_child")
+
+    def node_b_parent(state):
+        return {"dialog_state": ["node_b_parent"]}
+
+    parent = api.StateGraph(Dialog)
+    parent.add_node(node_b_parent)
+    parent.add_node("subgraph_node", sub.compile(), destinations=("node_b_parent",))
+    parent.add_edge(api.START, "subgraph_node")
+    return observe(parent.compile(), {"dialog_state": ["init"]})
+
+
+def parent_command_choice_program(api):
+    """The docs' "navigate to a node in a parent graph", each way, plus the parent's own
+    edge from the subgraph node (the goto is added to it)."""
+
+    class State(TypedDict):
+        foo: Annotated[str, operator.add]
+
+    def make(choice: str):
+        def node_a(state: State):
+            goto = "node_b" if choice == "a" else "node_c"
+            return api.Command(update={"foo": choice}, goto=goto, graph=api.Command.PARENT)
+
+        sub = api.StateGraph(State)
+        sub.add_node(node_a)
+        sub.add_edge(api.START, "node_a")
+        parent = api.StateGraph(State)
+        parent.add_node("subgraph", sub.compile())
+        parent.add_node("node_b", lambda state: {"foo": "b"})
+        parent.add_node("node_c", lambda state: {"foo": "c"})
+        parent.add_node("always", lambda state: {"foo": "!"})
+        parent.add_edge(api.START, "subgraph")
+        parent.add_edge("subgraph", "always")
+        return parent.compile()
+
+    return [observe(make(choice), {"foo": ""}) for choice in "ab"]
+
+
+def parent_command_nested_program(api):
+    """Two levels down, `Command.PARENT` reaches the middle graph only; a function node that
+    invokes a subgraph takes its `Command.PARENT` as its own output."""
+
+    def leaf_node(state: Shared):
+        return api.Command(graph=api.Command.PARENT, goto="fixup", update={"log": ["leaf"]})
+
+    leaf = api.StateGraph(Shared)
+    leaf.add_node(leaf_node)
+    leaf.add_edge(api.START, "leaf_node")
+    middle = api.StateGraph(Shared)
+    middle.add_node("deep", leaf.compile())
+    middle.add_node("fixup", lambda state: {"log": ["fixup"]})
+    middle.add_edge(api.START, "deep")
+    compiled_middle = middle.compile()
+
+    def caller(state: Shared):
+        return compiled_middle.invoke(state)
+
+    def direct(state: Shared):
+        return leaf.compile().invoke(state)
+
+    parent = api.StateGraph(Shared)
+    parent.add_node("team", compiled_middle)
+    parent.add_node(caller)
+    parent.add_node(direct)
+    parent.add_node("fixup", lambda state: {"foo": "fixed"})
+    parent.add_edge(api.START, "team")
+    parent.add_edge("team", "caller")
+    parent.add_edge("caller", "direct")
+    return observe(parent.compile(), {"foo": "", "log": []})
+
+
+def parent_command_async_program(api):
+    """`Command.PARENT` from an async subgraph node, under `ainvoke`."""
+
+    async def ask_parent(state: Shared):
+        return api.Command(graph=api.Command.PARENT, goto="done", update={"log": ["up"]})
+
+    sub = api.StateGraph(Shared)
+    sub.add_node(ask_parent)
+    sub.add_edge(api.START, "ask_parent")
+    parent = api.StateGraph(Shared)
+    parent.add_node("child", sub.compile())
+    parent.add_node("done", lambda state: {"foo": "done"})
+    parent.add_edge(api.START, "child")
+    return plain(asyncio.run(parent.compile().ainvoke({"foo": "", "log": []})))
+
+
+def parent_command_at_the_top_program(api):
+    """`Command.PARENT` in a graph that has no parent: an error on both."""
+
+    def node(state: Shared):
+        return api.Command(graph=api.Command.PARENT, goto="x", update={"foo": "x"})
+
+    top = api.StateGraph(Shared)
+    top.add_node(node)
+    top.add_edge(api.START, "node")
+    return observe(top.compile(), {"foo": "", "log": []})
+
+
 PROGRAMS = [
     shared_keys_program,
     add_list_program,
@@ -313,6 +432,11 @@ PROGRAMS = [
     parallel_program,
     async_program,
     interrupt_program,
+    parent_command_program,
+    parent_command_choice_program,
+    parent_command_nested_program,
+    parent_command_async_program,
+    parent_command_at_the_top_program,
 ]
 
 

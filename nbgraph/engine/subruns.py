@@ -10,6 +10,9 @@ A subgraph without a checkpointer of its own takes its parent's, as LangGraph's
 pauses the parent (its task is the one that waits for the answer), and the resumed parent
 runs the subgraph again from its start, answering its `interrupt()` calls in order. (LangGraph
 resumes the subgraph at the node that asked; the nodes before it run again here.)
+
+A subgraph node returning `Command(graph=Command.PARENT, ...)` stops the subgraph
+(`ParentCommand`), and the parent's task that ran it takes the command as its own output.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.interrupts import GraphInterrupt, Scope, current_scope
 from nbgraph.engine.runtime import current_task_env
+from nbgraph.errors import NbgraphError
+from nbgraph.types import Command
 
 if TYPE_CHECKING:
     from nbgraph.engine.runlog import RunLog
@@ -51,3 +56,23 @@ def pass_pause_up(run: Any) -> None:
     """
     if run.paused and run.thread is None and parent_scope(run) is not None:
         raise GraphInterrupt(run.paused[0])
+
+
+class ParentCommand(NbgraphError):
+    """A node returned `Command(graph=Command.PARENT, ...)`: it stops its graph's run, and
+    the parent's task that ran that graph takes the command (LangGraph's `ParentCommand`).
+    Raised out of a graph that has no parent.
+
+    Attributes:
+        command: the command, as the parent's task takes it (`graph` cleared).
+    """
+
+    def __init__(self, command: Command) -> None:
+        self.command = Command(update=command.update, goto=command.goto, resume=command.resume)
+        super().__init__(self.command)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.command!r} addresses the parent graph (Command.PARENT); it is taken by "
+            "the parent's task that ran this graph, and this run has no parent."
+        )

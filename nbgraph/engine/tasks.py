@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nbgraph.engine.subruns import ParentCommand
 from nbgraph.engine.view import Pending, StateView, isolate
 from nbgraph.engine.writes import field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError, NbgraphError
@@ -146,8 +147,8 @@ def absorb_output(spec: GraphSpec, node: NodeSpec, task: Task, output: Any) -> N
 
 
 def _absorb_command(spec: GraphSpec, task: Task, command: Command) -> None:
-    if command.graph == Command.PARENT:
-        return
+    if command.graph == Command.PARENT:  # the parent's task takes it (engine.subruns)
+        raise ParentCommand(command)
     if command.update is not None:
         _absorb_update(spec, None, task, command.update)
     for target in command.goto_targets():
