@@ -530,3 +530,37 @@ def test_async_runs_keep_their_subruns_too():
     subs = app.last_run.subruns
     assert sorted(sub.task for sub in subs) == ["2:0:left", "2:1:wrapper"]
     assert all(len(sub.steps) == 1 for sub in subs)
+
+
+def test_run_files_keep_the_subruns(tmp_path):
+    import nbgraph
+
+    app = recorded_app()
+    app.invoke({"foo": "x", "log": []})
+    run = app.last_run
+    back = nbgraph.Run.load(run.save(tmp_path / "run.json"))
+    assert [sub.task for sub in back.subruns] == [sub.task for sub in run.subruns]
+    assert all(sub.parent is back for sub in back.subruns)
+    for saved, original in zip(back.subruns, run.subruns, strict=True):
+        assert saved.output == original.output
+        assert list(saved.steps.node) == list(original.steps.node)
+    (leaf,) = {sub.task: sub for sub in back.subruns}["2:0:left"].subruns
+    assert leaf.task == "1:0:deep" and leaf.output == {"foo": "x!", "log": ["first", "leaf"]}
+
+
+def test_a_damaged_subrun_in_a_run_file_is_refused_by_name():
+    import json
+
+    import nbgraph
+    from nbgraph.record import RunFileError
+
+    app = recorded_app()
+    app.invoke({"foo": "x", "log": []})
+    document = json.loads(app.last_run.to_json())
+    document["run"]["subruns"][0]["task"] = "9:9:nowhere"
+    with pytest.raises(RunFileError, match="'9:9:nowhere', not a task of the run"):
+        nbgraph.Run.from_json(json.dumps(document))
+    assert (
+        "subruns"
+        not in json.loads(shared_subgraph(nbgraph_api()).run({"foo": ""}).to_json())["run"]
+    )
