@@ -422,6 +422,28 @@ def parent_command_at_the_top_program(api):
     return observe(top.compile(), {"foo": "", "log": []})
 
 
+def error_program(api):
+    """A subgraph node that raises: the parent's invoke and stream raise the same kind,
+    after the same chunks."""
+
+    def boom(state: Shared):
+        raise ValueError("boom")
+
+    sub = api.StateGraph(Shared)
+    sub.add_node(boom)
+    sub.add_edge(api.START, "boom")
+    parent = api.StateGraph(Shared)
+    parent.add_node("child", sub.compile())
+    parent.add_edge(api.START, "child")
+    app = parent.compile()
+    chunks: list = []
+    try:
+        chunks.extend(app.stream({"foo": "", "log": []}, stream_mode=MODES))
+    except Exception as error:
+        return {"raised": error_kind(error), "chunks": canonical_stream(chunks, MODES)}
+    return {"ok": chunks}
+
+
 PROGRAMS = [
     shared_keys_program,
     add_list_program,
@@ -437,6 +459,7 @@ PROGRAMS = [
     parent_command_nested_program,
     parent_command_async_program,
     parent_command_at_the_top_program,
+    error_program,
 ]
 
 
