@@ -587,3 +587,37 @@ def test_a_damaged_subrun_in_a_run_file_is_refused_by_name():
         "subruns"
         not in json.loads(shared_subgraph(nbgraph_api()).run({"foo": ""}).to_json())["run"]
     )
+
+
+def test_a_resumed_subgraph_runs_again_from_its_start():
+    """Unlike LangGraph (which resumes the subgraph at the node that asked), nbgraph runs a
+    subgraph without a checkpointer of its own again from its start, answering its
+    `interrupt()` calls in order: the nodes before the question run twice, and the final
+    state is LangGraph's when they are deterministic."""
+    import nbgraph
+
+    calls: list[str] = []
+
+    class State(TypedDict):
+        foo: str
+
+    def before(state: State):
+        calls.append("before")
+        return {"foo": state["foo"] + "<"}
+
+    def ask(state: State):
+        calls.append("ask")
+        return {"foo": state["foo"] + nbgraph.interrupt("first?") + nbgraph.interrupt("second?")}
+
+    sub = nbgraph.StateGraph(State).add_node(before).add_node(ask)
+    sub.add_edge(nbgraph.START, "before").add_edge("before", "ask")
+    parent = nbgraph.StateGraph(State).add_node("child", sub.compile())
+    parent.add_edge(nbgraph.START, "child")
+    app = parent.compile(checkpointer=nbgraph.MemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    first = app.invoke({"foo": ""}, config)
+    assert [i.value for i in first["__interrupt__"]] == ["first?"]
+    second = app.invoke(nbgraph.Command(resume="1"), config)
+    assert [i.value for i in second["__interrupt__"]] == ["second?"]
+    assert app.invoke(nbgraph.Command(resume="2"), config) == {"foo": "<12"}
+    assert calls == ["before", "ask"] * 3
