@@ -444,6 +444,40 @@ def error_program(api):
     return {"ok": chunks}
 
 
+def streamed_interrupt_program(api):
+    """A node that streams a subgraph (`stream`, and `astream` under `ainvoke`) which asks a
+    question: the checkpointed parent pauses, and the resume answers it."""
+
+    class State(TypedDict):
+        foo: str
+
+    def ask(state: State):
+        return {"foo": state["foo"] + api.interrupt("q?")}
+
+    sub = api.StateGraph(State)
+    sub.add_node(ask)
+    sub.add_edge(api.START, "ask")
+    compiled = sub.compile()
+
+    def caller(state: State):
+        return list(compiled.stream(state, stream_mode="values"))[-1]
+
+    async def acaller(state: State):
+        return [c async for c in compiled.astream(state, stream_mode="values")][-1]
+
+    seen = []
+    for fn in (caller, acaller):
+        parent = api.StateGraph(State)
+        parent.add_node("caller", fn)
+        parent.add_edge(api.START, "caller")
+        app = parent.compile(checkpointer=api.MemorySaver())
+        config = {"configurable": {"thread_id": fn.__name__}}
+        paused = asyncio.run(app.ainvoke({"foo": ""}, config))
+        seen.append([i.value for i in paused["__interrupt__"]])
+        seen.append(asyncio.run(app.ainvoke(api.Command(resume="A"), config)))
+    return seen
+
+
 PROGRAMS = [
     shared_keys_program,
     add_list_program,
@@ -460,6 +494,7 @@ PROGRAMS = [
     parent_command_async_program,
     parent_command_at_the_top_program,
     error_program,
+    streamed_interrupt_program,
 ]
 
 

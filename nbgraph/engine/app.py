@@ -247,6 +247,7 @@ class CompiledGraph(RunnableHabits):
                 if shape is not None:
                     chunk = shape(mode, chunk)
                 yield chunk if single else (mode, chunk)
+        pass_pause_up(run)
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
@@ -279,6 +280,7 @@ class CompiledGraph(RunnableHabits):
                     yield chunk if single else (mode, chunk)
             finally:  # the caller stopped early: end the run before the claim goes
                 await chunks.aclose()
+        pass_pause_up(run)
 
 
 def _release_later(wait: Callable[[], object], claim: contextlib.ExitStack) -> None:
