@@ -73,6 +73,6 @@ class ParentCommand(NbgraphError):
 
     def __str__(self) -> str:
         return (
-            f"{self.command!r} addresses the parent graph (Command.PARENT); it is taken by "
-            "the parent's task that ran this graph, and this run has no parent."
+            f"{self.command!r} addresses the parent graph (Command.PARENT): the parent's "
+            "task that ran this graph takes it (an error only where there is no parent)."
         )
