@@ -109,7 +109,8 @@ class Command(Generic[N]):
             or a list of `(field, value)` pairs).
         goto: node names, `Send`s, or a mix; they are *added* to the static edges.
         resume: graph input that answers pending interrupts.
-        graph: `Command.PARENT` to address the parent graph (ignored: nbgraph has none).
+        graph: `Command.PARENT` to address the parent graph: the subgraph's run stops and
+            the parent's task that ran it takes the command as its output.
 
     >>> Command(update={"n": 1}, goto="next").goto
     'next'

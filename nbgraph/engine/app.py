@@ -24,6 +24,7 @@ from nbgraph.engine.runlog import RunLog
 from nbgraph.engine.runtime import inherited, start_runtime
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
 from nbgraph.engine.streams import refuse_subgraphs
+from nbgraph.engine.subruns import keep_subrun, pass_pause_up
 from nbgraph.engine.tasks import Task, absorb_output
 from nbgraph.errors import GraphBuildError
 from nbgraph.graph import GraphSpec
@@ -168,6 +169,7 @@ class CompiledGraph(RunnableHabits):
         run = loop_class(self.spec)(self.spec, merged, thread)
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
+        keep_subrun(run.log)  # (a graph run inside a node: its log goes on that task)
         return run
 
     @contextlib.contextmanager
@@ -212,6 +214,7 @@ class CompiledGraph(RunnableHabits):
         with self._running(run):
             for _ in drive(run, input, frozenset()):  # (warnings point at the caller)
                 pass
+        pass_pause_up(run)
         return _with_interrupts(run)
 
     def stream(
@@ -244,6 +247,7 @@ class CompiledGraph(RunnableHabits):
                 if shape is not None:
                     chunk = shape(mode, chunk)
                 yield chunk if single else (mode, chunk)
+        pass_pause_up(run)
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
@@ -251,6 +255,7 @@ class CompiledGraph(RunnableHabits):
         with self._running(run):
             async for _ in adrive(run, input, frozenset()):
                 pass
+        pass_pause_up(run)
         return _with_interrupts(run)
 
     async def astream(
@@ -275,6 +280,7 @@ class CompiledGraph(RunnableHabits):
                     yield chunk if single else (mode, chunk)
             finally:  # the caller stopped early: end the run before the claim goes
                 await chunks.aclose()
+        pass_pause_up(run)
 
 
 def _release_later(wait: Callable[[], object], claim: contextlib.ExitStack) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from nbgraph.engine.persist import checkpoint_payload
 from nbgraph.engine.runlog import StepLog
+from nbgraph.engine.subruns import parent_scope
 from nbgraph.engine.tasks import Task, state_for
 from nbgraph.engine.view import isolate
 from nbgraph.engine.writes import (
@@ -76,7 +77,7 @@ class Committing:
         for task in tasks:
             if task.error is not None:
                 raise task.error
-        if self.thread is not None:  # only a checkpointed run can pause
+        if self.thread is not None or parent_scope(self) is not None:  # (or its subgraphs)
             self.paused = [i for task in tasks for i in task.interrupts]
         return log
 

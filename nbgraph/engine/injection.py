@@ -23,6 +23,7 @@ from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.runtime import ExecutionInfo, Runtime, enter_task, leave_task, no_op_writer
 from nbgraph.engine.store_record import RecordingStore
 from nbgraph.engine.streams import current_writer
+from nbgraph.engine.subruns import ParentCommand
 
 _KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _EMPTY = inspect.Parameter.empty
@@ -212,6 +213,8 @@ def call(fn: Callable[..., Any], state: Any, run: Any, task: Any) -> Any:
     except TypeError as error:
         _explain(error, fn)
         raise
+    except ParentCommand as up:  # a graph run inside the node addressed it: its output
+        return up.command
     finally:
         leave_task(tokens)
 
@@ -231,6 +234,8 @@ async def acall(fn: Callable[..., Any], state: Any, run: Any, task: Any) -> Any:
         if inspect.isawaitable(output):
             output = await output
         return output
+    except ParentCommand as up:  # a graph run inside the node addressed it: its output
+        return up.command
     finally:
         leave_task(tokens)
 

@@ -65,6 +65,11 @@ def leave_scope(token: Any) -> None:
     _SCOPE.reset(token)
 
 
+def current_scope() -> Scope | None:
+    """The interrupt scope of the node running now (None: none, or no checkpointer)."""
+    return _SCOPE.get()
+
+
 def interrupt_id(key: str, index: int) -> str:
     """A stable id for the `index`-th interrupt of a task (same on every re-run)."""
     import hashlib  # here: an interrupt is rare, and hashlib slows `import nbgraph`

@@ -36,6 +36,7 @@ from nbgraph.engine.retrying import next_attempt
 from nbgraph.engine.runlog import RootReset, RunLog
 from nbgraph.engine.showing import Showing
 from nbgraph.engine.starting import Starting
+from nbgraph.engine.subruns import parent_scope
 from nbgraph.engine.tasks import (
     Task,
     absorb_output,
@@ -305,7 +306,7 @@ class RunLoop(Starting, Committing, Showing):
 
     def _scope(self, task: Task) -> Scope | None:
         if self.thread is None:
-            return None
+            return parent_scope(self)  # (a subgraph asks its parent's thread)
         answers = self.answers.get(task.id) if self.answers else None
         return Scope(self.thread.thread_id, task, answers)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.codec.values import decode_error, encode_error
+from nbgraph.engine.subruns import ParentCommand
 from nbgraph.policies import RetryPolicy
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ def next_attempt(task: Task, node: NodeSpec) -> float | None:
     """
     error = task.error
     if error is None or not node.retry or task.interrupts or not isinstance(error, Exception):
+        return None
+    if isinstance(error, ParentCommand):  # (not a failure: a command for the parent)
         return None
     try:
         policy = matching_policy(node.retry, error)

@@ -138,6 +138,11 @@ def get_store() -> Any:
     return get_runtime().store
 
 
+def current_task_env() -> Any:
+    """The running task's environment (`.run`, `.task`), or None outside a node."""
+    return _TASK.get()
+
+
 def enter_task(env: Any) -> Any:
     """Make `env` the running task's; returns the token `leave_task` needs."""
     return _TASK.set(env)

@@ -278,8 +278,8 @@ def refuse_subgraphs(kwargs: dict[str, Any], method: str) -> None:
     """Take `subgraphs=` out of `stream`'s keyword arguments; refuse `subgraphs=True`.
 
     Raises:
-        InvalidArgumentError: `subgraphs=True` (nbgraph runs no subgraphs yet, so it cannot
-            stream their chunks as `(namespace, chunk)` pairs the way LangGraph does).
+        InvalidArgumentError: `subgraphs=True` (nbgraph runs subgraphs but cannot stream
+            their chunks as `(namespace, chunk)` pairs the way LangGraph does yet).
     """
     if kwargs.pop("subgraphs", False):
         raise InvalidArgumentError(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nbgraph.engine.subruns import ParentCommand
 from nbgraph.engine.view import Pending, StateView, isolate
 from nbgraph.engine.writes import field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError, NbgraphError
@@ -65,6 +66,8 @@ class Task:
             when its node's `retry_policy` tried it again.
         from_cache: its writes and routes came from the node cache (`cache_policy=`).
         cache_key: its key in the node cache, when its node has a cache policy.
+        subruns: the `RunLog`s of the graphs run inside its node (a subgraph added as the
+            node, or graphs its function invoked), in start order.
     """
 
     step: int
@@ -86,6 +89,7 @@ class Task:
     attempts: tuple[Any, ...] = ()
     from_cache: bool = False
     cache_key: Any = None
+    subruns: list[Any] | tuple[()] = ()
 
     @property
     def id(self) -> str:
@@ -143,8 +147,8 @@ def absorb_output(spec: GraphSpec, node: NodeSpec, task: Task, output: Any) -> N
 
 
 def _absorb_command(spec: GraphSpec, task: Task, command: Command) -> None:
-    if command.graph == Command.PARENT:
-        return
+    if command.graph == Command.PARENT:  # the parent's task takes it (engine.subruns)
+        raise ParentCommand(command)
     if command.update is not None:
         _absorb_update(spec, None, task, command.update)
     for target in command.goto_targets():

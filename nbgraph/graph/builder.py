@@ -24,6 +24,7 @@ from nbgraph.graph.signatures import (
     takes_config,
 )
 from nbgraph.graph.spec import Branch, GraphSpec, NodeSpec, WaitingEdge
+from nbgraph.graph.subgraphs import as_subgraph_node, is_compiled_graph, subgraph_name
 from nbgraph.graph.validate import (
     MERGE_NAMES,
     RESERVED,
@@ -116,11 +117,7 @@ class GraphBuilder(NodePolicies):
         Returns:
             The builder, so calls chain.
         """
-        if not isinstance(node, str):
-            action, node = node, runnable_name(node) if is_runnable(node) else callable_name(node)
-        if is_runnable(action):  # a langchain Runnable runs through its invoke(state, config)
-            action = as_node(action)
-        name = node
+        name, action = _named_action(node, action)
         if action is None or not callable(action):
             self._problems.append(f"Node {name!r}: expected a callable, got {action!r}.")
             return self
@@ -342,3 +339,18 @@ class GraphBuilder(NodePolicies):
             open_schema=state.kind == "dict",
             waits_by_source={k: tuple(v) for k, v in waits_by_source.items()},
         )
+
+
+def _named_action(node: Any, action: Any) -> tuple[str, Any]:
+    """`add_node`'s name and node function: a node added without a name is named as
+    LangGraph names it; a compiled graph runs through its `invoke(state)` (a subgraph), a
+    langchain Runnable through its `invoke(state, config)`."""
+    if not isinstance(node, str):
+        action = node
+        if is_compiled_graph(action):
+            node = subgraph_name(action)
+        else:
+            node = runnable_name(action) if is_runnable(action) else callable_name(action)
+    if is_compiled_graph(action):
+        return node, as_subgraph_node(action)
+    return node, as_node(action) if is_runnable(action) else action

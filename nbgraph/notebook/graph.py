@@ -81,7 +81,7 @@ class StateGraph(GraphBuilder):
         return CompiledStateGraph(
             spec,
             checkpointer=checkpointer,
-            name=name or "StateGraph",
+            name=name or "LangGraph",  # (LangGraph's default name, which add_node(app) uses)
             store=store,
             context_schema=self.context_schema,
         )

@@ -4,9 +4,11 @@ the run drawn over it, the state tree, the inspector, and its display in a noteb
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from nbgraph.record.run import RunRecord
+from nbgraph.record.subruns import subrun_logs
 
 
 class Run(RunRecord):
@@ -19,7 +21,27 @@ class Run(RunRecord):
     >>> run = app.run({"log": []})
     >>> run.output, run.state_at(0), run.state_at(("a", 0))
     ({'log': ['a']}, {'log': []}, {'log': []})
+
+    Attributes:
+        parent: for a subrun (see `subruns`), the `Run` whose task started it; else None.
+        task: for a subrun, the id of that task (`parent.steps.task_id`); else None.
     """
+
+    parent: Run | None = None
+    task: str | None = None
+
+    @cached_property
+    def subruns(self) -> list[Run]:
+        """The runs of graphs started inside this run's tasks (a subgraph added as a node,
+        or a graph a node's function invoked), in start order; each a full `Run` with
+        `.parent` (this run) and `.task` (the id of the task that started it). A subrun's
+        own subruns nest the same way."""
+        runs = []
+        for task_id, log in subrun_logs(self.log):
+            sub = Run(log)
+            sub.parent, sub.task = self, task_id
+            runs.append(sub)
+        return runs
 
     def draw(self, step: int | None = None, branch: str | None = None) -> Any:
         """The graph with this run drawn over it, as a `graphviz.Digraph`.

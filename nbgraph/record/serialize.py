@@ -38,6 +38,7 @@ from nbgraph.record.log_shape import LogShapeError, check_document
 from nbgraph.record.run_context import decode_store_ops, encode_store_ops
 from nbgraph.record.step_decoding import BrokenDocument, decode_join, decode_step, mapping
 from nbgraph.record.step_encoding import encode_steps
+from nbgraph.record.subrun_files import attach_subruns, encode_subruns
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def run_document(run: Run) -> dict[str, Any]:
     log = run.log
     config = _plain_json(log.config)
     steps = encode_steps(run)  # first: a value too deep is named by its field and step
-    return {
+    document: dict[str, Any] = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "graph": describe_graph(log.graph),
@@ -90,6 +91,10 @@ def run_document(run: Run) -> dict[str, Any]:
             "store_ops": encode_store_ops(log.store_ops),
         },
     }
+    subruns = encode_subruns(log, lambda sub: run_document(type(run)(sub)))
+    if subruns:  # (graphs run inside its tasks: each its own document)
+        document["run"]["subruns"] = subruns
+    return document
 
 
 def run_to_json(run: Run) -> str:
@@ -201,7 +206,7 @@ def _decode_log(document: dict[str, Any], given: GraphSpec | None, where: str) -
         graph = given
     data = document["run"]
     config = data["config"]
-    return RunLog(
+    log = RunLog(
         graph,
         decode_value(data["input"]),
         mapping(config, "the config"),
@@ -215,6 +220,9 @@ def _decode_log(document: dict[str, Any], given: GraphSpec | None, where: str) -
         context=decode_value(data.get("context")),
         store_ops=decode_store_ops(data.get("store_ops", [])),
     )
+    if "subruns" in data:
+        attach_subruns(log, data["subruns"], lambda sub: _decode_log(sub, None, where))
+    return log
 
 
 # --- files ----------------------------------------------------------------------------------

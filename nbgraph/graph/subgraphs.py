@@ -1,0 +1,79 @@
+"""A compiled graph added as a node (a subgraph), run as LangGraph runs one.
+
+The node is handed the parent's state; the subgraph's `invoke` keeps the keys its input schema
+knows, runs to its end and returns its output schema's values, which come back as the node's
+write through the parent's reducers (so with `operator.add` the parent appends the
+subgraph's whole list, as LangGraph does).
+
+No engine import (the engine is a layer up): a value is a compiled graph when it has an
+`invoke` and its `spec` is a `GraphSpec`. The engine records the subgraph's run on the task
+that called it (see `CompiledGraph._start`), whichever way it was called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from nbgraph.graph.spec import GraphSpec
+
+
+def is_compiled_graph(value: Any) -> bool:
+    """Whether `value` is an nbgraph compiled graph (`StateGraph(...).compile()`)."""
+    return isinstance(getattr(value, "spec", None), GraphSpec) and callable(
+        getattr(value, "invoke", None)
+    )
+
+
+def subgraph_name(app: Any) -> str:
+    """The node name LangGraph gives a compiled graph added without one: its name."""
+    return getattr(app, "name", None) or "LangGraph"
+
+
+def _runs_async(spec: GraphSpec) -> bool:
+    """Whether some node or router of `spec` (or of a subgraph inside it) must be awaited."""
+    return any(node.is_async for node in spec.nodes.values()) or any(
+        branch.is_async for branches in spec.branches.values() for branch in branches
+    )
+
+
+class SubgraphNode:
+    """A compiled graph as a node function: `node(state)` is `app.invoke(state)`.
+
+    The subgraph's run inherits the calling node's context, store, recursion limit and
+    `configurable` keys (not its thread), as any graph invoked inside a node does.
+
+    Attributes:
+        app: the compiled subgraph.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.__name__ = subgraph_name(app)
+
+    def __call__(self, state: Any) -> Any:
+        return self.app.invoke(subgraph_input(self.app.spec, state))
+
+    def __repr__(self) -> str:
+        return f"SubgraphNode({self.app!r})"
+
+
+class AsyncSubgraphNode(SubgraphNode):
+    """A subgraph with async nodes or routers: the node awaits `app.ainvoke(state)`."""
+
+    async def __call__(self, state: Any) -> Any:  # type: ignore[override]
+        return await self.app.ainvoke(subgraph_input(self.app.spec, state))
+
+
+def subgraph_input(spec: GraphSpec, state: Any) -> Any:
+    """The parent's state as the subgraph's input: the keys its input schema knows (the
+    parent's other keys are not the subgraph's, so they are left out without a warning)."""
+    if spec.open_schema or not isinstance(state, Mapping):
+        return state
+    known = spec.input.fields
+    return {key: value for key, value in state.items() if key in known}
+
+
+def as_subgraph_node(app: Any) -> SubgraphNode:
+    """The node function for a compiled graph: awaited when the subgraph has async parts."""
+    return AsyncSubgraphNode(app) if _runs_async(app.spec) else SubgraphNode(app)
