@@ -1,0 +1,96 @@
+"""Nested records seen: a run's subruns in its state tree, its `steps` table, its drawings
+and the inspector's step-into (nbgraph only; the subgraph semantics themselves are compared
+with LangGraph in tests/test_langgraph_subgraphs.py)."""
+
+import operator
+import subprocess
+from typing import Annotated, TypedDict
+
+import pytest
+from test_langgraph_subgraphs import recorded_app
+from test_views_dot import edges, labels
+
+from nbgraph import START, StateGraph
+
+EVIL = '<b>x</b> "q" & \\'
+
+
+class Shared(TypedDict):
+    foo: str
+    log: Annotated[list[str], operator.add]
+
+
+def recorded_run():
+    app = recorded_app()
+    app.invoke({"foo": "x", "log": []})
+    return app.last_run
+
+
+def evil_app():
+    """A parent whose node named EVIL runs a subgraph whose node is named EVIL too."""
+    inner = StateGraph(Shared)
+    inner.add_node(EVIL, lambda s: {"foo": "<i>" + s["foo"], "log": [EVIL]})
+    inner.add_edge(START, EVIL)
+    parent = StateGraph(Shared)
+    parent.add_node(EVIL, inner.compile(name=EVIL))
+    parent.add_edge(START, EVIL)
+    return parent.compile()
+
+
+# --- the tree ----------------------------------------------------------------------------------
+
+
+def test_a_subruns_tree_hangs_off_the_task_that_ran_it():
+    run = recorded_run()
+    tree = run.tree
+    assert [n.id for n in tree.tasks()] == ["task:1:0:first", "task:2:0:left", "task:2:1:wrapper"]
+    (left,) = tree.subtrees["task:2:0:left"]
+    assert left.prefix == "task:2:0:left/0/"
+    assert left.root.id == "task:2:0:left/0/input" and left.root.parents == ("task:2:0:left",)
+    assert dict(left.root.writes) == {"foo": "x", "log": ["first"]}
+    children = [n.id for n in tree.children("task:2:0:left")]
+    assert children == ["merge:2", "task:2:0:left/0/input"]
+    assert [n.name for n in left.tasks()] == ["deep"]
+    assert left.merge(1).parents == ("task:2:0:left/0/task:1:0:deep",)
+    (deep,) = left.subtrees["task:2:0:left/0/task:1:0:deep"]  # nested the same way
+    leaf = deep.occurrence("leaf", 0)
+    assert leaf.id == "task:2:0:left/0/task:1:0:deep/0/task:1:0:leaf"
+    assert tree.find(leaf.id) is leaf
+    assert leaf.id in [n.id for n in tree.walk()]
+    # the run's own nodes and lookups are unchanged
+    assert len(tree) == 7 and "leaf" not in tree.by_name
+    with pytest.raises(KeyError, match="in a subrun's tree"):
+        tree[leaf.id]
+    with pytest.raises(KeyError, match="No tree node"):
+        tree.find("task:2:0:left/0/task:9:9:nowhere")
+
+
+def test_steps_names_the_subruns_a_task_started():
+    run = recorded_run()
+    steps = run.steps.set_index("node")
+    assert steps.loc["first", "subruns"] == []
+    for node in ("left", "wrapper"):
+        (index,) = steps.loc[node, "subruns"]
+        assert run.subruns[index].task == steps.loc[node, "task_id"]
+    (left,) = (run.subruns[i] for i in steps.loc["left", "subruns"])
+    assert list(left.steps.subruns) == [[0]]
+
+
+def test_the_tree_drawing_hangs_each_subruns_tree_off_its_task():
+    source = recorded_run().draw_tree().source
+    found = labels(source)
+    inputs = [i for i, text in found.items() if text.startswith("subgraph input")]
+    assert len(inputs) == 3  # left's, left's deep's, wrapper's
+    into = {(a, b) for a, b, _ in edges(source) if b in inputs}
+    tasks = {found[a].split("\\n")[0] for a, _ in into}
+    assert tasks == {"left", "deep", "wrapper"}
+    assert "leaf" in {text.split("\\n")[0] for text in found.values()}
+
+
+def test_subrun_trees_are_escaped_in_the_drawing():
+    app = evil_app()
+    app.invoke({"foo": "&", "log": []})
+    source = app.last_run.draw_tree().source
+    assert "label=<" not in source and "<b>" in source  # as text, never markup
+    assert '\\"q\\"' in source
+    subprocess.run(["dot", "-Tsvg"], input=source.encode(), check=True, capture_output=True)
