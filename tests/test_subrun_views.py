@@ -3,6 +3,7 @@ and the inspector's step-into (nbgraph only; the subgraph semantics themselves a
 with LangGraph in tests/test_langgraph_subgraphs.py)."""
 
 import operator
+import re
 import subprocess
 from typing import Annotated, TypedDict
 
@@ -10,7 +11,7 @@ import pytest
 from test_langgraph_subgraphs import recorded_app
 from test_views_dot import edges, labels
 
-from nbgraph import START, StateGraph
+from nbgraph import END, START, StateGraph
 
 EVIL = '<b>x</b> "q" & \\'
 
@@ -94,3 +95,63 @@ def test_subrun_trees_are_escaped_in_the_drawing():
     assert "label=<" not in source and "<b>" in source  # as text, never markup
     assert '\\"q\\"' in source
     subprocess.run(["dot", "-Tsvg"], input=source.encode(), check=True, capture_output=True)
+
+
+# --- the graph drawing -------------------------------------------------------------------------
+
+
+def clusters(source: str) -> dict[str, str]:
+    """Cluster name -> its label."""
+    found = re.findall(r"subgraph (cluster_\w+) \{\n\s*.*label=(\"(?:[^\"\\]|\\.)*\"|\w+)", source)
+    return {name: text.strip('"') for name, text in found}
+
+
+def test_a_run_draws_each_node_that_ran_a_graph_as_a_cluster_with_its_counts():
+    run = recorded_run()
+    source = run.draw().source
+    assert sorted(clusters(source).values()) == [
+        "subgraph deep — 1 task inside",
+        "subgraph left — 1 task inside",
+        "subgraph wrapper — 1 task inside",  # a function that invoked a graph: its subrun's
+    ]
+    found = labels(source)
+    assert "leaf\\nran ×1" in found.values() and "other\\nran ×1" in found.values()
+    deep = next(i for i, t in found.items() if t.startswith("deep"))
+    leaf = next(i for i, t in found.items() if t.startswith("leaf"))
+    assert leaf.startswith(deep.rsplit("_", 1)[0])  # ids nest as the clusters do
+    flat = run.draw(expand=False).source
+    assert "cluster" not in flat and "leaf" not in flat and "left\\nran ×1" in flat
+
+
+def test_counts_of_a_subgraph_run_several_times_are_summed():
+    inner = StateGraph(Shared)
+    inner.add_node("step", lambda s: {"log": ["s"]})
+    inner.add_edge(START, "step")
+    parent = StateGraph(Shared)
+    parent.add_node("loop", inner.compile(name="inner"))
+    parent.add_edge(START, "loop")
+    parent.add_conditional_edges("loop", lambda s: "loop" if len(s["log"]) < 6 else END)
+    app = parent.compile()
+    app.invoke({"foo": "", "log": []})
+    source = app.last_run.draw().source
+    assert list(clusters(source).values()) == ["subgraph loop — 3 tasks inside"]
+    assert "step\\nran ×3" in labels(source).values()
+
+
+def test_the_app_drawing_shows_a_compiled_subgraph_inside_its_node_or_as_one_box():
+    app = recorded_app()
+    source = app.draw().source
+    assert sorted(clusters(source).values()) == ["subgraph deep", "subgraph left"]
+    assert "leaf" in labels(source).values()
+    assert "wrapper" in labels(source).values()  # a function: nothing to look into
+    flat = app.draw(expand=False).source
+    assert "cluster" not in flat and "deep" not in flat
+
+
+def test_subgraph_clusters_are_escaped():
+    app = evil_app()
+    for source in (app.draw().source, app.run({"foo": "&", "log": []}).draw().source):
+        assert "label=<" not in source
+        (title,) = clusters(source).values()
+        assert title.startswith('subgraph <b>x</b> \\"q\\" & \\\\')
+        subprocess.run(["dot", "-Tsvg"], input=source.encode(), check=True, capture_output=True)
