@@ -155,3 +155,63 @@ def test_subgraph_clusters_are_escaped():
         (title,) = clusters(source).values()
         assert title.startswith('subgraph <b>x</b> \\"q\\" & \\\\')
         subprocess.run(["dot", "-Tsvg"], input=source.encode(), check=True, capture_output=True)
+
+
+# --- the inspector -----------------------------------------------------------------------------
+
+
+def test_the_inspector_steps_into_a_subrun_and_back():
+    run = recorded_run()
+    inspector = run.inspect(recorded_run())
+    nav = inspector.subrun_nav
+    assert inspector.step == 1 and nav.into.disabled and nav.back.disabled
+    assert nav.crumbs.value == "<b>run</b>"
+    with pytest.raises(ValueError, match="No task of step 1 ran a graph"):
+        nav.step_into()
+    inspector.go(2)
+    assert [label for label, _ in nav.pick.options] == [
+        "left (task 2:0:left)",
+        "wrapper (task 2:1:wrapper)",
+    ]
+    # the parent's step shows what the subgraph returned as one write by its node
+    effects = inspector.effects.value
+    assert effects.count("left: ") == 2  # one write to each of foo and log
+    assert "left: x!" in effects and "deep" not in effects and "leaf: " not in effects
+    nav.into.click()
+    assert inspector.run is run.subruns[0] and inspector.step == 1
+    assert nav.crumbs.value == "run › <b>left</b>" and not nav.back.disabled
+    assert "<b>step 1</b> of 1: deep" in inspector.step_label.value
+    assert "the other run" not in inspector.compare_mode.options  # it compares the parent
+    nav.into.click()  # a subrun of a subrun
+    assert inspector.run is run.subruns[0].subruns[0]
+    assert nav.crumbs.value == "run › left › <b>deep</b>"
+    assert "leaf: x!" in inspector.effects.value
+    nav.back.click()
+    assert inspector.run is run.subruns[0] and inspector.step == 1
+    nav.back.click()
+    assert inspector.run is run and inspector.step == 2 and nav.back.disabled
+    assert "the other run" in inspector.compare_mode.options
+    nav.pick.value = 1
+    nav.into.click()
+    assert inspector.run is run.subruns[1] and nav.crumbs.value == "run › <b>wrapper</b>"
+    with pytest.raises(ValueError, match="has 0 subrun"):
+        nav.step_into(0)
+
+
+def test_an_inspector_opened_on_a_subrun_goes_back_to_its_parent():
+    run = recorded_run()
+    inspector = run.subruns[1].inspect()
+    assert inspector.subrun_nav.crumbs.value == "run › <b>wrapper</b>"
+    inspector.subrun_nav.back.click()
+    assert inspector.run is run and inspector.step == 2
+
+
+def test_the_breadcrumb_is_escaped():
+    app = evil_app()
+    run = app.run({"foo": "&", "log": []})
+    inspector = run.inspect()
+    inspector.subrun_nav.step_into(0)
+    crumbs = inspector.subrun_nav.crumbs.value
+    assert "<b>x</b>" not in crumbs
+    assert crumbs == "run › <b>&lt;b&gt;x&lt;/b&gt; &quot;q&quot; &amp; \\</b>"
+    assert "<b>x</b>" not in inspector.step_label.value
