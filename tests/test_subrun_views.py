@@ -215,3 +215,20 @@ def test_the_breadcrumb_is_escaped():
     assert "<b>x</b>" not in crumbs
     assert crumbs == "run › <b>&lt;b&gt;x&lt;/b&gt; &quot;q&quot; &amp; \\</b>"
     assert "<b>x</b>" not in inspector.step_label.value
+
+
+def test_a_loaded_run_shows_its_subruns_the_same_way(tmp_path):
+    from nbgraph import Run
+
+    run = recorded_run()
+    back = Run.load(run.save(tmp_path / "run.json"), graph=recorded_app())
+    assert [n.id for n in back.tree.walk()] == [n.id for n in run.tree.walk()]
+    assert list(back.steps.subruns) == list(run.steps.subruns)
+    assert sorted(clusters(back.draw().source).values()) == sorted(
+        clusters(run.draw().source).values()
+    )
+    inspector = back.inspect()
+    inspector.go(2)
+    inspector.subrun_nav.into.click()
+    assert inspector.run is back.subruns[0]
+    assert inspector.subrun_nav.crumbs.value == "run › <b>left</b>"
