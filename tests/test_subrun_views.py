@@ -232,3 +232,27 @@ def test_a_loaded_run_shows_its_subruns_the_same_way(tmp_path):
     inspector.subrun_nav.into.click()
     assert inspector.run is back.subruns[0]
     assert inspector.subrun_nav.crumbs.value == "run › <b>left</b>"
+
+
+def test_a_failed_subrun_shows_where_it_failed_in_the_drawing_and_the_inspector():
+    def boom(state: Shared):
+        raise ValueError("<bad>")
+
+    inner = StateGraph(Shared)
+    inner.add_node("ok", lambda s: {"log": ["ok"]})
+    inner.add_node("boom", boom)
+    inner.add_edge(START, "ok")
+    inner.add_edge("ok", "boom")
+    parent = StateGraph(Shared)
+    parent.add_node("sub", inner.compile(name="inner"))
+    parent.add_edge(START, "sub")
+    run = parent.compile().run({"foo": "", "log": []})
+    assert run.status == "failed" and list(run.steps.subruns) == [[0]]
+    assert run.tree.find("task:1:0:sub/0/task:2:0:boom").status == "error"
+    source = run.draw().source
+    assert list(clusters(source).values()) == ["subgraph sub — 2 tasks inside"]
+    assert "boom\\nran ×1\\nraised ValueError" in labels(source).values()
+    inspector = run.inspect()
+    inspector.subrun_nav.step_into()
+    assert inspector.step == 2  # the subrun opens at its failing step
+    assert "ValueError at step 2:</b> &lt;bad&gt;" in inspector.error.value
