@@ -70,11 +70,13 @@ class CompiledStateGraph(CompiledGraph):
         graphviz). `config` and `xray` are accepted; subgraphs are not expanded."""
         return DrawableGraph.of(self.spec)
 
-    def draw(self) -> Any:
-        """The graph as a `graphviz.Digraph` (render it, or let Jupyter show it)."""
+    def draw(self, expand: bool = True) -> Any:
+        """The graph as a `graphviz.Digraph` (render it, or let Jupyter show it); with
+        `expand`, a compiled graph added as a node is drawn inside it as a cluster, else
+        as one box."""
         from nbgraph.views.dot import graph_dot  # drawings read the spec; they never run it
 
-        return graph_dot(self.spec)
+        return graph_dot(self.spec, expand=expand)
 
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None, **kwargs: Any

@@ -43,17 +43,20 @@ class Run(RunRecord):
             runs.append(sub)
         return runs
 
-    def draw(self, step: int | None = None, branch: str | None = None) -> Any:
+    def draw(self, step: int | None = None, branch: str | None = None, expand: bool = True) -> Any:
         """The graph with this run drawn over it, as a `graphviz.Digraph`.
 
         Args:
             step: highlight that superstep's tasks (and fade the rest).
             branch: a task id (`run.steps.task_id`): highlight the chain that led to it.
+            expand: a node that ran a graph is a cluster holding that graph with its
+                subruns' counts (what ran inside, how often); False: one box.
         """
         from nbgraph.views.dot import graph_dot
         from nbgraph.views.overlay import run_overlay
 
-        return graph_dot(self.graph, run_overlay(self, step=step, branch=branch))
+        overlay = run_overlay(self, step=step, branch=branch)
+        return graph_dot(self.graph, overlay, expand=expand)
 
     def draw_tree(self) -> Any:
         """The state tree as a `graphviz.Digraph` (long runs summarised)."""

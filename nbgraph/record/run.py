@@ -18,6 +18,7 @@ from nbgraph.errors import NbgraphError
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
 from nbgraph.record.lineages import BranchTimeline
 from nbgraph.record.run_context import ContextFacts
+from nbgraph.record.subtrees import run_tree, subrun_positions
 from nbgraph.record.tables import (
     diff_frame,
     field_history_frame,
@@ -26,7 +27,7 @@ from nbgraph.record.tables import (
     task_frame,
 )
 from nbgraph.record.timeline import Timeline
-from nbgraph.record.tree import StateTree, TreeNode, build_tree
+from nbgraph.record.tree import StateTree, TreeNode
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -104,8 +105,9 @@ class RunRecord(ContextFacts):
 
     @cached_property
     def tree(self) -> StateTree:
-        """The state tree: input at the root, tasks, per-step merges, root resets."""
-        return build_tree(self.log)
+        """The state tree: input at the root, tasks, per-step merges, root resets; a task
+        that ran graphs has their trees as children (`StateTree.subtrees`)."""
+        return run_tree(self.log)
 
     # --- states ----------------------------------------------------------------------------
 
@@ -215,7 +217,7 @@ class RunRecord(ContextFacts):
     @cached_property
     def steps(self) -> pd.DataFrame:
         """One row per task: step, node, task id, kind, triggers, fields written, timing, status."""
-        return task_frame(self.tree.tasks())
+        return task_frame(self.tree.tasks(), subrun_positions(self.log))
 
     @cached_property
     def custom(self) -> pd.DataFrame:

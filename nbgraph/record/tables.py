@@ -51,11 +51,16 @@ _TASK_COLUMNS = (
     "warnings",
     "attempts",
     "attempt_errors",
+    "subruns",
 )
 
 
-def task_frame(nodes: Iterable[TreeNode]) -> pd.DataFrame:
-    """`Run.steps` of these task nodes."""
+def task_frame(
+    nodes: Iterable[TreeNode], subruns: dict[str, list[int]] | None = None
+) -> pd.DataFrame:
+    """`Run.steps` of these task nodes; `subruns`: task id -> the indexes into `run.subruns`
+    of the graphs the task ran (its `subruns` cell, `[]` when none)."""
+    subruns = subruns or {}
     rows = [
         (
             node.step,
@@ -70,6 +75,7 @@ def task_frame(nodes: Iterable[TreeNode]) -> pd.DataFrame:
             list(node.warnings),
             len(node.attempts) + 1,
             [_error_text(attempt.error) for attempt in node.attempts],
+            list(subruns.get(node.task_id, ())),
         )
         for node in nodes
     ]

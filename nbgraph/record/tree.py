@@ -90,11 +90,21 @@ class TreeNode:
 
 @dataclass
 class StateTree:
-    """All tree nodes of a run, by id, with lookups by step and by (node, occurrence)."""
+    """All tree nodes of a run, by id, with lookups by step and by (node, occurrence).
+
+    A run's subruns (graphs run inside its tasks) have trees of their own, hung off the
+    task that started them (`subtrees`): the task's children include each subtree's input
+    root. A subtree's node ids are its own ids behind a `prefix` naming where it hangs,
+    `"<task node id>/<k>/"` (its k-th subrun), e.g. `"task:2:0:left/0/merge:1"`; iterating,
+    `len`, `tree[id]` and the lookups by step and name cover this run's own nodes;
+    `walk()` and `find(id)` go into the subtrees too.
+    """
 
     nodes: dict[str, TreeNode] = field(default_factory=dict)
     by_step: dict[int, list[str]] = field(default_factory=dict)
     by_name: dict[str, list[str]] = field(default_factory=dict)
+    prefix: str = ""
+    subtrees: dict[str, list[StateTree]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -106,18 +116,49 @@ class StateTree:
         try:
             return self.nodes[node_id]
         except KeyError:
+            if self._nested(node_id) is not None:
+                raise KeyError(
+                    f"Tree node {node_id!r} is in a subrun's tree, not this run's own: "
+                    f"`tree.find({node_id!r})` finds it; the subrun's own `Run` is in "
+                    "`run.subruns`."
+                ) from None
             raise KeyError(
                 f"No tree node {node_id!r}; ids look like 'input', 'merge:2', "
-                f"'task:2:0:agent' or 'reset:3:join'."
+                f"'task:2:0:agent' or 'reset:3:join' (a subrun's: 'task:2:0:left/0/input')."
             ) from None
 
     @property
     def root(self) -> TreeNode:
-        return self.nodes["input"]
+        return self.nodes[self.prefix + "input"]
 
     def children(self, node_id: str) -> list[TreeNode]:
-        """Nodes that have `node_id` among their parents, in creation order."""
-        return [n for n in self.nodes.values() if node_id in n.parents]
+        """Nodes that have `node_id` among their parents, in creation order; a task that
+        ran graphs also has their subtrees' input roots, in start order."""
+        own = [n for n in self.nodes.values() if node_id in n.parents]
+        return own + [sub.root for sub in self.subtrees.get(node_id, ())]
+
+    def walk(self) -> Iterator[TreeNode]:
+        """Every node: this run's own, each task's subtrees right after the task."""
+        for node in self.nodes.values():
+            yield node
+            for sub in self.subtrees.get(node.id, ()):
+                yield from sub.walk()
+
+    def find(self, node_id: str) -> TreeNode:
+        """The node with this id, in this tree or any subtree (nested too)."""
+        found = self.nodes.get(node_id) or self._nested(node_id)
+        if found is None:
+            return self[node_id]  # raises, naming what ids look like
+        return found
+
+    def _nested(self, node_id: str) -> TreeNode | None:
+        for subs in self.subtrees.values():
+            for sub in subs:
+                if node_id.startswith(sub.prefix):
+                    found = sub.nodes.get(node_id) or sub._nested(node_id)
+                    if found is not None:
+                        return found
+        return None
 
     def tasks(self, step: int | None = None) -> list[TreeNode]:
         """Task nodes (of one step, or all), in step and write order."""
@@ -131,7 +172,7 @@ class StateTree:
 
     def merge(self, step: int) -> TreeNode | None:
         """The merge node of `step` (None if the step failed or does not exist)."""
-        return self.nodes.get(f"merge:{step}")
+        return self.nodes.get(f"{self.prefix}merge:{step}")
 
     def occurrence(self, name: str, occurrence: int) -> TreeNode:
         """The `occurrence`-th task of node `name` (0 = its first run, -1 = its last)."""

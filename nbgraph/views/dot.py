@@ -63,6 +63,7 @@ class Overlay:
         focus: nodes to highlight (a step's tasks, or a branch's ancestry); empty: none.
         focus_edges: edges to highlight.
         caption: a line under the drawing.
+        subgraphs: node -> (the graph its tasks ran, their subruns' summed overlay).
     """
 
     runs: dict[str, int] = field(default_factory=dict)
@@ -73,24 +74,35 @@ class Overlay:
     focus: set[str] = field(default_factory=set)
     focus_edges: set[tuple[str, str]] = field(default_factory=set)
     caption: str = ""
+    subgraphs: dict[str, tuple[Any, Overlay]] = field(default_factory=dict)
 
 
 class _Ids:
     """Synthetic DOT ids, so a node name is only ever a label (names may hold ':' or '"')."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "") -> None:
         self.ids: dict[str, str] = {}
+        self.prefix = prefix
 
     def __call__(self, name: str) -> str:
         if name not in self.ids:
-            self.ids[name] = f"n{len(self.ids)}"
+            self.ids[name] = f"{self.prefix}n{len(self.ids)}"
         return self.ids[name]
 
+    def nested(self, prefix: str) -> _Ids:
+        """Ids for a graph drawn inside this one (a subgraph's cluster): behind `prefix`,
+        which should start with one of this drawing's ids so that it is unique."""
+        return _Ids(prefix)
 
-def graph_dot(spec: GraphSpec, overlay: Overlay | None = None, title: str = "") -> graphviz.Digraph:
+
+def graph_dot(
+    spec: GraphSpec, overlay: Overlay | None = None, title: str = "", expand: bool = True
+) -> graphviz.Digraph:
     """The graph: START, END, nodes, plain, waiting, conditional and Command edges.
 
     With an `overlay`, the run is drawn over it: run counts, taken edges, failures, focus.
+    With `expand`, a node that runs a graph is a cluster holding that graph's drawing
+    (`views.subgraph_dot`); without, one box.
     """
     import graphviz
 
@@ -103,9 +115,18 @@ def graph_dot(spec: GraphSpec, overlay: Overlay | None = None, title: str = "") 
         caption.append(overlay.caption)
     if caption:
         dot.attr(label=label(*caption), labelloc="t")
+    draw_body(dot, ids, spec, overlay, expand)
+    return dot
+
+
+def draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, expand: bool) -> None:
+    """A graph's terminals, nodes and edges into `dot` (a drawing, or a cluster of one)."""
+    from nbgraph.views.subgraph_dot import draw_cluster
+
     _terminals(dot, ids, overlay)
     for name, node in spec.nodes.items():
-        _node(dot, ids, name, node, overlay)
+        if not (expand and draw_cluster(dot, ids, name, node, overlay)):
+            draw_node(dot, ids, name, node, overlay)
     for name in _unknown_endpoints(spec):
         dot.node(
             ids(name),
@@ -129,7 +150,6 @@ def graph_dot(spec: GraphSpec, overlay: Overlay | None = None, title: str = "") 
             _edge(dot, ids, name, target, overlay, style="dotted", marks=["goto"])
     if overlay is not None:
         _dynamic_edges(dot, ids, spec, overlay)
-    return dot
 
 
 def _unknown_endpoints(spec: GraphSpec) -> list[str]:
@@ -159,7 +179,8 @@ def _terminals(dot: Any, ids: _Ids, overlay: Overlay | None) -> None:
         )
 
 
-def _node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | None) -> None:
+def draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | None) -> None:
+    """One node's box: its name, and with an overlay its count, failure, pause, focus."""
     lines = [name]
     if node.defer:
         lines.append("(deferred)")
@@ -229,7 +250,7 @@ def _waiting(
     overlay: Overlay | None,
 ) -> None:
     """A waiting edge as one join: each source into a junction, the junction into the target."""
-    junction = f"join{index}"
+    junction = f"{ids.prefix}join{index}"
     dot.node(junction, label(""), shape="point", width="0.12", color=INK)
     for source in sources:
         count = overlay.runs.get(source, 0) if overlay else None

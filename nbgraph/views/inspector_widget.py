@@ -27,6 +27,7 @@ from nbgraph.views.panels import (
     store_ops_html,
 )
 from nbgraph.views.render import render_svg
+from nbgraph.views.subrun_nav import SubrunNav
 
 
 class Inspector(ipywidgets.VBox):
@@ -43,7 +44,17 @@ class Inspector(ipywidgets.VBox):
 
     def __init__(self, run: Any, other: Any = None) -> None:
         super().__init__()
-        self.run, self.other = run, other
+        self.other, self._made_for = other, run
+        self.subrun_nav = SubrunNav(self)  # "step into" a subrun, and back
+        self.add_class("nbgraph-inspector")
+        self.open_run(run)
+
+    def open_run(self, run: Any, step: int | None = None) -> None:
+        """Show `run` in this widget, at `step` (default: its failed step, else step 1):
+        the run it was made for, or a subrun stepped into (compared with no other run:
+        "the other run" is offered for the run it was made for)."""
+        self.run = run
+        other = self.other if run is self._made_for else None
         self.steps = [s.step for s in run.log.steps]
         self.effects_by_step: dict[int, list[Any]] = {}  # filled as steps are shown
         self._whole_table = False
@@ -58,9 +69,9 @@ class Inspector(ipywidgets.VBox):
         self._make_controls(_field_names(run), last, other is not None)
         self._wire_controls()
         self._lay_out()
-        self.add_class("nbgraph-inspector")
         self._node_changed(None)
         start = self.failed_step if self.failed_step is not None else min(1, last)
+        start = start if step is None else step
         if self.slider.value == start:
             self.show(start)
         self.slider.value = start
@@ -113,6 +124,7 @@ class Inspector(ipywidgets.VBox):
         self.children = [
             w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
             w.HBox([self.node, self.occurrence, self.jump, self.branch_pick]),
+            self.subrun_nav.row,
             self.error,
             w.HBox([self.graph, w.VBox([self.state, self.effects])]),
             w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step])]),
@@ -210,6 +222,7 @@ class Inspector(ipywidgets.VBox):
             stopped = self._stopped_html(log, step) if failed_here else ""
             self.error.value = stopped + attempts_html(log.tasks)  # retries, cached tasks
             self._refresh_branches(log)
+            self.subrun_nav.refresh(self.run, step, log)
             self.comparison.value = self._comparison(step)
 
     def _state(self, step: int, log: Any) -> dict[str, Any]:
@@ -274,7 +287,7 @@ class Inspector(ipywidgets.VBox):
             return f"<b>step {step} vs step {other}</b>" + diff_html(
                 frame, f"step {step}", f"step {other}"
             )
-        if mode == "the other run" and self.other is not None:
+        if mode == "the other run" and self.other is not None and self.run is self._made_for:
             if self._compared is None:
                 self._compared = self.run.compare(self.other)
             frame = self._compared[self._compared["step"] == step]

@@ -9,6 +9,7 @@ from typing import Any
 
 from nbgraph.types import END, START, Send
 from nbgraph.views.dot import Overlay
+from nbgraph.views.subgraph_dot import subrun_overlays
 
 
 def run_overlay(run: Any, step: int | None = None, branch: str | None = None) -> Overlay:
@@ -20,9 +21,7 @@ def run_overlay(run: Any, step: int | None = None, branch: str | None = None) ->
     Raises:
         ValueError: a step the run does not have, or a task id it does not have.
     """
-    base = _BASES.get(run)
-    if base is None:
-        base = _BASES[run] = _counts(run)
+    base = _base(run)
     overlay = dataclasses.replace(base, focus=set(), focus_edges=set())
     if step is not None:
         _focus_step(run, overlay, step)
@@ -32,6 +31,16 @@ def run_overlay(run: Any, step: int | None = None, branch: str | None = None) ->
 
 
 _BASES: weakref.WeakKeyDictionary[Any, Overlay] = weakref.WeakKeyDictionary()
+
+
+def _base(run: Any) -> Overlay:
+    """The counts of `run` (with its subruns' summed per node), computed once per run."""
+    base = _BASES.get(run)
+    if base is None:
+        base = _BASES[run] = _counts(run)
+        if getattr(run, "subruns", None):
+            base.subgraphs = subrun_overlays(run, _base)
+    return base
 
 
 def _counts(run: Any) -> Overlay:

@@ -45,36 +45,48 @@ def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
         return ids.setdefault(tree_id, f"t{len(ids)}")
 
     node_id.drawn = ids  # type: ignore[attr-defined]  # parents not drawn map to `previous`
+    _draw_tree(dot, tree, node_id, width)
+    return dot
 
+
+def _draw_tree(dot: Any, tree: Any, node_id: Any, width: int) -> None:
+    """One run's tree (the root run's, or a subrun's hung off its task), then its subtrees."""
     steps = sorted(s for s in tree.by_step if s >= 1)
     hidden = _collapsed_steps(tree, steps)
+    root = tree.root
     dot.node(
-        node_id("input"),
-        label("input", *_writes(tree.root.writes, width)),
+        node_id(root.id),
+        label("input" if not tree.prefix else "subgraph input", *_writes(root.writes, width)),
         shape="ellipse",
         style="filled",
         fillcolor=TERMINAL_FILL,
         fontcolor="#ffffff",
     )
-    previous_shown = "input"
+    for parent in root.parents:  # a subtree's input hangs off the task that ran it
+        dot.edge(node_id(parent), node_id(root.id), style="bold", color=PAUSED_INK)
+    previous_shown = root.id
     for step in [0, *steps]:
         if step in hidden:
             start, end, names = hidden[step]
             if step == start:
                 summary = f"… steps {start}–{end}: {len(names)} tasks ({_counts(names)}) …"
+                collapsed = f"{tree.prefix}collapsed:{start}"
                 dot.node(
-                    node_id(f"collapsed:{start}"),
+                    node_id(collapsed),
                     label(summary),
                     shape="note",
                     style="filled",
                     fillcolor="#eeeeee",
                 )
-                dot.edge(node_id(previous_shown), node_id(f"collapsed:{start}"), style="dashed")
-                previous_shown = f"collapsed:{start}"
+                dot.edge(node_id(previous_shown), node_id(collapsed), style="dashed")
+                previous_shown = collapsed
             continue
         previous_shown = _draw_step(dot, tree, step, node_id, previous_shown, width)
     _draw_forks(dot, tree, node_id, width)
-    return dot
+    for task, subs in tree.subtrees.items():
+        for sub in subs:
+            if task in node_id.drawn:  # (a task inside a collapsed stretch: not drawn)
+                _draw_tree(dot, sub, node_id, width)
 
 
 def _draw_forks(dot: Any, tree: Any, node_id: Any, width: int) -> None:
@@ -108,7 +120,7 @@ def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, widt
             previous = node.id
     joins = [n for n in members if n.kind == "join"]
     for node in joins:
-        if node.id != "join:end":
+        if node.name != "END":
             _draw_join(dot, node, node_id)
     tasks = [n for n in members if n.kind == "task"]
     shown, extra = tasks[:TASKS_PER_STEP], tasks[TASKS_PER_STEP:]
@@ -127,10 +139,10 @@ def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, widt
         _parent_edges(dot, node, node_id, previous)
     if extra:
         more = f"step {step}: +{len(extra)} more tasks ({_counts([n.name for n in extra])})"
-        dot.node(node_id(f"more:{step}"), label(more), shape="box", style="dashed")
-        dot.edge(node_id(previous), node_id(f"more:{step}"), color=FADED)
+        dot.node(node_id(f"{tree.prefix}more:{step}"), label(more), shape="box", style="dashed")
+        dot.edge(node_id(previous), node_id(f"{tree.prefix}more:{step}"), color=FADED)
     for node in joins:
-        if node.id == "join:end":
+        if node.name == "END":
             _draw_join(dot, node, node_id)
     merge = tree.merge(step)
     if merge is None:
@@ -150,17 +162,22 @@ def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, widt
         if parent in {n.id for n in shown}:
             dot.edge(node_id(parent), node_id(merge.id), label=label(str(order)), fontsize="8")
     if extra:
-        dot.edge(node_id(f"more:{step}"), node_id(merge.id), color=FADED)
+        dot.edge(node_id(f"{tree.prefix}more:{step}"), node_id(merge.id), color=FADED)
     if merge.dropped:
-        cleared = f"cleared: {', '.join(merge.dropped)}"
-        dot.node(node_id(f"cleared:{step}"), label(cleared), shape="plaintext", fontsize="8")
-        dot.edge(node_id(merge.id), node_id(f"cleared:{step}"), style="dotted", arrowhead="none")
+        _draw_cleared(dot, merge, node_id, f"{tree.prefix}cleared:{step}")
     return merge.id
+
+
+def _draw_cleared(dot: Any, merge: Any, node_id: Any, cleared_id: str) -> None:
+    """The fields a step's merge cleared, as a note on the merge."""
+    cleared = f"cleared: {', '.join(merge.dropped)}"
+    dot.node(node_id(cleared_id), label(cleared), shape="plaintext", fontsize="8")
+    dot.edge(node_id(merge.id), node_id(cleared_id), style="dotted", arrowhead="none")
 
 
 def _draw_join(dot: Any, node: Any, node_id: Any) -> None:
     """A branch-lineage join: the lineages it merged, numbered in routing order."""
-    title = "END" if node.id == "join:end" else f"join for {node.name}"
+    title = "END" if node.name == "END" else f"join for {node.name}"
     lines = [title, f"merge: {node.reason}"]
     if node.dropped:
         lines.append(f"dropped: {', '.join(node.dropped)}")

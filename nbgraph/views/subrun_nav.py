@@ -1,0 +1,97 @@
+"""The inspector's way into subruns: on a step whose task ran a graph, "step into" opens
+that subrun's steps in the same widget, with a breadcrumb (`run › node › …`) and "back".
+
+The parent's own step keeps showing what the subgraph returned as one write by the node
+that ran it; the subrun's steps are its own run (`run.subruns`). "Back" opens the parent at
+the step of the task that ran the subrun (also for an inspector opened on a subrun).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets
+
+
+class SubrunNav:
+    """The breadcrumb, the subrun picker, "step into" and "back" of one inspector.
+
+    Attributes:
+        crumbs: the breadcrumb (HTML): the root run, then the node of each task stepped into.
+        pick: the subruns the shown step's tasks started (values: indexes into `run.subruns`).
+        into: the button opening the picked subrun.
+        back: the button opening the parent run at the step of the task that ran this one.
+    """
+
+    def __init__(self, inspector: Any) -> None:
+        w = ipywidgets
+        self.inspector = inspector
+        self.crumbs = w.HTML()
+        self.pick = w.Dropdown(options=[], description="subrun", layout={"width": "320px"})
+        self.into = w.Button(description="step into ▸", tooltip="show this subrun's steps")
+        self.back = w.Button(description="◀ back", tooltip="back to the run that started it")
+        self.into.on_click(lambda _: self.step_into())
+        self.back.on_click(lambda _: self.go_back())
+        self.row = w.HBox([self.crumbs, self.back, self.pick, self.into])
+
+    def refresh(self, run: Any, step: int, log: Any) -> None:
+        """The breadcrumb of `run` and the subruns started by the tasks of its `step`."""
+        nodes = {task.id: task.node for task in log.tasks} if step > 0 else {}
+        options = [
+            (f"{nodes[sub.task]} (task {sub.task})", index)
+            for index, sub in enumerate(getattr(run, "subruns", ()))
+            if sub.task in nodes
+        ]
+        if list(self.pick.options) != options:
+            self.pick.options = options
+            self.pick.value = options[0][1] if options else None
+        self.pick.disabled = self.into.disabled = not options
+        self.back.disabled = getattr(run, "parent", None) is None
+        self.crumbs.value = " › ".join(
+            f"<b>{html.escape(part)}</b>" if last else html.escape(part)
+            for part, last in _marked_last(breadcrumb(run))
+        )
+
+    def step_into(self, index: int | None = None) -> None:
+        """Open subrun `index` of the shown run (default: the one picked) in the inspector.
+
+        Raises:
+            ValueError: no task of the shown step ran a graph, or `index` is not one of
+                the run's subruns.
+        """
+        inspector = self.inspector
+        run = inspector.run
+        index = self.pick.value if index is None else index
+        if index is None:
+            raise ValueError(
+                f"No task of step {inspector.step} ran a graph: nothing to step into "
+                f"(the run's subruns were started by tasks {[s.task for s in run.subruns]})."
+            )
+        if not 0 <= index < len(run.subruns):
+            raise ValueError(
+                f"The run has {len(run.subruns)} subrun(s) (run.subruns); {index} is not one."
+            )
+        inspector.open_run(run.subruns[index])
+
+    def go_back(self) -> None:
+        """Open the parent run at the step of the task that ran the shown subrun."""
+        run = self.inspector.run
+        if getattr(run, "parent", None) is None:
+            return
+        step = next(t.step for t in run.parent.log.tasks() if t.id == run.task)
+        self.inspector.open_run(run.parent, step)
+
+
+def breadcrumb(run: Any) -> list[str]:
+    """`["run", node, node, ...]`: the root run, then the node of each task, down to `run`."""
+    parts: list[str] = []
+    while getattr(run, "parent", None) is not None:
+        nodes = {task.id: task.node for task in run.parent.log.tasks()}
+        parts.append(nodes.get(run.task, run.task))
+        run = run.parent
+    return ["run", *reversed(parts)]
+
+
+def _marked_last(parts: list[str]) -> list[tuple[str, bool]]:
+    return [(part, position == len(parts) - 1) for position, part in enumerate(parts)]
