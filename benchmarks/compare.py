@@ -343,6 +343,50 @@ def fan_out_case(api: SimpleNamespace, width: int) -> Case:
     return Case(call, width + 2, keep=keep)
 
 
+def subgraph_graph(api: SimpleNamespace, calls: int) -> Any:
+    """A parent self-loop whose one node is a compiled two-node subgraph, run `calls` times:
+    the subgraph shares the parent's keys; `first` writes a note, `second` adds 1 to `count`.
+    (No list key: a subgraph returns its whole state, which an appending parent would double.)
+    """
+
+    class State(TypedDict):
+        count: int
+        note: str
+
+    sub = (
+        api.StateGraph(State)
+        .add_node("first", lambda state: {"note": f"call {state['count']}"})
+        .add_node("second", lambda state: {"count": state["count"] + 1})
+        .add_edge(api.START, "first")
+        .add_edge("first", "second")
+        .compile()
+    )
+
+    def again(state: dict) -> str:
+        return api.END if state["count"] >= calls else "sub"
+
+    return (
+        api.StateGraph(State)
+        .add_node("sub", sub)
+        .add_edge(api.START, "sub")
+        .add_conditional_edges("sub", again)
+        .compile()
+    )
+
+
+def subgraph_case(api: SimpleNamespace, calls: int) -> Case:
+    app = subgraph_graph(api, calls)
+
+    def check(out: dict) -> None:
+        assert out["count"] == calls, out["count"]
+
+    def args() -> tuple[Any, dict]:
+        return {"count": 0, "note": ""}, thread_config(calls + 10)
+
+    call, keep = run_case(api, app, args, check)
+    return Case(call, calls, keep=keep)
+
+
 def sends_case(api: SimpleNamespace, count: int) -> Case:
     app = map_reduce_graph(api)
     items = list(range(count))
@@ -656,6 +700,7 @@ class Sizes:
     fan_outs: tuple[int, ...] = (100, 1000)
     sends: tuple[int, ...] = (1000, 10_000)
     agent_rounds: int = 200
+    subgraph_calls: int = 1000
     history: int = 1000
     versus: int = 4000  # retained bytes against LangGraph's MemorySaver
     record: int = 10_000  # effects, state_at, inspector
@@ -667,6 +712,7 @@ QUICK = Sizes(
     fan_outs=(5, 10),
     sends=(10, 30),
     agent_rounds=5,
+    subgraph_calls=5,
     history=20,
     versus=40,
     record=50,
@@ -796,6 +842,16 @@ def main(argv: list[str] | None = None) -> list[Row]:
             memory="record",
         )
         row.set_target("≥3×", row.ratio, 3)
+        rows.append(row)
+        row = compare(
+            f"subgraph as a node, two nodes, {sizes.subgraph_calls:,} calls",
+            "call",
+            lambda api: subgraph_case(api, sizes.subgraph_calls),
+            apis,
+            rounds,
+            memory="record",
+        )
+        row.set_target("≥10×", row.ratio, 10)
         rows.append(row)
         for saver in ("memory", "sqlite"):
             rows.append(
