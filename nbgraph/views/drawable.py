@@ -10,7 +10,6 @@ by graphviz, not Mermaid: same graph, different look.
 from __future__ import annotations
 
 import contextlib
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +18,7 @@ from nbgraph.graph.spec import GraphSpec
 from nbgraph.types import END, START
 from nbgraph.views.dot import INK, label
 from nbgraph.views.mermaid import NODE_STYLES, first_and_last, mermaid_text
-from nbgraph.views.render import INSTALL_HINT, TIMEOUT_SECONDS, renderers
-
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+from nbgraph.views.render import INSTALL_HINT, render_with, renderers
 
 
 class DrawableGraph:
@@ -119,21 +116,7 @@ class DrawableGraph:
 
 def render_png(source: str) -> bytes:
     """PNG bytes for a DOT source, from the first graphviz renderer that works."""
-    problems = []
-    for name, program in renderers():
-        try:
-            done = subprocess.run(
-                [program, "-Tpng"],
-                input=source.encode("utf-8"),
-                capture_output=True,
-                timeout=TIMEOUT_SECONDS,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            problems.append(f"{name}: {error}")
-            continue
-        if done.returncode == 0 and done.stdout.startswith(PNG_MAGIC):
-            return done.stdout
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        problems.append(f"{name} exited {done.returncode}: {message[-1] if message else ''}")
-    raise RuntimeError(INSTALL_HINT if not problems else "PNG failed: " + "; ".join(problems))
+    png, _, problems = render_with(source, "png", renderers())
+    if png is None:
+        raise RuntimeError(INSTALL_HINT if not problems else "PNG failed: " + "; ".join(problems))
+    return png

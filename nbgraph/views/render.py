@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -56,11 +57,31 @@ def render_svg(source: str) -> Rendered:
 
 @lru_cache(maxsize=256)
 def _render_cached(source: str, available: tuple[tuple[str, str], ...]) -> Rendered:
+    output, name, problems = render_with(source, "svg", available)
+    if output is not None:
+        return Rendered(output.decode("utf-8"), name)
+    if not available:
+        return Rendered(None, "", INSTALL_HINT)
+    return Rendered(None, "", "Rendering failed: " + "; ".join(problems))
+
+
+_LOOKS_RIGHT = {
+    "svg": lambda out: out.lstrip().startswith((b"<?xml", b"<svg")),
+    "png": lambda out: out.startswith(b"\x89PNG\r\n\x1a\n"),
+}
+"""How each format's output starts: a renderer that exits 0 with anything else failed."""
+
+
+def render_with(
+    source: str, fmt: str, available: Sequence[tuple[str, str]]
+) -> tuple[bytes | None, str, list[str]]:
+    """`source` rendered as `fmt` ("svg" or "png") by the first of `available` that works:
+    `(output, renderer name, [])`, or `(None, "", what each renderer said)`."""
     problems = []
     for name, program in available:
         try:
             done = subprocess.run(
-                [program, "-Tsvg"],
+                [program, f"-T{fmt}"],
                 input=source.encode("utf-8"),
                 capture_output=True,
                 timeout=TIMEOUT_SECONDS,
@@ -69,13 +90,11 @@ def _render_cached(source: str, available: tuple[tuple[str, str], ...]) -> Rende
         except (OSError, subprocess.TimeoutExpired) as error:
             problems.append(f"{name}: {error}")
             continue
-        if done.returncode == 0 and done.stdout.lstrip().startswith((b"<?xml", b"<svg")):
-            return Rendered(done.stdout.decode("utf-8"), name)
+        if done.returncode == 0 and _LOOKS_RIGHT[fmt](done.stdout):
+            return done.stdout, name, []
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         problems.append(f"{name} exited {done.returncode}: {message[-1] if message else ''}")
-    if not available:
-        return Rendered(None, "", INSTALL_HINT)
-    return Rendered(None, "", "Rendering failed: " + "; ".join(problems))
+    return None, "", problems
 
 
 def clear_cache() -> None:
