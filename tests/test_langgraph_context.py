@@ -189,6 +189,33 @@ def test_send_tasks_and_joins_name_their_triggers_as_langgraph():
     assert nb == lg
 
 
+def test_a_sends_path_counts_among_the_steps_sends_when_an_edge_task_runs_beside_it():
+    class Seen(TypedDict):
+        seen: Annotated[list, lambda a, b: a + b]
+
+    def program(api):
+        def node(name):
+            def run(state, config):
+                m = config["metadata"]
+                return {"seen": [(name, m["langgraph_path"], tuple(m["langgraph_triggers"]))]}
+
+            return run
+
+        graph = api.StateGraph(Seen)
+        for name in ("a", "b", "j"):
+            graph.add_node(name, node(name))
+        graph.add_edge(api.START, "a")  # an edge task and two Sends in one step
+        graph.add_conditional_edges(
+            api.START, lambda s: [api.Send("b", {"seen": []}), api.Send("b", {"seen": []})]
+        )
+        graph.add_edge(["a", "b"], "j")
+        return sorted(graph.compile().invoke({"seen": []})["seen"], key=str)
+
+    lg, nb = both(program)
+    assert nb == lg
+    assert ("b", ("__pregel_push", 0, False), ("__pregel_push",)) in nb
+
+
 def test_a_config_annotated_otherwise_is_not_passed_and_warned_about():
     def program(api):
         def node(state, config: dict):

@@ -83,6 +83,7 @@ class BranchLoop(Joining, Routing, RunLoop):
                 task = Task(self.step, len(tasks), name, "edge", triggers=self.shared(sources))
                 self._hand(task, point)
                 tasks.append(task)
+        self.pulls = len(tasks)
         for sender, send, point in sends:
             task = Task(self.step, len(tasks), send.node, "send", arg=send.arg, triggers=(sender,))
             self._hand(task, point)

@@ -21,9 +21,9 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk
 from langchain_core.runnables.config import var_child_runnable_config
 
+from nbgraph.engine.injection import task_metadata
 from nbgraph.engine.streams import LiveSink
 from nbgraph.engine.tasks import Task
-from nbgraph.graph import GraphSpec
 from nbgraph.types import Command
 
 try:  # a streaming handler makes a chat model's `invoke` stream its tokens, as in LangGraph
@@ -142,48 +142,18 @@ def _values(state: Any) -> Sequence[Any]:
     return ()
 
 
-def triggers(spec: GraphSpec, task: Task) -> tuple[str, ...]:
-    """A task's triggers as LangGraph names them: the channels its node listens to —
-    `branch:to:<node>` (edges, routers, gotos) and `join:<a>+<b>:<node>` per waiting edge
-    into it, whichever fired — or `__pregel_push` for a Send."""
-    if task.kind == "send":
-        return ("__pregel_push",)
-    joins = [edge for edge in spec.waiting if edge.target == task.node]
-    if not joins:
-        return (f"branch:to:{task.node}",)
-    names = [f"join:{'+'.join(edge.sources)}:{task.node}" for edge in joins]
-    return (f"branch:to:{task.node}", *names)
-
-
-def node_metadata(
-    spec: GraphSpec, config: dict[str, Any], task: Task, pulls: int
-) -> tuple[dict[str, Any], str]:
+def node_metadata(run: Any, task: Task) -> tuple[dict[str, Any], str]:
     """The metadata LangGraph gives a node's run, and the task's checkpoint namespace."""
     namespace = f"{task.node}:{uuid.uuid4()}"
-    if task.kind == "send":
-        path: tuple[Any, ...] = ("__pregel_push", task.index - pulls, False)
-    else:
-        path = ("__pregel_pull", task.node)
-    metadata = dict(config.get("metadata") or {})
-    thread_id = (config.get("configurable") or {}).get("thread_id")
-    if thread_id is not None:
-        metadata.setdefault("thread_id", thread_id)
-    metadata.update(
-        ls_integration="langgraph",
-        langgraph_step=task.step,
-        langgraph_node=task.node,
-        langgraph_triggers=triggers(spec, task),
-        langgraph_path=path,
-        langgraph_checkpoint_ns=namespace,
-    )
-    return metadata, namespace
+    metadata = task_metadata(run, task, namespace)
+    return {"ls_integration": "langgraph", **metadata}, namespace
 
 
-def enter_node(handler: ChatStream, run: Any, task: Task, pulls: int) -> Any:
+def enter_node(handler: ChatStream, run: Any, task: Task) -> Any:
     """Run the rest of this task in a langchain config whose callbacks send the chat
     model's tokens; returns the token `leave_node` needs and the node's metadata."""
     config = run.config
-    metadata, namespace = node_metadata(run.spec, config, task, pulls)
+    metadata, namespace = node_metadata(run, task)
     tags = list(config.get("tags") or ())
     # a manager, as the node's own run has: what a call inside passes merges with its
     # metadata and tags instead of replacing them

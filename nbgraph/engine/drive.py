@@ -182,7 +182,6 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
         yield from _step_chunks(run, run.begin(input), modes - {"debug"})
         while (tasks := run.next_tasks()) is not None:
             yield from _started_chunks(tasks, modes)
-            scope.step(tasks)
             running = tasks
             inline = len(tasks) == 1 or max_workers == 1  # one at a time: no thread needed
             if inline:
@@ -251,7 +250,6 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
             for chunk in _started_chunks(tasks, modes):
                 yield chunk
             threads.clear()
-            scope.step(tasks)
             running = [asyncio.ensure_future(execute(task)) for task in tasks]
             if sink is not None:
                 for future in running:

@@ -158,15 +158,41 @@ class TaskEnv:
         return None  # previous: LangGraph's functional API only
 
 
-def _triggers(run: Any, task: Any) -> tuple[str, ...]:
+def task_triggers(spec: Any, task: Any) -> tuple[str, ...]:
+    """A task's triggers as LangGraph names them: `branch:to:<node>` and, per waiting edge
+    into it whose sources fired, `join:<a>+<b>:<node>`; `__pregel_push` for a Send."""
     if task.kind == "send":
         return ("__pregel_push",)
     joins = [
         f"join:{'+'.join(w.sources)}:{w.target}"
-        for w in run.spec.waiting
+        for w in spec.waiting
         if w.target == task.node and set(task.triggers) & set(w.sources)
     ]
     return (f"branch:to:{task.node}", *joins)
+
+
+def task_metadata(run: Any, task: Any, namespace: str) -> dict[str, Any]:
+    """The metadata LangGraph gives a task's run: the run config's metadata (and thread id)
+    with `langgraph_step`, `_node`, `_triggers`, `_path` (a Send's index counts among the
+    step's Sends) and `_checkpoint_ns`. Both a node's config and the messages stream's
+    callbacks use it."""
+    config = run.config
+    metadata = dict(config.get("metadata") or {})
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    if thread_id is not None:
+        metadata.setdefault("thread_id", thread_id)
+    if task.kind == "send":
+        path: tuple[Any, ...] = ("__pregel_push", task.index - getattr(run, "pulls", 0), False)
+    else:
+        path = ("__pregel_pull", task.node)
+    metadata.update(
+        langgraph_step=task.step,
+        langgraph_node=task.node,
+        langgraph_triggers=task_triggers(run.spec, task),
+        langgraph_path=path,
+        langgraph_checkpoint_ns=namespace,
+    )
+    return metadata
 
 
 def node_config(run: Any, task: Any, task_id: str) -> dict[str, Any]:
@@ -183,17 +209,7 @@ def node_config(run: Any, task: Any, task_id: str) -> dict[str, Any]:
         del config["tags"]
     namespace = f"{task.node}:{task_id}"
     configurable = dict(given.get("configurable") or {})
-    metadata = dict(given.get("metadata") or {})
-    if "thread_id" in configurable:
-        metadata.setdefault("thread_id", configurable["thread_id"])
-    path = ("__pregel_push", task.index, False) if task.kind == "send" else ("__pregel_pull",)
-    metadata.update(
-        langgraph_step=task.step,
-        langgraph_node=task.node,
-        langgraph_triggers=_triggers(run, task),
-        langgraph_path=path if task.kind == "send" else (*path, task.node),
-        langgraph_checkpoint_ns=namespace,
-    )
+    metadata = task_metadata(run, task, namespace)
     configurable.setdefault("checkpoint_id", None)
     configurable["checkpoint_ns"] = namespace
     config.update(configurable=configurable, metadata=metadata, callbacks=None)

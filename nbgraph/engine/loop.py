@@ -59,6 +59,7 @@ class RunLoop(Starting, Committing, Showing):
 
     _joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branch lineages)
     tap: Callable[[Task, Any], None] | None = None  # hears each node's output (streams)
+    pulls = 0  # the step's tasks that are not Sends: they come first, a Send's index after
     context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
     store: Any = None  # compile(store=...)
 
@@ -122,7 +123,7 @@ class RunLoop(Starting, Committing, Showing):
             Task(self.step, index, name, "edge", triggers=self.shared(tuple(pull[name])))
             for index, name in enumerate(names)
         ]
-        offset = len(tasks)
+        offset = self.pulls = len(tasks)
         tasks += [
             Task(self.step, offset + index, send.node, "send", arg=send.arg, triggers=(sender,))
             for index, (sender, send) in enumerate(push)

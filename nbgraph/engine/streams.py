@@ -167,14 +167,9 @@ class StreamScope:
         self.run = run
         self.sink = LiveSink(modes) if modes & LIVE_MODES else None
         self.chat: Any = None
-        self.pulls = 0  # the step's tasks that are not sends (a send's index counts after)
         if self.sink is not None and self.sink.messages:
             self.chat = _chat_handler(self.sink)
             run.tap = self._returned
-
-    def step(self, tasks: list[Task]) -> None:
-        """A new step's tasks are about to run."""
-        self.pulls = sum(1 for task in tasks if task.kind != "send")
 
     def execute(self, task: Task) -> Task:
         """`run.execute(task)` with the task's writer in context."""
@@ -210,7 +205,7 @@ class StreamScope:
         from nbgraph.engine.chat_stream import enter_node
 
         task = stream.task
-        token, stream.metadata = enter_node(self.chat, self.run, task, self.pulls)
+        token, stream.metadata = enter_node(self.chat, self.run, task)
         if not task.cached:
             self.chat.node_started(task.arg if task.kind == "send" else self.run.read(task))
         return token
