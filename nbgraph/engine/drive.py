@@ -31,6 +31,7 @@ from nbgraph.engine.tasks import Task, update_chunk
 StreamMode = Literal["values", "updates", "debug", "custom", "messages"]
 STREAM_MODES = ("values", "updates", "debug", "custom", "messages")
 INTERRUPT = "__interrupt__"  # the key LangGraph streams a pause under
+STEP_MODE = frozenset({"__step__"})  # (`engine.stepping`: each committed step's log)
 
 Chunk = tuple[str, Any]
 
@@ -101,6 +102,9 @@ def _task_chunks(run: RunLoop, task: Task, modes: frozenset[str]) -> Iterable[Ch
 
 
 def _step_chunks(run: RunLoop, log: StepLog, modes: frozenset[str]) -> Iterable[Chunk]:
+    if "__step__" in modes:
+        yield "__step__", log
+        return
     if "values" in modes and log.applied and run.touched_stream_keys(log):
         yield "values", run.stream_values()
     if "debug" in modes:

@@ -64,6 +64,14 @@ class CompiledStateGraph(CompiledGraph):
                 raise
         return self._record(run.log)
 
+    def stepper(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Prepare a run to go one superstep per cell, without running anything: a
+        `nbgraph.notebook.stepper.Stepper` (`step()`, `state`, `next`, `update()`,
+        `run_until()`, `finish()`, `resume()`, `run`). Same arguments as `invoke`."""
+        from nbgraph.notebook.stepper import Stepper
+
+        return Stepper(self, input, config, kwargs)
+
     def get_graph(self, config: Any = None, *, xray: int | bool = False) -> DrawableGraph:
         """The graph as LangGraph's `get_graph()` gives it: `.nodes`, `.edges`,
         `draw_mermaid()` (LangGraph's text) and `draw_mermaid_png()` (drawn offline with

@@ -1,0 +1,226 @@
+"""The stepper (`app.stepper(...)`): one superstep per call, on the state machine `invoke`
+uses — so a stepped run's record equals `invoke`'s — with breakpoints, updates, interrupts,
+checkpoints and branch lineages. `update()` is compared with real LangGraph's
+`update_state` at a breakpoint."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, TypedDict
+
+import pytest
+
+from nbgraph import END, START, MemorySaver, Send, StateGraph, interrupt
+from nbgraph.checkpoint.base import ThreadBusyError
+from nbgraph.errors import InvalidArgumentError, InvalidUpdateError
+
+VOLATILE = ["duration"]
+
+
+class S(TypedDict):
+    log: Annotated[list, operator.add]
+    n: int
+
+
+def diamond(api=None, **compile_kwargs):
+    """a, then b and c in parallel, then d (waiting for both); a and d count in `n`."""
+    sg = (api or StateGraph)(S)
+
+    def node(name):
+        if name in "bc":
+            return lambda s: {"log": [name]}
+        return lambda s: {"log": [name], "n": s["n"] + 1}
+
+    for name in "abcd":
+        sg.add_node(name, node(name))
+    sg.add_edge(START, "a")
+    sg.add_edge("a", "b")
+    sg.add_edge("a", "c")
+    sg.add_edge(["b", "c"], "d")
+    sg.add_edge("d", END)
+    return sg.compile(**compile_kwargs)
+
+
+def fan_out(**compile_kwargs):
+    sg = StateGraph(S)
+    sg.add_node("split", lambda s: {"n": 3})
+    sg.add_node("work", lambda arg: {"log": [arg]})
+    sg.add_conditional_edges("split", lambda s: [Send("work", i) for i in range(s["n"])])
+    sg.add_edge(START, "split")
+    return sg.compile(**compile_kwargs)
+
+
+def table(frame):
+    return frame.drop(columns=[c for c in VOLATILE if c in frame.columns]).to_string()
+
+
+def same_record(stepped, invoked):
+    assert stepped.status == invoked.status
+    assert stepped.output == invoked.output
+    assert table(stepped.effects) == table(invoked.effects)
+    assert table(stepped.steps) == table(invoked.steps)
+    assert stepped.tree.shape() == invoked.tree.shape() if hasattr(stepped.tree, "shape") else True
+
+
+@pytest.mark.parametrize("make", [diamond, fan_out])
+@pytest.mark.parametrize("semantics", ["supersteps", "branches"])
+def test_a_stepped_run_records_what_invoke_records(make, semantics):
+    app = make(semantics=semantics)
+    st = app.stepper({"log": [], "n": 0})
+    while not st.done:
+        st.step()
+    same_record(st.run, app.run({"log": [], "n": 0}))
+
+
+def test_each_step_runs_one_superstep_and_says_what_is_next():
+    app = diamond()
+    st = app.stepper({"log": [], "n": 0})
+    assert st.next == ("__start__",) and st.state == {} and len(st.run.steps) == 0
+    seen = []
+    while not st.done:
+        nxt = st.next
+        effects = st.step()
+        writers = sorted({w for row in effects["writers"] for w in row})
+        seen.append((nxt, tuple(writers), tuple(sorted(set(effects["field"])))))
+    assert seen == [
+        (("__start__",), ("__start__",), ("log", "n")),
+        (("a",), ("a",), ("log", "n")),
+        (("b", "c"), ("b", "c"), ("log",)),
+        (("d",), ("d",), ("log", "n")),
+    ]
+    assert st.state == {"log": ["a", "b", "c", "d"], "n": 2}
+    assert st.next == () and len(st.step()) == 0  # over: nothing more runs
+
+
+def test_step_effects_show_the_step_drawn_and_escaped():
+    sg = StateGraph(S)
+    sg.add_node("a<b>", lambda s: {"log": ["<script>x</script>"]})
+    sg.add_edge(START, "a<b>")
+    st = sg.compile().stepper({"log": [], "n": 0})
+    st.step()
+    page = st.step()._repr_html_()
+    assert "<svg" in page and "<script>" not in page and "&lt;script&gt;" in page
+    assert "step 1" in page
+    assert "<script>" not in st._repr_html_()
+
+
+def test_update_changes_the_state_as_a_recorded_write():
+    app = diamond()
+    st = app.stepper({"log": [], "n": 0})
+    st.step(), st.step()  # the input, then a
+    effects = st.update({"n": 10, "log": ["fix"]}, as_node="a")
+    assert sorted(effects["field"]) == ["log", "n"] and list(effects["writers"].iloc[0]) == ["a"]
+    assert st.state == {"log": ["a", "fix"], "n": 10} and st.next == ("b", "c")
+    assert st.finish() == {"log": ["a", "fix", "b", "c", "d"], "n": 11}
+    steps = st.run.steps
+    update = steps[(steps["node"] == "a") & (steps["step"] == 2)].iloc[0]
+    assert update["triggers"] == [] and update["writes"] == ["n", "log"]  # (no edge ran it)
+
+
+def test_update_without_as_node_takes_the_last_writer_or_asks():
+    st = diamond().stepper({"log": [], "n": 0})
+    st.step(), st.step()
+    st.update({"n": 5})  # a ran last
+    assert st.next == ("b", "c")
+    st.step()  # b and c
+    with pytest.raises(InvalidUpdateError, match="as_node"):
+        st.update({"n": 1})
+    with pytest.raises(InvalidArgumentError, match="'zz'"):
+        st.update({"n": 1}, as_node="zz")
+    fresh = diamond().stepper({"log": [], "n": 0})
+    with pytest.raises(InvalidUpdateError, match="step\\(\\) first"):
+        fresh.update({"n": 1})
+
+
+@pytest.mark.langgraph
+def test_update_matches_langgraph_update_state_at_a_breakpoint():
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import StateGraph as LGStateGraph
+
+    lg = diamond(LGStateGraph, checkpointer=InMemorySaver(), interrupt_after=["a"])
+    config = {"configurable": {"thread_id": "t"}}
+    lg.invoke({"log": [], "n": 0}, config)
+    lg.update_state(config, {"n": 10, "log": ["fix"]}, as_node="a")
+    lg_next = lg.get_state(config).next
+    lg_out = lg.invoke(None, config)
+
+    st = diamond().stepper({"log": [], "n": 0})
+    st.step(), st.step()
+    st.update({"n": 10, "log": ["fix"]}, as_node="a")
+    assert st.next == tuple(sorted(lg_next))
+    assert st.finish() == lg_out
+
+
+def test_run_until_stops_before_a_node_after_a_field_or_when_asked():
+    st = diamond().stepper({"log": [], "n": 0})
+    st.run_until(node="d")
+    assert st.next == ("d",) and st.state["log"] == ["a", "b", "c"]
+    st = diamond().stepper({"log": [], "n": 0})
+    effects = st.run_until(field="n")
+    assert st.state["n"] == 0 and set(effects["step"]) == {0}  # the input set it
+    st.run_until(when=lambda s: len(s["log"]) >= 3)
+    assert st.state["log"] == ["a", "b", "c"]
+    st.run_until(node="a")  # a never runs again: to the end
+    assert st.done and st.state["n"] == 2
+    with pytest.raises(InvalidArgumentError, match="condition"):
+        st.run_until()
+    with pytest.raises(InvalidArgumentError, match="'nope'"):
+        diamond().stepper({}).run_until(node="nope")
+    with pytest.raises(InvalidArgumentError, match="'nope'"):
+        diamond().stepper({}).run_until(field="nope")
+
+
+def asking(**compile_kwargs):
+    sg = StateGraph(S)
+    sg.add_node("ask", lambda s: {"log": [interrupt("name?")]})
+    sg.add_node("greet", lambda s: {"log": ["hi " + s["log"][-1]]})
+    sg.add_edge(START, "ask")
+    sg.add_edge("ask", "greet")
+    return sg.compile(**compile_kwargs)
+
+
+def test_an_interrupt_pauses_the_stepper_and_resume_answers_it():
+    app = asking(checkpointer=MemorySaver())
+    config = {"configurable": {"thread_id": "s"}}
+    st = app.stepper({"log": [], "n": 0}, config)
+    st.step()
+    st.step()
+    assert st.paused and not st.done and [i.value for i in st.interrupts] == ["name?"]
+    assert "name?" in st._repr_html_() and st.next == ("ask",)
+    st.resume("Ada")
+    assert st.finish() == {"log": ["Ada", "hi Ada"], "n": 0}
+    assert len(st.runs) == 2 and app.get_state(config).values["log"] == ["Ada", "hi Ada"]
+    with pytest.raises(InvalidUpdateError, match=r"not paused|finished"):
+        st.resume("again")
+
+
+def test_a_breakpoint_pauses_and_resume_goes_on():
+    app = diamond(checkpointer=MemorySaver(), interrupt_before=["d"])
+    st = app.stepper({"log": [], "n": 0}, {"configurable": {"thread_id": "b"}})
+    st.finish()
+    assert st.paused and st.next == ("d",)
+    st.resume()
+    assert st.finish()["log"] == ["a", "b", "c", "d"]
+
+
+def test_each_step_is_a_checkpoint_and_the_thread_is_held_while_stepping():
+    app = diamond(checkpointer=MemorySaver())
+    config = {"configurable": {"thread_id": "c"}}
+    st = app.stepper({"log": [], "n": 0}, config)
+    st.step(), st.step()
+    assert app.get_state(config).values == st.state and app.get_state(config).next == ("b", "c")
+    with pytest.raises(ThreadBusyError):
+        app.invoke(None, config)
+    st.close()
+    assert app.invoke(None, config)["log"] == ["a", "b", "c", "d"]
+
+
+def test_a_failing_node_fails_the_step_and_the_record_keeps_it():
+    sg = StateGraph(S)
+    sg.add_node("boom", lambda s: 1 / 0)
+    sg.add_edge(START, "boom")
+    st = sg.compile().stepper({"log": [], "n": 0})
+    st.step()
+    with pytest.raises(ZeroDivisionError):
+        st.step()
+    assert st.done and st.run.status == "failed" and len(st.step()) == 0
