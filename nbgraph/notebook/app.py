@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.engine.app import CompiledGraph
-from nbgraph.engine.drive import drive
+from nbgraph.engine.drive import STEP_MODE, drive
 from nbgraph.engine.runlog import RunLog
 from nbgraph.notebook.run import Run
 from nbgraph.views.drawable import DrawableGraph
@@ -48,20 +48,40 @@ class CompiledStateGraph(CompiledGraph):
             self._last_run = record
         return record
 
-    def run(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Run:
+    def run(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        live: bool = False,
+        **kwargs: Any,
+    ) -> Run:
         """Run the graph like `invoke`, and return the recorded `Run` of this call.
 
         A run that fails is still returned (`run.status == "failed"`, `run.error` says why),
         so its record can be inspected; `run.output` is what `invoke` would have returned.
+
+        Args:
+            live: display the inspector at once and update it while the run goes (after
+                supersteps, throttled so redrawing costs about 5% of the run); the newest
+                step is shown unless you move the slider. Needs ipywidgets.
         """
         run = self._start(config, kwargs)
+        view = _live_view() if live else None
         try:
             with self._running(run):
-                for _ in drive(run, input, frozenset()):  # (warnings point at the caller)
-                    pass
+                if view is None:
+                    for _ in drive(run, input, frozenset()):  # (warnings point at the caller)
+                        pass
+                else:
+                    for _ in drive(run, input, STEP_MODE):
+                        view.step_done(run.log)
         except Exception:
             if not run.log.steps:
                 raise
+        finally:
+            if view is not None:
+                view.finish(run.log)
         return self._record(run.log)
 
     def stepper(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
@@ -92,3 +112,14 @@ class CompiledStateGraph(CompiledGraph):
         from nbgraph.views.display import drawing_bundle
 
         return drawing_bundle(self.draw(), repr(self), include, exclude)
+
+
+def _live_view() -> Any:
+    """The live inspector, displayed now (`run(live=True)`)."""
+    from IPython.display import display
+
+    from nbgraph.views.live_view import LiveView
+
+    view = LiveView(Run)
+    display(view.box)
+    return view

@@ -42,12 +42,12 @@ class Inspector(ipywidgets.VBox):
         step: the step shown.
     """
 
-    def __init__(self, run: Any, other: Any = None) -> None:
+    def __init__(self, run: Any, other: Any = None, step: int | None = None) -> None:
         super().__init__()
         self.other, self._made_for = other, run
         self.subrun_nav = SubrunNav(self)  # "step into" a subrun, and back
         self.add_class("nbgraph-inspector")
-        self.open_run(run)
+        self.open_run(run, step)
 
     def open_run(self, run: Any, step: int | None = None) -> None:
         """Show `run` in this widget, at `step` (default: its failed step, else step 1):

@@ -1,0 +1,153 @@
+"""Watching a run while it runs (`app.run(input, live=True)`): a header (steps done, time
+taken) above the inspector, refreshed after supersteps while the cell executes.
+
+Redraws happen on a thread of their own, so the run does not wait for them (drawing the graph
+is mostly the `dot` process, which runs beside the engine); each redraw shows the run as it
+was after its latest committed step (`running_view`). They are throttled by what they cost:
+after a redraw that took `c` seconds the next waits `c * (1 - share) / share` seconds, and
+never comes sooner than `min_interval` after the last (the first, `first_after` into the
+run); so the redraws take at most about
+`share` of the run (5%) however fast or slow the nodes are. When the run ends, one last redraw
+shows the whole run before `run()` returns.
+
+The newest step is shown unless the slider was moved away from it. (While a cell runs,
+Jupyter delivers the front-end's clicks to the kernel only when the cell ends, so moving the
+slider during a run takes effect after it.)
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import ipywidgets
+
+from nbgraph.views.inspector_widget import Inspector
+
+
+class LiveView:
+    """The widget a live run displays, and its refreshes.
+
+    Attributes:
+        box: the displayed widget (header, then the inspector once a step is done).
+        header: steps done and time taken.
+        inspector: the `Inspector`, from the first redraw on (None before).
+        shown: the steps each redraw showed (the run's step count then), in order.
+    """
+
+    share = 0.05
+    min_interval = 0.25
+    first_after = 0.5  # (a run shorter than this is drawn once, when it ends)
+
+    def __init__(self, record: Any, background: bool = True) -> None:
+        self._record = record  # log -> Run (the notebook layer makes the record)
+        self.header = ipywidgets.HTML("<b>starting…</b>")
+        self.box = ipywidgets.VBox([self.header])
+        self.box.add_class("nbgraph-live")
+        self.inspector: Inspector | None = None
+        self.shown: list[int] = []
+        self._started = time.perf_counter()
+        self._due = self._started + self.first_after
+        self._log: Any = None
+        self._count = 0  # committed steps of `_log`
+        self._background = background
+        self._wake = threading.Event()
+        self._stop = False
+        self._lock = threading.Lock()  # one redraw at a time
+        self._worker: threading.Thread | None = None
+
+    def step_done(self, log: Any) -> None:
+        """A superstep committed (called by the run, between steps): redraw when due."""
+        self._log, self._count = log, len(log.steps)
+        if not self._background:
+            if time.perf_counter() >= self._due:
+                self._redraw(running_view(log, self._count))
+            return
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._work, name="nbgraph-live", daemon=True)
+            self._worker.start()
+        self._wake.set()
+
+    def finish(self, log: Any) -> None:
+        """The run ended: stop the redraw thread and show the whole run."""
+        self._stop = True
+        self._wake.set()
+        if self._worker is not None:
+            self._worker.join()
+        self._redraw(log, finished=True)
+
+    def _work(self) -> None:
+        while True:
+            self._wake.wait()
+            if self._stop:
+                return
+            wait = self._due - time.perf_counter()
+            if wait > 0:
+                time.sleep(min(wait, 0.05))  # (wakes often enough to see the run end)
+                continue
+            self._wake.clear()
+            self._redraw(running_view(self._log, self._count))
+
+    def _redraw(self, log: Any, finished: bool = False) -> None:
+        with self._lock:
+            start = time.perf_counter()
+            self._draw(log, finished)
+            cost = time.perf_counter() - start
+            self._due = time.perf_counter() + max(
+                self.min_interval, cost * (1 - self.share) / self.share
+            )
+
+    def _draw(self, log: Any, finished: bool) -> None:
+        steps = sum(1 for s in log.steps if s.tasks and s.tasks[0].kind != "input")
+        elapsed = time.perf_counter() - self._started
+        state = log.status if finished else "running"
+        self.header.value = (
+            f"<b>{html.escape(state)}</b> — {steps} step{'s' * (steps != 1)} done, {elapsed:.1f} s"
+        )
+        if not log.steps:
+            return
+        run = self._record(log)
+        self.shown.append(len(log.steps))
+        if self.inspector is None:
+            self.inspector = Inspector(run, step=run.log.steps[-1].step)
+            self.box.children = [self.header, self.inspector]
+        else:
+            grow(self.inspector, run)
+
+
+def running_view(log: Any, count: int) -> Any:
+    """`log` as it was after its first `count` steps (a shallow copy: committed steps do not
+    change), still running — what a redraw may read while the run goes on."""
+    view = copy.copy(log)
+    view.steps = log.steps[:count]
+    view.status, view.error = "running", None
+    return view
+
+
+def grow(inspector: Inspector, run: Any) -> None:
+    """Show the longer `run` (the same run, more steps) in `inspector`: the controls reach its
+    new last step; the newest step is shown if it was (else the shown one stays)."""
+    following = inspector.slider.value >= inspector.slider.max
+    stepped_into = inspector.run is not inspector._made_for
+    inspector._made_for = run
+    if stepped_into:  # the person looks inside a subrun: leave it there
+        return
+    inspector.run = run
+    inspector.steps = [s.step for s in run.log.steps]
+    inspector.effects_by_step.clear()
+    inspector._whole_table, inspector._state_after = False, None
+    inspector.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
+    inspector._runs = Counter(t.node for s in run.log.steps[1:] for t in s.tasks)
+    if list(inspector.node.options) != sorted(inspector._runs):
+        inspector.node.options = sorted(inspector._runs)
+    last = inspector.steps[-1]
+    for control in (inspector.play, inspector.slider, inspector.compare_step):
+        control.max = last
+    if following and inspector.slider.value != last:
+        inspector.slider.value = last  # (shows it)
+    else:
+        inspector.show(inspector.slider.value)  # (its status may have changed: ended, failed)
