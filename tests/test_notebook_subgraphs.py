@@ -12,6 +12,7 @@ branch. The programs here are those graphs, written against `api.*` so both engi
 import dataclasses
 import itertools
 import operator
+import re
 import types
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -355,3 +356,23 @@ def test_a_sent_subgraphs_cluster_counts_each_branch_its_runs_took():
         assert f"keep\\nran ×{keep}" in found.values()
         taken = {attrs.split('"')[1] for _, _, attrs in edges(source) if "×" in attrs}
         assert {f"convert ×{convert}", f"keep ×{keep}", "price Send ×3"} <= taken
+
+
+def test_a_faded_subgraph_node_is_faded_inside_its_cluster_too():
+    from nbgraph.views.dot import FADED, HIGHLIGHT_INK
+
+    api = with_extras(nbgraph_api(), nbgraph=True)
+    run = quote_app(api, {"EUR", "JPY"}).run({"item": "a kettle"})
+
+    def inside(source: str) -> list[str]:
+        """The lines drawing the cluster's nodes and edges (its ids are n<k>_n<j>)."""
+        return [line for line in source.splitlines() if re.search(r"\bn\d+_n\d+\b", line)]
+
+    for picture in (run.draw(step=1), run.draw(branch="1:0:plan")):  # price left out
+        lines = inside(picture.source)
+        assert len(lines) == 9  # START, END, 3 nodes, 3 edges, the link from price
+        assert all(FADED in line for line in lines), lines
+    for picture in (run.draw(step=2), run.draw(branch="3:0:summarise")):  # price in focus
+        assert f'color="{HIGHLIGHT_INK}"' in picture.source
+        assert not any(FADED in line for line in inside(picture.source))
+    assert not any(FADED in line for line in inside(run.draw().source))
