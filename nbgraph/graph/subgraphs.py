@@ -17,6 +17,8 @@ from typing import Any
 
 from nbgraph.graph.spec import GraphSpec
 
+_MISSING = object()
+
 
 def is_compiled_graph(value: Any) -> bool:
     """Whether `value` is an nbgraph compiled graph (`StateGraph(...).compile()`)."""
@@ -67,11 +69,42 @@ class AsyncSubgraphNode(SubgraphNode):
 
 def subgraph_input(spec: GraphSpec, state: Any) -> Any:
     """The parent's state as the subgraph's input: the keys its input schema knows (the
-    parent's other keys are not the subgraph's, so they are left out without a warning)."""
-    if spec.open_schema or not isinstance(state, Mapping):
+    parent's other keys are not the subgraph's, so they are left out without a warning).
+
+    A parent state that is a pydantic model or a dataclass of another class is read by
+    attribute, as LangGraph reads one: each known key the object has, except a None that
+    is also the field's default and was not set explicitly.
+    """
+    if spec.open_schema:
         return state
     known = spec.input.fields
-    return {key: value for key, value in state.items() if key in known}
+    if isinstance(state, Mapping):
+        return {key: value for key, value in state.items() if key in known}
+    if spec.input.updates_from(state) is not None or not _has_fields(state):
+        return state  # (an instance of the subgraph's own input class is read as its input)
+    return _attributes(state, known)
+
+
+def _has_fields(state: Any) -> bool:
+    """Whether `state` is a pydantic model or dataclass instance (read by attribute)."""
+    return hasattr(type(state), "model_fields") or hasattr(type(state), "__dataclass_fields__")
+
+
+def _attributes(state: Any, known: Any) -> dict[str, Any]:
+    """The known keys `state` has as attributes (LangGraph's `get_update_as_tuples`)."""
+    fields = getattr(type(state), "model_fields", None)
+    explicit = getattr(state, "model_fields_set", ())
+    found = {}
+    for key in known:
+        value = getattr(state, key, _MISSING)
+        if value is _MISSING:
+            continue
+        if value is None and fields is not None and key not in explicit:
+            info = fields.get(key)
+            if info is None or info.default is None:
+                continue
+        found[key] = value
+    return found
 
 
 def as_subgraph_node(app: Any) -> SubgraphNode:

@@ -10,11 +10,15 @@ other.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from nbgraph.graph.subgraphs import is_compiled_graph
 from nbgraph.types import START
-from nbgraph.views.dot import PAUSED_INK, Overlay, label
+from nbgraph.views.dot import FADED, PAUSED_INK, Overlay, label
+
+_NOTHING = "\x00"
+"""A focus no node has: a faded node's cluster is drawn with everything in it faded."""
 
 
 def subgraph_spec(node: Any) -> Any:
@@ -65,7 +69,8 @@ def draw_cluster(dot: Any, ids: Any, name: str, node: Any, overlay: Overlay | No
 
     The node's own box stays (the parent's edges meet it), with a dotted line to the
     subgraph's START; inside, the subgraph's nodes with its subruns' counts (with an
-    overlay: a subgraph none of whose runs were recorded is drawn as not run).
+    overlay: a subgraph none of whose runs were recorded is drawn as not run). When the
+    drawing highlights a step or a branch that leaves the node out, its inside is faded too.
     """
     from nbgraph.views.dot import draw_body, draw_node
 
@@ -74,6 +79,9 @@ def draw_cluster(dot: Any, ids: Any, name: str, node: Any, overlay: Overlay | No
     if spec is None:
         return False
     inner = ran[1] if ran is not None else (Overlay() if overlay is not None else None)
+    faded = inner is not None and bool(overlay.focus) and name not in overlay.focus
+    if faded:
+        inner = dataclasses.replace(inner, focus={_NOTHING}, focus_edges=set())
     inner_ids = ids.nested(f"{ids(name)}_")
     with dot.subgraph(name=f"cluster_{ids(name)}") as cluster:
         title = f"subgraph {name}"
@@ -83,5 +91,6 @@ def draw_cluster(dot: Any, ids: Any, name: str, node: Any, overlay: Overlay | No
         cluster.attr(label=label(title), style="rounded,dashed", color=PAUSED_INK, fontsize="10")
         draw_node(cluster, ids, name, node, overlay)
         draw_body(cluster, inner_ids, spec, inner, expand=True)
-        cluster.edge(ids(name), inner_ids(START), style="dotted", arrowhead="none")
+        link = {"color": FADED} if faded else {}
+        cluster.edge(ids(name), inner_ids(START), style="dotted", arrowhead="none", **link)
     return True
