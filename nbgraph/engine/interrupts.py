@@ -17,11 +17,17 @@ from nbgraph.types import Interrupt
 
 
 class GraphInterrupt(Exception):
-    """Raised by `interrupt()` when its answer is not there yet; the engine catches it."""
+    """Raised by `interrupt()` when its answer is not there yet; the engine catches it.
 
-    def __init__(self, interrupt: Interrupt) -> None:
+    Attributes:
+        interrupt: the (first) question.
+        interrupts: every question it carries (a paused subgraph passes all of its up).
+    """
+
+    def __init__(self, interrupt: Interrupt, *more: Interrupt) -> None:
         super().__init__(interrupt.value)
         self.interrupt = interrupt
+        self.interrupts = (interrupt, *more)
 
 
 class Scope:

@@ -54,8 +54,12 @@ def pass_pause_up(run: Any) -> None:
     Raises:
         GraphInterrupt: `run` paused and runs inside a node of a checkpointed parent.
     """
-    if run.paused and run.thread is None and parent_scope(run) is not None:
-        raise GraphInterrupt(run.paused[0])
+    if not run.paused:
+        return
+    if run.thread is None and parent_scope(run) is not None:
+        raise GraphInterrupt(*run.paused)
+    if run.thread is not None and run.thread.ns and current_task_env() is not None:
+        raise GraphInterrupt(*run.paused)  # (a subgraph with checkpoints of its own)
 
 
 class ParentCommand(NbgraphError):
