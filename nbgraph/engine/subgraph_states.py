@@ -40,9 +40,9 @@ def named_thread(app: Any, config: dict[str, Any], strict: bool) -> SubThread | 
     ns = configurable.get("checkpoint_ns") or ""
     if not ns:
         return None
-    graph = app
+    graph, stored = app, ""
     for part in ns.split("|"):
-        node = part.split(":", 1)[0]
+        node, _, task_id = part.partition(":")
         inner = subgraph_of(graph.spec, node)
         if inner is None:
             if strict:
@@ -51,10 +51,10 @@ def named_thread(app: Any, config: dict[str, Any], strict: bool) -> SubThread | 
                     "which is not a compiled graph added to this graph's nodes "
                     f"({list(graph.spec.nodes)})."
                 )
-            graph = app  # (read as a thread with no checkpoints)
+            graph, stored = app, ns  # (read as a thread with no checkpoints)
             break
-        graph = inner
-    thread = SubThread(app.checkpointer, graph.spec, thread_id_of(config), ns)
+        graph, stored = inner, join_ns(stored, ns_part(node, task_id, inner.checkpointer))
+    thread = SubThread(app.checkpointer, graph.spec, thread_id_of(config), stored)
     thread.start_id = configurable.get("checkpoint_id")
     return thread
 
@@ -71,13 +71,14 @@ def with_subgraph_states(thread: Thread, snapshot: StateSnapshot, deep: bool) ->
         if app is None or not (mode is None or mode is True):
             tasks.append(task)
             continue
-        ns = join_ns(thread.ns, ns_part(task.name, task.id, mode))
-        state: Any = {"configurable": {"thread_id": thread.root_id, "checkpoint_ns": ns}}
+        shown = join_ns(thread.ns, f"{task.name}:{task.id}")  # (with checkpointer=True too)
+        state: Any = {"configurable": {"thread_id": thread.root_id, "checkpoint_ns": shown}}
         if deep:
+            ns = join_ns(thread.ns, ns_part(task.name, task.id, mode))
             inner = SubThread(thread.saver, app.spec, thread.root_id, ns)
             restored = inner.restore()
             if restored is not None:
-                shown = state_snapshot(app.spec, inner, restored, current=True)
-                state = with_subgraph_states(inner, shown, True)
+                inner_snapshot = state_snapshot(app.spec, inner, restored, current=True)
+                state = with_subgraph_states(inner, inner_snapshot, True)
         tasks.append(task._replace(state=state))
     return snapshot._replace(tasks=tuple(tasks))

@@ -1,0 +1,44 @@
+"""Subruns rebuilt from a saver: `Run.from_checkpointer` finds the threads its subgraphs
+kept in the same saver (`engine.subgraph_checkpoints`: the parent's thread id and a
+`checkpoint_ns` of `<node>:<task id>`) and hangs each one's rebuilt log on the task that
+ran it, as a live run keeps them (`Task.subruns`), down to any depth."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from nbgraph.checkpoint.subthreads import SEP
+from nbgraph.engine.subgraph_states import subgraph_of
+
+
+def child_threads(saver: Any, key: str) -> dict[str, str]:
+    """`{namespace part: key}` of the subgraph threads one level inside thread `key`."""
+    prefix = f"{key}|" if SEP in key else f"{key}{SEP}"
+    return {
+        stored[len(prefix) :]: stored
+        for stored in saver.threads()
+        if stored.startswith(prefix) and "|" not in stored[len(prefix) :]
+    }
+
+
+def attach_subruns(log: Any, saver: Any, key: str, spec: Any, rebuild: Callable[..., Any]) -> None:
+    """Put on each task of `log` the rebuilt logs of the subgraph threads it ran.
+
+    Args:
+        log: the thread's rebuilt `RunLog`.
+        saver, key: where the thread is kept (its storage key).
+        spec: the thread's graph (its subgraph nodes give the subgraphs' own graphs; a
+            graph rebuilt from its description gives none, and each subgraph thread's own
+            description is used).
+        rebuild: `log_from_checkpointer`, called as `rebuild(saver, key, None, spec)`.
+    """
+    children = child_threads(saver, key)
+    if not children:
+        return
+    for task in log.tasks():
+        child = children.get(f"{task.node}:{task.id}")  # (not checkpointer=True threads)
+        if child is None:
+            continue
+        app = subgraph_of(spec, task.node)
+        task.subruns = [rebuild(saver, child, None, app.spec if app is not None else None)]
