@@ -376,6 +376,52 @@ def async_resume_program(api):
     return {"seen": asyncio.run(go()), "calls": calls}
 
 
+def node_function_invokes_program(api):
+    """A node function that calls `subgraph.invoke(...)`: the subgraph inherits the saver
+    just the same (ns `node:<task id>`), resumes at its node, and shows under the task."""
+    ids, calls = Ids(), []
+    sub = three_node_subgraph(api, calls)
+
+    def node(state: S):
+        return {"x": sub.invoke({"x": ["fn"]})["x"]}
+
+    parent = api.StateGraph(S).add_node("n", node)
+    parent.add_edge(api.START, "n")
+    app = parent.compile(checkpointer=api.saver())
+    seen = {"first": outcome(ids, app.invoke({"x": ["i"]}, CONFIG))}
+    seen["shallow"] = snap(ids, app.get_state(CONFIG))
+    seen["deep"] = snap(ids, app.get_state(CONFIG, subgraphs=True))
+    seen["by_ns"] = snap(ids, app.get_state(app.get_state(CONFIG).tasks[0].state))
+    seen["resumed"] = outcome(ids, app.invoke(api.Command(resume="y"), CONFIG))
+    seen["calls"] = calls
+    return seen
+
+
+def stream_and_parallel_inside_program(api):
+    """`stream` of a parent whose subgraph pauses, then resumes; and a subgraph whose two
+    parallel nodes both ask: the parent's one task carries both questions."""
+    ids, calls = Ids(), []
+    app = parent_of(api, three_node_subgraph(api, calls))
+    first = [c if "__interrupt__" not in c else "paused" for c in app.stream({"x": ["i"]}, CONFIG)]
+    seen = {"first": first, "resumed": list(app.stream(api.Command(resume="y"), CONFIG))}
+
+    def ask(name):
+        return lambda state: {"x": [name + ":" + api.interrupt(name)]}
+
+    inner = api.StateGraph(S).add_node("q1", ask("q1")).add_node("q2", ask("q2"))
+    inner.add_edge(api.START, "q1").add_edge(api.START, "q2")
+    parent = api.StateGraph(S).add_node("sub", inner.compile())
+    parent.add_edge(api.START, "sub")
+    app = parent.compile(checkpointer=api.saver())
+    result = app.invoke({"x": ["i"]}, CONFIG)
+    seen["asked"] = outcome(ids, result)
+    seen["deep"] = snap(ids, app.get_state(CONFIG, subgraphs=True))
+    answers = {i.id: "a-" + i.value for i in result["__interrupt__"]}
+    seen["answered"] = outcome(ids, app.invoke(api.Command(resume=answers), CONFIG))
+    seen["calls"] = calls
+    return seen
+
+
 PROGRAMS = [
     resume_at_the_node_program,
     two_interrupts_in_a_row_program,
@@ -387,6 +433,8 @@ PROGRAMS = [
     replay_and_fork_program,
     refusals_program,
     async_resume_program,
+    node_function_invokes_program,
+    stream_and_parallel_inside_program,
 ]
 
 
