@@ -363,6 +363,32 @@ def refusals_program(api):
     return seen
 
 
+def root_checkpointer_modes_program(api):
+    """`checkpointer=True` on a graph run on its own is refused (and reading its state);
+    inside a parent without a checkpointer it runs; `checkpointer=False` has no state."""
+    seen: dict[str, Any] = {}
+
+    def simple(checkpointer: Any) -> Any:
+        builder = api.StateGraph(S).add_node("a", lambda s: {"x": ["a"]})
+        return builder.add_edge(api.START, "a").compile(checkpointer=checkpointer)
+
+    own, none = simple(True), simple(False)
+    parent = api.StateGraph(S).add_node("sub", own).add_edge(api.START, "sub").compile()
+    for name, call in {
+        "true_invoke": lambda: own.invoke({"x": []}),
+        "true_invoke_thread": lambda: own.invoke({"x": []}, CONFIG),
+        "true_get_state": lambda: own.get_state(CONFIG),
+        "true_in_plain_parent": lambda: parent.invoke({"x": ["i"]}),
+        "false_invoke": lambda: none.invoke({"x": []}),
+        "false_get_state": lambda: none.get_state(CONFIG),
+    }.items():
+        try:
+            seen[name] = plain(call())
+        except Exception as error:
+            seen[name] = error_kind(error)
+    return seen
+
+
 def async_resume_program(api):
     """The same resume at the node that asked, with `ainvoke`."""
     ids, calls = Ids(), []
@@ -432,6 +458,7 @@ PROGRAMS = [
     update_subgraph_state_program,
     replay_and_fork_program,
     refusals_program,
+    root_checkpointer_modes_program,
     async_resume_program,
     node_function_invokes_program,
     stream_and_parallel_inside_program,

@@ -4,6 +4,8 @@ need no notion of namespaces."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 SEP = "\x1f"
 """Between a thread id and a namespace in a subgraph thread's storage key."""
 
@@ -20,16 +22,11 @@ def split_key(key: str) -> tuple[str, str]:
     return root, ns
 
 
-def is_sub_key(key: str) -> bool:
-    """Whether a stored thread key is a subgraph's thread."""
-    return SEP in key
-
-
-def with_sub_keys(keys: object, thread_id: str) -> list[str]:
+def with_sub_keys(keys: Iterable[str], thread_id: str) -> list[str]:
     """`thread_id` and the keys among `keys` of its subgraphs' threads (any depth): what
     `delete_thread(thread_id)` deletes."""
     prefix = f"{thread_id}{SEP}"
-    return [thread_id, *(key for key in keys if key.startswith(prefix))]  # type: ignore[attr-defined]
+    return [thread_id, *(key for key in keys if key.startswith(prefix))]
 
 
 def sub_prefix(thread_id: str) -> tuple[int, str]:

@@ -24,7 +24,7 @@ from nbgraph.engine.runlog import RunLog
 from nbgraph.engine.runtime import inherited, start_runtime
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
 from nbgraph.engine.streams import refuse_subgraphs
-from nbgraph.engine.subgraph_checkpoints import inherited_thread
+from nbgraph.engine.subgraph_checkpoints import inherited_thread, refuse_root_true
 from nbgraph.engine.subgraph_states import named_thread, with_subgraph_states
 from nbgraph.engine.subruns import keep_subrun, pass_pause_up
 from nbgraph.engine.tasks import Task, absorb_output
@@ -90,6 +90,7 @@ class CompiledGraph(RunnableHabits):
     def _thread(self, config: dict[str, Any] | None, strict: bool = False) -> Thread:
         """The thread `config` names (a subgraph's, with a `checkpoint_ns`; `strict`: an
         unknown subgraph raises instead of reading as an empty thread)."""
+        refuse_root_true(self)
         if self.checkpointer is None or isinstance(self.checkpointer, bool):
             raise ValueError(
                 "This graph has no checkpointer: compile(checkpointer=MemorySaver()) to keep "

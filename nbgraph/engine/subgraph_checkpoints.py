@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.checkpoint.subthreads import SEP, sub_key
+from nbgraph.checkpoint.subthreads import sub_key
 from nbgraph.engine.chain import next_task_ids
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.runtime import current_task_env
@@ -84,9 +84,14 @@ def inherited_thread(app: Any) -> SubThread | None:
     `checkpointer=None` subgraph starts afresh; if its namespace has checkpoints already (a
     replay or fork of the parent runs a task of the same step again, or a node calls it
     twice), its new run starts a new root there, and the old checkpoints stay in history.
+
+    Raises:
+        RuntimeError: `checkpointer=True`, run outside a node (see `refuse_root_true`).
     """
     mode = app.checkpointer
     env = current_task_env()
+    if env is None:
+        refuse_root_true(app)
     if mode is False or env is None or env.run.thread is None:
         return None
     parent, task = env.run, env.task
@@ -102,6 +107,21 @@ def inherited_thread(app: Any) -> SubThread | None:
     elif mode is None:
         thread.fresh = True
     return thread
+
+
+def refuse_root_true(app: Any) -> None:
+    """`checkpointer=True` is a subgraph's own thread under its parent's: LangGraph refuses
+    it on a graph run (or read) on its own.
+
+    Raises:
+        RuntimeError: `app` was compiled with `checkpointer=True`.
+    """
+    if app.checkpointer is True:
+        raise RuntimeError(
+            "checkpointer=True cannot be used for root graphs: it keeps a subgraph's thread "
+            "under its checkpointed parent's; run this graph as a node of one, or compile it "
+            "with a saver (compile(checkpointer=MemorySaver()))."
+        )
 
 
 def give_answers(run: Any, restored: Any, parent: Any, task: Any) -> None:
@@ -120,22 +140,3 @@ def give_answers(run: Any, restored: Any, parent: Any, task: Any) -> None:
             continue
         run.answers.setdefault(task_id, []).append(value)
         run.resumed[interrupt_id] = (task_id, value)  # (a subgraph of this one finds it)
-
-
-def drop_subthreads(saver: Any, key: str) -> None:
-    """Delete the subgraph thread `key` and the threads of subgraphs inside it."""
-    for thread_id in saver.threads():
-        if thread_id == key or thread_id.startswith(f"{key}|"):
-            saver.delete_thread(thread_id)
-
-
-def subthreads_of(saver: Any, thread_id: str) -> list[tuple[str, str]]:
-    """`(key, ns)` of every subgraph thread kept under a thread (any depth), in the order
-    of their first checkpoint."""
-    prefix = f"{thread_id}{SEP}"
-    return [(key, key[len(prefix) :]) for key in saver.threads() if key.startswith(prefix)]
-
-
-def is_subthread(thread: Any) -> bool:
-    """Whether `thread` is a subgraph's (it has a namespace)."""
-    return thread is not None and bool(thread.ns)
