@@ -195,6 +195,10 @@ def resume_at_the_node_program(api):
     seen["after"] = snap(ids, app.get_state(CONFIG, subgraphs=True))
     seen["sub_history_after"] = history(ids, app, sub_config)
     seen["listed"] = namespaces(ids, app.checkpointer)
+    seen["listed_sub"] = [
+        (ids.ns(item.config["configurable"]["checkpoint_ns"]), item.metadata["step"])
+        for item in app.checkpointer.list(sub_config)
+    ]
     return seen
 
 
