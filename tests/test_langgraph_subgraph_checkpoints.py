@@ -319,6 +319,7 @@ def update_subgraph_state_program(api):
     app.update_state(sub_config, {"x": ["late"]}, as_node="c")
     seen["late"] = snap(ids, app.get_state(sub_config))
     seen["parent_history"] = history(ids, app, CONFIG)
+    seen["parent_snapshots"] = [snap(ids, h) for h in app.get_state_history(CONFIG)]
     return seen
 
 
