@@ -428,6 +428,24 @@ def node_function_invokes_program(api):
     return seen
 
 
+def node_runs_two_graphs_program(api):
+    """A node function that runs a subgraph twice: the second run keeps its checkpoints
+    under `n:<task id>|1`; each pauses in turn, and each resumes where it asked."""
+    ids, calls = Ids(), []
+    sub = three_node_subgraph(api, calls)
+
+    def node(state: S):
+        first, second = sub.invoke({"x": ["one"]}), sub.invoke({"x": ["two"]})
+        return {"x": first["x"] + second["x"]}
+
+    parent = api.StateGraph(S).add_node("n", node)
+    app = parent.add_edge(api.START, "n").compile(checkpointer=api.saver())
+    seen = [outcome(ids, app.invoke({"x": []}, CONFIG))]
+    seen.append(outcome(ids, app.invoke(api.Command(resume="y"), CONFIG)))
+    seen.append(outcome(ids, app.invoke(api.Command(resume="z"), CONFIG)))
+    return {"seen": seen, "calls": calls, "listed": namespaces(ids, app.checkpointer)}
+
+
 def stream_and_parallel_inside_program(api):
     """`stream` of a parent whose subgraph pauses, then resumes; and a subgraph whose two
     parallel nodes both ask: the parent's one task carries both questions."""
@@ -466,6 +484,7 @@ PROGRAMS = [
     root_checkpointer_modes_program,
     async_resume_program,
     node_function_invokes_program,
+    node_runs_two_graphs_program,
     stream_and_parallel_inside_program,
 ]
 
@@ -554,7 +573,14 @@ def test_run_from_checkpointer_rebuilds_subruns_as_the_live_run_has_them():
     middle.add_node("inner", inner.compile()).add_edge(api.START, "m").add_edge("m", "inner")
     parent = api.StateGraph(S).add_node("p", lambda s: {"x": ["p"]})
     parent.add_node("outer", middle.compile()).add_node("other", middle.compile())
+    twice_graph = inner.compile()
+
+    def twice(state: S):
+        return {"x": twice_graph.invoke({"x": []})["x"] + twice_graph.invoke({"x": []})["x"]}
+
+    parent.add_node("twice", twice)
     parent.add_edge(api.START, "p").add_edge("p", "outer").add_edge("p", "other")
+    parent.add_edge("p", "twice")
     saver = nbgraph.MemorySaver()
     app = parent.compile(checkpointer=saver)
     app.invoke({"x": ["i"]}, CONFIG)
@@ -563,15 +589,16 @@ def test_run_from_checkpointer_rebuilds_subruns_as_the_live_run_has_them():
                     nbgraph.Run.from_checkpointer(saver, "t", graph=app)):  # fmt: skip
         assert rebuilt.steps.equals(live.steps)
         assert [s.task for s in rebuilt.subruns] == [s.task for s in live.subruns]
-        assert len(live.subruns) == 2
+        assert len(live.subruns) == 4  # outer, other, and the two runs of `twice`
         for got, want in zip(rebuilt.subruns, live.subruns, strict=True):
             assert got.steps.equals(want.steps)
             assert got.effects.equals(want.effects)
             assert got.states.equals(want.states)
             assert got.parent is rebuilt
-            (got_inner,), (want_inner,) = got.subruns, want.subruns
-            assert got_inner.steps.equals(want_inner.steps)
-            assert got_inner.task == want_inner.task
+            assert len(got.subruns) == len(want.subruns)
+            for got_inner, want_inner in zip(got.subruns, want.subruns, strict=True):
+                assert got_inner.steps.equals(want_inner.steps)
+                assert got_inner.task == want_inner.task
 
 
 def test_delete_thread_deletes_its_subgraphs_threads(tmp_path):

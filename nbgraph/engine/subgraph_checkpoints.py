@@ -5,9 +5,11 @@ How a compiled subgraph persists depends on its `compile(checkpointer=...)`:
 
 - `None` (the default): it inherits the parent's saver. Its checkpoints go under the
   parent's thread id with `checkpoint_ns = "<node>:<task id>"` (a subgraph of a subgraph:
-  `"outer:<id>|inner:<id>"`). An `interrupt()` inside pauses it (and its parent, whose task
-  carries the question); when the parent resumes that task, the subgraph resumes from its
-  own latest checkpoint, at the node that asked — its earlier nodes do not run again.
+  `"outer:<id>|inner:<id>"`; a node function's k-th graph run after its first:
+  `"<node>:<task id>|k"`, as LangGraph numbers them). An `interrupt()` inside pauses it (and
+  its parent, whose task carries the question); when the parent resumes that task, the
+  subgraph resumes from its own latest checkpoint, at the node that asked — its earlier
+  nodes do not run again.
 - `True`: the same, under `checkpoint_ns = "<node>"`: one thread per node that keeps its
   state across the parent's runs (new input is applied on top of it).
 - `False`: no checkpoints. An `interrupt()` inside still pauses the parent (through the
@@ -24,6 +26,7 @@ from typing import Any
 
 from nbgraph.checkpoint.subthreads import sub_key
 from nbgraph.engine.chain import next_task_ids
+from nbgraph.engine.interrupts import current_scope
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.runtime import current_task_env
 
@@ -82,8 +85,9 @@ def inherited_thread(app: Any) -> SubThread | None:
 
     A task the parent resumes resumes the subgraph where it stopped. Otherwise a
     `checkpointer=None` subgraph starts afresh; if its namespace has checkpoints already (a
-    replay or fork of the parent runs a task of the same step again, or a node calls it
-    twice), its new run starts a new root there, and the old checkpoints stay in history.
+    replay or fork of the parent runs a task of the same step again), its new run starts a
+    new root there, and the old checkpoints stay in history. A node call's second graph run
+    (and later ones) gets a namespace of its own, `node:<task id>|1`, ...
 
     Raises:
         RuntimeError: `checkpointer=True`, run outside a node (see `refuse_root_true`).
@@ -97,6 +101,11 @@ def inherited_thread(app: Any) -> SubThread | None:
     parent, task = env.run, env.task
     outer = parent.thread
     ns = join_ns(outer.ns, ns_part(task.node, task.id, mode))
+    scope = current_scope()  # (the node call's: it counts the graphs the call runs)
+    if scope is not None and mode is None:
+        if scope.subgraphs:  # a node function's second graph run: `node:<id>|1`, ...
+            ns = join_ns(ns, str(scope.subgraphs))
+        scope.subgraphs += 1
     thread = SubThread(outer.saver, app.spec, outer.root_id, ns)
     thread.parent_run, thread.parent_task = parent, task
     restored = thread.restore()

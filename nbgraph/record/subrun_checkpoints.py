@@ -12,14 +12,18 @@ from nbgraph.checkpoint.subthreads import SEP
 from nbgraph.engine.subgraph_states import subgraph_of
 
 
-def child_threads(saver: Any, key: str) -> dict[str, str]:
-    """`{namespace part: key}` of the subgraph threads one level inside thread `key`."""
+def child_threads(saver: Any, key: str) -> dict[str, list[str]]:
+    """`{namespace part: keys}` of the subgraph threads one level inside thread `key`: per
+    `node:<task id>`, the keys of the graphs that task ran, in order (its k-th after the
+    first is kept under `node:<task id>|k`)."""
     prefix = f"{key}|" if SEP in key else f"{key}{SEP}"
-    return {
-        stored[len(prefix) :]: stored
-        for stored in saver.threads()
-        if stored.startswith(prefix) and "|" not in stored[len(prefix) :]
-    }
+    found: dict[str, list[tuple[int, str]]] = {}
+    for stored in saver.threads():
+        if stored.startswith(prefix):
+            part, _, count = stored[len(prefix) :].partition("|")
+            if count == "" or count.isdigit():
+                found.setdefault(part, []).append((int(count or 0), stored))
+    return {part: [stored for _, stored in sorted(keys)] for part, keys in found.items()}
 
 
 def attach_subruns(log: Any, saver: Any, key: str, spec: Any, rebuild: Callable[..., Any]) -> None:
@@ -37,8 +41,9 @@ def attach_subruns(log: Any, saver: Any, key: str, spec: Any, rebuild: Callable[
     if not children:
         return
     for task in log.tasks():
-        child = children.get(f"{task.node}:{task.id}")  # (not checkpointer=True threads)
-        if child is None:
+        keys = children.get(f"{task.node}:{task.id}")  # (not checkpointer=True threads)
+        if keys is None:
             continue
         app = subgraph_of(spec, task.node)
-        task.subruns = [rebuild(saver, child, None, app.spec if app is not None else None)]
+        inner = app.spec if app is not None else None
+        task.subruns = [rebuild(saver, child, None, inner) for child in keys]
