@@ -29,11 +29,11 @@ pytestmark = pytest.mark.langgraph
 def langgraph_api() -> types.SimpleNamespace:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import START, StateGraph
-    from langgraph.types import Command, interrupt
+    from langgraph.types import Command, Send, interrupt
 
     return types.SimpleNamespace(
         StateGraph=StateGraph, START=START, Command=Command, interrupt=interrupt,
-        saver=InMemorySaver,
+        saver=InMemorySaver, Send=Send,
     )  # fmt: skip
 
 
@@ -49,7 +49,7 @@ def nbgraph_api(saver: str = "memory", path: str = "") -> types.SimpleNamespace:
 
     return types.SimpleNamespace(
         StateGraph=nbgraph.StateGraph, START=nbgraph.START, Command=nbgraph.Command,
-        interrupt=nbgraph.interrupt, saver=make_saver,
+        interrupt=nbgraph.interrupt, saver=make_saver, Send=nbgraph.Send,
     )  # fmt: skip
 
 
@@ -266,6 +266,31 @@ def parallel_subgraphs_program(api):
     return seen
 
 
+def sends_to_a_subgraph_program(api):
+    """Two `Send`s to one subgraph node: each task keeps its own namespace, both ask, and
+    one resume answers both by id; `a` runs once per Send."""
+    ids, calls = Ids(), []
+
+    def a(state: S):
+        calls.append("a" + state["x"][0])
+        return {"x": ["a"]}
+
+    def b(state: S):
+        return {"x": ["b:" + api.interrupt("q" + state["x"][0])]}
+
+    sub = api.StateGraph(S).add_node("a", a).add_node("b", b)
+    sub.add_edge(api.START, "a").add_edge("a", "b")
+    parent = api.StateGraph(S).add_node("sub", sub.compile())
+    parent.add_conditional_edges(api.START, lambda s: [api.Send("sub", {"x": [v]}) for v in "12"])
+    app = parent.compile(checkpointer=api.saver())
+    result = app.invoke({"x": ["i"]}, CONFIG)
+    seen = {"first": outcome(ids, result), "deep": snap(ids, app.get_state(CONFIG, subgraphs=True))}
+    answers = {i.id: "A" + i.value for i in result["__interrupt__"]}
+    seen["resumed"] = outcome(ids, app.invoke(api.Command(resume=answers), CONFIG))
+    seen["calls"] = sorted(calls)
+    return seen
+
+
 def checkpointer_true_program(api):
     """`checkpointer=True`: the subgraph's thread (ns `sub`) keeps its state across the
     parent's runs, and an interrupt inside resumes as with the default."""
@@ -476,6 +501,7 @@ PROGRAMS = [
     two_interrupts_in_a_row_program,
     nested_program,
     parallel_subgraphs_program,
+    sends_to_a_subgraph_program,
     checkpointer_true_program,
     checkpointer_false_program,
     update_subgraph_state_program,
