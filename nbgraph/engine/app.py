@@ -136,7 +136,9 @@ class CompiledGraph(RunnableHabits):
         checkpoint), as LangGraph does.
 
         Raises:
-            ValueError: no checkpointer, an empty thread, or an unknown `as_node`.
+            ValueError: no checkpointer, an empty thread, an unknown `as_node`, or a
+                `checkpoint_ns` that names no subgraph (a subgraph's thread is updated
+                through its parent, with its task's `state` config).
             InvalidUpdateError: no `as_node`, and several nodes made the checkpoint.
         """
         thread = self._thread(config, strict=True)
