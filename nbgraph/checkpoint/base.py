@@ -117,7 +117,8 @@ class BaseSaver(abc.ABC):
 
     @abc.abstractmethod
     def threads(self) -> list[str]:
-        """The thread ids that have checkpoints, in the order of their first checkpoint."""
+        """The thread ids that have checkpoints, in the order of their first checkpoint (a
+        subgraph's thread is listed by its key, `checkpoint.subthreads.sub_key`)."""
 
     @abc.abstractmethod
     def delete_thread(self, thread_id: Any) -> None:

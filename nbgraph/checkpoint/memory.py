@@ -17,6 +17,7 @@ from nbgraph.checkpoint.base import (
     check_thread_id,
     missing_checkpoint,
 )
+from nbgraph.checkpoint.subthreads import with_sub_keys
 from nbgraph.codec.nesting import deep_stack
 from nbgraph.engine.view import isolate
 from nbgraph.types import MISSING
@@ -134,8 +135,10 @@ class MemorySaver(BaseSaver):
         with self._lock:
             if thread_id in self._claimed:
                 raise ThreadBusyError(thread_id, "a run on this MemorySaver holds it")
-            self._checkpoints.pop(thread_id, None)
-            for key in [key for key in self._writes if key[0] == thread_id]:
+            gone = set(with_sub_keys(self._checkpoints, thread_id))  # (and its subgraphs')
+            for name in gone:
+                self._checkpoints.pop(name, None)
+            for key in [key for key in self._writes if key[0] in gone]:
                 del self._writes[key]
 
     def _acquire(self, thread_id: str) -> None:

@@ -43,6 +43,7 @@ from nbgraph.checkpoint.sqlite_file import (
     row_text,
     writable,
 )
+from nbgraph.checkpoint.subthreads import split_key, sub_prefix
 from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.errors import CheckpointFileError, NbgraphError
 
@@ -321,9 +322,11 @@ class SqliteSaver(BaseSaver):
             row = conn.execute(query, (thread_id,)).fetchone()
             if row is not None and not is_stale(row[0]):
                 raise ThreadBusyError(thread_id, describe_claim(*row))
-            conn.execute("DELETE FROM writes WHERE thread_id = ?", (thread_id,))
-            conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (thread_id,))
-        self._known = {key for key in self._known if key[0] != thread_id}
+            subs = (thread_id, *sub_prefix(thread_id))  # (and its subgraphs' threads)
+            where = "thread_id = ? OR substr(thread_id, 1, ?) = ?"
+            conn.execute(f"DELETE FROM writes WHERE {where}", subs)
+            conn.execute(f"DELETE FROM checkpoints WHERE {where}", subs)
+        self._known = {key for key in self._known if split_key(key[0])[0] != thread_id}
 
     # --- claims -------------------------------------------------------------------------
 

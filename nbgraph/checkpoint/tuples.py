@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from nbgraph.checkpoint.subthreads import split_key, sub_key
 from nbgraph.types import Interrupt
 
 
@@ -53,10 +54,10 @@ def list_checkpoints(
     if limit is not None and (type(limit) is not int or limit < 0):
         raise ValueError(f"limit must be None or an int >= 0; got {limit!r}.")
     configurable = dict((config or {}).get("configurable") or {})
-    if configurable.get("checkpoint_ns") not in (None, ""):
-        return  # nbgraph has no subgraph namespaces
+    ns = configurable.get("checkpoint_ns") or ""
     thread_id = configurable.get("thread_id")
-    threads = saver.threads() if thread_id is None else [str(thread_id)]
+    # (None: every thread, subgraphs' too, each shown with its checkpoint_ns)
+    threads = saver.threads() if thread_id is None else [sub_key(str(thread_id), ns)]
     wanted = configurable.get("checkpoint_id")
     before_id = ((before or {}).get("configurable") or {}).get("checkpoint_id")
     count = 0
@@ -171,11 +172,12 @@ def pending_tuples(pending: list[Any]) -> list[tuple[str, str, Any]]:
     return out
 
 
-def _config(thread_id: str, checkpoint_id: str) -> dict[str, Any]:
+def _config(key: str, checkpoint_id: str) -> dict[str, Any]:
+    thread_id, ns = split_key(key)
     return {
         "configurable": {
             "thread_id": thread_id,
-            "checkpoint_ns": "",
+            "checkpoint_ns": ns,
             "checkpoint_id": checkpoint_id,
         }
     }

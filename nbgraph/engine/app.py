@@ -24,6 +24,8 @@ from nbgraph.engine.runlog import RunLog
 from nbgraph.engine.runtime import inherited, start_runtime
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
 from nbgraph.engine.streams import refuse_subgraphs
+from nbgraph.engine.subgraph_checkpoints import inherited_thread, refuse_root_true
+from nbgraph.engine.subgraph_states import named_thread, with_subgraph_states
 from nbgraph.engine.subruns import keep_subrun, pass_pause_up
 from nbgraph.engine.tasks import Task, absorb_output
 from nbgraph.errors import GraphBuildError
@@ -85,32 +87,40 @@ class CompiledGraph(RunnableHabits):
         """`clear_cache`, awaitable."""
         clear_node_cache(self.spec, nodes)
 
-    def _thread(self, config: dict[str, Any] | None) -> Thread:
-        if self.checkpointer is None:
+    def _thread(self, config: dict[str, Any] | None, strict: bool = False) -> Thread:
+        """The thread `config` names (a subgraph's, with a `checkpoint_ns`; `strict`: an
+        unknown subgraph raises instead of reading as an empty thread)."""
+        refuse_root_true(self)
+        if self.checkpointer is None or isinstance(self.checkpointer, bool):
             raise ValueError(
                 "This graph has no checkpointer: compile(checkpointer=MemorySaver()) to keep "
-                "threads that get_state can read."
+                "threads that get_state can read (a subgraph's are read through its parent)."
             )
-        return Thread(self.checkpointer, self.spec, dict(config or {}))
+        config = dict(config or {})
+        return named_thread(self, config, strict) or Thread(self.checkpointer, self.spec, config)
 
-    def get_state(self, config: dict[str, Any]) -> StateSnapshot:
+    def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         """The thread at its latest checkpoint (or `configurable.checkpoint_id`'s).
 
         `values` is the full state, `next` the nodes that run when the thread resumes. A
         thread without checkpoints (new, or deleted) has LangGraph's empty snapshot: no
-        values, nothing next, `metadata` None.
+        values, nothing next, `metadata` None. A `checkpoint_ns` in the config reads a
+        subgraph's thread; a subgraph task's `state` is the config of its thread, or with
+        `subgraphs=True` its snapshot (see `engine.subgraph_states`).
         """
         thread = self._thread(config)
         restored = thread.restore()
         if restored is None:
             return StateSnapshot({}, (), config, None, None, None)
-        return state_snapshot(self.spec, thread, restored, current=True)
+        snapshot = state_snapshot(thread.spec, thread, restored, current=True)
+        return with_subgraph_states(thread, snapshot, subgraphs)
 
     def get_state_history(self, config: dict[str, Any]) -> Iterator[StateSnapshot]:
         """Every checkpoint of the thread, newest first (step numbers continue across runs)."""
         thread = self._thread(config)
         for restored in thread.history():
-            yield state_snapshot(self.spec, thread, restored, owned=True)
+            snapshot = state_snapshot(thread.spec, thread, restored, owned=True)
+            yield with_subgraph_states(thread, snapshot, False)
 
     def update_state(
         self, config: dict[str, Any], values: Any, as_node: str | None = None
@@ -126,34 +136,38 @@ class CompiledGraph(RunnableHabits):
         checkpoint), as LangGraph does.
 
         Raises:
-            ValueError: no checkpointer, an empty thread, or an unknown `as_node`.
+            ValueError: no checkpointer, an empty thread, an unknown `as_node`, or a
+                `checkpoint_ns` that names no subgraph (a subgraph's thread is updated
+                through its parent, with its task's `state` config).
             InvalidUpdateError: no `as_node`, and several nodes made the checkpoint.
         """
-        thread = self._thread(config)
+        thread = self._thread(config, strict=True)
+        spec = thread.spec
         restored = thread.restore()
         if restored is None:
             raise ValueError(
-                f"Thread {thread.thread_id!r} has no checkpoint to update; run it first."
+                f"Thread {thread.root_id!r}{f' (checkpoint_ns {thread.ns!r})' if thread.ns else ''}"
+                " has no checkpoint to update; run it first."
             )
         node = as_node or last_writer(restored)
-        if node not in self.spec.nodes and node != START:
+        if node not in spec.nodes and node != START:
             raise ValueError(
-                f"as_node={node!r} is not a node of this graph; nodes: {list(self.spec.nodes)}."
+                f"as_node={node!r} is not a node of this graph; nodes: {list(spec.nodes)}."
             )
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config)
-        run = loop_class(self.spec)(self.spec, merged, thread)
+        run = loop_class(spec)(spec, merged, thread)
         with self._claimed(run):
             run._resume(restored, keep_next=False)
             run.step += 1
             task = Task(run.step, 0, node, "update", started=time.time())
             if isinstance(run, BranchLoop):  # the update grows from the thread's merged state
                 run._hand(task, run._resumed)
-            absorb_output(self.spec, self.spec.nodes.get(node), task, values)
+            absorb_output(spec, spec.nodes.get(node), task, values)
             keep_fired_joins(run, restored, node)
             run._route(task)
             run.commit([task], source="update")  # (LangGraph: "update" on a past one too)
-        own = {"thread_id": thread.thread_id, "checkpoint_ns": ""}  # (LangGraph's keys)
+        own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
         return {"configurable": {**own, "checkpoint_id": thread.head}}
 
     # --- running ---------------------------------------------------------------------------
@@ -163,8 +177,9 @@ class CompiledGraph(RunnableHabits):
             self._with_bound(config), kwargs.pop("context", None), self.store
         )  # (with_config's first; a graph run inside a node inherits that node's context)
         merged = run_config(config, kwargs)
-        thread = None
-        if self.checkpointer is not None:
+        if self.checkpointer is None or isinstance(self.checkpointer, bool):
+            thread = inherited_thread(self)  # (a subgraph: its parent's saver, or None)
+        else:
             thread = Thread(self.checkpointer, self.spec, merged)
         run = loop_class(self.spec)(self.spec, merged, thread)
         start_runtime(run, store, self.context_schema, context)
@@ -195,7 +210,7 @@ class CompiledGraph(RunnableHabits):
         """Hold the run's thread id for the whole run (a second run of it is refused)."""
         if run.thread is None:
             return contextlib.nullcontext()
-        return self.checkpointer.claim(run.thread.thread_id)
+        return run.thread.saver.claim(run.thread.thread_id)
 
     def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """Run the graph to the end and return the final state (output schema applied).

@@ -69,6 +69,7 @@ class RunLoop(Starting, Committing, Showing):
         self.thread = thread  # an engine.persist.Thread when the graph has a checkpointer
         self.finished: dict[str, dict[str, Any]] = {}  # restored tasks' writes, by task id
         self.answers: dict[str, list[Any]] = {}  # answers to interrupts, by task id
+        self.resumed: dict[str, tuple[str, Any]] = {}  # this run's answers: id -> (task, value)
         self.paused: list[Interrupt] = []  # why the run stopped for an answer
         self.at_breakpoint = ""  # "before" / "after" when a static breakpoint stopped it
         self._past_breakpoint = False
@@ -283,7 +284,7 @@ class RunLoop(Starting, Committing, Showing):
     def _caught(self, task: Task, error: Exception) -> None:
         """Keep what stopped a task: a question for a person, or its exception (with a note)."""
         if isinstance(error, GraphInterrupt):
-            task.interrupts = (error.interrupt,)
+            task.interrupts = error.interrupts
         else:
             note_failure(error, task)
             task.error = error

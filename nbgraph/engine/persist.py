@@ -51,7 +51,16 @@ def _size(value: Any) -> int:
 
 
 class Thread(Restoring):
-    """One run's link to its checkpointer: reads the thread, appends its checkpoints."""
+    """One run's link to its checkpointer: reads the thread, appends its checkpoints.
+
+    Attributes:
+        thread_id: the key its checkpoints are stored under.
+        root_id: the thread id a config names (a subgraph's thread: its parent's).
+        ns: the checkpoint namespace (`""`; a subgraph's thread: see
+            `engine.subgraph_checkpoints`).
+    """
+
+    ns = ""
 
     def __init__(self, saver: Any, spec: GraphSpec, config: dict[str, Any]) -> None:
         self.saver, self.spec = checked_saver(saver), spec  # what it reads back is checked
@@ -61,6 +70,11 @@ class Thread(Restoring):
         self._cost = 0
         self.kept: dict[str, Any] = {}  # pinned fields' values at the head, to see growth
         self.pinned = pinned_fields(spec)
+        self.root_id = self.thread_id
+
+    def enter(self, run: Any) -> Any:
+        """A subgraph's thread resumes its run where it paused (see `SubThread.enter`)."""
+        return None
 
     # --- writing -----------------------------------------------------------------------------
 

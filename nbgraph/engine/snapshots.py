@@ -25,7 +25,7 @@ def state_snapshot(
     `owned`: `restored.values` is a fresh copy nobody else holds (the history's)."""
     finished = restored.finished if current and spec.semantics != "branches" else {}
     pending = [name for task_id, name in next_task_ids(restored) if task_id not in finished]
-    own = {"thread_id": thread.thread_id, "checkpoint_ns": ""}  # (LangGraph's keys)
+    own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
 
     def config_of(checkpoint_id: str | None) -> dict[str, Any] | None:
         if checkpoint_id is None:

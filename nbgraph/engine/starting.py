@@ -31,6 +31,10 @@ class Starting:
         With a checkpointer: `None` resumes the thread where its last checkpoint stopped, and
         new input on a thread that has checkpoints is applied on top of its state.
         """
+        if self.thread is not None and self.thread.ns:  # a subgraph resumed where it paused
+            resumed = self.thread.enter(self)
+            if resumed is not None:
+                return resumed
         restored = self.thread.restore() if self.thread is not None else None
         if input is None:
             if restored is None:
@@ -161,14 +165,16 @@ class Starting:
         if isinstance(resume, dict) and resume and set(resume) <= set(pending):
             for interrupt_id, value in resume.items():
                 self.answers.setdefault(pending[interrupt_id], []).append(value)
+                self.resumed[interrupt_id] = (pending[interrupt_id], value)  # (for subgraphs)
             return
         if len(pending) != 1:
             raise InvalidUpdateError(
                 f"{len(pending)} interrupts are waiting; answer each by id: "
                 f"Command(resume={{{', '.join(repr(i) + ': ...' for i in pending)}}})."
             )
-        (task_id,) = pending.values()
+        ((interrupt_id, task_id),) = pending.items()
         self.answers.setdefault(task_id, []).append(resume)
+        self.resumed[interrupt_id] = (task_id, resume)  # (a subgraph's task finds it by id)
 
     def _input_pairs(self, input: Any) -> list[tuple[str, Any]]:
         schema = self.spec.input

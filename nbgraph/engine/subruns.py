@@ -5,11 +5,13 @@ called by the node's function (`app.invoke(...)`) — its `RunLog` is kept on th
 task (`Task.subruns`, in start order), which is where the record finds it
 (`nbgraph.Run.subruns`).
 
-A subgraph without a checkpointer of its own takes its parent's, as LangGraph's
-`checkpointer=None` default does, as far as `interrupt()` goes: an `interrupt()` inside it
-pauses the parent (its task is the one that waits for the answer), and the resumed parent
-runs the subgraph again from its start, answering its `interrupt()` calls in order. (LangGraph
-resumes the subgraph at the node that asked; the nodes before it run again here.)
+A subgraph without a checkpointer of its own keeps its checkpoints in its parent's saver
+(LangGraph's `checkpointer=None` default; `engine.subgraph_checkpoints`): an `interrupt()`
+inside pauses it and its parent (`pass_pause_up`: the parent's task carries the questions),
+and the resumed parent resumes it at the node that asked. A subgraph compiled with
+`checkpointer=False` keeps none: it asks through its parent's interrupt scope
+(`parent_scope`), and the resumed parent runs it again from its start, its `interrupt()`
+calls answered in order, as LangGraph does.
 
 A subgraph node returning `Command(graph=Command.PARENT, ...)` stops the subgraph
 (`ParentCommand`), and the parent's task that ran it takes the command as its own output.
@@ -49,13 +51,19 @@ def parent_scope(run: Any) -> Scope | None:
 
 
 def pass_pause_up(run: Any) -> None:
-    """A subrun paused by `interrupt()` on its parent's scope pauses the parent's task.
+    """A paused subrun pauses the parent's task: one that asked on its parent's scope
+    (`checkpointer=False`), or one with checkpoints in its parent's saver (its questions
+    are the task's, and the resumed task resumes it).
 
     Raises:
         GraphInterrupt: `run` paused and runs inside a node of a checkpointed parent.
     """
-    if run.paused and run.thread is None and parent_scope(run) is not None:
-        raise GraphInterrupt(run.paused[0])
+    if not run.paused:
+        return
+    if run.thread is None and parent_scope(run) is not None:
+        raise GraphInterrupt(*run.paused)
+    if run.thread is not None and run.thread.ns and current_task_env() is not None:
+        raise GraphInterrupt(*run.paused)  # (a subgraph with checkpoints of its own)
 
 
 class ParentCommand(NbgraphError):

@@ -11,6 +11,7 @@ from nbgraph.engine.restoring import task_from_data
 from nbgraph.engine.runlog import RunLog, StepLog, join_from_data, reset_from_data
 from nbgraph.engine.view import isolate
 from nbgraph.graph.description import check_graph, graph_from_description
+from nbgraph.record.subrun_checkpoints import attach_subruns
 
 
 def log_from_checkpointer(
@@ -59,6 +60,7 @@ def log_from_checkpointer(
         r for r in reversed(saver.history(thread_id)) if r.checkpoint_id not in on_chain
     ]
     log.source = saver.saver
+    attach_subruns(log, saver, thread_id, spec, log_from_checkpointer)  # (its subgraphs')
     log.status = (
         "interrupted"
         if head.payload["next"]["pull"] or head.payload["next"].get("push")
