@@ -277,6 +277,15 @@ def test_drawings_show_a_command_handed_to_the_parent_not_a_failure():
     assert not any("raised" in text for text in tree_texts)
 
 
+def test_the_inspector_says_a_step_handed_its_command_to_the_parent():
+    run = handing_app().run({"foo": "", "log": []})
+    inspector = run.inspect()
+    inspector.subrun_nav.step_into(0)
+    inspector.go(2)
+    assert "handed to the parent graph" in inspector.step_label.value
+    assert "failed" not in inspector.step_label.value
+
+
 def test_command_parent_at_the_top_is_still_a_failure():
     def up(state: Shared):
         return Command(graph=Command.PARENT, goto="x")
