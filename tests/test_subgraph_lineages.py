@@ -92,6 +92,30 @@ def test_the_record_hangs_each_subrun_under_its_task_in_its_lineage():
     assert all(sub.parent is run for sub in run.subruns)
 
 
+def test_a_branch_runs_drawings_and_inspector_show_each_lineages_subrun():
+    app = fork({"a": echo_graph(), "b": echo_graph()}, join=True)
+    run = app.run({"foo": "x", "log": []})
+    source = run.draw().source
+    assert sorted(clusters(source).values()) == [
+        "subgraph sa — 1 task inside",
+        "subgraph sb — 1 task inside",
+    ]
+    tree_source = run.draw_tree().source
+    assert list(labels(tree_source).values()).count("subgraph input\\nlog ← []\\nfoo ← 'A'") == 1
+    for drawing in (source, tree_source):
+        subprocess.run(["dot", "-Tsvg"], input=drawing.encode(), check=True, capture_output=True)
+    inspector = run.inspect()
+    inspector.go(2)
+    assert [label for label, _ in inspector.subrun_nav.pick.options] == [
+        "sa (task 2:0:sa)",
+        "sb (task 2:1:sb)",
+    ]
+    inspector.subrun_nav.step_into(1)
+    assert inspector.run is run.subruns[1] and "B!" in inspector.effects.value
+    inspector.subrun_nav.back.click()
+    assert inspector.run is run and inspector.step == 2
+
+
 def test_a_subgraph_node_behaves_as_the_same_function_node_in_branch_lineages():
     """The subgraph node against a plain function making the same write (the subgraph's
     whole output: with `operator.add` the parent appends the subgraph's whole list, its
