@@ -214,7 +214,8 @@ def test_a_function_node_returning_unknown_keys_still_warns():
 
 def raising_program(api, error_type: type, where: str):
     """A subgraph's second node raises; the subgraph is the parent's node, runs beside
-    another node, is two levels down, or is invoked by a node's function."""
+    another node, is two levels down, is invoked by a node's function, or is async (under
+    `astream`)."""
 
     def fine(state: Shared):
         return {"log": ["fine"]}
@@ -222,9 +223,12 @@ def raising_program(api, error_type: type, where: str):
     def boom(state: Shared):
         raise error_type(f"boom after {state['log']}")
 
+    async def aboom(state: Shared):
+        raise error_type(f"boom after {state['log']}")
+
     inner = api.StateGraph(Shared)
     inner.add_node(fine)
-    inner.add_node(boom)
+    inner.add_node("boom", aboom if where == "async" else boom)
     inner.add_edge(api.START, "fine")
     inner.add_edge("fine", "boom")
     sub = inner.compile()
@@ -243,8 +247,16 @@ def raising_program(api, error_type: type, where: str):
     config = {"configurable": {"thread_id": "t"}}
     seen: dict[str, Any] = {}
     chunks: list = []
+
+    async def astream() -> None:
+        async for chunk in app.astream({"n": 0, "log": []}, config, stream_mode=MODES):
+            chunks.append(chunk)
+
     try:
-        chunks.extend(app.stream({"n": 0, "log": []}, config, stream_mode=MODES))
+        if where == "async":  # an async subgraph node, under astream
+            asyncio.run(astream())
+        else:
+            chunks.extend(app.stream({"n": 0, "log": []}, config, stream_mode=MODES))
     except Exception as error:
         seen["raised"] = (error_kind(error), str(error))
     seen["chunks"] = canonical_stream(chunks, MODES)
@@ -254,7 +266,7 @@ def raising_program(api, error_type: type, where: str):
     return seen, app
 
 
-WHERE = ["node", "parallel", "deep", "function"]
+WHERE = ["node", "parallel", "deep", "function", "async"]
 
 
 @pytest.mark.parametrize("where", WHERE)
