@@ -431,3 +431,48 @@ def test_parallel_subruns_are_listed_in_the_same_order_every_run():
     assert len(orders) == 1
     (order,) = orders
     assert order[3:] == tuple(f"3:{i}:w" for i in range(1, 13))
+
+
+def configured_call_program(api, limit: int, inner_steps: int, config: Any):
+    """A node function invoking a looping subgraph with a config of its own: without a
+    `recursion_limit` in it the parent's still holds; with one, that one."""
+
+    def inc(state: Shared):
+        return {"n": state["n"] + 1, "log": ["i"]}
+
+    inner = api.StateGraph(Shared)
+    inner.add_node(inc)
+    inner.add_edge(api.START, "inc")
+    inner.add_conditional_edges("inc", lambda s: "inc" if s["n"] < inner_steps else api.END)
+    sub = inner.compile()
+    parent = api.StateGraph(Shared)
+    parent.add_node("s", lambda state: sub.invoke(state, config))
+    parent.add_edge(api.START, "s")
+    app = parent.compile()
+    try:
+        final = app.invoke({"n": 0, "log": []}, {"recursion_limit": limit})
+    except Exception as error:
+        return {"raised": error_kind(error), "message": str(error)[:30]}, app
+    return {"n": final["n"]}, app
+
+
+CONFIGS = [
+    None,
+    {"configurable": {"x": 1}},
+    {"tags": ["t"]},
+    {"recursion_limit": 50},
+    {"recursion_limit": 2},
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: str(c and list(c)))
+@pytest.mark.parametrize(("limit", "inner_steps"), [(5, 4), (5, 6), (25, 30)])
+def test_a_subgraph_invoked_with_its_own_config_takes_the_limit_as_on_langgraph(
+    limit, inner_steps, config
+):
+    (langgraph, _), (ours, app) = both(configured_call_program, limit, inner_steps, config)
+    assert ours == langgraph
+    (sub,) = app.last_run.subruns
+    wanted = (config or {}).get("recursion_limit", limit)
+    assert sub.log.config["recursion_limit"] == wanted
+    assert sub.status == ("failed" if "raised" in ours else "done")
