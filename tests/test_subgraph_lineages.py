@@ -155,6 +155,12 @@ def test_a_branch_lineage_subgraph_inside_a_branch_parent():
     assert added.state_at("task:1:0:l") == {"foo": "A", "log": []}
     assert added.output == {"foo": "AR", "log": ["l", "r"]}
     assert final == {"foo": "B!", "log": ["l", "r", "sub saw B"]}
+    parent = StateGraph(Shared)  # and inside a supersteps parent: still its own model
+    parent.add_node("s", sub)
+    parent.add_edge(START, "s")
+    app = parent.compile()
+    assert app.invoke({"foo": "x", "log": []}) == {"foo": "xR", "log": ["l", "r"]}
+    assert app.last_run.subruns[0].log.semantics == "branches"
 
 
 def test_sends_into_a_subgraph_in_branch_lineages_each_have_their_subrun():
