@@ -111,6 +111,36 @@ def test_a_subrun_handed_to_the_parent_runs_as_on_langgraph_and_is_no_failure(ho
     )
 
 
+def handing_history_program(api):
+    def note(state: Shared):
+        return {"log": ["noted"], "n": state["n"] + 1}
+
+    def up(state: Shared):
+        return api.Command(graph=api.Command.PARENT, goto="fix", update={"log": ["up"]})
+
+    inner = api.StateGraph(Shared)
+    inner.add_node(note)
+    inner.add_node(up)
+    inner.add_edge(api.START, "note")
+    inner.add_edge("note", "up")
+    parent = api.StateGraph(Shared)
+    parent.add_node("s", inner.compile(), destinations=("fix",))
+    parent.add_node("fix", lambda state: {"log": [f"fix{state['n']}"]})
+    parent.add_edge(api.START, "s")
+    app = parent.compile(checkpointer=api.MemorySaver())
+    config = {"configurable": {"thread_id": "1"}}
+    final = plain(app.invoke({"n": 0, "log": []}, config))
+    history = [(h.next, plain(h.values), h.metadata["step"]) for h in app.get_state_history(config)]
+    return {"final": final, "history": history}, app
+
+
+def test_a_hand_over_under_a_checkpointed_parent_keeps_langgraphs_history():
+    (langgraph, _), (ours, app) = both(handing_history_program)
+    assert ours == langgraph
+    assert [next_ for next_, _, _ in ours["history"]] == [(), ("fix",), ("s",), ("__start__",)]
+    assert app.last_run.subruns[0].status == "to_parent"
+
+
 # --- (b) keys the parent lacks -----------------------------------------------------------------
 
 
