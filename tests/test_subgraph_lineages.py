@@ -194,6 +194,12 @@ def test_an_interrupt_inside_subgraphs_of_two_lineages_pauses_and_resumes_each()
     questions = {i.value: i.id for i in paused["__interrupt__"]}
     assert sorted(questions) == ["q A", "q B"]
     assert app.last_run.status == "interrupted"
+    snapshot = app.get_state(config)  # one task per lineage waiting at the node
+    assert snapshot.next == ("s", "s")
+    assert [(t.id, [i.value for i in t.interrupts]) for t in snapshot.tasks] == [
+        ("2:0:s", ["q A"]),
+        ("2:1:s", ["q B"]),
+    ]
     answers = {questions["q A"]: "1", questions["q B"]: "2"}
     final = app.invoke(Command(resume=answers), config)
     assert final == {"foo": "B2", "log": ["A got 1", "B got 2"]}
@@ -202,6 +208,49 @@ def test_an_interrupt_inside_subgraphs_of_two_lineages_pauses_and_resumes_each()
         ("2:0:s", "done", "A1"),
         ("2:1:s", "done", "B2"),
     ]
+
+
+def branch_shapes():
+    """Branch graphs paused before `s` (and `j`): two lineages at one node, the same
+    lineage twice, a waiting edge's join, a `merge=` join."""
+    two = StateGraph(Shared)
+    three = StateGraph(Shared)
+    waiting = StateGraph(Shared)
+    merging = StateGraph(Shared)
+    for builder in (two, three, waiting, merging):
+        builder.add_node("a", lambda s: {"log": ["a"]})
+        builder.add_node("b", lambda s: {"log": ["b"]})
+        builder.add_edge(START, "a")
+        builder.add_edge(START, "b")
+    two.add_node("s", echo_graph())
+    two.add_edge("a", "s")
+    two.add_edge("b", "s")
+    three.add_node("s", echo_graph())
+    three.add_node("c", lambda s: Command(goto="s", update={"log": ["c"]}))
+    three.add_edge(START, "c")
+    three.add_edge("c", "s")  # the same lineage twice (edge and goto): one run
+    three.add_edge("a", "s")
+    waiting.add_node("s", echo_graph())
+    waiting.add_edge(["a", "b"], "s")
+    merging.add_node("s", echo_graph(), merge="delta")
+    merging.add_edge("a", "s")
+    merging.add_edge("b", "s")
+    return {"two": two, "three": three, "waiting": waiting, "merging": merging}
+
+
+@pytest.mark.parametrize("shape", ["two", "three", "waiting", "merging"])
+def test_get_state_names_the_tasks_a_branch_checkpoint_runs_next(shape):
+    app = branch_shapes()[shape].compile(
+        semantics="branches", checkpointer=MemorySaver(), interrupt_before=["s"]
+    )
+    config = {"configurable": {"thread_id": shape}}
+    app.invoke({"foo": "x", "log": []}, config)
+    snapshot = app.get_state(config)
+    app.invoke(None, config)
+    ran = [task for task in app.last_run.log.tasks() if task.node == "s"]
+    assert snapshot.next == tuple(task.node for task in ran)
+    assert [t.id for t in snapshot.tasks] == [task.id for task in ran]
+    assert len(app.last_run.subruns) == len(ran) == {"two": 2, "three": 2}.get(shape, 1)
 
 
 def test_command_parent_inside_a_subgraph_goes_on_in_its_own_lineage():
