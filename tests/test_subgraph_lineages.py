@@ -342,6 +342,26 @@ def test_a_subrun_stopped_by_command_parent_is_recorded_as_handed_to_the_parent(
     assert loaded.status == "to_parent" and list(loaded.steps.status) == ["ok", "to_parent"]
 
 
+def test_a_hand_over_under_ainvoke_is_recorded_the_same_way():
+    async def aup(state: Shared):
+        return Command(graph=Command.PARENT, goto="fix", update={"log": ["up"]})
+
+    def up(state: Shared):
+        return Command(graph=Command.PARENT, goto="fix", update={"log": ["up"]})
+
+    for fn in (aup, up):  # an async subgraph node; a sync one, on a thread
+        inner = StateGraph(Shared)
+        inner.add_node("up", fn)
+        inner.add_edge(START, "up")
+        parent = StateGraph(Shared)
+        parent.add_node("s", inner.compile(), destinations=("fix",))
+        parent.add_node("fix", lambda s: {"foo": "f"})
+        parent.add_edge(START, "s")
+        app = parent.compile()
+        assert asyncio.run(app.ainvoke({"foo": "", "log": []})) == {"foo": "f", "log": ["up"]}
+        assert [s.status for s in app.last_run.subruns] == ["to_parent"]
+
+
 def test_drawings_show_a_command_handed_to_the_parent_not_a_failure():
     app = handing_app()
     run = app.run({"foo": "", "log": []})
