@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.engine.branch_next import branch_pull_names
 from nbgraph.engine.runlog import initial_values
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
@@ -125,12 +126,13 @@ def saver_name(saver: Any) -> str:
     return f"{type(saver).__name__} file {path!r}" if path else type(saver).__name__
 
 
-def next_task_ids(restored: Restored) -> list[tuple[str, str]]:
+def next_task_ids(restored: Restored, spec: Any = None) -> list[tuple[str, str]]:
     """`(task id, node)` of the tasks that run from a checkpoint, in write order (the ids
-    `RunLoop.next_tasks` gives them)."""
+    `RunLoop.next_tasks` gives them; with `spec`, a branch checkpoint's one per lineage)."""
     control, step = restored.control, restored.step + 1
     pull = control["pull"] or (control.get("deferred") or {})
-    names = sorted(pull) + [node for _, node, _ in control.get("push", ())]
+    pulled = branch_pull_names(spec, control) or sorted(pull)
+    names = pulled + [node for _, node, _ in control.get("push", ())]
     return [(f"{step}:{index}:{name}", name) for index, name in enumerate(names)]
 
 

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from nbgraph.engine.loop import RunLoop
 from nbgraph.engine.runlog import StepLog
 from nbgraph.engine.streams import LiveSink, StreamScope
+from nbgraph.engine.subgraph_edges import finish_handed
 from nbgraph.engine.tasks import Task, update_chunk
 
 StreamMode = Literal["values", "updates", "debug", "custom", "messages"]
@@ -125,6 +126,8 @@ def _end_chunks(run: RunLoop, modes: frozenset[str]) -> Iterable[Chunk]:
 
 
 def _finish(run: RunLoop, error: BaseException | None) -> None:
+    if error is not None and finish_handed(run.log, error):  # Command.PARENT: not a failure
+        return
     if error is not None:
         run.log.status = "failed"
     else:

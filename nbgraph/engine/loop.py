@@ -36,6 +36,7 @@ from nbgraph.engine.retrying import next_attempt
 from nbgraph.engine.runlog import RootReset, RunLog
 from nbgraph.engine.showing import Showing
 from nbgraph.engine.starting import Starting
+from nbgraph.engine.subgraph_edges import quiet_drop
 from nbgraph.engine.subruns import parent_scope
 from nbgraph.engine.tasks import (
     Task,
@@ -359,6 +360,8 @@ class RunLoop(Starting, Committing, Showing):
         return wait
 
     def _warn_dropped(self, task: Task) -> None:
+        if quiet_drop(self.spec, task):  # a subgraph's own keys: LangGraph drops them silently
+            return
         message = (
             f"Node {task.node!r} at step {task.step} wrote keys that were dropped: "
             f"{', '.join(f'{key!r} ({why})' for key, _, why in task.dropped)}."

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from nbgraph.graph import GraphSpec
     from nbgraph.schema import FieldSpec
 
-RunStatus = Literal["running", "done", "failed", "interrupted"]
+RunStatus = Literal["running", "done", "failed", "interrupted", "to_parent"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,8 +204,9 @@ class RunLog:
         input: the input as given (isolated).
         config: the run's config.
         steps: step 0 (the input applied) and every superstep after it.
-        status: `"running"`, `"done"`, `"failed"` or `"interrupted"` (paused for an answer,
-            or at an `interrupt_before`/`interrupt_after` breakpoint).
+        status: `"running"`, `"done"`, `"failed"`, `"interrupted"` (paused for an answer,
+            or at an `interrupt_before`/`interrupt_after` breakpoint) or `"to_parent"` (a
+            subgraph's run stopped by `Command.PARENT`: see `engine.subgraph_edges`).
         error: the exception that ended the run, if any.
         warnings: messages about dropped keys and the like, in order.
         final: the engine's values when the run stopped (read-only: copy before changing).

@@ -24,7 +24,7 @@ def state_snapshot(
     tasks that finished in a step that failed part-way applied, and only the rest next;
     `owned`: `restored.values` is a fresh copy nobody else holds (the history's)."""
     finished = restored.finished if current and spec.semantics != "branches" else {}
-    pending = [name for task_id, name in next_task_ids(restored) if task_id not in finished]
+    pending = [name for task_id, name in next_task_ids(restored, spec) if task_id not in finished]
     own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
 
     def config_of(checkpoint_id: str | None) -> dict[str, Any] | None:
@@ -38,7 +38,7 @@ def state_snapshot(
     stored = {k: copy(v) for k, v in values.items() if k in known or spec.open_schema}
     created = datetime.fromtimestamp(restored.created_at, tz=UTC).isoformat()
     interrupts = tuple(i for asked in restored.asked.values() for i in asked)
-    tasks = pending_tasks(restored)
+    tasks = pending_tasks(restored, spec)
     return StateSnapshot(
         values=root_value(stored) if is_root(spec) else stored,
         next=tuple(pending),
@@ -67,12 +67,13 @@ class PendingTask(NamedTuple):
     result: dict[str, Any] | None = None
 
 
-def pending_tasks(restored: Any) -> tuple[PendingTask, ...]:
-    """The tasks that run from a checkpoint, with what the thread keeps of each."""
+def pending_tasks(restored: Any, spec: Any = None) -> tuple[PendingTask, ...]:
+    """The tasks that run from a checkpoint, with what the thread keeps of each (`spec`:
+    its graph's, for a branch checkpoint's tasks, one per lineage)."""
     pushed = 0
     tasks = []
     pulled = set(restored.control["pull"] or restored.control.get("deferred") or ())
-    for task_id, name in next_task_ids(restored):
+    for task_id, name in next_task_ids(restored, spec):
         if name in pulled:
             path: tuple[Any, ...] = ("__pregel_pull", name)
         else:

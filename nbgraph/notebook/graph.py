@@ -86,10 +86,15 @@ class StateGraph(GraphBuilder):
             context_schema=self.context_schema,
         )
 
-    def draw(self) -> Any:
+    def draw(self, expand: bool = True) -> Any:
         """The graph as it stands, as a `graphviz.Digraph` — even before it compiles.
 
         Edges to nodes that do not exist yet are drawn to a red "unknown" box.
+
+        Args:
+            expand: a compiled graph added as a node (a subgraph) is drawn inside it as a
+                cluster holding that graph's own drawing (nested ones too); False: one box,
+                as `app.draw(expand=False)` draws it.
         """
         from nbgraph.views.dot import graph_dot  # drawings read the spec; they never run it
 
@@ -97,7 +102,7 @@ class StateGraph(GraphBuilder):
         state = read_schema(
             self.state_schema, reducers=self.reducers, ephemeral=self.ephemeral, problems=problems
         )
-        return graph_dot(self._spec(state, state, state, dict(state.fields)))
+        return graph_dot(self._spec(state, state, state, dict(state.fields)), expand=expand)
 
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None, **kwargs: Any

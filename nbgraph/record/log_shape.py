@@ -49,7 +49,8 @@ STEP = Obj(
 STORE_OP = Pair(Is(int), STR, STR, NAMES, Is(str, None), ANY)
 """A store call: step, node, op, namespace, key (None for a search), value."""
 RUN = Obj(
-    {"status": Is(str, choices=("running", "done", "failed", "interrupted")), "error": ERROR,
+    {"status": Is(str, choices=("running", "done", "failed", "interrupted",
+                                  "to_parent")), "error": ERROR,
      "input": ANY, "config": Is(dict), "warnings": NAMES, "final": ANY, "steps": ListOf(STEP)},
     {"semantics": Is(str, choices=("supersteps", "branches")), "end": Obj(JOIN.required,
      JOIN.optional, nullable=True), "context": ANY,

@@ -69,7 +69,7 @@ class RunRecord(ContextFacts):
 
     @property
     def status(self) -> str:
-        """`"done"`, `"failed"` or `"running"`."""
+        """`"done"`, `"failed"`, `"running"`, `"interrupted"` or `"to_parent"`."""
         return self.log.status
 
     @property

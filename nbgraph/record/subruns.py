@@ -15,12 +15,14 @@ if TYPE_CHECKING:
 
 def subrun_logs(log: RunLog) -> list[tuple[str, RunLog]]:
     """`(task id, subrun log)` for every graph run inside one of `log`'s tasks, in start
-    order: by the start of the task that ran it (parallel tasks start together), then in
-    the order that task started them. The task id is `run.steps.task_id`'s."""
+    order: by the step of the task that ran it, the tasks of one step (which start
+    together) in their write order, then in the order that task started them. Not by the
+    clock: parallel tasks start on threads in whatever order, and the same run lists its
+    subruns the same way every time. The task id is `run.steps.task_id`'s."""
     found = [
-        (task.started, task.step, task.index, position, task.id, sub)
+        (task.step, task.index, position, task.id, sub)
         for task in log.tasks()
         for position, sub in enumerate(task.subruns)
     ]
-    found.sort(key=lambda row: row[:4])
-    return [(row[4], row[5]) for row in found]
+    found.sort(key=lambda row: row[:3])
+    return [(row[3], row[4]) for row in found]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from nbgraph.engine.runlog import RunLog
+from nbgraph.engine.subgraph_edges import TO_PARENT, hands_to_parent
 from nbgraph.types import MISSING
 
 NodeKind = Literal["input", "task", "merge", "reset", "fork", "join"]
@@ -78,6 +79,8 @@ class TreeNode:
 
     @property
     def status(self) -> str:
+        if hands_to_parent(self.error):  # Command.PARENT: handed on, not a failure
+            return TO_PARENT
         if self.error is not None:
             return "error"
         if self.from_cache:

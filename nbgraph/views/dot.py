@@ -58,6 +58,7 @@ class Overlay:
         runs: how many times each node ran.
         failed: node -> exception type name, for nodes whose task raised.
         paused: nodes whose task is waiting for an answer to `interrupt()`.
+        handed: node -> what its task handed to the parent graph (`Command.PARENT`).
         edges: (source, target) -> how many times that way was taken.
         sends: (source, target) -> how many `Send`s went that way.
         focus: nodes to highlight (a step's tasks, or a branch's ancestry); empty: none.
@@ -69,6 +70,7 @@ class Overlay:
     runs: dict[str, int] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     paused: set[str] = field(default_factory=set)
+    handed: dict[str, str] = field(default_factory=dict)
     edges: dict[tuple[str, str], int] = field(default_factory=dict)
     sends: dict[tuple[str, str], int] = field(default_factory=dict)
     focus: set[str] = field(default_factory=set)
@@ -199,6 +201,9 @@ def draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | None
         if name in overlay.failed:
             lines.append(f"raised {overlay.failed[name]}")
             attrs.update(fillcolor=FAILED_FILL, color=FAILED_INK, fontcolor=FAILED_INK)
+        if name in overlay.handed:  # Command.PARENT: the run ended there, not a failure
+            lines.append(overlay.handed[name])
+            attrs.update(color=PAUSED_INK, fontcolor=PAUSED_INK)
         if name in overlay.paused:
             lines.append("paused: waiting for an answer")
             attrs.update(fillcolor=PAUSED_FILL, color=PAUSED_INK, fontcolor=PAUSED_INK)

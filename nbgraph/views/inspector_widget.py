@@ -12,6 +12,7 @@ from typing import Any
 
 import ipywidgets
 
+from nbgraph.engine.subgraph_edges import hands_to_parent
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
 from nbgraph.views.custom_panel import custom_html
@@ -249,6 +250,8 @@ class Inspector(ipywidgets.VBox):
     def _label(self, step: int, log: Any) -> str:
         tasks = ", ".join(t.node for t in log.tasks) if step > 0 else "input"
         status = "" if log.applied else " — <b>failed</b>"
+        if any(hands_to_parent(t.error) for t in log.tasks):  # Command.PARENT, not a failure
+            status = " — <b>handed to the parent graph</b> (Command.PARENT)"
         on_branch = self.branch is None or step in self.branch_writers or step == 0
         branch = "" if on_branch else " — <i>not on the followed branch</i>"
         facts = context_line(self.run.log, 60)

@@ -7,6 +7,7 @@ import dataclasses
 import weakref
 from typing import Any
 
+from nbgraph.engine.subgraph_edges import handed_text, hands_to_parent
 from nbgraph.types import END, START, Send
 from nbgraph.views.dot import Overlay
 from nbgraph.views.subgraph_dot import subrun_overlays
@@ -49,7 +50,9 @@ def _counts(run: Any) -> Overlay:
     tasks = [t for s in log.steps[1:] for t in s.tasks]
     for task in tasks:
         overlay.runs[task.node] = overlay.runs.get(task.node, 0) + 1
-        if task.error is not None:
+        if hands_to_parent(task.error):  # Command.PARENT: handed on, not a failure
+            overlay.handed[task.node] = handed_text(task.error)
+        elif task.error is not None:
             overlay.failed[task.node] = type(task.error).__name__
         if task.interrupts:
             overlay.paused.add(task.node)

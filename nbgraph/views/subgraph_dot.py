@@ -48,8 +48,13 @@ def subrun_overlays(run: Any, overlay_of: Any) -> dict[str, tuple[Any, Overlay]]
 
 
 def summed(a: Overlay, b: Overlay) -> Overlay:
-    """The counts of two runs of one graph added up (failures and pauses of either)."""
-    total = Overlay(failed={**a.failed, **b.failed}, paused=a.paused | b.paused)
+    """The counts of two runs of one graph added up (failures, pauses and commands handed
+    to the parent of either)."""
+    total = Overlay(
+        failed={**a.failed, **b.failed},
+        paused=a.paused | b.paused,
+        handed={**a.handed, **b.handed},
+    )
     for mine, theirs, into in (
         (a.runs, b.runs, total.runs),
         (a.edges, b.edges, total.edges),

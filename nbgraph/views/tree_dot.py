@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.engine.subgraph_edges import handed_text, hands_to_parent
 from nbgraph.views.dot import (
     FADED,
     FAILED_FILL,
@@ -102,6 +103,24 @@ def _draw_forks(dot: Any, tree: Any, node_id: Any, width: int) -> None:
                 dot.edge(node_id(parent), node_id(node.id), style="dashed", color=PAUSED_INK)
 
 
+def _task_box(node: Any, width: int) -> tuple[list[str], dict[str, str]]:
+    """A task's lines (name, step, writes, what stopped it) and its box's attributes."""
+    lines = [node.name, f"step {node.step}", *_writes(node.writes, width)]
+    attrs = {"shape": "box", "style": "rounded,filled", "fillcolor": RAN_FILL}
+    if hands_to_parent(node.error):  # Command.PARENT: handed on, not a failure
+        lines.append(handed_text(node.error))
+        attrs.update(color=PAUSED_INK, fontcolor=PAUSED_INK)
+    elif node.error is not None:
+        lines.append(f"raised {type(node.error).__name__}")
+        attrs.update(fillcolor=FAILED_FILL, color=FAILED_INK, fontcolor=FAILED_INK)
+    if node.dropped:
+        lines.append(f"dropped keys: {', '.join(node.dropped)}")
+    if node.interrupts:
+        lines.append("paused: " + ", ".join(short(i.value, width) for i in node.interrupts))
+        attrs.update(fillcolor=PAUSED_FILL, color=PAUSED_INK)
+    return lines, attrs
+
+
 def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, width: int) -> str:
     """Draw one step's resets, tasks and merge; return the id of what the next step hangs on."""
     ids_of_step = tree.by_step.get(step, [])
@@ -125,16 +144,7 @@ def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, widt
     tasks = [n for n in members if n.kind == "task"]
     shown, extra = tasks[:TASKS_PER_STEP], tasks[TASKS_PER_STEP:]
     for node in shown:
-        lines = [node.name, f"step {node.step}", *_writes(node.writes, width)]
-        attrs = {"shape": "box", "style": "rounded,filled", "fillcolor": RAN_FILL}
-        if node.error is not None:
-            lines.append(f"raised {type(node.error).__name__}")
-            attrs.update(fillcolor=FAILED_FILL, color=FAILED_INK, fontcolor=FAILED_INK)
-        if node.dropped:
-            lines.append(f"dropped keys: {', '.join(node.dropped)}")
-        if node.interrupts:
-            lines.append("paused: " + ", ".join(short(i.value, width) for i in node.interrupts))
-            attrs.update(fillcolor=PAUSED_FILL, color=PAUSED_INK)
+        lines, attrs = _task_box(node, width)
         dot.node(node_id(node.id), label(*lines), **attrs)
         _parent_edges(dot, node, node_id, previous)
     if extra:
