@@ -142,7 +142,7 @@ def _field(base: FieldSpec, channel: Any) -> FieldSpec:
     """A field as its LangGraph channel folds writes."""
     kind = type(channel).__name__
     if kind == "BinaryOperatorAggregate":
-        reducer = reducer_from_callable(channel.operator)
+        reducer = _reducer(channel.operator)
         initial = base.initial if base.reducer is not None else _empty(channel)
         return dataclasses.replace(base, reducer=reducer, ephemeral=False, initial=initial)
     if kind == "EphemeralValue":
@@ -154,6 +154,17 @@ def _field(base: FieldSpec, channel: Any) -> FieldSpec:
             base, reducer=reducer, ephemeral=not accumulate, initial=list
         )  # fmt: skip
     return dataclasses.replace(base, reducer=None, ephemeral=False, initial=None)  # LastValue
+
+
+def _reducer(operator: Any) -> Reducer:
+    """A channel's operator as a reducer: LangGraph's `add_messages` is named as nbgraph
+    names its own (the function stays LangGraph's, so writes fold exactly as they did)."""
+    module = getattr(operator, "__module__", "") or ""
+    if module == "langgraph.graph.message" and operator.__name__.endswith("add_messages"):
+        from nbgraph.messages import add_messages
+
+        return Reducer(reducer_from_callable(add_messages).name, operator)
+    return reducer_from_callable(operator)
 
 
 def _empty(channel: Any) -> Any:
@@ -180,7 +191,9 @@ def _node(name: str, node: Any, builder: Any, fields: dict[str, FieldSpec]) -> N
     info = None
     if schema is not None and schema is not builder.state_schema:
         read = _schema(schema, [])
-        own = {n: dataclasses.replace(fields.get(n, f), private=True) for n, f in read.fields.items()}  # fmt: skip
+        own = {
+            n: dataclasses.replace(fields.get(n, f), private=True) for n, f in read.fields.items()
+        }
         info = SchemaInfo(read.cls, read.kind, own)
     ends = getattr(node, "ends", None)
     return NodeSpec(

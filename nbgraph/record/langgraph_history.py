@@ -14,20 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.runlog import RunLog, StepLog, replay_step
+from nbgraph.engine.runlog import RunLog, StepLog, initial_values, replay_step
 from nbgraph.engine.view import isolate
 from nbgraph.record.langgraph_graph import (
     LangGraphHistoryError,
     check_langgraph_app,
     spec_from_langgraph,
 )
-from nbgraph.record.langgraph_tasks import (
-    NULL_TASK,
-    Triggers,
-    step_tasks,
-    update_tasks,
-    writes_by_task,
-)
+from nbgraph.record.langgraph_tasks import NULL_TASK, Triggers, step_tasks, writes_by_task
+from nbgraph.record.langgraph_updates import update_tasks
 from nbgraph.types import MISSING
 
 NOTE_STOPPED = (
@@ -154,12 +149,16 @@ _NO_RESULTS = (
 
 def _fill(log: RunLog, chain: list[Checkpoint]) -> None:
     """Steps, input, status and final values of the chain (oldest first)."""
-    spec, triggers = log.graph, Triggers()
-    values: dict[str, Any] = {}
+    spec = log.graph
+    triggers = Triggers(frozenset(name for name, node in spec.nodes.items() if node.defer))
+    values = initial_values(spec)  # as the timeline starts: LangGraph's empty channels
     for here, child in zip(chain, [*chain[1:], None], strict=True):
         planned = list(here.snapshot.tasks)
+        if child is not None and child.source == "fork":  # a copy to run again: no step
+            continue
         if child is not None and child.source == "update":
-            made, notes = update_tasks(child.step, here.writes, planned, spec)
+            last = log.steps[-1].tasks[-1].node if log.steps and log.steps[-1].tasks else None
+            made, notes = update_tasks(child.step, here, child, values, spec, triggers, last)
             log.warnings.extend(notes)
         else:
             step = child.step if child is not None else here.step + 1
@@ -172,9 +171,8 @@ def _fill(log: RunLog, chain: list[Checkpoint]) -> None:
             triggers.note(task, raw)
         tasks = [task for task, _ in made]
         step_log = StepLog(made[0][0].step, tasks, spec.fields, applied=child is not None)
-        step_log.cleared = tuple(
-            n for n in spec.ephemeral if n in values and n not in {f for t in tasks for f, _ in t.writes}
-        )  # fmt: skip
+        written = {name for task in tasks for name, _ in task.writes}
+        step_log.cleared = tuple(n for n in spec.ephemeral if n in values and n not in written)
         log.steps.append(step_log)
         values = replay_step(spec, values, step_log)
         if child is not None:
@@ -192,13 +190,27 @@ def _check_values(log: RunLog, step: StepLog, values: dict[str, Any], child: Che
     for name in {change.field for change in step.changes}:
         if name not in shown:
             continue
-        if _differs(values.get(name, MISSING), shown[name]):
+        ours = values.get(name, MISSING)
+        if _differs(ours, shown[name]):
             step.afters = {**(step.afters or {}), name: isolate(shown[name])}
             values[name] = isolate(shown[name])
+            if not _differs(_without_ids(ours), _without_ids(shown[name])):
+                continue  # message ids LangGraph made as it folded: kept, nothing else differs
             log.warnings.append(
                 f"step {step.step}: folding the writes to {name!r} through its reducer does "
                 "not give LangGraph's value; the record shows LangGraph's."
             )
+
+
+def _without_ids(value: Any) -> Any:
+    """A list of messages as what they say, without the ids a reducer gave them."""
+    if not isinstance(value, list):
+        return value
+    return [
+        item.model_dump(exclude={"id"}) if hasattr(item, "model_dump") and hasattr(item, "id")
+        else item
+        for item in value
+    ]  # fmt: skip
 
 
 def _differs(ours: Any, theirs: Any) -> bool:
@@ -234,8 +246,10 @@ def _fork_tasks(record: Checkpoint, found: dict[str, Checkpoint], spec: Any) -> 
     if parent is None:
         return []
     planned = list(parent.snapshot.tasks)
+    if record.source == "fork":
+        return []
     if record.source == "update":
-        made, _ = update_tasks(record.step, parent.writes, planned, spec)
+        made, _ = update_tasks(record.step, parent, record, {}, spec, Triggers(), None)
     else:
         writes = {k: v for k, v in parent.writes.items() if k != NULL_TASK}
         made = step_tasks(record.step, planned, writes, spec, Triggers(), head=False)

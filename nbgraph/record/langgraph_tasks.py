@@ -37,23 +37,33 @@ class ImportedTaskError(NbgraphError, RuntimeError):
 
 @dataclass
 class Triggers:
-    """What is waiting to start which node: writers of `branch:to:<node>` since the node
-    last ran, and the sources of waiting edges (`join:<a>+<b>:<node>`)."""
+    """What is waiting to start which node: the tasks of the latest step that wrote
+    `branch:to:<node>` (a later step's writers replace an earlier step's, except for a
+    deferred node, which every writer since it last ran started), the sources of waiting
+    edges (`join:<a>+<b>:<node>`), and the `Send`s of the last step, in order."""
 
-    edges: dict[str, list[str]] = field(default_factory=dict)
+    deferred: frozenset[str] = frozenset()
+    edges: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     joins: dict[str, list[str]] = field(default_factory=dict)
     sends: list[tuple[str, Send]] = field(default_factory=list)
 
     def take(self, name: str) -> tuple[str, ...]:
-        found = self.edges.pop(name, None) or self.joins.pop(name, None) or []
-        self.joins.pop(name, None)
-        return tuple(found)
+        edges = [node for _, node in self.edges.pop(name, ())]
+        joins = self.joins.pop(name, [])
+        return tuple(edges or joins)
+
+    def start(self, target: str, node: str, step: int) -> None:
+        """`node` (run in `step`) starts `target` in a later step."""
+        found = self.edges.setdefault(target, [])
+        if found and found[-1][0] != step and target not in self.deferred:
+            found.clear()
+        found.append((step, node))
 
     def note(self, task: Task, raw: list[tuple[str, Any]]) -> None:
         """Remember what `task`'s channel writes start in a later step."""
         for channel, value in raw:
             if channel.startswith("branch:to:"):
-                self.edges.setdefault(channel.removeprefix("branch:to:"), []).append(task.node)
+                self.start(channel.removeprefix("branch:to:"), task.node, task.step)
             elif channel.startswith("join:"):
                 sources, _, target = channel.removeprefix("join:").rpartition(":")
                 self.joins.setdefault(target, sources.split("+"))
@@ -106,7 +116,7 @@ def step_tasks(
     out = []
     for index, planned_task in enumerate(ran):
         raw = writes.get(planned_task.id, [])
-        task = _task(step, index, planned_task, raw, spec, head)
+        task = make_task(step, index, planned_task, raw, spec, head)
         path = tuple(planned_task.path)
         if task.node == START:
             task.kind = "input"
@@ -121,42 +131,7 @@ def step_tasks(
     return out
 
 
-def update_tasks(
-    step: int, writes: dict[str, list[tuple[str, Any]]], planned: list[Any], spec: Any
-) -> tuple[list[tuple[Task, list[tuple[str, Any]]]], list[str]]:
-    """The tasks of `update_state`: writes under ids no planned task has. LangGraph's
-    history does not name the node they were made `as_node`: it is read from the edges the
-    writes start (a warning says when it cannot be)."""
-    known = {t.id for t in planned} | {NULL_TASK}
-    out, warnings = [], []
-    for task_id, raw in writes.items():
-        if task_id in known:
-            continue
-        name, guessed = _as_node(raw, spec)
-        task = _task(step, len(out), None, raw, spec, False, name=name)
-        task.kind = "update"
-        if guessed:
-            warnings.append(
-                f"step {step}: LangGraph's history does not say which node update_state wrote "
-                f"as; the writes ({[c for c, _ in raw]}) are shown as {name!r}."
-            )
-        out.append((task, raw))
-    return out, warnings
-
-
-def _as_node(raw: list[tuple[str, Any]], spec: Any) -> tuple[str, bool]:
-    for channel, value in raw:
-        if channel.startswith("join:") and isinstance(value, str):
-            return value, False
-    targets = {c.removeprefix("branch:to:") for c, _ in raw if c.startswith("branch:to:")}
-    if targets:
-        sources = [s for s, ends in spec.edges.items() if set(ends) == targets]
-        if len(sources) == 1:
-            return sources[0], False
-    return "__update__", True
-
-
-def _task(
+def make_task(
     step: int, index: int, planned: Any, raw: list[tuple[str, Any]], spec: Any, head: bool,
     name: str | None = None,
 ) -> Task:  # fmt: skip
