@@ -306,7 +306,7 @@ def test_tables_of_an_imported_run(both_runs):
     assert imported.states.to_dict("records") == ours.states.to_dict("records")
     history = imported.field_history("total")
     assert history["value"].tolist() == ours.field_history("total")["value"].tolist()
-    diff = imported.diff(0, -1 if False else imported.last_step)
+    diff = imported.diff(0, imported.last_step)
     assert set(diff["field"]) == {"log", "total", "note"}
     assert imported.state_at(("done", 0))["total"] == 6
     assert imported.custom.empty and imported.warnings == []
@@ -370,7 +370,7 @@ def test_a_reducer_from_the_channels():
 
 
 def test_trace_runs_an_app_without_a_checkpointer(both_runs):
-    imported, ours = both_runs
+    _, ours = both_runs
     app = plan_program(langgraph_api()).compile()
     run = nbgraph.trace(app, PLAN_INPUT)
     assert record_view(run) == record_view(ours)
@@ -406,7 +406,7 @@ def test_not_a_langgraph_graph():
     app = plan_program(nbgraph_api()).compile()
     with pytest.raises(nbgraph.NotALangGraphError, match=r"compiled LangGraph graph.*app\.run"):
         nbgraph.Run.from_langgraph(app, THREAD)
-    with pytest.raises(nbgraph.NotALangGraphError, match="got builtins.object"):
+    with pytest.raises(nbgraph.NotALangGraphError, match=r"got builtins\.object"):
         nbgraph.trace(object(), {})
     assert issubclass(nbgraph.NotALangGraphError, TypeError)
 
@@ -416,7 +416,7 @@ def test_no_checkpointer_no_thread_no_checkpoints():
     from langgraph.checkpoint.memory import InMemorySaver
 
     bare = plan_program(langgraph_api()).compile()
-    with pytest.raises(nbgraph.LangGraphHistoryError, match="without a checkpointer.*trace"):
+    with pytest.raises(nbgraph.LangGraphHistoryError, match=r"without a checkpointer.*trace"):
         nbgraph.Run.from_langgraph(bare, THREAD)
     app = plan_program(langgraph_api()).compile(checkpointer=InMemorySaver())
     with pytest.raises(nbgraph.LangGraphHistoryError, match="names no thread"):
@@ -452,5 +452,37 @@ def test_a_history_without_task_results():
             return (OldSnapshot(s) for s in app.get_state_history(config))
 
     OldApp.__module__ = "langgraph.pregel"
-    with pytest.raises(nbgraph.LangGraphHistoryError, match="no task results.*upgrade"):
+    with pytest.raises(nbgraph.LangGraphHistoryError, match=r"no task results.*upgrade"):
         nbgraph.Run.from_langgraph(OldApp(), THREAD)
+
+
+# --- the benchmark, the README, the extra ---------------------------------------------------
+
+
+def test_import_benchmark_quick(monkeypatch, capsys):
+    pytest.importorskip("langgraph")
+    import sys
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    monkeypatch.delitem(sys.modules, "langgraph_import", raising=False)
+    import langgraph_import
+
+    langgraph_import.main(["--quick"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if " steps: run " in line]
+    assert len(rows) == 2, out
+    assert all(float(row.split(" = ")[1].split("x")[0]) > 0 for row in rows), out
+
+
+def test_readme_langgraph_section_starts_with_the_one_line():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "README.md").read_text()
+    section = text.split("## nbgraph and LangGraph", 1)[1].lstrip()
+    assert section.startswith("**Already have a LangGraph app?**")
+    first = section.split("\n\n", 1)[0]
+    assert "`run = nbgraph.Run.from_langgraph(app, config)`" in first
+    pyproject = (root / "pyproject.toml").read_text()
+    assert 'langgraph = ["langgraph>=1.0,<2"]' in pyproject
