@@ -486,3 +486,54 @@ def test_readme_langgraph_section_starts_with_the_one_line():
     assert "`run = nbgraph.Run.from_langgraph(app, config)`" in first
     pyproject = (root / "pyproject.toml").read_text()
     assert 'langgraph = ["langgraph>=1.0,<2"]' in pyproject
+
+
+@pytest.mark.parametrize("with_side", [False, True], ids=["alone", "with_a_finished_sibling"])
+def test_a_thread_paused_by_interrupt_agrees_with_nbgraphs_paused_run(with_side):
+    pytest.importorskip("langgraph")
+    from test_langgraph_compat import asking_graph
+
+    app = asking_graph(checkpoint_api("langgraph", "memory", None), with_side)
+    app.invoke({"log": []}, THREAD)
+    imported = nbgraph.Run.from_langgraph(app, THREAD)
+    ours = asking_graph(checkpoint_api("nbgraph", "memory", None), with_side)
+    ours = ours.run({"log": []}, THREAD)
+    assert imported.status == ours.status == "interrupted"
+    assert record_view(imported) == record_view(ours)
+    asked = [task for task in imported.log.tasks() if task.interrupts]
+    assert [(t.node, t.interrupts[0].value) for t in asked] == [("ask", "name?")]
+
+
+def test_a_subgraph_node_is_imported_as_a_node_and_said_so():
+    pytest.importorskip("langgraph")
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, StateGraph
+
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+
+    inner = StateGraph(S)
+    inner.add_node("x", lambda s: {"log": ["x"]})
+    inner.add_edge(START, "x")
+    outer = StateGraph(S)
+    outer.add_node("sub", inner.compile())
+    outer.add_edge(START, "sub")
+    app = outer.compile(checkpointer=InMemorySaver())
+    app.invoke({"log": []}, THREAD)
+    run = nbgraph.Run.from_langgraph(app, THREAD)
+    assert run.output == {"log": ["x"]}
+    assert run.subruns == []
+    assert any("'sub' runs a LangGraph subgraph" in note for note in run.warnings)
+
+
+def test_a_thread_named_by_a_uuid():
+    pytest.importorskip("langgraph")
+    import uuid
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    app = plan_program(langgraph_api()).compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": uuid.uuid4()}}  # LangGraph files it as text
+    app.invoke(PLAN_INPUT, config)
+    run = nbgraph.Run.from_langgraph(app, config)
+    assert run.output == app.get_state(config).values and len(run.log.steps) == 4

@@ -84,7 +84,19 @@ def log_from_langgraph(app: Any, config: Any) -> RunLog:
     for record in log.branches:
         record.payload = {"tasks": _fork_tasks(record, found, spec)}
     log.source = Checkpoints(found)
+    _note_subgraphs(log, app)
     return log
+
+
+def _note_subgraphs(log: RunLog, app: Any) -> None:
+    """Say which nodes that ran are LangGraph subgraphs: their inside is not imported."""
+    ran = {task.node for task in log.tasks()}
+    for name, node in app.builder.nodes.items():
+        if name in ran and hasattr(getattr(node, "runnable", None), "get_state_history"):
+            log.warnings.append(
+                f"node {name!r} runs a LangGraph subgraph: its writes to this graph are "
+                "imported, its own steps are not yet (run.subruns is empty)."
+            )
 
 
 def _thread(app: Any, config: Any) -> tuple[str, str | None, dict[str, Any]]:
@@ -102,6 +114,7 @@ def _thread(app: Any, config: Any) -> tuple[str, str | None, dict[str, Any]]:
             "The config names no thread: pass {'configurable': {'thread_id': ...}} (and "
             "optionally 'checkpoint_id') as given to app.invoke."
         )
+    thread_id = str(thread_id)  # LangGraph files a thread under its id as text (a UUID too)
     ns = configurable.get("checkpoint_ns", "")
     thread = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
     return thread_id, configurable.get("checkpoint_id"), thread
