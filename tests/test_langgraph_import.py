@@ -157,6 +157,8 @@ def test_imported_record_agrees_with_nbgraph(case):
     found = differences(record_view(imported), record_view(ours))
     expected, _why = HISTORY_CANNOT_TELL.get(name, ([], ""))
     assert found == expected, (found, record_view(imported), record_view(ours))
+    if not expected:  # and compare(), the record's own comparison, finds nothing either
+        assert len(imported.compare(ours)) == 0, imported.compare(ours).to_dict("records")
     if "status" in expected:
         assert imported.warnings or imported.status == "done", imported.warnings
 
@@ -537,3 +539,23 @@ def test_a_thread_named_by_a_uuid():
     app.invoke(PLAN_INPUT, config)
     run = nbgraph.Run.from_langgraph(app, config)
     assert run.output == app.get_state(config).values and len(run.log.steps) == 4
+
+
+def test_forks_of_an_imported_thread_are_branches_of_its_tree():
+    pytest.importorskip("langgraph")
+    program = next(
+        p for p in CHECKPOINT_CASES if p.__name__ == "ckpt_fork_twice_from_one_checkpoint"
+    )
+    api = checkpoint_api("langgraph", "memory", None)
+    apps = capture_apps(api)
+    program(api)
+    run = nbgraph.Run.from_langgraph(apps[-1], THREAD)
+    forks = [node for node in run.tree.nodes.values() if node.kind == "fork"]
+    assert len(forks) == len(run.log.branches) > 0
+    for node in forks:
+        shown = apps[-1].get_state(
+            {"configurable": {"thread_id": "t", "checkpoint_id": node.id[5:]}}
+        )
+        assert run.state_at(node.id) == shown.values
+    assert run.output == apps[-1].get_state(THREAD).values
+    assert run.draw_tree().source.count("->") >= len(run.tree.nodes) - 1

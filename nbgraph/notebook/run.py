@@ -62,6 +62,15 @@ class Run(RunRecord):
 
         return cls(log_from_langgraph(app, config))
 
+    def state_at(self, ref: Any) -> dict[str, Any]:
+        """As `RunRecord.state_at`; a `fork:` node of a run imported from LangGraph gives
+        the state LangGraph shows at that checkpoint."""
+        source = self.log.source
+        if isinstance(ref, str) and ref.startswith("fork:") and hasattr(source, "values"):
+            self.tree[ref]  # an unknown id raises as for any other run
+            return source.values(ref.removeprefix("fork:"))
+        return super().state_at(ref)
+
     def draw(self, step: int | None = None, branch: str | None = None, expand: bool = True) -> Any:
         """The graph with this run drawn over it, as a `graphviz.Digraph`.
 

@@ -55,6 +55,11 @@ class Checkpoints:
     def get(self, thread_id: str, checkpoint_id: str | None) -> Checkpoint | None:
         return self.found.get(checkpoint_id or "")
 
+    def values(self, checkpoint_id: str) -> dict[str, Any]:
+        """The state at one of the thread's checkpoints, as LangGraph shows it (a copy)."""
+        shown = self.found[checkpoint_id].snapshot.values
+        return {k: isolate(v) for k, v in shown.items()} if isinstance(shown, dict) else {}
+
 
 def log_from_langgraph(app: Any, config: Any) -> RunLog:
     """The `RunLog` of a LangGraph thread, from its first checkpoint to the config's
