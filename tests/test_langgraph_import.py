@@ -559,3 +559,19 @@ def test_forks_of_an_imported_thread_are_branches_of_its_tree():
         assert run.state_at(node.id) == shown.values
     assert run.output == apps[-1].get_state(THREAD).values
     assert run.draw_tree().source.count("->") >= len(run.tree.nodes) - 1
+
+
+def test_new_input_over_a_paused_thread_drops_the_paused_step():
+    pytest.importorskip("langgraph")
+    from test_langgraph_compat import asking_graph
+
+    app = asking_graph(checkpoint_api("langgraph", "memory", None), with_side=True)
+    app.invoke({"log": []}, THREAD)
+    app.invoke({"log": ["again"]}, THREAD)  # not a resume: a new input, paused again
+    run = nbgraph.Run.from_langgraph(app, THREAD)
+    assert [(s.step, s.applied, [t.node for t in s.tasks]) for s in run.log.steps] == [
+        (0, True, ["__start__"]),
+        (2, True, ["__start__"]),
+        (3, False, ["ask", "side"]),
+    ]
+    assert run.status == "interrupted" and run.output == {"log": ["again"]}

@@ -172,8 +172,8 @@ def _fill(log: RunLog, chain: list[Checkpoint]) -> None:
     values = initial_values(spec)  # as the timeline starts: LangGraph's empty channels
     for here, child in zip(chain, [*chain[1:], None], strict=True):
         planned = list(here.snapshot.tasks)
-        if child is not None and child.source == "fork":  # a copy to run again: no step
-            continue
+        if child is not None and child.source in ("fork", "input"):
+            continue  # a copy to run again, or a new input over a paused thread: no step
         if child is not None and child.source == "update":
             last = log.steps[-1].tasks[-1].node if log.steps and log.steps[-1].tasks else None
             made, notes = update_tasks(child.step, here, child, values, spec, triggers, last)
