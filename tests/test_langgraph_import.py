@@ -575,3 +575,26 @@ def test_new_input_over_a_paused_thread_drops_the_paused_step():
         (3, False, ["ask", "side"]),
     ]
     assert run.status == "interrupted" and run.output == {"log": ["again"]}
+
+
+def test_a_channel_kind_read_as_overwrite_is_said():
+    pytest.importorskip("langgraph")
+    from langgraph.channels import AnyValue
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, StateGraph
+
+    class S(TypedDict):
+        pick: Annotated[str, AnyValue]
+        log: Annotated[list, operator.add]
+
+    graph = StateGraph(S)
+    graph.add_node("a", lambda s: {"pick": "a", "log": ["a"]})
+    graph.add_edge(START, "a")
+    app = graph.compile(checkpointer=InMemorySaver())
+    app.invoke({"log": []}, THREAD)
+    run = nbgraph.Run.from_langgraph(app, THREAD)
+    assert run.output == {"pick": "a", "log": ["a"]}
+    assert run.warnings == [
+        "field 'pick' is a LangGraph AnyValue channel; the record folds its writes as "
+        "overwrite (the values shown are LangGraph's where they differ)."
+    ]

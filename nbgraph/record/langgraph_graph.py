@@ -167,6 +167,20 @@ def _reducer(operator: Any) -> Reducer:
     return reducer_from_callable(operator)
 
 
+KNOWN_CHANNELS = ("BinaryOperatorAggregate", "LastValue", "EphemeralValue", "Topic")
+"""The channel kinds read into a field exactly; any other is read as overwrite, with a note."""
+
+
+def channel_notes(app: Any) -> list[str]:
+    """A note for each field whose channel kind the import reads as overwrite by default."""
+    return [
+        f"field {name!r} is a LangGraph {type(channel).__name__} channel; the record folds its "
+        "writes as overwrite (the values shown are LangGraph's where they differ)."
+        for name, channel in app.builder.channels.items()
+        if type(channel).__name__ not in KNOWN_CHANNELS
+    ]
+
+
 def _empty(channel: Any) -> Any:
     kind = getattr(channel, "typ", None)
     try:

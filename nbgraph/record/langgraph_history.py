@@ -18,6 +18,7 @@ from nbgraph.engine.runlog import RunLog, StepLog, initial_values, replay_step
 from nbgraph.engine.view import isolate
 from nbgraph.record.langgraph_graph import (
     LangGraphHistoryError,
+    channel_notes,
     check_langgraph_app,
     spec_from_langgraph,
 )
@@ -83,6 +84,7 @@ def log_from_langgraph(app: Any, config: Any) -> RunLog:
     chain.reverse()
     spec = spec_from_langgraph(app)
     log = RunLog(spec, {}, {"configurable": {"thread_id": thread_id}})
+    log.warnings.extend(channel_notes(app))
     _fill(log, chain)
     on_chain = {c.checkpoint_id for c in chain}
     log.branches = [c for c in reversed(found.values()) if c.checkpoint_id not in on_chain]
