@@ -598,3 +598,31 @@ def test_a_channel_kind_read_as_overwrite_is_said():
         "field 'pick' is a LangGraph AnyValue channel; the record folds its writes as "
         "overwrite (the values shown are LangGraph's where they differ)."
     ]
+
+
+@pytest.mark.parametrize("accumulate", [True, False])
+def test_a_topic_channel(accumulate):
+    pytest.importorskip("langgraph")
+    from langgraph.channels import Topic
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, StateGraph
+
+    class S(TypedDict):
+        t: Annotated[list, Topic(str, accumulate=accumulate)]
+        n: int
+
+    graph = StateGraph(S)
+    graph.add_node("a", lambda s: {"t": ["a1", "a2"], "n": 1})
+    graph.add_node("b", lambda s: {"t": "b", "n": 2})
+    graph.add_edge(START, "a")
+    graph.add_edge("a", "b")
+    app = graph.compile(checkpointer=InMemorySaver())
+    final = app.invoke({"n": 0}, THREAD)
+    run = nbgraph.Run.from_langgraph(app, THREAD)
+    assert run.output == final
+    rows = run.effects[run.effects["field"] == "t"][["step", "after"]].values.tolist()
+    if accumulate:
+        assert rows == [[1, ["a1", "a2"]], [2, ["a1", "a2", "b"]]] and run.warnings == []
+    else:  # LangGraph's value each step; the fold that differs is said
+        assert rows[:2] == [[1, ["a1", "a2"]], [2, ["b"]]]
+        assert len(run.warnings) == 1 and "'t'" in run.warnings[0]

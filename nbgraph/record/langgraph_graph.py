@@ -150,9 +150,8 @@ def _field(base: FieldSpec, channel: Any) -> FieldSpec:
     if kind == "Topic":
         accumulate = bool(getattr(channel, "accumulate", False))
         reducer = Reducer("topic", _topic_fold)
-        return dataclasses.replace(
-            base, reducer=reducer, ephemeral=not accumulate, initial=list
-        )  # fmt: skip
+        initial = list if accumulate else None  # LangGraph shows no value for an empty one
+        return dataclasses.replace(base, reducer=reducer, ephemeral=not accumulate, initial=initial)
     return dataclasses.replace(base, reducer=None, ephemeral=False, initial=None)  # LastValue
 
 
