@@ -206,13 +206,16 @@ def both_threads(program: Any, tmp_path: Any) -> list[tuple[dict, dict]]:
         config = {"configurable": {"thread_id": thread_id}}
         imported = nbgraph.Run.from_langgraph(lg_apps[-1], config)
         ours = nbgraph.Run.from_checkpointer(nb_api.saver, thread_id, graph=nb_apps[-1])
-        pairs.append((thread_view(imported), thread_view(ours)))
+        view, other = thread_view(imported), thread_view(ours)
+        view["compare"] = imported.compare(ours).to_dict("records")
+        other["compare"] = []
+        pairs.append((view, other))
     return pairs
 
 
 THREAD_DIFFERENCES = {
     "lone_failure_shows_its_error": (
-        ["steps", "tree", "status"],
+        ["steps", "tree", "status", "compare"],
         "nbgraph's own checkpointer record keeps no failed step (the thread is paused before "
         "`broken`); LangGraph's history keeps the failed task and its error, so the imported "
         "record shows the failed step and status 'failed', as nbgraph's live run does",
