@@ -193,11 +193,12 @@ def thread_view(run: Any) -> dict:
     return view
 
 
-def both_threads(program: Any, tmp_path: Any) -> list[tuple[dict, dict]]:
-    """The program run on LangGraph and on nbgraph; each thread it used, imported from
-    LangGraph and rebuilt from nbgraph's saver, as `thread_view`s."""
-    lg_api = checkpoint_api("langgraph", "memory", tmp_path)
-    nb_api = checkpoint_api("nbgraph", "memory", tmp_path)
+def both_threads(program: Any, tmp_path: Any, saver: str = "memory") -> list[tuple[dict, dict]]:
+    """The program run on LangGraph and on nbgraph (each with its saver of kind `saver`);
+    each thread it used, imported from LangGraph and rebuilt from nbgraph's saver, as
+    `thread_view`s."""
+    lg_api = checkpoint_api("langgraph", saver, tmp_path)
+    nb_api = checkpoint_api("nbgraph", saver, tmp_path)
     lg_apps, nb_apps = capture_apps(lg_api), capture_apps(nb_api)
     program(lg_api)
     program(nb_api)
@@ -224,13 +225,14 @@ THREAD_DIFFERENCES = {
 """Where the imported thread knows more than nbgraph's record rebuilt from its saver."""
 
 
+@pytest.mark.parametrize("saver", ["memory", "sqlite"])
 @pytest.mark.parametrize(
     "program", CHECKPOINT_CASES, ids=[c.__name__.removeprefix("ckpt_") for c in CHECKPOINT_CASES]
 )
-def test_imported_thread_agrees_with_nbgraph(program, tmp_path):
-    pytest.importorskip("langgraph")
+def test_imported_thread_agrees_with_nbgraph(program, saver, tmp_path):
+    pytest.importorskip("langgraph.checkpoint.sqlite")
     expected, _why = THREAD_DIFFERENCES.get(program.__name__.removeprefix("ckpt_"), ([], ""))
-    for imported, ours in both_threads(program, tmp_path):
+    for imported, ours in both_threads(program, tmp_path, saver):
         assert differences(imported, ours) == expected, (imported, ours)
 
 
