@@ -135,6 +135,9 @@ def make_task(
     step: int, index: int, planned: Any, raw: list[tuple[str, Any]], spec: Any, head: bool,
     name: str | None = None,
 ) -> Task:  # fmt: skip
+    """One task from its raw channel writes: its field writes (LangGraph's `Overwrite` as
+    nbgraph's), its routes (`branch:to:` writes off its static edges, and its `Send`s), and
+    on the thread's last checkpoint its error and interrupts; named `name` or as planned."""
     task = Task(step, index, name or planned.name)
     task.writes = [(c, field_value(v)) for c, v in raw if c in spec.fields]
     static = spec.edges.get(task.node, ())
