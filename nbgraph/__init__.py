@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from nbgraph.engine.runtime import Runtime, get_config, get_runtime, get_store
     from nbgraph.engine.streams import StreamWriter, get_stream_writer
     from nbgraph.messages import Message, MessagesState, RemoveMessage
+    from nbgraph.notebook.langgraph_trace import trace
+    from nbgraph.record.langgraph_graph import LangGraphHistoryError, NotALangGraphError
     from nbgraph.store import BaseStore, InMemoryStore
 
 __all__ = [
@@ -63,11 +65,13 @@ __all__ = [
     "Interrupt",
     "InvalidArgumentError",
     "InvalidUpdateError",
+    "LangGraphHistoryError",
     "MemorySaver",
     "Message",
     "MessagesState",
     "Mutation",
     "NbgraphError",
+    "NotALangGraphError",
     "Overwrite",
     "RemainingSteps",
     "RemoveMessage",
@@ -92,6 +96,7 @@ __all__ = [
     "interrupt",
     "last_write_wins",
     "register_reducer",
+    "trace",
 ]
 
 _ON_FIRST_USE = {
@@ -110,10 +115,14 @@ _ON_FIRST_USE = {
     "get_store": "nbgraph.engine.runtime",
     "StreamWriter": "nbgraph.engine.streams",
     "get_stream_writer": "nbgraph.engine.streams",
+    "trace": "nbgraph.notebook.langgraph_trace",
+    "NotALangGraphError": "nbgraph.record.langgraph_graph",
+    "LangGraphHistoryError": "nbgraph.record.langgraph_graph",
 }
 """Names imported when first used: the message model imports pydantic, the SQLite saver
 `sqlite3`, the prebuilt tool node `langchain_core`; `import nbgraph` needs none of them.
-The node cache, the runtime and the stream writer load with the engine's run loop.
+The node cache, the runtime and the stream writer load with the engine's run loop;
+`trace` and the LangGraph import's errors with the import (`Run.from_langgraph`).
 (`ToolNode` and `tools_condition` are here as LangGraph programs import them from
 `langgraph.prebuilt`; `nbgraph.prebuilt` is their home.)"""
 

@@ -43,6 +43,34 @@ class Run(RunRecord):
             runs.append(sub)
         return runs
 
+    @classmethod
+    def from_langgraph(cls, app: Any, config: Any) -> Run:
+        """The record of a LangGraph thread: `app` is a compiled LangGraph graph with a
+        checkpointer, `config` names the thread (and optionally a checkpoint: the history
+        then ends there, so a fork's checkpoint gives that branch).
+
+        Read through LangGraph's public API only (`get_state_history`, the checkpointer's
+        pending writes, `app.builder` and its channels for each field's reducer); langgraph
+        is imported by neither. What LangGraph's history cannot tell is in `run.warnings`.
+
+        Raises:
+            NotALangGraphError: `app` is not a compiled LangGraph graph.
+            LangGraphHistoryError: it has no checkpointer, the thread no checkpoints, or the
+                history no task results.
+        """
+        from nbgraph.record.langgraph_history import log_from_langgraph
+
+        return cls(log_from_langgraph(app, config))
+
+    def state_at(self, ref: Any) -> dict[str, Any]:
+        """As `RunRecord.state_at`; a `fork:` node of a run imported from LangGraph gives
+        the state LangGraph shows at that checkpoint."""
+        source = self.log.source
+        if isinstance(ref, str) and ref.startswith("fork:") and hasattr(source, "values"):
+            self.tree[ref]  # an unknown id raises as for any other run
+            return source.values(ref.removeprefix("fork:"))
+        return super().state_at(ref)
+
     def draw(self, step: int | None = None, branch: str | None = None, expand: bool = True) -> Any:
         """The graph with this run drawn over it, as a `graphviz.Digraph`.
 
