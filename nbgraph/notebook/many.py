@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from queue import SimpleQueue
 from typing import Any
 
 from nbgraph.errors import NbgraphError
@@ -150,16 +151,20 @@ def _collect(
     max_in_flight: int | None,
     name: str,
 ) -> list[Any]:
-    """Each input's outcome: the worker's result dict, or the exception its future raised."""
+    """Each input's outcome: the worker's result dict, or the exception its future raised.
+
+    Finished futures arrive through a queue their done-callbacks fill, so a batch costs
+    O(runs) here however many are in flight."""
     from tqdm.auto import tqdm
 
     outcomes: list[Any] = [None] * len(items)
-    pending: dict[Future, int] = {}
+    finished: SimpleQueue[tuple[int, Future]] = SimpleQueue()
+    in_flight = 0
     limit = max_in_flight or len(items) or 1
     with tqdm(total=len(items), disable=not progress, desc="runs", unit="run") as bar:
         for index, item in enumerate(items):
-            while len(pending) >= limit:
-                _settle(pending, outcomes, bar, FIRST_COMPLETED)
+            while in_flight >= limit:
+                in_flight -= _settle(finished, outcomes, bar)
             try:
                 future = executor.submit(run_one, shipped, index, item, configs[index])
             except Exception as error:
@@ -170,9 +175,10 @@ def _collect(
                     ) from error
                 _refused(outcomes, bar, index, executor, error)
                 break
-            pending[future] = index
-        while pending:
-            _settle(pending, outcomes, bar, FIRST_COMPLETED)
+            in_flight += 1
+            future.add_done_callback(lambda done, index=index: finished.put((index, done)))
+        while in_flight:
+            in_flight -= _settle(finished, outcomes, bar)
     return outcomes
 
 
@@ -186,14 +192,14 @@ def _refused(outcomes: list[Any], bar: Any, start: int, executor: Any, error: Ex
     bar.update(len(outcomes) - start)
 
 
-def _settle(pending: dict[Future, int], outcomes: list[Any], bar: Any, when: str) -> None:
-    done, _ = wait(list(pending), return_when=when)
-    for future in done:
-        index = pending.pop(future)
-        try:
-            outcomes[index] = future.result()
-        except BaseException as error:  # a dead worker, a graph that did not unpickle, ...
-            if isinstance(error, (KeyboardInterrupt, SystemExit)):
-                raise
-            outcomes[index] = error
-        bar.update(1)
+def _settle(finished: SimpleQueue, outcomes: list[Any], bar: Any) -> int:
+    """Wait for one run to finish and keep its outcome; returns 1."""
+    index, future = finished.get()
+    try:
+        outcomes[index] = future.result()
+    except BaseException as error:  # a dead worker, a graph that did not unpickle, ...
+        if isinstance(error, (KeyboardInterrupt, SystemExit)):
+            raise
+        outcomes[index] = error
+    bar.update(1)
+    return 1
