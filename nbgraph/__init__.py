@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from nbgraph.engine.runtime import Runtime, get_config, get_runtime, get_store
     from nbgraph.engine.streams import StreamWriter, get_stream_writer
     from nbgraph.messages import Message, MessagesState, RemoveMessage
+    from nbgraph.notebook.runs import Runs
     from nbgraph.store import BaseStore, InMemoryStore
 
 __all__ = [
@@ -74,6 +75,7 @@ __all__ = [
     "RetryPolicy",
     "RouteError",
     "Run",
+    "Runs",
     "Runtime",
     "Send",
     "SqliteSaver",
@@ -99,6 +101,7 @@ _ON_FIRST_USE = {
     "MessagesState": "nbgraph.messages",
     "RemoveMessage": "nbgraph.messages",
     "SqliteSaver": "nbgraph.checkpoint",
+    "Runs": "nbgraph.notebook.runs",
     "ToolNode": "nbgraph.prebuilt",
     "tools_condition": "nbgraph.prebuilt",
     "BaseStore": "nbgraph.store",

@@ -12,7 +12,7 @@ from typing import Annotated, TypedDict
 import pytest
 
 from nbgraph import END, START, MemorySaver, StateGraph
-from nbgraph.notebook.many import ExecutorRejectedError
+from nbgraph.notebook.many import ExecutorRejectedError, default_workers
 from nbgraph.notebook.runs import Runs, RunsFolderError
 from nbgraph.notebook.shipping import GraphShippingError
 
@@ -63,6 +63,9 @@ def build(checkpointer=None, first=double):
 
 APP = build()
 """Module-level: process workers find it by reference (`test_run_many:APP`)."""
+
+SAVED = build(checkpointer=MemorySaver())
+"""Module-level with a checkpointer: it travels by reference, each worker its own saver."""
 
 DYING = StateGraph(State).add_node("die", die).add_edge(START, "die").compile()
 
@@ -313,3 +316,52 @@ def test_threads_run_at_once():
     app = StateGraph(State).add_node("w", wait_for_three).add_edge(START, "w").compile()
     runs = app.run_many(INPUTS[:3], progress=False, executor=ThreadPoolExecutor(3))
     assert [run.status for run in runs] == ["done"] * 3 and len(seen) == 3
+
+
+def test_a_checkpointer_travels_with_a_graph_found_by_reference():
+    with ProcessPoolExecutor(1) as pool:
+        runs = SAVED.run_many(INPUTS[:2], executor=pool, progress=False)
+    assert [run.output["x"] for run in runs] == [0, 2]
+    assert [run.log.config["configurable"]["thread_id"] for run in runs] == ["run-0", "run-1"]
+
+
+def test_the_default_pool_is_sized_for_the_machine():
+    names = set()
+
+    def where(state: State) -> dict:
+        names.add(threading.current_thread().name)
+        return {}
+
+    app = StateGraph(State).add_node("w", where).add_edge(START, "w").compile()
+    app.run_many(INPUTS, progress=False)
+    assert names and all(name.startswith("nbgraph-run-many") for name in names)
+    assert default_workers() == min(32, (os.cpu_count() or 1) + 4)
+
+
+class CountingExecutor(ThreadPoolExecutor):
+    """A thread pool that notes the most runs submitted and not yet finished."""
+
+    def __init__(self):
+        super().__init__(4)
+        self.open, self.most, self.lock = 0, 0, threading.Lock()
+
+    def submit(self, fn, /, *args, **kwargs):
+        with self.lock:
+            self.open += 1
+            self.most = max(self.most, self.open)
+        future = super().submit(fn, *args, **kwargs)
+        future.add_done_callback(lambda _: self._close())
+        return future
+
+    def _close(self):
+        with self.lock:
+            self.open -= 1
+
+
+def test_max_in_flight_bounds_the_runs_submitted_at_once():
+    with CountingExecutor() as pool:
+        runs = APP.run_many(INPUTS * 3, executor=pool, progress=False, max_in_flight=2)
+    assert len(runs) == 18 and pool.most <= 2
+    with CountingExecutor() as pool:
+        APP.run_many(INPUTS * 3, executor=pool, progress=False)
+    assert pool.most > 2
