@@ -7,6 +7,7 @@ import operator
 import os
 import threading
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from pathlib import Path
 from typing import Annotated, TypedDict
 
 import pytest
@@ -365,3 +366,22 @@ def test_max_in_flight_bounds_the_runs_submitted_at_once():
     with CountingExecutor() as pool:
         APP.run_many(INPUTS * 3, executor=pool, progress=False)
     assert pool.most > 2
+
+
+def test_a_reference_the_workers_cannot_load_fails_each_run_saying_so():
+    with ProcessPoolExecutor(1) as pool:
+        runs = APP.run_many(INPUTS[:2], executor=pool, progress=False, graph="no_such_mod:app")
+        wrong = APP.run_many(INPUTS[:1], executor=pool, progress=False, graph="os:sep")
+    assert [run.status for run in runs] == ["failed", "failed"]
+    assert "could not load the graph 'no_such_mod:app'" in str(runs[0].error)
+    assert "is a str, not a compiled graph" in str(wrong[0].error)
+
+
+def test_the_benchmark_prints_its_table(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import many_runs
+
+    many_runs.main(["--quick"])
+    out = capsys.readouterr().out
+    for row in ("nbgraph: loop of invoke", "run_many, threads", "run_many, 2 processes"):
+        assert f"| {row}" in out or row in out

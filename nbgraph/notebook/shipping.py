@@ -47,9 +47,21 @@ class GraphReference:
         """The graph itself (imported on first use in each worker, then kept)."""
         key = (self.module, self.attribute)
         if key not in _LOADED:
-            target: Any = importlib.import_module(self.module)
-            for part in self.attribute.split("."):
-                target = getattr(target, part)
+            try:
+                target: Any = importlib.import_module(self.module)
+                for part in self.attribute.split("."):
+                    target = getattr(target, part)
+            except (ImportError, AttributeError) as error:
+                raise GraphShippingError(
+                    f"The worker could not load the graph '{self.module}:{self.attribute}' "
+                    f"({type(error).__name__}: {error}); the module must be importable on "
+                    "every worker (installed, or on its sys.path)."
+                ) from None
+            if not callable(getattr(target, "run", None)):
+                raise GraphShippingError(
+                    f"'{self.module}:{self.attribute}' is a {type(target).__name__}, not a "
+                    "compiled graph."
+                )
             _LOADED[key] = target
         return _LOADED[key]
 
