@@ -385,3 +385,18 @@ def test_the_benchmark_prints_its_table(monkeypatch, capsys):
     out = capsys.readouterr().out
     for row in ("nbgraph: loop of invoke", "run_many, threads", "run_many, 2 processes"):
         assert f"| {row}" in out or row in out
+
+
+def test_no_inputs_no_runs():
+    runs = APP.run_many([], progress=False)
+    assert len(runs) == 0 and repr(runs) == "<Runs: 0 runs, 0 failed, 0 distinct paths>"
+    assert list(runs.table.columns) == [
+        "index",
+        "status",
+        "error_type",
+        "error",
+        "duration",
+        "steps",
+        "path",
+    ]
+    assert runs.paths().empty and runs.effects.empty and runs.inspect().inspector is None
