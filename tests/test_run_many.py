@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import operator
 import os
+import sys
 import threading
+import types
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, TypedDict
@@ -13,9 +15,9 @@ from typing import Annotated, TypedDict
 import pytest
 
 from nbgraph import END, START, MemorySaver, StateGraph
-from nbgraph.notebook.many import ExecutorRejectedError, default_workers
+from nbgraph.notebook.many import ExecutorRejectedError, default_chunk_size, default_workers
 from nbgraph.notebook.runs import Runs, RunsFolderError
-from nbgraph.notebook.shipping import GraphShippingError
+from nbgraph.notebook.shipping import GraphReference, GraphShippingError, find_reference
 
 
 class State(TypedDict):
@@ -400,3 +402,27 @@ def test_no_inputs_no_runs():
         "path",
     ]
     assert runs.paths().empty and runs.effects.empty and runs.inspect().inspector is None
+
+
+def test_processes_in_chunks_keep_order_and_a_dead_worker_fails_its_chunk():
+    with ProcessPoolExecutor(2) as pool:
+        check_batch(APP.run_many(INPUTS, executor=pool, progress=False, chunk_size=4))
+    with ProcessPoolExecutor(1) as pool:
+        runs = DYING.run_many(INPUTS, executor=pool, progress=False, chunk_size=2, max_in_flight=2)
+    assert [run.status for run in runs] == ["done"] * 2 + ["failed"] * 4
+    with pytest.raises(ValueError, match="chunk_size"):
+        APP.run_many(INPUTS, chunk_size=0, progress=False)
+    assert default_chunk_size(10) == 1 and default_chunk_size(2000) == 31
+    assert default_chunk_size(10**6) == 50
+
+
+def test_the_main_module_is_never_a_reference_for_workers_that_do_not_share_it(monkeypatch):
+    app = build()
+    main = types.ModuleType("__mp_main__")
+    main.app = app
+    monkeypatch.setitem(sys.modules, "__mp_main__", main)
+    assert find_reference(app, main_shared=False) is None
+    assert find_reference(app, main_shared=True) is None  # (only "__main__" is shared)
+    monkeypatch.setitem(sys.modules, "elsewhere", types.ModuleType("elsewhere"))
+    sys.modules["elsewhere"].flow = app
+    assert find_reference(app, main_shared=False) == GraphReference("elsewhere", "flow")

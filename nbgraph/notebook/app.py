@@ -80,6 +80,7 @@ class CompiledStateGraph(CompiledGraph):
         max_in_flight: int | None = None,
         thread_prefix: str | None = None,
         graph: str | None = None,
+        chunk_size: int | None = None,
     ) -> Runs:
         """Run the graph once per input and return the recorded `Runs`, in input order.
 
@@ -104,6 +105,9 @@ class CompiledStateGraph(CompiledGraph):
                 module the workers import (needed when the graph has a checkpointer or
                 functions that do not pickle); default: found if the graph is a global of
                 an imported module, else the graph is pickled.
+            chunk_size: for processes and Dask, runs sent to a worker as one task
+                (default: about a 64th of the batch, 1 to 50); a worker that dies fails
+                the runs of its task. Threads take one run at a time.
 
         Raises:
             TypeError: `inputs` is not an iterable of inputs, or `executor` no executor.
@@ -121,6 +125,7 @@ class CompiledStateGraph(CompiledGraph):
             max_in_flight=max_in_flight,
             thread_prefix=thread_prefix,
             graph=graph,
+            chunk_size=chunk_size,
         )
 
     def get_graph(self, config: Any = None, *, xray: int | bool = False) -> DrawableGraph:

@@ -21,7 +21,7 @@ from nbgraph.notebook.shipping import (
     pack_graph,
     parse_reference,
     pickle_dumps,
-    run_one,
+    run_chunk,
     run_recorded,
 )
 
@@ -45,20 +45,26 @@ def run_many(
     max_in_flight: int | None = None,
     thread_prefix: str | None = None,
     graph: str | None = None,
+    chunk_size: int | None = None,
 ) -> Runs:
     """Run `app` once per input on `executor`; return the `Runs`, in input order.
 
     See `CompiledStateGraph.run_many`, which documents the arguments.
     """
     items = _input_list(inputs)
-    _check_options(executor, max_in_flight)
+    _check_options(executor, max_in_flight, chunk_size)
     configs = [_run_config(app, config, thread_prefix, i) for i in range(len(items))]
     own = executor is None
     pool = ThreadPoolExecutor(default_workers(), "nbgraph-run-many") if own else executor
     reference = None if graph is None else parse_reference(graph)
-    shipped = app if isinstance(pool, ThreadPoolExecutor) else _shipment(app, pool, reference)
+    local = isinstance(pool, ThreadPoolExecutor)
+    shipped = app if local else _shipment(app, pool, reference)
+    size = 1 if local else chunk_size or default_chunk_size(len(items))
+    size = min(size, max_in_flight or size)
+    chunks = [list(range(i, min(i + size, len(items)))) for i in range(0, len(items), size)]
+    batch = Batch(pool, shipped, items, configs, app.name)
     try:
-        outcomes = _collect(pool, shipped, items, configs, progress, max_in_flight, app.name)
+        outcomes = batch.collect(chunks, progress, max_in_flight)
     finally:
         if own:
             pool.shutdown()
@@ -72,6 +78,12 @@ def run_many(
         runs.append(_read_run(app, run) if isinstance(run, str) else run)
         durations.append(outcome["duration"])
     return Runs(runs, durations=durations)
+
+
+def default_chunk_size(count: int) -> int:
+    """Runs per task off threads: about a 64th of the batch, from 1 to 50 (a process pool or
+    a Dask cluster costs far more per task than a thread pool)."""
+    return max(1, min(50, count // 64))
 
 
 def _read_run(app: Any, text: str) -> Any:
@@ -96,17 +108,17 @@ def _input_list(inputs: Any) -> list[Any]:
         ) from None
 
 
-def _check_options(executor: Any, max_in_flight: Any) -> None:
+def _check_options(executor: Any, max_in_flight: Any, chunk_size: Any) -> None:
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise TypeError(
             f"run_many(executor=...) expects a concurrent.futures.Executor (a thread or process "
             f"pool, or a Dask client's get_executor()); got {type(executor).__name__}."
         )
-    if max_in_flight is not None and (type(max_in_flight) is not int or max_in_flight < 1):
-        raise ValueError(
-            f"run_many(max_in_flight=...) expects a positive int (runs submitted and not yet "
-            f"finished) or None (all at once); got {max_in_flight!r}."
-        )
+    for name, value in (("max_in_flight", max_in_flight), ("chunk_size", chunk_size)):
+        if value is not None and (type(value) is not int or value < 1):
+            raise ValueError(
+                f"run_many({name}=...) expects a positive int or None (the default); got {value!r}."
+            )
 
 
 def _run_config(
@@ -142,64 +154,72 @@ def _dumps_for(executor: Any) -> Any:
     return pickle_dumps
 
 
-def _collect(
-    executor: Any,
-    shipped: Any,
-    items: list[Any],
-    configs: list[Any],
-    progress: bool,
-    max_in_flight: int | None,
-    name: str,
-) -> list[Any]:
-    """Each input's outcome: the worker's result dict, or the exception its future raised.
+class Batch:
+    """The runs of one `run_many` call on their way through the executor: chunks of inputs
+    submitted (at most `max_in_flight` runs at once), their outcomes collected by index."""
 
-    Finished futures arrive through a queue their done-callbacks fill, so a batch costs
-    O(runs) here however many are in flight."""
-    from tqdm.auto import tqdm
+    def __init__(self, executor: Any, shipped: Any, items: list, configs: list, name: str):
+        self.executor, self.shipped, self.name = executor, shipped, name
+        self.items, self.configs = items, configs
+        self.outcomes: list[Any] = [None] * len(items)
+        self.finished: SimpleQueue[tuple[list[int], Future]] = SimpleQueue()
 
-    outcomes: list[Any] = [None] * len(items)
-    finished: SimpleQueue[tuple[int, Future]] = SimpleQueue()
-    in_flight = 0
-    limit = max_in_flight or len(items) or 1
-    with tqdm(total=len(items), disable=not progress, desc="runs", unit="run") as bar:
-        for index, item in enumerate(items):
-            while in_flight >= limit:
-                in_flight -= _settle(finished, outcomes, bar)
-            try:
-                future = executor.submit(run_one, shipped, index, item, configs[index])
-            except Exception as error:
-                if index == 0:
-                    raise ExecutorRejectedError(
-                        f"The executor ({type(executor).__name__}) refused the first run of "
-                        f"graph {name!r}: {type(error).__name__}: {error}. Nothing ran."
-                    ) from error
-                _refused(outcomes, bar, index, executor, error)
-                break
-            in_flight += 1
-            future.add_done_callback(lambda done, index=index: finished.put((index, done)))
-        while in_flight:
-            in_flight -= _settle(finished, outcomes, bar)
-    return outcomes
+    def collect(
+        self, chunks: list[list[int]], progress: bool, max_in_flight: int | None
+    ) -> list[Any]:
+        """Each input's outcome: the worker's result dict, or the exception that stopped its
+        chunk (a dead worker, a refusing executor, ...).
 
+        Finished futures arrive through a queue their done-callbacks fill, so a batch costs
+        O(runs) here however many are in flight."""
+        from tqdm.auto import tqdm
 
-def _refused(outcomes: list[Any], bar: Any, start: int, executor: Any, error: Exception) -> None:
-    cause = RuntimeError(
-        f"the executor ({type(executor).__name__}) refused this run: "
-        f"{type(error).__name__}: {error}"
-    )
-    for index in range(start, len(outcomes)):
-        outcomes[index] = cause
-    bar.update(len(outcomes) - start)
+        size = len(chunks[0]) if chunks else 1
+        limit = -(-max_in_flight // size) if max_in_flight else len(chunks) or 1
+        in_flight = 0
+        with tqdm(total=len(self.items), disable=not progress, desc="runs", unit="run") as bar:
+            for number, chunk in enumerate(chunks):
+                while in_flight >= limit:
+                    in_flight -= self._settle(bar)
+                if not self._submit(number, chunk, bar):
+                    break
+                in_flight += 1
+            while in_flight:
+                in_flight -= self._settle(bar)
+        return self.outcomes
 
+    def _submit(self, number: int, chunk: list[int], bar: Any) -> bool:
+        work = [(i, self.items[i], self.configs[i]) for i in chunk]
+        try:
+            future = self.executor.submit(run_chunk, self.shipped, work)
+        except Exception as error:
+            refused = f"{type(error).__name__}: {error}"
+            if number == 0:
+                raise ExecutorRejectedError(
+                    f"The executor ({type(self.executor).__name__}) refused the first run of "
+                    f"graph {self.name!r}: {refused}. Nothing ran."
+                ) from error
+            cause = RuntimeError(
+                f"the executor ({type(self.executor).__name__}) refused this run: {refused}"
+            )
+            rest = range(chunk[0], len(self.items))
+            for index in rest:
+                self.outcomes[index] = cause
+            bar.update(len(rest))
+            return False
+        future.add_done_callback(lambda done: self.finished.put((chunk, done)))
+        return True
 
-def _settle(finished: SimpleQueue, outcomes: list[Any], bar: Any) -> int:
-    """Wait for one run to finish and keep its outcome; returns 1."""
-    index, future = finished.get()
-    try:
-        outcomes[index] = future.result()
-    except BaseException as error:  # a dead worker, a graph that did not unpickle, ...
-        if isinstance(error, (KeyboardInterrupt, SystemExit)):
-            raise
-        outcomes[index] = error
-    bar.update(1)
-    return 1
+    def _settle(self, bar: Any) -> int:
+        """Wait for one chunk to finish and keep its outcomes; returns 1."""
+        chunk, future = self.finished.get()
+        try:
+            for result in future.result():
+                self.outcomes[result["index"]] = result
+        except BaseException as error:  # a dead worker, a graph that did not unpickle, ...
+            if isinstance(error, (KeyboardInterrupt, SystemExit)):
+                raise
+            for index in chunk:
+                self.outcomes[index] = error
+        bar.update(len(chunk))
+        return 1

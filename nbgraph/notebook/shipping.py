@@ -116,9 +116,16 @@ def parse_reference(text: str) -> GraphReference:
 
 
 def find_reference(app: Any, *, main_shared: bool) -> GraphReference | None:
-    """The module global that holds `app`, if any (`__main__` only if `main_shared`)."""
+    """The module global that holds `app`, if any (`__main__` only if `main_shared`).
+
+    The main module is named `__main__` whatever aliases it has (multiprocessing's
+    `__mp_main__`): a worker that does not share it has another module under that name."""
+    main = sys.modules.get("__main__")
     for name, module in list(sys.modules.items()):
-        if module is None or (name == "__main__" and not main_shared):
+        if module is None:
+            continue
+        is_main = module is main or name in ("__main__", "__mp_main__")
+        if is_main and (not main_shared or name != "__main__"):
             continue
         try:
             found = [k for k, v in vars(module).items() if v is app and not k.startswith("_")]
@@ -173,6 +180,12 @@ def _unshippable(app: Any, dumps: Any, error: Exception) -> str:
 def pickle_dumps(value: Any) -> bytes:
     """Plain pickle, as a `ProcessPoolExecutor` sends its work."""
     return pickle.dumps(value)
+
+
+def run_chunk(graph: Any, chunk: list[tuple[int, Any, Any]]) -> list[dict[str, Any]]:
+    """`run_one` for each `(index, input, config)` of a chunk: one task on the executor for
+    several runs, so a batch pays the executor's cost per task fewer times."""
+    return [run_one(graph, index, input, config) for index, input, config in chunk]
 
 
 def run_one(graph: Any, index: int, input: Any, config: dict[str, Any] | None) -> dict[str, Any]:
