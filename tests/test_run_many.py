@@ -426,3 +426,15 @@ def test_the_main_module_is_never_a_reference_for_workers_that_do_not_share_it(m
     monkeypatch.setitem(sys.modules, "elsewhere", types.ModuleType("elsewhere"))
     sys.modules["elsewhere"].flow = app
     assert find_reference(app, main_shared=False) == GraphReference("elsewhere", "flow")
+
+
+def test_runs_from_processes_are_read_when_asked_and_their_summaries_agree():
+    with ProcessPoolExecutor(2) as pool:
+        runs = APP.run_many([*INPUTS, "not a dict"], executor=pool, progress=False)
+    table, paths, failed = runs.table, runs.paths(), runs.failed
+    assert all(slot._run is None for slot in runs._slots)  # nothing read back yet
+    assert failed.indexes == [3, 6] and repr(runs).startswith("<Runs: 7 runs, 2 failed")
+    fresh = Runs(list(runs))  # every run read back; its table made from the runs themselves
+    assert fresh.table.drop(columns="duration").equals(table.drop(columns="duration"))
+    assert fresh.paths().equals(paths)
+    assert runs[:2].indexes == [0, 1] and runs[-1].status == "failed"

@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from functools import partial
 from queue import SimpleQueue
 from typing import Any
 
 from nbgraph.errors import NbgraphError
-from nbgraph.notebook.runs import Runs
+from nbgraph.notebook.runs import Runs, RunSlot
 from nbgraph.notebook.shipping import (
     find_reference,
     pack_graph,
@@ -68,16 +69,20 @@ def run_many(
     finally:
         if own:
             pool.shutdown()
-    runs, durations = [], []
+    slots, durations = [], []
     for index, outcome in enumerate(outcomes):
         if isinstance(outcome, BaseException):  # the worker, not the graph, failed
-            runs.append(run_recorded(app, items[index], configs[index], failure=outcome))
+            failed = run_recorded(app, items[index], configs[index], failure=outcome)
+            slots.append(RunSlot(failed))
             durations.append(None)
             continue
         run = outcome["run"]
-        runs.append(_read_run(app, run) if isinstance(run, str) else run)
+        if isinstance(run, str):  # read when first asked for: the summary serves the tables
+            slots.append(RunSlot(read=partial(_read_run, app, run), summary=outcome["summary"]))
+        else:
+            slots.append(RunSlot(run))
         durations.append(outcome["duration"])
-    return Runs(runs, durations=durations)
+    return Runs(slots, durations=durations)
 
 
 def default_chunk_size(count: int) -> int:

@@ -9,11 +9,11 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from nbgraph.errors import NbgraphError
 from nbgraph.notebook.run import Run
-from nbgraph.record.batch import batch_effects, batch_table, paths_frame, run_path
+from nbgraph.record.batch import batch_effects, batch_table, paths_frame, run_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,11 +27,43 @@ class RunsFolderError(NbgraphError, ValueError):
     """A folder is not one `Runs.save` wrote (or is incomplete); the message says why."""
 
 
+class RunSlot:
+    """One run of a batch: the `Run`, or how to read it (run JSON from a worker, read when
+    first asked for), and its `run_summary` (sent by the worker, or made from the run)."""
+
+    __slots__ = ("_read", "_run", "_summary")
+
+    def __init__(
+        self,
+        run: Run | None = None,
+        read: Callable[[], Run] | None = None,
+        summary: dict[str, Any] | None = None,
+    ) -> None:
+        self._run, self._read, self._summary = run, read, summary
+
+    @property
+    def run(self) -> Run:
+        if self._run is None:
+            self._run = self._read()  # type: ignore[misc]
+            self._read = None
+        return self._run
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        if self._summary is None:
+            self._summary = run_summary(self.run)
+        return self._summary
+
+
 class Runs:
     """The runs of a graph over many inputs, in input order (`runs[i]` is input `i`'s).
 
     A subset (`runs.failed`, `runs.where(...)`) keeps each run's input index: its table's
     `index` column and `runs.indexes` give them, while `subset[k]` is its `k`-th run.
+
+    Runs that came back from worker processes are read from their run JSON when first asked
+    for (`runs[i]`, iteration, `effects`, `where`); `table`, `paths()` and `failed` read
+    the summary each worker sent with its run.
 
     >>> from nbgraph import START, StateGraph
     >>> app = (StateGraph(dict).add_node("double", lambda s: {"x": s["x"] * 2})
@@ -48,44 +80,55 @@ class Runs:
 
     def __init__(
         self,
-        runs: Sequence[Run],
+        runs: Sequence[Run | RunSlot],
         *,
         durations: Sequence[float | None] | None = None,
         indexes: Sequence[int] | None = None,
     ) -> None:
-        self._runs = list(runs)
-        self.indexes = list(range(len(self._runs)) if indexes is None else indexes)
-        self.durations = list([None] * len(self._runs) if durations is None else durations)
-        if not len(self._runs) == len(self.indexes) == len(self.durations):
+        self._slots = [r if isinstance(r, RunSlot) else RunSlot(r) for r in runs]
+        self.indexes = list(range(len(self._slots)) if indexes is None else indexes)
+        self.durations = list([None] * len(self._slots) if durations is None else durations)
+        if not len(self._slots) == len(self.indexes) == len(self.durations):
             raise ValueError("Runs: runs, indexes and durations must be of the same length")
 
     # --- a sequence of runs ------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._runs)
+        return len(self._slots)
 
     def __iter__(self) -> Iterator[Run]:
-        return iter(self._runs)
+        return (slot.run for slot in self._slots)
 
-    def __getitem__(self, position: int) -> Run:
-        return self._runs[position]
+    @overload
+    def __getitem__(self, position: int) -> Run: ...
+    @overload
+    def __getitem__(self, position: slice) -> Runs: ...
+    def __getitem__(self, position: int | slice) -> Run | Runs:
+        """The run at `position`; a slice gives a subset (`Runs`, input indexes kept)."""
+        if isinstance(position, slice):
+            return self._subset(range(len(self))[position])
+        return self._slots[position].run
 
     def _subset(self, keep: Iterable[int]) -> Runs:
         keep = list(keep)
         return Runs(
-            [self._runs[k] for k in keep],
+            [self._slots[k] for k in keep],
             durations=[self.durations[k] for k in keep],
             indexes=[self.indexes[k] for k in keep],
         )
 
+    def _summaries(self) -> list[dict[str, Any]]:
+        return [slot.summary for slot in self._slots]
+
     @property
     def failed(self) -> Runs:
         """The runs that failed (their input indexes kept)."""
-        return self._subset(k for k, run in enumerate(self._runs) if run.status == "failed")
+        summaries = self._summaries()
+        return self._subset(k for k, s in enumerate(summaries) if s["status"] == "failed")
 
     def where(self, keep: Callable[[Run], Any]) -> Runs:
         """The runs for which `keep(run)` is true, e.g. `runs.where(lambda r: r.output["x"])`."""
-        return self._subset(k for k, run in enumerate(self._runs) if keep(run))
+        return self._subset(k for k, slot in enumerate(self._slots) if keep(slot.run))
 
     # --- tables ------------------------------------------------------------------------------
 
@@ -94,18 +137,18 @@ class Runs:
         """One row per run: `index`, `status`, `error_type`, `error`, `duration`, `steps`,
         `path` (the nodes of each superstep, e.g. `"a → b+c → d"`), then the output's scalar
         fields (nested dicts flattened as `"a.b"`)."""
-        return batch_table(self.indexes, self._runs, self.durations)
+        return batch_table(self.indexes, self._summaries(), self.durations)
 
     def paths(self) -> pd.DataFrame:
         """Each distinct path through the graph: `path`, `count`, `inputs` (the input
         indexes that took it) and `failed`; the most common first."""
-        return paths_frame(self.indexes, self._runs)
+        return paths_frame(self.indexes, self._summaries())
 
     @cached_property
     def effects(self) -> pd.DataFrame:
         """Every run's reducer effects (`Run.effects`) in one DataFrame, with a `run` column:
         the input index."""
-        return batch_effects(self.indexes, self._runs)
+        return batch_effects(self.indexes, list(self))
 
     # --- looking ---------------------------------------------------------------------------
 
@@ -114,11 +157,18 @@ class Runs:
         inspector of the picked run (an ipywidgets `VBox`)."""
         from nbgraph.views.run_picker import RunPicker
 
-        return RunPicker(self.indexes, self._runs, [run_path(run) for run in self._runs])
+        summaries = self._summaries()
+        return RunPicker(
+            self.indexes,
+            [s["status"] for s in summaries],
+            [s["path"] for s in summaries],
+            self.__getitem__,
+        )
 
     def __repr__(self) -> str:
-        failed = sum(run.status == "failed" for run in self._runs)
-        paths = len({run_path(run) for run in self._runs})
+        summaries = self._summaries()
+        failed = sum(s["status"] == "failed" for s in summaries)
+        paths = len({s["path"] for s in summaries})
         return f"<Runs: {len(self)} runs, {failed} failed, {paths} distinct paths>"
 
     def _repr_html_(self) -> str:
@@ -134,7 +184,7 @@ class Runs:
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
         entries = []
-        for index, run, duration in zip(self.indexes, self._runs, self.durations, strict=True):
+        for index, run, duration in zip(self.indexes, self, self.durations, strict=True):
             name = f"run-{index:05d}.json"
             run.save(folder / name)
             entries.append({"index": index, "file": name, "duration": duration})

@@ -29,6 +29,7 @@ from typing import Any
 
 from nbgraph.engine.runlog import RunLog
 from nbgraph.errors import NbgraphError
+from nbgraph.record.batch import run_summary
 
 
 class GraphShippingError(NbgraphError, TypeError):
@@ -192,8 +193,9 @@ def run_one(graph: Any, index: int, input: Any, config: dict[str, Any] | None) -
     """Run one input on a worker; the run comes back as run JSON with its wall time.
 
     `graph` is a `GraphReference`, `GraphParts` or the compiled graph itself (threads).
-    Returns `{"index", "duration", "run"}` where `run` is the run's JSON text (or, when
-    `graph` is the graph itself, the `Run`).
+    Returns `{"index", "duration", "run", "summary"}`: `run` is the run's JSON text and
+    `summary` its `run_summary` (plain data for the batch's table); when `graph` is the
+    graph itself (threads), `run` is the `Run` and there is no summary.
     """
     app = graph if hasattr(graph, "run") else graph.load()
     started = time.perf_counter()
@@ -208,8 +210,10 @@ def run_one(graph: Any, index: int, input: Any, config: dict[str, Any] | None) -
             f"input {index}: the run ended {run.status!r} but its record could not be written "
             f"as run JSON to send back ({type(error).__name__}: {error})"
         )
-        text = compact_run_json(run_recorded(app, None, config, failure=lost))
-    return {"index": index, "duration": duration, "run": text}
+        run = run_recorded(app, None, config, failure=lost)
+        text = compact_run_json(run)
+    summary = run_summary(run)
+    return {"index": index, "duration": duration, "run": text, "summary": summary}
 
 
 def compact_run_json(run: Any) -> str:

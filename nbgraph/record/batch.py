@@ -77,27 +77,36 @@ def _error_cells(error: BaseException | None) -> tuple[str | None, str | None]:
     return type(error).__name__, safe_str(error)
 
 
+def run_summary(run: RunRecord) -> dict[str, Any]:
+    """What a batch's table and paths need of one run, as plain data (a worker sends it with
+    the run, so the batch's table is built without reading every run back): `status`,
+    `error_type`, `error`, `steps`, `path`, and `output` (its scalar fields, flattened)."""
+    error_type, error = _error_cells(run.error)
+    return {
+        "status": run.status,
+        "error_type": error_type,
+        "error": error,
+        "steps": len(step_nodes(run)),
+        "path": run_path(run),
+        "output": flat_output(run.output),
+    }
+
+
 def batch_table(
-    indexes: Sequence[int], runs: Sequence[RunRecord], durations: Sequence[float | None]
+    indexes: Sequence[int],
+    summaries: Sequence[dict[str, Any]],
+    durations: Sequence[float | None],
 ) -> pd.DataFrame:
-    """One row per run: `index` (the input's position), `status`, `error_type`, `error`,
-    `duration` (seconds, as the worker measured it), `steps` (supersteps that ran tasks),
-    `path`, then the output's scalar fields (an output field named like one of these
-    columns gets an `output.` prefix)."""
+    """One row per run (from its `run_summary`): `index` (the input's position), `status`,
+    `error_type`, `error`, `duration` (seconds, as the worker measured it), `steps`
+    (supersteps that ran tasks), `path`, then the output's scalar fields (an output field
+    named like one of these columns gets an `output.` prefix)."""
     import pandas as pd
 
     rows, fields = [], {}
-    for index, run, duration in zip(indexes, runs, durations, strict=True):
-        error_type, error = _error_cells(run.error)
-        steps = len(step_nodes(run))
-        row = dict(
-            zip(
-                BASE_COLUMNS,
-                (index, run.status, error_type, error, duration, steps, run_path(run)),
-                strict=True,
-            )
-        )
-        for name, value in flat_output(run.output).items():
+    for index, summary, duration in zip(indexes, summaries, durations, strict=True):
+        row = {**summary, "index": index, "duration": duration}
+        for name, value in summary["output"].items():
             column = f"output.{name}" if name in BASE_COLUMNS else name
             fields.setdefault(column, None)
             row[column] = value
@@ -114,17 +123,17 @@ def batch_table(
     return frame
 
 
-def paths_frame(indexes: Sequence[int], runs: Sequence[RunRecord]) -> pd.DataFrame:
+def paths_frame(indexes: Sequence[int], summaries: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """Each distinct path with `count`, the `inputs` (indexes) that took it and how many of
     them `failed`; the most common path first (ties: the path first taken first)."""
     import pandas as pd
 
     taken: dict[str, list[int]] = {}
     failed: dict[str, int] = {}
-    for index, run in zip(indexes, runs, strict=True):
-        path = run_path(run)
+    for index, summary in zip(indexes, summaries, strict=True):
+        path = summary["path"]
         taken.setdefault(path, []).append(index)
-        failed[path] = failed.get(path, 0) + (run.status == "failed")
+        failed[path] = failed.get(path, 0) + (summary["status"] == "failed")
     order = sorted(taken, key=lambda path: -len(taken[path]))  # (stable: first seen first)
     rows = [(path, len(taken[path]), taken[path], failed[path]) for path in order]
     frame = pd.DataFrame(rows, columns=["path", "count", "inputs", "failed"])

@@ -5,7 +5,7 @@ when a picker is made."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets
@@ -24,30 +24,35 @@ class RunPicker(ipywidgets.VBox):
         inspector: the inspector of the picked run (None when none is picked).
     """
 
-    def __init__(self, indexes: Sequence[int], runs: Sequence[Any], paths: Sequence[str]):
-        self._indexes, self._runs, self._paths = list(indexes), list(runs), list(paths)
-        statuses = Counter(run.status for run in self._runs)
+    def __init__(
+        self,
+        indexes: Sequence[int],
+        statuses: Sequence[str],
+        paths: Sequence[str],
+        run_at: Callable[[int], Any],
+    ):
+        """`run_at(position)` gives the batch's run at that position (read when picked)."""
+        self._indexes, self._statuses, self._paths = list(indexes), list(statuses), list(paths)
+        self._run_at = run_at
+        statuses = Counter(self._statuses)
         by_path = Counter(self._paths)
         self.status = ipywidgets.Dropdown(
-            options=[(f"any status ({len(self._runs)})", ALL)]
+            options=[(f"any status ({len(self._indexes)})", ALL)]
             + [(f"{status} ({count})", status) for status, count in sorted(statuses.items())],
             value=ALL,
             description="status",
         )
         self.path = ipywidgets.Dropdown(
             options=[("any path", ALL)]
-            + [
-                (f"{count}× {path or '(no node ran)'}", path)
-                for path, count in by_path.most_common()
-            ],
+            + [(f"{count}× {_path_label(path)}", path) for path, count in by_path.most_common()],
             value=ALL,
             description="path",
             layout=ipywidgets.Layout(width="95%"),
         )
         self.run = ipywidgets.Dropdown(description="run", layout=ipywidgets.Layout(width="95%"))
         self.inspector: Any = None
-        self._shown = ipywidgets.Box()
-        super().__init__([self.status, self.path, self.run, self._shown])
+        self._panel = ipywidgets.Box()
+        super().__init__([self.status, self.path, self.run, self._panel])
         self.status.observe(lambda _: self._filter(), names="value")
         self.path.observe(lambda _: self._filter(), names="value")
         self.run.observe(lambda change: self._show(change["new"]), names="value")
@@ -55,11 +60,11 @@ class RunPicker(ipywidgets.VBox):
 
     def _filter(self) -> None:
         options = [
-            (f"#{index} · {run.status} · {path or '(no node ran)'}", position)
-            for position, (index, run, path) in enumerate(
-                zip(self._indexes, self._runs, self._paths, strict=True)
+            (f"#{index} · {status} · {_path_label(path)}", position)
+            for position, (index, status, path) in enumerate(
+                zip(self._indexes, self._statuses, self._paths, strict=True)
             )
-            if self.status.value in (ALL, run.status) and self.path.value in (ALL, path)
+            if self.status.value in (ALL, status) and self.path.value in (ALL, path)
         ]
         self.run.options = options
         self.run.value = options[0][1] if options else None
@@ -68,12 +73,13 @@ class RunPicker(ipywidgets.VBox):
     def _show(self, position: int | None) -> None:
         if position is None:
             self.inspector = None
-            self._shown.children = (ipywidgets.HTML("<i>no run matches these filters</i>"),)
+            self._panel.children = (ipywidgets.HTML("<i>no run matches these filters</i>"),)
             return
-        if self.inspector is not None and self.inspector.run is self._runs[position]:
+        run = self._run_at(position)
+        if self.inspector is not None and self.inspector.run is run:
             return
-        self.inspector = inspect(self._runs[position])
-        self._shown.children = (self.inspector,)
+        self.inspector = inspect(run)
+        self._panel.children = (self.inspector,)
 
     def pick(self, index: int) -> Any:
         """Show the run of input `index` (clearing the filters if they hide it); returns its
@@ -83,3 +89,7 @@ class RunPicker(ipywidgets.VBox):
         self.status.value, self.path.value = ALL, ALL
         self.run.value = self._indexes.index(index)
         return self.inspector
+
+
+def _path_label(path: str) -> str:
+    return path or "(no node ran)"
