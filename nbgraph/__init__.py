@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from nbgraph.messages import Message, MessagesState, RemoveMessage
     from nbgraph.notebook.langgraph_trace import trace
     from nbgraph.record.langgraph_graph import LangGraphHistoryError, NotALangGraphError
+    from nbgraph.notebook.runs import Runs
     from nbgraph.store import BaseStore, InMemoryStore
 
 __all__ = [
@@ -78,6 +79,7 @@ __all__ = [
     "RetryPolicy",
     "RouteError",
     "Run",
+    "Runs",
     "Runtime",
     "Send",
     "SqliteSaver",
@@ -104,6 +106,7 @@ _ON_FIRST_USE = {
     "MessagesState": "nbgraph.messages",
     "RemoveMessage": "nbgraph.messages",
     "SqliteSaver": "nbgraph.checkpoint",
+    "Runs": "nbgraph.notebook.runs",
     "ToolNode": "nbgraph.prebuilt",
     "tools_condition": "nbgraph.prebuilt",
     "BaseStore": "nbgraph.store",

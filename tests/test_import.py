@@ -35,7 +35,7 @@ REQUIRED_NAMES = [
     "EmptyInputError",
 ]
 
-HEAVY_MODULES = ["pandas", "graphviz", "ipywidgets", "langchain_core"]
+HEAVY_MODULES = ["pandas", "graphviz", "ipywidgets", "langchain_core", "tqdm", "distributed"]
 
 ON_FIRST_USE_MODULES = [
     "pydantic",

@@ -5,13 +5,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.app import CompiledGraph
 from nbgraph.engine.drive import STEP_MODE, drive
 from nbgraph.engine.runlog import RunLog
 from nbgraph.notebook.run import Run
 from nbgraph.views.drawable import DrawableGraph
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+    from nbgraph.notebook.runs import Runs
 
 
 class CompiledStateGraph(CompiledGraph):
@@ -91,6 +97,64 @@ class CompiledStateGraph(CompiledGraph):
         from nbgraph.notebook.stepper import Stepper
 
         return Stepper(self, input, config, kwargs)
+
+    def run_many(
+        self,
+        inputs: Iterable[Any],
+        config: dict[str, Any] | None = None,
+        *,
+        executor: Executor | None = None,
+        progress: bool = True,
+        max_in_flight: int | None = None,
+        thread_prefix: str | None = None,
+        graph: str | None = None,
+        chunk_size: int | None = None,
+    ) -> Runs:
+        """Run the graph once per input and return the recorded `Runs`, in input order.
+
+        A failing input never stops the others: its run is recorded as failed with its
+        error (so is an input whose worker died: the cause is its error).
+
+        Args:
+            inputs: an iterable of inputs, one per run.
+            config: the config of every run (with a checkpointer, each run gets its own
+                thread id, `f"{thread_prefix}-{i}"`).
+            executor: any `concurrent.futures.Executor`; default: a thread pool sized for
+                the machine. A `ProcessPoolExecutor`, or a Dask cluster's
+                `distributed.Client(...).get_executor()`, gets the graph by reference or
+                pickled (see `graph`) and sends each run back as run JSON; the workers
+                must be able to import nbgraph and the graph's functions.
+            progress: show a progress bar (tqdm: a widget in a notebook, text elsewhere).
+            max_in_flight: at most this many runs submitted and not yet finished
+                (default: all at once).
+            thread_prefix: with a checkpointer, the thread ids' prefix (default: the
+                config's thread id, else `"run"`).
+            graph: for processes and Dask, `"module:attribute"` naming this graph in a
+                module the workers import (needed when the graph has a checkpointer or
+                functions that do not pickle); default: found if the graph is a global of
+                an imported module, else the graph is pickled.
+            chunk_size: for processes and Dask, runs sent to a worker as one task
+                (default: about a 64th of the batch, 1 to 50); a worker that dies fails
+                the runs of its task. Threads take one run at a time.
+
+        Raises:
+            TypeError: `inputs` is not an iterable of inputs, or `executor` no executor.
+            GraphShippingError: the graph cannot be sent to the workers (naming the node).
+            ExecutorRejectedError: the executor refused the first run.
+        """
+        from nbgraph.notebook.many import run_many
+
+        return run_many(
+            self,
+            inputs,
+            config,
+            executor=executor,
+            progress=progress,
+            max_in_flight=max_in_flight,
+            thread_prefix=thread_prefix,
+            graph=graph,
+            chunk_size=chunk_size,
+        )
 
     def get_graph(self, config: Any = None, *, xray: int | bool = False) -> DrawableGraph:
         """The graph as LangGraph's `get_graph()` gives it: `.nodes`, `.edges`,

@@ -1,0 +1,96 @@
+"""`app.run_many` on a real Dask `LocalCluster` with two worker processes (the `dask` extra:
+`distributed`): results, order, failures, complete records, a graph sent by value
+(cloudpickle: lambdas too) and a worker killed mid-batch."""
+
+from __future__ import annotations
+
+import operator
+import os
+from typing import Annotated, TypedDict
+
+import pytest
+
+from nbgraph import START, StateGraph
+
+distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
+
+pytestmark = pytest.mark.slow
+
+
+class State(TypedDict):
+    x: int
+    pid: int
+    log: Annotated[list, operator.add]
+
+
+def step(state: State) -> dict:
+    if state["x"] == 3:
+        raise ValueError("three is not allowed")
+    return {"x": state["x"] + 10, "pid": os.getpid(), "log": ["step"]}
+
+
+def route(state: State) -> str:
+    return "even" if state["x"] % 2 == 0 else "odd"
+
+
+def die_on_two(state: State) -> dict:
+    if state["x"] == 2:
+        os._exit(7)
+    return {"log": ["survived"]}
+
+
+def build(first=step):
+    return (
+        StateGraph(State)
+        .add_node("step", first)
+        .add_node("even", lambda s: {"log": ["even"]})
+        .add_node("odd", lambda s: {"log": ["odd"]})
+        .add_edge(START, "step")
+        .add_conditional_edges("step", route, ["even", "odd"])
+        .compile()
+    )
+
+
+DYING = StateGraph(State).add_node("die", die_on_two).add_edge(START, "die").compile()
+
+
+@pytest.fixture(scope="module")
+def client():
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        with cluster, distributed.Client(cluster) as client:
+            yield client
+
+
+def test_dask_runs_come_back_in_order_with_their_records(client):
+    app = build()  # lambdas, defined here: Dask sends the graph by value with cloudpickle
+    inputs = [{"x": i, "pid": 0, "log": []} for i in range(8)]
+    runs = app.run_many(inputs, executor=client.get_executor(), progress=False)
+    assert len(runs) == 8 and [run.log.input["x"] for run in runs] == list(range(8))
+    assert [run.status for run in runs] == ["done"] * 3 + ["failed"] + ["done"] * 4
+    assert str(runs[3].error) == "three is not allowed"
+    assert runs[4].output["log"] == ["step", "even"] and runs[5].output["log"] == ["step", "odd"]
+    assert list(runs.paths()["count"]) == [4, 3, 1]
+    pids = {run.output["pid"] for run in runs if run.status == "done"}
+    assert os.getpid() not in pids  # they ran in the worker processes
+    for run in runs:  # complete records: tasks, effects, the state tree
+        if run.status == "done":
+            assert list(run.steps["node"]) == ["step", run.output["log"][1]]
+            assert run.state_at(("step", 0))["x"] == run.log.input["x"]
+    assert runs[0].log.graph is app.spec  # read back with this graph's functions
+
+
+def test_a_killed_dask_worker_fails_its_run_and_keeps_the_rest(client):
+    inputs = [{"x": i, "pid": 0, "log": []} for i in range(5)]
+    runs = DYING.run_many(inputs, executor=client.get_executor(), progress=False, max_in_flight=2)
+    assert runs[2].status == "failed" and runs[2].log.input == inputs[2]
+    assert type(runs[2].error).__name__ == "KilledWorker"
+    for run in runs:  # the dead worker's runs fail with the cause; the others are kept
+        if run.status == "failed":
+            assert type(run.error).__name__ == "KilledWorker", run.error
+        else:
+            assert run.output["log"] == ["survived"]
+    assert "done" in (runs[0].status, runs[1].status)  # (one ended before input 2 was sent)
