@@ -95,6 +95,7 @@ def step_tasks(
     triggers: Triggers,
     *,
     head: bool,
+    origins: list[tuple[Task, Any]] | None = None,
 ) -> list[tuple[Task, list[tuple[str, Any]]]]:
     """The tasks LangGraph ran from one checkpoint, in write order, each with its raw writes.
 
@@ -107,6 +108,8 @@ def step_tasks(
         triggers: what earlier steps started (consumed as the tasks are read).
         head: the thread's last checkpoint: keep its errors and interrupts (a task that ran
             again after an error or an interrupt and finished shows only what it wrote).
+        origins: if given, gets `(task, planned PregelTask)` for each task made (its
+            LangGraph id and the namespace of a subgraph it ran).
     """
     ran = [t for t in planned if t.id in writes or (head and (t.error or t.interrupts))]
     ran.sort(key=lambda t: path_key(tuple(t.path[:3])))
@@ -128,6 +131,8 @@ def step_tasks(
         else:
             task.triggers = triggers.take(task.node)
         out.append((task, raw))
+        if origins is not None:
+            origins.append((task, planned_task))
     return out
 
 
