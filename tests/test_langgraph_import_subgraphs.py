@@ -6,7 +6,9 @@ nbgraph, and each thread imported from LangGraph agrees with nbgraph's record of
 from its saver (`Run.from_checkpointer`), subruns included (effects, steps, final state).
 """
 
+import contextlib
 import operator
+import re
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -173,3 +175,149 @@ def test_a_subgraph_that_keeps_no_checkpoints_is_said():
     assert run.output == {"log": ["x"]}
     assert run.subruns == []
     assert any("'sub'" in w and "checkpointer=False" in w for w in run.warnings)
+
+
+# --- every differential program: each top-level call recorded on both ----------------------
+
+
+class Recorder:
+    """While a program runs, every top-level call of a compiled app that has no checkpointer
+    of its own is recorded: on LangGraph it runs with an `InMemorySaver` on a fresh thread
+    (`import-<n>`) and the thread is imported right after (`Run.from_langgraph`); on nbgraph
+    the call's own record is kept (`app.last_run`, subruns included). Calls inside a run
+    (subgraphs) pass through. `records` holds, per call, the run or why there is none."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.records: list[Any] = []
+
+    @contextlib.contextmanager
+    def on_langgraph(self) -> Any:
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.pregel import Pregel
+
+        stream, astream, recorder = Pregel.stream, Pregel.astream, self
+
+        def own(app: Any, config: Any) -> Any:
+            if recorder.depth or app.checkpointer is not None:
+                return None
+            app.checkpointer = InMemorySaver()
+            config = dict(config or {})
+            thread = f"import-{len(recorder.records)}"
+            config["configurable"] = {**config.get("configurable", {}), "thread_id": thread}
+            return config
+
+        def done(app: Any, config: Any) -> None:
+            try:
+                recorder.records.append(nbgraph.Run.from_langgraph(app, config))
+            except nbgraph.LangGraphHistoryError as exc:
+                recorder.records.append(f"no history: {exc}")
+            finally:
+                app.checkpointer = None
+
+        def recorded_stream(app, input, config=None, **kwargs):
+            config_ = own(app, config)
+            recorder.depth += 1
+            try:
+                yield from stream(app, input, config_ or config, **kwargs)
+            finally:
+                recorder.depth -= 1
+                if config_ is not None:
+                    done(app, config_)
+
+        async def recorded_astream(app, input, config=None, **kwargs):
+            config_ = own(app, config)
+            recorder.depth += 1
+            try:
+                async for chunk in astream(app, input, config_ or config, **kwargs):
+                    yield chunk
+            finally:
+                recorder.depth -= 1
+                if config_ is not None:
+                    done(app, config_)
+
+        Pregel.stream, Pregel.astream = recorded_stream, recorded_astream
+        try:
+            yield self
+        finally:
+            Pregel.stream, Pregel.astream = stream, astream
+
+    @contextlib.contextmanager
+    def on_nbgraph(self) -> Any:
+        from nbgraph.engine.app import CompiledGraph
+
+        running, recorder = CompiledGraph._running, self
+
+        @contextlib.contextmanager
+        def recorded_running(app, run):
+            top = recorder.depth == 0 and app.checkpointer is None
+            recorder.depth += 1
+            try:
+                with running(app, run):
+                    yield
+            finally:
+                recorder.depth -= 1
+                if top:
+                    recorder.records.append(app.last_run)
+
+        CompiledGraph._running = recorded_running
+        try:
+            yield self
+        finally:
+            CompiledGraph._running = running
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def by_structure(view: Any) -> Any:
+    """A view with each uuid (message and tool-call ids) named by its first appearance."""
+    labels: dict[str, str] = {}
+    text = repr(view)
+    return _UUID.sub(lambda m: labels.setdefault(m.group(), f"<id{len(labels)}>"), text)
+
+
+def recorded_calls(program: Any, lg_api: Any, nb_api: Any) -> list[tuple[Any, Any]]:
+    """The program run on both; its top-level calls paired: `(imported, nbgraph's run)`."""
+    lg, nb = Recorder(), Recorder()
+    with lg.on_langgraph(), contextlib.suppress(Exception):
+        program(lg_api)
+    with nb.on_nbgraph(), contextlib.suppress(Exception):
+        program(nb_api)
+    assert len(lg.records) == len(nb.records), (lg.records, nb.records)
+    return list(zip(lg.records, nb.records, strict=True))
+
+
+def call_differences(program: Any, lg_api: Any, nb_api: Any) -> list[list[str]]:
+    """Per top-level call, the keys of `deep_view` that differ (ids by structure)."""
+    found = []
+    for imported, ours in recorded_calls(program, lg_api, nb_api):
+        if isinstance(imported, str):
+            found.append([imported.split(":")[0]])
+            continue
+        a, b = input_rows_sorted(deep_view(imported)), input_rows_sorted(deep_view(ours))
+        keys = deep_differences(a, b)
+        found.append([k for k in keys if by_structure(_at(a, k)) != by_structure(_at(b, k))])
+    return found
+
+
+def input_rows_sorted(view: dict) -> dict:
+    """A `deep_view` with each subrun's step-0 effect rows (its input, one row per field)
+    sorted by field: a subgraph's input fields are written in the parent's field order on
+    nbgraph and in LangGraph's channel order on LangGraph (same writes, rows in another
+    order)."""
+    subruns = []
+    for task, sub in view["subruns"]:
+        sub = input_rows_sorted(sub)
+        head = sorted(row for row in sub["effects"] if row[0] == "0")
+        sub["effects"] = head + [row for row in sub["effects"] if row[0] != "0"]
+        subruns.append((task, sub))
+    return {**view, "subruns": subruns}
+
+
+def _at(view: dict, key: str) -> Any:
+    """The part of a `deep_view` a `deep_differences` key names."""
+    where, _, name = key.rpartition(":")
+    for task in where.split("/")[1:]:
+        view = dict(view["subruns"])[task]
+    return view[name] if name != "subruns" else [t for t, _ in view["subruns"]]

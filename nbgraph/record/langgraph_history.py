@@ -221,11 +221,31 @@ def _check_values(log: RunLog, step: StepLog, values: dict[str, Any], child: Che
             step.afters = {**(step.afters or {}), name: isolate(shown[name])}
             values[name] = isolate(shown[name])
             if not _differs(_without_ids(ours), _without_ids(shown[name])):
+                _adopt_ids(step, name, ours, shown[name])
                 continue  # message ids LangGraph made as it folded: kept, nothing else differs
             log.warnings.append(
                 f"step {step.step}: folding the writes to {name!r} through its reducer does "
                 "not give LangGraph's value; the record shows LangGraph's."
             )
+
+
+def _adopt_ids(step: StepLog, name: str, ours: Any, theirs: Any) -> None:
+    """The ids our fold gave messages that LangGraph's fold gave other ids: the step's
+    writes to `name` take LangGraph's (a message written without an id shows the id
+    LangGraph's reducer gave it, as in nbgraph's own record)."""
+    if not isinstance(ours, list) or not isinstance(theirs, list):
+        return
+    renamed = {
+        a.id: b.id
+        for a, b in zip(ours, theirs, strict=False)
+        if getattr(a, "id", None) and getattr(b, "id", None) and a.id != b.id
+    }
+    for task in step.tasks:
+        for written, value in task.writes:
+            items = value if isinstance(value, list) else [value]
+            for item in items if written == name else ():
+                if getattr(item, "id", None) in renamed:
+                    item.id = renamed[item.id]
 
 
 def _without_ids(value: Any) -> Any:

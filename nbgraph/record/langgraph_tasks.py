@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.tasks import Task
+from nbgraph.engine.tasks import Task, prepared
 from nbgraph.errors import NbgraphError
 from nbgraph.types import Interrupt, Overwrite, Send
 
@@ -141,10 +141,12 @@ def make_task(
     name: str | None = None,
 ) -> Task:  # fmt: skip
     """One task from its raw channel writes: its field writes (LangGraph's `Overwrite` as
-    nbgraph's), its routes (`branch:to:` writes off its static edges, and its `Send`s), and
-    on the thread's last checkpoint its error and interrupts; named `name` or as planned."""
+    nbgraph's; through the field's `prepare`, so messages are kept as nbgraph's record keeps
+    them), its routes (`branch:to:` writes off its static edges, and its `Send`s), and on the
+    thread's last checkpoint its error and interrupts; named `name` or as planned."""
     task = Task(step, index, name or planned.name)
-    task.writes = [(c, field_value(v)) for c, v in raw if c in spec.fields]
+    fields = spec.fields
+    task.writes = [(c, prepared(fields[c], field_value(v))) for c, v in raw if c in fields]
     static = spec.edges.get(task.node, ())
     routes: list[Any] = []
     for channel, value in raw:
