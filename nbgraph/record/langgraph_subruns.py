@@ -12,7 +12,8 @@ Not imported, and said in `run.warnings`: a subgraph compiled with `checkpointer
 one namespace per node spans every run of the parent) or `checkpointer=False` (no
 checkpoints). A graph a node's function runs is imported when LangGraph detects it as the
 node's subgraph (`get_subgraphs()`: a compiled graph the function refers to); one it does
-not detect keeps checkpoints that cannot be read without its graph, and is not imported.
+not detect (one built inside the function) keeps checkpoints that cannot be read without
+its graph: not imported, and said too.
 """
 
 from __future__ import annotations
@@ -24,9 +25,14 @@ from nbgraph.record.langgraph_graph import LangGraphHistoryError
 
 
 def attach_langgraph_subruns(
-    log: Any, origins: list[tuple[Any, Any]], root: Any, graph: Any, build: Callable[..., Any]
+    log: Any,
+    origins: list[tuple[Any, Any]],
+    root: Any,
+    graph: Any,
+    build: Callable[..., Any],
+    namespaces: list[str] | None = None,
 ) -> None:
-    """Put on each task of `log` the imported run of the subgraph it ran, if any.
+    """Put on each task of `log` the imported runs of the subgraphs it ran, if any.
 
     Args:
         log: the imported `RunLog` of one namespace.
@@ -35,26 +41,36 @@ def attach_langgraph_subruns(
         graph: the graph `log` is a run of (the root, or a subgraph).
         build: `langgraph_history.thread_log`, called as
             `build(subgraph, checkpoints, thread_id, None, origins)`.
+        namespaces: the thread's checkpoint namespaces (read from the checkpointer if None).
     """
+    thread_id = str(log.config["configurable"]["thread_id"])
+    here = str(log.config["configurable"].get("checkpoint_ns", ""))
+    if namespaces is None:
+        namespaces = _namespaces(root, thread_id)
     subgraphs = _subgraphs(graph)
-    namespaces: list[str] | None = None
-    for task, planned in origins:
-        ns = _namespace(planned)
+    for task, planned in origins if namespaces != [""] else ():  # (else no subgraph kept one)
+        ns = _namespace(planned) or _join(here, f"{task.node}:{planned.id}")
         sub = subgraphs.get(task.node)
-        if ns is None or sub is None or task.subruns:
-            continue
-        if getattr(sub, "checkpointer", None) is True:
+        if sub is not None and getattr(sub, "checkpointer", None) is True:
             _warn(log, _NOT_IMPORTED.format(node=task.node, why=_OWN_THREAD))
-            continue
-        thread_id = str(planned.state["configurable"]["thread_id"])
-        if namespaces is None:
-            namespaces = _namespaces(root, thread_id)
-        runs = [_subrun(root, sub, thread_id, part, build) for part in _runs_of(ns, namespaces)]
-        task.subruns = [run for run in runs if run is not None]
+        elif ns in namespaces and sub is None:
+            _warn(log, _NOT_IMPORTED.format(node=task.node, why=_UNDETECTED))
+        elif ns in namespaces and not task.subruns:
+            runs = [
+                _subrun(root, sub, thread_id, n, build, namespaces)
+                for n in _runs_of(ns, namespaces)
+            ]
+            task.subruns = [run for run in runs if run is not None]
     _note_unkept(log, graph, subgraphs)
 
 
-def _subrun(root: Any, sub: Any, thread_id: str, ns: str, build: Callable[..., Any]) -> Any:
+def _join(outer: str, part: str) -> str:
+    return f"{outer}|{part}" if outer else part
+
+
+def _subrun(
+    root: Any, sub: Any, thread_id: str, ns: str, build: Callable[..., Any], namespaces: list[str]
+) -> Any:
     """The imported run kept under namespace `ns` (None: it kept no checkpoint)."""
     from nbgraph.record.langgraph_history import read_checkpoints
 
@@ -66,7 +82,7 @@ def _subrun(root: Any, sub: Any, thread_id: str, ns: str, build: Callable[..., A
     inner: list[tuple[Any, Any]] = []
     sublog = build(sub, found, thread_id, None, inner)
     sublog.config = thread
-    attach_langgraph_subruns(sublog, inner, root, sub, build)
+    attach_langgraph_subruns(sublog, inner, root, sub, build, namespaces)
     return sublog
 
 
@@ -94,6 +110,12 @@ _NOT_IMPORTED = "node {node!r} runs a LangGraph subgraph whose own steps are not
 _OWN_THREAD = (
     "it was compiled with checkpointer=True, so its checkpoints (namespace = the node's "
     "name) span every run of the parent thread; its writes to this graph are imported."
+)
+_UNDETECTED = (
+    "LangGraph does not detect the graph it runs as its subgraph (get_subgraphs(): one "
+    "built inside the node's function, say), so its checkpoints cannot be read with its own "
+    "graph; its writes to this graph are imported. Build the graph once, outside the "
+    "function, to have it imported."
 )
 _NO_CHECKPOINTS = (
     "it was compiled with checkpointer=False, so LangGraph kept no checkpoints of it; its "
