@@ -43,7 +43,7 @@ setup_python() {
 case "${1:-}" in
     lab)
         need_system_packages lab
-        setup_python lab,langchain  # notebook 07 runs a langchain chat model
+        setup_python lab,langchain,langgraph  # notebook 07 runs a langchain chat model, 08 LangGraph
         lab_args=()
         if [ "$(id -u)" = 0 ]; then
             lab_args+=(--allow-root)  # Jupyter refuses root without it (a fresh VM, a container)

@@ -828,3 +828,8 @@ def test_the_proofs_count():
     differential = [i for i in differential if NOT_AGREEING.get(i, ([], ""))[1] is not NBGRAPH_ONLY]
     agree = [i for i in differential if i not in NOT_AGREEING]
     assert (len(PROGRAMS_ALL), len(differential), len(agree)) == (216, 179, 123)
+    reasons = [why for _, why in NOT_AGREEING.values()]
+    counts = {why: reasons.count(why) for why in (APPLY, PARENT, SAVER_RECORD, PAIRING)}
+    assert list(counts.values()) == [18, 6, 16, 8]
+    threads = (len(sc.PROGRAMS), len(SUBGRAPH_HISTORY_CANNOT_TELL), len(CANNOT_IMPORT))
+    assert threads == (15, 2, 1)
