@@ -511,7 +511,7 @@ def test_a_thread_paused_by_interrupt_agrees_with_nbgraphs_paused_run(with_side)
     assert [(t.node, t.interrupts[0].value) for t in asked] == [("ask", "name?")]
 
 
-def test_a_subgraph_node_is_imported_as_a_node_and_said_so():
+def test_a_subgraph_node_is_imported_with_its_subrun():
     pytest.importorskip("langgraph")
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import START, StateGraph
@@ -529,8 +529,11 @@ def test_a_subgraph_node_is_imported_as_a_node_and_said_so():
     app.invoke({"log": []}, THREAD)
     run = nbgraph.Run.from_langgraph(app, THREAD)
     assert run.output == {"log": ["x"]}
-    assert run.subruns == []
-    assert any("'sub' runs a LangGraph subgraph" in note for note in run.warnings)
+    (sub,) = run.subruns
+    assert (sub.parent, sub.task, sub.status) == (run, "1:0:sub", "done")
+    assert sub.output == {"log": ["x"]}
+    assert list(sub.steps.node) == ["x"]
+    assert not [note for note in run.warnings if "subgraph" in note]
 
 
 def test_a_thread_named_by_a_uuid():

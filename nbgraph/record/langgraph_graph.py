@@ -162,8 +162,23 @@ def _reducer(operator: Any) -> Reducer:
     if module == "langgraph.graph.message" and operator.__name__.endswith("add_messages"):
         from nbgraph.messages import add_messages
 
-        return Reducer(reducer_from_callable(add_messages).name, operator)
+        name = reducer_from_callable(add_messages).name
+        return Reducer(name, operator, prepare=langchain_with_ids)
     return reducer_from_callable(operator)
+
+
+def langchain_with_ids(value: Any) -> Any:
+    """A messages write as nbgraph's record keeps it (`with_ids`): langchain messages, each
+    with an id (a fresh one where it had none; the import then gives the ids LangGraph's
+    reducer gave). A value that is not messages is kept as written."""
+    from nbgraph.messages.langchain_messages import lc_as_messages, lc_with_id
+
+    if value is None:
+        return value
+    try:
+        return [lc_with_id(m) for m in lc_as_messages(value, "write")]
+    except Exception:  # LangGraph refused it too (its history keeps the error)
+        return value
 
 
 KNOWN_CHANNELS = ("BinaryOperatorAggregate", "LastValue", "EphemeralValue", "Topic")

@@ -64,15 +64,31 @@ class Checkpoints:
 
 def log_from_langgraph(app: Any, config: Any) -> RunLog:
     """The `RunLog` of a LangGraph thread, from its first checkpoint to the config's
-    checkpoint (default: the latest).
+    checkpoint (default: the latest), with the runs of its subgraphs on the tasks that ran
+    them (`Task.subruns`, read from their namespaces: `record.langgraph_subruns`).
 
     Raises:
         NotALangGraphError: `app` is not a compiled LangGraph graph.
         LangGraphHistoryError: no checkpointer, no thread id, no checkpoints, no task results.
     """
+    from nbgraph.record.langgraph_subruns import attach_langgraph_subruns
+
     check_langgraph_app(app, "Run.from_langgraph")
     thread_id, head_id, thread = _thread(app, config)
     found = read_checkpoints(app, thread, thread_id)
+    origins: list[tuple[Any, Any]] = []
+    log = thread_log(app, found, thread_id, head_id, origins)
+    attach_langgraph_subruns(log, origins, app, app, thread_log)
+    return log
+
+
+def thread_log(
+    graph: Any, found: dict[str, Checkpoint], thread_id: str, head_id: str | None,
+    origins: list[tuple[Any, Any]] | None = None,
+) -> RunLog:  # fmt: skip
+    """The `RunLog` of one namespace's checkpoints `found` (newest first) run by `graph`
+    (the thread's graph, or a subgraph's), ending at `head_id` (default: the newest);
+    `origins` gets each task with the LangGraph task it was read from."""
     if head_id is not None and head_id not in found:
         raise LangGraphHistoryError(
             f"Thread {thread_id!r} has no checkpoint {head_id!r} ({len(found)} checkpoints)."
@@ -82,28 +98,16 @@ def log_from_langgraph(app: Any, config: Any) -> RunLog:
     while chain[-1].parent_id in found:
         chain.append(found[chain[-1].parent_id])
     chain.reverse()
-    spec = spec_from_langgraph(app)
+    spec = spec_from_langgraph(graph)
     log = RunLog(spec, {}, {"configurable": {"thread_id": thread_id}})
-    log.warnings.extend(channel_notes(app))
-    _fill(log, chain)
+    log.warnings.extend(channel_notes(graph))
+    _fill(log, chain, origins)
     on_chain = {c.checkpoint_id for c in chain}
     log.branches = [c for c in reversed(found.values()) if c.checkpoint_id not in on_chain]
     for record in log.branches:
         record.payload = {"tasks": _fork_tasks(record, found, spec)}
     log.source = Checkpoints(found)
-    _note_subgraphs(log, app)
     return log
-
-
-def _note_subgraphs(log: RunLog, app: Any) -> None:
-    """Say which nodes that ran are LangGraph subgraphs: their inside is not imported."""
-    ran = {task.node for task in log.tasks()}
-    for name, node in app.builder.nodes.items():
-        if name in ran and hasattr(getattr(node, "runnable", None), "get_state_history"):
-            log.warnings.append(
-                f"node {name!r} runs a LangGraph subgraph: its writes to this graph are "
-                "imported, its own steps are not yet (run.subruns is empty)."
-            )
 
 
 def _thread(app: Any, config: Any) -> tuple[str, str | None, dict[str, Any]]:
@@ -167,7 +171,7 @@ _NO_RESULTS = (
 )
 
 
-def _fill(log: RunLog, chain: list[Checkpoint]) -> None:
+def _fill(log: RunLog, chain: list[Checkpoint], origins: list | None = None) -> None:
     """Steps, input, status and final values of the chain (oldest first)."""
     spec = log.graph
     triggers = Triggers(frozenset(name for name, node in spec.nodes.items() if node.defer))
@@ -182,7 +186,9 @@ def _fill(log: RunLog, chain: list[Checkpoint]) -> None:
             log.warnings.extend(notes)
         else:
             step = child.step if child is not None else here.step + 1
-            made = step_tasks(step, planned, here.writes, spec, triggers, head=child is None)
+            made = step_tasks(
+                step, planned, here.writes, spec, triggers, head=child is None, origins=origins
+            )
         if not made:
             continue
         if here.step == -1 and here.source == "input" and not log.steps:
@@ -215,11 +221,31 @@ def _check_values(log: RunLog, step: StepLog, values: dict[str, Any], child: Che
             step.afters = {**(step.afters or {}), name: isolate(shown[name])}
             values[name] = isolate(shown[name])
             if not _differs(_without_ids(ours), _without_ids(shown[name])):
+                _adopt_ids(step, name, ours, shown[name])
                 continue  # message ids LangGraph made as it folded: kept, nothing else differs
             log.warnings.append(
                 f"step {step.step}: folding the writes to {name!r} through its reducer does "
                 "not give LangGraph's value; the record shows LangGraph's."
             )
+
+
+def _adopt_ids(step: StepLog, name: str, ours: Any, theirs: Any) -> None:
+    """The ids our fold gave messages that LangGraph's fold gave other ids: the step's
+    writes to `name` take LangGraph's (a message written without an id shows the id
+    LangGraph's reducer gave it, as in nbgraph's own record)."""
+    if not isinstance(ours, list) or not isinstance(theirs, list):
+        return
+    renamed = {
+        a.id: b.id
+        for a, b in zip(ours, theirs, strict=False)
+        if getattr(a, "id", None) and getattr(b, "id", None) and a.id != b.id
+    }
+    for task in step.tasks:
+        for written, value in task.writes:
+            items = value if isinstance(value, list) else [value]
+            for item in items if written == name else ():
+                if getattr(item, "id", None) in renamed:
+                    item.id = renamed[item.id]
 
 
 def _without_ids(value: Any) -> Any:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.tasks import Task
+from nbgraph.engine.tasks import Task, prepared
 from nbgraph.errors import NbgraphError
 from nbgraph.types import Interrupt, Overwrite, Send
 
@@ -95,6 +95,7 @@ def step_tasks(
     triggers: Triggers,
     *,
     head: bool,
+    origins: list[tuple[Task, Any]] | None = None,
 ) -> list[tuple[Task, list[tuple[str, Any]]]]:
     """The tasks LangGraph ran from one checkpoint, in write order, each with its raw writes.
 
@@ -107,6 +108,8 @@ def step_tasks(
         triggers: what earlier steps started (consumed as the tasks are read).
         head: the thread's last checkpoint: keep its errors and interrupts (a task that ran
             again after an error or an interrupt and finished shows only what it wrote).
+        origins: if given, gets `(task, planned PregelTask)` for each task made (its
+            LangGraph id and the namespace of a subgraph it ran).
     """
     ran = [t for t in planned if t.id in writes or (head and (t.error or t.interrupts))]
     ran.sort(key=lambda t: path_key(tuple(t.path[:3])))
@@ -128,6 +131,8 @@ def step_tasks(
         else:
             task.triggers = triggers.take(task.node)
         out.append((task, raw))
+        if origins is not None:
+            origins.append((task, planned_task))
     return out
 
 
@@ -136,10 +141,12 @@ def make_task(
     name: str | None = None,
 ) -> Task:  # fmt: skip
     """One task from its raw channel writes: its field writes (LangGraph's `Overwrite` as
-    nbgraph's), its routes (`branch:to:` writes off its static edges, and its `Send`s), and
-    on the thread's last checkpoint its error and interrupts; named `name` or as planned."""
+    nbgraph's; through the field's `prepare`, so messages are kept as nbgraph's record keeps
+    them), its routes (`branch:to:` writes off its static edges, and its `Send`s), and on the
+    thread's last checkpoint its error and interrupts; named `name` or as planned."""
     task = Task(step, index, name or planned.name)
-    task.writes = [(c, field_value(v)) for c, v in raw if c in spec.fields]
+    fields = spec.fields
+    task.writes = [(c, prepared(fields[c], field_value(v))) for c, v in raw if c in fields]
     static = spec.edges.get(task.node, ())
     routes: list[Any] = []
     for channel, value in raw:
