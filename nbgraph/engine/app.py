@@ -18,12 +18,20 @@ from nbgraph.engine.config import run_config
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.habits import RunnableHabits
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
+from nbgraph.engine.namespaces import (
+    aforward,
+    forward,
+    inherit_relay,
+    namespace_of_caller,
+    namespaced,
+    open_relay,
+    with_namespaces,
+)
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.root_state import is_root, root_chunks, root_output
 from nbgraph.engine.runlog import RunLog
 from nbgraph.engine.runtime import inherited, start_runtime
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
-from nbgraph.engine.streams import refuse_subgraphs
 from nbgraph.engine.subruns import keep_subrun, pass_pause_up
 from nbgraph.engine.tasks import Task, absorb_output
 from nbgraph.errors import GraphBuildError
@@ -170,6 +178,7 @@ class CompiledGraph(RunnableHabits):
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         keep_subrun(run.log)  # (a graph run inside a node: its log goes on that task)
+        run.namespace = namespace_of_caller()  # (LangGraph's checkpoint namespace)
         return run
 
     @contextlib.contextmanager
@@ -211,9 +220,13 @@ class CompiledGraph(RunnableHabits):
             Exception: whatever a node raised, with a note naming the node and step.
         """
         run = self._start(config, kwargs)
+        modes = inherit_relay(run) if run.namespace else frozenset()
         with self._running(run):
-            for _ in drive(run, input, frozenset()):  # (warnings point at the caller)
-                pass
+            if modes:  # (inside a node of a streamed run: its chunks go to that stream)
+                forward(run, drive(run, input, modes), root_chunks(self.spec))
+            else:
+                for _ in drive(run, input, modes):  # (warnings point at the caller)
+                    pass
         pass_pause_up(run)
         return _with_interrupts(run)
 
@@ -235,26 +248,37 @@ class CompiledGraph(RunnableHabits):
                 models called in nodes, and messages nodes return; needs langchain_core),
                 or a list of them (then `(mode, chunk)` pairs are yielded).
 
-        Raises:
-            InvalidArgumentError: `subgraphs=True` (not supported yet).
+            subgraphs: also stream the chunks of the graphs run inside nodes (subgraphs, and
+                graphs a node's function invokes), each chunk as `(namespace, chunk)` or
+                `(namespace, mode, chunk)`, LangGraph's namespaces (`()` for this graph,
+                `("node:<task id>",)` for a graph run inside node `node`, deeper for deeper
+                graphs; see `nbgraph.engine.namespaces`).
         """
-        refuse_subgraphs(kwargs, "stream")
+        subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
+        open_relay(run, modes, subgraphs)
         shape = root_chunks(self.spec)
         with self._running(run), contextlib.closing(drive(run, input, modes)) as chunks:
-            for mode, chunk in chunks:  # (closed before the claim goes, if the caller stops)
-                if shape is not None:
-                    chunk = shape(mode, chunk)
-                yield chunk if single else (mode, chunk)
+            if subgraphs:  # (closed before the claim goes, if the caller stops)
+                yield from with_namespaces(chunks, shape, single)
+            else:
+                for mode, chunk in chunks:
+                    if shape is not None:
+                        chunk = shape(mode, chunk)
+                    yield chunk if single else (mode, chunk)
         pass_pause_up(run)
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
         run = self._start(config, kwargs)
+        modes = inherit_relay(run) if run.namespace else frozenset()
         with self._running(run):
-            async for _ in adrive(run, input, frozenset()):
-                pass
+            if modes:  # (inside a node of a streamed run: its chunks go to that stream)
+                await aforward(run, adrive(run, input, modes), root_chunks(self.spec))
+            else:
+                async for _ in adrive(run, input, frozenset()):
+                    pass
         pass_pause_up(run)
         return _with_interrupts(run)
 
@@ -266,15 +290,19 @@ class CompiledGraph(RunnableHabits):
         stream_mode: str | Sequence[str] | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
-        """`stream` on the event loop."""
-        refuse_subgraphs(kwargs, "astream")
+        """`stream` on the event loop (`subgraphs=True` too)."""
+        subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
+        open_relay(run, modes, subgraphs)
         shape = root_chunks(self.spec)
         with self._running(run):
             chunks = adrive(run, input, modes)
             try:
                 async for mode, chunk in chunks:
+                    if subgraphs:
+                        yield namespaced(mode, chunk, shape, single)
+                        continue
                     if shape is not None:
                         chunk = shape(mode, chunk)
                     yield chunk if single else (mode, chunk)
