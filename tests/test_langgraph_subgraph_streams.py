@@ -54,7 +54,9 @@ def both(program, *args) -> tuple[Any, Any]:
     return program(langgraph_api(), *args), program(nbgraph_api(), *args)
 
 
-_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32}")
+_ID = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\b[0-9a-f]{16,32}\b"
+)  # (uuids; interrupt ids: 32 hex digits on LangGraph, 16 on nbgraph)
 _DROPPED = ("lc_versions",)  # (the langchain_core version: the same package on both)
 
 
@@ -289,6 +291,52 @@ def interrupt_program(api, stream_mode):
 @pytest.mark.parametrize("stream_mode", ["updates", "values", ["updates", "values"]])
 def test_an_interrupt_inside_a_subgraph_streams_as_on_langgraph(stream_mode):
     lg, nb = both(interrupt_program, stream_mode)
+    assert nb == lg
+
+
+def tasks_program(api, stream_mode, in_function):
+    """`tasks` (with other modes): each task's start and result; the ids match the
+    namespaces of the subgraphs the tasks ran."""
+    graph = three_levels_graph(api, in_function)
+    config = {"metadata": {"who": "me"}, "tags": ["mine"]}
+    return shown(graph.stream({"g": "Bob"}, config, stream_mode=stream_mode, subgraphs=True))
+
+
+@pytest.mark.parametrize("in_function", [False, True])
+@pytest.mark.parametrize("stream_mode", ["tasks", ["tasks", "updates", "values", "custom"]])
+def test_tasks_mode_ids_are_the_namespaces_of_the_subgraphs_they_ran(stream_mode, in_function):
+    lg, nb = both(tasks_program, stream_mode, in_function)
+    assert nb == lg
+    chunks = [c if len(c) == 3 else (c[0], "tasks", c[1]) for c in nb]
+    child = next(c[2]["id"] for c in chunks if c[1] == "tasks" and c[2]["name"] == "child")
+    assert {c[0][0] for c in chunks if c[0]} == {f"child:{child}"}
+
+
+def tasks_writes_program(api):
+    """A task writing a field twice, a Send's task, an interrupt: `tasks` shows each."""
+
+    class State(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def fan(state):
+        return [api.Send("worker", {"items": ["sent"]})]
+
+    def twice(state):
+        return [api.Command(update={"items": ["a"]}), api.Command(update={"items": ["b"]})]
+
+    def ask(state):
+        return {"items": [api.interrupt("ok?")]}
+
+    graph = api.StateGraph(State).add_node("twice", twice).add_node("worker", lambda s: s)
+    graph = graph.add_node("ask", ask).add_edge(api.START, "twice")
+    graph = graph.add_conditional_edges("twice", fan).add_edge("worker", "ask")
+    graph = graph.compile(checkpointer=api.InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    return shown(graph.stream({"items": []}, config, stream_mode=["tasks", "updates"]))
+
+
+def test_tasks_mode_shows_writes_sends_and_interrupts_as_langgraph():
+    lg, nb = both(tasks_writes_program)
     assert nb == lg
 
 
