@@ -22,7 +22,6 @@ from nbgraph.engine.namespaces import (
     aforward,
     forward,
     inherit_relay,
-    namespace_of_caller,
     namespaced,
     open_relay,
     with_namespaces,
@@ -30,7 +29,7 @@ from nbgraph.engine.namespaces import (
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.root_state import is_root, root_chunks, root_output
 from nbgraph.engine.runlog import RunLog
-from nbgraph.engine.runtime import inherited, start_runtime
+from nbgraph.engine.runtime import current_task_env, inherited, start_runtime
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
 from nbgraph.engine.subruns import keep_subrun, pass_pause_up
 from nbgraph.engine.tasks import Task, absorb_output
@@ -178,7 +177,7 @@ class CompiledGraph(RunnableHabits):
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         keep_subrun(run.log)  # (a graph run inside a node: its log goes on that task)
-        run.namespace = namespace_of_caller()  # (LangGraph's checkpoint namespace)
+        run.caller = current_task_env()  # (inside a node: its namespace is the task's)
         return run
 
     @contextlib.contextmanager
@@ -220,7 +219,7 @@ class CompiledGraph(RunnableHabits):
             Exception: whatever a node raised, with a note naming the node and step.
         """
         run = self._start(config, kwargs)
-        modes = inherit_relay(run) if run.namespace else frozenset()
+        modes = inherit_relay(run) if run.caller is not None else frozenset()
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 forward(run, drive(run, input, modes), root_chunks(self.spec))
@@ -272,7 +271,7 @@ class CompiledGraph(RunnableHabits):
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
         run = self._start(config, kwargs)
-        modes = inherit_relay(run) if run.namespace else frozenset()
+        modes = inherit_relay(run) if run.caller is not None else frozenset()
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 await aforward(run, adrive(run, input, modes), root_chunks(self.spec))

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT
-from nbgraph.engine.namespaces import checkpoint_ns
+from nbgraph.engine.namespaces import checkpoint_ns, namespace_of
 from nbgraph.engine.runtime import ExecutionInfo, Runtime, enter_task, leave_task, no_op_writer
 from nbgraph.engine.store_record import RecordingStore
 from nbgraph.engine.streams import current_writer
@@ -188,7 +188,7 @@ def task_metadata(run: Any, task: Any, namespace: str) -> dict[str, Any]:
     thread_id = (config.get("configurable") or {}).get("thread_id")
     if thread_id is not None:
         metadata.setdefault("thread_id", thread_id)
-    outer = getattr(run, "namespace", ())
+    outer = namespace_of(run)
     if outer:  # (LangGraph: a subgraph's metadata names the outermost task it runs in)
         metadata.setdefault("checkpoint_ns", outer[0])
     if task.kind == "send":

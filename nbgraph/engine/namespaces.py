@@ -7,18 +7,18 @@ or invoked by the node's function), deeper for deeper graphs
 the one `stream_mode="tasks"` reports and the node's `config["configurable"]
 ["checkpoint_ns"]` ends with (that config joins the whole path with `|`).
 
-A run started inside a node takes its namespace from the calling task (`run.namespace`,
-set as it starts). When the caller streams, every task of the run carries the stream's
-`Relay` (on its writer), so a graph run inside the task finds it: with `subgraphs=True` the
-inner run streams the caller's modes and hands each chunk to the caller's queue with its
-namespace, as it comes (custom and messages chunks the moment they are written, the others
-as the inner run yields them): the caller reads them in the order LangGraph interleaves
-them, an inner run's chunks before the `updates` of the task that ran it. With
-`subgraphs=False` only the chat model handler is shared, and it sends nothing from inside
-(as LangGraph: a subgraph's tokens are not streamed; the message the node returns is).
+A run started inside a node takes its namespace from the calling task (`run.caller`, kept
+as it starts; `namespace_of(run)`). When the caller streams, every task of the run carries
+the stream's `Relay` (on its writer), so a graph run inside the task finds it: with
+`subgraphs=True` the inner run streams the caller's modes and hands each chunk to the
+caller's queue with its namespace, as it comes (custom and messages chunks the moment they
+are written, the others as the inner run yields them): the caller reads them in the order
+LangGraph interleaves them, an inner run's chunks before the `updates` of the task that ran
+it. With `subgraphs=False` only the chat model handler is shared, and it sends nothing from
+inside (as LangGraph: a subgraph's tokens are not streamed; the message the node returns is).
 
-Nothing here runs for `invoke()`: a run without a relay pays one attribute read per graph
-started inside a node.
+Nothing here runs for `invoke()` outside a streamed run: a graph started inside a node pays
+a context variable read (its writer's relay); its namespace is worked out only if asked for.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from nbgraph.engine.runtime import current_task_env
 from nbgraph.engine.streams import LIVE_MODES, LiveSink, current_writer
 
 NS_SEP = "|"
@@ -62,13 +61,13 @@ class Relay:
 
     def __init__(self, root: Any, modes: frozenset[str], subgraphs: bool) -> None:
         self.root, self.modes, self.subgraphs = root, modes, subgraphs
-        self.base = len(getattr(root, "namespace", ()))
+        self.base = len(namespace_of(root))
         self.sink: LiveSink | None = None
         self.chat: Any = None
 
     def ns(self, run: Any) -> tuple[str, ...]:
         """`run`'s namespace as the caller sees it (relative to the outermost run)."""
-        return tuple(run.namespace[self.base :])
+        return namespace_of(run)[self.base :]
 
     def inner_modes(self) -> frozenset[str]:
         """The modes a run inside streams: the caller's with `subgraphs=True`; else only
@@ -90,20 +89,25 @@ class ForwardSink(LiveSink):
         self.outer.put(mode, Nested(self.ns, chunk))
 
 
-def namespace_of_caller() -> tuple[str, ...]:
-    """The namespace of a run starting now: `()` outside a node; inside one, the calling
-    run's namespace and `"<node>:<task id>"`."""
-    env = current_task_env()
-    if env is None:
-        return ()
-    return (*getattr(env.run, "namespace", ()), f"{env.task.node}:{env.task_id}")
+def namespace_of(run: Any) -> tuple[str, ...]:
+    """A run's namespace: `()` for a run started outside a node; for one started inside a
+    node (`run.caller`, that task's environment), the calling run's namespace and
+    `"<node>:<task id>"`. Worked out the first time it is asked for (`invoke` never asks
+    unless a node reads its config's `checkpoint_ns` or the caller streams)."""
+    known = getattr(run, "namespace", None)
+    if known is not None:
+        return known
+    env = getattr(run, "caller", None)
+    namespace = () if env is None else (*namespace_of(env.run), f"{env.task.node}:{env.task_id}")
+    run.namespace = namespace
+    return namespace
 
 
 def checkpoint_ns(run: Any, node: str, task_id: str) -> str:
     """A task's checkpoint namespace string: its run's namespace and `node:task_id`,
     joined with `|` (`"outer:<id>|inner:<id>"`)."""
     own = f"{node}:{task_id}"
-    namespace = getattr(run, "namespace", ())
+    namespace = namespace_of(run)
     return NS_SEP.join((*namespace, own)) if namespace else own
 
 
