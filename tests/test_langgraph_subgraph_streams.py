@@ -11,6 +11,7 @@ the n-th on the other: same positions equal, different positions different).
 import asyncio
 import operator
 import re
+import sys
 import time
 import types
 from typing import Annotated, Any, TypedDict
@@ -614,3 +615,16 @@ def test_the_checkpoints_mode_is_refused_by_name():
     graph = shared_keys_graph(nbgraph_api())
     with pytest.raises(ValueError, match=r'stream_mode="checkpoints".*not supported'):
         list(graph.stream({"foo": "foo"}, stream_mode=["updates", "checkpoints"]))
+
+
+def test_the_subgraph_streams_benchmark_runs_at_a_tiny_size(monkeypatch, capsys):
+    from pathlib import Path
+
+    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))
+    monkeypatch.delitem(sys.modules, "compare", raising=False)
+    import subgraph_streams
+
+    results = subgraph_streams.main(["--calls", "5", "--repeat", "1"])
+    assert set(results["stream updates, subgraphs=True"]) == {"nbgraph", "LangGraph"}
+    assert "µs/call" in capsys.readouterr().out

@@ -183,13 +183,7 @@ def with_namespaces(
     """The outermost run's chunks as `stream(subgraphs=True)` yields them:
     `(namespace, chunk)`, or `(namespace, mode, chunk)` for a list of modes."""
     for mode, chunk in chunks:
-        if type(chunk) is Nested:
-            ns, chunk = chunk.ns, chunk.chunk
-        else:
-            ns = ()
-            if shape is not None:
-                chunk = shape(mode, chunk)
-        yield (ns, chunk) if single else (ns, mode, chunk)
+        yield namespaced(mode, chunk, shape, single)
 
 
 def namespaced(mode: str, chunk: Any, shape: Callable | None, single: bool) -> Any:
