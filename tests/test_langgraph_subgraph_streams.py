@@ -459,29 +459,33 @@ def test_errors_parent_commands_sends_and_async_calls_stream_as_on_langgraph(pro
     assert nb == lg
 
 
-def inner_stream_program(api):
-    """A node that itself streams a graph (`sub.stream(...)`), under `subgraphs=True`."""
+def inner_stream_program(api, stream_mode, inner_mode):
+    """A node that itself streams a graph (`sub.stream(...)`), under `subgraphs=True`: its
+    own chunks go to the node, and to the caller in the caller's modes."""
 
     class State(TypedDict):
         g: str
 
-    sub = api.StateGraph(State).add_node("inner", lambda s: {"g": s["g"] + "!"})
-    sub = sub.add_edge(api.START, "inner").compile()
+    def inner(state):
+        api.get_stream_writer()("from inner")
+        return {"g": state["g"] + "!"}
+
+    sub = api.StateGraph(State).add_node("inner", inner).add_edge(api.START, "inner").compile()
+    seen = []
 
     def call(state):
-        return {"g": list(sub.stream(state, stream_mode="values"))[-1]["g"]}
+        seen.append(shown(sub.stream(state, stream_mode=inner_mode)))
+        return {"g": state["g"] + "?"}
 
     graph = api.StateGraph(State).add_node("call", call).add_edge(api.START, "call").compile()
-    return shown(graph.stream({"g": "a"}, stream_mode="updates", subgraphs=True))
+    return shown(graph.stream({"g": "a"}, stream_mode=stream_mode, subgraphs=True)), seen
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a graph a node streams itself (`sub.stream(...)`) streams to that node only; "
-    "LangGraph also hands its chunks, in the caller's modes, to a subgraphs=True caller",
-)
-def test_a_graph_a_node_streams_itself_streams_to_the_caller_too():
-    lg, nb = both(inner_stream_program)
+@pytest.mark.parametrize("inner_mode", ["values", ["custom", "updates"], "custom"])
+@pytest.mark.parametrize("stream_mode", ["updates", ["values", "custom"], ["custom", "tasks"]])
+# (LangGraph: a custom chunk goes to the inner stream if it asks for them, else to the outer)
+def test_a_graph_a_node_streams_itself_streams_to_the_caller_too(stream_mode, inner_mode):
+    lg, nb = both(inner_stream_program, stream_mode, inner_mode)
     assert nb == lg
 
 
@@ -511,6 +515,36 @@ def messages_program(api, subgraphs, stream_mode):
     chunks = graph.stream({"messages": [("user", "yo")]}, stream_mode=stream_mode,
                           subgraphs=subgraphs)  # fmt: skip
     return shown(chunks)
+
+
+def inner_stream_messages_program(api, stream_mode, inner_mode):
+    """A node streams a graph whose node calls a chat model; the caller streams messages."""
+    from langgraph.graph import MessagesState
+
+    def model_node(state):
+        model = GenericFakeChatModel(messages=iter([AIMessage("hi there")]))
+        return {"messages": [model.invoke(state["messages"])]}
+
+    sub = api.StateGraph(MessagesState).add_node("model", model_node)
+    sub = sub.add_edge(api.START, "model").compile()
+    seen = []
+
+    def call(state):
+        seen.append(shown(sub.stream({"messages": state["messages"]}, stream_mode=inner_mode)))
+        return {"messages": [AIMessage("done", id="done")]}
+
+    graph = api.StateGraph(MessagesState).add_node("call", call)
+    graph = graph.add_edge(api.START, "call").compile()
+    chunks = graph.stream({"messages": [("user", "yo")]}, stream_mode=stream_mode,
+                          subgraphs=True)  # fmt: skip
+    return shown(chunks), seen
+
+
+@pytest.mark.parametrize("inner_mode", ["values", "messages", ["messages", "updates"]])
+@pytest.mark.parametrize("stream_mode", ["messages", ["messages", "updates"]])
+def test_tokens_of_a_graph_a_node_streams_reach_both_streams(stream_mode, inner_mode):
+    lg, nb = both(inner_stream_messages_program, stream_mode, inner_mode)
+    assert nb == lg
 
 
 @pytest.mark.parametrize("stream_mode", ["messages", ["messages", "updates"]])

@@ -19,6 +19,7 @@ from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.habits import RunnableHabits
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.namespaces import (
+    SKIP,
     aforward,
     forward,
     inherit_relay,
@@ -256,11 +257,11 @@ class CompiledGraph(RunnableHabits):
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
-        open_relay(run, modes, subgraphs)
+        relay = open_relay(run, modes, subgraphs)
         shape = root_chunks(self.spec)
-        with self._running(run), contextlib.closing(drive(run, input, modes)) as chunks:
-            if subgraphs:  # (closed before the claim goes, if the caller stops)
-                yield from with_namespaces(chunks, shape, single)
+        with self._running(run), contextlib.closing(drive(run, input, relay.modes)) as chunks:
+            if relay.subgraphs:  # (closed before the claim goes, if the caller stops)
+                yield from with_namespaces(run, chunks, shape, single)
             else:
                 for mode, chunk in chunks:
                     if shape is not None:
@@ -293,14 +294,16 @@ class CompiledGraph(RunnableHabits):
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
-        open_relay(run, modes, subgraphs)
+        relay = open_relay(run, modes, subgraphs)
         shape = root_chunks(self.spec)
         with self._running(run):
-            chunks = adrive(run, input, modes)
+            chunks = adrive(run, input, relay.modes)
             try:
                 async for mode, chunk in chunks:
-                    if subgraphs:
-                        yield namespaced(mode, chunk, shape, single)
+                    if relay.subgraphs:
+                        shown = namespaced(run, mode, chunk, shape, single)
+                        if shown is not SKIP:
+                            yield shown
                         continue
                     if shape is not None:
                         chunk = shape(mode, chunk)

@@ -55,12 +55,25 @@ class Relay:
             inside, so a message is sent once however deep it was seen.
         root: the outermost run (the one the caller streams); `base`, the length of its
             namespace (namespaces are streamed relative to it).
+        outer: when `root` itself runs inside a node of a run streamed with
+            `subgraphs=True` (a node calling `sub.stream(...)`), that stream's relay: it
+            gets `root`'s chunks in its modes too, as in LangGraph (a custom chunk goes to
+            one caller: to `outer` only if `root`'s own caller did not ask for custom).
+            `asked` and `asked_subgraphs` are then what `root`'s own caller asked for;
+            `modes` and `subgraphs` what the run streams for both.
     """
 
-    __slots__ = ("base", "chat", "modes", "root", "sink", "subgraphs")
+    __slots__ = (
+        "asked", "asked_subgraphs", "base", "chat", "modes", "outer", "root", "sink",
+        "subgraphs",
+    )  # fmt: skip
 
-    def __init__(self, root: Any, modes: frozenset[str], subgraphs: bool) -> None:
-        self.root, self.modes, self.subgraphs = root, modes, subgraphs
+    def __init__(
+        self, root: Any, modes: frozenset[str], subgraphs: bool, outer: Relay | None = None
+    ) -> None:
+        self.root, self.asked, self.asked_subgraphs, self.outer = root, modes, subgraphs, outer
+        self.modes = modes | outer.modes if outer is not None else modes
+        self.subgraphs = subgraphs or outer is not None
         self.base = len(namespace_of(root))
         self.sink: LiveSink | None = None
         self.chat: Any = None
@@ -117,9 +130,17 @@ def graph_namespace(metadata: dict[str, Any]) -> tuple[str, ...]:
     return tuple(str(metadata.get("langgraph_checkpoint_ns", "")).split(NS_SEP))[:-1]
 
 
-def open_relay(run: Any, modes: frozenset[str], subgraphs: bool) -> None:
-    """Start streaming `run` for a caller: its tasks hand `Relay(modes, subgraphs)` on."""
-    run.relay = Relay(run, modes, subgraphs)
+def open_relay(run: Any, modes: frozenset[str], subgraphs: bool) -> Relay:
+    """Start streaming `run` for a caller: its tasks hand `Relay(modes, subgraphs)` on.
+    Returns the relay; its `modes` are the modes to run with."""
+    outer = None
+    if getattr(run, "caller", None) is not None:  # (a node streams a graph itself)
+        writer = current_writer()
+        relay = writer.relay if writer is not None else None
+        if relay is not None and relay.subgraphs and relay.sink is not None:
+            outer = relay
+    run.relay = Relay(run, modes, subgraphs, outer)
+    return run.relay
 
 
 def inherit_relay(run: Any) -> frozenset[str]:
@@ -177,21 +198,39 @@ def scope_sink(run: Any, modes: frozenset[str]) -> LiveSink | None:
     return None
 
 
+SKIP = object()
+"""What `namespaced` returns for a chunk the caller did not ask for."""
+
+
 def with_namespaces(
-    chunks: Iterator[tuple[str, Any]], shape: Callable | None, single: bool
+    run: Any, chunks: Iterator[tuple[str, Any]], shape: Callable | None, single: bool
 ) -> Iterator[Any]:
-    """The outermost run's chunks as `stream(subgraphs=True)` yields them:
-    `(namespace, chunk)`, or `(namespace, mode, chunk)` for a list of modes."""
+    """The outermost run's chunks as `stream(subgraphs=...)` yields them (see
+    `namespaced`)."""
     for mode, chunk in chunks:
-        yield namespaced(mode, chunk, shape, single)
+        shown = namespaced(run, mode, chunk, shape, single)
+        if shown is not SKIP:
+            yield shown
 
 
-def namespaced(mode: str, chunk: Any, shape: Callable | None, single: bool) -> Any:
-    """One chunk of the outermost run as `astream(subgraphs=True)` yields it."""
+def namespaced(run: Any, mode: str, chunk: Any, shape: Callable | None, single: bool) -> Any:
+    """One chunk of the outermost run as its caller gets it: `(namespace, chunk)`, or
+    `(namespace, mode, chunk)` for a list of modes, with `subgraphs=True`; as without
+    namespaces otherwise. Handed to the relay's `outer` stream too, in its modes; `SKIP`
+    when the run streams it only for that one."""
     if type(chunk) is Nested:
         ns, chunk = chunk.ns, chunk.chunk
     else:
         ns = ()
         if shape is not None:
             chunk = shape(mode, chunk)
+    relay = run.relay
+    outer = relay.outer
+    to_outer = outer is not None and mode in outer.modes
+    if to_outer and (mode != "custom" or mode not in relay.asked):  # (custom: to one)
+        outer.sink.put(mode, Nested((*outer.ns(run), *ns), chunk))
+    if not relay.asked_subgraphs:
+        return SKIP if ns or mode not in relay.asked else chunk if single else (mode, chunk)
+    if mode not in relay.asked:
+        return SKIP
     return (ns, chunk) if single else (ns, mode, chunk)
