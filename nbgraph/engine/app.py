@@ -38,6 +38,8 @@ from nbgraph.errors import GraphBuildError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
 
+_NO_MODES: frozenset[str] = frozenset()
+
 
 class CompiledGraph(RunnableHabits):
     """A checked graph, ready to run. Every run is logged; the latest log is `last_log`
@@ -220,7 +222,7 @@ class CompiledGraph(RunnableHabits):
             Exception: whatever a node raised, with a note naming the node and step.
         """
         run = self._start(config, kwargs)
-        modes = inherit_relay(run) if run.caller is not None else frozenset()
+        modes = inherit_relay(run) if run.caller is not None else _NO_MODES
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 forward(run, drive(run, input, modes), root_chunks(self.spec))
@@ -272,7 +274,7 @@ class CompiledGraph(RunnableHabits):
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
         run = self._start(config, kwargs)
-        modes = inherit_relay(run) if run.caller is not None else frozenset()
+        modes = inherit_relay(run) if run.caller is not None else _NO_MODES
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 await aforward(run, adrive(run, input, modes), root_chunks(self.spec))

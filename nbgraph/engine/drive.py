@@ -187,7 +187,8 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
     try:
         yield from _step_chunks(run, run.begin(input), modes - {"debug"})
         while (tasks := run.next_tasks()) is not None:
-            yield from _started_chunks(run, tasks, modes)
+            if modes:  # (invoke(): no chunks to make)
+                yield from _started_chunks(run, tasks, modes)
             running = tasks
             inline = len(tasks) == 1 or max_workers == 1  # one at a time: no thread needed
             if inline:
@@ -253,7 +254,7 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
         for chunk in _step_chunks(run, run.begin(input), modes - {"debug"}):
             yield chunk
         while (tasks := run.next_tasks()) is not None:
-            for chunk in _started_chunks(run, tasks, modes):
+            for chunk in _started_chunks(run, tasks, modes) if modes else ():
                 yield chunk
             threads.clear()
             running = [asyncio.ensure_future(execute(task)) for task in tasks]

@@ -149,9 +149,12 @@ def inherit_relay(run: Any) -> frozenset[str]:
     writer = current_writer()
     relay = writer.relay if writer is not None else None
     if relay is None or (relay.sink is None and relay.chat is None):
-        return frozenset()
+        return _NONE
     run.relay = relay
     return relay.inner_modes()
+
+
+_NONE: frozenset[str] = frozenset()
 
 
 def forward(run: Any, chunks: Iterator[tuple[str, Any]], shape: Callable | None) -> None:

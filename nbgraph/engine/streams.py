@@ -169,7 +169,9 @@ class StreamScope:
         self.quiet = False  # (a run inside a node whose tokens the caller does not stream)
         self.chat: Any = None
         if relay is None:
-            self.sink = LiveSink(modes) if modes & LIVE_MODES else None
+            self.sink = LiveSink(modes) if modes and modes & LIVE_MODES else None
+            if self.sink is None:
+                return  # (invoke(): nothing live)
         else:
             self._relayed(relay, modes)
         if self.sink is not None and self.sink.messages and self.chat is None:
