@@ -25,20 +25,19 @@ from nbgraph.engine.namespaces import (
     inherit_relay,
     namespaced,
     open_relay,
+    remember_caller,
     with_namespaces,
 )
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.root_state import is_root, root_chunks, root_output
 from nbgraph.engine.runlog import RunLog
-from nbgraph.engine.runtime import current_task_env, inherited, start_runtime
+from nbgraph.engine.runtime import inherited, start_runtime
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
 from nbgraph.engine.subruns import keep_subrun, pass_pause_up
 from nbgraph.engine.tasks import Task, absorb_output
 from nbgraph.errors import GraphBuildError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
-
-_NO_MODES: frozenset[str] = frozenset()
 
 
 class CompiledGraph(RunnableHabits):
@@ -180,7 +179,7 @@ class CompiledGraph(RunnableHabits):
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         keep_subrun(run.log)  # (a graph run inside a node: its log goes on that task)
-        run.caller = current_task_env()  # (inside a node: its namespace is the task's)
+        remember_caller(run)  # (inside a node: its namespace is the task's)
         return run
 
     @contextlib.contextmanager
@@ -222,7 +221,7 @@ class CompiledGraph(RunnableHabits):
             Exception: whatever a node raised, with a note naming the node and step.
         """
         run = self._start(config, kwargs)
-        modes = inherit_relay(run) if run.caller is not None else _NO_MODES
+        modes = inherit_relay(run)  # (inside a node of a streamed run: its modes)
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 forward(run, drive(run, input, modes), root_chunks(self.spec))
@@ -274,7 +273,7 @@ class CompiledGraph(RunnableHabits):
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
         run = self._start(config, kwargs)
-        modes = inherit_relay(run) if run.caller is not None else _NO_MODES
+        modes = inherit_relay(run)  # (inside a node of a streamed run: its modes)
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 await aforward(run, adrive(run, input, modes), root_chunks(self.spec))

@@ -7,8 +7,8 @@ or invoked by the node's function), deeper for deeper graphs
 the one `stream_mode="tasks"` reports and the node's `config["configurable"]
 ["checkpoint_ns"]` ends with (that config joins the whole path with `|`).
 
-A run started inside a node takes its namespace from the calling task (`run.caller`, kept
-as it starts; `namespace_of(run)`). When the caller streams, every task of the run carries
+A run started inside a node takes its namespace from the calling task (kept as it starts,
+`remember_caller`; `namespace_of(run)`). When the caller streams, every task of the run carries
 the stream's `Relay` (on its writer), so a graph run inside the task finds it: with
 `subgraphs=True` the inner run streams the caller's modes and hands each chunk to the
 caller's queue with its namespace, as it comes (custom and messages chunks the moment they
@@ -23,9 +23,11 @@ a context variable read (its writer's relay); its namespace is worked out only i
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+from nbgraph.engine.runtime import current_task_env
 from nbgraph.engine.streams import LIVE_MODES, LiveSink, current_writer
 
 NS_SEP = "|"
@@ -102,17 +104,32 @@ class ForwardSink(LiveSink):
         self.outer.put(mode, Nested(self.ns, chunk))
 
 
+_CALLERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+"""By run started inside a node: that task's environment (`.run`, `.task`, `.task_id`).
+Kept here, not on the run: an attribute added to a `RunLoop` after its `__init__` makes
+every attribute read of it slower (its dict stops sharing keys), which `invoke` would pay."""
+_NAMESPACES: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
+
+
+def remember_caller(run: Any) -> None:
+    """Keep the task a run starts inside of, if it starts inside a node."""
+    env = current_task_env()
+    if env is not None:
+        _CALLERS[run] = env
+
+
 def namespace_of(run: Any) -> tuple[str, ...]:
     """A run's namespace: `()` for a run started outside a node; for one started inside a
-    node (`run.caller`, that task's environment), the calling run's namespace and
-    `"<node>:<task id>"`. Worked out the first time it is asked for (`invoke` never asks
-    unless a node reads its config's `checkpoint_ns` or the caller streams)."""
-    known = getattr(run, "namespace", None)
-    if known is not None:
-        return known
-    env = getattr(run, "caller", None)
-    namespace = () if env is None else (*namespace_of(env.run), f"{env.task.node}:{env.task_id}")
-    run.namespace = namespace
+    node, the calling run's namespace and `"<node>:<task id>"`. Worked out the first time
+    it is asked for (`invoke` never asks unless a node reads its config's `checkpoint_ns`
+    or the caller streams)."""
+    env = _CALLERS.get(run)
+    if env is None:
+        return ()
+    namespace = _NAMESPACES.get(run)
+    if namespace is None:
+        namespace = (*namespace_of(env.run), f"{env.task.node}:{env.task_id}")
+        _NAMESPACES[run] = namespace
     return namespace
 
 
@@ -134,7 +151,7 @@ def open_relay(run: Any, modes: frozenset[str], subgraphs: bool) -> Relay:
     """Start streaming `run` for a caller: its tasks hand `Relay(modes, subgraphs)` on.
     Returns the relay; its `modes` are the modes to run with."""
     outer = None
-    if getattr(run, "caller", None) is not None:  # (a node streams a graph itself)
+    if run in _CALLERS:  # (a node streams a graph itself)
         writer = current_writer()
         relay = writer.relay if writer is not None else None
         if relay is not None and relay.subgraphs and relay.sink is not None:
