@@ -17,8 +17,9 @@ LangGraph interleaves them, an inner run's chunks before the `updates` of the ta
 it. With `subgraphs=False` only the chat model handler is shared, and it sends nothing from
 inside (as LangGraph: a subgraph's tokens are not streamed; the message the node returns is).
 
-Nothing here runs for `invoke()` outside a streamed run: a graph started inside a node pays
-a context variable read (its writer's relay); its namespace is worked out only if asked for.
+Nothing here runs for `invoke()` outside a streamed run: a run pays a context variable read
+(the writer's relay), a graph started inside a node a weak-dictionary entry (its caller);
+its namespace is worked out only if asked for.
 """
 
 from __future__ import annotations
