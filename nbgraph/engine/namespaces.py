@@ -124,7 +124,10 @@ def namespace_of(run: Any) -> tuple[str, ...]:
     node, the calling run's namespace and `"<node>:<task id>"`. Worked out the first time
     it is asked for (`invoke` never asks unless a node reads its config's `checkpoint_ns`
     or the caller streams)."""
-    env = _CALLERS.get(run)
+    try:
+        env = _CALLERS.get(run)
+    except TypeError:  # (a stand-in run without weak references, as `Run.remerge` calls with)
+        return ()
     if env is None:
         return ()
     namespace = _NAMESPACES.get(run)
