@@ -1,7 +1,7 @@
 """Differential tests of the live streams: `get_stream_writer()` with `stream_mode="custom"`,
 and `stream_mode="messages"` from langchain chat models called in nodes. Each program runs
 on real LangGraph and on nbgraph; the chunks (ids compared by structure) must be the same.
-Then nbgraph's own: custom chunks in the record, the inspector, and `subgraphs=True` refused.
+Then nbgraph's own: custom chunks in the record, the inspector, `subgraphs=True` without subgraphs.
 """
 
 # No `from __future__ import annotations`: state classes are defined inside functions.
@@ -445,19 +445,18 @@ def simple_app():
 
 
 @pytest.mark.parametrize("method", ["stream", "astream"])
-def test_subgraphs_true_is_refused_by_name(method):
-    from nbgraph import InvalidArgumentError
-
+def test_subgraphs_true_without_subgraphs_streams_the_root_namespace(method):
+    # (subgraphs themselves: tests/test_langgraph_subgraph_streams.py)
     app = simple_app()
-    with pytest.raises(InvalidArgumentError, match=rf"{method}\(subgraphs=True\) is not supported"):
-        if method == "stream":
-            list(app.stream({"foo": ""}, subgraphs=True))
-        else:
+    if method == "stream":
+        chunks = list(app.stream({"foo": ""}, subgraphs=True))
+    else:
 
-            async def run():
-                return [c async for c in app.astream({"foo": ""}, subgraphs=True)]
+        async def run():
+            return [c async for c in app.astream({"foo": ""}, subgraphs=True)]
 
-            asyncio.run(run())
+        chunks = asyncio.run(run())
+    assert chunks == [((), {"node": {"foo": "done"}})]
     assert list(app.stream({"foo": ""}, subgraphs=False)) == [{"node": {"foo": "done"}}]
     assert app.invoke({"foo": ""}, subgraphs=True) == {"foo": "done"}  # (LangGraph ignores it)
 

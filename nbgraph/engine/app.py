@@ -18,12 +18,21 @@ from nbgraph.engine.config import run_config
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.habits import RunnableHabits
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
+from nbgraph.engine.namespaces import (
+    SKIP,
+    aforward,
+    forward,
+    inherit_relay,
+    namespaced,
+    open_relay,
+    remember_caller,
+    with_namespaces,
+)
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.root_state import is_root, root_chunks, root_output
 from nbgraph.engine.runlog import RunLog
 from nbgraph.engine.runtime import inherited, start_runtime
 from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
-from nbgraph.engine.streams import refuse_subgraphs
 from nbgraph.engine.subgraph_checkpoints import inherited_thread, refuse_root_true
 from nbgraph.engine.subgraph_states import named_thread, with_subgraph_states
 from nbgraph.engine.subruns import keep_subrun, pass_pause_up
@@ -185,6 +194,7 @@ class CompiledGraph(RunnableHabits):
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         keep_subrun(run.log)  # (a graph run inside a node: its log goes on that task)
+        remember_caller(run)  # (inside a node: its namespace is the task's)
         return run
 
     @contextlib.contextmanager
@@ -226,9 +236,13 @@ class CompiledGraph(RunnableHabits):
             Exception: whatever a node raised, with a note naming the node and step.
         """
         run = self._start(config, kwargs)
+        modes = inherit_relay(run)  # (inside a node of a streamed run: its modes)
         with self._running(run):
-            for _ in drive(run, input, frozenset()):  # (warnings point at the caller)
-                pass
+            if modes:  # (inside a node of a streamed run: its chunks go to that stream)
+                forward(run, drive(run, input, modes), root_chunks(self.spec))
+            else:
+                for _ in drive(run, input, modes):  # (warnings point at the caller)
+                    pass
         pass_pause_up(run)
         return _with_interrupts(run)
 
@@ -248,28 +262,39 @@ class CompiledGraph(RunnableHabits):
                 events), `"custom"` (what nodes write with `get_stream_writer()`, as they
                 write it), `"messages"` (`(message, metadata)` pairs from langchain chat
                 models called in nodes, and messages nodes return; needs langchain_core),
-                or a list of them (then `(mode, chunk)` pairs are yielded).
-
-        Raises:
-            InvalidArgumentError: `subgraphs=True` (not supported yet).
+                `"tasks"` (each task's start and result, in LangGraph's shape), or a list of
+                them (then `(mode, chunk)` pairs are yielded).
+            subgraphs: also stream the chunks of the graphs run inside nodes (subgraphs, and
+                graphs a node's function invokes), each chunk as `(namespace, chunk)` or
+                `(namespace, mode, chunk)`, LangGraph's namespaces (`()` for this graph,
+                `("node:<task id>",)` for a graph run inside node `node`, deeper for deeper
+                graphs; see `nbgraph.engine.namespaces`).
         """
-        refuse_subgraphs(kwargs, "stream")
+        subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
+        relay = open_relay(run, modes, subgraphs)
         shape = root_chunks(self.spec)
-        with self._running(run), contextlib.closing(drive(run, input, modes)) as chunks:
-            for mode, chunk in chunks:  # (closed before the claim goes, if the caller stops)
-                if shape is not None:
-                    chunk = shape(mode, chunk)
-                yield chunk if single else (mode, chunk)
+        with self._running(run), contextlib.closing(drive(run, input, relay.modes)) as chunks:
+            if relay.subgraphs:  # (closed before the claim goes, if the caller stops)
+                yield from with_namespaces(run, chunks, shape, single)
+            else:
+                for mode, chunk in chunks:
+                    if shape is not None:
+                        chunk = shape(mode, chunk)
+                    yield chunk if single else (mode, chunk)
         pass_pause_up(run)
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
         run = self._start(config, kwargs)
+        modes = inherit_relay(run)  # (inside a node of a streamed run: its modes)
         with self._running(run):
-            async for _ in adrive(run, input, frozenset()):
-                pass
+            if modes:  # (inside a node of a streamed run: its chunks go to that stream)
+                await aforward(run, adrive(run, input, modes), root_chunks(self.spec))
+            else:
+                async for _ in adrive(run, input, frozenset()):
+                    pass
         pass_pause_up(run)
         return _with_interrupts(run)
 
@@ -281,15 +306,21 @@ class CompiledGraph(RunnableHabits):
         stream_mode: str | Sequence[str] | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
-        """`stream` on the event loop."""
-        refuse_subgraphs(kwargs, "astream")
+        """`stream` on the event loop (`subgraphs=True` too)."""
+        subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
+        relay = open_relay(run, modes, subgraphs)
         shape = root_chunks(self.spec)
         with self._running(run):
-            chunks = adrive(run, input, modes)
+            chunks = adrive(run, input, relay.modes)
             try:
                 async for mode, chunk in chunks:
+                    if relay.subgraphs:
+                        shown = namespaced(run, mode, chunk, shape, single)
+                        if shown is not SKIP:
+                            yield shown
+                        continue
                     if shape is not None:
                         chunk = shape(mode, chunk)
                     yield chunk if single else (mode, chunk)
@@ -327,6 +358,12 @@ def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:
     single = isinstance(stream_mode, str)
     modes = [stream_mode] if single else list(stream_mode)
     unknown = [m for m in modes if m not in STREAM_MODES]
+    if "checkpoints" in unknown:
+        raise ValueError(
+            'stream_mode="checkpoints" (LangGraph\'s checkpoint events) is not supported by '
+            f"nbgraph yet; read them with get_state_history(config), or stream one of "
+            f"{list(STREAM_MODES)}."
+        )
     if unknown or not modes:
         raise ValueError(
             f"Unknown stream_mode {unknown or stream_mode!r}; choose from {list(STREAM_MODES)}."

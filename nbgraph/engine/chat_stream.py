@@ -21,7 +21,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk
 from langchain_core.runnables.config import var_child_runnable_config
 
-from nbgraph.engine.injection import task_metadata
+from nbgraph.engine.injection import task_metadata, task_uuid
+from nbgraph.engine.namespaces import Nested, checkpoint_ns, graph_namespace
 from nbgraph.engine.streams import LiveSink
 from nbgraph.engine.tasks import Task
 from nbgraph.types import Command
@@ -49,6 +50,8 @@ class ChatStream(BaseCallbackHandler, _Streaming):  # type: ignore[misc]
         self.sink = sink
         self.metadata: dict[uuid.UUID, dict[str, Any]] = {}
         self.seen: set[Any] = set()
+        self.subgraphs = True  # (False: what the nodes of runs inside nodes send is dropped)
+        self.base = 0  # (the length of the streamed run's namespace)
 
     def _send(self, message: BaseMessage, metadata: dict[str, Any], dedupe: bool) -> None:
         if dedupe and message.id in self.seen:
@@ -56,7 +59,8 @@ class ChatStream(BaseCallbackHandler, _Streaming):  # type: ignore[misc]
         if message.id is None:
             message.id = str(uuid.uuid4())
         self.seen.add(message.id)
-        self.sink.put("messages", (message, metadata))
+        ns = graph_namespace(metadata)[self.base :]
+        self.sink.put("messages", Nested(ns, (message, metadata)) if ns else (message, metadata))
 
     def tap_output_iter(self, run_id: uuid.UUID, output: Any) -> Any:
         return output
@@ -69,6 +73,8 @@ class ChatStream(BaseCallbackHandler, _Streaming):  # type: ignore[misc]
         metadata: dict[str, Any] | None = None, **kwargs: Any,
     ) -> None:  # fmt: skip
         if metadata and "langgraph_node" in metadata and not (tags and _NOSTREAM in tags):
+            if not self.subgraphs and graph_namespace(metadata)[self.base :]:
+                return  # (LangGraph: a subgraph's tokens only with subgraphs=True)
             user_tags = [tag for tag in tags or () if not tag.startswith(_INTERNAL_TAG)]
             if user_tags:
                 metadata["tags"] = user_tags
@@ -144,7 +150,7 @@ def _values(state: Any) -> Sequence[Any]:
 
 def node_metadata(run: Any, task: Task) -> tuple[dict[str, Any], str]:
     """The metadata LangGraph gives a node's run, and the task's checkpoint namespace."""
-    namespace = f"{task.node}:{uuid.uuid4()}"
+    namespace = checkpoint_ns(run, task.node, task_uuid(run, task))
     metadata = task_metadata(run, task, namespace)
     return {"ls_integration": "langgraph", **metadata}, namespace
 

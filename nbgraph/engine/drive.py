@@ -27,10 +27,11 @@ from nbgraph.engine.loop import RunLoop
 from nbgraph.engine.runlog import StepLog
 from nbgraph.engine.streams import LiveSink, StreamScope
 from nbgraph.engine.subgraph_edges import finish_handed
+from nbgraph.engine.task_events import task_finished, task_started
 from nbgraph.engine.tasks import Task, update_chunk
 
-StreamMode = Literal["values", "updates", "debug", "custom", "messages"]
-STREAM_MODES = ("values", "updates", "debug", "custom", "messages")
+StreamMode = Literal["values", "updates", "debug", "custom", "messages", "tasks"]
+STREAM_MODES = ("values", "updates", "debug", "custom", "messages", "tasks")
 INTERRUPT = "__interrupt__"  # the key LangGraph streams a pause under
 STEP_MODE = frozenset({"__step__"})  # (`engine.stepping`: each committed step's log)
 
@@ -74,7 +75,10 @@ class StepFinished:
 # --- chunks ------------------------------------------------------------------------------------
 
 
-def _started_chunks(tasks: list[Task], modes: frozenset[str]) -> Iterable[Chunk]:
+def _started_chunks(run: RunLoop, tasks: list[Task], modes: frozenset[str]) -> Iterable[Chunk]:
+    if "tasks" in modes:  # (LangGraph's shape: engine.task_events)
+        for task in tasks:
+            yield "tasks", task_started(run, task)
     if "updates" in modes:  # as LangGraph: restored writes first, marked as cached
         for task in tasks:
             if task.cached:
@@ -94,6 +98,8 @@ def _task_chunks(run: RunLoop, task: Task, modes: frozenset[str]) -> Iterable[Ch
             yield "values", {**run.stream_values(), INTERRUPT: task.interrupts}
     elif "updates" in modes and task.error is None and not task.cached:
         yield "updates", {task.node: update_chunk(task, run.stream_keys)}
+    if "tasks" in modes and not task.cached:
+        yield "tasks", task_finished(run, task)
     if "debug" in modes:
         update = update_chunk(task, run.stream_keys)
         yield (
@@ -188,7 +194,8 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
     try:
         yield from _step_chunks(run, run.begin(input), modes - {"debug"})
         while (tasks := run.next_tasks()) is not None:
-            yield from _started_chunks(tasks, modes)
+            if modes:  # (invoke(): no chunks to make)
+                yield from _started_chunks(run, tasks, modes)
             running = tasks
             inline = len(tasks) == 1 or max_workers == 1  # one at a time: no thread needed
             if inline:
@@ -254,7 +261,7 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
         for chunk in _step_chunks(run, run.begin(input), modes - {"debug"}):
             yield chunk
         while (tasks := run.next_tasks()) is not None:
-            for chunk in _started_chunks(tasks, modes):
+            for chunk in _started_chunks(run, tasks, modes) if modes else ():
                 yield chunk
             threads.clear()
             running = [asyncio.ensure_future(execute(task)) for task in tasks]

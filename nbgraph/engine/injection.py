@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT
+from nbgraph.engine.namespaces import checkpoint_ns, namespace_of
 from nbgraph.engine.runtime import ExecutionInfo, Runtime, enter_task, leave_task, no_op_writer
 from nbgraph.engine.store_record import RecordingStore
 from nbgraph.engine.streams import current_writer
@@ -102,6 +103,12 @@ def injections(fn: Callable[..., Any]) -> tuple[tuple[str, str], ...]:
     return result
 
 
+def task_uuid(run: Any, task: Any) -> str:
+    """A task's id as LangGraph shows it (a uuid): in its config's `checkpoint_ns`, the
+    namespace of the graphs it runs, and `stream_mode="tasks"`."""
+    return str(uuid.uuid5(_TASK_NS, f"{id(run)}:{task.id}"))
+
+
 class TaskEnv:
     """One task's config and runtime, each built the first time something asks for it."""
 
@@ -114,7 +121,7 @@ class TaskEnv:
 
     @property
     def task_id(self) -> str:
-        return str(uuid.uuid5(_TASK_NS, f"{id(self.run)}:{self.task.id}"))
+        return task_uuid(self.run, self.task)
 
     def config(self) -> dict[str, Any]:
         """The config the task's node sees, shaped as LangGraph's (see `node_config`)."""
@@ -181,6 +188,9 @@ def task_metadata(run: Any, task: Any, namespace: str) -> dict[str, Any]:
     thread_id = (config.get("configurable") or {}).get("thread_id")
     if thread_id is not None:
         metadata.setdefault("thread_id", thread_id)
+    outer = namespace_of(run)
+    if outer:  # (LangGraph: a subgraph's metadata names the outermost task it runs in)
+        metadata.setdefault("checkpoint_ns", outer[0])
     if task.kind == "send":
         path: tuple[Any, ...] = ("__pregel_push", task.index - getattr(run, "pulls", 0), False)
     else:
@@ -207,7 +217,7 @@ def node_config(run: Any, task: Any, task_id: str) -> dict[str, Any]:
         del config["max_concurrency"]
     if not config.get("tags", True):
         del config["tags"]
-    namespace = f"{task.node}:{task_id}"
+    namespace = checkpoint_ns(run, task.node, task_id)
     configurable = dict(given.get("configurable") or {})
     metadata = task_metadata(run, task, namespace)
     configurable.setdefault("checkpoint_id", None)

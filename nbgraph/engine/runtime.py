@@ -181,8 +181,9 @@ _ADDRESS_KEYS = frozenset({"thread_id", "checkpoint_id", "checkpoint_ns", "check
 
 def inherited(config: Any, context: Any, store: Any) -> tuple[Any, Any, Any]:
     """What a graph invoked inside a running node takes from that node's run, as LangGraph
-    does: its context and store (unless given), its `recursion_limit` and its
-    `configurable` keys (the call's own win; a checkpoint's address is never inherited).
+    does: its context and store (unless given), its `recursion_limit`, `metadata`, `tags`
+    and `configurable` keys (the call's own win, its tags come after; a checkpoint's
+    address is never inherited).
 
     Outside a node, `(config, context, store)` unchanged.
     """
@@ -198,6 +199,10 @@ def inherited(config: Any, context: Any, store: Any) -> tuple[Any, Any, Any]:
         given["configurable"] = {**outer, **(given.get("configurable") or {})}
     if "recursion_limit" in parent.config:
         given.setdefault("recursion_limit", parent.config["recursion_limit"])
+    if parent.config.get("metadata"):  # (the parent's first, the call's own win)
+        given["metadata"] = {**parent.config["metadata"], **(given.get("metadata") or {})}
+    if parent.config.get("tags"):
+        given["tags"] = [*parent.config["tags"], *(given.get("tags") or ())]
     context = getattr(parent, "context", None) if context is None else context
     store = getattr(parent, "store", None) if store is None else store
     return given, context, store

@@ -132,10 +132,10 @@ class TaskStream:
     `"custom"`, sends it at once.
     """
 
-    __slots__ = ("metadata", "sink", "task")
+    __slots__ = ("metadata", "relay", "sink", "task")
 
-    def __init__(self, task: Task, sink: LiveSink | None) -> None:
-        self.task, self.sink = task, sink
+    def __init__(self, task: Task, sink: LiveSink | None, relay: Any = None) -> None:
+        self.task, self.sink, self.relay = task, sink, relay  # (relay: engine.namespaces)
         self.metadata: dict[str, Any] | None = None  # (messages mode: the node's metadata)
 
     def __call__(self, chunk: Any) -> None:
@@ -165,15 +165,33 @@ class StreamScope:
 
     def __init__(self, run: Any, modes: frozenset[str]) -> None:
         self.run = run
-        self.sink = LiveSink(modes) if modes & LIVE_MODES else None
+        self.relay = relay = getattr(run, "relay", None)  # (a streamed run: namespaces)
+        self.quiet = False  # (a run inside a node whose tokens the caller does not stream)
         self.chat: Any = None
-        if self.sink is not None and self.sink.messages:
+        if relay is None:
+            self.sink = LiveSink(modes) if modes and modes & LIVE_MODES else None
+            if self.sink is None:
+                return  # (invoke(): nothing live)
+        else:
+            self._relayed(relay, modes)
+        if self.sink is not None and self.sink.messages and self.chat is None:
             self.chat = _chat_handler(self.sink)
+            if relay is not None:  # (shared by the runs inside: see engine.namespaces)
+                relay.chat = self.chat
+                self.chat.subgraphs, self.chat.base = relay.subgraphs, relay.base
+        if self.chat is not None:
             run.tap = self._returned
+
+    def _relayed(self, relay: Any, modes: frozenset[str]) -> None:
+        from nbgraph.engine.namespaces import scope_sink
+
+        self.sink = scope_sink(self.run, modes)
+        if relay.root is not self.run and "messages" in modes:
+            self.chat, self.quiet = relay.chat, not relay.subgraphs
 
     def execute(self, task: Task) -> Task:
         """`run.execute(task)` with the task's writer in context."""
-        stream = TaskStream(task, self.sink)
+        stream = TaskStream(task, self.sink, self.relay)
         token = _STREAM.set(stream)
         try:
             if self.chat is None:
@@ -188,7 +206,7 @@ class StreamScope:
 
     async def aexecute(self, task: Task) -> Task:
         """`run.aexecute(task)` with the task's writer in context."""
-        stream = TaskStream(task, self.sink)
+        stream = TaskStream(task, self.sink, self.relay)
         token = _STREAM.set(stream)
         try:
             if self.chat is None:
@@ -206,7 +224,9 @@ class StreamScope:
 
         task = stream.task
         token, stream.metadata = enter_node(self.chat, self.run, task)
-        if not task.cached:
+        if self.quiet:  # (LangGraph: the handler hears nothing of a subgraph's nodes)
+            stream.metadata = None
+        elif not task.cached:
             self.chat.node_started(task.arg if task.kind == "send" else self.run.read(task))
         return token
 
@@ -267,18 +287,3 @@ def current_writer() -> TaskStream | None:
     (`nbgraph.engine.injection`), so all three forms write to the same stream and record.
     """
     return _STREAM.get()
-
-
-def refuse_subgraphs(kwargs: dict[str, Any], method: str) -> None:
-    """Take `subgraphs=` out of `stream`'s keyword arguments; refuse `subgraphs=True`.
-
-    Raises:
-        InvalidArgumentError: `subgraphs=True` (nbgraph runs subgraphs but cannot stream
-            their chunks as `(namespace, chunk)` pairs the way LangGraph does yet).
-    """
-    if kwargs.pop("subgraphs", False):
-        raise InvalidArgumentError(
-            f"{method}(subgraphs=True) is not supported yet: nbgraph cannot stream the chunks of "
-            f"subgraphs (compiled graphs run as nodes) as (namespace, chunk) pairs as LangGraph "
-            f"does. Call {method}(...) without subgraphs=True."
-        )
