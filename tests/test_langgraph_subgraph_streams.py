@@ -361,12 +361,9 @@ def resume_program(api):
     return shown(graph.stream(resume, config, stream_mode=["updates", "values"], subgraphs=True))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nbgraph resumes a subgraph from its start (engine/subruns.py), so `before` runs "
-    "and streams again; LangGraph resumes at the node that asked (issue 16's checkpoint part)",
-)
 def test_resuming_inside_a_subgraph_streams_as_on_langgraph():
+    """The resumed subgraph continues at the node that asked: `before` neither runs nor
+    streams again, as on LangGraph."""
     lg, nb = both(resume_program)
     assert nb == lg
 
