@@ -29,6 +29,14 @@ from nbgraph.views.panels import (
 from nbgraph.views.render import render_svg
 from nbgraph.views.subrun_nav import SubrunNav
 
+GRAPH_BESIDE = {"max_width": "40%", "flex": "0 1 auto", "overflow": "auto"}
+PANELS_BESIDE = {"flex": "1 1 60%", "min_width": "0", "overflow": "auto"}
+GRAPH_STACKED = {"max_width": "100%", "overflow": "auto"}
+PANELS_STACKED = {"width": "100%", "overflow": "auto"}
+"""The picture and the panels' room: the state and effects tables get most of it."""
+SCALED_SVG = '<svg style="max-width:100%;height:auto" '
+"""The drawing scales down to the picture's room instead of pushing the panels aside."""
+
 
 class Inspector(ipywidgets.VBox):
     """Play, step, jump to a node's n-th run, follow a branch, filter fields, compare.
@@ -101,7 +109,12 @@ class Inspector(ipywidgets.VBox):
         modes = ["off", "another step"] + (["the other run"] if with_other else [])
         self.compare_mode = w.ToggleButtons(options=modes, description="compare")
         self.compare_step = w.IntSlider(min=0, max=last, description="with step")
-        self.graph = w.HTML()
+        self.arrangement = w.ToggleButtons(
+            options=["side by side", "stacked"],
+            description="layout",
+            style={"button_width": "90px"},
+        )
+        self.graph = w.HTML(layout=GRAPH_BESIDE)
         self.state = w.HTML()
         self.effects = w.HTML()
         self.comparison = w.HTML()
@@ -115,21 +128,36 @@ class Inspector(ipywidgets.VBox):
         self.node.observe(self._node_changed, "value")
         self.slider.observe(lambda change: self.show(change["new"]), "value")
         self.branch_pick.observe(self._branch_picked, "value")
+        self.arrangement.observe(lambda change: self.arrange(change["new"]), "value")
         for control in (self.fields, self.compare_mode, self.compare_step):
             control.observe(lambda _: self.show(self.slider.value), "value")
 
     def _lay_out(self) -> None:
-        """The controls in rows, the picture beside the state and effects panels."""
+        """The controls in rows, the picture (at most 40% wide) beside the state and effects
+        panels, which get the rest of the width; or stacked (`arrange`)."""
         w = ipywidgets
+        self.panels = w.VBox([self.state, self.effects], layout=PANELS_BESIDE)
+        self.body = w.HBox([self.graph, self.panels], layout={"width": "100%"})
         self.children = [
             w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
             w.HBox([self.node, self.occurrence, self.jump, self.branch_pick]),
             self.subrun_nav.row,
             self.error,
-            w.HBox([self.graph, w.VBox([self.state, self.effects])]),
-            w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step])]),
+            self.body,
+            w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step, self.arrangement])]),
             self.comparison,
         ]
+
+    def arrange(self, how: str) -> None:
+        """ "side by side" (the picture at most 40% of the width, the panels the rest) or
+        "stacked" (the picture above the panels, each the full width)."""
+        if how not in ("side by side", "stacked"):
+            raise ValueError(f"arrange() takes 'side by side' or 'stacked', not {how!r}.")
+        stacked = how == "stacked"
+        self.body.layout.flex_flow = "column" if stacked else "row"
+        self.graph.layout = ipywidgets.Layout(**(GRAPH_STACKED if stacked else GRAPH_BESIDE))
+        self.panels.layout = ipywidgets.Layout(**(PANELS_STACKED if stacked else PANELS_BESIDE))
+        self.arrangement.value = how
 
     @property
     def widget(self) -> Inspector:
@@ -260,7 +288,7 @@ class Inspector(ipywidgets.VBox):
         rendered = render_svg(drawing.source)
         if rendered.svg is None:
             return f"<pre>{_escape(rendered.problem)}</pre>"
-        return svg_element(rendered.svg)
+        return svg_element(rendered.svg).replace("<svg ", SCALED_SVG, 1)
 
     def _refresh_branches(self, log: Any) -> None:
         lineages = self.run.log.semantics == "branches"

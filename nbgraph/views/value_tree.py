@@ -1,0 +1,83 @@
+"""A value shown whole in a panel: short on one line, and when that cuts it, a JSON-like tree
+to unfold (one `<details>` per nested list, tuple, dict or object) and its full text to copy.
+
+Pure functions returning escaped HTML: every key and value goes through `html.escape`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nbgraph.record.text import safe_repr
+from nbgraph.types import MISSING
+from nbgraph.views.dot import short
+
+ITEMS = 100  # items of one list or dict unfolded; the rest are counted
+DEPTH = 6  # nesting unfolded; deeper values show as their text
+COPY_CHARS = 20_000  # a value whose text is longer has no "as text" block (the tree stays)
+PRE = "white-space:pre-wrap;word-break:break-all;margin:0;user-select:text"
+INDENT = "padding-left:1.2em;border-left:1px solid var(--jp-border-color2, #ddd)"
+
+
+def value_tree_html(value: Any, width: int = 80) -> str:
+    """The value in one line of at most `width` characters when that shows all of it; else
+    that line as the summary of a `<details>` holding the value's tree and its full text.
+
+    >>> print(value_tree_html("1"), value_tree_html(1))
+    &#x27;1&#x27; 1
+    >>> "<details" in value_tree_html(list(range(40)), 20)
+    True
+    """
+    if value is MISSING:
+        return "—"
+    full = safe_repr(value)
+    if len(full) <= width:
+        return html.escape(full)
+    text = f"<pre style='{PRE}'>{html.escape(full)}</pre>"
+    tree = _children(value, 0)
+    if tree and len(full) <= COPY_CHARS:  # the tree, and the text to copy in one piece
+        tree += f"<details><summary><i>as text</i></summary>{text}</details>"
+    summary = f"<summary>{html.escape(short(value, width))}</summary>"
+    return f"<details class='nbgraph-value'>{summary}{tree or text}</details>"
+
+
+def _node(value: Any, depth: int) -> str:
+    """One nested value: its text when short or too deep, else a `<details>` of its items."""
+    full = safe_repr(value)
+    if len(full) <= 60 or depth >= DEPTH or _items(value) is None:
+        if len(full) <= 200:
+            return html.escape(full)
+        inside = f"<pre style='{PRE}'>{html.escape(full)}</pre>"
+    else:
+        inside = _children(value, depth)
+    return f"<details><summary>{html.escape(short(value, 60))}</summary>{inside}</details>"
+
+
+def _children(value: Any, depth: int) -> str:
+    """The items of a container, one per line under its summary ("" if not a container)."""
+    items = _items(value)
+    if items is None:
+        return ""
+    lines = [
+        f"<div><span style='opacity:0.7'>{html.escape(key)}:</span> {_node(item, depth + 1)}</div>"
+        for key, item in items[:ITEMS]
+    ]
+    if len(items) > ITEMS:
+        lines.append(f"<div><i>… {len(items) - ITEMS} more (see the table or state_at)</i></div>")
+    return f"<div style='{INDENT}'>{''.join(lines)}</div>"
+
+
+def _items(value: Any) -> list[tuple[str, Any]] | None:
+    """(label, item) pairs of a list, tuple, set, mapping or object with fields; else None."""
+    if isinstance(value, Mapping):
+        return [(safe_repr(k), v) for k, v in value.items()]
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray):
+        return [(f"[{i}]", v) for i, v in enumerate(value)]
+    if isinstance(value, set | frozenset):
+        return [("·", v) for v in value]
+    fields = getattr(value, "__dict__", None)
+    if isinstance(fields, dict) and fields:
+        return [(str(k), v) for k, v in fields.items()]
+    return None

@@ -1,0 +1,107 @@
+"""The inspector as a debugger a person wants (issue 18): layout, whole values, diffs that
+point at the difference, Play, step highlight, theme, saved notebooks, tracebacks, tables,
+state-tree drawings. Headless: build the widget, read its HTML."""
+
+import operator
+from typing import Annotated, TypedDict
+
+import pytest
+
+from nbgraph import END, START, StateGraph
+from nbgraph.record.value_diff import first_difference
+from nbgraph.views.value_tree import value_tree_html
+
+EVIL = "<img src=x onerror=alert(1)>"
+
+
+class S(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+    note: str
+
+
+def fan_app(long: str = "x" * 120):
+    def writer(name, **extra):
+        return lambda state: {"log": [name], **extra}
+
+    return (
+        StateGraph(S)
+        .add_node("a", writer("a", note=long))
+        .add_node("b", writer("b"))
+        .add_node("c", writer("c"))
+        .add_node("d", writer("d", note=EVIL + long))
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("a", "c")
+        .add_edge(["b", "c"], "d")
+        .add_edge("d", END)
+        .compile()
+    )
+
+
+# --- 1. layout, whole values, diffs that point ----------------------------------------------
+
+
+def test_the_picture_gets_at_most_40_percent_and_the_panels_the_rest_or_stacked():
+    inspector = fan_app().run({"log": []}).inspect()
+    assert inspector.graph.layout.max_width == "40%"
+    assert inspector.panels.layout.flex == "1 1 60%" and inspector.panels.layout.min_width == "0"
+    assert inspector.body.children == (inspector.graph, inspector.panels)
+    assert '<svg style="max-width:100%;height:auto"' in inspector.graph.value  # it scales down
+    inspector.go(3)
+    task_d = next(o for o in inspector.branch_pick.options if o.endswith(":d"))
+    inspector.branch_pick.value = task_d  # following a branch keeps the same room
+    assert inspector.graph.layout.max_width == "40%"
+    inspector.arrangement.value = "stacked"
+    assert inspector.body.layout.flex_flow == "column"
+    assert inspector.graph.layout.max_width == "100%"
+    inspector.arrange("side by side")
+    assert inspector.body.layout.flex_flow == "row" and inspector.graph.layout.max_width == "40%"
+    with pytest.raises(ValueError, match="'side by side' or 'stacked'"):
+        inspector.arrange("sideways")
+
+
+def test_a_long_value_unfolds_into_a_tree_and_its_whole_text_escaped():
+    value = {"items": [EVIL * 3, {"deep": list(range(30))}], "n": 1}
+    shown = value_tree_html(value, 50)
+    assert shown.startswith("<details class='nbgraph-value'><summary>")
+    assert "[1]:" in shown and "&#x27;deep&#x27;:" in shown  # a line per item and key
+    assert "<i>as text</i>" in shown and "29]}], &#x27;n&#x27;: 1}</pre>" in shown  # whole
+    assert EVIL not in shown and "&lt;img src=x" in shown
+    assert value_tree_html("1") != value_tree_html(1)  # quotes kept
+    many = value_tree_html(list(range(500)), 50)
+    assert "… 400 more" in many and "499]</pre>" in many  # the tree counts; the text has all
+
+
+def test_the_state_panel_shows_a_long_value_whole():
+    long = "y" * 200 + "END"
+    inspector = fan_app(long).run({"log": []}).inspect()
+    inspector.go(1)
+    assert long in inspector.state.value and "<details" in inspector.state.value
+
+
+def test_first_difference_names_the_index_key_or_character():
+    assert first_difference([1, {"k": [0, 5]}], [1, {"k": [0, 6]}]) == (
+        "index 1 → key 'k' → index 1: 5 vs 6"
+    )
+    assert first_difference({"a": 1}, {"a": 1, "b": 2}) == "key 'b' only on the right"
+    assert first_difference("1", 1) == "type str vs int: '1' vs 1"
+    assert first_difference("z" * 60 + "a", "z" * 60 + "b") == "character 60: 'a' vs 'b'"
+    assert first_difference([1, 2], [1, 2]) == ""
+
+
+def test_compare_mode_points_at_what_differs_in_values_that_look_alike_cut_short():
+    app = fan_app()
+    run, other = app.run({"log": ["s" * 80 + "1"]}), app.run({"log": ["s" * 80 + "2"]})
+    inspector = run.inspect(other)
+    inspector.go(1)
+    inspector.compare_mode.value = "the other run"
+    table = inspector.comparison.value
+    assert "differs at" in table and "index 0: character 80: &#x27;1&#x27;" in table
+    inspector.compare_mode.value = "another step"
+    inspector.compare_step.value = 3
+    assert "length 2 vs 5: index 2 only on the right" in inspector.comparison.value
+
+
+def test_order_sensitivity_says_where_the_two_results_differ():
+    table = fan_app().run({"log": []}).order_sensitivity()
+    assert list(table["differs_at"]) == ["index 1: 'b' vs 'c'"]
