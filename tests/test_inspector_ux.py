@@ -105,3 +105,28 @@ def test_compare_mode_points_at_what_differs_in_values_that_look_alike_cut_short
 def test_order_sensitivity_says_where_the_two_results_differ():
     table = fan_app().run({"log": []}).order_sensitivity()
     assert list(table["differs_at"]) == ["index 1: 'b' vs 'c'"]
+
+
+# --- 2. play, however many times the inspector is displayed ---------------------------------
+
+
+def test_play_runs_to_the_last_step_with_the_inspector_displayed_twice():
+    import ipywidgets
+
+    from nbgraph.views.playback import Playback
+
+    inspector = fan_app().run({"log": []}).inspect()
+    for _ in range(2):  # two views of one model: ipywidgets.Play's timer lives in each view
+        assert "application/vnd.jupyter.widget-view+json" in inspector._repr_mimebundle_()
+    assert isinstance(inspector.play, Playback) and not isinstance(inspector.play, ipywidgets.Play)
+    assert all(not isinstance(w, ipywidgets.Play) for w in inspector.play.children)
+    inspector.play.interval = 10
+    inspector.play.play()
+    inspector.play.join(timeout=30)
+    assert inspector.step == 3 and not inspector.play.playing
+    assert inspector.play.button.description == "▶ play"
+    assert "<b>step 3</b>" in inspector.step_label.value
+    inspector.play.play()  # from the last step: starts again at the first
+    inspector.play.pause()
+    inspector.play.join(timeout=30)
+    assert inspector.step in (0, 1) and not inspector.play.playing

@@ -7,6 +7,7 @@ imports ipywidgets: `nbgraph.views.inspector` loads it only when an inspector is
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from typing import Any
 
@@ -26,6 +27,7 @@ from nbgraph.views.panels import (
     state_html,
     store_ops_html,
 )
+from nbgraph.views.playback import Playback
 from nbgraph.views.render import render_svg
 from nbgraph.views.subrun_nav import SubrunNav
 
@@ -54,6 +56,7 @@ class Inspector(ipywidgets.VBox):
         super().__init__()
         self.other, self._made_for = other, run
         self.subrun_nav = SubrunNav(self)  # "step into" a subrun, and back
+        self._drawing = threading.RLock()  # the play thread and the front end both show steps
         self.add_class("nbgraph-inspector")
         self.open_run(run, step)
 
@@ -87,7 +90,7 @@ class Inspector(ipywidgets.VBox):
     def _make_controls(self, fields: list[str], last: int, with_other: bool) -> None:
         """The widgets: playback, the node and branch pickers, fields, comparison, panels."""
         w = ipywidgets
-        self.play = w.Play(min=0, max=last, interval=700, description="play")
+        self.play = Playback(min=0, max=last, interval=700)  # (not w.Play: see views.playback)
         self.slider = w.IntSlider(min=0, max=last, description="step", continuous_update=True)
         w.link((self.play, "value"), (self.slider, "value"))
         self.previous = w.Button(description="◀ previous", tooltip="previous step")
@@ -232,7 +235,12 @@ class Inspector(ipywidgets.VBox):
         log = self.run.timeline.step_log(step)
         effects = self.effects_at(step)
         fields = set(self.fields.value)
-        with self.graph.hold_sync(), self.state.hold_sync(), self.effects.hold_sync():
+        with (
+            self._drawing,
+            self.graph.hold_sync(),
+            self.state.hold_sync(),
+            self.effects.hold_sync(),
+        ):
             self.step_label.value = self._label(step, log)
             self.graph.value = self._picture(step)
             state = self._state(step, log)
