@@ -130,3 +130,43 @@ def test_play_runs_to_the_last_step_with_the_inspector_displayed_twice():
     inspector.play.pause()
     inspector.play.join(timeout=30)
     assert inspector.step in (0, 1) and not inspector.play.playing
+
+
+# --- 3. the step highlight ------------------------------------------------------------------
+
+
+def node_labels(source: str) -> dict[str, str]:
+    """A DOT source's node labels -> that node's attribute text."""
+    import re
+
+    found = {}
+    for attrs in re.findall(r"^\s*\w+ \[(.*)\]$", source, re.M):
+        text = re.match(r'label=("(?:[^"\\]|\\.)*"|\w+)', attrs)
+        if text:
+            found[text.group(1).strip('"').split("\\n")[0]] = attrs
+    return found
+
+
+def test_a_step_marks_its_tasks_apart_from_their_triggers_with_counts_so_far():
+    run = fan_app().run({"log": []})
+    at_two = node_labels(run.draw(step=2).source)
+    for name in ("b", "c"):  # they run at step 2
+        assert "runs this step" in at_two[name] and "penwidth=2.5" in at_two[name]
+        assert "ran ×1" in at_two[name]
+    assert "dashed" in at_two["a"] and "penwidth=1.5" in at_two["a"]  # triggered them
+    assert "runs this step" not in at_two["a"]
+    assert "ran ×" not in at_two["d"] and "#c8c8c8" in at_two["d"]  # has not run yet
+    whole = node_labels(run.draw().source)
+    assert "ran ×1" in whole["d"] and "runs this step" not in whole["d"]
+
+
+def test_following_a_branch_marks_the_current_step():
+    inspector = fan_app().run({"log": []}).inspect()
+    inspector.go(3)
+    inspector.branch_pick.value = next(o for o in inspector.branch_pick.options if o.endswith(":d"))
+    inspector.go(2)
+    picture = inspector.graph.value
+    assert "runs this step" in picture and "at step 2" in picture
+    inspector.go(3)
+    assert "at step 3" in inspector.graph.value and "runs this step" in inspector.graph.value
+    assert inspector.graph.value != picture  # no longer frozen at every step

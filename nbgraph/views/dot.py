@@ -64,6 +64,8 @@ class Overlay:
         focus_edges: edges to highlight.
         caption: a line under the drawing.
         subgraphs: node -> (the graph its tasks ran, their subruns' summed overlay).
+        current: nodes whose tasks run at the shown step ("runs this step"), drawn apart from
+            the focused nodes that ran before it (a step's triggers, a branch's chain).
     """
 
     runs: dict[str, int] = field(default_factory=dict)
@@ -75,6 +77,7 @@ class Overlay:
     focus_edges: set[tuple[str, str]] = field(default_factory=set)
     caption: str = ""
     subgraphs: dict[str, tuple[Any, Overlay]] = field(default_factory=dict)
+    current: set[str] = field(default_factory=set)
 
 
 class _Ids:
@@ -202,14 +205,25 @@ def draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | None
         if name in overlay.paused:
             lines.append("paused: waiting for an answer")
             attrs.update(fillcolor=PAUSED_FILL, color=PAUSED_INK, fontcolor=PAUSED_INK)
-        if overlay.focus:
-            if name in overlay.focus:
-                attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
-                if name in overlay.failed:
-                    attrs["fillcolor"] = FAILED_FILL
-            else:
-                attrs.update(color=FADED, fontcolor=FADED, fillcolor=IDLE_FILL)
+        if overlay.focus or overlay.current:
+            _focus_node(name, lines, attrs, overlay)
     dot.node(ids(name), label(*lines), **attrs)
+
+
+def _focus_node(name: str, lines: list[str], attrs: dict[str, str], overlay: Overlay) -> None:
+    """Runs this step (bold, filled), ran before on the way here (outlined), or faded."""
+    if name in overlay.current:
+        lines.append("▶ runs this step")
+        attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
+    elif name in overlay.focus and overlay.current:  # a trigger, or a branch's earlier task
+        attrs.update(color=HIGHLIGHT_INK, penwidth="1.5", style=f"{attrs['style']},dashed")
+    elif name in overlay.focus:  # a branch followed at no step: its whole chain
+        attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
+    else:
+        attrs.update(color=FADED, fontcolor=FADED, fillcolor=IDLE_FILL)
+        return
+    if name in overlay.failed:
+        attrs["fillcolor"] = FAILED_FILL
 
 
 def _edge_attrs(

@@ -292,7 +292,7 @@ class Inspector(ipywidgets.VBox):
         return f"<b>step {step}</b> of {self.steps[-1]}: {_escape(tasks)}{status}{branch}{facts}"
 
     def _picture(self, step: int) -> str:
-        drawing = self.run.draw(branch=self.branch) if self.branch else self.run.draw(step=step)
+        drawing = self.run.draw(step=step, branch=self.branch)
         rendered = render_svg(drawing.source)
         if rendered.svg is None:
             return f"<pre>{_escape(rendered.problem)}</pre>"

@@ -15,18 +15,26 @@ from nbgraph.views.subgraph_dot import subrun_overlays
 def run_overlay(run: Any, step: int | None = None, branch: str | None = None) -> Overlay:
     """The overlay of `run`; `step` or `branch` (a task id) picks what to highlight.
 
-    The counts are computed once per run and shared; only the focus is worked out per call,
-    so stepping through a long run redraws in time proportional to the graph, not the run.
+    With `step`, the counts are the run's so far (through that step: a node that has not
+    run yet shows no count), its tasks are marked "runs this step" and the nodes that
+    triggered them drawn apart ("ran before"). With `branch`, the chain that led to that
+    task is highlighted; with both, the chain is outlined and the step's tasks on it marked.
+    Without `step`, the counts are computed once per run and shared.
 
     Raises:
         ValueError: a step the run does not have, or a task id it does not have.
     """
     base = _base(run)
-    overlay = dataclasses.replace(base, focus=set(), focus_edges=set())
+    overlay = dataclasses.replace(base, focus=set(), focus_edges=set(), current=set())
     if step is not None:
+        run.timeline.step_log(step)  # raises ValueError naming the step
+        so_far = _counts(run, upto=step)
+        for name in ("runs", "failed", "paused", "edges", "sends"):
+            setattr(overlay, name, getattr(so_far, name))
+    if branch is not None:
+        _focus_branch(run, overlay, branch, step)
+    elif step is not None:
         _focus_step(run, overlay, step)
-    elif branch is not None:
-        _focus_branch(run, overlay, branch)
     return overlay
 
 
@@ -43,10 +51,11 @@ def _base(run: Any) -> Overlay:
     return base
 
 
-def _counts(run: Any) -> Overlay:
+def _counts(run: Any, upto: int | None = None) -> Overlay:
+    """Runs, failures, pauses and ways taken, by the whole run or through step `upto`."""
     log, spec = run.log, run.graph
     overlay = Overlay()
-    tasks = [t for s in log.steps[1:] for t in s.tasks]
+    tasks = [t for s in log.steps[1:] if upto is None or s.step <= upto for t in s.tasks]
     for task in tasks:
         overlay.runs[task.node] = overlay.runs.get(task.node, 0) + 1
         if task.error is not None:
@@ -75,8 +84,8 @@ def _counts(run: Any) -> Overlay:
 def _focus_step(run: Any, overlay: Overlay, step: int) -> None:
     chosen = run.timeline.step_log(step)  # raises ValueError naming the step
     for task in chosen.tasks:
-        node = START if task.node == START else task.node
-        overlay.focus.add(node)
+        overlay.focus.add(task.node)
+        overlay.current.add(task.node)
         for source in task.triggers:
             overlay.focus_edges.add((source, task.node))
             overlay.focus.add(source)
@@ -119,15 +128,22 @@ def ancestry(run: Any, task_id: str) -> list[Any]:
     return found
 
 
-def _focus_branch(run: Any, overlay: Overlay, task_id: str) -> None:
-    """Highlight a task and the chain of tasks that triggered it, back to START."""
+def _focus_branch(run: Any, overlay: Overlay, task_id: str, step: int | None = None) -> None:
+    """Highlight a task and the chain of tasks that triggered it, back to START; with
+    `step`, mark the chain's tasks at that step as the ones running now."""
     chain = ancestry(run, task_id)
     for task in chain:
         overlay.focus.add(task.node)
+        if task.step == step:
+            overlay.current.add(task.node)
         for source in task.triggers:
             overlay.focus_edges.add((source, task.node))
             overlay.focus.add(source)
     overlay.caption += f" — showing the branch that led to {chain[0].id}"
+    if step is not None:
+        overlay.caption += f", at step {step}"
+        if not overlay.current:  # the step is not on the branch: still say which it is
+            overlay.caption += " (not on this branch)"
 
 
 def _lineage_of(run: Any, by_id: dict[str, Any], wanted: str) -> list[Any]:
