@@ -46,7 +46,7 @@ def test_the_picture_gets_at_most_40_percent_and_the_panels_the_rest_or_stacked(
     assert inspector.graph.layout.max_width == "40%"
     assert inspector.panels.layout.flex == "1 1 60%" and inspector.panels.layout.min_width == "0"
     assert inspector.body.children == (inspector.graph, inspector.panels)
-    assert '<svg style="max-width:100%;height:auto"' in inspector.graph.value  # it scales down
+    assert '<svg style="max-width:100%;height:auto;' in inspector.graph.value  # it scales
     inspector.go(3)
     task_d = next(o for o in inspector.branch_pick.options if o.endswith(":d"))
     inspector.branch_pick.value = task_d  # following a branch keeps the same room
@@ -170,3 +170,25 @@ def test_following_a_branch_marks_the_current_step():
     inspector.go(3)
     assert "at step 3" in inspector.graph.value and "runs this step" in inspector.graph.value
     assert inspector.graph.value != picture  # no longer frozen at every step
+
+
+# --- 4. the theme ---------------------------------------------------------------------------
+
+
+def test_panels_and_picture_follow_jupyterlabs_theme_variables():
+    import re
+
+    from nbgraph.views import panels, theme
+
+    inspector = fan_app().run({"log": []}).inspect()
+    inspector.go(2)
+    html = inspector.state.value + inspector.effects.value
+    assert "var(--jp-warn-color1" in html and "var(--jp-border-color2" in html
+    assert "#fff2cc" not in html  # no fixed light highlight under the theme's text
+    assert panels.CHANGED == theme.CHANGED and "transparent" in theme.CHANGED
+    picture = inspector.graph.value
+    assert 'fill="white"' not in picture and 'fill="transparent"' in picture  # no white slab
+    assert 'stroke="#333333"' not in picture and 'stroke="currentColor"' in picture
+    assert "color:var(--jp-content-font-color1" in picture
+    caption = re.search(r"<text[^>]*>run done", picture).group(0)
+    assert 'fill="currentColor"' in caption  # the caption in the theme's text colour

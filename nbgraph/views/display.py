@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 SVG = "image/svg+xml"
 HTML = "text/html"
 PLAIN = "text/plain"
-CHANGED_CSS = "background-color: #fff2cc; font-weight: bold"
+CHANGED_CSS = (  # views.theme.CHANGED: a translucent theme colour, readable on dark themes
+    "background-color: color-mix(in srgb, var(--jp-warn-color1, #f57c00) 22%, transparent); "
+    "font-weight: bold"
+)
 
 
 def wanted(mime: str, include: Iterable[str] | None, exclude: Iterable[str] | None) -> bool:

@@ -109,9 +109,11 @@ def graph_dot(
     """
     import graphviz
 
-    dot = graphviz.Digraph("graph", graph_attr={"rankdir": "TB", "fontname": "Helvetica"})
+    dot = graphviz.Digraph(
+        "graph", graph_attr={"rankdir": "TB", "fontname": "Helvetica", "fontcolor": INK}
+    )
     dot.attr("node", fontname="Helvetica", fontsize="11", color=INK)
-    dot.attr("edge", fontname="Helvetica", fontsize="9", color=INK)
+    dot.attr("edge", fontname="Helvetica", fontsize="9", color=INK, fontcolor=INK)
     ids = _Ids()
     caption = [title] if title else []
     if overlay is not None and overlay.caption:

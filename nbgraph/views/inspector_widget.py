@@ -30,14 +30,13 @@ from nbgraph.views.panels import (
 from nbgraph.views.playback import Playback
 from nbgraph.views.render import render_svg
 from nbgraph.views.subrun_nav import SubrunNav
+from nbgraph.views.theme import themed_svg
 
 GRAPH_BESIDE = {"max_width": "40%", "flex": "0 1 auto", "overflow": "auto"}
 PANELS_BESIDE = {"flex": "1 1 60%", "min_width": "0", "overflow": "auto"}
 GRAPH_STACKED = {"max_width": "100%", "overflow": "auto"}
 PANELS_STACKED = {"width": "100%", "overflow": "auto"}
 """The picture and the panels' room: the state and effects tables get most of it."""
-SCALED_SVG = '<svg style="max-width:100%;height:auto" '
-"""The drawing scales down to the picture's room instead of pushing the panels aside."""
 
 
 class Inspector(ipywidgets.VBox):
@@ -296,7 +295,7 @@ class Inspector(ipywidgets.VBox):
         rendered = render_svg(drawing.source)
         if rendered.svg is None:
             return f"<pre>{_escape(rendered.problem)}</pre>"
-        return svg_element(rendered.svg).replace("<svg ", SCALED_SVG, 1)
+        return themed_svg(svg_element(rendered.svg))
 
     def _refresh_branches(self, log: Any) -> None:
         lineages = self.run.log.semantics == "branches"

@@ -15,13 +15,11 @@ from nbgraph.record.text import safe_str
 from nbgraph.record.value_diff import first_difference
 from nbgraph.types import MISSING
 from nbgraph.views.display import cell_text
+from nbgraph.views.theme import BORDER, CHANGED, ERROR, FADED
 from nbgraph.views.value_tree import value_tree_html
 
-CHANGED = "background:#fff2cc;font-weight:bold"
-FADED = "color:#b0b0b0"
-ERROR = "color:#990000"
 TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
-CELL = "border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top"
+CELL = f"border:1px solid {BORDER};padding:2px 6px;text-align:left;vertical-align:top"
 
 
 def text(value: Any, width: int = 80) -> str:

@@ -13,12 +13,13 @@ from typing import Any
 from nbgraph.record.text import safe_repr
 from nbgraph.types import MISSING
 from nbgraph.views.dot import short
+from nbgraph.views.theme import BORDER
 
 ITEMS = 100  # items of one list or dict unfolded; the rest are counted
 DEPTH = 6  # nesting unfolded; deeper values show as their text
 COPY_CHARS = 20_000  # a value whose text is longer has no "as text" block (the tree stays)
 PRE = "white-space:pre-wrap;word-break:break-all;margin:0;user-select:text"
-INDENT = "padding-left:1.2em;border-left:1px solid var(--jp-border-color2, #ddd)"
+INDENT = f"padding-left:1.2em;border-left:1px solid {BORDER}"
 
 
 def value_tree_html(value: Any, width: int = 80) -> str:
