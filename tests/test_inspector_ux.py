@@ -192,3 +192,21 @@ def test_panels_and_picture_follow_jupyterlabs_theme_variables():
     assert "color:var(--jp-content-font-color1" in picture
     caption = re.search(r"<text[^>]*>run done", picture).group(0)
     assert 'fill="currentColor"' in caption  # the caption in the theme's text colour
+
+
+# --- 5. a saved notebook ----------------------------------------------------------------------
+
+
+def test_the_display_bundle_carries_a_static_snapshot_beside_the_widget_view():
+    inspector = fan_app().run({"log": []}).inspect()
+    inspector.go(3)
+    bundle = inspector._repr_mimebundle_()
+    view = bundle["application/vnd.jupyter.widget-view+json"]
+    assert view["model_id"] == inspector.model_id
+    snapshot = bundle["text/html"]
+    assert "nbgraph-snapshot" in snapshot and "at step 3 of 3" in snapshot
+    assert "<svg" in snapshot and "<b>step 3</b>" in snapshot  # the picture and the label
+    assert inspector.state.value in snapshot and inspector.effects.value in snapshot
+    assert EVIL not in snapshot and "&lt;img src=x onerror=alert(1)&gt;" in snapshot
+    inspector.go(1)
+    assert "at step 1 of 3" in inspector._repr_mimebundle_()["text/html"]

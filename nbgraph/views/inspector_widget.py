@@ -29,6 +29,7 @@ from nbgraph.views.panels import (
 )
 from nbgraph.views.playback import Playback
 from nbgraph.views.render import render_svg
+from nbgraph.views.snapshot import snapshot_html
 from nbgraph.views.subrun_nav import SubrunNav
 from nbgraph.views.theme import themed_svg
 
@@ -328,6 +329,14 @@ class Inspector(ipywidgets.VBox):
             frame = self._compared[self._compared["step"] == step]
             return f"<b>this run vs the other, step {step}</b>" + diff_html(frame, "this", "other")
         return ""
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        """ipywidgets' bundle (the widget view and text/plain) with a `text/html` snapshot of
+        the shown step, for wherever the widget cannot be shown (`views.snapshot`)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None:
+            bundle["text/html"] = snapshot_html(self)
+        return bundle
 
     def __repr__(self) -> str:
         return f"<Inspector of {self.run!r}, at step {self.slider.value}>"
