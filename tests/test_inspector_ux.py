@@ -210,3 +210,28 @@ def test_the_display_bundle_carries_a_static_snapshot_beside_the_widget_view():
     assert EVIL not in snapshot and "&lt;img src=x onerror=alert(1)&gt;" in snapshot
     inspector.go(1)
     assert "at step 1 of 3" in inspector._repr_mimebundle_()["text/html"]
+
+
+# --- 6. failures ------------------------------------------------------------------------------
+
+
+def test_a_failure_shows_the_nodes_source_line_and_the_traceback():
+    def fail(state):
+        raise RuntimeError("the tool <timed out>")  # the line the panel shows
+
+    run = (
+        StateGraph(S)
+        .add_node("a", lambda s: {"log": ["a"]})
+        .add_node("boom", fail)
+        .add_edge(START, "a")
+        .add_edge("a", "boom")
+        .compile()
+        .run({"log": []})
+    )
+    inspector = run.inspect()
+    shown = inspector.error.value
+    assert "RuntimeError at step 2" in shown
+    assert "raised in node &#x27;boom&#x27;: <code>fail</code>" in shown
+    assert __file__ in shown and "# the line the panel shows" in shown
+    assert "<summary>traceback</summary>" in shown and "Traceback (most recent call last)" in shown
+    assert "the tool &lt;timed out&gt;" in shown and "<timed out>" not in shown

@@ -32,6 +32,7 @@ from nbgraph.views.render import render_svg
 from nbgraph.views.snapshot import snapshot_html
 from nbgraph.views.subrun_nav import SubrunNav
 from nbgraph.views.theme import themed_svg
+from nbgraph.views.traceback_panel import traceback_html
 
 GRAPH_BESIDE = {"max_width": "40%", "flex": "0 1 auto", "overflow": "auto"}
 PANELS_BESIDE = {"flex": "1 1 60%", "min_width": "0", "overflow": "auto"}
@@ -272,7 +273,8 @@ class Inspector(ipywidgets.VBox):
     def _stopped_html(self, log: Any, step: int) -> str:
         """Why the run stopped at this step: its exception, or the questions it waits on."""
         if self.run.error is not None:
-            return error_html(self.run.error, step)
+            failed = next((t.node for t in log.tasks if t.error is self.run.error), None)
+            return error_html(self.run.error, step) + traceback_html(self.run.error, failed)
         asked = [(t.node, i.value) for t in log.tasks for i in t.interrupts]
         if not asked:
             return ""
