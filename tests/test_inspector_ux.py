@@ -235,3 +235,76 @@ def test_a_failure_shows_the_nodes_source_line_and_the_traceback():
     assert __file__ in shown and "# the line the panel shows" in shown
     assert "<summary>traceback</summary>" in shown and "Traceback (most recent call last)" in shown
     assert "the tool &lt;timed out&gt;" in shown and "<timed out>" not in shown
+
+
+# --- 7. tables --------------------------------------------------------------------------------
+
+
+def failing_app():
+    def fail(state):
+        raise ValueError("no")
+
+    return (
+        StateGraph(S)
+        .add_node("a", lambda s: {"log": ["a"], "note": "1"})
+        .add_node("b", lambda s: {"note": 1})
+        .add_node("boom", fail)
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("a", "boom")
+        .compile()
+    )
+
+
+def test_effects_display_compactly_with_the_data_unchanged():
+    import pandas as pd
+
+    from nbgraph.record.run import RunRecord
+
+    run = fan_app().run({"log": []})
+    table = run.effects
+    assert isinstance(table, pd.DataFrame)
+    assert list(table.columns) == list(RunRecord(run.log).effects.columns)  # the data: all
+    assert len(table.columns) == 15
+    shown = table._repr_html_()
+    header = shown[: shown.index("</thead>")]
+    assert header.count("<th ") == 8 and ">flags<" in header and ">overwrite_bypass<" not in header
+    assert "text-align:left" in shown and "compact view" in shown
+    assert "&#x27;a&#x27;" in shown  # quotes kept
+    assert EVIL not in shown
+    assert type(table[table.step == 1]) is pd.DataFrame  # a slice is a plain DataFrame
+    assert "<th" in table.head(2)._repr_html_()  # displayed as pandas does
+
+
+def test_quotes_tell_a_string_from_a_number_and_unapplied_is_not_missing():
+    run = failing_app().run({"log": []})
+    inspector = run.inspect()
+    assert inspector.step == 2  # the failed step: its writes were not applied
+    assert "(not applied: the step failed)" in inspector.effects.value
+    shown = run.effects._repr_html_()
+    assert "(not applied: the step failed)" in shown and "not applied" in shown
+    first = run.effects[run.effects.step == 1]
+    assert first.set_index("field").loc["note", "after"] == "1"
+    assert "&#x27;1&#x27;" in shown  # the string '1', quoted
+
+
+def test_steps_show_readable_durations_and_ids_read_as_words():
+    from nbgraph.views.table_view import duration_text, readable_id, readable_ids
+
+    run = fan_app().run({"log": []})
+    shown = run.steps._repr_html_()
+    assert " µs<" in shown or " ms<" in shown
+    assert list(run.steps.columns)[6] == "duration"  # the data: seconds, as before
+    assert duration_text(0.00012) == "120 µs" and duration_text(2.5) == "2.5 s"
+    assert duration_text(125) == "2 min 5 s"
+    assert readable_id("task:2:0:b") == "b (step 2)"
+    assert readable_ids("join:3:d of task:2:0:b") == (
+        "join of the branches into d (step 3) of b (step 2)"
+    )
+    assert readable_id("merge:0") == "input"
+
+
+def test_diff_columns_are_not_named_like_nodes():
+    run = fan_app().run({"log": []})
+    diff = run.diff(1, 3)
+    assert list(diff.columns) == ["field", "change", "from", "to"]

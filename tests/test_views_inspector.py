@@ -190,7 +190,7 @@ def test_the_branch_selector_of_a_branch_run_names_each_lineage() -> None:
     run = graph.compile(semantics="branches").run({"log": []})
     inspector = run.inspect()
     inspector.go(2)
-    assert ("2:0:b  ← task:1:0:a", "2:0:b") in inspector.branch_pick.options
+    assert ("b (step 2) ← a (step 1)", "2:0:b") in inspector.branch_pick.options
     inspector.go(3)
     inspector.branch_pick.value = "3:0:d"  # d's lineage: a, b — not c
     assert inspector.branch_writers == {3: {"d"}, 2: {"b"}, 1: {"a"}}

@@ -31,6 +31,7 @@ from nbgraph.views.playback import Playback
 from nbgraph.views.render import render_svg
 from nbgraph.views.snapshot import snapshot_html
 from nbgraph.views.subrun_nav import SubrunNav
+from nbgraph.views.table_view import readable_id, readable_ids
 from nbgraph.views.theme import themed_svg
 from nbgraph.views.traceback_panel import traceback_html
 
@@ -308,7 +309,7 @@ class Inspector(ipywidgets.VBox):
             options.append(self.branch)
         if lineages:  # a branch run labels each task with the lineage it read
             parents = {t.id: t.parent for t in tasks}
-            options = [(f"{o}  ← {parents[o]}" if o in parents else o, o) for o in options]
+            options = [(_lineage_label(o, parents), o) for o in options]
         if list(self.branch_pick.options) != options:
             self._refreshing = True  # new options for this step; the followed branch stays
             try:
@@ -351,6 +352,14 @@ def _field_names(run: Any) -> list[str]:
         written = (k for s in run.log.steps for t in s.tasks for k, _ in t.writes)
         fields += [k for k in dict.fromkeys(written) if k not in fields]
     return fields
+
+
+def _lineage_label(task_id: str, parents: dict[str, str]) -> str:
+    """A branch-run task in the branch picker: its node and step, and the lineage it read,
+    in words ("b (step 2) ← a (step 1)"), not tree ids."""
+    if task_id not in parents:
+        return task_id
+    return f"{readable_id('task:' + task_id)} ← {readable_ids(str(parents[task_id]))}"
 
 
 def _escape(text: str) -> str:

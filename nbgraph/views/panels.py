@@ -15,6 +15,7 @@ from nbgraph.record.text import safe_str
 from nbgraph.record.value_diff import first_difference
 from nbgraph.types import MISSING
 from nbgraph.views.display import cell_text
+from nbgraph.views.table_view import NOT_APPLIED, readable_ids
 from nbgraph.views.theme import BORDER, CHANGED, ERROR, FADED
 from nbgraph.views.value_tree import value_tree_html
 
@@ -109,7 +110,9 @@ def effects_html(
                     value_html(effect.before, 50, messages=2),
                     writes or "—",
                     html.escape(effect.reducer),
-                    value_html(effect.after, 50, messages=3),
+                    value_html(effect.after, 50, messages=3)
+                    if effect.applied
+                    else f"<i>{NOT_APPLIED}</i>",
                     html.escape(", ".join(flags)),
                 ],
             )
@@ -137,7 +140,7 @@ def diff_html(frame: Any, left: str, right: str) -> str:
     rows = []
     for record in frame.itertuples(index=False, name=None):
         cells = [
-            value_tree_html(value, 50) if i in pair else text(value, 50)
+            value_tree_html(value, 50) if i in pair else _label_cell(columns[i], value)
             for i, value in enumerate(record)
         ]
         if None not in pair:
@@ -145,6 +148,13 @@ def diff_html(frame: Any, left: str, right: str) -> str:
         rows.append((CHANGED, cells))
     header = [left if c in LEFT_COLUMNS else right if c in RIGHT_COLUMNS else c for c in columns]
     return _table(header + ["differs at"] * (None not in pair), rows)
+
+
+def _label_cell(column: str, value: Any) -> str:
+    """A diff table's non-value cell: tree ids in words, occurrence -1 as "all runs"."""
+    if column == "occurrence" and value == -1:
+        return "all runs"
+    return html.escape(readable_ids(cell_text(value, 50)))
 
 
 def error_html(error: BaseException | None, step: int | None) -> str:
