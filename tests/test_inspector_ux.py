@@ -308,3 +308,48 @@ def test_diff_columns_are_not_named_like_nodes():
     run = fan_app().run({"log": []})
     diff = run.diff(1, 3)
     assert list(diff.columns) == ["field", "change", "from", "to"]
+
+
+# --- 8. state-tree drawings -------------------------------------------------------------------
+
+
+def test_the_tree_is_drawn_left_to_right_in_one_font_with_a_legend():
+    import re
+
+    source = fan_app().run({"log": []}).draw_tree().source
+    assert "rankdir=LR" in source
+    fonts = set(re.findall(r"fontname=(\w+)", source))
+    assert fonts == {"Helvetica"}  # nodes, edges, the legend: one font
+    assert "subgraph cluster_legend" in source
+    for style in ("solid", "dashed", "bold", "dotted"):
+        assert f"[style={style}]" in source
+    assert "merge 2" in source  # two parents: a merge, numbered
+    assert "merge 1" not in source and "merge 3" not in source  # one parent: no merge circle
+    ids = {text.split("\\n")[0]: i for i, text in re.findall(r'(\w+) \[label="([^"]*)"', source)}
+    edges = set(re.findall(r"(\w+) -> (\w+)", source))
+    assert (ids["a"], ids["b"]) in edges  # b hangs on a itself
+    assert (ids["merge 2"], ids["d"]) in edges
+
+
+def test_a_lambda_router_is_named_by_its_place_not_a_question_mark():
+    from typing import TypedDict
+
+    class L(TypedDict):
+        n: int
+
+    app = (
+        StateGraph(L)
+        .add_node("tick", lambda s: {"n": s["n"] + 1})
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: END if s["n"] >= 2 else "tick")
+        .compile()
+    )
+    source = app.run({"n": 0}).draw().source
+    assert 'label="route after tick"' in source and 'label="?"' not in source
+
+    def decide(state):
+        return END
+
+    named = StateGraph(L).add_node("tick", lambda s: {"n": 1}).add_edge(START, "tick")
+    named = named.add_conditional_edges("tick", decide).compile()
+    assert 'label="decide(state)"' in named.run({"n": 0}).draw().source

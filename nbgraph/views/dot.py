@@ -311,8 +311,8 @@ def _taken(
 def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | None) -> None:
     if branch.path_map is None:
         router = f"router{source}"
-        hint = f"{branch.name}(state) → any node or Send"
-        dot.node(ids(router), label("?"), shape="diamond", width="0.3", height="0.3")
+        hint = "→ any node or Send"
+        dot.node(ids(router), label(router_name(source, branch.name)), shape="diamond")
         attrs = _edge_attrs(source, router, None, {"style": "dashed"}, [hint])
         dot.edge(ids(source), ids(router), **attrs)
         return
@@ -321,6 +321,12 @@ def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | No
         by_target.setdefault(target, []).append(safe_str(key))
     for target, keys in by_target.items():
         _edge(dot, ids, source, target, overlay, style="dashed", marks=[" | ".join(keys)])
+
+
+def router_name(source: str, name: str) -> str:
+    """A router without a path map, named by its function, or a lambda by its place
+    ("after tock"); never "?"."""
+    return f"route after {source}" if name in ("<lambda>", "", None) else f"{name}(state)"
 
 
 def _dynamic_edges(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay) -> None:
