@@ -167,6 +167,14 @@ def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, widt
     for node in joins:
         if node.name == "END":
             _draw_join(dot, node, node_id)
+    return _draw_merge(dot, tree, step, node_id, previous, shown, extra)
+
+
+def _draw_merge(
+    dot: Any, tree: Any, step: int, node_id: Any, previous: str, shown: list, extra: list
+) -> str:
+    """A step's merge, its parents numbered in write order; none for a single parent (the
+    next step hangs on it). Returns the id of what the next step hangs on."""
     merge = tree.merge(step)
     if merge is None:
         return previous
