@@ -353,3 +353,46 @@ def test_a_lambda_router_is_named_by_its_place_not_a_question_mark():
     named = StateGraph(L).add_node("tick", lambda s: {"n": 1}).add_edge(START, "tick")
     named = named.add_conditional_edges("tick", decide).compile()
     assert 'label="decide(state)"' in named.run({"n": 0}).draw().source
+
+
+# --- 9. the list of steps and tasks -----------------------------------------------------------
+
+
+def test_a_list_of_steps_and_tasks_with_times_moves_the_step_and_shows_a_task():
+    inspector = fan_app().run({"log": ["in"]}).inspect()
+    listed = inspector.step_list.select
+    labels = [label for label, _ in listed.options]
+    assert labels[0] == "step 0: input" and labels[1].startswith("step 1: 1 task, ")
+    assert labels[1].endswith(("µs", "ms", " s"))
+    assert any(label.strip().startswith("b  ") for label in labels)  # a task, indented
+    assert listed.value == ("step", 1)
+    listed.value = ("step", 3)  # a click on a step
+    assert inspector.step == 3 and inspector.step_list.task_panel.value == ""
+    task_c = next(value for label, value in listed.options if label.strip().startswith("c "))
+    listed.value = task_c  # a click on a task: its step, what it read, what it wrote
+    assert inspector.step == 2 and listed.value == task_c
+    panel = inspector.step_list.task_panel.value
+    assert "<b>c</b>" in panel and "input (the state it read)" in panel
+    assert "[&#x27;in&#x27;, &#x27;a&#x27;]" in panel  # the state c read: after step 1
+    assert "output (its writes, in order)" in panel and "[&#x27;c&#x27;]" in panel
+    inspector.go(3)
+    assert listed.value == ("step", 3) and inspector.step_list.task_panel.value == ""
+
+
+def test_a_long_runs_list_shows_the_steps_around_the_shown_one():
+    steps = 500
+    run = (
+        StateGraph(dict, reducers={"log": "append"})
+        .add_node("step", lambda s: {"n": s["n"] + 1})
+        .add_edge(START, "step")
+        .add_conditional_edges("step", lambda s: END if s["n"] >= steps else "step", ["step", END])
+        .compile()
+        .run({"n": 0}, {"recursion_limit": steps + 10})
+    )
+    inspector = run.inspect()
+    assert len(inspector.step_list.select.options) < 130
+    inspector.go(400)
+    assert any(
+        label.startswith("step 400: 1 task") for label, _ in inspector.step_list.select.options
+    )
+    assert inspector.step_list.select.value == ("step", 400)

@@ -30,6 +30,7 @@ from nbgraph.views.panels import (
 from nbgraph.views.playback import Playback
 from nbgraph.views.render import render_svg
 from nbgraph.views.snapshot import snapshot_html
+from nbgraph.views.step_list import StepList
 from nbgraph.views.subrun_nav import SubrunNav
 from nbgraph.views.table_view import readable_id, readable_ids
 from nbgraph.views.theme import themed_svg
@@ -58,6 +59,7 @@ class Inspector(ipywidgets.VBox):
         super().__init__()
         self.other, self._made_for = other, run
         self.subrun_nav = SubrunNav(self)  # "step into" a subrun, and back
+        self.step_list = StepList(self)  # steps and tasks with their times, to pick
         self._drawing = threading.RLock()  # the play thread and the front end both show steps
         self.add_class("nbgraph-inspector")
         self.open_run(run, step)
@@ -142,13 +144,13 @@ class Inspector(ipywidgets.VBox):
         panels, which get the rest of the width; or stacked (`arrange`)."""
         w = ipywidgets
         self.panels = w.VBox([self.state, self.effects], layout=PANELS_BESIDE)
-        self.body = w.HBox([self.graph, self.panels], layout={"width": "100%"})
+        self.body = w.HBox([self.graph, self.panels], layout={"flex": "1 1 auto", "min_width": "0"})
         self.children = [
             w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
             w.HBox([self.node, self.occurrence, self.jump, self.branch_pick]),
             self.subrun_nav.row,
             self.error,
-            self.body,
+            w.HBox([w.VBox([self.step_list.select, self.step_list.task_panel]), self.body]),
             w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step, self.arrangement])]),
             self.comparison,
         ]
@@ -261,6 +263,7 @@ class Inspector(ipywidgets.VBox):
             self.error.value = stopped + attempts_html(log.tasks)  # retries, cached tasks
             self._refresh_branches(log)
             self.subrun_nav.refresh(self.run, step, log)
+            self.step_list.refresh(step)
             self.comparison.value = self._comparison(step)
 
     def _state(self, step: int, log: Any) -> dict[str, Any]:
