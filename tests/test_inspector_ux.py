@@ -212,6 +212,19 @@ def test_the_display_bundle_carries_a_static_snapshot_beside_the_widget_view():
     assert "at step 1 of 3" in inspector._repr_mimebundle_()["text/html"]
 
 
+def test_a_saved_notebook_converted_to_html_shows_the_snapshot():
+    nbconvert = pytest.importorskip("nbconvert")
+    import nbformat
+
+    inspector = fan_app().run({"log": []}).inspect()
+    cell = nbformat.v4.new_code_cell("run.inspect()")
+    cell.outputs = [nbformat.v4.new_output("display_data", data=inspector._repr_mimebundle_())]
+    notebook = nbformat.v4.new_notebook(cells=[cell])  # saved: no kernel, no widget state
+    page, _ = nbconvert.HTMLExporter().from_notebook_node(notebook)
+    assert "nbgraph-snapshot" in page and "at step 1 of 3" in page
+    assert "model not found" not in page
+
+
 # --- 6. failures ------------------------------------------------------------------------------
 
 
