@@ -119,7 +119,7 @@ class Inspector(ipywidgets.VBox):
         self.arrangement = w.ToggleButtons(
             options=["side by side", "stacked"],
             description="layout",
-            style={"button_width": "90px"},
+            style={"button_width": "115px"},
         )
         self.graph = w.HTML(layout=GRAPH_BESIDE)
         self.state = w.HTML()
