@@ -485,3 +485,12 @@ def test_play_and_the_dark_theme_in_the_browser(twice_displayed, jupyterlab, tmp
         light = [int(x) for x in caption_fill[caption_fill.index("(") + 1 : -1].split(",")[:3]]
         assert sum(light) / 3 > 150, caption_fill  # the caption follows the theme too
         assert page_fill == "transparent"  # no white slab
+
+
+def test_a_huge_value_sends_a_bounded_text():
+    from nbgraph.views.value_tree import COPY_CHARS
+
+    shown = value_tree_html("z" * 1_000_000, 50)
+    assert len(shown) < COPY_CHARS + 1_000 and "more characters" in shown
+    nested = value_tree_html({"doc": "y" * 1_000_000}, 50)
+    assert len(nested) < 2 * COPY_CHARS + 1_000

@@ -51,26 +51,61 @@ def _base(run: Any) -> Overlay:
     return base
 
 
+_TALLIES: weakref.WeakKeyDictionary[Any, dict[str, dict[Any, list[Any]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _tally(run: Any) -> dict[str, dict[Any, list[Any]]]:
+    """What the run did, by step: for each node, failure, pause, way and Send the sorted
+    steps it happened at (once per time), so the counts through any step are a bisect."""
+    tally = _TALLIES.get(run)
+    if tally is not None:
+        return tally
+    spec = run.graph
+    tally = {"runs": {}, "failed": {}, "paused": {}, "edges": {}, "sends": {}}
+    for step in run.log.steps[1:]:
+        for task in step.tasks:
+            tally["runs"].setdefault(task.node, []).append(step.step)
+            if task.error is not None:
+                tally["failed"].setdefault(task.node, []).append((step.step, type(task.error)))
+            if task.interrupts:
+                tally["paused"].setdefault(task.node, []).append(step.step)
+            ways = tally["sends"] if task.kind == "send" else tally["edges"]
+            for source in task.triggers:
+                ways.setdefault((source, task.node), []).append(step.step)
+            if task.error is None:
+                ends = sum(t == END for t in spec.edges.get(task.node, ()))
+                ends += sum(not isinstance(r, Send) and r == END for r in task.routes)
+                tally["edges"].setdefault((task.node, END), []).extend([step.step] * ends)
+    _TALLIES[run] = tally
+    return tally
+
+
 def _counts(run: Any, upto: int | None = None) -> Overlay:
     """Runs, failures, pauses and ways taken, by the whole run or through step `upto`."""
-    log, spec = run.log, run.graph
+    log = run.log
     overlay = Overlay()
-    tasks = [t for s in log.steps[1:] if upto is None or s.step <= upto for t in s.tasks]
-    for task in tasks:
-        overlay.runs[task.node] = overlay.runs.get(task.node, 0) + 1
-        if task.error is not None:
-            overlay.failed[task.node] = type(task.error).__name__
-        if task.interrupts:
-            overlay.paused.add(task.node)
-        counts = overlay.sends if task.kind == "send" else overlay.edges
-        for source in task.triggers:
-            counts[(source, task.node)] = counts.get((source, task.node), 0) + 1
-        if task.error is None:
-            ends = sum(t == END for t in spec.edges.get(task.node, ()))
-            ends += sum(not isinstance(r, Send) and r == END for r in task.routes)
-            if ends:
-                overlay.edges[(task.node, END)] = overlay.edges.get((task.node, END), 0) + ends
+    tally = _tally(run)
+
+    def through(steps: list[Any]) -> int:
+        if upto is None:
+            return len(steps)
+        return bisect.bisect_right(steps, upto, key=lambda s: s[0] if isinstance(s, tuple) else s)
+
+    for name, kind in (("runs", "runs"), ("edges", "edges"), ("sends", "sends")):
+        target = getattr(overlay, name)
+        for key, steps in tally[kind].items():
+            if count := through(steps):
+                target[key] = count
+    for node, failures in tally["failed"].items():
+        if count := through(failures):
+            overlay.failed[node] = failures[count - 1][1].__name__
+    overlay.paused = {node for node, steps in tally["paused"].items() if through(steps)}
     overlay.runs[START] = 1
+    if upto is not None:  # (the caption is the whole run's: `run_overlay` keeps the base's)
+        return overlay
+    tasks = [t for s in log.steps[1:] for t in s.tasks]
     status = f"run {run.status}: {len(log.steps) - 1} supersteps, {len(tasks)} tasks"
     retried, cached = sum(len(t.attempts) for t in tasks), sum(t.from_cache for t in tasks)
     if retried:  # retry_policy=: the failed attempts before each task's last

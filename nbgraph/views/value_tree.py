@@ -33,27 +33,54 @@ def value_tree_html(value: Any, width: int = 80) -> str:
     """
     if value is MISSING:
         return "—"
-    full = safe_repr(value)
-    if len(full) <= width:
-        return html.escape(full)
-    text = f"<pre style='{PRE}'>{html.escape(full)}</pre>"
+    whole = _fitting(value, width)
+    if whole is not None:
+        return html.escape(whole)
     tree = _children(value, 0)
-    if tree and len(full) <= COPY_CHARS:  # the tree, and the text to copy in one piece
-        tree += f"<details><summary><i>as text</i></summary>{text}</details>"
+    full = None if tree and _large(value) else safe_repr(value)  # (a long log: the tree)
+    if tree and full is not None and len(full) <= COPY_CHARS:  # and the text to copy
+        tree += f"<details><summary><i>as text</i></summary>{_pre(full)}</details>"
     summary = f"<summary>{html.escape(short(value, width))}</summary>"
-    return f"<details class='nbgraph-value'>{summary}{tree or text}</details>"
+    return f"<details class='nbgraph-value'>{summary}{tree or _pre(full or '')}</details>"
+
+
+def _fitting(value: Any, width: int) -> str | None:
+    """The value's whole repr if it is at most `width` long, else None — found without
+    building the repr of a long container (`short` reads only as far as it shows)."""
+    if short(value, width).endswith("…"):
+        return None
+    full = safe_repr(value)
+    return full if len(full) <= width else None
+
+
+def _large(value: Any) -> bool:
+    """A container of more items than a copy block could hold anyway."""
+    try:
+        return len(value) > COPY_CHARS // 4
+    except TypeError:
+        return False
 
 
 def _node(value: Any, depth: int) -> str:
     """One nested value: its text when short or too deep, else a `<details>` of its items."""
-    full = safe_repr(value)
-    if len(full) <= 60 or depth >= DEPTH or _items(value) is None:
-        if len(full) <= 200:
-            return html.escape(full)
-        inside = f"<pre style='{PRE}'>{html.escape(full)}</pre>"
+    whole = _fitting(value, 200)
+    if whole is not None and (len(whole) <= 60 or _items(value) is None or depth >= DEPTH):
+        return html.escape(whole)
+    if depth >= DEPTH or _items(value) is None:
+        inside = _pre(safe_repr(value))
     else:
         inside = _children(value, depth)
     return f"<details><summary>{html.escape(short(value, 60))}</summary>{inside}</details>"
+
+
+def _pre(full: str) -> str:
+    """A value's text to read and copy, at most `COPY_CHARS` characters of it (a panel is
+    sent to the browser at every step: the rest is counted, not sent)."""
+    shown = html.escape(full[:COPY_CHARS])
+    if len(full) > COPY_CHARS:
+        more = len(full) - COPY_CHARS
+        shown += f"<i>… {more:,} more characters (the value: run.state_at(step)[field])</i>"
+    return f"<pre style='{PRE}'>{shown}</pre>"
 
 
 def _children(value: Any, depth: int) -> str:
