@@ -156,8 +156,8 @@ class Inspector(ipywidgets.VBox):
         ]
 
     def arrange(self, how: str) -> None:
-        """ "side by side" (the picture at most 40% of the width, the panels the rest) or
-        "stacked" (the picture above the panels, each the full width)."""
+        """Lay the picture and the panels out: `"side by side"` (the picture at most 40% of
+        the width, the panels the rest) or `"stacked"` (the picture above the panels)."""
         if how not in ("side by side", "stacked"):
             raise ValueError(f"arrange() takes 'side by side' or 'stacked', not {how!r}.")
         stacked = how == "stacked"
