@@ -494,3 +494,20 @@ def test_a_huge_value_sends_a_bounded_text():
     assert len(shown) < COPY_CHARS + 1_000 and "more characters" in shown
     nested = value_tree_html({"doc": "y" * 1_000_000}, 50)
     assert len(nested) < 2 * COPY_CHARS + 1_000
+
+
+def test_the_run_summary_and_a_stepped_step_keep_quotes_on_values():
+    import pandas as pd
+
+    from nbgraph.views.display import styled
+
+    frame = pd.DataFrame({"field": ["x", "y"], "after": ["1", 1]}, dtype=object)
+    shown = styled(frame).to_html()
+    assert ">&#x27;1&#x27;<" in shown and ">1<" in shown  # the string, the number
+    assert ">x<" in shown  # a field name is a name, not a value: no quotes
+    run = failing_app().run({"log": []})
+    summary = run._repr_mimebundle_()["text/html"]
+    assert ">&#x27;1&#x27;</td>" in summary  # the string '1' that a wrote, after step 1
+    stepper = failing_app().stepper({"log": []})
+    stepper.step()
+    assert ">&#x27;1&#x27;</td>" in stepper.step()._repr_html_()
