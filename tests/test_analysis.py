@@ -173,6 +173,7 @@ def test_order_sensitivity_lists_list_concatenation_but_not_addition_or_max():
             "result_a": ["in", "a", "b"],
             "order_b": ["b", "a"],
             "result_b": ["in", "b", "a"],
+            "differs_at": "index 1: 'a' vs 'b'",
         }
     ]
     assert table["result_a"][0] == run.state_at(1)["log"]  # the recorded order comes first

@@ -266,7 +266,7 @@ def test_diff_between_two_points_and_compare_two_runs():
     app = fan_app()
     run = app.run({"count": 0, "log": []})
     diff = run.diff(0, 2).set_index("field")
-    assert diff.loc["status", "change"] == "added" and diff.loc["log", "b"] == ["a", "b", "c"]
+    assert diff.loc["status", "change"] == "added" and diff.loc["log", "to"] == ["a", "b", "c"]
     assert run.diff(2, 2).empty
     other = app.run({"count": 100, "log": []})
     compared = run.compare(other)

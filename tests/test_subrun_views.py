@@ -176,7 +176,7 @@ def test_the_inspector_steps_into_a_subrun_and_back():
     # the parent's step shows what the subgraph returned as one write by its node
     effects = inspector.effects.value
     assert effects.count("left: ") == 2  # one write to each of foo and log
-    assert "left: x!" in effects and "deep" not in effects and "leaf: " not in effects
+    assert "left: &#x27;x!&#x27;" in effects and "deep" not in effects and "leaf: " not in effects
     nav.into.click()
     assert inspector.run is run.subruns[0] and inspector.step == 1
     assert nav.crumbs.value == "run › <b>left</b>" and not nav.back.disabled
@@ -185,7 +185,7 @@ def test_the_inspector_steps_into_a_subrun_and_back():
     nav.into.click()  # a subrun of a subrun
     assert inspector.run is run.subruns[0].subruns[0]
     assert nav.crumbs.value == "run › left › <b>deep</b>"
-    assert "leaf: x!" in inspector.effects.value
+    assert "leaf: &#x27;x!&#x27;" in inspector.effects.value
     nav.back.click()
     assert inspector.run is run.subruns[0] and inspector.step == 1
     nav.back.click()

@@ -10,6 +10,7 @@ import nbgraph
 from nbgraph import END, START, StateGraph
 from nbgraph.views.inspector import ALL_BRANCHES
 from nbgraph.views.panels import effects_html, state_html
+from nbgraph.views.theme import CHANGED, FADED
 
 EVIL = "<img src=x onerror=alert(1)>"
 
@@ -66,7 +67,7 @@ def test_each_panel_shows_the_step_it_is_on():
     effects = inspector.effects.value
     assert "b: [&#x27;b&#x27;]" in effects and "c: [&#x27;c&#x27;]" in effects
     assert effects.index("b: [") < effects.index("c: [")  # write order
-    assert "background:#fff2cc" in inspector.state.value  # changed fields highlighted
+    assert CHANGED in inspector.state.value  # changed fields highlighted
     assert "[&#x27;a&#x27;, &#x27;b&#x27;, &#x27;c&#x27;]" in inspector.state.value
 
 
@@ -101,12 +102,12 @@ def test_following_a_branch_greys_out_the_others():
     assert inspector.branch == task_d
     assert inspector.branch_writers == {0: {"__start__"}, 1: {"a"}, 2: {"b"}, 3: {"d"}}
     inspector.slider.value = 2
-    assert "color:#b0b0b0'>c:" in inspector.effects.value  # c is not on d's branch
-    assert "color:#b0b0b0'>b:" not in inspector.effects.value
+    assert f"{FADED}'>c:" in inspector.effects.value  # c is not on d's branch
+    assert f"{FADED}'>b:" not in inspector.effects.value
     inspector.slider.value = 4
     assert "not on the followed branch" in inspector.step_label.value
     inspector.branch_pick.value = ALL_BRANCHES
-    assert inspector.branch is None and "#b0b0b0" not in inspector.effects.value
+    assert inspector.branch is None and FADED not in inspector.effects.value
 
 
 def test_field_filter_and_compare_modes():
@@ -189,7 +190,7 @@ def test_the_branch_selector_of_a_branch_run_names_each_lineage() -> None:
     run = graph.compile(semantics="branches").run({"log": []})
     inspector = run.inspect()
     inspector.go(2)
-    assert ("2:0:b  ← task:1:0:a", "2:0:b") in inspector.branch_pick.options
+    assert ("b (step 2) ← a (step 1)", "2:0:b") in inspector.branch_pick.options
     inspector.go(3)
     inspector.branch_pick.value = "3:0:d"  # d's lineage: a, b — not c
     assert inspector.branch_writers == {3: {"d"}, 2: {"b"}, 1: {"a"}}

@@ -31,6 +31,21 @@ class Run(RunRecord):
     task: str | None = None
 
     @cached_property
+    def effects(self) -> Any:
+        """`RunRecord.effects` (the same columns and cells), shown compactly in a notebook:
+        flags in one column, quotes kept, tree ids in words (`views.table_view`)."""
+        from nbgraph.views.table_view import effects_table_html, shown
+
+        return shown(RunRecord.effects.func(self), effects_table_html)
+
+    @cached_property
+    def steps(self) -> Any:
+        """`RunRecord.steps`, shown with readable durations (`views.table_view`)."""
+        from nbgraph.views.table_view import shown, steps_table_html
+
+        return shown(RunRecord.steps.func(self), steps_table_html)
+
+    @cached_property
     def subruns(self) -> list[Run]:
         """The runs of graphs started inside this run's tasks (a subgraph added as a node,
         or a graph a node's function invoked), in start order; each a full `Run` with

@@ -26,6 +26,7 @@ from nbgraph.engine.writes import applied_writes, field_spec, merge_unreduced, r
 from nbgraph.record.effects import is_conflict, same
 from nbgraph.record.run import RunRecord
 from nbgraph.record.tables import frame
+from nbgraph.record.value_diff import first_difference
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING
 
@@ -54,6 +55,7 @@ ORDER_COLUMNS = (
     "result_a",
     "order_b",
     "result_b",
+    "differs_at",
 )
 
 _ORDER_FREE = (builtin.maximum, builtin.minimum, max, min)
@@ -215,7 +217,8 @@ def order_sensitivity(run: RunRecord, max_orders: int = 120, seed: int = 0) -> p
     Returns:
         One row per order-dependent (step, field): step, field, reducer, orders_tried,
         order_a (the recorded order, as node names), result_a, order_b (the first order
-        that disagrees), result_b.
+        that disagrees), result_b, differs_at (where result_a and result_b first differ:
+        "index 1: 'a' vs 'b'", see `record.value_diff`).
     """
     if isinstance(max_orders, bool) or not isinstance(max_orders, int) or max_orders < 2:
         raise ValueError(f"max_orders must be an integer of at least 2, got {max_orders!r}.")
@@ -239,6 +242,7 @@ def order_sensitivity(run: RunRecord, max_orders: int = 120, seed: int = 0) -> p
                 _shown(a),
                 [labels[i] for i in order_b],
                 _shown(b),
+                first_difference(_shown(a), _shown(b)),
             )
         )
     return frame(rows, ORDER_COLUMNS)

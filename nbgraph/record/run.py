@@ -244,9 +244,9 @@ class RunRecord(ContextFacts):
     def diff(self, a: StateRef, b: StateRef) -> pd.DataFrame:
         """Field by field, what differs between two points of this run.
 
-        Columns: field, change (`"added"`, `"removed"` or `"changed"`), a, b.
+        Columns: field, change (`"added"`, `"removed"`, `"changed"`), from (at `a`), to (at `b`).
         """
-        return diff_frame(self.state_at(a), self.state_at(b), "a", "b")
+        return diff_frame(self.state_at(a), self.state_at(b), "from", "to")
 
     def compare(self, other: RunRecord) -> pd.DataFrame:
         """Two runs aligned step by step: where the tasks or the state after a step differ.

@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 SVG = "image/svg+xml"
 HTML = "text/html"
 PLAIN = "text/plain"
-CHANGED_CSS = "background-color: #fff2cc; font-weight: bold"
+CHANGED_CSS = (  # views.theme.CHANGED: a translucent theme colour, readable on dark themes
+    "background-color: color-mix(in srgb, var(--jp-warn-color1, #f57c00) 22%, transparent); "
+    "font-weight: bold"
+)
 
 
 def wanted(mime: str, include: Iterable[str] | None, exclude: Iterable[str] | None) -> bool:
@@ -63,13 +66,21 @@ def cell_text(value: Any, width: int = 60) -> str:
     return short(value, width)
 
 
+VALUE_COLUMNS = ("before", "after", "value", "from", "to", "this", "other")
+"""Columns holding state values: `styled` shows them as their repr (quotes kept)."""
+
+
 def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str = "nbgraph") -> Any:
     """A Styler showing short, escaped cell text; `changed` (same shape, booleans) highlights.
+    Columns of state values (`VALUE_COLUMNS`) show reprs, so a string keeps its quotes.
 
     Values, index and column labels are all escaped; no caption or tooltip carries user text.
     """
     # With a formatter, Styler's own escape= is not applied: escape in the formatter.
     styler = frame.style.format(lambda value: html.escape(cell_text(value)))
+    values = [c for c in frame.columns if c in VALUE_COLUMNS]
+    if values:  # state values keep their quotes: '1' and 1 differ
+        styler = styler.format(lambda value: html.escape(short(value, 60)), subset=values)
     styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
     styler = styler.set_uuid(uuid)
     if changed is not None:

@@ -65,6 +65,8 @@ class Overlay:
         focus_edges: edges to highlight.
         caption: a line under the drawing.
         subgraphs: node -> (the graph its tasks ran, their subruns' summed overlay).
+        current: nodes whose tasks run at the shown step ("runs this step"), drawn apart from
+            the focused nodes that ran before it (a step's triggers, a branch's chain).
     """
 
     runs: dict[str, int] = field(default_factory=dict)
@@ -77,6 +79,7 @@ class Overlay:
     focus_edges: set[tuple[str, str]] = field(default_factory=set)
     caption: str = ""
     subgraphs: dict[str, tuple[Any, Overlay]] = field(default_factory=dict)
+    current: set[str] = field(default_factory=set)
 
 
 class _Ids:
@@ -108,9 +111,11 @@ def graph_dot(
     """
     import graphviz
 
-    dot = graphviz.Digraph("graph", graph_attr={"rankdir": "TB", "fontname": "Helvetica"})
+    dot = graphviz.Digraph(
+        "graph", graph_attr={"rankdir": "TB", "fontname": "Helvetica", "fontcolor": INK}
+    )
     dot.attr("node", fontname="Helvetica", fontsize="11", color=INK)
-    dot.attr("edge", fontname="Helvetica", fontsize="9", color=INK)
+    dot.attr("edge", fontname="Helvetica", fontsize="9", color=INK, fontcolor=INK)
     ids = _Ids()
     caption = [title] if title else []
     if overlay is not None and overlay.caption:
@@ -207,14 +212,25 @@ def draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | None
         if name in overlay.paused:
             lines.append("paused: waiting for an answer")
             attrs.update(fillcolor=PAUSED_FILL, color=PAUSED_INK, fontcolor=PAUSED_INK)
-        if overlay.focus:
-            if name in overlay.focus:
-                attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
-                if name in overlay.failed:
-                    attrs["fillcolor"] = FAILED_FILL
-            else:
-                attrs.update(color=FADED, fontcolor=FADED, fillcolor=IDLE_FILL)
+        if overlay.focus or overlay.current:
+            _focus_node(name, lines, attrs, overlay)
     dot.node(ids(name), label(*lines), **attrs)
+
+
+def _focus_node(name: str, lines: list[str], attrs: dict[str, str], overlay: Overlay) -> None:
+    """Runs this step (bold, filled), ran before on the way here (outlined), or faded."""
+    if name in overlay.current:
+        lines.append("▶ runs this step")
+        attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
+    elif name in overlay.focus and overlay.current:  # a trigger, or a branch's earlier task
+        attrs.update(color=HIGHLIGHT_INK, penwidth="1.5", style=f"{attrs['style']},dashed")
+    elif name in overlay.focus:  # a branch followed at no step: its whole chain
+        attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
+    else:
+        attrs.update(color=FADED, fontcolor=FADED, fillcolor=IDLE_FILL)
+        return
+    if name in overlay.failed:
+        attrs["fillcolor"] = FAILED_FILL
 
 
 def _edge_attrs(
@@ -300,8 +316,8 @@ def _taken(
 def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | None) -> None:
     if branch.path_map is None:
         router = f"router{source}"
-        hint = f"{branch.name}(state) → any node or Send"
-        dot.node(ids(router), label("?"), shape="diamond", width="0.3", height="0.3")
+        hint = "→ any node or Send"
+        dot.node(ids(router), label(router_name(source, branch.name)), shape="diamond")
         attrs = _edge_attrs(source, router, None, {"style": "dashed"}, [hint])
         dot.edge(ids(source), ids(router), **attrs)
         return
@@ -310,6 +326,12 @@ def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | No
         by_target.setdefault(target, []).append(safe_str(key))
     for target, keys in by_target.items():
         _edge(dot, ids, source, target, overlay, style="dashed", marks=[" | ".join(keys)])
+
+
+def router_name(source: str, name: str) -> str:
+    """A router without a path map, named by its function, or a lambda by its place
+    ("after tock"); never "?"."""
+    return f"route after {source}" if name in ("<lambda>", "", None) else f"{name}(state)"
 
 
 def _dynamic_edges(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay) -> None:

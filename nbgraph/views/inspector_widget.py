@@ -7,6 +7,7 @@ imports ipywidgets: `nbgraph.views.inspector` loads it only when an inspector is
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from typing import Any
 
@@ -27,8 +28,20 @@ from nbgraph.views.panels import (
     state_html,
     store_ops_html,
 )
+from nbgraph.views.playback import Playback
 from nbgraph.views.render import render_svg
+from nbgraph.views.snapshot import snapshot_html
+from nbgraph.views.step_list import StepList
 from nbgraph.views.subrun_nav import SubrunNav
+from nbgraph.views.table_view import readable_id, readable_ids
+from nbgraph.views.theme import themed_svg
+from nbgraph.views.traceback_panel import traceback_html
+
+GRAPH_BESIDE = {"max_width": "40%", "flex": "0 1 auto", "overflow": "auto"}
+PANELS_BESIDE = {"flex": "1 1 60%", "min_width": "0", "overflow": "auto"}
+GRAPH_STACKED = {"max_width": "100%", "overflow": "auto"}
+PANELS_STACKED = {"width": "100%", "overflow": "auto"}
+"""The picture and the panels' room: the state and effects tables get most of it."""
 
 
 class Inspector(ipywidgets.VBox):
@@ -47,6 +60,8 @@ class Inspector(ipywidgets.VBox):
         super().__init__()
         self.other, self._made_for = other, run
         self.subrun_nav = SubrunNav(self)  # "step into" a subrun, and back
+        self.step_list = StepList(self)  # steps and tasks with their times, to pick
+        self._drawing = threading.RLock()  # the play thread and the front end both show steps
         self.add_class("nbgraph-inspector")
         self.open_run(run, step)
 
@@ -80,7 +95,7 @@ class Inspector(ipywidgets.VBox):
     def _make_controls(self, fields: list[str], last: int, with_other: bool) -> None:
         """The widgets: playback, the node and branch pickers, fields, comparison, panels."""
         w = ipywidgets
-        self.play = w.Play(min=0, max=last, interval=700, description="play")
+        self.play = Playback(min=0, max=last, interval=700)  # (not w.Play: see views.playback)
         self.slider = w.IntSlider(min=0, max=last, description="step", continuous_update=True)
         w.link((self.play, "value"), (self.slider, "value"))
         self.previous = w.Button(description="◀ previous", tooltip="previous step")
@@ -102,7 +117,12 @@ class Inspector(ipywidgets.VBox):
         modes = ["off", "another step"] + (["the other run"] if with_other else [])
         self.compare_mode = w.ToggleButtons(options=modes, description="compare")
         self.compare_step = w.IntSlider(min=0, max=last, description="with step")
-        self.graph = w.HTML()
+        self.arrangement = w.ToggleButtons(
+            options=["side by side", "stacked"],
+            description="layout",
+            style={"button_width": "115px"},
+        )
+        self.graph = w.HTML(layout=GRAPH_BESIDE)
         self.state = w.HTML()
         self.effects = w.HTML()
         self.comparison = w.HTML()
@@ -116,21 +136,36 @@ class Inspector(ipywidgets.VBox):
         self.node.observe(self._node_changed, "value")
         self.slider.observe(lambda change: self.show(change["new"]), "value")
         self.branch_pick.observe(self._branch_picked, "value")
+        self.arrangement.observe(lambda change: self.arrange(change["new"]), "value")
         for control in (self.fields, self.compare_mode, self.compare_step):
             control.observe(lambda _: self.show(self.slider.value), "value")
 
     def _lay_out(self) -> None:
-        """The controls in rows, the picture beside the state and effects panels."""
+        """The controls in rows, the picture (at most 40% wide) beside the state and effects
+        panels, which get the rest of the width; or stacked (`arrange`)."""
         w = ipywidgets
+        self.panels = w.VBox([self.state, self.effects], layout=PANELS_BESIDE)
+        self.body = w.HBox([self.graph, self.panels], layout={"flex": "1 1 auto", "min_width": "0"})
         self.children = [
             w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
             w.HBox([self.node, self.occurrence, self.jump, self.branch_pick]),
             self.subrun_nav.row,
             self.error,
-            w.HBox([self.graph, w.VBox([self.state, self.effects])]),
-            w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step])]),
+            w.HBox([w.VBox([self.step_list.select, self.step_list.task_panel]), self.body]),
+            w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step, self.arrangement])]),
             self.comparison,
         ]
+
+    def arrange(self, how: str) -> None:
+        """Lay the picture and the panels out: `"side by side"` (the picture at most 40% of
+        the width, the panels the rest) or `"stacked"` (the picture above the panels)."""
+        if how not in ("side by side", "stacked"):
+            raise ValueError(f"arrange() takes 'side by side' or 'stacked', not {how!r}.")
+        stacked = how == "stacked"
+        self.body.layout.flex_flow = "column" if stacked else "row"
+        self.graph.layout = ipywidgets.Layout(**(GRAPH_STACKED if stacked else GRAPH_BESIDE))
+        self.panels.layout = ipywidgets.Layout(**(PANELS_STACKED if stacked else PANELS_BESIDE))
+        self.arrangement.value = how
 
     @property
     def widget(self) -> Inspector:
@@ -205,7 +240,12 @@ class Inspector(ipywidgets.VBox):
         log = self.run.timeline.step_log(step)
         effects = self.effects_at(step)
         fields = set(self.fields.value)
-        with self.graph.hold_sync(), self.state.hold_sync(), self.effects.hold_sync():
+        with (
+            self._drawing,
+            self.graph.hold_sync(),
+            self.state.hold_sync(),
+            self.effects.hold_sync(),
+        ):
             self.step_label.value = self._label(step, log)
             self.graph.value = self._picture(step)
             state = self._state(step, log)
@@ -224,6 +264,7 @@ class Inspector(ipywidgets.VBox):
             self.error.value = stopped + attempts_html(log.tasks)  # retries, cached tasks
             self._refresh_branches(log)
             self.subrun_nav.refresh(self.run, step, log)
+            self.step_list.refresh(step)
             self.comparison.value = self._comparison(step)
 
     def _state(self, step: int, log: Any) -> dict[str, Any]:
@@ -237,7 +278,8 @@ class Inspector(ipywidgets.VBox):
     def _stopped_html(self, log: Any, step: int) -> str:
         """Why the run stopped at this step: its exception, or the questions it waits on."""
         if self.run.error is not None:
-            return error_html(self.run.error, step)
+            failed = next((t.node for t in log.tasks if t.error is self.run.error), None)
+            return error_html(self.run.error, step) + traceback_html(self.run.error, failed)
         asked = [(t.node, i.value) for t in log.tasks for i in t.interrupts]
         if not asked:
             return ""
@@ -259,11 +301,11 @@ class Inspector(ipywidgets.VBox):
         return f"<b>step {step}</b> of {self.steps[-1]}: {_escape(tasks)}{status}{branch}{facts}"
 
     def _picture(self, step: int) -> str:
-        drawing = self.run.draw(branch=self.branch) if self.branch else self.run.draw(step=step)
+        drawing = self.run.draw(step=step, branch=self.branch)
         rendered = render_svg(drawing.source)
         if rendered.svg is None:
             return f"<pre>{_escape(rendered.problem)}</pre>"
-        return svg_element(rendered.svg)
+        return themed_svg(svg_element(rendered.svg))
 
     def _refresh_branches(self, log: Any) -> None:
         lineages = self.run.log.semantics == "branches"
@@ -273,7 +315,7 @@ class Inspector(ipywidgets.VBox):
             options.append(self.branch)
         if lineages:  # a branch run labels each task with the lineage it read
             parents = {t.id: t.parent for t in tasks}
-            options = [(f"{o}  ← {parents[o]}" if o in parents else o, o) for o in options]
+            options = [(_lineage_label(o, parents), o) for o in options]
         if list(self.branch_pick.options) != options:
             self._refreshing = True  # new options for this step; the followed branch stays
             try:
@@ -297,6 +339,14 @@ class Inspector(ipywidgets.VBox):
             return f"<b>this run vs the other, step {step}</b>" + diff_html(frame, "this", "other")
         return ""
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        """ipywidgets' bundle (the widget view and text/plain) with a `text/html` snapshot of
+        the shown step, for wherever the widget cannot be shown (`views.snapshot`)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None:
+            bundle["text/html"] = snapshot_html(self)
+        return bundle
+
     def __repr__(self) -> str:
         return f"<Inspector of {self.run!r}, at step {self.slider.value}>"
 
@@ -308,6 +358,14 @@ def _field_names(run: Any) -> list[str]:
         written = (k for s in run.log.steps for t in s.tasks for k, _ in t.writes)
         fields += [k for k in dict.fromkeys(written) if k not in fields]
     return fields
+
+
+def _lineage_label(task_id: str, parents: dict[str, str]) -> str:
+    """A branch-run task in the branch picker: its node and step, and the lineage it read,
+    in words ("b (step 2) ← a (step 1)"), not tree ids."""
+    if task_id not in parents:
+        return task_id
+    return f"{readable_id('task:' + task_id)} ← {readable_ids(str(parents[task_id]))}"
 
 
 def _escape(text: str) -> str:

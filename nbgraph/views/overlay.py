@@ -16,18 +16,26 @@ from nbgraph.views.subgraph_dot import subrun_overlays
 def run_overlay(run: Any, step: int | None = None, branch: str | None = None) -> Overlay:
     """The overlay of `run`; `step` or `branch` (a task id) picks what to highlight.
 
-    The counts are computed once per run and shared; only the focus is worked out per call,
-    so stepping through a long run redraws in time proportional to the graph, not the run.
+    With `step`, the counts are the run's so far (through that step: a node that has not
+    run yet shows no count), its tasks are marked "runs this step" and the nodes that
+    triggered them drawn apart ("ran before"). With `branch`, the chain that led to that
+    task is highlighted; with both, the chain is outlined and the step's tasks on it marked.
+    Without `step`, the counts are computed once per run and shared.
 
     Raises:
         ValueError: a step the run does not have, or a task id it does not have.
     """
     base = _base(run)
-    overlay = dataclasses.replace(base, focus=set(), focus_edges=set())
+    overlay = dataclasses.replace(base, focus=set(), focus_edges=set(), current=set())
     if step is not None:
+        run.timeline.step_log(step)  # raises ValueError naming the step
+        so_far = _counts(run, upto=step)
+        for name in ("runs", "failed", "paused", "edges", "sends"):
+            setattr(overlay, name, getattr(so_far, name))
+    if branch is not None:
+        _focus_branch(run, overlay, branch, step)
+    elif step is not None:
         _focus_step(run, overlay, step)
-    elif branch is not None:
-        _focus_branch(run, overlay, branch)
     return overlay
 
 
@@ -44,27 +52,68 @@ def _base(run: Any) -> Overlay:
     return base
 
 
-def _counts(run: Any) -> Overlay:
-    log, spec = run.log, run.graph
+_TALLIES: weakref.WeakKeyDictionary[Any, dict[str, dict[Any, list[Any]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _tally(run: Any) -> dict[str, dict[Any, list[Any]]]:
+    """What the run did, by step: for each node, failure, hand-over, pause, way and Send the sorted
+    steps it happened at (once per time), so the counts through any step are a bisect."""
+    tally = _TALLIES.get(run)
+    if tally is not None:
+        return tally
+    spec = run.graph
+    tally = {"runs": {}, "failed": {}, "handed": {}, "paused": {}, "edges": {}, "sends": {}}
+    for step in run.log.steps[1:]:
+        for task in step.tasks:
+            tally["runs"].setdefault(task.node, []).append(step.step)
+            if hands_to_parent(task.error):
+                tally["handed"].setdefault(task.node, []).append(
+                    (step.step, handed_text(task.error))
+                )
+            elif task.error is not None:
+                tally["failed"].setdefault(task.node, []).append((step.step, type(task.error)))
+            if task.interrupts:
+                tally["paused"].setdefault(task.node, []).append(step.step)
+            ways = tally["sends"] if task.kind == "send" else tally["edges"]
+            for source in task.triggers:
+                ways.setdefault((source, task.node), []).append(step.step)
+            if task.error is None:
+                ends = sum(t == END for t in spec.edges.get(task.node, ()))
+                ends += sum(not isinstance(r, Send) and r == END for r in task.routes)
+                tally["edges"].setdefault((task.node, END), []).extend([step.step] * ends)
+    _TALLIES[run] = tally
+    return tally
+
+
+def _counts(run: Any, upto: int | None = None) -> Overlay:
+    """Runs, failures, pauses and ways taken, by the whole run or through step `upto`."""
+    log = run.log
     overlay = Overlay()
-    tasks = [t for s in log.steps[1:] for t in s.tasks]
-    for task in tasks:
-        overlay.runs[task.node] = overlay.runs.get(task.node, 0) + 1
-        if hands_to_parent(task.error):  # Command.PARENT: handed on, not a failure
-            overlay.handed[task.node] = handed_text(task.error)
-        elif task.error is not None:
-            overlay.failed[task.node] = type(task.error).__name__
-        if task.interrupts:
-            overlay.paused.add(task.node)
-        counts = overlay.sends if task.kind == "send" else overlay.edges
-        for source in task.triggers:
-            counts[(source, task.node)] = counts.get((source, task.node), 0) + 1
-        if task.error is None:
-            ends = sum(t == END for t in spec.edges.get(task.node, ()))
-            ends += sum(not isinstance(r, Send) and r == END for r in task.routes)
-            if ends:
-                overlay.edges[(task.node, END)] = overlay.edges.get((task.node, END), 0) + ends
+    tally = _tally(run)
+
+    def through(steps: list[Any]) -> int:
+        if upto is None:
+            return len(steps)
+        return bisect.bisect_right(steps, upto, key=lambda s: s[0] if isinstance(s, tuple) else s)
+
+    for name, kind in (("runs", "runs"), ("edges", "edges"), ("sends", "sends")):
+        target = getattr(overlay, name)
+        for key, steps in tally[kind].items():
+            if count := through(steps):
+                target[key] = count
+    for node, failures in tally["failed"].items():
+        if count := through(failures):
+            overlay.failed[node] = failures[count - 1][1].__name__
+    overlay.paused = {node for node, steps in tally["paused"].items() if through(steps)}
+    for node, handed in tally["handed"].items():  # Command.PARENT: handed on, not failed
+        if count := through(handed):
+            overlay.handed[node] = handed[count - 1][1]
     overlay.runs[START] = 1
+    if upto is not None:  # (the caption is the whole run's: `run_overlay` keeps the base's)
+        return overlay
+    tasks = [t for s in log.steps[1:] for t in s.tasks]
     status = f"run {run.status}: {len(log.steps) - 1} supersteps, {len(tasks)} tasks"
     retried, cached = sum(len(t.attempts) for t in tasks), sum(t.from_cache for t in tasks)
     if retried:  # retry_policy=: the failed attempts before each task's last
@@ -78,8 +127,8 @@ def _counts(run: Any) -> Overlay:
 def _focus_step(run: Any, overlay: Overlay, step: int) -> None:
     chosen = run.timeline.step_log(step)  # raises ValueError naming the step
     for task in chosen.tasks:
-        node = START if task.node == START else task.node
-        overlay.focus.add(node)
+        overlay.focus.add(task.node)
+        overlay.current.add(task.node)
         for source in task.triggers:
             overlay.focus_edges.add((source, task.node))
             overlay.focus.add(source)
@@ -122,15 +171,22 @@ def ancestry(run: Any, task_id: str) -> list[Any]:
     return found
 
 
-def _focus_branch(run: Any, overlay: Overlay, task_id: str) -> None:
-    """Highlight a task and the chain of tasks that triggered it, back to START."""
+def _focus_branch(run: Any, overlay: Overlay, task_id: str, step: int | None = None) -> None:
+    """Highlight a task and the chain of tasks that triggered it, back to START; with
+    `step`, mark the chain's tasks at that step as the ones running now."""
     chain = ancestry(run, task_id)
     for task in chain:
         overlay.focus.add(task.node)
+        if task.step == step:
+            overlay.current.add(task.node)
         for source in task.triggers:
             overlay.focus_edges.add((source, task.node))
             overlay.focus.add(source)
     overlay.caption += f" — showing the branch that led to {chain[0].id}"
+    if step is not None:
+        overlay.caption += f", at step {step}"
+        if not overlay.current:  # the step is not on the branch: still say which it is
+            overlay.caption += " (not on this branch)"
 
 
 def _lineage_of(run: Any, by_id: dict[str, Any], wanted: str) -> list[Any]:

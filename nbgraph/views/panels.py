@@ -12,14 +12,15 @@ from typing import Any
 
 from nbgraph.record.message_compare import is_message
 from nbgraph.record.text import safe_str
+from nbgraph.record.value_diff import first_difference
 from nbgraph.types import MISSING
 from nbgraph.views.display import cell_text
+from nbgraph.views.table_view import NOT_APPLIED, readable_ids
+from nbgraph.views.theme import BORDER, CHANGED, ERROR, FADED
+from nbgraph.views.value_tree import value_tree_html
 
-CHANGED = "background:#fff2cc;font-weight:bold"
-FADED = "color:#b0b0b0"
-ERROR = "color:#990000"
 TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
-CELL = "border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top"
+CELL = f"border:1px solid {BORDER};padding:2px 6px;text-align:left;vertical-align:top"
 
 
 def text(value: Any, width: int = 80) -> str:
@@ -32,9 +33,11 @@ MESSAGE_WIDTH = 160
 
 
 def value_html(value: Any, width: int = 80, messages: int = 8) -> str:
-    """`text(value, width)`, except a list of chat messages: one message per line (the
-    last `messages` of them, after a line counting the earlier ones), so a conversation, a
-    tool node's answers and their tool call ids stay readable. Escaped."""
+    """The value on one line (quotes kept: `"1"` and `1` differ) when that shows it whole,
+    else that line unfolding into the whole value (`views.value_tree`); a list of chat
+    messages: one message per line (the last `messages` of them, after a line counting the
+    earlier ones), so a conversation, a tool node's answers and their tool call ids stay
+    readable. Escaped."""
     if isinstance(value, list | tuple) and value and is_message(value[-1]):
         shown = list(value[-messages:])
         if all(is_message(item) for item in shown):
@@ -42,7 +45,7 @@ def value_html(value: Any, width: int = 80, messages: int = 8) -> str:
             if hidden := len(value) - len(shown):
                 lines.insert(0, f"<i>… {hidden} earlier message{'s' * (hidden != 1)}</i>")
             return "<br>".join(lines)
-    return text(value, width)
+    return value_tree_html(value, width)
 
 
 def _table(header: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]]) -> str:
@@ -107,7 +110,9 @@ def effects_html(
                     value_html(effect.before, 50, messages=2),
                     writes or "—",
                     html.escape(effect.reducer),
-                    value_html(effect.after, 50, messages=3),
+                    value_html(effect.after, 50, messages=3)
+                    if effect.applied
+                    else f"<i>{NOT_APPLIED}</i>",
                     html.escape(", ".join(flags)),
                 ],
             )
@@ -117,17 +122,39 @@ def effects_html(
     return _table(["field", "before", "writes (in order)", "reducer", "after", "flags"], rows)
 
 
+LEFT_COLUMNS, RIGHT_COLUMNS = ("a", "from", "this", "result_a"), ("b", "to", "other", "result_b")
+"""The value columns of a diff table (`Run.diff`, `Run.compare`, `Run.order_sensitivity`)."""
+
+
 def diff_html(frame: Any, left: str, right: str) -> str:
-    """A diff DataFrame (`Run.diff` or `Run.compare`) as an escaped table."""
+    """A diff DataFrame (`Run.diff` or `Run.compare`) as an escaped table: each value whole
+    (unfolding when long) and a last column, "differs at", naming the first index, key or
+    character where the two values differ."""
     if frame is None or len(frame) == 0:
         return "<i>no differences</i>"
     columns = list(frame.columns)
-    rows = [
-        (CHANGED, [text(value, 50) for value in record])
-        for record in frame.itertuples(index=False, name=None)
+    pair = [
+        next((i for i, c in enumerate(columns) if c in names), None)
+        for names in (LEFT_COLUMNS, RIGHT_COLUMNS)
     ]
-    header = [left if c in ("a", "this") else right if c in ("b", "other") else c for c in columns]
-    return _table(header, rows)
+    rows = []
+    for record in frame.itertuples(index=False, name=None):
+        cells = [
+            value_tree_html(value, 50) if i in pair else _label_cell(columns[i], value)
+            for i, value in enumerate(record)
+        ]
+        if None not in pair:
+            cells.append(html.escape(first_difference(record[pair[0]], record[pair[1]])))
+        rows.append((CHANGED, cells))
+    header = [left if c in LEFT_COLUMNS else right if c in RIGHT_COLUMNS else c for c in columns]
+    return _table(header + ["differs at"] * (None not in pair), rows)
+
+
+def _label_cell(column: str, value: Any) -> str:
+    """A diff table's non-value cell: tree ids in words, occurrence -1 as "all runs"."""
+    if column == "occurrence" and value == -1:
+        return "all runs"
+    return html.escape(readable_ids(cell_text(value, 50)))
 
 
 def error_html(error: BaseException | None, step: int | None) -> str:

@@ -37,9 +37,10 @@ def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
     import graphviz
 
     tree = run.tree
-    dot = graphviz.Digraph("tree", graph_attr={"rankdir": "TB", "fontname": "Helvetica"})
-    dot.attr("node", fontname="Helvetica", fontsize="10", color=INK)
-    dot.attr("edge", color=INK, arrowsize="0.6")
+    compact = {"rankdir": "LR", "nodesep": "0.15", "ranksep": "0.3", "fontname": FONT}
+    dot = graphviz.Digraph("tree", graph_attr=compact)
+    dot.attr("node", fontname=FONT, fontsize="10", color=INK, margin="0.08,0.03")
+    dot.attr("edge", color=INK, arrowsize="0.6", fontname=FONT, fontsize="8")
     ids: dict[str, str] = {}
 
     def node_id(tree_id: str) -> str:
@@ -47,7 +48,29 @@ def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
 
     node_id.drawn = ids  # type: ignore[attr-defined]  # parents not drawn map to `previous`
     _draw_tree(dot, tree, node_id, width)
+    _legend(dot)
     return dot
+
+
+FONT = "Helvetica"
+LEGEND = (
+    ("solid", "state passed on (numbers: merge order)"),
+    ("dashed", "collapsed steps, or another branch of the thread"),
+    ("bold", "a subgraph's input, from the task that ran it"),
+    ("dotted", "fields a merge cleared"),
+)
+"""The edge styles of a tree drawing, as its legend shows them."""
+
+
+def _legend(dot: Any) -> None:
+    """A small box of one edge per style with what it means."""
+    with dot.subgraph(name="cluster_legend") as legend:
+        legend.attr(label="edges", fontsize="9", style="dashed", color=FADED, fontname=FONT)
+        for index, (style, meaning) in enumerate(LEGEND):
+            start, end = f"legend{index}a", f"legend{index}b"
+            legend.node(start, label(""), shape="point", width="0.05")
+            legend.node(end, label(meaning), shape="plaintext", fontsize="8", height="0.2")
+            legend.edge(start, end, style=style)
 
 
 def _draw_tree(dot: Any, tree: Any, node_id: Any, width: int) -> None:
@@ -154,14 +177,27 @@ def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, widt
     for node in joins:
         if node.name == "END":
             _draw_join(dot, node, node_id)
+    return _draw_merge(dot, tree, step, node_id, previous, shown, extra)
+
+
+def _draw_merge(
+    dot: Any, tree: Any, step: int, node_id: Any, previous: str, shown: list, extra: list
+) -> str:
+    """A step's merge, its parents numbered in write order; none for a single parent (the
+    next step hangs on it). Returns the id of what the next step hangs on."""
     merge = tree.merge(step)
     if merge is None:
         return previous
+    single = [p for p in merge.parents if p in node_id.drawn]
+    if len(merge.parents) <= 1 and len(single) == 1 and not merge.dropped and not extra:
+        node_id.drawn[merge.id] = node_id(single[0])  # one parent: the next step hangs on it
+        return merge.id
     dot.node(
         node_id(merge.id),
         label(f"merge {step}"),
-        shape="circle",
+        shape="ellipse",
         width="0.3",
+        height="0.25",
         fontsize="8",
         style="filled",
         fillcolor="#ffffff",

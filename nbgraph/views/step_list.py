@@ -1,0 +1,134 @@
+"""The inspector's list of steps and tasks beside the slider: each step with its time, each
+task under it with its own; picking a step goes there, picking a task goes to its step and
+shows what the task read (`run.state_at("task:<id>")`) and what it wrote.
+
+A long run lists the steps around the shown one (`WINDOW` each side), so the list stays small.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets
+
+from nbgraph.views.table_view import duration_text
+from nbgraph.views.value_tree import value_tree_html
+
+WINDOW = 30
+
+
+class StepList:
+    """A `Select` of steps and tasks and a panel of the picked task.
+
+    Attributes:
+        select: the list (values: `("step", n)` or `("task", task id)`).
+        task_panel: the picked task's input and output (empty when a step is picked).
+    """
+
+    def __init__(self, inspector: Any) -> None:
+        self.inspector = inspector
+        self.select = ipywidgets.Select(rows=14, layout={"width": "260px"})
+        self.task_panel = ipywidgets.HTML()
+        self._listed: tuple[Any, int, int, int] | None = None  # run, steps, window
+        self._refreshing = False
+        self.select.observe(self._picked, "value")
+
+    def refresh(self, step: int) -> None:
+        """List the steps around `step` (when it left the listed window) and select it."""
+        run = self.inspector.run
+        positions = run.timeline.index
+        position = positions[step]
+        steps = run.log.steps
+        window = (max(0, position - WINDOW), min(len(steps), position + WINDOW + 1))
+        self._refreshing = True
+        try:
+            listed = (run, len(steps), *window)
+            if self._listed is None or any(
+                a is not b and a != b for a, b in zip(listed, self._listed, strict=True)
+            ):
+                self._listed = listed
+                self.select.options = _options(steps[window[0] : window[1]])
+            chosen = self.select.value
+            if not (chosen and chosen[0] == "task" and _task(run, chosen[1]).step == step):
+                self.select.value = ("step", step)
+                self.task_panel.value = ""
+        finally:
+            self._refreshing = False
+
+    def _picked(self, change: Any) -> None:
+        if self._refreshing or change["new"] is None:
+            return
+        kind, key = change["new"]
+        if kind == "step":
+            self.task_panel.value = ""
+            self.inspector.go(key)
+            return
+        self.show_task(key)
+
+    def show_task(self, task_id: str) -> None:
+        """Go to the task's step and show what it read and what it wrote."""
+        run = self.inspector.run
+        task = _task(run, task_id)
+        self.task_panel.value = task_html(run, task)
+        self._refreshing = True
+        try:
+            self.select.value = ("task", task_id)
+        finally:
+            self._refreshing = False
+        if self.inspector.step != task.step:
+            self.inspector.go(task.step)
+
+
+def _task(run: Any, task_id: str) -> Any:
+    for step in run.log.steps:
+        for task in step.tasks:
+            if task.id == task_id:
+                return task
+    raise ValueError(f"This run has no task {task_id!r}.")
+
+
+def _options(steps: Any) -> list[tuple[str, tuple[str, Any]]]:
+    """A line per step (its tasks' total time) and an indented line per task (its time)."""
+    options: list[tuple[str, tuple[str, Any]]] = []
+    for step in steps:
+        tasks = list(step.tasks) if step.step > 0 else []
+        spent = sum(_seconds(t) for t in tasks)
+        status = "" if step.applied else " — failed"
+        names = "input" if step.step == 0 else f"{len(tasks)} task{'s' * (len(tasks) != 1)}"
+        took = f", {duration_text(spent)}" if tasks else ""
+        options.append((f"step {step.step}: {names}{took}{status}", ("step", step.step)))
+        for task in tasks:
+            mark = " ✗" if task.error is not None else " ⏸" if task.interrupts else ""
+            line = f"    {task.node}  {duration_text(_seconds(task))}{mark}"
+            options.append((line, ("task", task.id)))
+    return options
+
+
+def _seconds(task: Any) -> float:
+    return max(0.0, (task.ended or 0.0) - (task.started or 0.0))
+
+
+def task_html(run: Any, task: Any) -> str:
+    """A task: node, step, time, then its input (the state it read) and its writes. Escaped."""
+    read = run.state_at(f"task:{task.id}")
+    head = (
+        f"<b>{html.escape(str(task.node))}</b> (task {html.escape(task.id)}, step {task.step},"
+        f" {duration_text(_seconds(task))})"
+    )
+    rows = "".join(
+        f"<tr><td>{html.escape(str(k))}</td><td>{value_tree_html(v, 60)}</td></tr>"
+        for k, v in read.items()
+    )
+    writes = "".join(
+        f"<tr><td>{html.escape(str(k))}</td><td>{value_tree_html(v, 60)}</td></tr>"
+        for k, v in task.writes
+    )
+    error = ""
+    if task.error is not None:
+        error = f"<p>raised {html.escape(type(task.error).__name__)}</p>"
+    return (
+        f"<div class='nbgraph-task'>{head}<br><i>input (the state it read)</i>"
+        f"<table>{rows}</table><i>output (its writes, in order)</i>"
+        f"<table>{writes or '<tr><td>nothing</td></tr>'}</table>{error}</div>"
+    )

@@ -1,0 +1,158 @@
+"""How a run's tables show in a notebook: compact, readable, escaped — the data unchanged.
+
+`run.effects` keeps its 15 columns as data; shown, its flags fold into one column, values
+keep their quotes (`'1'` and `1` differ), long text is left-aligned, an unapplied step's
+`after` says so instead of looking deleted, and tree ids (`task:2:0:b`, `join:3:d`,
+`reset:…`) become words. `run.steps` shows durations as "0.12 ms". `shown(frame, html)`
+gives a DataFrame (a subclass only in how it displays; slices are plain DataFrames).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from functools import cache
+from typing import Any, ClassVar
+
+from nbgraph.record.text import safe_repr
+from nbgraph.types import MISSING
+from nbgraph.views.theme import BORDER, CHANGED, FADED
+
+CELL = f"border:1px solid {BORDER};padding:2px 6px;text-align:left;vertical-align:top"
+TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
+WIDTH = 60
+MAX_ROWS = 200
+FLAGS = ("conflict", "overwrite_bypass", "dropped_key", "root_reset")
+NOT_APPLIED = "(not applied: the step failed)"
+
+
+def readable_id(tree_id: Any) -> str:
+    """A state-tree id in words: `task:2:0:b` → "b (step 2)", `join:3:d` → "join before d
+    (step 3)", `reset:4:x` → "reset before x (step 4)", `merge:0` → "input"."""
+    text = str(tree_id)
+    kind, _, rest = text.partition(":")
+    parts = rest.split(":")
+    if kind == "task" and len(parts) >= 3:
+        return f"{':'.join(parts[2:])} (step {parts[0]})"
+    if kind == "merge":
+        return "input" if rest == "0" else f"merge of step {rest}"
+    if text == "join:end":
+        return "join at END"
+    if kind in ("join", "reset") and len(parts) >= 2 and parts[0].isdigit():
+        what = "join of the branches into" if kind == "join" else "reset before"
+        return f"{what} {':'.join(parts[1:])} (step {parts[0]})"
+    if kind == "reset":
+        return f"reset ({rest[:8]}…)" if len(rest) > 8 else f"reset ({rest})"
+    if kind == "fork":
+        return f"fork from checkpoint {rest[:8]}…"
+    return text
+
+
+def readable_ids(text: str) -> str:
+    """Every tree id inside a text (a branch label, a note) in words."""
+    return re.sub(r"\b(?:task|join|reset|merge|fork):[\w:.+#-]+", lambda m: readable_id(m[0]), text)
+
+
+def duration_text(seconds: Any) -> str:
+    """Seconds as "0.12 ms", "3.4 s", "2 min 5 s"; "" for none."""
+    if seconds is None or seconds != seconds:  # None, NaN
+        return ""
+    seconds = float(seconds)
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.3g} ms"
+    if seconds < 60:
+        return f"{seconds:.3g} s"
+    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+
+
+def cell(value: Any, width: int = WIDTH) -> str:
+    """A value's repr (quotes kept), cut to `width`, escaped; "—" for no value."""
+    if value is MISSING:
+        return "—"
+    text = safe_repr(value)
+    return html.escape(text if len(text) <= width else text[: width - 1] + "…")
+
+
+def _table(header: list[str], rows: list[tuple[str, list[str]]], total: int) -> str:
+    head = "".join(f"<th style='{CELL}'>{html.escape(h)}</th>" for h in header)
+    body = "".join(
+        f"<tr style='{style}'>" + "".join(f"<td style='{CELL}'>{c}</td>" for c in cells) + "</tr>"
+        for style, cells in rows
+    )
+    more = f"<p><i>first {len(rows)} of {total} rows</i></p>" if total > len(rows) else ""
+    return (
+        f"<table style='{TABLE}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+    )
+
+
+def effects_table_html(frame: Any) -> str:
+    """`run.effects` compact: step, field, where, reducer, before, writes, after, flags."""
+    rows = []
+    for row in frame.head(MAX_ROWS).to_dict("records"):
+        flags = [name for name in FLAGS if row.get(name)]
+        applied = row.get("applied", True)
+        if not applied:
+            flags.append("not applied")
+        writes = "<br>".join(f"{html.escape(str(w))}: {cell(v)}" for w, v in row["writes"])
+        after = f"<i>{NOT_APPLIED}</i>" if not applied else cell(row["after"])
+        style = CHANGED if row.get("changed") else "" if applied else FADED
+        where = html.escape(readable_id(row.get("point", ""))) if row.get("point") else ""
+        cells = [str(row["step"]), html.escape(str(row["field"])), where]
+        cells += [html.escape(str(row["reducer"])), cell(row["before"]), writes or "—", after]
+        rows.append((style, [*cells, html.escape(", ".join(flags))]))
+    header = ["step", "field", "at", "reducer", "before", "writes", "after", "flags"]
+    note = "<p><i>compact view: every column is in the DataFrame (run.effects.columns)</i></p>"
+    return _table(header, rows, len(frame)) + note
+
+
+def steps_table_html(frame: Any) -> str:
+    """`run.steps` readable: durations in units, tree ids in words, quotes on values."""
+    rows = []
+    for row in frame.head(MAX_ROWS).to_dict("records"):
+        cells = [
+            str(row["step"]),
+            html.escape(str(row["node"])),
+            html.escape(str(row["task_id"])),
+            html.escape(str(row["kind"])),
+            html.escape(", ".join(map(str, row["triggers"]))),
+            html.escape(", ".join(map(str, row["writes"]))),
+            duration_text(row["duration"]),
+            html.escape(str(row["status"])),
+            "" if row["error"] is None else html.escape(str(row["error"])),
+        ]
+        rows.append(("", cells))
+    header = ["step", "node", "task id", "kind", "triggers", "writes", "duration", "status"]
+    return _table([*header, "error"], rows, len(frame))
+
+
+def shown(frame: Any, render: Callable[[Any], str]) -> Any:
+    """`frame` as a DataFrame that displays as `render(frame)` in a notebook (its data, text
+    form and every operation unchanged; what operations return is a plain DataFrame)."""
+    return _shown_class()(frame, render)
+
+
+@cache
+def _shown_class() -> type:
+    import pandas as pd
+
+    class ShownFrame(pd.DataFrame):
+        """A DataFrame with its own notebook display (`views.table_view.shown`)."""
+
+        _metadata: ClassVar[list[str]] = ["_render"]
+
+        def __init__(self, data: Any = None, render: Any = None, *args: Any, **kw: Any) -> None:
+            super().__init__(data, *args, **kw)
+            self._render = render
+
+        @property
+        def _constructor(self) -> type:
+            return pd.DataFrame
+
+        def _repr_html_(self) -> str:
+            render = getattr(self, "_render", None)
+            return render(self) if render is not None else super()._repr_html_()
+
+    return ShownFrame

@@ -1,0 +1,111 @@
+"""A value shown whole in a panel: short on one line, and when that cuts it, a JSON-like tree
+to unfold (one `<details>` per nested list, tuple, dict or object) and its full text to copy.
+
+Pure functions returning escaped HTML: every key and value goes through `html.escape`.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nbgraph.record.text import safe_repr
+from nbgraph.types import MISSING
+from nbgraph.views.dot import short
+from nbgraph.views.theme import BORDER
+
+ITEMS = 100  # items of one list or dict unfolded; the rest are counted
+DEPTH = 6  # nesting unfolded; deeper values show as their text
+COPY_CHARS = 20_000  # a value whose text is longer has no "as text" block (the tree stays)
+PRE = "white-space:pre-wrap;word-break:break-all;margin:0;user-select:text"
+INDENT = f"padding-left:1.2em;border-left:1px solid {BORDER}"
+
+
+def value_tree_html(value: Any, width: int = 80) -> str:
+    """The value in one line of at most `width` characters when that shows all of it; else
+    that line as the summary of a `<details>` holding the value's tree and its full text.
+
+    >>> print(value_tree_html("1"), value_tree_html(1))
+    &#x27;1&#x27; 1
+    >>> "<details" in value_tree_html(list(range(40)), 20)
+    True
+    """
+    if value is MISSING:
+        return "—"
+    whole = _fitting(value, width)
+    if whole is not None:
+        return html.escape(whole)
+    tree = _children(value, 0)
+    full = None if tree and _large(value) else safe_repr(value)  # (a long log: the tree)
+    if tree and full is not None and len(full) <= COPY_CHARS:  # and the text to copy
+        tree += f"<details><summary><i>as text</i></summary>{_pre(full)}</details>"
+    summary = f"<summary>{html.escape(short(value, width))}</summary>"
+    return f"<details class='nbgraph-value'>{summary}{tree or _pre(full or '')}</details>"
+
+
+def _fitting(value: Any, width: int) -> str | None:
+    """The value's whole repr if it is at most `width` long, else None — found without
+    building the repr of a long container (`short` reads only as far as it shows)."""
+    if short(value, width).endswith("…"):
+        return None
+    full = safe_repr(value)
+    return full if len(full) <= width else None
+
+
+def _large(value: Any) -> bool:
+    """A container of more items than a copy block could hold anyway."""
+    try:
+        return len(value) > COPY_CHARS // 4
+    except TypeError:
+        return False
+
+
+def _node(value: Any, depth: int) -> str:
+    """One nested value: its text when short or too deep, else a `<details>` of its items."""
+    whole = _fitting(value, 200)
+    if whole is not None and (len(whole) <= 60 or _items(value) is None or depth >= DEPTH):
+        return html.escape(whole)
+    if depth >= DEPTH or _items(value) is None:
+        inside = _pre(safe_repr(value))
+    else:
+        inside = _children(value, depth)
+    return f"<details><summary>{html.escape(short(value, 60))}</summary>{inside}</details>"
+
+
+def _pre(full: str) -> str:
+    """A value's text to read and copy, at most `COPY_CHARS` characters of it (a panel is
+    sent to the browser at every step: the rest is counted, not sent)."""
+    shown = html.escape(full[:COPY_CHARS])
+    if len(full) > COPY_CHARS:
+        more = len(full) - COPY_CHARS
+        shown += f"<i>… {more:,} more characters (the value: run.state_at(step)[field])</i>"
+    return f"<pre style='{PRE}'>{shown}</pre>"
+
+
+def _children(value: Any, depth: int) -> str:
+    """The items of a container, one per line under its summary ("" if not a container)."""
+    items = _items(value)
+    if items is None:
+        return ""
+    lines = [
+        f"<div><span style='opacity:0.7'>{html.escape(key)}:</span> {_node(item, depth + 1)}</div>"
+        for key, item in items[:ITEMS]
+    ]
+    if len(items) > ITEMS:
+        lines.append(f"<div><i>… {len(items) - ITEMS} more (see the table or state_at)</i></div>")
+    return f"<div style='{INDENT}'>{''.join(lines)}</div>"
+
+
+def _items(value: Any) -> list[tuple[str, Any]] | None:
+    """(label, item) pairs of a list, tuple, set, mapping or object with fields; else None."""
+    if isinstance(value, Mapping):
+        return [(safe_repr(k), v) for k, v in value.items()]
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray):
+        return [(f"[{i}]", v) for i, v in enumerate(value)]
+    if isinstance(value, set | frozenset):
+        return [("·", v) for v in value]
+    fields = getattr(value, "__dict__", None)
+    if isinstance(fields, dict) and fields:
+        return [(str(k), v) for k, v in fields.items()]
+    return None
