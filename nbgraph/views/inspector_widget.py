@@ -14,8 +14,10 @@ import ipywidgets
 
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
+from nbgraph.views.clickable_graph import PictureClicks
 from nbgraph.views.custom_panel import custom_html
 from nbgraph.views.display import svg_element
+from nbgraph.views.fork_panel import ForkPanel
 from nbgraph.views.inspector import ALL_BRANCHES
 from nbgraph.views.overlay import ancestry
 from nbgraph.views.panels import (
@@ -46,6 +48,8 @@ class Inspector(ipywidgets.VBox):
         super().__init__()
         self.other, self._made_for = other, run
         self.subrun_nav = SubrunNav(self)  # "step into" a subrun, and back
+        self.clicks = PictureClicks(self)  # the picture: clicks on nodes and tree boxes, arrows
+        self.fork_panel = ForkPanel(self)  # "edit and fork here"
         self.add_class("nbgraph-inspector")
         self.open_run(run, step)
 
@@ -101,7 +105,7 @@ class Inspector(ipywidgets.VBox):
         modes = ["off", "another step"] + (["the other run"] if with_other else [])
         self.compare_mode = w.ToggleButtons(options=modes, description="compare")
         self.compare_step = w.IntSlider(min=0, max=last, description="with step")
-        self.graph = w.HTML()
+        self.graph = self.clicks.picture
         self.state = w.HTML()
         self.effects = w.HTML()
         self.comparison = w.HTML()
@@ -128,8 +132,15 @@ class Inspector(ipywidgets.VBox):
             self.error,
             w.HBox([self.graph, w.VBox([self.state, self.effects])]),
             w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step])]),
+            self.fork_panel.box,
             self.comparison,
         ]
+
+    def reopen(self, run: Any, other: Any, step: int | None = None) -> None:
+        """Show `run` compared with `other` from now on (after a fork: the branch forked
+        from, and the fork)."""
+        self.other, self._made_for = other, run
+        self.open_run(run, step)
 
     @property
     def widget(self) -> Inspector:
@@ -224,6 +235,7 @@ class Inspector(ipywidgets.VBox):
             self._refresh_branches(log)
             self.subrun_nav.refresh(self.run, step, log)
             self.comparison.value = self._comparison(step)
+            self.fork_panel.refresh(step)
 
     def _state(self, step: int, log: Any) -> dict[str, Any]:
         """The state the panel shows: after the step, or (failed) what its tasks read."""
@@ -256,7 +268,7 @@ class Inspector(ipywidgets.VBox):
         return f"<b>step {step}</b> of {self.steps[-1]}: {_escape(tasks)}{status}{branch}{facts}"
 
     def _picture(self, step: int) -> str:
-        drawing = self.run.draw(branch=self.branch) if self.branch else self.run.draw(step=step)
+        drawing = self.clicks.drawing(self.run, step, self.branch)  # the graph or the tree
         rendered = render_svg(drawing.source)
         if rendered.svg is None:
             return f"<pre>{_escape(rendered.problem)}</pre>"
