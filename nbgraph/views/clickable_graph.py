@@ -70,7 +70,7 @@ class PictureClicks:
             self.picture.current = marked(steps, step)
         else:
             drawing = run.draw(branch=branch) if branch else run.draw(step=step)
-            self.targets = graph_targets(drawing)
+            self.targets = graph_targets(drawing, run.graph.nodes)
             self.picture.current = []
         self.picture.clickable = sorted(self.targets)
         return drawing

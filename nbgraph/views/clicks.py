@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 
-def graph_targets(drawing: Any) -> dict[str, str]:
-    """DOT id -> node name, for the nodes of a graph drawing (`run.draw()`); START and END
-    and nodes drawn inside a subgraph's cluster are not targets."""
+def graph_targets(drawing: Any, nodes: Any) -> dict[str, str]:
+    """DOT id -> node name, for the boxes of a graph drawing (`run.draw()`) that are among
+    `nodes` (the graph's node names): START, END, routers' diamonds and nodes drawn inside
+    a subgraph's cluster are not targets."""
     ids = getattr(drawing, "nbgraph_ids", {})
-    return {dot_id: name for name, dot_id in ids.items() if name not in ("__start__", "__end__")}
+    return {dot_id: name for name, dot_id in ids.items() if name in nodes}
 
 
 def tree_targets(drawing: Any, run: Any) -> dict[str, int]:
