@@ -37,7 +37,9 @@ class ForkPanel:
         self.value = w.Textarea(
             placeholder="the new value, as JSON", layout={"width": "320px", "height": "3.2em"}
         )
-        self.button = w.Button(description="edit and fork here", icon="code-branch")
+        self.button = w.Button(
+            description="edit and fork here", icon="code-branch", layout={"width": "auto"}
+        )
         self.status = w.HTML()
         self.last_fork: Any = None
         self._step: int | None = None
@@ -64,7 +66,7 @@ class ForkPanel:
         elif self._step is not None and self._step != step:
             self.status.value = ""
         writers = sorted({t.node for t in run.timeline.step_log(step).tasks if step > 0})
-        options = [AUTO, *writers] if len(writers) < 2 else writers
+        options = [AUTO] if len(writers) < 2 else writers  # (one writer: it is the one)
         if list(self.as_node.options) != options:
             self.as_node.options = options
             self.as_node.value = options[0]

@@ -89,6 +89,7 @@ class Inspector(ipywidgets.VBox):
         self.previous = w.Button(description="◀ previous", tooltip="previous step")
         self.next = w.Button(description="next ▶", tooltip="next step")
         self.step_label = w.HTML()
+        self.step_label.add_class("nbgraph-step-label")
         self.node = w.Dropdown(
             options=sorted(self._runs), description="node", layout={"width": "220px"}
         )

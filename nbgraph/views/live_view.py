@@ -7,8 +7,9 @@ was after its latest committed step (`running_view`). They are throttled by what
 after a redraw that took `c` seconds the next waits `c * (1 - share) / share` seconds, and
 never comes sooner than `min_interval` after the last (the first, `first_after` into the
 run); so the redraws take at most about
-`share` of the run (5%) however fast or slow the nodes are. When the run ends, one last redraw
-shows the whole run before `run()` returns.
+`share` of the run (5%) however fast or slow the nodes are. (The first redraw, which makes
+the widgets, is a one-time cost: the next comes `min_interval` after it.) When the run ends,
+one last redraw shows the whole run before `run()` returns.
 
 The newest step is shown unless the slider was moved away from it. (While a cell runs,
 Jupyter delivers the front-end's clicks to the kernel only when the cell ends, so moving the
@@ -94,9 +95,10 @@ class LiveView:
 
     def _redraw(self, log: Any, finished: bool = False) -> None:
         with self._lock:
+            setup = self.inspector is None  # this redraw makes the widgets: a one-time cost
             start = time.perf_counter()
             self._draw(log, finished)
-            cost = time.perf_counter() - start
+            cost = 0.0 if setup else time.perf_counter() - start
             self._due = time.perf_counter() + max(
                 self.min_interval, cost * (1 - self.share) / self.share
             )

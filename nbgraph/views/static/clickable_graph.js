@@ -20,13 +20,21 @@ function attachKeys(model, el, tries) {
   if (host.dataset.nbgraphKeys) return; // one listener per inspector, however many views
   host.dataset.nbgraphKeys = "1";
   if (!host.hasAttribute("tabindex")) host.setAttribute("tabindex", "0");
-  host.addEventListener("keydown", (event) => {
+  // On the window, in the capture phase: before the front-end's own shortcuts (Lumino's,
+  // on the document) can take the key. Only while the focus is inside this inspector.
+  const onKey = (event) => {
+    if (!host.isConnected) {
+      window.removeEventListener("keydown", onKey, true);
+      return;
+    }
     if (event.key !== "ArrowLeft" && event.key !== "ArrowRight") return;
+    if (!host.contains(event.target)) return;
     if (event.altKey || event.ctrlKey || event.metaKey || isTyping(event.target)) return;
     event.preventDefault();
     event.stopPropagation();
     model.send({ event: "key", key: event.key });
-  });
+  };
+  window.addEventListener("keydown", onKey, true);
   // a click on the inspector's background gives it the focus (buttons keep their own)
   host.addEventListener("mousedown", (event) => {
     if (!isTyping(event.target) && !event.target.closest("button")) {
