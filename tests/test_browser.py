@@ -262,25 +262,37 @@ def _real_errors(errors: list[str], url: str) -> list[str]:
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                "--disable-background-networking", "--no-first-run"]  # fmt: skip
 
-WATCH_LIVE_RUN = """
-() => new Promise((resolve) => {
-    const samples = [];
-    const started = performance.now();
-    const tick = () => {
-        const header = document.querySelector('.nbgraph-live > .widget-html .widget-html-content');
-        const prompts = [...document.querySelectorAll('.jp-InputPrompt')].map(p => p.innerText);
-        const running = prompts.some(p => p.includes('*'));
-        const slider = document.querySelector('.nbgraph-live .nbgraph-step-label');
-        samples.push({t: performance.now() - started, running,
-                      header: header ? header.innerText : null,
-                      label: slider ? slider.innerText : null});
-        const ended = samples.some(s => s.header && !s.running && s.header.startsWith('done'));
-        if (ended || performance.now() - started > 60000) resolve(samples);
-        else setTimeout(tick, 50);
-    };
-    tick();
-})
+LIVE_SAMPLE = """
+() => {
+    const header = document.querySelector('.nbgraph-live > .widget-html .widget-html-content');
+    const label = document.querySelector('.nbgraph-live .nbgraph-step-label');
+    const prompts = [...document.querySelectorAll('.jp-InputPrompt')].map(p => p.innerText);
+    return {t: performance.now(), running: prompts.some(p => p.includes('*')),
+            header: header ? header.innerText : null, label: label ? label.innerText : null};
+}
 """
+
+
+def _watch_live_run(page, screenshot: Path) -> list[dict]:
+    """Samples of the live view's header and step label (and whether the cell still runs)
+    until the run is done and its cell ended; a screenshot once it shows a middle step."""
+    samples: list[dict] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        sample = page.evaluate(LIVE_SAMPLE)
+        samples.append(sample)
+        label, header = sample["label"] or "", sample["header"] or ""
+        if (
+            not screenshot.exists()
+            and header.startswith("running")
+            and label.startswith(("step 3", "step 4", "step 5", "step 6"))
+        ):
+            page.locator(".nbgraph-live").screenshot(path=str(screenshot))
+        if header.startswith("done") and not sample["running"]:
+            break
+        time.sleep(0.05)
+    return samples
+
 
 TIME_CLICK = """
 ([selector, wanted]) => new Promise((resolve) => {
@@ -305,7 +317,7 @@ def _open(playwright, url: str, errors: list[str]):
     """Chromium on `url`, its errors collected, the notebook's kernel ready, every cell
     started (not awaited: the command settles only when every cell has run)."""
     browser = playwright.chromium.launch(executable_path=_browser_or_skip(), args=LAUNCH_ARGS)
-    page = browser.new_page(viewport={"width": 1400, "height": 1100})
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})  # (the whole inspector)
     page.on("pageerror", lambda error: errors.append(f"page error: {error} {error.stack}"))
     page.on(
         "console",
@@ -352,10 +364,8 @@ def test_a_live_run_advances_then_clicks_keys_and_a_fork_in_the_browser(jupyterl
         browser, page = _open(playwright, url, errors)
         try:
             page.locator(".nbgraph-live").wait_for(timeout=90_000)
-            samples = page.evaluate(WATCH_LIVE_RUN)
+            samples = _watch_live_run(page, tmp_path / "live.png")
             (tmp_path / "live-samples.json").write_text(json.dumps(samples, indent=1))
-            live = page.locator(".nbgraph-live")
-            live.screenshot(path=str(tmp_path / "live.png"))
             inspector = page.locator(".nbgraph-inspector")
             _wait_label(page, "step 8")
             draft = 'draft "v" <1>'
@@ -403,6 +413,14 @@ def test_a_live_run_advances_then_clicks_keys_and_a_fork_in_the_browser(jupyterl
                 "() => [...document.querySelectorAll('.nbgraph-inspector svg text')]"
                 ".map(t => t.textContent).filter(t => t.includes('branch, step'))"
             )
+            inspector.locator(".nbgraph-step-label").click()  # (the focus, back in it)
+            page.keyboard.press("ArrowRight")
+            _wait_label(page, "step 2")
+            page.wait_for_function(
+                "() => document.querySelector('.nbgraph-inspector').innerText"
+                ".includes('this run vs the other, step 2')",
+                timeout=15_000,
+            )
             comparison = inspector.inner_text()
             inspector.screenshot(path=str(tmp_path / "fork.png"))
             for name in ("live", "click", "fork"):
@@ -423,5 +441,6 @@ def test_a_live_run_advances_then_clicks_keys_and_a_fork_in_the_browser(jupyterl
     print(f"click-to-step latency (ms): {[round(x) for x in latencies]}")
     assert max(latencies) < 5000
     assert fork_branch, "the fork is drawn in the state tree"
-    assert "this run vs the other" in comparison
+    assert "the <sea>" in comparison.split("this run vs the other, step 2")[1]
+    assert (tmp_path / "live.png").exists(), "no screenshot of the run in the middle"
     assert not _real_errors(errors, url), errors
