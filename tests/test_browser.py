@@ -385,6 +385,10 @@ def test_a_live_run_advances_then_clicks_keys_and_a_fork_in_the_browser(jupyterl
             _wait_label(page, "step 6")
             page.keyboard.press("ArrowRight")
             _wait_label(page, "step 7")
+            fork_text = inspector.locator(".nbgraph-fork textarea")
+            fork_text.press("ArrowLeft")  # typing in a field: the arrow moves the cursor only
+            page.wait_for_timeout(500)
+            assert _label(page).startswith("step 7")
             # edit and fork at step 1: the topic
             page.locator(".nbgraph-inspector g.node", has_text="plan").first.click()
             _wait_label(page, "step 1")
