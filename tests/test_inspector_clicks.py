@@ -230,6 +230,25 @@ def test_a_fork_can_be_forked_again():
     assert len(list(app.get_state_history({"configurable": {"thread_id": "t"}}))) > 8
 
 
+def test_a_later_run_on_the_thread_forks_at_its_own_steps():
+    app, first = checkpointed()
+    second = app.run({"topic": "moon"}, {"configurable": {"thread_id": "t"}})
+    plan_step = next(s.step for s in second.log.steps if [t.node for t in s.tasks] == ["plan"])
+    made = second.fork(plan_step, {"topic": "mars"})
+    assert made.run.output["notes"][-2:] == ["read on mars", "search on mars"]
+    assert made.original.output == second.output
+    assert first.fork(1, {"topic": "venus"}).run.output["notes"] == [
+        "read on venus",
+        "search on venus",
+    ]  # the first run's own step 1, though the thread has moved on
+
+
+def test_at_the_input_step_the_fork_writes_as_the_input():
+    _, run = checkpointed()
+    made = run.fork(0, {"topic": "sea"})
+    assert made.run.output["notes"] == ["read on sea", "search on sea"]
+
+
 def test_bad_json_is_refused_naming_the_field():
     _, run = checkpointed()
     inspector = run.inspect()
@@ -337,3 +356,27 @@ def test_a_fork_matches_langgraph_update_state_then_invoke():
         ]
 
     assert shape(app) == shape(lg)
+
+
+@pytest.mark.parametrize("renderer", ["dot", "graphviz-pure"])
+def test_both_renderers_name_each_node_group_by_its_click_id(renderer):
+    """The JS reads the `<title>` of the clicked `<g class="node">`: both renderers nbgraph
+    uses (the `dot` program, the graphviz-pure binary) write the DOT id there."""
+    import subprocess
+
+    from nbgraph.views.render import renderers
+
+    program = dict(renderers()).get(renderer)
+    if program is None:
+        pytest.skip(f"{renderer} is not installed")
+    run = build().compile().run({"topic": "x"})
+    drawing = run.draw(step=2)
+    svg = subprocess.run(
+        [program, "-Tsvg"], input=drawing.source.encode(), capture_output=True, check=True
+    ).stdout.decode()
+    titles = {
+        g.find("{http://www.w3.org/2000/svg}title").text
+        for g in ET.fromstring(svg[svg.find("<svg") :]).iter("{http://www.w3.org/2000/svg}g")
+        if g.get("class") == "node"
+    }
+    assert set(graph_targets(drawing, run.graph.nodes)) <= titles

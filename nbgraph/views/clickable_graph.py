@@ -57,6 +57,7 @@ class PictureClicks:
         self.picture = ClickablePicture()
         self.targets: dict[str, Any] = {}
         self.handled: list[tuple[dict[str, Any], int | None]] = []
+        self._tree: tuple[Any, Any, dict[str, int]] | None = None  # (run, drawing, targets)
         self.picture.on_msg(self._message)
         self.picture.observe(self._kind_changed, "kind")
 
@@ -64,8 +65,10 @@ class PictureClicks:
         """The Digraph to show at `step` (the graph with the step or branch drawn over it,
         or the state tree), remembering what its clickable ids stand for."""
         if self.picture.kind == "tree":
-            drawing = run.draw_tree()
-            steps = tree_targets(drawing, run)
+            if self._tree is None or self._tree[0] is not run:  # one tree per run, not per step
+                drawing = run.draw_tree()
+                self._tree = (run, drawing, tree_targets(drawing, run))
+            _, drawing, steps = self._tree
             self.targets = steps
             self.picture.current = marked(steps, step)
         else:
