@@ -380,3 +380,32 @@ def test_both_renderers_name_each_node_group_by_its_click_id(renderer):
         if g.get("class") == "node"
     }
     assert set(graph_targets(drawing, run.graph.nodes)) <= titles
+
+
+# --- the live view's first redraw ----------------------------------------------------------
+
+
+def test_the_live_views_first_redraw_does_not_hold_back_the_next(monkeypatch):
+    """Making the widgets is a one-time cost: the redraw after it comes `min_interval` later,
+    not 19x that cost later (else a live run of a few seconds showed one step, then the end)."""
+    import time
+
+    from nbgraph import Run
+    from nbgraph.views.live_view import LiveView
+
+    monkeypatch.setattr(LiveView, "first_after", 0.0)
+    app = build().compile()
+    stepper = app.stepper({"topic": "sky"})
+    view = LiveView(Run, background=False)
+    slow_draw = LiveView._draw
+
+    def costly_first(self, log, finished):
+        if self.inspector is None:
+            time.sleep(0.3)  # (as making the widgets costs in a kernel)
+        slow_draw(self, log, finished)
+
+    monkeypatch.setattr(LiveView, "_draw", costly_first)
+    stepper.step()
+    view.step_done(stepper._driver.log)
+    assert view.inspector is not None
+    assert view._due - time.perf_counter() <= LiveView.min_interval

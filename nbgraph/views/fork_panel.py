@@ -107,9 +107,8 @@ class ForkPanel:
         step, field = self._step, self.field.value
         if step is None or field is None:
             return
-        run = self.inspector.run
-        applied = run.timeline.step_log(step).applied
-        state = run.state_at(step) if applied else run.timeline.start_of(step)
+        inspector = self.inspector
+        state = inspector._state(step, inspector.run.timeline.step_log(step))  # (the panel's)
         current = state.get(field, MISSING)
         if current is MISSING:
             self.value.value = ""
