@@ -275,19 +275,20 @@ LIVE_SAMPLE = """
 
 def _watch_live_run(page, screenshot: Path) -> list[dict]:
     """Samples of the live view's header and step label (and whether the cell still runs)
-    until the run is done and its cell ended; a screenshot once it shows a middle step."""
+    until the run is done and its cell ended; a screenshot mid-run (retaken if the
+    inspector shows a later step before the run ends: redraws are throttled, the header not)."""
     samples: list[dict] = []
+    shot_label = None
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         sample = page.evaluate(LIVE_SAMPLE)
         samples.append(sample)
         label, header = sample["label"] or "", sample["header"] or ""
-        if (
-            not screenshot.exists()
-            and header.startswith("running")
-            and label.startswith(("step 3", "step 4", "step 5", "step 6"))
-        ):
+        done = int(header.split(" — ")[1].split()[0]) if header.startswith("running") else 0
+        newer = shot_label is None or (label != shot_label and not label.startswith("step 1 "))
+        if done >= 2 and label and newer:
             page.locator(".nbgraph-live").screenshot(path=str(screenshot))
+            shot_label = label
         if header.startswith("done") and not sample["running"]:
             break
         time.sleep(0.05)
