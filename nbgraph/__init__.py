@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from nbgraph.engine.streams import StreamWriter, get_stream_writer
     from nbgraph.messages import Message, MessagesState, RemoveMessage
     from nbgraph.notebook.langgraph_trace import trace
-    from nbgraph.record.langgraph_graph import LangGraphHistoryError, NotALangGraphError
     from nbgraph.notebook.runs import Runs
+    from nbgraph.record.langgraph_graph import LangGraphHistoryError, NotALangGraphError
     from nbgraph.store import BaseStore, InMemoryStore
 
 __all__ = [

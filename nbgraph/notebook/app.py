@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from nbgraph.engine.app import CompiledGraph
 from nbgraph.engine.drive import STEP_MODE, drive
 from nbgraph.engine.runlog import RunLog
+from nbgraph.notebook.fork import attach_app
 from nbgraph.notebook.run import Run
 from nbgraph.views.drawable import DrawableGraph
 
@@ -49,7 +50,7 @@ class CompiledStateGraph(CompiledGraph):
         cached = self._last_run
         if cached is not None and cached.log is log:
             return cached
-        record = Run(log)
+        record = attach_app(Run(log), self)  # (so the inspector can fork it)
         if log.status != "running" and log is self.last_log:  # a running one: fresh each time
             self._last_run = record
         return record
@@ -73,7 +74,7 @@ class CompiledStateGraph(CompiledGraph):
                 step is shown unless you move the slider. Needs ipywidgets.
         """
         run = self._start(config, kwargs)
-        view = _live_view() if live else None
+        view = _live_view(self._record) if live else None
         try:
             with self._running(run):
                 if view is None:
@@ -178,12 +179,12 @@ class CompiledStateGraph(CompiledGraph):
         return drawing_bundle(self.draw(), repr(self), include, exclude)
 
 
-def _live_view() -> Any:
+def _live_view(record: Any) -> Any:
     """The live inspector, displayed now (`run(live=True)`)."""
     from IPython.display import display
 
     from nbgraph.views.live_view import LiveView
 
-    view = LiveView(Run)
+    view = LiveView(record)
     display(view.box)
     return view

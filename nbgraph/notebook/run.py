@@ -25,10 +25,15 @@ class Run(RunRecord):
     Attributes:
         parent: for a subrun (see `subruns`), the `Run` whose task started it; else None.
         task: for a subrun, the id of that task (`parent.steps.task_id`); else None.
+        app: the compiled graph that made this run in this session (None for a run read
+            from a file): what `fork` continues with.
+        checkpoint_head: with a checkpointer, the thread's checkpoint this run ended at.
     """
 
     parent: Run | None = None
     task: str | None = None
+    app: Any = None
+    checkpoint_head: str | None = None
 
     @cached_property
     def effects(self) -> Any:
@@ -106,6 +111,22 @@ class Run(RunRecord):
         from nbgraph.views.tree_dot import tree_dot
 
         return tree_dot(self)
+
+    def fork(self, step: int, values: dict[str, Any], as_node: str | None = None) -> Any:
+        """Edit the state after `step` and run on from there: `update_state(values)` on that
+        step's checkpoint, then the run continued on the same app (a checkpointer needed).
+        Returns a `nbgraph.notebook.fork.Fork`: the new run, and both branches of the
+        thread as records whose state trees show each other."""
+        from nbgraph.notebook.fork import fork
+
+        return fork(self, step, values, as_node)
+
+    @property
+    def fork_problem(self) -> str | None:
+        """Why this run cannot `fork` (a sentence), or None if it can."""
+        from nbgraph.notebook.fork import fork_problem
+
+        return fork_problem(self)
 
     def inspect(self, other: RunRecord | None = None) -> Any:
         """An ipywidgets inspector to step through this run (optionally against `other`)."""

@@ -123,6 +123,7 @@ def graph_dot(
     if caption:
         dot.attr(label=label(*caption), labelloc="t")
     draw_body(dot, ids, spec, overlay, expand)
+    dot.nbgraph_ids = dict(ids.ids)  # node name -> DOT id: what a click maps back (clicks.py)
     return dot
 
 

@@ -16,8 +16,10 @@ import ipywidgets
 from nbgraph.engine.subgraph_edges import hands_to_parent
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
+from nbgraph.views.clickable_graph import PictureClicks
 from nbgraph.views.custom_panel import custom_html
 from nbgraph.views.display import svg_element
+from nbgraph.views.fork_panel import ForkPanel
 from nbgraph.views.inspector import ALL_BRANCHES
 from nbgraph.views.overlay import ancestry
 from nbgraph.views.panels import (
@@ -62,6 +64,8 @@ class Inspector(ipywidgets.VBox):
         self.subrun_nav = SubrunNav(self)  # "step into" a subrun, and back
         self.step_list = StepList(self)  # steps and tasks with their times, to pick
         self._drawing = threading.RLock()  # the play thread and the front end both show steps
+        self.clicks = PictureClicks(self)  # the picture: clicks on nodes and tree boxes, arrows
+        self.fork_panel = ForkPanel(self)  # "edit and fork here"
         self.add_class("nbgraph-inspector")
         self.open_run(run, step)
 
@@ -101,6 +105,7 @@ class Inspector(ipywidgets.VBox):
         self.previous = w.Button(description="◀ previous", tooltip="previous step")
         self.next = w.Button(description="next ▶", tooltip="next step")
         self.step_label = w.HTML()
+        self.step_label.add_class("nbgraph-step-label")
         self.node = w.Dropdown(
             options=sorted(self._runs), description="node", layout={"width": "220px"}
         )
@@ -122,7 +127,8 @@ class Inspector(ipywidgets.VBox):
             description="layout",
             style={"button_width": "115px"},
         )
-        self.graph = w.HTML(layout=GRAPH_BESIDE)
+        self.graph = self.clicks.picture  # (clicks on nodes and tree boxes, arrows)
+        self.graph.layout = ipywidgets.Layout(**GRAPH_BESIDE)
         self.state = w.HTML()
         self.effects = w.HTML()
         self.comparison = w.HTML()
@@ -153,6 +159,7 @@ class Inspector(ipywidgets.VBox):
             self.error,
             w.HBox([w.VBox([self.step_list.select, self.step_list.task_panel]), self.body]),
             w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step, self.arrangement])]),
+            self.fork_panel.box,
             self.comparison,
         ]
 
@@ -166,6 +173,12 @@ class Inspector(ipywidgets.VBox):
         self.graph.layout = ipywidgets.Layout(**(GRAPH_STACKED if stacked else GRAPH_BESIDE))
         self.panels.layout = ipywidgets.Layout(**(PANELS_STACKED if stacked else PANELS_BESIDE))
         self.arrangement.value = how
+
+    def reopen(self, run: Any, other: Any, step: int | None = None) -> None:
+        """Show `run` compared with `other` from now on (after a fork: the branch forked
+        from, and the fork)."""
+        self.other, self._made_for = other, run
+        self.open_run(run, step)
 
     @property
     def widget(self) -> Inspector:
@@ -266,6 +279,7 @@ class Inspector(ipywidgets.VBox):
             self.subrun_nav.refresh(self.run, step, log)
             self.step_list.refresh(step)
             self.comparison.value = self._comparison(step)
+            self.fork_panel.refresh(step)
 
     def _state(self, step: int, log: Any) -> dict[str, Any]:
         """The state the panel shows: after the step, or (failed) what its tasks read."""
@@ -301,7 +315,7 @@ class Inspector(ipywidgets.VBox):
         return f"<b>step {step}</b> of {self.steps[-1]}: {_escape(tasks)}{status}{branch}{facts}"
 
     def _picture(self, step: int) -> str:
-        drawing = self.run.draw(step=step, branch=self.branch)
+        drawing = self.clicks.drawing(self.run, step, self.branch)  # the graph or the tree
         rendered = render_svg(drawing.source)
         if rendered.svg is None:
             return f"<pre>{_escape(rendered.problem)}</pre>"

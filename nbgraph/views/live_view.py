@@ -7,8 +7,10 @@ was after its latest committed step (`running_view`). They are throttled by what
 after a redraw that took `c` seconds the next waits `c * (1 - share) / share` seconds, and
 never comes sooner than `min_interval` after the last (the first, `first_after` into the
 run); so the redraws take at most about
-`share` of the run (5%) however fast or slow the nodes are. When the run ends, one last redraw
-shows the whole run before `run()` returns.
+`share` of the run (5%) however fast or slow the nodes are. (The first redraw, which makes
+the widgets, is a one-time cost: the next comes `min_interval` after it.) Between redraws the
+header alone (steps done, time taken) follows the run, at most every 50 ms. When the run ends,
+one last redraw shows the whole run before `run()` returns.
 
 The newest step is shown unless the slider was moved away from it. (While a cell runs,
 Jupyter delivers the front-end's clicks to the kernel only when the cell ends, so moving the
@@ -59,6 +61,7 @@ class LiveView:
         self._stop = False
         self._lock = threading.Lock()  # one redraw at a time
         self._worker: threading.Thread | None = None
+        self._header_count = -1  # the steps the header counted last
 
     def step_done(self, log: Any) -> None:
         """A superstep committed (called by the run, between steps): redraw when due."""
@@ -86,7 +89,8 @@ class LiveView:
             if self._stop:
                 return
             wait = self._due - time.perf_counter()
-            if wait > 0:
+            if wait > 0:  # between redraws, the header alone follows the run (it is cheap)
+                self._tick_header()
                 time.sleep(min(wait, 0.05))  # (wakes often enough to see the run end)
                 continue
             self._wake.clear()
@@ -94,20 +98,30 @@ class LiveView:
 
     def _redraw(self, log: Any, finished: bool = False) -> None:
         with self._lock:
+            setup = self.inspector is None  # this redraw makes the widgets: a one-time cost
             start = time.perf_counter()
             self._draw(log, finished)
-            cost = time.perf_counter() - start
+            cost = 0.0 if setup else time.perf_counter() - start
             self._due = time.perf_counter() + max(
                 self.min_interval, cost * (1 - self.share) / self.share
             )
 
-    def _draw(self, log: Any, finished: bool) -> None:
-        steps = sum(1 for s in log.steps if s.tasks and s.tasks[0].kind != "input")
+    def _tick_header(self) -> None:
+        """The header, when steps were done since it was last written (redraw thread only)."""
+        count = self._count
+        if self._log is not None and count != self._header_count:
+            with self._lock:
+                self._header_count = count
+                self.header.value = self._header_html(self._log.steps[:count], "running")
+
+    def _header_html(self, steps: list[Any], state: str) -> str:
+        done = sum(1 for s in steps if s.tasks and s.tasks[0].kind != "input")
         elapsed = time.perf_counter() - self._started
-        state = log.status if finished else "running"
-        self.header.value = (
-            f"<b>{html.escape(state)}</b> — {steps} step{'s' * (steps != 1)} done, {elapsed:.1f} s"
-        )
+        return f"<b>{html.escape(state)}</b> — {done} step{'s' * (done != 1)} done, {elapsed:.1f} s"
+
+    def _draw(self, log: Any, finished: bool) -> None:
+        self._header_count = len(log.steps)
+        self.header.value = self._header_html(log.steps, log.status if finished else "running")
         if not log.steps:
             return
         run = self._record(log)

@@ -48,6 +48,7 @@ def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
 
     node_id.drawn = ids  # type: ignore[attr-defined]  # parents not drawn map to `previous`
     _draw_tree(dot, tree, node_id, width)
+    dot.nbgraph_ids = ids  # tree id -> DOT id: what a click maps back (clicks.py)
     _legend(dot)
     return dot
 

@@ -1,0 +1,121 @@
+"""The inspector's picture as a small `anywidget`: the graph (or the state tree) drawn by
+graphviz, where a click on a node jumps to that node's next run and a click on a state-tree
+box jumps to its step; left/right arrows step while the inspector has focus.
+
+The JavaScript and CSS ship in the package (`views/static/`), so nothing is fetched at run
+time. The browser sends back only the synthetic DOT id of what was clicked (`views.clicks`
+maps it to a node or a step), so node names with quotes, spaces or `<>` need no unescaping.
+This module imports anywidget: the inspector loads it when one is made.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+from nbgraph.views.clicks import graph_targets, marked, next_run_step, tree_targets
+
+STATIC = Path(__file__).parent / "static"
+
+STEP_KEYS = {"ArrowLeft": -1, "ArrowRight": +1}
+
+
+class ClickablePicture(anywidget.AnyWidget):
+    """The picture panel: an SVG (`value`, the `<svg>` element as HTML, like the
+    `ipywidgets.HTML` it replaces), which of its nodes are clickable, which are marked as
+    the shown step, a one-line note, and the kind of picture picked ("graph" or "tree").
+
+    Clicks and keys arrive as custom messages (`{"event": "click", "id": ...}`,
+    `{"event": "key", "key": "ArrowLeft"}`); `PictureClicks` acts on them.
+    """
+
+    _esm = STATIC / "clickable_graph.js"
+    _css = STATIC / "clickable_graph.css"
+    value = traitlets.Unicode("").tag(sync=True)
+    clickable = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    current = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    kind = traitlets.Enum(["graph", "tree"], default_value="graph").tag(sync=True)
+    note = traitlets.Unicode("").tag(sync=True)
+
+
+class PictureClicks:
+    """Wires a `ClickablePicture` to an inspector: what the picture shows for a step, and
+    what its clicks and keys do.
+
+    Attributes:
+        picture: the widget (the inspector's `graph`).
+        targets: the DOT ids of the shown drawing -> node name (graph) or step (tree).
+        handled: every click or key message acted on, with what it did (for tests and
+            debugging): `(message, step moved to or None)`.
+    """
+
+    def __init__(self, inspector: Any) -> None:
+        self.inspector = inspector
+        self.picture = ClickablePicture()
+        self.targets: dict[str, Any] = {}
+        self.handled: list[tuple[dict[str, Any], int | None]] = []
+        self._tree: tuple[Any, Any, dict[str, int]] | None = None  # (run, drawing, targets)
+        self.picture.on_msg(self._message)
+        self.picture.observe(self._kind_changed, "kind")
+
+    def drawing(self, run: Any, step: int, branch: str | None) -> Any:
+        """The Digraph to show at `step` (the graph with the step or branch drawn over it,
+        or the state tree), remembering what its clickable ids stand for."""
+        if self.picture.kind == "tree":
+            if self._tree is None or self._tree[0] is not run:  # one tree per run, not per step
+                drawing = run.draw_tree()
+                self._tree = (run, drawing, tree_targets(drawing, run))
+            _, drawing, steps = self._tree
+            self.targets = steps
+            self.picture.current = marked(steps, step)
+        else:
+            drawing = run.draw(step=step, branch=branch)  # (following: the step marked)
+            self.targets = graph_targets(drawing, run.graph.nodes)
+            self.picture.current = []
+        self.picture.clickable = sorted(self.targets)
+        return drawing
+
+    def click(self, dot_id: str) -> int | None:
+        """Act on a click on the drawn box `dot_id`; return the step moved to, or None."""
+        inspector = self.inspector
+        target = self.targets.get(dot_id)
+        if target is None:
+            return None
+        if isinstance(target, int):  # a state-tree box: its step
+            step: int | None = target
+            note = ""
+        else:
+            step = next_run_step(inspector.run, target, inspector.step)
+            note = "" if step is not None else f"{target!r} did not run in this run."
+        self.picture.note = note
+        if step is not None:
+            inspector.go(step)
+        return step
+
+    def key(self, key: str) -> int | None:
+        """Act on an arrow key: one step back or forward; return the step moved to."""
+        move = STEP_KEYS.get(key)
+        if move is None:
+            return None
+        self.inspector.go(self.inspector.step + move)
+        return self.inspector.step
+
+    def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        event = content.get("event")
+        moved: int | None = None
+        if event == "click":
+            moved = self.click(str(content.get("id", "")))
+        elif event == "key":
+            moved = self.key(str(content.get("key", "")))
+        else:
+            return
+        self.handled.append((content, moved))
+
+    def _kind_changed(self, _change: Any) -> None:
+        self.picture.note = ""
+        self.inspector.show(self.inspector.step)

@@ -1,0 +1,56 @@
+"""What a click on a drawing means: the drawn node or state-tree box behind a DOT id, and
+the step a click on it goes to.
+
+Drawings use synthetic DOT ids (`n0`, `t3`), so the SVG's `<title>` of a clicked box is
+never a node name that needs unescaping: `graph_dot` and `tree_dot` leave their id maps on
+the Digraph (`nbgraph_ids`), and these pure functions turn a clicked id back into a node
+name or a step. No widgets here, so the mapping is tested directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def graph_targets(drawing: Any, nodes: Any) -> dict[str, str]:
+    """DOT id -> node name, for the boxes of a graph drawing (`run.draw()`) that are among
+    `nodes` (the graph's node names): START, END, routers' diamonds and nodes drawn inside
+    a subgraph's cluster are not targets."""
+    ids = getattr(drawing, "nbgraph_ids", {})
+    return {dot_id: name for name, dot_id in ids.items() if name in nodes}
+
+
+def tree_targets(drawing: Any, run: Any) -> dict[str, int]:
+    """DOT id -> step, for the boxes of a state-tree drawing (`run.draw_tree()`) that belong
+    to this run: its input (step 0), tasks, merges, resets and joins. The thread's other
+    branches (forks) and subruns' boxes are not targets."""
+    tree, targets = run.tree, {}
+    for tree_id, dot_id in getattr(drawing, "nbgraph_ids", {}).items():
+        node = tree.nodes.get(tree_id)  # (a summary box, or a subrun's: not this run's own)
+        if node is None or node.kind == "fork":
+            continue
+        targets[dot_id] = max(0, node.step)
+    return targets
+
+
+def next_run_step(run: Any, node: str, shown: int) -> int | None:
+    """The step of `node`'s next run after step `shown`, wrapping to its first run; None if
+    the node never ran in `run`.
+
+    >>> from nbgraph import START, StateGraph
+    >>> app = (StateGraph(dict).add_node("a", lambda s: {"n": s["n"] + 1})
+    ...        .add_conditional_edges("a", lambda s: "a" if s["n"] < 3 else "__end__")
+    ...        .add_edge(START, "a").compile())
+    >>> run = app.run({"n": 0})
+    >>> next_run_step(run, "a", 1), next_run_step(run, "a", 3), next_run_step(run, "b", 0)
+    (2, 1, None)
+    """
+    steps = sorted({s.step for s in run.log.steps if s.step > 0 for t in s.tasks if t.node == node})
+    if not steps:
+        return None
+    return next((s for s in steps if s > shown), steps[0])
+
+
+def marked(targets: dict[str, int], step: int) -> list[str]:
+    """The DOT ids of the state-tree boxes of `step` (drawn as the current step)."""
+    return sorted(dot_id for dot_id, at in targets.items() if at == step)

@@ -1,0 +1,132 @@
+"""The inspector's "edit and fork here": pick a field, edit its value as JSON at the shown
+step, and fork a checkpointed run there (`Run.fork`: `update_state` on that step's
+checkpoint, then the run continued on the same app). The inspector then shows the branch
+forked from, with the fork in its state tree and as "the other run" to compare with.
+
+Views never drive the engine themselves: the panel calls the run's own `fork`, which the
+notebook layer provides; a run that cannot fork (no checkpointer, no app) says why and its
+button is disabled.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+import ipywidgets
+
+from nbgraph.types import MISSING
+
+AUTO = "(the node that made the checkpoint)"
+
+
+class ForkPanel:
+    """The row of the inspector that edits a field and forks.
+
+    Attributes:
+        box: the row (field, writer to update as, JSON value, button, status).
+        last_fork: what the latest fork made (`nbgraph.notebook.fork.Fork`), or None.
+    """
+
+    def __init__(self, inspector: Any) -> None:
+        self.inspector = inspector
+        w = ipywidgets
+        self.field = w.Dropdown(options=[], description="edit", layout={"width": "220px"})
+        self.as_node = w.Dropdown(options=[AUTO], description="as", layout={"width": "260px"})
+        self.value = w.Textarea(
+            placeholder="the new value, as JSON", layout={"width": "320px", "height": "3.2em"}
+        )
+        self.button = w.Button(
+            description="edit and fork here", icon="code-branch", layout={"width": "auto"}
+        )
+        self.status = w.HTML()
+        self.last_fork: Any = None
+        self._step: int | None = None
+        self.box = w.VBox(
+            [w.HBox([self.field, self.as_node, self.value, self.button]), self.status]
+        )
+        self.box.add_class("nbgraph-fork")
+        self.field.observe(lambda _: self._fill_value(), "value")
+        self.button.on_click(lambda _: self.fork())
+
+    def refresh(self, step: int) -> None:
+        """Follow the shown step: its value of the field, its writers, whether it can fork."""
+        run = self.inspector.run
+        fields = list(self.inspector.fields.options)
+        if list(self.field.options) != fields:
+            picked = self.field.value
+            self.field.options = fields
+            self.field.value = picked if picked in fields else (fields[0] if fields else None)
+        problem = getattr(run, "fork_problem", "This run cannot fork.")
+        self.button.disabled = problem is not None
+        self.button.tooltip = problem or f"update_state at step {step}'s checkpoint, then run on"
+        if problem is not None:
+            self.status.value = f"<i>{html.escape(problem)}</i>"
+        elif self._step is not None and self._step != step:
+            self.status.value = ""
+        writers = sorted({t.node for t in run.timeline.step_log(step).tasks if step > 0})
+        options = [AUTO] if len(writers) < 2 else writers  # (one writer: it is the one)
+        if list(self.as_node.options) != options:
+            self.as_node.options = options
+            self.as_node.value = options[0]
+        self.as_node.layout.display = "none" if len(options) == 1 else ""
+        if self._step != step:
+            self._step = step
+            self._fill_value()
+
+    def fork(self) -> Any:
+        """Parse the value, fork at the shown step, and show the result; on bad input or a
+        refused fork, say why in the panel (and return None)."""
+        field, step = self.field.value, self.inspector.step
+        try:
+            value = json.loads(self.value.value)
+        except ValueError as error:
+            return self._fail(
+                f"The value for field {field!r} is not valid JSON ({error}). Write it as "
+                'JSON: "text" in double quotes, 3, true, null, [1, 2], {"key": "value"}.'
+            )
+        as_node = None if self.as_node.value == AUTO else self.as_node.value
+        try:
+            made = self.inspector.run.fork(step, {field: value}, as_node=as_node)
+        except Exception as error:  # shown in the panel: the person fixes it and retries
+            return self._fail(f"Could not fork at step {step}: {type(error).__name__}: {error}")
+        self.last_fork = made
+        inspector = self.inspector
+        inspector.reopen(made.original, made.branch, step)  # the fork is "the other run"
+        inspector.clicks.picture.kind = "tree"  # (where the fork shows, as a dashed branch)
+        inspector.compare_mode.value = "the other run"
+        self.status.value = fork_note(made, step, field, value)
+        return made
+
+    def _fail(self, message: str) -> None:
+        self.status.value = f"<span style='color:#990000'>{html.escape(message)}</span>"
+        return None
+
+    def _fill_value(self) -> None:
+        step, field = self._step, self.field.value
+        if step is None or field is None:
+            return
+        inspector = self.inspector
+        state = inspector._state(step, inspector.run.timeline.step_log(step))  # (the panel's)
+        current = state.get(field, MISSING)
+        if current is MISSING:
+            self.value.value = ""
+            return
+        try:
+            self.value.value = json.dumps(current, ensure_ascii=False)
+        except (TypeError, ValueError):
+            self.value.value = ""
+            self.value.placeholder = f"{field} holds a value JSON cannot show: write the new one"
+
+
+def fork_note(made: Any, step: int, field: str, value: Any) -> str:
+    """The line the inspector shows after a fork: where, what changed, how the fork went."""
+    run = made.run
+    done = sum(1 for s in run.log.steps if s.tasks and s.tasks[0].kind != "update")
+    shown = html.escape(json.dumps(value, ensure_ascii=False)[:80])
+    return (
+        f"<b>Forked at step {step}</b>: {html.escape(field)} ← <code>{shown}</code>; the fork "
+        f"ran {done} step{'s' * (done != 1)} ({html.escape(run.status)}). The state tree shows "
+        "it as the dashed branch; compare with <i>the other run</i> to see both side by side."
+    )
