@@ -424,6 +424,7 @@ def twice_displayed(monkeypatch):
 
     cells = [*test_browser.NOTEBOOK_CELLS[:-1], "i = run.inspect(); display(i); display(i)"]
     monkeypatch.setattr(test_browser, "NOTEBOOK_CELLS", cells)
+    monkeypatch.setitem(test_browser.NOTEBOOKS, "inspect.ipynb", cells)  # (what the server opens)
 
 
 LUMINANCE = """
@@ -467,7 +468,7 @@ def test_play_and_the_dark_theme_in_the_browser(twice_displayed, jupyterlab, tmp
             for view in range(2):  # both views of the one inspector reach the last step
                 page.wait_for_function(
                     "i => document.querySelectorAll('.nbgraph-inspector')[i]"
-                    ".querySelector('.widget-html-content').innerText.includes('step 3')",
+                    ".querySelector('.nbgraph-step-label').innerText.includes('step 3')",
                     arg=view,
                     timeout=30_000,
                 )
