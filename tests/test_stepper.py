@@ -151,6 +151,28 @@ def test_update_matches_langgraph_update_state_at_a_breakpoint():
     assert st.finish() == lg_out
 
 
+@pytest.mark.langgraph
+@pytest.mark.parametrize("after, as_node", [("a", "a"), ("a", "b"), ("b", "c"), ("b", "b")])
+def test_update_keeps_what_was_due_as_langgraph_does(after, as_node):
+    """An update as a node adds what that node's edges trigger; what was due stays due (the
+    join into d keeps its count): LangGraph's `update_state` on the latest checkpoint."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import StateGraph as LGStateGraph
+
+    lg = diamond(LGStateGraph, checkpointer=InMemorySaver(), interrupt_after=[after])
+    config = {"configurable": {"thread_id": "t"}}
+    lg.invoke({"log": [], "n": 0}, config)
+    lg.update_state(config, {"log": ["fix"]}, as_node=as_node)
+    lg_next = lg.get_state(config).next
+    lg_out = lg.invoke(None, config)
+
+    st = diamond().stepper({"log": [], "n": 0})
+    st.run_until(when=lambda s: after in s["log"])
+    st.update({"log": ["fix"]}, as_node=as_node)
+    assert st.next == tuple(sorted(lg_next))
+    assert st.finish() == lg_out
+
+
 def test_run_until_stops_before_a_node_after_a_field_or_when_asked():
     st = diamond().stepper({"log": [], "n": 0})
     st.run_until(node="d")

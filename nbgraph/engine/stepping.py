@@ -4,8 +4,9 @@
 A `StepDriver` holds the same `drive` generator `invoke` runs to the end, and takes one
 committed step from it per `step()`: between two calls the run is suspended just after a
 commit, where the state is whole (and, with a checkpointer, saved). `update()` writes there
-as `update_state` writes to a checkpoint: through the reducers, as a node, whose edges then
-decide what runs next.
+as LangGraph's `update_state` writes to the latest checkpoint: through the reducers, as a
+node whose edges add what they trigger to what was already due — unless that node is due
+itself, when the update stands in for the due step (its other tasks do not run).
 
 The run's thread stays claimed while the driver holds a started run, as it is during
 `invoke`; `close()` (or finishing, or dropping the driver) lets it go.
@@ -188,9 +189,11 @@ class StepDriver:
     # --- changing the state ----------------------------------------------------------------
 
     def update(self, values: Any, as_node: str | None = None) -> StepLog:
-        """Write `values` before the next step, as `update_state` writes them: through the
-        reducers, as `as_node` (default: the node that wrote last, as LangGraph picks), whose
-        edges then decide what runs next. Recorded as an "update" step.
+        """Write `values` before the next step, as LangGraph's `update_state` writes them:
+        through the reducers, as `as_node` (default: the node that wrote last, as LangGraph
+        picks), whose edges add what they trigger to what was already due; when `as_node` is
+        itself due, the update stands in for the due step (its other tasks do not run).
+        Recorded as an "update" step.
 
         Raises:
             InvalidUpdateError: before the first step, after the end, or no `as_node` while
@@ -222,10 +225,14 @@ class StepDriver:
         loop.step += 1
         task = Task(loop.step, 0, node, "update", started=time.time())
         absorb_output(spec, spec.nodes.get(node), task, values)
-        loop.pull, loop.push = {}, []  # (as update_state: as_node's edges decide what is next)
+        if node in next_names(loop):  # (LangGraph: the update stands in for the due step,
+            loop.pull, loop.push = {}, []  # whose other tasks then do not run)
         loop._route(task)
         task.ended = time.time()
-        return loop.commit([task], source="update")
+        log = loop.commit([task], source="update")
+        for target, sources in loop.pull.items():  # (what was due stays due, once: as in
+            loop.pull[target] = list(dict.fromkeys(sources))  # LangGraph, an update adds)
+        return log
 
 
 def _last_writer(log: RunLog) -> str:
