@@ -246,3 +246,14 @@ def test_a_failing_node_fails_the_step_and_the_record_keeps_it():
     with pytest.raises(ZeroDivisionError):
         st.step()
     assert st.done and st.run.status == "failed" and len(st.step()) == 0
+
+
+def test_a_stepped_checkpointed_run_forks_like_a_run():
+    app = diamond(checkpointer=MemorySaver())
+    st = app.stepper({"log": [], "n": 0}, {"configurable": {"thread_id": "f"}})
+    assert st.run.fork_problem is not None  # (not finished yet: it cannot fork)
+    st.finish()
+    run = st.run
+    assert run.fork_problem is None
+    forked = run.fork(1, {"n": 40}, as_node="a")
+    assert forked.run.output == {"log": ["a", "b", "c", "d"], "n": 41}

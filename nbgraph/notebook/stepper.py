@@ -21,6 +21,7 @@ from typing import Any
 
 from nbgraph.engine.runlog import StepLog
 from nbgraph.engine.stepping import StepDriver
+from nbgraph.notebook.fork import attach_app
 from nbgraph.notebook.run import Run
 
 
@@ -65,12 +66,12 @@ class Stepper:
     @property
     def run(self) -> Run:
         """The `Run` so far (of the latest segment: a resume starts a new one, see `runs`)."""
-        return Run(self._driver.log)
+        return attach_app(Run(self._driver.log), self.app)  # (a checkpointed one can fork)
 
     @property
     def runs(self) -> list[Run]:
         """Every segment's `Run`, oldest first: one, plus one per `resume()`."""
-        return [Run(log) for log in self._driver.logs]
+        return [attach_app(Run(log), self.app) for log in self._driver.logs]
 
     # --- moving ----------------------------------------------------------------------------
 
