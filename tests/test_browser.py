@@ -189,31 +189,10 @@ HIGHLIGHTED = """
 def test_the_inspector_renders_and_steps_in_the_browser(jupyterlab, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    executable = _browser_or_skip()
     errors: list[str] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=executable,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--disable-background-networking", "--no-first-run"],
-        )  # fmt: skip
+        browser, page = _open(playwright, jupyterlab, errors, height=1000)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.on("pageerror", lambda error: errors.append(f"page error: {error} {error.stack}"))
-            page.on(
-                "console",
-                lambda message: (
-                    errors.append(f"console: {message.text}") if message.type == "error" else None
-                ),
-            )
-            page.goto(jupyterlab, timeout=90_000)
-            page.wait_for_function(
-                "window.jupyterapp && window.jupyterapp.shell.currentWidget "
-                "&& window.jupyterapp.shell.currentWidget.sessionContext",
-                timeout=90_000,
-            )
-            page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.ready")
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
             inspector = page.locator(".nbgraph-inspector")
             inspector.wait_for(timeout=90_000)
             label = inspector.locator(".widget-html-content").first
@@ -314,11 +293,12 @@ TIME_CLICK = """
 """
 
 
-def _open(playwright, url: str, errors: list[str]):
+def _open(playwright, url: str, errors: list[str], height: int = 2400):
     """Chromium on `url`, its errors collected, the notebook's kernel ready, every cell
-    started (not awaited: the command settles only when every cell has run)."""
+    started (not awaited: the command settles only when every cell has run). The default
+    height shows the whole inspector."""
     browser = playwright.chromium.launch(executable_path=_browser_or_skip(), args=LAUNCH_ARGS)
-    page = browser.new_page(viewport={"width": 1400, "height": 2400})  # (the whole inspector)
+    page = browser.new_page(viewport={"width": 1400, "height": height})
     page.on("pageerror", lambda error: errors.append(f"page error: {error} {error.stack}"))
     page.on(
         "console",

@@ -414,7 +414,7 @@ def test_a_long_runs_list_shows_the_steps_around_the_shown_one():
 # --- in the browser: play with two views, the dark theme ------------------------------------
 
 
-from test_browser import jupyterlab  # noqa: E402, F401  (the server fixture, both front-ends)
+from test_browser import _open, jupyterlab  # noqa: E402, F401  (the server fixture, both front-ends)
 
 
 @pytest.fixture
@@ -436,28 +436,15 @@ el => { const [r, g, b] = getComputedStyle(el).color.match(/\\d+/g).map(Number);
 @pytest.mark.browser
 def test_play_and_the_dark_theme_in_the_browser(twice_displayed, jupyterlab, tmp_path):  # noqa: F811
     from playwright.sync_api import sync_playwright
-    from test_browser import _browser_or_skip
 
-    executable = _browser_or_skip()
     lab = "/lab/" in jupyterlab
     if lab:  # JupyterLab Dark, from the settings folder the server was given
         themes = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
         themes.mkdir(parents=True, exist_ok=True)
         (themes / "themes.jupyterlab-settings").write_text('{"theme": "JupyterLab Dark"}')
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
-        )
+        browser, page = _open(playwright, jupyterlab, [], height=1400)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1400})
-            page.goto(jupyterlab, timeout=90_000)
-            page.wait_for_function(
-                "window.jupyterapp && window.jupyterapp.shell.currentWidget "
-                "&& window.jupyterapp.shell.currentWidget.sessionContext",
-                timeout=90_000,
-            )
-            page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.ready")
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
             page.wait_for_function(
                 "document.querySelectorAll('.nbgraph-inspector svg g.node').length > 0 "
                 "&& document.querySelectorAll('.nbgraph-inspector').length == 2",
