@@ -109,3 +109,21 @@ def test_a_running_view_is_the_log_cut_at_a_step():
     view = live_view.running_view(run.log, 3)
     assert len(view.steps) == 3 and view.status == "running" and len(run.log.steps) == 6
     assert Run(view).state_at(2) == run.state_at(2)
+
+
+def test_the_node_picker_keeps_a_pick_while_the_run_grows(monkeypatch):
+    for name, value in (("first_after", 0.0), ("min_interval", 0.0), ("share", 1.0)):
+        monkeypatch.setattr(LiveView, name, value)
+    sg = StateGraph(S)
+    sg.add_node("tick", lambda s: {"n": s["n"] + 1})
+    sg.add_node("tock", lambda s: {"n": s["n"] + 1})
+    sg.add_edge(START, "tick").add_edge("tick", "tock").add_edge("tock", END)
+    st = sg.compile().stepper({"n": 0})
+    view = LiveView(Run, background=False)
+    picks = []
+    while not st.done:
+        st.step()
+        view.step_done(st._driver.log)
+        if view.inspector is not None and view.inspector.node.options:
+            picks.append(view.inspector.node.value)
+    assert picks == ["tick", "tick"] and list(view.inspector.node.options) == ["tick", "tock"]

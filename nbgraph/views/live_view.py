@@ -157,7 +157,9 @@ def grow(inspector: Inspector, run: Any) -> None:
     inspector.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
     inspector._runs = Counter(t.node for s in run.log.steps[1:] for t in s.tasks)
     if list(inspector.node.options) != sorted(inspector._runs):
+        picked = inspector.node.value  # (new options reset the pick: keep it, or the first)
         inspector.node.options = sorted(inspector._runs)
+        inspector.node.value = picked if picked in inspector._runs else min(inspector._runs)
     last = inspector.steps[-1]
     for control in (inspector.play, inspector.slider, inspector.compare_step):
         control.max = last
