@@ -73,19 +73,12 @@ class Inspector(ipywidgets.VBox):
         """Show `run` in this widget, at `step` (default: its failed step, else step 1):
         the run it was made for, or a subrun stepped into (compared with no other run:
         "the other run" is offered for the run it was made for)."""
-        self.run = run
         other = self.other if run is self._made_for else None
-        self.steps = [s.step for s in run.log.steps]
-        self.effects_by_step: dict[int, list[Any]] = {}  # filled as steps are shown
-        self._whole_table = False
-        self._state_after: tuple[int, dict[str, Any]] | None = None
-        self.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
+        self._take(run)
         self.branch: str | None = None
         self.branch_writers: dict[int, set[str]] = {}
-        self._compared: Any = None
         self._refreshing = False
         last = self.steps[-1]
-        self._runs = Counter(t.node for s in run.log.steps[1:] for t in s.tasks)
         self._make_controls(_field_names(run), last, other is not None)
         self._wire_controls()
         self._lay_out()
@@ -95,6 +88,40 @@ class Inspector(ipywidgets.VBox):
         if self.slider.value == start:
             self.show(start)
         self.slider.value = start
+
+    def _take(self, run: Any) -> None:
+        """What the panels read of `run`: its steps, failed step, node counts; the caches
+        of what was shown of the run before (emptied)."""
+        self.run = run
+        self.steps = [s.step for s in run.log.steps]
+        self.effects_by_step: dict[int, list[Any]] = {}  # filled as steps are shown
+        self._whole_table = False
+        self._state_after: tuple[int, dict[str, Any]] | None = None
+        self._compared: Any = None
+        self.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
+        self._runs = Counter(t.node for s in run.log.steps[1:] for t in s.tasks)
+
+    def grow(self, run: Any) -> None:
+        """Show `run`, the same run with more steps (a live run, `views.live_view`): the
+        controls reach its new last step, the newest step is shown if it was (else the
+        shown one stays), and a subrun stepped into stays shown."""
+        following = self.slider.value >= self.slider.max
+        stepped_into = self.run is not self._made_for
+        self._made_for = run
+        if stepped_into:
+            return
+        self._take(run)
+        if list(self.node.options) != sorted(self._runs):
+            picked = self.node.value  # (new options reset the pick: keep it, or the first)
+            self.node.options = sorted(self._runs)
+            self.node.value = picked if picked in self._runs else min(self._runs)
+        last = self.steps[-1]
+        for control in (self.play, self.slider, self.compare_step):
+            control.max = last
+        if following and self.slider.value != last:
+            self.slider.value = last  # (shows it)
+        else:
+            self.show(self.slider.value)  # (its status may have changed: ended, failed)
 
     def _make_controls(self, fields: list[str], last: int, with_other: bool) -> None:
         """The widgets: playback, the node and branch pickers, fields, comparison, panels."""

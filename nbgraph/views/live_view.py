@@ -23,7 +23,6 @@ import copy
 import html
 import threading
 import time
-from collections import Counter
 from typing import Any
 
 import ipywidgets
@@ -130,7 +129,7 @@ class LiveView:
             self.inspector = Inspector(run, step=run.log.steps[-1].step)
             self.box.children = [self.header, self.inspector]
         else:
-            grow(self.inspector, run)
+            self.inspector.grow(run)
 
 
 def running_view(log: Any, count: int) -> Any:
@@ -140,30 +139,3 @@ def running_view(log: Any, count: int) -> Any:
     view.steps = log.steps[:count]
     view.status, view.error = "running", None
     return view
-
-
-def grow(inspector: Inspector, run: Any) -> None:
-    """Show the longer `run` (the same run, more steps) in `inspector`: the controls reach its
-    new last step; the newest step is shown if it was (else the shown one stays)."""
-    following = inspector.slider.value >= inspector.slider.max
-    stepped_into = inspector.run is not inspector._made_for
-    inspector._made_for = run
-    if stepped_into:  # the person looks inside a subrun: leave it there
-        return
-    inspector.run = run
-    inspector.steps = [s.step for s in run.log.steps]
-    inspector.effects_by_step.clear()
-    inspector._whole_table, inspector._state_after = False, None
-    inspector.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
-    inspector._runs = Counter(t.node for s in run.log.steps[1:] for t in s.tasks)
-    if list(inspector.node.options) != sorted(inspector._runs):
-        picked = inspector.node.value  # (new options reset the pick: keep it, or the first)
-        inspector.node.options = sorted(inspector._runs)
-        inspector.node.value = picked if picked in inspector._runs else min(inspector._runs)
-    last = inspector.steps[-1]
-    for control in (inspector.play, inspector.slider, inspector.compare_step):
-        control.max = last
-    if following and inspector.slider.value != last:
-        inspector.slider.value = last  # (shows it)
-    else:
-        inspector.show(inspector.slider.value)  # (its status may have changed: ended, failed)
