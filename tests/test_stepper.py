@@ -262,3 +262,33 @@ def test_a_stepped_checkpointed_run_forks_like_a_run():
     assert run.fork_problem is None
     forked = run.fork(1, {"n": 40}, as_node="a")
     assert forked.run.output == {"log": ["a", "b", "c", "d"], "n": 41}
+
+
+def rows(frame):
+    return frame.reset_index(drop=True).to_string()
+
+
+@pytest.mark.parametrize("make", [diamond, fan_out])
+@pytest.mark.parametrize("semantics", ["supersteps", "branches"])
+def test_the_effects_each_step_returns_are_the_runs_rows_of_that_step(make, semantics):
+    """What step(), update() and run_until() return (replayed from the state the stepper
+    holds) are exactly the rows of the finished run's `effects` for those steps."""
+    import pandas as pd
+
+    st = make(semantics=semantics).stepper({"log": [], "n": 0})
+    shown = [st.step(), st.step()]
+    if semantics == "supersteps":
+        shown.append(st.update({"log": ["fix"], "n": 7}))
+    shown.append(st.run_until(when=lambda state: False))  # (to the end)
+    assert rows(pd.concat(shown)) == rows(st.run.effects)
+
+
+def test_the_effects_of_a_resumed_stepper_are_its_segments_rows():
+    import pandas as pd
+
+    app = asking(checkpointer=MemorySaver())
+    st = app.stepper({"log": [], "n": 0}, {"configurable": {"thread_id": "r"}})
+    st.finish()
+    st.resume("Ada")
+    shown = [st.step(), st.run_until(when=lambda state: False)]  # (the answer, then the rest)
+    assert st.done and rows(pd.concat(shown)) == rows(st.run.effects)

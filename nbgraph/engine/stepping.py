@@ -23,6 +23,7 @@ from nbgraph.engine.drive import STEP_MODE, drive
 from nbgraph.engine.runlog import RunLog, StepLog
 from nbgraph.engine.subruns import pass_pause_up
 from nbgraph.engine.tasks import Task, absorb_output
+from nbgraph.engine.view import isolate
 from nbgraph.errors import InvalidArgumentError, InvalidUpdateError
 from nbgraph.types import START, Command
 
@@ -71,6 +72,14 @@ class StepDriver:
     def state(self) -> dict[str, Any]:
         """The state now (before the first step: the graph's initial values, no input yet)."""
         return dict(self.loop.output()) if self.started else {}
+
+    def values_now(self) -> dict[str, Any] | None:
+        """A copy of the whole state now (managed fields too), for a replay of the next
+        steps' effects; None before the first step (the replay starts from the graph's
+        initial values)."""
+        if not self.started:
+            return None
+        return {name: isolate(value) for name, value in self.loop.values.items()}
 
     @property
     def next(self) -> tuple[str, ...]:

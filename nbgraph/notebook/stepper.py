@@ -83,7 +83,8 @@ class Stepper:
         Raises:
             Exception: what a node raised (`run` keeps the failed step).
         """
-        return self._effects([self._driver.step()])
+        before = self._driver.values_now()
+        return self._effects([self._driver.step()], before)
 
     def run_until(self, node: str | None = None, field: str | None = None, when: Any = None) -> Any:
         """Step until `node` is about to run, a step changes `field`, or `when(state)` holds
@@ -92,7 +93,8 @@ class Stepper:
         Raises:
             InvalidArgumentError: no condition, an unknown node or field.
         """
-        return self._effects(self._driver.run_until(node=node, field=field, when=when))
+        before = self._driver.values_now()
+        return self._effects(self._driver.run_until(node=node, field=field, when=when), before)
 
     def update(self, values: Any, as_node: str | None = None) -> Any:
         """Change the state before the next step, as `update_state` does: `values` go
@@ -103,7 +105,8 @@ class Stepper:
             InvalidUpdateError: before the first step or after the end; no `as_node` while
                 several nodes ran last; values that are not a dict.
         """
-        return self._effects([self._driver.update(values, as_node)])
+        before = self._driver.values_now()
+        return self._effects([self._driver.update(values, as_node)], before)
 
     def finish(self) -> Any:
         """Run the rest; return the output as `invoke` does (with `"__interrupt__"` if the
@@ -140,15 +143,16 @@ class Stepper:
             return f"{where}: {driver.log.status}"
         return f"{where}; next: {', '.join(self.next) or 'nothing'}"
 
-    def _effects(self, logs: list[StepLog | None]) -> Any:
+    def _effects(self, logs: list[StepLog | None], before: dict[str, Any] | None) -> Any:
+        """The effects of the steps just taken (`logs`, from the state `before` them), shown
+        with the last one drawn over the graph."""
+        from nbgraph.record.tails import steps_effects
         from nbgraph.views.step_view import step_effects
 
-        steps = [log.step for log in logs if log is not None]
+        taken = [log for log in logs if log is not None]
         run = self.run
-        effects = run.effects
-        frame = effects[effects["step"].isin(steps)]
-        picture = run.draw(step=steps[-1]).source if steps else ""
-        return step_effects(frame, picture, self._caption())
+        picture = run.draw(step=taken[-1].step).source if taken else ""
+        return step_effects(steps_effects(run, taken, before), picture, self._caption())
 
     def __repr__(self) -> str:
         return f"<Stepper {self.app.name or 'graph'!r}: {self._caption()}>"

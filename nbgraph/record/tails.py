@@ -44,6 +44,21 @@ def last_effects(run: Any, count: int) -> tuple[pd.DataFrame, int | None]:
         back *= 4
 
 
+def steps_effects(run: Any, logs: list[Any], before: dict[str, Any] | None) -> pd.DataFrame:
+    """The rows of `run.effects` of `logs`, steps of the run one after the other, replayed
+    from `before` (the state just before the first, owned by the replay; None: the run's
+    start) — what a stepper shows after each step, without the whole table again. A run
+    whose table is built, or that has branch lineages, reads the table."""
+    from nbgraph.record.tables import frame as _frame
+
+    if "effects" in vars(run) or run.log.semantics == "branches":
+        wanted = {log.step for log in logs}
+        effects = run.effects
+        return effects[effects["step"].isin(wanted)]
+    replay = SuperstepEffects(run.log, before)
+    return _frame([row for log in logs for row in replay.rows(log)], EFFECT_COLUMNS)
+
+
 def _rows_from(run: Any, start: int) -> list[Effect]:
     steps = run.log.steps
     before = run.timeline.after(steps[start - 1].step) if start else initial_values(run.graph)
