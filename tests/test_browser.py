@@ -429,3 +429,46 @@ def test_a_live_run_advances_then_clicks_keys_and_a_fork_in_the_browser(jupyterl
     assert "the <sea>" in comparison.split("this run vs the other, step 2")[1]
     assert (tmp_path / "live.png").exists(), "no screenshot of the run in the middle"
     assert not _real_errors(errors, url), errors
+
+
+SETTINGS_FILE = Path(sys.prefix) / "share/jupyter/lab/settings/overrides.d/nbgraph.json"
+
+
+def test_a_saved_notebook_reopens_with_its_inspector_drawn(jupyterlab, tmp_path):
+    """Run, save, stop the kernel, reopen: the inspector is drawn from the widget state saved
+    in the notebook (nbgraph's settings default turns on "Save widget state"), not "Error
+    displaying widget: model not found"."""
+    from playwright.sync_api import sync_playwright
+
+    assert json.loads(SETTINGS_FILE.read_text()) == {
+        "@jupyter-widgets/jupyterlab-manager:plugin": {"saveState": True}
+    }, "pip install nbgraph installs JupyterLab's widget-state default"
+    errors: list[str] = []
+    saved = tmp_path / "root" / "inspect.ipynb"
+    with sync_playwright() as playwright:
+        browser, page = _open(playwright, jupyterlab, errors, height=1200)
+        try:
+            page.wait_for_function(
+                "document.querySelector('.nbgraph-inspector svg g.node') !== null", timeout=90_000
+            )
+            page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
+            deadline = time.monotonic() + 30
+            while "widget-state" not in saved.read_text() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+            page.wait_for_timeout(1000)
+            page.reload()  # the kernel that made the widgets is gone: a fresh one starts
+            page.wait_for_function(
+                "document.querySelector('.nbgraph-inspector svg g.node') !== null", timeout=90_000
+            )
+            page.wait_for_timeout(1000)
+            reopened = page.locator(".nbgraph-inspector").first.inner_text()
+            content = page.content()
+            page.screenshot(path=str(tmp_path / "reopened.png"))
+        finally:
+            browser.close()
+    state = nbformat.read(saved, as_version=4).metadata["widgets"]
+    models = state["application/vnd.jupyter.widget-state+json"]["state"]
+    assert any(m["model_name"] == "AnyModel" for m in models.values()), "the clickable picture"
+    assert "model not found" not in content
+    assert "step 1" in reopened and "plan" in reopened

@@ -120,6 +120,7 @@ def test_update_changes_the_state_as_a_recorded_write():
     steps = st.run.steps
     update = steps[(steps["node"] == "a") & (steps["step"] == 2)].iloc[0]
     assert update["triggers"] == [] and update["writes"] == ["n", "log"]  # (no edge ran it)
+    assert update["kind"] == "update" and set(steps["kind"]) == {"edge", "update"}
 
 
 def test_update_without_as_node_takes_the_last_writer_or_asks():
@@ -292,3 +293,55 @@ def test_the_effects_of_a_resumed_stepper_are_its_segments_rows():
     st.resume("Ada")
     shown = [st.step(), st.run_until(when=lambda state: False)]  # (the answer, then the rest)
     assert st.done and rows(pd.concat(shown)) == rows(st.run.effects)
+
+
+@pytest.mark.parametrize(
+    "make, after, as_node",
+    [
+        (diamond, "a", "a"),
+        (diamond, "a", "b"),
+        (diamond, "b", "c"),
+        (diamond, "b", "b"),
+        (diamond, "a", "d"),
+        (fan_out, "split", "split"),
+        (fan_out, "split", "work"),
+    ],
+)
+@pytest.mark.filterwarnings("ignore:Waiting edge")
+def test_update_in_branch_mode_is_update_state_on_a_branch_thread(make, after, as_node):
+    """With branch lineages, `update()` does what `app.update_state` does on the same run
+    paused there: the live lineages merged, the update grown from them, its edges next."""
+    values = {"n": 10, "log": ["fix"]}
+    app = make(checkpointer=MemorySaver(), interrupt_after=[after], semantics="branches")
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"log": [], "n": 0}, config)
+    app.update_state(config, values, as_node=as_node)
+    expected = app.get_state(config)
+    expected_output = app.invoke(None, config)
+
+    st = make(semantics="branches").stepper({"log": [], "n": 0})
+    while not st._driver.log.steps or after not in {t.node for t in st.run.log.steps[-1].tasks}:
+        st.step()
+    effects = st.update(values, as_node=as_node)
+    assert sorted(st.next) == sorted(expected.next) and st.state == expected.values
+    writers = {w for ws in effects["writers"] for w in ws}  # (and the merged lineages' reset)
+    assert set(effects["field"]) == {"n", "log"} and as_node in writers
+    assert st.finish() == expected_output
+    steps = st.run.steps
+    assert list(steps[steps["kind"] == "update"]["node"]) == [as_node]
+
+
+def test_from_checkpointer_names_an_update_and_refuses_a_graph_for_a_saver():
+    from nbgraph import Run
+
+    app = diamond(checkpointer=MemorySaver(), interrupt_after=["a"])
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"log": [], "n": 0}, config)
+    app.update_state(config, {"n": 10}, as_node="a")
+    app.invoke(None, config)
+    steps = Run.from_checkpointer(app.checkpointer, "t").steps
+    assert list(steps["kind"]) == ["edge", "update", "edge", "edge", "edge"]
+    with pytest.raises(
+        InvalidArgumentError, match="expected a checkpoint saver.*CompiledStateGraph"
+    ):
+        Run.from_checkpointer(app, config)

@@ -204,15 +204,7 @@ class BranchLoop(Joining, Routing, RunLoop):
         points: dict[str, Lineage] = restored.lineages
         skip = transient_fields(self.spec)
         if not keep_next:  # new input or an update: one lineage, the live ones merged
-            values = {k: isolate(v) for k, v in restored.values.items()}
-            step = restored.step + 1  # recorded with the step that reads it
-            reset_id = self._unique(f"reset:{step}:resume")
-            point = Lineage(reset_id, "reset", writes=tuple(values.items()), values=values)
-            point.owned = set(values)
-            self._resumed = point
-            self.values = self.log.final = values
-            recorded = {k: isolate(v) for k, v in values.items() if k not in skip}
-            self._pending_resets = [RootReset(step, "resume", "resume", (), (), recorded, reset_id)]
+            self.start_merged(restored.values, restored.step + 1)
             return StepLog(restored.step, [], self.spec.fields)
         else:
             self._ids.update(points)
@@ -227,6 +219,19 @@ class BranchLoop(Joining, Routing, RunLoop):
             log.heads = tuple(p.id for p in live)
         self.log.steps.append(log)
         return log
+
+    def start_merged(self, values: dict[str, Any], step: int) -> None:
+        """One lineage holding `values` (the live ones merged), recorded as a reset with
+        `step` (the step that reads it): what new input or an update grows from."""
+        values = {k: isolate(v) for k, v in values.items()}
+        reset_id = self._unique(f"reset:{step}:resume")
+        point = Lineage(reset_id, "reset", writes=tuple(values.items()), values=values)
+        point.owned = set(values)
+        self._resumed = point
+        self.values = self.log.final = values
+        skip = transient_fields(self.spec)
+        recorded = {k: isolate(v) for k, v in values.items() if k not in skip}
+        self._pending_resets = [RootReset(step, "resume", "resume", (), (), recorded, reset_id)]
 
     def _restore_control(self, control: dict[str, Any], points: dict[str, Lineage]) -> None:
         """Point by point, what was to run next (each held lineage counted)."""

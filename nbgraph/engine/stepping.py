@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping
+from types import SimpleNamespace
 from typing import Any
 
 from nbgraph.engine.drive import STEP_MODE, drive
@@ -216,12 +217,6 @@ class StepDriver:
                 f"update() {when}: call step() first; the state exists from the input on, "
                 "and a finished run is changed with app.update_state on its thread."
             )
-        if spec.semantics != "supersteps":
-            raise InvalidUpdateError(
-                "update() between steps is not supported with semantics='branches' yet: each "
-                "lineage holds its own state. Use a checkpointer and app.update_state(config, "
-                "values, as_node=...) on the paused thread."
-            )
         node = as_node or _last_writer(loop.log)
         if node not in spec.nodes and node != START:
             raise InvalidArgumentError(
@@ -231,6 +226,8 @@ class StepDriver:
             raise InvalidUpdateError(
                 f"update() takes a dict of field values, got {type(values).__name__}."
             )
+        if spec.semantics == "branches":
+            return update_lineages(loop, node, values)
         loop.step += 1
         task = Task(loop.step, 0, node, "update", started=time.time())
         absorb_output(spec, spec.nodes.get(node), task, values)
@@ -242,6 +239,34 @@ class StepDriver:
         for target, sources in loop.pull.items():  # (what was due stays due, once: as in
             loop.pull[target] = list(dict.fromkeys(sources))  # LangGraph, an update adds)
         return log
+
+
+def update_lineages(loop: Any, node: str, values: Any) -> StepLog:
+    """`update()` in a branch-lineage run, as `app.update_state` does on a branch thread:
+    the live lineages merged into one, from which the update grows; what was due is
+    dropped, a waiting edge that fired for a node not run yet stays fired when the update
+    writes as one of its sources, and the update's edges decide what runs next."""
+    from nbgraph.engine.branch_persist import merged_values
+    from nbgraph.engine.snapshots import keep_fired_joins
+
+    live = loop.live()
+    due = {name: [s for srcs, _ in items for s in srcs] for name, items in loop.arrivals.items()}
+    merged = merged_values(loop.spec, live, loop.step) if live else loop.values
+    for queue in (loop.arrivals, loop.later):
+        queue.clear()
+    loop.sends.clear()
+    loop.ended.clear()
+    loop.captured = [[] for _ in loop.captured]
+    loop.seen = [set() for _ in loop.seen]
+    loop.start_merged(merged, loop.step + 1)
+    loop.step += 1
+    task = Task(loop.step, 0, node, "update", started=time.time())
+    loop._hand(task, loop._resumed)
+    absorb_output(loop.spec, loop.spec.nodes.get(node), task, values)
+    keep_fired_joins(loop, SimpleNamespace(control={"pull": due}), node)
+    loop._route(task)
+    task.ended = time.time()
+    return loop.commit([task], source="update")
 
 
 def _last_writer(log: RunLog) -> str:

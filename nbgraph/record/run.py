@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from nbgraph.engine.runlog import RunLog
 from nbgraph.engine.view import isolate
-from nbgraph.errors import NbgraphError
+from nbgraph.errors import InvalidArgumentError, NbgraphError
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
 from nbgraph.record.lineages import BranchTimeline
 from nbgraph.record.run_context import ContextFacts
@@ -191,6 +191,15 @@ class RunRecord(ContextFacts):
         """
         from nbgraph.record.checkpoints import log_from_checkpointer
 
+        if not callable(getattr(saver, "get", None)) or not isinstance(thread_id, str):
+            raise InvalidArgumentError(
+                "Run.from_checkpointer(saver, thread_id): expected a checkpoint saver "
+                f"(MemorySaver, SqliteSaver, ...) and a thread id string, got "
+                f"{type(saver).__name__} and {type(thread_id).__name__}. For a compiled "
+                "graph use Run.from_checkpointer(app.checkpointer, config['configurable']"
+                "['thread_id'], graph=app)."
+            )
+
         spec = getattr(graph, "spec", graph)
         return cls(log_from_checkpointer(saver, thread_id, checkpoint_id, spec))
 
@@ -216,7 +225,8 @@ class RunRecord(ContextFacts):
 
     @cached_property
     def steps(self) -> pd.DataFrame:
-        """One row per task: step, node, task id, kind, triggers, fields written, timing, status."""
+        """One row per task: step, node, task id, kind (`"edge"`, `"send"`, or `"update"` for an
+        `update_state` write), triggers, fields written, timing, status."""
         return task_frame(self.tree.tasks(), subrun_positions(self.log))
 
     @cached_property

@@ -66,7 +66,7 @@ def task_frame(
             node.step,
             node.name,
             node.task_id,
-            "send" if node.arg is not MISSING else "edge",
+            "send" if node.arg is not MISSING else node.reason or "edge",
             list(node.triggers),
             list(dict.fromkeys(f for f, _ in node.writes)),
             node.duration,

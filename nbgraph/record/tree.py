@@ -44,7 +44,8 @@ class TreeNode:
         warnings: what was dropped from a task's writes, as messages.
         dropped: fields a reset dropped; keys a task wrote that were dropped.
         reason: for a reset, `"merge"`, `"state_filter"` or `"resume"`; for a join, its
-            strategy (`"delta"`, `"fold"` or the strategy's name).
+            strategy (`"delta"`, `"fold"` or the strategy's name); for a task, `"update"`
+            when it is a write made by `update_state` (or a stepper's `update`), not a node.
         interrupts: what a paused task asked (`interrupt()`), waiting for an answer.
         occurrence: for a task, how many earlier tasks of the same node the run had.
         attempts: a retried task's failed attempts before its last one
@@ -363,4 +364,5 @@ def _task_node(task: Any, parent: str, counts: dict[str, int]) -> TreeNode:
         interrupts=tuple(task.interrupts),
         attempts=tuple(task.attempts),
         from_cache=task.from_cache,
+        reason="update" if getattr(task, "kind", "") == "update" else "",
     )
