@@ -258,7 +258,7 @@ def _watch_live_run(page, screenshot: Path) -> list[dict]:
     inspector shows a later step before the run ends: redraws are throttled, the header not)."""
     samples: list[dict] = []
     shot_label = None
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 150  # (a loaded 2-core machine starts kernels slowly)
     while time.monotonic() < deadline:
         sample = page.evaluate(LIVE_SAMPLE)
         samples.append(sample)
