@@ -43,6 +43,7 @@ from nbgraph.checkpoint.sqlite_file import (
     row_text,
     writable,
 )
+from nbgraph.checkpoint.sqlite_reads import thread_writes
 from nbgraph.checkpoint.subthreads import split_key, sub_prefix
 from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.errors import CheckpointFileError, NbgraphError
@@ -306,6 +307,10 @@ class SqliteSaver(BaseSaver):
                 )
                 for task_id, seq, text in rows
             ]
+
+    def thread_writes(self, thread_id: str) -> dict[str, list[PendingWrite]]:
+        """Every checkpoint's `pending_writes` in the thread, by checkpoint id: one query."""
+        return thread_writes(self, thread_id)
 
     def delete_thread(self, thread_id: Any) -> None:
         """Delete a thread's checkpoints and pending writes, as LangGraph's `delete_thread`

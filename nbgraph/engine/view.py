@@ -30,14 +30,8 @@ def isolate(value: Any) -> Any:
     if kind in _ATOMS:
         return value
     if kind is list or kind is tuple:
-        for item in value:
-            item_kind = type(item)
-            if (
-                item_kind not in _ATOMS
-                and item_kind not in _SHARED
-                and not (item_kind in _FROZEN and item.shareable())
-            ):
-                return _deepcopy(value)
+        if not _items_shared(value):
+            return _deepcopy(value)
         return value[:] if kind is list else value
     if kind is dict:
         for item in value.values():
@@ -45,6 +39,30 @@ def isolate(value: Any) -> Any:
                 return _deepcopy(value)
         return value.copy()
     return _deepcopy(value)
+
+
+def _items_shared(items: list | tuple) -> bool:
+    """Whether a list's items can be shared by its copy: atoms, langchain messages, and
+    frozen messages that say so (a long list's kinds are read at C speed first)."""
+    if len(items) > 8:
+        kinds = set(map(type, items))
+        if kinds <= _ATOMS:
+            return True
+        kinds -= _ATOMS
+        kinds.difference_update(_SHARED)
+        if not kinds:
+            return True
+        if not kinds <= _FROZEN:
+            return False
+    for item in items:
+        item_kind = type(item)
+        if (
+            item_kind not in _ATOMS
+            and item_kind not in _SHARED
+            and not (item_kind in _FROZEN and item.shareable())
+        ):
+            return False
+    return True
 
 
 def _deepcopy(value: Any) -> Any:
