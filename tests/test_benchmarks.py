@@ -169,6 +169,7 @@ def test_check_reports_a_row_made_worse_and_not_one_made_better(monkeypatch, cap
     readme = tmp_path / "README.md"
     readme.write_text(committed, encoding="utf-8")
     monkeypatch.setattr(compare, "table", lambda rows: "")  # the run, faked: no timing
+
     def measured(label, *args, **kwargs):
         made = row(label, 1.0, [1.0])
         made.times = {"nbgraph": 1e-6, "LangGraph": 1e-6}
