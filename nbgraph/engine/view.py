@@ -31,7 +31,8 @@ def isolate(value: Any) -> Any:
         return value
     if kind is list or kind is tuple:
         if not _items_shared(value):
-            return _deepcopy(value)
+            copied = _flat_copy(value) if kind is list and len(value) <= 8 else None
+            return _deepcopy(value) if copied is None else copied
         return value[:] if kind is list else value
     if kind is dict:
         for item in value.values():
@@ -43,11 +44,14 @@ def isolate(value: Any) -> Any:
 
 def _items_shared(items: list | tuple) -> bool:
     """Whether a list's items can be shared by its copy: atoms, langchain messages, and
-    frozen messages that say so (a long list's kinds are read at C speed first)."""
+    frozen messages that say so (a long list's kinds are read at C speed first; a list of
+    one message class asks it, `Message.all_shareable`)."""
     if len(items) > 8:
         kinds = set(map(type, items))
         if kinds <= _ATOMS:
             return True
+        if len(kinds) == 1 and kinds <= _FROZEN:  # a conversation: one message class
+            return next(iter(kinds)).all_shareable(items)
         kinds -= _ATOMS
         kinds.difference_update(_SHARED)
         if not kinds:
@@ -63,6 +67,26 @@ def _items_shared(items: list | tuple) -> bool:
         ):
             return False
     return True
+
+
+def _flat_copy(items: list) -> list | None:
+    """A short list's copy when its items are shareable or dicts of atoms (a node's write
+    of a few messages as dicts), each dict copied; None: copy it deeply."""
+    copied = []
+    for item in items:
+        item_kind = type(item)
+        if item_kind is dict:
+            for key, inner in item.items():
+                if type(key) not in _ATOMS or type(inner) not in _ATOMS:
+                    return None
+            copied.append(item.copy())
+        elif item_kind in _ATOMS or item_kind in _SHARED:
+            copied.append(item)
+        else:
+            return None
+    if len(set(map(id, items))) != len(items):  # one object twice: deepcopy keeps that
+        return None
+    return copied
 
 
 def _deepcopy(value: Any) -> Any:

@@ -5,6 +5,7 @@ The `Message` model is imported on the first call that has a message to read.
 
 from __future__ import annotations
 
+import operator
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,8 @@ __all__ = ["REMOVE_ALL_MESSAGES", "add_messages", "add_messages_in_place", "with
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
 """The id of a `RemoveMessage` that clears every message before it."""
+
+_ID = operator.attrgetter("id")
 
 _model: Any = None
 """`nbgraph.messages.model`, once a call has needed it."""
@@ -56,8 +59,9 @@ def _as_messages(value: Any, side: str) -> list[Message]:
     return messages
 
 
-def _with_id(message: Message) -> Message:
-    """`message` itself if it has an id, else a copy with a fresh one."""
+def _with_id(message: Message, fresh: bool = False) -> Message:
+    """`message` itself if it has an id, else a copy with a fresh one (`fresh`: a `Message`
+    just read from another form, which nobody else holds: given its id in place)."""
     if message.id is not None:
         return message
     if type(message).__module__ != "nbgraph.messages":
@@ -67,6 +71,10 @@ def _with_id(message: Message) -> Message:
             f"add_messages: {message!r} has no id: expected the id of the message to remove "
             f"(or REMOVE_ALL_MESSAGES)"
         )
+    if fresh:  # (what model_copy(update=) would make, without copying it)
+        message.__dict__["id"] = str(uuid.uuid4())
+        message.__pydantic_fields_set__.add("id")
+        return message
     return message.model_copy(update={"id": str(uuid.uuid4())})
 
 
@@ -81,7 +89,11 @@ def with_ids(value: Any) -> Any:
     """
     if value is MISSING or value is None:
         return value
-    return [_with_id(m) for m in _as_messages(value, "write")]
+    messages = _as_messages(value, "write")
+    given = value if type(value) is list else [value]
+    if len(given) != len(messages):  # (not one message per item: no item is fresh)
+        given = messages
+    return [_with_id(m, m is not item) for m, item in zip(messages, given, strict=True)]
 
 
 def add_messages(left: Any, right: Any) -> list[Message]:
@@ -162,7 +174,7 @@ def add_messages_in_place(left: Any, right: Any) -> Any:
         return add_messages(left, right)
     incoming = [_with_id(m) for m in _as_messages(right, "right")]
     try:
-        ids = {message.id for message in left}
+        ids = set(map(_ID, left))  # (at C speed: the conversation grows every step)
     except AttributeError:  # not all messages yet: the full merge reads them
         return add_messages(left, incoming)
     fresh = {message.id for message in incoming}
