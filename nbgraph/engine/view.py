@@ -13,6 +13,7 @@ from typing import Any
 
 from nbgraph.messages import MESSAGE_TYPES
 from nbgraph.messages.langchain_messages import SHARED_TYPES
+from nbgraph.messages.merge import shared_messages
 from nbgraph.types import MISSING
 
 _ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, range, type(MISSING)})
@@ -47,6 +48,8 @@ def _items_shared(items: list | tuple) -> bool:
     frozen messages that say so (a long list's kinds are read at C speed first; a list of
     one message class asks it, `Message.all_shareable`)."""
     if len(items) > 8:
+        if shared_messages(items):  # the engine's conversation, known shareable
+            return True
         kinds = set(map(type, items))
         if kinds <= _ATOMS:
             return True
