@@ -43,7 +43,7 @@ from nbgraph.checkpoint.sqlite_file import (
     row_text,
     writable,
 )
-from nbgraph.checkpoint.sqlite_reads import thread_writes
+from nbgraph.checkpoint.sqlite_reads import records_of, thread_writes
 from nbgraph.checkpoint.subthreads import split_key, sub_prefix
 from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.errors import CheckpointFileError, NbgraphError
@@ -243,7 +243,7 @@ class SqliteSaver(BaseSaver):
         query = f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC"
         with self._lock:
             rows = self._connection().execute(query, (thread_id,)).fetchall()
-        return [self._record(row) for row in rows]
+        return records_of(self, rows)
 
     def history_ids(self, thread_id: str) -> list[str]:
         check_thread_id(thread_id)

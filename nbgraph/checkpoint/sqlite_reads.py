@@ -1,12 +1,14 @@
-"""`SqliteSaver`'s bulk reads: a thread's pending writes in one query (its history reads
-them all at once instead of one query a checkpoint)."""
+"""`SqliteSaver`'s bulk reads: a thread's checkpoint rows decoded in one pass, and its
+pending writes in one query (its history reads them all at once instead of one query a
+checkpoint)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.checkpoint.base import PendingWrite, check_thread_id, load_payload
+from nbgraph.checkpoint.base import CheckpointRecord, PendingWrite, check_thread_id, load_payload
 from nbgraph.checkpoint.sqlite_file import row_text
+from nbgraph.codec import nesting
 from nbgraph.codec.classes import named_classes
 
 
@@ -31,3 +33,44 @@ def thread_writes(saver: Any, thread_id: str) -> dict[str, list[PendingWrite]]:
             )
             found.setdefault(checkpoint_id, []).append(write)
     return found
+
+
+def records_of(saver: Any, rows: list[tuple[Any, ...]]) -> list[CheckpointRecord]:
+    """`checkpoints` rows as records, as `saver._record` makes each (a row that is not
+    plainly well formed goes through it, for its checks and their messages)."""
+    records = []
+    with named_classes(saver.models):
+        for row in rows:
+            record = _plain_record(row)
+            records.append(saver._record(row) if record is None else record)
+    return records
+
+
+_TAG, _ESCAPE = '"$type"', "\\u"  # (as `load_payload` reads them: a tag may need decoding)
+
+
+def _plain_record(row: tuple[Any, ...]) -> CheckpointRecord | None:
+    """The record of a well-typed row whose texts are JSON without tags; None: else."""
+    thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot = row
+    if not (
+        type(thread_id) is str
+        and type(checkpoint_id) is str
+        and (parent_id is None or type(parent_id) is str)
+        and type(step) is int
+        and type(source) is str
+        and type(created_at) is float
+        and type(payload) is str
+        and (snapshot is None or type(snapshot) is str)
+    ):
+        return None
+    for text in (payload, snapshot):
+        if text is not None and (_TAG in text or _ESCAPE in text):
+            return None
+    try:
+        data = nesting.loads(payload)
+        state = None if snapshot is None else nesting.loads(snapshot)
+    except Exception:  # (not JSON, too deep...: `_record` says what)
+        return None
+    return CheckpointRecord(
+        thread_id, checkpoint_id, parent_id, step, source, created_at, data, state
+    )

@@ -1,8 +1,8 @@
 """A thread's history rebuilt oldest first: each state its parent's plus its delta.
 
-`Thread.history` yields the newest checkpoint from its nearest snapshot alone (`HistoryWalk`:
-reading one state reads only its chain), then reads the rest of the thread at once: its
-checkpoints in one read and, when the saver can, every pending write in one more. When the
+`Thread.history` yields the newest checkpoint from its nearest snapshot alone (reading one
+state reads only its chain), then reads the rest of the thread at once: its checkpoints in
+one read and, when the saver can, every pending write in one more. When the
 checkpoints form one line (each the parent of the next, the usual thread), `linear_states`
 folds the deltas forward from each snapshot and yields the states newest first, holding a
 bounded number of them; a thread with forks falls back to `HistoryWalk`, checkpoint by
@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from nbgraph.engine.chain import HistoryWalk
+from nbgraph.engine.chain import HistoryWalk, parent_chain
 from nbgraph.engine.runlog import initial_values
 from nbgraph.engine.view import isolate
 from nbgraph.graph import GraphSpec
@@ -29,34 +29,40 @@ HELD_ITEMS = 1_000_000  # nor one whose states hold fewer items than this in all
 
 
 def history_states(
-    thread: Any, latest: str, ids: Callable[[str], Iterator[str]], fold: Fold
+    thread: Any, newest: Any, ids: Callable[[str], Iterator[str]], fold: Fold
 ) -> Iterator[tuple[Any, dict[str, Any], Any]]:
     """`(record, values, writes)` of every checkpoint, newest first: `writes` the saver's
     pending writes of that checkpoint, or None when they are to be read one by one.
 
+    The newest costs what `get_state` costs: its chain back to a snapshot, read and folded
+    (the chain's other states are kept for what follows). Then the rest of the thread is
+    read at once.
+
     Args:
         thread: the `Thread` read (its saver already checks what it returns).
-        latest: the newest checkpoint's id (yielded first, read alone).
-        ids: `Thread._ids_from`: `latest`, then the other ids newest first.
+        newest: the newest checkpoint's record.
+        ids: `Thread._ids_from`: the newest id, then the other ids newest first.
         fold: `apply_delta`.
     """
-    walk = HistoryWalk(thread, fold)
-    record, values = walk.state_of(latest)
-    yield record, values, None
+    chain = parent_chain(thread.saver, newest, lambda r: r.snapshot is not None)
+    chain.reverse()  # oldest first: a line from a snapshot (or the thread's first)
+    states = linear_states(thread.spec, chain, fold)
+    yield (*next(states), None)
+    latest = newest.checkpoint_id
     records = thread.saver.history(thread.thread_id)  # newest first
-    order = [record.checkpoint_id for record in records]
-    if order[:1] != [latest] or not is_line(records):  # forks: state by state
-        walk.records.update((record.checkpoint_id, record) for record in records)
-        walk.loaded = True
-        for checkpoint_id in ids(latest):
-            if checkpoint_id != latest:
-                yield (*walk.state_of(checkpoint_id), None)
+    if records[:1] and records[0].checkpoint_id == latest and is_line(records):
+        writes = thread_writes(thread)
+        older = records[len(chain) :]
+        older.reverse()
+        for record, values in itertools.chain(states, linear_states(thread.spec, older, fold)):
+            yield record, values, None if writes is None else writes.get(record.checkpoint_id, [])
         return
-    writes = thread_writes(thread)
-    records.reverse()  # oldest first
-    records.pop()  # the newest, yielded already
-    for record, values in linear_states(thread.spec, records, fold):
-        yield record, values, None if writes is None else writes.get(record.checkpoint_id, [])
+    walk = HistoryWalk(thread, fold)  # forks: state by state
+    walk.records.update((record.checkpoint_id, record) for record in records)
+    walk.first, walk.loaded = False, True
+    for checkpoint_id in ids(latest):
+        if checkpoint_id != latest:
+            yield (*walk.state_of(checkpoint_id), None)
 
 
 def is_line(records: list[Any]) -> bool:

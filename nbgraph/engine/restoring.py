@@ -115,7 +115,7 @@ class Restoring:
                 yield self.restore(checkpoint_id, latest_id=latest)  # type: ignore[misc]
             return
         ran: dict[str, dict[str, Any]] = {}  # by parent: what its tasks wrote (shown as results)
-        for record, values, writes in history_states(self, latest, self._ids_from, apply_delta):
+        for record, values, writes in history_states(self, newest, self._ids_from, apply_delta):
             checkpoint_id = record.checkpoint_id
             restored = self._restored(record, values, checkpoint_id == latest, None, writes)
             for task_id, done in ran.pop(checkpoint_id, {}).items():
