@@ -167,10 +167,11 @@ class _Index:
     """What `add_messages_in_place` knows of a list it grew: its length then, its ids, and
     whether every message in it may be shared by a copy (`shared_messages`)."""
 
-    __slots__ = ("count", "ids", "messages", "shared")
+    __slots__ = ("count", "ids", "last", "messages", "shared")
 
     def __init__(self, messages: list, ids: set, shared: bool) -> None:
         self.messages, self.ids, self.shared, self.count = messages, ids, shared, len(messages)
+        self.last = messages[-1] if messages else None
 
 
 _INDEXES: dict[int, _Index] = {}  # by id() of the list; the last few lists grown
@@ -179,7 +180,12 @@ _KEPT_INDEXES = 8
 
 def _index_of(messages: list) -> _Index | None:
     found = _INDEXES.get(id(messages))
-    if found is None or found.messages is not messages or found.count != len(messages):
+    if (
+        found is None
+        or found.messages is not messages
+        or found.count != len(messages)
+        or (messages and messages[-1] is not found.last)
+    ):
         return None
     return found
 
@@ -244,7 +250,7 @@ def add_messages_in_place(left: Any, right: Any) -> Any:
     left.extend(incoming)
     index.ids |= fresh
     index.shared = index.shared and _all_shareable(incoming)
-    index.count = len(left)
+    index.count, index.last = len(left), left[-1] if left else None
     _INDEXES.pop(id(left), None)
     _INDEXES[id(left)] = index  # (the newest last)
     if len(_INDEXES) > _KEPT_INDEXES:
