@@ -144,6 +144,19 @@ class Restoring:
         for name, spec in self.spec.fields.items():
             if spec.transient is not None:  # never saved: rebuilt fresh
                 values[name] = spec.transient()
+        if writes is not None and not writes:  # (the history's: nothing pending here)
+            return Restored(
+                record.checkpoint_id,
+                record.step,
+                record.source,
+                record.created_at,
+                record.parent_id,
+                values,
+                record.payload["next"],
+                tasks=record.payload.get("tasks", []),
+                latest=latest,
+                lineages=lineages,
+            )
         saved: dict[str, dict[str, Any]] = {}
         errors: dict[str, str] = {}
         asked: dict[str, list[Interrupt]] = {}
