@@ -40,6 +40,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
 
@@ -491,6 +492,7 @@ class Row:
     memory_bytes: dict[str, float] = field(default_factory=dict)
     note: dict[str, str] = field(default_factory=dict)  # engine -> why not measured
     ratio: float | None = None
+    round_ratios: list[float] = field(default_factory=list)  # LangGraph/nbgraph each round
     target: str = ""
     met: bool | None = None
     shortfall: str = ""
@@ -552,6 +554,8 @@ def compare(
             case.close()
     if "nbgraph" in row.times and "LangGraph" in row.times:
         row.ratio = row.times["LangGraph"] / row.times["nbgraph"]
+        pairs = zip(per_run["LangGraph"], per_run["nbgraph"], strict=True)
+        row.round_ratios = [theirs / ours for theirs, ours in pairs]
     print(f"  done: {label}", file=sys.stderr, flush=True)
     return row
 
@@ -735,6 +739,15 @@ def main(argv: list[str] | None = None) -> list[Row]:
         default=10_000,
         help="the longest LangGraph self-loop run (longer ones: an estimate only)",
     )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="compare the ratios with the table in benchmarks/README.md; exit 1 if a row "
+        "regressed by more than the noise (benchmarks/check.py)",
+    )
+    parser.add_argument(
+        "--readme", default=None, help="the README whose table --check reads (default: ours)"
+    )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else Sizes()
     rounds = args.rounds or (1 if args.quick else 5)
@@ -895,6 +908,12 @@ def main(argv: list[str] | None = None) -> list[Row]:
         f"{os.cpu_count()} cores; {time.perf_counter() - started:.0f} s in all\n"
     )
     print(table(rows))
+    if args.check:
+        from check import README, report
+
+        text, code = report(rows, Path(args.readme or README).read_text(encoding="utf-8"))
+        print("\n" + text)
+        raise SystemExit(code)
     return rows
 
 

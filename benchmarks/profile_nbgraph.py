@@ -1,7 +1,8 @@
 """The compare workloads on nbgraph alone, for a profiler.
 
 Run: `.venv/bin/python -m cProfile -s cumtime benchmarks/profile_nbgraph.py loop 100000`
-(or `sends 10000 --repeat 5`, `memory-saver 1000 --repeat 5`, `agent 200`, `history 1000`).
+(or `sends 10000 --repeat 5`, `memory-saver 1000 --repeat 5`, `agent 200`, `agent-langchain
+200`, `history 1000`, `history-sqlite 1000`).
 The graph is built and run once before the runs that matter (imports and first-use
 caches), so `--repeat` makes those runs dominate the profile.
 """
@@ -18,6 +19,8 @@ WORKLOADS = {
     "sends": sends_case,
     "agent": agent_case,
     "history": lambda api, size: history_case(api, size, "memory", ""),
+    "history-sqlite": lambda api, size: history_case(api, size, "sqlite", tempfile.mkdtemp()),
+    "agent-langchain": lambda api, size: agent_case(api, size, langchain=True),
 }
 
 

@@ -103,3 +103,86 @@ def test_imports_quick_times_import_nbgraph_against_its_baselines(monkeypatch, c
     assert re.search(r"import nbgraph / import pydantic: [\d.]+x", out), out
     assert "pydantic loaded by import nbgraph: no" in out, out
     assert re.search(r"^ +[\d.]+ +[\d.]+  nbgraph$", out, re.MULTILINE), out
+
+
+def _check_module(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    for name in ("check", "compare", "timing"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import check
+    import compare
+
+    return check, compare
+
+
+def test_check_reads_the_committed_table_of_the_readme(monkeypatch):
+    check, _ = _check_module(monkeypatch)
+    ratios = check.committed_ratios((BENCHMARKS / "README.md").read_text(encoding="utf-8"))
+    assert ratios["self-loop, 1,000 steps"] > 1
+    assert any(label.startswith("get_state_history") for label in ratios)
+    assert ratios["nbgraph only: record retained per step, loop 1,000"] is None
+
+
+def test_check_reports_a_row_made_worse_and_not_one_made_better(monkeypatch, capsys, tmp_path):
+    """Fed rows (no timing): a ratio that fell by more than its rounds' spread is reported
+    and makes the exit code 1; one that rose, or fell within the noise, is not."""
+    check, compare = _check_module(monkeypatch)
+    committed = (
+        "## Results\n\n"
+        "| workload | nbgraph median | LangGraph median | LangGraph/nbgraph | target |\n"
+        "| --- | --- | --- | --- | --- |\n"
+        "| loop | 1 µs/step | 10 µs/step | 10.0× | ≥10× |\n"
+        "| history | 1 µs/checkpoint | 2 µs/checkpoint | 2.0× |  |\n"
+        "| sends | 1 µs/task | 50 µs/task | 50.0× |  |\n"
+        "| nbgraph only: effects | — | — | — |  |\n"
+        "\n| target | this run |\n| --- | --- |\n| loop | 3.0× |\n"
+    )
+    assert check.committed_ratios(committed) == {
+        "loop": 10.0,
+        "history": 2.0,
+        "sends": 50.0,
+        "nbgraph only: effects": None,
+    }
+
+    def row(label, ratio, rounds=()):
+        made = compare.Row(label, "step")
+        made.ratio, made.round_ratios = ratio, list(rounds)
+        return made
+
+    steady = [row("loop", 10.5, [10.2, 10.5, 10.9]), row("history", 2.1), row("sends", 49.0)]
+    text, code = check.report(steady, committed)
+    assert code == 0 and "0 regressed" in text, text
+
+    worse = [row("loop", 7.0, [6.9, 7.0, 7.2]), row("history", 5.0), row("sends", 49.0)]
+    text, code = check.report(worse, committed)
+    assert code == 1, text
+    fell = text.split("REGRESSED:")[1].split("within the noise")[0]
+    assert "loop: 10.0× committed, 7.0× now (-30%" in fell and "history" not in fell, text
+
+    noisy = [row("loop", 7.0, [4.0, 7.0, 12.0])]  # rounds spread ±114%: within the noise
+    assert check.report(noisy, committed)[1] == 0
+
+    new = [row("agent, langchain messages", 5.0), row("nbgraph only: effects", None)]
+    text, code = check.report(new, committed)
+    assert code == 0 and "not in the committed table" in text and "nothing compared" in text
+
+    readme = tmp_path / "README.md"
+    readme.write_text(committed, encoding="utf-8")
+    monkeypatch.setattr(compare, "table", lambda rows: "")  # the run, faked: no timing
+
+    def measured(label, *args, **kwargs):
+        made = row(label, 1.0, [1.0])
+        made.times = {"nbgraph": 1e-6, "LangGraph": 1e-6}
+        made.memory_bytes = {"nbgraph": 1}
+        return made
+
+    monkeypatch.setattr(compare, "compare", measured)
+    monkeypatch.setattr(compare, "growth_without_gc", lambda *a: row("gc", None))
+    monkeypatch.setattr(compare, "warm_retained", lambda case: 1)
+    monkeypatch.setattr(compare, "record_rows", lambda *a: [])
+    monkeypatch.setattr(compare, "loop_case", lambda *a, **k: None)
+    try:
+        compare.main(["--quick", "--check", "--readme", str(readme)])
+    except SystemExit as stop:
+        assert stop.code == 0
+    assert "--check: 0 rows compared" in capsys.readouterr().out

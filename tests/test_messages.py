@@ -493,3 +493,67 @@ def test_a_shared_messages_empty_containers_refuse_changes() -> None:
     assert plain.metadata == {} and plain.model_dump()["metadata"] == {}
     again = plain.model_copy(update={"metadata": {"x": 1}})
     assert again.metadata == {"x": 1} and not again.shareable()
+
+
+def test_add_messages_in_place_keeps_the_ids_of_a_list_it_grew_and_still_replaces():
+    """The ids of a grown list are kept between appends; an update with an id already in
+    it still replaces in place of appending, and a list changed elsewhere is read again."""
+    from nbgraph.messages import add_messages_in_place
+
+    previous = use_message_kind("nbgraph")
+    try:
+        _grown_and_replaced(add_messages_in_place)
+    finally:
+        use_message_kind(previous)
+
+
+def _grown_and_replaced(add_messages_in_place):
+    from nbgraph.messages import merge
+
+    grown = add_messages([], [("user", "a")])
+    for text in ("b", "c", "d"):
+        assert add_messages_in_place(grown, [("assistant", text)]) is grown
+    assert merge._index_of(grown) is not None and merge.shared_messages(grown)
+    again = Message(role="assistant", content="B", id=grown[1].id)
+    merged = add_messages_in_place(grown, [again])
+    assert [m.content for m in merged] == ["a", "B", "c", "d"]
+    assert merged == add_messages(grown, [again])
+
+    other = add_messages([], [("user", "x")])
+    add_messages_in_place(other, [("user", "y")])
+    swapped = Message(role="user", content="z", id="swapped")
+    other[0] = swapped  # (what a Mutation may do: forget_messages is called before it)
+    merge.forget_messages(other)
+    assert [m.content for m in add_messages_in_place(other, [swapped])] == ["z", "y"]
+
+    tooled = add_messages([], [("user", "x")])
+    add_messages_in_place(tooled, [Message(role="assistant", content="t", metadata={"k": 1})])
+    assert not merge.shared_messages(tooled)  # its metadata may change: copied on read
+
+
+def test_a_mutation_of_a_grown_conversation_is_seen_by_the_next_append():
+    """A `Mutation` that changes the engine's messages in place (same length) is followed
+    by an update naming the id it put there: that update replaces, as add_messages does."""
+    from nbgraph import START, Mutation, StateGraph
+
+    class Swap(Mutation):
+        field = "messages"
+
+        def apply(self, value):
+            value[0] = Message(role="user", content="swapped", id="s")
+            return value
+
+    app = (
+        StateGraph(dict, reducers={"messages": "append_messages"})
+        .add_node("a", lambda s: {"messages": [("assistant", "one")]})
+        .add_node("b", lambda s: {"messages": [("assistant", "two")]})
+        .add_node("swap", lambda s: Swap())
+        .add_node("again", lambda s: {"messages": [Message(role="user", content="S", id="s")]})
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", "swap")
+        .add_edge("swap", "again")
+        .compile()
+    )
+    out = app.invoke({"messages": [("user", "hi")]})
+    assert [m.content for m in out["messages"]] == ["S", "one", "two"]

@@ -254,3 +254,50 @@ def test_history_is_lazy_and_equals_each_checkpoint_restored_alone():
         alone = app.get_state(snapshot.config)
         assert (snapshot.values, snapshot.next) == (alone.values, alone.next)
         assert snapshot.metadata == alone.metadata
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@pytest.mark.parametrize(("block", "held"), [(3, 0), (32, 10**6)])
+def test_a_line_of_checkpoints_folded_forward_equals_each_restored_alone(
+    tmp_path, monkeypatch, kind, block, held
+):
+    """The history of a thread without forks is folded oldest first (`history_fold`), in
+    blocks (small `MIN_BLOCK`, nothing held whole) or a segment at a time; each snapshot is
+    the one `get_state` restores alone, with its own copy of the values, and the writes of
+    an interrupted step's finished task show in its checkpoint's tasks."""
+    from nbgraph import MemorySaver, interrupt
+    from nbgraph.engine import history_fold
+
+    monkeypatch.setattr(history_fold, "MIN_BLOCK", block)
+    monkeypatch.setattr(history_fold, "HELD_ITEMS", held)
+    saver = MemorySaver() if kind == "memory" else SqliteSaver(tmp_path / "line.sqlite")
+
+    def tick(state):
+        if state["n"] == 150:
+            interrupt("half way")
+        return {"n": state["n"] + 1, "log": [{"n": state["n"]}]}
+
+    app = (
+        StateGraph(dict, reducers={"log": "append"})
+        .add_node("tick", tick)
+        .add_node("side", lambda s: {"side": s["n"]})
+        .add_edge(START, "tick")
+        .add_edge(START, "side")
+        .add_conditional_edges("tick", lambda s: "__end__" if s["n"] >= 300 else "tick")
+        .compile(checkpointer=saver)
+    )
+    cfg = config() | {"recursion_limit": 500}
+    app.invoke({"n": 0, "log": []}, cfg)
+    from nbgraph import Command
+
+    app.invoke(Command(resume="go"), cfg)
+    history = list(app.get_state_history(cfg))
+    assert len(history) == len(saver.history("t")) > 300
+    monkeypatch.setattr(history_fold, "is_line", lambda records: False)  # HistoryWalk's
+    assert history == list(app.get_state_history(cfg))
+    for snapshot in history[::9]:
+        alone = app.get_state(snapshot.config)
+        assert (snapshot.values, snapshot.next) == (alone.values, alone.next)
+    history[5].values["log"][0]["n"] = "changed"
+    assert history[6].values["log"][0]["n"] == 0  # each snapshot its own copy
+    assert any(t.interrupts for h in history for t in h.tasks)

@@ -119,6 +119,19 @@ class MemorySaver(BaseSaver):
             for seq, (task_id, kept) in enumerate(writes, start=1)
         ]
 
+    def thread_writes(self, thread_id: str) -> dict[str, list[PendingWrite]]:
+        """Every checkpoint's `pending_writes` in the thread, by checkpoint id (those with any)."""
+        check_thread_id(thread_id)
+        with self._lock:
+            found = [(key[1], list(w)) for key, w in self._writes.items() if key[0] == thread_id]
+        return {
+            checkpoint_id: [
+                PendingWrite(task_id, seq, _give(kept))
+                for seq, (task_id, kept) in enumerate(writes, start=1)
+            ]
+            for checkpoint_id, writes in found
+        }
+
     def threads(self) -> list[str]:
         with self._lock:
             return list(self._checkpoints)

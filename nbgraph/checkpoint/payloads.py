@@ -39,6 +39,10 @@ def dump_payload(value: Any, what: str = "A checkpoint's value") -> str:
     return text
 
 
+_MARKS = ('"$type"', "\\u")  # a tag's key in JSON text; a \u escape might spell one too
+_BYTE_MARKS = tuple(mark.encode() for mark in _MARKS)
+
+
 def load_payload(text: Any, where: str) -> Any:
     """The value `dump_payload` made `text` from.
 
@@ -52,7 +56,11 @@ def load_payload(text: Any, where: str) -> Any:
             f"{where} is a {type(text).__name__}, not JSON text; expected a value saved by nbgraph."
         )
     try:
-        return decode_value(nesting.loads(text))
+        data = nesting.loads(text)
+        marks = _MARKS if type(text) is str else _BYTE_MARKS
+        if marks[0] not in text and marks[1] not in text:
+            return data  # no tag: the JSON is the value (decoding would copy it as it is)
+        return decode_value(data)
     except ValueTooDeepError as error:
         raise CheckpointFileError(f"{where}: {error}") from None
     except json.JSONDecodeError as error:

@@ -43,6 +43,7 @@ from nbgraph.checkpoint.sqlite_file import (
     row_text,
     writable,
 )
+from nbgraph.checkpoint.sqlite_reads import records_of, thread_writes
 from nbgraph.checkpoint.subthreads import split_key, sub_prefix
 from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.errors import CheckpointFileError, NbgraphError
@@ -242,7 +243,7 @@ class SqliteSaver(BaseSaver):
         query = f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC"
         with self._lock:
             rows = self._connection().execute(query, (thread_id,)).fetchall()
-        return [self._record(row) for row in rows]
+        return records_of(self, rows)
 
     def history_ids(self, thread_id: str) -> list[str]:
         check_thread_id(thread_id)
@@ -306,6 +307,10 @@ class SqliteSaver(BaseSaver):
                 )
                 for task_id, seq, text in rows
             ]
+
+    def thread_writes(self, thread_id: str) -> dict[str, list[PendingWrite]]:
+        """Every checkpoint's `pending_writes` in the thread, by checkpoint id: one query."""
+        return thread_writes(self, thread_id)
 
     def delete_thread(self, thread_id: Any) -> None:
         """Delete a thread's checkpoints and pending writes, as LangGraph's `delete_thread`

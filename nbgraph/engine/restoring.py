@@ -12,14 +12,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbgraph.engine.branch_persist import live_points, merged_values, rebuild
-from nbgraph.engine.chain import HistoryWalk, parent_chain
+from nbgraph.engine.chain import parent_chain
 from nbgraph.engine.checkpoint_shape import replayed_from_a_file
+from nbgraph.engine.history_fold import history_states
 from nbgraph.engine.pinned import pinned_map, value_after
 from nbgraph.engine.retrying import attempts_from_data
 from nbgraph.engine.runlog import initial_values
 from nbgraph.engine.tasks import Task
 from nbgraph.engine.view import isolate
-from nbgraph.engine.writes import applied_writes, apply_step, clear_ephemeral
+from nbgraph.engine.writes import (
+    applied_writes,
+    apply_grouped,
+    apply_step,
+    clear_ephemeral,
+    group_writes,
+)
 from nbgraph.graph import GraphSpec
 from nbgraph.types import MISSING, START, Interrupt
 
@@ -95,23 +102,22 @@ class Restoring:
         """Every checkpoint of the thread, newest first, each with its full state, read
         lazily: the first costs one checkpoint's rebuild (from its nearest snapshot).
 
-        After the first, a rebuild also keeps the states of the checkpoints just older than
-        the one asked for, and of every k-th one between it and its snapshot (k about the
-        square root of their distance), so walking the whole history replays each delta
-        about twice and holds about 2k states at a time.
+        Then the rest of the thread is read at once and folded forward from its snapshots,
+        each delta applied about twice, about 2 sqrt(k) states held for k checkpoints
+        between snapshots (`engine.history_fold`; a thread with forks: `HistoryWalk`).
         """
         newest = self.saver.get(self.thread_id)
         if newest is None:
             return
         latest = newest.checkpoint_id
-        walk = HistoryWalk(self, apply_delta)
-        ran: dict[str, dict[str, Any]] = {}  # by parent: what its tasks wrote (shown as results)
-        for checkpoint_id in self._ids_from(latest):
-            if self.spec.semantics == "branches":
+        if self.spec.semantics == "branches":
+            for checkpoint_id in self._ids_from(latest):
                 yield self.restore(checkpoint_id, latest_id=latest)  # type: ignore[misc]
-                continue
-            record, values = walk.state_of(checkpoint_id)
-            restored = self._restored(record, values, checkpoint_id == latest, None)
+            return
+        ran: dict[str, dict[str, Any]] = {}  # by parent: what its tasks wrote (shown as results)
+        for record, values, writes in history_states(self, newest, self._ids_from, apply_delta):
+            checkpoint_id = record.checkpoint_id
+            restored = self._restored(record, values, checkpoint_id == latest, None, writes)
             for task_id, done in ran.pop(checkpoint_id, {}).items():
                 restored.done.setdefault(task_id, done)
             if record.source == "loop" and record.parent_id is not None:
@@ -132,15 +138,31 @@ class Restoring:
         yield from ids[ids.index(latest) + 1 :] if latest in ids else ids
 
     def _restored(
-        self, record: Any, values: dict[str, Any], latest: bool, lineages: Any
+        self, record: Any, values: dict[str, Any], latest: bool, lineages: Any, writes: Any = None
     ) -> Restored:
+        """`record` restored with `values`; `writes`: its pending writes, if read already."""
         for name, spec in self.spec.fields.items():
             if spec.transient is not None:  # never saved: rebuilt fresh
                 values[name] = spec.transient()
+        if writes is not None and not writes:  # (the history's: nothing pending here)
+            return Restored(
+                record.checkpoint_id,
+                record.step,
+                record.source,
+                record.created_at,
+                record.parent_id,
+                values,
+                record.payload["next"],
+                tasks=record.payload.get("tasks", []),
+                latest=latest,
+                lineages=lineages,
+            )
         saved: dict[str, dict[str, Any]] = {}
         errors: dict[str, str] = {}
         asked: dict[str, list[Interrupt]] = {}
-        for write in self.saver.pending_writes(self.thread_id, record.checkpoint_id):
+        if writes is None:
+            writes = self.saver.pending_writes(self.thread_id, record.checkpoint_id)
+        for write in writes:
             if "error" in write.payload:  # kept apart: a resume's success does not hide it
                 errors[write.task_id] = write.payload["error"]
                 continue
@@ -201,6 +223,11 @@ def restore_lineages(
 @replayed_from_a_file
 def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: int) -> dict:
     """Apply one checkpoint's delta (resets, writes, clears) to `values` (owned by the caller)."""
+    if len(payload) == 2 and "next" in payload:  # a plain step: its tasks' writes, no extras
+        writes = [(t["node"], key, value) for t in payload["tasks"] for key, value in t["writes"]]
+        if writes:
+            apply_grouped(spec.fields, values, group_writes(writes), step)
+        return values
     for reset in payload.get("resets", ()):
         values = {k: isolate(v) for k, v in reset["values"].items()}
     afters = payload.get("afters", {})

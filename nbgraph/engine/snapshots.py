@@ -24,30 +24,30 @@ def state_snapshot(
     tasks that finished in a step that failed part-way applied, and only the rest next;
     `owned`: `restored.values` is a fresh copy nobody else holds (the history's)."""
     finished = restored.finished if current and spec.semantics != "branches" else {}
-    pending = [name for task_id, name in next_task_ids(restored, spec) if task_id not in finished]
-    own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
-
-    def config_of(checkpoint_id: str | None) -> dict[str, Any] | None:
-        if checkpoint_id is None:
-            return None
-        return {"configurable": {**own, "checkpoint_id": checkpoint_id}}
-
+    ids = next_task_ids(restored, spec)
+    configurable = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # LangGraph's keys
+    parent_id = restored.parent_id
     known = spec.fields
     values = with_finished(spec, restored) if finished else restored.values
-    copy = (lambda v: v) if owned and not finished else isolate
-    stored = {k: copy(v) for k, v in values.items() if k in known or spec.open_schema}
-    created = datetime.fromtimestamp(restored.created_at, tz=UTC).isoformat()
-    interrupts = tuple(i for asked in restored.asked.values() for i in asked)
-    tasks = pending_tasks(restored, spec)
+    if owned and not finished:  # (the history's fresh copy: only unknown fields left out)
+        stored = (
+            values
+            if spec.open_schema or values.keys() <= known.keys()
+            else {k: v for k, v in values.items() if k in known}
+        )
+    else:
+        stored = {k: isolate(v) for k, v in values.items() if k in known or spec.open_schema}
     return StateSnapshot(
         values=root_value(stored) if is_root(spec) else stored,
-        next=tuple(pending),
-        config=config_of(restored.checkpoint_id),
+        next=tuple(name for task_id, name in ids if task_id not in finished),
+        config={"configurable": {**configurable, "checkpoint_id": restored.checkpoint_id}},
         metadata={"source": restored.source, "step": restored.step, "parents": {}},
-        created_at=created,
-        parent_config=config_of(restored.parent_id),
-        tasks=tasks,
-        interrupts=interrupts,
+        created_at=datetime.fromtimestamp(restored.created_at, tz=UTC).isoformat(),
+        parent_config=None
+        if parent_id is None
+        else {"configurable": {**configurable, "checkpoint_id": parent_id}},
+        tasks=pending_tasks(restored, spec, ids),
+        interrupts=tuple(i for asked in restored.asked.values() for i in asked),
     )
 
 
@@ -67,13 +67,16 @@ class PendingTask(NamedTuple):
     result: dict[str, Any] | None = None
 
 
-def pending_tasks(restored: Any, spec: Any = None) -> tuple[PendingTask, ...]:
+def pending_tasks(
+    restored: Any, spec: Any = None, ids: list[tuple[str, str]] | None = None
+) -> tuple[PendingTask, ...]:
     """The tasks that run from a checkpoint, with what the thread keeps of each (`spec`:
-    its graph's, for a branch checkpoint's tasks, one per lineage)."""
+    its graph's, for a branch checkpoint's tasks, one per lineage; `ids`: their
+    `next_task_ids`, if known)."""
     pushed = 0
     tasks = []
     pulled = set(restored.control["pull"] or restored.control.get("deferred") or ())
-    for task_id, name in next_task_ids(restored, spec):
+    for task_id, name in next_task_ids(restored, spec) if ids is None else ids:
         if name in pulled:
             path: tuple[Any, ...] = ("__pregel_pull", name)
         else:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from nbgraph.checkpoint.subthreads import sub_key
@@ -83,8 +84,11 @@ def with_subgraph_states(thread: Thread, snapshot: StateSnapshot, deep: bool) ->
         return snapshot
     tasks = []
     for task in snapshot.tasks:
-        shown = join_ns(thread.ns, f"{task.name}:{task.id}")  # (with checkpointer=True too)
         app = subgraph_of(thread.spec, task.name)
+        if app is None and not task.interrupts:  # a plain node (the common case)
+            tasks.append(task)
+            continue
+        shown = join_ns(thread.ns, f"{task.name}:{task.id}")  # (with checkpointer=True too)
         mode = getattr(app, "checkpointer", False)
         if app is not None and (mode is None or mode is True):
             ns, spec = join_ns(thread.ns, ns_part(task.name, task.id, mode)), app.spec
@@ -102,4 +106,6 @@ def with_subgraph_states(thread: Thread, snapshot: StateSnapshot, deep: bool) ->
                 inner_snapshot = state_snapshot(spec, inner, restored, current=True)
                 state = with_subgraph_states(inner, inner_snapshot, True)
         tasks.append(task._replace(state=state))
+    if all(map(operator.is_, tasks, snapshot.tasks)):
+        return snapshot
     return snapshot._replace(tasks=tuple(tasks))

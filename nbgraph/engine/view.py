@@ -13,6 +13,7 @@ from typing import Any
 
 from nbgraph.messages import MESSAGE_TYPES
 from nbgraph.messages.langchain_messages import SHARED_TYPES
+from nbgraph.messages.merge import shared_messages
 from nbgraph.types import MISSING
 
 _ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, range, type(MISSING)})
@@ -30,14 +31,9 @@ def isolate(value: Any) -> Any:
     if kind in _ATOMS:
         return value
     if kind is list or kind is tuple:
-        for item in value:
-            item_kind = type(item)
-            if (
-                item_kind not in _ATOMS
-                and item_kind not in _SHARED
-                and not (item_kind in _FROZEN and item.shareable())
-            ):
-                return _deepcopy(value)
+        if not _items_shared(value):
+            copied = _flat_copy(value) if kind is list and len(value) <= 8 else None
+            return _deepcopy(value) if copied is None else copied
         return value[:] if kind is list else value
     if kind is dict:
         for item in value.values():
@@ -45,6 +41,55 @@ def isolate(value: Any) -> Any:
                 return _deepcopy(value)
         return value.copy()
     return _deepcopy(value)
+
+
+def _items_shared(items: list | tuple) -> bool:
+    """Whether a list's items can be shared by its copy: atoms, langchain messages, and
+    frozen messages that say so (a long list's kinds are read at C speed first; a list of
+    one message class asks it, `Message.all_shareable`)."""
+    if len(items) > 8:
+        if shared_messages(items):  # the engine's conversation, known shareable
+            return True
+        kinds = set(map(type, items))
+        if kinds <= _ATOMS:
+            return True
+        if len(kinds) == 1 and kinds <= _FROZEN:  # a conversation: one message class
+            return next(iter(kinds)).all_shareable(items)
+        kinds -= _ATOMS
+        kinds.difference_update(_SHARED)
+        if not kinds:
+            return True
+        if not kinds <= _FROZEN:
+            return False
+    for item in items:
+        item_kind = type(item)
+        if (
+            item_kind not in _ATOMS
+            and item_kind not in _SHARED
+            and not (item_kind in _FROZEN and item.shareable())
+        ):
+            return False
+    return True
+
+
+def _flat_copy(items: list) -> list | None:
+    """A short list's copy when its items are shareable or dicts of atoms (a node's write
+    of a few messages as dicts), each dict copied; None: copy it deeply."""
+    copied = []
+    for item in items:
+        item_kind = type(item)
+        if item_kind is dict:
+            for key, inner in item.items():
+                if type(key) not in _ATOMS or type(inner) not in _ATOMS:
+                    return None
+            copied.append(item.copy())
+        elif item_kind in _ATOMS or item_kind in _SHARED:
+            copied.append(item)
+        else:
+            return None
+    if len(set(map(id, items))) != len(items):  # one object twice: deepcopy keeps that
+        return None
+    return copied
 
 
 def _deepcopy(value: Any) -> Any:

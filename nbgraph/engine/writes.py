@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from nbgraph.engine.view import isolate
 from nbgraph.errors import InvalidUpdateError
+from nbgraph.messages.merge import forget_messages
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING, Mutation, Overwrite, is_overwrite, overwrite_value
 
@@ -67,7 +68,7 @@ def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], s
         if reducer is not None and type(new) is dict and is_overwrite(new):
             return isolate(overwrite_value(new))
         if isinstance(new, Mutation):
-            return new.apply(old)
+            return new.apply(forget_messages(old))
         if reducer is None:
             return new
         if old is MISSING and not reducer.takes_missing:
@@ -87,7 +88,7 @@ def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], s
                 check_conflict(spec, writes, step)
             value, seen_overwrite = isolate(overwrite_value(new)), writer
         elif isinstance(new, Mutation):
-            value = new.apply(value)
+            value = new.apply(forget_messages(value))
         elif seen_overwrite is not None:
             continue  # LangGraph: after an Overwrite, the step's other writes are ignored
         elif value is MISSING and not reducer.takes_missing:

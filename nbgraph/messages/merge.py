@@ -5,6 +5,8 @@ The `Message` model is imported on the first call that has a message to read.
 
 from __future__ import annotations
 
+import contextlib
+import operator
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +21,8 @@ __all__ = ["REMOVE_ALL_MESSAGES", "add_messages", "add_messages_in_place", "with
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
 """The id of a `RemoveMessage` that clears every message before it."""
+
+_ID = operator.attrgetter("id")
 
 _model: Any = None
 """`nbgraph.messages.model`, once a call has needed it."""
@@ -56,8 +60,9 @@ def _as_messages(value: Any, side: str) -> list[Message]:
     return messages
 
 
-def _with_id(message: Message) -> Message:
-    """`message` itself if it has an id, else a copy with a fresh one."""
+def _with_id(message: Message, fresh: bool = False) -> Message:
+    """`message` itself if it has an id, else a copy with a fresh one (`fresh`: a `Message`
+    just read from another form, which nobody else holds: given its id in place)."""
     if message.id is not None:
         return message
     if type(message).__module__ != "nbgraph.messages":
@@ -67,6 +72,10 @@ def _with_id(message: Message) -> Message:
             f"add_messages: {message!r} has no id: expected the id of the message to remove "
             f"(or REMOVE_ALL_MESSAGES)"
         )
+    if fresh:  # (what model_copy(update=) would make, without copying it)
+        message.__dict__["id"] = str(uuid.uuid4())
+        message.__pydantic_fields_set__.add("id")
+        return message
     return message.model_copy(update={"id": str(uuid.uuid4())})
 
 
@@ -81,7 +90,11 @@ def with_ids(value: Any) -> Any:
     """
     if value is MISSING or value is None:
         return value
-    return [_with_id(m) for m in _as_messages(value, "write")]
+    messages = _as_messages(value, "write")
+    given = value if type(value) is list else [value]
+    if len(given) != len(messages):  # (not one message per item: no item is fresh)
+        given = messages
+    return [_with_id(m, m is not item) for m, item in zip(messages, given, strict=True)]
 
 
 def add_messages(left: Any, right: Any) -> list[Message]:
@@ -150,9 +163,65 @@ def add_messages(left: Any, right: Any) -> list[Message]:
     return [m for m in slots if m is not None]
 
 
+class _Index:
+    """What `add_messages_in_place` knows of a list it grew: its length then, its ids, and
+    whether every message in it may be shared by a copy (`shared_messages`)."""
+
+    __slots__ = ("count", "ids", "last", "messages", "shared")
+
+    def __init__(self, messages: list, ids: set, shared: bool) -> None:
+        self.messages, self.ids, self.shared, self.count = messages, ids, shared, len(messages)
+        self.last = messages[-1] if messages else None
+
+
+_INDEXES: dict[int, _Index] = {}  # by id() of the list; the last few lists grown
+_KEPT_INDEXES = 8
+
+
+def _index_of(messages: list) -> _Index | None:
+    found = _INDEXES.get(id(messages))
+    if (
+        found is None
+        or found.messages is not messages
+        or found.count != len(messages)
+        or (messages and messages[-1] is not found.last)
+    ):
+        return None
+    return found
+
+
+def shared_messages(items: list) -> bool:
+    """Whether `items` is a list `add_messages_in_place` grew, unchanged since, whose
+    messages are all shareable: frozen `Message`s that say so, or langchain's (shared as
+    LangGraph shares them). A copy of it may share them without reading each again."""
+    found = _index_of(items)
+    return found is not None and found.shared
+
+
+def forget_messages(value: Any) -> Any:
+    """`value`, no longer known to `add_messages_in_place` (something else may change it
+    in place: a `Mutation`)."""
+    _INDEXES.pop(id(value), None)
+    return value
+
+
+def _all_shareable(messages: list) -> bool:
+    from nbgraph.messages import MESSAGE_TYPES  # (defined after this module is imported)
+
+    for message in messages:
+        kind = type(message)
+        if kind not in lc.SHARED_TYPES and not (kind in MESSAGE_TYPES and message.shareable()):
+            return False
+    return True
+
+
 def add_messages_in_place(left: Any, right: Any) -> Any:
     """`add_messages` for the engine's own list: appends to `left` in place when nothing in
     `right` removes or replaces a message (the common case), else merges as `add_messages`.
+
+    The ids of a list it grew are kept (for the last few lists), so the next append checks
+    only the new ids: `left` must change only through this function (the engine's own
+    list; a `Mutation` of it calls `forget_messages` first).
 
     >>> current = add_messages([], [("user", "hi")])
     >>> add_messages_in_place(current, [("assistant", "hello")]) is current
@@ -161,18 +230,30 @@ def add_messages_in_place(left: Any, right: Any) -> Any:
     if type(left) is not list:
         return add_messages(left, right)
     incoming = [_with_id(m) for m in _as_messages(right, "right")]
-    try:
-        ids = {message.id for message in left}
-    except AttributeError:  # not all messages yet: the full merge reads them
-        return add_messages(left, incoming)
-    fresh = {message.id for message in incoming}
+    index = _index_of(left)
+    if index is None:
+        try:
+            ids = set(map(_ID, left))  # (at C speed)
+        except AttributeError:  # not all messages yet: the full merge reads them
+            return add_messages(left, incoming)
+        if len(ids) != len(left) or None in ids:
+            return add_messages(left, incoming)
+        index = _Index(left, ids, _all_shareable(left))
+    fresh = set(map(_ID, incoming))
     if (
-        len(ids) != len(left)
-        or None in ids
-        or len(fresh) != len(incoming)
-        or not fresh.isdisjoint(ids)
+        len(fresh) != len(incoming)
+        or not fresh.isdisjoint(index.ids)
         or any(lc.is_remove(message) for message in incoming)
     ):
+        forget_messages(left)
         return add_messages(left, incoming)
     left.extend(incoming)
+    index.ids |= fresh
+    index.shared = index.shared and _all_shareable(incoming)
+    index.count, index.last = len(left), left[-1] if left else None
+    _INDEXES.pop(id(left), None)
+    _INDEXES[id(left)] = index  # (the newest last)
+    if len(_INDEXES) > _KEPT_INDEXES:
+        with contextlib.suppress(KeyError, StopIteration, RuntimeError):  # (another thread's)
+            del _INDEXES[next(iter(_INDEXES))]
     return left

@@ -7,6 +7,8 @@ something to read), so `import nbgraph` does not import pydantic.
 from __future__ import annotations
 
 import copy
+import itertools
+import operator
 from typing import Any, Literal
 
 import pydantic
@@ -64,6 +66,10 @@ class _SealedDict(_Sealed, dict):  # type: ignore[misc]
 
 _NO_CALLS: list = _SealedList()
 _NO_METADATA: dict = _SealedDict()
+_CONTENT = operator.attrgetter("content")
+_CALLS = operator.attrgetter("tool_calls")
+_METADATA = operator.attrgetter("metadata")
+_STR = frozenset({str})
 
 
 def _short_id(value: str) -> str:
@@ -116,6 +122,16 @@ class Message(pydantic.BaseModel):
             type(self.content) is str
             and self.tool_calls is _NO_CALLS
             and self.metadata is _NO_METADATA
+        )
+
+    @staticmethod
+    def all_shareable(messages: list | tuple) -> bool:
+        """Whether every one of `messages` (all of one `Message` class) is `shareable`,
+        read at C speed: a node's copy of a long conversation checks it on every read."""
+        return (
+            set(map(type, map(_CONTENT, messages))) <= _STR
+            and all(map(operator.is_, map(_CALLS, messages), itertools.repeat(_NO_CALLS)))
+            and all(map(operator.is_, map(_METADATA, messages), itertools.repeat(_NO_METADATA)))
         )
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Message:

@@ -1,0 +1,76 @@
+"""`SqliteSaver`'s bulk reads: a thread's checkpoint rows decoded in one pass, and its
+pending writes in one query (its history reads them all at once instead of one query a
+checkpoint)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbgraph.checkpoint.base import CheckpointRecord, PendingWrite, check_thread_id, load_payload
+from nbgraph.checkpoint.sqlite_file import row_text
+from nbgraph.codec import nesting
+from nbgraph.codec.classes import named_classes
+
+
+def thread_writes(saver: Any, thread_id: str) -> dict[str, list[PendingWrite]]:
+    """Every checkpoint's pending writes in the thread, by checkpoint id, each list in
+    order of arrival (what `saver.pending_writes` gives for each checkpoint)."""
+    check_thread_id(thread_id)
+    query = (
+        "SELECT checkpoint_id, task_id, seq, payload FROM writes WHERE thread_id = ? "
+        "ORDER BY checkpoint_id, seq"
+    )
+    with saver._lock:
+        rows = saver._connection().execute(query, (thread_id,)).fetchall()
+    found: dict[str, list[PendingWrite]] = {}
+    with named_classes(saver.models):
+        for checkpoint_id, task_id, seq, text in rows:
+            where = f"checkpoint {checkpoint_id!r} of thread {thread_id!r} in {saver._where}"
+            write = PendingWrite(
+                row_text(task_id, f"A write's task id for {where}"),
+                seq,
+                load_payload(text, f"Write {seq} of task {task_id!r} to {where}"),
+            )
+            found.setdefault(checkpoint_id, []).append(write)
+    return found
+
+
+def records_of(saver: Any, rows: list[tuple[Any, ...]]) -> list[CheckpointRecord]:
+    """`checkpoints` rows as records, as `saver._record` makes each (a row that is not
+    plainly well formed goes through it, for its checks and their messages)."""
+    records = []
+    with named_classes(saver.models):
+        for row in rows:
+            record = _plain_record(row)
+            records.append(saver._record(row) if record is None else record)
+    return records
+
+
+_TAG, _ESCAPE = '"$type"', "\\u"  # (as `load_payload` reads them: a tag may need decoding)
+
+
+def _plain_record(row: tuple[Any, ...]) -> CheckpointRecord | None:
+    """The record of a well-typed row whose texts are JSON without tags; None: else."""
+    thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot = row
+    if not (
+        type(thread_id) is str
+        and type(checkpoint_id) is str
+        and (parent_id is None or type(parent_id) is str)
+        and type(step) is int
+        and type(source) is str
+        and type(created_at) is float
+        and type(payload) is str
+        and (snapshot is None or type(snapshot) is str)
+    ):
+        return None
+    for text in (payload, snapshot):
+        if text is not None and (_TAG in text or _ESCAPE in text):
+            return None
+    try:
+        data = nesting.loads(payload)
+        state = None if snapshot is None else nesting.loads(snapshot)
+    except Exception:  # (not JSON, too deep...: `_record` says what)
+        return None
+    return CheckpointRecord(
+        thread_id, checkpoint_id, parent_id, step, source, created_at, data, state
+    )
