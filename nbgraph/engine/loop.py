@@ -23,7 +23,7 @@ from nbgraph.engine.caching import keep_in_cache, serve_from_cache
 from nbgraph.engine.committing import _NO_RESET, Committing
 from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.config import run_config
-from nbgraph.engine.injection import acall, call
+from nbgraph.engine.injection import TaskEnv, acall, call, call_in
 from nbgraph.engine.interrupts import (
     GraphInterrupt,
     Scope,
@@ -34,6 +34,7 @@ from nbgraph.engine.interrupts import (
 from nbgraph.engine.lineage import fold_states, state_pairs
 from nbgraph.engine.retrying import next_attempt
 from nbgraph.engine.runlog import RootReset, RunLog
+from nbgraph.engine.runtime import enter_task, leave_task
 from nbgraph.engine.showing import Showing
 from nbgraph.engine.starting import Starting
 from nbgraph.engine.subgraph_edges import quiet_drop
@@ -249,14 +250,16 @@ class RunLoop(Starting, Committing, Showing):
         if task.cached or (self.finished and self._restore_task(task)):
             return None
         scope = None if self.thread is None else self._scope(task)
+        env = TaskEnv(self, task)
+        entered = enter_task(env)  # what get_config() / get_runtime() answer, node and routers
         try:
             state = node_input(self.spec, node, task, self.read(task), self.managed_values())
             if scope is None:
-                output = call(node.fn, state, self, task)
+                output = call_in(env, node.fn, state)
             else:
                 token = enter_scope(scope)
                 try:
-                    output = call(node.fn, state, self, task)
+                    output = call_in(env, node.fn, state)
                 finally:
                     leave_scope(token)
             if self.tap is not None:
@@ -268,11 +271,13 @@ class RunLoop(Starting, Committing, Showing):
                     "`await app.ainvoke(...)` or `app.astream(...)`."
                 )
             absorb_output(self.spec, node, task, output)
-            self._route(task)
+            self._route(task, env)
             if task.dropped:
                 self._warn_dropped(task)
         except Exception as error:
             self._caught(task, error)
+        finally:
+            leave_task(entered)
         wait = next_attempt(task, node)  # retry_policy=: another attempt, after a wait
         if wait is None:
             self._done(task, scope)
@@ -299,8 +304,12 @@ class RunLoop(Starting, Committing, Showing):
         task.ended = time.time()
         if task.cache_key is not None:
             keep_in_cache(self.spec, task)
-        if task.routes and all(type(route) is str for route in task.routes):
-            task.routes = self.shared(tuple(task.routes))  # type: ignore[arg-type]
+        routes = task.routes
+        if routes and (
+            (len(routes) == 1 and type(routes[0]) is str)
+            or all(type(route) is str for route in routes)
+        ):
+            task.routes = self.shared(tuple(routes))  # type: ignore[arg-type]
         if self.thread is not None and (self.step_size > 1 or task.interrupts or task.error):
             # a sibling may fail: keep what this one wrote (a lone task's writes go into the
             # step's checkpoint right after it; a question for a person is kept always)
@@ -373,19 +382,20 @@ class RunLoop(Starting, Committing, Showing):
         else:  # point at the node that wrote them, not at the engine
             warnings.warn_explicit(message, UserWarning, code.co_filename, code.co_firstlineno)
 
-    def _route(self, task: Task) -> None:
+    def _route(self, task: Task, env: TaskEnv | None = None) -> None:
+        """Run the routers after `task` (in `env` when the task's own is entered already)."""
         for branch in self.spec.branches.get(task.node, ()):
-            result = self._call_router(branch, task)
+            state = router_state(self.spec, task, self.read(task), self.managed_values(), branch)
+            if env is None:
+                result = call(branch.router, state, self, task)
+            else:
+                result = call_in(env, branch.router, state)
             if type(result) not in _PLAIN_OUTPUTS and inspect.isawaitable(result):
                 _close(result)
                 raise TypeError(
                     f"The router after {task.node!r} is async; use `await app.ainvoke(...)`."
                 )
             absorb_route(self.spec, branch, task, result)
-
-    def _call_router(self, branch: Any, task: Task) -> Any:
-        state = router_state(self.spec, task, self.read(task), self.managed_values(), branch)
-        return call(branch.router, state, self, task)
 
 
 def _close(awaitable: Any) -> None:

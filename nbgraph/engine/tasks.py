@@ -29,6 +29,9 @@ from nbgraph.types import (
     is_overwrite,
 )
 
+_IMMUTABLE = frozenset({int, float, str, bool, type(None), bytes, complex, range})
+"""A write of one of these types is kept as it is (no copy to make)."""
+
 
 class RouteError(NbgraphError, KeyError):
     """A router, a `Command` or a `Send` pointed at a node that does not exist."""
@@ -156,6 +159,19 @@ def _absorb_command(spec: GraphSpec, task: Task, command: Command) -> None:
 
 
 def _absorb_update(spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any) -> None:
+    if type(output) is dict and spec.state.kind != "root":  # the common case, kept short
+        unprepared, writes = spec.unprepared, task.writes
+        for key, value in output.items():
+            kind = type(value)
+            if kind in _IMMUTABLE and key in unprepared:
+                writes.append((key, value))
+            elif (kind is list or kind is dict) and key in unprepared:
+                writes.append((key, isolate(value)))  # (a plain dict: no Overwrite with prepare)
+            else:
+                kept = _keep(spec, task, key, value)
+                if kept is not MISSING:
+                    writes.append((key, kept))
+        return
     for key, value in _update_pairs(spec, node, task, output):
         kept = _keep(spec, task, key, value)
         if kept is not MISSING:
@@ -270,8 +286,16 @@ def router_state(
                 own[key].append((task.node, value))
             else:
                 own[key] = [(task.node, value)]
+        fields = spec.fields
         for key, key_writes in own.items():
-            view.set_pending(key, _Fresh(field_spec(spec.fields, key), values, key_writes, task))
+            info = fields.get(key)
+            if len(key_writes) == 1 and (info is None or info.reducer is None):
+                value = key_writes[0][1]  # a plain overwrite: the value itself (copied on read)
+                if type(value) is not Overwrite and not isinstance(value, Mutation):
+                    dict.__setitem__(view, key, value)
+                    continue
+            fresh = _Fresh(info or field_spec(fields, key), values, key_writes, task)
+            dict.__setitem__(view, key, fresh)  # (a new view: nothing read yet)
     for name, value in managed.items():
         if name in schema.fields:
             dict.__setitem__(view, name, value)
@@ -295,6 +319,9 @@ class _Fresh(Pending):
 
 def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> None:
     """Read a router's return value into the task's routes."""
+    if type(result) is str and branch.path_map is None and (result in spec.nodes or result == END):
+        add_route(task, result)  # the common case, kept short
+        return
     items = result if isinstance(result, (list, tuple)) else [result]
     for item in items:
         if item is None:

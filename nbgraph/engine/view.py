@@ -90,7 +90,7 @@ class StateView(dict):
 
     def __getitem__(self, key: str) -> Any:
         value = dict.__getitem__(self, key)
-        if key in self._fresh:
+        if type(value) in _ATOMS or key in self._fresh:  # (an atom needs no copy)
             return value
         value = value.compute() if isinstance(value, Pending) else isolate(value)
         dict.__setitem__(self, key, value)
