@@ -47,9 +47,13 @@ class Committing:
                 log.merged = merge_unreduced(
                     self.spec.state_merger, self.spec.fields, self.values, per_task
                 )
-            writes = applied_writes(self.spec.fields, tasks, log.merged)
+            if len(tasks) == 1 and self.thread is None:  # a lone task: its writes, grouped
+                writes = ()
+                grouped = _lone_grouped(tasks[0])
+            else:
+                writes = applied_writes(self.spec.fields, tasks, log.merged)
+                grouped = group_writes(writes)
             self._trigger(tasks)
-            grouped = group_writes(writes)
             apply_grouped(self.spec.fields, self.values, grouped, self.step)
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
@@ -127,7 +131,7 @@ class Committing:
         node = self.spec.nodes[target]
         queue = self.deferred if node.defer else self.pull
         queue.setdefault(target, []).append(source)
-        if capture:
+        if capture and (state_filter is not None or node.merge not in _NO_RESET):
             self._capture(target, source, task, state_filter)
 
     def _capture(self, target: str, source: str, task: Task, state_filter: Any) -> None:
@@ -149,3 +153,16 @@ class Committing:
             spec = field_spec(self.spec.fields, key)
             values[key] = reduce_field(spec, values.get(key, MISSING), key_writes, self.step)
         return state_for(self.spec.state, values, {}, whole=True)
+
+
+def _lone_grouped(task: Task) -> dict[str, list[tuple[str, Any]]]:
+    """`group_writes` of a step of one task (no state merger: it merges two or more)."""
+    grouped: dict[str, list[tuple[str, Any]]] = {}
+    node = task.node
+    for key, value in task.writes:
+        group = grouped.get(key)
+        if group is None:
+            grouped[key] = [(node, value)]
+        else:
+            group.append((node, value))
+    return grouped

@@ -121,6 +121,24 @@ class RunLoop(Starting, Committing, Showing):
             self.root_updated = False
             recorded = {k: isolate(v) for k, v in self.values.items()}
             resets = [RootReset(self.step, START, "command", (), (), recorded), *resets]
+        if len(pull) == 1 and not push:  # a lone task (a loop's step): kept short
+            ((name, sources),) = pull.items()
+            tasks = [Task(self.step, 0, name, "edge", triggers=self.shared(tuple(sources)))]
+            self.pulls = 1
+        else:
+            tasks = self._step_tasks(pull, push)
+        self._pending_resets = resets
+        self.step_size = len(tasks)
+        if self.finished:  # tasks that finished before a pause or a failure are not run again
+            for task in tasks:
+                task.started = time.time()
+                task.cached = self._restore_task(task)
+        if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
+            serve_from_cache(self.spec, tasks, self._node_input)
+        return tasks
+
+    def _step_tasks(self, pull: dict[str, list[str]], push: list[tuple[str, Send]]) -> list[Task]:
+        """A step's tasks in write order: the pulled nodes by name, then the Sends."""
         names = sorted(pull) if len(pull) > 1 else pull
         tasks = [
             Task(self.step, index, name, "edge", triggers=self.shared(tuple(pull[name])))
@@ -131,14 +149,6 @@ class RunLoop(Starting, Committing, Showing):
             Task(self.step, offset + index, send.node, "send", arg=send.arg, triggers=(sender,))
             for index, (sender, send) in enumerate(push)
         ]
-        self._pending_resets = resets
-        self.step_size = len(tasks)
-        if self.finished:  # tasks that finished before a pause or a failure are not run again
-            for task in tasks:
-                task.started = time.time()
-                task.cached = self._restore_task(task)
-        if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
-            serve_from_cache(self.spec, tasks, self._node_input)
         return tasks
 
     def advance(self) -> bool:
@@ -253,7 +263,8 @@ class RunLoop(Starting, Committing, Showing):
         env = TaskEnv(self, task)
         entered = enter_task(env)  # what get_config() / get_runtime() answer, node and routers
         try:
-            state = node_input(self.spec, node, task, self.read(task), self.managed_values())
+            managed = self.managed_values() if self.managed else _NO_MANAGED
+            state = node_input(self.spec, node, task, self.read(task), managed)
             if scope is None:
                 output = call_in(env, node.fn, state)
             else:
@@ -278,6 +289,9 @@ class RunLoop(Starting, Committing, Showing):
             self._caught(task, error)
         finally:
             leave_task(entered)
+        if task.error is None:  # (next_attempt's first question, asked here: the hot path)
+            self._done(task, scope)
+            return None
         wait = next_attempt(task, node)  # retry_policy=: another attempt, after a wait
         if wait is None:
             self._done(task, scope)
@@ -385,7 +399,8 @@ class RunLoop(Starting, Committing, Showing):
     def _route(self, task: Task, env: TaskEnv | None = None) -> None:
         """Run the routers after `task` (in `env` when the task's own is entered already)."""
         for branch in self.spec.branches.get(task.node, ()):
-            state = router_state(self.spec, task, self.read(task), self.managed_values(), branch)
+            managed = self.managed_values() if self.managed else _NO_MANAGED
+            state = router_state(self.spec, task, self.read(task), managed, branch)
             if env is None:
                 result = call(branch.router, state, self, task)
             else:

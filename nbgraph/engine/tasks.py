@@ -31,6 +31,7 @@ from nbgraph.types import (
 
 _IMMUTABLE = frozenset({int, float, str, bool, type(None), bytes, complex, range})
 """A write of one of these types is kept as it is (no copy to make)."""
+_VIEWED = ("typeddict", "dict")  # the schema kinds a node is handed as a `StateView`
 
 
 class RouteError(NbgraphError, KeyError):
@@ -116,6 +117,8 @@ def node_input(spec: GraphSpec, node: NodeSpec, task: Task, values: dict, manage
         return isolate(task.arg)  # the recorded argument stays as it was sent
     if node.input is not None:
         return state_for(node.input, values, managed, whole=False)
+    if not managed and not spec.beyond_state and spec.state.kind in _VIEWED:
+        return StateView(values)  # (state_for's answer, the common case kept short)
     return state_for(spec.state, values, managed, whole=not spec.beyond_state)
 
 
@@ -128,7 +131,7 @@ def state_for(schema: SchemaInfo, values: dict, managed: dict, *, whole: bool) -
     for name, value in managed.items():
         if name in schema.fields:
             dict.__setitem__(view, name, value)
-    if schema.kind in ("typeddict", "dict"):
+    if schema.kind in _VIEWED:
         return view
     return schema.build(view.resolved())
 

@@ -203,6 +203,11 @@ def apply_grouped(
             check_conflict(field_spec(fields, name), field_writes, step)
     for name, field_writes in grouped.items():
         spec = fields.get(name) or FieldSpec(name)
+        if spec.reducer is None and len(field_writes) == 1:  # a plain overwrite, kept short
+            new = field_writes[0][1]
+            if type(new) is not Overwrite and not isinstance(new, Mutation):
+                values[name] = new
+                continue
         values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
 
 
