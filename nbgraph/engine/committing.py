@@ -59,7 +59,8 @@ class Committing:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
             raise
         log.written = tuple(grouped)
-        log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
+        if self.ephemeral:
+            log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
         log.applied = True
         if self.thread is not None:
             self.thread.save(self.step, source, checkpoint_payload(self, log, writes), self.values)

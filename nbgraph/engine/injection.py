@@ -249,7 +249,8 @@ def call_in(env: TaskEnv, fn: Callable[..., Any], state: Any) -> Any:
     """`call` for a task whose `env` is already the running one (`enter_task`): the engine
     enters it once per attempt, for the node and its routers."""
     try:
-        wanted = injections(fn)
+        entry = _CACHE.get(id(fn))  # (`injections`, its cache looked in here: the hot path)
+        wanted = entry[1] if entry is not None and entry[0]() is fn else injections(fn)
         if not wanted:
             return fn(state)
         return fn(state, **{name: env.value(what) for name, what in wanted})

@@ -123,7 +123,9 @@ class RunLoop(Starting, Committing, Showing):
             resets = [RootReset(self.step, START, "command", (), (), recorded), *resets]
         if len(pull) == 1 and not push:  # a lone task (a loop's step): kept short
             ((name, sources),) = pull.items()
-            tasks = [Task(self.step, 0, name, "edge", triggers=self.shared(tuple(sources)))]
+            triggers = tuple(sources)
+            triggers = self._shared.setdefault(triggers, triggers)  # (`shared`)
+            tasks = [Task(self.step, 0, name, "edge", triggers=triggers)]
             self.pulls = 1
         else:
             tasks = self._step_tasks(pull, push)
@@ -264,7 +266,8 @@ class RunLoop(Starting, Committing, Showing):
         entered = enter_task(env)  # what get_config() / get_runtime() answer, node and routers
         try:
             managed = self.managed_values() if self.managed else _NO_MANAGED
-            state = node_input(self.spec, node, task, self.read(task), managed)
+            values = self.read(task)
+            state = node_input(self.spec, node, task, values, managed)
             if scope is None:
                 output = call_in(env, node.fn, state)
             else:
@@ -282,7 +285,7 @@ class RunLoop(Starting, Committing, Showing):
                     "`await app.ainvoke(...)` or `app.astream(...)`."
                 )
             absorb_output(self.spec, node, task, output)
-            self._route(task, env)
+            self._route(task, env, values)
             if task.dropped:
                 self._warn_dropped(task)
         except Exception as error:
@@ -323,7 +326,8 @@ class RunLoop(Starting, Committing, Showing):
             (len(routes) == 1 and type(routes[0]) is str)
             or all(type(route) is str for route in routes)
         ):
-            task.routes = self.shared(tuple(routes))  # type: ignore[arg-type]
+            shared = tuple(routes)
+            task.routes = self._shared.setdefault(shared, shared)  # type: ignore[arg-type]
         if self.thread is not None and (self.step_size > 1 or task.interrupts or task.error):
             # a sibling may fail: keep what this one wrote (a lone task's writes go into the
             # step's checkpoint right after it; a question for a person is kept always)
@@ -396,11 +400,14 @@ class RunLoop(Starting, Committing, Showing):
         else:  # point at the node that wrote them, not at the engine
             warnings.warn_explicit(message, UserWarning, code.co_filename, code.co_firstlineno)
 
-    def _route(self, task: Task, env: TaskEnv | None = None) -> None:
-        """Run the routers after `task` (in `env` when the task's own is entered already)."""
+    def _route(self, task: Task, env: TaskEnv | None = None, values: Any = None) -> None:
+        """Run the routers after `task` (in `env` when the task's own is entered already;
+        `values`: what the task read, when known)."""
         for branch in self.spec.branches.get(task.node, ()):
             managed = self.managed_values() if self.managed else _NO_MANAGED
-            state = router_state(self.spec, task, self.read(task), managed, branch)
+            if values is None:
+                values = self.read(task)
+            state = router_state(self.spec, task, values, managed, branch)
             if env is None:
                 result = call(branch.router, state, self, task)
             else:

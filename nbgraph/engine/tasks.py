@@ -140,7 +140,9 @@ def absorb_output(spec: GraphSpec, node: NodeSpec, task: Task, output: Any) -> N
     """Read a node's return value into the task's writes and routes."""
     if output is None:
         return
-    if isinstance(output, Command):
+    if type(output) is dict:  # (the common case: straight to its writes)
+        _absorb_update(spec, node, task, output)
+    elif isinstance(output, Command):
         _absorb_command(spec, task, output)
     elif isinstance(output, (list, tuple)) and any(isinstance(i, Command) for i in output):
         for item in output:
@@ -323,7 +325,10 @@ class _Fresh(Pending):
 def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> None:
     """Read a router's return value into the task's routes."""
     if type(result) is str and branch.path_map is None and (result in spec.nodes or result == END):
-        add_route(task, result)  # the common case, kept short
+        if task.routes:  # the common case, kept short (`add_route`)
+            task.routes.append(result)  # type: ignore[union-attr]
+        else:
+            task.routes = [result]
         return
     items = result if isinstance(result, (list, tuple)) else [result]
     for item in items:
