@@ -10,6 +10,7 @@ from typing import Any
 
 from nbgraph.engine.persist import checkpoint_payload
 from nbgraph.engine.runlog import StepLog
+from nbgraph.engine.runtime import current_task_env
 from nbgraph.engine.subruns import parent_scope
 from nbgraph.engine.tasks import Task, state_for
 from nbgraph.engine.view import isolate
@@ -48,8 +49,14 @@ class Committing:
                     self.spec.state_merger, self.spec.fields, self.values, per_task
                 )
             if len(tasks) == 1 and self.thread is None:  # a lone task: its writes, grouped
-                writes = ()
-                grouped = _lone_grouped(tasks[0])
+                writes, node = (), tasks[0].node
+                grouped = {}
+                for key, value in tasks[0].writes:
+                    group = grouped.get(key)
+                    if group is None:
+                        grouped[key] = [(node, value)]
+                    else:
+                        group.append((node, value))
             else:
                 writes = applied_writes(self.spec.fields, tasks, log.merged)
                 grouped = group_writes(writes)
@@ -82,7 +89,7 @@ class Committing:
         for task in tasks:
             if task.error is not None:
                 raise task.error
-        if self.thread is not None or parent_scope(self) is not None:  # (or its subgraphs)
+        if self.thread is not None or (current_task_env() and parent_scope(self)):  # (subgraphs)
             self.paused = [i for task in tasks for i in task.interrupts]
         return log
 
@@ -121,8 +128,16 @@ class Committing:
             for route in task.routes:
                 if isinstance(route, Send):
                     self.push.append((source, route))
-                else:
+                elif route == END:
+                    continue
+                elif (node := spec.nodes[route]).defer or node.merge not in _NO_RESET:
                     self._add(route, source, task, None)
+                else:  # (`_add`, kept short for the common case)
+                    queued = self.pull.get(route)
+                    if queued is None:
+                        self.pull[route] = [source]
+                    else:
+                        queued.append(source)
 
     def _add(
         self, target: str, source: str, task: Task, state_filter: Any, capture: bool = True
@@ -154,16 +169,3 @@ class Committing:
             spec = field_spec(self.spec.fields, key)
             values[key] = reduce_field(spec, values.get(key, MISSING), key_writes, self.step)
         return state_for(self.spec.state, values, {}, whole=True)
-
-
-def _lone_grouped(task: Task) -> dict[str, list[tuple[str, Any]]]:
-    """`group_writes` of a step of one task (no state merger: it merges two or more)."""
-    grouped: dict[str, list[tuple[str, Any]]] = {}
-    node = task.node
-    for key, value in task.writes:
-        group = grouped.get(key)
-        if group is None:
-            grouped[key] = [(node, value)]
-        else:
-            group.append((node, value))
-    return grouped

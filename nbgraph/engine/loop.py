@@ -40,14 +40,16 @@ from nbgraph.engine.starting import Starting
 from nbgraph.engine.subgraph_edges import quiet_drop
 from nbgraph.engine.subruns import parent_scope
 from nbgraph.engine.tasks import (
+    VIEWED,
     Task,
     absorb_output,
     absorb_route,
+    absorb_update,
     node_input,
     note_failure,
     router_state,
 )
-from nbgraph.engine.view import isolate
+from nbgraph.engine.view import StateView, isolate
 from nbgraph.errors import GraphRecursionError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import MISSING, START, Command, Interrupt, Send
@@ -87,6 +89,8 @@ class RunLoop(Starting, Committing, Showing):
         self.managed = tuple(n for n, f in spec.fields.items() if f.managed)
         self.ephemeral = spec.ephemeral
         self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
+        self.viewed = not self.managed and not spec.beyond_state and spec.state.kind in VIEWED
+        # (a node of the state schema gets a `StateView` of the values: `tasks.node_input`)
         self.log = RunLog(spec, MISSING, config)
         self._pending_resets: list[RootReset] | tuple[()] = ()
         self.root_updated = False  # a resuming Command's update: the next step records it
@@ -265,9 +269,12 @@ class RunLoop(Starting, Committing, Showing):
         env = TaskEnv(self, task)
         entered = enter_task(env)  # what get_config() / get_runtime() answer, node and routers
         try:
-            managed = self.managed_values() if self.managed else _NO_MANAGED
             values = self.read(task)
-            state = node_input(self.spec, node, task, values, managed)
+            if self.viewed and task.kind == "edge" and node.input is None:
+                state = StateView(values)  # (`node_input`'s answer, kept short)
+            else:
+                managed = self.managed_values() if self.managed else _NO_MANAGED
+                state = node_input(self.spec, node, task, values, managed)
             if scope is None:
                 output = call_in(env, node.fn, state)
             else:
@@ -284,7 +291,10 @@ class RunLoop(Starting, Committing, Showing):
                     f"Node {task.node!r} is async; run the graph with "
                     "`await app.ainvoke(...)` or `app.astream(...)`."
                 )
-            absorb_output(self.spec, node, task, output)
+            if type(output) is dict:
+                absorb_update(self.spec, node, task, output)
+            else:
+                absorb_output(self.spec, node, task, output)
             self._route(task, env, values)
             if task.dropped:
                 self._warn_dropped(task)

@@ -31,7 +31,7 @@ from nbgraph.types import (
 
 _IMMUTABLE = frozenset({int, float, str, bool, type(None), bytes, complex, range})
 """A write of one of these types is kept as it is (no copy to make)."""
-_VIEWED = ("typeddict", "dict")  # the schema kinds a node is handed as a `StateView`
+VIEWED = ("typeddict", "dict")  # the schema kinds a node is handed as a `StateView`
 
 
 class RouteError(NbgraphError, KeyError):
@@ -117,7 +117,7 @@ def node_input(spec: GraphSpec, node: NodeSpec, task: Task, values: dict, manage
         return isolate(task.arg)  # the recorded argument stays as it was sent
     if node.input is not None:
         return state_for(node.input, values, managed, whole=False)
-    if not managed and not spec.beyond_state and spec.state.kind in _VIEWED:
+    if not managed and not spec.beyond_state and spec.state.kind in VIEWED:
         return StateView(values)  # (state_for's answer, the common case kept short)
     return state_for(spec.state, values, managed, whole=not spec.beyond_state)
 
@@ -131,7 +131,7 @@ def state_for(schema: SchemaInfo, values: dict, managed: dict, *, whole: bool) -
     for name, value in managed.items():
         if name in schema.fields:
             dict.__setitem__(view, name, value)
-    if schema.kind in _VIEWED:
+    if schema.kind in VIEWED:
         return view
     return schema.build(view.resolved())
 
@@ -141,7 +141,7 @@ def absorb_output(spec: GraphSpec, node: NodeSpec, task: Task, output: Any) -> N
     if output is None:
         return
     if type(output) is dict:  # (the common case: straight to its writes)
-        _absorb_update(spec, node, task, output)
+        absorb_update(spec, node, task, output)
     elif isinstance(output, Command):
         _absorb_command(spec, task, output)
     elif isinstance(output, (list, tuple)) and any(isinstance(i, Command) for i in output):
@@ -149,21 +149,22 @@ def absorb_output(spec: GraphSpec, node: NodeSpec, task: Task, output: Any) -> N
             if isinstance(item, Command):
                 _absorb_command(spec, task, item)
             else:
-                _absorb_update(spec, node, task, item)
+                absorb_update(spec, node, task, item)
     else:
-        _absorb_update(spec, node, task, output)
+        absorb_update(spec, node, task, output)
 
 
 def _absorb_command(spec: GraphSpec, task: Task, command: Command) -> None:
     if command.graph == Command.PARENT:  # the parent's task takes it (engine.subruns)
         raise ParentCommand(command)
     if command.update is not None:
-        _absorb_update(spec, None, task, command.update)
+        absorb_update(spec, None, task, command.update)
     for target in command.goto_targets():
         add_route(task, _checked_target(spec, task.node, target, "Command(goto=...)"))
 
 
-def _absorb_update(spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any) -> None:
+def absorb_update(spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any) -> None:
+    """Read an update (a node's output that is not a `Command`) into the task's writes."""
     if type(output) is dict and spec.state.kind != "root":  # the common case, kept short
         unprepared, writes = spec.unprepared, task.writes
         for key, value in output.items():
@@ -299,7 +300,7 @@ def router_state(
                 if type(value) is not Overwrite and not isinstance(value, Mutation):
                     dict.__setitem__(view, key, value)
                     continue
-            fresh = _Fresh(info or field_spec(fields, key), values, key_writes, task)
+            fresh = _Fresh((info or field_spec(fields, key), values, key_writes, task))
             dict.__setitem__(view, key, fresh)  # (a new view: nothing read yet)
     for name, value in managed.items():
         if name in schema.fields:
@@ -309,17 +310,15 @@ def router_state(
     return schema.build(view.resolved())
 
 
-class _Fresh(Pending):
-    """A field's value after one task's writes, computed only if a router reads it."""
+class _Fresh(tuple, Pending):
+    """A field's value after one task's writes, computed only if a router reads it:
+    `_Fresh((field, values, writes, task))` (a tuple: made without a Python call)."""
 
-    __slots__ = ("field", "task", "values", "writes")
-
-    def __init__(self, field: Any, values: dict, writes: list, task: Task) -> None:
-        self.field, self.values, self.writes, self.task = field, values, writes, task
+    __slots__ = ()
 
     def compute(self) -> Any:
-        old = isolate(self.values.get(self.field.name, MISSING))
-        return reduce_field(self.field, old, self.writes, self.task.step)
+        field, values, writes, task = self
+        return reduce_field(field, isolate(values.get(field.name, MISSING)), writes, task.step)
 
 
 def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> None:
