@@ -115,7 +115,8 @@ class Committing:
         for task in tasks:
             source = task.node
             for target in spec.edges.get(source, ()):
-                self._add(target, source, task, spec.filters.get((source, target)))
+                if target != END:
+                    self._add(target, source, task, spec.filters.get((source, target)))
             for index in spec.waits_by_source.get(source, ()):
                 seen = self.seen[index]
                 seen.add(source)

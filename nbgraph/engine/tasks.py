@@ -330,6 +330,7 @@ def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> No
             task.routes = [result]
         return
     items = result if isinstance(result, (list, tuple)) else [result]
+    how = f"Router {branch.name!r}"
     for item in items:
         if item is None:
             continue
@@ -341,7 +342,7 @@ def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> No
                     f"Router {branch.name!r} after {task.node!r} returned {item!r}, which its "
                     f"path_map does not have; path_map keys: {list(branch.path_map)}."
                 ) from None
-        add_route(task, _checked_target(spec, task.node, item, f"Router {branch.name!r}"))
+        add_route(task, _checked_target(spec, task.node, item, how))
 
 
 def note_failure(error: BaseException, task: Task, where: str = "running node") -> None:
