@@ -114,3 +114,19 @@ def test_a_view_made_without_reads_takes_writes_and_pending_values() -> None:
     assert view["a"] == [1, 2] and values == {"a": [1], "n": 2}
     fresh = StateView(values)  # (dict's own __init__: a view of a view copies on read)
     assert StateView(fresh) == {"a": [1], "n": 2}
+
+
+def test_a_router_changing_an_overwritten_list_changes_neither_the_state_nor_the_record() -> None:
+    def node(state: S) -> list:
+        from nbgraph import Command
+
+        return [Command(update={"items": Overwrite([1])}), Command(update={"total": 1})]
+
+    def router(state: S) -> str:
+        state["items"].append(99)
+        return END
+
+    app = StateGraph(S).add_node("a", node).add_edge(START, "a")
+    app = app.add_conditional_edges("a", router).compile()
+    assert app.invoke({"items": [], "total": 0, "log": []})["items"] == [1]
+    assert app.last_log.steps[-1].tasks[0].writes[0][1].value == [1]

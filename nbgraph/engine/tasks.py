@@ -318,7 +318,8 @@ class _Fresh(tuple, Pending):
 
     def compute(self) -> Any:
         field, values, writes, task = self
-        return reduce_field(field, isolate(values.get(field.name, MISSING)), writes, task.step)
+        value = reduce_field(field, isolate(values.get(field.name, MISSING)), writes, task.step)
+        return value if field.reducer is not None else isolate(value)  # (a write's own value)
 
 
 def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> None:
