@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -37,7 +36,6 @@ from nbgraph.engine.runlog import RootReset, RunLog
 from nbgraph.engine.runtime import enter_task, leave_task
 from nbgraph.engine.showing import Showing
 from nbgraph.engine.starting import Starting
-from nbgraph.engine.subgraph_edges import quiet_drop
 from nbgraph.engine.subruns import parent_scope
 from nbgraph.engine.tasks import (
     VIEWED,
@@ -48,6 +46,7 @@ from nbgraph.engine.tasks import (
     node_input,
     note_failure,
     router_state,
+    warn_dropped,
 )
 from nbgraph.engine.view import StateView, isolate
 from nbgraph.errors import GraphRecursionError
@@ -297,7 +296,7 @@ class RunLoop(Starting, Committing, Showing):
                 absorb_output(self.spec, node, task, output)
             self._route(task, env, values)
             if task.dropped:
-                self._warn_dropped(task)
+                warn_dropped(self.spec, self.log.warnings, task)
         except Exception as error:
             self._caught(task, error)
         finally:
@@ -382,7 +381,7 @@ class RunLoop(Starting, Committing, Showing):
                 self.tap(task, output)
             absorb_output(self.spec, node, task, output)
             if task.dropped:
-                self._warn_dropped(task)
+                warn_dropped(self.spec, self.log.warnings, task)
             for branch in self.spec.branches.get(task.node, ()):
                 state = router_state(
                     self.spec, task, self.read(task), self.managed_values(), branch
@@ -396,20 +395,6 @@ class RunLoop(Starting, Committing, Showing):
             self._done(task, scope)
         return wait
 
-    def _warn_dropped(self, task: Task) -> None:
-        if quiet_drop(self.spec, task):  # a subgraph's own keys: LangGraph drops them silently
-            return
-        message = (
-            f"Node {task.node!r} at step {task.step} wrote keys that were dropped: "
-            f"{', '.join(f'{key!r} ({why})' for key, _, why in task.dropped)}."
-        )
-        self.log.warnings.append(message)
-        code = getattr(self.spec.nodes[task.node].fn, "__code__", None)
-        if code is None:
-            warnings.warn(message, UserWarning, stacklevel=2)
-        else:  # point at the node that wrote them, not at the engine
-            warnings.warn_explicit(message, UserWarning, code.co_filename, code.co_firstlineno)
-
     def _route(self, task: Task, env: TaskEnv | None = None, values: Any = None) -> None:
         """Run the routers after `task` (in `env` when the task's own is entered already;
         `values`: what the task read, when known)."""
@@ -422,6 +407,12 @@ class RunLoop(Starting, Committing, Showing):
                 result = call(branch.router, state, self, task)
             else:
                 result = call_in(env, branch.router, state)
+                if type(result) is str and result in self.spec.nodes and branch.path_map is None:
+                    if task.routes:  # (`absorb_route`'s common case, kept short)
+                        task.routes.append(result)  # type: ignore[union-attr]
+                    else:
+                        task.routes = [result]
+                    continue
             if type(result) not in _PLAIN_OUTPUTS and inspect.isawaitable(result):
                 _close(result)
                 raise TypeError(

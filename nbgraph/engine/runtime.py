@@ -138,9 +138,9 @@ def get_store() -> Any:
     return get_runtime().store
 
 
-def current_task_env() -> Any:
-    """The running task's environment (`.run`, `.task`), or None outside a node."""
-    return _TASK.get()
+current_task_env = _TASK.get
+"""`current_task_env()`: the running task's environment (`.run`, `.task`), or None outside a
+node (the context variable's own method: the engine asks at every commit)."""
 
 
 enter_task = _TASK.set

@@ -7,10 +7,12 @@ step's starting state plus only this task's writes.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nbgraph.engine.subgraph_edges import quiet_drop
 from nbgraph.engine.subruns import ParentCommand
 from nbgraph.engine.view import Pending, StateView, isolate
 from nbgraph.engine.writes import field_spec, reduce_field
@@ -351,3 +353,20 @@ def note_failure(error: BaseException, task: Task, where: str = "running node") 
     note = f"nbgraph: while {where} {task.node!r} at step {task.step}"
     if note not in getattr(error, "__notes__", ()):
         error.add_note(note)
+
+
+def warn_dropped(spec: GraphSpec, warned: list[str], task: Task) -> None:
+    """Warn (and note in `warned`, the run's warnings) that `task` wrote keys that were
+    dropped, pointing at its node's code."""
+    if quiet_drop(spec, task):  # a subgraph's own keys: LangGraph drops them silently
+        return
+    message = (
+        f"Node {task.node!r} at step {task.step} wrote keys that were dropped: "
+        f"{', '.join(f'{key!r} ({why})' for key, _, why in task.dropped)}."
+    )
+    warned.append(message)
+    code = getattr(spec.nodes[task.node].fn, "__code__", None)
+    if code is None:
+        warnings.warn(message, UserWarning, stacklevel=2)
+    else:  # point at the node that wrote them, not at the engine
+        warnings.warn_explicit(message, UserWarning, code.co_filename, code.co_firstlineno)
