@@ -107,8 +107,12 @@ class RunLoop(Starting, Committing, Showing):
             GraphRecursionError: the step would pass `recursion_limit` (checked first,
                 as LangGraph does, even when nothing is left to run).
         """
-        if not self.advance():
+        if self.paused or self.at_breakpoint:  # (`advance`, kept short)
             return None
+        self.step += 1
+        if self.step > self.stop:
+            self.step -= 1
+            self.advance()  # (raises GraphRecursionError)
         pull, push = self.pull, self.push
         if not pull and not push:
             if not self.deferred:
