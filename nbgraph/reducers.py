@@ -175,7 +175,7 @@ def append(old: Any, new: Any) -> list:
 
 
 def _append_in_place(old: Any, new: Any) -> list:
-    if _is_missing(old):
+    if old is MISSING or old is None:  # (`_is_missing`: this runs for every append)
         return append(old, new)
     if new is MISSING:
         return old

@@ -10,6 +10,7 @@ from typing import Any
 
 from nbgraph.engine.persist import checkpoint_payload
 from nbgraph.engine.runlog import StepLog
+from nbgraph.engine.runtime import current_task_env
 from nbgraph.engine.subruns import parent_scope
 from nbgraph.engine.tasks import Task, state_for
 from nbgraph.engine.view import isolate
@@ -47,15 +48,26 @@ class Committing:
                 log.merged = merge_unreduced(
                     self.spec.state_merger, self.spec.fields, self.values, per_task
                 )
-            writes = applied_writes(self.spec.fields, tasks, log.merged)
+            if len(tasks) == 1 and self.thread is None:  # a lone task: its writes, grouped
+                writes, node = (), tasks[0].node
+                grouped = {}
+                for key, value in tasks[0].writes:
+                    group = grouped.get(key)
+                    if group is None:
+                        grouped[key] = [(node, value)]
+                    else:
+                        group.append((node, value))
+            else:
+                writes = applied_writes(self.spec.fields, tasks, log.merged)
+                grouped = group_writes(writes)
             self._trigger(tasks)
-            grouped = group_writes(writes)
             apply_grouped(self.spec.fields, self.values, grouped, self.step)
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
             raise
         log.written = tuple(grouped)
-        log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
+        if self.ephemeral:
+            log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
         log.applied = True
         if self.thread is not None:
             self.thread.save(self.step, source, checkpoint_payload(self, log, writes), self.values)
@@ -77,7 +89,7 @@ class Committing:
         for task in tasks:
             if task.error is not None:
                 raise task.error
-        if self.thread is not None or parent_scope(self) is not None:  # (or its subgraphs)
+        if self.thread is not None or (current_task_env() and parent_scope(self)):  # (subgraphs)
             self.paused = [i for task in tasks for i in task.interrupts]
         return log
 
@@ -103,7 +115,8 @@ class Committing:
         for task in tasks:
             source = task.node
             for target in spec.edges.get(source, ()):
-                self._add(target, source, task, spec.filters.get((source, target)))
+                if target != END:
+                    self._add(target, source, task, spec.filters.get((source, target)))
             for index in spec.waits_by_source.get(source, ()):
                 seen = self.seen[index]
                 seen.add(source)
@@ -116,8 +129,16 @@ class Committing:
             for route in task.routes:
                 if isinstance(route, Send):
                     self.push.append((source, route))
-                else:
+                elif route == END:
+                    continue
+                elif (node := spec.nodes[route]).defer or node.merge not in _NO_RESET:
                     self._add(route, source, task, None)
+                else:  # (`_add`, kept short for the common case)
+                    queued = self.pull.get(route)
+                    if queued is None:
+                        self.pull[route] = [source]
+                    else:
+                        queued.append(source)
 
     def _add(
         self, target: str, source: str, task: Task, state_filter: Any, capture: bool = True
@@ -127,7 +148,7 @@ class Committing:
         node = self.spec.nodes[target]
         queue = self.deferred if node.defer else self.pull
         queue.setdefault(target, []).append(source)
-        if capture:
+        if capture and (state_filter is not None or node.merge not in _NO_RESET):
             self._capture(target, source, task, state_filter)
 
     def _capture(self, target: str, source: str, task: Task, state_filter: Any) -> None:

@@ -245,6 +245,22 @@ def call(fn: Callable[..., Any], state: Any, run: Any, task: Any) -> Any:
         leave_task(tokens)
 
 
+def call_in(env: TaskEnv, fn: Callable[..., Any], state: Any) -> Any:
+    """`call` for a task whose `env` is already the running one (`enter_task`): the engine
+    enters it once per attempt, for the node and its routers."""
+    try:
+        entry = _CACHE.get(id(fn))  # (`injections`, its cache looked in here: the hot path)
+        wanted = entry[1] if entry is not None and entry[0]() is fn else injections(fn)
+        if not wanted:
+            return fn(state)
+        return fn(state, **{name: env.value(what) for name, what in wanted})
+    except TypeError as error:
+        _explain(error, fn)
+        raise
+    except ParentCommand as up:  # a graph run inside the node addressed it: its output
+        return up.command
+
+
 async def acall(fn: Callable[..., Any], state: Any, run: Any, task: Any) -> Any:
     """`call`, awaiting what it returns if that is awaitable (the context stays set)."""
     env = TaskEnv(run, task)

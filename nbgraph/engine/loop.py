@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +22,7 @@ from nbgraph.engine.caching import keep_in_cache, serve_from_cache
 from nbgraph.engine.committing import _NO_RESET, Committing
 from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.config import run_config
-from nbgraph.engine.injection import acall, call
+from nbgraph.engine.injection import TaskEnv, acall, call, call_in
 from nbgraph.engine.interrupts import (
     GraphInterrupt,
     Scope,
@@ -34,19 +33,22 @@ from nbgraph.engine.interrupts import (
 from nbgraph.engine.lineage import fold_states, state_pairs
 from nbgraph.engine.retrying import next_attempt
 from nbgraph.engine.runlog import RootReset, RunLog
+from nbgraph.engine.runtime import enter_task, leave_task
 from nbgraph.engine.showing import Showing
 from nbgraph.engine.starting import Starting
-from nbgraph.engine.subgraph_edges import quiet_drop
 from nbgraph.engine.subruns import parent_scope
 from nbgraph.engine.tasks import (
+    VIEWED,
     Task,
     absorb_output,
     absorb_route,
+    absorb_update,
     node_input,
     note_failure,
     router_state,
+    warn_dropped,
 )
-from nbgraph.engine.view import isolate
+from nbgraph.engine.view import StateView, isolate
 from nbgraph.errors import GraphRecursionError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import MISSING, START, Command, Interrupt, Send
@@ -86,6 +88,8 @@ class RunLoop(Starting, Committing, Showing):
         self.managed = tuple(n for n, f in spec.fields.items() if f.managed)
         self.ephemeral = spec.ephemeral
         self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
+        self.viewed = not self.managed and not spec.beyond_state and spec.state.kind in VIEWED
+        # (a node of the state schema gets a `StateView` of the values: `tasks.node_input`)
         self.log = RunLog(spec, MISSING, config)
         self._pending_resets: list[RootReset] | tuple[()] = ()
         self.root_updated = False  # a resuming Command's update: the next step records it
@@ -103,8 +107,12 @@ class RunLoop(Starting, Committing, Showing):
             GraphRecursionError: the step would pass `recursion_limit` (checked first,
                 as LangGraph does, even when nothing is left to run).
         """
-        if not self.advance():
+        if self.paused or self.at_breakpoint:  # (`advance`, kept short)
             return None
+        self.step += 1
+        if self.step > self.stop:
+            self.step -= 1
+            self.advance()  # (raises GraphRecursionError)
         pull, push = self.pull, self.push
         if not pull and not push:
             if not self.deferred:
@@ -120,6 +128,26 @@ class RunLoop(Starting, Committing, Showing):
             self.root_updated = False
             recorded = {k: isolate(v) for k, v in self.values.items()}
             resets = [RootReset(self.step, START, "command", (), (), recorded), *resets]
+        if len(pull) == 1 and not push:  # a lone task (a loop's step): kept short
+            ((name, sources),) = pull.items()
+            triggers = tuple(sources)
+            triggers = self._shared.setdefault(triggers, triggers)  # (`shared`)
+            tasks = [Task(self.step, 0, name, "edge", triggers=triggers)]
+            self.pulls = 1
+        else:
+            tasks = self._step_tasks(pull, push)
+        self._pending_resets = resets
+        self.step_size = len(tasks)
+        if self.finished:  # tasks that finished before a pause or a failure are not run again
+            for task in tasks:
+                task.started = time.time()
+                task.cached = self._restore_task(task)
+        if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
+            serve_from_cache(self.spec, tasks, self._node_input)
+        return tasks
+
+    def _step_tasks(self, pull: dict[str, list[str]], push: list[tuple[str, Send]]) -> list[Task]:
+        """A step's tasks in write order: the pulled nodes by name, then the Sends."""
         names = sorted(pull) if len(pull) > 1 else pull
         tasks = [
             Task(self.step, index, name, "edge", triggers=self.shared(tuple(pull[name])))
@@ -130,14 +158,6 @@ class RunLoop(Starting, Committing, Showing):
             Task(self.step, offset + index, send.node, "send", arg=send.arg, triggers=(sender,))
             for index, (sender, send) in enumerate(push)
         ]
-        self._pending_resets = resets
-        self.step_size = len(tasks)
-        if self.finished:  # tasks that finished before a pause or a failure are not run again
-            for task in tasks:
-                task.started = time.time()
-                task.cached = self._restore_task(task)
-        if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
-            serve_from_cache(self.spec, tasks, self._node_input)
         return tasks
 
     def advance(self) -> bool:
@@ -249,14 +269,21 @@ class RunLoop(Starting, Committing, Showing):
         if task.cached or (self.finished and self._restore_task(task)):
             return None
         scope = None if self.thread is None else self._scope(task)
+        env = TaskEnv(self, task)
+        entered = enter_task(env)  # what get_config() / get_runtime() answer, node and routers
         try:
-            state = node_input(self.spec, node, task, self.read(task), self.managed_values())
+            values = self.read(task)
+            if self.viewed and task.kind == "edge" and node.input is None:
+                state = StateView(values)  # (`node_input`'s answer, kept short)
+            else:
+                managed = self.managed_values() if self.managed else _NO_MANAGED
+                state = node_input(self.spec, node, task, values, managed)
             if scope is None:
-                output = call(node.fn, state, self, task)
+                output = call_in(env, node.fn, state)
             else:
                 token = enter_scope(scope)
                 try:
-                    output = call(node.fn, state, self, task)
+                    output = call_in(env, node.fn, state)
                 finally:
                     leave_scope(token)
             if self.tap is not None:
@@ -267,12 +294,20 @@ class RunLoop(Starting, Committing, Showing):
                     f"Node {task.node!r} is async; run the graph with "
                     "`await app.ainvoke(...)` or `app.astream(...)`."
                 )
-            absorb_output(self.spec, node, task, output)
-            self._route(task)
+            if type(output) is dict:
+                absorb_update(self.spec, node, task, output)
+            else:
+                absorb_output(self.spec, node, task, output)
+            self._route(task, env, values)
             if task.dropped:
-                self._warn_dropped(task)
+                warn_dropped(self.spec, self.log.warnings, task)
         except Exception as error:
             self._caught(task, error)
+        finally:
+            leave_task(entered)
+        if task.error is None:  # (next_attempt's first question, asked here: the hot path)
+            self._done(task, scope)
+            return None
         wait = next_attempt(task, node)  # retry_policy=: another attempt, after a wait
         if wait is None:
             self._done(task, scope)
@@ -299,8 +334,13 @@ class RunLoop(Starting, Committing, Showing):
         task.ended = time.time()
         if task.cache_key is not None:
             keep_in_cache(self.spec, task)
-        if task.routes and all(type(route) is str for route in task.routes):
-            task.routes = self.shared(tuple(task.routes))  # type: ignore[arg-type]
+        routes = task.routes
+        if routes and (
+            (len(routes) == 1 and type(routes[0]) is str)
+            or all(type(route) is str for route in routes)
+        ):
+            shared = tuple(routes)
+            task.routes = self._shared.setdefault(shared, shared)  # type: ignore[arg-type]
         if self.thread is not None and (self.step_size > 1 or task.interrupts or task.error):
             # a sibling may fail: keep what this one wrote (a lone task's writes go into the
             # step's checkpoint right after it; a question for a person is kept always)
@@ -345,7 +385,7 @@ class RunLoop(Starting, Committing, Showing):
                 self.tap(task, output)
             absorb_output(self.spec, node, task, output)
             if task.dropped:
-                self._warn_dropped(task)
+                warn_dropped(self.spec, self.log.warnings, task)
             for branch in self.spec.branches.get(task.node, ()):
                 state = router_state(
                     self.spec, task, self.read(task), self.managed_values(), branch
@@ -359,33 +399,30 @@ class RunLoop(Starting, Committing, Showing):
             self._done(task, scope)
         return wait
 
-    def _warn_dropped(self, task: Task) -> None:
-        if quiet_drop(self.spec, task):  # a subgraph's own keys: LangGraph drops them silently
-            return
-        message = (
-            f"Node {task.node!r} at step {task.step} wrote keys that were dropped: "
-            f"{', '.join(f'{key!r} ({why})' for key, _, why in task.dropped)}."
-        )
-        self.log.warnings.append(message)
-        code = getattr(self.spec.nodes[task.node].fn, "__code__", None)
-        if code is None:
-            warnings.warn(message, UserWarning, stacklevel=2)
-        else:  # point at the node that wrote them, not at the engine
-            warnings.warn_explicit(message, UserWarning, code.co_filename, code.co_firstlineno)
-
-    def _route(self, task: Task) -> None:
+    def _route(self, task: Task, env: TaskEnv | None = None, values: Any = None) -> None:
+        """Run the routers after `task` (in `env` when the task's own is entered already;
+        `values`: what the task read, when known)."""
         for branch in self.spec.branches.get(task.node, ()):
-            result = self._call_router(branch, task)
+            managed = self.managed_values() if self.managed else _NO_MANAGED
+            if values is None:
+                values = self.read(task)
+            state = router_state(self.spec, task, values, managed, branch)
+            if env is None:
+                result = call(branch.router, state, self, task)
+            else:
+                result = call_in(env, branch.router, state)
+                if type(result) is str and result in self.spec.nodes and branch.path_map is None:
+                    if task.routes:  # (`absorb_route`'s common case, kept short)
+                        task.routes.append(result)  # type: ignore[union-attr]
+                    else:
+                        task.routes = [result]
+                    continue
             if type(result) not in _PLAIN_OUTPUTS and inspect.isawaitable(result):
                 _close(result)
                 raise TypeError(
                     f"The router after {task.node!r} is async; use `await app.ainvoke(...)`."
                 )
             absorb_route(self.spec, branch, task, result)
-
-    def _call_router(self, branch: Any, task: Task) -> Any:
-        state = router_state(self.spec, task, self.read(task), self.managed_values(), branch)
-        return call(branch.router, state, self, task)
 
 
 def _close(awaitable: Any) -> None:

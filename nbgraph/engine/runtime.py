@@ -138,19 +138,17 @@ def get_store() -> Any:
     return get_runtime().store
 
 
-def current_task_env() -> Any:
-    """The running task's environment (`.run`, `.task`), or None outside a node."""
-    return _TASK.get()
+current_task_env = _TASK.get
+"""`current_task_env()`: the running task's environment (`.run`, `.task`), or None outside a
+node (the context variable's own method: the engine asks at every commit)."""
 
 
-def enter_task(env: Any) -> Any:
-    """Make `env` the running task's; returns the token `leave_task` needs."""
-    return _TASK.set(env)
+enter_task = _TASK.set
+"""`enter_task(env)`: make `env` the running task's; returns the token `leave_task` needs
+(the context variable's own method: the engine calls it for every task)."""
 
-
-def leave_task(token: Any) -> None:
-    """Undo `enter_task`."""
-    _TASK.reset(token)
+leave_task = _TASK.reset
+"""`leave_task(token)`: undo `enter_task`."""
 
 
 def coerce_context(schema: Any, context: Any) -> Any:

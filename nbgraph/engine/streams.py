@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -194,8 +195,11 @@ class StreamScope:
         stream = TaskStream(task, self.sink, self.relay)
         token = _STREAM.set(stream)
         try:
-            if self.chat is None:
-                return self.run.execute(task)
+            if self.chat is None:  # (`run.execute`: its attempts, the hot path kept short)
+                attempt = self.run._attempt
+                while (wait := attempt(task)) is not None:
+                    time.sleep(wait)
+                return task
             chat = self._enter_chat(stream)
             try:
                 return self.run.execute(task)

@@ -7,10 +7,12 @@ step's starting state plus only this task's writes.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nbgraph.engine.subgraph_edges import quiet_drop
 from nbgraph.engine.subruns import ParentCommand
 from nbgraph.engine.view import Pending, StateView, isolate
 from nbgraph.engine.writes import field_spec, reduce_field
@@ -28,6 +30,10 @@ from nbgraph.types import (
     Send,
     is_overwrite,
 )
+
+_IMMUTABLE = frozenset({int, float, str, bool, type(None), bytes, complex, range})
+"""A write of one of these types is kept as it is (no copy to make)."""
+VIEWED = ("typeddict", "dict")  # the schema kinds a node is handed as a `StateView`
 
 
 class RouteError(NbgraphError, KeyError):
@@ -113,6 +119,8 @@ def node_input(spec: GraphSpec, node: NodeSpec, task: Task, values: dict, manage
         return isolate(task.arg)  # the recorded argument stays as it was sent
     if node.input is not None:
         return state_for(node.input, values, managed, whole=False)
+    if not managed and not spec.beyond_state and spec.state.kind in VIEWED:
+        return StateView(values)  # (state_for's answer, the common case kept short)
     return state_for(spec.state, values, managed, whole=not spec.beyond_state)
 
 
@@ -125,7 +133,7 @@ def state_for(schema: SchemaInfo, values: dict, managed: dict, *, whole: bool) -
     for name, value in managed.items():
         if name in schema.fields:
             dict.__setitem__(view, name, value)
-    if schema.kind in ("typeddict", "dict"):
+    if schema.kind in VIEWED:
         return view
     return schema.build(view.resolved())
 
@@ -134,28 +142,44 @@ def absorb_output(spec: GraphSpec, node: NodeSpec, task: Task, output: Any) -> N
     """Read a node's return value into the task's writes and routes."""
     if output is None:
         return
-    if isinstance(output, Command):
+    if type(output) is dict:  # (the common case: straight to its writes)
+        absorb_update(spec, node, task, output)
+    elif isinstance(output, Command):
         _absorb_command(spec, task, output)
     elif isinstance(output, (list, tuple)) and any(isinstance(i, Command) for i in output):
         for item in output:
             if isinstance(item, Command):
                 _absorb_command(spec, task, item)
             else:
-                _absorb_update(spec, node, task, item)
+                absorb_update(spec, node, task, item)
     else:
-        _absorb_update(spec, node, task, output)
+        absorb_update(spec, node, task, output)
 
 
 def _absorb_command(spec: GraphSpec, task: Task, command: Command) -> None:
     if command.graph == Command.PARENT:  # the parent's task takes it (engine.subruns)
         raise ParentCommand(command)
     if command.update is not None:
-        _absorb_update(spec, None, task, command.update)
+        absorb_update(spec, None, task, command.update)
     for target in command.goto_targets():
         add_route(task, _checked_target(spec, task.node, target, "Command(goto=...)"))
 
 
-def _absorb_update(spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any) -> None:
+def absorb_update(spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any) -> None:
+    """Read an update (a node's output that is not a `Command`) into the task's writes."""
+    if type(output) is dict and spec.state.kind != "root":  # the common case, kept short
+        unprepared, writes = spec.unprepared, task.writes
+        for key, value in output.items():
+            kind = type(value)
+            if kind in _IMMUTABLE and key in unprepared:
+                writes.append((key, value))
+            elif (kind is list or kind is dict) and key in unprepared:
+                writes.append((key, isolate(value)))  # (a plain dict: no Overwrite with prepare)
+            else:
+                kept = _keep(spec, task, key, value)
+                if kept is not MISSING:
+                    writes.append((key, kept))
+        return
     for key, value in _update_pairs(spec, node, task, output):
         kept = _keep(spec, task, key, value)
         if kept is not MISSING:
@@ -270,8 +294,16 @@ def router_state(
                 own[key].append((task.node, value))
             else:
                 own[key] = [(task.node, value)]
+        fields = spec.fields
         for key, key_writes in own.items():
-            view.set_pending(key, _Fresh(field_spec(spec.fields, key), values, key_writes, task))
+            info = fields.get(key)
+            if len(key_writes) == 1 and (info is None or info.reducer is None):
+                value = key_writes[0][1]  # a plain overwrite: the value itself (copied on read)
+                if type(value) is not Overwrite and not isinstance(value, Mutation):
+                    dict.__setitem__(view, key, value)
+                    continue
+            fresh = _Fresh((info or field_spec(fields, key), values, key_writes, task))
+            dict.__setitem__(view, key, fresh)  # (a new view: nothing read yet)
     for name, value in managed.items():
         if name in schema.fields:
             dict.__setitem__(view, name, value)
@@ -280,22 +312,28 @@ def router_state(
     return schema.build(view.resolved())
 
 
-class _Fresh(Pending):
-    """A field's value after one task's writes, computed only if a router reads it."""
+class _Fresh(tuple, Pending):
+    """A field's value after one task's writes, computed only if a router reads it:
+    `_Fresh((field, values, writes, task))` (a tuple: made without a Python call)."""
 
-    __slots__ = ("field", "task", "values", "writes")
-
-    def __init__(self, field: Any, values: dict, writes: list, task: Task) -> None:
-        self.field, self.values, self.writes, self.task = field, values, writes, task
+    __slots__ = ()
 
     def compute(self) -> Any:
-        old = isolate(self.values.get(self.field.name, MISSING))
-        return reduce_field(self.field, old, self.writes, self.task.step)
+        field, values, writes, task = self
+        value = reduce_field(field, isolate(values.get(field.name, MISSING)), writes, task.step)
+        return value if field.reducer is not None else isolate(value)  # (a write's own value)
 
 
 def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> None:
     """Read a router's return value into the task's routes."""
+    if type(result) is str and branch.path_map is None and (result in spec.nodes or result == END):
+        if task.routes:  # the common case, kept short (`add_route`)
+            task.routes.append(result)  # type: ignore[union-attr]
+        else:
+            task.routes = [result]
+        return
     items = result if isinstance(result, (list, tuple)) else [result]
+    how = f"Router {branch.name!r}"
     for item in items:
         if item is None:
             continue
@@ -307,7 +345,7 @@ def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> No
                     f"Router {branch.name!r} after {task.node!r} returned {item!r}, which its "
                     f"path_map does not have; path_map keys: {list(branch.path_map)}."
                 ) from None
-        add_route(task, _checked_target(spec, task.node, item, f"Router {branch.name!r}"))
+        add_route(task, _checked_target(spec, task.node, item, how))
 
 
 def note_failure(error: BaseException, task: Task, where: str = "running node") -> None:
@@ -315,3 +353,20 @@ def note_failure(error: BaseException, task: Task, where: str = "running node") 
     note = f"nbgraph: while {where} {task.node!r} at step {task.step}"
     if note not in getattr(error, "__notes__", ()):
         error.add_note(note)
+
+
+def warn_dropped(spec: GraphSpec, warned: list[str], task: Task) -> None:
+    """Warn (and note in `warned`, the run's warnings) that `task` wrote keys that were
+    dropped, pointing at its node's code."""
+    if quiet_drop(spec, task):  # a subgraph's own keys: LangGraph drops them silently
+        return
+    message = (
+        f"Node {task.node!r} at step {task.step} wrote keys that were dropped: "
+        f"{', '.join(f'{key!r} ({why})' for key, _, why in task.dropped)}."
+    )
+    warned.append(message)
+    code = getattr(spec.nodes[task.node].fn, "__code__", None)
+    if code is None:
+        warnings.warn(message, UserWarning, stacklevel=2)
+    else:  # point at the node that wrote them, not at the engine
+        warnings.warn_explicit(message, UserWarning, code.co_filename, code.co_firstlineno)

@@ -122,29 +122,40 @@ class StateView(dict):
     (['a', 'b'], ['a'])
     """
 
-    __slots__ = ("_fresh",)
+    __slots__ = ("_fresh",)  # the keys read (or written) since: their values are the view's
+    # (no __init__ of its own: dict's, in C, as a view is made for every node and router;
+    # `_fresh` is made on the first read that copies)
 
-    def __init__(self, values: dict[str, Any]) -> None:
-        super().__init__(values)
-        self._fresh: set[str] = set()
+    def _fresh_keys(self) -> set[str]:
+        try:
+            return self._fresh
+        except AttributeError:
+            self._fresh = fresh = set()
+            return fresh
 
     def set_pending(self, key: str, pending: Pending) -> None:
         """Make `key` read as `pending.compute()` (evaluated once, on first read)."""
         dict.__setitem__(self, key, pending)
-        self._fresh.discard(key)
+        self._fresh_keys().discard(key)
 
     def __getitem__(self, key: str) -> Any:
         value = dict.__getitem__(self, key)
-        if key in self._fresh:
+        if type(value) in _ATOMS:  # (an atom needs no copy)
+            return value
+        try:
+            fresh = self._fresh
+        except AttributeError:
+            fresh = self._fresh = set()
+        if key in fresh:
             return value
         value = value.compute() if isinstance(value, Pending) else isolate(value)
         dict.__setitem__(self, key, value)
-        self._fresh.add(key)
+        fresh.add(key)
         return value
 
     def __setitem__(self, key: str, value: Any) -> None:
         dict.__setitem__(self, key, value)
-        self._fresh.add(key)
+        self._fresh_keys().add(key)
 
     def __iter__(self) -> Iterator[str]:
         # Overriding __iter__ keeps dict(view) and {**view} on the copying path.

@@ -17,6 +17,9 @@ from nbgraph.messages.merge import forget_messages
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING, Mutation, Overwrite, is_overwrite, overwrite_value
 
+_PLAIN = frozenset({int, float, str, bool, type(None), bytes, list, tuple})
+"""Types of a write that is a plain value: not an `Overwrite`, a `Mutation` or its JSON form."""
+
 Write = tuple[str, str, Any]
 """One write: (writer, field, value); value may be an `Overwrite` or a `Mutation`."""
 
@@ -204,6 +207,16 @@ def apply_grouped(
             check_conflict(field_spec(fields, name), field_writes, step)
     for name, field_writes in grouped.items():
         spec = fields.get(name) or FieldSpec(name)
+        if len(field_writes) == 1 and type(new := field_writes[0][1]) in _PLAIN:
+            reducer = spec.reducer  # (`reduce_field`'s one-write case, kept short)
+            if reducer is None:
+                values[name] = new
+                continue
+            old = values.get(name, MISSING)
+            if old is not MISSING or reducer.takes_missing:
+                result = (reducer.in_place or reducer.fn)(old, new)
+                values[name] = isolate(result) if result is new else result
+                continue
         values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
 
 

@@ -88,6 +88,16 @@ class GraphSpec:
         return frozenset(self.fields) - frozenset(self.state.fields)
 
     @cached_property
+    def unprepared(self) -> frozenset[str]:
+        """Fields that keep a write as it is, only isolated: declared, not managed, and
+        without a reducer `prepare` (the engine's short path for a node's dict output)."""
+        return frozenset(
+            name
+            for name, f in self.fields.items()
+            if not f.managed and (f.reducer is None or f.reducer.prepare is None)
+        )
+
+    @cached_property
     def transient(self) -> frozenset[str]:
         """Fields marked `Transient`: never written to a checkpoint."""
         return frozenset(name for name, f in self.fields.items() if f.transient is not None)
