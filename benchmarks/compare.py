@@ -277,13 +277,18 @@ class Case:
 
 
 def run_case(
-    api: SimpleNamespace, app: Any, args: Callable[[], tuple[Any, dict]], check: Callable
+    api: SimpleNamespace,
+    app: Any,
+    args: Callable[[], tuple[Any, dict]],
+    check: Callable,
+    **options: Any,
 ) -> tuple[Callable[[], Any], Callable[[], Any]]:
     """`call` (invoke, checked) and `keep` (nbgraph: `app.run`, the Run kept; LangGraph:
-    invoke, nothing kept but its checkpointer's data)."""
+    invoke, nothing kept but its checkpointer's data); `options` go to `invoke` (both
+    engines: `durability=`)."""
 
     def call() -> Any:
-        check(app.invoke(*args()))
+        check(app.invoke(*args(), **options))
 
     def keep() -> Any:
         if api.records:
@@ -291,13 +296,18 @@ def run_case(
             assert run.status == "done", run.error
             check(run.output)
             return run
-        check(app.invoke(*args()))
+        check(app.invoke(*args(), **options))
         return None
 
     return call, keep
 
 
-def loop_case(api: SimpleNamespace, steps: int, saver: str = "", folder: str = "") -> Case:
+def loop_case(
+    api: SimpleNamespace, steps: int, saver: str = "", folder: str = "", durability: str = ""
+) -> Case:
+    """The self-loop; with a saver, run with the same `durability` on both engines (their
+    default, "async", if empty)."""
+
     def check(out: dict) -> None:
         assert out["count"] == steps and len(out["log"]) == steps
 
@@ -316,7 +326,8 @@ def loop_case(api: SimpleNamespace, steps: int, saver: str = "", folder: str = "
     def args() -> tuple[Any, dict]:
         return {"count": 0, "log": []}, thread_config(steps + 10)
 
-    call, keep = run_case(api, app, args, check)
+    options = {"durability": durability} if durability else {}
+    call, keep = run_case(api, app, args, check, **options)
     case = Case(call, steps, keep=None if saver == "sqlite" else keep, close=close)
     if saver == "sqlite":
         case.disk = lambda: sqlite_disk(api, steps, folder)

@@ -184,7 +184,31 @@ class SqliteSaver(BaseSaver):
 
     # --- checkpoints --------------------------------------------------------------------
 
+    batches = True  # (durability "async": the engine hands it checkpoints in `put_batch`es)
+
     def put(self, record: CheckpointRecord) -> None:
+        self.put_batch([("put", (record,))])
+
+    def put_batch(self, ops: list[tuple[str, tuple]]) -> None:
+        """Store checkpoints and pending writes in order, in one transaction: `("put",
+        (record,))` as `put`, `("write", (thread_id, checkpoint_id, task_id, payload))` as
+        `put_write`; all of them or, if one is refused, none."""
+        encoded = [self._encode_record(*a) if k == "put" else self._encode_write(*a)
+                   for k, a in ops]  # fmt: skip
+        added: list[tuple[str, str]] = []  # known while the transaction runs, kept if it commits
+        try:
+            with self._transaction() as conn:
+                for (kind, args), text in zip(ops, encoded, strict=True):
+                    if kind == "put":
+                        added.append(self._insert_record(conn, args[0], *text))
+                        self._known.add(added[-1])
+                    else:
+                        self._insert_write(conn, *args[:3], text)
+        except BaseException:
+            self._known.difference_update(added)
+            raise
+
+    def _encode_record(self, record: CheckpointRecord) -> tuple[str, str | None]:
         check_record(record)
         self._check_writable("save a checkpoint")
         what = f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r}"
@@ -192,39 +216,32 @@ class SqliteSaver(BaseSaver):
         snapshot = None
         if record.snapshot is not None:
             snapshot = dump_payload(record.snapshot, f"The state saved with {what}")
+        return payload, snapshot
+
+    def _insert_record(
+        self, conn: sqlite3.Connection, record: CheckpointRecord, payload: str, snapshot: Any
+    ) -> tuple[str, str]:
         key = (record.thread_id, record.checkpoint_id)
-        with self._transaction() as conn:
-            has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
-            # a parent this saver put is there (delete_thread forgets its own); others: look
-            parent_found = (
-                record.parent_id is None
-                or (record.thread_id, record.parent_id) in self._known
-                or conn.execute(has, (record.thread_id, record.parent_id)).fetchone()
-            )
-            duplicate = key in self._known or (
-                not parent_found and conn.execute(has, key).fetchone()
-            )
-            check_links(record, duplicate=bool(duplicate), parent_found=bool(parent_found))
-            (seq,) = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints").fetchone()
-            try:
-                conn.execute(
-                    f"INSERT INTO checkpoints ({_COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        record.thread_id,
-                        record.checkpoint_id,
-                        record.parent_id,
-                        record.step,
-                        record.source,
-                        float(record.created_at),
-                        payload,
-                        snapshot,
-                        seq,
-                    ),
-                )
-            except sqlite3.IntegrityError:  # the id was taken (by another saver on the file)
-                check_links(record, duplicate=True, parent_found=True)
-                raise
-        self._known.add(key)
+        has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
+        # a parent this saver put is there (delete_thread forgets its own); others: look
+        parent_found = (
+            record.parent_id is None
+            or (record.thread_id, record.parent_id) in self._known
+            or conn.execute(has, (record.thread_id, record.parent_id)).fetchone()
+        )
+        duplicate = key in self._known or (not parent_found and conn.execute(has, key).fetchone())
+        check_links(record, duplicate=bool(duplicate), parent_found=bool(parent_found))
+        (seq,) = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints").fetchone()
+        try:
+            conn.execute(
+                f"INSERT INTO checkpoints ({_COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*key, record.parent_id, record.step, record.source, float(record.created_at),
+                 payload, snapshot, seq),
+            )  # fmt: skip
+        except sqlite3.IntegrityError:  # the id was taken (by another saver on the file)
+            check_links(record, duplicate=True, parent_found=True)
+            raise
+        return key
 
     def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRecord | None:
         check_thread_id(thread_id)
@@ -274,19 +291,26 @@ class SqliteSaver(BaseSaver):
     # --- pending writes -----------------------------------------------------------------
 
     def put_write(self, thread_id: str, checkpoint_id: str, task_id: str, payload: Any) -> None:
+        self.put_batch([("write", (thread_id, checkpoint_id, task_id, payload))])
+
+    def _encode_write(self, thread_id: str, checkpoint_id: str, task_id: str, payload: Any) -> str:
         check_thread_id(thread_id)
         check_id("checkpoint id", checkpoint_id)
         check_id("task id", task_id)
         self._check_writable("save a task's writes")
-        text = dump_payload(payload, f"The writes of task {task_id!r} of thread {thread_id!r}")
+        return dump_payload(payload, f"The writes of task {task_id!r} of thread {thread_id!r}")
+
+    def _insert_write(
+        self, conn: sqlite3.Connection, thread_id: str, checkpoint_id: str, task_id: str, text: str
+    ) -> None:
         key = (thread_id, checkpoint_id)
-        with self._transaction() as conn:
+        if key not in self._known:  # (a checkpoint this saver put is there)
             has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
             if conn.execute(has, key).fetchone() is None:
                 raise missing_checkpoint(thread_id, checkpoint_id)
-            next_seq = "SELECT COALESCE(MAX(seq), 0) + 1 FROM writes WHERE thread_id = ? AND "
-            (seq,) = conn.execute(next_seq + "checkpoint_id = ?", key).fetchone()
-            conn.execute("INSERT INTO writes VALUES (?, ?, ?, ?, ?)", (*key, task_id, seq, text))
+        next_seq = "SELECT COALESCE(MAX(seq), 0) + 1 FROM writes WHERE thread_id = ? AND "
+        (seq,) = conn.execute(next_seq + "checkpoint_id = ?", key).fetchone()
+        conn.execute("INSERT INTO writes VALUES (?, ?, ?, ?, ?)", (*key, task_id, seq, text))
 
     def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
         check_thread_id(thread_id)
