@@ -33,6 +33,7 @@ def nb_api() -> SimpleNamespace:
         return saver, saver.close
 
     return SimpleNamespace(
+        name="nbgraph",
         StateGraph=nbgraph.StateGraph, START=nbgraph.START, END=nbgraph.END,
         interrupt=nbgraph.interrupt, Command=nbgraph.Command, memory=nbgraph.MemorySaver,
         sqlite=sqlite, append=operator.add,
@@ -50,6 +51,7 @@ def lg_api() -> SimpleNamespace:
         return lg_sqlite.SqliteSaver(conn), conn.close
 
     return SimpleNamespace(
+        name="langgraph",
         StateGraph=graph.StateGraph, START=graph.START, END=graph.END,
         interrupt=types.interrupt, Command=types.Command, memory=memory.InMemorySaver,
         sqlite=sqlite, append=operator.add,
@@ -101,7 +103,7 @@ def program(api: SimpleNamespace, kind: str, mode: str, folder: Any) -> list[Any
         if kind == "memory":
             saver, close = api.memory(), lambda: None
         else:
-            saver, close = api.sqlite(str(folder / f"{id(api)}-{scenario}-{mode}.sqlite"))
+            saver, close = api.sqlite(str(folder / f"{api.name}-{scenario}-{mode}.sqlite"))
         calls: list = []
         trouble = {"ask": scenario == "interrupt", "fail": scenario == "error"}
         app = build(api, saver, calls, trouble)

@@ -48,6 +48,7 @@ from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.errors import CheckpointFileError, NbgraphError
 
 _COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
+_LAST_SEQ = "SELECT COALESCE(MAX(seq), 0) FROM checkpoints"
 
 
 class ReadOnlyCheckpointError(NbgraphError, PermissionError):
@@ -198,9 +199,13 @@ class SqliteSaver(BaseSaver):
         added: list[tuple[str, str]] = []  # known while the transaction runs, kept if it commits
         try:
             with self._transaction() as conn:
+                seq = None  # the last seq taken: read once a transaction (it holds the file)
                 for (kind, args), text in zip(ops, encoded, strict=True):
                     if kind == "put":
-                        added.append(self._insert_record(conn, args[0], *text))
+                        if seq is None:
+                            (seq,) = conn.execute(_LAST_SEQ).fetchone()
+                        seq += 1
+                        added.append(self._insert_record(conn, args[0], text, seq))
                         self._known.add(added[-1])
                     else:
                         self._insert_write(conn, *args[:3], text)
@@ -219,7 +224,7 @@ class SqliteSaver(BaseSaver):
         return payload, snapshot
 
     def _insert_record(
-        self, conn: sqlite3.Connection, record: CheckpointRecord, payload: str, snapshot: Any
+        self, conn: sqlite3.Connection, record: CheckpointRecord, text: tuple, seq: int
     ) -> tuple[str, str]:
         key = (record.thread_id, record.checkpoint_id)
         has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
@@ -231,12 +236,11 @@ class SqliteSaver(BaseSaver):
         )
         duplicate = key in self._known or (not parent_found and conn.execute(has, key).fetchone())
         check_links(record, duplicate=bool(duplicate), parent_found=bool(parent_found))
-        (seq,) = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints").fetchone()
         try:
             conn.execute(
                 f"INSERT INTO checkpoints ({_COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*key, record.parent_id, record.step, record.source, float(record.created_at),
-                 payload, snapshot, seq),
+                 *text, seq),
             )  # fmt: skip
         except sqlite3.IntegrityError:  # the id was taken (by another saver on the file)
             check_links(record, duplicate=True, parent_found=True)

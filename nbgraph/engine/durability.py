@@ -71,6 +71,7 @@ class Deferred:
     def __init__(self, saver: Any, mode: str) -> None:
         self.saver, self.mode = saver, mode
         self.ops: list[tuple[str, tuple]] = []  # ("put", (record,)) / ("write", (args...))
+        self.since = 0.0  # when the first of `ops` came
         self.finals: dict[str, tuple[Any, Any]] = {}  # exit: thread key -> (its Thread, last)
         self.bases: dict[str, tuple[str | None, Any]] = {}  # exit: key -> (parent, graph)
         self._lock, self._writing = threading.Lock(), threading.Lock()
@@ -123,10 +124,12 @@ class Deferred:
             ops = self.ops
             ops.append((kind, args))
             waiting = len(ops)
+            if waiting == 1:
+                self.since = time.monotonic()
         if self.mode != "async":
             return
-        if waiting >= BATCH:
-            self.flush()
+        if waiting >= BATCH or time.monotonic() - self.since >= BATCH_SECONDS:
+            self.flush()  # (in the run's thread: no handing the GIL to the writer thread)
         elif waiting == 1:
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_late, daemon=True,
@@ -135,11 +138,14 @@ class Deferred:
             self._wake.set()
 
     def _write_late(self) -> None:
-        """The writer thread: a batch is written `BATCH_SECONDS` after its first write."""
+        """The writer thread: writes a batch the run has not written `BATCH_SECONDS` after
+        its first write (a slow node runs)."""
         while self.mode == "async":
             self._wake.wait()
             self._wake.clear()
             time.sleep(BATCH_SECONDS)
+            if not self.ops or time.monotonic() - self.since < BATCH_SECONDS:
+                continue  # (written meanwhile; a newer batch wakes this again)
             try:
                 self.flush()
             except BaseException as error:  # raised in the run's thread, at its next write

@@ -12,6 +12,7 @@ This module writes a thread (`Thread.save*`, a committed step as a delta); readi
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections.abc import Callable, Sized
 from typing import Any
@@ -29,6 +30,9 @@ from nbgraph.reducers import callable_anywhere
 from nbgraph.types import MISSING, START, Mutation, Send
 
 MIN_SNAPSHOT_COST = 64
+_IDS = random.Random()  # checkpoint ids' random part: a private generator (no system call per
+if hasattr(os, "register_at_fork"):  # id; a node's random.seed() does not touch it), new in a fork
+    os.register_at_fork(after_in_child=_IDS.seed)
 
 
 def thread_id_of(config: dict[str, Any]) -> str:
@@ -134,7 +138,7 @@ class Thread(Restoring):
             else:
                 snapshot = {k: isolate(v) for k, v in values.items() if k not in skip}
             self._cost = 0
-        checkpoint_id = f"{step:08d}-{os.urandom(6).hex()}"
+        checkpoint_id = f"{step:08d}-{_IDS.getrandbits(48):012x}"
         record = CheckpointRecord(
             self.thread_id,
             checkpoint_id,
