@@ -16,7 +16,9 @@ alive: for nbgraph the returned `Run` (its record, with the final state) plus it
 checkpoints; for LangGraph its checkpointer's (it keeps no record without one). SQLite
 savers are compared by the bytes on disk after one run on a fresh file. Both SQLite
 connections run in WAL mode with `synchronous=NORMAL` (nbgraph's default; LangGraph's
-connection is set to it, otherwise its every commit would also wait for the disk).
+connection is set to it, otherwise its every commit would also wait for the disk). The
+checkpointed loops run with the same `durability=` on both engines: `DURABILITY`, `"async"`
+(LangGraph's default and nbgraph's).
 
 Fan-outs and Sends run with `max_concurrency=1` on both (one task at a time: the engine's
 own cost, no thread pool on this 2-core machine). LangGraph's self-loop is quadratic (its
@@ -50,6 +52,7 @@ if _HERE not in sys.path:  # imported as `benchmarks.compare` (python -m benchma
 from timing import best_seconds, call_seconds  # noqa: E402
 
 MB = 1e6
+DURABILITY = "async"  # the checkpointed loops' mode, on both engines (LangGraph's default)
 
 
 # --- the two APIs ------------------------------------------------------------------------------
@@ -791,7 +794,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         row = compare(
             f"self-loop + MemorySaver, {sizes.saver:,} steps",
             "step",
-            lambda api: loop_case(api, sizes.saver, "memory"),
+            lambda api: loop_case(api, sizes.saver, "memory", durability=DURABILITY),
             apis,
             rounds,
             memory="saver",
@@ -801,7 +804,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         row = compare(
             f"self-loop + SqliteSaver (file), {sizes.saver:,} steps",
             "step",
-            lambda api: loop_case(api, sizes.saver, "sqlite", folder),
+            lambda api: loop_case(api, sizes.saver, "sqlite", folder, DURABILITY),
             apis,
             rounds,
             memory="disk",
