@@ -9,6 +9,7 @@ mode are tested in `test_persist_durability.py`.
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import sqlite3
 import threading
@@ -213,3 +214,69 @@ def test_an_unknown_mode_is_refused_before_the_run():
     with pytest.raises(InvalidArgumentError, match="durability must be one of"):
         app.invoke({"log": [], "n": 0}, {"configurable": {"thread_id": "t"}}, durability="later")
     assert calls == []
+
+
+class Notes(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+def subgraph_program(api: SimpleNamespace, mode: str) -> list[Any]:
+    """A subgraph (the parent's saver) pauses inside and resumes; then `stream`, `ainvoke`
+    and `astream` on a thread each: what the threads show afterwards."""
+
+    def ask(state: dict) -> dict:
+        return {"log": [f"a={api.interrupt('q?')}"]}
+
+    sub = (
+        api.StateGraph(Notes)
+        .add_node("one", lambda s: {"log": ["one"]})
+        .add_node("ask", ask)
+        .add_edge(api.START, "one")
+        .add_edge("one", "ask")
+        .add_edge("ask", api.END)
+        .compile()
+    )
+
+    def chain(*nodes: Any) -> Any:
+        graph = api.StateGraph(Notes)
+        names = []
+        for name, node in nodes:
+            graph.add_node(name, node)
+            names.append(name)
+        for a, b in zip([api.START, *names], [*names, api.END], strict=True):
+            graph.add_edge(a, b)
+        return graph.compile(checkpointer=api.memory())
+
+    pre, post = ("pre", lambda s: {"log": ["pre"]}), ("post", lambda s: {"log": ["post"]})
+    app = chain(pre, ("sub", sub), post)
+    config = {"configurable": {"thread_id": "t"}}
+    out: list[Any] = [sorted(app.invoke({"log": []}, config, durability=mode))]
+    state = app.get_state(config, subgraphs=True)
+    out.append((state.values, state.next, [(t.name, bool(t.interrupts)) for t in state.tasks]))
+    out += [(t.state.values, t.state.next) for t in state.tasks if t.state is not None]
+    steps = [
+        (h.metadata["step"], h.metadata["source"], h.next) for h in app.get_state_history(config)
+    ]
+    out.append(steps)
+    out.append(app.invoke(api.Command(resume="yes"), config, durability=mode))
+    out.append([(h.metadata["step"], h.values) for h in app.get_state_history(config)])
+
+    plain = chain(pre, post)
+    list(plain.stream({"log": []}, {"configurable": {"thread_id": "s"}}, durability=mode))
+
+    async def both() -> None:
+        await plain.ainvoke({"log": []}, {"configurable": {"thread_id": "a"}}, durability=mode)
+        b = {"configurable": {"thread_id": "b"}}
+        async for _ in plain.astream({"log": []}, b, durability=mode):
+            pass
+
+    asyncio.run(both())
+    for thread in "sab":
+        history = plain.get_state_history({"configurable": {"thread_id": thread}})
+        out.append([(h.metadata["step"], h.metadata["source"], h.values) for h in history])
+    return out
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_subgraph_pause_and_the_other_entry_points_save_what_langgraph_saves(mode):
+    assert subgraph_program(nb_api(), mode) == subgraph_program(lg_api(), mode)
