@@ -280,3 +280,51 @@ def subgraph_program(api: SimpleNamespace, mode: str) -> list[Any]:
 @pytest.mark.parametrize("mode", MODES)
 def test_a_subgraph_pause_and_the_other_entry_points_save_what_langgraph_saves(mode):
     assert subgraph_program(nb_api(), mode) == subgraph_program(lg_api(), mode)
+
+
+def paused_twice_program(api: SimpleNamespace, kind: str, mode: str, folder: Any) -> list[Any]:
+    """A node that asks twice beside a sibling: resumed with an answer and an update it pauses
+    again at once (the run saves no new checkpoint), then finishes."""
+
+    def ask(state: dict) -> dict:
+        first, second = api.interrupt("q?"), api.interrupt("again?")
+        return {"log": [f"a={first},b={second}"]}
+
+    if kind == "memory":
+        saver, close = api.memory(), lambda: None
+    else:
+        saver, close = api.sqlite(str(folder / f"{api.name}-twice-{mode}.sqlite"))
+    app = (
+        api.StateGraph(Notes)
+        .add_node("pre", lambda s: {"log": ["pre"]})
+        .add_node("ask", ask)
+        .add_node("beside", lambda s: {"log": ["beside"]})
+        .add_edge(api.START, "pre")
+        .add_edge("pre", "ask")
+        .add_edge("pre", "beside")
+        .add_edge("ask", api.END)
+        .add_edge("beside", api.END)
+        .compile(checkpointer=saver)
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    out = []
+    for given in (
+        {"log": []},
+        api.Command(resume="x", update={"log": ["u"]}),
+        api.Command(resume="y"),
+    ):
+        result = app.invoke(given, config, durability=mode)
+        state = app.get_state(config)
+        history = [(h.metadata["step"], h.values, h.next) for h in app.get_state_history(config)]
+        out.append(
+            (result.get("log"), "__interrupt__" in result, state.values, state.next, history)
+        )
+    close()
+    return out
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("mode", MODES)
+def test_an_answer_and_update_kept_when_the_resume_pauses_again(tmp_path, kind, mode):
+    expected = paused_twice_program(lg_api(), kind, mode, tmp_path)
+    assert paused_twice_program(nb_api(), kind, mode, tmp_path) == expected

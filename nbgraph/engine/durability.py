@@ -173,7 +173,7 @@ class Deferred:
 
     def _exit_ops(self) -> list[tuple[str, tuple]]:
         """Each thread's last checkpoint after the one the run started from, holding the
-        whole state, then the writes held against those checkpoints."""
+        whole state, then the writes held against the checkpoints the threads end at."""
         ops: list[tuple[str, tuple]] = []
         lasts = set()
         for key, (thread, record) in self.finals.items():
@@ -185,7 +185,9 @@ class Deferred:
             ops.append(("put", (record._replace(parent_id=parent, payload=payload,
                                                 snapshot=snapshot),)))  # fmt: skip
             lasts.add((key, record.checkpoint_id))
-        ops += [op for op in self.ops if op[1][:2] in lasts]
+        # (a thread the run saved nothing new on keeps what was written against the checkpoint
+        # it started from: a resume's answers and update, when it paused again at once)
+        ops += [op for op in self.ops if op[1][:2] in lasts or op[1][0] not in self.finals]
         self.finals, self.bases = {}, {}
         return ops
 
