@@ -328,3 +328,45 @@ def paused_twice_program(api: SimpleNamespace, kind: str, mode: str, folder: Any
 def test_an_answer_and_update_kept_when_the_resume_pauses_again(tmp_path, kind, mode):
     expected = paused_twice_program(lg_api(), kind, mode, tmp_path)
     assert paused_twice_program(nb_api(), kind, mode, tmp_path) == expected
+
+
+def replay_program(api: SimpleNamespace, mode: str) -> list[Any]:
+    """The first step fails, a resume finishes, a replay from the thread's first checkpoint,
+    then `update_state` and a run from it: the history after each."""
+    fails = [True]
+
+    def tick(state: dict) -> dict:
+        if state["n"] == 0 and fails:
+            fails.pop()
+            raise RuntimeError("first")
+        return {"log": [state["n"]], "n": state["n"] + 1}
+
+    app = (
+        api.StateGraph(Loop)
+        .add_node("tick", tick)
+        .add_edge(api.START, "tick")
+        .add_conditional_edges("tick", lambda s: api.END if s["n"] >= 3 else "tick")
+        .compile(checkpointer=api.memory())
+    )
+    config = {"configurable": {"thread_id": "t"}}
+
+    def shown() -> list:
+        return [
+            (h.metadata["step"], h.metadata["source"], h.values, h.next,
+             [(t.name, t.error is not None) for t in h.tasks])
+            for h in app.get_state_history(config)
+        ]  # fmt: skip
+
+    with pytest.raises(RuntimeError, match="first"):
+        app.invoke({"log": [], "n": 0}, config, durability=mode)
+    out = [shown(), app.invoke(None, config, durability=mode), shown()]
+    past = list(app.get_state_history(config))[-1].config
+    out += [app.invoke(None, past, durability=mode), shown()]
+    app.update_state(config, {"n": 1})
+    out += [app.invoke(None, config, durability=mode), shown()]
+    return out
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_first_step_error_a_replay_and_an_update_save_what_langgraph_saves(mode):
+    assert replay_program(nb_api(), mode) == replay_program(lg_api(), mode)
