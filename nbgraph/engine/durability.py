@@ -80,8 +80,8 @@ class Deferred:
         self._failed: BaseException | None = None  # what the writer thread's batch raised
 
     def __getattr__(self, name: str) -> Any:
-        if self.ops and self.mode == "async":
-            self.flush()
+        if self.mode == "async":
+            self.flush()  # (also waits for a batch the writer thread is writing)
         return getattr(self.saver, name)
 
     def __repr__(self) -> str:
@@ -106,7 +106,7 @@ class Deferred:
 
     def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[Any]:
         """The saver's pending writes of a checkpoint (under `"exit"`, with the ones held)."""
-        if self.mode == "async" and self.ops:
+        if self.mode == "async":
             self.flush()
         saved = self.saver.pending_writes(thread_id, checkpoint_id)
         if self.mode != "exit":
