@@ -370,3 +370,57 @@ def replay_program(api: SimpleNamespace, mode: str) -> list[Any]:
 @pytest.mark.parametrize("mode", MODES)
 def test_a_first_step_error_a_replay_and_an_update_save_what_langgraph_saves(mode):
     assert replay_program(nb_api(), mode) == replay_program(lg_api(), mode)
+
+
+def sibling_program(api: SimpleNamespace, kind: str, mode: str, folder: Any) -> list[Any]:
+    """A task fails beside one that finished: what is saved, and what a resume runs again."""
+    calls: list[str] = []
+    fails = [True]
+
+    def ok(state: dict) -> dict:
+        calls.append("ok")
+        return {"log": ["ok"]}
+
+    def bad(state: dict) -> dict:
+        calls.append("bad")
+        if fails:
+            fails.pop()
+            raise ValueError("bad")
+        return {"log": ["bad"]}
+
+    if kind == "memory":
+        saver, close = api.memory(), lambda: None
+    else:
+        saver, close = api.sqlite(str(folder / f"{api.name}-sibling-{mode}.sqlite"))
+    app = (
+        api.StateGraph(Notes)
+        .add_node("pre", lambda s: {"log": ["pre"]})
+        .add_node("ok", ok)
+        .add_node("bad", bad)
+        .add_node("post", lambda s: {"log": ["post"]})
+        .add_edge(api.START, "pre")
+        .add_edge("pre", "ok")
+        .add_edge("pre", "bad")
+        .add_edge(["ok", "bad"], "post")
+        .add_edge("post", api.END)
+        .compile(checkpointer=saver)
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(ValueError, match="bad"):
+        app.invoke({"log": []}, config, durability=mode, max_concurrency=1)
+    state = app.get_state(config)
+    tasks = sorted((t.name, t.error is not None, bool(t.result)) for t in state.tasks)
+    out: list[Any] = [sorted(calls), state.values, state.next, tasks]
+    calls.clear()
+    out.append(app.invoke(None, config, durability=mode, max_concurrency=1))
+    out.append(sorted(calls))  # only the failed task runs again
+    out.append([(h.metadata["step"], h.values) for h in app.get_state_history(config)])
+    close()
+    return out
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("mode", MODES)
+def test_a_failed_task_beside_a_finished_one_saves_what_langgraph_saves(tmp_path, kind, mode):
+    expected = sibling_program(lg_api(), kind, mode, tmp_path)
+    assert sibling_program(nb_api(), kind, mode, tmp_path) == expected

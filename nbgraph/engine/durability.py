@@ -95,6 +95,8 @@ class Deferred:
             graph = record.payload.get("graph") if isinstance(record.payload, dict) else None
             self.bases.setdefault(record.thread_id, (record.parent_id, graph))
             self.finals[record.thread_id] = (thread, record)
+            with self._lock:  # (the thread's writes held so far are against older ones)
+                self.ops = [op for op in self.ops if op[1][0] != record.thread_id]
         else:
             self._hold("put", (record,))
 
