@@ -6,7 +6,8 @@
   writes, or from a writer thread `BATCH_SECONDS` after the first write waiting; others
   are written as in `"sync"`. Everything is in the saver, in the same order and with the
   same content as `"sync"`'s, when the run returns (finished, paused or failed); a killed
-  process loses at most the writes of the last `BATCH_SECONDS` (and `BATCH` writes).
+  process loses at most the last batches (about `BATCH_SECONDS` of writes; fewer than
+  2 * `BATCH`: one being written, one filling).
 - `"exit"`: nothing is written while the run goes; when it ends (finished, paused or
   failed) each thread it wrote gets one checkpoint, its last, holding the whole state, with
   that checkpoint's pending writes (a failed task's error, a pause's questions, the tasks
