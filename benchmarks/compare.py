@@ -16,7 +16,9 @@ alive: for nbgraph the returned `Run` (its record, with the final state) plus it
 checkpoints; for LangGraph its checkpointer's (it keeps no record without one). SQLite
 savers are compared by the bytes on disk after one run on a fresh file. Both SQLite
 connections run in WAL mode with `synchronous=NORMAL` (nbgraph's default; LangGraph's
-connection is set to it, otherwise its every commit would also wait for the disk).
+connection is set to it, otherwise its every commit would also wait for the disk). The
+checkpointed loops run with the same `durability=` on both engines: `DURABILITY`, `"async"`
+(LangGraph's default and nbgraph's).
 
 Fan-outs and Sends run with `max_concurrency=1` on both (one task at a time: the engine's
 own cost, no thread pool on this 2-core machine). LangGraph's self-loop is quadratic (its
@@ -51,6 +53,7 @@ if _HERE not in sys.path:  # imported as `benchmarks.compare` (python -m benchma
 from timing import best_seconds, call_seconds  # noqa: E402
 
 MB = 1e6
+DURABILITY = "async"  # the checkpointed loops' mode, on both engines (LangGraph's default)
 
 
 # --- the two APIs ------------------------------------------------------------------------------
@@ -278,13 +281,18 @@ class Case:
 
 
 def run_case(
-    api: SimpleNamespace, app: Any, args: Callable[[], tuple[Any, dict]], check: Callable
+    api: SimpleNamespace,
+    app: Any,
+    args: Callable[[], tuple[Any, dict]],
+    check: Callable,
+    **options: Any,
 ) -> tuple[Callable[[], Any], Callable[[], Any]]:
     """`call` (invoke, checked) and `keep` (nbgraph: `app.run`, the Run kept; LangGraph:
-    invoke, nothing kept but its checkpointer's data)."""
+    invoke, nothing kept but its checkpointer's data); `options` go to `invoke` (both
+    engines: `durability=`)."""
 
     def call() -> Any:
-        check(app.invoke(*args()))
+        check(app.invoke(*args(), **options))
 
     def keep() -> Any:
         if api.records:
@@ -292,13 +300,18 @@ def run_case(
             assert run.status == "done", run.error
             check(run.output)
             return run
-        check(app.invoke(*args()))
+        check(app.invoke(*args(), **options))
         return None
 
     return call, keep
 
 
-def loop_case(api: SimpleNamespace, steps: int, saver: str = "", folder: str = "") -> Case:
+def loop_case(
+    api: SimpleNamespace, steps: int, saver: str = "", folder: str = "", durability: str = ""
+) -> Case:
+    """The self-loop; with a saver, run with the same `durability` on both engines (their
+    default, "async", if empty)."""
+
     def check(out: dict) -> None:
         assert out["count"] == steps and len(out["log"]) == steps
 
@@ -317,7 +330,8 @@ def loop_case(api: SimpleNamespace, steps: int, saver: str = "", folder: str = "
     def args() -> tuple[Any, dict]:
         return {"count": 0, "log": []}, thread_config(steps + 10)
 
-    call, keep = run_case(api, app, args, check)
+    options = {"durability": durability} if durability else {}
+    call, keep = run_case(api, app, args, check, **options)
     case = Case(call, steps, keep=None if saver == "sqlite" else keep, close=close)
     if saver == "sqlite":
         case.disk = lambda: sqlite_disk(api, steps, folder)
@@ -793,7 +807,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         row = compare(
             f"self-loop + MemorySaver, {sizes.saver:,} steps",
             "step",
-            lambda api: loop_case(api, sizes.saver, "memory"),
+            lambda api: loop_case(api, sizes.saver, "memory", durability=DURABILITY),
             apis,
             rounds,
             memory="saver",
@@ -803,7 +817,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
         row = compare(
             f"self-loop + SqliteSaver (file), {sizes.saver:,} steps",
             "step",
-            lambda api: loop_case(api, sizes.saver, "sqlite", folder),
+            lambda api: loop_case(api, sizes.saver, "sqlite", folder, DURABILITY),
             apis,
             rounds,
             memory="disk",

@@ -19,6 +19,9 @@ quadratically. Storage should grow linearly with the steps: bytes per step rough
 - LangGraph's `InMemorySaver` on the same loop (if `langgraph` is importable), measured the
   same way in the same process, at 1,000 and 4,000 steps.
 
+`--durability sync|async|exit` runs every invoke in that mode (default: the engine's,
+`"async"`, which writes SQLite checkpoints in batches, one commit each).
+
 Times are the best of several runs (the machine is a noisy VM) at 1,000 steps, and single
 runs at the larger sizes; "no saver" is the same graph compiled without a checkpointer.
 """
@@ -71,6 +74,9 @@ def api_langgraph() -> SimpleNamespace | None:
 # --- the loop ----------------------------------------------------------------------------------
 
 
+OPTIONS: dict[str, Any] = {}  # invoke's keyword arguments (`--durability`)
+
+
 def loop_app(api: SimpleNamespace, steps: int, saver: Any) -> Callable[[str], Any]:
     """The loop compiled with `saver` (or none); returns a function running it on a thread."""
 
@@ -94,7 +100,8 @@ def loop_app(api: SimpleNamespace, steps: int, saver: Any) -> Callable[[str], An
 
     def run(thread_id: str) -> None:
         config = {"configurable": {"thread_id": thread_id}, "recursion_limit": steps + 10}
-        result = app.invoke({"n": 0, "log": []}, config)
+        options = OPTIONS if saver is not None else {}
+        result = app.invoke({"n": 0, "log": []}, config, **options)
         assert result["n"] == steps and len(result["log"]) == steps
 
     return run
@@ -362,7 +369,10 @@ def main() -> None:
     parser.add_argument(
         "--reducers", action="store_true", help="only the reducers-another-process-lacks part"
     )
+    parser.add_argument("--durability", choices=["sync", "async", "exit"], default=None)
     args = parser.parse_args()
+    if args.durability:
+        OPTIONS["durability"] = args.durability
     if args.reducers:
         with tempfile.TemporaryDirectory() as folder:
             foreign_reducers([1000, 10_000], folder)

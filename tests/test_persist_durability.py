@@ -17,6 +17,7 @@ import pytest
 
 from nbgraph import END, START, MemorySaver, SqliteSaver, StateGraph
 from nbgraph.checkpoint import ThreadBusyError
+from nbgraph.engine.durability import BATCH
 
 REPO = Path(__file__).resolve().parent.parent
 TICKS = 400
@@ -34,7 +35,13 @@ class Loop(TypedDict):
     n: int
 
 
+PROGRESS = None  # the killed run notes each tick it starts here
+
+
 def tick(state):
+    if PROGRESS:
+        with open(PROGRESS, "a") as progress:
+            progress.write(f"{{state['n']}}\\n")
     time.sleep(0.005)
     return {{"log": [state["n"]], "n": state["n"] + 1}}
 
@@ -53,8 +60,10 @@ KILLED_RUN = """
 import sys
 from nbgraph import SqliteSaver
 
+PROGRESS = sys.argv[3]
 app = build(SqliteSaver(sys.argv[1]))
-app.invoke({"log": [], "n": 0}, {"configurable": {"thread_id": "k"}, "recursion_limit": 1000})
+config = {"configurable": {"thread_id": "k"}, "recursion_limit": 1000}
+app.invoke({"log": [], "n": 0}, config, durability=sys.argv[2])
 print("finished")  # never reached: the test kills the process first
 """
 
@@ -130,25 +139,32 @@ def assert_one_chain(history: list, thread_id: str, last_step: int) -> None:
     assert {h.config["configurable"]["thread_id"] for h in history} == {thread_id}
 
 
-def test_a_run_killed_mid_way_keeps_every_superstep_and_resumes_to_the_end(tmp_path):
-    db = tmp_path / "killed.sqlite"
+def started_ticks(progress: Path) -> int:
+    """The last tick the killed run started (-1: none)."""
+    if not progress.exists():
+        return -1
+    done = [line for line in progress.read_text().splitlines() if line]
+    return int(done[-1]) if done else -1
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_a_run_killed_mid_way_keeps_what_its_durability_promises(tmp_path, durability):
+    """sync: every finished step; async: all but the last batch's; exit: nothing of the run.
+    Then the thread resumes (exit: runs again) to the end."""
+    db, progress = tmp_path / "killed.sqlite", tmp_path / "progress.txt"
     script = tmp_path / "killed_run.py"
     script.write_text(LOOP_GRAPH + KILLED_RUN)
-    proc = subprocess.Popen([sys.executable, str(script), str(db)], cwd=REPO)
+    args = [sys.executable, str(script), str(db), durability, str(progress)]
+    proc = subprocess.Popen(args, cwd=REPO)
     try:
-        seen = [0]
-
-        def saved_enough() -> bool:
-            seen[0] = checkpoint_count(db, "k")
-            return seen[0] >= 50
-
-        wait_for(saved_enough, 30, "50 checkpoints", proc)
+        wait_for(lambda: started_ticks(progress) >= 2 * BATCH + 40, 60, "the ticks", proc)
         assert proc.poll() is None, "the run finished before it could be killed"
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.kill()
         proc.wait(10)  # reaped: the pid no longer exists, so its claim is stale
     assert proc.returncode == -signal.SIGKILL
+    started = started_ticks(progress)  # tick n runs in step n + 1, after step n's checkpoint
 
     namespace: dict = {"__name__": "loop_graph"}  # the same graph, built in this process
     exec(compile(LOOP_GRAPH, "loop_graph", "exec", dont_inherit=True), namespace)
@@ -159,8 +175,17 @@ def test_a_run_killed_mid_way_keeps_every_superstep_and_resumes_to_the_end(tmp_p
     app = namespace["build"](saver)
     config = {"configurable": {"thread_id": "k"}, "recursion_limit": 1000}
     history = list(app.get_state_history(config))
+    if durability == "exit":
+        assert history == []  # nothing of the unfinished run
+        final = app.invoke({"log": [], "n": 0}, config, durability="exit")
+        assert final == {"log": list(range(TICKS)), "n": TICKS}
+        assert [h.metadata["step"] for h in app.get_state_history(config)] == [TICKS]
+        assert claim_owner(db, "k") is None
+        saver.close()
+        return
     last = history[0].metadata["step"]
-    assert seen[0] - 2 <= last < TICKS  # no checkpoint seen before the kill is lost
+    lost = 0 if durability == "sync" else 2 * BATCH  # (async: the batches in flight)
+    assert started - lost <= last < TICKS, (started, last)
     assert_one_chain(history, "k", last)
     for snapshot in history[:-1]:  # every saved superstep holds the state after that step
         step = snapshot.metadata["step"]
@@ -170,7 +195,7 @@ def test_a_run_killed_mid_way_keeps_every_superstep_and_resumes_to_the_end(tmp_p
     assert latest.next == ("tick",)
     assert latest.config == history[0].config
 
-    final = app.invoke(None, config)  # the dead process's claim does not block this
+    final = app.invoke(None, config, durability=durability)  # the dead claim does not block
     assert final == {"log": list(range(TICKS)), "n": TICKS}
     assert claim_owner(db, "k") is None  # the resumed run released the claim it took over
     saver.close()
@@ -288,8 +313,9 @@ def test_a_thread_running_in_another_process_is_refused_by_name(tmp_path):
         assert f"pid {proc.pid}" in str(caught.value)
         with pytest.raises(ThreadBusyError, match="'busy'"):
             app.invoke(None, config)  # a resume is refused too
-        # reading the thread, and running another one, are not blocked by the claim
-        assert app.get_state(config).values == {"n": 0}
+        # reading the thread, and running another one, are not blocked by the claim (the
+        # other run's default durability, "async", writes its checkpoints a few ms late)
+        wait_for(lambda: app.get_state(config).values == {"n": 0}, 10, "the other run's state")
         assert app.invoke({"n": 10}, {"configurable": {"thread_id": "free"}}) == {"n": 11}
 
         release.touch()

@@ -342,6 +342,6 @@ def test_from_checkpointer_names_an_update_and_refuses_a_graph_for_a_saver():
     steps = Run.from_checkpointer(app.checkpointer, "t").steps
     assert list(steps["kind"]) == ["edge", "update", "edge", "edge", "edge"]
     with pytest.raises(
-        InvalidArgumentError, match="expected a checkpoint saver.*CompiledStateGraph"
+        InvalidArgumentError, match=r"expected a checkpoint saver.*CompiledStateGraph"
     ):
         Run.from_checkpointer(app, config)

@@ -11,7 +11,6 @@ import contextlib
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +18,6 @@ from nbgraph.checkpoint.base import (
     BaseSaver,
     CheckpointRecord,
     PendingWrite,
-    ThreadBusyError,
     check_id,
     check_links,
     check_record,
@@ -27,7 +25,7 @@ from nbgraph.checkpoint.base import (
     missing_checkpoint,
 )
 from nbgraph.checkpoint.payloads import dump_payload, load_payload
-from nbgraph.checkpoint.sqlite_claims import LIVE_OWNERS, describe_claim, is_stale, new_owner
+from nbgraph.checkpoint.sqlite_claims import LIVE_OWNERS, check_unclaimed, new_owner, take_claim
 from nbgraph.checkpoint.sqlite_file import FORMAT as FORMAT  # re-exported
 from nbgraph.checkpoint.sqlite_file import SCHEMA as SCHEMA  # re-exported
 from nbgraph.checkpoint.sqlite_file import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported
@@ -49,6 +47,7 @@ from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.errors import CheckpointFileError, NbgraphError
 
 _COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
+_LAST_SEQ = "SELECT COALESCE(MAX(seq), 0) FROM checkpoints"
 
 
 class ReadOnlyCheckpointError(NbgraphError, PermissionError):
@@ -185,7 +184,35 @@ class SqliteSaver(BaseSaver):
 
     # --- checkpoints --------------------------------------------------------------------
 
+    batches = True  # (durability "async": the engine hands it checkpoints in `put_batch`es)
+
     def put(self, record: CheckpointRecord) -> None:
+        self.put_batch([("put", (record,))])
+
+    def put_batch(self, ops: list[tuple[str, tuple]]) -> None:
+        """Store checkpoints and pending writes in order, in one transaction: `("put",
+        (record,))` as `put`, `("write", (thread_id, checkpoint_id, task_id, payload))` as
+        `put_write`; all of them or, if one is refused, none."""
+        encoded = [self._encode_record(*a) if k == "put" else self._encode_write(*a)
+                   for k, a in ops]  # fmt: skip
+        added: list[tuple[str, str]] = []  # known while the transaction runs, kept if it commits
+        try:
+            with self._transaction() as conn:
+                seq = None  # the last seq taken: read once a transaction (it holds the file)
+                for (kind, args), text in zip(ops, encoded, strict=True):
+                    if kind == "put":
+                        if seq is None:
+                            (seq,) = conn.execute(_LAST_SEQ).fetchone()
+                        seq += 1
+                        added.append(self._insert_record(conn, args[0], text, seq))
+                        self._known.add(added[-1])
+                    else:
+                        self._insert_write(conn, *args[:3], text)
+        except BaseException:
+            self._known.difference_update(added)
+            raise
+
+    def _encode_record(self, record: CheckpointRecord) -> tuple[str, str | None]:
         check_record(record)
         self._check_writable("save a checkpoint")
         what = f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r}"
@@ -193,39 +220,31 @@ class SqliteSaver(BaseSaver):
         snapshot = None
         if record.snapshot is not None:
             snapshot = dump_payload(record.snapshot, f"The state saved with {what}")
+        return payload, snapshot
+
+    def _insert_record(
+        self, conn: sqlite3.Connection, record: CheckpointRecord, text: tuple, seq: int
+    ) -> tuple[str, str]:
         key = (record.thread_id, record.checkpoint_id)
-        with self._transaction() as conn:
-            has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
-            # a parent this saver put is there (delete_thread forgets its own); others: look
-            parent_found = (
-                record.parent_id is None
-                or (record.thread_id, record.parent_id) in self._known
-                or conn.execute(has, (record.thread_id, record.parent_id)).fetchone()
-            )
-            duplicate = key in self._known or (
-                not parent_found and conn.execute(has, key).fetchone()
-            )
-            check_links(record, duplicate=bool(duplicate), parent_found=bool(parent_found))
-            (seq,) = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints").fetchone()
-            try:
-                conn.execute(
-                    f"INSERT INTO checkpoints ({_COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        record.thread_id,
-                        record.checkpoint_id,
-                        record.parent_id,
-                        record.step,
-                        record.source,
-                        float(record.created_at),
-                        payload,
-                        snapshot,
-                        seq,
-                    ),
-                )
-            except sqlite3.IntegrityError:  # the id was taken (by another saver on the file)
-                check_links(record, duplicate=True, parent_found=True)
-                raise
-        self._known.add(key)
+        has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
+        # a parent this saver put is there (delete_thread forgets its own); others: look
+        parent_found = (
+            record.parent_id is None
+            or (record.thread_id, record.parent_id) in self._known
+            or conn.execute(has, (record.thread_id, record.parent_id)).fetchone()
+        )
+        duplicate = key in self._known or (not parent_found and conn.execute(has, key).fetchone())
+        check_links(record, duplicate=bool(duplicate), parent_found=bool(parent_found))
+        try:
+            conn.execute(
+                f"INSERT INTO checkpoints ({_COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*key, record.parent_id, record.step, record.source, float(record.created_at),
+                 *text, seq),
+            )  # fmt: skip
+        except sqlite3.IntegrityError:  # the id was taken (by another saver on the file)
+            check_links(record, duplicate=True, parent_found=True)
+            raise
+        return key
 
     def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRecord | None:
         check_thread_id(thread_id)
@@ -275,19 +294,26 @@ class SqliteSaver(BaseSaver):
     # --- pending writes -----------------------------------------------------------------
 
     def put_write(self, thread_id: str, checkpoint_id: str, task_id: str, payload: Any) -> None:
+        self.put_batch([("write", (thread_id, checkpoint_id, task_id, payload))])
+
+    def _encode_write(self, thread_id: str, checkpoint_id: str, task_id: str, payload: Any) -> str:
         check_thread_id(thread_id)
         check_id("checkpoint id", checkpoint_id)
         check_id("task id", task_id)
         self._check_writable("save a task's writes")
-        text = dump_payload(payload, f"The writes of task {task_id!r} of thread {thread_id!r}")
+        return dump_payload(payload, f"The writes of task {task_id!r} of thread {thread_id!r}")
+
+    def _insert_write(
+        self, conn: sqlite3.Connection, thread_id: str, checkpoint_id: str, task_id: str, text: str
+    ) -> None:
         key = (thread_id, checkpoint_id)
-        with self._transaction() as conn:
+        if key not in self._known:  # (a checkpoint this saver put is there)
             has = "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?"
             if conn.execute(has, key).fetchone() is None:
                 raise missing_checkpoint(thread_id, checkpoint_id)
-            next_seq = "SELECT COALESCE(MAX(seq), 0) + 1 FROM writes WHERE thread_id = ? AND "
-            (seq,) = conn.execute(next_seq + "checkpoint_id = ?", key).fetchone()
-            conn.execute("INSERT INTO writes VALUES (?, ?, ?, ?, ?)", (*key, task_id, seq, text))
+        next_seq = "SELECT COALESCE(MAX(seq), 0) + 1 FROM writes WHERE thread_id = ? AND "
+        (seq,) = conn.execute(next_seq + "checkpoint_id = ?", key).fetchone()
+        conn.execute("INSERT INTO writes VALUES (?, ?, ?, ?, ?)", (*key, task_id, seq, text))
 
     def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
         check_thread_id(thread_id)
@@ -323,10 +349,7 @@ class SqliteSaver(BaseSaver):
         check_thread_id(thread_id)
         self._check_writable("delete a thread")
         with self._transaction() as conn:
-            query = "SELECT owner, claimed_at FROM claims WHERE thread_id = ?"
-            row = conn.execute(query, (thread_id,)).fetchone()
-            if row is not None and not is_stale(row[0]):
-                raise ThreadBusyError(thread_id, describe_claim(*row))
+            check_unclaimed(conn, thread_id)
             subs = (thread_id, *sub_prefix(thread_id))  # (and its subgraphs' threads)
             where = "thread_id = ? OR substr(thread_id, 1, ?) = ?"
             conn.execute(f"DELETE FROM writes WHERE {where}", subs)
@@ -341,14 +364,7 @@ class SqliteSaver(BaseSaver):
         LIVE_OWNERS.add(owner)  # before the row exists, so no saver here takes it for stale
         try:
             with self._transaction() as conn:
-                query = "SELECT owner, claimed_at FROM claims WHERE thread_id = ?"
-                row = conn.execute(query, (thread_id,)).fetchone()
-                if row is not None and not is_stale(row[0]):
-                    raise ThreadBusyError(thread_id, describe_claim(*row))
-                conn.execute(
-                    "INSERT OR REPLACE INTO claims VALUES (?, ?, ?)",
-                    (thread_id, owner, time.time()),
-                )
+                take_claim(conn, thread_id, owner)
         except BaseException:
             LIVE_OWNERS.discard(owner)
             raise

@@ -7,6 +7,7 @@ import os
 import socket
 import time
 import uuid
+from typing import Any
 
 HOST = socket.gethostname()
 LIVE_OWNERS: set[str] = set()
@@ -49,3 +50,24 @@ def describe_claim(owner: str, claimed_at: float) -> str:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(claimed_at))
     here = "this process" if host == HOST and pid == str(os.getpid()) else f"pid {pid}"
     return f"claimed by {here} on host {host!r} since {when}"
+
+
+def take_claim(conn: Any, thread_id: str, owner: str) -> None:
+    """Claim `thread_id` for `owner` in an open write transaction, unless a live one holds it.
+
+    Raises:
+        ThreadBusyError: another live saver holds the thread.
+    """
+    check_unclaimed(conn, thread_id)
+    conn.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?)", (thread_id, owner, time.time()))
+
+
+def check_unclaimed(conn: Any, thread_id: str) -> None:
+    """Raise `ThreadBusyError` if a live saver (of any process on this host, or another
+    host's) holds `thread_id`; a stale claim does not count."""
+    from nbgraph.checkpoint.base import ThreadBusyError
+
+    query = "SELECT owner, claimed_at FROM claims WHERE thread_id = ?"
+    row = conn.execute(query, (thread_id,)).fetchone()
+    if row is not None and not is_stale(row[0]):
+        raise ThreadBusyError(thread_id, describe_claim(*row))

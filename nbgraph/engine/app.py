@@ -16,6 +16,7 @@ from nbgraph.engine.branches import BranchLoop
 from nbgraph.engine.caching import clear_node_cache
 from nbgraph.engine.config import run_config
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
+from nbgraph.engine.durability import durability_of, finish
 from nbgraph.engine.habits import RunnableHabits
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.namespaces import (
@@ -186,10 +187,12 @@ class CompiledGraph(RunnableHabits):
             self._with_bound(config), kwargs.pop("context", None), self.store
         )  # (with_config's first; a graph run inside a node inherits that node's context)
         merged = run_config(config, kwargs)
+        durability = durability_of(kwargs)
         if self.checkpointer is None or isinstance(self.checkpointer, bool):
             thread = inherited_thread(self)  # (a subgraph: its parent's saver, or None)
         else:
             thread = Thread(self.checkpointer, self.spec, merged)
+            thread.defer(durability if self.spec.semantics != "branches" else "sync")
         run = loop_class(self.spec)(self.spec, merged, thread)
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
@@ -211,10 +214,15 @@ class CompiledGraph(RunnableHabits):
                 try:
                     yield
                 finally:
+                    if run.thread is not None and self._owns_thread():
+                        finish(run.thread)  # (durability: what waits is written now)
                     if run.unsettled is not None:
                         _release_later(run.unsettled, claim.pop_all())
         finally:
             self.last_log = run.log
+
+    def _owns_thread(self) -> bool:
+        return self.checkpointer is not None and not isinstance(self.checkpointer, bool)
 
     def _claimed(self, run: RunLoop) -> Any:
         """Hold the run's thread id for the whole run (a second run of it is refused)."""

@@ -12,11 +12,13 @@ This module writes a thread (`Thread.save*`, a committed step as a delta); readi
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections.abc import Callable, Sized
 from typing import Any
 
 from nbgraph.engine.checkpoint_shape import checked_saver
+from nbgraph.engine.durability import Deferred, deferred
 from nbgraph.engine.pinned import growth, kept_copy, pinned_data
 from nbgraph.engine.restoring import LINEAGES, Restored, Restoring
 from nbgraph.engine.retrying import attempts_data
@@ -28,6 +30,9 @@ from nbgraph.reducers import callable_anywhere
 from nbgraph.types import MISSING, START, Mutation, Send
 
 MIN_SNAPSHOT_COST = 64
+_IDS = random.Random()  # checkpoint ids' random part: a private generator (no system call per
+if hasattr(os, "register_at_fork"):  # id; a node's random.seed() does not touch it), new in a fork
+    os.register_at_fork(after_in_child=_IDS.seed)
 
 
 def thread_id_of(config: dict[str, Any]) -> str:
@@ -71,6 +76,27 @@ class Thread(Restoring):
         self.kept: dict[str, Any] = {}  # pinned fields' values at the head, to see growth
         self.pinned = pinned_fields(spec)
         self.root_id = self.thread_id
+        self._set_put()
+
+    def defer(self, mode: str) -> None:
+        """Write this run's checkpoints as durability `mode` says (`engine.durability`); a
+        subgraph's thread made later shares its parent's."""
+        self.saver = checked_saver(deferred(self.saver.saver, mode))
+        self._set_put()
+
+    def _set_put(self) -> None:
+        target = self.saver.saver
+        self._exit = isinstance(target, Deferred) and target.mode == "exit"
+        self._whole: tuple[dict, Any] = ({}, None)
+        self._put = self.saver.put
+
+    def whole(self) -> dict[str, Any]:
+        """The state at the last checkpoint saved, whole (durability "exit"'s last one)."""
+        values, lineages = self._whole
+        if lineages is not None:
+            return {LINEAGES: lineages()}
+        skip = transient_fields(self.spec)
+        return {k: isolate(v) for k, v in values.items() if k not in skip}
 
     def enter(self, run: Any) -> Any:
         """A subgraph's thread resumes its run where it paused (see `SubThread.enter`)."""
@@ -103,6 +129,8 @@ class Thread(Restoring):
         due = self.head is None or (
             self._cost >= MIN_SNAPSHOT_COST and self._cost >= _state_size(values)
         )
+        if self._exit:  # only the run's last checkpoint is written, whole (see `whole`)
+            due, self._whole = False, (values, lineages)
         if due or force_snapshot:
             skip = transient_fields(self.spec)
             if lineages is not None:
@@ -110,19 +138,21 @@ class Thread(Restoring):
             else:
                 snapshot = {k: isolate(v) for k, v in values.items() if k not in skip}
             self._cost = 0
-        checkpoint_id = f"{step:08d}-{os.urandom(6).hex()}"
-        self.saver.put(
-            CheckpointRecord(
-                self.thread_id,
-                checkpoint_id,
-                self.head,
-                step,
-                source,
-                time.time(),
-                payload,
-                snapshot,
-            )
+        checkpoint_id = f"{step:08d}-{_IDS.getrandbits(48):012x}"
+        record = CheckpointRecord(
+            self.thread_id,
+            checkpoint_id,
+            self.head,
+            step,
+            source,
+            time.time(),
+            payload,
+            snapshot,
         )
+        if self._exit:
+            self.saver.saver.put(record, self)
+        else:
+            self._put(record)
         self.head = checkpoint_id
         return checkpoint_id
 

@@ -41,7 +41,7 @@ class StepDriver:
     def __init__(self, app: Any, input: Any, config: dict[str, Any] | None, kwargs: dict) -> None:
         self.app = app
         self._config = config
-        self._kwargs = dict(kwargs)
+        self._kwargs = {"durability": "sync", **kwargs}  # (each step shown is saved)
         self.logs: list[RunLog] = []
         self._begin(input)
 

@@ -1,0 +1,217 @@
+"""Durability modes: when a run's checkpoints reach its saver (LangGraph's `durability=`).
+
+- `"sync"`: each checkpoint and pending write is in the saver before the next step starts.
+- `"async"` (the default, as LangGraph's): a saver that writes faster in batches
+  (`SqliteSaver`: one transaction for many checkpoints) gets them in batches: at `BATCH`
+  writes, or from a writer thread `BATCH_SECONDS` after the first write waiting; others
+  are written as in `"sync"`. Everything is in the saver, in the same order and with the
+  same content as `"sync"`'s, when the run returns (finished, paused or failed); a killed
+  process loses at most the last batches (about `BATCH_SECONDS` of writes; fewer than
+  2 * `BATCH`: one being written, one filling).
+- `"exit"`: nothing is written while the run goes; when it ends (finished, paused or
+  failed) each thread it wrote gets one checkpoint, its last, holding the whole state, with
+  that checkpoint's pending writes (a failed task's error, a pause's questions, the tasks
+  that finished beside them). A killed process leaves nothing of the run.
+
+A run reads its saver through the `Deferred` it writes to: under `"async"` a read writes
+what is waiting first.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from nbgraph.errors import InvalidArgumentError
+
+MODES = ("sync", "async", "exit")
+DEFAULT = "async"
+BATCH = 64
+"""Under `"async"`, the most writes a batch holds (a killed process loses at most these)."""
+BATCH_SECONDS = 0.005
+"""Under `"async"`, about the longest a write waits for its batch (a slow node's step too)."""
+
+
+def durability_of(kwargs: dict[str, Any]) -> str:
+    """The run's durability mode, popped from `invoke`'s keyword arguments (`None` or
+    absent: `DEFAULT`).
+
+    Raises:
+        InvalidArgumentError: not one of `MODES`.
+    """
+    mode = kwargs.pop("durability", None)
+    if mode is None:
+        return DEFAULT
+    if mode not in MODES:
+        raise InvalidArgumentError(
+            f"durability must be one of {list(MODES)} (or None for {DEFAULT!r}), got {mode!r}."
+        )
+    return mode
+
+
+def deferred(saver: Any, mode: str) -> Any:
+    """What a run writes its checkpoints to: `saver` itself under `"sync"` (and under
+    `"async"` for a saver that does not batch), else a `Deferred` on it."""
+    if mode == "sync" or (mode == "async" and not getattr(saver, "batches", False)):
+        return saver
+    return Deferred(saver, mode)
+
+
+class Deferred:
+    """A saver seen through a run's durability mode: its writes held back and written in
+    batches (`"async"`) or once at the end (`"exit"`); any other attribute is the saver's own
+    (read after what waits is written, under `"async"`).
+
+    Attributes:
+        saver: the saver written to.
+        mode: `"async"` or `"exit"`; `"sync"` once `finish` ran (later writes go straight
+            to the saver: a node still running after Ctrl-C).
+    """
+
+    def __init__(self, saver: Any, mode: str) -> None:
+        self.saver, self.mode = saver, mode
+        self.ops: list[tuple[str, tuple]] = []  # ("put", (record,)) / ("write", (args...))
+        self.since = 0.0  # when the first of `ops` came
+        self.finals: dict[str, tuple[Any, Any]] = {}  # exit: thread key -> (its Thread, last)
+        self.bases: dict[str, tuple[str | None, Any]] = {}  # exit: key -> (parent, graph)
+        self._lock, self._writing = threading.Lock(), threading.Lock()
+        self._wake = threading.Event()
+        self._writer: threading.Thread | None = None
+        self._failed: BaseException | None = None  # what the writer thread's batch raised
+
+    def __getattr__(self, name: str) -> Any:
+        if self.mode == "async":
+            self.flush()  # (also waits for a batch the writer thread is writing)
+        return getattr(self.saver, name)
+
+    def __repr__(self) -> str:
+        return repr(self.saver)
+
+    def put(self, record: Any, thread: Any = None) -> None:
+        """Hold a checkpoint back (under `"exit"`: it replaces its thread's last one)."""
+        if self.mode == "sync":
+            self.saver.put(record)
+        elif self.mode == "exit":
+            graph = record.payload.get("graph") if isinstance(record.payload, dict) else None
+            self.bases.setdefault(record.thread_id, (record.parent_id, graph))
+            self.finals[record.thread_id] = (thread, record)
+            with self._lock:  # (the thread's writes held so far are against older ones)
+                self.ops = [op for op in self.ops if op[1][0] != record.thread_id]
+        else:
+            self._hold("put", (record,))
+
+    def put_write(self, thread_id: str, checkpoint_id: str, task_id: str, payload: Any) -> None:
+        if self.mode == "sync":
+            self.saver.put_write(thread_id, checkpoint_id, task_id, payload)
+        else:
+            self._hold("write", (thread_id, checkpoint_id, task_id, payload))
+
+    def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[Any]:
+        """The saver's pending writes of a checkpoint (under `"exit"`, with the ones held)."""
+        if self.mode == "async":
+            self.flush()
+        saved = self.saver.pending_writes(thread_id, checkpoint_id)
+        if self.mode != "exit":
+            return saved
+        from nbgraph.checkpoint.base import PendingWrite  # (the saver's type)
+
+        held = [args for kind, args in self.ops if args[:2] == (thread_id, checkpoint_id)]
+        seq = len(saved)
+        return saved + [PendingWrite(a[2], seq + i, a[3]) for i, a in enumerate(held, 1)]
+
+    def _hold(self, kind: str, args: tuple) -> None:
+        if self._failed is not None:
+            raise self._failed
+        with self._lock:
+            ops = self.ops
+            ops.append((kind, args))
+            waiting = len(ops)
+            if waiting == 1:
+                self.since = time.monotonic()
+        if self.mode != "async":
+            return
+        if waiting >= BATCH or time.monotonic() - self.since >= BATCH_SECONDS:
+            self.flush()  # (in the run's thread: no handing the GIL to the writer thread)
+        elif waiting == 1:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_late, daemon=True,
+                                                name="nbgraph-checkpoints")  # fmt: skip
+                self._writer.start()
+            self._wake.set()
+
+    def _write_late(self) -> None:
+        """The writer thread: writes a batch the run has not written `BATCH_SECONDS` after
+        its first write (a slow node runs)."""
+        while self.mode == "async":
+            self._wake.wait()
+            self._wake.clear()
+            time.sleep(BATCH_SECONDS)
+            if not self.ops or time.monotonic() - self.since < BATCH_SECONDS:
+                continue  # (written meanwhile; a newer batch wakes this again)
+            try:
+                self.flush()
+            except BaseException as error:  # raised in the run's thread, at its next write
+                self._failed = error
+                return
+
+    def flush(self) -> None:
+        """Write what waits, in order, in one batch (one transaction for `SqliteSaver`)."""
+        with self._writing:
+            with self._lock:
+                ops, self.ops = self.ops, []
+            if ops:
+                write_batch(self.saver, ops)
+
+    def finish(self) -> None:
+        """The run ended: write what waits (under `"exit"`: each thread's last checkpoint,
+        whole, and its pending writes), and write straight through from now on."""
+        if self.mode == "exit":
+            self.ops = self._exit_ops()
+        self.mode = "sync"
+        self._wake.set()  # (the writer thread ends)
+        self.flush()
+        if self._failed is not None:
+            raise self._failed
+
+    def _exit_ops(self) -> list[tuple[str, tuple]]:
+        """Each thread's last checkpoint after the one the run started from, holding the
+        whole state, then the writes held against the checkpoints the threads end at."""
+        ops: list[tuple[str, tuple]] = []
+        lasts = set()
+        for key, (thread, record) in self.finals.items():
+            parent, graph = self.bases[key]
+            payload = record.payload
+            if graph is not None and parent is None and "graph" not in payload:
+                payload = {**payload, "graph": graph}  # (a thread's first describes its graph)
+            snapshot = record.snapshot if record.snapshot is not None else thread.whole()
+            ops.append(("put", (record._replace(parent_id=parent, payload=payload,
+                                                snapshot=snapshot),)))  # fmt: skip
+            lasts.add((key, record.checkpoint_id))
+        # (a thread the run saved nothing new on keeps what was written against the checkpoint
+        # it started from: a resume's answers and update, when it paused again at once)
+        ops += [op for op in self.ops if op[1][:2] in lasts or op[1][0] not in self.finals]
+        self.finals, self.bases = {}, {}
+        return ops
+
+
+def write_batch(saver: Any, ops: list[tuple[str, tuple]]) -> None:
+    """Write `ops` (checkpoints and pending writes) in order: in one `put_batch` when the
+    saver has one, else one at a time."""
+    batch = getattr(saver, "put_batch", None)
+    if batch is not None:
+        batch(ops)
+        return
+    for kind, args in ops:
+        if kind == "put":
+            saver.put(*args)
+        else:
+            saver.put_write(*args)
+
+
+def finish(thread: Any) -> None:
+    """Write what a run's thread holds back (its `Deferred`'s), now that the run ended."""
+    saver = getattr(thread, "saver", None)
+    target = getattr(saver, "saver", None)  # (the checked saver's)
+    if isinstance(target, Deferred):
+        target.finish()
