@@ -9,6 +9,7 @@ import dataclasses
 import itertools
 import operator
 import sys
+import time
 import types
 from typing import Annotated, Any, TypedDict
 
@@ -1168,6 +1169,12 @@ def ckpt_sibling_failure_pending_writes_and_resume(api):
     fail = {"two": True}
     app = fan_graph(api, fail)
     failed = attempt(lambda: app.invoke({"log": []}, thread()))
+    # LangGraph saves a failed task's error from the future's done-callback, which runs in
+    # the worker thread after invoke has already raised in the caller: on a loaded machine
+    # get_state can come first and show no error. Wait (at most 5 s) for the error to land.
+    deadline = time.monotonic() + 5
+    while not any(t.error for t in app.get_state(thread()).tasks) and time.monotonic() < deadline:
+        time.sleep(0.01)
     paused = state_view(app, thread())
     fail.clear()
     return [failed, paused, attempt(lambda: app.invoke(None, thread())),
