@@ -23,6 +23,7 @@ from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from nbgraph.engine.fused import LoneStep
 from nbgraph.engine.loop import RunLoop
 from nbgraph.engine.runlog import StepLog
 from nbgraph.engine.streams import LiveSink, StreamScope
@@ -191,9 +192,16 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
     sink = scope.sink
     pool: StepPool | None = None
     running: list[Task] | None = None  # the step being executed, until its commit
+    lone = LoneStep.for_run(run, scope, modes)  # (invoke()'s one-task steps: engine.fused)
     try:
         yield from _step_chunks(run, run.begin(input), modes - {"debug"})
         while (tasks := run.next_tasks()) is not None:
+            if lone is not None and (plan := lone.plan(tasks)) is not None:
+                running = tasks
+                lone.execute(tasks[0], plan)
+                running = None
+                lone.commit(tasks, plan)
+                continue
             if modes:  # (invoke(): no chunks to make)
                 yield from _started_chunks(run, tasks, modes)
             running = tasks
