@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import marshal
+import pickle
 import threading
 from typing import Any, NamedTuple
 
@@ -38,7 +38,7 @@ class MemorySaver(BaseSaver):
     Safe to share between threads. Each value is copied when it is put and again when it is
     read, so what was put, what is stored and what `get` returns never share a mutable
     object — as with a file, without the cost of JSON: exact plain data (builtin atoms and
-    containers) is kept as `marshal` bytes (made and read at C speed, never from a file),
+    containers) is kept as pickle bytes (made and read at C speed, never from a file),
     other objects (numpy arrays, models...) as private copies (`clone`).
     Values come back as they were put (a `SqliteSaver` keeps JSON, and a repr of what JSON
     cannot hold).
@@ -67,7 +67,7 @@ class MemorySaver(BaseSaver):
             record.source,
             float(record.created_at),
             _keep(record.payload),
-            _keep(record.snapshot),
+            None if record.snapshot is None else _keep(record.snapshot),
         )
         with self._lock:
             thread = self._checkpoints.get(record.thread_id, {})
@@ -186,78 +186,86 @@ def _record(thread_id: str, checkpoint_id: str, stored: _Stored) -> CheckpointRe
 
 
 class _Objects(NamedTuple):
-    """A stored value marshal cannot hold (models, messages...): kept as a private copy."""
+    """A stored value that is not exact plain data (models, messages...): a private copy."""
 
     value: Any
 
 
 def _keep(value: Any) -> Any:
-    """What the saver stores for `value`: `marshal` bytes when it is exact plain data (a
+    """What the saver stores for `value`: pickle bytes when it is exact plain data (a
     C-speed copy that keeps tuples, sets and non-str keys), else a private copy of the objects.
-
-    Only exact builtin types go through marshal: it would write any object with the buffer
-    protocol (numpy arrays and scalars, `bytearray`, `array.array`) as raw `bytes`.
     """
     try:
-        return _kept(value)
+        return _pickled(value)
+    except (_NotPlain, pickle.PicklingError, RecursionError):  # (deep: copied, with room)
+        pass
+    try:
+        return _Objects(clone(value))
     except RecursionError:  # a deeply nested value: again, with room for it
         with deep_stack():
-            return _kept(value)
+            return _Objects(clone(value))
 
 
-def _kept(value: Any) -> Any:
-    try:
-        if _plain(value):
-            return marshal.dumps(value, 4)
-    except ValueError:  # too deep for marshal
-        pass
-    return _Objects(clone(value))
+class _NotPlain(Exception):
+    """A value holds an object that is not exact plain data."""
 
 
-_MARSHAL_ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex})
-_MARSHAL_KINDS = _MARSHAL_ATOMS | {list, tuple, set, frozenset, dict}
+class _PlainPickler(pickle.Pickler):
+    """Pickles exact plain data only, at C speed: the C pickler writes None, bools and exact
+    int, float, str, bytes, list, tuple, dict, set and frozenset itself, and asks
+    `reducer_override` about every other object (subclasses, numpy arrays and scalars,
+    `bytearray` under protocol 4, classes...), which refuses it.
 
-
-def _plain(value: Any) -> bool:
-    """Whether `value` is made only of exact builtin types marshal keeps as they are.
-
-    >>> _plain({"a": [1, (2.0, "x")], 3: {None}}), _plain([bytearray(b"x")])
-    (True, False)
+    Plainness is not checked in Python first: a pickle of plain data holds no reference to
+    a class or function, so reading it back calls no code (the bytes never leave the saver).
     """
-    kind = type(value)
-    if kind in _MARSHAL_ATOMS:
-        return True
-    if kind is dict:
-        atoms = _MARSHAL_ATOMS
-        for key, item in value.items():
-            if (type(key) not in atoms and not _plain(key)) or (
-                type(item) not in atoms and not _plain(item)
-            ):
-                return False
-        return True
-    if kind is list or kind is tuple or kind is set or kind is frozenset:
-        return _all_plain(value)
-    return False
+
+    def reducer_override(self, obj: Any) -> Any:
+        raise _NotPlain
 
 
-def _all_plain(items: Any) -> bool:
-    if len(items) > 16:
-        kinds = set(map(type, items))  # at C speed: most long containers hold atoms only
-        if kinds <= _MARSHAL_ATOMS:
-            return True
-        if not kinds <= _MARSHAL_KINDS:
-            return False
-    atoms = _MARSHAL_ATOMS
-    for item in items:  # noqa: SIM110 - a plain loop: faster than all() over a generator
-        if type(item) not in atoms and not _plain(item):
-            return False
-    return True
+_PICKLERS = threading.local()  # each thread's pickler and its output, reused
+
+
+def _pickled(value: Any) -> bytes:
+    """`value` pickled, if it is exact plain data.
+
+    Raises:
+        _NotPlain: it holds any other object (`pickle.PicklingError`: a `PickleBuffer`).
+        RecursionError: it nests deeper than the stack.
+
+    >>> pickle.loads(_pickled({"a": [1, (2.0, "x")], 3: {None}}))
+    {'a': [1, (2.0, 'x')], 3: {None}}
+    >>> type(_keep([bytearray(b"x")])).__name__  # (not plain: copied as objects)
+    '_Objects'
+    """
+    made = getattr(_PICKLERS, "made", None)
+    if made is None:
+        out: list[bytes] = []
+        made = _PlainPickler(_Sink(out.append), 4), out
+    _PICKLERS.made = None  # (taken while in use)
+    pickler, out = made
+    try:
+        pickler.dump(value)
+        return b"".join(out)
+    finally:
+        out.clear()
+        pickler.clear_memo()
+        _PICKLERS.made = made
+
+
+class _Sink(NamedTuple):
+    """The file a pickler writes to: `write` appends to a list."""
+
+    write: Any
 
 
 def _give(stored: Any) -> Any:
     """A fresh copy of a stored value, for a reader to own."""
+    if stored is None:  # (a checkpoint without a snapshot)
+        return None
     if type(stored) is bytes:
-        return marshal.loads(stored)
+        return pickle.loads(stored)
     try:
         return clone(stored.value)
     except RecursionError:
