@@ -69,14 +69,18 @@ class MemorySaver(BaseSaver):
             _keep(record.payload),
             None if record.snapshot is None else _keep(record.snapshot),
         )
+        checkpoint_id, parent_id = record.checkpoint_id, record.parent_id
         with self._lock:
-            thread = self._checkpoints.get(record.thread_id, {})
-            check_links(
-                record,
-                duplicate=record.checkpoint_id in thread,
-                parent_found=record.parent_id is None or record.parent_id in thread,
-            )
-            self._checkpoints.setdefault(record.thread_id, thread)[record.checkpoint_id] = stored
+            thread = self._checkpoints.get(record.thread_id)
+            if thread is None or checkpoint_id in thread or parent_id not in thread:
+                thread = {} if thread is None else thread  # (a thread's first, or a refusal)
+                check_links(
+                    record,
+                    duplicate=checkpoint_id in thread,
+                    parent_found=parent_id is None or parent_id in thread,
+                )
+                self._checkpoints[record.thread_id] = thread
+            thread[checkpoint_id] = stored
 
     def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRecord | None:
         check_thread_id(thread_id)

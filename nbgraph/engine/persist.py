@@ -87,6 +87,9 @@ class Thread(Restoring):
     def _set_put(self) -> None:
         target = self.saver.saver
         self._exit = isinstance(target, Deferred) and target.mode == "exit"
+        from nbgraph.checkpoint.base import CheckpointRecord  # the saver's record type
+
+        self._record = CheckpointRecord  # (imported once: an import costs ~1 µs a step)
         self._whole: tuple[dict, Any] = ({}, None)
         self._put = self.saver.put
 
@@ -122,13 +125,13 @@ class Thread(Restoring):
             lineages: for a branch run, makes its lineage snapshot instead of `values`'.
             force_snapshot: take a snapshot now (a branch run's new root).
         """
-        from nbgraph.checkpoint.base import CheckpointRecord  # the saver's record type
-
-        self._cost += 1 + sum(_size(v) for t in payload["tasks"] for _, v in t["writes"])
+        cost = self._cost + 1
+        for task in payload["tasks"]:
+            for _, value in task["writes"]:
+                cost += _size(value)
+        self._cost = cost
         snapshot = None
-        due = self.head is None or (
-            self._cost >= MIN_SNAPSHOT_COST and self._cost >= _state_size(values)
-        )
+        due = self.head is None or (cost >= MIN_SNAPSHOT_COST and cost >= _state_size(values))
         if self._exit:  # only the run's last checkpoint is written, whole (see `whole`)
             due, self._whole = False, (values, lineages)
         if due or force_snapshot:
@@ -139,15 +142,8 @@ class Thread(Restoring):
                 snapshot = {k: isolate(v) for k, v in values.items() if k not in skip}
             self._cost = 0
         checkpoint_id = f"{step:08d}-{_IDS.getrandbits(48):012x}"
-        record = CheckpointRecord(
-            self.thread_id,
-            checkpoint_id,
-            self.head,
-            step,
-            source,
-            time.time(),
-            payload,
-            snapshot,
+        record = self._record(
+            self.thread_id, checkpoint_id, self.head, step, source, time.time(), payload, snapshot
         )
         if self._exit:
             self.saver.saver.put(record, self)
@@ -221,7 +217,10 @@ class Thread(Restoring):
 
 
 def _state_size(values: dict[str, Any]) -> int:
-    return sum(_size(v) for v in values.values())
+    size = 0
+    for value in values.values():
+        size += _size(value)
+    return size
 
 
 def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
@@ -232,7 +231,10 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
     after the step instead (`afters`).
     """
     skip = transient_fields(run.spec)
-    mutated = {name for _, name, value in writes if isinstance(value, Mutation)} - skip
+    mutated = set()
+    for _, name, value in writes:
+        if isinstance(value, Mutation) and name not in skip:
+            mutated.add(name)
     payload: dict[str, Any] = {
         "tasks": [task_data(task, skip) for task in log.tasks],
         "next": control_of(run),
@@ -247,8 +249,8 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
         }
     if log.cleared:
         payload["cleared"] = list(log.cleared)
-    kept = kept_values(run, log, skip | mutated)
-    if kept:
+    kept = kept_values(run, log, skip | mutated) if run.thread.pinned else None
+    if kept:  # (without pinned fields, there is nothing to keep)
         payload["kept"] = kept
     if run.thread.head is None:  # a thread's first checkpoint describes its graph
         from nbgraph.graph.description import describe_graph  # plain data, for other processes
@@ -306,7 +308,9 @@ def task_data(task: Task, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
         "node": task.node,
         "kind": task.kind,
         "triggers": list(task.triggers),
-        "writes": [list(w) for w in task.writes if w[0] not in skip],
+        "writes": [list(w) for w in task.writes if w[0] not in skip]
+        if skip
+        else list(map(list, task.writes)),
         "routes": list(task.routes),
         "started": task.started,
         "ended": task.ended,
