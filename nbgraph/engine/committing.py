@@ -48,8 +48,8 @@ class Committing:
                 log.merged = merge_unreduced(
                     self.spec.state_merger, self.spec.fields, self.values, per_task
                 )
-            if len(tasks) == 1 and self.thread is None:  # a lone task: its writes, grouped
-                writes, node = (), tasks[0].node
+            if len(tasks) == 1:  # a lone task: its writes, grouped
+                node = tasks[0].node
                 grouped = {}
                 for key, value in tasks[0].writes:
                     group = grouped.get(key)
@@ -70,7 +70,7 @@ class Committing:
             log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
         log.applied = True
         if self.thread is not None:
-            self.thread.save(self.step, source, checkpoint_payload(self, log, writes), self.values)
+            self.thread.save(self.step, source, checkpoint_payload(self, log), self.values)
             self.stop_after(tasks)
         return log
 

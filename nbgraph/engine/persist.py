@@ -223,7 +223,7 @@ def _state_size(values: dict[str, Any]) -> int:
     return size
 
 
-def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
+def checkpoint_payload(run: Any, log: Any) -> dict[str, Any]:
     """A committed step as a checkpoint's delta: resets, tasks with their writes, clears,
     and what runs next.
 
@@ -231,8 +231,12 @@ def checkpoint_payload(run: Any, log: Any, writes: list) -> dict[str, Any]:
     after the step instead (`afters`).
     """
     skip = transient_fields(run.spec)
-    mutated = set()
-    for _, name, value in writes:
+    mutated = set()  # (the step's applied writes keep every Mutation its tasks wrote)
+    for task in log.tasks:
+        for name, value in task.writes:
+            if isinstance(value, Mutation) and name not in skip:
+                mutated.add(name)
+    for _, name, value in log.merged:
         if isinstance(value, Mutation) and name not in skip:
             mutated.add(name)
     payload: dict[str, Any] = {
