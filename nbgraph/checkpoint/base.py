@@ -204,6 +204,18 @@ def check_id(what: str, value: Any) -> None:
 
 def check_record(record: Any) -> None:
     """Raise one `ValueError` listing every field of `record` that a saver cannot store."""
+    if (  # the engine's records, every step: exact types, checked at once
+        type(record) is CheckpointRecord
+        and type(record.thread_id) is str
+        and type(record.checkpoint_id) is str
+        and record.thread_id
+        and record.checkpoint_id
+        and (record.parent_id is None or (type(record.parent_id) is str and record.parent_id))
+        and type(record.step) is int
+        and type(record.created_at) is float
+        and record.source in SOURCES
+    ):
+        return
     if not isinstance(record, CheckpointRecord):
         raise ValueError(f"A saver stores CheckpointRecord objects; got {type(record).__name__}.")
     check_thread_id(record.thread_id)
