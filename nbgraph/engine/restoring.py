@@ -31,6 +31,7 @@ from nbgraph.graph import GraphSpec
 from nbgraph.types import MISSING, START, Interrupt
 
 LINEAGES = "__nbgraph_lineages__"  # a branch run's snapshot: its lineage points
+_NONE: dict[str, Any] = {}  # (read only)
 
 
 @dataclass
@@ -114,17 +115,26 @@ class Restoring:
             for checkpoint_id in self._ids_from(latest):
                 yield self.restore(checkpoint_id, latest_id=latest)  # type: ignore[misc]
             return
+        for record, values, writes, done in self.history_parts(newest):
+            restored = self._restored(record, values, record.checkpoint_id == latest, None, writes)
+            for task_id, saved in done.items():
+                restored.done.setdefault(task_id, saved)
+            yield restored
+
+    def history_parts(
+        self, newest: Any
+    ) -> Iterator[tuple[Any, dict[str, Any], Any, dict[str, dict[str, Any]]]]:
+        """`(record, values, writes, done)` of every checkpoint of a thread without branch
+        semantics, from `newest` back: `writes` its pending writes (None: not read yet),
+        `done` the writes its tasks made, read from the checkpoint they made."""
         ran: dict[str, dict[str, Any]] = {}  # by parent: what its tasks wrote (shown as results)
         for record, values, writes in history_states(self, newest, self._ids_from, apply_delta):
-            checkpoint_id = record.checkpoint_id
-            restored = self._restored(record, values, checkpoint_id == latest, None, writes)
-            for task_id, done in ran.pop(checkpoint_id, {}).items():
-                restored.done.setdefault(task_id, done)
+            done = ran.pop(record.checkpoint_id, _NONE)
             if record.source == "loop" and record.parent_id is not None:
                 tasks = ran.setdefault(record.parent_id, {})
                 for task in record.payload["tasks"]:
                     tasks.setdefault(task["id"], {"writes": task["writes"]})
-            yield restored
+            yield record, values, writes, done
 
     def _ids_from(self, latest: str) -> Iterator[str]:
         """`latest`, then the thread's other checkpoint ids newest first (listed only when
