@@ -22,6 +22,7 @@ from nbgraph.types import START, StateSnapshot
 
 _PULL = "__pregel_pull"
 _PUSH = "__pregel_push"
+_new = tuple.__new__  # (a NamedTuple made from its fields' tuple, without its `__new__`)
 
 
 def history_snapshots(thread: Thread) -> Iterator[StateSnapshot]:
@@ -73,32 +74,44 @@ class _Shown:
         if known is not None and not values.keys() <= known:
             values = {k: v for k, v in values.items() if k in known}
         control = record.payload["next"]
-        ids = task_ids(control, record.step + 1, self.spec)
-        tasks = self._tasks(control, ids, done)
+        step = record.step
+        if "lineages" in control:  # (a branch checkpoint's: one per lineage)
+            ids = task_ids(control, step + 1, self.spec)
+        else:  # (`task_ids`, inline)
+            pulled = control["pull"] or control.get("deferred") or {}
+            names = sorted(pulled)
+            if "push" in control:
+                names += [node for _, node, _ in control["push"]]
+            ids = [(f"{step + 1}:{index}:{name}", name) for index, name in enumerate(names)]
+        tasks = self._tasks(control, ids, done) if ids else ()
         parent_id = record.parent_id
-        snapshot = StateSnapshot(
-            root_value(values) if self.root else values,
-            tuple([name for _, name in ids]),
-            {
-                "configurable": {
-                    "thread_id": self.root_id,
-                    "checkpoint_ns": self.ns,
-                    "checkpoint_id": record.checkpoint_id,
-                }
-            },
-            {"source": record.source, "step": record.step, "parents": {}},
-            datetime.fromtimestamp(record.created_at, tz=UTC).isoformat(),
-            None
-            if parent_id is None
-            else {
-                "configurable": {
-                    "thread_id": self.root_id,
-                    "checkpoint_ns": self.ns,
-                    "checkpoint_id": parent_id,
-                }
-            },
-            tasks,
-            (),
+        root_id, ns = self.root_id, self.ns
+        snapshot = _new(
+            StateSnapshot,
+            (
+                root_value(values) if self.root else values,
+                tuple([name for _, name in ids]),
+                {
+                    "configurable": {
+                        "thread_id": root_id,
+                        "checkpoint_ns": ns,
+                        "checkpoint_id": record.checkpoint_id,
+                    }
+                },
+                {"source": record.source, "step": step, "parents": {}},
+                datetime.fromtimestamp(record.created_at, tz=UTC).isoformat(),
+                None
+                if parent_id is None
+                else {
+                    "configurable": {
+                        "thread_id": root_id,
+                        "checkpoint_ns": ns,
+                        "checkpoint_id": parent_id,
+                    }
+                },
+                tasks,
+                (),
+            ),
         )
         plain = self.plain
         for task in tasks:
@@ -117,8 +130,6 @@ class _Shown:
     ) -> tuple[PendingTask, ...]:
         """`pending_tasks` of a checkpoint with no pending writes (no errors, nothing
         asked)."""
-        if not ids:
-            return ()
         pulled = control["pull"] or control.get("deferred") or ()
         pushed = 0
         tasks = []
@@ -135,5 +146,5 @@ class _Shown:
                 result = {}
                 for key, value in saved["writes"]:
                     result.setdefault(key, value)
-            tasks.append(PendingTask(task_id, name, path, None, (), None, result))
+            tasks.append(_new(PendingTask, (task_id, name, path, None, (), None, result)))
         return tuple(tasks)

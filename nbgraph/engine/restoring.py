@@ -25,7 +25,6 @@ from nbgraph.engine.writes import (
     apply_grouped,
     apply_step,
     clear_ephemeral,
-    group_writes,
 )
 from nbgraph.graph import GraphSpec
 from nbgraph.types import MISSING, START, Interrupt
@@ -234,9 +233,17 @@ def restore_lineages(
 def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: int) -> dict:
     """Apply one checkpoint's delta (resets, writes, clears) to `values` (owned by the caller)."""
     if len(payload) == 2 and "next" in payload:  # a plain step: its tasks' writes, no extras
-        writes = [(t["node"], key, value) for t in payload["tasks"] for key, value in t["writes"]]
-        if writes:
-            apply_grouped(spec.fields, values, group_writes(writes), step)
+        grouped: dict[str, list[tuple[str, Any]]] = {}  # (`group_writes`, inline)
+        for task in payload["tasks"]:
+            node = task["node"]
+            for key, value in task["writes"]:
+                group = grouped.get(key)
+                if group is None:
+                    grouped[key] = [(node, value)]
+                else:
+                    group.append((node, value))
+        if grouped:
+            apply_grouped(spec.fields, values, grouped, step)
         return values
     for reset in payload.get("resets", ()):
         values = {k: isolate(v) for k, v in reset["values"].items()}
