@@ -156,7 +156,11 @@ class _Copier:
         appending, checked = self.appending, self.checked
         copied = {}
         for key, value in values.items():
-            if type(value) is list and key in appending:
+            kind = type(value)
+            if kind in _ATOMS:
+                copied[key] = value
+                continue
+            if kind is list and key in appending:
                 seen = checked.get(key)
                 start = seen[1] if seen is not None and seen[0] is value else 0
                 if start <= len(value) and (
