@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from nbgraph import START, Run, SqliteSaver, StateGraph
+from nbgraph import START, Mutation, Run, SqliteSaver, StateGraph
 from nbgraph.errors import CheckpointFileError
 
 
@@ -301,3 +301,59 @@ def test_a_line_of_checkpoints_folded_forward_equals_each_restored_alone(
     history[5].values["log"][0]["n"] = "changed"
     assert history[6].values["log"][0]["n"] == 0  # each snapshot its own copy
     assert any(t.interrupts for h in history for t in h.tasks)
+
+
+class _SetFirst(Mutation):
+    """Changes a list's first item in place (a reducer-free write the fold must not trust)."""
+
+    field = "log"
+
+    def __init__(self, item):
+        self.item = item
+
+    def apply(self, value):
+        value[0] = self.item
+        return value
+
+    def __eq__(self, other):  # (shown in a task's result: two reads hold equal copies)
+        return type(other) is _SetFirst and other.item == self.item
+
+    __hash__ = None
+
+
+@pytest.mark.parametrize(("block", "held"), [(3, 0), (32, 10**6)])
+def test_a_list_of_atoms_changed_in_place_or_replaced_is_copied_afresh(monkeypatch, block, held):
+    """The fold checks only the new items of an `append` list of atoms it copies, until a
+    write may have changed the old ones (a `Mutation`, an `Overwrite`): each snapshot still
+    equals the state restored alone, and owns its list."""
+    from nbgraph import MemorySaver, Overwrite
+    from nbgraph.engine import history_fold
+
+    monkeypatch.setattr(history_fold, "MIN_BLOCK", block)
+    monkeypatch.setattr(history_fold, "HELD_ITEMS", held)
+
+    def tick(state):
+        n = state["n"]
+        changes = {40: _SetFirst({"at": 40}), 60: Overwrite([-1]), 80: _SetFirst(-2)}
+        return {"n": n + 1, "log": changes.get(n, [n])}
+
+    app = (
+        StateGraph(dict, reducers={"log": "append"})
+        .add_node("tick", tick)
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: "__end__" if s["n"] >= 100 else "tick")
+        .compile(checkpointer=MemorySaver())
+    )
+    cfg = config() | {"recursion_limit": 200}
+    app.invoke({"n": 0, "log": []}, cfg)
+    history = list(app.get_state_history(cfg))
+    assert history[0].values["log"][:2] == [-2, 61]
+    for snapshot in history:
+        alone = app.get_state(snapshot.config)
+        assert (snapshot.values, snapshot.next) == (alone.values, alone.next)
+    monkeypatch.setattr(history_fold, "is_line", lambda records: False)  # HistoryWalk's
+    assert history == list(app.get_state_history(cfg))
+    logs = [snapshot.values["log"] for snapshot in history if "log" in snapshot.values]
+    assert len(logs) > 100 and len(set(map(id, logs))) == len(logs)  # each its own list
+    firsts = [log[0] for log in logs if log and type(log[0]) is dict]  # steps 41 to 60
+    assert len(firsts) > 10 and len(set(map(id, firsts))) == len(firsts)  # and its own items

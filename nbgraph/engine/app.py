@@ -18,6 +18,7 @@ from nbgraph.engine.config import run_config
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.durability import durability_of, finish
 from nbgraph.engine.habits import RunnableHabits
+from nbgraph.engine.history_snapshots import history_snapshots
 from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.namespaces import (
     SKIP,
@@ -127,10 +128,7 @@ class CompiledGraph(RunnableHabits):
 
     def get_state_history(self, config: dict[str, Any]) -> Iterator[StateSnapshot]:
         """Every checkpoint of the thread, newest first (step numbers continue across runs)."""
-        thread = self._thread(config)
-        for restored in thread.history():
-            snapshot = state_snapshot(thread.spec, thread, restored, owned=True)
-            yield with_subgraph_states(thread, snapshot, False)
+        yield from history_snapshots(self._thread(config))
 
     def update_state(
         self, config: dict[str, Any], values: Any, as_node: str | None = None

@@ -129,7 +129,11 @@ def saver_name(saver: Any) -> str:
 def next_task_ids(restored: Restored, spec: Any = None) -> list[tuple[str, str]]:
     """`(task id, node)` of the tasks that run from a checkpoint, in write order (the ids
     `RunLoop.next_tasks` gives them; with `spec`, a branch checkpoint's one per lineage)."""
-    control, step = restored.control, restored.step + 1
+    return task_ids(restored.control, restored.step + 1, spec)
+
+
+def task_ids(control: dict[str, Any], step: int, spec: Any = None) -> list[tuple[str, str]]:
+    """`next_task_ids` from a checkpoint's control (`next`) and the next step's number."""
     pull = control["pull"] or (control.get("deferred") or {})
     pulled = branch_pull_names(spec, control) or sorted(pull)
     names = pulled + [node for _, node, _ in control.get("push", ())]

@@ -20,6 +20,7 @@ from nbgraph.engine.chain import HistoryWalk, parent_chain
 from nbgraph.engine.runlog import initial_values
 from nbgraph.engine.view import isolate
 from nbgraph.graph import GraphSpec
+from nbgraph.reducers import get_reducer
 
 Fold = Callable[[GraphSpec, dict, Any, int], dict]
 """`apply_delta(spec, values, payload, step)`: one checkpoint's delta applied in place."""
@@ -115,6 +116,64 @@ def _items(value: Any) -> int:
     return len(value) if kind is list or kind is dict or kind is tuple or kind is set else 1
 
 
+_ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex})  # (`isolate` shares)
+_GROWN = frozenset({list, tuple, *_ATOMS})  # what `append` adds without changing old items
+_APPEND = getattr(get_reducer("append"), "in_place", None)  # (extends the list, in place)
+
+
+class _Copier:
+    """Copies a segment's working states (`isolate`, field by field), and remembers, for a
+    list of atoms in a field whose reducer is `append`, how much of it was checked: while
+    the fold only appends to that list (plain steps writing lists or atoms to it), the
+    next copy checks only the items added since.
+
+    Anything else (a step with resets or pinned values, an `Overwrite`, a `Mutation`, a new
+    list) forgets what was checked.
+    """
+
+    def __init__(self, spec: GraphSpec) -> None:
+        self.appending = {
+            name
+            for name, field in spec.fields.items()
+            if field.reducer is not None and field.reducer.in_place is _APPEND is not None
+        }
+        self.checked: dict[str, tuple[list, int]] = {}  # field: (its list, items checked)
+
+    def folded(self, payload: dict[str, Any]) -> None:
+        """Called after each delta is applied: forget what it may have changed in place."""
+        checked = self.checked
+        if not checked:
+            return
+        if len(payload) != 2 or "next" not in payload:  # (not `apply_delta`'s plain step)
+            checked.clear()
+            return
+        for task in payload["tasks"]:
+            for key, value in task["writes"]:
+                if key in checked and type(value) not in _GROWN:
+                    del checked[key]
+
+    def copy(self, values: dict[str, Any]) -> dict[str, Any]:
+        appending, checked = self.appending, self.checked
+        copied = {}
+        for key, value in values.items():
+            kind = type(value)
+            if kind in _ATOMS:
+                copied[key] = value
+                continue
+            if kind is list and key in appending:
+                seen = checked.get(key)
+                start = seen[1] if seen is not None and seen[0] is value else 0
+                if start <= len(value) and (
+                    start == len(value) or set(map(type, value[start:])) <= _ATOMS
+                ):
+                    checked[key] = (value, len(value))
+                    copied[key] = value[:]
+                    continue
+                checked.pop(key, None)
+            copied[key] = isolate(value)
+        return copied
+
+
 def _copy(values: dict[str, Any]) -> dict[str, Any]:
     return {key: isolate(value) for key, value in values.items()}
 
@@ -123,6 +182,7 @@ def _segment(
     spec: GraphSpec, records: list[Any], start: int, end: int, fold: Fold
 ) -> Iterator[tuple[Any, dict[str, Any]]]:
     values = _base(spec, records[start], fold)
+    copier = _Copier(spec)
     every = max(MIN_BLOCK, math.isqrt(end - start))
     if (end - start) * (1 + sum(map(_items, values.values()))) <= HELD_ITEMS:
         every = end - start  # (about: a state grows less than its size between snapshots)
@@ -133,8 +193,9 @@ def _segment(
         if i > start:
             record = records[i]
             values = fold(spec, values, record.payload, record.step)
+            copier.folded(record.payload)
         if i >= last:
-            held.append(values if i == end - 1 else _copy(values))
+            held.append(values if i == end - 1 else copier.copy(values))
         elif (i - start) % every == 0:
             bases.append((i, _copy(values)))
     yield from _newest_first(records, last, held)
@@ -145,7 +206,8 @@ def _segment(
             if i > first:
                 record = records[i]
                 values = fold(spec, values, record.payload, record.step)
-            held.append(values if i == first + every - 1 else _copy(values))
+                copier.folded(record.payload)
+            held.append(values if i == first + every - 1 else copier.copy(values))
         yield from _newest_first(records, first, held)
 
 

@@ -25,12 +25,12 @@ from nbgraph.engine.writes import (
     apply_grouped,
     apply_step,
     clear_ephemeral,
-    group_writes,
 )
 from nbgraph.graph import GraphSpec
 from nbgraph.types import MISSING, START, Interrupt
 
 LINEAGES = "__nbgraph_lineages__"  # a branch run's snapshot: its lineage points
+_NONE: dict[str, Any] = {}  # (read only)
 
 
 @dataclass
@@ -114,17 +114,26 @@ class Restoring:
             for checkpoint_id in self._ids_from(latest):
                 yield self.restore(checkpoint_id, latest_id=latest)  # type: ignore[misc]
             return
+        for record, values, writes, done in self.history_parts(newest):
+            restored = self._restored(record, values, record.checkpoint_id == latest, None, writes)
+            for task_id, saved in done.items():
+                restored.done.setdefault(task_id, saved)
+            yield restored
+
+    def history_parts(
+        self, newest: Any
+    ) -> Iterator[tuple[Any, dict[str, Any], Any, dict[str, dict[str, Any]]]]:
+        """`(record, values, writes, done)` of every checkpoint of a thread without branch
+        semantics, from `newest` back: `writes` its pending writes (None: not read yet),
+        `done` the writes its tasks made, read from the checkpoint they made."""
         ran: dict[str, dict[str, Any]] = {}  # by parent: what its tasks wrote (shown as results)
         for record, values, writes in history_states(self, newest, self._ids_from, apply_delta):
-            checkpoint_id = record.checkpoint_id
-            restored = self._restored(record, values, checkpoint_id == latest, None, writes)
-            for task_id, done in ran.pop(checkpoint_id, {}).items():
-                restored.done.setdefault(task_id, done)
+            done = ran.pop(record.checkpoint_id, _NONE)
             if record.source == "loop" and record.parent_id is not None:
                 tasks = ran.setdefault(record.parent_id, {})
                 for task in record.payload["tasks"]:
                     tasks.setdefault(task["id"], {"writes": task["writes"]})
-            yield restored
+            yield record, values, writes, done
 
     def _ids_from(self, latest: str) -> Iterator[str]:
         """`latest`, then the thread's other checkpoint ids newest first (listed only when
@@ -224,9 +233,17 @@ def restore_lineages(
 def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: int) -> dict:
     """Apply one checkpoint's delta (resets, writes, clears) to `values` (owned by the caller)."""
     if len(payload) == 2 and "next" in payload:  # a plain step: its tasks' writes, no extras
-        writes = [(t["node"], key, value) for t in payload["tasks"] for key, value in t["writes"]]
-        if writes:
-            apply_grouped(spec.fields, values, group_writes(writes), step)
+        grouped: dict[str, list[tuple[str, Any]]] = {}  # (`group_writes`, inline)
+        for task in payload["tasks"]:
+            node = task["node"]
+            for key, value in task["writes"]:
+                group = grouped.get(key)
+                if group is None:
+                    grouped[key] = [(node, value)]
+                else:
+                    group.append((node, value))
+        if grouped:
+            apply_grouped(spec.fields, values, grouped, step)
         return values
     for reset in payload.get("resets", ()):
         values = {k: isolate(v) for k, v in reset["values"].items()}
