@@ -322,4 +322,85 @@ def test_a_subgraph_run_inside_a_node_pauses_and_resumes_the_same() -> None:
         second_log = fingerprint(app.last_log)  # (a resume's checkpoint id is its own)
         return repr(first), first_log, repr(second), _CHECKPOINT.sub("<id>", repr(second_log))
 
-    both(make, call, fuses=False)  # (a run inside a checkpointed node: the general path)
+    both(make, call)  # (the outer lone step, checkpointed, is fused; the inner run is not)
+
+
+def _history(app: Any, config: Any) -> str:
+    """Every checkpoint of the thread (ids and times masked) and what the saver holds."""
+    snaps = [
+        (s.values, s.next, s.metadata, repr(s.tasks), repr(s.interrupts))
+        for s in app.get_state_history(config)
+    ]
+    saver = [(c.metadata, c.pending_writes) for c in app.checkpointer.list(config)]
+    text = repr(snaps) + repr(saver)
+    return re.sub(r"\d{4}-\d\d-\d\dT[\d:.+]+", "<t>", _CHECKPOINT.sub("<id>", text))
+
+
+def saved(*inputs: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    """Invoke once per input on one thread (a checkpointer): outputs, records, history."""
+
+    def call(app: Any) -> Any:
+        config = {"configurable": {"thread_id": "t"}}
+        results = []
+        for input in inputs:
+            try:
+                out = app.invoke(input, config, **kwargs)
+            except Exception as error:
+                out = _error(error)
+            log = _CHECKPOINT.sub("<id>", repr(fingerprint(app.last_log)))
+            results.append((repr(out), log))
+        return results, _history(app, config)
+
+    return call
+
+
+def saver_loop(node: Callable, router: Callable, **options: Any) -> Callable[[], Any]:
+    def make() -> Any:
+        graph = StateGraph(S).add_node("a", node).add_edge(START, "a")
+        return graph.add_conditional_edges("a", router).compile(
+            checkpointer=MemorySaver(), **options
+        )
+
+    return make
+
+
+@pytest.mark.parametrize("durability", [None, "sync", "async", "exit"])
+def test_a_checkpointed_loop_saves_the_same_checkpoints(durability: Any) -> None:
+    kwargs = {} if durability is None else {"durability": durability}
+    both(saver_loop(tick, again), saved(START_VALUES, None, **kwargs))
+
+
+def test_checkpointed_interrupts_errors_breakpoints_and_resumes() -> None:
+    from nbgraph import interrupt
+
+    def asks(state: S) -> dict:
+        if state["count"] == 2:
+            return {"count": 3, "log": [interrupt("more?")]}
+        return tick(state)
+
+    both(saver_loop(asks, again), saved(START_VALUES, Command(resume="yes"), None))
+    failed: list[int] = []
+
+    def fails_once(state: S) -> dict:
+        if state["count"] == 3 and not failed:
+            failed.append(1)
+            raise ValueError("once")
+        return tick(state)
+
+    def make() -> Any:
+        failed.clear()
+        return saver_loop(fails_once, again)()
+
+    both(make, saved(START_VALUES, None))
+    after = saver_loop(tick, again, interrupt_after=["a"])
+    both(after, saved(START_VALUES, None, None))
+    from nbgraph import RetryPolicy
+
+    def with_retry() -> Any:
+        failed.clear()
+        policy = RetryPolicy(max_attempts=2, initial_interval=0, jitter=False, retry_on=ValueError)
+        graph = StateGraph(S).add_node("a", fails_once, retry_policy=policy)
+        graph = graph.add_edge(START, "a").add_conditional_edges("a", again)
+        return graph.compile(checkpointer=MemorySaver())
+
+    both(with_retry, saved(START_VALUES))

@@ -18,7 +18,9 @@ from typing import Any
 
 from nbgraph.engine.committing import _NO_RESET
 from nbgraph.engine.injection import TaskEnv, _explain, injections
+from nbgraph.engine.interrupts import enter_scope, leave_scope
 from nbgraph.engine.loop import _PLAIN_OUTPUTS, RunLoop
+from nbgraph.engine.persist import checkpoint_payload
 from nbgraph.engine.retrying import next_attempt
 from nbgraph.engine.runlog import StepLog
 from nbgraph.engine.runtime import current_task_env, enter_task, leave_task
@@ -55,7 +57,7 @@ class LoneStep:
 
     @classmethod
     def for_run(cls, run: Any, scope: Any, modes: frozenset[str]) -> LoneStep | None:
-        if not ENABLED or modes or type(run) is not RunLoop or run.thread is not None:
+        if not ENABLED or modes or type(run) is not RunLoop:
             return None
         if scope.sink is not None or scope.relay is not None or scope.chat is not None:
             return None
@@ -99,14 +101,18 @@ class LoneStep:
         """`StreamScope.execute(task)` and its attempts (`RunLoop._attempt`), in one frame."""
         run, spec = self.run, self.spec
         node, fn, wanted = plan[0], plan[1], plan[2]
+        thread = run.thread
         token = _STREAM.set(TaskStream(task, None, None))
         try:
             while True:
                 task.started = time.time()
+                scope = None if thread is None else run._scope(task)
                 env = TaskEnv(run, task)
                 entered = enter_task(env)
                 try:
                     values = run.values
+                    if scope is not None:
+                        inside = enter_scope(scope)
                     try:  # (`injection.call_in`, its injections known)
                         if wanted:
                             output = fn(StateView(values), **_kwargs(env, wanted))
@@ -117,6 +123,9 @@ class LoneStep:
                         raise
                     except ParentCommand as up:
                         output = up.command
+                    finally:
+                        if scope is not None:
+                            leave_scope(inside)
                     if type(output) is dict:
                         absorb_update(spec, node, task, output)
                     else:
@@ -143,12 +152,14 @@ class LoneStep:
                 ):
                     shared = tuple(routes)
                     task.routes = run._shared.setdefault(shared, shared)  # type: ignore
+                if thread is not None and (task.interrupts or task.error):
+                    thread.save_task(task, scope.answers if scope else None)  # (`_done`)
                 return
         finally:
             _STREAM.reset(token)
 
     def commit(self, tasks: list[Task], plan: tuple) -> StepLog:
-        """`RunLoop.commit(tasks)` for a lone task without a checkpointer, in one frame."""
+        """`RunLoop.commit(tasks)` for a lone task, in one frame."""
         run, spec = self.run, self.spec
         task = tasks[0]
         log = StepLog(run.step, tasks, spec.fields, resets=run._pending_resets or (), joins=())
@@ -156,7 +167,9 @@ class LoneStep:
         run.log.steps.append(log)
         if task.error is not None:
             raise task.error
-        if current_task_env():  # (a run inside a node: `open_step` asks its parent's scope)
+        if run.thread is not None:
+            run.paused = [i for i in task.interrupts]
+        elif current_task_env():  # (a run inside a node: `open_step` asks its parent's scope)
             from nbgraph.engine.subruns import parent_scope
 
             if parent_scope(run):
@@ -176,6 +189,9 @@ class LoneStep:
         if run.ephemeral:
             log.cleared = clear_ephemeral(run.ephemeral, run.values, log.written)
         log.applied = True
+        if run.thread is not None:
+            run.thread.save(run.step, "loop", checkpoint_payload(run, log), run.values)
+            run.stop_after(tasks)
         return log
 
 
