@@ -49,11 +49,12 @@ class LoneStep:
     """The fused step of one run, or None from `for_run` when the run needs the general
     path for every step (a checkpointer, a stream, a node cache, managed fields...)."""
 
-    __slots__ = ("plans", "run", "spec")
+    __slots__ = ("known", "plans", "run", "spec")
 
     def __init__(self, run: Any) -> None:
         self.run, self.spec = run, run.spec
         self.plans: dict[str, tuple | None] = {}
+        self.known = _viewed_fields(self.spec)
 
     @classmethod
     def for_run(cls, run: Any, scope: Any, modes: frozenset[str]) -> LoneStep | None:
@@ -132,7 +133,7 @@ class LoneStep:
                         _awaited(output, f"Node {task.node!r} is async; run the graph with")
                         absorb_output(spec, node, task, output)
                     if plan[3]:
-                        _route(spec, env, task, values, plan[3])
+                        _route(spec, env, task, values, plan[3], self.known)
                     if task.dropped:
                         warn_dropped(spec, run.log.warnings, task)
                 except Exception as error:
@@ -198,7 +199,7 @@ class LoneStep:
 def _apply(fields: Any, values: dict, task: Task, step: int) -> tuple[str, ...]:
     """`writes.apply_grouped` for one task's writes; the fields written, in order."""
     writes, source = task.writes, task.node
-    if len(writes) > 1 and len(dict(writes)) != len(writes):  # a field written twice
+    if len(writes) > 1 and _twice(writes):  # a field written twice
         grouped: dict[str, list[tuple[str, Any]]] = {}
         for key, value in writes:
             grouped.setdefault(key, []).append((source, value))
@@ -217,6 +218,8 @@ def _apply(fields: Any, values: dict, task: Task, step: int) -> tuple[str, ...]:
                 values[name] = isolate(result) if result is new else result
                 continue
         values[name] = reduce_field(spec, values.get(name, MISSING), [(source, new)], step)
+    if len(writes) == 2:  # (no field written twice here: the keys, in order)
+        return writes[0][0], writes[1][0]
     return tuple(dict(writes))
 
 
@@ -245,11 +248,11 @@ def _trigger(run: Any, task: Task, targets: tuple[str, ...]) -> None:
                 queued.append(source)
 
 
-def _route(spec: Any, env: TaskEnv, task: Task, values: dict, routers: tuple) -> None:
+def _route(spec: Any, env: TaskEnv, task: Task, values: dict, routers: tuple, known: dict) -> None:
     """`RunLoop._route` with the routers' injections known."""
     writes = task.writes
     for branch, router, wanted in routers:
-        state = _router_view(spec, task, values, branch) if writes else StateView(values)
+        state = _router_view(spec, task, values, branch, known) if writes else StateView(values)
         try:
             result = router(state, **_kwargs(env, wanted)) if wanted else router(state)
         except TypeError as error:
@@ -267,20 +270,21 @@ def _route(spec: Any, env: TaskEnv, task: Task, values: dict, routers: tuple) ->
         absorb_route(spec, branch, task, result)
 
 
-def _router_view(spec: Any, task: Task, values: dict, branch: Any) -> Any:
+def _router_view(spec: Any, task: Task, values: dict, branch: Any, known: dict) -> Any:
     """`tasks.router_state` for a router of the state's schema (no managed fields): a field
     written once holds its value (copied when read), a reduced one a lazy `_Fresh`; a field
-    written twice, or anything unusual, takes `router_state` itself."""
+    written twice, or anything unusual, takes `router_state` itself. `known`: the fields
+    a view can hold (`_viewed_fields`)."""
     writes = task.writes
-    if len(writes) > 1 and len(dict(writes)) != len(writes):  # a field written twice
+    if len(writes) > 1 and _twice(writes):  # a field written twice
         return router_state(spec, task, values, _NO_MANAGED, branch)
     view = StateView(values)
-    fields, node, names = spec.fields, task.node, spec.state.fields
+    node = task.node
     for key, value in writes:
-        if key not in names and not spec.open_schema:
-            continue
-        info = fields.get(key)
+        info = known.get(key)
         if info is None:
+            if key not in spec.state.fields and not spec.open_schema:
+                continue
             return router_state(spec, task, values, _NO_MANAGED, branch)
         if (
             info.reducer is None
@@ -291,6 +295,22 @@ def _router_view(spec: Any, task: Task, values: dict, branch: Any) -> Any:
         else:
             dict.__setitem__(view, key, _Fresh((info, values, [(node, value)], task)))
     return view
+
+
+def _viewed_fields(spec: Any) -> dict[str, FieldSpec]:
+    """The fields whose writes a router's view shows (of the state's schema, or any with
+    an open schema), by name: `_router_view` asks one dict instead of two."""
+    names = spec.state.fields
+    return {
+        k: f for k, f in spec.fields.items() if f is not None and (k in names or spec.open_schema)
+    }
+
+
+def _twice(writes: list) -> bool:
+    """Whether a field is written twice (two writes: their keys compared, no dict made)."""
+    if len(writes) == 2:
+        return writes[0][0] == writes[1][0]
+    return len(dict(writes)) != len(writes)
 
 
 def _kwargs(env: TaskEnv, wanted: tuple) -> dict[str, Any]:
