@@ -1,9 +1,9 @@
-"""A lone task's step, fused: `invoke()`'s common step (one task, no checkpointer, nothing
-streamed) run from a per-node plan in two frames instead of a dozen.
+"""A lone task's step, fused: `invoke()`'s common step (one task, nothing streamed; with
+or without a checkpointer) run from a per-node plan in two frames instead of a dozen.
 
-`engine.drive` asks `LoneStep.plan(tasks)` for each step; a plan is made once per node (its
-function's and routers' injections, whether its edges are plain) and None means the step
-takes the general path (`StreamScope.execute` → `RunLoop._attempt` → `RunLoop.commit`).
+`engine.drive` asks `LoneStep.plan(tasks)` for each step; a plan is made once per graph and
+node (its function's and routers' injections, whether its edges are plain) and None means the
+step takes the general path (`StreamScope.execute` → `RunLoop._attempt` → `RunLoop.commit`).
 `execute` and `commit` do what those do, in the same order, with the same helpers for every
 uncommon turn (a non-dict output, an error, a retry, a router's list or path_map, a dropped
 write), so the record is the same: `tests/test_fused_step.py` runs programs both ways
@@ -47,14 +47,14 @@ _NO_MANAGED: dict[str, Any] = {}
 
 class LoneStep:
     """The fused step of one run, or None from `for_run` when the run needs the general
-    path for every step (a checkpointer, a stream, a node cache, managed fields...)."""
+    path for every step (a stream, a node cache, managed fields...). The plans, and the
+    fields a router's view shows, are kept per compiled graph (`_per_graph`)."""
 
     __slots__ = ("known", "plans", "run", "spec")
 
     def __init__(self, run: Any) -> None:
         self.run, self.spec = run, run.spec
-        self.plans: dict[str, tuple | None] = {}
-        self.known = _viewed_fields(self.spec)
+        self.plans, self.known = _per_graph(run.spec)
 
     @classmethod
     def for_run(cls, run: Any, scope: Any, modes: frozenset[str]) -> LoneStep | None:
@@ -268,6 +268,16 @@ def _route(spec: Any, env: TaskEnv, task: Task, values: dict, routers: tuple, kn
             continue
         _awaited(result, f"The router after {task.node!r} is async; use")
         absorb_route(spec, branch, task, result)
+
+
+def _per_graph(spec: Any) -> tuple[dict[str, tuple | None], dict[str, FieldSpec]]:
+    """A compiled graph's plans (filled as its nodes run) and `_viewed_fields`, made once
+    per graph, not per run: kept in the spec's `__dict__`, as its `cached_property`s are
+    (so they live as long as the graph)."""
+    kept = spec.__dict__.get("_lone_step")
+    if kept is None:
+        kept = spec.__dict__["_lone_step"] = ({}, _viewed_fields(spec))
+    return kept
 
 
 def _router_view(spec: Any, task: Task, values: dict, branch: Any, known: dict) -> Any:
