@@ -12,10 +12,10 @@ never imports langchain_core; `use_message_kind()` sets it explicitly.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, Literal
 
 from nbgraph.errors import InvalidUpdateError, NbgraphError
+from nbgraph.messages.ids import new_message_id
 from nbgraph.types import MISSING
 
 __all__ = [
@@ -195,7 +195,7 @@ def lc_with_id(message: Any) -> Any:
             f"add_messages: {message!r} has no id: expected the id of the message to remove "
             "(or REMOVE_ALL_MESSAGES)"
         )
-    return message.model_copy(update={"id": str(uuid.uuid4())})
+    return message.model_copy(update={"id": new_message_id()})
 
 
 def lc_add_messages(left: list[Any], right: list[Any], remove_all: str) -> list[Any]:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import operator
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.messages import langchain_messages as lc
+from nbgraph.messages.ids import new_message_id
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -73,10 +73,10 @@ def _with_id(message: Message, fresh: bool = False) -> Message:
             f"(or REMOVE_ALL_MESSAGES)"
         )
     if fresh:  # (what model_copy(update=) would make, without copying it)
-        message.__dict__["id"] = str(uuid.uuid4())
+        message.__dict__["id"] = new_message_id()
         message.__pydantic_fields_set__.add("id")
         return message
-    return message.model_copy(update={"id": str(uuid.uuid4())})
+    return message.model_copy(update={"id": new_message_id()})
 
 
 def with_ids(value: Any) -> Any:
