@@ -1025,3 +1025,22 @@ def test_a_file_it_may_not_write_is_opened_read_only_by_default(tmp_path, monkey
         assert saver.readonly and "readonly=True" in repr(saver)
         assert saver.get("t").step == 1
     assert file_state(path) == before
+
+
+def test_memory_saver_keeps_plain_data_nested_deeper_than_the_stack() -> None:
+    """Plain data too deep for the C pickler (it raises RecursionError) is kept as a private
+    copy instead, and given back equal and unshared, as shallow plain data is."""
+    from nbgraph.codec.nesting import MAX_DEPTH
+
+    deep: list = []
+    for _ in range(MAX_DEPTH):
+        deep = [deep]
+    saver = MemorySaver()
+    saver.put(record(payload={"deep": deep, "flat": [1, (2, "x")]}))
+    back = saver.get("t1").payload
+    assert back["flat"] == [1, (2, "x")]
+    got, put, depth = back["deep"], deep, 0
+    while put:
+        assert type(got) is list and got is not put and len(got) == 1
+        got, put, depth = got[0], put[0], depth + 1
+    assert got == [] and depth == MAX_DEPTH
