@@ -19,6 +19,7 @@ from nbgraph.engine.writes import (
     apply_grouped,
     clear_ephemeral,
     field_spec,
+    group_task_writes,
     group_writes,
     merge_unreduced,
     reduce_field,
@@ -49,14 +50,7 @@ class Committing:
                     self.spec.state_merger, self.spec.fields, self.values, per_task
                 )
             if len(tasks) == 1:  # a lone task: its writes, grouped
-                node = tasks[0].node
-                grouped = {}
-                for key, value in tasks[0].writes:
-                    group = grouped.get(key)
-                    if group is None:
-                        grouped[key] = [(node, value)]
-                    else:
-                        group.append((node, value))
+                grouped = group_task_writes({}, tasks[0].node, tasks[0].writes)
             else:
                 writes = applied_writes(self.spec.fields, tasks, log.merged)
                 grouped = group_writes(writes)

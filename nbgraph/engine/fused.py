@@ -25,7 +25,7 @@ from nbgraph.engine.retrying import next_attempt
 from nbgraph.engine.runlog import StepLog
 from nbgraph.engine.runtime import current_task_env, enter_task, leave_task
 from nbgraph.engine.streams import _STREAM, TaskStream
-from nbgraph.engine.subruns import ParentCommand
+from nbgraph.engine.subruns import ParentCommand, parent_scope
 from nbgraph.engine.tasks import (
     Task,
     _Fresh,
@@ -36,7 +36,13 @@ from nbgraph.engine.tasks import (
     warn_dropped,
 )
 from nbgraph.engine.view import StateView, isolate
-from nbgraph.engine.writes import _PLAIN, apply_grouped, clear_ephemeral, reduce_field
+from nbgraph.engine.writes import (
+    _PLAIN,
+    apply_grouped,
+    clear_ephemeral,
+    group_task_writes,
+    reduce_field,
+)
 from nbgraph.schema import FieldSpec
 from nbgraph.types import END, MISSING, Mutation, Overwrite, Send
 
@@ -168,13 +174,8 @@ class LoneStep:
         run.log.steps.append(log)
         if task.error is not None:
             raise task.error
-        if run.thread is not None:
-            run.paused = [i for i in task.interrupts]
-        elif current_task_env():  # (a run inside a node: `open_step` asks its parent's scope)
-            from nbgraph.engine.subruns import parent_scope
-
-            if parent_scope(run):
-                run.paused = [i for i in task.interrupts]
+        if run.thread is not None or (current_task_env() and parent_scope(run)):  # (`open_step`)
+            run.paused = list(task.interrupts)
         if run.paused:
             return log
         try:
@@ -200,9 +201,7 @@ def _apply(fields: Any, values: dict, task: Task, step: int) -> tuple[str, ...]:
     """`writes.apply_grouped` for one task's writes; the fields written, in order."""
     writes, source = task.writes, task.node
     if len(writes) > 1 and _twice(writes):  # a field written twice
-        grouped: dict[str, list[tuple[str, Any]]] = {}
-        for key, value in writes:
-            grouped.setdefault(key, []).append((source, value))
+        grouped = group_task_writes({}, source, writes)
         apply_grouped(fields, values, grouped, step)
         return tuple(grouped)
     for name, new in writes:  # (one write a field: `apply_grouped`'s short case)

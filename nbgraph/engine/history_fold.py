@@ -18,7 +18,7 @@ from typing import Any
 
 from nbgraph.engine.chain import HistoryWalk, parent_chain
 from nbgraph.engine.runlog import initial_values
-from nbgraph.engine.view import isolate
+from nbgraph.engine.view import ATOMS, isolate
 from nbgraph.graph import GraphSpec
 from nbgraph.reducers import get_reducer
 
@@ -116,8 +116,7 @@ def _items(value: Any) -> int:
     return len(value) if kind is list or kind is dict or kind is tuple or kind is set else 1
 
 
-_ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex})  # (`isolate` shares)
-_GROWN = frozenset({list, tuple, *_ATOMS})  # what `append` adds without changing old items
+_GROWN = frozenset({list, tuple, *ATOMS})  # what `append` adds without changing old items
 _APPEND = getattr(get_reducer("append"), "in_place", None)  # (extends the list, in place)
 
 
@@ -157,14 +156,14 @@ class _Copier:
         copied = {}
         for key, value in values.items():
             kind = type(value)
-            if kind in _ATOMS:
+            if kind in ATOMS:
                 copied[key] = value
                 continue
             if kind is list and key in appending:
                 seen = checked.get(key)
                 start = seen[1] if seen is not None and seen[0] is value else 0
                 if start <= len(value) and (
-                    start == len(value) or set(map(type, value[start:])) <= _ATOMS
+                    start == len(value) or set(map(type, value[start:])) <= ATOMS
                 ):
                     checked[key] = (value, len(value))
                     copied[key] = value[:]

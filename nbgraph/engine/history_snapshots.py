@@ -16,12 +16,10 @@ from typing import Any
 from nbgraph.engine.chain import task_ids
 from nbgraph.engine.persist import Thread
 from nbgraph.engine.root_state import is_root, root_value
-from nbgraph.engine.snapshots import PendingTask, state_snapshot
+from nbgraph.engine.snapshots import state_snapshot, tasks_from
 from nbgraph.engine.subgraph_states import subgraph_of, with_subgraph_states
-from nbgraph.types import START, StateSnapshot
+from nbgraph.types import StateSnapshot
 
-_PULL = "__pregel_pull"
-_PUSH = "__pregel_push"
 _new = tuple.__new__  # (a NamedTuple made from its fields' tuple, without its `__new__`)
 
 
@@ -75,15 +73,8 @@ class _Shown:
             values = {k: v for k, v in values.items() if k in known}
         control = record.payload["next"]
         step = record.step
-        if "lineages" in control:  # (a branch checkpoint's: one per lineage)
-            ids = task_ids(control, step + 1, self.spec)
-        else:  # (`task_ids`, inline)
-            pulled = control["pull"] or control.get("deferred") or {}
-            names = sorted(pulled)
-            if "push" in control:
-                names += [node for _, node, _ in control["push"]]
-            ids = [(f"{step + 1}:{index}:{name}", name) for index, name in enumerate(names)]
-        tasks = self._tasks(control, ids, done) if ids else ()
+        ids = task_ids(control, step + 1, self.spec)
+        tasks = tasks_from(control, ids, done) if ids else ()
         parent_id = record.parent_id
         root_id, ns = self.root_id, self.ns
         snapshot = _new(
@@ -121,30 +112,3 @@ class _Shown:
             if not is_plain:
                 return with_subgraph_states(self.thread, snapshot, False)
         return snapshot
-
-    def _tasks(
-        self,
-        control: dict[str, Any],
-        ids: list[tuple[str, str]],
-        done: dict[str, dict[str, Any]],
-    ) -> tuple[PendingTask, ...]:
-        """`pending_tasks` of a checkpoint with no pending writes (no errors, nothing
-        asked)."""
-        pulled = control["pull"] or control.get("deferred") or ()
-        pushed = 0
-        tasks = []
-        for task_id, name in ids:
-            if name in pulled:
-                path: tuple[Any, ...] = (_PULL, name)
-            else:
-                path, pushed = (_PUSH, pushed), pushed + 1
-            saved = done.get(task_id)
-            if saved is None and name == START:  # an input checkpoint: its input, to be applied
-                saved = {"writes": control.get("input", [])}
-            result = None
-            if saved is not None:
-                result = {}
-                for key, value in saved["writes"]:
-                    result.setdefault(key, value)
-            tasks.append(_new(PendingTask, (task_id, name, path, None, (), None, result)))
-        return tuple(tasks)

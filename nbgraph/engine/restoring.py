@@ -25,6 +25,7 @@ from nbgraph.engine.writes import (
     apply_grouped,
     apply_step,
     clear_ephemeral,
+    group_task_writes,
 )
 from nbgraph.graph import GraphSpec
 from nbgraph.types import MISSING, START, Interrupt
@@ -233,15 +234,9 @@ def restore_lineages(
 def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: int) -> dict:
     """Apply one checkpoint's delta (resets, writes, clears) to `values` (owned by the caller)."""
     if len(payload) == 2 and "next" in payload:  # a plain step: its tasks' writes, no extras
-        grouped: dict[str, list[tuple[str, Any]]] = {}  # (`group_writes`, inline)
+        grouped: dict[str, list[tuple[str, Any]]] = {}
         for task in payload["tasks"]:
-            node = task["node"]
-            for key, value in task["writes"]:
-                group = grouped.get(key)
-                if group is None:
-                    grouped[key] = [(node, value)]
-                else:
-                    group.append((node, value))
+            group_task_writes(grouped, task["node"], task["writes"])
         if grouped:
             apply_grouped(spec.fields, values, grouped, step)
         return values

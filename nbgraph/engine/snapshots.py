@@ -16,6 +16,9 @@ from nbgraph.engine.view import isolate
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.types import START, StateSnapshot
 
+_NONE: dict[str, Any] = {}  # (read only)
+_new = tuple.__new__  # (a NamedTuple made from its fields' tuple, without its `__new__`)
+
 
 def state_snapshot(
     spec: Any, thread: Thread, restored: Any, current: bool = False, owned: bool = False
@@ -73,25 +76,39 @@ def pending_tasks(
     """The tasks that run from a checkpoint, with what the thread keeps of each (`spec`:
     its graph's, for a branch checkpoint's tasks, one per lineage; `ids`: their
     `next_task_ids`, if known)."""
+    if ids is None:
+        ids = next_task_ids(restored, spec)
+    return tasks_from(restored.control, ids, restored.done, restored.errors, restored.asked)
+
+
+def tasks_from(
+    control: dict[str, Any],
+    ids: list[tuple[str, str]],
+    done: dict[str, dict[str, Any]],
+    errors: dict[str, Any] = _NONE,
+    asked: dict[str, Any] = _NONE,
+) -> tuple[PendingTask, ...]:
+    """`pending_tasks` from a checkpoint's parts: its control (`next`), the tasks' ids, what
+    finished tasks wrote, the errors they raised and what they asked, by task id."""
     pushed = 0
     tasks = []
-    pulled = set(restored.control["pull"] or restored.control.get("deferred") or ())
-    for task_id, name in next_task_ids(restored, spec) if ids is None else ids:
+    pulled = control["pull"] or control.get("deferred") or ()
+    for task_id, name in ids:
         if name in pulled:
             path: tuple[Any, ...] = ("__pregel_pull", name)
         else:
             path, pushed = ("__pregel_push", pushed), pushed + 1
-        done = restored.done.get(task_id)
-        if done is None and name == START:  # an input checkpoint: its input, to be applied
-            done = {"writes": restored.control.get("input", [])}
+        saved = done.get(task_id)
+        if saved is None and name == START:  # an input checkpoint: its input, to be applied
+            saved = {"writes": control.get("input", [])}
         result = None
-        if done is not None:
+        if saved is not None:
             result = {}
-            for key, value in done["writes"]:
+            for key, value in saved["writes"]:
                 result.setdefault(key, value)
-        error = restored.errors.get(task_id)
-        interrupts = tuple(restored.asked.get(task_id, ()))
-        tasks.append(PendingTask(task_id, name, path, error, interrupts, None, result))
+        error = errors.get(task_id)
+        interrupts = tuple(asked.get(task_id, ()))
+        tasks.append(_new(PendingTask, (task_id, name, path, error, interrupts, None, result)))
     return tuple(tasks)
 
 

@@ -16,7 +16,9 @@ from nbgraph.messages.langchain_messages import SHARED_TYPES
 from nbgraph.messages.merge import shared_messages
 from nbgraph.types import MISSING
 
-_ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, range, type(MISSING)})
+ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, range, type(MISSING)})
+"""The immutable types `isolate` shares instead of copying."""
+_ATOMS = ATOMS
 _FROZEN = MESSAGE_TYPES  # frozen types that say whether they can be shared
 _SHARED = SHARED_TYPES  # langchain's message classes: shared, as LangGraph shares them
 

@@ -8,7 +8,7 @@ cost proportional to what was written, never to the size of the state.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from nbgraph.engine.view import isolate
@@ -51,6 +51,20 @@ def group_writes(writes: Sequence[Write]) -> dict[str, list[tuple[str, Any]]]:
             grouped[name] = [(writer, value)]
         else:
             group.append((writer, value))
+    return grouped
+
+
+def group_task_writes(
+    grouped: dict[str, list[tuple[str, Any]]], node: str, writes: Iterable[Sequence[Any]]
+) -> dict[str, list[tuple[str, Any]]]:
+    """`group_writes` for one task's `(field, value)` writes, added to `grouped` (in write
+    order) without making `(writer, field, value)` triples first; returns `grouped`."""
+    for key, value in writes:
+        group = grouped.get(key)
+        if group is None:
+            grouped[key] = [(node, value)]
+        else:
+            group.append((node, value))
     return grouped
 
 
