@@ -4,8 +4,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.checkpoint import InMemorySaver, MemorySaver
-from nbgraph.engine.interrupts import interrupt
-from nbgraph.engine.tasks import RouteError
+from nbgraph.engine.core.interrupts import interrupt
+from nbgraph.engine.core.tasks import RouteError
 from nbgraph.errors import (
     EmptyInputError,
     GraphBuildError,
@@ -38,13 +38,13 @@ from nbgraph.views.inspector import inspect
 
 if TYPE_CHECKING:
     from nbgraph.checkpoint import SqliteSaver
-    from nbgraph.engine.caching import InMemoryCache
-    from nbgraph.engine.runtime import Runtime, get_config, get_runtime, get_store
-    from nbgraph.engine.streams import StreamWriter, get_stream_writer
+    from nbgraph.engine.core.caching import InMemoryCache
+    from nbgraph.engine.core.runtime import Runtime, get_config, get_runtime, get_store
+    from nbgraph.engine.streaming.streams import StreamWriter, get_stream_writer
     from nbgraph.messages import Message, MessagesState, RemoveMessage
     from nbgraph.notebook.langgraph_trace import trace
     from nbgraph.notebook.runs import Runs
-    from nbgraph.record.langgraph_graph import LangGraphHistoryError, NotALangGraphError
+    from nbgraph.record.langgraph.graph import LangGraphHistoryError, NotALangGraphError
     from nbgraph.store import BaseStore, InMemoryStore
 
 __all__ = [
@@ -111,16 +111,16 @@ _ON_FIRST_USE = {
     "tools_condition": "nbgraph.prebuilt",
     "BaseStore": "nbgraph.store",
     "InMemoryStore": "nbgraph.store",
-    "InMemoryCache": "nbgraph.engine.caching",
-    "Runtime": "nbgraph.engine.runtime",
-    "get_config": "nbgraph.engine.runtime",
-    "get_runtime": "nbgraph.engine.runtime",
-    "get_store": "nbgraph.engine.runtime",
-    "StreamWriter": "nbgraph.engine.streams",
-    "get_stream_writer": "nbgraph.engine.streams",
+    "InMemoryCache": "nbgraph.engine.core.caching",
+    "Runtime": "nbgraph.engine.core.runtime",
+    "get_config": "nbgraph.engine.core.runtime",
+    "get_runtime": "nbgraph.engine.core.runtime",
+    "get_store": "nbgraph.engine.core.runtime",
+    "StreamWriter": "nbgraph.engine.streaming.streams",
+    "get_stream_writer": "nbgraph.engine.streaming.streams",
     "trace": "nbgraph.notebook.langgraph_trace",
-    "NotALangGraphError": "nbgraph.record.langgraph_graph",
-    "LangGraphHistoryError": "nbgraph.record.langgraph_graph",
+    "NotALangGraphError": "nbgraph.record.langgraph.graph",
+    "LangGraphHistoryError": "nbgraph.record.langgraph.graph",
 }
 """Names imported when first used: the message model imports pydantic, the SQLite saver
 `sqlite3`, the prebuilt tool node `langchain_core`; `import nbgraph` needs none of them.

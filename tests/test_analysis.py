@@ -9,8 +9,8 @@ from typing import Annotated, Any, TypedDict
 import pytest
 
 from nbgraph import END, MISSING, START, InvalidUpdateError, Run, Send, StateGraph
-from nbgraph.record.analysis import guess_order_dependent
-from nbgraph.record.remerge import RemergedRun
+from nbgraph.record.whatif.analysis import guess_order_dependent
+from nbgraph.record.whatif.remerge import RemergedRun
 from nbgraph.reducers import get_reducer, reducer_from_callable
 from nbgraph.schema import FieldSpec
 
@@ -429,7 +429,7 @@ def test_remerged_run_reads_like_any_run():
 
 
 def test_importing_the_analyses_loads_no_pandas():
-    code = "import sys, nbgraph.record.analysis; print('pandas' in sys.modules)"
+    code = "import sys, nbgraph.record.whatif.analysis; print('pandas' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 

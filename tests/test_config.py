@@ -1,5 +1,5 @@
 """A run's config: defaults, and a clear error for every value a run cannot use, the same
-from invoke, stream, ainvoke and run (nbgraph/engine/config.py)."""
+from invoke, stream, ainvoke and run (nbgraph/engine/core/config.py)."""
 
 import asyncio
 import operator
@@ -8,7 +8,7 @@ from typing import Annotated, TypedDict
 import pytest
 
 from nbgraph import END, START, InvalidArgumentError, NbgraphError, StateGraph
-from nbgraph.engine.config import DEFAULT_RECURSION_LIMIT, run_config
+from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT, run_config
 
 
 class Count(TypedDict):

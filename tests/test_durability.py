@@ -20,7 +20,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 
 import nbgraph
-from nbgraph.engine.durability import BATCH
+from nbgraph.engine.persistence.durability import BATCH
 from nbgraph.errors import InvalidArgumentError
 
 pytestmark = pytest.mark.langgraph

@@ -14,8 +14,8 @@ from typing import Annotated, Any, TypedDict
 import pytest
 
 from nbgraph import END, START, Command, MemorySaver, Overwrite, Send, StateGraph
-from nbgraph.engine import fused
-from nbgraph.engine.streams import get_stream_writer
+from nbgraph.engine.core import fused
+from nbgraph.engine.streaming.streams import get_stream_writer
 from nbgraph.errors import GraphRecursionError
 
 

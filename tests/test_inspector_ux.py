@@ -8,7 +8,7 @@ from typing import Annotated, TypedDict
 import pytest
 
 from nbgraph import END, START, StateGraph
-from nbgraph.record.value_diff import first_difference
+from nbgraph.record.compare.values import first_difference
 from nbgraph.views.value_tree import value_tree_html
 
 EVIL = "<img src=x onerror=alert(1)>"

@@ -34,7 +34,7 @@ from nbgraph.codec.placeholders import UnloadedModel
 from nbgraph.codec.values import decode_value, encode_value, is_opaque
 from nbgraph.messages import Message, message_kind, use_message_kind
 from nbgraph.messages.langchain_messages import MessageTypeError
-from nbgraph.record.message_compare import compare_values
+from nbgraph.record.compare.messages import compare_values
 from nbgraph.record.message_text import message_text
 from nbgraph.views.display import cell_text
 from nbgraph.views.panels import state_html

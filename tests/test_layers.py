@@ -17,10 +17,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "nbgraph"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("basics", ("nbgraph.types", "nbgraph.errors", "nbgraph.policies")),
-    ("state", ("nbgraph.messages", "nbgraph.reducers", "nbgraph.schema")),
+    ("state", ("nbgraph.messages", "nbgraph.reducers", "nbgraph.schema", "nbgraph.isolation")),
     ("codec", ("nbgraph.codec",)),
     ("graph", ("nbgraph.graph",)),
-    ("engine", ("nbgraph.engine", "nbgraph.checkpoint", "nbgraph.store")),
+    ("storage", ("nbgraph.checkpoint", "nbgraph.store")),
+    ("engine", ("nbgraph.engine",)),
     ("record", ("nbgraph.record",)),
     ("views", ("nbgraph.views",)),
     ("notebook", ("nbgraph.notebook", "nbgraph")),

@@ -479,7 +479,7 @@ def test_a_node_changing_what_it_returned_later_does_not_change_the_record():
 def test_unread_fields_are_never_copied(monkeypatch):
     import copy
 
-    from nbgraph.engine import view
+    from nbgraph import isolation as view
 
     big = [[i] for i in range(1000)]  # nested: only deepcopy could copy it
     copies = []

@@ -428,7 +428,7 @@ def test_messages_are_frozen_and_a_copied_list_shares_only_what_cannot_change() 
 
     import pydantic
 
-    from nbgraph.engine.view import isolate
+    from nbgraph.isolation import isolate
 
     plain = Message(role="user", content="hi", id="1")
     rich = Message(role="user", content="hi", id="2", metadata={"tags": ["a"]})
@@ -481,7 +481,7 @@ def test_the_in_place_merge_matches_add_messages(right: object) -> None:
 
 
 def test_a_shared_messages_empty_containers_refuse_changes() -> None:
-    from nbgraph.engine.view import isolate
+    from nbgraph.isolation import isolate
 
     plain = Message(role="user", content="hi", id="1")
     (shared,) = isolate([plain])

@@ -17,7 +17,7 @@ import pytest
 
 from nbgraph import END, START, MemorySaver, SqliteSaver, StateGraph
 from nbgraph.checkpoint import ThreadBusyError
-from nbgraph.engine.durability import BATCH
+from nbgraph.engine.persistence.durability import BATCH
 
 REPO = Path(__file__).resolve().parent.parent
 TICKS = 400

@@ -266,7 +266,7 @@ def test_a_line_of_checkpoints_folded_forward_equals_each_restored_alone(
     the one `get_state` restores alone, with its own copy of the values, and the writes of
     an interrupted step's finished task show in its checkpoint's tasks."""
     from nbgraph import MemorySaver, interrupt
-    from nbgraph.engine import history_fold
+    from nbgraph.engine.persistence import history_fold
 
     monkeypatch.setattr(history_fold, "MIN_BLOCK", block)
     monkeypatch.setattr(history_fold, "HELD_ITEMS", held)
@@ -327,7 +327,7 @@ def test_a_list_of_atoms_changed_in_place_or_replaced_is_copied_afresh(monkeypat
     write may have changed the old ones (a `Mutation`, an `Overwrite`): each snapshot still
     equals the state restored alone, and owns its list."""
     from nbgraph import MemorySaver, Overwrite
-    from nbgraph.engine import history_fold
+    from nbgraph.engine.persistence import history_fold
 
     monkeypatch.setattr(history_fold, "MIN_BLOCK", block)
     monkeypatch.setattr(history_fold, "HELD_ITEMS", held)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from nbgraph.engine.pinned import (
+from nbgraph.engine.core.pinned import (
     Grown,
     growth,
     kept_copy,

@@ -1,5 +1,5 @@
 """Tests for nbgraph/prebuilt (ToolNode, tools_condition), nbgraph/graph/runnables.py,
-nbgraph/engine/habits.py and get_graph's parts, beyond what LangGraph shows (the
+nbgraph/engine/runnable.py and get_graph's parts, beyond what LangGraph shows (the
 differential checks are in test_langgraph_tools.py): nbgraph's own messages, the record of a
 tool node, clear errors, and what `import nbgraph` loads.
 """
@@ -22,7 +22,7 @@ from langchain_core.runnables import RunnableLambda
 
 import nbgraph
 from nbgraph import END, START, StateGraph, add_messages
-from nbgraph.engine.habits import config_list, merge_configs
+from nbgraph.engine.runnable import config_list, merge_configs
 from nbgraph.errors import InvalidArgumentError
 from nbgraph.prebuilt import ToolNode, tools_condition
 

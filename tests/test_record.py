@@ -479,7 +479,7 @@ def test_list_prefix_reads_like_the_list_it_stands_for():
 
 
 def test_one_steps_rows_alone_are_the_rows_of_the_whole_table():
-    from nbgraph.engine.runlog import initial_values
+    from nbgraph.engine.core.runlog import initial_values
     from nbgraph.record.effects import step_effect_rows
 
     run = fan_app().run({"count": 0, "log": []})

@@ -25,7 +25,7 @@ from nbgraph import (
     Run,
     StateGraph,
 )
-from nbgraph.engine.retrying import matching_policy, retry_wait
+from nbgraph.engine.core.retrying import matching_policy, retry_wait
 from nbgraph.policies import default_cache_key, default_retry_on
 from nbgraph.views.panels import attempts_html
 

@@ -17,7 +17,7 @@ import pytest
 from nbgraph import END, START, MemorySaver, StateGraph
 from nbgraph.notebook.many import ExecutorRejectedError, default_chunk_size, default_workers
 from nbgraph.notebook.runs import Runs, RunsFolderError
-from nbgraph.notebook.shipping import GraphReference, GraphShippingError, find_reference
+from nbgraph.notebook.workers import GraphReference, GraphShippingError, find_reference
 
 
 class State(TypedDict):

@@ -4,7 +4,7 @@ import operator
 from typing import Annotated, ClassVar, TypedDict
 
 from nbgraph import END, MISSING, START, Mutation, StateGraph
-from nbgraph.engine.runlog import initial_values, replay_step
+from nbgraph.engine.core.runlog import initial_values, replay_step
 
 
 class S(TypedDict):

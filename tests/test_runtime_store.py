@@ -11,7 +11,7 @@ from typing import TypedDict
 import pytest
 
 from nbgraph import START, Run, Runtime, StateGraph, get_config, get_runtime
-from nbgraph.record.serialize import RunFileError
+from nbgraph.record.files.serialize import RunFileError
 from nbgraph.store import InvalidNamespaceError
 from nbgraph.store.memory import InMemoryStore
 

@@ -33,7 +33,7 @@ from nbgraph.codec.values import (
     encode_value,
 )
 from nbgraph.errors import GraphMismatchError
-from nbgraph.record.serialize import FORMAT_VERSION, RunFileError
+from nbgraph.record.files.serialize import FORMAT_VERSION, RunFileError
 
 
 class S(TypedDict, total=False):

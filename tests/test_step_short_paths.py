@@ -9,7 +9,7 @@ import operator
 from typing import Annotated, TypedDict
 
 from nbgraph import END, START, Overwrite, StateGraph
-from nbgraph.engine.view import Pending, StateView
+from nbgraph.isolation import Pending, StateView
 
 
 class S(TypedDict):

@@ -1,4 +1,4 @@
-"""Tests for nbgraph.engine.view: StateView copies on first read, and isolate()."""
+"""Tests for nbgraph.isolation: StateView copies on first read, and isolate()."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from nbgraph.engine.view import Pending, StateView, isolate
+from nbgraph.isolation import Pending, StateView, isolate
 from nbgraph.types import MISSING
 
 

@@ -4,7 +4,7 @@ import operator
 
 import pytest
 
-from nbgraph.engine.writes import (
+from nbgraph.engine.core.writes import (
     apply_step,
     clear_ephemeral,
     combine_mutations,

@@ -19,7 +19,7 @@ from nbgraph.checkpoint.base import (
 )
 from nbgraph.checkpoint.subthreads import with_sub_keys
 from nbgraph.codec.nesting import deep_stack
-from nbgraph.engine.view import isolate
+from nbgraph.isolation import isolate
 from nbgraph.types import MISSING
 
 

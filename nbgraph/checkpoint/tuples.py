@@ -7,7 +7,7 @@ first checkpoint describes (so no compiled graph is needed, in any process).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -92,38 +92,29 @@ def _thread_tuples(
         records = [r for r in records if r.checkpoint_id == wanted]
     if not records:
         return
-    states = _States(saver, thread_id)
+    states = _states(saver, thread_id)
     for record in records:
         step = steps.get(record.checkpoint_id)
         yield checkpoint_tuple(saver, record, states.values_at(record.checkpoint_id), step)
 
 
-class _States:
-    """The thread's states, newest first, rebuilt lazily with the engine's own replay."""
+_REBUILDERS: list[Callable[[Any, str], Any]] = []
 
-    def __init__(self, saver: Any, thread_id: str) -> None:
-        from nbgraph.engine.persist import Thread  # the engine's replay (same layer)
-        from nbgraph.graph.description import graph_from_description
 
-        first = saver.history(thread_id)[-1]
-        description = first.payload.get("graph") if isinstance(first.payload, dict) else None
-        if description is None:
-            raise ValueError(
-                f"Thread {thread_id!r} does not describe its graph in its first checkpoint, so "
-                "its states cannot be rebuilt; read them with app.get_state_history(config)."
-            )
-        spec = graph_from_description(description)
-        self.thread = Thread(saver, spec, {"configurable": {"thread_id": thread_id}})
-        self.history = self.thread.history()
-        self.seen: dict[str, Any] = {}
+def rebuild_states_with(rebuild: Callable[[Any, str], Any]) -> None:
+    """Name what rebuilds a thread's states for `saver.list()`: `rebuild(saver, thread_id)`
+    returns an object whose `values_at(checkpoint_id)` is the state there, newest first.
 
-    def values_at(self, checkpoint_id: str) -> dict[str, Any]:
-        while checkpoint_id not in self.seen:
-            restored = next(self.history, None)
-            if restored is None:
-                return self.thread.restore(checkpoint_id).values
-            self.seen[restored.checkpoint_id] = restored.values
-        return self.seen.pop(checkpoint_id)
+    The savers store deltas and know nothing of the engine that replays them; the engine
+    (`nbgraph.engine.persistence.listing`) registers its replay here when it is imported.
+    """
+    _REBUILDERS[:] = [rebuild]
+
+
+def _states(saver: Any, thread_id: str) -> Any:
+    if not _REBUILDERS:  # (import nbgraph registers it: the engine loads with the package)
+        raise RuntimeError("saver.list() rebuilds states with nbgraph's engine: import nbgraph")
+    return _REBUILDERS[0](saver, thread_id)
 
 
 def checkpoint_tuple(

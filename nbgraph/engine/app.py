@@ -12,15 +12,25 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
-from nbgraph.engine.branches import BranchLoop
-from nbgraph.engine.caching import clear_node_cache
-from nbgraph.engine.config import run_config
+from nbgraph.engine.branches.run import BranchLoop
+from nbgraph.engine.core.caching import clear_node_cache
+from nbgraph.engine.core.config import run_config
+from nbgraph.engine.core.loop import DEFAULT_RECURSION_LIMIT, RunLoop
+from nbgraph.engine.core.root_state import is_root, root_chunks, root_output
+from nbgraph.engine.core.runlog import RunLog
+from nbgraph.engine.core.runtime import inherited, start_runtime
+from nbgraph.engine.core.tasks import Task, absorb_output
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
-from nbgraph.engine.durability import durability_of, finish
-from nbgraph.engine.habits import RunnableHabits
-from nbgraph.engine.history_snapshots import history_snapshots
-from nbgraph.engine.loop import DEFAULT_RECURSION_LIMIT, RunLoop
-from nbgraph.engine.namespaces import (
+from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
+from nbgraph.engine.nested.states import named_thread, with_subgraph_states
+from nbgraph.engine.nested.subruns import keep_subrun, pass_pause_up
+from nbgraph.engine.persistence.durability import durability_of, finish
+from nbgraph.engine.persistence.history_snapshots import history_snapshots
+from nbgraph.engine.persistence.listing import ThreadStates as ThreadStates  # (saver.list())
+from nbgraph.engine.persistence.persist import Thread
+from nbgraph.engine.persistence.snapshots import keep_fired_joins, last_writer, state_snapshot
+from nbgraph.engine.runnable import RunnableHabits
+from nbgraph.engine.streaming.namespaces import (
     SKIP,
     aforward,
     forward,
@@ -30,15 +40,6 @@ from nbgraph.engine.namespaces import (
     remember_caller,
     with_namespaces,
 )
-from nbgraph.engine.persist import Thread
-from nbgraph.engine.root_state import is_root, root_chunks, root_output
-from nbgraph.engine.runlog import RunLog
-from nbgraph.engine.runtime import inherited, start_runtime
-from nbgraph.engine.snapshots import keep_fired_joins, last_writer, state_snapshot
-from nbgraph.engine.subgraph_checkpoints import inherited_thread, refuse_root_true
-from nbgraph.engine.subgraph_states import named_thread, with_subgraph_states
-from nbgraph.engine.subruns import keep_subrun, pass_pause_up
-from nbgraph.engine.tasks import Task, absorb_output
 from nbgraph.errors import GraphBuildError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
@@ -274,7 +275,7 @@ class CompiledGraph(RunnableHabits):
                 graphs a node's function invokes), each chunk as `(namespace, chunk)` or
                 `(namespace, mode, chunk)`, LangGraph's namespaces (`()` for this graph,
                 `("node:<task id>",)` for a graph run inside node `node`, deeper for deeper
-                graphs; see `nbgraph.engine.namespaces`).
+                graphs; see `nbgraph.engine.streaming.namespaces`).
         """
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)

@@ -23,13 +23,13 @@ from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nbgraph.engine.fused import LoneStep
-from nbgraph.engine.loop import RunLoop
-from nbgraph.engine.runlog import StepLog
-from nbgraph.engine.streams import LiveSink, StreamScope
-from nbgraph.engine.subgraph_edges import finish_handed
-from nbgraph.engine.task_events import task_finished, task_started
-from nbgraph.engine.tasks import Task, update_chunk
+from nbgraph.engine.core.fused import LoneStep
+from nbgraph.engine.core.loop import RunLoop
+from nbgraph.engine.core.runlog import StepLog
+from nbgraph.engine.core.tasks import Task, update_chunk
+from nbgraph.engine.nested.edges import finish_handed
+from nbgraph.engine.streaming.streams import LiveSink, StreamScope
+from nbgraph.engine.streaming.task_events import task_finished, task_started
 
 StreamMode = Literal["values", "updates", "debug", "custom", "messages", "tasks"]
 STREAM_MODES = ("values", "updates", "debug", "custom", "messages", "tasks")

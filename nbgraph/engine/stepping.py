@@ -20,12 +20,12 @@ from collections.abc import Callable, Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
 
+from nbgraph.engine.core.runlog import RunLog, StepLog
+from nbgraph.engine.core.tasks import Task, absorb_output
 from nbgraph.engine.drive import STEP_MODE, drive
-from nbgraph.engine.runlog import RunLog, StepLog
-from nbgraph.engine.subruns import pass_pause_up
-from nbgraph.engine.tasks import Task, absorb_output
-from nbgraph.engine.view import isolate
+from nbgraph.engine.nested.subruns import pass_pause_up
 from nbgraph.errors import InvalidArgumentError, InvalidUpdateError
+from nbgraph.isolation import isolate
 from nbgraph.types import START, Command
 
 
@@ -246,8 +246,8 @@ def update_lineages(loop: Any, node: str, values: Any) -> StepLog:
     the live lineages merged into one, from which the update grows; what was due is
     dropped, a waiting edge that fired for a node not run yet stays fired when the update
     writes as one of its sources, and the update's edges decide what runs next."""
-    from nbgraph.engine.branch_persist import merged_values
-    from nbgraph.engine.snapshots import keep_fired_joins
+    from nbgraph.engine.branches.persist import merged_values
+    from nbgraph.engine.persistence.snapshots import keep_fired_joins
 
     live = loop.live()
     due = {name: [s for srcs, _ in items for s in srcs] for name, items in loop.arrivals.items()}

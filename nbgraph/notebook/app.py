@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.app import CompiledGraph
+from nbgraph.engine.core.runlog import RunLog
 from nbgraph.engine.drive import STEP_MODE, drive
-from nbgraph.engine.runlog import RunLog
 from nbgraph.notebook.fork import attach_app
 from nbgraph.notebook.run import Run
 from nbgraph.views.drawable import DrawableGraph

@@ -81,7 +81,7 @@ def checkpoint_at(run: Run, step: int) -> dict[str, Any]:
     problem = fork_problem(run)
     if problem is not None:
         raise ForkError(problem)
-    from nbgraph.engine.chain import parent_chain
+    from nbgraph.engine.persistence.chain import parent_chain
 
     saver, thread = run.app.checkpointer, _thread_id(run)
     head = saver.get(thread, run.checkpoint_head)

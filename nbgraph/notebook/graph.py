@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.caching import check_cache
+from nbgraph.engine.core.caching import check_cache
 from nbgraph.graph.builder import GraphBuilder
 from nbgraph.graph.validate import compile_problems, ignored
 from nbgraph.schema import read_schema

@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 from nbgraph.notebook.run import Run
-from nbgraph.record.langgraph_graph import LangGraphHistoryError, check_langgraph_app
+from nbgraph.record.langgraph.graph import LangGraphHistoryError, check_langgraph_app
 
 
 def trace(app: Any, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Run:

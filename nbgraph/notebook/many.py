@@ -2,7 +2,7 @@
 pool, or a Dask cluster (`distributed.Client(...).get_executor()`) — collected as `Runs`.
 
 Threads run the graph itself and keep each `Run` as it is. Any other executor gets the graph
-by reference or by value (`nbgraph.notebook.shipping`) and sends each run back as run JSON,
+by reference or by value (`nbgraph.notebook.workers`) and sends each run back as run JSON,
 read here with the graph's functions (`Run.from_json(..., graph=app)`).
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from nbgraph.errors import NbgraphError
 from nbgraph.notebook.runs import Runs, RunSlot
-from nbgraph.notebook.shipping import (
+from nbgraph.notebook.workers import (
     find_reference,
     pack_graph,
     parse_reference,

@@ -8,7 +8,7 @@ from functools import cached_property
 from typing import Any
 
 from nbgraph.record.run import RunRecord
-from nbgraph.record.subruns import subrun_logs
+from nbgraph.record.subruns.runs import subrun_logs
 
 
 class Run(RunRecord):
@@ -78,7 +78,7 @@ class Run(RunRecord):
             LangGraphHistoryError: it has no checkpointer, the thread no checkpoints, or the
                 history no task results.
         """
-        from nbgraph.record.langgraph_history import log_from_langgraph
+        from nbgraph.record.langgraph.history import log_from_langgraph
 
         return cls(log_from_langgraph(app, config))
 

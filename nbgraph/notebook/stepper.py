@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from nbgraph.engine.runlog import StepLog
+from nbgraph.engine.core.runlog import StepLog
 from nbgraph.engine.stepping import StepDriver
 from nbgraph.notebook.fork import attach_app
 from nbgraph.notebook.run import Run

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.chain import parent_chain
-from nbgraph.engine.checkpoint_shape import checked_saver
-from nbgraph.engine.pinned import pinned_map
-from nbgraph.engine.restoring import task_from_data
-from nbgraph.engine.runlog import RunLog, StepLog, join_from_data, reset_from_data
-from nbgraph.engine.view import isolate
+from nbgraph.engine.core.pinned import pinned_map
+from nbgraph.engine.core.runlog import RunLog, StepLog, join_from_data, reset_from_data
+from nbgraph.engine.persistence.chain import parent_chain
+from nbgraph.engine.persistence.checkpoint_shape import checked_saver
+from nbgraph.engine.persistence.restoring import task_from_data
 from nbgraph.graph.description import check_graph, graph_from_description
-from nbgraph.record.subrun_checkpoints import attach_subruns
+from nbgraph.isolation import isolate
+from nbgraph.record.subruns.checkpoints import attach_subruns
 
 
 def log_from_checkpointer(
@@ -39,8 +39,8 @@ def log_from_checkpointer(
     spec = _graph_of(chain[0], thread_id, graph)
     log = RunLog(spec, _input_of(chain[0]), {"configurable": {"thread_id": thread_id}})
     values: dict[str, Any] = {}
-    from nbgraph.engine.persist import Thread  # the same replay a resume uses
-    from nbgraph.engine.restoring import apply_delta
+    from nbgraph.engine.persistence.persist import Thread  # the same replay a resume uses
+    from nbgraph.engine.persistence.restoring import apply_delta
 
     branches = spec.semantics == "branches"
     for record in chain:

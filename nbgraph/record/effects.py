@@ -13,16 +13,16 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from nbgraph.codec.values import same as same  # the codec's equality, used across the record
-from nbgraph.engine.pinned import value_after
-from nbgraph.engine.runlog import RunLog, initial_values
-from nbgraph.engine.view import isolate
-from nbgraph.engine.writes import (
+from nbgraph.engine.core.pinned import value_after
+from nbgraph.engine.core.runlog import RunLog, initial_values
+from nbgraph.engine.core.writes import (
     applied_writes,
     conflicting_writers,
     field_spec,
     group_writes,
     reduce_field,
 )
+from nbgraph.isolation import isolate
 from nbgraph.record.cells import ListTrails, plain
 from nbgraph.reducers import get_reducer
 from nbgraph.schema import FieldSpec
@@ -211,7 +211,7 @@ def effect_rows(log: RunLog) -> list[Effect]:
     disagreed, the branch whose value the merged state kept.
     """
     if log.semantics == "branches":
-        from nbgraph.record.lineage_effects import lineage_effect_rows
+        from nbgraph.record.lineages.effects import lineage_effect_rows
 
         with collector_paused():
             return lineage_effect_rows(log)

@@ -12,13 +12,13 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Self
 
-from nbgraph.engine.runlog import RunLog
-from nbgraph.engine.view import isolate
+from nbgraph.engine.core.runlog import RunLog
 from nbgraph.errors import InvalidArgumentError, NbgraphError
+from nbgraph.isolation import isolate
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
-from nbgraph.record.lineages import BranchTimeline
+from nbgraph.record.lineages.states import BranchTimeline
 from nbgraph.record.run_context import ContextFacts
-from nbgraph.record.subtrees import run_tree, subrun_positions
+from nbgraph.record.subruns.trees import run_tree, subrun_positions
 from nbgraph.record.tables import (
     diff_frame,
     field_history_frame,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from nbgraph.record.remerge import RemergedRun
+    from nbgraph.record.whatif.remerge import RemergedRun
 
 StateRef = int | str | TreeNode | tuple[str, int]
 """A point of a run: a step number, a tree node (or its id), or `(node_name, occurrence)`."""
@@ -137,7 +137,7 @@ class RunRecord(ContextFacts):
         if node.kind == "reset":
             return isolate(dict(node.writes))
         if node.kind == "fork":  # another branch of the thread: read from the checkpointer
-            from nbgraph.engine.persist import Thread
+            from nbgraph.engine.persistence.persist import Thread
 
             thread = Thread(self.log.source, self.graph, self.log.config)
             restored = thread.restore(node.id.removeprefix("fork:"))
@@ -278,13 +278,13 @@ class RunRecord(ContextFacts):
         When either run used branch lineages (`compile(semantics="branches")`), the runs are
         aligned by node instead — the k-th run of each node — and each row says why it
         differs; columns: node, occurrence, what (`"outcome"`, `"runs"`, a field, or a field
-        of the `"END"` state), this, other, why (see `nbgraph.record.node_compare`).
+        of the `"END"` state), this, other, why (see `nbgraph.record.compare.nodes`).
         """
         if "branches" in (self.log.semantics, other.log.semantics):
-            from nbgraph.record.node_compare import compare_by_node
+            from nbgraph.record.compare.nodes import compare_by_node
 
             return compare_by_node(self, other)
-        from nbgraph.record.step_compare import compare_by_step
+        from nbgraph.record.compare.steps import compare_by_step
 
         return compare_by_step(self, other)
 
@@ -292,7 +292,7 @@ class RunRecord(ContextFacts):
 
     def to_json(self) -> str:
         """This run as JSON text: values kept exactly when they are JSON, models or messages."""
-        from nbgraph.record.serialize import run_to_json  # serialize reads Run: import late
+        from nbgraph.record.files.serialize import run_to_json  # serialize reads Run: import late
 
         return run_to_json(self)
 
@@ -306,14 +306,14 @@ class RunRecord(ContextFacts):
         the compiled graph (`graph=app`) to have them (for `remerge` and friends); it must have
         the recorded fields, nodes and edges.
         """
-        from nbgraph.record.serialize import checked_run, log_from_json
+        from nbgraph.record.files.serialize import checked_run, log_from_json
 
         spec = getattr(graph, "spec", graph)
         return checked_run(cls, log_from_json(text, models=models, graph=spec))
 
     def save(self, path: str | Path) -> Path:
         """Write this run to `path` as UTF-8 JSON, atomically; returns the path."""
-        from nbgraph.record.serialize import save_run
+        from nbgraph.record.files.serialize import save_run
 
         return save_run(self, path)
 
@@ -327,7 +327,7 @@ class RunRecord(ContextFacts):
         compiled graph (`graph=app`) to have its functions (for `remerge` and friends); it
         must have the recorded fields, nodes and edges.
         """
-        from nbgraph.record.serialize import checked_run, file_label, load_log
+        from nbgraph.record.files.serialize import checked_run, file_label, load_log
 
         log = load_log(path, models=models, graph=getattr(graph, "spec", graph))
         return checked_run(cls, log, file_label(path))
@@ -339,7 +339,7 @@ class RunRecord(ContextFacts):
 
         Columns: field, reducer, writers, steps, writes, concurrent_steps, overwrite_conflict,
         order_dependent, order_basis (`"tried"` or `"guessed"`); see
-        `nbgraph.record.analysis.writers` for the rules.
+        `nbgraph.record.whatif.analysis.writers` for the rules.
 
         >>> from nbgraph import START, StateGraph
         >>> app = (StateGraph(dict, reducers={"log": "append"})
@@ -350,7 +350,7 @@ class RunRecord(ContextFacts):
         >>> row.field, row.writers, int(row.concurrent_steps), bool(row.order_dependent)
         ('log', ['a', 'b'], 1, True)
         """
-        from nbgraph.record.analysis import writers
+        from nbgraph.record.whatif.analysis import writers
 
         return writers(self)
 
@@ -373,7 +373,7 @@ class RunRecord(ContextFacts):
         >>> new.status, type(new.error).__name__
         ('failed', 'InvalidUpdateError')
         """
-        from nbgraph.record.remerge import remerge
+        from nbgraph.record.whatif.remerge import remerge
 
         self._supersteps_only("remerge")
         return remerge(self, reducers)
@@ -394,7 +394,7 @@ class RunRecord(ContextFacts):
         >>> table[["field", "order_a", "result_a", "order_b", "result_b"]].values.tolist()
         [['log', ['a', 'b'], ['a', 'b'], ['b', 'a'], ['b', 'a']]]
         """
-        from nbgraph.record.analysis import order_sensitivity
+        from nbgraph.record.whatif.analysis import order_sensitivity
 
         self._supersteps_only("order_sensitivity")
         return order_sensitivity(self, max_orders, seed)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sized
 from typing import Any
 
-from nbgraph.engine.runlog import RunLog, StepLog, initial_values, replay_step
-from nbgraph.engine.view import isolate
+from nbgraph.engine.core.runlog import RunLog, StepLog, initial_values, replay_step
+from nbgraph.isolation import isolate
 from nbgraph.record.effects import collector_paused
 
 MIN_SNAPSHOT_COST = 64

@@ -7,7 +7,7 @@ import dataclasses
 import weakref
 from typing import Any
 
-from nbgraph.engine.subgraph_edges import handed_text, hands_to_parent
+from nbgraph.engine.nested.edges import handed_text, hands_to_parent
 from nbgraph.types import END, START, Send
 from nbgraph.views.dot import Overlay
 from nbgraph.views.subgraph_dot import subrun_overlays

@@ -10,9 +10,9 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from nbgraph.record.message_compare import is_message
+from nbgraph.record.compare.messages import is_message
+from nbgraph.record.compare.values import first_difference
 from nbgraph.record.text import safe_str
-from nbgraph.record.value_diff import first_difference
 from nbgraph.types import MISSING
 from nbgraph.views.display import cell_text
 from nbgraph.views.table_view import NOT_APPLIED, readable_ids

@@ -1,0 +1,311 @@
+"""Applying a superstep's writes: the one place every write to the state passes through.
+
+Writes arrive in write order (edge tasks by node name, then sends in send order; within a
+task, in the order it wrote them). `apply_step` folds them into the engine's values through
+each field's reducer and returns what it did as `FieldChange`s, so a run is recorded at a
+cost proportional to what was written, never to the size of the state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from nbgraph.errors import InvalidUpdateError
+from nbgraph.isolation import isolate
+from nbgraph.messages.merge import forget_messages
+from nbgraph.schema import FieldSpec
+from nbgraph.types import MISSING, Mutation, Overwrite, is_overwrite, overwrite_value
+
+_PLAIN = frozenset({int, float, str, bool, type(None), bytes, list, tuple})
+"""Types of a write that is a plain value: not an `Overwrite`, a `Mutation` or its JSON form."""
+
+Write = tuple[str, str, Any]
+"""One write: (writer, field, value); value may be an `Overwrite` or a `Mutation`."""
+
+
+class FieldChange(NamedTuple):
+    """What one superstep did to one field: its writes (writer, value) in order.
+
+    The values before and after are not kept here: they are rebuilt on demand by
+    replaying the run, so recording costs what was written.
+    """
+
+    field: str
+    writes: tuple[tuple[str, Any], ...]
+    reducer: str
+
+
+def field_spec(fields: Mapping[str, FieldSpec], name: str) -> FieldSpec:
+    """The spec of `name`; a plain-dict schema accepts any key as an overwrite field."""
+    spec = fields.get(name)
+    return spec if spec is not None else FieldSpec(name)
+
+
+def group_writes(writes: Sequence[Write]) -> dict[str, list[tuple[str, Any]]]:
+    """Writes grouped by field, each group in write order."""
+    grouped: dict[str, list[tuple[str, Any]]] = {}
+    for writer, name, value in writes:
+        group = grouped.get(name)
+        if group is None:
+            grouped[name] = [(writer, value)]
+        else:
+            group.append((writer, value))
+    return grouped
+
+
+def group_task_writes(
+    grouped: dict[str, list[tuple[str, Any]]], node: str, writes: Iterable[Sequence[Any]]
+) -> dict[str, list[tuple[str, Any]]]:
+    """`group_writes` for one task's `(field, value)` writes, added to `grouped` (in write
+    order) without making `(writer, field, value)` triples first; returns `grouped`."""
+    for key, value in writes:
+        group = grouped.get(key)
+        if group is None:
+            grouped[key] = [(node, value)]
+        else:
+            group.append((node, value))
+    return grouped
+
+
+def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], step: int) -> Any:
+    """Fold one field's writes of one step into its old value (MISSING if it has none).
+
+    The old value must belong to the caller: reducers allowed to work in place may change it.
+
+    Raises:
+        InvalidUpdateError: two value writes to a field without a reducer, or two
+            `Overwrite`s to one field, in one step (naming the field, writers and step).
+    """
+    reducer = spec.reducer
+    if len(writes) == 1:  # the common case, kept short
+        new = writes[0][1]
+        if type(new) is Overwrite:
+            return new.value if reducer is None else isolate(new.value)
+        if reducer is not None and type(new) is dict and is_overwrite(new):
+            return isolate(overwrite_value(new))
+        if isinstance(new, Mutation):
+            return new.apply(forget_messages(old))
+        if reducer is None:
+            return new
+        if old is MISSING and not reducer.takes_missing:
+            return isolate(new)
+        result = (reducer.in_place or reducer.fn)(old, new)
+        return isolate(result) if result is new else result
+    writes = combine_mutations(writes)
+    if reducer is None:
+        return _last_value(spec, old, writes, step)
+    value = old
+    fn = reducer.in_place or reducer.fn
+    seen_overwrite: str | None = None
+    for writer, new in writes:
+        kind = type(new)
+        if kind is Overwrite or (kind is dict and is_overwrite(new)):
+            if seen_overwrite is not None:
+                check_conflict(spec, writes, step)
+            value, seen_overwrite = isolate(overwrite_value(new)), writer
+        elif isinstance(new, Mutation):
+            value = new.apply(forget_messages(value))
+        elif seen_overwrite is not None:
+            continue  # LangGraph: after an Overwrite, the step's other writes are ignored
+        elif value is MISSING and not reducer.takes_missing:
+            value = isolate(new)
+        else:
+            result = fn(value, new)
+            value = isolate(result) if result is new else result
+    return value
+
+
+def combine_mutations(writes: Sequence[tuple[str, Any]]) -> Sequence[tuple[str, Any]]:
+    """Fold runs of consecutive `Mutation`s with their `combine` (the Rust seed's batching).
+
+    A combined mutation keeps the first writer's name; a `combine` returning None keeps both.
+    """
+    if not any(isinstance(new, Mutation) for _, new in writes):
+        return writes
+    folded: list[tuple[str, Any]] = []
+    for writer, new in writes:
+        if folded and isinstance(new, Mutation) and isinstance(folded[-1][1], Mutation):
+            combined = folded[-1][1].combine(new)
+            if combined is not None:
+                folded[-1] = (folded[-1][0], combined)
+                continue
+        folded.append((writer, new))
+    return folded
+
+
+def conflicting_writers(spec: FieldSpec, writes: Sequence[tuple[str, Any]]) -> list[str]:
+    """The writers whose writes to this field, in one step, are a conflict (else `[]`).
+
+    Two value writes to a field without a reducer, or two `Overwrite`s to one field.
+    """
+    if spec.reducer is None:
+        plain = [writer for writer, new in writes if not isinstance(new, Mutation)]
+        return plain if len(plain) > 1 else []
+    overwriters = [writer for writer, new in writes if is_overwrite(new)]
+    return overwriters if len(overwriters) > 1 else []
+
+
+def check_conflict(spec: FieldSpec, writes: Sequence[tuple[str, Any]], step: int) -> None:
+    """Raise the step's conflict for this field, if its writes are one.
+
+    Raises:
+        InvalidUpdateError: naming the field, the writers and the step.
+    """
+    writers = conflicting_writers(spec, writes)
+    if not writers:
+        return
+    if spec.reducer is None:
+        hint = (
+            "it is ephemeral and takes one write per step"
+            if spec.ephemeral
+            else "declare a reducer to combine them, e.g. Annotated[T, operator.add]"
+        )
+        raise InvalidUpdateError(
+            f"At key {spec.name!r}: Can receive only one value per step. Step {step} wrote "
+            f"it from {', '.join(repr(w) for w in writers)}; {hint}."
+        )
+    raise InvalidUpdateError(
+        f"Can receive only one Overwrite value per super-step: field {spec.name!r} got "
+        f"Overwrite from {writers[0]!r} and {writers[1]!r} at step {step}."
+    )
+
+
+def _last_value(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], step: int) -> Any:
+    check_conflict(spec, writes, step)
+    value = old
+    for _, new in writes:
+        if isinstance(new, Mutation):
+            value = new.apply(value)
+        else:
+            value = new.value if type(new) is Overwrite else new
+    return value
+
+
+def applied_writes(
+    fields: Mapping[str, FieldSpec],
+    tasks: Sequence[Any],
+    merged: Sequence[Write] = (),
+) -> list[Write]:
+    """A step's writes in write order; with a `state_merger` result, that replaces the
+    tasks' plain writes to reducer-less fields."""
+    writes = [(t.node, key, value) for t in tasks for key, value in t.writes]
+    if not merged:
+        return writes
+    kept = [
+        w
+        for w in writes
+        if field_spec(fields, w[1]).reducer is not None or isinstance(w[2], (Mutation, Overwrite))
+    ]
+    return kept + list(merged)
+
+
+def step_changes(fields: Mapping[str, FieldSpec], writes: Sequence[Write]) -> list[FieldChange]:
+    """One `FieldChange` per written field, in first-write order."""
+    return [
+        FieldChange(name, tuple(field_writes), field_spec(fields, name).reducer_name)
+        for name, field_writes in group_writes(writes).items()
+    ]
+
+
+def apply_grouped(
+    fields: Mapping[str, FieldSpec],
+    values: dict[str, Any],
+    grouped: Mapping[str, Sequence[tuple[str, Any]]],
+    step: int,
+) -> None:
+    """Apply one step's writes, grouped by field, to `values` in place — all or nothing for
+    conflicts: a conflicting step is refused before any field changes."""
+    for name, field_writes in grouped.items():
+        if len(field_writes) > 1:
+            check_conflict(field_spec(fields, name), field_writes, step)
+    for name, field_writes in grouped.items():
+        spec = fields.get(name) or FieldSpec(name)
+        if len(field_writes) == 1 and type(new := field_writes[0][1]) in _PLAIN:
+            reducer = spec.reducer  # (`reduce_field`'s one-write case, kept short)
+            if reducer is None:
+                values[name] = new
+                continue
+            old = values.get(name, MISSING)
+            if old is not MISSING or reducer.takes_missing:
+                result = (reducer.in_place or reducer.fn)(old, new)
+                values[name] = isolate(result) if result is new else result
+                continue
+        values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
+
+
+def apply_step(
+    fields: Mapping[str, FieldSpec],
+    values: dict[str, Any],
+    writes: Sequence[Write],
+    step: int,
+) -> list[FieldChange]:
+    """Apply one step's writes to `values` in place, and say what changed.
+
+    Args:
+        fields: the graph's fields.
+        values: the engine's values (changed in place).
+        writes: (writer, field, value) in write order.
+        step: the superstep number, for error messages.
+
+    Returns:
+        One `FieldChange` per written field, in first-write order.
+    """
+    grouped = group_writes(writes)
+    apply_grouped(fields, values, grouped, step)
+    return [
+        FieldChange(name, tuple(field_writes), field_spec(fields, name).reducer_name)
+        for name, field_writes in grouped.items()
+    ]
+
+
+def clear_ephemeral(
+    ephemeral: Sequence[str], values: dict[str, Any], written: Sequence[str]
+) -> tuple[str, ...]:
+    """Drop ephemeral fields this step did not write; return the names dropped."""
+    if not ephemeral:
+        return ()
+    kept = set(written)
+    cleared = tuple(name for name in ephemeral if name in values and name not in kept)
+    for name in cleared:
+        del values[name]
+    return cleared
+
+
+def merge_unreduced(
+    merger: Any,
+    fields: Mapping[str, FieldSpec],
+    values: Mapping[str, Any],
+    per_task: Sequence[tuple[str, Sequence[tuple[str, Any]]]],
+) -> list[Write]:
+    """langgraphgo's `stateMerger`: fold parallel writes to reducer-less fields.
+
+    Args:
+        merger: `(current, [update, ...]) -> merged`, each update a dict of one task.
+        fields: the graph's fields.
+        values: the current values.
+        per_task: (writer, [(field, value), ...]) for each task, in write order.
+
+    Returns:
+        The merged values as writes by `"state_merger"` (empty if nothing to merge).
+    """
+    updates = []
+    names: set[str] = set()
+    for _, task_writes in per_task:
+        plain = {
+            k: v
+            for k, v in task_writes
+            if field_spec(fields, k).reducer is None and not isinstance(v, (Mutation, Overwrite))
+        }
+        if plain:
+            updates.append(plain)
+            names.update(plain)
+    if len(updates) < 2:
+        return []
+    current = {name: isolate(values[name]) for name in names if name in values}
+    merged = merger(current, updates)
+    if not isinstance(merged, Mapping):
+        raise InvalidUpdateError(
+            f"state_merger must return a dict of merged fields, got {type(merged).__name__}."
+        )
+    return [("state_merger", name, isolate(value)) for name, value in merged.items()]

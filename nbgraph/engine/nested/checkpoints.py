@@ -1,0 +1,151 @@
+"""Subgraph checkpoints: a graph run inside a node of a checkpointed run keeps its own
+checkpoints in its parent's saver, as LangGraph's subgraphs do.
+
+How a compiled subgraph persists depends on its `compile(checkpointer=...)`:
+
+- `None` (the default): it inherits the parent's saver. Its checkpoints go under the
+  parent's thread id with `checkpoint_ns = "<node>:<task id>"` (a subgraph of a subgraph:
+  `"outer:<id>|inner:<id>"`; a node function's k-th graph run after its first:
+  `"<node>:<task id>|k"`, as LangGraph numbers them). An `interrupt()` inside pauses it (and
+  its parent, whose task carries the question); when the parent resumes that task, the
+  subgraph resumes from its own latest checkpoint, at the node that asked — its earlier
+  nodes do not run again.
+- `True`: the same, under `checkpoint_ns = "<node>"`: one thread per node that keeps its
+  state across the parent's runs (new input is applied on top of it).
+- `False`: no checkpoints. An `interrupt()` inside still pauses the parent (through the
+  parent's interrupt scope, `engine.subruns.parent_scope`), and the resumed parent runs the
+  subgraph again from its start.
+
+The saver keeps a subgraph's checkpoints under the key `sub_key(thread_id, ns)`, a thread
+of its own (`SubThread`), so savers need no notion of namespaces.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbgraph.checkpoint.subthreads import sub_key
+from nbgraph.engine.core.interrupts import current_scope
+from nbgraph.engine.core.runtime import current_task_env
+from nbgraph.engine.persistence.chain import next_task_ids
+from nbgraph.engine.persistence.persist import Thread
+
+
+def join_ns(outer: str, part: str) -> str:
+    """A namespace one level down: `outer|part` (LangGraph's separator)."""
+    return f"{outer}|{part}" if outer else part
+
+
+def ns_part(node: str, task_id: str, mode: Any) -> str:
+    """A subgraph task's namespace part: `node:task id`, or `node` for `checkpointer=True`."""
+    return node if mode is True else f"{node}:{task_id}"
+
+
+class SubThread(Thread):
+    """A subgraph's thread: its checkpoints in the parent's saver under `sub_key`.
+
+    Attributes:
+        root_id: the parent's thread id (what a config's `thread_id` says).
+        ns: the checkpoint namespace, e.g. `"node:<task id>"`.
+        parent_run, parent_task: the run and task that called the subgraph (None when the
+            thread is only read, as `get_state` does).
+        resume_from: the checkpoint the run resumes from, if the parent resumes the task.
+        fresh: the run starts from its input, not from the namespace's checkpoints.
+    """
+
+    def __init__(self, saver: Any, spec: Any, root_id: str, ns: str) -> None:
+        super().__init__(saver, spec, {"configurable": {"thread_id": sub_key(root_id, ns)}})
+        self.root_id, self.ns = root_id, ns
+        self.parent_run: Any = None
+        self.parent_task: Any = None
+        self.resume_from: Any = None
+        self.fresh = False
+
+    def restore(self, checkpoint_id: str | None = None, latest_id: str | None = None) -> Any:
+        """`Thread.restore`; a run that starts afresh (`fresh`) sees no checkpoint once."""
+        if self.fresh and checkpoint_id is None:
+            self.fresh = False
+            return None
+        return super().restore(checkpoint_id, latest_id)
+
+    def enter(self, run: Any) -> Any:
+        """Resume `run` from `resume_from` with the answers the parent got for its task
+        (None: not resuming, so the run starts from its input)."""
+        restored, self.resume_from = self.resume_from, None
+        if restored is None:
+            return None
+        log = run._resume(restored)
+        give_answers(run, restored, self.parent_run, self.parent_task)
+        return log
+
+
+def inherited_thread(app: Any) -> SubThread | None:
+    """The thread of a subgraph (`compile(checkpointer=None)` or `True`) run inside a node
+    of a checkpointed run; None outside one, or with `checkpointer=False`.
+
+    A task the parent resumes resumes the subgraph where it stopped. Otherwise a
+    `checkpointer=None` subgraph starts afresh; if its namespace has checkpoints already (a
+    replay or fork of the parent runs a task of the same step again), its new run starts a
+    new root there, and the old checkpoints stay in history. A node call's second graph run
+    (and later ones) gets a namespace of its own, `node:<task id>|1`, ...
+
+    Raises:
+        RuntimeError: `checkpointer=True`, run outside a node (see `refuse_root_true`).
+    """
+    mode = app.checkpointer
+    env = current_task_env()
+    if env is None:
+        refuse_root_true(app)
+    if mode is False or env is None or env.run.thread is None:
+        return None
+    parent, task = env.run, env.task
+    outer = parent.thread
+    ns = join_ns(outer.ns, ns_part(task.node, task.id, mode))
+    scope = current_scope()  # (the node call's: it counts the graphs the call runs)
+    if scope is not None and mode is None:
+        if scope.subgraphs:  # a node function's second graph run: `node:<id>|1`, ...
+            ns = join_ns(ns, str(scope.subgraphs))
+        scope.subgraphs += 1
+    thread = SubThread(outer.saver, app.spec, outer.root_id, ns)
+    thread.parent_run, thread.parent_task = parent, task
+    restored = thread.restore()
+    if restored is None:
+        return thread
+    if task.id in parent.answers:  # the parent resumes the task that ran it
+        thread.resume_from = restored
+    elif mode is None:
+        thread.fresh = True
+    return thread
+
+
+def refuse_root_true(app: Any) -> None:
+    """`checkpointer=True` is a subgraph's own thread under its parent's: LangGraph refuses
+    it on a graph run (or read) on its own.
+
+    Raises:
+        RuntimeError: `app` was compiled with `checkpointer=True`.
+    """
+    if app.checkpointer is True:
+        raise RuntimeError(
+            "checkpointer=True cannot be used for root graphs: it keeps a subgraph's thread "
+            "under its checkpointed parent's; run this graph as a node of one, or compile it "
+            "with a saver (compile(checkpointer=MemorySaver()))."
+        )
+
+
+def give_answers(run: Any, restored: Any, parent: Any, task: Any) -> None:
+    """Hand a resumed subgraph run the answers its parent got for `task`'s interrupts: each
+    to the subgraph task that asked it (by interrupt id). An answer to a question the
+    subgraph no longer waits for (its state was updated since) goes to its first task next,
+    as LangGraph's resume value does."""
+    mine = [(iid, value) for iid, (tid, value) in parent.resumed.items() if tid == task.id]
+    if not mine:
+        return
+    pending = {i.id: tid for tid, paused in restored.paused.items() for i in paused["interrupts"]}
+    first = next(iter(next_task_ids(restored)), (None, None))[0]
+    for interrupt_id, value in mine:
+        task_id = pending.get(interrupt_id, first)
+        if task_id is None:
+            continue
+        run.answers.setdefault(task_id, []).append(value)
+        run.resumed[interrupt_id] = (task_id, value)  # (a subgraph of this one finds it)

@@ -1,0 +1,217 @@
+"""A thread's history rebuilt oldest first: each state its parent's plus its delta.
+
+`Thread.history` yields the newest checkpoint from its nearest snapshot alone (reading one
+state reads only its chain), then reads the rest of the thread at once: its checkpoints in
+one read and, when the saver can, every pending write in one more. When the
+checkpoints form one line (each the parent of the next, the usual thread), `linear_states`
+folds the deltas forward from each snapshot and yields the states newest first, holding a
+bounded number of them; a thread with forks falls back to `HistoryWalk`, checkpoint by
+checkpoint.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from nbgraph.engine.core.runlog import initial_values
+from nbgraph.engine.persistence.chain import HistoryWalk, parent_chain
+from nbgraph.graph import GraphSpec
+from nbgraph.isolation import ATOMS, isolate
+from nbgraph.reducers import get_reducer
+
+Fold = Callable[[GraphSpec, dict, Any, int], dict]
+"""`apply_delta(spec, values, payload, step)`: one checkpoint's delta applied in place."""
+
+MIN_BLOCK = 32  # a segment this short is rebuilt in one pass, every state held
+HELD_ITEMS = 1_000_000  # nor one whose states hold fewer items than this in all (~8 MB)
+
+
+def history_states(
+    thread: Any, newest: Any, ids: Callable[[str], Iterator[str]], fold: Fold
+) -> Iterator[tuple[Any, dict[str, Any], Any]]:
+    """`(record, values, writes)` of every checkpoint, newest first: `writes` the saver's
+    pending writes of that checkpoint, or None when they are to be read one by one.
+
+    The newest costs what `get_state` costs: its chain back to a snapshot, read and folded
+    (the chain's other states are kept for what follows). Then the rest of the thread is
+    read at once.
+
+    Args:
+        thread: the `Thread` read (its saver already checks what it returns).
+        newest: the newest checkpoint's record.
+        ids: `Thread._ids_from`: the newest id, then the other ids newest first.
+        fold: `apply_delta`.
+    """
+    chain = parent_chain(thread.saver, newest, lambda r: r.snapshot is not None)
+    chain.reverse()  # oldest first: a line from a snapshot (or the thread's first)
+    states = linear_states(thread.spec, chain, fold)
+    yield (*next(states), None)
+    latest = newest.checkpoint_id
+    records = thread.saver.history(thread.thread_id)  # newest first
+    if records[:1] and records[0].checkpoint_id == latest and is_line(records):
+        writes = thread_writes(thread)
+        older = records[len(chain) :]
+        older.reverse()
+        for record, values in itertools.chain(states, linear_states(thread.spec, older, fold)):
+            yield record, values, None if writes is None else writes.get(record.checkpoint_id, [])
+        return
+    walk = HistoryWalk(thread, fold)  # forks: state by state
+    walk.records.update((record.checkpoint_id, record) for record in records)
+    walk.first, walk.loaded = False, True
+    for checkpoint_id in ids(latest):
+        if checkpoint_id != latest:
+            yield (*walk.state_of(checkpoint_id), None)
+
+
+def is_line(records: list[Any]) -> bool:
+    """Whether `records` (newest first) are one line: each the parent of the one before,
+    the last (the thread's first) without a parent."""
+    for child, parent in itertools.pairwise(records):
+        if child.parent_id != parent.checkpoint_id:
+            return False
+    return bool(records) and records[-1].parent_id is None
+
+
+def thread_writes(thread: Any) -> dict[str, list[Any]] | None:
+    """Every pending write of the thread by checkpoint id, if the saver reads them at once
+    (`thread_writes`); None: read them checkpoint by checkpoint."""
+    reader = getattr(thread.saver, "thread_writes", None)
+    return None if reader is None else reader(thread.thread_id)
+
+
+def linear_states(
+    spec: GraphSpec, records: list[Any], fold: Fold
+) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """`(record, state)` of each of `records` (a line, oldest first), newest first; each
+    state a copy nobody else holds.
+
+    The line is cut at its snapshots; each segment is folded forward from its snapshot,
+    every state held, when they are small (`HELD_ITEMS`). A longer segment (L checkpoints)
+    is cut again into blocks of about sqrt(L): a first pass keeps each block's first state,
+    then each block is folded again from it, newest block first, so each delta is applied
+    about twice and about 2 sqrt(L) states are held.
+    """
+    if not records:
+        return
+    starts = [i for i, record in enumerate(records) if record.snapshot is not None]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    ends = [*starts[1:], len(records)]
+    for start, end in reversed(list(zip(starts, ends, strict=True))):
+        yield from _segment(spec, records, start, end, fold)
+
+
+def _base(spec: GraphSpec, record: Any, fold: Fold) -> dict[str, Any]:
+    """The state at a segment's first checkpoint (its snapshot is a fresh read: owned)."""
+    if record.snapshot is not None:
+        return dict(record.snapshot)
+    return fold(spec, initial_values(spec), record.payload, record.step)
+
+
+def _items(value: Any) -> int:
+    kind = type(value)
+    return len(value) if kind is list or kind is dict or kind is tuple or kind is set else 1
+
+
+_GROWN = frozenset({list, tuple, *ATOMS})  # what `append` adds without changing old items
+_APPEND = getattr(get_reducer("append"), "in_place", None)  # (extends the list, in place)
+
+
+class _Copier:
+    """Copies a segment's working states (`isolate`, field by field), and remembers, for a
+    list of atoms in a field whose reducer is `append`, how much of it was checked: while
+    the fold only appends to that list (plain steps writing lists or atoms to it), the
+    next copy checks only the items added since.
+
+    Anything else (a step with resets or pinned values, an `Overwrite`, a `Mutation`, a new
+    list) forgets what was checked.
+    """
+
+    def __init__(self, spec: GraphSpec) -> None:
+        self.appending = {
+            name
+            for name, field in spec.fields.items()
+            if field.reducer is not None and field.reducer.in_place is _APPEND is not None
+        }
+        self.checked: dict[str, tuple[list, int]] = {}  # field: (its list, items checked)
+
+    def folded(self, payload: dict[str, Any]) -> None:
+        """Called after each delta is applied: forget what it may have changed in place."""
+        checked = self.checked
+        if not checked:
+            return
+        if len(payload) != 2 or "next" not in payload:  # (not `apply_delta`'s plain step)
+            checked.clear()
+            return
+        for task in payload["tasks"]:
+            for key, value in task["writes"]:
+                if key in checked and type(value) not in _GROWN:
+                    del checked[key]
+
+    def copy(self, values: dict[str, Any]) -> dict[str, Any]:
+        appending, checked = self.appending, self.checked
+        copied = {}
+        for key, value in values.items():
+            kind = type(value)
+            if kind in ATOMS:
+                copied[key] = value
+                continue
+            if kind is list and key in appending:
+                seen = checked.get(key)
+                start = seen[1] if seen is not None and seen[0] is value else 0
+                if start <= len(value) and (
+                    start == len(value) or set(map(type, value[start:])) <= ATOMS
+                ):
+                    checked[key] = (value, len(value))
+                    copied[key] = value[:]
+                    continue
+                checked.pop(key, None)
+            copied[key] = isolate(value)
+        return copied
+
+
+def _copy(values: dict[str, Any]) -> dict[str, Any]:
+    return {key: isolate(value) for key, value in values.items()}
+
+
+def _segment(
+    spec: GraphSpec, records: list[Any], start: int, end: int, fold: Fold
+) -> Iterator[tuple[Any, dict[str, Any]]]:
+    values = _base(spec, records[start], fold)
+    copier = _Copier(spec)
+    every = max(MIN_BLOCK, math.isqrt(end - start))
+    if (end - start) * (1 + sum(map(_items, values.values()))) <= HELD_ITEMS:
+        every = end - start  # (about: a state grows less than its size between snapshots)
+    last = start + (end - 1 - start) // every * every  # the last block's first position
+    bases: list[tuple[int, dict[str, Any]]] = []
+    held: list[dict[str, Any]] = []
+    for i in range(start, end):
+        if i > start:
+            record = records[i]
+            values = fold(spec, values, record.payload, record.step)
+            copier.folded(record.payload)
+        if i >= last:
+            held.append(values if i == end - 1 else copier.copy(values))
+        elif (i - start) % every == 0:
+            bases.append((i, _copy(values)))
+    yield from _newest_first(records, last, held)
+    while bases:
+        first, values = bases.pop()
+        held = []
+        for i in range(first, first + every):
+            if i > first:
+                record = records[i]
+                values = fold(spec, values, record.payload, record.step)
+                copier.folded(record.payload)
+            held.append(values if i == first + every - 1 else copier.copy(values))
+        yield from _newest_first(records, first, held)
+
+
+def _newest_first(
+    records: list[Any], first: int, held: list[dict[str, Any]]
+) -> Iterator[tuple[Any, dict[str, Any]]]:
+    while held:
+        yield records[first + len(held) - 1], held.pop()

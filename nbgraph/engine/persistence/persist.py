@@ -1,0 +1,353 @@
+"""Checkpoints: a run's supersteps saved to a checkpointer as deltas, and a thread picked up again.
+
+A checkpoint holds what its step wrote (and what runs next), not the whole state; a full
+snapshot is added only when the writes since the last one outweigh the state, so storage
+grows with the writes. The checkpointer is any object with the `nbgraph.checkpoint` saver
+methods; the engine never imports a saver module.
+
+This module writes a thread (`Thread.save*`, a committed step as a delta); reading one back
+(`Thread.restore`/`history`, `apply_delta`) is `engine.restoring`, mixed into `Thread`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Sized
+from typing import Any
+
+from nbgraph.engine.core.pinned import growth, kept_copy, pinned_data
+from nbgraph.engine.core.retrying import attempts_data
+from nbgraph.engine.core.runlog import reset_data
+from nbgraph.engine.core.tasks import Task
+from nbgraph.engine.persistence.checkpoint_shape import checked_saver
+from nbgraph.engine.persistence.durability import Deferred, deferred
+from nbgraph.engine.persistence.restoring import LINEAGES, Restored, Restoring
+from nbgraph.graph import GraphSpec
+from nbgraph.isolation import isolate
+from nbgraph.reducers import callable_anywhere
+from nbgraph.types import MISSING, START, Mutation, Send
+
+MIN_SNAPSHOT_COST = 64
+_IDS = random.Random()  # checkpoint ids' random part: a private generator (no system call per
+if hasattr(os, "register_at_fork"):  # id; a node's random.seed() does not touch it), new in a fork
+    os.register_at_fork(after_in_child=_IDS.seed)
+
+
+def thread_id_of(config: dict[str, Any]) -> str:
+    """The run's thread id, or a clear error saying where it goes."""
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    if thread_id is None or thread_id == "":
+        raise ValueError(
+            "This graph has a checkpointer, so each run needs a thread id: "
+            "app.invoke(inputs, {'configurable': {'thread_id': 'my-thread'}})."
+        )
+    return str(thread_id)
+
+
+def _size(value: Any) -> int:
+    kind = type(value)
+    if kind in _SIZED:
+        return len(value)
+    if kind in _ONES:
+        return 1
+    return len(value) if isinstance(value, Sized) and not isinstance(value, str) else 1
+
+
+_SIZED = frozenset({list, dict, tuple, set})
+_ONES = frozenset({int, str, float, bool, type(None)})
+
+
+class Thread(Restoring):
+    """One run's link to its checkpointer: reads the thread, appends its checkpoints.
+
+    Attributes:
+        thread_id: the key its checkpoints are stored under.
+        root_id: the thread id a config names (a subgraph's thread: its parent's).
+        ns: the checkpoint namespace (`""`; a subgraph's thread: see
+            `engine.subgraph_checkpoints`).
+    """
+
+    ns = ""
+
+    def __init__(self, saver: Any, spec: GraphSpec, config: dict[str, Any]) -> None:
+        self.saver, self.spec = checked_saver(saver), spec  # what it reads back is checked
+        self.thread_id = thread_id_of(config)
+        self.start_id: str | None = (config.get("configurable") or {}).get("checkpoint_id")
+        self.head: str | None = None
+        self._cost = 0
+        self.kept: dict[str, Any] = {}  # pinned fields' values at the head, to see growth
+        self.pinned = pinned_fields(spec)
+        self.root_id = self.thread_id
+        self._set_put()
+
+    def defer(self, mode: str) -> None:
+        """Write this run's checkpoints as durability `mode` says (`engine.durability`); a
+        subgraph's thread made later shares its parent's."""
+        self.saver = checked_saver(deferred(self.saver.saver, mode))
+        self._set_put()
+
+    def _set_put(self) -> None:
+        target = self.saver.saver
+        self._exit = isinstance(target, Deferred) and target.mode == "exit"
+        from nbgraph.checkpoint.base import CheckpointRecord  # the saver's record type
+
+        self._record = CheckpointRecord  # (imported once: an import costs ~1 µs a step)
+        self._whole: tuple[dict, Any] = ({}, None)
+        self._put = self.saver.put
+
+    def whole(self) -> dict[str, Any]:
+        """The state at the last checkpoint saved, whole (durability "exit"'s last one)."""
+        values, lineages = self._whole
+        if lineages is not None:
+            return {LINEAGES: lineages()}
+        skip = transient_fields(self.spec)
+        return {k: isolate(v) for k, v in values.items() if k not in skip}
+
+    def enter(self, run: Any) -> Any:
+        """A subgraph's thread resumes its run where it paused (see `SubThread.enter`)."""
+        return None
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def save(
+        self,
+        step: int,
+        source: str,
+        payload: dict[str, Any],
+        values: dict,
+        lineages: Callable[[], list[dict[str, Any]]] | None = None,
+        force_snapshot: bool = False,
+    ) -> str:
+        """Append one checkpoint after the current head; return its id.
+
+        Args:
+            step, source, payload: the checkpoint's step, source and delta.
+            values: the state (a snapshot of it is kept when the writes since the last one
+                outweigh it).
+            lineages: for a branch run, makes its lineage snapshot instead of `values`'.
+            force_snapshot: take a snapshot now (a branch run's new root).
+        """
+        cost = self._cost + 1
+        for task in payload["tasks"]:
+            for _, value in task["writes"]:
+                kind = type(value)  # (`_size`, its common cases inline: every step)
+                cost += 1 if kind in _ONES else len(value) if kind in _SIZED else _size(value)
+        self._cost = cost
+        snapshot = None
+        due = self.head is None or (cost >= MIN_SNAPSHOT_COST and cost >= _state_size(values))
+        if self._exit:  # only the run's last checkpoint is written, whole (see `whole`)
+            due, self._whole = False, (values, lineages)
+        if due or force_snapshot:
+            skip = transient_fields(self.spec)
+            if lineages is not None:
+                snapshot = {LINEAGES: lineages()}
+            else:
+                snapshot = {k: isolate(v) for k, v in values.items() if k not in skip}
+            self._cost = 0
+        checkpoint_id = f"{step:08d}-{_IDS.getrandbits(48):012x}"
+        record = self._record(
+            self.thread_id, checkpoint_id, self.head, step, source, time.time(), payload, snapshot
+        )
+        if self._exit:
+            self.saver.saver.put(record, self)
+        else:
+            self._put(record)
+        self.head = checkpoint_id
+        return checkpoint_id
+
+    def save_input(
+        self, step: int, writes: list, restored: Restored | None, values: dict[str, Any]
+    ) -> None:
+        """LangGraph's input checkpoint (source "input"): the thread's state before the
+        input, and the input waiting to be applied by the START task."""
+        control: dict[str, Any] = {"pull": {START: []}, "input": [list(w) for w in writes]}
+        payload: dict[str, Any] = {"tasks": [], "next": control}
+        if self.head is None:  # a thread's first checkpoint describes its graph
+            from nbgraph.graph.description import describe_graph  # plain data
+
+            payload["graph"] = describe_graph(self.spec)
+        lineages = None
+        if self.spec.semantics == "branches":
+            live = [] if restored is None else restored.control["lineages"]["live"]
+            control["lineages"] = {"arrivals": {}, "later": {}, "sends": [], "captured": [],
+                                   "ended": [], "live": list(live)}  # fmt: skip
+            payload["points"] = []
+            if self.head is None:
+                lineages = list
+        self.save(step, "input", payload, values, lineages=lineages)
+
+    def branch(self, restored: Restored) -> None:
+        """Start a new branch from a past checkpoint: an empty-delta checkpoint after it
+        (source "fork", the next step), so what this run saves — and a pause — grows from there."""
+        payload = {"resets": [], "tasks": [], "merged": [], "afters": {}, "cleared": [],
+                   "points": [], "next": restored.control}  # fmt: skip
+        self.save(restored.step + 1, "fork", payload, restored.values)
+
+    def save_update(self, task: Task) -> None:
+        """Keep a resuming `Command`'s update and goto with the paused checkpoint (LangGraph
+        keeps them as pending writes): `get_state` shows the updated state, and a resume
+        that pauses again still has them. The next checkpoint starts from the updated state.
+        """
+        if self.head is None:
+            return
+        kept = sum(1 for w in self.saver.pending_writes(self.thread_id, self.head)
+                   if "update" in w.payload)  # fmt: skip
+        skip = transient_fields(self.spec)
+        writes = [list(w) for w in task.writes if w[0] not in skip]
+        routes = [[r.node, r.arg] if isinstance(r, Send) else r for r in task.routes]
+        payload = {"update": writes, "routes": routes}
+        self.saver.put_write(self.thread_id, self.head, f"command:{kept}", payload)
+
+    def save_task(self, task: Task, answers: list[Any] | None = None) -> None:
+        """Keep a finished task's writes and routes, so a resume does not run it again;
+        a paused task's question and the answers it had, so a resume can answer it; or a
+        failed task's error (its repr), for the checkpoint's `tasks`."""
+        if self.head is None:
+            return
+        if task.error is not None:  # shown in the checkpoint's tasks, as LangGraph does
+            error = repr(task.error)  # LangGraph's task.error, read back from a checkpoint
+            entry = {"writes": [], "routes": [], "error": error}  # (shaped as a task's writes)
+            self.saver.put_write(self.thread_id, self.head, task.id, entry)
+            return
+        if task.interrupts:
+            asked = [{"value": i.value, "id": i.id} for i in task.interrupts]
+            payload = {"interrupts": asked, "answers": list(answers or ())}
+        else:
+            skip = transient_fields(self.spec)
+            writes = [w for w in task.writes if w[0] not in skip]
+            payload = {"writes": writes, "routes": list(task.routes)}
+        self.saver.put_write(self.thread_id, self.head, task.id, payload)
+
+
+def _state_size(values: dict[str, Any]) -> int:
+    size = 0
+    for value in values.values():
+        kind = type(value)
+        size += 1 if kind in _ONES else len(value) if kind in _SIZED else _size(value)
+    return size
+
+
+def checkpoint_payload(run: Any, log: Any) -> dict[str, Any]:
+    """A committed step as a checkpoint's delta: resets, tasks with their writes, clears,
+    and what runs next.
+
+    A `Mutation` cannot be stored to run again, so a field it wrote is kept as its value
+    after the step instead (`afters`).
+    """
+    skip = transient_fields(run.spec)
+    mutated = set()  # (the step's applied writes keep every Mutation its tasks wrote)
+    for task in log.tasks:
+        for name, value in task.writes:
+            if isinstance(value, Mutation) and name not in skip:
+                mutated.add(name)
+    for _, name, value in log.merged:
+        if isinstance(value, Mutation) and name not in skip:
+            mutated.add(name)
+    payload: dict[str, Any] = {
+        "tasks": [task_data(task, skip) for task in log.tasks],
+        "next": control_of(run),
+    }
+    if log.resets:  # the rest only when there is something: most steps have none of it
+        payload["resets"] = [reset_data(r, without(skip)) for r in log.resets]
+    if log.merged:
+        payload["merged"] = [list(w) for w in log.merged]
+    if mutated:
+        payload["afters"] = {
+            name: isolate(run.values[name]) for name in mutated if name in run.values
+        }
+    if log.cleared:
+        payload["cleared"] = list(log.cleared)
+    kept = kept_values(run, log, skip | mutated) if run.thread.pinned else None
+    if kept:  # (without pinned fields, there is nothing to keep)
+        payload["kept"] = kept
+    if run.thread.head is None:  # a thread's first checkpoint describes its graph
+        from nbgraph.graph.description import describe_graph  # plain data, for other processes
+
+        payload["graph"] = describe_graph(run.spec)
+    return payload
+
+
+def pinned_fields(spec: GraphSpec) -> frozenset[str]:
+    """Fields whose reducer another process may not be able to call (a lambda, the user's
+    own function or registered name): checkpoints keep their values after each step."""
+    return frozenset(
+        name
+        for name, field in spec.fields.items()
+        if field.reducer is not None and not callable_anywhere(field.reducer)
+    )
+
+
+def kept_values(run: Any, log: Any, skip: frozenset[str] | set[str]) -> dict[str, Any]:
+    """The values after this step of the pinned fields it wrote, as plain data: each as
+    what it added to the value before when it only grew (so an append-like field costs
+    what was appended), else whole."""
+    thread, spec = run.thread, run.spec
+    if spec.semantics == "branches":
+        return {}
+    if log.resets:  # the values before are the reset's; other fields' are unknown now
+        thread.kept = {k: kept_copy(v) for k, v in log.resets[-1].values.items()}
+    kept: dict[str, Any] = {}
+    for name in log.written:
+        if name not in thread.pinned or name in skip or name not in run.values:
+            continue
+        after = run.values[name]
+        grown = growth(thread.kept.get(name, MISSING), after)
+        kept[name] = pinned_data(grown if grown is not None else isolate(after))
+        thread.kept[name] = kept_copy(after)
+    for name in log.cleared:
+        thread.kept.pop(name, None)
+    return kept
+
+
+def without(skip: frozenset[str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A state minus the fields in `skip` (transient ones: never checkpointed)."""
+    return lambda values: {k: v for k, v in values.items() if k not in skip}
+
+
+def transient_fields(spec: GraphSpec) -> frozenset[str]:
+    """Fields marked `Transient`: never written to a checkpoint."""
+    return spec.transient
+
+
+def task_data(task: Task, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A task as plain data a checkpoint can hold (writes to `skip` fields left out)."""
+    data: dict[str, Any] = {
+        "id": task.id,
+        "node": task.node,
+        "kind": task.kind,
+        "triggers": list(task.triggers),
+        "writes": [list(w) for w in task.writes if w[0] not in skip]
+        if skip
+        else list(map(list, task.writes)),
+        "routes": list(task.routes),
+        "started": task.started,
+        "ended": task.ended,
+    }
+    if task.arg is not MISSING:
+        data["arg"] = task.arg
+    if task.dropped:
+        data["dropped"] = [list(d) for d in task.dropped]
+    if task.parent:
+        data["parent"] = task.parent
+    if task.attempts or task.from_cache:
+        data.update(attempts_data(task))  # a retried task's failed attempts, a cached task
+    return data
+
+
+def control_of(run: Any) -> dict[str, Any]:
+    """What runs after the step just committed, as plain data a checkpoint can hold (only
+    `pull` always; the other parts when they hold something)."""
+    control: dict[str, Any] = {"pull": {name: list(t) for name, t in run.pull.items()}}
+    if run.push:
+        control["push"] = [[sender, send.node, send.arg] for sender, send in run.push]
+    if any(run.seen):
+        control["seen"] = [sorted(seen) for seen in run.seen]
+    if run.deferred:
+        control["deferred"] = {name: list(t) for name, t in run.deferred.items()}
+    if run.incoming:
+        control["incoming"] = {
+            name: [list(pair) for pair in states] for name, states in run.incoming.items()
+        }
+    return control

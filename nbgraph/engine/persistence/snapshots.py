@@ -1,0 +1,142 @@
+"""A thread read and written from outside a run: a checkpoint as `get_state` and
+`get_state_history` show it (`StateSnapshot` with its `PendingTask`s), and the rules
+`update_state` follows when it writes as a node (which node, and which joins stay fired).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from nbgraph.engine.core.loop import RunLoop
+from nbgraph.engine.core.root_state import is_root, root_value
+from nbgraph.engine.persistence.chain import next_task_ids, with_finished
+from nbgraph.engine.persistence.persist import Thread
+from nbgraph.errors import InvalidUpdateError
+from nbgraph.isolation import isolate
+from nbgraph.types import START, StateSnapshot
+
+_NONE: dict[str, Any] = {}  # (read only)
+_new = tuple.__new__  # (a NamedTuple made from its fields' tuple, without its `__new__`)
+
+
+def state_snapshot(
+    spec: Any, thread: Thread, restored: Any, current: bool = False, owned: bool = False
+) -> StateSnapshot:
+    """A checkpoint as LangGraph shows it; `current` (get_state): with the writes of the
+    tasks that finished in a step that failed part-way applied, and only the rest next;
+    `owned`: `restored.values` is a fresh copy nobody else holds (the history's)."""
+    finished = restored.finished if current and spec.semantics != "branches" else {}
+    ids = next_task_ids(restored, spec)
+    configurable = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # LangGraph's keys
+    parent_id = restored.parent_id
+    known = spec.fields
+    values = with_finished(spec, restored) if finished else restored.values
+    if owned and not finished:  # (the history's fresh copy: only unknown fields left out)
+        stored = (
+            values
+            if spec.open_schema or values.keys() <= known.keys()
+            else {k: v for k, v in values.items() if k in known}
+        )
+    else:
+        stored = {k: isolate(v) for k, v in values.items() if k in known or spec.open_schema}
+    return StateSnapshot(
+        values=root_value(stored) if is_root(spec) else stored,
+        next=tuple(name for task_id, name in ids if task_id not in finished),
+        config={"configurable": {**configurable, "checkpoint_id": restored.checkpoint_id}},
+        metadata={"source": restored.source, "step": restored.step, "parents": {}},
+        created_at=datetime.fromtimestamp(restored.created_at, tz=UTC).isoformat(),
+        parent_config=None
+        if parent_id is None
+        else {"configurable": {**configurable, "checkpoint_id": parent_id}},
+        tasks=pending_tasks(restored, spec, ids),
+        interrupts=tuple(i for asked in restored.asked.values() for i in asked),
+    )
+
+
+class PendingTask(NamedTuple):
+    """A task that runs from a checkpoint (`StateSnapshot.tasks`), like LangGraph's
+    `PregelTask`: its id and node name, its path (`("__pregel_pull", node)`, or
+    `("__pregel_push", index)` for a `Send`), the error it raised (its repr, as LangGraph
+    reads it back from a checkpoint), the interrupts it asked, `state` (None: no
+    subgraphs), and `result`, the writes it made if it finished."""
+
+    id: str
+    name: str
+    path: tuple[Any, ...] = ()
+    error: str | None = None
+    interrupts: tuple[Any, ...] = ()
+    state: Any = None
+    result: dict[str, Any] | None = None
+
+
+def pending_tasks(
+    restored: Any, spec: Any = None, ids: list[tuple[str, str]] | None = None
+) -> tuple[PendingTask, ...]:
+    """The tasks that run from a checkpoint, with what the thread keeps of each (`spec`:
+    its graph's, for a branch checkpoint's tasks, one per lineage; `ids`: their
+    `next_task_ids`, if known)."""
+    if ids is None:
+        ids = next_task_ids(restored, spec)
+    return tasks_from(restored.control, ids, restored.done, restored.errors, restored.asked)
+
+
+def tasks_from(
+    control: dict[str, Any],
+    ids: list[tuple[str, str]],
+    done: dict[str, dict[str, Any]],
+    errors: dict[str, Any] = _NONE,
+    asked: dict[str, Any] = _NONE,
+) -> tuple[PendingTask, ...]:
+    """`pending_tasks` from a checkpoint's parts: its control (`next`), the tasks' ids, what
+    finished tasks wrote, the errors they raised and what they asked, by task id."""
+    pushed = 0
+    tasks = []
+    pulled = control["pull"] or control.get("deferred") or ()
+    for task_id, name in ids:
+        if name in pulled:
+            path: tuple[Any, ...] = ("__pregel_pull", name)
+        else:
+            path, pushed = ("__pregel_push", pushed), pushed + 1
+        saved = done.get(task_id)
+        if saved is None and name == START:  # an input checkpoint: its input, to be applied
+            saved = {"writes": control.get("input", [])}
+        result = None
+        if saved is not None:
+            result = {}
+            for key, value in saved["writes"]:
+                result.setdefault(key, value)
+        error = errors.get(task_id)
+        interrupts = tuple(asked.get(task_id, ()))
+        tasks.append(_new(PendingTask, (task_id, name, path, error, interrupts, None, result)))
+    return tuple(tasks)
+
+
+def last_writer(restored: Any) -> str:
+    """The node `update_state` writes as when no `as_node` is given (LangGraph's rule): the
+    one node whose task made this checkpoint (START for the input checkpoint).
+
+    Raises:
+        InvalidUpdateError: several nodes (or none) made it, so which edges fire is ambiguous.
+    """
+    names = sorted({task["node"] for task in restored.tasks})
+    if not names and restored.source == "input":
+        return START
+    if len(names) != 1:
+        raise InvalidUpdateError(
+            f"Ambiguous update, specify as_node: checkpoint {restored.checkpoint_id!r} (step "
+            f"{restored.step}) was made by {names or 'no node'}, so which node's edges fire "
+            "next is not clear; pass update_state(config, values, as_node=...)."
+        )
+    return names[0]
+
+
+def keep_fired_joins(run: RunLoop, restored: Any, node: str) -> None:
+    """A waiting edge `[a, b] -> q` that fired, with `q` not run yet, stays fired when the
+    update writes as one of its sources (LangGraph: the join's barrier is still full, so
+    `q` runs next)."""
+    pending = restored.control["pull"]
+    for index in run.spec.waits_by_source.get(node, ()):
+        edge = run.spec.waiting[index]
+        if set(edge.sources) <= set(pending.get(edge.target, ())):
+            run.seen[index] = set(edge.sources) - {node}

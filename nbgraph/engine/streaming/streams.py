@@ -1,0 +1,293 @@
+"""Live streams: what a node sends out while it runs — `get_stream_writer()`'s custom chunks
+and, with langchain_core, the chat model tokens of `stream_mode="messages"`.
+
+Each task runs inside a `TaskStream` (a context variable): `get_stream_writer()` returns it.
+What a node writes is kept on the task (`Task.custom`, for the record) and, when the caller
+streams `"custom"`, put on the run's `LiveSink` the moment it is written. The drivers read
+the sink while a step's tasks run, so custom and messages chunks reach the caller
+interleaved with the other modes' chunks as LangGraph interleaves them: a task's chunks come
+before its `updates` chunk, those of tasks running in parallel as they are written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+from nbgraph.engine.core.tasks import Task
+from nbgraph.errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    import asyncio
+
+StreamWriter = Callable[[Any], None]
+"""The type of `get_stream_writer()`'s writer (and of a node's `writer` parameter)."""
+
+LIVE_MODES = frozenset({"custom", "messages"})
+"""The stream modes whose chunks a node sends while it runs."""
+
+Chunk = tuple[str, Any]
+
+
+class LiveSink:
+    """Where a run's live chunks wait for the driver: a queue safe to put on from any thread.
+
+    The sync driver reads it directly; the async driver is woken on its event loop (`bind`).
+    A finished task is put on it too (`finished`), after the chunks it wrote: reading the
+    sink in order gives every task's chunks before the task itself.
+    """
+
+    def __init__(self, modes: frozenset[str]) -> None:
+        self.custom = "custom" in modes
+        self.messages = "messages" in modes
+        self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._loop_thread = 0
+
+    def put(self, mode: str, chunk: Any) -> None:
+        """Send `(mode, chunk)` to the caller (from any thread)."""
+        self.queue.put((mode, chunk))
+        self._notify()
+
+    def finished(self, item: Any) -> None:
+        """A task (or the future that holds it) is done: after its chunks, it is next."""
+        self.queue.put(_Done(item))
+        self._notify()
+
+    def drain(self) -> Iterator[Chunk]:
+        """The chunks waiting now (the sync driver, after a task it ran inline)."""
+        while True:
+            try:
+                item = self.queue.get_nowait()
+            except queue.Empty:
+                return
+            yield item
+
+    def until_done(self, count: int) -> Iterator[Chunk | Task]:
+        """Chunks as they come, and each of `count` tasks as it finishes (sync driver)."""
+        while count:
+            item = self.queue.get()
+            if type(item) is _Done:
+                count -= 1
+                yield _result(item.item)
+            else:
+                yield item
+
+    def bind(self) -> None:
+        """Wake the running event loop when something is put (the async driver)."""
+        import asyncio  # (here: `import nbgraph` does not load asyncio)
+
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._loop_thread = threading.get_ident()
+
+    async def auntil_done(self, count: int) -> AsyncIterator[Chunk | Task]:
+        """`until_done` on the event loop."""
+        assert self._wake is not None, "bind() the sink to the event loop first"
+        while count:
+            try:
+                item = self.queue.get_nowait()
+            except queue.Empty:
+                self._wake.clear()
+                if self.queue.empty():
+                    await self._wake.wait()
+                continue
+            if type(item) is _Done:
+                count -= 1
+                yield _result(item.item)
+            else:
+                yield item
+
+    def _notify(self) -> None:
+        loop, wake = self._loop, self._wake
+        if loop is None or wake is None:
+            return
+        if threading.get_ident() == self._loop_thread:
+            wake.set()
+        else:
+            with contextlib.suppress(RuntimeError):  # (the loop closed: nobody reads now)
+                loop.call_soon_threadsafe(wake.set)
+
+
+class _Done:
+    __slots__ = ("item",)
+
+    def __init__(self, item: Any) -> None:
+        self.item = item
+
+
+def _result(item: Any) -> Task:
+    return item if type(item) is Task else item.result()
+
+
+class TaskStream:
+    """A task's writer: `get_stream_writer()` inside the task's node returns it.
+
+    Calling it keeps the chunk on the task (`task.custom`) and, when the caller streams
+    `"custom"`, sends it at once.
+    """
+
+    __slots__ = ("metadata", "relay", "sink", "task")
+
+    def __init__(self, task: Task, sink: LiveSink | None, relay: Any = None) -> None:
+        self.task, self.sink, self.relay = task, sink, relay  # (relay: engine.namespaces)
+        self.metadata: dict[str, Any] | None = None  # (messages mode: the node's metadata)
+
+    def __call__(self, chunk: Any) -> None:
+        custom = self.task.custom
+        if custom:
+            custom.append(chunk)
+        else:
+            self.task.custom = [chunk]
+        sink = self.sink
+        if sink is not None and sink.custom:
+            sink.put("custom", chunk)
+
+    def __repr__(self) -> str:
+        return f"<stream writer of {self.task.node!r} at step {self.task.step}>"
+
+
+_STREAM: ContextVar[TaskStream | None] = ContextVar("nbgraph_task_stream", default=None)
+
+
+class StreamScope:
+    """Runs a run's tasks each with its writer in context (and, for `"messages"`, in a
+    langchain config that sends its chat models' tokens).
+
+    Attributes:
+        sink: where live chunks go, when the caller streams `"custom"` or `"messages"`.
+    """
+
+    def __init__(self, run: Any, modes: frozenset[str]) -> None:
+        self.run = run
+        self.relay = relay = getattr(run, "relay", None)  # (a streamed run: namespaces)
+        self.quiet = False  # (a run inside a node whose tokens the caller does not stream)
+        self.chat: Any = None
+        if relay is None:
+            self.sink = LiveSink(modes) if modes and modes & LIVE_MODES else None
+            if self.sink is None:
+                return  # (invoke(): nothing live)
+        else:
+            self._relayed(relay, modes)
+        if self.sink is not None and self.sink.messages and self.chat is None:
+            self.chat = _chat_handler(self.sink)
+            if relay is not None:  # (shared by the runs inside: see engine.namespaces)
+                relay.chat = self.chat
+                self.chat.subgraphs, self.chat.base = relay.subgraphs, relay.base
+        if self.chat is not None:
+            run.tap = self._returned
+
+    def _relayed(self, relay: Any, modes: frozenset[str]) -> None:
+        from nbgraph.engine.streaming.namespaces import scope_sink
+
+        self.sink = scope_sink(self.run, modes)
+        if relay.root is not self.run and "messages" in modes:
+            self.chat, self.quiet = relay.chat, not relay.subgraphs
+
+    def execute(self, task: Task) -> Task:
+        """`run.execute(task)` with the task's writer in context."""
+        stream = TaskStream(task, self.sink, self.relay)
+        token = _STREAM.set(stream)
+        try:
+            if self.chat is None:  # (`run.execute`: its attempts, the hot path kept short)
+                attempt = self.run._attempt
+                while (wait := attempt(task)) is not None:
+                    time.sleep(wait)
+                return task
+            chat = self._enter_chat(stream)
+            try:
+                return self.run.execute(task)
+            finally:
+                _leave_chat(chat)
+        finally:
+            _STREAM.reset(token)
+
+    async def aexecute(self, task: Task) -> Task:
+        """`run.aexecute(task)` with the task's writer in context."""
+        stream = TaskStream(task, self.sink, self.relay)
+        token = _STREAM.set(stream)
+        try:
+            if self.chat is None:
+                return await self.run.aexecute(task)
+            chat = self._enter_chat(stream)
+            try:
+                return await self.run.aexecute(task)
+            finally:
+                _leave_chat(chat)
+        finally:
+            _STREAM.reset(token)
+
+    def _enter_chat(self, stream: TaskStream) -> Any:
+        from nbgraph.engine.streaming.chat_stream import enter_node
+
+        task = stream.task
+        token, stream.metadata = enter_node(self.chat, self.run, task)
+        if self.quiet:  # (LangGraph: the handler hears nothing of a subgraph's nodes)
+            stream.metadata = None
+        elif not task.cached:
+            self.chat.node_started(task.arg if task.kind == "send" else self.run.read(task))
+        return token
+
+    def _returned(self, task: Task, output: Any) -> None:
+        stream = _STREAM.get()
+        if stream is not None and stream.metadata is not None:
+            self.chat.node_returned(output, stream.metadata)
+
+
+def _chat_handler(sink: LiveSink) -> Any:
+    try:
+        from nbgraph.engine.streaming.chat_stream import ChatStream
+    except ImportError as error:
+        raise InvalidArgumentError(
+            'stream_mode="messages" streams the tokens of langchain chat models called in '
+            "nodes, and needs langchain_core: pip install nbgraph[langchain] "
+            f"({error})."
+        ) from None
+    return ChatStream(sink)
+
+
+def _leave_chat(token: Any) -> None:
+    from nbgraph.engine.streaming.chat_stream import leave_node
+
+    leave_node(token)
+
+
+def get_stream_writer() -> StreamWriter:
+    """The writer of the node running now: `writer(chunk)` sends `chunk` to
+    `stream(..., stream_mode="custom")` (as LangGraph's `get_stream_writer`).
+
+    What a node writes is also kept in the run's record (`run.custom`), whether or not the
+    caller streams `"custom"`; when it does not, writing sends nothing, as in LangGraph.
+
+    Returns:
+        A function of one argument, the chunk (any value).
+
+    Raises:
+        RuntimeError: called outside a node of a running graph.
+
+    >>> get_stream_writer()  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    RuntimeError: get_stream_writer() was called outside a node ...
+    """
+    writer = _STREAM.get()
+    if writer is None:
+        raise RuntimeError(
+            "get_stream_writer() was called outside a node of a running graph; call it "
+            "inside a node, where it returns the function that streams custom chunks."
+        )
+    return writer
+
+
+def current_writer() -> TaskStream | None:
+    """The writer of the task running in this context, or None outside a task.
+
+    A node's `writer` parameter and `runtime.stream_writer` are this writer
+    (`nbgraph.engine.core.injection`), so all three forms write to the same stream and record.
+    """
+    return _STREAM.get()

@@ -1,0 +1,319 @@
+"""A run as a versioned JSON document and back: `Run.to_json`, `from_json`, `save`, `load`.
+
+The document is `{"format": "nbgraph.run", "version": 1, "graph": {...}, "run": {...}}`, its
+values encoded by `nbgraph.codec.values`; never pickle. The graph is described by
+`nbgraph.graph.description`, the steps by `nbgraph.record.files.step_encoding` and
+`nbgraph.record.files.step_decoding`.
+
+A loaded run reads like the original (effects, states, tree, tables), but its functions are
+gone unless the caller passes the graph (`graph=app`): nodes, routers, merges and filters are
+stand-ins that say so when called. Reducers any process has (nbgraph's own by name, the
+`operator` module's by `"function"`) are found again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from nbgraph.codec import nesting
+from nbgraph.codec.classes import check_models, named_classes
+from nbgraph.codec.nesting import ValueTooDeepError
+from nbgraph.codec.values import (
+    UnknownTagError,
+    decode_error,
+    decode_value,
+    encode_error,
+    encode_value,
+)
+from nbgraph.engine.core.runlog import RunLog, join_data
+from nbgraph.errors import GraphMismatchError, NbgraphError
+from nbgraph.graph import GraphSpec
+from nbgraph.graph.description import check_graph, describe_graph, graph_from_description
+from nbgraph.record.files.log_shape import LogShapeError, check_document
+from nbgraph.record.files.step_decoding import BrokenDocument, decode_join, decode_step, mapping
+from nbgraph.record.files.step_encoding import encode_steps
+from nbgraph.record.run_context import decode_store_ops, encode_store_ops
+from nbgraph.record.subruns.files import attach_subruns, encode_subruns
+from nbgraph.types import MISSING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from nbgraph.record.run import Run
+
+FORMAT = "nbgraph.run"
+FORMAT_VERSION = 1
+
+
+class RunFileError(NbgraphError, ValueError):
+    """A file (or text) is not a run this nbgraph can read; the message says which and why."""
+
+
+def _plain_json(value: Any) -> Any:
+    """`value` with what is not plain JSON left out (dict entries dropped), or MISSING."""
+    kind = type(value)
+    if value is None or kind in (str, int, bool) or (kind is float and math.isfinite(value)):
+        return value
+    if kind in (list, tuple):
+        items = [_plain_json(item) for item in value]
+        return MISSING if any(item is MISSING for item in items) else items
+    if kind is dict:
+        kept = {k: _plain_json(v) for k, v in value.items() if type(k) is str}
+        return {k: v for k, v in kept.items() if v is not MISSING}
+    return MISSING
+
+
+def run_document(run: Run) -> dict[str, Any]:
+    """The JSON document of a run (what `Run.to_json` writes)."""
+    log = run.log
+    config = _plain_json(log.config)
+    steps = encode_steps(run)  # first: a value too deep is named by its field and step
+    document: dict[str, Any] = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "graph": describe_graph(log.graph),
+        "run": {
+            "status": log.status,
+            "error": encode_error(log.error),
+            "input": encode_value(log.input),
+            "config": config if config is not MISSING else {},
+            "warnings": list(log.warnings),
+            "final": encode_value(log.final),
+            "steps": steps,
+            "semantics": log.semantics,
+            "end": None if log.end is None else join_data(log.end, encode_value, encode_value),
+            "context": encode_value(log.context),
+            "store_ops": encode_store_ops(log.store_ops),
+        },
+    }
+    subruns = encode_subruns(log, lambda sub: run_document(type(run)(sub)))
+    if subruns:  # (graphs run inside its tasks: each its own document)
+        document["run"]["subruns"] = subruns
+    return document
+
+
+def run_to_json(run: Run) -> str:
+    """The run as indented JSON text."""
+    return _dumps(run_document(run), ascii_only=False)
+
+
+def _dumps(document: dict[str, Any], *, ascii_only: bool) -> str:
+    return nesting.dumps(document, indent=1, ensure_ascii=ascii_only, allow_nan=False)
+
+
+def log_from_json(
+    text: str,
+    *,
+    where: str = "The text",
+    models: Iterable[type] | None = None,
+    graph: GraphSpec | None = None,
+) -> RunLog:
+    """Read a run log from JSON text written by `run_to_json`.
+
+    Reading never imports a module: a value saved as a pydantic model, dataclass or Enum
+    member comes back as its class if `models` names it or its module is imported already,
+    else as a placeholder showing its data (see `nbgraph.codec.classes`).
+
+    Args:
+        text: the JSON text.
+        where: how error messages name the text's source (a file, say).
+        models: classes (pydantic models, dataclasses, Enums) values may come back as.
+        graph: the compiled graph's spec, if at hand: its functions replace the stand-ins.
+
+    Raises:
+        RunFileError: the text is not JSON, not an nbgraph run, from a newer format
+            version, or incomplete (naming `where` and what was expected).
+        ModelsArgumentError: `models` holds something else than such classes.
+        GraphMismatchError: `graph` is not the graph the run recorded.
+    """
+    check_models(models)
+    try:
+        document = nesting.loads(text)
+    except ValueTooDeepError as error:
+        raise RunFileError(f"{where} is not an nbgraph run: {error}") from None
+    except json.JSONDecodeError as error:
+        ends = error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated")
+        why = "it is empty" if not text.strip() else "it ends early: truncated?" if ends else ""
+        raise RunFileError(
+            f"{where} is not valid JSON ({error.msg} at line {error.lineno}, column "
+            f"{error.colno}{'; ' + why if why else ''}); expected an nbgraph run saved by "
+            "Run.save()."
+        ) from None
+    except ValueError as error:  # e.g. a number with more digits than int() takes
+        raise RunFileError(
+            f"{where} is not an nbgraph run: {error}; expected JSON saved by Run.save()."
+        ) from None
+    _check_header(document, where)
+    try:
+        check_document(document)
+        with named_classes(models):
+            return _decode_log(document, graph, where)
+    except GraphMismatchError:
+        raise
+    except LogShapeError as error:
+        raise RunFileError(f"{where} is not a complete nbgraph run: {error}") from None
+    except BrokenDocument as error:
+        raise RunFileError(f"{where} is not a complete nbgraph run: {error}.") from None
+    except UnknownTagError as error:
+        raise RunFileError(
+            f"{where} is not a complete nbgraph run: a value is tagged {error.tag!r}, which "
+            f"format version {FORMAT_VERSION} lacks."
+        ) from None
+    except KeyError as error:
+        raise RunFileError(
+            f"{where} is not a complete nbgraph run: the entry {error.args[0]!r} is missing."
+        ) from error
+    except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as error:
+        raise RunFileError(
+            f"{where} is not a complete nbgraph run: {type(error).__name__}: {error}."
+        ) from error
+
+
+def _check_header(document: Any, where: str) -> None:
+    if type(document) is not dict or document.get("format") != FORMAT:
+        if type(document) is not dict:
+            found = f"a JSON {type(document).__name__}"
+        elif "format" in document:
+            found = f'"format": {json.dumps(document["format"])}'
+        else:
+            found = 'no "format" entry'
+        raise RunFileError(
+            f'{where} is not an nbgraph run: expected a JSON object with "format": "{FORMAT}", '
+            f"found {found}."
+        )
+    version = document.get("version")
+    if type(version) is not int or version < 1:
+        raise RunFileError(
+            f"{where} has no valid format version (found {json.dumps(version)}); expected an "
+            f"integer from 1 to {FORMAT_VERSION}."
+        )
+    if version > FORMAT_VERSION:
+        raise RunFileError(
+            f"{where} holds a run in format version {version}, from a newer nbgraph; this "
+            f"nbgraph reads versions up to {FORMAT_VERSION}. Upgrade nbgraph to load it."
+        )
+
+
+def _decode_log(document: dict[str, Any], given: GraphSpec | None, where: str) -> RunLog:
+    graph = graph_from_description(document["graph"])
+    if given is not None:
+        check_graph(document["graph"], given, where[:1].lower() + where[1:])
+        graph = given
+    data = document["run"]
+    config = data["config"]
+    log = RunLog(
+        graph,
+        decode_value(data["input"]),
+        mapping(config, "the config"),
+        steps=[decode_step(step, graph, given is not None) for step in data["steps"]],
+        status=data["status"],
+        error=decode_error(data["error"]),
+        warnings=[str(message) for message in data["warnings"]],
+        final=mapping(decode_value(data["final"]), "the final values"),
+        semantics=str(data.get("semantics", "supersteps")),
+        end=None if data.get("end") is None else decode_join(data["end"]),
+        context=decode_value(data.get("context")),
+        store_ops=decode_store_ops(data.get("store_ops", [])),
+    )
+    if "subruns" in data:
+        attach_subruns(log, data["subruns"], lambda sub: _decode_log(sub, None, where))
+    return log
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+def save_run(run: Run, path: str | os.PathLike[str]) -> Path:
+    """Write the run to `path` as UTF-8 JSON, atomically: a reader sees the old file or the new.
+
+    The text goes to a temporary file in the same folder, which then replaces `path`.
+    """
+    import secrets  # here, with pathlib: `import nbgraph` needs neither
+    from pathlib import Path
+
+    target = Path(path)
+    document = run_document(run)
+    try:
+        data = _dumps(document, ascii_only=False).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: let JSON escape it instead
+        data = _dumps(document, ascii_only=True).encode("ascii")
+    temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return target
+
+
+def load_log(
+    path: str | os.PathLike[str],
+    models: Iterable[type] | None = None,
+    graph: GraphSpec | None = None,
+) -> RunLog:
+    """Read a run log from a file `save_run` wrote; the file is only read, and no module is
+    imported because it names one (`models`, `graph`: as for `log_from_json`).
+
+    Raises:
+        FileNotFoundError: there is no such file.
+        RunFileError: the file is not UTF-8 JSON, not an nbgraph run, from a newer format
+            version, or incomplete (the message names the file).
+    """
+    from pathlib import Path
+
+    source = Path(path)
+    raw = source.read_bytes()
+    where = file_label(source)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise RunFileError(
+            f"{where} is not an nbgraph run: it is not UTF-8 text ({error.reason} at byte "
+            f"{error.start}); expected JSON saved by Run.save()."
+        ) from None
+    return log_from_json(text, where=where, models=models, graph=graph)
+
+
+def file_label(path: str | os.PathLike[str]) -> str:
+    """How error messages name a run file."""
+    from pathlib import Path
+
+    return f"File {str(Path(path))!r}"
+
+
+def checked_run(cls: type[Run], log: RunLog, where: str = "The text") -> Run:
+    """`cls(log)` once its record is known to replay: every step's effects, the state tree
+    and the output are worked out now (the tables and views reuse them), so a file whose
+    parts disagree is refused at load time rather than failing later in a view.
+
+    Raises:
+        RunFileError: replaying the record fails, naming `where` and why.
+    """
+    try:
+        run = cls(log)
+        run.effect_list  # noqa: B018 - replays every step through the reducers
+        run.tree  # noqa: B018
+        run.output  # noqa: B018
+        if log.semantics == "branches":  # each step's heads are lineage points of the run
+            for step in log.steps:
+                for head in step.heads:
+                    run.timeline.lineages.point(head)  # type: ignore[attr-defined]
+    except (RecursionError, MemoryError) as error:
+        raise RunFileError(f"{where} holds a run too large to read ({error}).") from None
+    except Exception as error:
+        raise RunFileError(
+            f"{where} is not a consistent nbgraph run: its steps cannot be replayed "
+            f"({type(error).__name__}: {str(error).rstrip('.')})."
+        ) from error
+    return run

@@ -1,0 +1,89 @@
+"""A run's steps back from the JSON data `nbgraph.record.files.step_encoding` made."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbgraph.codec.values import decode_error, decode_value
+from nbgraph.engine.core.pinned import pinned_map
+from nbgraph.engine.core.retrying import Attempt
+from nbgraph.engine.core.runlog import Join, StepLog, join_from_data, reset_from_data
+from nbgraph.engine.core.tasks import Task
+from nbgraph.graph import GraphSpec
+from nbgraph.types import MISSING
+
+
+class BrokenDocument(Exception):
+    """Inside decoding: the document has the right format but not the right shape."""
+
+
+def _decode_task(data: dict[str, Any]) -> Task:
+    routes = [decode_value(route) for route in data.get("routes", ())]
+    return Task(
+        step=data["step"],
+        index=data["index"],
+        node=data["node"],
+        kind=data["kind"],
+        arg=decode_value(data["arg"]) if "arg" in data else MISSING,
+        triggers=tuple(data["triggers"]),
+        writes=[(decode_value(k), decode_value(v)) for k, v in data["writes"]],
+        routes=routes or (),
+        dropped=tuple((decode_value(k), decode_value(v), w) for k, v, w in data.get("dropped", ())),
+        error=decode_error(data.get("error")),
+        started=float(data["started"]),
+        ended=float(data["ended"]),
+        parent=str(data.get("parent", "")),
+        custom=[decode_value(chunk) for chunk in data.get("custom", ())] or (),
+        attempts=tuple(_decode_attempt(attempt) for attempt in data.get("attempts", ())),
+        from_cache=bool(data.get("from_cache", False)),
+    )
+
+
+def _decode_attempt(data: dict[str, Any]) -> Attempt:
+    error = decode_error(data["error"])
+    if error is None:
+        raise BrokenDocument("a failed attempt has no error")
+    return Attempt(data["number"], data["started"], data["ended"], error, data["wait"])
+
+
+def decode_step(data: dict[str, Any], graph: GraphSpec, functions: bool) -> StepLog:
+    number = data["step"]
+    resets = [
+        reset_from_data(number, item, _decoded_state, decode_value) for item in data["resets"]
+    ]
+    merged = [(w, decode_value(f), decode_value(v)) for w, f, v in data["merged"]]
+    afters = data["afters"]
+    afters = None if afters is None else mapping(decode_value(afters), "a step's afters")
+    kept = data.get("kept")
+    if kept and not functions:  # without graph=, the values its reducers made
+        decoded = {
+            k: [kind, decode_value(part)] for k, (kind, part) in mapping(kept, "kept").items()
+        }
+        afters = {**(afters or {}), **pinned_map(decoded, f"step {number}'s kept values")}
+    return StepLog(
+        number,
+        [_decode_task(task) for task in data["tasks"]],
+        graph.fields,
+        written=tuple(decode_value(name) for name in data["written"]),
+        resets=resets or (),
+        cleared=tuple(decode_value(name) for name in data["cleared"]),
+        merged=merged or (),
+        applied=bool(data["applied"]),
+        afters=afters,
+        joins=[decode_join(join) for join in data.get("joins", ())] or (),
+        heads=tuple(data.get("heads", ())),
+    )
+
+
+def _decoded_state(value: Any) -> dict[str, Any]:
+    return mapping(decode_value(value), "a reset's or join's values")
+
+
+def decode_join(data: dict[str, Any]) -> Join:
+    return join_from_data(data, _decoded_state, decode_value)
+
+
+def mapping(value: Any, what: str) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise BrokenDocument(f"{what} should be a JSON object, found {type(value).__name__}")
+    return value

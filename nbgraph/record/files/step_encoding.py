@@ -1,0 +1,204 @@
+"""A run's steps as JSON data, with `afters` where a loaded run could not replay a step.
+
+Where replaying a step would need a function the file cannot hold (a `Mutation`, a
+`state_merger`) or would fold values the file keeps only as reprs, the field's value after
+that step is saved in the step's `afters`, and replay takes it; for a reducer that may be
+missing where the file is read (a lambda, the user's own function or registered name) it is
+saved in the step's `kept` instead, as what it added when it only grew
+(`nbgraph.engine.core.pinned`), and `graph=` replays the real function.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from nbgraph.codec.nesting import ValueTooDeepError
+from nbgraph.codec.values import ValueEncoder, encode_error, encode_value, is_opaque
+from nbgraph.engine.core.pinned import growth, pinned_data
+from nbgraph.engine.core.retrying import Attempt
+from nbgraph.engine.core.runlog import join_data, reset_data
+from nbgraph.engine.core.tasks import Task
+from nbgraph.reducers import callable_anywhere
+from nbgraph.schema import FieldSpec
+from nbgraph.types import MISSING, Mutation, is_overwrite
+
+if TYPE_CHECKING:
+    from nbgraph.record.run import Run
+
+
+def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "step": task.step,
+        "index": task.index,
+        "node": task.node,
+        "kind": task.kind,
+        "triggers": list(task.triggers),
+        "writes": [
+            [encode_value(key), _write(task, key, value, watch)] for key, value in task.writes
+        ],
+        "started": task.started,
+        "ended": task.ended,
+    }
+    if task.arg is not MISSING:
+        data["arg"] = encode_value(task.arg)
+    if task.routes:
+        data["routes"] = [encode_value(route) for route in task.routes]
+    if task.dropped:
+        data["dropped"] = [[encode_value(k), encode_value(v), why] for k, v, why in task.dropped]
+    if task.error is not None:
+        data["error"] = encode_error(task.error)
+    if task.parent:
+        data["parent"] = task.parent
+    if task.custom:
+        data["custom"] = [_write(task, "custom", chunk, encode_value) for chunk in task.custom]
+    if task.attempts:
+        data["attempts"] = [_attempt_data(attempt) for attempt in task.attempts]
+    if task.from_cache:
+        data["from_cache"] = True
+    return data
+
+
+def _attempt_data(attempt: Attempt) -> dict[str, Any]:
+    return {
+        "number": attempt.number,
+        "started": float(attempt.started),
+        "ended": float(attempt.ended),
+        "error": encode_error(attempt.error),
+        "wait": float(attempt.wait),
+    }
+
+
+def _write(task: Task, field: Any, value: Any, watch: ValueEncoder) -> Any:
+    try:
+        return watch(value)
+    except ValueTooDeepError as error:
+        raise error.within(
+            f"The value node {task.node!r} wrote to field {field!r} at step {task.step}"
+        ) from None
+
+
+def encode_steps(run: Run) -> list[dict[str, Any]]:
+    """Every step of the run, with `afters` where a loaded run could not replay it."""
+    watch = ValueEncoder()  # encodes what reaches the state, noting anything opaque
+    steps = []
+    for step in run.log.steps:
+        resets = [reset_data(reset, watch, encode_value) for reset in step.resets]
+        steps.append(
+            {
+                "step": step.step,
+                "applied": step.applied,
+                "written": [encode_value(name) for name in step.written],
+                "cleared": [encode_value(name) for name in step.cleared],
+                "merged": [[w, encode_value(f), watch(v)] for w, f, v in step.merged],
+                "resets": resets,
+                "afters": None,
+                "tasks": [_encode_task(task, watch) for task in step.tasks],
+            }
+        )
+        if step.joins or step.heads:
+            steps[-1]["joins"] = [join_data(join, watch, encode_value) for join in step.joins]
+            steps[-1]["heads"] = list(step.heads)
+    if watch.opaque or _has_unreplayable_parts(run):
+        pinned = _point_afters(run) if run.log.semantics == "branches" else _afters(run)
+        for data, afters in zip(steps, pinned, strict=True):
+            kept = {k: v.pinned for k, v in (afters or {}).items() if type(v) is _Kept}
+            whole = {k: v for k, v in (afters or {}).items() if type(v) is not _Kept}
+            data["afters"] = encode_value(whole) if whole else None
+            if kept:  # an append-like field keeps what it added: the file stays linear
+                data["kept"] = {k: _kept_data(v) for k, v in kept.items()}
+    return steps
+
+
+def _kept_data(pinned: Any) -> list[Any]:
+    kind, part = pinned_data(pinned)
+    return [kind, encode_value(part)]
+
+
+def _point_afters(run: Run) -> list[dict[str, dict[Any, Any]] | None]:
+    """A branch run's `afters`: per step, per lineage point (a task, a join), the values
+    after it of the fields it wrote or merged — replay takes them instead of folding."""
+    fields = run.graph.fields
+    by_step: dict[int, dict[str, dict[Any, Any]]] = {}
+    for effect in run.effect_list:
+        if effect.dropped_key or not effect.applied or not effect.point:
+            continue
+        if effect.point.startswith("reset:") or effect.reducer == "cleared":
+            continue
+        spec = fields.get(effect.field)
+        reducer = spec.reducer if spec is not None else None
+        plain = reducer is None and not any(is_opaque(v) for _, v in effect.writes)
+        if plain and not effect.point.startswith("join:"):
+            continue
+        by_step.setdefault(effect.step, {}).setdefault(effect.point, {})[effect.field] = (
+            effect.after
+        )
+    for step in run.log.steps:  # where lineages are apart, the state "after the step" too
+        if step.applied and len(step.heads) > 1:
+            by_step.setdefault(step.step, {})["heads"] = run.timeline.after(step.step)
+    return [by_step.get(step.step) for step in run.log.steps]
+
+
+def _has_unreplayable_parts(run: Run) -> bool:
+    """Whether some step may need `afters` even though every written value encodes plainly."""
+    fields = run.graph.fields.values()
+    return (
+        any(step.merged for step in run.log.steps)
+        or any(spec.reducer is not None and not callable_anywhere(spec.reducer) for spec in fields)
+        or any(is_opaque(_initial(spec)) for spec in fields if spec.initial is not None)
+    )
+
+
+class _Kept(NamedTuple):
+    """A field's value after a step, pinned only because its reducer may be missing where
+    the file is read (a `Grown` when it only grew); `graph=` on load uses the function."""
+
+    pinned: Any
+
+
+def _afters(run: Run) -> list[dict[Any, Any] | None]:
+    """Per step, the values after it of the fields a loaded run could not fold again.
+
+    A field is pinned at a step when its reducer is not one nbgraph finds again (its own,
+    or `operator`'s), when a `Mutation` or a `state_merger` wrote it, or when its writes, or
+    its value before (for a reducer that folds into it), come back from the file as
+    something else (a repr, say). Pinned for its reducer alone, it is `_Kept`.
+    """
+    fields = run.graph.fields
+    merged = {step.step: {name for _, name, _ in step.merged} for step in run.log.steps}
+    opaque = {n for n, spec in fields.items() if spec.initial and is_opaque(_initial(spec))}
+    afters: dict[int, dict[Any, Any]] = {}
+    for effect in run.effect_list:
+        name = effect.field
+        if effect.dropped_key or not effect.applied:
+            continue
+        if effect.root_reset or not effect.writes:  # a reset's new value, or a clear
+            (opaque.add if is_opaque(effect.after) else opaque.discard)(name)
+            continue
+        spec = fields.get(name)
+        reducer = spec.reducer if spec is not None else None
+        writes = [value for _, value in effect.writes]
+        mutated = any(isinstance(value, Mutation) for value in writes)
+        replaced = not mutated and (reducer is None or any(map(is_overwrite, writes)))
+        needed = (
+            mutated
+            or name in merged[effect.step]
+            or (name in opaque and not replaced)
+            or any(is_opaque(value) for value in writes)
+        )
+        if needed or (reducer is not None and not callable_anywhere(reducer)):
+            after_opaque = is_opaque(effect.after)
+            pinned = effect.after
+            if not needed and not after_opaque:  # only its reducer is missing: kept
+                pinned = _Kept(growth(effect.before, effect.after) or effect.after)
+            afters.setdefault(effect.step, {})[name] = pinned
+            (opaque.add if after_opaque else opaque.discard)(name)
+        else:  # folded from plain values by one of nbgraph's reducers: plain too
+            opaque.discard(name)
+    return [afters.get(step.step) for step in run.log.steps]
+
+
+def _initial(spec: FieldSpec) -> Any:
+    try:
+        return spec.initial()  # type: ignore[misc]
+    except Exception:
+        return MISSING
