@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from nbgraph.checkpoint import SqliteSaver
     from nbgraph.engine.core.caching import InMemoryCache
     from nbgraph.engine.core.runtime import Runtime, get_config, get_runtime, get_store
-    from nbgraph.engine.streaming.streams import StreamWriter, get_stream_writer
+    from nbgraph.engine.core.writer import StreamWriter, get_stream_writer
     from nbgraph.messages import Message, MessagesState, RemoveMessage
     from nbgraph.notebook.langgraph_trace import trace
     from nbgraph.notebook.runs import Runs
@@ -116,8 +116,8 @@ _ON_FIRST_USE = {
     "get_config": "nbgraph.engine.core.runtime",
     "get_runtime": "nbgraph.engine.core.runtime",
     "get_store": "nbgraph.engine.core.runtime",
-    "StreamWriter": "nbgraph.engine.streaming.streams",
-    "get_stream_writer": "nbgraph.engine.streaming.streams",
+    "StreamWriter": "nbgraph.engine.core.writer",
+    "get_stream_writer": "nbgraph.engine.core.writer",
     "trace": "nbgraph.notebook.langgraph_trace",
     "NotALangGraphError": "nbgraph.record.langgraph.graph",
     "LangGraphHistoryError": "nbgraph.record.langgraph.graph",

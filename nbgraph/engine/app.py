@@ -174,7 +174,7 @@ class CompiledGraph(RunnableHabits):
                 run._hand(task, run._resumed)
             absorb_output(spec, spec.nodes.get(node), task, values)
             keep_fired_joins(run, restored, node)
-            run._route(task)
+            run.route(task)
             run.commit([task], source="update")  # (LangGraph: "update" on a past one too)
         own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
         return {"configurable": {**own, "checkpoint_id": thread.head}}

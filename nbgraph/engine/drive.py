@@ -23,7 +23,6 @@ from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nbgraph.engine.core.fused import LoneStep
 from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.runlog import StepLog
 from nbgraph.engine.core.tasks import Task, update_chunk
@@ -190,27 +189,21 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
     max_workers = run.config.get("max_concurrency")
     scope = StreamScope(run, modes)
     sink = scope.sink
+    execute = run.execute if scope.chat is None else scope.execute  # (the task's one path)
     pool: StepPool | None = None
     running: list[Task] | None = None  # the step being executed, until its commit
-    lone = LoneStep.for_run(run, scope, modes)  # (invoke()'s one-task steps: engine.fused)
     try:
         yield from _step_chunks(run, run.begin(input), modes - {"debug"})
         while (tasks := run.next_tasks()) is not None:
-            if lone is not None and (plan := lone.plan(tasks)) is not None:
-                running = tasks
-                lone.execute(tasks[0], plan)
-                running = None
-                lone.commit(tasks, plan)
-                continue
             if modes:  # (invoke(): no chunks to make)
                 yield from _started_chunks(run, tasks, modes)
             running = tasks
             inline = len(tasks) == 1 or max_workers == 1  # one at a time: no thread needed
             if inline:
-                finished: Iterable[Task | Chunk] = map(scope.execute, tasks)
+                finished: Iterable[Task | Chunk] = map(execute, tasks)
             else:
                 pool = pool or StepPool(max_workers)
-                finished = pool.start(scope.execute, tasks, sink)
+                finished = pool.start(execute, tasks, sink)
             if not modes:  # invoke(): nothing to yield, just run
                 for _ in finished:
                     pass

@@ -233,7 +233,7 @@ class StepDriver:
         absorb_output(spec, spec.nodes.get(node), task, values)
         if node in next_names(loop):  # (LangGraph: the update stands in for the due step,
             loop.pull, loop.push = {}, []  # whose other tasks then do not run)
-        loop._route(task)
+        loop.route(task)
         task.ended = time.time()
         log = loop.commit([task], source="update")
         for target, sources in loop.pull.items():  # (what was due stays due, once: as in
@@ -264,7 +264,7 @@ def update_lineages(loop: Any, node: str, values: Any) -> StepLog:
     loop._hand(task, loop._resumed)
     absorb_output(loop.spec, loop.spec.nodes.get(node), task, values)
     keep_fired_joins(loop, SimpleNamespace(control={"pull": due}), node)
-    loop._route(task)
+    loop.route(task)
     task.ended = time.time()
     return loop.commit([task], source="update")
 

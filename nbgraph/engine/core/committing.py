@@ -8,25 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from nbgraph.engine.core.plans import NO_RESET
 from nbgraph.engine.core.runlog import StepLog
-from nbgraph.engine.core.runtime import current_task_env
 from nbgraph.engine.core.tasks import Task, state_for
 from nbgraph.engine.core.writes import (
     applied_writes,
     apply_grouped,
+    apply_task_writes,
     clear_ephemeral,
     field_spec,
-    group_task_writes,
     group_writes,
     merge_unreduced,
     reduce_field,
 )
-from nbgraph.engine.nested.subruns import parent_scope
 from nbgraph.engine.persistence.persist import checkpoint_payload
 from nbgraph.isolation import isolate
 from nbgraph.types import END, MISSING, Send
-
-_NO_RESET = (None, "delta")  # supersteps: one shared state, nothing to merge
 
 
 class Committing:
@@ -44,22 +41,28 @@ class Committing:
         if self.paused:
             return log  # not applied: the step runs again, answered, on resume
         try:
-            if self.spec.state_merger is not None and len(tasks) > 1:
-                per_task = [(t.node, t.writes) for t in tasks]
-                log.merged = merge_unreduced(
-                    self.spec.state_merger, self.spec.fields, self.values, per_task
-                )
-            if len(tasks) == 1:  # a lone task: its writes, grouped
-                grouped = group_task_writes({}, tasks[0].node, tasks[0].writes)
+            if len(tasks) == 1:  # a lone task (a loop's step): its writes, in one pass
+                task = tasks[0]
+                plan = self.plans.nodes.get(task.node)
+                if plan is not None and plan.plain:
+                    self._trigger_plain(task, plan.targets)
+                else:
+                    self._trigger(tasks)
+                written = apply_task_writes(self.spec.fields, self.values, task, self.step)
             else:
-                writes = applied_writes(self.spec.fields, tasks, log.merged)
-                grouped = group_writes(writes)
-            self._trigger(tasks)
-            apply_grouped(self.spec.fields, self.values, grouped, self.step)
+                if self.spec.state_merger is not None:
+                    per_task = [(t.node, t.writes) for t in tasks]
+                    log.merged = merge_unreduced(
+                        self.spec.state_merger, self.spec.fields, self.values, per_task
+                    )
+                grouped = group_writes(applied_writes(self.spec.fields, tasks, log.merged))
+                self._trigger(tasks)
+                apply_grouped(self.spec.fields, self.values, grouped, self.step)
+                written = tuple(grouped)
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
             raise
-        log.written = tuple(grouped)
+        log.written = written
         if self.ephemeral:
             log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
         log.applied = True
@@ -83,7 +86,7 @@ class Committing:
         for task in tasks:
             if task.error is not None:
                 raise task.error
-        if self.thread is not None or (current_task_env() and parent_scope(self)):  # (subgraphs)
+        if self.thread is not None or self.asks_parent:  # (asks_parent: engine.nested)
             self.paused = [i for task in tasks for i in task.interrupts]
         return log
 
@@ -121,18 +124,35 @@ class Committing:
                     for waited in edge.sources:  # every source it waited for triggered it
                         self._add(edge.target, waited, task, None, capture=False)
             for route in task.routes:
-                if isinstance(route, Send):
-                    self.push.append((source, route))
-                elif route == END:
-                    continue
-                elif (node := spec.nodes[route]).defer or node.merge not in _NO_RESET:
-                    self._add(route, source, task, None)
-                else:  # (`_add`, kept short for the common case)
-                    queued = self.pull.get(route)
-                    if queued is None:
-                        self.pull[route] = [source]
-                    else:
-                        queued.append(source)
+                self._take_route(source, task, route)
+
+    def _trigger_plain(self, task: Task, targets: tuple[str, ...]) -> None:
+        """`_trigger` for a lone task whose node's edges are plain (no filter, waiting edge,
+        defer or merge at their targets: `NodePlan.plain`)."""
+        source, pull = task.node, self.pull
+        for target in targets:
+            queued = pull.get(target)
+            if queued is None:
+                pull[target] = [source]
+            else:
+                queued.append(source)
+        for route in task.routes:
+            self._take_route(source, task, route)
+
+    def _take_route(self, source: str, task: Task, route: Any) -> None:
+        """Queue one route a task chose: a `Send`, END, or a node."""
+        if isinstance(route, Send):
+            self.push.append((source, route))
+        elif route == END:
+            return
+        elif (node := self.spec.nodes[route]).defer or node.merge not in NO_RESET:
+            self._add(route, source, task, None)
+        else:
+            queued = self.pull.get(route)
+            if queued is None:
+                self.pull[route] = [source]
+            else:
+                queued.append(source)
 
     def _add(
         self, target: str, source: str, task: Task, state_filter: Any, capture: bool = True
@@ -142,12 +162,12 @@ class Committing:
         node = self.spec.nodes[target]
         queue = self.deferred if node.defer else self.pull
         queue.setdefault(target, []).append(source)
-        if capture and (state_filter is not None or node.merge not in _NO_RESET):
+        if capture and (state_filter is not None or node.merge not in NO_RESET):
             self._capture(target, source, task, state_filter)
 
     def _capture(self, target: str, source: str, task: Task, state_filter: Any) -> None:
         """Keep the state `source` hands `target` when `target` merges or filters it."""
-        if target == END or (self.spec.nodes[target].merge in _NO_RESET and state_filter is None):
+        if target == END or (self.spec.nodes[target].merge in NO_RESET and state_filter is None):
             return
         state = self._state_after(task)
         if state_filter is not None:

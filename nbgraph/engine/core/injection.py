@@ -22,9 +22,9 @@ from typing import Any
 from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.core.runtime import ExecutionInfo, Runtime, enter_task, leave_task, no_op_writer
 from nbgraph.engine.core.store_record import RecordingStore
+from nbgraph.engine.core.writer import current_writer
 from nbgraph.engine.nested.subruns import ParentCommand
 from nbgraph.engine.streaming.namespaces import checkpoint_ns, namespace_of
-from nbgraph.engine.streaming.streams import current_writer
 
 _KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _EMPTY = inspect.Parameter.empty
@@ -226,58 +226,37 @@ def node_config(run: Any, task: Any, task_id: str) -> dict[str, Any]:
     return config
 
 
+def call_with(env: TaskEnv, fn: Callable[..., Any], wanted: tuple, state: Any) -> Any:
+    """`fn(state, **what it asks for)` — `wanted`, its `injections(fn)` — for the task whose
+    `env` is the running one (`enter_task`): the one way the engine calls a node or router.
+    A coroutine it returns is returned, not awaited (`awaited` does that)."""
+    try:
+        if not wanted:
+            return fn(state)
+        return fn(state, **{name: env.value(what) for name, what in wanted})
+    except TypeError as error:
+        _explain(error, fn)
+        raise
+    except ParentCommand as up:  # a graph run inside the node addressed it: its output
+        return up.command
+
+
+async def awaited(output: Any) -> Any:
+    """What an async node or router returned, awaited (a `Command.PARENT` raised inside
+    is its output, as `call_with` takes it from a sync one)."""
+    try:
+        return await output
+    except ParentCommand as up:
+        return up.command
+
+
 def call(fn: Callable[..., Any], state: Any, run: Any, task: Any) -> Any:
-    """`fn(state, **what it asks for)`, with `get_config()`/`get_runtime()` answering for
-    `task` meanwhile. A coroutine it returns is not awaited (see `acall`)."""
+    """`call_with` outside the engine's own task: `get_config()`/`get_runtime()` answer
+    for `task` meanwhile (the record's what-if replays call routers with it)."""
     env = TaskEnv(run, task)
     tokens = enter_task(env)
     try:
-        wanted = injections(fn)
-        if not wanted:
-            return fn(state)
-        return fn(state, **{name: env.value(what) for name, what in wanted})
-    except TypeError as error:
-        _explain(error, fn)
-        raise
-    except ParentCommand as up:  # a graph run inside the node addressed it: its output
-        return up.command
-    finally:
-        leave_task(tokens)
-
-
-def call_in(env: TaskEnv, fn: Callable[..., Any], state: Any) -> Any:
-    """`call` for a task whose `env` is already the running one (`enter_task`): the engine
-    enters it once per attempt, for the node and its routers."""
-    try:
-        entry = _CACHE.get(id(fn))  # (`injections`, its cache looked in here: the hot path)
-        wanted = entry[1] if entry is not None and entry[0]() is fn else injections(fn)
-        if not wanted:
-            return fn(state)
-        return fn(state, **{name: env.value(what) for name, what in wanted})
-    except TypeError as error:
-        _explain(error, fn)
-        raise
-    except ParentCommand as up:  # a graph run inside the node addressed it: its output
-        return up.command
-
-
-async def acall(fn: Callable[..., Any], state: Any, run: Any, task: Any) -> Any:
-    """`call`, awaiting what it returns if that is awaitable (the context stays set)."""
-    env = TaskEnv(run, task)
-    tokens = enter_task(env)
-    try:
-        wanted = injections(fn)
-        kwargs = {name: env.value(what) for name, what in wanted}
-        try:
-            output = fn(state, **kwargs) if kwargs else fn(state)
-        except TypeError as error:
-            _explain(error, fn)
-            raise
-        if inspect.isawaitable(output):
-            output = await output
-        return output
-    except ParentCommand as up:  # a graph run inside the node addressed it: its output
-        return up.command
+        return call_with(env, fn, injections(fn), state)
     finally:
         leave_task(tokens)
 

@@ -20,24 +20,25 @@ from typing import Any
 
 from nbgraph.engine.branches.lineage import fold_states, state_pairs
 from nbgraph.engine.core.caching import keep_in_cache, serve_from_cache
-from nbgraph.engine.core.committing import _NO_RESET, Committing
+from nbgraph.engine.core.committing import Committing
 from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.core.config import run_config
-from nbgraph.engine.core.injection import TaskEnv, acall, call, call_in
+from nbgraph.engine.core.injection import TaskEnv, awaited, call_with
 from nbgraph.engine.core.interrupts import (
     GraphInterrupt,
     Scope,
+    current_scope,
     enter_scope,
     interrupt_scope,
     leave_scope,
 )
 from nbgraph.engine.core.outputs import Showing
+from nbgraph.engine.core.plans import NO_RESET, NodePlan, RouterPlan, plans_of
 from nbgraph.engine.core.retrying import next_attempt
 from nbgraph.engine.core.runlog import RootReset, RunLog
-from nbgraph.engine.core.runtime import enter_task, leave_task
+from nbgraph.engine.core.runtime import current_task_env, enter_task, leave_task
 from nbgraph.engine.core.starting import Starting
 from nbgraph.engine.core.tasks import (
-    VIEWED,
     Task,
     absorb_output,
     absorb_route,
@@ -45,9 +46,10 @@ from nbgraph.engine.core.tasks import (
     node_input,
     note_failure,
     router_state,
+    router_view,
     warn_dropped,
 )
-from nbgraph.engine.nested.subruns import parent_scope
+from nbgraph.engine.core.writer import TaskStream, enter_writer, leave_writer
 from nbgraph.errors import GraphRecursionError
 from nbgraph.graph import GraphSpec
 from nbgraph.isolation import StateView, isolate
@@ -65,6 +67,8 @@ class RunLoop(Starting, Committing, Showing):
     pulls = 0  # the step's tasks that are not Sends: they come first, a Send's index after
     context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
     store: Any = None  # compile(store=...)
+    sink: Any = None  # where a streamed run's live chunks go (engine.streaming.streams)
+    relay: Any = None  # a streamed run's namespaces (engine.streaming.namespaces)
 
     def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None) -> None:
         self.spec = spec
@@ -88,8 +92,8 @@ class RunLoop(Starting, Committing, Showing):
         self.managed = tuple(n for n, f in spec.fields.items() if f.managed)
         self.ephemeral = spec.ephemeral
         self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
-        self.viewed = not self.managed and not spec.beyond_state and spec.state.kind in VIEWED
-        # (a node of the state schema gets a `StateView` of the values: `tasks.node_input`)
+        self.plans = plans_of(spec)  # per node: what running it takes (engine.core.plans)
+        self.viewed = self.plans.viewed  # (a node of the state schema gets a `StateView`)
         self.log = RunLog(spec, MISSING, config)
         self._pending_resets: list[RootReset] | tuple[()] = ()
         self.root_updated = False  # a resuming Command's update: the next step records it
@@ -97,6 +101,11 @@ class RunLoop(Starting, Committing, Showing):
         self.unsettled: Callable[[], object] | None = None  # see `engine.drive`: stopped
         # mid-step, the run could not wait for all its nodes; this waits for the rest
         self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+        # run inside another run's node without a checkpointer: `interrupt()` asks the
+        # calling run's scope, and a question pauses this run too (engine.nested.subruns)
+        self.asks_parent = (
+            thread is None and current_task_env() is not None and (current_scope() is not None)
+        )
 
     # --- choosing the next step ------------------------------------------------------------
 
@@ -198,7 +207,7 @@ class RunLoop(Starting, Committing, Showing):
             if not states:
                 continue
             node = self.spec.nodes[name]
-            if node.merge not in _NO_RESET:
+            if node.merge not in NO_RESET:
                 try:
                     if node.merge == "fold":
                         given = [self._values_of(state) for _, state in states]
@@ -252,19 +261,29 @@ class RunLoop(Starting, Committing, Showing):
             return _NO_MANAGED
         return {name: self.stop - self.step for name in self.managed}
 
-    def execute(self, task: Task) -> Task:
+    def plan(self, task: Task) -> NodePlan:
+        """The plan of `task`'s node (`engine.core.plans`), made once per compiled graph."""
+        return self.plans.of(task.node)
+
+    def execute(self, task: Task, stream: TaskStream | None = None) -> Task:
         """Run a task synchronously: call its node, read its output, run its routers; again
         after a wait while its node's `retry_policy` retries the error it raised.
 
-        An exception is kept on the task (with a note naming node and step), not raised.
+        This is the one way a task runs (`aexecute` is the same steps, awaiting what an
+        async node or router returns). An exception is kept on the task (with a note naming
+        node and step), not raised.
         """
-        while (wait := self._attempt(task)) is not None:
-            time.sleep(wait)
+        plan = self.plans.nodes.get(task.node) or self.plans.of(task.node)
+        token = enter_writer(stream or TaskStream(task, self.sink, self.relay))
+        try:
+            while (wait := self._attempt(task, plan)) is not None:
+                time.sleep(wait)
+        finally:
+            leave_writer(token)
         return task
 
-    def _attempt(self, task: Task) -> float | None:
+    def _attempt(self, task: Task, plan: NodePlan) -> float | None:
         """One attempt at a task: the seconds to wait before the next, or None when done."""
-        node = self.spec.nodes[task.node]
         task.started = time.time()
         if task.cached or (self.finished and self._restore_task(task)):
             return None
@@ -273,42 +292,65 @@ class RunLoop(Starting, Committing, Showing):
         entered = enter_task(env)  # what get_config() / get_runtime() answer, node and routers
         try:
             values = self.read(task)
-            if self.viewed and task.kind == "edge" and node.input is None:
-                state = StateView(values)  # (`node_input`'s answer, kept short)
+            if plan.viewed and task.kind == "edge":  # (`_input`'s common case, asked first)
+                state = StateView(values)
             else:
-                managed = self.managed_values() if self.managed else _NO_MANAGED
-                state = node_input(self.spec, node, task, values, managed)
+                state = self._input(task, plan, values)
             if scope is None:
-                output = call_in(env, node.fn, state)
+                output = call_with(env, plan.fn, plan.wanted, state)
             else:
-                token = enter_scope(scope)
+                inside = enter_scope(scope)
                 try:
-                    output = call_in(env, node.fn, state)
+                    output = call_with(env, plan.fn, plan.wanted, state)
                 finally:
-                    leave_scope(token)
-            if self.tap is not None:
-                self.tap(task, output)
-            if type(output) not in _PLAIN_OUTPUTS and inspect.isawaitable(output):
-                _close(output)
-                raise TypeError(
-                    f"Node {task.node!r} is async; run the graph with "
-                    "`await app.ainvoke(...)` or `app.astream(...)`."
-                )
-            if type(output) is dict:
-                absorb_update(self.spec, node, task, output)
+                    leave_scope(inside)
+            if type(output) is dict and self.tap is None:  # (`_took`'s common case)
+                absorb_update(self.spec, plan.node, task, output)
             else:
-                absorb_output(self.spec, node, task, output)
-            self._route(task, env, values)
+                self._took(task, plan, output)
+            if plan.routers:
+                self._route(task, plan, env, values)
             if task.dropped:
                 warn_dropped(self.spec, self.log.warnings, task)
         except Exception as error:
             self._caught(task, error)
         finally:
             leave_task(entered)
+        if task.error is None:  # (`_attempted`'s common case)
+            self._done(task, scope)
+            return None
+        return self._attempted(task, plan, scope)
+
+    def _input(self, task: Task, plan: NodePlan, values: dict[str, Any]) -> Any:
+        """What the node is called with (`tasks.node_input`; a `StateView` of `values` for
+        an edge task of a viewed node, the common case)."""
+        if plan.viewed and task.kind == "edge":
+            return StateView(values)
+        managed = self.managed_values() if self.managed else _NO_MANAGED
+        return node_input(self.spec, plan.node, task, values, managed)
+
+    def _took(self, task: Task, plan: NodePlan, output: Any) -> None:
+        """Read the node's `output` into the task's writes and routes."""
+        if self.tap is not None:
+            self.tap(task, output)
+        if type(output) is dict:
+            absorb_update(self.spec, plan.node, task, output)
+            return
+        if type(output) not in _PLAIN_OUTPUTS and inspect.isawaitable(output):
+            _close(output)
+            raise TypeError(
+                f"Node {task.node!r} is async; run the graph with "
+                "`await app.ainvoke(...)` or `app.astream(...)`."
+            )
+        absorb_output(self.spec, plan.node, task, output)
+
+    def _attempted(self, task: Task, plan: NodePlan, scope: Scope | None) -> float | None:
+        """After an attempt: done (None), or the wait before the node's retry policy tries
+        it again."""
         if task.error is None:  # (next_attempt's first question, asked here: the hot path)
             self._done(task, scope)
             return None
-        wait = next_attempt(task, node)  # retry_policy=: another attempt, after a wait
+        wait = next_attempt(task, plan.node)  # retry_policy=: another attempt, after a wait
         if wait is None:
             self._done(task, scope)
         return wait
@@ -347,9 +389,9 @@ class RunLoop(Starting, Committing, Showing):
             self.thread.save_task(task, scope.answers if scope else None)
         return task
 
-    def _scope(self, task: Task) -> Scope | None:
-        if self.thread is None:
-            return parent_scope(self)  # (a subgraph asks its parent's thread)
+    def _scope(self, task: Task) -> Scope:
+        """The interrupt scope of `task` in a checkpointed run (without a checkpointer, a
+        node's `interrupt()` asks the scope it finds: a calling run's, or none)."""
         answers = self.answers.get(task.id) if self.answers else None
         return Scope(self.thread.thread_id, task, answers)
 
@@ -363,66 +405,93 @@ class RunLoop(Starting, Committing, Showing):
         task.ended = task.started
         return True
 
-    async def aexecute(self, task: Task) -> Task:
-        """Run a task on the event loop (async nodes and routers are awaited); again after
-        an `asyncio.sleep` while its node's `retry_policy` retries the error it raised."""
-        while (wait := await self._aattempt(task)) is not None:
-            await asyncio.sleep(wait)
+    async def aexecute(self, task: Task, stream: TaskStream | None = None) -> Task:
+        """`execute` on the event loop: the same steps, awaiting what an async node or
+        router returns; again after an `asyncio.sleep` while its retry policy retries."""
+        plan = self.plans.of(task.node)
+        token = enter_writer(stream or TaskStream(task, self.sink, self.relay))
+        try:
+            while (wait := await self._aattempt(task, plan)) is not None:
+                await asyncio.sleep(wait)
+        finally:
+            leave_writer(token)
         return task
 
-    async def _aattempt(self, task: Task) -> float | None:
-        """One attempt at a task on the event loop: the wait before the next, or None."""
-        node = self.spec.nodes[task.node]
+    async def _aattempt(self, task: Task, plan: NodePlan) -> float | None:
+        """`_attempt`, awaiting the node's and its routers' results where they are
+        awaitable (the only difference)."""
         task.started = time.time()
         if task.cached or (self.finished and self._restore_task(task)):
             return None
-        scope = self._scope(task)
+        scope = None if self.thread is None else self._scope(task)
+        env = TaskEnv(self, task)
+        entered = enter_task(env)
         try:
-            state = node_input(self.spec, node, task, self.read(task), self.managed_values())
+            values = self.read(task)
+            state = self._input(task, plan, values)
             with interrupt_scope(scope):
-                output = await acall(node.fn, state, self, task)
-            if self.tap is not None:
-                self.tap(task, output)
-            absorb_output(self.spec, node, task, output)
+                output = call_with(env, plan.fn, plan.wanted, state)
+                if inspect.isawaitable(output):
+                    output = await awaited(output)
+            self._took(task, plan, output)
+            for router in plan.routers:
+                state = self._router_input(task, router, values)
+                result = call_with(env, router.fn, router.wanted, state)
+                if inspect.isawaitable(result):
+                    result = await awaited(result)
+                absorb_route(self.spec, router.branch, task, result)
             if task.dropped:
                 warn_dropped(self.spec, self.log.warnings, task)
-            for branch in self.spec.branches.get(task.node, ()):
-                state = router_state(
-                    self.spec, task, self.read(task), self.managed_values(), branch
-                )
-                result = await acall(branch.router, state, self, task)
-                absorb_route(self.spec, branch, task, result)
         except Exception as error:
             self._caught(task, error)
-        wait = next_attempt(task, node)  # retry_policy=: another attempt, after a wait
-        if wait is None:
-            self._done(task, scope)
-        return wait
+        finally:
+            leave_task(entered)
+        return self._attempted(task, plan, scope)
 
-    def _route(self, task: Task, env: TaskEnv | None = None, values: Any = None) -> None:
-        """Run the routers after `task` (in `env` when the task's own is entered already;
-        `values`: what the task read, when known)."""
-        for branch in self.spec.branches.get(task.node, ()):
-            managed = self.managed_values() if self.managed else _NO_MANAGED
-            if values is None:
-                values = self.read(task)
-            state = router_state(self.spec, task, values, managed, branch)
-            if env is None:
-                result = call(branch.router, state, self, task)
-            else:
-                result = call_in(env, branch.router, state)
-                if type(result) is str and result in self.spec.nodes and branch.path_map is None:
-                    if task.routes:  # (`absorb_route`'s common case, kept short)
-                        task.routes.append(result)  # type: ignore[union-attr]
-                    else:
-                        task.routes = [result]
-                    continue
+    def route(self, task: Task) -> None:
+        """Run the routers after `task` outside its attempt (a node's writes applied from
+        outside a run: `update_state`, the stepper, a resuming `Command`)."""
+        plan = self.plans.of(task.node)
+        if not plan.routers:
+            return
+        env = TaskEnv(self, task)
+        entered = enter_task(env)
+        try:
+            self._route(task, plan, env, self.read(task))
+        finally:
+            leave_task(entered)
+
+    def _route(self, task: Task, plan: NodePlan, env: TaskEnv, values: dict[str, Any]) -> None:
+        """Run the routers after `task`, in its entered `env`; `values`: what it read."""
+        spec, known = self.spec, self.plans.known
+        nodes = spec.nodes
+        for router in plan.routers:
+            state = router_view(spec, task, values, known) if router.viewed else None
+            if state is None:
+                state = self._router_input(task, router, values)
+            result = call_with(env, router.fn, router.wanted, state)
+            if type(result) is str and result in nodes and router.branch.path_map is None:
+                if task.routes:  # (`absorb_route`'s common case, asked first)
+                    task.routes.append(result)  # type: ignore[union-attr]
+                else:
+                    task.routes = [result]
+                continue
             if type(result) not in _PLAIN_OUTPUTS and inspect.isawaitable(result):
                 _close(result)
                 raise TypeError(
                     f"The router after {task.node!r} is async; use `await app.ainvoke(...)`."
                 )
-            absorb_route(self.spec, branch, task, result)
+            absorb_route(self.spec, router.branch, task, result)
+
+    def _router_input(self, task: Task, router: RouterPlan, values: dict[str, Any]) -> Any:
+        """The state a router sees: the step's start plus only this task's writes (a viewed
+        router's view made in one pass when the task wrote each field once: `router_view`)."""
+        if router.viewed:
+            view = router_view(self.spec, task, values, self.plans.known)
+            if view is not None:
+                return view
+        managed = self.managed_values() if self.managed else _NO_MANAGED
+        return router_state(self.spec, task, values, managed, router.branch)
 
 
 def _close(awaitable: Any) -> None:

@@ -78,7 +78,7 @@ class Starting:
         self.stop = self.step - 1 + self.limit + 1
         task = Task(step=self.step, index=0, node=START, kind="input", started=time.time())
         task.writes.extend(tuple(w) for w in writes)
-        self._route(task)
+        self.route(task)
         task.ended = task.started
         return self.commit([task], source="loop")
 

@@ -312,6 +312,42 @@ def router_state(
     return schema.build(view.resolved())
 
 
+def router_view(spec: GraphSpec, task: Task, values: dict, known: dict) -> Any:
+    """`router_state` for a router of the state's own schema without managed fields (a
+    viewed router: `engine.core.plans`) when `task` wrote each field at most once, else
+    None: one pass over its writes, no grouping. A field written without a reducer holds
+    its value (copied when read), a reduced one a lazy `_Fresh`; `known`: the fields a
+    view shows, by name (`GraphPlans.known`)."""
+    writes = task.writes
+    if len(writes) > 1 and written_twice(writes):
+        return None
+    view = StateView(values)
+    node = task.node
+    for key, value in writes:
+        info = known.get(key)
+        if info is None:
+            if key not in spec.state.fields and not spec.open_schema:
+                continue
+            return None
+        if (
+            info.reducer is None
+            and type(value) is not Overwrite
+            and not isinstance(value, Mutation)
+        ):
+            dict.__setitem__(view, key, value)
+        else:
+            dict.__setitem__(view, key, _Fresh((info, values, [(node, value)], task)))
+    return view
+
+
+def written_twice(writes: list) -> bool:
+    """Whether a task's `(field, value)` writes write a field twice (two writes: their keys
+    compared, no dict made)."""
+    if len(writes) == 2:
+        return writes[0][0] == writes[1][0]
+    return len(dict(writes)) != len(writes)
+
+
 class _Fresh(tuple, Pending):
     """A field's value after one task's writes, computed only if a router reads it:
     `_Fresh((field, values, writes, task))` (a tuple: made without a Python call)."""

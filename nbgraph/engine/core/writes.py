@@ -220,18 +220,28 @@ def apply_grouped(
         if len(field_writes) > 1:
             check_conflict(field_spec(fields, name), field_writes, step)
     for name, field_writes in grouped.items():
-        spec = fields.get(name) or FieldSpec(name)
-        if len(field_writes) == 1 and type(new := field_writes[0][1]) in _PLAIN:
-            reducer = spec.reducer  # (`reduce_field`'s one-write case, kept short)
-            if reducer is None:
-                values[name] = new
-                continue
-            old = values.get(name, MISSING)
-            if old is not MISSING or reducer.takes_missing:
-                result = (reducer.in_place or reducer.fn)(old, new)
-                values[name] = isolate(result) if result is new else result
-                continue
-        values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
+        values[name] = _reduced(fields, values, name, field_writes, step)
+
+
+def _reduced(
+    fields: Mapping[str, FieldSpec],
+    values: dict[str, Any],
+    name: str,
+    field_writes: Sequence[tuple[str, Any]],
+    step: int,
+) -> Any:
+    """Field `name`'s new value after its writes of one step (`reduce_field`, its one plain
+    write answered first: the common case of a loop)."""
+    spec = fields.get(name) or FieldSpec(name)
+    if len(field_writes) == 1 and type(new := field_writes[0][1]) in _PLAIN:
+        reducer = spec.reducer
+        if reducer is None:
+            return new
+        old = values.get(name, MISSING)
+        if old is not MISSING or reducer.takes_missing:
+            result = (reducer.in_place or reducer.fn)(old, new)
+            return isolate(result) if result is new else result
+    return reduce_field(spec, values.get(name, MISSING), field_writes, step)
 
 
 def apply_step(
@@ -309,3 +319,27 @@ def merge_unreduced(
             f"state_merger must return a dict of merged fields, got {type(merged).__name__}."
         )
     return [("state_merger", name, isolate(value)) for name, value in merged.items()]
+
+
+def apply_task_writes(
+    fields: Mapping[str, FieldSpec], values: dict[str, Any], task: Any, step: int
+) -> tuple[str, ...]:
+    """`apply_grouped` for one task's `(field, value)` writes (a lone task's step): the
+    fields written, in first-write order. Each field written once takes one pass, without
+    grouping; a field written twice groups them first."""
+    writes, source = task.writes, task.node
+    if len(writes) > 1 and _written_twice(writes):
+        grouped = group_task_writes({}, source, writes)
+        apply_grouped(fields, values, grouped, step)
+        return tuple(grouped)
+    for name, new in writes:
+        values[name] = _reduced(fields, values, name, [(source, new)], step)
+    if len(writes) == 2:  # (no field written twice here: the keys, in order)
+        return writes[0][0], writes[1][0]
+    return tuple(dict(writes))
+
+
+def _written_twice(writes: Sequence[Sequence[Any]]) -> bool:
+    if len(writes) == 2:
+        return writes[0][0] == writes[1][0]
+    return len(dict(writes)) != len(writes)

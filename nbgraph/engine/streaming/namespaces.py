@@ -29,7 +29,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from nbgraph.engine.core.runtime import current_task_env
-from nbgraph.engine.streaming.streams import LIVE_MODES, LiveSink, current_writer
+from nbgraph.engine.core.writer import current_writer
+from nbgraph.engine.streaming.streams import LIVE_MODES, LiveSink
 
 NS_SEP = "|"
 """What joins a namespace's parts in a checkpoint namespace string (LangGraph's)."""

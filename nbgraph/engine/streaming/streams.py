@@ -1,7 +1,7 @@
 """Live streams: what a node sends out while it runs — `get_stream_writer()`'s custom chunks
 and, with langchain_core, the chat model tokens of `stream_mode="messages"`.
 
-Each task runs inside a `TaskStream` (a context variable): `get_stream_writer()` returns it.
+Each task runs with its writer (`engine.core.writer.TaskStream`) in context.
 What a node writes is kept on the task (`Task.custom`, for the record) and, when the caller
 streams `"custom"`, put on the run's `LiveSink` the moment it is written. The drivers read
 the sink while a step's tasks run, so custom and messages chunks reach the caller
@@ -14,19 +14,15 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
-import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextvars import ContextVar
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.core.tasks import Task
+from nbgraph.engine.core.writer import TaskStream, current_writer
 from nbgraph.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
     import asyncio
-
-StreamWriter = Callable[[Any], None]
-"""The type of `get_stream_writer()`'s writer (and of a node's `writer` parameter)."""
 
 LIVE_MODES = frozenset({"custom", "messages"})
 """The stream modes whose chunks a node sends while it runs."""
@@ -126,36 +122,6 @@ def _result(item: Any) -> Task:
     return item if type(item) is Task else item.result()
 
 
-class TaskStream:
-    """A task's writer: `get_stream_writer()` inside the task's node returns it.
-
-    Calling it keeps the chunk on the task (`task.custom`) and, when the caller streams
-    `"custom"`, sends it at once.
-    """
-
-    __slots__ = ("metadata", "relay", "sink", "task")
-
-    def __init__(self, task: Task, sink: LiveSink | None, relay: Any = None) -> None:
-        self.task, self.sink, self.relay = task, sink, relay  # (relay: engine.namespaces)
-        self.metadata: dict[str, Any] | None = None  # (messages mode: the node's metadata)
-
-    def __call__(self, chunk: Any) -> None:
-        custom = self.task.custom
-        if custom:
-            custom.append(chunk)
-        else:
-            self.task.custom = [chunk]
-        sink = self.sink
-        if sink is not None and sink.custom:
-            sink.put("custom", chunk)
-
-    def __repr__(self) -> str:
-        return f"<stream writer of {self.task.node!r} at step {self.task.step}>"
-
-
-_STREAM: ContextVar[TaskStream | None] = ContextVar("nbgraph_task_stream", default=None)
-
-
 class StreamScope:
     """Runs a run's tasks each with its writer in context (and, for `"messages"`, in a
     langchain config that sends its chat models' tokens).
@@ -175,6 +141,7 @@ class StreamScope:
                 return  # (invoke(): nothing live)
         else:
             self._relayed(relay, modes)
+        run.sink = self.sink  # (each task's writer sends to it: `RunLoop.execute`)
         if self.sink is not None and self.sink.messages and self.chat is None:
             self.chat = _chat_handler(self.sink)
             if relay is not None:  # (shared by the runs inside: see engine.namespaces)
@@ -191,37 +158,27 @@ class StreamScope:
             self.chat, self.quiet = relay.chat, not relay.subgraphs
 
     def execute(self, task: Task) -> Task:
-        """`run.execute(task)` with the task's writer in context."""
+        """`run.execute(task)`, in the langchain config that streams its chat models' tokens
+        when the caller streams `"messages"`."""
+        if self.chat is None:
+            return self.run.execute(task)
         stream = TaskStream(task, self.sink, self.relay)
-        token = _STREAM.set(stream)
+        chat = self._enter_chat(stream)
         try:
-            if self.chat is None:  # (`run.execute`: its attempts, the hot path kept short)
-                attempt = self.run._attempt
-                while (wait := attempt(task)) is not None:
-                    time.sleep(wait)
-                return task
-            chat = self._enter_chat(stream)
-            try:
-                return self.run.execute(task)
-            finally:
-                _leave_chat(chat)
+            return self.run.execute(task, stream)
         finally:
-            _STREAM.reset(token)
+            _leave_chat(chat)
 
     async def aexecute(self, task: Task) -> Task:
-        """`run.aexecute(task)` with the task's writer in context."""
+        """`run.aexecute(task)`, as `execute`."""
+        if self.chat is None:
+            return await self.run.aexecute(task)
         stream = TaskStream(task, self.sink, self.relay)
-        token = _STREAM.set(stream)
+        chat = self._enter_chat(stream)
         try:
-            if self.chat is None:
-                return await self.run.aexecute(task)
-            chat = self._enter_chat(stream)
-            try:
-                return await self.run.aexecute(task)
-            finally:
-                _leave_chat(chat)
+            return await self.run.aexecute(task, stream)
         finally:
-            _STREAM.reset(token)
+            _leave_chat(chat)
 
     def _enter_chat(self, stream: TaskStream) -> Any:
         from nbgraph.engine.streaming.chat_stream import enter_node
@@ -235,7 +192,7 @@ class StreamScope:
         return token
 
     def _returned(self, task: Task, output: Any) -> None:
-        stream = _STREAM.get()
+        stream = current_writer()
         if stream is not None and stream.metadata is not None:
             self.chat.node_returned(output, stream.metadata)
 
@@ -256,38 +213,3 @@ def _leave_chat(token: Any) -> None:
     from nbgraph.engine.streaming.chat_stream import leave_node
 
     leave_node(token)
-
-
-def get_stream_writer() -> StreamWriter:
-    """The writer of the node running now: `writer(chunk)` sends `chunk` to
-    `stream(..., stream_mode="custom")` (as LangGraph's `get_stream_writer`).
-
-    What a node writes is also kept in the run's record (`run.custom`), whether or not the
-    caller streams `"custom"`; when it does not, writing sends nothing, as in LangGraph.
-
-    Returns:
-        A function of one argument, the chunk (any value).
-
-    Raises:
-        RuntimeError: called outside a node of a running graph.
-
-    >>> get_stream_writer()  # doctest: +IGNORE_EXCEPTION_DETAIL
-    Traceback (most recent call last):
-    RuntimeError: get_stream_writer() was called outside a node ...
-    """
-    writer = _STREAM.get()
-    if writer is None:
-        raise RuntimeError(
-            "get_stream_writer() was called outside a node of a running graph; call it "
-            "inside a node, where it returns the function that streams custom chunks."
-        )
-    return writer
-
-
-def current_writer() -> TaskStream | None:
-    """The writer of the task running in this context, or None outside a task.
-
-    A node's `writer` parameter and `runtime.stream_writer` are this writer
-    (`nbgraph.engine.core.injection`), so all three forms write to the same stream and record.
-    """
-    return _STREAM.get()

@@ -1,8 +1,11 @@
-"""The fused step (`engine.fused`, issue 20): a lone task's step run from a per-node plan must
-leave the same record as the general path. Each program runs twice, fused and with
-`fused.ENABLED = False`, and everything the record holds is compared (durations aside):
-the steps and their tasks, effects, the state tree, outputs, warnings, errors, retries,
-stream chunks, a stepper's steps and a resumed interrupt."""
+"""A lone task's step takes the one task path's short cuts (`engine.core.plans`: a node's
+plain edges queued at once, a router's view made in one pass, one task's writes applied
+without grouping) and must leave the same record as without them. Each program runs twice,
+as the engine runs it and with every plan made general (`general_plans`: no plain edges, no
+viewed node or router, one task's writes grouped as a step's), and everything the record
+holds is compared (durations aside): the steps and their tasks, effects, the state tree,
+outputs, warnings, errors, retries, stream chunks, a stepper's steps and a resumed
+interrupt."""
 
 from __future__ import annotations
 
@@ -14,8 +17,10 @@ from typing import Annotated, Any, TypedDict
 import pytest
 
 from nbgraph import END, START, Command, MemorySaver, Overwrite, Send, StateGraph
-from nbgraph.engine.core import fused
-from nbgraph.engine.streaming.streams import get_stream_writer
+from nbgraph.engine.core import committing, plans
+from nbgraph.engine.core.loop import RunLoop
+from nbgraph.engine.core.writer import get_stream_writer
+from nbgraph.engine.core.writes import apply_grouped, group_task_writes
 from nbgraph.errors import GraphRecursionError
 
 
@@ -92,26 +97,48 @@ def _run_record(app: Any, run: Any) -> tuple:
     )
 
 
-def both(make: Callable[[], Any], call: Callable[[Any], Any], *, fuses: bool = True) -> Any:
-    """`call(make())` fused and not; assert the two agree; return the fused result. With
-    `fuses`, assert the fused path really ran a step."""
-    results, calls = [], []
-    real = fused.LoneStep.execute
+def _grouped(fields: Any, values: dict, task: Any, step: int) -> tuple[str, ...]:
+    """A lone task's writes applied as a step's are: grouped by field first."""
+    grouped = group_task_writes({}, task.node, task.writes)
+    apply_grouped(fields, values, grouped, step)
+    return tuple(grouped)
 
-    def counted(self: Any, task: Any, plan: Any) -> None:
-        calls.append(task.id)
+
+def general_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every plan general: no plain edges, no viewed node or router, and a lone task's
+    writes grouped as a step's."""
+    made = plans.NodePlan.__init__
+
+    def general(self: Any, spec: Any, name: str, viewed: bool) -> None:
+        made(self, spec, name, viewed)
+        self.plain = self.viewed = False
+        for router in self.routers:
+            router.viewed = False
+
+    monkeypatch.setattr(plans.NodePlan, "__init__", general)
+    monkeypatch.setattr(committing, "apply_task_writes", _grouped)
+
+
+def both(make: Callable[[], Any], call: Callable[[Any], Any], *, fuses: bool = True) -> Any:
+    """`call(make())` with the plans' short cuts and without; assert the two agree; return
+    the first result. With `fuses`, assert a short cut really ran (a viewed node)."""
+    results, calls = [], []
+    real = RunLoop._attempt
+
+    def counted(self: Any, task: Any, plan: Any) -> Any:
+        if plan.viewed:  # (a short cut: the node handed a view of the values at once)
+            calls.append(task.id)
         return real(self, task, plan)
 
-    for enabled in (True, False):
-        fused.ENABLED = enabled
-        fused.LoneStep.execute = counted  # type: ignore[method-assign]
-        try:
+    for short in (True, False):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(RunLoop, "_attempt", counted)
+            if not short:
+                general_plans(patch)
             results.append(call(make()))
-        finally:
-            fused.ENABLED = True
-            fused.LoneStep.execute = real  # type: ignore[method-assign]
+            if short:
+                assert bool(calls) == fuses
     assert results[0] == results[1]
-    assert bool(calls) == fuses
     return results[0]
 
 
@@ -210,7 +237,7 @@ def test_errors_in_the_node_and_in_the_router_and_an_async_node() -> None:
     both(loop(tick, router_fails), record())
     both(loop(tick, router_fails), invoked())
     both(loop(tick, lambda s: "nowhere"), invoked())
-    both(loop(coro), invoked(), fuses=False)  # (an async node: no plan, both raise)
+    both(loop(coro), invoked())  # (an async node: refused the same way, on the same path)
 
 
 def test_retries_and_a_dropped_key_and_a_node_returning_nothing() -> None:
@@ -270,7 +297,7 @@ def test_stream_chunks_the_stepper_and_waiting_and_deferred_targets() -> None:
         chunks = list(app.stream(START_VALUES, stream_mode=modes))
         return repr([(mode, _no_times(chunk)) for mode, chunk in chunks])
 
-    both(loop(tick, again), streamed, fuses=False)  # (streams: the general path)
+    both(loop(tick, again), streamed)  # (streams take the same path: its short cuts too)
 
     def stepped(app: Any) -> Any:
         stepper = app.stepper(START_VALUES)
@@ -279,7 +306,7 @@ def test_stream_chunks_the_stepper_and_waiting_and_deferred_targets() -> None:
         stepper.finish()
         return fingerprint(stepper.run.log)
 
-    both(loop(tick, again), stepped, fuses=False)
+    both(loop(tick, again), stepped)
 
     def make() -> Any:
         graph = StateGraph(S).add_node("a", tick).add_node("b", tick).add_node("j", tick)

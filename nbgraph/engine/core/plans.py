@@ -1,0 +1,110 @@
+"""Per-node plans: what running a node takes, worked out once per compiled graph.
+
+A `NodePlan` holds, for one node, what the one task-execution path (`RunLoop._attempt`)
+would otherwise ask at every task: the function and the parameters it wants filled
+(`injections`), its routers and theirs, whether it is handed the engine's values as a
+`StateView` directly, and whether its outgoing edges are plain (no filter, waiting edge,
+defer or merge at their targets), so committing its step only queues the targets. Plans
+are made the first time a node runs and kept per compiled graph (in the spec's
+`__dict__`, as its `cached_property`s are), so they live as long as the graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbgraph.engine.core.injection import injections
+from nbgraph.engine.core.tasks import VIEWED
+from nbgraph.schema import FieldSpec
+from nbgraph.types import END
+
+__all__ = ["NO_RESET", "GraphPlans", "NodePlan", "RouterPlan", "plans_of"]
+
+NO_RESET = (None, "delta")
+"""A node's `merge` values that take the shared state as it is (supersteps: nothing merged)."""
+
+
+class RouterPlan:
+    """One router after a node: its branch, its function, the parameters it wants filled,
+    and whether it sees the state's schema (`viewed`: its input is a `StateView`)."""
+
+    __slots__ = ("branch", "fn", "viewed", "wanted")
+
+    def __init__(self, branch: Any, viewed: bool) -> None:
+        self.branch, self.fn = branch, branch.router
+        self.wanted = injections(branch.router)
+        self.viewed = viewed and branch.input is None
+
+
+class NodePlan:
+    """What running one node takes (see the module's docstring).
+
+    Attributes:
+        node: the node's `NodeSpec`; `fn` its function; `wanted` its injected parameters.
+        routers: a `RouterPlan` per router after it, in order.
+        viewed: an edge task of it is handed `StateView(values)` (no input schema, no
+            managed field, a TypedDict or dict state).
+        plain: its outgoing edges are plain: committing queues `targets` and nothing else.
+        targets: its edges' targets (END left out).
+        is_async: the node or one of its routers is a coroutine function.
+    """
+
+    __slots__ = ("fn", "is_async", "node", "plain", "routers", "targets", "viewed", "wanted")
+
+    def __init__(self, spec: Any, name: str, viewed: bool) -> None:
+        node = self.node = spec.nodes.get(name)  # (None for START: its routers only)
+        self.fn = node.fn if node is not None else None
+        self.wanted = injections(node.fn) if node is not None else ()
+        branches = tuple(spec.branches.get(name, ()))
+        self.routers = tuple(RouterPlan(branch, viewed) for branch in branches)
+        self.viewed = viewed and node is not None and node.input is None
+        self.is_async = any(branch.is_async for branch in branches) or (
+            node is not None and node.is_async
+        )
+        self.targets = tuple(t for t in spec.edges.get(name, ()) if t != END)
+        self.plain = not spec.waits_by_source.get(name) and all(
+            spec.filters.get((name, t)) is None
+            and not spec.nodes[t].defer
+            and spec.nodes[t].merge in NO_RESET
+            for t in self.targets
+        )
+
+
+class GraphPlans:
+    """A compiled graph's node plans (made as its nodes first run) and the spec-wide facts
+    they rest on.
+
+    Attributes:
+        viewed: a node of the state's schema is handed a `StateView` of the values.
+        known: the fields whose writes a router's view shows, by name (of the state's
+            schema, or any with an open schema).
+    """
+
+    __slots__ = ("known", "nodes", "spec", "viewed")
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+        managed = any(f.managed for f in spec.fields.values())
+        self.viewed = not managed and not spec.beyond_state and spec.state.kind in VIEWED
+        self.nodes: dict[str, NodePlan] = {}
+        names = spec.state.fields
+        self.known: dict[str, FieldSpec] = {
+            k: f
+            for k, f in spec.fields.items()
+            if f is not None and (k in names or spec.open_schema)
+        }
+
+    def of(self, name: str) -> NodePlan:
+        """The plan of node `name`, made on first use."""
+        plan = self.nodes.get(name)
+        if plan is None:
+            plan = self.nodes[name] = NodePlan(self.spec, name, self.viewed)
+        return plan
+
+
+def plans_of(spec: Any) -> GraphPlans:
+    """The plans of a compiled graph, made once and kept with it."""
+    kept = spec.__dict__.get("_plans")
+    if kept is None:
+        kept = spec.__dict__["_plans"] = GraphPlans(spec)
+    return kept

@@ -1,0 +1,100 @@
+"""A task's writer: what `get_stream_writer()` returns inside a node, and a node's `writer`
+parameter and `runtime.stream_writer` are — the chunks a node writes, kept on its task
+(`Task.custom`, for the record) and handed to the run's live sink when the caller streams
+`"custom"` (`engine.streaming.streams`).
+
+Every task runs with its writer in a context variable (`RunLoop.execute` sets it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+from nbgraph.engine.core.tasks import Task
+
+__all__ = [
+    "StreamWriter",
+    "TaskStream",
+    "current_writer",
+    "enter_writer",
+    "get_stream_writer",
+    "leave_writer",
+]
+
+StreamWriter = Callable[[Any], None]
+"""The type of `get_stream_writer()`'s writer (and of a node's `writer` parameter)."""
+
+
+class TaskStream:
+    """A task's writer: `get_stream_writer()` inside the task's node returns it.
+
+    Calling it keeps the chunk on the task (`task.custom`) and, when the caller streams
+    `"custom"`, sends it at once.
+    """
+
+    __slots__ = ("metadata", "relay", "sink", "task")
+
+    def __init__(self, task: Task, sink: Any, relay: Any = None) -> None:
+        self.task, self.sink, self.relay = task, sink, relay  # (relay: engine.namespaces)
+        self.metadata: dict[str, Any] | None = None  # (messages mode: the node's metadata)
+
+    def __call__(self, chunk: Any) -> None:
+        custom = self.task.custom
+        if custom:
+            custom.append(chunk)
+        else:
+            self.task.custom = [chunk]
+        sink = self.sink
+        if sink is not None and sink.custom:
+            sink.put("custom", chunk)
+
+    def __repr__(self) -> str:
+        return f"<stream writer of {self.task.node!r} at step {self.task.step}>"
+
+
+_STREAM: ContextVar[TaskStream | None] = ContextVar("nbgraph_task_stream", default=None)
+
+
+enter_writer = _STREAM.set
+"""`enter_writer(stream)`: make `stream` the running task's writer; returns the token
+`leave_writer` needs."""
+
+leave_writer = _STREAM.reset
+"""`leave_writer(token)`: undo `enter_writer`."""
+
+
+def get_stream_writer() -> StreamWriter:
+    """The writer of the node running now: `writer(chunk)` sends `chunk` to
+    `stream(..., stream_mode="custom")` (as LangGraph's `get_stream_writer`).
+
+    What a node writes is also kept in the run's record (`run.custom`), whether or not the
+    caller streams `"custom"`; when it does not, writing sends nothing, as in LangGraph.
+
+    Returns:
+        A function of one argument, the chunk (any value).
+
+    Raises:
+        RuntimeError: called outside a node of a running graph.
+
+    >>> get_stream_writer()  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    RuntimeError: get_stream_writer() was called outside a node ...
+    """
+    writer = _STREAM.get()
+    if writer is None:
+        raise RuntimeError(
+            "get_stream_writer() was called outside a node of a running graph; call it "
+            "inside a node, where it returns the function that streams custom chunks."
+        )
+    return writer
+
+
+def current_writer() -> TaskStream | None:
+    """The writer of the task running in this context, or None outside a task.
+
+    A node's `writer` parameter and `runtime.stream_writer` are this writer
+    (`nbgraph.engine.core.injection`), so all three forms write to the same stream and record.
+    """
+    return _STREAM.get()
