@@ -17,8 +17,9 @@ from typing import Annotated, Any, TypedDict
 import pytest
 
 from nbgraph import END, START, Command, MemorySaver, Overwrite, Send, StateGraph
-from nbgraph.engine.core import committing, plans
-from nbgraph.engine.core.loop import RunLoop
+from nbgraph.engine.core import loop as run_loop
+from nbgraph.engine.core import plans
+from nbgraph.engine.core.attempt import TaskRunner
 from nbgraph.engine.core.writer import get_stream_writer
 from nbgraph.engine.core.writes import apply_grouped, group_task_writes
 from nbgraph.errors import GraphRecursionError
@@ -116,14 +117,14 @@ def general_plans(monkeypatch: pytest.MonkeyPatch) -> None:
             router.viewed = False
 
     monkeypatch.setattr(plans.NodePlan, "__init__", general)
-    monkeypatch.setattr(committing, "apply_task_writes", _grouped)
+    monkeypatch.setattr(run_loop, "apply_task_writes", _grouped)
 
 
 def both(make: Callable[[], Any], call: Callable[[Any], Any], *, fuses: bool = True) -> Any:
     """`call(make())` with the plans' short cuts and without; assert the two agree; return
     the first result. With `fuses`, assert a short cut really ran (a viewed node)."""
     results, calls = [], []
-    real = RunLoop._attempt
+    real = TaskRunner._attempt
 
     def counted(self: Any, task: Any, plan: Any) -> Any:
         if plan.viewed:  # (a short cut: the node handed a view of the values at once)
@@ -132,7 +133,7 @@ def both(make: Callable[[], Any], call: Callable[[Any], Any], *, fuses: bool = T
 
     for short in (True, False):
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(RunLoop, "_attempt", counted)
+            patch.setattr(TaskRunner, "_attempt", counted)
             if not short:
                 general_plans(patch)
             results.append(call(make()))

@@ -232,12 +232,12 @@ class StepDriver:
         task = Task(loop.step, 0, node, "update", started=time.time())
         absorb_output(spec, spec.nodes.get(node), task, values)
         if node in next_names(loop):  # (LangGraph: the update stands in for the due step,
-            loop.pull, loop.push = {}, []  # whose other tasks then do not run)
+            loop.schedule.pull, loop.schedule.push = {}, []  # whose other tasks then do not run)
         loop.route(task)
         task.ended = time.time()
         log = loop.commit([task], source="update")
-        for target, sources in loop.pull.items():  # (what was due stays due, once: as in
-            loop.pull[target] = list(dict.fromkeys(sources))  # LangGraph, an update adds)
+        for target, sources in loop.schedule.pull.items():  # (what was due stays due, once: as in
+            loop.schedule.pull[target] = list(dict.fromkeys(sources))  # LangGraph, an update adds)
         return log
 
 
@@ -257,7 +257,7 @@ def update_lineages(loop: Any, node: str, values: Any) -> StepLog:
     loop.sends.clear()
     loop.ended.clear()
     loop.captured = [[] for _ in loop.captured]
-    loop.seen = [set() for _ in loop.seen]
+    loop.schedule.seen = [set() for _ in loop.schedule.seen]
     loop.start_merged(merged, loop.step + 1)
     loop.step += 1
     task = Task(loop.step, 0, node, "update", started=time.time())
@@ -290,8 +290,8 @@ def next_names(loop: Any) -> tuple[str, ...]:
     nodes when nothing else is left)."""
     pulled = getattr(loop, "arrivals", None)  # (branch lineages keep arrivals, not pulls)
     if pulled is None:
-        pulled, sent = loop.pull, [send.node for _, send in loop.push]
-        deferred = loop.deferred
+        pulled, sent = loop.schedule.pull, [send.node for _, send in loop.schedule.push]
+        deferred = loop.schedule.deferred
     else:
         sent = [send.node for _, send, _ in loop.sends]
         deferred = loop.later

@@ -91,7 +91,8 @@ class Joining:
         fields = self.spec.fields
         unknown = [k for k in values if k not in fields and not self.spec.open_schema]
         if unknown:
-            self._warn(f"The merge for {name!r} returned keys the state does not have: {unknown}.")
+            message = f"The merge for {name!r} returned keys the state does not have: {unknown}."
+            self._warn(message, stacklevel=6)
             values = {k: v for k, v in values.items() if k not in unknown}
         had = dict.fromkeys(k for s in states for k in s)  # type: ignore[union-attr]
         return values, tuple(k for k in had if k not in values)
@@ -108,7 +109,8 @@ class Joining:
                 self._warn(
                     f"Waiting edge {list(edge.sources)} -> {edge.target!r} never fired: "
                     f"{', '.join(sorted({s for s, _ in captured}))} ran but not all of its "
-                    "sources did; END collected those lineages."
+                    "sources did; END collected those lineages.",
+                    stacklevel=6,
                 )
                 self.ended.extend(captured)
                 self.captured[index] = []

@@ -13,8 +13,9 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from nbgraph.engine.core.merging import fold_states as fold_states  # (the record reads it here)
+from nbgraph.engine.core.merging import state_pairs as state_pairs
 from nbgraph.engine.core.writes import clear_ephemeral, field_spec, reduce_field
-from nbgraph.errors import InvalidUpdateError
 from nbgraph.isolation import isolate
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING, Mutation, is_overwrite
@@ -274,21 +275,6 @@ def apply_points(
         values[name] = value
 
 
-def fold_states(fields: Mapping[str, FieldSpec], states: Sequence[Values], step: int) -> Values:
-    """EvoFabric's rule: whole branch states folded left to right through the reducers.
-
-    With an append reducer, what the branches share is appended once per branch.
-    """
-    merged = {name: isolate(value) for name, value in states[0].items()}
-    for state in states[1:]:
-        for name, value in state.items():
-            spec = field_spec(fields, name)
-            merged[name] = reduce_field(
-                spec, merged.get(name, MISSING), [("fold", isolate(value))], step
-            )
-    return merged
-
-
 def strategy_name(strategy: Callable[..., Any] | str | None) -> str:
     """What the record calls a merge: `"delta"`, `"fold"`, or the strategy's name."""
     if strategy is None:
@@ -296,20 +282,3 @@ def strategy_name(strategy: Callable[..., Any] | str | None) -> str:
     if isinstance(strategy, str):
         return strategy
     return getattr(strategy, "__name__", type(strategy).__name__)
-
-
-def state_pairs(state_schema: Any, result: Any, where: str) -> list[tuple[str, Any]]:
-    """A merge strategy's (or a filter's) result as `(field, value)` pairs.
-
-    Raises:
-        InvalidUpdateError: it returned something that is not a whole state.
-    """
-    pairs = state_schema.updates_from(result)
-    if pairs is not None:
-        return pairs
-    if not isinstance(result, Mapping):
-        raise InvalidUpdateError(
-            f"{where} returned {type(result).__name__}; expected a dict (or model) of the "
-            "whole state."
-        )
-    return list(result.items())

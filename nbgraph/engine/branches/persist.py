@@ -166,7 +166,7 @@ def control_ids(loop: Any) -> dict[str, Any]:
     return {
         "pull": {name: [s for srcs, _ in items for s in srcs] for name, items in arrivals.items()},
         "push": [[sender, send.node, send.arg] for sender, send, _ in loop.sends],
-        "seen": [sorted(seen) for seen in loop.seen],
+        "seen": [sorted(seen) for seen in loop.schedule.seen],
         "deferred": {name: [s for srcs, _ in items for s in srcs] for name, items in later.items()},
         "incoming": {},
         "lineages": {

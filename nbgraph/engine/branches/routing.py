@@ -31,7 +31,7 @@ class Routing:
             reached = True
             point.holders += 1
             self.captured[index].append((source, point))
-            self.seen[index].add(source)
+            self.schedule.seen[index].add(source)
         for route in task.routes:
             reached = True
             if isinstance(route, Send):
@@ -81,7 +81,7 @@ class Routing:
         """Waiting edges whose sources have all run hand their captured lineages on, to be
         merged into one run of the target."""
         for index, edge in enumerate(self.spec.waiting):
-            seen = self.seen[index]
+            seen = self.schedule.seen[index]
             if seen and seen.issuperset(edge.sources):
                 seen.clear()
                 captured, self.captured[index] = self.captured[index], []

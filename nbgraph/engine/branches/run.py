@@ -80,17 +80,19 @@ class BranchLoop(Joining, Routing, RunLoop):
         tasks: list[Task] = []
         for name in sorted(arrivals):
             for sources, point in self._runs_of(name, arrivals[name]):
-                task = Task(self.step, len(tasks), name, "edge", triggers=self.shared(sources))
+                task = Task(
+                    self.step, len(tasks), name, "edge", triggers=self.schedule.shared(sources)
+                )
                 self._hand(task, point)
                 tasks.append(task)
-        self.pulls = len(tasks)
+        self.schedule.pulls = len(tasks)
         for sender, send, point in sends:
             task = Task(self.step, len(tasks), send.node, "send", arg=send.arg, triggers=(sender,))
             self._hand(task, point)
             tasks.append(task)
         self.step_size = len(tasks)
         if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
-            serve_from_cache(self.spec, tasks, self._node_input)
+            serve_from_cache(self.spec, tasks, self.runner.node_input)
         return tasks
 
     def _hand(self, task: Task, point: Lineage) -> None:
@@ -249,7 +251,9 @@ class BranchLoop(Joining, Routing, RunLoop):
         for point_id, (sender, node, arg) in zip(lineages["sends"], pushed, strict=True):
             self.sends.append((sender, Send(node, arg), held(point_id)))
         self.captured = [[(s, held(i)) for s, i in items] for items in lineages["captured"]]
-        self.seen = [set(names) for names in control.get("seen") or [() for _ in self.seen]]
+        self.schedule.seen = [
+            set(names) for names in control.get("seen") or [() for _ in self.schedule.seen]
+        ]
         self.ended = [(s, held(i)) for s, i in lineages["ended"]]
 
     def _root(self, task: Task) -> Lineage:

@@ -1,70 +1,68 @@
-"""Supersteps: what runs next, running a task, and committing a step's writes.
+"""Supersteps: `RunLoop`, one run of a compiled graph — what runs next, and each finished
+step's writes committed.
 
 `RunLoop` is the one synchronous state machine: `begin(input)`, then `next_tasks()` /
 `execute(task)` / `commit(tasks)` until `next_tasks()` returns None. The sync and async
 drivers (`engine.drive`) only decide how the tasks of a step are executed.
 
-This module holds the step machine itself (choosing the next step, running a task); the
-loop's other parts are mixed in from their own modules: `engine.starting` (the input step,
-resuming a checkpoint or a `Command`), `engine.committing` (applying a step's writes and
-queueing what they trigger) and `engine.showing` (the values `invoke` and `stream` show).
+It is one class in one file, composed of objects that own their part: its `schedule`
+(`engine.core.schedule`: the queues of what runs next), its `runner`
+(`engine.core.attempt`: the one path a task runs on), and its node `plans`
+(`engine.core.plans`). How a run starts (`engine.core.starting`), the states handed to a
+merging node (`engine.core.merging`) and what callers see of its values
+(`engine.core.outputs`) are functions of the run.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
-from nbgraph.engine.branches.lineage import fold_states, state_pairs
-from nbgraph.engine.core.caching import keep_in_cache, serve_from_cache
-from nbgraph.engine.core.committing import Committing
+from nbgraph.engine.core import outputs, starting
+from nbgraph.engine.core.attempt import TaskRunner
+from nbgraph.engine.core.caching import serve_from_cache
 from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.core.config import run_config
-from nbgraph.engine.core.injection import TaskEnv, awaited, call_with
-from nbgraph.engine.core.interrupts import (
-    GraphInterrupt,
-    Scope,
-    current_scope,
-    enter_scope,
-    interrupt_scope,
-    leave_scope,
+from nbgraph.engine.core.interrupts import current_scope
+from nbgraph.engine.core.merging import merged_resets
+from nbgraph.engine.core.plans import plans_of
+from nbgraph.engine.core.runlog import RootReset, RunLog, StepLog
+from nbgraph.engine.core.runtime import current_task_env
+from nbgraph.engine.core.schedule import Schedule
+from nbgraph.engine.core.tasks import Task, state_for
+from nbgraph.engine.core.writes import (
+    applied_writes,
+    apply_grouped,
+    apply_task_writes,
+    clear_ephemeral,
+    field_spec,
+    group_writes,
+    merge_unreduced,
+    reduce_field,
 )
-from nbgraph.engine.core.outputs import Showing
-from nbgraph.engine.core.plans import NO_RESET, NodePlan, RouterPlan, plans_of
-from nbgraph.engine.core.retrying import next_attempt
-from nbgraph.engine.core.runlog import RootReset, RunLog
-from nbgraph.engine.core.runtime import current_task_env, enter_task, leave_task
-from nbgraph.engine.core.starting import Starting
-from nbgraph.engine.core.tasks import (
-    Task,
-    absorb_output,
-    absorb_route,
-    absorb_update,
-    node_input,
-    note_failure,
-    router_state,
-    router_view,
-    warn_dropped,
-)
-from nbgraph.engine.core.writer import TaskStream, enter_writer, leave_writer
 from nbgraph.errors import GraphRecursionError
 from nbgraph.graph import GraphSpec
-from nbgraph.isolation import StateView, isolate
-from nbgraph.types import MISSING, START, Command, Interrupt, Send
+from nbgraph.isolation import isolate
+from nbgraph.types import MISSING, START, Interrupt
+
+__all__ = ["DEFAULT_RECURSION_LIMIT", "RunLoop"]
 
 _NO_MANAGED: dict[str, Any] = {}
-_PLAIN_OUTPUTS = frozenset({dict, type(None), str, list, tuple, Command, Send})
 
 
-class RunLoop(Starting, Committing, Showing):
-    """One run of a compiled graph, one superstep at a time."""
+class RunLoop:
+    """One run of a compiled graph, one superstep at a time.
+
+    Attributes:
+        execute: `execute(task)` runs a task (`TaskRunner.execute`); `aexecute` on the
+            event loop; `route(task)` runs its routers outside an attempt.
+        schedule: what runs next (`Schedule`).
+    """
 
     _joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branch lineages)
     tap: Callable[[Task, Any], None] | None = None  # hears each node's output (streams)
-    pulls = 0  # the step's tasks that are not Sends: they come first, a Send's index after
     context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
     store: Any = None  # compile(store=...)
     sink: Any = None  # where a streamed run's live chunks go (engine.streaming.streams)
@@ -73,7 +71,7 @@ class RunLoop(Starting, Committing, Showing):
     def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None) -> None:
         self.spec = spec
         self.config = config
-        self.thread = thread  # an engine.persist.Thread when the graph has a checkpointer
+        self.thread = thread  # a persistence Thread when the graph has a checkpointer
         self.finished: dict[str, dict[str, Any]] = {}  # restored tasks' writes, by task id
         self.answers: dict[str, list[Any]] = {}  # answers to interrupts, by task id
         self.resumed: dict[str, tuple[str, Any]] = {}  # this run's answers: id -> (task, value)
@@ -84,11 +82,7 @@ class RunLoop(Starting, Committing, Showing):
         self.step = -1
         self.stop = self.step + limit + 1
         self.values: dict[str, Any] = {}
-        self.pull: dict[str, list[str]] = {}
-        self.push: list[tuple[str, Send]] = []
-        self.deferred: dict[str, list[str]] = {}
-        self.seen: list[set[str]] = [set() for _ in spec.waiting]
-        self.incoming: dict[str, list[tuple[str, Any]]] = {}
+        self.schedule = Schedule(spec)
         self.managed = tuple(n for n, f in spec.fields.items() if f.managed)
         self.ephemeral = spec.ephemeral
         self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
@@ -100,12 +94,18 @@ class RunLoop(Starting, Committing, Showing):
         self.step_size = 0  # tasks in the step being run
         self.unsettled: Callable[[], object] | None = None  # see `engine.drive`: stopped
         # mid-step, the run could not wait for all its nodes; this waits for the rest
-        self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
         # run inside another run's node without a checkpointer: `interrupt()` asks the
         # calling run's scope, and a question pauses this run too (engine.nested.subruns)
         self.asks_parent = (
             thread is None and current_task_env() is not None and (current_scope() is not None)
         )
+        self.runner = runner = TaskRunner(self)
+        self.execute, self.aexecute, self.route = runner.execute, runner.aexecute, runner.route
+
+    @property
+    def pulls(self) -> int:
+        """The step's tasks that are not Sends: they come first, a Send's index after."""
+        return self.schedule.pulls
 
     # --- choosing the next step ------------------------------------------------------------
 
@@ -116,57 +116,37 @@ class RunLoop(Starting, Committing, Showing):
             GraphRecursionError: the step would pass `recursion_limit` (checked first,
                 as LangGraph does, even when nothing is left to run).
         """
-        if self.paused or self.at_breakpoint:  # (`advance`, kept short)
+        if self.paused or self.at_breakpoint:  # (`advance`'s first question)
             return None
         self.step += 1
         if self.step > self.stop:
             self.step -= 1
             self.advance()  # (raises GraphRecursionError)
-        pull, push = self.pull, self.push
-        if not pull and not push:
-            if not self.deferred:
-                self.step -= 1
-                return None
-            pull, self.deferred = self.deferred, {}
+        schedule = self.schedule
+        taken = schedule.take()
+        if taken is None:
+            self.step -= 1
+            return None
+        pull, push = taken
         if self.spec.interrupt_before and self._stop_before(pull, push):
             self.step -= 1
             return None
-        self.pull, self.push = {}, []
-        resets = self._resets(pull) if self.incoming else ()
+        if pull is schedule.pull:
+            schedule.clear()
+        resets = merged_resets(self, pull) if schedule.incoming else ()
         if self.root_updated:  # the state a resuming Command updated: the step starts there
             self.root_updated = False
             recorded = {k: isolate(v) for k, v in self.values.items()}
             resets = [RootReset(self.step, START, "command", (), (), recorded), *resets]
-        if len(pull) == 1 and not push:  # a lone task (a loop's step): kept short
-            ((name, sources),) = pull.items()
-            triggers = tuple(sources)
-            triggers = self._shared.setdefault(triggers, triggers)  # (`shared`)
-            tasks = [Task(self.step, 0, name, "edge", triggers=triggers)]
-            self.pulls = 1
-        else:
-            tasks = self._step_tasks(pull, push)
+        tasks = schedule.tasks(self.step, pull, push)
         self._pending_resets = resets
         self.step_size = len(tasks)
         if self.finished:  # tasks that finished before a pause or a failure are not run again
             for task in tasks:
                 task.started = time.time()
-                task.cached = self._restore_task(task)
+                task.cached = self.runner.restore(task)
         if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
-            serve_from_cache(self.spec, tasks, self._node_input)
-        return tasks
-
-    def _step_tasks(self, pull: dict[str, list[str]], push: list[tuple[str, Send]]) -> list[Task]:
-        """A step's tasks in write order: the pulled nodes by name, then the Sends."""
-        names = sorted(pull) if len(pull) > 1 else pull
-        tasks = [
-            Task(self.step, index, name, "edge", triggers=self.shared(tuple(pull[name])))
-            for index, name in enumerate(names)
-        ]
-        offset = self.pulls = len(tasks)
-        tasks += [
-            Task(self.step, offset + index, send.node, "send", arg=send.arg, triggers=(sender,))
-            for index, (sender, send) in enumerate(push)
-        ]
+            serve_from_cache(self.spec, tasks, self.runner.node_input)
         return tasks
 
     def advance(self) -> bool:
@@ -200,57 +180,6 @@ class RunLoop(Starting, Committing, Showing):
             return True
         return False
 
-    def _resets(self, pull: dict[str, list[str]]) -> list[RootReset]:
-        resets = []
-        for name in sorted(pull):
-            states = self.incoming.pop(name, None)
-            if not states:
-                continue
-            node = self.spec.nodes[name]
-            if node.merge not in NO_RESET:
-                try:
-                    if node.merge == "fold":
-                        given = [self._values_of(state) for _, state in states]
-                        merged = fold_states(self.spec.fields, given, self.step)
-                    else:
-                        merged = node.merge([state for _, state in states])
-                except Exception as error:
-                    error.add_note(
-                        f"nbgraph: while merging the states for {name!r} at step "
-                        f"{self.step} (its merge= strategy)"
-                    )
-                    raise
-                reason = "merge"
-            else:
-                merged = states[-1][1]
-                reason = "state_filter"
-            resets.append(self._reset(name, reason, tuple(s for s, _ in states), merged))
-        return resets
-
-    def _values_of(self, state: Any) -> dict[str, Any]:
-        return dict(state_pairs(self.spec.state, state, "A state"))
-
-    def _reset(self, node: str, reason: str, sources: tuple[str, ...], state: Any) -> RootReset:
-        pairs = state_pairs(self.spec.state, state, f"The {reason} for node {node!r}")
-        fields = self.spec.fields
-        new = {
-            k: isolate(v)
-            for k, v in pairs
-            if (k in fields and not fields[k].managed) or self.spec.open_schema
-        }
-        unknown = [k for k, _ in pairs if k not in new]
-        if unknown:
-            self._warn(
-                f"The {reason} for node {node!r} at step {self.step} returned keys the "
-                f"state does not have; they were dropped: {unknown}."
-            )
-        dropped = tuple(k for k in self.values if k not in new)
-        self.values = self.log.final = new
-        recorded = {k: isolate(v) for k, v in new.items()}  # the engine may extend `new` in place
-        return RootReset(self.step, node, reason, sources, dropped, recorded)
-
-    # --- running a task --------------------------------------------------------------------
-
     def read(self, task: Task) -> dict[str, Any]:
         """The values `task` reads (supersteps: the step's starting state, for every task)."""
         return self.values
@@ -261,240 +190,131 @@ class RunLoop(Starting, Committing, Showing):
             return _NO_MANAGED
         return {name: self.stop - self.step for name in self.managed}
 
-    def plan(self, task: Task) -> NodePlan:
-        """The plan of `task`'s node (`engine.core.plans`), made once per compiled graph."""
-        return self.plans.of(task.node)
+    # --- committing a step -----------------------------------------------------------------
 
-    def execute(self, task: Task, stream: TaskStream | None = None) -> Task:
-        """Run a task synchronously: call its node, read its output, run its routers; again
-        after a wait while its node's `retry_policy` retries the error it raised.
+    def commit(self, tasks: list[Task], source: str = "loop") -> StepLog:
+        """Apply a finished step's writes in write order and work out what runs next.
 
-        This is the one way a task runs (`aexecute` is the same steps, awaiting what an
-        async node or router returns). An exception is kept on the task (with a note naming
-        node and step), not raised.
+        Raises:
+            The first failed task's exception (in write order), after recording the step.
         """
-        plan = self.plans.nodes.get(task.node) or self.plans.of(task.node)
-        token = enter_writer(stream or TaskStream(task, self.sink, self.relay))
+        log = self.open_step(tasks)
+        if self.paused:
+            return log  # not applied: the step runs again, answered, on resume
         try:
-            while (wait := self._attempt(task, plan)) is not None:
-                time.sleep(wait)
-        finally:
-            leave_writer(token)
-        return task
-
-    def _attempt(self, task: Task, plan: NodePlan) -> float | None:
-        """One attempt at a task: the seconds to wait before the next, or None when done."""
-        task.started = time.time()
-        if task.cached or (self.finished and self._restore_task(task)):
-            return None
-        scope = None if self.thread is None else self._scope(task)
-        env = TaskEnv(self, task)
-        entered = enter_task(env)  # what get_config() / get_runtime() answer, node and routers
-        try:
-            values = self.read(task)
-            if plan.viewed and task.kind == "edge":  # (`_input`'s common case, asked first)
-                state = StateView(values)
-            else:
-                state = self._input(task, plan, values)
-            if scope is None:
-                output = call_with(env, plan.fn, plan.wanted, state)
-            else:
-                inside = enter_scope(scope)
-                try:
-                    output = call_with(env, plan.fn, plan.wanted, state)
-                finally:
-                    leave_scope(inside)
-            if type(output) is dict and self.tap is None:  # (`_took`'s common case)
-                absorb_update(self.spec, plan.node, task, output)
-            else:
-                self._took(task, plan, output)
-            if plan.routers:
-                self._route(task, plan, env, values)
-            if task.dropped:
-                warn_dropped(self.spec, self.log.warnings, task)
-        except Exception as error:
-            self._caught(task, error)
-        finally:
-            leave_task(entered)
-        if task.error is None:  # (`_attempted`'s common case)
-            self._done(task, scope)
-            return None
-        return self._attempted(task, plan, scope)
-
-    def _input(self, task: Task, plan: NodePlan, values: dict[str, Any]) -> Any:
-        """What the node is called with (`tasks.node_input`; a `StateView` of `values` for
-        an edge task of a viewed node, the common case)."""
-        if plan.viewed and task.kind == "edge":
-            return StateView(values)
-        managed = self.managed_values() if self.managed else _NO_MANAGED
-        return node_input(self.spec, plan.node, task, values, managed)
-
-    def _took(self, task: Task, plan: NodePlan, output: Any) -> None:
-        """Read the node's `output` into the task's writes and routes."""
-        if self.tap is not None:
-            self.tap(task, output)
-        if type(output) is dict:
-            absorb_update(self.spec, plan.node, task, output)
-            return
-        if type(output) not in _PLAIN_OUTPUTS and inspect.isawaitable(output):
-            _close(output)
-            raise TypeError(
-                f"Node {task.node!r} is async; run the graph with "
-                "`await app.ainvoke(...)` or `app.astream(...)`."
-            )
-        absorb_output(self.spec, plan.node, task, output)
-
-    def _attempted(self, task: Task, plan: NodePlan, scope: Scope | None) -> float | None:
-        """After an attempt: done (None), or the wait before the node's retry policy tries
-        it again."""
-        if task.error is None:  # (next_attempt's first question, asked here: the hot path)
-            self._done(task, scope)
-            return None
-        wait = next_attempt(task, plan.node)  # retry_policy=: another attempt, after a wait
-        if wait is None:
-            self._done(task, scope)
-        return wait
-
-    def _node_input(self, task: Task) -> Any:
-        node = self.spec.nodes[task.node]
-        return node_input(self.spec, node, task, self.read(task), self.managed_values())
-
-    def _caught(self, task: Task, error: Exception) -> None:
-        """Keep what stopped a task: a question for a person, or its exception (with a note)."""
-        if isinstance(error, GraphInterrupt):
-            task.interrupts = error.interrupts
-        else:
-            note_failure(error, task)
-            task.error = error
-
-    def shared(self, names: tuple[str, ...]) -> tuple[str, ...]:
-        """One tuple object per distinct tuple of node names: a long run records the same
-        triggers and routes every step, and keeps each of them once."""
-        return self._shared.setdefault(names, names)
-
-    def _done(self, task: Task, scope: Scope | None) -> Task:
-        task.ended = time.time()
-        if task.cache_key is not None:
-            keep_in_cache(self.spec, task)
-        routes = task.routes
-        if routes and (
-            (len(routes) == 1 and type(routes[0]) is str)
-            or all(type(route) is str for route in routes)
-        ):
-            shared = tuple(routes)
-            task.routes = self._shared.setdefault(shared, shared)  # type: ignore[arg-type]
-        if self.thread is not None and (self.step_size > 1 or task.interrupts or task.error):
-            # a sibling may fail: keep what this one wrote (a lone task's writes go into the
-            # step's checkpoint right after it; a question for a person is kept always)
-            self.thread.save_task(task, scope.answers if scope else None)
-        return task
-
-    def _scope(self, task: Task) -> Scope:
-        """The interrupt scope of `task` in a checkpointed run (without a checkpointer, a
-        node's `interrupt()` asks the scope it finds: a calling run's, or none)."""
-        answers = self.answers.get(task.id) if self.answers else None
-        return Scope(self.thread.thread_id, task, answers)
-
-    def _restore_task(self, task: Task) -> bool:
-        """Take a task's writes from the checkpoint instead of running it again."""
-        done = self.finished.pop(task.id, None)
-        if done is None:
-            return False
-        task.writes = [tuple(write) for write in done["writes"]]
-        task.routes = list(done["routes"])
-        task.ended = task.started
-        return True
-
-    async def aexecute(self, task: Task, stream: TaskStream | None = None) -> Task:
-        """`execute` on the event loop: the same steps, awaiting what an async node or
-        router returns; again after an `asyncio.sleep` while its retry policy retries."""
-        plan = self.plans.of(task.node)
-        token = enter_writer(stream or TaskStream(task, self.sink, self.relay))
-        try:
-            while (wait := await self._aattempt(task, plan)) is not None:
-                await asyncio.sleep(wait)
-        finally:
-            leave_writer(token)
-        return task
-
-    async def _aattempt(self, task: Task, plan: NodePlan) -> float | None:
-        """`_attempt`, awaiting the node's and its routers' results where they are
-        awaitable (the only difference)."""
-        task.started = time.time()
-        if task.cached or (self.finished and self._restore_task(task)):
-            return None
-        scope = None if self.thread is None else self._scope(task)
-        env = TaskEnv(self, task)
-        entered = enter_task(env)
-        try:
-            values = self.read(task)
-            state = self._input(task, plan, values)
-            with interrupt_scope(scope):
-                output = call_with(env, plan.fn, plan.wanted, state)
-                if inspect.isawaitable(output):
-                    output = await awaited(output)
-            self._took(task, plan, output)
-            for router in plan.routers:
-                state = self._router_input(task, router, values)
-                result = call_with(env, router.fn, router.wanted, state)
-                if inspect.isawaitable(result):
-                    result = await awaited(result)
-                absorb_route(self.spec, router.branch, task, result)
-            if task.dropped:
-                warn_dropped(self.spec, self.log.warnings, task)
-        except Exception as error:
-            self._caught(task, error)
-        finally:
-            leave_task(entered)
-        return self._attempted(task, plan, scope)
-
-    def route(self, task: Task) -> None:
-        """Run the routers after `task` outside its attempt (a node's writes applied from
-        outside a run: `update_state`, the stepper, a resuming `Command`)."""
-        plan = self.plans.of(task.node)
-        if not plan.routers:
-            return
-        env = TaskEnv(self, task)
-        entered = enter_task(env)
-        try:
-            self._route(task, plan, env, self.read(task))
-        finally:
-            leave_task(entered)
-
-    def _route(self, task: Task, plan: NodePlan, env: TaskEnv, values: dict[str, Any]) -> None:
-        """Run the routers after `task`, in its entered `env`; `values`: what it read."""
-        spec, known = self.spec, self.plans.known
-        nodes = spec.nodes
-        for router in plan.routers:
-            state = router_view(spec, task, values, known) if router.viewed else None
-            if state is None:
-                state = self._router_input(task, router, values)
-            result = call_with(env, router.fn, router.wanted, state)
-            if type(result) is str and result in nodes and router.branch.path_map is None:
-                if task.routes:  # (`absorb_route`'s common case, asked first)
-                    task.routes.append(result)  # type: ignore[union-attr]
+            if len(tasks) == 1:  # a lone task (a loop's step): its writes, in one pass
+                task = tasks[0]
+                plan = self.plans.nodes.get(task.node)
+                if plan is not None and plan.plain:
+                    self.schedule.trigger_plain(task, plan.targets, self._state_after)
                 else:
-                    task.routes = [result]
-                continue
-            if type(result) not in _PLAIN_OUTPUTS and inspect.isawaitable(result):
-                _close(result)
-                raise TypeError(
-                    f"The router after {task.node!r} is async; use `await app.ainvoke(...)`."
-                )
-            absorb_route(self.spec, router.branch, task, result)
+                    self.schedule.trigger(tasks, self._state_after)
+                written = apply_task_writes(self.spec.fields, self.values, task, self.step)
+            else:
+                written = self._apply_step(tasks, log)
+        except Exception as error:
+            error.add_note(f"nbgraph: while applying the writes of step {self.step}")
+            raise
+        log.written = written
+        if self.ephemeral:
+            log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
+        log.applied = True
+        if self.thread is not None:
+            self.thread.save_step(self, log, source)
+            self.stop_after(tasks)
+        return log
 
-    def _router_input(self, task: Task, router: RouterPlan, values: dict[str, Any]) -> Any:
-        """The state a router sees: the step's start plus only this task's writes (a viewed
-        router's view made in one pass when the task wrote each field once: `router_view`)."""
-        if router.viewed:
-            view = router_view(self.spec, task, values, self.plans.known)
-            if view is not None:
-                return view
-        managed = self.managed_values() if self.managed else _NO_MANAGED
-        return router_state(self.spec, task, values, managed, router.branch)
+    def _apply_step(self, tasks: list[Task], log: StepLog) -> tuple[str, ...]:
+        """A step of several tasks: its writes applied in write order (a `state_merger`
+        folding its parallel plain writes first); the fields written."""
+        fields = self.spec.fields
+        if self.spec.state_merger is not None:
+            per_task = [(t.node, t.writes) for t in tasks]
+            log.merged = merge_unreduced(self.spec.state_merger, fields, self.values, per_task)
+        grouped = group_writes(applied_writes(fields, tasks, log.merged))
+        self.schedule.trigger(tasks, self._state_after)
+        apply_grouped(fields, self.values, grouped, self.step)
+        return tuple(grouped)
 
+    def open_step(self, tasks: list[Task], joins: list[Any] | tuple[()] = ()) -> StepLog:
+        """Record a finished step (its resets, joins and tasks) before its writes are
+        applied; raise its first failed task's exception; note the questions that pause it.
 
-def _close(awaitable: Any) -> None:
-    close = getattr(awaitable, "close", None)
-    if close is not None:
-        close()
+        Raises:
+            The first failed task's exception, in write order.
+        """
+        log = StepLog(
+            self.step, tasks, self.spec.fields, resets=self._pending_resets or (), joins=joins
+        )  # (a step without resets keeps no empty list: long runs record thousands of steps)
+        self._pending_resets = ()
+        self.log.steps.append(log)
+        for task in tasks:
+            if task.error is not None:
+                raise task.error
+        if self.thread is not None or self.asks_parent:  # (asks_parent: engine.nested)
+            self.paused = [i for task in tasks for i in task.interrupts]
+        return log
+
+    def record_stopped(self, tasks: list[Task]) -> StepLog:
+        """Record a step stopped before its commit (Ctrl-C, a cancelled `ainvoke`): the tasks
+        that finished, their writes not applied (a checkpointed run kept them as pending
+        writes, so a resume takes them instead of running those tasks again)."""
+        finished = [task for task in tasks if task.ended]
+        resets, joins = self._pending_resets or (), self._joins or ()
+        log = StepLog(self.step, finished, self.spec.fields, resets=resets, joins=joins)
+        self._pending_resets = ()
+        self.log.steps.append(log)
+        return log
+
+    def stop_after(self, tasks: list[Task]) -> None:
+        """Stop at an `interrupt_after` breakpoint once one of its nodes has run."""
+        after = self.spec.interrupt_after
+        if after and any(task.node in after for task in tasks):
+            self.at_breakpoint = "after"
+
+    def _state_after(self, task: Task) -> Any:
+        """The state as `task` left it: the step's start plus its own writes (isolated)."""
+        values = {k: isolate(v) for k, v in self.values.items()}
+        grouped: dict[str, list[tuple[str, Any]]] = {}
+        for key, value in task.writes:
+            grouped.setdefault(key, []).append((task.node, value))
+        for key, key_writes in grouped.items():
+            spec = field_spec(self.spec.fields, key)
+            values[key] = reduce_field(spec, values.get(key, MISSING), key_writes, self.step)
+        return state_for(self.spec.state, values, {}, whole=True)
+
+    # --- starting, and what callers see (engine.core.starting, engine.core.outputs) --------
+
+    def begin(self, input: Any) -> StepLog:
+        """Record the input and apply it (`starting.begin`); or resume a checkpoint."""
+        return starting.begin(self, input)
+
+    def _resume(self, restored: Any, keep_next: bool = True) -> StepLog:
+        """Start from a checkpoint (`starting.resume`; branch runs start from lineages)."""
+        return starting.resume(self, restored, keep_next)
+
+    def _warn(self, message: str, stacklevel: int = 7) -> None:
+        """Warn the caller (and keep the warning in the run's log): the default stack level
+        points past begin/next_tasks, the driver and invoke/stream at the caller's line."""
+        self.log.warnings.append(message)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
+
+    def stream_values(self) -> dict[str, Any]:
+        """Every stored field (isolated), as `stream_mode="values"` shows it."""
+        return outputs.stream_values(self)
+
+    def output(self) -> dict[str, Any]:
+        """What `invoke` returns (`outputs.output`)."""
+        return outputs.output(self)
+
+    def paused_values(self) -> dict[str, Any] | None:
+        """The last `"values"` chunk of a run paused by `interrupt()` (`outputs`)."""
+        return outputs.paused_values(self)
+
+    def output_of(self, values: dict[str, Any]) -> dict[str, Any]:
+        """`values` as `invoke` returns them: the output schema's fields (isolated)."""
+        return outputs.output_of(self, values)
+
+    def touched_stream_keys(self, log: StepLog) -> bool:
+        """Whether the step wrote (or cleared) a field that `"values"` shows."""
+        return outputs.touched_stream_keys(self, log)

@@ -111,6 +111,11 @@ class Thread(Restoring):
 
     # --- writing -----------------------------------------------------------------------------
 
+    def save_step(self, run: Any, log: Any, source: str = "loop") -> str:
+        """Save the step `run` just committed (`log`) as a checkpoint: its delta
+        (`checkpoint_payload`) after the current head; return its id."""
+        return self.save(run.step, source, checkpoint_payload(run, log), run.values)
+
     def save(
         self,
         step: int,
@@ -339,15 +344,16 @@ def task_data(task: Task, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
 def control_of(run: Any) -> dict[str, Any]:
     """What runs after the step just committed, as plain data a checkpoint can hold (only
     `pull` always; the other parts when they hold something)."""
-    control: dict[str, Any] = {"pull": {name: list(t) for name, t in run.pull.items()}}
-    if run.push:
-        control["push"] = [[sender, send.node, send.arg] for sender, send in run.push]
-    if any(run.seen):
-        control["seen"] = [sorted(seen) for seen in run.seen]
-    if run.deferred:
-        control["deferred"] = {name: list(t) for name, t in run.deferred.items()}
-    if run.incoming:
+    queued = run.schedule
+    control: dict[str, Any] = {"pull": {name: list(t) for name, t in queued.pull.items()}}
+    if queued.push:
+        control["push"] = [[sender, send.node, send.arg] for sender, send in queued.push]
+    if any(queued.seen):
+        control["seen"] = [sorted(seen) for seen in queued.seen]
+    if queued.deferred:
+        control["deferred"] = {name: list(t) for name, t in queued.deferred.items()}
+    if queued.incoming:
         control["incoming"] = {
-            name: [list(pair) for pair in states] for name, states in run.incoming.items()
+            name: [list(pair) for pair in states] for name, states in queued.incoming.items()
         }
     return control

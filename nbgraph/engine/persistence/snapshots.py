@@ -139,4 +139,4 @@ def keep_fired_joins(run: RunLoop, restored: Any, node: str) -> None:
     for index in run.spec.waits_by_source.get(node, ()):
         edge = run.spec.waiting[index]
         if set(edge.sources) <= set(pending.get(edge.target, ())):
-            run.seen[index] = set(edge.sources) - {node}
+            run.schedule.seen[index] = set(edge.sources) - {node}

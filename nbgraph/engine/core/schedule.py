@@ -1,0 +1,181 @@
+"""What runs next: the scheduler's state (the nodes each step's edges, waiting edges and
+routes trigger, queued for the next step) in one object, and the methods that change it.
+
+`RunLoop` owns one `Schedule`; committing a step queues what its tasks trigger
+(`trigger`), `RunLoop.next_tasks` takes the queued step (`take`) and makes its tasks
+(`tasks`). A checkpoint keeps the queues (`engine.persistence.persist.checkpoint_payload`
+reads them) and a resumed run puts them back (`restore`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from nbgraph.engine.core.plans import NO_RESET
+from nbgraph.engine.core.tasks import Task
+from nbgraph.types import END, START, Send
+
+__all__ = ["Schedule"]
+
+
+class Schedule:
+    """The queues of one run (see the module's docstring).
+
+    Attributes:
+        pull: node -> the nodes whose edges or routes triggered it, for the next step.
+        push: `(sender, Send)` for the next step, in send order.
+        deferred: `defer=True` nodes triggered, waiting for a step with nothing else to run.
+        seen: per waiting edge (`spec.waiting`), the sources that have fired so far.
+        incoming: node -> `(source, state)` handed to a node that merges or filters states.
+        pulls: the current step's tasks that are not Sends (a Send's index comes after).
+    """
+
+    __slots__ = ("_shared", "deferred", "incoming", "pull", "pulls", "push", "seen", "spec")
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+        self.pull: dict[str, list[str]] = {}
+        self.push: list[tuple[str, Send]] = []
+        self.deferred: dict[str, list[str]] = {}
+        self.seen: list[set[str]] = [set() for _ in spec.waiting]
+        self.incoming: dict[str, list[tuple[str, Any]]] = {}
+        self.pulls = 0
+        self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def shared(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """One tuple object per distinct tuple of node names: a long run records the same
+        triggers and routes every step, and keeps each of them once."""
+        return self._shared.setdefault(names, names)
+
+    # --- the next step -----------------------------------------------------------------------
+
+    def take(self) -> tuple[dict[str, list[str]], list[tuple[str, Send]]] | None:
+        """The next step's `(pull, push)`, taken from the queues (the deferred nodes when
+        nothing else is due), or None when nothing is left to run. The queues are left as
+        they were: `clear` empties them once the step is sure to run."""
+        if self.pull or self.push:
+            return self.pull, self.push
+        if not self.deferred:
+            return None
+        pull, self.deferred = self.deferred, {}
+        return pull, []
+
+    def clear(self) -> None:
+        """Empty the pull and push queues (their step runs)."""
+        self.pull, self.push = {}, []
+
+    def tasks(self, step: int, pull: dict[str, list[str]], push: list) -> list[Task]:
+        """A step's tasks in write order: the pulled nodes by name, then the Sends."""
+        if len(pull) == 1 and not push:  # a lone task (a loop's step)
+            ((name, sources),) = pull.items()
+            self.pulls = 1
+            return [Task(step, 0, name, "edge", triggers=self.shared(tuple(sources)))]
+        names = sorted(pull) if len(pull) > 1 else pull
+        tasks = [
+            Task(step, index, name, "edge", triggers=self.shared(tuple(pull[name])))
+            for index, name in enumerate(names)
+        ]
+        offset = self.pulls = len(tasks)
+        tasks += [
+            Task(step, offset + index, send.node, "send", arg=send.arg, triggers=(sender,))
+            for index, (sender, send) in enumerate(push)
+        ]
+        return tasks
+
+    # --- queueing what a step triggers -------------------------------------------------------
+
+    def trigger(self, tasks: list[Task], state_after: Callable[[Task], Any]) -> None:
+        """Queue what `tasks` trigger: their nodes' edges and waiting edges, and the routes
+        they chose. `state_after(task)`: the state as the task left it, for a target that
+        merges or filters the states it is handed."""
+        spec = self.spec
+        for task in tasks:
+            source = task.node
+            for target in spec.edges.get(source, ()):
+                if target != END:
+                    self.add(target, source, task, spec.filters.get((source, target)), state_after)
+            for index in spec.waits_by_source.get(source, ()):
+                seen = self.seen[index]
+                seen.add(source)
+                edge = spec.waiting[index]
+                self.capture(edge.target, source, task, None, state_after)
+                if seen.issuperset(edge.sources):
+                    seen.clear()
+                    for waited in edge.sources:  # every source it waited for triggered it
+                        self.add(edge.target, waited, task, None, None)
+            for route in task.routes:
+                self.take_route(source, task, route, state_after)
+
+    def trigger_plain(self, task: Task, targets: tuple[str, ...], state_after: Any) -> None:
+        """`trigger` for one task whose node's edges are plain (no filter, waiting edge,
+        defer or merge at their targets: `NodePlan.plain`)."""
+        source, pull = task.node, self.pull
+        for target in targets:
+            queued = pull.get(target)
+            if queued is None:
+                pull[target] = [source]
+            else:
+                queued.append(source)
+        for route in task.routes:
+            self.take_route(source, task, route, state_after)
+
+    def take_route(self, source: str, task: Task, route: Any, state_after: Any) -> None:
+        """Queue one route a task chose: a `Send`, END, or a node."""
+        if isinstance(route, Send):
+            self.push.append((source, route))
+        elif route == END:
+            return
+        elif (node := self.spec.nodes[route]).defer or node.merge not in NO_RESET:
+            self.add(route, source, task, None, state_after)
+        else:
+            queued = self.pull.get(route)
+            if queued is None:
+                self.pull[route] = [source]
+            else:
+                queued.append(source)
+
+    def add(
+        self, target: str, source: str, task: Task, state_filter: Any, state_after: Any
+    ) -> None:
+        """Queue `target`, triggered by `source`; keep the state it is handed when it
+        merges or filters states (`state_after` None: already kept)."""
+        if target == END:
+            return
+        node = self.spec.nodes[target]
+        queue = self.deferred if node.defer else self.pull
+        queue.setdefault(target, []).append(source)
+        if state_after is not None and (state_filter is not None or node.merge not in NO_RESET):
+            self.capture(target, source, task, state_filter, state_after)
+
+    def capture(
+        self, target: str, source: str, task: Task, state_filter: Any, state_after: Any
+    ) -> None:
+        """Keep the state `source` hands `target` when `target` merges or filters it."""
+        if target == END or (self.spec.nodes[target].merge in NO_RESET and state_filter is None):
+            return
+        state = state_after(task)
+        if state_filter is not None:
+            state = state_filter(state)
+        self.incoming.setdefault(target, []).append((source, state))
+
+    def take_gotos(self, routes: Any) -> None:
+        """Add a resuming Command's `goto` targets to the step that runs next."""
+        for route in routes:
+            if isinstance(route, Send):
+                self.push.append((START, route))
+            elif route != END:
+                self.pull.setdefault(route, []).append(START)
+
+    # --- a checkpoint's queues -----------------------------------------------------------------
+
+    def restore(self, control: dict[str, Any]) -> None:
+        """Put back the queues a checkpoint kept (its `control`)."""
+        self.pull = {k: list(v) for k, v in control["pull"].items()}
+        push = control.get("push", ())
+        self.push = [(sender, Send(node, arg)) for sender, node, arg in push]
+        seen = control.get("seen") or [() for _ in self.spec.waiting]
+        self.seen = [set(names) for names in seen]
+        self.deferred = {k: list(v) for k, v in control.get("deferred", {}).items()}
+        incoming = control.get("incoming", {})
+        self.incoming = {k: [tuple(p) for p in v] for k, v in incoming.items()}
