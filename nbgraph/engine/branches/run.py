@@ -81,7 +81,7 @@ class BranchLoop(Joining, Routing, RunLoop):
         for name in sorted(arrivals):
             for sources, point in self._runs_of(name, arrivals[name]):
                 task = Task(
-                    self.step, len(tasks), name, "edge", triggers=self.schedule.shared(sources)
+                    self.step, len(tasks), name, "edge", triggers=self.schedule.shared[sources]
                 )
                 self._hand(task, point)
                 tasks.append(task)

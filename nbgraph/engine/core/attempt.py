@@ -176,7 +176,7 @@ class TaskRunner:
             or all(type(route) is str for route in routes)
         ):
             shared = tuple(routes)
-            task.routes = run.schedule.shared(shared)  # type: ignore[arg-type]
+            task.routes = run.schedule.shared[shared]  # type: ignore[arg-type]
         if run.thread is not None and (run.step_size > 1 or task.interrupts or task.error):
             # a sibling may fail: keep what this one wrote (a lone task's writes go into the
             # step's checkpoint right after it; a question for a person is kept always)

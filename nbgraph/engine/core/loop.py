@@ -129,10 +129,9 @@ class RunLoop:
             return None
         pull, push = taken
         if self.spec.interrupt_before and self._stop_before(pull, push):
+            schedule.put_back(pull, push)
             self.step -= 1
             return None
-        if pull is schedule.pull:
-            schedule.clear()
         resets = merged_resets(self, pull) if schedule.incoming else ()
         if self.root_updated:  # the state a resuming Command updated: the step starts there
             self.root_updated = False
@@ -252,7 +251,10 @@ class RunLoop:
             if task.error is not None:
                 raise task.error
         if self.thread is not None or self.asks_parent:  # (asks_parent: engine.nested)
-            self.paused = [i for task in tasks for i in task.interrupts]
+            if len(tasks) == 1:
+                self.paused = list(tasks[0].interrupts)
+            else:
+                self.paused = [i for task in tasks for i in task.interrupts]
         return log
 
     def record_stopped(self, tasks: list[Task]) -> StepLog:

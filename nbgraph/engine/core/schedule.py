@@ -31,7 +31,18 @@ class Schedule:
         pulls: the current step's tasks that are not Sends (a Send's index comes after).
     """
 
-    __slots__ = ("_shared", "deferred", "incoming", "pull", "pulls", "push", "seen", "spec")
+    __slots__ = (
+        "deferred",
+        "incoming",
+        "plain",
+        "pull",
+        "pulls",
+        "push",
+        "seen",
+        "shared",
+        "spec",
+        "took_deferred",
+    )
 
     def __init__(self, spec: Any) -> None:
         self.spec = spec
@@ -41,39 +52,47 @@ class Schedule:
         self.seen: list[set[str]] = [set() for _ in spec.waiting]
         self.incoming: dict[str, list[tuple[str, Any]]] = {}
         self.pulls = 0
-        self._shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-
-    def shared(self, names: tuple[str, ...]) -> tuple[str, ...]:
-        """One tuple object per distinct tuple of node names: a long run records the same
-        triggers and routes every step, and keeps each of them once."""
-        return self._shared.setdefault(names, names)
+        self.took_deferred = False  # the step last taken was the deferred nodes'
+        self.shared = _Interned()
+        """`shared[names]`: one tuple object per distinct tuple of node names (a long run
+        records the same triggers and routes every step, and keeps each of them once)."""
+        self.plain = frozenset(
+            name for name, node in spec.nodes.items() if not node.defer and node.merge in NO_RESET
+        )  # (the nodes a route queues without more ado)
 
     # --- the next step -----------------------------------------------------------------------
 
     def take(self) -> tuple[dict[str, list[str]], list[tuple[str, Send]]] | None:
         """The next step's `(pull, push)`, taken from the queues (the deferred nodes when
-        nothing else is due), or None when nothing is left to run. The queues are left as
-        they were: `clear` empties them once the step is sure to run."""
-        if self.pull or self.push:
-            return self.pull, self.push
+        nothing else is due), or None when nothing is left to run."""
+        pull, push = self.pull, self.push
+        if pull or push:
+            self.pull, self.push = {}, []
+            self.took_deferred = False
+            return pull, push
         if not self.deferred:
             return None
         pull, self.deferred = self.deferred, {}
+        self.took_deferred = True
         return pull, []
 
-    def clear(self) -> None:
-        """Empty the pull and push queues (their step runs)."""
-        self.pull, self.push = {}, []
+    def put_back(self, pull: dict[str, list[str]], push: list[tuple[str, Send]]) -> None:
+        """Queue a taken step again where it was taken from (a breakpoint stopped the run
+        before it)."""
+        if self.took_deferred:
+            self.deferred = pull
+        else:
+            self.pull, self.push = pull, push
 
     def tasks(self, step: int, pull: dict[str, list[str]], push: list) -> list[Task]:
         """A step's tasks in write order: the pulled nodes by name, then the Sends."""
         if len(pull) == 1 and not push:  # a lone task (a loop's step)
             ((name, sources),) = pull.items()
             self.pulls = 1
-            return [Task(step, 0, name, "edge", triggers=self.shared(tuple(sources)))]
+            return [Task(step, 0, name, "edge", triggers=self.shared[tuple(sources)])]
         names = sorted(pull) if len(pull) > 1 else pull
         tasks = [
-            Task(step, index, name, "edge", triggers=self.shared(tuple(pull[name])))
+            Task(step, index, name, "edge", triggers=self.shared[tuple(pull[name])])
             for index, name in enumerate(names)
         ]
         offset = self.pulls = len(tasks)
@@ -110,7 +129,7 @@ class Schedule:
     def trigger_plain(self, task: Task, targets: tuple[str, ...], state_after: Any) -> None:
         """`trigger` for one task whose node's edges are plain (no filter, waiting edge,
         defer or merge at their targets: `NodePlan.plain`)."""
-        source, pull = task.node, self.pull
+        source, pull, plain = task.node, self.pull, self.plain
         for target in targets:
             queued = pull.get(target)
             if queued is None:
@@ -118,7 +137,14 @@ class Schedule:
             else:
                 queued.append(source)
         for route in task.routes:
-            self.take_route(source, task, route, state_after)
+            if type(route) is str and route in plain:  # (`take_route`'s common case)
+                queued = pull.get(route)  # type: ignore[arg-type]
+                if queued is None:
+                    pull[route] = [source]  # type: ignore[index]
+                else:
+                    queued.append(source)
+            else:
+                self.take_route(source, task, route, state_after)
 
     def take_route(self, source: str, task: Task, route: Any, state_after: Any) -> None:
         """Queue one route a task chose: a `Send`, END, or a node."""
@@ -179,3 +205,11 @@ class Schedule:
         self.deferred = {k: list(v) for k, v in control.get("deferred", {}).items()}
         incoming = control.get("incoming", {})
         self.incoming = {k: [tuple(p) for p in v] for k, v in incoming.items()}
+
+
+class _Interned(dict):
+    """A dict that hands back the one object kept for each key it is asked for."""
+
+    def __missing__(self, key: Any) -> Any:
+        self[key] = key
+        return key
