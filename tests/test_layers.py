@@ -28,7 +28,18 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ]
 """Bottom up. A module belongs to the layer of its longest matching dotted prefix."""
 
-MAX_MODULE_LINES = 400
+ENGINE_FLOORS: list[tuple[str, ...]] = [
+    ("nbgraph.engine.core",),
+    ("nbgraph.engine.lineages",),
+    ("nbgraph.engine.persistence",),
+    ("nbgraph.engine.nested", "nbgraph.engine.streaming", "nbgraph.engine.branches"),
+]
+"""The engine's sub-packages, bottom up: the core (one run, its tasks, its writes) imports
+none of the features built on it; branch lineages as data sit on the core; persistence on
+both; nested runs, streaming and the branch run loop on those, and not on each other. The
+engine's own top modules (`app`, `drive`, `stepping`, `runnable`) compose them all."""
+
+MAX_CLASS_LINES = 400
 MAX_FUNCTION_LINES = 60
 
 
@@ -93,6 +104,88 @@ def imported_modules(
                 if alias.name == "nbgraph" or alias.name.startswith("nbgraph."):
                     found.append((node.lineno, alias.name))
     return found
+
+
+def engine_floor(module: str) -> tuple[int, str]:
+    """(floor, sub-package) of an engine module; the engine's top modules are above every
+    floor, and a module outside the engine is (-1, "")."""
+    if not module.startswith("nbgraph.engine"):
+        return -1, ""
+    for index, group in enumerate(ENGINE_FLOORS):
+        for prefix in group:
+            if module == prefix or module.startswith(prefix + "."):
+                return index, prefix
+    return len(ENGINE_FLOORS), "nbgraph.engine"
+
+
+def engine_crossings(package: Path = PACKAGE) -> list[str]:
+    """Every import inside the engine that runs up a floor or sideways between sibling
+    sub-packages, as `file:line: who imports what`."""
+    found = set()
+    for path in sorted(package.rglob("*.py")):
+        here = module_name(path, package)
+        floor, home = engine_floor(here)
+        if floor < 0 or floor == len(ENGINE_FLOORS):
+            continue
+        for line, target in imported_modules(path, package):
+            their_floor, theirs = engine_floor(target)
+            if their_floor < 0 or theirs == home:
+                continue
+            if their_floor >= floor:
+                found.add(f"{path.relative_to(package.parent)}:{line}: {here} imports {target}")
+    return sorted(found)
+
+
+def spread_classes(package: Path = PACKAGE) -> list[str]:
+    """Classes spread over files: a class whose base, defined in another module of the
+    package, holds part of its state — a base without `__init__` whose methods touch `self`
+    attributes they do not define (a mixin sharing its host's attributes). Stateless
+    facades (methods calling the host's public methods) and exceptions are fine."""
+    defined: dict[str, list[tuple[str, ast.ClassDef]]] = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                defined.setdefault(node.name, []).append((module_name(path, package), node))
+    spread = []
+    for name, places in sorted(defined.items()):
+        for module, node in places:
+            for base in node.bases:
+                for base_module, base_node in defined.get(ast.unparse(base), ()):
+                    if base_module != module and _shares_state(base_node):
+                        spread.append(
+                            f"{module}.{name} takes state from {base_module}.{base_node.name}"
+                        )
+    return spread
+
+
+def _shares_state(node: ast.ClassDef) -> bool:
+    if any(isinstance(x, ast.FunctionDef) and x.name == "__init__" for x in node.body):
+        return False
+    own = {x.name for x in node.body if isinstance(x, ast.FunctionDef | ast.AsyncFunctionDef)}
+    own |= {
+        t.id
+        for x in node.body
+        if isinstance(x, ast.Assign)
+        for t in x.targets
+        if isinstance(t, ast.Name)
+    }
+    own |= {
+        x.target.id
+        for x in node.body
+        if isinstance(x, ast.AnnAssign) and isinstance(x.target, ast.Name)
+    }
+    called = set()  # (`self.name(...)`, or `self.name` handed to a call: a method used)
+    for call in ast.walk(node):
+        if isinstance(call, ast.Call):
+            called.update(id(part) for part in (call.func, *call.args))
+    for attr in ast.walk(node):
+        if not (isinstance(attr, ast.Attribute) and isinstance(attr.value, ast.Name)):
+            continue
+        if attr.value.id != "self" or attr.attr in own:
+            continue
+        if id(attr) not in called or attr.attr.startswith("_"):
+            return True
+    return False
 
 
 def upward_imports(package: Path = PACKAGE) -> list[str]:
@@ -173,6 +266,48 @@ def test_no_module_imports_from_a_layer_above_its_own():
     assert not upward, "imports that run upward:\n" + "\n".join(upward)
 
 
+def test_the_engine_core_imports_none_of_the_features_built_on_it():
+    crossings = engine_crossings()
+    assert not crossings, "engine imports that cross its floors:\n" + "\n".join(crossings)
+
+
+def test_no_class_is_spread_over_files():
+    spread = spread_classes()
+    assert not spread, "classes whose state lives in another file:\n" + "\n".join(spread)
+
+
+def test_the_engine_and_class_rules_find_what_they_forbid(tmp_path):
+    package = tmp_path / "nbgraph"
+    for name, source in {
+        "__init__.py": "",
+        "engine/__init__.py": "",
+        "engine/core/__init__.py": "",
+        "engine/core/loop.py": "from nbgraph.engine.streaming import live\n",
+        "engine/core/parts.py": "class Part:\n    def go(self):\n        return self.values\n",
+        "engine/core/facade.py": "class Habits:\n    def batch(self, xs):\n"
+        "        return [self.invoke(x) for x in xs]\n",
+        "engine/core/whole.py": "from nbgraph.engine.core.parts import Part\n"
+        "from nbgraph.engine.core.facade import Habits\n"
+        "class Whole(Part, Habits):\n    def __init__(self):\n        self.values = 1\n",
+        "engine/streaming/__init__.py": "",
+        "engine/streaming/live.py": "from nbgraph.engine.core import loop\n",
+        "engine/nested/__init__.py": "",
+        "engine/nested/runs.py": "from nbgraph.engine.streaming import live\n",
+        "engine/app.py": "from nbgraph.engine.nested import runs\n",
+    }.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(source)
+    assert engine_crossings(package) == [
+        "nbgraph/engine/core/loop.py:1: nbgraph.engine.core.loop imports "
+        "nbgraph.engine.streaming.live",
+        "nbgraph/engine/nested/runs.py:1: nbgraph.engine.nested.runs imports "
+        "nbgraph.engine.streaming.live",
+    ]
+    assert spread_classes(package) == [
+        "nbgraph.engine.core.whole.Whole takes state from nbgraph.engine.core.parts.Part"
+    ]
+
+
 def test_the_layer_test_finds_an_upward_import_inside_a_function(tmp_path):
     package = tmp_path / "nbgraph"
     for name, source in {
@@ -219,12 +354,14 @@ def test_the_architecture_doc_lists_every_module_in_its_layer():
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
-def test_modules_and_functions_stay_readable(path: Path):
-    lines = path.read_text().splitlines()
-    assert len(lines) <= MAX_MODULE_LINES * 1.1, f"{len(lines)} lines: split it along a seam"
-    for node in ast.walk(ast.parse("\n".join(lines))):
+def test_classes_and_functions_stay_readable(path: Path):
+    """A class past the cap holds two ideas: make it smaller (compose it of objects that own
+    their part), not longer over several files (`test_no_class_is_spread_over_files`)."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        length = (getattr(node, "end_lineno", 0) or 0) - getattr(node, "lineno", 0) + 1
+        if isinstance(node, ast.ClassDef):
+            assert length <= MAX_CLASS_LINES, f"class {node.name}: {length} lines"
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            length = (node.end_lineno or node.lineno) - node.lineno + 1
             assert length <= MAX_FUNCTION_LINES * 1.1, f"{node.name}: {length} lines"
 
 
@@ -235,6 +372,9 @@ if __name__ == "__main__":  # the import graph of a checkout: python tests/test_
     found, cycles = upward_imports(root), modules_in_cycles(root)
     print("\n".join(found))
     print(f"{len(found)} upward imports in {len(list(root.rglob('*.py')))} modules")
+    crossings, spread = engine_crossings(root), spread_classes(root)
+    print("\n".join([*crossings, *spread]))
+    print(f"{len(crossings)} engine floor crossings, {len(spread)} classes spread over files")
     for cycle in cycles:
         print(f"cycle of {len(cycle)}: {', '.join(cycle)}")
     print(f"{sum(map(len, cycles))} modules in {len(cycles)} cycles")

@@ -16,6 +16,7 @@ from nbgraph.engine.branches.run import BranchLoop
 from nbgraph.engine.core.caching import clear_node_cache
 from nbgraph.engine.core.config import run_config
 from nbgraph.engine.core.loop import DEFAULT_RECURSION_LIMIT, RunLoop
+from nbgraph.engine.core.nesting import caller_now
 from nbgraph.engine.core.root_state import is_root, root_chunks, root_output
 from nbgraph.engine.core.runlog import RunLog
 from nbgraph.engine.core.runtime import inherited, start_runtime
@@ -37,7 +38,6 @@ from nbgraph.engine.streaming.namespaces import (
     inherit_relay,
     namespaced,
     open_relay,
-    remember_caller,
     with_namespaces,
 )
 from nbgraph.errors import GraphBuildError
@@ -182,21 +182,21 @@ class CompiledGraph(RunnableHabits):
     # --- running ---------------------------------------------------------------------------
 
     def _start(self, config: dict[str, Any] | None, kwargs: dict[str, Any]) -> RunLoop:
+        caller = caller_now()  # (a run inside a node: asked once, here; engine.core.nesting)
         config, context, store = inherited(
-            self._with_bound(config), kwargs.pop("context", None), self.store
+            self._with_bound(config), kwargs.pop("context", None), self.store, caller
         )  # (with_config's first; a graph run inside a node inherits that node's context)
         merged = run_config(config, kwargs)
         durability = durability_of(kwargs)
         if self.checkpointer is None or isinstance(self.checkpointer, bool):
-            thread = inherited_thread(self)  # (a subgraph: its parent's saver, or None)
+            thread = inherited_thread(self, caller)  # (a subgraph: its parent's saver, or None)
         else:
             thread = Thread(self.checkpointer, self.spec, merged)
             thread.defer(durability if self.spec.semantics != "branches" else "sync")
-        run = loop_class(self.spec)(self.spec, merged, thread)
+        run = loop_class(self.spec)(self.spec, merged, thread, caller)
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
-        keep_subrun(run.log)  # (a graph run inside a node: its log goes on that task)
-        remember_caller(run)  # (inside a node: its namespace is the task's)
+        keep_subrun(run)  # (a graph run inside a node: its log goes on that task)
         return run
 
     @contextlib.contextmanager

@@ -132,7 +132,7 @@ def _end_chunks(run: RunLoop, modes: frozenset[str]) -> Iterable[Chunk]:
 
 
 def _finish(run: RunLoop, error: BaseException | None) -> None:
-    if error is not None and finish_handed(run.log, error):  # Command.PARENT: not a failure
+    if error is not None and finish_handed(run, error):  # Command.PARENT: not a failure
         return
     if error is not None:
         run.log.status = "failed"

@@ -246,7 +246,7 @@ def update_lineages(loop: Any, node: str, values: Any) -> StepLog:
     the live lineages merged into one, from which the update grows; what was due is
     dropped, a waiting edge that fired for a node not run yet stays fired when the update
     writes as one of its sources, and the update's edges decide what runs next."""
-    from nbgraph.engine.branches.persist import merged_values
+    from nbgraph.engine.lineages.checkpoints import merged_values
     from nbgraph.engine.persistence.snapshots import keep_fired_joins
 
     live = loop.live()

@@ -4,7 +4,7 @@
 parent's state plus its parent's writes), a fan-out gives each target its own lineage, a
 node reached by plain edges runs once per arriving lineage, and lineages meet only at a join
 (a waiting edge, a node with `merge=`, a deferred node) or at END. docs/BRANCHES.md gives
-the rules; `nbgraph.engine.branches.lineage` holds the merges. This module chooses each step's runs
+the rules; `nbgraph.engine.lineages.points` holds the merges. This module chooses each step's runs
 and commits them; handing a task's lineage on is `engine.branch_routing`, and where lineages
 meet, `engine.branch_joins` (both mixed into `BranchLoop`).
 
@@ -17,29 +17,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.branches.joins import Joining
-from nbgraph.engine.branches.lineage import Lineage, ensure_values, grow
-from nbgraph.engine.branches.persist import control_ids, describe, merged_values, snapshot
-from nbgraph.engine.branches.routing import Routing
+from nbgraph.engine.branches import joins, routing
 from nbgraph.engine.core.caching import serve_from_cache
 from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.runlog import Join, RootReset, StepLog, join_data, reset_data
 from nbgraph.engine.core.tasks import Task
 from nbgraph.engine.core.writes import apply_grouped, group_writes
+from nbgraph.engine.lineages.checkpoints import control_ids, describe, merged_values, snapshot
+from nbgraph.engine.lineages.points import Lineage, ensure_values, grow
 from nbgraph.engine.persistence.persist import task_data, transient_fields, without
 from nbgraph.graph import GraphSpec
 from nbgraph.isolation import isolate
-from nbgraph.types import Send
+from nbgraph.types import MISSING, Send
 
 Arrival = tuple[tuple[str, ...], list[Lineage]]
 """What triggers a node: the sources, and the lineages they hand it (several: a join)."""
 
 
-class BranchLoop(Joining, Routing, RunLoop):
+class BranchLoop(RunLoop):
     """One run with branch lineages, one step at a time (the drivers are `RunLoop`'s)."""
 
-    def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None) -> None:
-        super().__init__(spec, config, thread)
+    def __init__(
+        self, spec: GraphSpec, config: dict[str, Any], thread: Any = None, caller: Any = MISSING
+    ) -> None:
+        super().__init__(spec, config, thread, caller)
         self.log.semantics = "branches"
         self.arrivals: dict[str, list[Arrival]] = {}
         self.sends: list[tuple[str, Send, Lineage]] = []
@@ -107,10 +108,10 @@ class BranchLoop(Joining, Routing, RunLoop):
             return [(items[0][0], items[0][1][0])]
         if node.merge is not None or node.defer:
             sources = tuple(s for item_sources, _ in items for s in item_sources)
-            return [(sources, self._join(name, [p for _, points in items for p in points]))]
+            return [(sources, joins.join(self, name, [p for _, points in items for p in points]))]
         runs: dict[int, tuple[list[str], Lineage]] = {}
         for sources, points in items:
-            point = points[0] if len(points) == 1 else self._join(name, points)
+            point = points[0] if len(points) == 1 else joins.join(self, name, points)
             if id(point) in runs:  # the same lineage arriving twice runs once
                 runs[id(point)][0].extend(sources)
                 point.holders -= 1
@@ -145,14 +146,14 @@ class BranchLoop(Joining, Routing, RunLoop):
                 else:
                     parent = self.reads.pop(task, None) or self._resumed
                     point = self._grow(parent, task)
-                if self._trigger_lineage(task, point) and task.kind != "input":
+                if routing.trigger_lineage(self, task, point) and task.kind != "input":
                     self._fill(point)  # a run reads it: it needs values of its own
                 elif task.kind != "input":
                     point.parent.frozen = True  # type: ignore[union-attr]  # computed later
                     point.parent.holders -= 1  # type: ignore[union-attr]
-            self._fire_waiting()
+            routing.fire_waiting(self)
             if not (self.arrivals or self.sends or self.later):
-                self._finish()
+                joins.finish(self)
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
             raise

@@ -20,11 +20,11 @@ from collections.abc import Callable
 from typing import Any
 
 from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT
+from nbgraph.engine.core.nesting import checkpoint_ns, namespace_of
 from nbgraph.engine.core.runtime import ExecutionInfo, Runtime, enter_task, leave_task, no_op_writer
 from nbgraph.engine.core.store_record import RecordingStore
+from nbgraph.engine.core.tasks import ParentCommand
 from nbgraph.engine.core.writer import current_writer
-from nbgraph.engine.nested.subruns import ParentCommand
-from nbgraph.engine.streaming.namespaces import checkpoint_ns, namespace_of
 
 _KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _EMPTY = inspect.Parameter.empty

@@ -25,11 +25,10 @@ from nbgraph.engine.core.attempt import TaskRunner
 from nbgraph.engine.core.caching import serve_from_cache
 from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.core.config import run_config
-from nbgraph.engine.core.interrupts import current_scope
 from nbgraph.engine.core.merging import merged_resets
+from nbgraph.engine.core.nesting import caller_now
 from nbgraph.engine.core.plans import plans_of
 from nbgraph.engine.core.runlog import RootReset, RunLog, StepLog
-from nbgraph.engine.core.runtime import current_task_env
 from nbgraph.engine.core.schedule import Schedule
 from nbgraph.engine.core.tasks import Task, state_for
 from nbgraph.engine.core.writes import (
@@ -68,7 +67,9 @@ class RunLoop:
     sink: Any = None  # where a streamed run's live chunks go (engine.streaming.streams)
     relay: Any = None  # a streamed run's namespaces (engine.streaming.namespaces)
 
-    def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None) -> None:
+    def __init__(
+        self, spec: GraphSpec, config: dict[str, Any], thread: Any = None, caller: Any = MISSING
+    ) -> None:
         self.spec = spec
         self.config = config
         self.thread = thread  # a persistence Thread when the graph has a checkpointer
@@ -94,11 +95,11 @@ class RunLoop:
         self.step_size = 0  # tasks in the step being run
         self.unsettled: Callable[[], object] | None = None  # see `engine.drive`: stopped
         # mid-step, the run could not wait for all its nodes; this waits for the rest
-        # run inside another run's node without a checkpointer: `interrupt()` asks the
-        # calling run's scope, and a question pauses this run too (engine.nested.subruns)
-        self.asks_parent = (
-            thread is None and current_task_env() is not None and (current_scope() is not None)
-        )
+        # the node that started this run, if one did (asked once: engine.core.nesting); a run
+        # inside a node without a checkpointer asks its questions in the calling node's scope,
+        # and a question pauses this run too (engine.nested.subruns)
+        self.caller = caller = caller_now() if caller is MISSING else caller
+        self.asks_parent = thread is None and caller is not None and caller.scope is not None
         self.runner = runner = TaskRunner(self)
         self.execute, self.aexecute, self.route = runner.execute, runner.aexecute, runner.route
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.codec.values import decode_error, encode_error
-from nbgraph.engine.nested.subruns import ParentCommand
+from nbgraph.engine.core.tasks import ParentCommand
 from nbgraph.policies import RetryPolicy
 
 if TYPE_CHECKING:

@@ -177,15 +177,16 @@ def coerce_context(schema: Any, context: Any) -> Any:
 _ADDRESS_KEYS = frozenset({"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"})
 
 
-def inherited(config: Any, context: Any, store: Any) -> tuple[Any, Any, Any]:
+def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tuple[Any, Any, Any]:
     """What a graph invoked inside a running node takes from that node's run, as LangGraph
     does: its context and store (unless given), its `recursion_limit`, `metadata`, `tags`
     and `configurable` keys (the call's own win, its tags come after; a checkpoint's
     address is never inherited).
 
-    Outside a node, `(config, context, store)` unchanged.
+    Outside a node (`caller` None: `engine.core.nesting.caller_now`), `(config, context,
+    store)` unchanged.
     """
-    env = _TASK.get()
+    env = caller.env if caller is not None else None
     if env is None or not hasattr(config if config is not None else {}, "get"):
         return config, context, store
     parent = env.run

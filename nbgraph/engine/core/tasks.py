@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbgraph.engine.core.writes import field_spec, reduce_field
-from nbgraph.engine.nested.edges import quiet_drop
-from nbgraph.engine.nested.subruns import ParentCommand
 from nbgraph.errors import InvalidUpdateError, NbgraphError
 from nbgraph.graph import Branch, GraphSpec, NodeSpec
+from nbgraph.graph.subgraphs import is_compiled_graph
 from nbgraph.isolation import Pending, StateView, isolate
 from nbgraph.messages.langchain_messages import MessageTypeError
 from nbgraph.schema import ROOT, SchemaInfo, pydantic_updates
@@ -41,6 +40,26 @@ class RouteError(NbgraphError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class ParentCommand(NbgraphError):
+    """A node returned `Command(graph=Command.PARENT, ...)`: it stops its graph's run, and
+    the parent's task that ran that graph takes the command (LangGraph's `ParentCommand`).
+    Raised out of a graph that has no parent.
+
+    Attributes:
+        command: the command, as the parent's task takes it (`graph` cleared).
+    """
+
+    def __init__(self, command: Command) -> None:
+        self.command = Command(update=command.update, goto=command.goto, resume=command.resume)
+        super().__init__(self.command)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.command!r} addresses the parent graph (Command.PARENT): the parent's "
+            "task that ran this graph takes it (an error only where there is no parent)."
+        )
 
 
 @dataclass(slots=True, eq=False)
@@ -394,8 +413,9 @@ def note_failure(error: BaseException, task: Task, where: str = "running node") 
 def warn_dropped(spec: GraphSpec, warned: list[str], task: Task) -> None:
     """Warn (and note in `warned`, the run's warnings) that `task` wrote keys that were
     dropped, pointing at its node's code."""
-    if quiet_drop(spec, task):  # a subgraph's own keys: LangGraph drops them silently
-        return
+    node = spec.nodes.get(task.node)
+    if node is not None and is_compiled_graph(getattr(node.fn, "app", None)):
+        return  # a subgraph's own keys the parent lacks: LangGraph drops them silently
     message = (
         f"Node {task.node!r} at step {task.step} wrote keys that were dropped: "
         f"{', '.join(f'{key!r} ({why})' for key, _, why in task.dropped)}."

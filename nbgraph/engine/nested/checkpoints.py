@@ -25,8 +25,6 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.checkpoint.subthreads import sub_key
-from nbgraph.engine.core.interrupts import current_scope
-from nbgraph.engine.core.runtime import current_task_env
 from nbgraph.engine.persistence.chain import next_task_ids
 from nbgraph.engine.persistence.persist import Thread
 
@@ -79,9 +77,10 @@ class SubThread(Thread):
         return log
 
 
-def inherited_thread(app: Any) -> SubThread | None:
+def inherited_thread(app: Any, caller: Any) -> SubThread | None:
     """The thread of a subgraph (`compile(checkpointer=None)` or `True`) run inside a node
-    of a checkpointed run; None outside one, or with `checkpointer=False`.
+    of a checkpointed run (`caller`: the node that starts it, `engine.core.nesting`); None
+    outside one, or with `checkpointer=False`.
 
     A task the parent resumes resumes the subgraph where it stopped. Otherwise a
     `checkpointer=None` subgraph starts afresh; if its namespace has checkpoints already (a
@@ -93,15 +92,14 @@ def inherited_thread(app: Any) -> SubThread | None:
         RuntimeError: `checkpointer=True`, run outside a node (see `refuse_root_true`).
     """
     mode = app.checkpointer
-    env = current_task_env()
-    if env is None:
+    if caller is None:
         refuse_root_true(app)
-    if mode is False or env is None or env.run.thread is None:
+    if mode is False or caller is None or caller.run.thread is None:
         return None
-    parent, task = env.run, env.task
+    parent, task = caller.run, caller.task
     outer = parent.thread
     ns = join_ns(outer.ns, ns_part(task.node, task.id, mode))
-    scope = current_scope()  # (the node call's: it counts the graphs the call runs)
+    scope = caller.scope  # (the node call's: it counts the graphs the call runs)
     if scope is not None and mode is None:
         if scope.subgraphs:  # a node function's second graph run: `node:<id>|1`, ...
             ns = join_ns(ns, str(scope.subgraphs))

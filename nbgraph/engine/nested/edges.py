@@ -18,13 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.core.runtime import current_task_env
-from nbgraph.graph.subgraphs import is_compiled_graph
-
 if TYPE_CHECKING:
-    from nbgraph.engine.core.runlog import RunLog
-    from nbgraph.engine.core.tasks import Task
-    from nbgraph.graph.spec import GraphSpec
+    pass
 
 TO_PARENT = "to_parent"
 """The status of a run stopped by `Command.PARENT` (and of the task that returned it)."""
@@ -38,22 +33,16 @@ def hands_to_parent(error: BaseException | None) -> bool:
     return error is not None and type(error).__name__ == _PARENT_COMMAND
 
 
-def finish_handed(log: RunLog, error: BaseException) -> bool:
+def finish_handed(run: Any, error: BaseException) -> bool:
     """Record a run that `error` stops as handed to its parent, if it is one: a
     `Command.PARENT` raised out of a graph running inside a node. False otherwise (the
     run failed; a graph with no parent fails on `Command.PARENT` too)."""
-    if not hands_to_parent(error) or current_task_env() is None:
+    if not hands_to_parent(error) or run.caller is None:
         return False
+    log = run.log
     log.status = TO_PARENT  # type: ignore[assignment]
     log.error = None
     return True
-
-
-def quiet_drop(spec: GraphSpec, task: Task) -> bool:
-    """Whether the keys `task` wrote that its graph lacks are dropped without a warning: the
-    task's node is a compiled graph (a subgraph), whose own keys LangGraph drops silently."""
-    node = spec.nodes.get(task.node)
-    return node is not None and is_compiled_graph(getattr(node.fn, "app", None))
 
 
 def handed_text(error: Any) -> str:

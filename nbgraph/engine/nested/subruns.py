@@ -14,40 +14,38 @@ and the resumed parent resumes it at the node that asked. A subgraph compiled wi
 calls answered in order, as LangGraph does.
 
 A subgraph node returning `Command(graph=Command.PARENT, ...)` stops the subgraph
-(`ParentCommand`), and the parent's task that ran it takes the command as its own output.
+(`engine.core.tasks.ParentCommand`), and the parent's task that ran it takes the command as
+its own output.
+
+Whether a run is nested is asked once, as it starts: its `caller` (`engine.core.nesting`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.core.interrupts import GraphInterrupt, Scope, current_scope
-from nbgraph.engine.core.runtime import current_task_env
-from nbgraph.errors import NbgraphError
-from nbgraph.types import Command
+from nbgraph.engine.core.interrupts import GraphInterrupt, Scope
 
 if TYPE_CHECKING:
-    from nbgraph.engine.core.runlog import RunLog
+    pass
 
 
-def keep_subrun(log: RunLog) -> None:
-    """Keep `log` on the task of the node running now, if a node is running."""
-    env = current_task_env()
-    if env is None:
+def keep_subrun(run: Any) -> None:
+    """Keep `run`'s log on the task of the node that started it, if a node did."""
+    caller = run.caller
+    if caller is None:
         return
-    task = env.task
+    task = caller.task
     if task.subruns:
-        task.subruns.append(log)
+        task.subruns.append(run.log)
     else:
-        task.subruns = [log]
+        task.subruns = [run.log]
 
 
 def parent_scope(run: Any) -> Scope | None:
     """For a run without a checkpointer inside a node: the calling task's interrupt scope
     (so `interrupt()` inside the subgraph asks the parent's thread); else None."""
-    if run.thread is not None or current_task_env() is None:
-        return None
-    return current_scope()
+    return run.caller.scope if run.asks_parent else None
 
 
 def pass_pause_up(run: Any) -> None:
@@ -60,27 +58,7 @@ def pass_pause_up(run: Any) -> None:
     """
     if not run.paused:
         return
-    if run.thread is None and parent_scope(run) is not None:
+    if run.asks_parent:
         raise GraphInterrupt(*run.paused)
-    if run.thread is not None and run.thread.ns and current_task_env() is not None:
+    if run.thread is not None and run.thread.ns and run.caller is not None:
         raise GraphInterrupt(*run.paused)  # (a subgraph with checkpoints of its own)
-
-
-class ParentCommand(NbgraphError):
-    """A node returned `Command(graph=Command.PARENT, ...)`: it stops its graph's run, and
-    the parent's task that ran that graph takes the command (LangGraph's `ParentCommand`).
-    Raised out of a graph that has no parent.
-
-    Attributes:
-        command: the command, as the parent's task takes it (`graph` cleared).
-    """
-
-    def __init__(self, command: Command) -> None:
-        self.command = Command(update=command.update, goto=command.goto, resume=command.resume)
-        super().__init__(self.command)
-
-    def __str__(self) -> str:
-        return (
-            f"{self.command!r} addresses the parent graph (Command.PARENT): the parent's "
-            "task that ran this graph takes it (an error only where there is no parent)."
-        )

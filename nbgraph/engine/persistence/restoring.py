@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.branches.persist import live_points, merged_values, rebuild
 from nbgraph.engine.core.pinned import pinned_map, value_after
 from nbgraph.engine.core.retrying import attempts_from_data
 from nbgraph.engine.core.runlog import initial_values
@@ -23,6 +22,7 @@ from nbgraph.engine.core.writes import (
     clear_ephemeral,
     group_task_writes,
 )
+from nbgraph.engine.lineages.checkpoints import live_points, merged_values, rebuild
 from nbgraph.engine.persistence.chain import parent_chain
 from nbgraph.engine.persistence.checkpoint_shape import replayed_from_a_file
 from nbgraph.engine.persistence.history_fold import history_states

@@ -22,8 +22,9 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk
 from langchain_core.runnables.config import var_child_runnable_config
 
 from nbgraph.engine.core.injection import task_metadata, task_uuid
+from nbgraph.engine.core.nesting import checkpoint_ns
 from nbgraph.engine.core.tasks import Task
-from nbgraph.engine.streaming.namespaces import Nested, checkpoint_ns, graph_namespace
+from nbgraph.engine.streaming.namespaces import Nested, graph_namespace
 from nbgraph.engine.streaming.streams import LiveSink
 from nbgraph.types import Command
 

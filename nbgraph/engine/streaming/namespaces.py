@@ -7,8 +7,8 @@ or invoked by the node's function), deeper for deeper graphs
 the one `stream_mode="tasks"` reports and the node's `config["configurable"]
 ["checkpoint_ns"]` ends with (that config joins the whole path with `|`).
 
-A run started inside a node takes its namespace from the calling task (kept as it starts,
-`remember_caller`; `namespace_of(run)`). When the caller streams, every task of the run carries
+A run started inside a node takes its namespace from the calling task (its `caller`, kept as
+it starts: `engine.core.nesting`). When the caller streams, every task of the run carries
 the stream's `Relay` (on its writer), so a graph run inside the task finds it: with
 `subgraphs=True` the inner run streams the caller's modes and hands each chunk to the
 caller's queue with its namespace, as it comes (custom and messages chunks the moment they
@@ -18,21 +18,17 @@ it. With `subgraphs=False` only the chat model handler is shared, and it sends n
 inside (as LangGraph: a subgraph's tokens are not streamed; the message the node returns is).
 
 Nothing here runs for `invoke()` outside a streamed run: a run pays a context variable read
-(the writer's relay), a graph started inside a node a weak-dictionary entry (its caller);
-its namespace is worked out only if asked for.
+(the writer's relay); its namespace is worked out only if asked for.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from nbgraph.engine.core.runtime import current_task_env
-from nbgraph.engine.core.writer import current_writer
+from nbgraph.engine.core.nesting import NS_SEP, namespace_of
 from nbgraph.engine.streaming.streams import LIVE_MODES, LiveSink
 
-NS_SEP = "|"
 """What joins a namespace's parts in a checkpoint namespace string (LangGraph's)."""
 
 
@@ -106,46 +102,6 @@ class ForwardSink(LiveSink):
         self.outer.put(mode, Nested(self.ns, chunk))
 
 
-_CALLERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-"""By run started inside a node: that task's environment (`.run`, `.task`, `.task_id`).
-Kept here, not on the run: an attribute added to a `RunLoop` after its `__init__` makes
-every attribute read of it slower (its dict stops sharing keys), which `invoke` would pay."""
-_NAMESPACES: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
-
-
-def remember_caller(run: Any) -> None:
-    """Keep the task a run starts inside of, if it starts inside a node."""
-    env = current_task_env()
-    if env is not None:
-        _CALLERS[run] = env
-
-
-def namespace_of(run: Any) -> tuple[str, ...]:
-    """A run's namespace: `()` for a run started outside a node; for one started inside a
-    node, the calling run's namespace and `"<node>:<task id>"`. Worked out the first time
-    it is asked for (`invoke` never asks unless a node reads its config's `checkpoint_ns`
-    or the caller streams)."""
-    try:
-        env = _CALLERS.get(run)
-    except TypeError:  # (a stand-in run without weak references, as `Run.remerge` calls with)
-        return ()
-    if env is None:
-        return ()
-    namespace = _NAMESPACES.get(run)
-    if namespace is None:
-        namespace = (*namespace_of(env.run), f"{env.task.node}:{env.task_id}")
-        _NAMESPACES[run] = namespace
-    return namespace
-
-
-def checkpoint_ns(run: Any, node: str, task_id: str) -> str:
-    """A task's checkpoint namespace string: its run's namespace and `node:task_id`,
-    joined with `|` (`"outer:<id>|inner:<id>"`)."""
-    own = f"{node}:{task_id}"
-    namespace = namespace_of(run)
-    return NS_SEP.join((*namespace, own)) if namespace else own
-
-
 def graph_namespace(metadata: dict[str, Any]) -> tuple[str, ...]:
     """The namespace of the run a task's metadata belongs to (its checkpoint namespace
     without the task's own part)."""
@@ -156,9 +112,9 @@ def open_relay(run: Any, modes: frozenset[str], subgraphs: bool) -> Relay:
     """Start streaming `run` for a caller: its tasks hand `Relay(modes, subgraphs)` on.
     Returns the relay; its `modes` are the modes to run with."""
     outer = None
-    if run in _CALLERS:  # (a node streams a graph itself)
-        writer = current_writer()
-        relay = writer.relay if writer is not None else None
+    caller = run.caller
+    if caller is not None:  # (a node streams a graph itself)
+        relay = caller.relay
         if relay is not None and relay.subgraphs and relay.sink is not None:
             outer = relay
     run.relay = Relay(run, modes, subgraphs, outer)
@@ -168,8 +124,8 @@ def open_relay(run: Any, modes: frozenset[str], subgraphs: bool) -> Relay:
 def inherit_relay(run: Any) -> frozenset[str]:
     """For a run started inside a node of a streamed run: take that stream's relay, and
     return the modes this run streams (nothing when the caller does not stream)."""
-    writer = current_writer()
-    relay = writer.relay if writer is not None else None
+    caller = run.caller  # (asked once, as the run started: engine.core.nesting)
+    relay = caller.relay if caller is not None else None
     if relay is None or (relay.sink is None and relay.chat is None):
         return _NONE
     run.relay = relay

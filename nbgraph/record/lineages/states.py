@@ -12,16 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from nbgraph.engine.branches.lineage import (
+from nbgraph.engine.core.runlog import Join, RunLog, StepLog, initial_values
+from nbgraph.engine.core.writes import apply_grouped, group_writes
+from nbgraph.engine.lineages.checkpoints import rebuild
+from nbgraph.engine.lineages.points import (
     Lineage,
     common_base,
     delta_merge,
     grow,
     keep_live_ephemeral,
 )
-from nbgraph.engine.branches.persist import rebuild
-from nbgraph.engine.core.runlog import Join, RunLog, StepLog, initial_values
-from nbgraph.engine.core.writes import apply_grouped, group_writes
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import collector_paused
 from nbgraph.record.timeline import MIN_SNAPSHOT_COST, Timeline, _copy, _size

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from nbgraph.engine.branches.lineage import (
+from nbgraph.engine.lineages.points import (
     Lineage,
     apply_points,
     common_base,
