@@ -29,6 +29,7 @@ sizes, a*n + b*n^2) is over `--lg-budget` seconds, or that is over `--lg-max-ste
 
 import argparse
 import gc
+import importlib
 import itertools
 import operator
 import os
@@ -43,7 +44,7 @@ import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 from typing import Annotated, Any, TypedDict
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -59,15 +60,20 @@ DURABILITY = "async"  # the checkpointed loops' mode, on both engines (LangGraph
 # --- the two APIs ------------------------------------------------------------------------------
 
 
-def api_nbgraph() -> SimpleNamespace:
-    import nbgraph
+def api_nbgraph(package: ModuleType | None = None, name: str = "nbgraph") -> SimpleNamespace:
+    """nbgraph's imports: of `import nbgraph`, or of `package`, another copy of it (an older
+    tree imported under another name: `old_vs_new.py`), named `name` (its files' names)."""
+    if package is None:
+        import nbgraph as package
+    nbgraph = package
 
     def sqlite_saver(path: str) -> tuple[Any, Callable[[], None]]:
         saver = nbgraph.SqliteSaver(path)
         return saver, saver.close
 
     return SimpleNamespace(
-        name="nbgraph",
+        name=name,
+        package=nbgraph,
         StateGraph=nbgraph.StateGraph,
         START=nbgraph.START,
         END=nbgraph.END,
@@ -434,7 +440,8 @@ def agent_case(api: SimpleNamespace, rounds: int, langchain: bool = False) -> Ca
 
     call, keep = run_case(api, app, args, check)
     if api.records:  # nbgraph: the message kind this case measures, set around each run
-        from nbgraph.messages import use_message_kind
+        messages = importlib.import_module(f"{api.package.__name__}.messages")
+        use_message_kind = messages.use_message_kind
 
         def kind_of_case(fn: Callable[[], Any]) -> Callable[[], Any]:
             def run() -> Any:

@@ -1,4 +1,5 @@
-"""The timing rules the benchmark scripts share: one call after a collection; best of N."""
+"""The timing rules the benchmark scripts share: one call after a collection (wall clock, or
+wall and CPU); best of N."""
 
 import gc
 import time
@@ -18,3 +19,13 @@ def call_seconds(fn: Callable[[], Any]) -> float:
 def best_seconds(fn: Callable[[], Any], repeat: int = 5) -> float:
     """The fastest of `repeat` calls: the least-disturbed run, as this machine is a noisy VM."""
     return min(call_seconds(fn) for _ in range(repeat))
+
+
+def call_times(fn: Callable[[], Any]) -> tuple[float, float]:
+    """One call of `fn` after a garbage collection, as `call_seconds`: (wall seconds, CPU
+    seconds of this process, every thread: `time.process_time`)."""
+    if gc.isenabled():
+        gc.collect()
+    cpu, start = time.process_time(), time.perf_counter()
+    fn()
+    return time.perf_counter() - start, time.process_time() - cpu

@@ -186,3 +186,65 @@ def test_check_reports_a_row_made_worse_and_not_one_made_better(monkeypatch, cap
     except SystemExit as stop:
         assert stop.code == 0
     assert "--check: 0 rows compared" in capsys.readouterr().out
+
+
+OLD_VS_NEW = [
+    "self-loop, 20 steps",
+    "self-loop, 50 steps",
+    "self-loop + MemorySaver, 20 steps",
+    "self-loop + SqliteSaver (file), 20 steps",
+    "fan-out 5 + waiting join",
+    "10 Sends + reduce",
+    "agent, 20 nodes, add_messages, 5 rounds",
+    "agent, 20 nodes, add_messages, langchain messages, 5 rounds",
+    "get_state_history, 20-step thread, memory saver",
+    "get_state_history, 20-step thread, sqlite saver",
+]
+
+
+def test_old_vs_new_quick_times_this_tree_against_a_renamed_copy_of_itself(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    for name in ("old_vs_new", "compare", "timing"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import old_vs_new
+
+    old_vs_new.main(["--quick", "--before", str(BENCHMARKS.parent)])
+    out = capsys.readouterr().out
+    rows = {}
+    for line in out.splitlines():
+        if line.startswith("| ") and not line.startswith("| ---"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            rows[cells[0]] = cells
+    assert set(OLD_VS_NEW) <= set(rows), out
+    per_unit = r"[\d,.]+ µs/(step|task|checkpoint)"
+    for name in OLD_VS_NEW:
+        cells = rows[name]
+        if "langchain" in name and importlib.util.find_spec("langchain_core") is None:
+            continue
+        for cell in (cells[1], cells[2], cells[5], cells[6]):
+            assert re.fullmatch(per_unit, cell), cells
+        for ratio, spread in ((cells[3], cells[4]), (cells[7], cells[8])):
+            assert re.fullmatch(r"\d+\.\d\d×", ratio) and float(ratio.rstrip("×")) > 0, cells
+            assert re.fullmatch(r"\d+\.\d\d\.\.\d+\.\d\d", spread), cells
+    assert "none using the current nbgraph" in out, out
+    assert not any(name.startswith("nbgraph_before") for name in sys.modules)
+
+
+def test_old_vs_new_rewrites_the_copy_to_its_own_name(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.delitem(sys.modules, "old_vs_new", raising=False)
+    import old_vs_new
+
+    source = (
+        "import nbgraph.engine\nfrom nbgraph import messages\nfrom nbgraph.checkpoint import x\n"
+        'importlib.import_module(f"nbgraph.messages.{name}")\n'
+        'ok = module.startswith("nbgraph.") and kind == "nbgraph"\n'
+        'table = "nbgraph_meta"\n'
+    )
+    assert old_vs_new.rewrite(source) == (
+        "import nbgraph_before.engine\nfrom nbgraph_before import messages\n"
+        "from nbgraph_before.checkpoint import x\n"
+        'importlib.import_module(f"nbgraph_before.messages.{name}")\n'
+        'ok = module.startswith("nbgraph_before.") and kind == "nbgraph"\n'
+        'table = "nbgraph_meta"\n'
+    )
