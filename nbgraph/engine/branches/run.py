@@ -37,6 +37,8 @@ Arrival = tuple[tuple[str, ...], list[Lineage]]
 class BranchLoop(RunLoop):
     """One run with branch lineages, one step at a time (the drivers are `RunLoop`'s)."""
 
+    lineages = True  # each task reads its own lineage (`read`)
+
     def __init__(
         self, spec: GraphSpec, config: dict[str, Any], thread: Any = None, caller: Any = MISSING
     ) -> None:

@@ -86,7 +86,7 @@ class TaskRunner:
         env = TaskEnv(run, task)
         entered = enter_task(env)  # what get_config() / get_runtime() answer, node and routers
         try:
-            values = run.read(task)
+            values = run.read(task) if run.lineages else run.values
             if plan.viewed and task.kind == "edge":  # (`_input`'s common case, asked first)
                 state = StateView(values)
             else:
@@ -225,7 +225,7 @@ class TaskRunner:
         env = TaskEnv(run, task)
         entered = enter_task(env)
         try:
-            values = run.read(task)
+            values = run.read(task) if run.lineages else run.values
             state = self._input(task, plan, values)
             with interrupt_scope(scope):
                 output = call_with(env, plan.fn, plan.wanted, state)

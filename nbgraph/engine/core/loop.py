@@ -61,6 +61,7 @@ class RunLoop:
     """
 
     _joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branch lineages)
+    lineages = False  # each task reads its own lineage's values (`read`: branch runs)
     tap: Callable[[Task, Any], None] | None = None  # hears each node's output (streams)
     context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
     store: Any = None  # compile(store=...)
@@ -124,11 +125,11 @@ class RunLoop:
             self.step -= 1
             self.advance()  # (raises GraphRecursionError)
         schedule = self.schedule
-        taken = schedule.take()
+        taken = schedule.take(self.step)
         if taken is None:
             self.step -= 1
             return None
-        pull, push = taken
+        pull, push, tasks = taken
         if self.spec.interrupt_before and self._stop_before(pull, push):
             schedule.put_back(pull, push)
             self.step -= 1
@@ -138,7 +139,6 @@ class RunLoop:
             self.root_updated = False
             recorded = {k: isolate(v) for k, v in self.values.items()}
             resets = [RootReset(self.step, START, "command", (), (), recorded), *resets]
-        tasks = schedule.tasks(self.step, pull, push)
         self._pending_resets = resets
         self.step_size = len(tasks)
         if self.finished:  # tasks that finished before a pause or a failure are not run again

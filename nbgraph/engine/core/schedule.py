@@ -1,10 +1,10 @@
 """What runs next: the scheduler's state (the nodes each step's edges, waiting edges and
 routes trigger, queued for the next step) in one object, and the methods that change it.
 
-`RunLoop` owns one `Schedule`; committing a step queues what its tasks trigger
-(`trigger`), `RunLoop.next_tasks` takes the queued step (`take`) and makes its tasks
-(`tasks`). A checkpoint keeps the queues (`engine.persistence.persist.checkpoint_payload`
-reads them) and a resumed run puts them back (`restore`).
+`RunLoop` owns one `Schedule`; committing a step queues what its tasks trigger (`trigger`),
+`RunLoop.next_tasks` takes the queued step and its tasks (`take`). A checkpoint keeps the
+queues (`engine.persistence.persist.checkpoint_payload` reads them) and a resumed run puts
+them back (`restore`).
 """
 
 from __future__ import annotations
@@ -62,19 +62,24 @@ class Schedule:
 
     # --- the next step -----------------------------------------------------------------------
 
-    def take(self) -> tuple[dict[str, list[str]], list[tuple[str, Send]]] | None:
-        """The next step's `(pull, push)`, taken from the queues (the deferred nodes when
-        nothing else is due), or None when nothing is left to run."""
+    def take(self, step: int) -> tuple[dict[str, list[str]], list, list[Task]] | None:
+        """The next step, taken from the queues (the deferred nodes when nothing else is
+        due): `(pull, push, tasks)`, its tasks in write order; or None when nothing is left
+        to run."""
         pull, push = self.pull, self.push
         if pull or push:
             self.pull, self.push = {}, []
             self.took_deferred = False
-            return pull, push
-        if not self.deferred:
+        elif self.deferred:
+            pull, push, self.deferred = self.deferred, [], {}
+            self.took_deferred = True
+        else:
             return None
-        pull, self.deferred = self.deferred, {}
-        self.took_deferred = True
-        return pull, []
+        if len(pull) == 1 and not push:  # a lone task (a loop's step)
+            ((name, sources),) = pull.items()
+            self.pulls = 1
+            return pull, push, [Task(step, 0, name, "edge", triggers=self.shared[tuple(sources)])]
+        return pull, push, self._tasks(step, pull, push)
 
     def put_back(self, pull: dict[str, list[str]], push: list[tuple[str, Send]]) -> None:
         """Queue a taken step again where it was taken from (a breakpoint stopped the run
@@ -84,12 +89,8 @@ class Schedule:
         else:
             self.pull, self.push = pull, push
 
-    def tasks(self, step: int, pull: dict[str, list[str]], push: list) -> list[Task]:
+    def _tasks(self, step: int, pull: dict[str, list[str]], push: list) -> list[Task]:
         """A step's tasks in write order: the pulled nodes by name, then the Sends."""
-        if len(pull) == 1 and not push:  # a lone task (a loop's step)
-            ((name, sources),) = pull.items()
-            self.pulls = 1
-            return [Task(step, 0, name, "edge", triggers=self.shared[tuple(sources)])]
         names = sorted(pull) if len(pull) > 1 else pull
         tasks = [
             Task(step, index, name, "edge", triggers=self.shared[tuple(pull[name])])
