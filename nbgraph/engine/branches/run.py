@@ -25,7 +25,7 @@ from nbgraph.engine.core.caching import serve_from_cache
 from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.runlog import Join, RootReset, StepLog, join_data, reset_data
 from nbgraph.engine.core.tasks import Task
-from nbgraph.engine.core.writes import apply_grouped, group_writes
+from nbgraph.engine.core.writes import apply_writes
 from nbgraph.engine.persistence.persist import task_data, transient_fields, without
 from nbgraph.graph import GraphSpec
 from nbgraph.isolation import isolate
@@ -255,8 +255,7 @@ class BranchLoop(Joining, Routing, RunLoop):
     def _root(self, task: Task) -> Lineage:
         """The input applied: the root every lineage of this run grows from (on a thread
         with checkpoints, from its merged state)."""
-        grouped = group_writes([(task.node, key, value) for key, value in task.writes])
-        apply_grouped(self.spec.fields, self.values, grouped, self.step)
+        apply_writes(self.spec.fields, self.values, task.writes, self.step, task.node)
         root_id = self._unique(f"merge:{self.step}")
         root = Lineage(root_id, "root", self._resumed, writes=tuple(task.writes))
         root.values, root.owned = self.values, set(self.values)

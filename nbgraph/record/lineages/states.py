@@ -21,7 +21,7 @@ from nbgraph.engine.branches.lineage import (
 )
 from nbgraph.engine.branches.persist import rebuild
 from nbgraph.engine.core.runlog import Join, RunLog, StepLog, initial_values
-from nbgraph.engine.core.writes import apply_grouped, group_writes
+from nbgraph.engine.core.writes import apply_writes, group_writes
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import collector_paused
 from nbgraph.record.timeline import MIN_SNAPSHOT_COST, Timeline, _copy, _size
@@ -172,7 +172,7 @@ def input_state(graph: Any, root: Lineage, start: dict | None = None) -> dict[st
     values = initial_values(graph) if start is None else _copy(start)
     afters = root.afters or {}
     writes = [(START, k, v) for k, v in root.writes if k not in afters]
-    apply_grouped(graph.fields, values, group_writes(writes), 0)
+    apply_writes(graph.fields, values, group_writes(writes), 0)
     values.update({k: isolate(v) for k, v in afters.items()})
     return values
 
