@@ -298,7 +298,7 @@ class RunLoop(Starting, Committing, Showing):
                 absorb_update(self.spec, node, task, output)
             else:
                 absorb_output(self.spec, node, task, output)
-            self._route(task, env, values)
+            self.route(task, env, values)
             if task.dropped:
                 warn_dropped(self.spec, self.log.warnings, task)
         except Exception as error:
@@ -399,7 +399,7 @@ class RunLoop(Starting, Committing, Showing):
             self._done(task, scope)
         return wait
 
-    def _route(self, task: Task, env: TaskEnv | None = None, values: Any = None) -> None:
+    def route(self, task: Task, env: TaskEnv | None = None, values: Any = None) -> None:
         """Run the routers after `task` (in `env` when the task's own is entered already;
         `values`: what the task read, when known)."""
         for branch in self.spec.branches.get(task.node, ()):

@@ -43,24 +43,24 @@ class Starting:
                     "one has no checkpoint; pass a dict of initial values."
                 )
             if START in restored.control["pull"]:  # an input checkpoint: apply its input
-                self._resume(restored, keep_next=False)
+                self.resume(restored, keep_next=False)
                 if not restored.latest:  # a replay grows a new branch, as any replay does
                     self.thread.branch(restored)
                     self.step += 1
                 return self._input_step(restored.control.get("input", []))
-            return self._resume(restored)
+            return self.resume(restored)
         if isinstance(input, Command):
             if restored is None or not restored.paused:
                 raise InvalidUpdateError(
                     "Command(resume=...) answers a run paused by interrupt(); this thread "
                     "has no pending interrupt."
                 )
-            log = self._resume(restored)
+            log = self.resume(restored)
             self._take_command(input, restored.paused)
             return log
         self.log.input = isolate(input)
         if restored is not None:
-            self._resume(restored, keep_next=False)
+            self.resume(restored, keep_next=False)
         else:
             self.values = initial_values(self.spec)
             self.log.final = self.values
@@ -78,11 +78,11 @@ class Starting:
         self.stop = self.step - 1 + self.limit + 1
         task = Task(step=self.step, index=0, node=START, kind="input", started=time.time())
         task.writes.extend(tuple(w) for w in writes)
-        self._route(task)
+        self.route(task)
         task.ended = task.started
         return self.commit([task], source="loop")
 
-    def _resume(self, restored: Any, keep_next: bool = True) -> StepLog:
+    def resume(self, restored: Any, keep_next: bool = True) -> StepLog:
         """Start from a checkpoint: its values (as a root reset of this run's record) and,
         unless new input replaces it, what was to run next and what had already finished."""
         self.values = self.log.final = restored.values

@@ -1,15 +1,20 @@
 """A thread read and written from outside a run: a checkpoint as `get_state` and
-`get_state_history` show it (`StateSnapshot` with its `PendingTask`s), and the rules
-`update_state` follows when it writes as a node (which node, and which joins stay fired).
+`get_state_history` show it (`StateSnapshot` with its `PendingTask`s), and writing as a
+node (`write_as_node`, the step `update_state` and the stepper's `update()` take) with its
+rules (which node, and which joins stay fired).
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.root_state import is_root, root_value
+from nbgraph.engine.core.runlog import StepLog
+from nbgraph.engine.core.tasks import Task, absorb_output
 from nbgraph.engine.persistence.chain import next_task_ids, with_finished
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.errors import InvalidUpdateError
@@ -182,11 +187,42 @@ def last_writer(restored: Any) -> str:
     return names[0]
 
 
-def keep_fired_joins(run: RunLoop, restored: Any, node: str) -> None:
-    """A waiting edge `[a, b] -> q` that fired, with `q` not run yet, stays fired when the
-    update writes as one of its sources (LangGraph: the join's barrier is still full, so
-    `q` runs next)."""
-    pending = restored.control["pull"]
+def write_as_node(
+    loop: RunLoop,
+    node: str,
+    values: Any,
+    due: Mapping[str, Sequence[str]] | None = None,
+    replace_due: bool = False,
+) -> StepLog:
+    """The "update" step of `update_state` and of the stepper's `update()`: `values` written
+    as if `node` had returned them, through the reducers, its edges and routers deciding
+    what runs next; committed (on a thread, saved) with source "update".
+
+    Args:
+        loop: the run, between two steps (a branch run grows the update from its
+            `resumed_point`, the live lineages merged).
+        due: what was due before the update (by node, its sources), when `loop` started
+            afresh from it: a waiting edge that fired stays fired (`keep_fired_joins`).
+        replace_due: the update stands in for the due step: what was due does not run.
+    """
+    loop.step += 1
+    task = Task(loop.step, 0, node, "update", started=time.time())
+    if loop.spec.semantics == "branches":
+        loop.hand(task, loop.resumed_point)  # type: ignore[attr-defined]
+    absorb_output(loop.spec, loop.spec.nodes.get(node), task, values)
+    if due is not None:
+        keep_fired_joins(loop, due, node)
+    if replace_due:  # (LangGraph: the update stands in for the due step)
+        loop.pull, loop.push = {}, []
+    loop.route(task)
+    task.ended = time.time()
+    return loop.commit([task], source="update")
+
+
+def keep_fired_joins(run: RunLoop, pending: Mapping[str, Sequence[str]], node: str) -> None:
+    """A waiting edge `[a, b] -> q` that fired, with `q` not run yet (`pending`: what was
+    due, by node, with its sources), stays fired when the update writes as one of its
+    sources (LangGraph: the join's barrier is still full, so `q` runs next)."""
     for index in run.spec.waits_by_source.get(node, ()):
         edge = run.spec.waiting[index]
         if set(edge.sources) <= set(pending.get(edge.target, ())):
