@@ -21,7 +21,7 @@ from nbgraph.engine.core import loop as run_loop
 from nbgraph.engine.core import plans
 from nbgraph.engine.core.attempt import TaskRunner
 from nbgraph.engine.core.writer import get_stream_writer
-from nbgraph.engine.core.writes import apply_grouped, group_task_writes
+from nbgraph.engine.core.writes import apply_writes, group_task_writes
 from nbgraph.errors import GraphRecursionError
 
 
@@ -98,11 +98,14 @@ def _run_record(app: Any, run: Any) -> tuple:
     )
 
 
-def _grouped(fields: Any, values: dict, task: Any, step: int) -> tuple[str, ...]:
-    """A lone task's writes applied as a step's are: grouped by field first."""
-    grouped = group_task_writes({}, task.node, task.writes)
-    apply_grouped(fields, values, grouped, step)
-    return tuple(grouped)
+def _lone_grouped(
+    fields: Any, values: dict, writes: Any, step: int, source: Any = None
+) -> tuple[str, ...]:
+    """`apply_writes` with a lone task's writes (`source`, its node) grouped by field first,
+    as a step's are: the lone case's short cut not taken."""
+    if source is not None:
+        writes = group_task_writes({}, source, writes)
+    return apply_writes(fields, values, writes, step)
 
 
 def general_plans(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -117,7 +120,7 @@ def general_plans(monkeypatch: pytest.MonkeyPatch) -> None:
             router.viewed = False
 
     monkeypatch.setattr(plans.NodePlan, "__init__", general)
-    monkeypatch.setattr(run_loop, "apply_task_writes", _grouped)
+    monkeypatch.setattr(run_loop, "apply_writes", _lone_grouped)
 
 
 def both(make: Callable[[], Any], call: Callable[[Any], Any], *, fuses: bool = True) -> Any:

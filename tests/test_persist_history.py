@@ -357,3 +357,32 @@ def test_a_list_of_atoms_changed_in_place_or_replaced_is_copied_afresh(monkeypat
     assert len(logs) > 100 and len(set(map(id, logs))) == len(logs)  # each its own list
     firsts = [log[0] for log in logs if log and type(log[0]) is dict]  # steps 41 to 60
     assert len(firsts) > 10 and len(set(map(id, firsts))) == len(firsts)  # and its own items
+
+
+def test_the_history_shows_each_checkpoint_as_get_state_does(saver):
+    """One builder makes every snapshot: the history's (straight from a checkpoint's record,
+    or through its pending writes when it has some) is `get_state`'s at the same id — all
+    but the results of finished tasks, which the history reads from the checkpoint they
+    made. An update's task is timed like any task (the stepper's update step is the same)."""
+    from nbgraph import Command, Run, interrupt
+
+    app = (
+        StateGraph(dict, reducers={"log": "append"})
+        .add_node("tick", lambda s: {"log": ["t"], "n": 1})
+        .add_node("ask", lambda s: {"log": [interrupt("name?")]})
+        .add_edge(START, "tick")
+        .add_edge("tick", "ask")
+        .compile(checkpointer=saver)
+    )
+    app.invoke({"log": []}, config())
+    app.invoke(Command(resume="Ada"), config())
+    app.update_state(config(), {"log": ["fix"], "n": 2}, as_node="ask")
+    history = list(app.get_state_history(config()))
+    assert any(task.interrupts for snapshot in history for task in snapshot.tasks)
+    for snapshot in history:
+        alone = app.get_state(snapshot.config)
+        assert snapshot._replace(tasks=()) == alone._replace(tasks=())
+        assert [task[:5] for task in snapshot.tasks] == [task[:5] for task in alone.tasks]
+    log = Run.from_checkpointer(saver, "t").log
+    (update,) = [task for step in log.steps for task in step.tasks if task.kind == "update"]
+    assert update.node == "ask" and update.ended >= update.started > 0

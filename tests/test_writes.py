@@ -4,10 +4,13 @@ import operator
 
 import pytest
 
+from nbgraph.engine.core.pinned import Grown
 from nbgraph.engine.core.writes import (
     apply_step,
+    apply_writes,
     clear_ephemeral,
     combine_mutations,
+    group_task_writes,
     group_writes,
     merge_unreduced,
     reduce_field,
@@ -103,3 +106,103 @@ def test_state_merger_folds_parallel_plain_writes_and_must_return_a_dict():
     assert merge_unreduced(lambda c, u: {}, fields, {}, per_task[:1]) == []
     with pytest.raises(InvalidUpdateError, match="state_merger"):
         merge_unreduced(lambda c, u: None, fields, {}, per_task)
+
+
+SUM = FieldSpec("sum", int, get_reducer("sum"))  # (its function takes a MISSING old value)
+FIELDS = {"log": APPEND, "total": ADD, "status": PLAIN, "sum": SUM}
+START_VALUES = {"log": ["start"], "total": 1, "status": "s"}
+
+
+@pytest.mark.parametrize(
+    "writes",
+    [
+        [("status", "A")],
+        [("status", "A"), ("log", ["a"])],
+        [("log", ["a"]), ("total", 2), ("sum", 3), ("other", {"k": 1})],
+        [("total", 2), ("log", "one"), ("log", ["two"]), ("status", None)],
+        [("log", Overwrite(["o"])), ("total", {"__overwrite__": 9}), ("sum", (1, 2))],
+        [("total", Times("total", 3)), ("total", Times("total", 2)), ("status", b"b")],
+        [("status", "A"), ("log", ["a"]), ("status", "B")],  # a conflict
+        [("log", Overwrite([1])), ("log", Overwrite([2]))],  # a conflict
+        [],
+    ],
+)
+def test_a_tasks_writes_applied_alone_are_its_writes_grouped(writes):
+    """`apply_writes`' lone-task form (no lists made for fields written once) changes the
+    values exactly as the grouped form and `reduce_field` field by field do."""
+    alone, grouped, by_field = ({k: list(v) if type(v) is list else v
+                                 for k, v in START_VALUES.items()} for _ in range(3))  # fmt: skip
+    outcomes = []
+    for values, apply in [
+        (alone, lambda v: apply_writes(FIELDS, v, writes, 4, "node")),
+        (grouped, lambda v: apply_writes(FIELDS, v, group_task_writes({}, "node", writes), 4)),
+    ]:
+        try:
+            outcomes.append(apply(values))
+        except InvalidUpdateError as error:
+            outcomes.append(str(error))
+    assert outcomes[0] == outcomes[1]
+    assert list(alone.items()) == list(grouped.items())  # (new fields in first-write order)
+    if isinstance(outcomes[0], str):
+        assert alone == START_VALUES  # refused before any field changed
+        return
+    assert outcomes[0] == tuple(dict(writes))
+    for name, field_writes in group_task_writes({}, "node", writes).items():
+        spec = FIELDS.get(name) or FieldSpec(name)
+        by_field[name] = reduce_field(spec, by_field.get(name, MISSING), field_writes, 4)
+    assert alone == by_field
+
+
+def test_pinned_values_are_taken_as_they_are_in_write_order_never_conflicting():
+    """A run file's or checkpoint's values after a step (`pinned`) stand for their fields'
+    writes: a whole value, or what grew the value before; the others fold as usual."""
+    values = {"log": ["start"], "total": 1}
+    pinned = {"status": "kept", "log": Grown("extend", ["a", "b"])}
+    writes = [("x", "status", "A"), ("y", "total", 2), ("x", "log", "a"), ("y", "status", "B")]
+    written = apply_writes(FIELDS, values, group_writes(writes), 3, pinned=pinned)
+    assert written == ("status", "total", "log")
+    assert list(values.items()) == [("log", ["start", "a", "b"]), ("total", 3), ("status", "kept")]
+
+
+def test_a_users_reducer_is_called_alike_live_restored_replayed_and_updated():
+    """The run, a restored checkpoint, the history, the record's effects and states, and
+    `update_state` all fold writes by the one rule: the user's reducer sees the live run's
+    `(old, new)` pairs (the record's one replay: all of them, in order), and they agree."""
+    from nbgraph import START, MemorySaver, StateGraph
+
+    calls = []
+
+    def total(old, new):  # the user's own reducer: counted, called (never in place)
+        calls.append((old, new))
+        return old + new
+
+    app = (
+        StateGraph(dict, reducers={"total": total})
+        .add_node("a", lambda s: {"total": 1, "status": "a"})
+        .add_node("b", lambda s: {"total": 10})
+        .add_node("c", lambda s: {"total": 100, "status": "c"})
+        .add_node("d", lambda s: {"total": 1000})
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("a", "c")
+        .add_edge(["b", "c"], "d")
+        .compile(checkpointer=MemorySaver())
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    assert app.invoke({"total": 0, "status": ""}, config)["total"] == 1111
+    live = calls[:]
+    assert (1, 10) in live and (11, 100) in live  # the parallel step, in write order
+    calls.clear()
+    run = app.last_run
+    totals = [row.after for row in run.effect_list if row.field == "total"]
+    assert calls == live and totals == [0, 1, 111, 1111]
+    calls.clear()
+    assert [run.state_at(step)["total"] for step in (0, 1, 2, 3)] == totals
+    history = {s.metadata["step"]: s.values.get("total") for s in app.get_state_history(config)}
+    assert app.get_state(config).values["total"] == 1111
+    assert [history[step] for step in (0, 1, 2, 3)] == totals
+    assert set(calls) <= set(live)
+    calls.clear()
+    app.update_state(config, {"total": 5}, as_node="d")
+    assert [pair for pair in calls if pair not in live] == [(1111, 5)]
+    assert app.get_state(config).values["total"] == 1116

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
@@ -20,7 +19,6 @@ from nbgraph.engine.core.nesting import caller_now
 from nbgraph.engine.core.root_state import is_root, root_chunks, root_output
 from nbgraph.engine.core.runlog import RunLog
 from nbgraph.engine.core.runtime import inherited, start_runtime
-from nbgraph.engine.core.tasks import Task, absorb_output
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
 from nbgraph.engine.nested.states import named_thread, with_subgraph_states
@@ -29,7 +27,7 @@ from nbgraph.engine.persistence.durability import durability_of, finish
 from nbgraph.engine.persistence.history_snapshots import history_snapshots
 from nbgraph.engine.persistence.listing import ThreadStates as ThreadStates  # (saver.list())
 from nbgraph.engine.persistence.persist import Thread
-from nbgraph.engine.persistence.snapshots import keep_fired_joins, last_writer, state_snapshot
+from nbgraph.engine.persistence.snapshots import last_writer, state_snapshot, write_as_node
 from nbgraph.engine.runnable import RunnableHabits
 from nbgraph.engine.streaming.namespaces import (
     SKIP,
@@ -166,16 +164,9 @@ class CompiledGraph(RunnableHabits):
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config)
         run = loop_class(spec)(spec, merged, thread)
-        with self._claimed(run):
-            run._resume(restored, keep_next=False)
-            run.step += 1
-            task = Task(run.step, 0, node, "update", started=time.time())
-            if isinstance(run, BranchLoop):  # the update grows from the thread's merged state
-                run._hand(task, run._resumed)
-            absorb_output(spec, spec.nodes.get(node), task, values)
-            keep_fired_joins(run, restored, node)
-            run.route(task)
-            run.commit([task], source="update")  # (LangGraph: "update" on a past one too)
+        with self._claimed(run):  # (LangGraph: source "update", on a past checkpoint too)
+            run.resume(restored, keep_next=False)  # (a branch run: its lineages merged)
+            write_as_node(run, node, values, due=restored.control["pull"])
         own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
         return {"configurable": {**own, "checkpoint_id": thread.head}}
 

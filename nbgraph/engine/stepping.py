@@ -15,15 +15,13 @@ The run's thread stays claimed while the driver holds a started run, as it is du
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable, Iterator, Mapping
-from types import SimpleNamespace
 from typing import Any
 
 from nbgraph.engine.core.runlog import RunLog, StepLog
-from nbgraph.engine.core.tasks import Task, absorb_output
 from nbgraph.engine.drive import STEP_MODE, drive
 from nbgraph.engine.nested.subruns import pass_pause_up
+from nbgraph.engine.persistence.snapshots import write_as_node
 from nbgraph.errors import InvalidArgumentError, InvalidUpdateError
 from nbgraph.isolation import isolate
 from nbgraph.types import START, Command
@@ -228,14 +226,7 @@ class StepDriver:
             )
         if spec.semantics == "branches":
             return update_lineages(loop, node, values)
-        loop.step += 1
-        task = Task(loop.step, 0, node, "update", started=time.time())
-        absorb_output(spec, spec.nodes.get(node), task, values)
-        if node in next_names(loop):  # (LangGraph: the update stands in for the due step,
-            loop.schedule.pull, loop.schedule.push = {}, []  # whose other tasks then do not run)
-        loop.route(task)
-        task.ended = time.time()
-        log = loop.commit([task], source="update")
+        log = write_as_node(loop, node, values, replace_due=node in next_names(loop))
         for target, sources in loop.schedule.pull.items():  # (what was due stays due, once: as in
             loop.schedule.pull[target] = list(dict.fromkeys(sources))  # LangGraph, an update adds)
         return log
@@ -247,7 +238,6 @@ def update_lineages(loop: Any, node: str, values: Any) -> StepLog:
     dropped, a waiting edge that fired for a node not run yet stays fired when the update
     writes as one of its sources, and the update's edges decide what runs next."""
     from nbgraph.engine.lineages.checkpoints import merged_values
-    from nbgraph.engine.persistence.snapshots import keep_fired_joins
 
     live = loop.live()
     due = {name: [s for srcs, _ in items for s in srcs] for name, items in loop.arrivals.items()}
@@ -259,14 +249,7 @@ def update_lineages(loop: Any, node: str, values: Any) -> StepLog:
     loop.captured = [[] for _ in loop.captured]
     loop.schedule.seen = [set() for _ in loop.schedule.seen]
     loop.start_merged(merged, loop.step + 1)
-    loop.step += 1
-    task = Task(loop.step, 0, node, "update", started=time.time())
-    loop._hand(task, loop._resumed)
-    absorb_output(loop.spec, loop.spec.nodes.get(node), task, values)
-    keep_fired_joins(loop, SimpleNamespace(control={"pull": due}), node)
-    loop.route(task)
-    task.ended = time.time()
-    return loop.commit([task], source="update")
+    return write_as_node(loop, node, values, due=due)
 
 
 def _last_writer(log: RunLog) -> str:

@@ -13,14 +13,13 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from nbgraph.codec.values import same as same  # the codec's equality, used across the record
-from nbgraph.engine.core.pinned import value_after
 from nbgraph.engine.core.runlog import RunLog, initial_values
 from nbgraph.engine.core.writes import (
     applied_writes,
+    apply_writes,
     conflicting_writers,
     field_spec,
     group_writes,
-    reduce_field,
 )
 from nbgraph.isolation import isolate
 from nbgraph.record.cells import ListTrails, plain
@@ -274,15 +273,13 @@ class SuperstepEffects:
         written = group_writes(applied_writes(fields, step.tasks, step.merged))
         merge_id = f"merge:{number}" if step.applied else ""
         values, shown = self.values, self.shown
+        if step.applied:  # (each row's before is its field's cell in `shown`)
+            apply_writes(fields, values, written, number, pinned=step.afters)
         for name, writes in written.items():
             spec = self.specs.get(name) or self.specs.setdefault(name, field_spec(fields, name))
             before = shown.get(name, MISSING)
             after = MISSING
             if step.applied:
-                if step.afters is not None and name in step.afters:
-                    values[name] = value_after(step.afters[name], values.get(name, MISSING))
-                else:
-                    values[name] = reduce_field(spec, values.get(name, MISSING), writes, number)
                 after = shown[name] = self._cell(name, values[name], spec, writes)
             rows.append(write_effect(number, spec, before, writes, after, step.applied, merge_id))
         for name in step.cleared:

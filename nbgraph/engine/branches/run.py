@@ -22,7 +22,7 @@ from nbgraph.engine.core.caching import serve_from_cache
 from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.runlog import Join, RootReset, StepLog, join_data, reset_data
 from nbgraph.engine.core.tasks import Task
-from nbgraph.engine.core.writes import apply_grouped, group_writes
+from nbgraph.engine.core.writes import apply_writes
 from nbgraph.engine.lineages.checkpoints import control_ids, describe, merged_values, snapshot
 from nbgraph.engine.lineages.points import Lineage, ensure_values, grow
 from nbgraph.engine.persistence.persist import task_data, transient_fields, without
@@ -52,7 +52,7 @@ class BranchLoop(RunLoop):
         self.reads: dict[str, Lineage] = {}  # this step's tasks: the point each reads
         self._joins: list[Join] = []
         self._ids: set[str] = set()
-        self._resumed: Lineage | None = None  # the merged state new input or an update reads
+        self.resumed_point: Lineage | None = None  # the merged state new input or an update reads
         self.created: list[Lineage] = []  # points made since the last checkpoint, in order
 
     # --- what a task reads -------------------------------------------------------------------
@@ -86,19 +86,19 @@ class BranchLoop(RunLoop):
                 task = Task(
                     self.step, len(tasks), name, "edge", triggers=self.schedule.shared[sources]
                 )
-                self._hand(task, point)
+                self.hand(task, point)
                 tasks.append(task)
         self.schedule.pulls = len(tasks)
         for sender, send, point in sends:
             task = Task(self.step, len(tasks), send.node, "send", arg=send.arg, triggers=(sender,))
-            self._hand(task, point)
+            self.hand(task, point)
             tasks.append(task)
         self.step_size = len(tasks)
         if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
             serve_from_cache(self.spec, tasks, self.runner.node_input)
         return tasks
 
-    def _hand(self, task: Task, point: Lineage) -> None:
+    def hand(self, task: Task, point: Lineage) -> None:
         task.parent = point.id
         self.reads[task] = point
 
@@ -146,7 +146,7 @@ class BranchLoop(RunLoop):
                 if task.kind == "input":
                     point = self._root(task)
                 else:
-                    parent = self.reads.pop(task, None) or self._resumed
+                    parent = self.reads.pop(task, None) or self.resumed_point
                     point = self._grow(parent, task)
                 if routing.trigger_lineage(self, task, point) and task.kind != "input":
                     self._fill(point)  # a run reads it: it needs values of its own
@@ -199,7 +199,7 @@ class BranchLoop(RunLoop):
         )
         self.stop_after(log.tasks)
 
-    def _resume(self, restored: Any, keep_next: bool = True) -> StepLog:
+    def resume(self, restored: Any, keep_next: bool = True) -> StepLog:
         """Start from a checkpoint's lineages; recorded as this run's first points."""
         self.step, self.stop = restored.step, restored.step + self.limit + 1
         self.thread.head = restored.checkpoint_id
@@ -232,7 +232,7 @@ class BranchLoop(RunLoop):
         reset_id = self._unique(f"reset:{step}:resume")
         point = Lineage(reset_id, "reset", writes=tuple(values.items()), values=values)
         point.owned = set(values)
-        self._resumed = point
+        self.resumed_point = point
         self.values = self.log.final = values
         skip = transient_fields(self.spec)
         recorded = {k: isolate(v) for k, v in values.items() if k not in skip}
@@ -262,10 +262,9 @@ class BranchLoop(RunLoop):
     def _root(self, task: Task) -> Lineage:
         """The input applied: the root every lineage of this run grows from (on a thread
         with checkpoints, from its merged state)."""
-        grouped = group_writes([(task.node, key, value) for key, value in task.writes])
-        apply_grouped(self.spec.fields, self.values, grouped, self.step)
+        apply_writes(self.spec.fields, self.values, task.writes, self.step, task.node)
         root_id = self._unique(f"merge:{self.step}")
-        root = Lineage(root_id, "root", self._resumed, writes=tuple(task.writes))
+        root = Lineage(root_id, "root", self.resumed_point, writes=tuple(task.writes))
         root.values, root.owned = self.values, set(self.values)
         self._made(root)
         return root

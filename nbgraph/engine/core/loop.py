@@ -33,13 +33,10 @@ from nbgraph.engine.core.schedule import Schedule
 from nbgraph.engine.core.tasks import Task, state_for
 from nbgraph.engine.core.writes import (
     applied_writes,
-    apply_grouped,
-    apply_task_writes,
+    apply_writes,
     clear_ephemeral,
-    field_spec,
     group_writes,
     merge_unreduced,
-    reduce_field,
 )
 from nbgraph.errors import GraphRecursionError
 from nbgraph.graph import GraphSpec
@@ -209,7 +206,9 @@ class RunLoop:
                     self.schedule.trigger_plain(task, plan.targets, self._state_after)
                 else:
                     self.schedule.trigger(tasks, self._state_after)
-                written = apply_task_writes(self.spec.fields, self.values, task, self.step)
+                written = apply_writes(
+                    self.spec.fields, self.values, task.writes, self.step, task.node
+                )
             else:
                 written = self._apply_step(tasks, log)
         except Exception as error:
@@ -233,8 +232,7 @@ class RunLoop:
             log.merged = merge_unreduced(self.spec.state_merger, fields, self.values, per_task)
         grouped = group_writes(applied_writes(fields, tasks, log.merged))
         self.schedule.trigger(tasks, self._state_after)
-        apply_grouped(fields, self.values, grouped, self.step)
-        return tuple(grouped)
+        return apply_writes(fields, self.values, grouped, self.step)
 
     def open_step(self, tasks: list[Task], joins: list[Any] | tuple[()] = ()) -> StepLog:
         """Record a finished step (its resets, joins and tasks) before its writes are
@@ -278,12 +276,7 @@ class RunLoop:
     def _state_after(self, task: Task) -> Any:
         """The state as `task` left it: the step's start plus its own writes (isolated)."""
         values = {k: isolate(v) for k, v in self.values.items()}
-        grouped: dict[str, list[tuple[str, Any]]] = {}
-        for key, value in task.writes:
-            grouped.setdefault(key, []).append((task.node, value))
-        for key, key_writes in grouped.items():
-            spec = field_spec(self.spec.fields, key)
-            values[key] = reduce_field(spec, values.get(key, MISSING), key_writes, self.step)
+        apply_writes(self.spec.fields, values, task.writes, self.step, task.node)
         return state_for(self.spec.state, values, {}, whole=True)
 
     # --- starting, and what callers see (engine.core.starting, engine.core.outputs) --------
@@ -292,7 +285,7 @@ class RunLoop:
         """Record the input and apply it (`starting.begin`); or resume a checkpoint."""
         return starting.begin(self, input)
 
-    def _resume(self, restored: Any, keep_next: bool = True) -> StepLog:
+    def resume(self, restored: Any, keep_next: bool = True) -> StepLog:
         """Start from a checkpoint (`starting.resume`; branch runs start from lineages)."""
         return starting.resume(self, restored, keep_next)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.engine.core.runlog import StepLog
-from nbgraph.engine.core.writes import applied_writes, apply_grouped, group_writes
+from nbgraph.engine.core.writes import applied_writes, apply_writes, group_writes
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.isolation import isolate
 
@@ -47,7 +47,7 @@ def _with_paused_writes(run: Any) -> dict[str, Any] | None:
         return None
     values = {k: isolate(v) for k, v in run.values.items()}
     try:
-        apply_grouped(
+        apply_writes(
             run.spec.fields,
             values,
             group_writes(applied_writes(run.spec.fields, done)),

@@ -11,17 +11,15 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from nbgraph.engine.core.pinned import value_after
 from nbgraph.engine.core.writes import (
     FieldChange,
     applied_writes,
+    apply_writes,
     clear_ephemeral,
-    field_spec,
-    reduce_field,
+    group_writes,
     step_changes,
 )
 from nbgraph.isolation import isolate
-from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     from nbgraph.engine.core.tasks import Task
@@ -252,14 +250,6 @@ def initial_values(graph: GraphSpec) -> dict[str, Any]:
     }
 
 
-def apply_change(graph: GraphSpec, log: StepLog, values: dict[str, Any], change: Any) -> Any:
-    """A field's value after one recorded step's writes (its value in `values` is before)."""
-    if log.afters is not None and change.field in log.afters:
-        return value_after(log.afters[change.field], values.get(change.field, MISSING))
-    spec = field_spec(graph.fields, change.field)
-    return reduce_field(spec, values.get(change.field, MISSING), change.writes, log.step)
-
-
 def replay_step(graph: GraphSpec, values: dict[str, Any], log: StepLog) -> dict[str, Any]:
     """Apply one recorded step to `values` (owned by the caller) and return them.
 
@@ -269,7 +259,7 @@ def replay_step(graph: GraphSpec, values: dict[str, Any], log: StepLog) -> dict[
         values = {name: isolate(value) for name, value in reset.values.items()}
     if not log.applied:
         return values
-    for change in log.changes:
-        values[change.field] = apply_change(graph, log, values, change)
+    grouped = group_writes(applied_writes(graph.fields, log.tasks, log.merged))
+    apply_writes(graph.fields, values, grouped, log.step, pinned=log.afters)
     clear_ephemeral(log.cleared, values, ())
     return values

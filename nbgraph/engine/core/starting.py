@@ -39,24 +39,24 @@ def begin(run: Any, input: Any) -> StepLog:
                 "one has no checkpoint; pass a dict of initial values."
             )
         if START in restored.control["pull"]:  # an input checkpoint: apply its input
-            run._resume(restored, keep_next=False)
+            run.resume(restored, keep_next=False)
             if not restored.latest:  # a replay grows a new branch, as any replay does
                 run.thread.branch(restored)
                 run.step += 1
             return input_step(run, restored.control.get("input", []))
-        return run._resume(restored)
+        return run.resume(restored)
     if isinstance(input, Command):
         if restored is None or not restored.paused:
             raise InvalidUpdateError(
                 "Command(resume=...) answers a run paused by interrupt(); this thread "
                 "has no pending interrupt."
             )
-        log = run._resume(restored)
+        log = run.resume(restored)
         take_command(run, input, restored.paused)
         return log
     run.log.input = isolate(input)
     if restored is not None:
-        run._resume(restored, keep_next=False)
+        run.resume(restored, keep_next=False)
     else:
         run.values = initial_values(run.spec)
         run.log.final = run.values

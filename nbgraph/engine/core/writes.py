@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from nbgraph.engine.core.pinned import value_after
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.isolation import isolate
 from nbgraph.messages.merge import forget_messages
@@ -208,40 +209,71 @@ def step_changes(fields: Mapping[str, FieldSpec], writes: Sequence[Write]) -> li
     ]
 
 
-def apply_grouped(
+def apply_writes(
     fields: Mapping[str, FieldSpec],
     values: dict[str, Any],
-    grouped: Mapping[str, Sequence[tuple[str, Any]]],
+    writes: Mapping[str, Sequence[tuple[str, Any]]] | Sequence[tuple[str, Any]],
     step: int,
-) -> None:
-    """Apply one step's writes, grouped by field, to `values` in place — all or nothing for
-    conflicts: a conflicting step is refused before any field changes."""
-    for name, field_writes in grouped.items():
-        if len(field_writes) > 1:
-            check_conflict(field_spec(fields, name), field_writes, step)
-    for name, field_writes in grouped.items():
-        values[name] = _reduced(fields, values, name, field_writes, step)
+    source: str | None = None,
+    pinned: Mapping[str, Any] | None = None,
+) -> tuple[str, ...]:
+    """Apply one step's writes to `values` (the caller's) in place, each field through its
+    reducer (`reduce_field`): the one place writes reach a state. Returns the fields
+    written, in first-write order. A step whose writes conflict is refused before any
+    field changes (`step` names it in the error).
 
+    Args:
+        writes: by field, in first-write order, each field's `[(writer, value), ...]`
+            (`group_writes`); or, with `source` (its node), one task's `[(field, value),
+            ...]`: a field written once as a plain value is set without a list made for it.
+        pinned: values after the step (`value_after`) of fields whose reducer cannot be
+            called here (a run file's, a checkpoint's): taken instead of folded.
 
-def _reduced(
-    fields: Mapping[str, FieldSpec],
-    values: dict[str, Any],
-    name: str,
-    field_writes: Sequence[tuple[str, Any]],
-    step: int,
-) -> Any:
-    """Field `name`'s new value after its writes of one step (`reduce_field`, its one plain
-    write answered first: the common case of a loop)."""
-    spec = fields.get(name) or FieldSpec(name)
-    if len(field_writes) == 1 and type(new := field_writes[0][1]) in _PLAIN:
-        reducer = spec.reducer
-        if reducer is None:
-            return new
-        old = values.get(name, MISSING)
-        if old is not MISSING or reducer.takes_missing:
-            result = (reducer.in_place or reducer.fn)(old, new)
-            return isolate(result) if result is new else result
-    return reduce_field(spec, values.get(name, MISSING), field_writes, step)
+    >>> from nbgraph.reducers import get_reducer
+    >>> values, fields = {"log": ["a"]}, {"log": FieldSpec("log", list, get_reducer("append"))}
+    >>> apply_writes(fields, values, [("log", ["b"]), ("n", 1)], 1, source="node"), values
+    (('log', 'n'), {'log': ['a', 'b'], 'n': 1})
+    """
+    grouped = source is None
+    if grouped:
+        items: Iterable[tuple[str, Any]] = writes.items()  # type: ignore[union-attr]
+        for name, field_writes in items:  # (all or nothing: conflicts first)
+            if len(field_writes) > 1 and not (pinned and name in pinned):
+                check_conflict(field_spec(fields, name), field_writes, step)
+    elif (count := len(writes)) > 1 and (
+        writes[0][0] == writes[1][0] if count == 2 else len(dict(writes)) != count  # type: ignore
+    ):  # a field written twice: the grouped form
+        return apply_writes(fields, values, group_task_writes({}, source, writes), step)
+    else:
+        items = writes  # type: ignore[assignment]
+    for name, field_writes in items:
+        spec, new = fields.get(name) or FieldSpec(name), field_writes  # (one task's: a value)
+        if grouped:
+            if pinned and name in pinned:
+                values[name] = value_after(pinned[name], values.get(name, MISSING))
+                continue
+            if len(field_writes) > 1:
+                values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
+                continue
+            new = field_writes[0][1]
+        if type(new) in _PLAIN:  # one plain write: `reduce_field`'s first case, kept short
+            reducer = spec.reducer
+            if reducer is None:
+                values[name] = new
+                continue
+            old = values.get(name, MISSING)
+            if old is not MISSING or reducer.takes_missing:
+                result = (reducer.in_place or reducer.fn)(old, new)
+                values[name] = isolate(result) if result is new else result
+                continue
+        if not grouped:
+            field_writes = [(source, new)]
+        values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
+    if grouped:
+        return tuple(writes)
+    if count == 2:  # (not one field twice: that took the grouped form above)
+        return writes[0][0], writes[1][0]  # type: ignore[index]
+    return (writes[0][0],) if count == 1 else tuple(dict(writes))  # type: ignore
 
 
 def apply_step(
@@ -262,7 +294,7 @@ def apply_step(
         One `FieldChange` per written field, in first-write order.
     """
     grouped = group_writes(writes)
-    apply_grouped(fields, values, grouped, step)
+    apply_writes(fields, values, grouped, step)
     return [
         FieldChange(name, tuple(field_writes), field_spec(fields, name).reducer_name)
         for name, field_writes in grouped.items()
@@ -319,27 +351,3 @@ def merge_unreduced(
             f"state_merger must return a dict of merged fields, got {type(merged).__name__}."
         )
     return [("state_merger", name, isolate(value)) for name, value in merged.items()]
-
-
-def apply_task_writes(
-    fields: Mapping[str, FieldSpec], values: dict[str, Any], task: Any, step: int
-) -> tuple[str, ...]:
-    """`apply_grouped` for one task's `(field, value)` writes (a lone task's step): the
-    fields written, in first-write order. Each field written once takes one pass, without
-    grouping; a field written twice groups them first."""
-    writes, source = task.writes, task.node
-    if len(writes) > 1 and _written_twice(writes):
-        grouped = group_task_writes({}, source, writes)
-        apply_grouped(fields, values, grouped, step)
-        return tuple(grouped)
-    for name, new in writes:
-        values[name] = _reduced(fields, values, name, [(source, new)], step)
-    if len(writes) == 2:  # (no field written twice here: the keys, in order)
-        return writes[0][0], writes[1][0]
-    return tuple(dict(writes))
-
-
-def _written_twice(writes: Sequence[Sequence[Any]]) -> bool:
-    if len(writes) == 2:
-        return writes[0][0] == writes[1][0]
-    return len(dict(writes)) != len(writes)

@@ -15,7 +15,13 @@ from typing import Any
 
 from nbgraph.engine.core.merging import fold_states as fold_states  # (the record reads it here)
 from nbgraph.engine.core.merging import state_pairs as state_pairs
-from nbgraph.engine.core.writes import clear_ephemeral, field_spec, reduce_field
+from nbgraph.engine.core.writes import (
+    apply_writes,
+    clear_ephemeral,
+    field_spec,
+    group_task_writes,
+    reduce_field,
+)
 from nbgraph.isolation import isolate
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING, Mutation, is_overwrite
@@ -129,35 +135,17 @@ def apply_point(
             values[name] = isolate(value)
             owned.add(name)
         return
-    writes = point.writes
-    if len(writes) == 1 and not point.afters:  # the common case: one write
-        name, value = writes[0]
-        old = values.get(name, MISSING)
-        if name not in owned:
-            old = isolate(old)
+    writes, afters = point.writes, point.afters
+    for name, _ in writes:
+        if name not in owned:  # (a reducer may change its old value in place)
+            if name in values and not (afters and name in afters):
+                values[name] = isolate(values[name])
             owned.add(name)
-        spec = fields.get(name) or field_spec(fields, name)
-        values[name] = reduce_field(spec, old, [(point.writer, value)], step)
-        return
-    grouped: dict[str, list[tuple[str, Any]]] = {}
-    writer = point.writer
-    for name, value in point.writes:
-        if name in grouped:
-            grouped[name].append((writer, value))
-        else:
-            grouped[name] = [(writer, value)]
-    afters = point.afters
-    for name, writes in grouped.items():
-        if afters and name in afters:
-            values[name] = isolate(afters[name])
-            owned.add(name)
-            continue
-        old = values.get(name, MISSING)
-        if name not in owned:
-            old = isolate(old)
-            owned.add(name)
-        spec = fields.get(name) or field_spec(fields, name)
-        values[name] = reduce_field(spec, old, writes, step)
+    if afters:  # (a run file's values after, for fields it could not replay)
+        grouped = group_task_writes({}, point.writer, writes)
+        apply_writes(fields, values, grouped, step, pinned=afters)
+    else:
+        apply_writes(fields, values, writes, step, point.writer)
 
 
 def grow(

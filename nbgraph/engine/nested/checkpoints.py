@@ -72,7 +72,7 @@ class SubThread(Thread):
         restored, self.resume_from = self.resume_from, None
         if restored is None:
             return None
-        log = run._resume(restored)
+        log = run.resume(restored)
         give_answers(run, restored, self.parent_run, self.parent_task)
         return log
 

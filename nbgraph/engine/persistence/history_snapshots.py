@@ -10,17 +10,13 @@ a thread with branch semantics, goes the general way (`Thread.history`, `state_s
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
-from nbgraph.engine.core.root_state import is_root, root_value
 from nbgraph.engine.nested.states import subgraph_of, with_subgraph_states
 from nbgraph.engine.persistence.chain import task_ids
 from nbgraph.engine.persistence.persist import Thread
-from nbgraph.engine.persistence.snapshots import state_snapshot, tasks_from
+from nbgraph.engine.persistence.snapshots import Snapshots, state_snapshot, tasks_from
 from nbgraph.types import StateSnapshot
-
-_new = tuple.__new__  # (a NamedTuple made from its fields' tuple, without its `__new__`)
 
 
 def history_snapshots(thread: Thread) -> Iterator[StateSnapshot]:
@@ -41,24 +37,21 @@ def history_snapshots(thread: Thread) -> Iterator[StateSnapshot]:
         restored = thread._restored(record, values, record.checkpoint_id == latest, None, writes)
         for task_id, saved in done.items():
             restored.done.setdefault(task_id, saved)
-        snapshot = state_snapshot(spec, thread, restored, owned=True)
+        snapshot = state_snapshot(spec, thread, restored, owned=True, snapshots=show.snapshots)
         yield with_subgraph_states(thread, snapshot, False)
 
 
 class _Shown:
-    """What a thread's snapshots share, worked out once."""
+    """What a thread's history snapshots straight from the records share, worked out once."""
 
     def __init__(self, thread: Thread) -> None:
-        spec = self.spec = thread.spec
-        self.thread = thread
-        self.root_id, self.ns = thread.root_id, thread.ns
+        self.spec, self.thread = thread.spec, thread
+        self.snapshots = Snapshots(thread)
         self.transient = [
             (name, field.transient)
-            for name, field in spec.fields.items()
+            for name, field in self.spec.fields.items()
             if field.transient is not None
         ]
-        self.known = None if spec.open_schema else spec.fields.keys()
-        self.root = is_root(spec)
         self.plain: dict[str, bool] = {}  # node name: not a subgraph
 
     def snapshot(
@@ -68,42 +61,10 @@ class _Shown:
         `done` what its tasks wrote (from the checkpoint they made)."""
         for name, transient in self.transient:  # never saved: rebuilt fresh
             values[name] = transient()
-        known = self.known
-        if known is not None and not values.keys() <= known:
-            values = {k: v for k, v in values.items() if k in known}
         control = record.payload["next"]
-        step = record.step
-        ids = task_ids(control, step + 1, self.spec)
+        ids = task_ids(control, record.step + 1, self.spec)
         tasks = tasks_from(control, ids, done) if ids else ()
-        parent_id = record.parent_id
-        root_id, ns = self.root_id, self.ns
-        snapshot = _new(
-            StateSnapshot,
-            (
-                root_value(values) if self.root else values,
-                tuple([name for _, name in ids]),
-                {
-                    "configurable": {
-                        "thread_id": root_id,
-                        "checkpoint_ns": ns,
-                        "checkpoint_id": record.checkpoint_id,
-                    }
-                },
-                {"source": record.source, "step": step, "parents": {}},
-                datetime.fromtimestamp(record.created_at, tz=UTC).isoformat(),
-                None
-                if parent_id is None
-                else {
-                    "configurable": {
-                        "thread_id": root_id,
-                        "checkpoint_ns": ns,
-                        "checkpoint_id": parent_id,
-                    }
-                },
-                tasks,
-                (),
-            ),
-        )
+        snapshot = self.snapshots.of(record, values, tuple([name for _, name in ids]), tasks)
         plain = self.plain
         for task in tasks:
             is_plain = plain.get(task.name)

@@ -11,16 +11,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.core.pinned import pinned_map, value_after
+from nbgraph.engine.core.pinned import pinned_map
 from nbgraph.engine.core.retrying import attempts_from_data
 from nbgraph.engine.core.runlog import initial_values
 from nbgraph.engine.core.tasks import Task
 from nbgraph.engine.core.writes import (
     applied_writes,
-    apply_grouped,
     apply_step,
+    apply_writes,
     clear_ephemeral,
     group_task_writes,
+    group_writes,
 )
 from nbgraph.engine.lineages.checkpoints import live_points, merged_values, rebuild
 from nbgraph.engine.persistence.chain import parent_chain
@@ -234,27 +235,22 @@ def restore_lineages(
 def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: int) -> dict:
     """Apply one checkpoint's delta (resets, writes, clears) to `values` (owned by the caller)."""
     if len(payload) == 2 and "next" in payload:  # a plain step: its tasks' writes, no extras
+        tasks = payload["tasks"]
+        if len(tasks) == 1:  # (a lone task: its writes as it made them)
+            apply_writes(spec.fields, values, tasks[0]["writes"], step, tasks[0]["node"])
+            return values
         grouped: dict[str, list[tuple[str, Any]]] = {}
-        for task in payload["tasks"]:
+        for task in tasks:
             group_task_writes(grouped, task["node"], task["writes"])
-        if grouped:
-            apply_grouped(spec.fields, values, grouped, step)
+        apply_writes(spec.fields, values, grouped, step)
         return values
     for reset in payload.get("resets", ()):
         values = {k: isolate(v) for k, v in reset["values"].items()}
-    afters = payload.get("afters", {})
     kept = pinned_map(payload.get("kept"), f"checkpoint of step {step}")
+    pinned = {**payload.get("afters", {}), **kept}  # values after the step, taken as they are
     tasks = [task_from_data(data) for data in payload["tasks"]]
     writes = applied_writes(spec.fields, tasks, [tuple(w) for w in payload.get("merged", ())])
-    if afters or kept:  # new fields take their places in write order, as in the run
-        for _, name, _ in writes:
-            values.setdefault(name, MISSING)
-    writes = [w for w in writes if w[1] not in afters and w[1] not in kept]
-    apply_step(spec.fields, values, writes, step)
-    for name, value in afters.items():
-        values[name] = isolate(value)
-    for name, pinned in kept.items():
-        values[name] = value_after(pinned, values.get(name, MISSING))
+    apply_writes(spec.fields, values, group_writes(writes), step, pinned=pinned)
     clear_ephemeral(tuple(payload.get("cleared", ())), values, ())
     return values
 

@@ -1,15 +1,20 @@
 """A thread read and written from outside a run: a checkpoint as `get_state` and
-`get_state_history` show it (`StateSnapshot` with its `PendingTask`s), and the rules
-`update_state` follows when it writes as a node (which node, and which joins stay fired).
+`get_state_history` show it (`StateSnapshot` with its `PendingTask`s), and writing as a
+node (`write_as_node`, the step `update_state` and the stepper's `update()` take) with its
+rules (which node, and which joins stay fired).
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.root_state import is_root, root_value
+from nbgraph.engine.core.runlog import StepLog
+from nbgraph.engine.core.tasks import Task, absorb_output
 from nbgraph.engine.persistence.chain import next_task_ids, with_finished
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.errors import InvalidUpdateError
@@ -21,37 +26,88 @@ _new = tuple.__new__  # (a NamedTuple made from its fields' tuple, without its `
 
 
 def state_snapshot(
-    spec: Any, thread: Thread, restored: Any, current: bool = False, owned: bool = False
+    spec: Any,
+    thread: Thread,
+    restored: Any,
+    current: bool = False,
+    owned: bool = False,
+    snapshots: Snapshots | None = None,
 ) -> StateSnapshot:
     """A checkpoint as LangGraph shows it; `current` (get_state): with the writes of the
     tasks that finished in a step that failed part-way applied, and only the rest next;
-    `owned`: `restored.values` is a fresh copy nobody else holds (the history's)."""
+    `owned`: `restored.values` is a fresh copy nobody else holds (the history's);
+    `snapshots`: the thread's `Snapshots`, if made already."""
     finished = restored.finished if current and spec.semantics != "branches" else {}
     ids = next_task_ids(restored, spec)
-    configurable = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # LangGraph's keys
-    parent_id = restored.parent_id
-    known = spec.fields
     values = with_finished(spec, restored) if finished else restored.values
-    if owned and not finished:  # (the history's fresh copy: only unknown fields left out)
-        stored = (
-            values
-            if spec.open_schema or values.keys() <= known.keys()
-            else {k: v for k, v in values.items() if k in known}
-        )
-    else:
-        stored = {k: isolate(v) for k, v in values.items() if k in known or spec.open_schema}
-    return StateSnapshot(
-        values=root_value(stored) if is_root(spec) else stored,
-        next=tuple(name for task_id, name in ids if task_id not in finished),
-        config={"configurable": {**configurable, "checkpoint_id": restored.checkpoint_id}},
-        metadata={"source": restored.source, "step": restored.step, "parents": {}},
-        created_at=datetime.fromtimestamp(restored.created_at, tz=UTC).isoformat(),
-        parent_config=None
-        if parent_id is None
-        else {"configurable": {**configurable, "checkpoint_id": parent_id}},
-        tasks=pending_tasks(restored, spec, ids),
-        interrupts=tuple(i for asked in restored.asked.values() for i in asked),
+    return (snapshots or Snapshots(thread)).of(
+        restored,
+        values,
+        tuple(name for task_id, name in ids if task_id not in finished),
+        pending_tasks(restored, spec, ids),
+        tuple(i for asked in restored.asked.values() for i in asked),
+        owned=owned and not finished,
     )
+
+
+class Snapshots:
+    """A thread's checkpoints as `StateSnapshot`s: the one place one is built (`get_state`,
+    `get_state_history`), with what every snapshot of the thread shares worked out once."""
+
+    __slots__ = ("known", "ns", "root", "root_id")
+
+    def __init__(self, thread: Thread) -> None:
+        spec = thread.spec
+        self.root_id, self.ns = thread.root_id, thread.ns  # (LangGraph's configurable keys)
+        self.known = None if spec.open_schema else spec.fields.keys()  # (None: every key)
+        self.root = is_root(spec)
+
+    def of(
+        self,
+        checkpoint: Any,
+        values: dict[str, Any],
+        next: tuple[str, ...],
+        tasks: tuple[Any, ...],
+        interrupts: tuple[Any, ...] = (),
+        owned: bool = True,
+    ) -> StateSnapshot:
+        """`checkpoint` (a saver's record or a `Restored`: its id, parent's id, source, step
+        and time) shown with `values` (the keys the graph does not know left out; `owned`:
+        a fresh copy the snapshot keeps, else copied), the nodes `next`, its `tasks` and the
+        `interrupts` it waits on."""
+        known = self.known
+        if not owned:
+            values = {k: isolate(v) for k, v in values.items() if known is None or k in known}
+        elif known is not None and not values.keys() <= known:
+            values = {k: v for k, v in values.items() if k in known}
+        parent_id, root_id, ns = checkpoint.parent_id, self.root_id, self.ns
+        return _new(
+            StateSnapshot,
+            (
+                root_value(values) if self.root else values,
+                next,
+                {
+                    "configurable": {
+                        "thread_id": root_id,
+                        "checkpoint_ns": ns,
+                        "checkpoint_id": checkpoint.checkpoint_id,
+                    }
+                },
+                {"source": checkpoint.source, "step": checkpoint.step, "parents": {}},
+                datetime.fromtimestamp(checkpoint.created_at, tz=UTC).isoformat(),
+                None
+                if parent_id is None
+                else {
+                    "configurable": {
+                        "thread_id": root_id,
+                        "checkpoint_ns": ns,
+                        "checkpoint_id": parent_id,
+                    }
+                },
+                tasks,
+                interrupts,
+            ),
+        )
 
 
 class PendingTask(NamedTuple):
@@ -131,11 +187,42 @@ def last_writer(restored: Any) -> str:
     return names[0]
 
 
-def keep_fired_joins(run: RunLoop, restored: Any, node: str) -> None:
-    """A waiting edge `[a, b] -> q` that fired, with `q` not run yet, stays fired when the
-    update writes as one of its sources (LangGraph: the join's barrier is still full, so
-    `q` runs next)."""
-    pending = restored.control["pull"]
+def write_as_node(
+    loop: RunLoop,
+    node: str,
+    values: Any,
+    due: Mapping[str, Sequence[str]] | None = None,
+    replace_due: bool = False,
+) -> StepLog:
+    """The "update" step of `update_state` and of the stepper's `update()`: `values` written
+    as if `node` had returned them, through the reducers, its edges and routers deciding
+    what runs next; committed (on a thread, saved) with source "update".
+
+    Args:
+        loop: the run, between two steps (a branch run grows the update from its
+            `resumed_point`, the live lineages merged).
+        due: what was due before the update (by node, its sources), when `loop` started
+            afresh from it: a waiting edge that fired stays fired (`keep_fired_joins`).
+        replace_due: the update stands in for the due step: what was due does not run.
+    """
+    loop.step += 1
+    task = Task(loop.step, 0, node, "update", started=time.time())
+    if loop.spec.semantics == "branches":
+        loop.hand(task, loop.resumed_point)  # type: ignore[attr-defined]
+    absorb_output(loop.spec, loop.spec.nodes.get(node), task, values)
+    if due is not None:
+        keep_fired_joins(loop, due, node)
+    if replace_due:  # (LangGraph: the update stands in for the due step)
+        loop.schedule.pull, loop.schedule.push = {}, []
+    loop.route(task)
+    task.ended = time.time()
+    return loop.commit([task], source="update")
+
+
+def keep_fired_joins(run: RunLoop, pending: Mapping[str, Sequence[str]], node: str) -> None:
+    """A waiting edge `[a, b] -> q` that fired, with `q` not run yet (`pending`: what was
+    due, by node, with its sources), stays fired when the update writes as one of its
+    sources (LangGraph: the join's barrier is still full, so `q` runs next)."""
     for index in run.spec.waits_by_source.get(node, ()):
         edge = run.spec.waiting[index]
         if set(edge.sources) <= set(pending.get(edge.target, ())):

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from nbgraph.engine.core.runlog import Join, RunLog, StepLog, initial_values
-from nbgraph.engine.core.writes import apply_grouped, group_writes
+from nbgraph.engine.core.writes import apply_writes, group_writes
 from nbgraph.engine.lineages.checkpoints import rebuild
 from nbgraph.engine.lineages.points import (
     Lineage,
@@ -172,7 +172,7 @@ def input_state(graph: Any, root: Lineage, start: dict | None = None) -> dict[st
     values = initial_values(graph) if start is None else _copy(start)
     afters = root.afters or {}
     writes = [(START, k, v) for k, v in root.writes if k not in afters]
-    apply_grouped(graph.fields, values, group_writes(writes), 0)
+    apply_writes(graph.fields, values, group_writes(writes), 0)
     values.update({k: isolate(v) for k, v in afters.items()})
     return values
 

@@ -15,11 +15,7 @@ from nbgraph.engine.core.injection import call
 from nbgraph.engine.core.loop import DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.core.runlog import initial_values, replay_step
 from nbgraph.engine.core.tasks import Task, absorb_route, router_state
-from nbgraph.engine.core.writes import (
-    field_spec,
-    group_writes,
-    reduce_field,
-)
+from nbgraph.engine.core.writes import apply_writes
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import same
 from nbgraph.record.run import RunRecord
@@ -215,10 +211,10 @@ def _check_routes(
 def _router_values(graph: GraphSpec, task: Task, start: dict[str, Any]) -> dict[str, Any]:
     """What the task's routers see: the step's start plus only its own writes, folded."""
     values = dict(start)
-    own = group_writes([(task.node, key, value) for key, value in task.writes])
-    for name, writes in own.items():
-        spec = field_spec(graph.fields, name)
-        values[name] = reduce_field(spec, isolate(values.get(name, MISSING)), writes, task.step)
+    for name in dict(task.writes):  # (copies of their own: a reducer may extend one in place)
+        if name in values:
+            values[name] = isolate(values[name])
+    apply_writes(graph.fields, values, task.writes, task.step, task.node)
     return values
 
 

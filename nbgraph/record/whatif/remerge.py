@@ -1,6 +1,6 @@
 """`remerge`: a recorded run's writes folded again through other reducers, and what that changes.
 
-No node runs again. Every fold goes through `reduce_field`, the engine's own; routers whose
+No node runs again. Every fold goes through `apply_writes`, the engine's own; routers whose
 view differs are called again to see where the run would have gone another way.
 """
 
@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.core.pinned import value_after
 from nbgraph.engine.core.runlog import RunLog, StepLog, initial_values
 from nbgraph.engine.core.writes import (
+    applied_writes,
+    apply_writes,
     clear_ephemeral,
-    field_spec,
+    group_writes,
     merge_unreduced,
-    reduce_field,
 )
 from nbgraph.isolation import isolate
 from nbgraph.record.run import RunRecord
@@ -220,12 +220,7 @@ def _merged(
 
 def _staged(graph: GraphSpec, step: StepLog, values: dict[str, Any]) -> dict[str, Any]:
     """Each written field's value after `step`; `values` stay as they were if a fold raises."""
-    staged = {}
-    for change in step.changes:
-        name = change.field
-        if step.afters is not None and name in step.afters:
-            staged[name] = value_after(step.afters[name], values.get(name, MISSING))
-            continue
-        old = isolate(values.get(name, MISSING))
-        staged[name] = reduce_field(field_spec(graph.fields, name), old, change.writes, step.step)
+    grouped = group_writes(applied_writes(graph.fields, step.tasks, step.merged))
+    staged = {name: isolate(values.get(name, MISSING)) for name in grouped}  # (in write order)
+    apply_writes(graph.fields, staged, grouped, step.step, pinned=step.afters)
     return staged
