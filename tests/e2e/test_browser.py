@@ -472,3 +472,62 @@ def test_a_saved_notebook_reopens_with_its_inspector_drawn(jupyterlab, tmp_path)
     assert any(m["model_name"] == "AnyModel" for m in models.values()), "the clickable picture"
     assert "model not found" not in content
     assert "step 1" in reopened and "plan" in reopened
+
+
+# --- play with two views, the dark theme (the inspector UX of issue 18) -----------------------
+
+
+@pytest.fixture
+def twice_displayed(monkeypatch):
+    """The browser test's notebook, its inspector displayed twice (as notebook 04 did)."""
+    cells = [*NOTEBOOK_CELLS[:-1], "i = run.inspect(); display(i); display(i)"]
+    monkeypatch.setitem(globals(), "NOTEBOOK_CELLS", cells)
+    monkeypatch.setitem(NOTEBOOKS, "inspect.ipynb", cells)  # (what the server opens)
+
+
+LUMINANCE = """
+el => { const [r, g, b] = getComputedStyle(el).color.match(/\\d+/g).map(Number);
+        return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255; }
+"""
+
+
+@pytest.mark.browser
+def test_play_and_the_dark_theme_in_the_browser(twice_displayed, jupyterlab, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    lab = "/lab/" in jupyterlab
+    if lab:  # JupyterLab Dark, from the settings folder the server was given
+        themes = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
+        themes.mkdir(parents=True, exist_ok=True)
+        (themes / "themes.jupyterlab-settings").write_text('{"theme": "JupyterLab Dark"}')
+    with sync_playwright() as playwright:
+        browser, page = _open(playwright, jupyterlab, [], height=1400)
+        try:
+            page.wait_for_function(
+                "document.querySelectorAll('.nbgraph-inspector svg g.node').length > 0 "
+                "&& document.querySelectorAll('.nbgraph-inspector').length == 2",
+                timeout=90_000,
+            )
+            first = page.locator(".nbgraph-inspector").first
+            first.get_by_role("button", name="▶ play").click()
+            for view in range(2):  # both views of the one inspector reach the last step
+                page.wait_for_function(
+                    "i => document.querySelectorAll('.nbgraph-inspector')[i]"
+                    ".querySelector('.nbgraph-step-label').innerText.includes('step 3')",
+                    arg=view,
+                    timeout=30_000,
+                )
+            if lab:
+                page.screenshot(path=str(tmp_path / "dark.png"))
+                state_cell = first.locator("td").first
+                caption = first.locator("svg g.graph > text").first
+                text_light = state_cell.evaluate(LUMINANCE)
+                caption_fill = caption.evaluate("el => getComputedStyle(el).fill")
+                page_fill = first.locator("svg g.graph > polygon").first.get_attribute("fill")
+        finally:
+            browser.close()
+    if lab:
+        assert text_light > 0.6  # the theme's light text on the dark page
+        light = [int(x) for x in caption_fill[caption_fill.index("(") + 1 : -1].split(",")[:3]]
+        assert sum(light) / 3 > 150, caption_fill  # the caption follows the theme too
+        assert page_fill == "transparent"  # no white slab

@@ -21,10 +21,8 @@ pytest.importorskip("langchain_core")
 
 from langchain_core.messages import (
     AIMessage,
-    ChatMessage,
     HumanMessage,
     RemoveMessage,
-    SystemMessage,
     ToolMessage,
 )
 
@@ -38,41 +36,14 @@ from nbgraph.record.compare.messages import compare_values
 from nbgraph.record.message_text import message_text
 from nbgraph.views.display import cell_text
 from nbgraph.views.panels import state_html
+from tests.support.messages import CALL, keep_all_graph, rich_messages
 
 ROOT = Path(__file__).resolve().parents[2]
-
-CALL = {"name": "add", "args": {"a": 1, "b": [2, 3]}, "id": "call_1", "type": "tool_call"}
-
-
-def rich_messages() -> list[Any]:
-    """One of each class, with the fields a model or a tool fills in."""
-    return [
-        SystemMessage("be brief", id="s1"),
-        HumanMessage([{"type": "text", "text": "add"}], name="ann", id="h1"),
-        AIMessage(
-            "",
-            tool_calls=[CALL],
-            additional_kwargs={"raw": b"\x00\x01", "n": (1, 2)},
-            response_metadata={"model_name": "fake", "finish_reason": "tool_calls"},
-            usage_metadata={"input_tokens": 3, "output_tokens": 4, "total_tokens": 7},
-            id="a1",
-        ),
-        ToolMessage("3", tool_call_id="call_1", status="error", artifact={"x": 1}, id="t1"),
-        ChatMessage(role="critic", content="fine", id="c1"),
-    ]
 
 
 def same_exactly(got: list[Any], expected: list[Any]) -> None:
     assert [type(m) for m in got] == [type(m) for m in expected]
     assert [m.model_dump() for m in got] == [m.model_dump() for m in expected]
-
-
-def keep_all_graph(**compile_kwargs: Any) -> Any:
-    def chat(state: dict) -> dict:
-        return {"messages": rich_messages()[2:]}
-
-    graph = StateGraph(MessagesState).add_node("chat", chat)
-    return graph.add_edge(START, "chat").add_edge("chat", END).compile(**compile_kwargs)
 
 
 # --- the kind of messages ------------------------------------------------------------------------
@@ -176,8 +147,8 @@ def test_a_sqlite_file_is_read_exactly_in_another_process(tmp_path: Path) -> Non
     code = textwrap.dedent(
         f"""
         import json, sys
-        sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(0, {str(ROOT / "tests")!r})
-        from tests.messages.test_langchain_messages import keep_all_graph
+        sys.path.insert(0, {str(ROOT)!r})
+        from tests.support.messages import keep_all_graph
         import nbgraph
         app = keep_all_graph(checkpointer=nbgraph.SqliteSaver({str(path)!r}))
         values = app.get_state({{"configurable": {{"thread_id": "t"}}}}).values

@@ -20,7 +20,7 @@ import pydantic
 import pytest
 
 from tests.parity.test_langgraph_subgraphs import langgraph_api, nbgraph_api, observe
-from tests.views.test_views_dot import edges, labels
+from tests.support.dot import edges, labels
 
 pytestmark = pytest.mark.langgraph
 

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, TypedDict
 import pytest
 
 from tests.parity.test_langgraph_compat import canonical_stream, error_kind, plain
+from tests.support.subgraphs import Shared, recorded_app, shared_subgraph
 
 pytestmark = pytest.mark.langgraph
 
@@ -55,21 +56,6 @@ def observe(app: Any, graph_input: Any, config: Any = None) -> dict[str, Any]:
 
 def both(program) -> tuple[Any, Any]:
     return program(langgraph_api()), program(nbgraph_api())
-
-
-class Shared(TypedDict):
-    foo: str
-    log: Annotated[list[str], operator.add]
-
-
-def shared_subgraph(api, name: str = "inner"):
-    def step(state: Shared):
-        return {"foo": state["foo"] + "!", "log": [name]}
-
-    builder = api.StateGraph(Shared)
-    builder.add_node(name, step)
-    builder.add_edge(api.START, name)
-    return builder.compile()
 
 
 # --- the programs ------------------------------------------------------------------------------
@@ -516,33 +502,6 @@ def test_a_compiled_graph_added_without_a_name_is_named_as_langgraph_names_it():
 
 
 # --- the record: a run's subruns ---------------------------------------------------------------
-
-
-def recorded_app():
-    """START -> first -> (left, wrapper): `left` a two-level subgraph, `wrapper` a function
-    that invokes a subgraph itself."""
-    import nbgraph
-
-    api = nbgraph_api()
-    team = api.StateGraph(Shared)
-    team.add_node("deep", shared_subgraph(api, "leaf"))
-    team.add_edge(api.START, "deep")
-    other = shared_subgraph(api, "other")
-
-    def first(state: Shared):
-        return {"log": ["first"]}
-
-    def wrapper(state: Shared):
-        return {"log": other.invoke({"foo": state["foo"], "log": []})["log"]}
-
-    parent = nbgraph.StateGraph(Shared)
-    parent.add_node(first)
-    parent.add_node("left", team.compile(name="team"))
-    parent.add_node(wrapper)
-    parent.add_edge(api.START, "first")
-    parent.add_edge("first", "left")
-    parent.add_edge("first", "wrapper")
-    return parent.compile()
 
 
 def test_a_run_lists_its_subruns_with_their_parent_and_task():

@@ -3,17 +3,14 @@ and the inspector's step-into (nbgraph only; the subgraph semantics themselves a
 with LangGraph in tests/parity/test_langgraph_subgraphs.py)."""
 
 import operator
-import re
 import subprocess
 from typing import Annotated, TypedDict
 
 import pytest
 
 from nbgraph import END, START, StateGraph
-from tests.parity.test_langgraph_subgraphs import recorded_app
-from tests.views.test_views_dot import edges, labels
-
-EVIL = '<b>x</b> "q" & \\'
+from tests.support.dot import EVIL, clusters, edges, labels
+from tests.support.subgraphs import recorded_app
 
 
 class Shared(TypedDict):
@@ -98,12 +95,6 @@ def test_subrun_trees_are_escaped_in_the_drawing():
 
 
 # --- the graph drawing -------------------------------------------------------------------------
-
-
-def clusters(source: str) -> dict[str, str]:
-    """Cluster name -> its label."""
-    found = re.findall(r"subgraph (cluster_\w+) \{\n\s*.*label=(\"(?:[^\"\\]|\\.)*\"|\w+)", source)
-    return {name: text.strip('"') for name, text in found}
 
 
 def test_a_run_draws_each_node_that_ran_a_graph_as_a_cluster_with_its_counts():

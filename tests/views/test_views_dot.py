@@ -8,6 +8,7 @@ import pytest
 
 from nbgraph import END, START, Command, Send, StateGraph
 from nbgraph.views.dot import label
+from tests.support.dot import edges, labels
 
 
 class S(TypedDict, total=False):
@@ -15,20 +16,8 @@ class S(TypedDict, total=False):
     note: str
 
 
-def labels(source: str) -> dict[str, str]:
-    """DOT node id -> its label text."""
-    found = {}
-    for node_id, text in re.findall(r'^\s*(\w+) \[label=("(?:[^"\\]|\\.)*"|\w+)', source, re.M):
-        found[node_id] = text.strip('"')
-    return found
-
-
 def node_id(source: str, text: str) -> str:
     return next(i for i, t in labels(source).items() if t.split("\\n")[0] == text)
-
-
-def edges(source: str) -> list[tuple[str, str, str]]:
-    return re.findall(r"^\s*(\w+) -> (\w+)(?: \[(.*)\])?$", source, re.M)
 
 
 def full_graph():

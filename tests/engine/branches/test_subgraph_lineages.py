@@ -12,8 +12,7 @@ import pytest
 
 import nbgraph
 from nbgraph import END, START, Command, MemorySaver, Send, StateGraph, interrupt
-from tests.views.test_subrun_views import EVIL, clusters
-from tests.views.test_views_dot import labels
+from tests.support.dot import EVIL, clusters, labels
 
 
 class Shared(TypedDict):
