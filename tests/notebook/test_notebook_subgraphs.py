@@ -13,31 +13,15 @@ import dataclasses
 import itertools
 import operator
 import re
-import types
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Literal, TypedDict
 
 import pydantic
 import pytest
 
-from tests.parity.test_langgraph_subgraphs import langgraph_api, nbgraph_api, observe
 from tests.support.dot import edges, labels
+from tests.support.harness import api_for, both, observe
 
 pytestmark = pytest.mark.langgraph
-
-
-def with_extras(api: types.SimpleNamespace, nbgraph: bool) -> types.SimpleNamespace:
-    if nbgraph:
-        from nbgraph import Overwrite, Send
-    else:
-        from langgraph.types import Overwrite, Send
-    return types.SimpleNamespace(**vars(api), Send=Send, Overwrite=Overwrite)
-
-
-def both(program) -> tuple[Any, Any]:
-    return (
-        program(with_extras(langgraph_api(), nbgraph=False)),
-        program(with_extras(nbgraph_api(), nbgraph=True)),
-    )
 
 
 def merge(old: dict, new: dict) -> dict:
@@ -329,15 +313,15 @@ def test_the_notebooks_subgraph_programs_behave_as_on_langgraph(program):
 
 def test_what_the_notebooks_say_about_those_programs():
     """The claims 04 and 06 make in words, checked on LangGraph's own results."""
-    api = with_extras(langgraph_api(), nbgraph=False)
-    teams = eino_teams_program(api)["final"]
+    api = api_for("langgraph")
+    teams = eino_teams_program(api)[1]["final"]
     assert [r["step"] for r in teams["execution_history"]] == [
         "research", "write", "check", "research", "write"
     ]  # fmt: skip
     assert teams["final_answer"] == "Rayleigh scattering: short wavelengths scatter most."
-    assert eino_teams_sharing_history_program(api) == {"raised": "InvalidUpdateError"}
-    typo = quote_with_typo_program(api)["final"]
-    fixed = quote_fixed_program(api)["final"]
+    assert eino_teams_sharing_history_program(api) == ("raised", "InvalidUpdateError")
+    typo = quote_with_typo_program(api)[1]["final"]
+    fixed = quote_fixed_program(api)[1]["final"]
     assert typo["quotes"]["jp"] == 14_000.0 and typo["cheapest"] == "eu at $99.00"
     assert fixed["quotes"]["jp"] == 93.8 and fixed["cheapest"] == "jp at $93.80"
 
@@ -346,7 +330,7 @@ def test_what_the_notebooks_say_about_those_programs():
 
 
 def test_a_sent_subgraphs_cluster_counts_each_branch_its_runs_took():
-    api = with_extras(nbgraph_api(), nbgraph=True)
+    api = api_for("nbgraph")
     for foreign, convert, keep in (({"EUR", "JYP"}, 1, 2), ({"EUR", "JPY"}, 2, 1)):
         run = quote_app(api, foreign).run({"item": "a kettle"})
         assert [sub.task for sub in run.subruns] == ["2:0:price", "2:1:price", "2:2:price"]
@@ -362,7 +346,7 @@ def test_a_sent_subgraphs_cluster_counts_each_branch_its_runs_took():
 def test_a_faded_subgraph_node_is_faded_inside_its_cluster_too():
     from nbgraph.views.dot import FADED, HIGHLIGHT_INK
 
-    api = with_extras(nbgraph_api(), nbgraph=True)
+    api = api_for("nbgraph")
     run = quote_app(api, {"EUR", "JPY"}).run({"item": "a kettle"})
 
     def inside(source: str) -> list[str]:

@@ -13,6 +13,7 @@ import pytest
 from nbgraph import END, START, MemorySaver, Send, StateGraph, interrupt
 from nbgraph.checkpoint.base import ThreadBusyError
 from nbgraph.errors import InvalidArgumentError, InvalidUpdateError
+from tests.support.harness import api_for
 
 VOLATILE = ["duration"]
 
@@ -140,10 +141,8 @@ def test_update_without_as_node_takes_the_last_writer_or_asks():
 
 @pytest.mark.langgraph
 def test_update_matches_langgraph_update_state_at_a_breakpoint():
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import StateGraph as LGStateGraph
-
-    lg = diamond(LGStateGraph, checkpointer=InMemorySaver(), interrupt_after=["a"])
+    langgraph = api_for("langgraph")
+    lg = diamond(langgraph.StateGraph, checkpointer=langgraph.saver(), interrupt_after=["a"])
     config = {"configurable": {"thread_id": "t"}}
     lg.invoke({"log": [], "n": 0}, config)
     lg.update_state(config, {"n": 10, "log": ["fix"]}, as_node="a")
@@ -162,10 +161,8 @@ def test_update_matches_langgraph_update_state_at_a_breakpoint():
 def test_update_keeps_what_was_due_as_langgraph_does(after, as_node):
     """An update as a node adds what that node's edges trigger; what was due stays due (the
     join into d keeps its count): LangGraph's `update_state` on the latest checkpoint."""
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import StateGraph as LGStateGraph
-
-    lg = diamond(LGStateGraph, checkpointer=InMemorySaver(), interrupt_after=[after])
+    langgraph = api_for("langgraph")
+    lg = diamond(langgraph.StateGraph, checkpointer=langgraph.saver(), interrupt_after=[after])
     config = {"configurable": {"thread_id": "t"}}
     lg.invoke({"log": [], "n": 0}, config)
     lg.update_state(config, {"log": ["fix"]}, as_node=as_node)

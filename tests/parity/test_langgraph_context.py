@@ -2,7 +2,7 @@
 
 Each program takes an `api` namespace (LangGraph's names or nbgraph's), runs, and returns what
 it observed; the two outcomes must be equal. Ids LangGraph makes from uuids are compared by
-shape (`"<node>:<id>"`), never by value.
+structure (`Ids`: `"<node>:<id n>"`), never by value.
 """
 
 # No `from __future__ import annotations`: the parameter annotations below (RunnableConfig,
@@ -10,71 +10,24 @@ shape (`"<node>:<id>"`), never by value.
 
 import asyncio
 import dataclasses
-import importlib
-import types
 import warnings
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 import pydantic
 import pytest
 from langchain_core.runnables import RunnableConfig
 
+from tests.support.harness import Ids, both, outcome
+
 pytestmark = pytest.mark.langgraph
-
-
-LANGGRAPH_HOMES = {
-    "langgraph.graph": ("END", "START", "StateGraph"),
-    "langgraph.types": ("Send", "Command", "interrupt"),
-    "langgraph.checkpoint.memory": ("InMemorySaver",),
-    "langgraph.runtime": ("Runtime", "get_runtime"),
-    "langgraph.config": ("get_config", "get_store"),
-    "langgraph.store.base": ("BaseStore",),
-    "langgraph.store.memory": ("InMemoryStore",),
-}
-"""Where a LangGraph program imports each name from; an nbgraph one takes them all from
-`nbgraph` (InMemoryStore also from `nbgraph.store.memory`, as `langgraph.store.memory`)."""
-
-
-def langgraph_api() -> types.SimpleNamespace:
-    found = {
-        name: getattr(importlib.import_module(module), name)
-        for module, names in LANGGRAPH_HOMES.items()
-        for name in names
-    }
-    return types.SimpleNamespace(**found)
-
-
-def nbgraph_api() -> types.SimpleNamespace:
-    import nbgraph
-    from nbgraph.store.memory import InMemoryStore
-
-    assert nbgraph.InMemoryStore is InMemoryStore
-    names = [name for names in LANGGRAPH_HOMES.values() for name in names]
-    return types.SimpleNamespace(**{name: getattr(nbgraph, name) for name in names})
-
-
-def both(program: Any) -> tuple[Any, Any]:
-    """`program` run on LangGraph and on nbgraph: (langgraph's outcome, nbgraph's)."""
-    return program(langgraph_api()), program(nbgraph_api())
-
-
-def outcome(call: Any, *args: Any, **kwargs: Any) -> Any:
-    """What `call(*args, **kwargs)` returned, or the kind of error it raised."""
-    try:
-        return call(*args, **kwargs)
-    except Exception as error:  # the kind is compared: LangGraph's classes are not nbgraph's
-        for cls in type(error).__mro__:
-            if cls.__module__ == "builtins":
-                return ("error", cls.__name__)
-        return ("error", type(error).__name__)  # pragma: no cover
 
 
 class Count(TypedDict):
     n: int
 
 
-def shown_config(config: dict) -> dict:
-    """What a node's config holds, with the uuid parts of namespaces masked."""
+def shown_config(config: dict, ids: Ids) -> dict:
+    """What a node's config holds, its namespaces' task ids masked (`ids`: by structure)."""
     meta = dict(config["metadata"])
     ns = meta.pop("langgraph_checkpoint_ns")
     configurable = {k: v for k, v in config["configurable"].items() if not k.startswith("__")}
@@ -86,7 +39,7 @@ def shown_config(config: dict) -> dict:
             k: v for k, v in config.items() if k not in ("metadata", "configurable", "callbacks")
         },
         "metadata": meta,
-        "ns": (ns.split(":")[0], len(ns.split(":")), ns == inner),
+        "ns": (ids.ns(ns), ids.ns(inner)),
         "configurable": configurable,
     }
 
@@ -105,18 +58,18 @@ def shown_config(config: dict) -> dict:
 )
 def test_a_node_and_its_router_see_langgraphs_config(config):
     def program(api):
-        seen = []
+        seen, ids = [], Ids()
 
         def node(state, config):
-            seen.append(("node", shown_config(config)))
+            seen.append(("node", shown_config(config, ids)))
             return {"n": state["n"] + 1}
 
         def typed(state: Count, config: RunnableConfig):
-            seen.append(("typed", shown_config(config), shown_config(api.get_config())))
+            seen.append(("typed", shown_config(config, ids), shown_config(api.get_config(), ids)))
             return None
 
         def route(state, config):
-            seen.append(("route", shown_config(config)))
+            seen.append(("route", shown_config(config, ids)))
             return "typed"
 
         graph = api.StateGraph(Count)
@@ -132,10 +85,10 @@ def test_a_node_and_its_router_see_langgraphs_config(config):
 
 def test_config_with_a_thread_and_a_keyword_only_config():
     def program(api):
-        seen = []
+        seen, ids = [], Ids()
 
         def node(state, *, config: RunnableConfig | None = None):
-            seen.append(shown_config(config))
+            seen.append(shown_config(config, ids))
             return {"n": 1}
 
         graph = api.StateGraph(Count)
@@ -232,7 +185,7 @@ def test_a_config_annotated_otherwise_is_not_passed_and_warned_about():
 
     lg, nb = both(program)
     assert nb == lg
-    assert nb == (("error", "TypeError"), True)
+    assert nb == (("raised", "TypeError"), True)
 
 
 def test_get_config_and_get_runtime_outside_a_run_raise():
@@ -240,7 +193,7 @@ def test_get_config_and_get_runtime_outside_a_run_raise():
         return outcome(api.get_config), outcome(api.get_runtime)
 
     lg, nb = both(program)
-    assert nb == lg == (("error", "RuntimeError"), ("error", "RuntimeError"))
+    assert nb == lg == (("raised", "RuntimeError"), ("raised", "RuntimeError"))
 
 
 # --- runtime context ----------------------------------------------------------------------------
@@ -507,6 +460,10 @@ def test_store_api_put_get_search_delete_and_namespaces():
 
     lg, nb = both(program)
     assert nb == lg
+    import nbgraph
+    from nbgraph.store.memory import InMemoryStore
+
+    assert nbgraph.InMemoryStore is InMemoryStore  # (a program may import it from either)
 
 
 def test_what_a_runtime_holds():

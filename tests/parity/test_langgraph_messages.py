@@ -9,10 +9,8 @@ compared) and must be the same on both engines.
 import io
 import json
 import operator
-import re
 import subprocess
 import sys
-import types
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
@@ -36,82 +34,24 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from tests.support.harness import Ids, same
+
 pytestmark = pytest.mark.langgraph
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def langgraph_api() -> types.SimpleNamespace:
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import END, START, MessagesState, StateGraph
-    from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
-
-    return types.SimpleNamespace(
-        name="langgraph",
-        StateGraph=StateGraph,
-        START=START,
-        END=END,
-        MessagesState=MessagesState,
-        add_messages=add_messages,
-        REMOVE_ALL_MESSAGES=REMOVE_ALL_MESSAGES,
-        MemorySaver=InMemorySaver,
-    )
-
-
-def nbgraph_api() -> types.SimpleNamespace:
-    import nbgraph
-
-    return types.SimpleNamespace(
-        name="nbgraph",
-        StateGraph=nbgraph.StateGraph,
-        START=nbgraph.START,
-        END=nbgraph.END,
-        MessagesState=nbgraph.MessagesState,
-        add_messages=nbgraph.add_messages,
-        REMOVE_ALL_MESSAGES=nbgraph.REMOVE_ALL_MESSAGES,
-        MemorySaver=nbgraph.MemorySaver,
-    )
-
-
-_ID_LIKE = re.compile(r"^(lc_run--)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-def canonical(value: Any, labels: dict[str, str] | None = None) -> Any:
-    """`value` with messages as (class, fields) and generated ids as labels by first use."""
-    labels = {} if labels is None else labels
+def canonical(value: Any, ids: Ids | None = None) -> Any:
+    """`value` with messages as (class, fields) and generated ids by structure (`Ids`)."""
+    ids = Ids() if ids is None else ids
     if isinstance(value, BaseMessage):
-        fields = {k: canonical(v, labels) for k, v in value.model_dump().items()}
+        fields = {k: canonical(v, ids) for k, v in value.model_dump().items()}
         return (type(value).__name__, fields)
     if isinstance(value, dict):
-        return {str(k): canonical(v, labels) for k, v in sorted(value.items(), key=str)}
+        return {str(k): canonical(v, ids) for k, v in sorted(value.items(), key=str)}
     if isinstance(value, (list, tuple)):
-        return [canonical(v, labels) for v in value]
-    if isinstance(value, str) and _ID_LIKE.match(value):
-        return labels.setdefault(value, f"<id{len(labels)}>")
-    return value
-
-
-def builtin_kind(exc: BaseException) -> type:
-    """The first builtin class of an exception (what a program would catch)."""
-    return next(cls for cls in type(exc).__mro__ if cls.__module__ == "builtins")
-
-
-def outcome(program, api) -> Any:
-    try:
-        return canonical(program(api))
-    except Exception as exc:
-        return ("raised", exc)
-
-
-def assert_same(program) -> None:
-    """nbgraph's outcome equals LangGraph's; where LangGraph raised, nbgraph raised an
-    exception a program catching LangGraph's builtin kind would catch."""
-    expected, got = outcome(program, langgraph_api()), outcome(program, nbgraph_api())
-    if isinstance(expected, tuple) and expected[0] == "raised":
-        assert isinstance(got, tuple) and got[0] == "raised", got
-        assert isinstance(got[1], builtin_kind(expected[1])), (got[1], expected[1])
-    else:
-        assert got == expected
+        return [canonical(v, ids) for v in value]
+    return ids.text(value)
 
 
 PROGRAMS = []
@@ -392,7 +332,7 @@ def stream_a_list_of_modes_with_messages(api):
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
 def test_same_as_langgraph(program) -> None:
-    assert_same(program)
+    same(program, raises=True, catchable=True, shape=canonical)
 
 
 def test_the_canonical_form_keeps_id_structure() -> None:

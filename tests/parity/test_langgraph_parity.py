@@ -13,58 +13,15 @@ The programs here are the core-engine cases found by running real LangGraph prog
 import operator
 import threading
 import time
-import types
-from typing import Annotated, Any
+from typing import Annotated
 
 import pytest
 import typing_extensions
 from typing_extensions import TypedDict
 
+from tests.support.harness import plain, same
+
 pytestmark = pytest.mark.langgraph
-
-
-def langgraph_api() -> types.SimpleNamespace:
-    """The names a LangGraph program imports, from langgraph itself."""
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Command, interrupt
-
-    return types.SimpleNamespace(
-        StateGraph=StateGraph,
-        START=START,
-        END=END,
-        Command=Command,
-        interrupt=interrupt,
-        Saver=InMemorySaver,
-    )
-
-
-def nbgraph_api() -> types.SimpleNamespace:
-    """The same names, from the top-level `nbgraph` package."""
-    import nbgraph
-
-    return types.SimpleNamespace(
-        StateGraph=nbgraph.StateGraph,
-        START=nbgraph.START,
-        END=nbgraph.END,
-        Command=nbgraph.Command,
-        interrupt=nbgraph.interrupt,
-        Saver=nbgraph.MemorySaver,
-    )
-
-
-def plain(value: Any) -> Any:
-    """`value` comparable across engines: an `Interrupt` becomes `("Interrupt", value)` (ids
-    differ), a mapping a dict, recursively."""
-    if type(value).__name__ == "Interrupt":
-        return ("Interrupt", plain(value.value))
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(plain(v) for v in value)
-    return value
 
 
 def cfg(thread: str) -> dict:
@@ -193,7 +150,7 @@ def asking_chain(api, **compile_options):
         .add_edge(api.START, "first")
         .add_edge("first", "ask")
         .add_edge("ask", "last")
-        .compile(checkpointer=api.Saver(), **compile_options)
+        .compile(checkpointer=api.InMemorySaver(), **compile_options)
     )
 
 
@@ -240,7 +197,7 @@ def interrupt_with_a_finished_sibling(api) -> list:
         .add_edge(api.START, "ask")
         .add_edge(api.START, "side")
         .add_edge(["ask", "side"], "done")
-        .compile(checkpointer=api.Saver())
+        .compile(checkpointer=api.InMemorySaver())
     )
     seen = []
     for index, mode in enumerate(["updates", "values", ["values", "updates"]]):
@@ -279,7 +236,7 @@ def resume_after_a_failure_streams_the_kept_writes_as_cached(api) -> list:
         .add_edge(api.START, "flaky")
         .add_edge(api.START, "steady")
         .add_edge(["flaky", "steady"], "done")
-        .compile(checkpointer=api.Saver())
+        .compile(checkpointer=api.InMemorySaver())
     )
     seen = []
     for index, mode in enumerate(["updates", ["values", "updates"]]):
@@ -315,7 +272,7 @@ def command_resume_with_an_update(api) -> list:
         .add_edge(api.START, "first")
         .add_edge("first", "ask")
         .add_edge("ask", "last")
-        .compile(checkpointer=api.Saver())
+        .compile(checkpointer=api.InMemorySaver())
     )
     for index, mode in enumerate(["updates", "values", ["values", "updates"]]):
         config = cfg(f"t{index}")
@@ -341,5 +298,4 @@ def command_resume_with_a_goto(api) -> list:
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
 def test_same_as_langgraph(program) -> None:
-    expected = plain(program(langgraph_api()))
-    assert plain(program(nbgraph_api())) == expected
+    same(program, shape=plain)

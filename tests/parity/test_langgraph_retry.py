@@ -10,38 +10,13 @@ waits between attempts) must be equal.
 import asyncio
 import operator
 import time
-import types
 from typing import Annotated, Any, TypedDict
 
 import pytest
 
-from tests.parity.test_langgraph_compat import error_kind, stable_repr
+from tests.support.harness import outcome, same, stable_repr
 
 pytestmark = pytest.mark.langgraph
-
-
-NAMES = ("StateGraph", "START", "END", "Send", "RetryPolicy", "CachePolicy", "InMemoryCache",
-         "InMemorySaver")  # fmt: skip
-
-
-def langgraph_api() -> types.SimpleNamespace:
-    """The names a LangGraph program imports, from where LangGraph has them."""
-    import langgraph.cache.memory
-    import langgraph.checkpoint.memory
-    import langgraph.graph
-    import langgraph.types
-
-    where = (langgraph.graph, langgraph.types, langgraph.cache.memory, langgraph.checkpoint.memory)
-    return types.SimpleNamespace(
-        **{name: next(getattr(m, name) for m in where if hasattr(m, name)) for name in NAMES}
-    )
-
-
-def nbgraph_api() -> types.SimpleNamespace:
-    """The same names, from the top-level `nbgraph` package."""
-    import nbgraph
-
-    return types.SimpleNamespace(**{name: getattr(nbgraph, name) for name in NAMES})
 
 
 @pytest.fixture
@@ -52,24 +27,9 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return waits
 
 
-def both(program, sleeps: list[float] | None = None) -> None:
-    """Run `program` on LangGraph and on nbgraph; their observations must be equal."""
-    seen = []
-    for api in (langgraph_api(), nbgraph_api()):
-        if sleeps is not None:
-            sleeps.clear()
-        observed = program(api)
-        if sleeps is not None:
-            observed = {**observed, "sleeps": list(sleeps)}
-        seen.append(observed)
-    assert seen[1] == seen[0]
-
-
 def raised(call) -> tuple:
-    try:
-        return ("ok", call())
-    except Exception as error:
-        return ("raised", error_kind(error), str(error))
+    """How `call()` ended, with the error's text: `("raised", kind, text)`."""
+    return outcome(call, message="full")
 
 
 class State(TypedDict):
@@ -115,9 +75,9 @@ def test_a_node_that_fails_twice_then_succeeds(sleeps: list[float], jitter: bool
         return {"out": out, "calls": calls}
 
     if jitter:  # the waits differ by a random 0-1 s: compare the rest
-        both(program)
+        same(program)
     else:
-        both(program, sleeps)
+        same(program, sleeps=sleeps)
         assert sleeps == [0.5, 1.5]
 
 
@@ -131,7 +91,7 @@ def test_waits_stop_growing_at_max_interval(sleeps: list[float]) -> None:
         app = one_node(api, flaky(calls, "a", 5), policy)
         return {"out": raised(lambda: app.invoke({"foo": "", "log": []})), "calls": calls}
 
-    both(program, sleeps)
+    same(program, sleeps=sleeps)
     assert sleeps == [1.0, 2.0, 3.0, 3.0, 3.0]
 
 
@@ -154,7 +114,7 @@ def test_retry_on_chooses_which_errors_are_retried(sleeps: list[float], retry_on
         app = one_node(api, flaky(calls, "a", 2), policy)
         return {"out": raised(lambda: app.invoke({"foo": "", "log": []})), "calls": calls}
 
-    both(program)
+    same(program)
 
 
 @pytest.mark.parametrize(
@@ -168,7 +128,7 @@ def test_the_default_retry_on(sleeps: list[float], error: type) -> None:
         app = one_node(api, flaky(calls, "a", 1, error), policy)
         return {"out": raised(lambda: app.invoke({"foo": "", "log": []})), "calls": calls}
 
-    both(program, sleeps)
+    same(program, sleeps=sleeps)
 
 
 def test_exhausted_retries_raise_the_last_error(sleeps: list[float]) -> None:
@@ -178,7 +138,7 @@ def test_exhausted_retries_raise_the_last_error(sleeps: list[float]) -> None:
         app = one_node(api, flaky(calls, "a", 10), policy)
         return {"out": raised(lambda: app.invoke({"foo": "", "log": []})), "calls": calls}
 
-    both(program)
+    same(program)
 
 
 def test_the_first_matching_policy_of_a_list_applies(sleeps: list[float]) -> None:
@@ -194,7 +154,7 @@ def test_the_first_matching_policy_of_a_list_applies(sleeps: list[float]) -> Non
             out[error.__name__] = raised(lambda: app.invoke({"foo": "", "log": []}))  # noqa: B023
         return {"out": out, "calls": calls}
 
-    both(program, sleeps)
+    same(program, sleeps=sleeps)
 
 
 def parallel(api, calls: dict, fails: int, **compile_options):
@@ -224,7 +184,7 @@ def test_a_retried_task_does_not_rerun_its_siblings(sleeps: list[float], mode: s
             out = sorted(map(stable_repr, chunks)) if mode == "updates" else chunks
         return {"out": out, "calls": calls}
 
-    both(program)
+    same(program)
 
 
 def test_after_exhaustion_the_checkpoint_keeps_the_siblings_writes(sleeps: list[float]) -> None:
@@ -241,7 +201,7 @@ def test_after_exhaustion_the_checkpoint_keeps_the_siblings_writes(sleeps: list[
         return {"first": first, "failed": failed, "after_first": after_first,
                 "second": second, "calls": calls, "end": app.get_state(config).values}  # fmt: skip
 
-    both(program)
+    same(program)
 
 
 def test_an_async_node_is_retried(sleeps: list[float]) -> None:
@@ -261,7 +221,7 @@ def test_an_async_node_is_retried(sleeps: list[float]) -> None:
         chunks = asyncio.run(_collect(app.astream({"foo": "", "log": []}, stream_mode="updates")))
         return {"out": out, "chunks": chunks, "calls": calls}
 
-    both(program)
+    same(program)
 
 
 async def _collect(stream) -> list:
@@ -287,7 +247,7 @@ def test_a_router_after_a_retried_node_sees_the_last_attempt(sleeps: list[float]
         )
         return {"out": app.invoke({"foo": "x", "log": []}), "seen": seen, "calls": calls}
 
-    both(program)
+    same(program)
 
 
 # --- the node cache ------------------------------------------------------------------------
@@ -319,7 +279,7 @@ def test_a_cached_node_is_not_called_again_for_the_same_input() -> None:
         runs = [list(app.stream({"x": x}, stream_mode="updates")) for x in (5, 5, 6, 5)]
         return {"runs": runs, "calls": calls, "invoke": app.invoke({"x": 6})}
 
-    both(program)
+    same(program)
 
 
 def test_a_key_func_decides_what_counts_as_the_same_input() -> None:
@@ -335,7 +295,7 @@ def test_a_key_func_decides_what_counts_as_the_same_input() -> None:
         runs = [app.invoke({"x": x}) for x in (1, 3, 4, 6, 5)]
         return {"runs": runs, "calls": calls}
 
-    both(program)
+    same(program)
 
 
 def test_cached_and_uncached_tasks_in_one_step_and_a_router() -> None:
@@ -364,7 +324,7 @@ def test_cached_and_uncached_tasks_in_one_step_and_a_router() -> None:
         ]
         return {"runs": runs, "calls": sorted(calls), "routed": routed}
 
-    both(program)
+    same(program)
 
 
 def test_send_tasks_are_cached_by_their_argument() -> None:
@@ -384,7 +344,7 @@ def test_send_tasks_are_cached_by_their_argument() -> None:
         runs.append(sorted(map(stable_repr, app.stream({"x": 0}, stream_mode="updates"))))
         return {"runs": runs, "calls": sorted(calls)}
 
-    both(program)
+    same(program)
 
 
 def test_an_entry_with_ttl_zero_is_never_reused_and_a_policy_without_cache_does_nothing() -> None:
@@ -405,7 +365,7 @@ def test_an_entry_with_ttl_zero_is_never_reused_and_a_policy_without_cache_does_
         runs = [list(app.stream({"x": 1})) for app in (expiring, expiring, no_cache, no_cache)]
         return {"runs": runs, "calls": calls}
 
-    both(program)
+    same(program)
 
 
 def test_a_failed_task_is_not_cached(sleeps: list[float]) -> None:
@@ -420,7 +380,7 @@ def test_a_failed_task_is_not_cached(sleeps: list[float]) -> None:
         runs = [raised(lambda: app.invoke({"foo": "", "log": []})) for _ in range(3)]
         return {"runs": runs, "calls": calls}
 
-    both(program)
+    same(program)
 
 
 def test_clear_cache_makes_the_nodes_run_again() -> None:
@@ -443,7 +403,7 @@ def test_clear_cache_makes_the_nodes_run_again() -> None:
         uncached = uncached.add_edge(api.START, "a").compile()
         return {"out": out, "calls": calls, "no cache": raised(uncached.clear_cache)[:2]}
 
-    both(program)
+    same(program)
 
 
 def test_two_graphs_sharing_a_cache_keep_their_entries_apart() -> None:
@@ -459,7 +419,7 @@ def test_two_graphs_sharing_a_cache_keep_their_entries_apart() -> None:
         ]
         return {"out": [app.invoke({"x": 1}) for app in apps * 2], "calls": calls}
 
-    both(program)
+    same(program)
 
 
 def _first_node(calls: list):
@@ -502,7 +462,7 @@ def test_set_node_defaults_gives_policies_to_the_nodes_without_their_own(
         out = [raised(lambda: app.invoke({"foo": "", "log": []})) for _ in range(2)]
         return {"out": out, "calls": calls, "c runs": len(cached)}
 
-    both(program, sleeps)
+    same(program, sleeps=sleeps)
 
 
 def test_a_cached_task_streams_first_in_its_step() -> None:
@@ -520,4 +480,4 @@ def test_a_cached_task_streams_first_in_its_step() -> None:
         runs = [list(app.stream({"x": 1, "result": []}, stream_mode=modes)) for _ in range(2)]
         return {"runs": runs, "calls": calls}
 
-    both(program)
+    same(program)

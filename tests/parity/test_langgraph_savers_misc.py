@@ -11,12 +11,11 @@ import contextlib
 import itertools
 import operator
 import sqlite3
-import types
 from typing import Annotated, Any, TypedDict
 
 import pytest
 
-from tests.parity.test_langgraph_compat import canonical_stream, error_kind, plain
+from tests.support.harness import api_for, canonical_stream, plain, same
 
 pytestmark = pytest.mark.langgraph
 
@@ -24,58 +23,15 @@ PROGRAMS: list = []
 
 
 def program(fn):
-    """Register a differential program."""
+    """Register a differential program: `fn(api)` returns what it observed (its SQLite files
+    in `api.folder`)."""
     PROGRAMS.append(fn)
     return fn
 
 
-def langgraph_api() -> types.SimpleNamespace:
-    """The names a LangGraph program imports, from langgraph itself."""
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.errors import InvalidUpdateError
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.graph.message import add_messages
-    from langgraph.types import Command, Overwrite, Send, interrupt
-
-    return types.SimpleNamespace(
-        StateGraph=StateGraph,
-        START=START,
-        END=END,
-        Send=Send,
-        Command=Command,
-        Overwrite=Overwrite,
-        InMemorySaver=InMemorySaver,
-        SqliteSaver=SqliteSaver,
-        InvalidUpdateError=InvalidUpdateError,
-        add_messages=add_messages,
-        interrupt=interrupt,
-    )
-
-
-def nbgraph_api() -> types.SimpleNamespace:
-    """The same names, from the top-level `nbgraph` package."""
-    import nbgraph
-
-    names = vars(langgraph_api()).keys()
-    return types.SimpleNamespace(**{name: getattr(nbgraph, name) for name in names})
-
-
-def run(prog, api: types.SimpleNamespace, tmp_path) -> Any:
-    """What a program observed, or `("raised", kind)` if it raised."""
-    try:
-        return plain(prog(api, tmp_path))
-    except Exception as exc:
-        return ("raised", error_kind(exc))
-
-
 @pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.__name__)
 def test_same_as_langgraph(prog, tmp_path) -> None:
-    (tmp_path / "lg").mkdir()
-    (tmp_path / "nb").mkdir()
-    expected = run(prog, langgraph_api(), tmp_path / "lg")
-    got = run(prog, nbgraph_api(), tmp_path / "nb")
-    assert got == expected
+    same(prog, folder=tmp_path, raises=True, shape=plain)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,13 +59,13 @@ def collected(app, graph_input, config=None, modes=("updates", "values")) -> lis
 
 
 @program
-def overwrite_json_from_a_node(api, tmp):
+def overwrite_json_from_a_node(api):
     app = overwrite_graph(api, {"a": {"items": ["a"]}, "b": {"items": {"__overwrite__": ["b"]}}})
     return app.invoke({"items": ["in"]}), collected(app, {"items": ["in"]})
 
 
 @program
-def overwrite_json_in_input_and_update_state(api, tmp):
+def overwrite_json_in_input_and_update_state(api):
     app = overwrite_graph(api, {"a": {"items": ["a"]}}, api.InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
     first = app.invoke({"items": {"__overwrite__": ["in"]}}, config)
@@ -118,13 +74,13 @@ def overwrite_json_in_input_and_update_state(api, tmp):
 
 
 @program
-def overwrite_json_on_a_field_without_reducer_is_a_dict(api, tmp):
+def overwrite_json_on_a_field_without_reducer_is_a_dict(api):
     app = overwrite_graph(api, {"a": {"plain": {"__overwrite__": 1}}})
     return app.invoke({"items": []}), collected(app, {"items": []})
 
 
 @program
-def overwrite_json_with_other_keys_goes_through_the_reducer(api, tmp):
+def overwrite_json_with_other_keys_goes_through_the_reducer(api):
     class DictState(TypedDict):
         d: Annotated[dict, operator.or_]
 
@@ -138,7 +94,7 @@ def overwrite_json_with_other_keys_goes_through_the_reducer(api, tmp):
 
 
 @program
-def overwrite_json_parallel_with_plain_writes(api, tmp):
+def overwrite_json_parallel_with_plain_writes(api):
     builder = api.StateGraph(ListState)
     builder.add_node("a", lambda s: {"items": ["a"]})
     builder.add_node("b", lambda s: {"items": {"__overwrite__": ["b"]}})
@@ -153,7 +109,7 @@ def overwrite_json_parallel_with_plain_writes(api, tmp):
 
 
 @program
-def overwrite_json_twice_in_one_step_raises(api, tmp):
+def overwrite_json_twice_in_one_step_raises(api):
     builder = api.StateGraph(ListState)
     builder.add_node("a", lambda s: {"items": ["a"]})
     builder.add_node("b", lambda s: {"items": {"__overwrite__": ["b"]}})
@@ -170,7 +126,7 @@ def overwrite_json_twice_in_one_step_raises(api, tmp):
 
 
 @program
-def overwrite_json_of_messages(api, tmp):
+def overwrite_json_of_messages(api):
     from langchain_core.messages import AIMessage, HumanMessage
 
     class Chat(TypedDict):
@@ -213,8 +169,8 @@ THREAD = {"configurable": {"thread_id": "1"}}
 
 
 @program
-def sqlite_saver_on_a_connection_then_reopened_from_conn_string(api, tmp):
-    path = str(tmp / "checkpoints.db")
+def sqlite_saver_on_a_connection_then_reopened_from_conn_string(api):
+    path = str(api.folder / "checkpoints.db")
     conn = sqlite3.connect(path, check_same_thread=False)
     app = pair_graph(api, api.SqliteSaver(conn))
     first = app.invoke({"foo": ""}, THREAD)
@@ -228,7 +184,7 @@ def sqlite_saver_on_a_connection_then_reopened_from_conn_string(api, tmp):
 
 
 @program
-def sqlite_saver_in_memory_connection_and_conn_string(api, tmp):
+def sqlite_saver_in_memory_connection_and_conn_string(api):
     out = []
     app = pair_graph(api, api.SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False)))
     out.append(app.invoke({"foo": ""}, THREAD))
@@ -256,13 +212,13 @@ def delete_thread_program(api, saver):
 
 
 @program
-def delete_thread_in_memory(api, tmp):
+def delete_thread_in_memory(api):
     return delete_thread_program(api, api.InMemorySaver())
 
 
 @program
-def delete_thread_in_sqlite(api, tmp):
-    with api.SqliteSaver.from_conn_string(str(tmp / "d.db")) as saver:
+def delete_thread_in_sqlite(api):
+    with api.SqliteSaver.from_conn_string(str(api.folder / "d.db")) as saver:
         return delete_thread_program(api, saver)
 
 
@@ -274,7 +230,7 @@ def test_delete_thread_takes_the_id_as_str_and_refuses_a_running_thread(tmp_path
     from nbgraph.checkpoint import MemorySaver, SqliteSaver, ThreadBusyError
 
     for saver in (MemorySaver(), SqliteSaver(tmp_path / "busy.db")):
-        app = pair_graph(nbgraph_api(), saver)
+        app = pair_graph(api_for("nbgraph"), saver)
         app.invoke({"foo": ""}, {"configurable": {"thread_id": 7}})
         saver.delete_thread(7)  # (LangGraph's InMemorySaver would keep the thread '7')
         assert saver.history("7") == []
@@ -324,7 +280,7 @@ def both_modes(app, graph_input, config=None) -> list:
 
 
 @program
-def root_list_invoke_stream_get_state_update_state(api, tmp):
+def root_list_invoke_stream_get_state_update_state(api):
     builder = api.StateGraph(Annotated[list, operator.add])
     builder.add_node("a", lambda s: [f"a{len(s)}"])
     builder.add_node("b", lambda s: None)
@@ -342,7 +298,7 @@ def root_list_invoke_stream_get_state_update_state(api, tmp):
 
 
 @program
-def root_list_sends_and_routers(api, tmp):
+def root_list_sends_and_routers(api):
     def node(name):
         def run(state):
             return [name] if isinstance(state, list) else [f"{name}|{state}"]
@@ -363,7 +319,7 @@ def root_list_sends_and_routers(api, tmp):
 
 
 @program
-def root_int_without_reducer(api, tmp):
+def root_int_without_reducer(api):
     builder = api.StateGraph(int)
     builder.add_node("inc", lambda s: s + 1)
     builder.add_node("double", lambda s: s * 2)
@@ -374,7 +330,7 @@ def root_int_without_reducer(api, tmp):
 
 
 @program
-def root_str_two_writers_in_one_step_raise(api, tmp):
+def root_str_two_writers_in_one_step_raise(api):
     builder = api.StateGraph(str)
     builder.add_node("x", lambda s: s + "!")
     builder.add_node("y", lambda s: s + "?")
@@ -388,7 +344,7 @@ def root_str_two_writers_in_one_step_raise(api, tmp):
 
 
 @program
-def root_messages_with_add_messages(api, tmp):
+def root_messages_with_add_messages(api):
     from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 
     builder = api.StateGraph(Annotated[list, api.add_messages])
@@ -401,7 +357,7 @@ def root_messages_with_add_messages(api, tmp):
 
 
 @program
-def root_list_async(api, tmp):
+def root_list_async(api):
     import asyncio
 
     async def node(state):
@@ -476,18 +432,18 @@ def list_program(api, saver):
 
 
 @program
-def saver_list_in_memory(api, tmp):
+def saver_list_in_memory(api):
     return list_program(api, api.InMemorySaver())
 
 
 @program
-def saver_list_in_sqlite(api, tmp):
-    with api.SqliteSaver.from_conn_string(str(tmp / "list.db")) as saver:
+def saver_list_in_sqlite(api):
+    with api.SqliteSaver.from_conn_string(str(api.folder / "list.db")) as saver:
         return list_program(api, saver)
 
 
 @program
-def saver_list_pending_writes_of_a_failed_task(api, tmp):
+def saver_list_pending_writes_of_a_failed_task(api):
     class State(TypedDict):
         steps: Annotated[list, operator.add]
         attempt: int
@@ -508,7 +464,7 @@ def saver_list_pending_writes_of_a_failed_task(api, tmp):
 
 
 @program
-def root_list_interrupt_and_resume(api, tmp):
+def root_list_interrupt_and_resume(api):
     builder = api.StateGraph(Annotated[list, operator.add])
     builder.add_node("ask", lambda s: [api.interrupt("q?")])
     builder.add_edge(api.START, "ask")

@@ -11,8 +11,7 @@ import operator
 import re
 import threading
 import time
-import types
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 import pytest
 
@@ -24,67 +23,11 @@ from langchain_core.language_models.fake_chat_models import (
 )
 from langchain_core.messages import AIMessage, BaseMessage
 
+from tests.support.harness import Ids, both
+
 pytestmark = pytest.mark.langgraph
 
 WAIT = 10.0  # seconds a node waits for its sibling before giving up (never, when it works)
-
-
-def langgraph_api() -> types.SimpleNamespace:
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.config import get_stream_writer
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Command, Send, StreamWriter, interrupt
-
-    return types.SimpleNamespace(
-        InMemorySaver=InMemorySaver,
-        interrupt=interrupt,
-        StateGraph=StateGraph, START=START, END=END, Command=Command, Send=Send,
-        get_stream_writer=get_stream_writer, StreamWriter=StreamWriter, lib="langgraph",
-    )  # fmt: skip
-
-
-def nbgraph_api() -> types.SimpleNamespace:
-    import nbgraph
-
-    names = ("StateGraph", "START", "END", "Command", "Send", "get_stream_writer")
-    names += ("InMemorySaver", "interrupt")
-    return types.SimpleNamespace(
-        **{name: getattr(nbgraph, name) for name in names},
-        StreamWriter=nbgraph.StreamWriter,
-        lib="nbgraph",
-    )
-
-
-def both(program, *args, raises: bool = False) -> tuple[Any, Any]:
-    """The program's outcome on LangGraph and on nbgraph (an exception: its builtin kind).
-
-    Unless `raises`, the program must run to the end on LangGraph (a program that fails on
-    both would compare equal and test nothing)."""
-    results = []
-    for api in (langgraph_api(), nbgraph_api()):
-        try:
-            results.append(program(api, *args))
-        except Exception as error:  # compare what kind of error each raised
-            if api.lib == "langgraph" and not raises:
-                raise
-            kind = next(c.__name__ for c in type(error).__mro__ if c.__module__ == "builtins")
-            results.append(("raised", kind))
-    return results[0], results[1]
-
-
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-class Ids:
-    """Ids by structure: the n-th distinct id seen becomes `<id n>`."""
-
-    def __init__(self) -> None:
-        self.seen: dict[str, str] = {}
-
-    def __call__(self, text: Any) -> Any:
-        if not isinstance(text, str):
-            return text
-        return _UUID.sub(lambda m: self.seen.setdefault(m.group(), f"<id {len(self.seen)}>"), text)
 
 
 def message_chunks(chunks: list) -> list:
@@ -94,9 +37,9 @@ def message_chunks(chunks: list) -> list:
     shown = []
     for message, metadata in chunks:
         assert isinstance(message, BaseMessage)
-        meta = {key: ids(value) for key, value in metadata.items()}
+        meta = {key: ids.text(value) for key, value in metadata.items()}
         meta.pop("lc_versions", None)  # (the langchain_core version: the same package)
-        shown.append((type(message).__name__, message.content, ids(message.id), meta))
+        shown.append((type(message).__name__, message.content, ids.text(message.id), meta))
     return shown
 
 
@@ -605,12 +548,12 @@ def sequence_program(api, stream_mode):
     for mode, chunk in graph.stream({"answers": []}, stream_mode=stream_mode):
         if mode == "messages":
             message, meta = chunk
-            meta = {k: ids(v) for k, v in meta.items() if k != "lc_versions"}
+            meta = {k: ids.text(v) for k, v in meta.items() if k != "lc_versions"}
             calls = getattr(message, "tool_call_chunks", None) or message.tool_calls
-            chunk = (type(message).__name__, message.content, ids(message.id), calls, meta)
+            chunk = (type(message).__name__, message.content, ids.text(message.id), calls, meta)
         elif mode in ("updates", "values"):
             chunk = repr(chunk)  # (messages in the state: compared by their repr, ids masked)
-            chunk = ids(re.sub(r"id='(run--)?", "id='", chunk))
+            chunk = ids.text(re.sub(r"id='(run--)?", "id='", chunk))
         shown.append((mode, chunk))
     return shown
 

@@ -12,57 +12,19 @@ has (the record: `run.subruns`) is checked after, on the nbgraph run of the same
 
 import asyncio
 import operator
-import types
 import warnings
 from typing import Annotated, Any, TypedDict
 
 import pytest
 
-from tests.parity.test_langgraph_compat import canonical_stream, error_kind, plain
-from tests.parity.test_langgraph_subgraphs import MODES, langgraph_api, nbgraph_api
+from tests.support.harness import MODES, api_for, both, canonical_stream, observe, outcome, plain
 
 pytestmark = pytest.mark.langgraph
-
-
-def lg_api() -> types.SimpleNamespace:
-    from langgraph.managed import RemainingSteps
-    from langgraph.types import Send
-
-    return types.SimpleNamespace(**vars(langgraph_api()), Send=Send, RemainingSteps=RemainingSteps)
-
-
-def nb_api() -> types.SimpleNamespace:
-    import nbgraph
-
-    return types.SimpleNamespace(
-        **vars(nbgraph_api()), Send=nbgraph.Send, RemainingSteps=nbgraph.RemainingSteps
-    )
-
-
-def both(program, *args) -> tuple[Any, Any]:
-    return program(lg_api(), *args), program(nb_api(), *args)
 
 
 class Shared(TypedDict):
     n: int
     log: Annotated[list[str], operator.add]
-
-
-def watched(app: Any, graph_input: Any, config: Any = None) -> dict[str, Any]:
-    """The final state, the `updates`+`values` stream and the `UserWarning`s of one input."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            final = plain(app.invoke(graph_input, config))
-            chunks = list(app.stream(graph_input, config, stream_mode=MODES))
-        except Exception as error:
-            return {"raised": error_kind(error)}
-    said = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
-    return {"final": final, "stream": canonical_stream(chunks, MODES), "warnings": said}
-
-
-def last_run(app: Any) -> Any:
-    return app.last_run
 
 
 # --- (a) a command handed to the parent --------------------------------------------------------
@@ -94,14 +56,14 @@ def handing_program(api, how: str = "node"):
     parent.add_node("fix", lambda state: {"log": [f"fix{state['n']}"]})
     parent.add_edge(api.START, "s")
     app = parent.compile()
-    return watched(app, {"n": 0, "log": []}), app
+    return observe(app, {"n": 0, "log": []}, warned=True), app
 
 
 @pytest.mark.parametrize("how", ["node", "function"])
 def test_a_subrun_handed_to_the_parent_runs_as_on_langgraph_and_is_no_failure(how):
     (langgraph, _), (ours, app) = both(handing_program, how)
     assert ours == langgraph
-    assert ours["final"] == {"n": 0, "log": ["up1", "fix0"]}
+    assert ours[0] == "ok" and ours[1]["final"] == {"n": 0, "log": ["up1", "fix0"]}
     run = app.last_run
     assert run.status == "done" and list(run.steps.status) == ["ok", "ok"]
     (sub,) = run.subruns
@@ -183,7 +145,7 @@ def extra_keys_program(api):
         parent.add_edge(api.START, "child")
         parent.add_edge("child", "reader")
         app = parent.compile()
-        seen.append(watched(app, {"foo": "x"}))
+        seen.append(observe(app, {"foo": "x"}, warned=True))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             final = asyncio.run(app.ainvoke({"foo": "y"}))
@@ -195,8 +157,8 @@ def extra_keys_program(api):
 def test_keys_the_parent_lacks_are_dropped_silently_as_on_langgraph():
     langgraph, ours = both(extra_keys_program)
     assert ours == langgraph
-    assert ours[0]["warnings"] == [] and ours[0]["final"] == {"foo": "x! secret=s"}
-    assert ours[2]["final"] == {"foo": "x! secret=None"}  # (Out has no 'secret')
+    assert ours[0][1]["warnings"] == [] and ours[0][1]["final"] == {"foo": "x! secret=s"}
+    assert ours[2][1]["final"] == {"foo": "x! secret=None"}  # (Out has no 'secret')
 
 
 def test_dropped_subgraph_keys_stay_in_the_record():
@@ -283,13 +245,13 @@ def raising_program(api, error_type: type, where: str):
         async for chunk in app.astream({"n": 0, "log": []}, config, stream_mode=MODES):
             chunks.append(chunk)
 
-    try:
+    def run() -> None:
         if where == "async":  # an async subgraph node, under astream
             asyncio.run(astream())
         else:
             chunks.extend(app.stream({"n": 0, "log": []}, config, stream_mode=MODES))
-    except Exception as error:
-        seen["raised"] = (error_kind(error), str(error))
+
+    seen["stream"] = outcome(run, message="full")
     seen["chunks"] = canonical_stream(chunks, MODES)
     snapshot = app.get_state(config)
     seen["values"], seen["next"] = plain(snapshot.values), snapshot.next
@@ -337,11 +299,11 @@ def recursion_program(api, limit: int, inner_steps: int, how: str):
     parent.add_node("s", sub if how == "node" else (lambda state: sub.invoke(state)))
     parent.add_edge(api.START, "pre")
     parent.add_edge("pre", "s")
-    try:
-        final = parent.compile().invoke({"n": 0, "log": []}, {"recursion_limit": limit})
-    except Exception as error:
-        return {"raised": error_kind(error), "says_limit": f"of {limit} " in str(error)}
-    return {"n": final["n"], "log": len(final["log"])}
+    return outcome(
+        lambda: parent.compile().invoke({"n": 0, "log": []}, {"recursion_limit": limit}),
+        message=lambda text: f"of {limit} " in text,  # (whether it names the limit)
+        shape=lambda final: {"n": final["n"], "log": len(final["log"])},
+    )
 
 
 @pytest.mark.parametrize("how", ["node", "function"])
@@ -424,7 +386,7 @@ def reused_program(api, fan_out: int = 3):
 
     parent.add_conditional_edges("second", fan, ["w"])
     app = parent.compile()
-    return watched(app, {"n": 0, "log": []}), app
+    return observe(app, {"n": 0, "log": []}, warned=True), app
 
 
 def test_one_subgraph_used_twice_and_in_parallel_runs_as_on_langgraph_with_distinct_subruns():
@@ -457,7 +419,7 @@ def test_parallel_subruns_are_listed_in_the_same_order_every_run():
     and write order, the same way every time."""
     orders = set()
     for _ in range(5):
-        _, app = reused_program(nb_api(), fan_out=12)
+        _, app = reused_program(api_for("nbgraph"), fan_out=12)
         orders.add(tuple(s.task for s in app.last_run.subruns))
     assert len(orders) == 1
     (order,) = orders
@@ -480,11 +442,14 @@ def configured_call_program(api, limit: int, inner_steps: int, config: Any):
     parent.add_node("s", lambda state: sub.invoke(state, config))
     parent.add_edge(api.START, "s")
     app = parent.compile()
-    try:
-        final = app.invoke({"n": 0, "log": []}, {"recursion_limit": limit})
-    except Exception as error:
-        return {"raised": error_kind(error), "message": str(error)[:30]}, app
-    return {"n": final["n"]}, app
+    ended = outcome(
+        app.invoke,
+        {"n": 0, "log": []},
+        {"recursion_limit": limit},
+        message=lambda text: text[:30],
+        shape=lambda final: {"n": final["n"]},
+    )
+    return ended, app
 
 
 CONFIGS = [
@@ -506,4 +471,4 @@ def test_a_subgraph_invoked_with_its_own_config_takes_the_limit_as_on_langgraph(
     (sub,) = app.last_run.subruns
     wanted = (config or {}).get("recursion_limit", limit)
     assert sub.log.config["recursion_limit"] == wanted
-    assert sub.status == ("failed" if "raised" in ours else "done")
+    assert sub.status == ("failed" if ours[0] == "raised" else "done")

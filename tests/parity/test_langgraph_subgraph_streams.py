@@ -10,10 +10,8 @@ the n-th on the other: same positions equal, different positions different).
 
 import asyncio
 import operator
-import re
 import sys
 import time
-import types
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -23,57 +21,23 @@ pytest.importorskip("langchain_core")
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 
+from tests.support.harness import Ids, api_for, both
+
 pytestmark = pytest.mark.langgraph
 
-NAMES = ("StateGraph", "START", "END", "Command", "Send", "InMemorySaver", "interrupt")
-
-
-def langgraph_api() -> types.SimpleNamespace:
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.config import get_stream_writer
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Command, Send, interrupt
-
-    return types.SimpleNamespace(
-        InMemorySaver=InMemorySaver, interrupt=interrupt, get_stream_writer=get_stream_writer,
-        StateGraph=StateGraph, START=START, END=END, Command=Command, Send=Send, lib="langgraph",
-    )  # fmt: skip
-
-
-def nbgraph_api() -> types.SimpleNamespace:
-    import nbgraph
-
-    return types.SimpleNamespace(
-        **{name: getattr(nbgraph, name) for name in NAMES},
-        get_stream_writer=nbgraph.get_stream_writer,
-        lib="nbgraph",
-    )
-
-
-def both(program, *args) -> tuple[Any, Any]:
-    """The program's outcome on LangGraph and on nbgraph."""
-    return program(langgraph_api(), *args), program(nbgraph_api(), *args)
-
-
-_ID = re.compile(
-    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\b[0-9a-f]{16,32}\b"
-)  # (uuids; interrupt ids: 32 hex digits on LangGraph, 16 on nbgraph)
 _DROPPED = ("lc_versions",)  # (the langchain_core version: the same package on both)
 
 
 class Shown:
-    """Chunks in a comparable form: uuids (task ids in namespaces, message and interrupt
-    ids) by structure, messages as `(class, content, id)`, interrupts as their value."""
+    """Chunks in a comparable form: ids (task ids in namespaces, message and interrupt ids)
+    by structure (`Ids`), messages as `(class, content, id)`, interrupts as their value."""
 
     def __init__(self) -> None:
-        self.seen: dict[str, str] = {}
-
-    def ids(self, text: str) -> str:
-        return _ID.sub(lambda m: self.seen.setdefault(m.group(), f"<id {len(self.seen)}>"), text)
+        self.ids = Ids()
 
     def __call__(self, value: Any) -> Any:
         if isinstance(value, str):
-            return self.ids(value)
+            return self.ids.text(value)
         if isinstance(value, BaseMessage):
             return (type(value).__name__, self(value.content), self(value.id or ""))
         if type(value).__name__ == "Interrupt":
@@ -582,7 +546,7 @@ def test_chat_model_tokens_two_graphs_deep_as_on_langgraph():
 
 
 def test_invoke_is_unchanged_by_a_streamed_run_elsewhere():
-    graph = shared_keys_graph(nbgraph_api())
+    graph = shared_keys_graph(api_for("nbgraph"))
     streamed = list(graph.stream({"foo": "foo"}, subgraphs=True))
     assert graph.invoke({"foo": "foo"}) == {"foo": "hi! foobar"}
     assert streamed[-1] == ((), {"node_2": {"foo": "hi! foobar"}})
@@ -614,7 +578,7 @@ def test_a_subgraph_chunks_namespace_is_its_parent_tasks_checkpoint_ns():
 
 
 def test_closing_a_subgraph_stream_early_ends_the_run():
-    graph = shared_keys_graph(nbgraph_api())
+    graph = shared_keys_graph(api_for("nbgraph"))
     stream = graph.stream({"foo": "foo"}, subgraphs=True)
     first = next(stream)
     stream.close()
@@ -625,7 +589,7 @@ def test_closing_a_subgraph_stream_early_ends_the_run():
 def test_debug_events_of_a_subgraph_come_under_its_namespace():
     from nbgraph.engine.drive import StepFinished, TaskFinished, TaskStarted
 
-    graph = shared_keys_graph(nbgraph_api())
+    graph = shared_keys_graph(api_for("nbgraph"))
     chunks = list(graph.stream({"foo": "foo"}, stream_mode=["debug", "tasks"], subgraphs=True))
     inner = [(type(c).__name__, c.node if hasattr(c, "node") else c.step)
              for ns, mode, c in chunks if ns and mode == "debug"]  # fmt: skip
@@ -643,7 +607,7 @@ def test_debug_events_of_a_subgraph_come_under_its_namespace():
 
 
 def test_the_checkpoints_mode_is_refused_by_name():
-    graph = shared_keys_graph(nbgraph_api())
+    graph = shared_keys_graph(api_for("nbgraph"))
     with pytest.raises(ValueError, match=r'stream_mode="checkpoints".*not supported'):
         list(graph.stream({"foo": "foo"}, stream_mode=["updates", "checkpoints"]))
 

@@ -9,53 +9,14 @@ states, the parent's `updates`/`values` stream chunks, interrupts); both engines
 
 import asyncio
 import operator
-import types
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Literal, TypedDict
 
 import pytest
 
-from tests.parity.test_langgraph_compat import canonical_stream, error_kind, plain
+from tests.support.harness import MODES, api_for, both, canonical_stream, observe, outcome, plain
 from tests.support.subgraphs import Shared, recorded_app, shared_subgraph
 
 pytestmark = pytest.mark.langgraph
-
-NAMES = ("StateGraph", "START", "END", "Command", "MemorySaver", "interrupt")
-MODES = ["updates", "values"]
-
-
-def langgraph_api() -> types.SimpleNamespace:
-    from langgraph.checkpoint.memory import MemorySaver
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Command, interrupt
-
-    return types.SimpleNamespace(
-        StateGraph=StateGraph,
-        START=START,
-        END=END,
-        Command=Command,
-        MemorySaver=MemorySaver,
-        interrupt=interrupt,
-    )
-
-
-def nbgraph_api() -> types.SimpleNamespace:
-    import nbgraph
-
-    return types.SimpleNamespace(**{name: getattr(nbgraph, name) for name in NAMES})
-
-
-def observe(app: Any, graph_input: Any, config: Any = None) -> dict[str, Any]:
-    """The final state and the canonical `updates`+`values` stream of one input."""
-    try:
-        final = plain(app.invoke(graph_input, config))
-        chunks = list(app.stream(graph_input, config, stream_mode=MODES))
-    except Exception as error:
-        return {"raised": error_kind(error)}
-    return {"final": final, "stream": canonical_stream(chunks, MODES)}
-
-
-def both(program) -> tuple[Any, Any]:
-    return program(langgraph_api()), program(nbgraph_api())
 
 
 # --- the programs ------------------------------------------------------------------------------
@@ -183,7 +144,8 @@ def nested_program(api):
     parent = api.StateGraph(Shared)
     parent.add_node(middle.compile(name="team"))
     parent.add_edge(api.START, "team")
-    return {"nodes": sorted(parent.nodes), **observe(parent.compile(), {"foo": "a", "log": []})}
+    ran = observe(parent.compile(), {"foo": "a", "log": []})
+    return {"nodes": sorted(parent.nodes), "run": ran}
 
 
 def conditional_program(api):
@@ -424,11 +386,8 @@ def error_program(api):
     parent.add_edge(api.START, "child")
     app = parent.compile()
     chunks: list = []
-    try:
-        chunks.extend(app.stream({"foo": "", "log": []}, stream_mode=MODES))
-    except Exception as error:
-        return {"raised": error_kind(error), "chunks": canonical_stream(chunks, MODES)}
-    return {"ok": chunks}
+    ended = outcome(lambda: chunks.extend(app.stream({"foo": "", "log": []}, stream_mode=MODES)))
+    return {"stream": ended, "chunks": canonical_stream(chunks, MODES)}
 
 
 def streamed_interrupt_program(api):
@@ -528,7 +487,7 @@ def test_a_run_lists_its_subruns_with_their_parent_and_task():
 def test_subruns_are_listed_in_start_order():
     import nbgraph
 
-    api = nbgraph_api()
+    api = api_for("nbgraph")
     parent = nbgraph.StateGraph(Shared)
     for name in ("a", "b", "c"):
         parent.add_node(name, shared_subgraph(api, name))
@@ -580,7 +539,7 @@ def test_a_damaged_subrun_in_a_run_file_is_refused_by_name():
         nbgraph.Run.from_json(json.dumps(document))
     assert (
         "subruns"
-        not in json.loads(shared_subgraph(nbgraph_api()).run({"foo": ""}).to_json())["run"]
+        not in json.loads(shared_subgraph(api_for("nbgraph")).run({"foo": ""}).to_json())["run"]
     )
 
 

@@ -8,10 +8,8 @@ status): the class of a message in state is another part's concern. Ids that a l
 
 import asyncio
 import operator
-import re
 import threading
 import time
-import types
 from typing import Annotated, Any, Literal, TypedDict
 
 import pytest
@@ -24,41 +22,9 @@ from langchain_core.messages import AIMessage  # noqa: E402
 from langchain_core.runnables import RunnableLambda  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+from tests.support.harness import Ids, api_for, both, raised  # noqa: E402
+
 _TYPES = {"assistant": "ai", "user": "human"}
-
-
-def api(kind: str) -> types.SimpleNamespace:
-    """The names a LangGraph program imports, from langgraph or from nbgraph."""
-    if kind == "langgraph":
-        from langgraph.checkpoint.memory import InMemorySaver
-        from langgraph.graph import END, START, StateGraph
-        from langgraph.graph.message import add_messages
-        from langgraph.prebuilt import ToolNode, tools_condition
-    else:
-        from nbgraph import END, START, InMemorySaver, StateGraph, add_messages
-        from nbgraph.prebuilt import ToolNode, tools_condition
-    return types.SimpleNamespace(
-        StateGraph=StateGraph,
-        START=START,
-        END=END,
-        add_messages=add_messages,
-        ToolNode=ToolNode,
-        tools_condition=tools_condition,
-        InMemorySaver=InMemorySaver,
-    )
-
-
-def both(program):
-    """`program(api)` run on LangGraph and on nbgraph; each outcome, or its error."""
-    outcomes = []
-    for kind in ("langgraph", "nbgraph"):
-        try:
-            outcomes.append(program(api(kind)))
-        except Exception as e:  # the error's builtin kind and text are the outcome
-            kind_name = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
-            outcomes.append(("raised", kind_name, str(e).split("\n")[0]))
-    return outcomes
 
 
 def message(m: Any) -> dict:
@@ -81,12 +47,11 @@ def raw(m: Any) -> tuple:
 
 
 def masked(messages: list) -> list:
-    """Messages by what they say; made-up ids replaced by their first position."""
-    out, seen = [], {}
+    """Messages by what they say; made-up ids by structure (`Ids`)."""
+    out, ids = [], Ids()
     for m in messages:
         shown = message(m)
-        if shown["id"] and _UUID.match(shown["id"]):
-            shown["id"] = f"<id {seen.setdefault(shown['id'], len(seen))}>"
+        shown["id"] = ids.text(shown["id"])
         out.append(shown)
     return out
 
@@ -178,9 +143,13 @@ def test_an_agent_loop_runs_each_tool_call_and_answers_in_call_order():
         result = app.invoke({"messages": [("user", "go")]})
         return masked(result["messages"]), captured
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
-    assert [m[1] for m in langgraph[1][0]] == ["results for x", "6", '{"topic": "t", "n": [1, 2]}']
+    assert [m[1] for m in langgraph[1][1][0]] == [
+        "results for x",
+        "6",
+        '{"topic": "t", "n": [1, 2]}',
+    ]
 
 
 def test_the_tool_node_as_a_node_named_tools_with_tools_condition():
@@ -203,9 +172,9 @@ def test_the_tool_node_as_a_node_named_tools_with_tools_condition():
         chunks = [sorted(c) for c in make().stream({"messages": [("user", "hi")]})]
         return chunks, masked(make().invoke({"messages": [("user", "hi")]})["messages"][-3:])
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
-    assert langgraph[0] == [["model"], ["tools"], ["model"]]
+    assert langgraph[1][0] == [["model"], ["tools"], ["model"]]
 
 
 @pytest.mark.parametrize(
@@ -225,7 +194,7 @@ def test_tool_errors_by_default(tool_calls):
         app.invoke({"messages": [("user", "go")]})
         return captured
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
 
 
@@ -261,7 +230,7 @@ def test_handle_tool_errors(handle):
         app.invoke({"messages": [("user", "go")]})
         return captured
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
 
 
@@ -281,9 +250,9 @@ def test_tool_calls_run_in_parallel_and_answer_in_call_order():
         agent(lg, [slow], replies, captured=captured).invoke({"messages": [("user", "go")]})
         return captured
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
-    assert [m[3] for m in nbgraph[0]] == ["c0", "c1", "c2"]
+    assert [m[3] for m in nbgraph[1][0]] == ["c0", "c1", "c2"]
 
 
 @pytest.mark.parametrize(
@@ -297,7 +266,7 @@ def test_tool_calls_run_in_parallel_and_answer_in_call_order():
     ],
 )
 def test_tools_condition(state):
-    outcomes = both(lambda lg: lg.tools_condition(state))
+    outcomes = both(lambda lg: lg.tools_condition(state), raises=True, message="first line")
     assert outcomes[0] == outcomes[1]
 
 
@@ -316,7 +285,7 @@ def test_a_tool_node_on_a_list_of_messages_and_a_custom_messages_key():
         out = app.invoke({"chat": [first]})
         return node.name, masked(out["chat"])
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
 
 
@@ -350,9 +319,9 @@ def test_runnables_as_nodes_are_named_and_run_as_langgraph_does():
         config = {"configurable": {"thread_id": "t7"}}
         return list(app.stream({"count": 0}, config)), app.invoke({"count": 1}, config)
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
-    assert [next(iter(c)) for c in langgraph[0]] == ["bump", "who", "RunnableSequence"]
+    assert [next(iter(c)) for c in langgraph[1][0]] == ["bump", "who", "RunnableSequence"]
 
 
 def test_an_async_runnable_node_is_awaited():
@@ -372,7 +341,7 @@ def test_an_async_runnable_node_is_awaited():
         )
         return asyncio.run(app.ainvoke({"count": 1})), list(app.get_graph().nodes)
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
 
 
@@ -421,12 +390,9 @@ def counting(lg, **compile_options):
 def test_batch_and_abatch(call):
     def program(lg):
         out = call(counting(lg))
-        return [
-            ("raised", type(o).__mro__[1].__name__, str(o)) if isinstance(o, Exception) else o
-            for o in out
-        ]
+        return [raised(o, message="full") if isinstance(o, Exception) else o for o in out]
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
 
 
@@ -446,7 +412,7 @@ def test_with_config_merges_under_each_call():
             twice.invoke({"count": 3}),
         ]
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
 
 
@@ -464,7 +430,7 @@ def test_async_thread_methods():
 
         return asyncio.run(main())
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
 
 
@@ -478,7 +444,7 @@ def test_a_graph_in_a_chain():
             after.batch([{"count": 1}, {"count": 2}]),
         ]
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
 
 
@@ -601,9 +567,9 @@ def drawing(lg, build, **compile_options):
 
 @pytest.mark.parametrize("build", BUILDS, ids=[b.__name__[6:] for b in BUILDS])
 def test_get_graph_and_draw_mermaid_as_langgraph(build):
-    langgraph, nbgraph = both(lambda lg: drawing(lg, build))
-    assert nbgraph["edges"] == langgraph["edges"]
-    assert nbgraph["nodes"] == langgraph["nodes"]
+    langgraph, nbgraph = both(lambda lg: drawing(lg, build), raises=True, message="first line")
+    assert nbgraph[1]["edges"] == langgraph[1]["edges"]
+    assert nbgraph[1]["nodes"] == langgraph[1]["nodes"]
     assert nbgraph == langgraph
 
 
@@ -617,7 +583,7 @@ def test_get_graph_marks_interrupts():
             interrupt_after=["c"],
         )
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
 
 
@@ -629,7 +595,7 @@ def test_draw_mermaid_options():
             node_colors=None,
         )
 
-    langgraph, nbgraph = both(program)
+    langgraph, nbgraph = both(program, raises=True, message="first line")
     assert nbgraph == langgraph
 
 
@@ -640,7 +606,7 @@ def test_draw_mermaid_png_is_drawn_offline(tmp_path, monkeypatch):
         raise AssertionError("draw_mermaid_png touched the network")
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
-    graph = build_path_map(api("nbgraph")).compile().get_graph()
+    graph = build_path_map(api_for("nbgraph")).compile().get_graph()
     target = tmp_path / "graph.png"
     png = graph.draw_mermaid_png(output_file_path=str(target))
     assert png.startswith(b"\x89PNG\r\n\x1a\n")

@@ -1,7 +1,7 @@
 """`Run.from_langgraph` and `nbgraph.trace`: a LangGraph thread's run imported into nbgraph's
-record. The proof: every differential program of tests/parity/test_langgraph_compat.py runs on real
-LangGraph with an `InMemorySaver`, its thread is imported, the same program runs on nbgraph,
-and the two records must agree (effects, steps, final state, tree shape).
+record. The proof: every program of the compat suite (tests/parity/compat_programs.py) runs on
+real LangGraph with an `InMemorySaver`, its thread is imported, the same program runs on
+nbgraph, and the two records must agree (effects, steps, final state, tree shape).
 """
 
 import asyncio
@@ -12,24 +12,13 @@ from typing import Annotated, Any, TypedDict
 import pytest
 
 import nbgraph
-from tests.parity.test_langgraph_compat import (
-    CASES,
-    CHECKPOINT_CASES,
-    checkpoint_api,
-    langgraph_api,
-    nbgraph_api,
-    plain,
-    stable_repr,
-)
+from tests.parity.compat_programs import CASES, CHECKPOINT_CASES, asking_graph
+from tests.record.import_views import capture_apps, differences, record_view, thread_view
+from tests.support.harness import api_for
 
 pytestmark = pytest.mark.langgraph
 
 THREAD = {"configurable": {"thread_id": "t"}}
-EFFECT_KEYS = (
-    "step", "field", "reducer", "writers", "writes", "before", "after", "changed", "applied",
-    "conflict", "overwrite_bypass", "dropped_key", "root_reset",
-)  # fmt: skip
-
 HISTORY_CANNOT_TELL = {
     "conflicting_writes_plain_field": (
         ["status"],
@@ -73,7 +62,7 @@ def langgraph_record(case: Any) -> tuple[Any, Any]:
     from langgraph.checkpoint.memory import InMemorySaver
 
     try:
-        app, graph_input, config = case(langgraph_api())
+        app, graph_input, config = case(api_for("langgraph"))
     except Exception as exc:
         return None, ("build", type(exc).__name__)
     app.checkpointer = InMemorySaver()
@@ -93,47 +82,12 @@ def langgraph_record(case: Any) -> tuple[Any, Any]:
 
 
 def nbgraph_record(case: Any) -> Any:
-    app, graph_input, config = case(nbgraph_api())
+    app, graph_input, config = case(api_for("nbgraph"))
     if getattr(case, "is_async", False):
         with contextlib.suppress(Exception):  # the record keeps the error
             asyncio.run(app.ainvoke(graph_input, config))
         return app.last_run
     return app.run(graph_input, config)
-
-
-def record_view(run: Any) -> dict:
-    """What must agree between the two records, in a comparable form."""
-    effects = [
-        tuple(stable_repr(plain(_cell(getattr(row, key)))) for key in EFFECT_KEYS)
-        for row in run.effect_list
-    ]
-    steps = [
-        (t.step, t.node, t.kind, tuple(t.triggers), _status(t), stable_repr(plain(t.writes)))
-        for t in run.log.tasks()
-        if t.kind != "input"
-    ]
-    tree = sorted((n.id, n.kind, tuple(n.parents)) for n in run.tree.nodes.values())
-    return {
-        "effects": effects,
-        "steps": steps,
-        "final": stable_repr(plain(dict(run.output))),
-        "tree": tree,
-        "status": run.status,
-    }
-
-
-def _cell(value: Any) -> Any:
-    return list(value) if type(value).__name__ == "ListPrefix" else value
-
-
-def _status(task: Any) -> str:
-    if task.error is not None:
-        return f"error {type(task.error).__name__}"
-    return "interrupted" if task.interrupts else "ok"
-
-
-def differences(a: dict, b: dict) -> list[str]:
-    return [key for key in a if a[key] != b[key]]
 
 
 # --- the proof -------------------------------------------------------------------------------
@@ -145,7 +99,7 @@ def test_imported_record_agrees_with_nbgraph(case):
     imported, ended = langgraph_record(case)
     if imported is None and ended[0] == "build":  # no graph on LangGraph: nothing to import
         with pytest.raises(Exception, match=""):
-            case(nbgraph_api())
+            case(api_for("nbgraph"))
         return
     if imported is None:  # the run raised before LangGraph kept a readable checkpoint
         assert ended[1] != "ok", ended
@@ -166,51 +120,27 @@ def test_imported_record_agrees_with_nbgraph(case):
 # --- checkpointed programs: resumes, updates, replays, forks -------------------------------
 
 
-def capture_apps(api: Any) -> list:
-    """Have `api.StateGraph(...).compile()` keep each app it makes in the returned list."""
-    apps: list = []
-    base = api.StateGraph
-
-    class Capturing(base):
-        def compile(self, *args, **kwargs):
-            app = super().compile(*args, **kwargs)
-            apps.append(app)
-            return app
-
-    api.StateGraph = Capturing
-    return apps
-
-
-def thread_view(run: Any) -> dict:
-    """`record_view` with the tree's fork nodes named by their place in `log.branches`."""
-    names = {f"fork:{r.checkpoint_id}": f"fork:{i}" for i, r in enumerate(run.log.branches)}
-    view = record_view(run)
-    view["tree"] = sorted(
-        (names.get(i, i), kind, tuple(names.get(p, p) for p in parents))
-        for i, kind, parents in view["tree"]
-    )
-    view["forks"] = [(r.step, r.source) for r in run.log.branches]
-    return view
-
-
 def both_threads(program: Any, tmp_path: Any, saver: str = "memory") -> list[tuple[dict, dict]]:
     """The program run on LangGraph and on nbgraph (each with its saver of kind `saver`);
     each thread it used, imported from LangGraph and rebuilt from nbgraph's saver, as
     `thread_view`s."""
-    lg_api = checkpoint_api("langgraph", saver, tmp_path)
-    nb_api = checkpoint_api("nbgraph", saver, tmp_path)
+    lg_api = api_for("langgraph", saver=saver, folder=tmp_path)
+    nb_api = api_for("nbgraph", saver=saver, folder=tmp_path)
     lg_apps, nb_apps = capture_apps(lg_api), capture_apps(nb_api)
     program(lg_api)
     program(nb_api)
+    saver_of_nbgraph = nb_apps[-1].checkpointer  # (each program compiles one app)
     pairs = []
-    for thread_id in sorted(nb_api.saver.threads()):
+    for thread_id in sorted(saver_of_nbgraph.threads()):
         config = {"configurable": {"thread_id": thread_id}}
         imported = nbgraph.Run.from_langgraph(lg_apps[-1], config)
-        ours = nbgraph.Run.from_checkpointer(nb_api.saver, thread_id, graph=nb_apps[-1])
+        ours = nbgraph.Run.from_checkpointer(saver_of_nbgraph, thread_id, graph=nb_apps[-1])
         view, other = thread_view(imported), thread_view(ours)
         view["compare"] = imported.compare(ours).to_dict("records")
         other["compare"] = []
         pairs.append((view, other))
+    lg_api.close()
+    nb_api.close()
     return pairs
 
 
@@ -281,10 +211,10 @@ def both_runs() -> tuple[Any, Any]:
     pytest.importorskip("langgraph")
     from langgraph.checkpoint.memory import InMemorySaver
 
-    app = plan_program(langgraph_api()).compile(checkpointer=InMemorySaver())
+    app = plan_program(api_for("langgraph")).compile(checkpointer=InMemorySaver())
     app.invoke(PLAN_INPUT, THREAD)
     imported = nbgraph.Run.from_langgraph(app, THREAD)
-    ours = plan_program(nbgraph_api()).compile().run(PLAN_INPUT)
+    ours = plan_program(api_for("nbgraph")).compile().run(PLAN_INPUT)
     return imported, ours
 
 
@@ -378,7 +308,7 @@ def test_a_reducer_from_the_channels():
 
 def test_trace_runs_an_app_without_a_checkpointer(both_runs):
     _, ours = both_runs
-    app = plan_program(langgraph_api()).compile()
+    app = plan_program(api_for("langgraph")).compile()
     run = nbgraph.trace(app, PLAN_INPUT)
     assert record_view(run) == record_view(ours)
     assert app.checkpointer is None  # the app given is left as it was
@@ -387,7 +317,7 @@ def test_trace_runs_an_app_without_a_checkpointer(both_runs):
 def test_trace_keeps_the_error_the_history_cannot_tell():
     pytest.importorskip("langgraph")
     case = next(c for c in CASES if c.__name__ == "case_self_loop_recursion_limit_n_minus_1")
-    app, graph_input, config = case(langgraph_api())
+    app, graph_input, config = case(api_for("langgraph"))
     run = nbgraph.trace(app, graph_input, config)
     assert run.status == "failed"
     assert type(run.error).__name__ == "GraphRecursionError"
@@ -399,7 +329,7 @@ def test_trace_with_the_apps_own_checkpointer_needs_a_thread():
     pytest.importorskip("langgraph")
     from langgraph.checkpoint.memory import InMemorySaver
 
-    app = plan_program(langgraph_api()).compile(checkpointer=InMemorySaver())
+    app = plan_program(api_for("langgraph")).compile(checkpointer=InMemorySaver())
     with pytest.raises(nbgraph.LangGraphHistoryError, match="thread_id"):
         nbgraph.trace(app, PLAN_INPUT)
     run = nbgraph.trace(app, PLAN_INPUT, THREAD)
@@ -410,7 +340,7 @@ def test_trace_with_the_apps_own_checkpointer_needs_a_thread():
 
 
 def test_not_a_langgraph_graph():
-    app = plan_program(nbgraph_api()).compile()
+    app = plan_program(api_for("nbgraph")).compile()
     with pytest.raises(nbgraph.NotALangGraphError, match=r"compiled LangGraph graph.*app\.run"):
         nbgraph.Run.from_langgraph(app, THREAD)
     with pytest.raises(nbgraph.NotALangGraphError, match=r"got builtins\.object"):
@@ -422,10 +352,10 @@ def test_no_checkpointer_no_thread_no_checkpoints():
     pytest.importorskip("langgraph")
     from langgraph.checkpoint.memory import InMemorySaver
 
-    bare = plan_program(langgraph_api()).compile()
+    bare = plan_program(api_for("langgraph")).compile()
     with pytest.raises(nbgraph.LangGraphHistoryError, match=r"without a checkpointer.*trace"):
         nbgraph.Run.from_langgraph(bare, THREAD)
-    app = plan_program(langgraph_api()).compile(checkpointer=InMemorySaver())
+    app = plan_program(api_for("langgraph")).compile(checkpointer=InMemorySaver())
     with pytest.raises(nbgraph.LangGraphHistoryError, match="names no thread"):
         nbgraph.Run.from_langgraph(app, {})
     with pytest.raises(nbgraph.LangGraphHistoryError, match="'nobody' has no checkpoints"):
@@ -440,7 +370,7 @@ def test_a_history_without_task_results():
     pytest.importorskip("langgraph")
     from langgraph.checkpoint.memory import InMemorySaver
 
-    app = plan_program(langgraph_api()).compile(checkpointer=InMemorySaver())
+    app = plan_program(api_for("langgraph")).compile(checkpointer=InMemorySaver())
     app.invoke(PLAN_INPUT, THREAD)
 
     class OldTask:  # a PregelTask as LangGraph before 0.3 had it: no result
@@ -498,12 +428,10 @@ def test_readme_langgraph_section_starts_with_the_one_line():
 @pytest.mark.parametrize("with_side", [False, True], ids=["alone", "with_a_finished_sibling"])
 def test_a_thread_paused_by_interrupt_agrees_with_nbgraphs_paused_run(with_side):
     pytest.importorskip("langgraph")
-    from tests.parity.test_langgraph_compat import asking_graph
-
-    app = asking_graph(checkpoint_api("langgraph", "memory", None), with_side)
+    app = asking_graph(api_for("langgraph"), with_side)
     app.invoke({"log": []}, THREAD)
     imported = nbgraph.Run.from_langgraph(app, THREAD)
-    ours = asking_graph(checkpoint_api("nbgraph", "memory", None), with_side)
+    ours = asking_graph(api_for("nbgraph"), with_side)
     ours = ours.run({"log": []}, THREAD)
     assert imported.status == ours.status == "interrupted"
     assert record_view(imported) == record_view(ours)
@@ -542,7 +470,7 @@ def test_a_thread_named_by_a_uuid():
 
     from langgraph.checkpoint.memory import InMemorySaver
 
-    app = plan_program(langgraph_api()).compile(checkpointer=InMemorySaver())
+    app = plan_program(api_for("langgraph")).compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": uuid.uuid4()}}  # LangGraph files it as text
     app.invoke(PLAN_INPUT, config)
     run = nbgraph.Run.from_langgraph(app, config)
@@ -554,7 +482,7 @@ def test_forks_of_an_imported_thread_are_branches_of_its_tree():
     program = next(
         p for p in CHECKPOINT_CASES if p.__name__ == "ckpt_fork_twice_from_one_checkpoint"
     )
-    api = checkpoint_api("langgraph", "memory", None)
+    api = api_for("langgraph")
     apps = capture_apps(api)
     program(api)
     run = nbgraph.Run.from_langgraph(apps[-1], THREAD)
@@ -571,9 +499,7 @@ def test_forks_of_an_imported_thread_are_branches_of_its_tree():
 
 def test_new_input_over_a_paused_thread_drops_the_paused_step():
     pytest.importorskip("langgraph")
-    from tests.parity.test_langgraph_compat import asking_graph
-
-    app = asking_graph(checkpoint_api("langgraph", "memory", None), with_side=True)
+    app = asking_graph(api_for("langgraph"), with_side=True)
     app.invoke({"log": []}, THREAD)
     app.invoke({"log": ["again"]}, THREAD)  # not a resume: a new input, paused again
     run = nbgraph.Run.from_langgraph(app, THREAD)

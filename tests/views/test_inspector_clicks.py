@@ -17,6 +17,7 @@ from nbgraph.notebook.fork import ForkError
 from nbgraph.views.clickable_graph import STATIC, ClickablePicture
 from nbgraph.views.clicks import graph_targets, next_run_step
 from nbgraph.views.render import render_svg
+from tests.support.harness import api_for
 
 ODD = 'se"arch <b>& more'  # a node name with a quote, spaces, markup and an ampersand
 
@@ -338,11 +339,9 @@ def test_the_javascript_and_css_ship_in_the_package_and_fetch_nothing():
 
 @pytest.mark.langgraph
 def test_a_fork_matches_langgraph_update_state_then_invoke():
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import StateGraph as LangGraphStateGraph
-
+    langgraph = api_for("langgraph")
     config = {"configurable": {"thread_id": "t"}}
-    lg = build(LangGraphStateGraph).compile(checkpointer=InMemorySaver())
+    lg = build(langgraph.StateGraph).compile(checkpointer=langgraph.saver())
     lg.invoke({"topic": "sky"}, config)
     at_1 = next(s for s in lg.get_state_history(config) if s.metadata["step"] == 1)
     lg_output = lg.invoke(None, lg.update_state(at_1.config, {"verdict": "EDITED"}))

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import operator
-import sqlite3
 import threading
 import time
-from types import SimpleNamespace
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -22,41 +20,11 @@ import pytest
 import nbgraph
 from nbgraph.engine.persistence.durability import BATCH
 from nbgraph.errors import InvalidArgumentError
+from tests.support.harness import Api, api_for, outcome, same
 
 pytestmark = pytest.mark.langgraph
 
 MODES = ["sync", "async", "exit"]
-
-
-def nb_api() -> SimpleNamespace:
-    def sqlite(path: str) -> tuple[Any, Any]:
-        saver = nbgraph.SqliteSaver(path)
-        return saver, saver.close
-
-    return SimpleNamespace(
-        name="nbgraph",
-        StateGraph=nbgraph.StateGraph, START=nbgraph.START, END=nbgraph.END,
-        interrupt=nbgraph.interrupt, Command=nbgraph.Command, memory=nbgraph.MemorySaver,
-        sqlite=sqlite, append=operator.add,
-    )  # fmt: skip
-
-
-def lg_api() -> SimpleNamespace:
-    graph = pytest.importorskip("langgraph.graph")
-    types = pytest.importorskip("langgraph.types")
-    memory = pytest.importorskip("langgraph.checkpoint.memory")
-    lg_sqlite = pytest.importorskip("langgraph.checkpoint.sqlite")
-
-    def sqlite(path: str) -> tuple[Any, Any]:
-        conn = sqlite3.connect(path, check_same_thread=False)
-        return lg_sqlite.SqliteSaver(conn), conn.close
-
-    return SimpleNamespace(
-        name="langgraph",
-        StateGraph=graph.StateGraph, START=graph.START, END=graph.END,
-        interrupt=types.interrupt, Command=types.Command, memory=memory.InMemorySaver,
-        sqlite=sqlite, append=operator.add,
-    )  # fmt: skip
 
 
 class Loop(TypedDict):
@@ -64,7 +32,7 @@ class Loop(TypedDict):
     n: int
 
 
-def build(api: SimpleNamespace, saver: Any, calls: list, trouble: dict) -> Any:
+def build(api: Api, saver: Any, calls: list, trouble: dict) -> Any:
     """A self-loop of 6 ticks; `trouble` makes tick 3 ask a question, or tick 4 fail once."""
 
     def tick(state: dict) -> dict:
@@ -97,54 +65,48 @@ def seen(app: Any, saver: Any, config: dict) -> dict[str, Any]:
     return {"history": history, "state": (state.values, state.next), "list": listed}
 
 
-def program(api: SimpleNamespace, kind: str, mode: str, folder: Any) -> list[Any]:
+def program(api: Api, mode: str) -> list[Any]:
     """The scenarios, on one engine: what each shows afterwards."""
     out: list[Any] = []
     for scenario in ("twice", "interrupt", "error"):
-        if kind == "memory":
-            saver, close = api.memory(), lambda: None
-        else:
-            saver, close = api.sqlite(str(folder / f"{api.name}-{scenario}-{mode}.sqlite"))
+        saver = api.saver()  # (of the kind the test gave the api)
         calls: list = []
         trouble = {"ask": scenario == "interrupt", "fail": scenario == "error"}
         app = build(api, saver, calls, trouble)
         config = {"configurable": {"thread_id": "t"}}
-        try:
-            result = app.invoke({"log": [], "n": 0}, config, durability=mode)
-            out.append(
-                (scenario, "first", {k: v for k, v in result.items() if k != "__interrupt__"})
-            )
-        except RuntimeError as error:
-            out.append((scenario, "raised", str(error)))
+        first = outcome(
+            app.invoke, {"log": [], "n": 0}, config, durability=mode, message="full",
+            shape=lambda result: {k: v for k, v in result.items() if k != "__interrupt__"},
+        )  # fmt: skip
+        out.append((scenario, "first", first))
         out.append((scenario, "calls", list(calls), seen(app, saver, config)))
         calls.clear()
         again = {"twice": {"log": [], "n": 0}, "interrupt": api.Command(resume="yes")}
         result = app.invoke(again.get(scenario), config, durability=mode)
         out.append((scenario, "second", result, list(calls), seen(app, saver, config)))
-        close()
+        api.close()
     return out
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 @pytest.mark.parametrize("mode", MODES)
 def test_each_mode_saves_what_langgraph_saves(tmp_path, kind, mode):
-    expected = program(lg_api(), kind, mode, tmp_path)
-    assert program(nb_api(), kind, mode, tmp_path) == expected
+    same(program, mode, saver=kind, folder=tmp_path)
 
 
 def test_the_default_is_langgraphs_async(tmp_path):
-    api = nb_api()
-    saver, close = api.sqlite(str(tmp_path / "default.sqlite"))
+    api = api_for("nbgraph", saver="sqlite", folder=tmp_path)
+    saver = api.saver()
     app = build(api, saver, [], {})
     app.invoke({"log": [], "n": 0}, {"configurable": {"thread_id": "a"}})
     app.invoke({"log": [], "n": 0}, {"configurable": {"thread_id": "b"}}, durability="async")
     views = [seen(app, saver, {"configurable": {"thread_id": t}}) for t in "ab"]
     assert views[0] == views[1]
     assert len(views[0]["history"]) == 8
-    close()
+    api.close()
 
 
-def long_loop(api: SimpleNamespace, saver: Any, steps: int, gate: Any = None) -> Any:
+def long_loop(api: Api, saver: Any, steps: int, gate: Any = None) -> Any:
     def tick(state: dict) -> dict:
         if gate is not None and state["n"] == 1:
             gate.wait(20)
@@ -164,8 +126,8 @@ def test_async_saves_the_same_checkpoints_as_sync_all_on_disk_when_invoke_return
     another connection as soon as `invoke` returns."""
     steps = 3 * BATCH + 5
     path = str(tmp_path / "batches.sqlite")
-    api = nb_api()
-    saver, close = api.sqlite(path)
+    api = api_for("nbgraph")
+    saver = nbgraph.SqliteSaver(path)
     app = long_loop(api, saver, steps)
     shown = {}
     for mode in ("sync", "async"):
@@ -176,15 +138,15 @@ def test_async_saves_the_same_checkpoints_as_sync_all_on_disk_when_invoke_return
             shown[mode] = seen(other, reader, config)
     assert len(shown["sync"]["history"]) == steps + 2
     assert shown["async"] == shown["sync"]
-    close()
+    saver.close()
 
 
 def test_async_writes_a_step_while_a_slow_node_runs(tmp_path):
     """A batch does not wait for the run's next step: the checkpoints before a slow node
     reach the file while it runs."""
     path = str(tmp_path / "slow.sqlite")
-    api = nb_api()
-    saver, close = api.sqlite(path)
+    api = api_for("nbgraph")
+    saver = nbgraph.SqliteSaver(path)
     gate = threading.Event()
     app = long_loop(api, saver, 3, gate)
     config = {"configurable": {"thread_id": "slow"}}
@@ -204,13 +166,13 @@ def test_async_writes_a_step_while_a_slow_node_runs(tmp_path):
         gate.set()
         runner.join(20)
     assert len(saver.history("slow")) == 5
-    close()
+    saver.close()
 
 
 def test_an_unknown_mode_is_refused_before_the_run():
-    api = nb_api()
+    api = api_for("nbgraph")
     calls: list = []
-    app = build(api, api.memory(), calls, {})
+    app = build(api, api.saver(), calls, {})
     with pytest.raises(InvalidArgumentError, match="durability must be one of"):
         app.invoke({"log": [], "n": 0}, {"configurable": {"thread_id": "t"}}, durability="later")
     assert calls == []
@@ -220,7 +182,7 @@ class Notes(TypedDict):
     log: Annotated[list, operator.add]
 
 
-def subgraph_program(api: SimpleNamespace, mode: str) -> list[Any]:
+def subgraph_program(api: Api, mode: str) -> list[Any]:
     """A subgraph (the parent's saver) pauses inside and resumes; then `stream`, `ainvoke`
     and `astream` on a thread each: what the threads show afterwards."""
 
@@ -245,7 +207,7 @@ def subgraph_program(api: SimpleNamespace, mode: str) -> list[Any]:
             names.append(name)
         for a, b in zip([api.START, *names], [*names, api.END], strict=True):
             graph.add_edge(a, b)
-        return graph.compile(checkpointer=api.memory())
+        return graph.compile(checkpointer=api.saver())
 
     pre, post = ("pre", lambda s: {"log": ["pre"]}), ("post", lambda s: {"log": ["post"]})
     app = chain(pre, ("sub", sub), post)
@@ -264,13 +226,13 @@ def subgraph_program(api: SimpleNamespace, mode: str) -> list[Any]:
     plain = chain(pre, post)
     list(plain.stream({"log": []}, {"configurable": {"thread_id": "s"}}, durability=mode))
 
-    async def both() -> None:
+    async def run_async() -> None:
         await plain.ainvoke({"log": []}, {"configurable": {"thread_id": "a"}}, durability=mode)
         b = {"configurable": {"thread_id": "b"}}
         async for _ in plain.astream({"log": []}, b, durability=mode):
             pass
 
-    asyncio.run(both())
+    asyncio.run(run_async())
     for thread in "sab":
         history = plain.get_state_history({"configurable": {"thread_id": thread}})
         out.append([(h.metadata["step"], h.metadata["source"], h.values) for h in history])
@@ -279,10 +241,10 @@ def subgraph_program(api: SimpleNamespace, mode: str) -> list[Any]:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_subgraph_pause_and_the_other_entry_points_save_what_langgraph_saves(mode):
-    assert subgraph_program(nb_api(), mode) == subgraph_program(lg_api(), mode)
+    same(subgraph_program, mode)
 
 
-def paused_twice_program(api: SimpleNamespace, kind: str, mode: str, folder: Any) -> list[Any]:
+def paused_twice_program(api: Api, mode: str) -> list[Any]:
     """A node that asks twice beside a sibling: resumed with an answer and an update it pauses
     again at once (the run saves no new checkpoint), then finishes."""
 
@@ -290,10 +252,7 @@ def paused_twice_program(api: SimpleNamespace, kind: str, mode: str, folder: Any
         first, second = api.interrupt("q?"), api.interrupt("again?")
         return {"log": [f"a={first},b={second}"]}
 
-    if kind == "memory":
-        saver, close = api.memory(), lambda: None
-    else:
-        saver, close = api.sqlite(str(folder / f"{api.name}-twice-{mode}.sqlite"))
+    saver = api.saver()  # (of the kind the test gave the api)
     app = (
         api.StateGraph(Notes)
         .add_node("pre", lambda s: {"log": ["pre"]})
@@ -319,18 +278,17 @@ def paused_twice_program(api: SimpleNamespace, kind: str, mode: str, folder: Any
         out.append(
             (result.get("log"), "__interrupt__" in result, state.values, state.next, history)
         )
-    close()
+    api.close()
     return out
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 @pytest.mark.parametrize("mode", MODES)
 def test_an_answer_and_update_kept_when_the_resume_pauses_again(tmp_path, kind, mode):
-    expected = paused_twice_program(lg_api(), kind, mode, tmp_path)
-    assert paused_twice_program(nb_api(), kind, mode, tmp_path) == expected
+    same(paused_twice_program, mode, saver=kind, folder=tmp_path)
 
 
-def replay_program(api: SimpleNamespace, mode: str) -> list[Any]:
+def replay_program(api: Api, mode: str) -> list[Any]:
     """The first step fails, a resume finishes, a replay from the thread's first checkpoint,
     then `update_state` and a run from it: the history after each."""
     fails = [True]
@@ -346,7 +304,7 @@ def replay_program(api: SimpleNamespace, mode: str) -> list[Any]:
         .add_node("tick", tick)
         .add_edge(api.START, "tick")
         .add_conditional_edges("tick", lambda s: api.END if s["n"] >= 3 else "tick")
-        .compile(checkpointer=api.memory())
+        .compile(checkpointer=api.saver())
     )
     config = {"configurable": {"thread_id": "t"}}
 
@@ -369,10 +327,10 @@ def replay_program(api: SimpleNamespace, mode: str) -> list[Any]:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_first_step_error_a_replay_and_an_update_save_what_langgraph_saves(mode):
-    assert replay_program(nb_api(), mode) == replay_program(lg_api(), mode)
+    same(replay_program, mode)
 
 
-def sibling_program(api: SimpleNamespace, kind: str, mode: str, folder: Any) -> list[Any]:
+def sibling_program(api: Api, mode: str) -> list[Any]:
     """A task fails beside one that finished: what is saved, and what a resume runs again."""
     calls: list[str] = []
     fails = [True]
@@ -388,10 +346,7 @@ def sibling_program(api: SimpleNamespace, kind: str, mode: str, folder: Any) -> 
             raise ValueError("bad")
         return {"log": ["bad"]}
 
-    if kind == "memory":
-        saver, close = api.memory(), lambda: None
-    else:
-        saver, close = api.sqlite(str(folder / f"{api.name}-sibling-{mode}.sqlite"))
+    saver = api.saver()  # (of the kind the test gave the api)
     app = (
         api.StateGraph(Notes)
         .add_node("pre", lambda s: {"log": ["pre"]})
@@ -415,12 +370,11 @@ def sibling_program(api: SimpleNamespace, kind: str, mode: str, folder: Any) -> 
     out.append(app.invoke(None, config, durability=mode, max_concurrency=1))
     out.append(sorted(calls))  # only the failed task runs again
     out.append([(h.metadata["step"], h.values) for h in app.get_state_history(config)])
-    close()
+    api.close()
     return out
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 @pytest.mark.parametrize("mode", MODES)
 def test_a_failed_task_beside_a_finished_one_saves_what_langgraph_saves(tmp_path, kind, mode):
-    expected = sibling_program(lg_api(), kind, mode, tmp_path)
-    assert sibling_program(nb_api(), kind, mode, tmp_path) == expected
+    same(sibling_program, mode, saver=kind, folder=tmp_path)
