@@ -2,7 +2,7 @@
 and `run.effects` and the inspector on long runs whose log grows every step.
 
 Run: `.venv/bin/python benchmarks/record.py` (a few minutes; `--quick`: tiny sizes, one
-round, a few seconds, what tests/test_benchmarks.py runs). Times are the best of several
+round, a few seconds, what tests/e2e/test_benchmarks.py runs). Times are the best of several
 runs (the machine is a noisy VM); memory is what `tracemalloc` still sees allocated once the
 run is over and garbage is collected, with the `Run` alive. Each figure is printed next to
 its baseline from the same process:

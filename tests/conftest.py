@@ -1,9 +1,12 @@
-"""Shared test switches: tests marked `dot` need the graphviz `dot` program."""
+"""Shared test switches: tests marked `dot` need the graphviz `dot` program; the support
+modules' asserts (the harness's `same`) say what differed, as a test module's do."""
 
 import os
 import shutil
 
 import pytest
+
+pytest.register_assert_rewrite("tests.support")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -27,7 +27,7 @@ from nbgraph.types import MISSING
 @pytest.fixture(autouse=True)
 def _nbgraph_messages():
     """These tests are about nbgraph's own `Message`: langchain_core is installed here, so
-    pin the kind (tests/test_langgraph_messages.py covers langchain's)."""
+    pin the kind (tests/parity/test_langgraph_messages.py covers langchain's)."""
     previous = use_message_kind("nbgraph")
     yield
     use_message_kind(previous)

@@ -1,0 +1,46 @@
+"""The README's Python examples run as written, and show what they claim."""
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_quick_start_runs_and_its_commented_result_is_true():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert blocks, "the README has no Python example"
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(blocks[0], "README.md", "exec"), namespace)
+    claimed = re.search(r"app\.invoke\((.*)\)\n# (\{.*\})", blocks[0])
+    assert claimed, "the quick start should show invoke's result in a comment"
+    assert namespace["app"].invoke(eval(claimed.group(1))) == eval(claimed.group(2))
+
+
+def test_every_readme_example_runs_and_its_asserts_hold():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert len(blocks) >= 2
+    for number, block in enumerate(blocks[1:], start=2):
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(block, f"README.md example {number}", "exec"), {})
+
+
+def test_readme_gives_the_two_commands_ci_runs():
+    text = README.read_text()
+    assert "bash dev.sh lab" in text and "bash dev.sh test" in text
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert "dev.sh test" in ci
+
+
+def test_every_picture_and_link_in_the_readme_is_in_the_repository():
+    text = README.read_text()
+    targets = re.findall(r"\]\(((?:docs|notebooks|benchmarks)/[^)#\s]+)\)", text)
+    assert "docs/run.svg" in targets and "docs/inspector.png" in targets
+    for target in targets:
+        assert (README.parent / target).exists(), target
+    svg = (README.parent / "docs" / "run.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    for node in ("START", "END", "a", "b", "c"):  # the quick start's run, drawn
+        assert f">{node}" in svg, node
