@@ -11,9 +11,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from nbgraph.views.inspector_widget import Inspector
 
-ALL_BRANCHES = "(all branches)"
-
-
 def inspect(run: Any, other: Any = None) -> Inspector:
     """An inspector widget for `run` (optionally compared with `other`, another run).
 

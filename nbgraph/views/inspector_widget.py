@@ -20,7 +20,6 @@ from nbgraph.views.clickable_graph import PictureClicks
 from nbgraph.views.custom_panel import custom_html
 from nbgraph.views.display import svg_element
 from nbgraph.views.fork_panel import ForkPanel
-from nbgraph.views.inspector import ALL_BRANCHES
 from nbgraph.views.overlay import ancestry
 from nbgraph.views.panels import (
     attempts_html,
@@ -38,6 +37,9 @@ from nbgraph.views.subrun_nav import SubrunNav
 from nbgraph.views.table_view import readable_id, readable_ids
 from nbgraph.views.theme import themed_svg
 from nbgraph.views.traceback_panel import traceback_html
+
+ALL_BRANCHES = "(all branches)"
+"""The branch picker's first choice: no branch highlighted."""
 
 GRAPH_BESIDE = {"max_width": "40%", "flex": "0 1 auto", "overflow": "auto"}
 PANELS_BESIDE = {"flex": "1 1 60%", "min_width": "0", "overflow": "auto"}
