@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.messages import langchain_messages as lc
 from nbgraph.messages.ids import new_message_id
+from nbgraph.messages.message_types import MESSAGE_TYPES
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -206,8 +207,6 @@ def forget_messages(value: Any) -> Any:
 
 
 def _all_shareable(messages: list) -> bool:
-    from nbgraph.messages import MESSAGE_TYPES  # (defined after this module is imported)
-
     for message in messages:
         kind = type(message)
         if kind not in lc.SHARED_TYPES and not (kind in MESSAGE_TYPES and message.shareable()):

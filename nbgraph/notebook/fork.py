@@ -113,16 +113,14 @@ def fork(run: Run, step: int, values: dict[str, Any], as_node: str | None = None
         InvalidUpdateError, ValueError: what `update_state` refuses (an unknown field, a
             checkpoint made by several nodes without `as_node`).
     """
-    from nbgraph.notebook.run import Run
-
     config = checkpoint_at(run, step)
     app, thread = run.app, _thread_id(run)
     new_config = app.update_state(config, values, as_node=as_node)
     forked = app.run(None, new_config)  # (recorded with the app: it can fork again)
     saver = app.checkpointer
 
-    def branch_ending(checkpoint_id: str | None) -> Run:
-        record = Run.from_checkpointer(saver, thread, checkpoint_id, graph=app)
+    def branch_ending(checkpoint_id: str | None) -> Run:  # (a record of the run's own class)
+        record = type(run).from_checkpointer(saver, thread, checkpoint_id, graph=app)
         record.app, record.checkpoint_head = app, checkpoint_id
         return record
 

@@ -72,17 +72,17 @@ _LOADED: dict[tuple[str, str], Any] = {}
 
 @dataclass(frozen=True)
 class GraphParts:
-    """A graph sent by value: what `CompiledStateGraph(...)` needs, without its runs."""
+    """A graph sent by value: what its class (`CompiledStateGraph`, pickled by reference)
+    needs to make it again, without its runs."""
 
+    graph_class: type
     spec: Any
     name: str
     store: Any
     context_schema: Any
 
     def load(self) -> Any:
-        from nbgraph.notebook.app import CompiledStateGraph
-
-        return CompiledStateGraph(
+        return self.graph_class(
             self.spec, name=self.name, store=self.store, context_schema=self.context_schema
         )
 
@@ -153,7 +153,7 @@ def pack_graph(app: Any, dumps: Any) -> PackedGraph:
             "so each worker uses that module's graph and checkpointer (a SqliteSaver on a "
             "shared file keeps every thread), or run on threads (executor=None)."
         )
-    parts = GraphParts(app.spec, app.name, app.store, app.context_schema)
+    parts = GraphParts(type(app), app.spec, app.name, app.store, app.context_schema)
     try:
         blob = dumps(parts)
     except Exception as error:
