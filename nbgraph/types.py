@@ -3,6 +3,10 @@
 `MISSING`, `START`/`END`, `Send`, `Command`, `Overwrite`, `Mutation`, the
 field markers `Ephemeral` and `RemainingSteps`, and (from `nbgraph.policies`, where
 LangGraph's `langgraph.types` has them) `RetryPolicy` and `CachePolicy`.
+
+The name is LangGraph's public spelling (`from langgraph.types import Command` becomes
+`from nbgraph.types import Command`). Inside the package it shadows the standard library's
+`types` for a script run from the `nbgraph/` folder itself; run scripts from elsewhere.
 """
 
 from __future__ import annotations

@@ -143,7 +143,7 @@ class CompiledStateGraph(CompiledGraph):
             GraphShippingError: the graph cannot be sent to the workers (naming the node).
             ExecutorRejectedError: the executor refused the first run.
         """
-        from nbgraph.notebook.many import run_many
+        from nbgraph.notebook.run_many import run_many
 
         return run_many(
             self,
