@@ -14,8 +14,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Generic, NamedTuple, TypeVar
 
-from nbgraph.policies import CachePolicy as CachePolicy
-from nbgraph.policies import RetryPolicy as RetryPolicy
+from nbgraph.policies import CachePolicy, RetryPolicy
+
+__all__ = [
+    "END",
+    "MISSING",
+    "OVERWRITE_KEY",
+    "START",
+    "CachePolicy",
+    "Command",
+    "Ephemeral",
+    "EphemeralValue",
+    "Interrupt",
+    "Mutation",
+    "Overwrite",
+    "RemainingSteps",
+    "RetryPolicy",
+    "Send",
+    "StateSnapshot",
+    "Transient",
+    "is_overwrite",
+    "overwrite_value",
+]
 
 START = "__start__"
 END = "__end__"

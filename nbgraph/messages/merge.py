@@ -18,7 +18,14 @@ from nbgraph.types import MISSING
 if TYPE_CHECKING:
     from nbgraph.messages.model import Message
 
-__all__ = ["REMOVE_ALL_MESSAGES", "add_messages", "add_messages_in_place", "with_ids"]
+__all__ = [
+    "REMOVE_ALL_MESSAGES",
+    "add_messages",
+    "add_messages_in_place",
+    "forget_messages",
+    "shared_messages",
+    "with_ids",
+]
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
 """The id of a `RemoveMessage` that clears every message before it."""
