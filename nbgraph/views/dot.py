@@ -27,6 +27,22 @@ from nbgraph.views.overlay import Overlay
 if TYPE_CHECKING:
     import graphviz
 
+__all__ = [
+    "FADED",
+    "FAILED_FILL",
+    "FAILED_INK",
+    "HIGHLIGHT_FILL",
+    "HIGHLIGHT_INK",
+    "INK",
+    "PAUSED_FILL",
+    "PAUSED_INK",
+    "RAN_FILL",
+    "TERMINAL_FILL",
+    "graph_dot",
+    "label",
+    "short",
+]
+
 # Six-digit colours only: graphviz rejects the three-digit form.
 INK = "#333333"
 FADED = "#c8c8c8"
@@ -37,7 +53,7 @@ HIGHLIGHT_FILL = "#fff2cc"
 PAUSED_FILL = "#cfe2f3"
 PAUSED_INK = "#0b5394"
 HIGHLIGHT_INK = "#b45f06"
-IDLE_FILL = "#ffffff"
+_IDLE_FILL = "#ffffff"
 TERMINAL_FILL = "#444444"
 
 
@@ -99,17 +115,17 @@ def graph_dot(
         caption.append(overlay.caption)
     if caption:
         dot.attr(label=label(*caption), labelloc="t")
-    draw_body(dot, ids, spec, overlay, expand)
+    _draw_body(dot, ids, spec, overlay, expand)
     dot.nbgraph_ids = dict(ids.ids)  # node name -> DOT id: what a click maps back (clicks.py)
     return dot
 
 
-def draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, expand: bool) -> None:
+def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, expand: bool) -> None:
     """A graph's terminals, nodes and edges into `dot` (a drawing, or a cluster of one)."""
     _terminals(dot, ids, overlay)
     for name, node in spec.nodes.items():
         if not (expand and _draw_cluster(dot, ids, name, node, overlay)):
-            draw_node(dot, ids, name, node, overlay)
+            _draw_node(dot, ids, name, node, overlay)
     for name in _unknown_endpoints(spec):
         dot.node(
             ids(name),
@@ -168,8 +184,8 @@ def _draw_cluster(dot: Any, ids: Any, name: str, node: Any, overlay: Overlay | N
             runs = sum(count for node_name, count in inner.runs.items() if node_name != START)
             title += f" — {runs} task{'s' * (runs != 1)} inside"
         cluster.attr(label=label(title), style="rounded,dashed", color=PAUSED_INK, fontsize="10")
-        draw_node(cluster, ids, name, node, overlay)
-        draw_body(cluster, inner_ids, spec, inner, expand=True)
+        _draw_node(cluster, ids, name, node, overlay)
+        _draw_body(cluster, inner_ids, spec, inner, expand=True)
         link = {"color": FADED} if faded else {}
         cluster.edge(ids(name), inner_ids(START), style="dotted", arrowhead="none", **link)
     return True
@@ -202,14 +218,14 @@ def _terminals(dot: Any, ids: _Ids, overlay: Overlay | None) -> None:
         )
 
 
-def draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | None) -> None:
+def _draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | None) -> None:
     """One node's box: its name, and with an overlay its count, failure, pause, focus."""
     lines = [name]
     if node.defer:
         lines.append("(deferred)")
     if node.merge is not None:
         lines.append(f"merge: {getattr(node.merge, '__name__', 'strategy')}")
-    attrs = {"shape": "box", "style": "rounded,filled", "fillcolor": IDLE_FILL}
+    attrs = {"shape": "box", "style": "rounded,filled", "fillcolor": _IDLE_FILL}
     if node.defer:
         attrs["style"] = "rounded,filled,dashed"
     if overlay is not None:
@@ -243,7 +259,7 @@ def _focus_node(name: str, lines: list[str], attrs: dict[str, str], overlay: Ove
     elif name in overlay.focus:  # a branch followed at no step: its whole chain
         attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
     else:
-        attrs.update(color=FADED, fontcolor=FADED, fillcolor=IDLE_FILL)
+        attrs.update(color=FADED, fontcolor=FADED, fillcolor=_IDLE_FILL)
         return
     if name in overlay.failed:
         attrs["fillcolor"] = FAILED_FILL
@@ -333,7 +349,7 @@ def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | No
     if branch.path_map is None:
         router = f"router{source}"
         hint = "→ any node or Send"
-        dot.node(ids(router), label(router_name(source, branch.name)), shape="diamond")
+        dot.node(ids(router), label(_router_name(source, branch.name)), shape="diamond")
         attrs = _edge_attrs(source, router, None, {"style": "dashed"}, [hint])
         dot.edge(ids(source), ids(router), **attrs)
         return
@@ -344,7 +360,7 @@ def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | No
         _edge(dot, ids, source, target, overlay, style="dashed", marks=[" | ".join(keys)])
 
 
-def router_name(source: str, name: str) -> str:
+def _router_name(source: str, name: str) -> str:
     """A router without a path map, named by its function, or a lambda by its place
     ("after tock"); never "?"."""
     return f"route after {source}" if name in ("<lambda>", "", None) else f"{name}(state)"

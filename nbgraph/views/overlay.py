@@ -15,6 +15,8 @@ from typing import Any
 from nbgraph.engine.nested.edges import handed_text, hands_to_parent
 from nbgraph.types import END, START, Send
 
+__all__ = ["Overlay", "ancestry", "run_overlay"]
+
 
 @dataclass
 class Overlay:
@@ -83,7 +85,7 @@ def _base(run: Any) -> Overlay:
     if base is None:
         base = _BASES[run] = _counts(run)
         if getattr(run, "subruns", None):
-            base.subgraphs = subrun_overlays(run, _base)
+            base.subgraphs = _subrun_overlays(run, _base)
     return base
 
 
@@ -241,7 +243,7 @@ def _lineage_of(run: Any, by_id: dict[str, Any], wanted: str) -> list[Any]:
     return found
 
 
-def subrun_overlays(run: Any, overlay_of: Any) -> dict[str, tuple[Any, Overlay]]:
+def _subrun_overlays(run: Any, overlay_of: Any) -> dict[str, tuple[Any, Overlay]]:
     """Node name -> (the graph its tasks ran, the summed overlay of those subruns).
 
     `overlay_of(sub)` gives one subrun's overlay (with its own `subgraphs`, for nesting).
@@ -255,13 +257,13 @@ def subrun_overlays(run: Any, overlay_of: Any) -> dict[str, tuple[Any, Overlay]]
         one = overlay_of(sub)
         if name in found:
             spec, total = found[name]
-            found[name] = (spec, summed(total, one))
+            found[name] = (spec, _summed(total, one))
         else:
-            found[name] = (sub.graph, summed(Overlay(), one))
+            found[name] = (sub.graph, _summed(Overlay(), one))
     return found
 
 
-def summed(a: Overlay, b: Overlay) -> Overlay:
+def _summed(a: Overlay, b: Overlay) -> Overlay:
     """The counts of two runs of one graph added up (failures, pauses and commands handed
     to the parent of either)."""
     total = Overlay(
@@ -279,5 +281,5 @@ def summed(a: Overlay, b: Overlay) -> Overlay:
     total.subgraphs = dict(a.subgraphs)
     for name, (spec, inner) in b.subgraphs.items():
         before = total.subgraphs.get(name)
-        total.subgraphs[name] = (spec, summed(before[1], inner) if before else inner)
+        total.subgraphs[name] = (spec, _summed(before[1], inner) if before else inner)
     return total
