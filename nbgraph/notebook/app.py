@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
     from nbgraph.notebook.runs import Runs
 
+__all__ = ["CompiledStateGraph"]
+
 
 class CompiledStateGraph(CompiledGraph):
     """A checked graph, ready to run. Every run is recorded; the latest is `last_run`.
