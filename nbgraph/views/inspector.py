@@ -22,4 +22,3 @@ def inspect(run: Any, other: Any = None) -> Inspector:
     from nbgraph.views.inspector_widget import Inspector
 
     return Inspector(run, other)
-
