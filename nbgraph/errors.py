@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+__all__ = [
+    "CheckpointFileError",
+    "EmptyInputError",
+    "GraphBuildError",
+    "GraphMismatchError",
+    "GraphRecursionError",
+    "InvalidArgumentError",
+    "InvalidUpdateError",
+    "NbgraphError",
+]
+
 
 class NbgraphError(Exception):
     """Base of every error nbgraph raises itself."""

@@ -16,6 +16,8 @@ from nbgraph.messages.langchain_messages import SHARED_TYPES
 from nbgraph.messages.merge import shared_messages
 from nbgraph.types import MISSING
 
+__all__ = ["ATOMS", "Pending", "StateView", "isolate"]
+
 ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, range, type(MISSING)})
 """The immutable types `isolate` shares instead of copying."""
 _ATOMS = ATOMS

@@ -11,6 +11,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+__all__ = [
+    "CachePolicy",
+    "RetryPolicy",
+    "default_cache_key",
+    "default_retry_on",
+    "policy_problems",
+    "retry_policies",
+]
+
 _NOT_RETRIED = (
     ValueError,
     TypeError,

@@ -19,6 +19,28 @@ from typing import Any
 from nbgraph.messages import add_messages, add_messages_in_place, with_ids
 from nbgraph.types import MISSING
 
+__all__ = [
+    "Reducer",
+    "ReducerFn",
+    "add",
+    "append",
+    "callable_anywhere",
+    "check_reducer_callable",
+    "first_write_wins",
+    "function_from_ref",
+    "function_ref",
+    "get_reducer",
+    "last_write_wins",
+    "maximum",
+    "merge",
+    "minimum",
+    "overwrite",
+    "reducer_from_callable",
+    "register_reducer",
+    "registered_names",
+    "union",
+]
+
 ReducerFn = Callable[[Any, Any], Any]
 
 

@@ -22,6 +22,18 @@ from nbgraph.reducers import (
 )
 from nbgraph.types import MISSING, Ephemeral, Transient, _RemainingStepsMarker
 
+__all__ = [
+    "ROOT",
+    "FieldSpec",
+    "SchemaInfo",
+    "SchemaKind",
+    "generate_state_schema",
+    "is_typeddict",
+    "pydantic_updates",
+    "read_schema",
+    "schema_kind",
+]
+
 SchemaKind = typing.Literal["typeddict", "pydantic", "dataclass", "dict", "root"]
 
 ROOT = "__root__"
@@ -126,7 +138,7 @@ def read_schema(
     [('log', 'append'), ('status', 'overwrite')]
     """
     kind = schema_kind(cls)
-    if kind is None and is_root_schema(cls):
+    if kind is None and _is_root_schema(cls):
         if reducers:
             problems.append("`reducers=` is for a plain dict schema; use Annotated[T, reducer].")
         field = _field_from_hint(ROOT, cls, problems, f"root state {cls!r}", private)
@@ -149,12 +161,12 @@ def read_schema(
     return SchemaInfo(cls, kind, fields)
 
 
-def is_root_schema(cls: Any) -> bool:
+def _is_root_schema(cls: Any) -> bool:
     """Whether LangGraph reads `cls` as one root channel: a type (or typing form, such as
     `Annotated[list, operator.add]`) without field annotations, other than `dict`.
 
     >>> import operator
-    >>> is_root_schema(Annotated[list, operator.add]), is_root_schema(int), is_root_schema(dict)
+    >>> _is_root_schema(Annotated[list, operator.add]), _is_root_schema(int), _is_root_schema(dict)
     (True, True, False)
     """
     if cls is dict or not (isinstance(cls, type) or get_origin(cls) is not None):

@@ -3,6 +3,10 @@
 `MISSING`, `START`/`END`, `Send`, `Command`, `Overwrite`, `Mutation`, the
 field markers `Ephemeral` and `RemainingSteps`, and (from `nbgraph.policies`, where
 LangGraph's `langgraph.types` has them) `RetryPolicy` and `CachePolicy`.
+
+The name is LangGraph's public spelling (`from langgraph.types import Command` becomes
+`from nbgraph.types import Command`). Inside the package it shadows the standard library's
+`types` for a script run from the `nbgraph/` folder itself; run scripts from elsewhere.
 """
 
 from __future__ import annotations
@@ -10,8 +14,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Generic, NamedTuple, TypeVar
 
-from nbgraph.policies import CachePolicy as CachePolicy
-from nbgraph.policies import RetryPolicy as RetryPolicy
+from nbgraph.policies import CachePolicy, RetryPolicy
+
+__all__ = [
+    "END",
+    "MISSING",
+    "OVERWRITE_KEY",
+    "START",
+    "CachePolicy",
+    "Command",
+    "Ephemeral",
+    "EphemeralValue",
+    "Interrupt",
+    "Mutation",
+    "Overwrite",
+    "RemainingSteps",
+    "RetryPolicy",
+    "Send",
+    "StateSnapshot",
+    "Transient",
+    "is_overwrite",
+    "overwrite_value",
+]
 
 START = "__start__"
 END = "__end__"

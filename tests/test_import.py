@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -161,6 +163,25 @@ def test_every_name_in_all_exists() -> None:
     missing = [name for name in nbgraph.__all__ if not hasattr(nbgraph, name)]
 
     assert missing == []
+
+
+MODULES_WITH_ALL = sorted(
+    ".".join(
+        path.with_suffix("").relative_to(Path(nbgraph.__file__).parents[1]).parts
+    ).removesuffix(".__init__")
+    for path in Path(nbgraph.__file__).parent.rglob("*.py")
+    if "\n__all__" in path.read_text()
+)
+"""The modules that name their public surface (`__all__`); read as text, imported per test."""
+
+
+@pytest.mark.parametrize("module", MODULES_WITH_ALL)
+def test_every_name_in_a_modules_all_exists(module: str) -> None:
+    loaded = importlib.import_module(module)
+    missing = [name for name in loaded.__all__ if not hasattr(loaded, name)]
+
+    assert missing == []
+    assert not [name for name in loaded.__all__ if name.startswith("_")]
 
 
 def test_star_import_gives_every_required_name() -> None:

@@ -6,15 +6,10 @@ The SQLite saver (with `sqlite3` and `socket`) is imported on first use of its n
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.checkpoint.base import (
-    BaseSaver,
-    CheckpointFileError,
-    CheckpointRecord,
-    PendingWrite,
-    ThreadBusyError,
-)
+from nbgraph.checkpoint.base import BaseSaver, CheckpointRecord, PendingWrite, ThreadBusyError
 from nbgraph.checkpoint.memory import InMemorySaver, MemorySaver
 from nbgraph.checkpoint.tuples import CheckpointTuple
+from nbgraph.errors import CheckpointFileError
 
 if TYPE_CHECKING:
     from nbgraph.checkpoint.sqlite import ReadOnlyCheckpointError, SqliteSaver

@@ -8,13 +8,22 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from nbgraph.checkpoint.payloads import dump_payload as dump_payload  # re-exported
-from nbgraph.checkpoint.payloads import load_payload as load_payload  # re-exported
 from nbgraph.checkpoint.tuples import CheckpointTuple, list_checkpoints
-from nbgraph.errors import CheckpointFileError as CheckpointFileError  # re-exported
 from nbgraph.errors import NbgraphError
 
-SOURCES = ("input", "loop", "update", "fork")
+__all__ = [
+    "BaseSaver",
+    "CheckpointRecord",
+    "PendingWrite",
+    "ThreadBusyError",
+    "check_id",
+    "check_links",
+    "check_record",
+    "check_thread_id",
+    "missing_checkpoint",
+]
+
+_SOURCES = ("input", "loop", "update", "fork")
 """Where a checkpoint came from: a run's input, a superstep, `update_state`, or a fork."""
 
 
@@ -43,7 +52,7 @@ class CheckpointRecord(NamedTuple):
         checkpoint_id: unique within the thread.
         parent_id: the checkpoint it follows in the same thread; `None` for a thread's first.
         step: the superstep number.
-        source: one of `SOURCES`: `"input"`, `"loop"`, `"update"` or `"fork"`.
+        source: one of `_SOURCES`: `"input"`, `"loop"`, `"update"` or `"fork"`.
         created_at: when it was made, as `time.time()`.
         payload: what the engine keeps of this step: any value `encode_value` takes.
         snapshot: the full state, if the engine stores one here; `None` means not stored.
@@ -213,7 +222,7 @@ def check_record(record: Any) -> None:
         and (record.parent_id is None or (type(record.parent_id) is str and record.parent_id))
         and type(record.step) is int
         and type(record.created_at) is float
-        and record.source in SOURCES
+        and record.source in _SOURCES
     ):
         return
     if not isinstance(record, CheckpointRecord):
@@ -228,8 +237,8 @@ def check_record(record: Any) -> None:
         problems.append(f"parent_id must be None or a non-empty str, got {record.parent_id!r}")
     if type(record.step) is not int:
         problems.append(f"step must be an int, got {record.step!r}")
-    if record.source not in SOURCES:
-        expected = ", ".join(repr(s) for s in SOURCES)
+    if record.source not in _SOURCES:
+        expected = ", ".join(repr(s) for s in _SOURCES)
         problems.append(f"source must be one of {expected}, got {record.source!r}")
     if type(record.created_at) not in (int, float):
         problems.append(f"created_at must be a float (time.time()), got {record.created_at!r}")

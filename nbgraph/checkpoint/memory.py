@@ -22,6 +22,8 @@ from nbgraph.codec.nesting import deep_stack
 from nbgraph.isolation import isolate
 from nbgraph.types import MISSING
 
+__all__ = ["InMemorySaver", "MemorySaver"]
+
 
 class _Stored(NamedTuple):
     parent_id: str | None
@@ -39,7 +41,7 @@ class MemorySaver(BaseSaver):
     read, so what was put, what is stored and what `get` returns never share a mutable
     object — as with a file, without the cost of JSON: exact plain data (builtin atoms and
     containers) is kept as pickle bytes (made and read at C speed, never from a file),
-    other objects (numpy arrays, models...) as private copies (`clone`).
+    other objects (numpy arrays, models...) as private copies (`_clone`).
     Values come back as they were put (a `SqliteSaver` keeps JSON, and a repr of what JSON
     cannot hold).
 
@@ -204,10 +206,10 @@ def _keep(value: Any) -> Any:
     except (_NotPlain, pickle.PicklingError, RecursionError):  # (deep: copied, with room)
         pass
     try:
-        return _Objects(clone(value))
+        return _Objects(_clone(value))
     except RecursionError:  # a deeply nested value: again, with room for it
         with deep_stack():
-            return _Objects(clone(value))
+            return _Objects(_clone(value))
 
 
 class _NotPlain(Exception):
@@ -271,16 +273,16 @@ def _give(stored: Any) -> Any:
     if type(stored) is bytes:
         return pickle.loads(stored)
     try:
-        return clone(stored.value)
+        return _clone(stored.value)
     except RecursionError:
         with deep_stack():
-            return clone(stored.value)
+            return _clone(stored.value)
 
 
 _ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, type(MISSING)})
 
 
-def clone(value: Any) -> Any:
+def _clone(value: Any) -> Any:
     """A copy of `value` that shares no mutable object with it (atoms are shared).
 
     Plain containers are copied here, level by level, which is several times faster than
@@ -288,7 +290,7 @@ def clone(value: Any) -> Any:
     when it cannot be copied).
 
     >>> data = {"log": [1, (2, [3])]}
-    >>> copied = clone(data)
+    >>> copied = _clone(data)
     >>> copied == data, copied["log"][1][1] is data["log"][1][1]
     (True, False)
     """
@@ -296,11 +298,11 @@ def clone(value: Any) -> Any:
     if kind in _ATOMS:
         return value
     if kind is dict:
-        return {key: clone(item) for key, item in value.items()}
+        return {key: _clone(item) for key, item in value.items()}
     if kind is list or kind is tuple:
         for item in value:
             if type(item) not in _ATOMS:
-                copied = [clone(item) for item in value]
+                copied = [_clone(item) for item in value]
                 return copied if kind is list else tuple(copied)
         return value[:] if kind is list else value
     return isolate(value)

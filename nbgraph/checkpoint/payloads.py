@@ -13,6 +13,8 @@ from nbgraph.codec.nesting import ValueTooDeepError, field_of
 from nbgraph.codec.values import TAG, UnknownTagError, decode_value, encode_value
 from nbgraph.errors import CheckpointFileError
 
+__all__ = ["dump_payload", "is_plain", "load_payload"]
+
 
 def dump_payload(value: Any, what: str = "A checkpoint's value") -> str:
     """`value` as JSON text, through `encode_value` (never pickle).
@@ -31,7 +33,7 @@ def dump_payload(value: Any, what: str = "A checkpoint's value") -> str:
         plain = is_plain(value)  # most payloads are plain JSON data already: dumped as they are
     except RecursionError:
         plain = False
-    if plain and (fast := fast_dumps()) is not None:
+    if plain and (fast := _fast_dumps()) is not None:
         try:
             return fast(value).decode()
         except TypeError:  # orjson: an int over 64 bits, a lone surrogate, deep nesting
@@ -82,7 +84,7 @@ def is_plain(value: Any) -> bool:
 _FAST: list[Callable[[Any], bytes] | None] = []
 
 
-def fast_dumps() -> Callable[[Any], bytes] | None:
+def _fast_dumps() -> Callable[[Any], bytes] | None:
     """`orjson.dumps` (compact JSON as UTF-8 bytes, ~20x `json.dumps`), or None without
     orjson; imported on first use."""
     if not _FAST:

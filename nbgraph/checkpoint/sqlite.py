@@ -26,11 +26,10 @@ from nbgraph.checkpoint.base import (
 )
 from nbgraph.checkpoint.payloads import dump_payload, load_payload
 from nbgraph.checkpoint.sqlite_claims import LIVE_OWNERS, check_unclaimed, new_owner, take_claim
-from nbgraph.checkpoint.sqlite_file import FORMAT as FORMAT  # re-exported
-from nbgraph.checkpoint.sqlite_file import SCHEMA as SCHEMA  # re-exported
-from nbgraph.checkpoint.sqlite_file import SCHEMA_VERSION as SCHEMA_VERSION  # re-exported
-from nbgraph.checkpoint.sqlite_file import TABLES as TABLES  # re-exported
 from nbgraph.checkpoint.sqlite_file import (
+    FORMAT,
+    SCHEMA,
+    SCHEMA_VERSION,
     check_connection,
     check_row,
     connect,
@@ -45,6 +44,8 @@ from nbgraph.checkpoint.sqlite_reads import records_of, thread_writes
 from nbgraph.checkpoint.subthreads import split_key, sub_prefix
 from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.errors import CheckpointFileError, NbgraphError
+
+__all__ = ["ReadOnlyCheckpointError", "SqliteSaver"]
 
 _COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
 _LAST_SEQ = "SELECT COALESCE(MAX(seq), 0) FROM checkpoints"

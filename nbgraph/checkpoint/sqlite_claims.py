@@ -9,21 +9,23 @@ import time
 import uuid
 from typing import Any
 
-HOST = socket.gethostname()
+__all__ = ["LIVE_OWNERS", "check_unclaimed", "new_owner", "take_claim"]
+
+_HOST = socket.gethostname()
 LIVE_OWNERS: set[str] = set()
 """The claims held by savers of this process, to tell them from a dead process's with our pid."""
 
 
 def new_owner() -> str:
     """A fresh claim owner, `"host:pid:token"`."""
-    return f"{HOST}:{os.getpid()}:{uuid.uuid4().hex}"
+    return f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex}"
 
 
-def is_stale(owner: str) -> bool:
+def _is_stale(owner: str) -> bool:
     """Whether a claim's owner is a process of this host that no longer runs it."""
     host, _, rest = owner.partition(":")
     pid_text, _, _ = rest.partition(":")
-    if host != HOST or not pid_text.isdigit() or int(pid_text) <= 0:
+    if host != _HOST or not pid_text.isdigit() or int(pid_text) <= 0:
         return False  # another host's (or a malformed) claim cannot be checked
     pid = int(pid_text)
     if pid == os.getpid():
@@ -43,12 +45,12 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def describe_claim(owner: str, claimed_at: float) -> str:
+def _describe_claim(owner: str, claimed_at: float) -> str:
     """Who holds a claim and since when, for a `ThreadBusyError`."""
     host, _, rest = owner.partition(":")
     pid, _, _ = rest.partition(":")
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(claimed_at))
-    here = "this process" if host == HOST and pid == str(os.getpid()) else f"pid {pid}"
+    here = "this process" if host == _HOST and pid == str(os.getpid()) else f"pid {pid}"
     return f"claimed by {here} on host {host!r} since {when}"
 
 
@@ -69,5 +71,5 @@ def check_unclaimed(conn: Any, thread_id: str) -> None:
 
     query = "SELECT owner, claimed_at FROM claims WHERE thread_id = ?"
     row = conn.execute(query, (thread_id,)).fetchone()
-    if row is not None and not is_stale(row[0]):
-        raise ThreadBusyError(thread_id, describe_claim(*row))
+    if row is not None and not _is_stale(row[0]):
+        raise ThreadBusyError(thread_id, _describe_claim(*row))

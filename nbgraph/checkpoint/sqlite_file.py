@@ -10,6 +10,21 @@ from typing import Any
 
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError
 
+__all__ = [
+    "FORMAT",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "check_connection",
+    "check_row",
+    "connect",
+    "connection_file",
+    "database_path",
+    "inspect_file",
+    "readonly_uri",
+    "row_text",
+    "writable",
+]
+
 FORMAT = "nbgraph.checkpoints"
 SCHEMA_VERSION = 1
 
@@ -42,7 +57,7 @@ SCHEMA = (
         claimed_at REAL NOT NULL
     )""",
 )
-TABLES = ("nbgraph_meta", "checkpoints", "writes", "claims")
+_TABLES = ("nbgraph_meta", "checkpoints", "writes", "claims")
 
 
 def connect(target: str, uri: bool = False) -> sqlite3.Connection:
@@ -124,7 +139,7 @@ def row_text(value: Any, what: str) -> str:
 
 # --- opening a file -------------------------------------------------------------------------
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def inspect_file(path: str, where: str) -> bool:
@@ -151,7 +166,7 @@ def inspect_file(path: str, where: str) -> bool:
         raise CheckpointFileError(f"{where} could not be read ({error}); {expected}.") from None
     if not header:
         return True
-    if not header.startswith(SQLITE_MAGIC):
+    if not header.startswith(_SQLITE_MAGIC):
         raise CheckpointFileError(
             f"{where} is not an SQLite database (it does not start with 'SQLite format 3'); "
             f"{expected}."
@@ -234,7 +249,7 @@ def _check_meta(conn: sqlite3.Connection, tables: set[str], where: str, expected
             f"{where} holds checkpoints in schema version {number}, from a newer nbgraph; this "
             f"nbgraph reads versions up to {SCHEMA_VERSION}. Upgrade nbgraph to open it."
         )
-    missing = [name for name in TABLES if name not in tables]
+    missing = [name for name in _TABLES if name not in tables]
     if missing:
         raise CheckpointFileError(
             f"{where} is an incomplete nbgraph checkpoint database: the tables "

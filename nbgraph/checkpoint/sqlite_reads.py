@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.checkpoint.base import CheckpointRecord, PendingWrite, check_thread_id, load_payload
+from nbgraph.checkpoint.base import CheckpointRecord, PendingWrite, check_thread_id
+from nbgraph.checkpoint.payloads import load_payload
 from nbgraph.checkpoint.sqlite_file import row_text
 from nbgraph.codec import nesting
 from nbgraph.codec.classes import named_classes
+
+__all__ = ["records_of", "thread_writes"]
 
 
 def thread_writes(saver: Any, thread_id: str) -> dict[str, list[PendingWrite]]:

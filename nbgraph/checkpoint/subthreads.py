@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+__all__ = ["SEP", "split_key", "sub_key", "sub_prefix", "with_sub_keys"]
+
 SEP = "\x1f"
 """Between a thread id and a namespace in a subgraph thread's storage key."""
 

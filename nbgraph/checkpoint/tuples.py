@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 from nbgraph.checkpoint.subthreads import split_key, sub_key
 from nbgraph.types import Interrupt
 
+__all__ = ["CheckpointTuple", "list_checkpoints", "rebuild_states_with"]
+
 
 class CheckpointTuple(NamedTuple):
     """One checkpoint as LangGraph's savers list it.
@@ -95,7 +97,7 @@ def _thread_tuples(
     states = _states(saver, thread_id)
     for record in records:
         step = steps.get(record.checkpoint_id)
-        yield checkpoint_tuple(saver, record, states.values_at(record.checkpoint_id), step)
+        yield _checkpoint_tuple(saver, record, states.values_at(record.checkpoint_id), step)
 
 
 _REBUILDERS: list[Callable[[Any, str], Any]] = []
@@ -117,7 +119,7 @@ def _states(saver: Any, thread_id: str) -> Any:
     return _REBUILDERS[0](saver, thread_id)
 
 
-def checkpoint_tuple(
+def _checkpoint_tuple(
     saver: Any, record: Any, values: dict[str, Any], step: Any = None
 ) -> CheckpointTuple:
     """A `CheckpointRecord` (and the state at it) as LangGraph's `CheckpointTuple`; `step`
@@ -130,7 +132,7 @@ def checkpoint_tuple(
     writes = [(task["id"], w[0], w[1]) for task in done for w in task.get("writes", ())]
     ran = {task["id"] for task in done}
     kept = saver.pending_writes(record.thread_id, record.checkpoint_id)
-    writes += pending_tuples([w for w in kept if w.task_id not in ran])
+    writes += _pending_tuples([w for w in kept if w.task_id not in ran])
     if record.source == "input":  # the input waits in __start__ for the START task
         given = [tuple(w) for w in (payload.get("next") or {}).get("input") or ()]
         channel_values["__start__"] = dict(given)
@@ -148,7 +150,7 @@ def checkpoint_tuple(
     )
 
 
-def pending_tuples(pending: list[Any]) -> list[tuple[str, str, Any]]:
+def _pending_tuples(pending: list[Any]) -> list[tuple[str, str, Any]]:
     """The engine's pending writes as LangGraph's `(task_id, channel, value)` triples."""
     out: list[tuple[str, str, Any]] = []
     for write in pending:

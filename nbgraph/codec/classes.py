@@ -29,7 +29,17 @@ from typing import Any
 
 from nbgraph.errors import NbgraphError
 
-KINDS = ("pydantic", "dataclass", "enum")
+__all__ = [
+    "ModelsArgumentError",
+    "check_models",
+    "imported_class",
+    "named_classes",
+    "pydantic_base",
+    "qualified_name",
+    "resolve_class",
+]
+
+_KINDS = ("pydantic", "dataclass", "enum")
 """The kinds of class a file may name: a pydantic model, a dataclass, an Enum."""
 
 _NAMED: ContextVar[tuple[type, ...]] = ContextVar("nbgraph_named_classes", default=())
@@ -53,7 +63,7 @@ def check_models(models: Iterable[Any] | None) -> tuple[type, ...]:
             f"models= takes a list of classes (models=[Order]); got {models!r}."
         )
     found = tuple(models)
-    wrong = [repr(item) for item in found if kind_of(item) is None]
+    wrong = [repr(item) for item in found if _kind_of(item) is None]
     if wrong:
         raise ModelsArgumentError(
             f"models= takes pydantic model, dataclass and Enum classes; these are none: "
@@ -83,7 +93,7 @@ def pydantic_base() -> Any:
     return () if main is None else main.BaseModel
 
 
-def kind_of(cls: Any) -> str | None:
+def _kind_of(cls: Any) -> str | None:
     """`"pydantic"`, `"dataclass"` or `"enum"` for such a class, else `None`."""
     if not isinstance(cls, type):
         return None
@@ -110,9 +120,9 @@ def resolve_class(name: Any, kind: str) -> type | None:
     if named:
         found = _from_named(name, named)
         if found is not None:
-            return found if kind_of(found) == kind else None
+            return found if _kind_of(found) == kind else None
     found = imported_class(name)
-    return found if found is not None and kind_of(found) == kind else None
+    return found if found is not None and _kind_of(found) == kind else None
 
 
 def _from_named(name: str, named: tuple[type, ...]) -> type | None:

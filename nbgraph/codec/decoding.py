@@ -23,6 +23,8 @@ from nbgraph.codec.placeholders import (
 )
 from nbgraph.types import MISSING, Overwrite, Send
 
+__all__ = ["BUILTIN_TYPES", "TAG", "decode_value"]
+
 TAG = "$type"
 
 BUILTIN_TYPES = {

@@ -18,14 +18,16 @@ from typing import Any
 
 from nbgraph.errors import NbgraphError
 
+__all__ = ["MAX_DEPTH", "ValueTooDeepError", "deep_stack", "dumps", "field_of", "loads"]
+
 MAX_DEPTH = 1000
 """The deepest nesting of containers (lists, dicts, tuples, models...) a file keeps."""
 
-MAX_JSON_DEPTH = 2 * MAX_DEPTH + 16
+_MAX_JSON_DEPTH = 2 * MAX_DEPTH + 16
 """The deepest JSON nesting read: a tagged container (`{"$type": ..., "items": [...]}`) is
 two JSON levels, and a document wraps its values in a few more."""
 
-_EXTRA_FRAMES = 4 * MAX_JSON_DEPTH
+_EXTRA_FRAMES = 4 * _MAX_JSON_DEPTH
 _lock = threading.Lock()
 _users = 0
 _saved_limit = 0
@@ -40,7 +42,7 @@ class ValueTooDeepError(NbgraphError, ValueError):
         super().__init__(self._message())
 
     def _message(self) -> str:
-        where = f" at {format_path(self.path)}" if self.path else ""
+        where = f" at {_format_path(self.path)}" if self.path else ""
         return (
             f"{self.what} is nested more than {MAX_DEPTH} containers deep{where}; nbgraph "
             f"saves values nested up to {MAX_DEPTH} deep. Flatten it, or keep it out of the "
@@ -52,10 +54,10 @@ class ValueTooDeepError(NbgraphError, ValueError):
         return ValueTooDeepError(self.path, what)
 
 
-def format_path(path: list[Any]) -> str:
+def _format_path(path: list[Any]) -> str:
     """`["tasks", 0, "writes"]` as `['tasks'][0]['writes']`; a long path by its start.
 
-    >>> format_path(["log", 0, 1]), format_path(list(range(20)))
+    >>> _format_path(["log", 0, 1]), _format_path(list(range(20)))
     ("['log'][0][1]", '[0][1][2][3][4][5][6][7]... (20 levels down)')
     """
     shown = "".join(f"[{part!r}]" for part in path[:8])
@@ -105,7 +107,7 @@ def deep_stack() -> Iterator[None]:
 
 
 def dumps(data: Any, **options: Any) -> str:
-    """`json.dumps(data, **options)`, deep enough for data nested `MAX_JSON_DEPTH` deep."""
+    """`json.dumps(data, **options)`, deep enough for data nested `_MAX_JSON_DEPTH` deep."""
     try:
         return json.dumps(data, **options)
     except RecursionError:
@@ -118,10 +120,10 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _BRACKET = re.compile(r"[\[\]{}]")
 
 
-def json_depth(text: str) -> int:
+def _json_depth(text: str) -> int:
     """How deeply JSON text nests its arrays and objects (strings skipped).
 
-    >>> json_depth('{"a": [1, [2]], "b": "[[["}')
+    >>> _json_depth('{"a": [1, [2]], "b": "[[["}')
     3
     """
     depth = deepest = 0
@@ -135,7 +137,7 @@ def json_depth(text: str) -> int:
 
 
 def loads(text: str | bytes) -> Any:
-    """`json.loads(text)` for JSON nested up to `MAX_JSON_DEPTH` deep.
+    """`json.loads(text)` for JSON nested up to `_MAX_JSON_DEPTH` deep.
 
     Raises:
         ValueTooDeepError: the text nests deeper.
@@ -147,8 +149,8 @@ def loads(text: str | bytes) -> Any:
         pass
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    depth = json_depth(text)
-    if depth > MAX_JSON_DEPTH:
+    depth = _json_depth(text)
+    if depth > _MAX_JSON_DEPTH:
         raise ValueTooDeepError(what=f"The JSON text (nested {depth} deep)")
     with deep_stack():
         return json.loads(text)

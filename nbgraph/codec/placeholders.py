@@ -12,6 +12,16 @@ from typing import Any
 from nbgraph.errors import NbgraphError
 from nbgraph.types import Mutation
 
+__all__ = [
+    "RecordedError",
+    "RecordedMutation",
+    "UnavailableFunctionError",
+    "UnknownTagError",
+    "UnloadedEnum",
+    "UnloadedModel",
+    "Unrepresentable",
+]
+
 
 class UnavailableFunctionError(NbgraphError, RuntimeError):
     """A function of a run loaded from a file was called; files keep no functions."""

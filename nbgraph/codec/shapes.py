@@ -13,6 +13,8 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+__all__ = ["ANY", "BOOL", "NAMES", "STR", "Is", "ListOf", "MapOf", "Obj", "Pair", "Shape"]
+
 _NUMBER_LIMIT = 2**62  # a step number, an index, a time: well inside an int64 column
 
 

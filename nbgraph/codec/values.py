@@ -64,6 +64,7 @@ __all__ = [
     "find_class",
     "is_opaque",
     "qualified_name",
+    "same",
 ]
 
 # --- values ---------------------------------------------------------------------------------
@@ -306,11 +307,10 @@ def _deep_path(value: Any) -> list[Any]:
     return []
 
 
-def find_class(name: str, *, load: bool = False) -> type | None:
+def find_class(name: str) -> type | None:
     """The class named `"module:QualName"` if its module is imported already, else `None`.
 
-    Never imports a module (`load` is accepted for compatibility and ignored): see
-    `nbgraph.codec.classes`.
+    Never imports a module: see `nbgraph.codec.classes`.
     """
     return imported_class(name) if type(name) is str else None
 

@@ -37,6 +37,8 @@ from nbgraph.graph.validate import (
 from nbgraph.schema import FieldSpec, SchemaInfo, read_schema, schema_kind
 from nbgraph.types import END, START
 
+__all__ = ["GraphBuilder"]
+
 
 class GraphBuilder(NodePolicies):
     """The builder half of `nbgraph.StateGraph`: collects nodes, edges and routers, and

@@ -28,6 +28,15 @@ from nbgraph.graph import Branch, GraphSpec, NodeSpec, WaitingEdge
 from nbgraph.reducers import Reducer, function_from_ref, function_ref, get_reducer
 from nbgraph.schema import FieldSpec, SchemaInfo
 
+__all__ = [
+    "GRAPH",
+    "check_graph",
+    "describe_graph",
+    "graph_from_description",
+    "graph_name_problems",
+    "graph_problems",
+]
+
 
 class _Unavailable:
     """Stands in for a function of a loaded run; calling it raises a clear error."""
@@ -122,7 +131,7 @@ def _decode_schema(
     data: dict[str, Any], fields: dict[str, FieldSpec], private: bool = False
 ) -> SchemaInfo:
     name = data["class"]
-    cls = find_class(name, load=False)
+    cls = find_class(name)
     if cls is None:  # a stand-in with the same name, for display
         module, _, qualname = name.partition(":")
         short = qualname.rsplit(".", 1)[-1] or name
@@ -307,25 +316,25 @@ def _fresh(value: Any) -> Any:
 
 # --- its shape ------------------------------------------------------------------------------
 
-SCHEMA_INFO = Obj({"class": STR, "kind": STR, "fields": NAMES})
-FIELD = Obj(
+_SCHEMA_INFO = Obj({"class": STR, "kind": STR, "fields": NAMES})
+_FIELD = Obj(
     {"name": STR, "type": STR, "reducer": Is(str, None), "registered": BOOL, "ephemeral": BOOL,
      "managed": BOOL, "private": BOOL,
      "initial": Obj({"type": STR, "value": ANY}, nullable=True)},
 )  # fmt: skip
-NODE = Obj(
+_NODE = Obj(
     {"name": STR, "defer": BOOL, "merge": Is(str, bool, None),
-     "destinations": ListOf(STR, nullable=True), "input": Obj(SCHEMA_INFO.required, nullable=True),
+     "destinations": ListOf(STR, nullable=True), "input": Obj(_SCHEMA_INFO.required, nullable=True),
      "is_async": BOOL, "takes_config": BOOL},
 )  # fmt: skip
-BRANCH = Obj(
+_BRANCH = Obj(
     {"source": STR, "router": STR, "path_map": ListOf(Pair(ANY, STR), nullable=True),
      "is_async": BOOL, "takes_config": BOOL},
 )  # fmt: skip
 GRAPH = Obj(
-    {"fields": ListOf(FIELD), "state": SCHEMA_INFO, "input": SCHEMA_INFO, "output": SCHEMA_INFO,
-     "nodes": ListOf(NODE), "edges": MapOf(NAMES),
-     "waiting": ListOf(Obj({"sources": NAMES, "target": STR})), "branches": ListOf(BRANCH),
+    {"fields": ListOf(_FIELD), "state": _SCHEMA_INFO, "input": _SCHEMA_INFO, "output": _SCHEMA_INFO,
+     "nodes": ListOf(_NODE), "edges": MapOf(NAMES),
+     "waiting": ListOf(Obj({"sources": NAMES, "target": STR})), "branches": ListOf(_BRANCH),
      "filters": ListOf(Pair(STR, STR)), "state_merger": BOOL, "open_schema": BOOL,
      "interrupt_before": NAMES, "interrupt_after": NAMES},
     {"semantics": Is(str, choices=("supersteps", "branches")), "end_merge": Is(str, None)},

@@ -16,6 +16,8 @@ from typing import Any, NamedTuple
 from nbgraph.graph.spec import GraphSpec
 from nbgraph.types import END, START
 
+__all__ = ["Edge", "Node", "drawable_parts"]
+
 
 class Node(NamedTuple):
     """A node of the drawable graph (langchain_core's `Node` fields)."""

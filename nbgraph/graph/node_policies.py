@@ -10,6 +10,8 @@ from typing import Any, Self
 from nbgraph.graph.spec import NodeSpec
 from nbgraph.policies import policy_problems, retry_policies
 
+__all__ = ["NodePolicies"]
+
 
 class NodePolicies:
     """The policy half of `GraphBuilder`: checks policies as they are given, and applies

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
+__all__ = ["RunnableNode", "as_node", "is_runnable", "runnable_name"]
+
 
 def is_runnable(value: Any) -> bool:
     """Whether `value` is a langchain `Runnable` (False when langchain_core is not loaded)."""
@@ -44,7 +46,7 @@ class RunnableNode:
         return f"RunnableNode({self.runnable!r})"
 
 
-class AsyncRunnableNode(RunnableNode):
+class _AsyncRunnableNode(RunnableNode):
     """A Runnable that can only be awaited (a `RunnableLambda` of an `async def`): the node
     awaits `runnable.ainvoke(state, config)`."""
 
@@ -55,7 +57,7 @@ class AsyncRunnableNode(RunnableNode):
 def as_node(runnable: Any) -> RunnableNode:
     """The node function for a Runnable: awaited when it only has an async form."""
     only_async = hasattr(runnable, "afunc") and not hasattr(runnable, "func")
-    return AsyncRunnableNode(runnable) if only_async else RunnableNode(runnable)
+    return _AsyncRunnableNode(runnable) if only_async else RunnableNode(runnable)
 
 
 def _langchain_config(config: Any) -> Any:

@@ -10,6 +10,16 @@ import typing
 from collections.abc import Hashable
 from typing import Any, Literal, get_args, get_origin
 
+__all__ = [
+    "callable_name",
+    "destinations",
+    "first_param_annotation",
+    "is_async",
+    "literal_targets",
+    "name_of",
+    "takes_config",
+]
+
 
 def callable_name(fn: Any) -> str:
     return getattr(fn, "name", None) or getattr(fn, "__name__", None) or type(fn).__name__

@@ -11,6 +11,8 @@ from typing import Any
 
 from nbgraph.schema import FieldSpec, SchemaInfo
 
+__all__ = ["Branch", "GraphSpec", "NodeSpec", "WaitingEdge"]
+
 
 @dataclass(frozen=True, slots=True)
 class NodeSpec:

@@ -17,6 +17,8 @@ from typing import Any
 
 from nbgraph.graph.spec import GraphSpec
 
+__all__ = ["SubgraphNode", "as_subgraph_node", "is_compiled_graph", "subgraph_name"]
+
 _MISSING = object()
 
 
@@ -54,20 +56,20 @@ class SubgraphNode:
         self.__name__ = subgraph_name(app)
 
     def __call__(self, state: Any) -> Any:
-        return self.app.invoke(subgraph_input(self.app.spec, state))
+        return self.app.invoke(_subgraph_input(self.app.spec, state))
 
     def __repr__(self) -> str:
         return f"SubgraphNode({self.app!r})"
 
 
-class AsyncSubgraphNode(SubgraphNode):
+class _AsyncSubgraphNode(SubgraphNode):
     """A subgraph with async nodes or routers: the node awaits `app.ainvoke(state)`."""
 
     async def __call__(self, state: Any) -> Any:  # type: ignore[override]
-        return await self.app.ainvoke(subgraph_input(self.app.spec, state))
+        return await self.app.ainvoke(_subgraph_input(self.app.spec, state))
 
 
-def subgraph_input(spec: GraphSpec, state: Any) -> Any:
+def _subgraph_input(spec: GraphSpec, state: Any) -> Any:
     """The parent's state as the subgraph's input: the keys its input schema knows (the
     parent's other keys are not the subgraph's, so they are left out without a warning).
 
@@ -109,4 +111,4 @@ def _attributes(state: Any, known: Any) -> dict[str, Any]:
 
 def as_subgraph_node(app: Any) -> SubgraphNode:
     """The node function for a compiled graph: awaited when the subgraph has async parts."""
-    return AsyncSubgraphNode(app) if _runs_async(app.spec) else SubgraphNode(app)
+    return _AsyncSubgraphNode(app) if _runs_async(app.spec) else SubgraphNode(app)

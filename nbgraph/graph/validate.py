@@ -15,8 +15,19 @@ from nbgraph.types import END, START
 if TYPE_CHECKING:
     from nbgraph.graph.builder import GraphBuilder
 
+__all__ = [
+    "MERGE_NAMES",
+    "RESERVED",
+    "all_fields",
+    "compile_problems",
+    "edge_problems",
+    "expand",
+    "ignored",
+    "unreachable",
+]
+
 RESERVED = (START, END)
-SEMANTICS = ("supersteps", "branches")
+_SEMANTICS = ("supersteps", "branches")
 MERGE_NAMES = ("delta", "fold")
 
 
@@ -119,8 +130,8 @@ def ignored(where: str, options: Mapping[str, Any], keep: tuple[str, ...]) -> No
 def compile_problems(semantics: str, end_merge: Any) -> list[str]:
     """What is wrong with `compile()`'s `semantics=` and `end_merge=`."""
     problems = []
-    if semantics not in SEMANTICS:
-        problems.append(f"compile(semantics={semantics!r}): expected one of {list(SEMANTICS)}.")
+    if semantics not in _SEMANTICS:
+        problems.append(f"compile(semantics={semantics!r}): expected one of {list(_SEMANTICS)}.")
     if not callable(end_merge) and end_merge not in MERGE_NAMES:
         problems.append(
             f"compile(end_merge={end_merge!r}): expected 'delta', 'fold' or a callable "

@@ -14,28 +14,31 @@ import importlib
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from nbgraph.messages.langchain_messages import message_kind, use_message_kind
-from nbgraph.messages.merge import REMOVE_ALL_MESSAGES, add_messages, with_ids
-from nbgraph.messages.merge import add_messages_in_place as add_messages_in_place  # re-exported
+from nbgraph.messages.merge import (
+    REMOVE_ALL_MESSAGES,
+    add_messages,
+    add_messages_in_place,
+    with_ids,
+)
+from nbgraph.messages.message_types import MESSAGE_TYPES
 
 if TYPE_CHECKING:
     from nbgraph.messages.model import Message, RemoveMessage
     from nbgraph.messages.state import MessagesState
 
 __all__ = [
+    "MESSAGE_TYPES",
     "REMOVE_ALL_MESSAGES",
     "Message",
     "MessageLike",
     "MessagesState",
     "RemoveMessage",
     "add_messages",
+    "add_messages_in_place",
     "message_kind",
     "use_message_kind",
     "with_ids",
 ]
-
-MESSAGE_TYPES: set[type] = set()
-"""`Message` and `RemoveMessage` once the model is built; empty before (no message exists
-yet), so `type(value) in MESSAGE_TYPES` tells a message without building the model."""
 
 MessageLike: TypeAlias = "Message | tuple[str, Any] | dict[str, Any] | str | Any"
 """Anything `Message.coerce` accepts."""

@@ -21,6 +21,7 @@ from nbgraph.types import MISSING
 __all__ = [
     "LANGCHAIN_MESSAGE_CLASSES",
     "SHARED_TYPES",
+    "Kind",
     "MessageTypeError",
     "is_remove",
     "langchain_classes",

@@ -12,12 +12,20 @@ from typing import TYPE_CHECKING, Any
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.messages import langchain_messages as lc
 from nbgraph.messages.ids import new_message_id
+from nbgraph.messages.message_types import MESSAGE_TYPES
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     from nbgraph.messages.model import Message
 
-__all__ = ["REMOVE_ALL_MESSAGES", "add_messages", "add_messages_in_place", "with_ids"]
+__all__ = [
+    "REMOVE_ALL_MESSAGES",
+    "add_messages",
+    "add_messages_in_place",
+    "forget_messages",
+    "shared_messages",
+    "with_ids",
+]
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
 """The id of a `RemoveMessage` that clears every message before it."""
@@ -206,8 +214,6 @@ def forget_messages(value: Any) -> Any:
 
 
 def _all_shareable(messages: list) -> bool:
-    from nbgraph.messages import MESSAGE_TYPES  # (defined after this module is imported)
-
     for message in messages:
         kind = type(message)
         if kind not in lc.SHARED_TYPES and not (kind in MESSAGE_TYPES and message.shareable()):

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from nbgraph.messages import MESSAGE_TYPES
+from nbgraph.messages.message_types import MESSAGE_TYPES
 
 __all__ = ["Message", "RemoveMessage"]
 

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
     from nbgraph.notebook.runs import Runs
 
+__all__ = ["CompiledStateGraph"]
+
 
 class CompiledStateGraph(CompiledGraph):
     """A checked graph, ready to run. Every run is recorded; the latest is `last_run`.
@@ -143,7 +145,7 @@ class CompiledStateGraph(CompiledGraph):
             GraphShippingError: the graph cannot be sent to the workers (naming the node).
             ExecutorRejectedError: the executor refused the first run.
         """
-        from nbgraph.notebook.many import run_many
+        from nbgraph.notebook.run_many import run_many
 
         return run_many(
             self,

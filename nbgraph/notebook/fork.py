@@ -17,6 +17,8 @@ from nbgraph.errors import NbgraphError
 if TYPE_CHECKING:
     from nbgraph.notebook.run import Run
 
+__all__ = ["Fork", "ForkError", "attach_app", "fork", "fork_problem"]
+
 
 class ForkError(NbgraphError, ValueError):
     """A run cannot be forked there: no checkpointer, no thread, an unknown step."""
@@ -72,7 +74,7 @@ def fork_problem(run: Run) -> str | None:
     return None
 
 
-def checkpoint_at(run: Run, step: int) -> dict[str, Any]:
+def _checkpoint_at(run: Run, step: int) -> dict[str, Any]:
     """The config of the checkpoint made at `step` of `run` (the state after that step).
 
     Raises:
@@ -113,16 +115,14 @@ def fork(run: Run, step: int, values: dict[str, Any], as_node: str | None = None
         InvalidUpdateError, ValueError: what `update_state` refuses (an unknown field, a
             checkpoint made by several nodes without `as_node`).
     """
-    from nbgraph.notebook.run import Run
-
-    config = checkpoint_at(run, step)
+    config = _checkpoint_at(run, step)
     app, thread = run.app, _thread_id(run)
     new_config = app.update_state(config, values, as_node=as_node)
     forked = app.run(None, new_config)  # (recorded with the app: it can fork again)
     saver = app.checkpointer
 
-    def branch_ending(checkpoint_id: str | None) -> Run:
-        record = Run.from_checkpointer(saver, thread, checkpoint_id, graph=app)
+    def branch_ending(checkpoint_id: str | None) -> Run:  # (a record of the run's own class)
+        record = type(run).from_checkpointer(saver, thread, checkpoint_id, graph=app)
         record.app, record.checkpoint_head = app, checkpoint_id
         return record
 

@@ -15,6 +15,8 @@ from nbgraph.schema import read_schema
 if TYPE_CHECKING:
     from nbgraph.notebook.app import CompiledStateGraph
 
+__all__ = ["StateGraph"]
+
 
 class StateGraph(GraphBuilder):
     """Build a graph of nodes that read a typed state and return the fields they change.

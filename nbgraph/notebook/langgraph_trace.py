@@ -15,6 +15,8 @@ from typing import Any
 from nbgraph.notebook.run import Run
 from nbgraph.record.langgraph.graph import LangGraphHistoryError, check_langgraph_app
 
+__all__ = ["trace"]
+
 
 def trace(app: Any, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Run:
     """Run a compiled LangGraph graph once (`app.invoke(input, config, **kwargs)`) and

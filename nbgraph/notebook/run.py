@@ -10,6 +10,8 @@ from typing import Any
 from nbgraph.record.run import RunRecord
 from nbgraph.record.subruns.runs import subrun_logs
 
+__all__ = ["Run"]
+
 
 class Run(RunRecord):
     """One recorded run of a compiled graph: its tables and states (`RunRecord`), and

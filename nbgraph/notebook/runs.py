@@ -18,9 +18,11 @@ from nbgraph.record.batch import batch_effects, batch_table, paths_frame, run_su
 if TYPE_CHECKING:
     import pandas as pd
 
-INDEX_FILE = "runs.json"
-FORMAT = "nbgraph.runs"
-FORMAT_VERSION = 1
+__all__ = ["RunSlot", "Runs", "RunsFolderError"]
+
+_INDEX_FILE = "runs.json"
+_FORMAT = "nbgraph.runs"
+_FORMAT_VERSION = 1
 
 
 class RunsFolderError(NbgraphError, ValueError):
@@ -188,8 +190,8 @@ class Runs:
             name = f"run-{index:05d}.json"
             run.save(folder / name)
             entries.append({"index": index, "file": name, "duration": duration})
-        document = {"format": FORMAT, "version": FORMAT_VERSION, "runs": entries}
-        (folder / INDEX_FILE).write_text(json.dumps(document, indent=1), encoding="utf-8")
+        document = {"format": _FORMAT, "version": _FORMAT_VERSION, "runs": entries}
+        (folder / _INDEX_FILE).write_text(json.dumps(document, indent=1), encoding="utf-8")
         return folder
 
     @classmethod
@@ -214,21 +216,23 @@ class Runs:
 
 
 def _index_entries(folder: Path) -> list[dict[str, Any]]:
-    index = folder / INDEX_FILE
+    index = folder / _INDEX_FILE
     if not index.is_file():
         raise RunsFolderError(
-            f"{str(folder)!r} holds no {INDEX_FILE}: expected a folder written by Runs.save()."
+            f"{str(folder)!r} holds no {_INDEX_FILE}: expected a folder written by Runs.save()."
         )
     try:
         document = json.loads(index.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise RunsFolderError(f"{str(index)!r} is not JSON ({error}).") from None
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise RunsFolderError(f'{str(index)!r} is not a Runs index: expected "format": "{FORMAT}".')
-    if document.get("version") != FORMAT_VERSION:
+    if not isinstance(document, dict) or document.get("format") != _FORMAT:
+        raise RunsFolderError(
+            f'{str(index)!r} is not a Runs index: expected "format": "{_FORMAT}".'
+        )
+    if document.get("version") != _FORMAT_VERSION:
         raise RunsFolderError(
             f"{str(index)!r} has format version {document.get('version')!r}; this nbgraph "
-            f"reads version {FORMAT_VERSION}."
+            f"reads version {_FORMAT_VERSION}."
         )
     entries = document.get("runs")
     good = isinstance(entries, list) and all(

@@ -24,6 +24,8 @@ from nbgraph.engine.stepping import StepDriver
 from nbgraph.notebook.fork import attach_app
 from nbgraph.notebook.run import Run
 
+__all__ = ["Stepper"]
+
 
 class Stepper:
     """One run of a compiled graph, one superstep per `step()`.

@@ -31,6 +31,18 @@ from nbgraph.engine.core.runlog import RunLog
 from nbgraph.errors import NbgraphError
 from nbgraph.record.batch import run_summary
 
+__all__ = [
+    "GraphReference",
+    "GraphShippingError",
+    "PackedGraph",
+    "find_reference",
+    "pack_graph",
+    "parse_reference",
+    "pickle_dumps",
+    "run_chunk",
+    "run_recorded",
+]
+
 
 class GraphShippingError(NbgraphError, TypeError):
     """A graph cannot be sent to the executor's workers; the message names the graph, the
@@ -71,25 +83,25 @@ _LOADED: dict[tuple[str, str], Any] = {}
 
 
 @dataclass(frozen=True)
-class GraphParts:
-    """A graph sent by value: what `CompiledStateGraph(...)` needs, without its runs."""
+class _GraphParts:
+    """A graph sent by value: what its class (`CompiledStateGraph`, pickled by reference)
+    needs to make it again, without its runs."""
 
+    graph_class: type
     spec: Any
     name: str
     store: Any
     context_schema: Any
 
     def load(self) -> Any:
-        from nbgraph.notebook.app import CompiledStateGraph
-
-        return CompiledStateGraph(
+        return self.graph_class(
             self.spec, name=self.name, store=self.store, context_schema=self.context_schema
         )
 
 
 @dataclass(frozen=True)
 class PackedGraph:
-    """`GraphParts` pickled once (`blob`), so a batch does not pickle the graph per input;
+    """`_GraphParts` pickled once (`blob`), so a batch does not pickle the graph per input;
     each worker unpickles it once per `key` and keeps the graph."""
 
     key: str
@@ -153,7 +165,7 @@ def pack_graph(app: Any, dumps: Any) -> PackedGraph:
             "so each worker uses that module's graph and checkpointer (a SqliteSaver on a "
             "shared file keeps every thread), or run on threads (executor=None)."
         )
-    parts = GraphParts(app.spec, app.name, app.store, app.context_schema)
+    parts = _GraphParts(type(app), app.spec, app.name, app.store, app.context_schema)
     try:
         blob = dumps(parts)
     except Exception as error:
@@ -184,15 +196,15 @@ def pickle_dumps(value: Any) -> bytes:
 
 
 def run_chunk(graph: Any, chunk: list[tuple[int, Any, Any]]) -> list[dict[str, Any]]:
-    """`run_one` for each `(index, input, config)` of a chunk: one task on the executor for
+    """`_run_one` for each `(index, input, config)` of a chunk: one task on the executor for
     several runs, so a batch pays the executor's cost per task fewer times."""
-    return [run_one(graph, index, input, config) for index, input, config in chunk]
+    return [_run_one(graph, index, input, config) for index, input, config in chunk]
 
 
-def run_one(graph: Any, index: int, input: Any, config: dict[str, Any] | None) -> dict[str, Any]:
+def _run_one(graph: Any, index: int, input: Any, config: dict[str, Any] | None) -> dict[str, Any]:
     """Run one input on a worker; the run comes back as run JSON with its wall time.
 
-    `graph` is a `GraphReference`, `GraphParts` or the compiled graph itself (threads).
+    `graph` is a `GraphReference`, `_GraphParts` or the compiled graph itself (threads).
     Returns `{"index", "duration", "run", "summary"}`: `run` is the run's JSON text and
     `summary` its `run_summary` (plain data for the batch's table); when `graph` is the
     graph itself (threads), `run` is the `Run` and there is no summary.
@@ -204,19 +216,19 @@ def run_one(graph: Any, index: int, input: Any, config: dict[str, Any] | None) -
     if app is graph:
         return {"index": index, "duration": duration, "run": run}
     try:
-        text = compact_run_json(run)
+        text = _compact_run_json(run)
     except Exception as error:  # (a value too deep for a file, say): say so, as a failed run
         lost = RuntimeError(
             f"input {index}: the run ended {run.status!r} but its record could not be written "
             f"as run JSON to send back ({type(error).__name__}: {error})"
         )
         run = run_recorded(app, None, config, failure=lost)
-        text = compact_run_json(run)
+        text = _compact_run_json(run)
     summary = run_summary(run)
     return {"index": index, "duration": duration, "run": text, "summary": summary}
 
 
-def compact_run_json(run: Any) -> str:
+def _compact_run_json(run: Any) -> str:
     """`Run.to_json()`'s document, without indentation: Python's C encoder writes that, a few
     times faster than the indented text, and `Run.from_json` reads both."""
     from nbgraph.codec import nesting

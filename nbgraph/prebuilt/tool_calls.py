@@ -16,9 +16,11 @@ import pydantic
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException
 
-INVALID_TOOL_NAME = "Error: {requested_tool} is not a valid tool, try one of [{available_tools}]."
-TOOL_CALL_ERROR = "Error: {error}\n Please fix your mistakes."
-TOOL_INVOCATION_ERROR = (
+__all__ = ["ToolInvocationError", "as_tool", "default_handle_tool_errors", "run_call"]
+
+_INVALID_TOOL_NAME = "Error: {requested_tool} is not a valid tool, try one of [{available_tools}]."
+_TOOL_CALL_ERROR = "Error: {error}\n Please fix your mistakes."
+_TOOL_INVOCATION_ERROR = (
     "Error invoking tool '{tool_name}' with kwargs {tool_kwargs} with error:\n"
     " {error}\n"
     " Please fix the error and try again."
@@ -39,7 +41,7 @@ class ToolInvocationError(ToolException):
             ".".join(str(part) for part in error.get("loc", ())) + ": " + error["msg"]
             for error in source.errors()
         ]
-        self.message = TOOL_INVOCATION_ERROR.format(
+        self.message = _TOOL_INVOCATION_ERROR.format(
             tool_name=tool_name, tool_kwargs=tool_kwargs, error="\n".join(lines)
         )
         self.tool_name, self.tool_kwargs, self.source = tool_name, tool_kwargs, source
@@ -54,7 +56,7 @@ def default_handle_tool_errors(e: Exception) -> str:
     raise e
 
 
-def content_of(output: Any) -> Any:
+def _content_of(output: Any) -> Any:
     """A tool's result as `ToolMessage` content: a str or content blocks as they are,
     anything else as JSON (or `str()` when it is not JSON)."""
     if isinstance(output, str):
@@ -92,7 +94,7 @@ def run_call(
     """Run one tool call; return its `ToolMessage` (or what the tool returned: a Command)."""
     tool = tools.get(call["name"])
     if tool is None:
-        content = INVALID_TOOL_NAME.format(
+        content = _INVALID_TOOL_NAME.format(
             requested_tool=call["name"], available_tools=", ".join(tools)
         )
         return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
@@ -102,16 +104,16 @@ def run_call(
         except pydantic.ValidationError as exc:
             raise ToolInvocationError(call["name"], exc, call["args"]) from exc
         if isinstance(response, ToolMessage):
-            response.content = content_of(response.content)
+            response.content = _content_of(response.content)
         return response
     except Exception as e:
-        if not handle or not isinstance(e, handled_types(handle)):
+        if not handle or not isinstance(e, _handled_types(handle)):
             raise
-        content = error_text(e, handle)
+        content = _error_text(e, handle)
         return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
 
 
-def handled_types(handle: Any) -> tuple[type[BaseException], ...]:
+def _handled_types(handle: Any) -> tuple[type[BaseException], ...]:
     """The exceptions `handle_tool_errors` turns into messages."""
     if isinstance(handle, type) and issubclass(handle, Exception):
         return (handle,)
@@ -135,12 +137,12 @@ def _annotated_types(handler: Callable[..., Any]) -> tuple[type[BaseException], 
     return found or (Exception,)
 
 
-def error_text(e: Exception, handle: bool | str | Callable[..., str] | Any) -> str:
+def _error_text(e: Exception, handle: bool | str | Callable[..., str] | Any) -> str:
     """The error message's content: LangGraph's template, the given text, or the handler's."""
     if isinstance(handle, (bool, tuple)) or (
         isinstance(handle, type) and issubclass(handle, Exception)
     ):
-        return TOOL_CALL_ERROR.format(error=repr(e))
+        return _TOOL_CALL_ERROR.format(error=repr(e))
     if isinstance(handle, str):
         return handle
     if callable(handle):

@@ -19,6 +19,8 @@ from nbgraph.prebuilt.tool_calls import as_tool, default_handle_tool_errors, run
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
+__all__ = ["ToolNode", "tools_condition"]
+
 _CONFIG_KEYS = ("tags", "metadata", "callbacks", "run_name", "max_concurrency", "configurable")
 """The keys of nbgraph's config a langchain tool is handed (`recursion_limit` stays here)."""
 

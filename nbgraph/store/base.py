@@ -14,6 +14,8 @@ from typing import Any
 
 from nbgraph.errors import NbgraphError
 
+__all__ = ["BaseStore", "InvalidNamespaceError", "Item", "SearchItem", "check_namespace"]
+
 
 class InvalidNamespaceError(NbgraphError, ValueError):
     """A namespace that is empty, or has a label that is not a non-empty string without

@@ -20,6 +20,8 @@ from typing import Any
 
 from nbgraph.store.base import BaseStore, Item, SearchItem, check_namespace
 
+__all__ = ["InMemoryStore"]
+
 
 class InMemoryStore(BaseStore):
     """Items kept in this process's memory, shared by every thread of every graph given it.

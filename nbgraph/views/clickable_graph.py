@@ -18,9 +18,11 @@ import traitlets
 
 from nbgraph.views.clicks import graph_targets, marked, next_run_step, tree_targets
 
+__all__ = ["STATIC", "ClickablePicture", "PictureClicks"]
+
 STATIC = Path(__file__).parent / "static"
 
-STEP_KEYS = {"ArrowLeft": -1, "ArrowRight": +1}
+_STEP_KEYS = {"ArrowLeft": -1, "ArrowRight": +1}
 
 
 class ClickablePicture(anywidget.AnyWidget):
@@ -97,7 +99,7 @@ class PictureClicks:
 
     def key(self, key: str) -> int | None:
         """Act on an arrow key: one step back or forward; return the step moved to."""
-        move = STEP_KEYS.get(key)
+        move = _STEP_KEYS.get(key)
         if move is None:
             return None
         self.inspector.go(self.inspector.step + move)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["graph_targets", "marked", "next_run_step", "tree_targets"]
+
 
 def graph_targets(drawing: Any, nodes: Any) -> dict[str, str]:
     """DOT id -> node name, for the boxes of a graph drawing (`run.draw()`) that are among

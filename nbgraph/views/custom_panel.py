@@ -7,7 +7,9 @@ import html
 from collections.abc import Iterable
 from typing import Any
 
-from nbgraph.views.panels import _table, text
+from nbgraph.views.panels import table_html, text
+
+__all__ = ["custom_html"]
 
 
 def custom_html(tasks: Iterable[Any]) -> str:
@@ -26,4 +28,4 @@ def custom_html(tasks: Iterable[Any]) -> str:
     ]
     if not rows:
         return ""
-    return "<b>custom chunks</b>" + _table(["node", "#", "chunk"], rows)
+    return "<b>custom chunks</b>" + table_html(["node", "#", "chunk"], rows)

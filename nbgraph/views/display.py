@@ -19,10 +19,21 @@ if TYPE_CHECKING:
     import graphviz
     import pandas as pd
 
+__all__ = [
+    "HTML",
+    "SVG",
+    "cell_text",
+    "drawing_bundle",
+    "run_html",
+    "styled",
+    "svg_element",
+    "wanted",
+]
+
 SVG = "image/svg+xml"
 HTML = "text/html"
-PLAIN = "text/plain"
-CHANGED_CSS = (  # views.theme.CHANGED: a translucent theme colour, readable on dark themes
+_PLAIN = "text/plain"
+_CHANGED_CSS = (  # views.theme.CHANGED: a translucent theme colour, readable on dark themes
     "background-color: color-mix(in srgb, var(--jp-warn-color1, #f57c00) 22%, transparent); "
     "font-weight: bold"
 )
@@ -30,7 +41,7 @@ CHANGED_CSS = (  # views.theme.CHANGED: a translucent theme colour, readable on 
 
 def wanted(mime: str, include: Iterable[str] | None, exclude: Iterable[str] | None) -> bool:
     """Whether a mimetype passes IPython's include/exclude (text/plain always does)."""
-    if mime == PLAIN:
+    if mime == _PLAIN:
         return True
     if include is not None and mime not in set(include):
         return False
@@ -44,14 +55,14 @@ def drawing_bundle(
     exclude: Iterable[str] | None = None,
 ) -> dict[str, str]:
     """`text/plain` and, when it renders, `image/svg+xml`; else the DOT source and a hint."""
-    bundle = {PLAIN: text}
+    bundle = {_PLAIN: text}
     if not wanted(SVG, include, exclude):
         return bundle
     rendered = render_svg(drawing.source)
     if rendered.svg is not None:
         bundle[SVG] = rendered.svg
     else:
-        bundle[PLAIN] = f"{text}\n{rendered.problem}\n\n{drawing.source}"
+        bundle[_PLAIN] = f"{text}\n{rendered.problem}\n\n{drawing.source}"
     return bundle
 
 
@@ -66,26 +77,26 @@ def cell_text(value: Any, width: int = 60) -> str:
     return short(value, width)
 
 
-VALUE_COLUMNS = ("before", "after", "value", "from", "to", "this", "other")
+_VALUE_COLUMNS = ("before", "after", "value", "from", "to", "this", "other")
 """Columns holding state values: `styled` shows them as their repr (quotes kept)."""
 
 
 def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str = "nbgraph") -> Any:
     """A Styler showing short, escaped cell text; `changed` (same shape, booleans) highlights.
-    Columns of state values (`VALUE_COLUMNS`) show reprs, so a string keeps its quotes.
+    Columns of state values (`_VALUE_COLUMNS`) show reprs, so a string keeps its quotes.
 
     Values, index and column labels are all escaped; no caption or tooltip carries user text.
     """
     # With a formatter, Styler's own escape= is not applied: escape in the formatter.
     styler = frame.style.format(lambda value: html.escape(cell_text(value)))
-    values = [c for c in frame.columns if c in VALUE_COLUMNS]
+    values = [c for c in frame.columns if c in _VALUE_COLUMNS]
     if values:  # state values keep their quotes: '1' and 1 differ
         styler = styler.format(lambda value: html.escape(short(value, 60)), subset=values)
     styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
     styler = styler.set_uuid(uuid)
     if changed is not None:
         styler = styler.apply(
-            lambda _: changed.replace({True: CHANGED_CSS, False: ""}).astype(str), axis=None
+            lambda _: changed.replace({True: _CHANGED_CSS, False: ""}).astype(str), axis=None
         )
     return styler
 

@@ -2,21 +2,46 @@
 
 Nothing here renders or displays: `views.render` turns a Digraph into SVG. Every label that
 comes from a node name or a state value goes through `label()`, which escapes it.
+
+A node that runs a graph is drawn as a cluster holding that graph's own drawing, with its
+subruns' counts over it (`Overlay.subgraphs`: what ran inside, how often). The graph a node
+runs is the compiled graph added as the node (`add_node("name", app)` keeps it as the node
+function's `app`), or, in a run's drawing, the graph its tasks' subruns ran (a node function
+that invokes a graph itself); nested subgraphs are drawn the same way, one cluster inside the
+other.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.graph import GraphSpec
+from nbgraph.graph.subgraphs import is_compiled_graph
 from nbgraph.record.text import safe_str
 from nbgraph.record.text import short as text_of
 from nbgraph.types import END, START
+from nbgraph.views.overlay import Overlay
 
 if TYPE_CHECKING:
     import graphviz
+
+__all__ = [
+    "FADED",
+    "FAILED_FILL",
+    "FAILED_INK",
+    "HIGHLIGHT_FILL",
+    "HIGHLIGHT_INK",
+    "INK",
+    "PAUSED_FILL",
+    "PAUSED_INK",
+    "RAN_FILL",
+    "TERMINAL_FILL",
+    "graph_dot",
+    "label",
+    "short",
+]
 
 # Six-digit colours only: graphviz rejects the three-digit form.
 INK = "#333333"
@@ -28,7 +53,7 @@ HIGHLIGHT_FILL = "#fff2cc"
 PAUSED_FILL = "#cfe2f3"
 PAUSED_INK = "#0b5394"
 HIGHLIGHT_INK = "#b45f06"
-IDLE_FILL = "#ffffff"
+_IDLE_FILL = "#ffffff"
 TERMINAL_FILL = "#444444"
 
 
@@ -48,38 +73,6 @@ def short(value: Any, width: int = 40) -> str:
     """A one-line, bounded text form of a value for a label (never raises: a value whose
     repr fails shows as a placeholder; see `nbgraph.record.text`)."""
     return text_of(value, width)
-
-
-@dataclass
-class Overlay:
-    """What a run adds to a graph drawing.
-
-    Attributes:
-        runs: how many times each node ran.
-        failed: node -> exception type name, for nodes whose task raised.
-        paused: nodes whose task is waiting for an answer to `interrupt()`.
-        handed: node -> what its task handed to the parent graph (`Command.PARENT`).
-        edges: (source, target) -> how many times that way was taken.
-        sends: (source, target) -> how many `Send`s went that way.
-        focus: nodes to highlight (a step's tasks, or a branch's ancestry); empty: none.
-        focus_edges: edges to highlight.
-        caption: a line under the drawing.
-        subgraphs: node -> (the graph its tasks ran, their subruns' summed overlay).
-        current: nodes whose tasks run at the shown step ("runs this step"), drawn apart from
-            the focused nodes that ran before it (a step's triggers, a branch's chain).
-    """
-
-    runs: dict[str, int] = field(default_factory=dict)
-    failed: dict[str, str] = field(default_factory=dict)
-    paused: set[str] = field(default_factory=set)
-    handed: dict[str, str] = field(default_factory=dict)
-    edges: dict[tuple[str, str], int] = field(default_factory=dict)
-    sends: dict[tuple[str, str], int] = field(default_factory=dict)
-    focus: set[str] = field(default_factory=set)
-    focus_edges: set[tuple[str, str]] = field(default_factory=set)
-    caption: str = ""
-    subgraphs: dict[str, tuple[Any, Overlay]] = field(default_factory=dict)
-    current: set[str] = field(default_factory=set)
 
 
 class _Ids:
@@ -107,7 +100,7 @@ def graph_dot(
 
     With an `overlay`, the run is drawn over it: run counts, taken edges, failures, focus.
     With `expand`, a node that runs a graph is a cluster holding that graph's drawing
-    (`views.subgraph_dot`); without, one box.
+    (`_draw_cluster`); without, one box.
     """
     import graphviz
 
@@ -122,19 +115,17 @@ def graph_dot(
         caption.append(overlay.caption)
     if caption:
         dot.attr(label=label(*caption), labelloc="t")
-    draw_body(dot, ids, spec, overlay, expand)
+    _draw_body(dot, ids, spec, overlay, expand)
     dot.nbgraph_ids = dict(ids.ids)  # node name -> DOT id: what a click maps back (clicks.py)
     return dot
 
 
-def draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, expand: bool) -> None:
+def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, expand: bool) -> None:
     """A graph's terminals, nodes and edges into `dot` (a drawing, or a cluster of one)."""
-    from nbgraph.views.subgraph_dot import draw_cluster
-
     _terminals(dot, ids, overlay)
     for name, node in spec.nodes.items():
-        if not (expand and draw_cluster(dot, ids, name, node, overlay)):
-            draw_node(dot, ids, name, node, overlay)
+        if not (expand and _draw_cluster(dot, ids, name, node, overlay)):
+            _draw_node(dot, ids, name, node, overlay)
     for name in _unknown_endpoints(spec):
         dot.node(
             ids(name),
@@ -158,6 +149,46 @@ def draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, exp
             _edge(dot, ids, name, target, overlay, style="dotted", marks=["goto"])
     if overlay is not None:
         _dynamic_edges(dot, ids, spec, overlay)
+
+
+_NOTHING = "\x00"
+"""A focus no node has: a faded node's cluster is drawn with everything in it faded."""
+
+
+def _subgraph_spec(node: Any) -> Any:
+    """The spec of the compiled graph a node runs (added as the node), else None."""
+    app = getattr(node.fn, "app", None)
+    return app.spec if is_compiled_graph(app) else None
+
+
+def _draw_cluster(dot: Any, ids: Any, name: str, node: Any, overlay: Overlay | None) -> bool:
+    """Draw node `name` as a cluster holding the graph it runs; False if it runs none.
+
+    The node's own box stays (the parent's edges meet it), with a dotted line to the
+    subgraph's START; inside, the subgraph's nodes with its subruns' counts (with an
+    overlay: a subgraph none of whose runs were recorded is drawn as not run). When the
+    drawing highlights a step or a branch that leaves the node out, its inside is faded too.
+    """
+    ran = overlay.subgraphs.get(name) if overlay is not None else None
+    spec = ran[0] if ran is not None else _subgraph_spec(node)
+    if spec is None:
+        return False
+    inner = ran[1] if ran is not None else (Overlay() if overlay is not None else None)
+    faded = inner is not None and bool(overlay.focus) and name not in overlay.focus
+    if faded:
+        inner = dataclasses.replace(inner, focus={_NOTHING}, focus_edges=set())
+    inner_ids = ids.nested(f"{ids(name)}_")
+    with dot.subgraph(name=f"cluster_{ids(name)}") as cluster:
+        title = f"subgraph {name}"
+        if inner is not None:
+            runs = sum(count for node_name, count in inner.runs.items() if node_name != START)
+            title += f" — {runs} task{'s' * (runs != 1)} inside"
+        cluster.attr(label=label(title), style="rounded,dashed", color=PAUSED_INK, fontsize="10")
+        _draw_node(cluster, ids, name, node, overlay)
+        _draw_body(cluster, inner_ids, spec, inner, expand=True)
+        link = {"color": FADED} if faded else {}
+        cluster.edge(ids(name), inner_ids(START), style="dotted", arrowhead="none", **link)
+    return True
 
 
 def _unknown_endpoints(spec: GraphSpec) -> list[str]:
@@ -187,14 +218,14 @@ def _terminals(dot: Any, ids: _Ids, overlay: Overlay | None) -> None:
         )
 
 
-def draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | None) -> None:
+def _draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | None) -> None:
     """One node's box: its name, and with an overlay its count, failure, pause, focus."""
     lines = [name]
     if node.defer:
         lines.append("(deferred)")
     if node.merge is not None:
         lines.append(f"merge: {getattr(node.merge, '__name__', 'strategy')}")
-    attrs = {"shape": "box", "style": "rounded,filled", "fillcolor": IDLE_FILL}
+    attrs = {"shape": "box", "style": "rounded,filled", "fillcolor": _IDLE_FILL}
     if node.defer:
         attrs["style"] = "rounded,filled,dashed"
     if overlay is not None:
@@ -228,7 +259,7 @@ def _focus_node(name: str, lines: list[str], attrs: dict[str, str], overlay: Ove
     elif name in overlay.focus:  # a branch followed at no step: its whole chain
         attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
     else:
-        attrs.update(color=FADED, fontcolor=FADED, fillcolor=IDLE_FILL)
+        attrs.update(color=FADED, fontcolor=FADED, fillcolor=_IDLE_FILL)
         return
     if name in overlay.failed:
         attrs["fillcolor"] = FAILED_FILL
@@ -318,7 +349,7 @@ def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | No
     if branch.path_map is None:
         router = f"router{source}"
         hint = "→ any node or Send"
-        dot.node(ids(router), label(router_name(source, branch.name)), shape="diamond")
+        dot.node(ids(router), label(_router_name(source, branch.name)), shape="diamond")
         attrs = _edge_attrs(source, router, None, {"style": "dashed"}, [hint])
         dot.edge(ids(source), ids(router), **attrs)
         return
@@ -329,7 +360,7 @@ def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | No
         _edge(dot, ids, source, target, overlay, style="dashed", marks=[" | ".join(keys)])
 
 
-def router_name(source: str, name: str) -> str:
+def _router_name(source: str, name: str) -> str:
     """A router without a path map, named by its function, or a lambda by its place
     ("after tock"); never "?"."""
     return f"route after {source}" if name in ("<lambda>", "", None) else f"{name}(state)"

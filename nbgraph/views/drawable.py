@@ -20,6 +20,8 @@ from nbgraph.views.dot import INK, label
 from nbgraph.views.mermaid import NODE_STYLES, first_and_last, mermaid_text
 from nbgraph.views.render import INSTALL_HINT, render_with, renderers
 
+__all__ = ["DrawableGraph"]
+
 
 class DrawableGraph:
     """A graph's nodes and edges, as LangGraph's `get_graph()` returns them.
@@ -74,7 +76,7 @@ class DrawableGraph:
         Raises:
             RuntimeError: no graphviz renderer is installed (the message says what to install).
         """
-        png = render_png(self.to_dot())
+        png = _render_png(self.to_dot())
         if output_file_path is not None:
             Path(output_file_path).write_bytes(png)
         return png
@@ -114,7 +116,7 @@ class DrawableGraph:
         return bundle
 
 
-def render_png(source: str) -> bytes:
+def _render_png(source: str) -> bytes:
     """PNG bytes for a DOT source, from the first graphviz renderer that works."""
     png, _, problems = render_with(source, "png", renderers())
     if png is None:

@@ -18,7 +18,9 @@ import ipywidgets
 
 from nbgraph.types import MISSING
 
-AUTO = "(the node that made the checkpoint)"
+__all__ = ["ForkPanel"]
+
+_AUTO = "(the node that made the checkpoint)"
 
 
 class ForkPanel:
@@ -33,7 +35,7 @@ class ForkPanel:
         self.inspector = inspector
         w = ipywidgets
         self.field = w.Dropdown(options=[], description="edit", layout={"width": "220px"})
-        self.as_node = w.Dropdown(options=[AUTO], description="as", layout={"width": "260px"})
+        self.as_node = w.Dropdown(options=[_AUTO], description="as", layout={"width": "260px"})
         self.value = w.Textarea(
             placeholder="the new value, as JSON", layout={"width": "320px", "height": "3.2em"}
         )
@@ -66,7 +68,7 @@ class ForkPanel:
         elif self._step is not None and self._step != step:
             self.status.value = ""
         writers = sorted({t.node for t in run.timeline.step_log(step).tasks if step > 0})
-        options = [AUTO] if len(writers) < 2 else writers  # (one writer: it is the one)
+        options = [_AUTO] if len(writers) < 2 else writers  # (one writer: it is the one)
         if list(self.as_node.options) != options:
             self.as_node.options = options
             self.as_node.value = options[0]
@@ -86,7 +88,7 @@ class ForkPanel:
                 f"The value for field {field!r} is not valid JSON ({error}). Write it as "
                 'JSON: "text" in double quotes, 3, true, null, [1, 2], {"key": "value"}.'
             )
-        as_node = None if self.as_node.value == AUTO else self.as_node.value
+        as_node = None if self.as_node.value == _AUTO else self.as_node.value
         try:
             made = self.inspector.run.fork(step, {field: value}, as_node=as_node)
         except Exception as error:  # shown in the panel: the person fixes it and retries
@@ -96,7 +98,7 @@ class ForkPanel:
         inspector.reopen(made.original, made.branch, step)  # the fork is "the other run"
         inspector.clicks.picture.kind = "tree"  # (where the fork shows, as a dashed branch)
         inspector.compare_mode.value = "the other run"
-        self.status.value = fork_note(made, step, field, value)
+        self.status.value = _fork_note(made, step, field, value)
         return made
 
     def _fail(self, message: str) -> None:
@@ -120,7 +122,7 @@ class ForkPanel:
             self.value.placeholder = f"{field} holds a value JSON cannot show: write the new one"
 
 
-def fork_note(made: Any, step: int, field: str, value: Any) -> str:
+def _fork_note(made: Any, step: int, field: str, value: Any) -> str:
     """The line the inspector shows after a fork: where, what changed, how the fork went."""
     run = made.run
     done = sum(1 for s in run.log.steps if s.tasks and s.tasks[0].kind != "update")

@@ -1,7 +1,7 @@
 """The step-through inspector: `inspect(run)` makes the widget of `views.inspector_widget`.
 
 This module stays light (`import nbgraph` imports it): ipywidgets is imported only when an
-inspector is made, or when `Inspector` is first read from here.
+inspector is made.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from nbgraph.views.inspector_widget import Inspector
 
-ALL_BRANCHES = "(all branches)"
+__all__ = ["inspect"]
 
 
 def inspect(run: Any, other: Any = None) -> Inspector:
@@ -22,11 +22,3 @@ def inspect(run: Any, other: Any = None) -> Inspector:
     from nbgraph.views.inspector_widget import Inspector
 
     return Inspector(run, other)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Inspector":  # the widget class, imported with ipywidgets on first use
-        from nbgraph.views.inspector_widget import Inspector
-
-        return Inspector
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,7 +20,6 @@ from nbgraph.views.clickable_graph import PictureClicks
 from nbgraph.views.custom_panel import custom_html
 from nbgraph.views.display import svg_element
 from nbgraph.views.fork_panel import ForkPanel
-from nbgraph.views.inspector import ALL_BRANCHES
 from nbgraph.views.overlay import ancestry
 from nbgraph.views.panels import (
     attempts_html,
@@ -39,10 +38,15 @@ from nbgraph.views.table_view import readable_id, readable_ids
 from nbgraph.views.theme import themed_svg
 from nbgraph.views.traceback_panel import traceback_html
 
-GRAPH_BESIDE = {"max_width": "40%", "flex": "0 1 auto", "overflow": "auto"}
-PANELS_BESIDE = {"flex": "1 1 60%", "min_width": "0", "overflow": "auto"}
-GRAPH_STACKED = {"max_width": "100%", "overflow": "auto"}
-PANELS_STACKED = {"width": "100%", "overflow": "auto"}
+__all__ = ["ALL_BRANCHES", "Inspector"]
+
+ALL_BRANCHES = "(all branches)"
+"""The branch picker's first choice: no branch highlighted."""
+
+_GRAPH_BESIDE = {"max_width": "40%", "flex": "0 1 auto", "overflow": "auto"}
+_PANELS_BESIDE = {"flex": "1 1 60%", "min_width": "0", "overflow": "auto"}
+_GRAPH_STACKED = {"max_width": "100%", "overflow": "auto"}
+_PANELS_STACKED = {"width": "100%", "overflow": "auto"}
 """The picture and the panels' room: the state and effects tables get most of it."""
 
 
@@ -155,7 +159,7 @@ class Inspector(ipywidgets.VBox):
             style={"button_width": "115px"},
         )
         self.graph = self.clicks.picture  # (clicks on nodes and tree boxes, arrows)
-        self.graph.layout = ipywidgets.Layout(**GRAPH_BESIDE)
+        self.graph.layout = ipywidgets.Layout(**_GRAPH_BESIDE)
         self.state = w.HTML()
         self.effects = w.HTML()
         self.comparison = w.HTML()
@@ -177,7 +181,7 @@ class Inspector(ipywidgets.VBox):
         """The controls in rows, the picture (at most 40% wide) beside the state and effects
         panels, which get the rest of the width; or stacked (`arrange`)."""
         w = ipywidgets
-        self.panels = w.VBox([self.state, self.effects], layout=PANELS_BESIDE)
+        self.panels = w.VBox([self.state, self.effects], layout=_PANELS_BESIDE)
         self.body = w.HBox([self.graph, self.panels], layout={"flex": "1 1 auto", "min_width": "0"})
         self.children = [
             w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
@@ -197,8 +201,8 @@ class Inspector(ipywidgets.VBox):
             raise ValueError(f"arrange() takes 'side by side' or 'stacked', not {how!r}.")
         stacked = how == "stacked"
         self.body.layout.flex_flow = "column" if stacked else "row"
-        self.graph.layout = ipywidgets.Layout(**(GRAPH_STACKED if stacked else GRAPH_BESIDE))
-        self.panels.layout = ipywidgets.Layout(**(PANELS_STACKED if stacked else PANELS_BESIDE))
+        self.graph.layout = ipywidgets.Layout(**(_GRAPH_STACKED if stacked else _GRAPH_BESIDE))
+        self.panels.layout = ipywidgets.Layout(**(_PANELS_STACKED if stacked else _PANELS_BESIDE))
         self.arrangement.value = how
 
     def reopen(self, run: Any, other: Any, step: int | None = None) -> None:

@@ -29,6 +29,8 @@ import ipywidgets
 
 from nbgraph.views.inspector_widget import Inspector
 
+__all__ = ["LiveView", "running_view"]
+
 
 class LiveView:
     """The widget a live run displays, and its refreshes.

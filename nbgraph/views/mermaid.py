@@ -10,6 +10,8 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+__all__ = ["NODE_STYLES", "first_and_last", "mermaid_text"]
+
 NODE_STYLES = {
     "default": "fill:#f2f0ff,line-height:1.2",
     "first": "fill-opacity:0",
@@ -34,7 +36,7 @@ _LABEL_ESCAPES = {
 _PLAIN_YAML = re.compile(r"^[A-Za-z0-9_.#-]+$")
 
 
-def safe_id(label: str) -> str:
+def _safe_id(label: str) -> str:
     """A Mermaid node id: `[A-Za-z0-9_-]` kept, every other character `\\` + its hex code."""
     return "".join(ch if ch in _SAFE else "\\" + format(ord(ch), "x") for ch in label)
 
@@ -96,10 +98,10 @@ def _node_line(key: str, node: Any, first: str | None, last: str | None) -> str:
     if lines:
         label = f"{label}<hr/><small><em>" + "\n".join(lines) + "</em></small>"
     if key == last:
-        return f"{safe_id(key)}([{label}]):::last"
+        return f"{_safe_id(key)}([{label}]):::last"
     if key == first:
-        return f"{safe_id(key)}([{label}]):::first"
-    return f"{safe_id(key)}({label})"
+        return f"{_safe_id(key)}([{label}]):::first"
+    return f"{_safe_id(key)}({label})"
 
 
 def _edge_line(edge: Any, wrap: int) -> str:
@@ -115,7 +117,7 @@ def _edge_line(edge: Any, wrap: int) -> str:
         arrow = (
             f" -. &nbsp;{data}&nbsp; .-> " if edge.conditional else f" -- &nbsp;{data}&nbsp; --> "
         )
-    return f"{safe_id(edge.source)}{arrow}{safe_id(edge.target)};"
+    return f"{_safe_id(edge.source)}{arrow}{_safe_id(edge.target)};"
 
 
 def _metadata_lines(metadata: Mapping[str, Any]) -> list[str]:

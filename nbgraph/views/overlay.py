@@ -1,16 +1,53 @@
-"""What a recorded run adds to a drawing of its graph: counts, taken ways, failures, focus."""
+"""What a recorded run adds to a drawing of its graph: counts, taken ways, failures, focus.
+
+A node whose tasks ran graphs (subruns) carries their counts, summed over all of them, and
+the graph they ran (`Overlay.subgraphs`); `views.dot` draws it as a cluster.
+"""
 
 from __future__ import annotations
 
 import bisect
 import dataclasses
 import weakref
+from dataclasses import dataclass, field
 from typing import Any
 
 from nbgraph.engine.nested.edges import handed_text, hands_to_parent
 from nbgraph.types import END, START, Send
-from nbgraph.views.dot import Overlay
-from nbgraph.views.subgraph_dot import subrun_overlays
+
+__all__ = ["Overlay", "ancestry", "run_overlay"]
+
+
+@dataclass
+class Overlay:
+    """What a run adds to a graph drawing.
+
+    Attributes:
+        runs: how many times each node ran.
+        failed: node -> exception type name, for nodes whose task raised.
+        paused: nodes whose task is waiting for an answer to `interrupt()`.
+        handed: node -> what its task handed to the parent graph (`Command.PARENT`).
+        edges: (source, target) -> how many times that way was taken.
+        sends: (source, target) -> how many `Send`s went that way.
+        focus: nodes to highlight (a step's tasks, or a branch's ancestry); empty: none.
+        focus_edges: edges to highlight.
+        caption: a line under the drawing.
+        subgraphs: node -> (the graph its tasks ran, their subruns' summed overlay).
+        current: nodes whose tasks run at the shown step ("runs this step"), drawn apart from
+            the focused nodes that ran before it (a step's triggers, a branch's chain).
+    """
+
+    runs: dict[str, int] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    paused: set[str] = field(default_factory=set)
+    handed: dict[str, str] = field(default_factory=dict)
+    edges: dict[tuple[str, str], int] = field(default_factory=dict)
+    sends: dict[tuple[str, str], int] = field(default_factory=dict)
+    focus: set[str] = field(default_factory=set)
+    focus_edges: set[tuple[str, str]] = field(default_factory=set)
+    caption: str = ""
+    subgraphs: dict[str, tuple[Any, Overlay]] = field(default_factory=dict)
+    current: set[str] = field(default_factory=set)
 
 
 def run_overlay(run: Any, step: int | None = None, branch: str | None = None) -> Overlay:
@@ -48,7 +85,7 @@ def _base(run: Any) -> Overlay:
     if base is None:
         base = _BASES[run] = _counts(run)
         if getattr(run, "subruns", None):
-            base.subgraphs = subrun_overlays(run, _base)
+            base.subgraphs = _subrun_overlays(run, _base)
     return base
 
 
@@ -204,3 +241,45 @@ def _lineage_of(run: Any, by_id: dict[str, Any], wanted: str) -> list[Any]:
             found.append(by_id[node.task_id])
         frontier.extend(node.parents)
     return found
+
+
+def _subrun_overlays(run: Any, overlay_of: Any) -> dict[str, tuple[Any, Overlay]]:
+    """Node name -> (the graph its tasks ran, the summed overlay of those subruns).
+
+    `overlay_of(sub)` gives one subrun's overlay (with its own `subgraphs`, for nesting).
+    """
+    nodes = {task.id: task.node for task in run.log.tasks()}
+    found: dict[str, tuple[Any, Overlay]] = {}
+    for sub in run.subruns:
+        name = nodes.get(sub.task)
+        if name is None:
+            continue
+        one = overlay_of(sub)
+        if name in found:
+            spec, total = found[name]
+            found[name] = (spec, _summed(total, one))
+        else:
+            found[name] = (sub.graph, _summed(Overlay(), one))
+    return found
+
+
+def _summed(a: Overlay, b: Overlay) -> Overlay:
+    """The counts of two runs of one graph added up (failures, pauses and commands handed
+    to the parent of either)."""
+    total = Overlay(
+        failed={**a.failed, **b.failed},
+        paused=a.paused | b.paused,
+        handed={**a.handed, **b.handed},
+    )
+    for mine, theirs, into in (
+        (a.runs, b.runs, total.runs),
+        (a.edges, b.edges, total.edges),
+        (a.sends, b.sends, total.sends),
+    ):
+        for key in {*mine, *theirs}:
+            into[key] = mine.get(key, 0) + theirs.get(key, 0)
+    total.subgraphs = dict(a.subgraphs)
+    for name, (spec, inner) in b.subgraphs.items():
+        before = total.subgraphs.get(name)
+        total.subgraphs[name] = (spec, _summed(before[1], inner) if before else inner)
+    return total

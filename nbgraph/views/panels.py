@@ -19,8 +19,21 @@ from nbgraph.views.table_view import NOT_APPLIED, readable_ids
 from nbgraph.views.theme import BORDER, CHANGED, ERROR, FADED
 from nbgraph.views.value_tree import value_tree_html
 
-TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
-CELL = f"border:1px solid {BORDER};padding:2px 6px;text-align:left;vertical-align:top"
+__all__ = [
+    "CHANGED",
+    "FADED",
+    "attempts_html",
+    "diff_html",
+    "effects_html",
+    "error_html",
+    "state_html",
+    "store_ops_html",
+    "table_html",
+    "text",
+]
+
+_TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
+_CELL = f"border:1px solid {BORDER};padding:2px 6px;text-align:left;vertical-align:top"
 
 
 def text(value: Any, width: int = 80) -> str:
@@ -28,11 +41,11 @@ def text(value: Any, width: int = 80) -> str:
     return html.escape("—" if value is MISSING else cell_text(value, width))
 
 
-MESSAGE_WIDTH = 160
+_MESSAGE_WIDTH = 160
 """How much of one message a panel shows: its class, content, tool calls and their ids."""
 
 
-def value_html(value: Any, width: int = 80, messages: int = 8) -> str:
+def _value_html(value: Any, width: int = 80, messages: int = 8) -> str:
     """The value on one line (quotes kept: `"1"` and `1` differ) when that shows it whole,
     else that line unfolding into the whole value (`views.value_tree`); a list of chat
     messages: one message per line (the last `messages` of them, after a line counting the
@@ -41,21 +54,21 @@ def value_html(value: Any, width: int = 80, messages: int = 8) -> str:
     if isinstance(value, list | tuple) and value and is_message(value[-1]):
         shown = list(value[-messages:])
         if all(is_message(item) for item in shown):
-            lines = [text(item, MESSAGE_WIDTH) for item in shown]
+            lines = [text(item, _MESSAGE_WIDTH) for item in shown]
             if hidden := len(value) - len(shown):
                 lines.insert(0, f"<i>… {hidden} earlier message{'s' * (hidden != 1)}</i>")
             return "<br>".join(lines)
     return value_tree_html(value, width)
 
 
-def _table(header: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]]) -> str:
+def table_html(header: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]]) -> str:
     """An HTML table; `rows` are (row style, already-escaped cells)."""
-    head = "".join(f"<th style='{CELL}'>{html.escape(h)}</th>" for h in header)
+    head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in header)
     body = "".join(
-        f"<tr style='{style}'>" + "".join(f"<td style='{CELL}'>{c}</td>" for c in cells) + "</tr>"
+        f"<tr style='{style}'>" + "".join(f"<td style='{_CELL}'>{c}</td>" for c in cells) + "</tr>"
         for style, cells in rows
     )
-    return f"<table style='{TABLE}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<table style='{_TABLE}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def state_html(
@@ -64,13 +77,13 @@ def state_html(
     """The full state, one row per field; fields that just changed are highlighted."""
     changed, keep = set(changed), set(fields) if fields is not None else None
     rows = [
-        (CHANGED if name in changed else "", [html.escape(name), value_html(value)])
+        (CHANGED if name in changed else "", [html.escape(name), _value_html(value)])
         for name, value in state.items()
         if keep is None or name in keep
     ]
     if not rows:
         return "<i>no fields to show</i>"
-    return _table(["field", "value"], rows)
+    return table_html(["field", "value"], rows)
 
 
 def effects_html(
@@ -93,7 +106,7 @@ def effects_html(
             continue
         writes = "<br>".join(
             f"<span style='{FADED if mine is not None and w not in mine else ''}'>"
-            f"{html.escape(str(w))}: {value_html(v, 50)}</span>"
+            f"{html.escape(str(w))}: {_value_html(v, 50)}</span>"
             for w, v in effect.writes
         )
         flags = [
@@ -107,10 +120,10 @@ def effects_html(
                 style,
                 [
                     html.escape(effect.field),
-                    value_html(effect.before, 50, messages=2),
+                    _value_html(effect.before, 50, messages=2),
                     writes or "—",
                     html.escape(effect.reducer),
-                    value_html(effect.after, 50, messages=3)
+                    _value_html(effect.after, 50, messages=3)
                     if effect.applied
                     else f"<i>{NOT_APPLIED}</i>",
                     html.escape(", ".join(flags)),
@@ -119,10 +132,10 @@ def effects_html(
         )
     if not rows:
         return "<i>this step wrote nothing</i>"
-    return _table(["field", "before", "writes (in order)", "reducer", "after", "flags"], rows)
+    return table_html(["field", "before", "writes (in order)", "reducer", "after", "flags"], rows)
 
 
-LEFT_COLUMNS, RIGHT_COLUMNS = ("a", "from", "this", "result_a"), ("b", "to", "other", "result_b")
+_LEFT_COLUMNS, _RIGHT_COLUMNS = ("a", "from", "this", "result_a"), ("b", "to", "other", "result_b")
 """The value columns of a diff table (`Run.diff`, `Run.compare`, `Run.order_sensitivity`)."""
 
 
@@ -135,7 +148,7 @@ def diff_html(frame: Any, left: str, right: str) -> str:
     columns = list(frame.columns)
     pair = [
         next((i for i, c in enumerate(columns) if c in names), None)
-        for names in (LEFT_COLUMNS, RIGHT_COLUMNS)
+        for names in (_LEFT_COLUMNS, _RIGHT_COLUMNS)
     ]
     rows = []
     for record in frame.itertuples(index=False, name=None):
@@ -146,8 +159,8 @@ def diff_html(frame: Any, left: str, right: str) -> str:
         if None not in pair:
             cells.append(html.escape(first_difference(record[pair[0]], record[pair[1]])))
         rows.append((CHANGED, cells))
-    header = [left if c in LEFT_COLUMNS else right if c in RIGHT_COLUMNS else c for c in columns]
-    return _table(header + ["differs at"] * (None not in pair), rows)
+    header = [left if c in _LEFT_COLUMNS else right if c in _RIGHT_COLUMNS else c for c in columns]
+    return table_html(header + ["differs at"] * (None not in pair), rows)
 
 
 def _label_cell(column: str, value: Any) -> str:
@@ -206,4 +219,4 @@ def store_ops_html(ops: Sequence[Any]) -> str:
         )
         for o in ops
     ]
-    return "<b>store calls</b>" + _table(["node", "op", "namespace", "key", "value"], rows)
+    return "<b>store calls</b>" + table_html(["node", "op", "namespace", "key", "value"], rows)

@@ -17,6 +17,8 @@ import time
 import ipywidgets
 import traitlets
 
+__all__ = ["Playback"]
+
 
 class Playback(ipywidgets.HBox):
     """A play/pause toggle advancing `value` from `min` to `max`, one step per `interval` ms.

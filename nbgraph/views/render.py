@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+__all__ = ["INSTALL_HINT", "Rendered", "clear_cache", "render_svg", "render_with", "renderers"]
+
 INSTALL_HINT = (
     "No graphviz renderer found: install the `dot` program (Debian/Ubuntu: "
     "`sudo apt-get install graphviz`) or `pip install graphviz-pure`; showing the DOT source."
 )
-TIMEOUT_SECONDS = 60
+_TIMEOUT_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ def render_with(
                 [program, f"-T{fmt}"],
                 input=source.encode("utf-8"),
                 capture_output=True,
-                timeout=TIMEOUT_SECONDS,
+                timeout=_TIMEOUT_SECONDS,
                 check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as error:

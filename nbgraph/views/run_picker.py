@@ -12,7 +12,9 @@ import ipywidgets
 
 from nbgraph.views.inspector import inspect
 
-ALL = None  # (the "any" choice: no status or path is None)
+__all__ = ["RunPicker"]
+
+_ALL = None  # (the "any" choice: no status or path is None)
 
 
 class RunPicker(ipywidgets.VBox):
@@ -37,15 +39,15 @@ class RunPicker(ipywidgets.VBox):
         statuses = Counter(self._statuses)
         by_path = Counter(self._paths)
         self.status = ipywidgets.Dropdown(
-            options=[(f"any status ({len(self._indexes)})", ALL)]
+            options=[(f"any status ({len(self._indexes)})", _ALL)]
             + [(f"{status} ({count})", status) for status, count in sorted(statuses.items())],
-            value=ALL,
+            value=_ALL,
             description="status",
         )
         self.path = ipywidgets.Dropdown(
-            options=[("any path", ALL)]
+            options=[("any path", _ALL)]
             + [(f"{count}× {_path_label(path)}", path) for path, count in by_path.most_common()],
-            value=ALL,
+            value=_ALL,
             description="path",
             layout=ipywidgets.Layout(width="95%"),
         )
@@ -64,7 +66,7 @@ class RunPicker(ipywidgets.VBox):
             for position, (index, status, path) in enumerate(
                 zip(self._indexes, self._statuses, self._paths, strict=True)
             )
-            if self.status.value in (ALL, status) and self.path.value in (ALL, path)
+            if self.status.value in (_ALL, status) and self.path.value in (_ALL, path)
         ]
         self.run.options = options
         self.run.value = options[0][1] if options else None
@@ -86,7 +88,7 @@ class RunPicker(ipywidgets.VBox):
         inspector."""
         if index not in self._indexes:
             raise IndexError(f"no run of input {index} in this batch; inputs: {self._indexes}")
-        self.status.value, self.path.value = ALL, ALL
+        self.status.value, self.path.value = _ALL, _ALL
         self.run.value = self._indexes.index(index)
         return self.inspector
 

@@ -11,6 +11,8 @@ from nbgraph.views.display import styled
 if TYPE_CHECKING:
     import pandas as pd
 
+__all__ = ["runs_html"]
+
 
 def runs_html(head: str, paths: pd.DataFrame, table: pd.DataFrame, max_rows: int = 10) -> str:
     """The summary `head`, every path with its count (up to `max_rows`), and the first

@@ -13,7 +13,9 @@ from __future__ import annotations
 import html
 from typing import Any
 
-NOTE = (
+__all__ = ["snapshot_html"]
+
+_NOTE = (
     "<p style='opacity:0.7'><i>A snapshot of the inspector at step {step} of {last}: re-run "
     "the cell for the live inspector.</i></p>"
 )
@@ -22,7 +24,7 @@ NOTE = (
 def snapshot_html(inspector: Any) -> str:
     """The inspector's shown step as static HTML: its label, picture, messages and panels
     (each already escaped where it was built), side by side as in the widget."""
-    note = NOTE.format(step=int(inspector.step), last=int(inspector.steps[-1]))
+    note = _NOTE.format(step=int(inspector.step), last=int(inspector.steps[-1]))
     label = f"<p>{inspector.step_label.value}</p>"
     beside = (
         "<div style='display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start'>"

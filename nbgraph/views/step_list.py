@@ -2,7 +2,7 @@
 task under it with its own; picking a step goes there, picking a task goes to its step and
 shows what the task read (`run.state_at("task:<id>")`) and what it wrote.
 
-A long run lists the steps around the shown one (`WINDOW` each side), so the list stays small.
+A long run lists the steps around the shown one (`_WINDOW` each side), so the list stays small.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import ipywidgets
 from nbgraph.views.table_view import duration_text
 from nbgraph.views.value_tree import value_tree_html
 
-WINDOW = 30
+__all__ = ["StepList"]
+
+_WINDOW = 30
 
 
 class StepList:
@@ -40,7 +42,7 @@ class StepList:
         positions = run.timeline.index
         position = positions[step]
         steps = run.log.steps
-        window = (max(0, position - WINDOW), min(len(steps), position + WINDOW + 1))
+        window = (max(0, position - _WINDOW), min(len(steps), position + _WINDOW + 1))
         self._refreshing = True
         try:
             listed = (run, len(steps), *window)
@@ -70,7 +72,7 @@ class StepList:
         """Go to the task's step and show what it read and what it wrote."""
         run = self.inspector.run
         task = _task(run, task_id)
-        self.task_panel.value = task_html(run, task)
+        self.task_panel.value = _task_html(run, task)
         self._refreshing = True
         try:
             self.select.value = ("task", task_id)
@@ -109,7 +111,7 @@ def _seconds(task: Any) -> float:
     return max(0.0, (task.ended or 0.0) - (task.started or 0.0))
 
 
-def task_html(run: Any, task: Any) -> str:
+def _task_html(run: Any, task: Any) -> str:
     """A task: node, step, time, then its input (the state it read) and its writes. Escaped."""
     read = run.state_at(f"task:{task.id}")
     head = (

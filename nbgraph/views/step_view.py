@@ -13,7 +13,9 @@ from nbgraph.views.display import styled, svg_element
 from nbgraph.views.panels import state_html
 from nbgraph.views.render import render_svg
 
-SHOWN = ["step", "field", "reducer", "before", "writes", "after"]
+__all__ = ["StepEffects", "step_effects", "stepper_html"]
+
+_SHOWN = ["step", "field", "reducer", "before", "writes", "after"]
 
 
 class StepEffects(pd.DataFrame):
@@ -34,7 +36,7 @@ class StepEffects(pd.DataFrame):
         return pd.DataFrame
 
     def _repr_html_(self) -> str:  # type: ignore[override]
-        shown = pd.DataFrame(self)[[c for c in SHOWN if c in self.columns]]
+        shown = pd.DataFrame(self)[[c for c in _SHOWN if c in self.columns]]
         changed = shown.copy()
         for column in changed.columns:
             changed[column] = False

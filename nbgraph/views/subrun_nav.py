@@ -13,6 +13,8 @@ from typing import Any
 
 import ipywidgets
 
+__all__ = ["SubrunNav"]
+
 
 class SubrunNav:
     """The breadcrumb, the subrun picker, "step into" and "back" of one inspector.
@@ -50,7 +52,7 @@ class SubrunNav:
         self.back.disabled = getattr(run, "parent", None) is None
         self.crumbs.value = " › ".join(
             f"<b>{html.escape(part)}</b>" if last else html.escape(part)
-            for part, last in _marked_last(breadcrumb(run))
+            for part, last in _marked_last(_breadcrumb(run))
         )
 
     def step_into(self, index: int | None = None) -> None:
@@ -83,7 +85,7 @@ class SubrunNav:
         self.inspector.open_run(run.parent, step)
 
 
-def breadcrumb(run: Any) -> list[str]:
+def _breadcrumb(run: Any) -> list[str]:
     """`["run", node, node, ...]`: the root run, then the node of each task, down to `run`."""
     parts: list[str] = []
     while getattr(run, "parent", None) is not None:

@@ -19,11 +19,21 @@ from nbgraph.record.text import safe_repr
 from nbgraph.types import MISSING
 from nbgraph.views.theme import BORDER, CHANGED, FADED
 
-CELL = f"border:1px solid {BORDER};padding:2px 6px;text-align:left;vertical-align:top"
-TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
-WIDTH = 60
-MAX_ROWS = 200
-FLAGS = ("conflict", "overwrite_bypass", "dropped_key", "root_reset")
+__all__ = [
+    "NOT_APPLIED",
+    "duration_text",
+    "effects_table_html",
+    "readable_id",
+    "readable_ids",
+    "shown",
+    "steps_table_html",
+]
+
+_CELL = f"border:1px solid {BORDER};padding:2px 6px;text-align:left;vertical-align:top"
+_TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
+_WIDTH = 60
+_MAX_ROWS = 200
+_FLAGS = ("conflict", "overwrite_bypass", "dropped_key", "root_reset")
 NOT_APPLIED = "(not applied: the step failed)"
 
 
@@ -68,7 +78,7 @@ def duration_text(seconds: Any) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
 
 
-def cell(value: Any, width: int = WIDTH) -> str:
+def _cell(value: Any, width: int = _WIDTH) -> str:
     """A value's repr (quotes kept), cut to `width`, escaped; "—" for no value."""
     if value is MISSING:
         return "—"
@@ -77,31 +87,31 @@ def cell(value: Any, width: int = WIDTH) -> str:
 
 
 def _table(header: list[str], rows: list[tuple[str, list[str]]], total: int) -> str:
-    head = "".join(f"<th style='{CELL}'>{html.escape(h)}</th>" for h in header)
+    head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in header)
     body = "".join(
-        f"<tr style='{style}'>" + "".join(f"<td style='{CELL}'>{c}</td>" for c in cells) + "</tr>"
+        f"<tr style='{style}'>" + "".join(f"<td style='{_CELL}'>{c}</td>" for c in cells) + "</tr>"
         for style, cells in rows
     )
     more = f"<p><i>first {len(rows)} of {total} rows</i></p>" if total > len(rows) else ""
     return (
-        f"<table style='{TABLE}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+        f"<table style='{_TABLE}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
     )
 
 
 def effects_table_html(frame: Any) -> str:
     """`run.effects` compact: step, field, where, reducer, before, writes, after, flags."""
     rows = []
-    for row in frame.head(MAX_ROWS).to_dict("records"):
-        flags = [name for name in FLAGS if row.get(name)]
+    for row in frame.head(_MAX_ROWS).to_dict("records"):
+        flags = [name for name in _FLAGS if row.get(name)]
         applied = row.get("applied", True)
         if not applied:
             flags.append("not applied")
-        writes = "<br>".join(f"{html.escape(str(w))}: {cell(v)}" for w, v in row["writes"])
-        after = f"<i>{NOT_APPLIED}</i>" if not applied else cell(row["after"])
+        writes = "<br>".join(f"{html.escape(str(w))}: {_cell(v)}" for w, v in row["writes"])
+        after = f"<i>{NOT_APPLIED}</i>" if not applied else _cell(row["after"])
         style = CHANGED if row.get("changed") else "" if applied else FADED
         where = html.escape(readable_id(row.get("point", ""))) if row.get("point") else ""
         cells = [str(row["step"]), html.escape(str(row["field"])), where]
-        cells += [html.escape(str(row["reducer"])), cell(row["before"]), writes or "—", after]
+        cells += [html.escape(str(row["reducer"])), _cell(row["before"]), writes or "—", after]
         rows.append((style, [*cells, html.escape(", ".join(flags))]))
     header = ["step", "field", "at", "reducer", "before", "writes", "after", "flags"]
     note = "<p><i>compact view: every column is in the DataFrame (run.effects.columns)</i></p>"
@@ -111,7 +121,7 @@ def effects_table_html(frame: Any) -> str:
 def steps_table_html(frame: Any) -> str:
     """`run.steps` readable: durations in units, tree ids in words, quotes on values."""
     rows = []
-    for row in frame.head(MAX_ROWS).to_dict("records"):
+    for row in frame.head(_MAX_ROWS).to_dict("records"):
         cells = [
             str(row["step"]),
             html.escape(str(row["node"])),

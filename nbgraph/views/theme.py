@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from nbgraph.views.dot import INK
 
-TEXT = "var(--jp-content-font-color1, #333333)"
+__all__ = ["BORDER", "CHANGED", "ERROR", "FADED", "themed_svg"]
+
+_TEXT = "var(--jp-content-font-color1, #333333)"
 CHANGED = (
     "background:color-mix(in srgb, var(--jp-warn-color1, #f57c00) 22%, transparent);"
     "font-weight:bold"
@@ -21,7 +23,7 @@ theme's own colour (dark on light, light on dark)."""
 FADED = "color:var(--jp-content-font-color3, #b0b0b0)"
 ERROR = "color:var(--jp-error-color1, #990000)"
 BORDER = "var(--jp-border-color2, #dddddd)"
-SVG_STYLE = f"max-width:100%;height:auto;color:{TEXT}"
+_SVG_STYLE = f"max-width:100%;height:auto;color:{_TEXT}"
 
 
 def themed_svg(svg: str) -> str:
@@ -30,7 +32,7 @@ def themed_svg(svg: str) -> str:
 
     >>> page = '<svg w="1"><polygon fill="white" stroke="transparent"/>'
     >>> out = themed_svg(page + '<path stroke="#333333"/>')
-    >>> 'fill="transparent"' in out and 'stroke="currentColor"' in out and SVG_STYLE in out
+    >>> 'fill="transparent"' in out and 'stroke="currentColor"' in out and _SVG_STYLE in out
     True
     """
     svg = svg.replace(
@@ -40,4 +42,4 @@ def themed_svg(svg: str) -> str:
     )
     svg = svg.replace(f'stroke="{INK}"', 'stroke="currentColor"')
     svg = svg.replace(f'fill="{INK}"', 'fill="currentColor"')
-    return svg.replace("<svg ", f'<svg style="{SVG_STYLE}" ', 1)
+    return svg.replace("<svg ", f'<svg style="{_SVG_STYLE}" ', 1)

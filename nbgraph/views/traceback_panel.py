@@ -9,16 +9,18 @@ from pathlib import Path
 
 from nbgraph.views.theme import ERROR
 
-PACKAGE = str(Path(__file__).resolve().parents[1])
+__all__ = ["traceback_html"]
+
+_PACKAGE = str(Path(__file__).resolve().parents[1])
 """nbgraph's own files: frames there are the engine's, not the node's."""
-PRE = "white-space:pre-wrap;margin:0;font-size:12px"
+_PRE = "white-space:pre-wrap;margin:0;font-size:12px"
 
 
-def node_frame(error: BaseException) -> traceback.FrameSummary | None:
+def _node_frame(error: BaseException) -> traceback.FrameSummary | None:
     """The last frame of `error`'s traceback outside nbgraph (the node's code, or what it
     called), else the last frame; None without a traceback (a run loaded from a file)."""
     frames = traceback.extract_tb(error.__traceback__) if error.__traceback__ else []
-    outside = [f for f in frames if not str(Path(f.filename).resolve()).startswith(PACKAGE)]
+    outside = [f for f in frames if not str(Path(f.filename).resolve()).startswith(_PACKAGE)]
     return (outside or frames or [None])[-1]
 
 
@@ -27,12 +29,12 @@ def traceback_html(error: BaseException | None, node: str | None = None) -> str:
     traceback under a `<details>`; "" when there is no traceback to show."""
     if error is None or error.__traceback__ is None:
         return ""
-    frame = node_frame(error)
+    frame = _node_frame(error)
     where = ""
     if frame is not None:
         who = f"node {node!r}" if node else "the node"
         source = (
-            f"<pre style='{PRE}'>    {html.escape(frame.line or '')}</pre>" if frame.line else ""
+            f"<pre style='{_PRE}'>    {html.escape(frame.line or '')}</pre>" if frame.line else ""
         )
         where = (
             f"<div>raised in {html.escape(who)}: <code>{html.escape(frame.name)}</code>, "
@@ -41,5 +43,5 @@ def traceback_html(error: BaseException | None, node: str | None = None) -> str:
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
     return (
         f"<div style='{ERROR}'>{where}<details><summary>traceback</summary>"
-        f"<pre style='{PRE}'>{html.escape(text)}</pre></details></div>"
+        f"<pre style='{_PRE}'>{html.escape(text)}</pre></details></div>"
     )

@@ -27,9 +27,11 @@ from nbgraph.views.dot import (
 if TYPE_CHECKING:
     import graphviz
 
-KEEP_ENDS = 2  # steps kept at each end of a collapsed stretch
-MIN_STRETCH = 6  # a stretch of one-task steps longer than this collapses
-TASKS_PER_STEP = 8  # a step with more tasks shows this many and a count
+__all__ = ["tree_dot"]
+
+_KEEP_ENDS = 2  # steps kept at each end of a collapsed stretch
+_MIN_STRETCH = 6  # a stretch of one-task steps longer than this collapses
+_TASKS_PER_STEP = 8  # a step with more tasks shows this many and a count
 
 
 def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
@@ -37,10 +39,10 @@ def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
     import graphviz
 
     tree = run.tree
-    compact = {"rankdir": "LR", "nodesep": "0.15", "ranksep": "0.3", "fontname": FONT}
+    compact = {"rankdir": "LR", "nodesep": "0.15", "ranksep": "0.3", "fontname": _FONT}
     dot = graphviz.Digraph("tree", graph_attr=compact)
-    dot.attr("node", fontname=FONT, fontsize="10", color=INK, margin="0.08,0.03")
-    dot.attr("edge", color=INK, arrowsize="0.6", fontname=FONT, fontsize="8")
+    dot.attr("node", fontname=_FONT, fontsize="10", color=INK, margin="0.08,0.03")
+    dot.attr("edge", color=INK, arrowsize="0.6", fontname=_FONT, fontsize="8")
     ids: dict[str, str] = {}
 
     def node_id(tree_id: str) -> str:
@@ -53,8 +55,8 @@ def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
     return dot
 
 
-FONT = "Helvetica"
-LEGEND = (
+_FONT = "Helvetica"
+_LEGEND = (
     ("solid", "state passed on (numbers: merge order)"),
     ("dashed", "collapsed steps, or another branch of the thread"),
     ("bold", "a subgraph's input, from the task that ran it"),
@@ -66,8 +68,8 @@ LEGEND = (
 def _legend(dot: Any) -> None:
     """A small box of one edge per style with what it means."""
     with dot.subgraph(name="cluster_legend") as legend:
-        legend.attr(label="edges", fontsize="9", style="dashed", color=FADED, fontname=FONT)
-        for index, (style, meaning) in enumerate(LEGEND):
+        legend.attr(label="edges", fontsize="9", style="dashed", color=FADED, fontname=_FONT)
+        for index, (style, meaning) in enumerate(_LEGEND):
             start, end = f"legend{index}a", f"legend{index}b"
             legend.node(start, label(""), shape="point", width="0.05")
             legend.node(end, label(meaning), shape="plaintext", fontsize="8", height="0.2")
@@ -166,7 +168,7 @@ def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, widt
         if node.name != "END":
             _draw_join(dot, node, node_id)
     tasks = [n for n in members if n.kind == "task"]
-    shown, extra = tasks[:TASKS_PER_STEP], tasks[TASKS_PER_STEP:]
+    shown, extra = tasks[:_TASKS_PER_STEP], tasks[_TASKS_PER_STEP:]
     for node in shown:
         lines, attrs = _task_box(node, width)
         dot.node(node_id(node.id), label(*lines), **attrs)
@@ -279,8 +281,8 @@ def _collapsed_steps(tree: Any, steps: list[int]) -> dict[int, tuple[int, int, l
         )
 
     def close() -> None:
-        if len(stretch) > MIN_STRETCH:
-            inner = stretch[KEEP_ENDS:-KEEP_ENDS]
+        if len(stretch) > _MIN_STRETCH:
+            inner = stretch[_KEEP_ENDS:-_KEEP_ENDS]
             names = [tree[i].name for s in inner for i in tree.by_step[s] if tree[i].kind == "task"]
             for step in inner:
                 hidden[step] = (inner[0], inner[-1], names)

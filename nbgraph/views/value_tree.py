@@ -15,11 +15,13 @@ from nbgraph.types import MISSING
 from nbgraph.views.dot import short
 from nbgraph.views.theme import BORDER
 
-ITEMS = 100  # items of one list or dict unfolded; the rest are counted
-DEPTH = 6  # nesting unfolded; deeper values show as their text
+__all__ = ["COPY_CHARS", "value_tree_html"]
+
+_ITEMS = 100  # items of one list or dict unfolded; the rest are counted
+_DEPTH = 6  # nesting unfolded; deeper values show as their text
 COPY_CHARS = 20_000  # a value whose text is longer has no "as text" block (the tree stays)
-PRE = "white-space:pre-wrap;word-break:break-all;margin:0;user-select:text"
-INDENT = f"padding-left:1.2em;border-left:1px solid {BORDER}"
+_PRE = "white-space:pre-wrap;word-break:break-all;margin:0;user-select:text"
+_INDENT = f"padding-left:1.2em;border-left:1px solid {BORDER}"
 
 
 def value_tree_html(value: Any, width: int = 80) -> str:
@@ -64,9 +66,9 @@ def _large(value: Any) -> bool:
 def _node(value: Any, depth: int) -> str:
     """One nested value: its text when short or too deep, else a `<details>` of its items."""
     whole = _fitting(value, 200)
-    if whole is not None and (len(whole) <= 60 or _items(value) is None or depth >= DEPTH):
+    if whole is not None and (len(whole) <= 60 or _items(value) is None or depth >= _DEPTH):
         return html.escape(whole)
-    if depth >= DEPTH or _items(value) is None:
+    if depth >= _DEPTH or _items(value) is None:
         inside = _pre(safe_repr(value))
     else:
         inside = _children(value, depth)
@@ -80,7 +82,7 @@ def _pre(full: str) -> str:
     if len(full) > COPY_CHARS:
         more = len(full) - COPY_CHARS
         shown += f"<i>… {more:,} more characters (the value: run.state_at(step)[field])</i>"
-    return f"<pre style='{PRE}'>{shown}</pre>"
+    return f"<pre style='{_PRE}'>{shown}</pre>"
 
 
 def _children(value: Any, depth: int) -> str:
@@ -90,11 +92,11 @@ def _children(value: Any, depth: int) -> str:
         return ""
     lines = [
         f"<div><span style='opacity:0.7'>{html.escape(key)}:</span> {_node(item, depth + 1)}</div>"
-        for key, item in items[:ITEMS]
+        for key, item in items[:_ITEMS]
     ]
-    if len(items) > ITEMS:
-        lines.append(f"<div><i>… {len(items) - ITEMS} more (see the table or state_at)</i></div>")
-    return f"<div style='{INDENT}'>{''.join(lines)}</div>"
+    if len(items) > _ITEMS:
+        lines.append(f"<div><i>… {len(items) - _ITEMS} more (see the table or state_at)</i></div>")
+    return f"<div style='{_INDENT}'>{''.join(lines)}</div>"
 
 
 def _items(value: Any) -> list[tuple[str, Any]] | None:

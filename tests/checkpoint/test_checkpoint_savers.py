@@ -27,7 +27,7 @@ from nbgraph.checkpoint import (
     SqliteSaver,
     ThreadBusyError,
 )
-from nbgraph.checkpoint.sqlite import SCHEMA
+from nbgraph.checkpoint.sqlite_file import SCHEMA
 from nbgraph.errors import InvalidArgumentError, NbgraphError
 from nbgraph.messages import Message
 from nbgraph.types import MISSING

@@ -1,4 +1,4 @@
-"""`app.run_many` and `Runs` (nbgraph/notebook/many.py, runs.py, shipping.py; record/batch.py;
+"""`app.run_many` and `Runs` (nbgraph/notebook/run_many.py, runs.py, workers.py; record/batch.py;
 views/run_picker.py, runs_html.py) on threads and processes; Dask is in test_run_many_dask.py."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Annotated, TypedDict
 import pytest
 
 from nbgraph import END, START, MemorySaver, StateGraph
-from nbgraph.notebook.many import ExecutorRejectedError, default_chunk_size, default_workers
+from nbgraph.notebook.run_many import ExecutorRejectedError, default_chunk_size, default_workers
 from nbgraph.notebook.runs import Runs, RunsFolderError
 from nbgraph.notebook.workers import GraphReference, GraphShippingError, find_reference
 

@@ -8,7 +8,7 @@ import pytest
 
 import nbgraph
 from nbgraph import END, START, StateGraph
-from nbgraph.views.inspector import ALL_BRANCHES
+from nbgraph.views.inspector_widget import ALL_BRANCHES
 from nbgraph.views.panels import effects_html, state_html
 from nbgraph.views.theme import CHANGED, FADED
 

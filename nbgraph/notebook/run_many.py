@@ -26,6 +26,8 @@ from nbgraph.notebook.workers import (
     run_recorded,
 )
 
+__all__ = ["ExecutorRejectedError", "default_chunk_size", "default_workers", "run_many"]
+
 
 class ExecutorRejectedError(NbgraphError, RuntimeError):
     """The executor refused the batch's first run (shut down, say); nothing ran."""
@@ -63,7 +65,7 @@ def run_many(
     size = 1 if local else chunk_size or default_chunk_size(len(items))
     size = min(size, max_in_flight or size)
     chunks = [list(range(i, min(i + size, len(items)))) for i in range(0, len(items), size)]
-    batch = Batch(pool, shipped, items, configs, app.name)
+    batch = _Batch(pool, shipped, items, configs, app.name)
     try:
         outcomes = batch.collect(chunks, progress, max_in_flight)
     finally:
@@ -159,7 +161,7 @@ def _dumps_for(executor: Any) -> Any:
     return pickle_dumps
 
 
-class Batch:
+class _Batch:
     """The runs of one `run_many` call on their way through the executor: chunks of inputs
     submitted (at most `max_in_flight` runs at once), their outcomes collected by index."""
 
