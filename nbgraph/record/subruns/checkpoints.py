@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nbgraph.checkpoint.subthreads import SEP
-from nbgraph.engine.nested.states import subgraph_of
+from nbgraph.graph.subgraphs import subgraph_of
 
 
 def child_threads(saver: Any, key: str) -> dict[str, list[str]]:
