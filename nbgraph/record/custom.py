@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from nbgraph.engine.core.runlog import RunLog
+from nbgraph.engine.facts import RunLog
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -13,14 +13,15 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from nbgraph.codec.values import same as same  # the codec's equality, used across the record
-from nbgraph.engine.core.pinned import value_after
-from nbgraph.engine.core.runlog import RunLog, initial_values
-from nbgraph.engine.core.writes import (
+from nbgraph.engine.facts import (
+    RunLog,
     applied_writes,
     conflicting_writers,
     field_spec,
     group_writes,
+    initial_values,
     reduce_field,
+    value_after,
 )
 from nbgraph.isolation import isolate
 from nbgraph.record.cells import ListTrails, plain

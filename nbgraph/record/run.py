@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Self
 
-from nbgraph.engine.core.runlog import RunLog
+from nbgraph.engine.facts import RunLog, restored_values
 from nbgraph.errors import InvalidArgumentError, NbgraphError
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
@@ -137,11 +137,9 @@ class RunRecord(ContextFacts):
         if node.kind == "reset":
             return isolate(dict(node.writes))
         if node.kind == "fork":  # another branch of the thread: read from the checkpointer
-            from nbgraph.engine.persistence.persist import Thread
-
-            thread = Thread(self.log.source, self.graph, self.log.config)
-            restored = thread.restore(node.id.removeprefix("fork:"))
-            return {k: isolate(v) for k, v in restored.values.items()}
+            checkpoint_id = node.id.removeprefix("fork:")
+            values = restored_values(self.log.source, self.graph, self.log.config, checkpoint_id)
+            return {k: isolate(v) for k, v in values.items()}
         if node.arg is not MISSING:
             return isolate(node.arg)
         return self._task_view(node)

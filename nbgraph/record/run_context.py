@@ -8,14 +8,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.codec.values import decode_value, encode_value
-from nbgraph.engine.core.store_record import StoreOp
+from nbgraph.engine.facts import StoreOp
 from nbgraph.isolation import isolate
 from nbgraph.record.text import safe_repr
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from nbgraph.engine.core.runlog import RunLog
+    from nbgraph.engine.facts import RunLog
 
 STORE_OP_COLUMNS = ["step", "node", "op", "namespace", "key", "value"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from nbgraph.engine.core.runlog import initial_values
+from nbgraph.engine.facts import initial_values
 from nbgraph.record.effects import Effect, same
 from nbgraph.record.text import safe_str
 from nbgraph.record.tree import TreeNode

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.core.runlog import initial_values
+from nbgraph.engine.facts import initial_values
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, SuperstepEffects
 from nbgraph.record.tree import _task_node
 

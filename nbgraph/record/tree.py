@@ -12,8 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nbgraph.engine.core.runlog import RunLog
-from nbgraph.engine.nested.edges import TO_PARENT, hands_to_parent
+from nbgraph.engine.facts import TO_PARENT, RunLog, hands_to_parent
 from nbgraph.types import MISSING
 
 NodeKind = Literal["input", "task", "merge", "reset", "fork", "join"]

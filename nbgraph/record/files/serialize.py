@@ -30,7 +30,7 @@ from nbgraph.codec.values import (
     encode_error,
     encode_value,
 )
-from nbgraph.engine.core.runlog import RunLog, join_data
+from nbgraph.engine.facts import RunLog, join_data
 from nbgraph.errors import GraphMismatchError, NbgraphError
 from nbgraph.graph import GraphSpec
 from nbgraph.graph.description import check_graph, describe_graph, graph_from_description

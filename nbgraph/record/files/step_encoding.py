@@ -5,7 +5,7 @@ Where replaying a step would need a function the file cannot hold (a `Mutation`,
 that step is saved in the step's `afters`, and replay takes it; for a reducer that may be
 missing where the file is read (a lambda, the user's own function or registered name) it is
 saved in the step's `kept` instead, as what it added when it only grew
-(`nbgraph.engine.core.pinned`), and `graph=` replays the real function.
+(`nbgraph.engine.facts.growth`), and `graph=` replays the real function.
 """
 
 from __future__ import annotations
@@ -14,10 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nbgraph.codec.nesting import ValueTooDeepError
 from nbgraph.codec.values import ValueEncoder, encode_error, encode_value, is_opaque
-from nbgraph.engine.core.pinned import growth, pinned_data
-from nbgraph.engine.core.retrying import Attempt
-from nbgraph.engine.core.runlog import join_data, reset_data
-from nbgraph.engine.core.tasks import Task
+from nbgraph.engine.facts import Attempt, Task, growth, join_data, pinned_data, reset_data
 from nbgraph.reducers import callable_anywhere
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING, Mutation, is_overwrite

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.core.runlog import RunLog, StepLog, initial_values, replay_step
+from nbgraph.engine.facts import RunLog, StepLog, initial_values, replay_step
 from nbgraph.isolation import isolate
 from nbgraph.record.langgraph.graph import (
     LangGraphHistoryError,

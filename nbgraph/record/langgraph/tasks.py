@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.core.tasks import Task, prepared
+from nbgraph.engine.facts import Task, prepared
 from nbgraph.errors import NbgraphError
 from nbgraph.types import Interrupt, Overwrite, Send
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.core.tasks import Task
-from nbgraph.engine.core.writes import field_spec, reduce_field
+from nbgraph.engine.facts import Task, field_spec, reduce_field
 from nbgraph.isolation import isolate
 from nbgraph.record.langgraph.tasks import ERROR, INTERRUPT, NULL_TASK, Triggers, make_task
 from nbgraph.types import MISSING, Overwrite

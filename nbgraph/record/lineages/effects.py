@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.branches.lineage import delta_merge, grow, keep_live_ephemeral
-from nbgraph.engine.core.runlog import Join, RunLog, initial_values
-from nbgraph.engine.core.writes import field_spec, group_writes
+from nbgraph.engine.facts import (
+    Join,
+    RunLog,
+    delta_merge,
+    field_spec,
+    group_writes,
+    grow,
+    initial_values,
+    keep_live_ephemeral,
+)
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import (
     Effect,

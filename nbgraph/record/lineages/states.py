@@ -12,16 +12,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from nbgraph.engine.branches.lineage import (
+from nbgraph.engine.facts import (
+    Join,
     Lineage,
+    RunLog,
+    StepLog,
+    apply_grouped,
     common_base,
     delta_merge,
+    group_writes,
     grow,
+    initial_values,
     keep_live_ephemeral,
+    rebuild_lineages,
 )
-from nbgraph.engine.branches.persist import rebuild
-from nbgraph.engine.core.runlog import Join, RunLog, StepLog, initial_values
-from nbgraph.engine.core.writes import apply_grouped, group_writes
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import collector_paused
 from nbgraph.record.timeline import MIN_SNAPSHOT_COST, Timeline, _copy, _size
@@ -61,7 +65,7 @@ class LineageStates:
                 self._add_join(join)
             if step.points:  # a resumed run: the lineages restored from a checkpoint
                 restored: dict[str, Lineage] = {}
-                rebuild(self.log.graph, step.points, restored, step.step)
+                rebuild_lineages(self.log.graph, step.points, restored, step.step)
                 for point in restored.values():
                     self._add(point, step.step)
                     self._cache[point.id] = point.values  # type: ignore[assignment]

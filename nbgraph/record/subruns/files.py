@@ -15,7 +15,7 @@ from nbgraph.record.files.step_decoding import BrokenDocument
 from nbgraph.record.subruns.runs import subrun_logs
 
 if TYPE_CHECKING:
-    from nbgraph.engine.core.runlog import RunLog
+    from nbgraph.engine.facts import RunLog
 
 
 def encode_subruns(

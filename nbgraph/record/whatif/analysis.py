@@ -19,9 +19,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nbgraph import reducers as builtin
-from nbgraph.engine.core.runlog import RunLog, StepLog
-from nbgraph.engine.core.tasks import Task
-from nbgraph.engine.core.writes import applied_writes, field_spec, merge_unreduced, reduce_field
+from nbgraph.engine.facts import (
+    RunLog,
+    StepLog,
+    Task,
+    applied_writes,
+    field_spec,
+    merge_unreduced,
+    reduce_field,
+)
 from nbgraph.isolation import isolate
 from nbgraph.record.compare.values import first_difference
 from nbgraph.record.effects import is_conflict, same

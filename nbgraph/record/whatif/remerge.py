@@ -12,13 +12,15 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.core.pinned import value_after
-from nbgraph.engine.core.runlog import RunLog, StepLog, initial_values
-from nbgraph.engine.core.writes import (
+from nbgraph.engine.facts import (
+    RunLog,
+    StepLog,
     clear_ephemeral,
     field_spec,
+    initial_values,
     merge_unreduced,
     reduce_field,
+    value_after,
 )
 from nbgraph.isolation import isolate
 from nbgraph.record.run import RunRecord
