@@ -33,7 +33,7 @@ from nbgraph.reducers import (
     reducer_from_callable,
     registered_names,
 )
-from nbgraph.schema import FieldSpec, _empty_factory
+from nbgraph.schema import FieldSpec, empty_factory
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def _swap_reducers(
         if problem:
             problems.append(f"field {name!r}: {problem}")
             continue
-        initial = None if reducer is None else spec.initial or _empty_factory(spec.type)
+        initial = None if reducer is None else spec.initial or empty_factory(spec.type)
         fields[name] = dataclasses.replace(spec, reducer=reducer, initial=initial)
         changed[name] = (spec.reducer_name, fields[name].reducer_name)
     if problems:
