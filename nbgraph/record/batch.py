@@ -8,7 +8,6 @@ repeated back to back is counted (`"a → b×3 → c"`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -151,9 +150,3 @@ def batch_effects(indexes: Iterable[int], runs: Iterable[RunRecord]) -> pd.DataF
     if not frames:
         return pd.DataFrame(columns=["run"])
     return pd.concat(frames, ignore_index=True).astype({"run": "int64"})
-
-
-def mean_duration(durations: Iterable[float | None]) -> float | None:
-    """The mean of the known durations, or None."""
-    known = [d for d in durations if d is not None and not math.isnan(d)]
-    return sum(known) / len(known) if known else None

@@ -20,7 +20,7 @@ from nbgraph.errors import NbgraphError
 from nbgraph.types import Interrupt, Overwrite, Send
 
 START = "__start__"
-ERROR, INTERRUPT, RESUME, TASKS = "__error__", "__interrupt__", "__resume__", "__pregel_tasks"
+ERROR, INTERRUPT, TASKS = "__error__", "__interrupt__", "__pregel_tasks"
 NULL_TASK = "00000000-0000-0000-0000-000000000000"
 """The task id LangGraph files a thread-wide `Command(resume=...)` under."""
 

@@ -9,7 +9,6 @@ the last one outweigh the state, and at every join and reset.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from nbgraph.engine.facts import (
@@ -30,14 +29,6 @@ from nbgraph.isolation import isolate
 from nbgraph.record.effects import collector_paused
 from nbgraph.record.timeline import MIN_SNAPSHOT_COST, Timeline, _copy, _size
 from nbgraph.types import START
-
-
-def joins_of(log: RunLog) -> Iterator[Join]:
-    """Every join of the run in order, END's last."""
-    for step in log.steps:
-        yield from step.joins
-    if log.end is not None:
-        yield log.end
 
 
 class LineageStates:
