@@ -10,6 +10,8 @@ from nbgraph.graph import GraphSpec
 from nbgraph.record.log_data import join_from_data, reset_from_data
 from nbgraph.types import MISSING
 
+__all__ = ["BrokenDocument", "decode_join", "decode_step", "mapping"]
+
 
 class BrokenDocument(Exception):
     """Inside decoding: the document has the right format but not the right shape."""
