@@ -33,6 +33,8 @@ from nbgraph.record.effects import (
 from nbgraph.record.lineages.states import LineageStates, input_state
 from nbgraph.types import MISSING, START
 
+__all__ = ["lineage_effect_rows"]
+
 
 def lineage_effect_rows(log: RunLog) -> list[Effect]:
     """Every effect of a branch run, in step order: resets, joins, then each task."""

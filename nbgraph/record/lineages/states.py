@@ -30,6 +30,8 @@ from nbgraph.record.effects import collector_paused
 from nbgraph.record.timeline import MIN_SNAPSHOT_COST, Timeline, _copy, _size
 from nbgraph.types import START
 
+__all__ = ["BranchTimeline", "LineageStates", "input_state"]
+
 
 class LineageStates:
     """The lineage points of a branch run, and the state at each."""

@@ -17,6 +17,8 @@ from nbgraph.record.subruns.runs import subrun_logs
 if TYPE_CHECKING:
     from nbgraph.engine.facts import RunLog
 
+__all__ = ["attach_subruns", "encode_subruns"]
+
 
 def encode_subruns(
     log: RunLog, document_of: Callable[[RunLog], dict[str, Any]]

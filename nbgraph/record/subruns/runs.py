@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from nbgraph.engine.facts import RunLog
 
+__all__ = ["subrun_logs"]
+
 
 def subrun_logs(log: RunLog) -> list[tuple[str, RunLog]]:
     """`(task id, subrun log)` for every graph run inside one of `log`'s tasks, in start

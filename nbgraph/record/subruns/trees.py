@@ -17,6 +17,8 @@ from nbgraph.record.tree import StateTree, TreeNode, build_tree
 if TYPE_CHECKING:
     from nbgraph.engine.facts import RunLog
 
+__all__ = ["run_tree", "subrun_positions"]
+
 
 def run_tree(log: RunLog) -> StateTree:
     """The state tree of `log`, with its subruns' trees (nested too) under their tasks."""
