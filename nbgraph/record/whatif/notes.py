@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     from nbgraph.graph import GraphSpec
     from nbgraph.record.whatif.remerge import RemergedRun
 
+__all__ = ["consequences"]
 
-MAX_NOTES = 10
+
+_MAX_NOTES = 10
 """Notes of one kind listed before the rest are counted (`routing_changes` has every row)."""
 
 
@@ -105,9 +107,9 @@ def consequences(source: RunRecord, new: RemergedRun) -> tuple[list[str], list[t
 
 
 def _capped(notes: list[str], what: str) -> list[str]:
-    if len(notes) <= MAX_NOTES:
+    if len(notes) <= _MAX_NOTES:
         return notes
-    return [*notes[:MAX_NOTES], f"... and {len(notes) - MAX_NOTES} more {what}."]
+    return [*notes[:_MAX_NOTES], f"... and {len(notes) - _MAX_NOTES} more {what}."]
 
 
 def _steps(steps: list[int]) -> str:
@@ -118,8 +120,8 @@ def _steps(steps: list[int]) -> str:
             spans[-1][1] = step
         else:
             spans.append([step, step])
-    shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans[:MAX_NOTES])
-    more = ", ..." if len(spans) > MAX_NOTES else ""
+    shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans[:_MAX_NOTES])
+    more = ", ..." if len(spans) > _MAX_NOTES else ""
     return f"step {steps[0]}" if len(steps) == 1 else f"steps {shown}{more}"
 
 

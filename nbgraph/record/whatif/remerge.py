@@ -41,7 +41,9 @@ if TYPE_CHECKING:
 
     from nbgraph.graph import GraphSpec
 
-ROUTING_COLUMNS = ("step", "node", "recorded", "would_route")
+__all__ = ["RemergedRun", "remerge"]
+
+_ROUTING_COLUMNS = ("step", "node", "recorded", "would_route")
 
 
 # --- the same writes through other reducers ------------------------------------------------------
@@ -76,11 +78,11 @@ class RemergedRun(RunRecord):
         `recorded` is the task's recorded routes (Command gotos, then router choices; static
         edges are not routes); `would_route` is the same with the routers called again.
         """
-        return frame(self._routing_rows, ROUTING_COLUMNS)
+        return frame(self._routing_rows, _ROUTING_COLUMNS)
 
 
 @functools.cache
-def remerged_class(base: type[RunRecord]) -> type[RemergedRun]:
+def _remerged_class(base: type[RunRecord]) -> type[RemergedRun]:
     """`RemergedRun` on top of `base`: a re-merged `nbgraph.Run` is an `nbgraph.Run` too."""
     if issubclass(base, RemergedRun):
         return base
@@ -113,7 +115,7 @@ def remerge(run: RunRecord, reducers: Mapping[str, Any]) -> RemergedRun:
     """
     fields, changed = _swap_reducers(run, reducers)
     graph = dataclasses.replace(run.graph, fields=fields)
-    new = remerged_class(type(run))(_replay(run.log, graph, changed), run, changed)
+    new = _remerged_class(type(run))(_replay(run.log, graph, changed), run, changed)
     new.remerge_notes, new._routing_rows = consequences(run, new)
     return new
 
