@@ -19,6 +19,8 @@ from nbgraph.isolation import isolate
 from nbgraph.record.log_data import join_from_data, reset_from_data
 from nbgraph.record.subruns.checkpoints import attach_subruns
 
+__all__ = ["log_from_checkpointer"]
+
 
 def log_from_checkpointer(
     saver: Any, thread_id: str, checkpoint_id: str | None = None, graph: Any = None

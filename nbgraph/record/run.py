@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
     from nbgraph.record.whatif.remerge import RemergedRun
 
+__all__ = ["NotSupportedForBranchesError", "RunRecord", "StateRef"]
+
 StateRef = int | str | TreeNode | tuple[str, int]
 """A point of a run: a step number, a tree node (or its id), or `(node_name, occurrence)`."""
 

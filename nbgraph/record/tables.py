@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
     from nbgraph.record.run import RunRecord
 
+__all__ = ["diff_frame", "field_history_frame", "frame", "states_frame", "task_frame"]
+
 _NUMBERS = {"step": "int64", "duration": "float64", "attempts": "int64"}
 _FLAGS = ("changed", "applied", "conflict", "overwrite_bypass", "dropped_key", "root_reset")
 
