@@ -268,7 +268,7 @@ def _field_from_hint(
             ephemeral = True
         elif isinstance(item, Transient) or item is Transient:
             factory = getattr(item, "factory", None)
-            transient = factory or _empty_factory(base) or (lambda: None)
+            transient = factory or empty_factory(base) or (lambda: None)
         elif isinstance(item, str):
             found = get_reducer(item)
             if found is None:
@@ -291,7 +291,7 @@ def _field_from_hint(
                     "keep one."
                 )
             reducer = found
-    initial = _empty_factory(base) if reducer is not None else None
+    initial = empty_factory(base) if reducer is not None else None
     if transient is not None:
         initial = transient  # it lives in the running state from the start
     return FieldSpec(name, base, reducer, ephemeral, managed, private, initial, transient)
@@ -314,7 +314,9 @@ def _key_qualifiers() -> tuple[Any, ...]:
     return tuple(q for q in found if q is not None)
 
 
-def _empty_factory(tp: Any) -> Callable[[], Any] | None:
+def empty_factory(tp: Any) -> Callable[[], Any] | None:
+    """What builds an empty value of type `tp` (its class, when calling it with no arguments
+    works), or None: a reducer field's starting value."""
     origin = get_origin(tp) or tp
     if origin in _EMPTY_BUILDABLE:
         return origin

@@ -40,6 +40,11 @@ both; nested runs, streaming and the branch run loop on those, and not on each o
 engine's own top modules (`app`, `drive`, `stepping`, `runnable`) compose them all."""
 
 MAX_CLASS_LINES = 400
+
+RECORD_INTERFACE = "nbgraph.engine.facts"
+"""The one engine module the record imports: a run's facts, and the engine functions that read
+them again. Views and the notebook layer may use the engine as they need."""
+
 MAX_FUNCTION_LINES = 60
 
 
@@ -203,6 +208,21 @@ def upward_imports(package: Path = PACKAGE) -> list[str]:
     return sorted(upward)
 
 
+def record_engine_imports(package: Path = PACKAGE) -> list[str]:
+    """Every import in the record of an engine module other than `RECORD_INTERFACE`, as
+    `file:line: who imports what`."""
+    found = set()
+    for path in sorted((package / "record").rglob("*.py")):
+        here = module_name(path, package)
+        for line, target in imported_modules(path, package):
+            if LAYERS[layer_of(target)][0] == "engine" and target != RECORD_INTERFACE:
+                found.add(
+                    f"{path.relative_to(package.parent)}:{line}: {here} imports {target}; "
+                    f"the record imports the engine only through {RECORD_INTERFACE}"
+                )
+    return sorted(found)
+
+
 def modules_in_cycles(package: Path = PACKAGE) -> list[list[str]]:
     """The import graph's cycles: each strongly connected set of two or more modules.
 
@@ -333,6 +353,41 @@ def test_the_layer_test_finds_an_upward_import_inside_a_function(tmp_path):
     ]
 
 
+def test_the_record_imports_the_engine_only_through_its_interface():
+    found = record_engine_imports()
+    assert not found, "record imports of engine internals:\n" + "\n".join(found)
+
+
+def test_the_record_rule_finds_engine_imports_past_the_interface(tmp_path):
+    package = tmp_path / "nbgraph"
+    for name, source in {
+        "__init__.py": "",
+        "engine/__init__.py": "",
+        "engine/facts.py": "from nbgraph.engine.core.runlog import RunLog\n",
+        "engine/core/__init__.py": "",
+        "engine/core/runlog.py": "RunLog = object\n",
+        "record/__init__.py": "",
+        "record/fine.py": "from nbgraph.engine.facts import RunLog\n"
+        "from nbgraph.engine import facts\n",
+        "record/probe.py": "def f():\n    from nbgraph.engine.core.runlog import RunLog\n",
+        "record/typed.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    import nbgraph.engine.core.runlog\n",
+        "record/whole.py": "from nbgraph import engine\n",
+        "views/__init__.py": "",
+        "views/dot.py": "from nbgraph.engine.core.runlog import RunLog\n",  # (views may)
+    }.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(source)
+    runlog = "nbgraph.engine.core.runlog; the record imports the engine only through "
+    engine = "nbgraph.engine; the record imports the engine only through "
+    assert record_engine_imports(package) == [
+        f"nbgraph/record/probe.py:2: nbgraph.record.probe imports {runlog}nbgraph.engine.facts",
+        f"nbgraph/record/typed.py:3: nbgraph.record.typed imports {runlog}nbgraph.engine.facts",
+        f"nbgraph/record/whole.py:1: nbgraph.record.whole imports {engine}nbgraph.engine.facts",
+    ]
+    assert upward_imports(package) == []
+
+
 def test_the_architecture_doc_lists_every_module_in_its_layer():
     doc = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text()
     listed: dict[str, str] = {}
@@ -375,6 +430,9 @@ if __name__ == "__main__":  # the import graph of a checkout: python tests/test_
     crossings, spread = engine_crossings(root), spread_classes(root)
     print("\n".join([*crossings, *spread]))
     print(f"{len(crossings)} engine floor crossings, {len(spread)} classes spread over files")
+    past = record_engine_imports(root)
+    print("\n".join(past))
+    print(f"{len(past)} record imports of the engine past {RECORD_INTERFACE}")
     for cycle in cycles:
         print(f"cycle of {len(cycle)}: {', '.join(cycle)}")
     print(f"{sum(map(len, cycles))} modules in {len(cycles)} cycles")

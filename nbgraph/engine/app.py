@@ -127,7 +127,7 @@ class CompiledGraph(RunnableHabits):
 
     def get_state_history(self, config: dict[str, Any]) -> Iterator[StateSnapshot]:
         """Every checkpoint of the thread, newest first (step numbers continue across runs)."""
-        yield from history_snapshots(self._thread(config))
+        yield from history_snapshots(self._thread(config), with_subgraph_states)
 
     def update_state(
         self, config: dict[str, Any], values: Any, as_node: str | None = None

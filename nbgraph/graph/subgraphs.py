@@ -29,6 +29,13 @@ def is_compiled_graph(value: Any) -> bool:
     )
 
 
+def subgraph_of(spec: Any, node: str) -> Any:
+    """The compiled graph added as `node` of `spec` (None: not a subgraph node)."""
+    found = spec.nodes.get(node)
+    app = getattr(found.fn, "app", None) if found is not None else None
+    return app if is_compiled_graph(app) else None
+
+
 def subgraph_name(app: Any) -> str:
     """The node name LangGraph gives a compiled graph added without one: its name."""
     return getattr(app, "name", None) or "LangGraph"

@@ -8,7 +8,6 @@ repeated back to back is counted (`"a → b×3 → c"`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,13 +18,15 @@ if TYPE_CHECKING:
 
     from nbgraph.record.run import RunRecord
 
-ARROW = " → "
+__all__ = ["batch_effects", "batch_table", "paths_frame", "run_summary"]
 
-BASE_COLUMNS = ("index", "status", "error_type", "error", "duration", "steps", "path")
+_ARROW = " → "
+
+_BASE_COLUMNS = ("index", "status", "error_type", "error", "duration", "steps", "path")
 """The columns of `Runs.table` before the output's fields."""
 
 
-def step_nodes(run: RunRecord) -> list[str]:
+def _step_nodes(run: RunRecord) -> list[str]:
     """Per superstep that ran tasks, its nodes (sorted, joined by `+`), in step order."""
     names = []
     for step in run.log.steps[1:]:
@@ -35,21 +36,21 @@ def step_nodes(run: RunRecord) -> list[str]:
     return names
 
 
-def run_path(run: RunRecord) -> str:
+def _run_path(run: RunRecord) -> str:
     """The compact path of a run: its supersteps' nodes joined by arrows, repeats counted.
 
     An empty string for a run that ran no node (it failed on its input, say).
     """
     parts: list[str] = []
     last, count = None, 0
-    for nodes in [*step_nodes(run), None]:
+    for nodes in [*_step_nodes(run), None]:
         if nodes == last:
             count += 1
             continue
         if last is not None:
             parts.append(last if count == 1 else f"{last}×{count}")
         last, count = nodes, 1
-    return ARROW.join(parts)
+    return _ARROW.join(parts)
 
 
 def _scalar(value: Any) -> bool:
@@ -58,14 +59,14 @@ def _scalar(value: Any) -> bool:
     return isinstance(value, float)
 
 
-def flat_output(output: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def _flat_output(output: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """The scalar fields of an output, nested dicts flattened with dots (`"a.b"`); lists,
     objects and other containers are left out (they stay on `runs[i].output`)."""
     flat: dict[str, Any] = {}
     for key, value in output.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):
-            flat.update(flat_output(value, name + "."))
+            flat.update(_flat_output(value, name + "."))
         elif _scalar(value):
             flat[name] = value
     return flat
@@ -86,9 +87,9 @@ def run_summary(run: RunRecord) -> dict[str, Any]:
         "status": run.status,
         "error_type": error_type,
         "error": error,
-        "steps": len(step_nodes(run)),
-        "path": run_path(run),
-        "output": flat_output(run.output),
+        "steps": len(_step_nodes(run)),
+        "path": _run_path(run),
+        "output": _flat_output(run.output),
     }
 
 
@@ -107,11 +108,11 @@ def batch_table(
     for index, summary, duration in zip(indexes, summaries, durations, strict=True):
         row = {**summary, "index": index, "duration": duration}
         for name, value in summary["output"].items():
-            column = f"output.{name}" if name in BASE_COLUMNS else name
+            column = f"output.{name}" if name in _BASE_COLUMNS else name
             fields.setdefault(column, None)
             row[column] = value
         rows.append(row)
-    frame = pd.DataFrame(rows, columns=[*BASE_COLUMNS, *fields])
+    frame = pd.DataFrame(rows, columns=[*_BASE_COLUMNS, *fields])
     for column in fields:  # (nullable dtypes: a missing value keeps ints ints)
         typed = frame[column].convert_dtypes()
         if typed.dtype.kind in "iufb":
@@ -151,9 +152,3 @@ def batch_effects(indexes: Iterable[int], runs: Iterable[RunRecord]) -> pd.DataF
     if not frames:
         return pd.DataFrame(columns=["run"])
     return pd.concat(frames, ignore_index=True).astype({"run": "int64"})
-
-
-def mean_duration(durations: Iterable[float | None]) -> float | None:
-    """The mean of the known durations, or None."""
-    known = [d for d in durations if d is not None and not math.isnan(d)]
-    return sum(known) / len(known) if known else None

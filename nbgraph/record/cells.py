@@ -14,6 +14,8 @@ from collections.abc import Iterator, Sequence
 from itertools import islice
 from typing import Any, SupportsIndex, overload
 
+__all__ = ["ListPrefix", "ListTrails", "plain"]
+
 
 class ListPrefix(Sequence):
     """A read-only list: the first `length` items of a list shared with other table cells.

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.core.pinned import pinned_map
-from nbgraph.engine.core.runlog import RunLog, StepLog, join_from_data, reset_from_data
-from nbgraph.engine.persistence.chain import parent_chain
-from nbgraph.engine.persistence.checkpoint_shape import checked_saver
-from nbgraph.engine.persistence.restoring import task_from_data
+from nbgraph.engine.facts import (
+    RunLog,
+    StepLog,
+    apply_delta,
+    checked_saver,
+    parent_chain,
+    pinned_map,
+    restored_values,
+    task_from_data,
+)
 from nbgraph.graph.description import check_graph, graph_from_description
 from nbgraph.isolation import isolate
+from nbgraph.record.log_data import join_from_data, reset_from_data
 from nbgraph.record.subruns.checkpoints import attach_subruns
+
+__all__ = ["log_from_checkpointer"]
 
 
 def log_from_checkpointer(
@@ -38,10 +46,7 @@ def log_from_checkpointer(
     chain.reverse()
     spec = _graph_of(chain[0], thread_id, graph)
     log = RunLog(spec, _input_of(chain[0]), {"configurable": {"thread_id": thread_id}})
-    values: dict[str, Any] = {}
-    from nbgraph.engine.persistence.persist import Thread  # the same replay a resume uses
-    from nbgraph.engine.persistence.restoring import apply_delta
-
+    values: dict[str, Any] = {}  # replayed as a resume replays them
     branches = spec.semantics == "branches"
     for record in chain:
         if record.payload["tasks"] or record.payload.get("resets"):  # a branch point adds none
@@ -52,8 +57,8 @@ def log_from_checkpointer(
         log.semantics = "branches"
         end = chain[-1].payload.get("end")
         log.end = join_from_data(end) if end else None
-        thread = Thread(saver, spec, {"configurable": {"thread_id": thread_id}})
-        values = thread.restore(chain[-1].checkpoint_id).values
+        config = {"configurable": {"thread_id": thread_id}}
+        values = restored_values(saver, spec, config, chain[-1].checkpoint_id)
     log.final = values
     on_chain = {record.checkpoint_id for record in chain}
     log.branches = [

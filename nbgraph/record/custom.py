@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from nbgraph.engine.core.runlog import RunLog
+from nbgraph.engine.facts import RunLog
 
 if TYPE_CHECKING:
     import pandas as pd
 
-CUSTOM_COLUMNS = ("step", "node", "task_id", "index", "chunk")
+__all__ = ["custom_frame"]
+
+_CUSTOM_COLUMNS = ("step", "node", "task_id", "index", "chunk")
 
 
-class CustomChunk(NamedTuple):
+class _CustomChunk(NamedTuple):
     """One chunk a node wrote: its task's step, node and id, its place among the task's
     chunks, and the chunk itself (the object the node wrote)."""
 
@@ -27,7 +29,7 @@ class CustomChunk(NamedTuple):
     chunk: Any
 
 
-def custom_chunks(log: RunLog) -> list[CustomChunk]:
+def _custom_chunks(log: RunLog) -> list[_CustomChunk]:
     """Every custom chunk of the run, step by step, each task's in the order it wrote them.
 
     >>> from nbgraph import START, StateGraph, get_stream_writer
@@ -36,11 +38,11 @@ def custom_chunks(log: RunLog) -> list[CustomChunk]:
     ...     return {}
     >>> app = StateGraph(dict).add_node("node", node).add_edge(START, "node").compile()
     >>> _ = app.invoke({})
-    >>> custom_chunks(app.last_log)
-    [CustomChunk(step=1, node='node', task_id='1:0:node', index=0, chunk={'progress': 1})]
+    >>> _custom_chunks(app.last_log)
+    [_CustomChunk(step=1, node='node', task_id='1:0:node', index=0, chunk={'progress': 1})]
     """
     return [
-        CustomChunk(task.step, task.node, task.id, index, chunk)
+        _CustomChunk(task.step, task.node, task.id, index, chunk)
         for step in log.steps
         for task in step.tasks
         for index, chunk in enumerate(task.custom)
@@ -48,7 +50,7 @@ def custom_chunks(log: RunLog) -> list[CustomChunk]:
 
 
 def custom_frame(log: RunLog) -> pd.DataFrame:
-    """`custom_chunks` as a DataFrame (columns: step, node, task_id, index, chunk)."""
+    """`_custom_chunks` as a DataFrame (columns: step, node, task_id, index, chunk)."""
     from nbgraph.record.tables import frame
 
-    return frame(custom_chunks(log), CUSTOM_COLUMNS).astype({"index": "int64"})
+    return frame(_custom_chunks(log), _CUSTOM_COLUMNS).astype({"index": "int64"})

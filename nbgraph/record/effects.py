@@ -13,13 +13,14 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from nbgraph.codec.values import same as same  # the codec's equality, used across the record
-from nbgraph.engine.core.runlog import RunLog, initial_values
-from nbgraph.engine.core.writes import (
+from nbgraph.engine.facts import (
+    RunLog,
     applied_writes,
     apply_writes,
     conflicting_writers,
     field_spec,
     group_writes,
+    initial_values,
 )
 from nbgraph.isolation import isolate
 from nbgraph.record.cells import ListTrails, plain

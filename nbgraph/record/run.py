@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Self
 
-from nbgraph.engine.core.runlog import RunLog
+from nbgraph.engine.facts import RunLog, restored_values
 from nbgraph.errors import InvalidArgumentError, NbgraphError
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from nbgraph.record.whatif.remerge import RemergedRun
+
+__all__ = ["NotSupportedForBranchesError", "RunRecord", "StateRef"]
 
 StateRef = int | str | TreeNode | tuple[str, int]
 """A point of a run: a step number, a tree node (or its id), or `(node_name, occurrence)`."""
@@ -137,11 +139,9 @@ class RunRecord(ContextFacts):
         if node.kind == "reset":
             return isolate(dict(node.writes))
         if node.kind == "fork":  # another branch of the thread: read from the checkpointer
-            from nbgraph.engine.persistence.persist import Thread
-
-            thread = Thread(self.log.source, self.graph, self.log.config)
-            restored = thread.restore(node.id.removeprefix("fork:"))
-            return {k: isolate(v) for k, v in restored.values.items()}
+            checkpoint_id = node.id.removeprefix("fork:")
+            values = restored_values(self.log.source, self.graph, self.log.config, checkpoint_id)
+            return {k: isolate(v) for k, v in values.items()}
         if node.arg is not MISSING:
             return isolate(node.arg)
         return self._task_view(node)

@@ -8,16 +8,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.codec.values import decode_value, encode_value
-from nbgraph.engine.core.store_record import StoreOp
+from nbgraph.engine.facts import StoreOp
 from nbgraph.isolation import isolate
 from nbgraph.record.text import safe_repr
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from nbgraph.engine.core.runlog import RunLog
+    from nbgraph.engine.facts import RunLog
 
-STORE_OP_COLUMNS = ["step", "node", "op", "namespace", "key", "value"]
+__all__ = ["ContextFacts", "context_line", "decode_store_ops", "encode_store_ops"]
+
+_STORE_OP_COLUMNS = ["step", "node", "op", "namespace", "key", "value"]
 
 
 class ContextFacts:
@@ -40,7 +42,7 @@ class ContextFacts:
         rows = [
             (o.step, o.node, o.op, o.namespace, o.key, isolate(o.value)) for o in self.log.store_ops
         ]
-        return pd.DataFrame(rows, columns=STORE_OP_COLUMNS)
+        return pd.DataFrame(rows, columns=_STORE_OP_COLUMNS)
 
 
 def encode_store_ops(ops: list[StoreOp]) -> list[list[Any]]:

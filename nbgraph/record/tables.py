@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from nbgraph.engine.core.runlog import initial_values
+from nbgraph.engine.facts import initial_values
 from nbgraph.record.effects import Effect, same
 from nbgraph.record.text import safe_str
 from nbgraph.record.tree import TreeNode
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from nbgraph.record.run import RunRecord
+
+__all__ = ["diff_frame", "field_history_frame", "frame", "states_frame", "task_frame"]
 
 _NUMBERS = {"step": "int64", "duration": "float64", "attempts": "int64"}
 _FLAGS = ("changed", "applied", "conflict", "overwrite_bypass", "dropped_key", "root_reset")

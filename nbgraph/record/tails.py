@@ -10,21 +10,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.core.runlog import initial_values
+from nbgraph.engine.facts import initial_values
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, SuperstepEffects
-from nbgraph.record.tree import _task_node
+from nbgraph.record.tree import task_node
 
 if TYPE_CHECKING:
     import pandas as pd
 
-LONG_RUN_STEPS = 1_000
+__all__ = ["last_effects", "last_tasks", "steps_effects"]
+
+_LONG_RUN_STEPS = 1_000
 """A run with more steps than this shows its tails without building its tables."""
 
 
 def _use_tables(run: Any, table: str) -> bool:
     log = run.log
     built = table in vars(run)
-    return built or log.semantics == "branches" or len(log.steps) <= LONG_RUN_STEPS
+    return built or log.semantics == "branches" or len(log.steps) <= _LONG_RUN_STEPS
 
 
 def last_effects(run: Any, count: int) -> tuple[pd.DataFrame, int | None]:
@@ -77,4 +79,4 @@ def last_tasks(run: Any, count: int) -> pd.DataFrame:
         tasks[:0] = step.tasks
         if len(tasks) >= count:
             break
-    return _task_frame(_task_node(task, "", {}) for task in tasks[-count:])
+    return _task_frame(task_node(task, "", {}) for task in tasks[-count:])

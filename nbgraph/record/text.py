@@ -13,6 +13,8 @@ from typing import Any
 from nbgraph.record.cells import ListPrefix
 from nbgraph.record.message_text import is_langchain_message, message_text
 
+__all__ = ["safe_repr", "safe_str", "short"]
+
 _ERROR_CHARS = 60
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sized
 from typing import Any
 
-from nbgraph.engine.core.runlog import RunLog, StepLog, initial_values, replay_step
+from nbgraph.engine.facts import RunLog, StepLog, initial_values, replay_step
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import collector_paused
 

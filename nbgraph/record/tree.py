@@ -12,9 +12,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nbgraph.engine.core.runlog import RunLog
-from nbgraph.engine.nested.edges import TO_PARENT, hands_to_parent
+from nbgraph.engine.facts import TO_PARENT, RunLog, hands_to_parent
 from nbgraph.types import MISSING
+
+__all__ = ["NodeKind", "StateTree", "TreeNode", "build_tree", "task_node"]
 
 NodeKind = Literal["input", "task", "merge", "reset", "fork", "join"]
 
@@ -202,7 +203,7 @@ class StateTree:
 def build_tree(log: RunLog) -> StateTree:
     """The state tree of a recorded run."""
     if log.semantics == "branches":
-        return build_lineage_tree(log)
+        return _build_lineage_tree(log)
     tree = StateTree()
     given = log.input
     input_writes = tuple(given.items()) if isinstance(given, dict) else (("input", given),)
@@ -233,7 +234,7 @@ def build_tree(log: RunLog) -> StateTree:
         else:  # a resumed run's first step may have no task: its merge follows the reset
             ids = []
             for task in step.tasks:
-                node = _task_node(task, current, counts)
+                node = task_node(task, current, counts)
                 tree._add(node)
                 ids.append(node.id)
             merge_parents, merge_writes = tuple(ids) or (current,), ()
@@ -255,7 +256,7 @@ def build_tree(log: RunLog) -> StateTree:
     return tree
 
 
-def build_lineage_tree(log: RunLog) -> StateTree:
+def _build_lineage_tree(log: RunLog) -> StateTree:
     """The state tree of a branch-lineage run: each task hangs off the lineage point it
     read, and each join has the branch heads it merged as parents, in routing order."""
     tree = StateTree()
@@ -294,7 +295,7 @@ def build_lineage_tree(log: RunLog) -> StateTree:
             tree._add(dataclasses.replace(root, writes=tuple(task.writes)))
             continue
         for task in step.tasks:
-            tree._add(_task_node(task, task.parent, counts))
+            tree._add(task_node(task, task.parent, counts))
     if log.end is not None:
         tree._add(_join_node(log.end))
     _add_branches(tree, log)
@@ -342,7 +343,7 @@ def _merge_of(tree: StateTree, log: RunLog, checkpoint_id: str | None, steps: se
     return f"merge:{record.step}" if record is not None else "input"
 
 
-def _task_node(task: Any, parent: str, counts: dict[str, int]) -> TreeNode:
+def task_node(task: Any, parent: str, counts: dict[str, int]) -> TreeNode:
     occurrence = counts.get(task.node, 0)
     counts[task.node] = occurrence + 1
     return TreeNode(

@@ -33,7 +33,7 @@ from nbgraph.codec.values import (
     encode_value,
 )
 from nbgraph.errors import GraphMismatchError
-from nbgraph.record.files.serialize import FORMAT_VERSION, RunFileError
+from nbgraph.record.files.serialize import _FORMAT_VERSION, RunFileError
 
 
 class S(TypedDict, total=False):
@@ -431,7 +431,7 @@ def test_save_and_load_a_file(tmp_path):
     assert path == tmp_path / "run.json"
     assert os.listdir(tmp_path) == ["run.json"]  # no temporary file left behind
     document = json.loads(path.read_text(encoding="utf-8"))
-    assert (document["format"], document["version"]) == ("nbgraph.run", FORMAT_VERSION)
+    assert (document["format"], document["version"]) == ("nbgraph.run", _FORMAT_VERSION)
     assert path.read_text(encoding="utf-8").startswith('{\n "format"')  # indented
     assert_same_run(Run.load(str(path)), run)
 
@@ -464,14 +464,14 @@ def test_save_that_fails_leaves_the_old_file_and_no_temporary(tmp_path, monkeypa
 def broken_files(tmp_path):
     text = fan_run().to_json()
     newer = json.loads(text)
-    newer["version"] = FORMAT_VERSION + 1
+    newer["version"] = _FORMAT_VERSION + 1
     return {
         "not json": ("this is not json", "not valid JSON"),
         "truncated": (text[: len(text) // 2], "truncated"),
         "empty": ("", "it is empty"),
         "not a run": (json.dumps({"cells": []}), 'not an nbgraph run.*no "format" entry'),
         "a list": ("[1, 2]", "not an nbgraph run.*JSON list"),
-        "newer": (json.dumps(newer), f"format version {FORMAT_VERSION + 1}.*up to 1"),
+        "newer": (json.dumps(newer), f"format version {_FORMAT_VERSION + 1}.*up to 1"),
         "incomplete": (json.dumps({"format": "nbgraph.run", "version": 1}), "'graph' is missing"),
     }
 

@@ -161,9 +161,9 @@ def test_a_run_holding_values_whose_repr_or_str_raises_still_displays():
 
 def test_a_long_run_displays_its_last_rows_without_building_its_tables():
     from nbgraph import END, Run
-    from nbgraph.record.tails import LONG_RUN_STEPS, last_effects, last_tasks
+    from nbgraph.record.tails import _LONG_RUN_STEPS, last_effects, last_tasks
 
-    steps = LONG_RUN_STEPS + 200
+    steps = _LONG_RUN_STEPS + 200
     app = (
         StateGraph(dict, reducers={"log": "append"})
         .add_node("step", lambda s: {"n": s["n"] + 1, "log": [s["n"]]})

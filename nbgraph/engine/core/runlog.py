@@ -88,7 +88,8 @@ def reset_data(
     reset: RootReset, values: Callable[[Any], Any] = _same, name: Callable[[Any], Any] = _same
 ) -> dict[str, Any]:
     """A root reset as plain data; `values` encodes its state, `name` each dropped field
-    (a checkpoint keeps them as they are, a run file encodes them)."""
+    (a checkpoint keeps them as they are, a run file encodes them). The record reads it back
+    (`nbgraph.record.log_data`)."""
     return {
         "node": reset.node,
         "reason": reset.reason,
@@ -100,27 +101,11 @@ def reset_data(
     }
 
 
-def reset_from_data(
-    step: int, data: Mapping[str, Any], values: Callable[[Any], Any] = dict,
-    name: Callable[[Any], Any] = _same,
-) -> RootReset:  # fmt: skip
-    """A root reset back from `reset_data` (older data has no id or parent)."""
-    return RootReset(
-        step,
-        data["node"],
-        data["reason"],
-        tuple(data["sources"]),
-        tuple(name(field) for field in data["dropped"]),
-        values(data["values"]),
-        str(data.get("id", "")),
-        str(data.get("parent", "")),
-    )
-
-
 def join_data(
     join: Join, values: Callable[[Any], Any] = _same, name: Callable[[Any], Any] = _same
 ) -> dict[str, Any]:
-    """A join as plain data; `values` encodes its merged state (fold, strategies)."""
+    """A join as plain data; `values` encodes its merged state (fold, strategies). The record
+    reads it back (`nbgraph.record.log_data`)."""
     return {
         "step": join.step,
         "id": join.id,
@@ -132,25 +117,6 @@ def join_data(
         "values": None if join.values is None else values(join.values),
         "dropped": [name(field) for field in join.dropped],
     }
-
-
-def join_from_data(
-    data: Mapping[str, Any], values: Callable[[Any], Any] = dict,
-    name: Callable[[Any], Any] = _same,
-) -> Join:  # fmt: skip
-    """A join back from `join_data`."""
-    merged = data["values"]
-    return Join(
-        int(data["step"]),
-        str(data["id"]),
-        str(data["node"]),
-        tuple(data["parents"]),
-        str(data["strategy"]),
-        str(data["base"]),
-        tuple(data["applied"]),
-        None if merged is None else values(merged),
-        tuple(name(field) for field in data["dropped"]),
-    )
 
 
 @dataclass(slots=True)

@@ -20,15 +20,8 @@ from nbgraph.checkpoint.subthreads import sub_key
 from nbgraph.engine.nested.checkpoints import SubThread, join_ns, ns_part
 from nbgraph.engine.persistence.persist import Thread, thread_id_of
 from nbgraph.engine.persistence.snapshots import state_snapshot
-from nbgraph.graph.subgraphs import is_compiled_graph
+from nbgraph.graph.subgraphs import subgraph_of
 from nbgraph.types import StateSnapshot
-
-
-def subgraph_of(spec: Any, node: str) -> Any:
-    """The compiled graph added as `node` of `spec` (None: not a subgraph node)."""
-    found = spec.nodes.get(node)
-    app = getattr(found.fn, "app", None) if found is not None else None
-    return app if is_compiled_graph(app) else None
 
 
 def described_spec(saver: Any, key: str) -> Any:

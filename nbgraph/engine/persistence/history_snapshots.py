@@ -9,27 +9,32 @@ a thread with branch semantics, goes the general way (`Thread.history`, `state_s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from nbgraph.engine.nested.states import subgraph_of, with_subgraph_states
 from nbgraph.engine.persistence.chain import task_ids
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.engine.persistence.snapshots import Snapshots, state_snapshot, tasks_from
+from nbgraph.graph.subgraphs import subgraph_of
 from nbgraph.types import StateSnapshot
 
+WithStates = Callable[[Thread, StateSnapshot, bool], StateSnapshot]
+"""`with_states(thread, snapshot, recurse)`: the snapshot with its subgraph tasks' states
+(`engine.nested.states.with_subgraph_states`, handed in by `CompiledGraph`)."""
 
-def history_snapshots(thread: Thread) -> Iterator[StateSnapshot]:
-    """Every checkpoint of `thread` as `get_state_history` shows it, newest first."""
+
+def history_snapshots(thread: Thread, with_states: WithStates) -> Iterator[StateSnapshot]:
+    """Every checkpoint of `thread` as `get_state_history` shows it, newest first; a snapshot
+    with subgraph tasks goes through `with_states` (the nested runs' part)."""
     spec = thread.spec
     newest = thread.saver.get(thread.thread_id) if spec.semantics != "branches" else None
     if newest is None:
         for restored in thread.history():
             snapshot = state_snapshot(spec, thread, restored, owned=True)
-            yield with_subgraph_states(thread, snapshot, False)
+            yield with_states(thread, snapshot, False)
         return
     latest = newest.checkpoint_id
-    show = _Shown(thread)
+    show = _Shown(thread, with_states)
     for record, values, writes, done in thread.history_parts(newest):
         if writes is not None and not writes:  # nothing pending: straight from the record
             yield show.snapshot(record, values, done)
@@ -38,14 +43,14 @@ def history_snapshots(thread: Thread) -> Iterator[StateSnapshot]:
         for task_id, saved in done.items():
             restored.done.setdefault(task_id, saved)
         snapshot = state_snapshot(spec, thread, restored, owned=True, snapshots=show.snapshots)
-        yield with_subgraph_states(thread, snapshot, False)
+        yield with_states(thread, snapshot, False)
 
 
 class _Shown:
     """What a thread's history snapshots straight from the records share, worked out once."""
 
-    def __init__(self, thread: Thread) -> None:
-        self.spec, self.thread = thread.spec, thread
+    def __init__(self, thread: Thread, with_states: WithStates) -> None:
+        self.spec, self.thread, self.with_states = thread.spec, thread, with_states
         self.snapshots = Snapshots(thread)
         self.transient = [
             (name, field.transient)
@@ -71,5 +76,5 @@ class _Shown:
             if is_plain is None:
                 is_plain = plain[task.name] = subgraph_of(self.spec, task.name) is None
             if not is_plain:
-                return with_subgraph_states(self.thread, snapshot, False)
+                return self.with_states(self.thread, snapshot, False)
         return snapshot

@@ -16,6 +16,8 @@ from nbgraph import messages
 from nbgraph.record.cells import ListPrefix
 from nbgraph.record.effects import same
 
+__all__ = ["IDS_ONLY", "ValueDifference", "compare_values", "is_message"]
+
 IDS_ONLY = "only message ids differ"
 """The note of a comparison row whose messages say the same but carry other ids."""
 
@@ -47,11 +49,11 @@ def compare_values(left: Any, right: Any) -> ValueDifference | None:
     if same(left, right):
         return None
     pairs = _message_pairs(left, right)
-    if pairs is None or any(said(a) != said(b) for a, b in pairs):
+    if pairs is None or any(_said(a) != _said(b) for a, b in pairs):
         return ValueDifference(True)
     these, those = [], []
     for a, b in pairs:
-        if message_ids(a) != message_ids(b):
+        if _message_ids(a) != _message_ids(b):
             these.append(_shown_ids(a))
             those.append(_shown_ids(b))
     if not these:  # they say the same and carry the same ids: only fields we ignore differ
@@ -67,7 +69,7 @@ def is_message(value: Any) -> bool:
     return module.startswith("langchain") and hasattr(value, "type") and hasattr(value, "content")
 
 
-def said(message: Any) -> tuple[Any, ...]:
+def _said(message: Any) -> tuple[Any, ...]:
     """What a message says: (role, content, name, tool calls without their ids)."""
     read = messages.Message.coerce(message)
     calls = [
@@ -77,7 +79,7 @@ def said(message: Any) -> tuple[Any, ...]:
     return (read.role, read.content, read.name, calls)
 
 
-def message_ids(message: Any) -> tuple[Any, ...]:
+def _message_ids(message: Any) -> tuple[Any, ...]:
     """A message's ids: its own, the call it answers, and its tool calls' ids."""
     read = messages.Message.coerce(message)
     calls = tuple(call.get("id") if isinstance(call, dict) else None for call in read.tool_calls)
@@ -85,7 +87,7 @@ def message_ids(message: Any) -> tuple[Any, ...]:
 
 
 def _shown_ids(message: Any) -> Any:
-    own, answers, calls = message_ids(message)
+    own, answers, calls = _message_ids(message)
     if answers is None and not calls:
         return own
     return {"id": own, "tool_call_id": answers, "tool_call_ids": list(calls)}

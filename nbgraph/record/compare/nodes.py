@@ -14,8 +14,10 @@ from nbgraph.types import MISSING
 if TYPE_CHECKING:
     import pandas as pd
 
-COLUMNS = ["node", "occurrence", "what", "this", "other", "why"]
-IDS_WHY = f"{IDS_ONLY}: the messages say the same (role, content, name, tool calls)"
+__all__ = ["compare_by_node"]
+
+_COLUMNS = ["node", "occurrence", "what", "this", "other", "why"]
+_IDS_WHY = f"{IDS_ONLY}: the messages say the same (role, content, name, tool calls)"
 
 
 def compare_by_node(this: Any, other: Any) -> pd.DataFrame:
@@ -52,19 +54,19 @@ def compare_by_node(this: Any, other: Any) -> pd.DataFrame:
         row = _difference("END", -1, name, x, y)
         if row is not None:
             rows.append(row if row[-1] else (*row[:-1], _why_final(name, this, other)))
-    frame = pd.DataFrame(rows, columns=COLUMNS, dtype=object)
+    frame = pd.DataFrame(rows, columns=_COLUMNS, dtype=object)
     return frame.astype({"occurrence": "int64"}) if rows else frame
 
 
 def _difference(node: str, k: int, name: str, x: Any, y: Any) -> tuple | None:
     """A row for a field that differs (its `why` empty, to fill), or None if it does not;
-    messages that differ only in their ids give their ids and `IDS_WHY`."""
+    messages that differ only in their ids give their ids and `_IDS_WHY`."""
     difference = compare_values(x, y)
     if difference is None:
         return None
     if difference.said or difference.ids is None:
         return (node, k, name, x, y, "")
-    return (node, k, name, *difference.ids, IDS_WHY)
+    return (node, k, name, *difference.ids, _IDS_WHY)
 
 
 def _fields(a: dict, b: dict) -> list[str]:

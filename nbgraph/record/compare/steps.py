@@ -11,7 +11,9 @@ from nbgraph.types import MISSING
 if TYPE_CHECKING:
     import pandas as pd
 
-COLUMNS = ["step", "what", "this", "other", "note"]
+__all__ = ["compare_by_step"]
+
+_COLUMNS = ["step", "what", "this", "other", "note"]
 
 
 def compare_by_step(this: Any, other: Any) -> pd.DataFrame:
@@ -41,7 +43,7 @@ def compare_by_step(this: Any, other: Any) -> pd.DataFrame:
                 rows.append((step, name, left, right, ""))
             else:
                 rows.append((step, name, *difference.ids, IDS_ONLY))
-    return pd.DataFrame(rows, columns=COLUMNS, dtype=object)
+    return pd.DataFrame(rows, columns=_COLUMNS, dtype=object)
 
 
 def _tasks_by_step(run: Any) -> dict[int, list[str]]:

@@ -8,6 +8,8 @@ from typing import Any
 
 from nbgraph.record.text import safe_repr
 
+__all__ = ["first_difference"]
+
 _DEPTH = 12  # nested this deep, stop and report the place reached
 
 

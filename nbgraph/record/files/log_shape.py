@@ -1,6 +1,6 @@
 """What a run file's document must look like, checked before any of it is used.
 
-`check_document` walks the JSON document of `Run.to_json` against `RUN_DOCUMENT`, a small
+`check_document` walks the JSON document of `Run.to_json` against `_RUN_DOCUMENT`, a small
 schema of its entries' types, then checks that the names it uses agree (tasks run nodes of
 the graph, steps go up, a task sits in its step). A file that was damaged or edited is
 refused here, at load time, with the path of the first entry that is wrong, instead of
@@ -16,57 +16,59 @@ from nbgraph.codec.shapes import ANY, BOOL, NAMES, STR, Is, ListOf, MapOf, Obj, 
 from nbgraph.errors import NbgraphError
 from nbgraph.graph.description import GRAPH, graph_name_problems
 
+__all__ = ["LogShapeError", "check_document"]
+
 
 class LogShapeError(NbgraphError, ValueError):
     """A run document's entry is not what `Run.to_json` writes; the message gives its path."""
 
 
-ERROR = Obj({"type": STR, "message": STR}, {"notes": NAMES}, nullable=True)
-ATTEMPT = Obj(
-    {"number": Is(int), "started": Is(float), "ended": Is(float), "error": ERROR,
+_ERROR = Obj({"type": STR, "message": STR}, {"notes": NAMES}, nullable=True)
+_ATTEMPT = Obj(
+    {"number": Is(int), "started": Is(float), "ended": Is(float), "error": _ERROR,
      "wait": Is(float)},
 )  # fmt: skip
-TASK = Obj(
+_TASK = Obj(
     {"step": Is(int), "index": Is(int), "node": STR, "kind": STR, "triggers": NAMES,
      "writes": ListOf(Pair(ANY, ANY)), "started": Is(float), "ended": Is(float)},
-    {"arg": ANY, "routes": ListOf(ANY), "dropped": ListOf(Pair(ANY, ANY, STR)), "error": ERROR,
-     "parent": STR, "custom": ListOf(ANY), "attempts": ListOf(ATTEMPT), "from_cache": BOOL},
+    {"arg": ANY, "routes": ListOf(ANY), "dropped": ListOf(Pair(ANY, ANY, STR)), "error": _ERROR,
+     "parent": STR, "custom": ListOf(ANY), "attempts": ListOf(_ATTEMPT), "from_cache": BOOL},
 )  # fmt: skip
-RESET = Obj(
+_RESET = Obj(
     {"node": STR, "reason": STR, "sources": NAMES, "dropped": NAMES, "values": ANY},
     {"id": STR, "parent": STR},
 )  # fmt: skip
-JOIN = Obj(
+_JOIN = Obj(
     {"step": Is(int), "id": STR, "node": STR, "parents": NAMES, "strategy": STR},
     {"base": STR, "applied": NAMES, "values": ANY, "dropped": NAMES},
 )  # fmt: skip
-STEP = Obj(
+_STEP = Obj(
     {"step": Is(int), "applied": BOOL, "written": ListOf(ANY), "cleared": ListOf(ANY),
-     "merged": ListOf(Pair(STR, ANY, ANY)), "resets": ListOf(RESET), "afters": Is(dict, None),
-     "tasks": ListOf(TASK)},
-    {"joins": ListOf(JOIN), "heads": NAMES},
+     "merged": ListOf(Pair(STR, ANY, ANY)), "resets": ListOf(_RESET), "afters": Is(dict, None),
+     "tasks": ListOf(_TASK)},
+    {"joins": ListOf(_JOIN), "heads": NAMES},
 )  # fmt: skip
-STORE_OP = Pair(Is(int), STR, STR, NAMES, Is(str, None), ANY)
+_STORE_OP = Pair(Is(int), STR, STR, NAMES, Is(str, None), ANY)
 """A store call: step, node, op, namespace, key (None for a search), value."""
-RUN = Obj(
+_RUN = Obj(
     {"status": Is(str, choices=("running", "done", "failed", "interrupted",
-                                  "to_parent")), "error": ERROR,
-     "input": ANY, "config": Is(dict), "warnings": NAMES, "final": ANY, "steps": ListOf(STEP)},
-    {"semantics": Is(str, choices=("supersteps", "branches")), "end": Obj(JOIN.required,
-     JOIN.optional, nullable=True), "context": ANY,
-     "store_ops": ListOf(STORE_OP)},
+                                  "to_parent")), "error": _ERROR,
+     "input": ANY, "config": Is(dict), "warnings": NAMES, "final": ANY, "steps": ListOf(_STEP)},
+    {"semantics": Is(str, choices=("supersteps", "branches")), "end": Obj(_JOIN.required,
+     _JOIN.optional, nullable=True), "context": ANY,
+     "store_ops": ListOf(_STORE_OP)},
 )  # fmt: skip
-RUN_DOCUMENT = Obj({"graph": GRAPH, "run": RUN})
+_RUN_DOCUMENT = Obj({"graph": GRAPH, "run": _RUN})
 """The shape of a run document (`format` and `version` are checked before)."""
 
 
 def check_document(document: dict[str, Any]) -> None:
-    """Raise `LogShapeError` unless `document` has `RUN_DOCUMENT`'s shape and its names agree.
+    """Raise `LogShapeError` unless `document` has `_RUN_DOCUMENT`'s shape and its names agree.
 
     The message names the first entry that is wrong (as a path) and what was expected.
     """
-    if not RUN_DOCUMENT.fits(document):
-        for problem in RUN_DOCUMENT.problems(document, "document"):
+    if not _RUN_DOCUMENT.fits(document):
+        for problem in _RUN_DOCUMENT.problems(document, "document"):
             raise LogShapeError(problem)
     for problem in _name_problems(document["graph"], document["run"]):
         raise LogShapeError(problem)

@@ -30,7 +30,7 @@ from nbgraph.codec.values import (
     encode_error,
     encode_value,
 )
-from nbgraph.engine.core.runlog import RunLog, join_data
+from nbgraph.engine.facts import RunLog, join_data
 from nbgraph.errors import GraphMismatchError, NbgraphError
 from nbgraph.graph import GraphSpec
 from nbgraph.graph.description import check_graph, describe_graph, graph_from_description
@@ -44,10 +44,21 @@ from nbgraph.types import MISSING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from nbgraph.record.run import Run
+    from nbgraph.record.run import RunRecord
 
-FORMAT = "nbgraph.run"
-FORMAT_VERSION = 1
+__all__ = [
+    "RunFileError",
+    "checked_run",
+    "file_label",
+    "load_log",
+    "log_from_json",
+    "run_document",
+    "run_to_json",
+    "save_run",
+]
+
+_FORMAT = "nbgraph.run"
+_FORMAT_VERSION = 1
 
 
 class RunFileError(NbgraphError, ValueError):
@@ -68,14 +79,14 @@ def _plain_json(value: Any) -> Any:
     return MISSING
 
 
-def run_document(run: Run) -> dict[str, Any]:
+def run_document(run: RunRecord) -> dict[str, Any]:
     """The JSON document of a run (what `Run.to_json` writes)."""
     log = run.log
     config = _plain_json(log.config)
     steps = encode_steps(run)  # first: a value too deep is named by its field and step
     document: dict[str, Any] = {
-        "format": FORMAT,
-        "version": FORMAT_VERSION,
+        "format": _FORMAT,
+        "version": _FORMAT_VERSION,
         "graph": describe_graph(log.graph),
         "run": {
             "status": log.status,
@@ -97,7 +108,7 @@ def run_document(run: Run) -> dict[str, Any]:
     return document
 
 
-def run_to_json(run: Run) -> str:
+def run_to_json(run: RunRecord) -> str:
     """The run as indented JSON text."""
     return _dumps(run_document(run), ascii_only=False)
 
@@ -162,7 +173,7 @@ def log_from_json(
     except UnknownTagError as error:
         raise RunFileError(
             f"{where} is not a complete nbgraph run: a value is tagged {error.tag!r}, which "
-            f"format version {FORMAT_VERSION} lacks."
+            f"format version {_FORMAT_VERSION} lacks."
         ) from None
     except KeyError as error:
         raise RunFileError(
@@ -175,7 +186,7 @@ def log_from_json(
 
 
 def _check_header(document: Any, where: str) -> None:
-    if type(document) is not dict or document.get("format") != FORMAT:
+    if type(document) is not dict or document.get("format") != _FORMAT:
         if type(document) is not dict:
             found = f"a JSON {type(document).__name__}"
         elif "format" in document:
@@ -183,19 +194,19 @@ def _check_header(document: Any, where: str) -> None:
         else:
             found = 'no "format" entry'
         raise RunFileError(
-            f'{where} is not an nbgraph run: expected a JSON object with "format": "{FORMAT}", '
+            f'{where} is not an nbgraph run: expected a JSON object with "format": "{_FORMAT}", '
             f"found {found}."
         )
     version = document.get("version")
     if type(version) is not int or version < 1:
         raise RunFileError(
             f"{where} has no valid format version (found {json.dumps(version)}); expected an "
-            f"integer from 1 to {FORMAT_VERSION}."
+            f"integer from 1 to {_FORMAT_VERSION}."
         )
-    if version > FORMAT_VERSION:
+    if version > _FORMAT_VERSION:
         raise RunFileError(
             f"{where} holds a run in format version {version}, from a newer nbgraph; this "
-            f"nbgraph reads versions up to {FORMAT_VERSION}. Upgrade nbgraph to load it."
+            f"nbgraph reads versions up to {_FORMAT_VERSION}. Upgrade nbgraph to load it."
         )
 
 
@@ -228,7 +239,7 @@ def _decode_log(document: dict[str, Any], given: GraphSpec | None, where: str) -
 # --- files ----------------------------------------------------------------------------------
 
 
-def save_run(run: Run, path: str | os.PathLike[str]) -> Path:
+def save_run(run: RunRecord, path: str | os.PathLike[str]) -> Path:
     """Write the run to `path` as UTF-8 JSON, atomically: a reader sees the old file or the new.
 
     The text goes to a temporary file in the same folder, which then replaces `path`.
@@ -292,7 +303,7 @@ def file_label(path: str | os.PathLike[str]) -> str:
     return f"File {str(Path(path))!r}"
 
 
-def checked_run(cls: type[Run], log: RunLog, where: str = "The text") -> Run:
+def checked_run(cls: type[RunRecord], log: RunLog, where: str = "The text") -> RunRecord:
     """`cls(log)` once its record is known to replay: every step's effects, the state tree
     and the output are worked out now (the tables and views reuse them), so a file whose
     parts disagree is refused at load time rather than failing later in a view.

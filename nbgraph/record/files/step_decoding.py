@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.codec.values import decode_error, decode_value
-from nbgraph.engine.core.pinned import pinned_map
-from nbgraph.engine.core.retrying import Attempt
-from nbgraph.engine.core.runlog import Join, StepLog, join_from_data, reset_from_data
-from nbgraph.engine.core.tasks import Task
+from nbgraph.engine.facts import Attempt, Join, StepLog, Task, pinned_map
 from nbgraph.graph import GraphSpec
+from nbgraph.record.log_data import join_from_data, reset_from_data
 from nbgraph.types import MISSING
+
+__all__ = ["BrokenDocument", "decode_join", "decode_step", "mapping"]
 
 
 class BrokenDocument(Exception):

@@ -5,7 +5,7 @@ Where replaying a step would need a function the file cannot hold (a `Mutation`,
 that step is saved in the step's `afters`, and replay takes it; for a reducer that may be
 missing where the file is read (a lambda, the user's own function or registered name) it is
 saved in the step's `kept` instead, as what it added when it only grew
-(`nbgraph.engine.core.pinned`), and `graph=` replays the real function.
+(`nbgraph.engine.facts.growth`), and `graph=` replays the real function.
 """
 
 from __future__ import annotations
@@ -14,16 +14,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nbgraph.codec.nesting import ValueTooDeepError
 from nbgraph.codec.values import ValueEncoder, encode_error, encode_value, is_opaque
-from nbgraph.engine.core.pinned import growth, pinned_data
-from nbgraph.engine.core.retrying import Attempt
-from nbgraph.engine.core.runlog import join_data, reset_data
-from nbgraph.engine.core.tasks import Task
+from nbgraph.engine.facts import Attempt, Task, growth, join_data, pinned_data, reset_data
 from nbgraph.reducers import callable_anywhere
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING, Mutation, is_overwrite
 
 if TYPE_CHECKING:
-    from nbgraph.record.run import Run
+    from nbgraph.record.run import RunRecord
+
+__all__ = ["encode_steps"]
 
 
 def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
@@ -77,7 +76,7 @@ def _write(task: Task, field: Any, value: Any, watch: ValueEncoder) -> Any:
         ) from None
 
 
-def encode_steps(run: Run) -> list[dict[str, Any]]:
+def encode_steps(run: RunRecord) -> list[dict[str, Any]]:
     """Every step of the run, with `afters` where a loaded run could not replay it."""
     watch = ValueEncoder()  # encodes what reaches the state, noting anything opaque
     steps = []
@@ -114,7 +113,7 @@ def _kept_data(pinned: Any) -> list[Any]:
     return [kind, encode_value(part)]
 
 
-def _point_afters(run: Run) -> list[dict[str, dict[Any, Any]] | None]:
+def _point_afters(run: RunRecord) -> list[dict[str, dict[Any, Any]] | None]:
     """A branch run's `afters`: per step, per lineage point (a task, a join), the values
     after it of the fields it wrote or merged — replay takes them instead of folding."""
     fields = run.graph.fields
@@ -138,7 +137,7 @@ def _point_afters(run: Run) -> list[dict[str, dict[Any, Any]] | None]:
     return [by_step.get(step.step) for step in run.log.steps]
 
 
-def _has_unreplayable_parts(run: Run) -> bool:
+def _has_unreplayable_parts(run: RunRecord) -> bool:
     """Whether some step may need `afters` even though every written value encodes plainly."""
     fields = run.graph.fields.values()
     return (
@@ -155,7 +154,7 @@ class _Kept(NamedTuple):
     pinned: Any
 
 
-def _afters(run: Run) -> list[dict[Any, Any] | None]:
+def _afters(run: RunRecord) -> list[dict[Any, Any] | None]:
     """Per step, the values after it of the fields a loaded run could not fold again.
 
     A field is pinned at a step when its reducer is not one nbgraph finds again (its own,

@@ -18,6 +18,15 @@ from nbgraph.graph import Branch, GraphSpec, NodeSpec, WaitingEdge
 from nbgraph.reducers import Reducer, reducer_from_callable
 from nbgraph.schema import FieldSpec, SchemaInfo, read_schema
 
+__all__ = [
+    "ImportedFunction",
+    "LangGraphHistoryError",
+    "NotALangGraphError",
+    "channel_notes",
+    "check_langgraph_app",
+    "spec_from_langgraph",
+]
+
 
 class NotALangGraphError(NbgraphError, TypeError):
     """`Run.from_langgraph` or `nbgraph.trace` was given something that is not a compiled
@@ -163,11 +172,11 @@ def _reducer(operator: Any) -> Reducer:
         from nbgraph.messages import add_messages
 
         name = reducer_from_callable(add_messages).name
-        return Reducer(name, operator, prepare=langchain_with_ids)
+        return Reducer(name, operator, prepare=_langchain_with_ids)
     return reducer_from_callable(operator)
 
 
-def langchain_with_ids(value: Any) -> Any:
+def _langchain_with_ids(value: Any) -> Any:
     """A messages write as nbgraph's record keeps it (`with_ids`): langchain messages, each
     with an id (a fresh one where it had none; the import then gives the ids LangGraph's
     reducer gave). A value that is not messages is kept as written."""
@@ -181,7 +190,7 @@ def langchain_with_ids(value: Any) -> Any:
         return value
 
 
-KNOWN_CHANNELS = ("BinaryOperatorAggregate", "LastValue", "EphemeralValue", "Topic")
+_KNOWN_CHANNELS = ("BinaryOperatorAggregate", "LastValue", "EphemeralValue", "Topic")
 """The channel kinds read into a field exactly; any other is read as overwrite, with a note."""
 
 
@@ -191,7 +200,7 @@ def channel_notes(app: Any) -> list[str]:
         f"field {name!r} is a LangGraph {type(channel).__name__} channel; the record folds its "
         "writes as overwrite (the values shown are LangGraph's where they differ)."
         for name, channel in app.builder.channels.items()
-        if type(channel).__name__ not in KNOWN_CHANNELS
+        if type(channel).__name__ not in _KNOWN_CHANNELS
     ]
 
 

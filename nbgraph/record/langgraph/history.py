@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.core.runlog import RunLog, StepLog, initial_values, replay_step
+from nbgraph.engine.facts import RunLog, StepLog, initial_values, replay_step
 from nbgraph.isolation import isolate
 from nbgraph.record.langgraph.graph import (
     LangGraphHistoryError,
@@ -26,7 +26,9 @@ from nbgraph.record.langgraph.tasks import NULL_TASK, Triggers, step_tasks, writ
 from nbgraph.record.langgraph.updates import update_tasks
 from nbgraph.types import MISSING
 
-NOTE_STOPPED = (
+__all__ = ["Checkpoint", "Checkpoints", "log_from_langgraph", "read_checkpoints"]
+
+_NOTE_STOPPED = (
     "LangGraph's history shows the run stopped with tasks still to run ({next}) and no "
     "error, interrupt or breakpoint recorded: it does not say why (a recursion limit, or an "
     "error raised while applying the step's writes)."
@@ -77,12 +79,12 @@ def log_from_langgraph(app: Any, config: Any) -> RunLog:
     thread_id, head_id, thread = _thread(app, config)
     found = read_checkpoints(app, thread, thread_id)
     origins: list[tuple[Any, Any]] = []
-    log = thread_log(app, found, thread_id, head_id, origins)
-    attach_langgraph_subruns(log, origins, app, app, thread_log)
+    log = _thread_log(app, found, thread_id, head_id, origins)
+    attach_langgraph_subruns(log, origins, app, app, _thread_log)
     return log
 
 
-def thread_log(
+def _thread_log(
     graph: Any, found: dict[str, Checkpoint], thread_id: str, head_id: str | None,
     origins: list[tuple[Any, Any]] | None = None,
 ) -> RunLog:  # fmt: skip
@@ -283,7 +285,7 @@ def _status(log: RunLog, head: Checkpoint) -> None:
     log.status = "interrupted"
     spec = log.graph
     if not set(snap_next) & {*spec.interrupt_before, *spec.interrupt_after}:
-        log.warnings.append(NOTE_STOPPED.format(next=", ".join(snap_next)))
+        log.warnings.append(_NOTE_STOPPED.format(next=", ".join(snap_next)))
 
 
 def _fork_tasks(record: Checkpoint, found: dict[str, Checkpoint], spec: Any) -> list[dict]:

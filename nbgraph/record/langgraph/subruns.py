@@ -23,6 +23,8 @@ from typing import Any
 
 from nbgraph.record.langgraph.graph import LangGraphHistoryError
 
+__all__ = ["attach_langgraph_subruns"]
+
 
 def attach_langgraph_subruns(
     log: Any,

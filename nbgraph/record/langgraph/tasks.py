@@ -15,12 +15,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.core.tasks import Task, prepared
+from nbgraph.engine.facts import Task, prepared
 from nbgraph.errors import NbgraphError
 from nbgraph.types import Interrupt, Overwrite, Send
 
-START = "__start__"
-ERROR, INTERRUPT, RESUME, TASKS = "__error__", "__interrupt__", "__resume__", "__pregel_tasks"
+__all__ = [
+    "ERROR",
+    "INTERRUPT",
+    "NULL_TASK",
+    "ImportedTaskError",
+    "Triggers",
+    "make_task",
+    "step_tasks",
+    "writes_by_task",
+]
+
+_START = "__start__"
+ERROR, INTERRUPT, _TASKS = "__error__", "__interrupt__", "__pregel_tasks"
 NULL_TASK = "00000000-0000-0000-0000-000000000000"
 """The task id LangGraph files a thread-wide `Command(resume=...)` under."""
 
@@ -67,14 +78,14 @@ class Triggers:
             elif channel.startswith("join:"):
                 sources, _, target = channel.removeprefix("join:").rpartition(":")
                 self.joins.setdefault(target, sources.split("+"))
-            elif channel == TASKS:
+            elif channel == _TASKS:
                 self.sends.append((task.node, _send(value)))
 
 
-def path_key(path: Any) -> str:
+def _path_key(path: Any) -> str:
     """LangGraph's sort key of a task path (its `task_path_str`), the order writes apply."""
     if isinstance(path, (tuple, list)):
-        return "~" + ", ".join(path_key(part) for part in path)
+        return "~" + ", ".join(_path_key(part) for part in path)
     return f"{path:010d}" if isinstance(path, int) else str(path)
 
 
@@ -112,7 +123,7 @@ def step_tasks(
             LangGraph id and the namespace of a subgraph it ran).
     """
     ran = [t for t in planned if t.id in writes or (head and (t.error or t.interrupts))]
-    ran.sort(key=lambda t: path_key(tuple(t.path[:3])))
+    ran.sort(key=lambda t: _path_key(tuple(t.path[:3])))
     sends = [send for _, send in triggers.sends]
     senders = [node for node, _ in triggers.sends]
     triggers.sends = []
@@ -121,7 +132,7 @@ def step_tasks(
         raw = writes.get(planned_task.id, [])
         task = make_task(step, index, planned_task, raw, spec, head)
         path = tuple(planned_task.path)
-        if task.node == START:
+        if task.node == _START:
             task.kind = "input"
         elif path and path[0] == "__pregel_push" and isinstance(path[1], int):
             position = path[1]
@@ -146,25 +157,25 @@ def make_task(
     thread's last checkpoint its error and interrupts; named `name` or as planned."""
     task = Task(step, index, name or planned.name)
     fields = spec.fields
-    task.writes = [(c, prepared(fields[c], field_value(v))) for c, v in raw if c in fields]
+    task.writes = [(c, prepared(fields[c], _field_value(v))) for c, v in raw if c in fields]
     static = spec.edges.get(task.node, ())
     routes: list[Any] = []
     for channel, value in raw:
         target = channel.removeprefix("branch:to:")
         if target != channel and target not in static:
             routes.append(target)
-        elif channel == TASKS:
+        elif channel == _TASKS:
             routes.append(_send(value))
     task.routes = routes or ()
     if head and planned is not None:
         if planned.error:
-            task.error = task_error(planned.error)
+            task.error = _task_error(planned.error)
         if planned.interrupts:
             task.interrupts = tuple(Interrupt(i.value, str(i.id)) for i in planned.interrupts)
     return task
 
 
-def field_value(value: Any) -> Any:
+def _field_value(value: Any) -> Any:
     """A written value with LangGraph's `Overwrite` as nbgraph's (the same meaning)."""
     if type(value).__name__ == "Overwrite" and type(value).__module__.startswith("langgraph"):
         return Overwrite(value.value)
@@ -175,7 +186,7 @@ def _send(value: Any) -> Send:
     return Send(value.node, value.arg) if hasattr(value, "node") else value
 
 
-def task_error(text: Any) -> BaseException:
+def _task_error(text: Any) -> BaseException:
     """A task's error from the text LangGraph's history keeps (`"ValueError('bad')"`):
     the built-in class itself when it is one, else an `ImportedTaskError` of that name."""
     if isinstance(text, BaseException):

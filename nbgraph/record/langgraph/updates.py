@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.core.tasks import Task
-from nbgraph.engine.core.writes import field_spec, reduce_field
+from nbgraph.engine.facts import Task, field_spec, reduce_field
 from nbgraph.isolation import isolate
 from nbgraph.record.langgraph.tasks import ERROR, INTERRUPT, NULL_TASK, Triggers, make_task
 from nbgraph.types import MISSING, Overwrite
+
+__all__ = ["update_tasks"]
 
 
 def update_tasks(
@@ -51,12 +52,12 @@ def update_tasks(
 def _update(
     step: int, index: int, raw: list[tuple[str, Any]], spec: Any, child: Any, last: str | None
 ) -> tuple[Task, list[tuple[str, Any]]]:
-    task = make_task(step, index, None, raw, spec, False, name=as_node(raw, spec, child, last))
+    task = make_task(step, index, None, raw, spec, False, name=_as_node(raw, spec, child, last))
     task.kind = "update"
     return task, raw
 
 
-def as_node(raw: list[tuple[str, Any]], spec: Any, child: Any, last: str | None) -> str:
+def _as_node(raw: list[tuple[str, Any]], spec: Any, child: Any, last: str | None) -> str:
     """The node an update wrote as: the source a waiting edge records, the node whose
     edges lead to what it starts (or to what the new checkpoint runs next), else the last
     node that ran (LangGraph's own choice when `as_node` is not given)."""
@@ -100,7 +101,7 @@ def _from_values(
         before = values.get(name, MISSING)
         if name in spec.fields and (before is MISSING or _differs(before, after)):
             writes.append((name, _write(spec.fields[name], before, after)))
-    task = make_task(step, 0, None, [], spec, False, name=as_node([], spec, child, last))
+    task = make_task(step, 0, None, [], spec, False, name=_as_node([], spec, child, last))
     task.kind, task.writes = "update", writes
     for target in child.snapshot.next or ():
         triggers.start(target, task.node, step)

@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.core.runlog import Join, RunLog, initial_values
-from nbgraph.engine.core.writes import field_spec, group_writes
-from nbgraph.engine.lineages.points import delta_merge, grow, keep_live_ephemeral
+from nbgraph.engine.facts import (
+    Join,
+    RunLog,
+    delta_merge,
+    field_spec,
+    group_writes,
+    grow,
+    initial_values,
+    keep_live_ephemeral,
+)
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import (
     Effect,
@@ -25,6 +32,8 @@ from nbgraph.record.effects import (
 )
 from nbgraph.record.lineages.states import LineageStates, input_state
 from nbgraph.types import MISSING, START
+
+__all__ = ["lineage_effect_rows"]
 
 
 def lineage_effect_rows(log: RunLog) -> list[Effect]:

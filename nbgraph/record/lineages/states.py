@@ -9,31 +9,28 @@ the last one outweigh the state, and at every join and reset.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-from nbgraph.engine.core.runlog import Join, RunLog, StepLog, initial_values
-from nbgraph.engine.core.writes import apply_writes, group_writes
-from nbgraph.engine.lineages.checkpoints import rebuild
-from nbgraph.engine.lineages.points import (
+from nbgraph.engine.facts import (
+    Join,
     Lineage,
+    RunLog,
+    StepLog,
+    apply_writes,
     common_base,
     delta_merge,
+    group_writes,
     grow,
+    initial_values,
     keep_live_ephemeral,
+    rebuild_lineages,
 )
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import collector_paused
 from nbgraph.record.timeline import MIN_SNAPSHOT_COST, Timeline, _copy, _size
 from nbgraph.types import START
 
-
-def joins_of(log: RunLog) -> Iterator[Join]:
-    """Every join of the run in order, END's last."""
-    for step in log.steps:
-        yield from step.joins
-    if log.end is not None:
-        yield log.end
+__all__ = ["BranchTimeline", "LineageStates", "input_state"]
 
 
 class LineageStates:
@@ -61,7 +58,7 @@ class LineageStates:
                 self._add_join(join)
             if step.points:  # a resumed run: the lineages restored from a checkpoint
                 restored: dict[str, Lineage] = {}
-                rebuild(self.log.graph, step.points, restored, step.step)
+                rebuild_lineages(self.log.graph, step.points, restored, step.step)
                 for point in restored.values():
                     self._add(point, step.step)
                     self._cache[point.id] = point.values  # type: ignore[assignment]

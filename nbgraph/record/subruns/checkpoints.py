@@ -9,10 +9,12 @@ from collections.abc import Callable
 from typing import Any
 
 from nbgraph.checkpoint.subthreads import SEP
-from nbgraph.engine.nested.states import subgraph_of
+from nbgraph.graph.subgraphs import subgraph_of
+
+__all__ = ["attach_subruns"]
 
 
-def child_threads(saver: Any, key: str) -> dict[str, list[str]]:
+def _child_threads(saver: Any, key: str) -> dict[str, list[str]]:
     """`{namespace part: keys}` of the subgraph threads one level inside thread `key`: per
     `node:<task id>`, the keys of the graphs that task ran, in order (its k-th after the
     first is kept under `node:<task id>|k`)."""
@@ -37,7 +39,7 @@ def attach_subruns(log: Any, saver: Any, key: str, spec: Any, rebuild: Callable[
             description is used).
         rebuild: `log_from_checkpointer`, called as `rebuild(saver, key, None, spec)`.
     """
-    children = child_threads(saver, key)
+    children = _child_threads(saver, key)
     if not children:
         return
     for task in log.tasks():

@@ -15,7 +15,9 @@ from nbgraph.record.files.step_decoding import BrokenDocument
 from nbgraph.record.subruns.runs import subrun_logs
 
 if TYPE_CHECKING:
-    from nbgraph.engine.core.runlog import RunLog
+    from nbgraph.engine.facts import RunLog
+
+__all__ = ["attach_subruns", "encode_subruns"]
 
 
 def encode_subruns(

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from nbgraph.engine.core.runlog import RunLog
+    from nbgraph.engine.facts import RunLog
+
+__all__ = ["subrun_logs"]
 
 
 def subrun_logs(log: RunLog) -> list[tuple[str, RunLog]]:

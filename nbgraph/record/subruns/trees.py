@@ -15,7 +15,9 @@ from nbgraph.record.subruns.runs import subrun_logs
 from nbgraph.record.tree import StateTree, TreeNode, build_tree
 
 if TYPE_CHECKING:
-    from nbgraph.engine.core.runlog import RunLog
+    from nbgraph.engine.facts import RunLog
+
+__all__ = ["run_tree", "subrun_positions"]
 
 
 def run_tree(log: RunLog) -> StateTree:

@@ -19,9 +19,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from nbgraph import reducers as builtin
-from nbgraph.engine.core.runlog import RunLog, StepLog
-from nbgraph.engine.core.tasks import Task
-from nbgraph.engine.core.writes import applied_writes, field_spec, merge_unreduced, reduce_field
+from nbgraph.engine.facts import (
+    RunLog,
+    StepLog,
+    Task,
+    applied_writes,
+    field_spec,
+    merge_unreduced,
+    reduce_field,
+)
 from nbgraph.isolation import isolate
 from nbgraph.record.compare.values import first_difference
 from nbgraph.record.effects import is_conflict, same
@@ -35,7 +41,9 @@ if TYPE_CHECKING:
 
     from nbgraph.graph import GraphSpec
 
-WRITER_COLUMNS = (
+__all__ = ["order_sensitivity", "writers"]
+
+_WRITER_COLUMNS = (
     "field",
     "reducer",
     "writers",
@@ -46,7 +54,7 @@ WRITER_COLUMNS = (
     "order_dependent",
     "order_basis",
 )
-ORDER_COLUMNS = (
+_ORDER_COLUMNS = (
     "step",
     "field",
     "reducer",
@@ -61,7 +69,7 @@ ORDER_COLUMNS = (
 _ORDER_FREE = (builtin.maximum, builtin.minimum, max, min)
 _ADDITION = (builtin.add, operator.add)
 _NUMBER_TYPES = (int, float, complex, bool)
-Outcome = tuple[bool, Any]
+_Outcome = tuple[bool, Any]
 """A fold's result: `(True, value)`, or `(False, the exception it raised)`."""
 
 
@@ -69,7 +77,7 @@ Outcome = tuple[bool, Any]
 
 
 @dataclass(frozen=True, slots=True)
-class ConcurrentWrites:
+class _ConcurrentWrites:
     """One field written by two or more tasks of one step (`writers` in write order)."""
 
     step: StepLog
@@ -77,7 +85,7 @@ class ConcurrentWrites:
     writers: tuple[Task, ...]
 
 
-def concurrent_writes(log: RunLog, *, applied_only: bool) -> list[ConcurrentWrites]:
+def _concurrent_writes(log: RunLog, *, applied_only: bool) -> list[_ConcurrentWrites]:
     """Every (step, field) that two or more tasks wrote, in step and first-write order."""
     found = []
     for step in log.steps:
@@ -88,11 +96,13 @@ def concurrent_writes(log: RunLog, *, applied_only: bool) -> list[ConcurrentWrit
             if task.error is None:
                 for name in dict.fromkeys(key for key, _ in task.writes):
                     by_field.setdefault(name, []).append(task)
-        found += [ConcurrentWrites(step, n, tuple(ts)) for n, ts in by_field.items() if len(ts) > 1]
+        found += [
+            _ConcurrentWrites(step, n, tuple(ts)) for n, ts in by_field.items() if len(ts) > 1
+        ]
     return found
 
 
-def _refoldable(group: ConcurrentWrites) -> bool:
+def _refoldable(group: _ConcurrentWrites) -> bool:
     """False where the record keeps only the value after (a reducer a file could not hold)."""
     return group.step.afters is None or group.field not in group.step.afters
 
@@ -114,8 +124,8 @@ def _orders(n: int, max_orders: int, rng: random.Random) -> list[tuple[int, ...]
 
 
 def _fold(
-    graph: GraphSpec, group: ConcurrentWrites, order: Sequence[int], start: dict[str, Any]
-) -> Outcome:
+    graph: GraphSpec, group: _ConcurrentWrites, order: Sequence[int], start: dict[str, Any]
+) -> _Outcome:
     """The field's value after its step, had its writers' tasks come in `order`."""
     reordered = iter([group.writers[i] for i in order])
     tasks = [next(reordered) if t in group.writers else t for t in group.step.tasks]
@@ -133,14 +143,14 @@ def _fold(
         return False, error
 
 
-def _same_outcome(a: Outcome, b: Outcome) -> bool:
+def _same_outcome(a: _Outcome, b: _Outcome) -> bool:
     """Two values that are equal, or two errors of one type (their messages name the order)."""
     if a[0] and b[0]:
         return same(a[1], b[1])
     return not a[0] and not b[0] and type(a[1]) is type(b[1])
 
 
-def _shown(outcome: Outcome) -> Any:
+def _shown(outcome: _Outcome) -> Any:
     ok, value = outcome
     return isolate(value) if ok else f"error: {type(value).__name__}: {value}"
 
@@ -161,13 +171,13 @@ def _labels(tasks: Sequence[Task]) -> list[str]:
 @dataclass(slots=True)
 class _OrderTrial:
     tried: int
-    first: tuple[tuple[int, ...], Outcome]
-    other: tuple[tuple[int, ...], Outcome] | None = None
+    first: tuple[tuple[int, ...], _Outcome]
+    other: tuple[tuple[int, ...], _Outcome] | None = None
 
 
 def _try_orders(
     graph: GraphSpec,
-    group: ConcurrentWrites,
+    group: _ConcurrentWrites,
     start: dict[str, Any],
     max_orders: int,
     rng: random.Random,
@@ -224,7 +234,7 @@ def order_sensitivity(run: RunRecord, max_orders: int = 120, seed: int = 0) -> p
         raise ValueError(f"max_orders must be an integer of at least 2, got {max_orders!r}.")
     graph, rng, starts = run.graph, random.Random(seed), _Starts(run)
     rows = []
-    for group in concurrent_writes(run.log, applied_only=True):
+    for group in _concurrent_writes(run.log, applied_only=True):
         if not _refoldable(group):
             continue
         trial = _try_orders(graph, group, starts[group.step.step], max_orders, rng)
@@ -245,7 +255,7 @@ def order_sensitivity(run: RunRecord, max_orders: int = 120, seed: int = 0) -> p
                 first_difference(_shown(a), _shown(b)),
             )
         )
-    return frame(rows, ORDER_COLUMNS)
+    return frame(rows, _ORDER_COLUMNS)
 
 
 # --- who writes what ---------------------------------------------------------------------------
@@ -288,7 +298,7 @@ def writers(run: RunRecord) -> pd.DataFrame:
         if name in tried:
             dependent, basis = tried[name], "tried"
         else:
-            dependent, basis = guess_order_dependent(spec, written.get(name, ())), "guessed"
+            dependent, basis = _guess_order_dependent(spec, written.get(name, ())), "guessed"
         rows.append(
             (
                 name,
@@ -302,7 +312,7 @@ def writers(run: RunRecord) -> pd.DataFrame:
                 basis,
             )
         )
-    return frame(rows, WRITER_COLUMNS)
+    return frame(rows, _WRITER_COLUMNS)
 
 
 def _tally_writes(run: RunRecord) -> tuple[dict[str, _FieldWrites], dict[str, list[Any]]]:
@@ -341,7 +351,7 @@ def _tried_order_dependence(run: RunRecord, max_orders: int = 120) -> dict[str, 
     """Per field written concurrently, whether some step's task orders disagree."""
     dependent: dict[str, bool] = {}
     rng, starts = random.Random(0), _Starts(run)
-    for group in concurrent_writes(run.log, applied_only=False):
+    for group in _concurrent_writes(run.log, applied_only=False):
         if dependent.get(group.field) or not _refoldable(group):
             continue
         start = starts[group.step.step]
@@ -350,16 +360,16 @@ def _tried_order_dependence(run: RunRecord, max_orders: int = 120) -> dict[str, 
     return dependent
 
 
-def guess_order_dependent(spec: FieldSpec, written: Sequence[Any] = ()) -> bool:
+def _guess_order_dependent(spec: FieldSpec, written: Sequence[Any] = ()) -> bool:
     """Whether concurrent writes to this field could give another value in another order.
 
     False for a field without a reducer, for `max`/`min`, and for addition on numbers (the
     declared type, or else every value in `written`); True otherwise.
 
     >>> from nbgraph.reducers import get_reducer, reducer_from_callable
-    >>> guess_order_dependent(FieldSpec("n", int, get_reducer("add")))
+    >>> _guess_order_dependent(FieldSpec("n", int, get_reducer("add")))
     False
-    >>> guess_order_dependent(FieldSpec("log", list, reducer_from_callable(operator.add)))
+    >>> _guess_order_dependent(FieldSpec("log", list, reducer_from_callable(operator.add)))
     True
     """
     reducer = spec.reducer

@@ -5,17 +5,17 @@ the run ends.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.core.injection import call
-from nbgraph.engine.core.loop import DEFAULT_RECURSION_LIMIT
-from nbgraph.engine.core.runlog import initial_values, replay_step
-from nbgraph.engine.core.tasks import Task, absorb_route, router_state
-from nbgraph.engine.core.writes import apply_writes
+from nbgraph.engine.facts import (
+    Task,
+    apply_writes,
+    initial_values,
+    replay_step,
+    routes_again,
+)
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import same
 from nbgraph.record.run import RunRecord
@@ -25,8 +25,10 @@ if TYPE_CHECKING:
     from nbgraph.graph import GraphSpec
     from nbgraph.record.whatif.remerge import RemergedRun
 
+__all__ = ["consequences"]
 
-MAX_NOTES = 10
+
+_MAX_NOTES = 10
 """Notes of one kind listed before the rest are counted (`routing_changes` has every row)."""
 
 
@@ -103,9 +105,9 @@ def consequences(source: RunRecord, new: RemergedRun) -> tuple[list[str], list[t
 
 
 def _capped(notes: list[str], what: str) -> list[str]:
-    if len(notes) <= MAX_NOTES:
+    if len(notes) <= _MAX_NOTES:
         return notes
-    return [*notes[:MAX_NOTES], f"... and {len(notes) - MAX_NOTES} more {what}."]
+    return [*notes[:_MAX_NOTES], f"... and {len(notes) - _MAX_NOTES} more {what}."]
 
 
 def _steps(steps: list[int]) -> str:
@@ -116,8 +118,8 @@ def _steps(steps: list[int]) -> str:
             spans[-1][1] = step
         else:
             spans.append([step, step])
-    shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans[:MAX_NOTES])
-    more = ", ..." if len(spans) > MAX_NOTES else ""
+    shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans[:_MAX_NOTES])
+    more = ", ..." if len(spans) > _MAX_NOTES else ""
     return f"step {steps[0]}" if len(steps) == 1 else f"steps {shown}{more}"
 
 
@@ -185,8 +187,8 @@ def _check_routes(
         return
     if not _differing(old_view, new_view):
         return
-    old, why_old = _router_routes(source.graph, task, starts[0], source.log)
-    now, why_now = _router_routes(new.graph, task, starts[1], source.log)
+    old, why_old = routes_again(source.graph, task, starts[0], source.log)
+    now, why_now = routes_again(new.graph, task, starts[1], source.log)
     if old is None or now is None:
         found.unknown.append(f"{where} is unknown: {why_old or why_now}.")
         return
@@ -216,31 +218,6 @@ def _router_values(graph: GraphSpec, task: Task, start: dict[str, Any]) -> dict[
             values[name] = isolate(values[name])
     apply_writes(graph.fields, values, task.writes, task.step, task.node)
     return values
-
-
-def _router_routes(
-    graph: GraphSpec, task: Task, start: dict[str, Any], log: Any
-) -> tuple[list[Any] | None, str]:
-    """Where the task's routers send the run from `start`, or None and why it is unknown.
-
-    A router is called as the engine calls it (its `config`, `runtime` parameters filled, with
-    the run's context; a store is not reached again)."""
-    scratch = Task(task.step, task.index, task.node, task.kind, writes=task.writes)
-    config = log.config
-    limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
-    again = SimpleNamespace(spec=graph, config=config, context=log.context, store=None, log=log)
-    managed = {n: limit - task.step for n, f in graph.fields.items() if f.managed}
-    for branch in graph.branches.get(task.node, ()):
-        try:
-            state = router_state(graph, scratch, start, managed, branch)
-            result = call(branch.router, state, again, scratch)
-            if inspect.isawaitable(result):
-                getattr(result, "close", lambda: None)()
-                return None, f"router {branch.name!r} is async and is not called again"
-            absorb_route(graph, branch, scratch, result)
-        except Exception as error:
-            return None, f"router {branch.name!r} raised {_error(error)}"
-    return list(scratch.routes), ""
 
 
 def _error(error: BaseException | None) -> str:

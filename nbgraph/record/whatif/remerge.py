@@ -12,12 +12,14 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.core.runlog import RunLog, StepLog, initial_values
-from nbgraph.engine.core.writes import (
+from nbgraph.engine.facts import (
+    RunLog,
+    StepLog,
     applied_writes,
     apply_writes,
     clear_ephemeral,
     group_writes,
+    initial_values,
     merge_unreduced,
 )
 from nbgraph.isolation import isolate
@@ -31,7 +33,7 @@ from nbgraph.reducers import (
     reducer_from_callable,
     registered_names,
 )
-from nbgraph.schema import FieldSpec, _empty_factory
+from nbgraph.schema import FieldSpec, empty_factory
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -39,7 +41,9 @@ if TYPE_CHECKING:
 
     from nbgraph.graph import GraphSpec
 
-ROUTING_COLUMNS = ("step", "node", "recorded", "would_route")
+__all__ = ["RemergedRun", "remerge"]
+
+_ROUTING_COLUMNS = ("step", "node", "recorded", "would_route")
 
 
 # --- the same writes through other reducers ------------------------------------------------------
@@ -74,11 +78,11 @@ class RemergedRun(RunRecord):
         `recorded` is the task's recorded routes (Command gotos, then router choices; static
         edges are not routes); `would_route` is the same with the routers called again.
         """
-        return frame(self._routing_rows, ROUTING_COLUMNS)
+        return frame(self._routing_rows, _ROUTING_COLUMNS)
 
 
 @functools.cache
-def remerged_class(base: type[RunRecord]) -> type[RemergedRun]:
+def _remerged_class(base: type[RunRecord]) -> type[RemergedRun]:
     """`RemergedRun` on top of `base`: a re-merged `nbgraph.Run` is an `nbgraph.Run` too."""
     if issubclass(base, RemergedRun):
         return base
@@ -111,7 +115,7 @@ def remerge(run: RunRecord, reducers: Mapping[str, Any]) -> RemergedRun:
     """
     fields, changed = _swap_reducers(run, reducers)
     graph = dataclasses.replace(run.graph, fields=fields)
-    new = remerged_class(type(run))(_replay(run.log, graph, changed), run, changed)
+    new = _remerged_class(type(run))(_replay(run.log, graph, changed), run, changed)
     new.remerge_notes, new._routing_rows = consequences(run, new)
     return new
 
@@ -142,7 +146,7 @@ def _swap_reducers(
         if problem:
             problems.append(f"field {name!r}: {problem}")
             continue
-        initial = None if reducer is None else spec.initial or _empty_factory(spec.type)
+        initial = None if reducer is None else spec.initial or empty_factory(spec.type)
         fields[name] = dataclasses.replace(spec, reducer=reducer, initial=initial)
         changed[name] = (spec.reducer_name, fields[name].reducer_name)
     if problems:

@@ -1,0 +1,184 @@
+"""The engine's whole interface to the record: a run's facts as plain data, and the few engine
+functions that read them again.
+
+`nbgraph.record` imports from the engine only this module (`tests/test_layers.py` checks it).
+A run's facts are a `RunLog` of `StepLog`s, each with its `Task`s (their `Attempt`s), its
+`RootReset`s and its branch `Join`s, and the `StoreOp`s its nodes made. The record rebuilds
+states from them with the engine's own code, never a copy of it: writes folded through the
+reducers (`replay_step`, `reduce_field`, ...), a branch run's lineages merged by the engine's
+rules (`delta_merge`, ...), a thread's checkpoints read as the engine wrote them, and a
+recorded task's routers called as the engine calls them (`routes_again`).
+
+The functions that read checkpoints or call routers load those engine modules on first use,
+so `import nbgraph` stays light.
+"""
+
+from __future__ import annotations
+
+import inspect
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+from nbgraph.engine.core.pinned import growth, pinned_data, pinned_map, value_after
+from nbgraph.engine.core.retrying import Attempt
+from nbgraph.engine.core.runlog import (
+    Join,
+    RootReset,
+    RunLog,
+    StepLog,
+    initial_values,
+    join_data,
+    replay_step,
+    reset_data,
+)
+from nbgraph.engine.core.store_record import StoreOp
+from nbgraph.engine.core.tasks import Task, absorb_route, prepared, router_state
+from nbgraph.engine.core.writes import (
+    applied_writes,
+    apply_writes,
+    clear_ephemeral,
+    conflicting_writers,
+    field_spec,
+    group_writes,
+    merge_unreduced,
+    reduce_field,
+)
+from nbgraph.engine.lineages.checkpoints import rebuild as rebuild_lineages
+from nbgraph.engine.lineages.points import (
+    Lineage,
+    common_base,
+    delta_merge,
+    grow,
+    keep_live_ephemeral,
+)
+from nbgraph.engine.nested.edges import TO_PARENT, hands_to_parent
+
+if TYPE_CHECKING:
+    from nbgraph.graph import GraphSpec
+
+__all__ = [
+    "TO_PARENT",
+    "Attempt",
+    "Join",
+    "Lineage",
+    "RootReset",
+    "RunLog",
+    "StepLog",
+    "StoreOp",
+    "Task",
+    "applied_writes",
+    "apply_delta",
+    "apply_writes",
+    "checked_saver",
+    "clear_ephemeral",
+    "common_base",
+    "conflicting_writers",
+    "delta_merge",
+    "field_spec",
+    "group_writes",
+    "grow",
+    "growth",
+    "hands_to_parent",
+    "initial_values",
+    "join_data",
+    "keep_live_ephemeral",
+    "merge_unreduced",
+    "parent_chain",
+    "pinned_data",
+    "pinned_map",
+    "prepared",
+    "rebuild_lineages",
+    "reduce_field",
+    "replay_step",
+    "reset_data",
+    "restored_values",
+    "routes_again",
+    "task_from_data",
+    "value_after",
+]
+
+
+# --- a thread's checkpoints, read as the engine wrote them -------------------------------------
+
+
+def checked_saver(saver: Any) -> Any:
+    """`saver`, with every checkpoint and pending write it returns checked (idempotent)."""
+    from nbgraph.engine.persistence.checkpoint_shape import checked_saver as checked
+
+    return checked(saver)
+
+
+def parent_chain(saver: Any, record: Any) -> list[Any]:
+    """`record` and its ancestors, newest first, to the thread's first checkpoint.
+
+    Raises:
+        CheckpointFileError: the parent links loop or break.
+    """
+    from nbgraph.engine.persistence.chain import parent_chain as chain
+
+    return chain(saver, record)
+
+
+def apply_delta(
+    spec: GraphSpec, values: dict[str, Any], payload: dict[str, Any], step: int
+) -> dict:
+    """One checkpoint's delta (resets, writes, clears) applied to `values` (owned by the
+    caller), as a resume replays it.
+
+    Raises:
+        CheckpointFileError: the saved writes no longer fold.
+    """
+    from nbgraph.engine.persistence.restoring import apply_delta as apply
+
+    return apply(spec, values, payload, step)
+
+
+def task_from_data(data: dict[str, Any]) -> Task:
+    """A task back from a checkpoint's plain data."""
+    from nbgraph.engine.persistence.restoring import task_from_data as task
+
+    return task(data)
+
+
+def restored_values(
+    saver: Any, spec: GraphSpec, config: dict[str, Any], checkpoint_id: str
+) -> dict[str, Any]:
+    """The state of the thread `config` names at `checkpoint_id`, restored as a resume
+    restores it (from the nearest snapshot and the deltas after it; a branch run's lineages
+    merged)."""
+    from nbgraph.engine.persistence.persist import Thread
+
+    return Thread(saver, spec, config).restore(checkpoint_id).values  # type: ignore[union-attr]
+
+
+# --- a recorded task's routers, called again -----------------------------------------------------
+
+
+def routes_again(
+    graph: GraphSpec, task: Task, start: dict[str, Any], log: RunLog
+) -> tuple[list[Any] | None, str]:
+    """Where the task's routers send the run from `start`, or None and why it is unknown.
+
+    A router is called as the engine calls it (its `config`, `runtime` parameters filled, with
+    the run's context; a store is not reached again).
+    """
+    from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT
+    from nbgraph.engine.core.injection import call
+
+    scratch = Task(task.step, task.index, task.node, task.kind, writes=task.writes)
+    config = log.config
+    limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
+    again = SimpleNamespace(spec=graph, config=config, context=log.context, store=None, log=log)
+    managed = {n: limit - task.step for n, f in graph.fields.items() if f.managed}
+    for branch in graph.branches.get(task.node, ()):
+        try:
+            state = router_state(graph, scratch, start, managed, branch)
+            result = call(branch.router, state, again, scratch)
+            if inspect.isawaitable(result):
+                getattr(result, "close", lambda: None)()
+                return None, f"router {branch.name!r} is async and is not called again"
+            absorb_route(graph, branch, scratch, result)
+        except Exception as error:
+            why = f"{type(error).__name__}: {str(error).rstrip('.')}"
+            return None, f"router {branch.name!r} raised {why}"
+    return list(scratch.routes), ""
