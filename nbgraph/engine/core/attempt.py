@@ -62,7 +62,7 @@ class TaskRunner:
         """Run a task synchronously: call its node, read its output, run its routers; again
         after a wait while its node's `retry_policy` retries the error it raised.
 
-        This is the one way a task runs (`aexecute` is the same steps, awaiting what an
+        This is the one way a task runs (`aexecute` takes the same steps, awaiting what an
         async node or router returns). An exception is kept on the task (with a note naming
         node and step), not raised.
         """
@@ -70,51 +70,48 @@ class TaskRunner:
         plan = run.plans.nodes.get(task.node) or run.plans.of(task.node)
         token = enter_writer(stream or TaskStream(task, run.sink, run.relay))
         try:
-            while (wait := self._attempt(task, plan)) is not None:
+            while True:  # an attempt, then another while the retry policy asks for one
+                task.started = time.time()
+                if task.cached or (run.finished and self.restore(task)):
+                    return task
+                scope = None if run.thread is None else self._scope(task)
+                env = TaskEnv(run, task)
+                entered = enter_task(env)  # what get_config() / get_runtime() answer
+                try:
+                    values = run.read(task) if run.lineages else run.values
+                    if plan.viewed and task.kind == "edge":  # (`_input`'s common case)
+                        state = StateView(values)
+                    else:
+                        state = self._input(task, plan, values)
+                    if scope is None:
+                        output = call_with(env, plan.fn, plan.wanted, state)
+                    else:
+                        inside = enter_scope(scope)
+                        try:
+                            output = call_with(env, plan.fn, plan.wanted, state)
+                        finally:
+                            leave_scope(inside)
+                    if type(output) is dict and run.tap is None:  # (`_took`'s common case)
+                        absorb_update(run.spec, plan.node, task, output)
+                    else:
+                        self._took(task, plan, output)
+                    if plan.routers:
+                        self._route(task, plan, env, values)
+                    if task.dropped:
+                        warn_dropped(run.spec, run.log.warnings, task)
+                except Exception as error:
+                    self._caught(task, error)
+                finally:
+                    leave_task(entered)
+                if task.error is None:  # (`_attempted`'s common case)
+                    self._done(task, scope)
+                    return task
+                wait = self._attempted(task, plan, scope)
+                if wait is None:
+                    return task
                 time.sleep(wait)
         finally:
             leave_writer(token)
-        return task
-
-    def _attempt(self, task: Task, plan: NodePlan) -> float | None:
-        """One attempt at a task: the seconds to wait before the next, or None when done."""
-        run = self.run
-        task.started = time.time()
-        if task.cached or (run.finished and self.restore(task)):
-            return None
-        scope = None if run.thread is None else self._scope(task)
-        env = TaskEnv(run, task)
-        entered = enter_task(env)  # what get_config() / get_runtime() answer, node and routers
-        try:
-            values = run.read(task) if run.lineages else run.values
-            if plan.viewed and task.kind == "edge":  # (`_input`'s common case, asked first)
-                state = StateView(values)
-            else:
-                state = self._input(task, plan, values)
-            if scope is None:
-                output = call_with(env, plan.fn, plan.wanted, state)
-            else:
-                inside = enter_scope(scope)
-                try:
-                    output = call_with(env, plan.fn, plan.wanted, state)
-                finally:
-                    leave_scope(inside)
-            if type(output) is dict and run.tap is None:  # (`_took`'s common case)
-                absorb_update(run.spec, plan.node, task, output)
-            else:
-                self._took(task, plan, output)
-            if plan.routers:
-                self._route(task, plan, env, values)
-            if task.dropped:
-                warn_dropped(run.spec, run.log.warnings, task)
-        except Exception as error:
-            self._caught(task, error)
-        finally:
-            leave_task(entered)
-        if task.error is None:  # (`_attempted`'s common case)
-            self._done(task, scope)
-            return None
-        return self._attempted(task, plan, scope)
 
     def _input(self, task: Task, plan: NodePlan, values: dict[str, Any]) -> Any:
         """What the node is called with (`tasks.node_input`; a `StateView` of `values` for
@@ -215,7 +212,7 @@ class TaskRunner:
         return task
 
     async def _aattempt(self, task: Task, plan: NodePlan) -> float | None:
-        """`_attempt`, awaiting the node's and its routers' results where they are
+        """An attempt of `execute`, awaiting the node's and its routers' results where they are
         awaitable (the only difference)."""
         run = self.run
         task.started = time.time()

@@ -98,6 +98,7 @@ class RunLoop:
         # and a question pauses this run too (engine.nested.subruns)
         self.caller = caller = caller_now() if caller is MISSING else caller
         self.asks_parent = thread is None and caller is not None and caller.scope is not None
+        self.state_after = self._state_after  # (made once: committing a step hands it on)
         self.runner = runner = TaskRunner(self)
         self.execute, self.aexecute, self.route = runner.execute, runner.aexecute, runner.route
 
@@ -203,9 +204,9 @@ class RunLoop:
                 task = tasks[0]
                 plan = self.plans.nodes.get(task.node)
                 if plan is not None and plan.plain:
-                    self.schedule.trigger_plain(task, plan.targets, self._state_after)
+                    self.schedule.trigger_plain(task, plan.targets, self.state_after)
                 else:
-                    self.schedule.trigger(tasks, self._state_after)
+                    self.schedule.trigger(tasks, self.state_after)
                 written = apply_writes(
                     self.spec.fields, self.values, task.writes, self.step, task.node
                 )
@@ -231,7 +232,7 @@ class RunLoop:
             per_task = [(t.node, t.writes) for t in tasks]
             log.merged = merge_unreduced(self.spec.state_merger, fields, self.values, per_task)
         grouped = group_writes(applied_writes(fields, tasks, log.merged))
-        self.schedule.trigger(tasks, self._state_after)
+        self.schedule.trigger(tasks, self.state_after)
         return apply_writes(fields, self.values, grouped, self.step)
 
     def open_step(self, tasks: list[Task], joins: list[Any] | tuple[()] = ()) -> StepLog:

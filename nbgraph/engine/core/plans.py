@@ -1,6 +1,6 @@
 """Per-node plans: what running a node takes, worked out once per compiled graph.
 
-A `NodePlan` holds, for one node, what the one task-execution path (`RunLoop._attempt`)
+A `NodePlan` holds, for one node, what the one task-execution path (`TaskRunner.execute`)
 would otherwise ask at every task: the function and the parameters it wants filled
 (`injections`), its routers and theirs, whether it is handed the engine's values as a
 `StateView` directly, and whether its outgoing edges are plain (no filter, waiting edge,
