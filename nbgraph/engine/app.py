@@ -180,14 +180,18 @@ class CompiledGraph(RunnableHabits):
         merged = run_config(config, kwargs)
         durability = durability_of(kwargs)
         if self.checkpointer is None or isinstance(self.checkpointer, bool):
-            thread = inherited_thread(self, caller)  # (a subgraph: its parent's saver, or None)
+            if caller is not None:  # a subgraph: its parent's saver, or None
+                thread = inherited_thread(self, caller)
+            else:  # a plain run: none (`checkpointer=True` is refused)
+                thread = refuse_root_true(self) if self.checkpointer is True else None
         else:
             thread = Thread(self.checkpointer, self.spec, merged)
             thread.defer(durability if self.spec.semantics != "branches" else "sync")
         run = loop_class(self.spec)(self.spec, merged, thread, caller)
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
-        keep_subrun(run)  # (a graph run inside a node: its log goes on that task)
+        if caller is not None:  # a graph run inside a node: its log goes on that task
+            keep_subrun(run)
         return run
 
     @contextlib.contextmanager
@@ -234,14 +238,15 @@ class CompiledGraph(RunnableHabits):
             Exception: whatever a node raised, with a note naming the node and step.
         """
         run = self._start(config, kwargs)
-        modes = inherit_relay(run)  # (inside a node of a streamed run: its modes)
+        modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 forward(run, drive(run, input, modes), root_chunks(self.spec))
             else:
                 for _ in drive(run, input, modes):  # (warnings point at the caller)
                     pass
-        pass_pause_up(run)
+        if run.caller is not None:  # (a question inside pauses the calling task too)
+            pass_pause_up(run)
         return _with_interrupts(run)
 
     def stream(
@@ -281,19 +286,21 @@ class CompiledGraph(RunnableHabits):
                     if shape is not None:
                         chunk = shape(mode, chunk)
                     yield chunk if single else (mode, chunk)
-        pass_pause_up(run)
+        if run.caller is not None:  # (a question inside pauses the calling task too)
+            pass_pause_up(run)
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
         run = self._start(config, kwargs)
-        modes = inherit_relay(run)  # (inside a node of a streamed run: its modes)
+        modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 await aforward(run, adrive(run, input, modes), root_chunks(self.spec))
             else:
                 async for _ in adrive(run, input, frozenset()):
                     pass
-        pass_pause_up(run)
+        if run.caller is not None:  # (a question inside pauses the calling task too)
+            pass_pause_up(run)
         return _with_interrupts(run)
 
     async def astream(
@@ -324,7 +331,8 @@ class CompiledGraph(RunnableHabits):
                     yield chunk if single else (mode, chunk)
             finally:  # the caller stopped early: end the run before the claim goes
                 await chunks.aclose()
-        pass_pause_up(run)
+        if run.caller is not None:  # (a question inside pauses the calling task too)
+            pass_pause_up(run)
 
 
 def _release_later(wait: Callable[[], object], claim: contextlib.ExitStack) -> None:
@@ -337,6 +345,9 @@ def _release_later(wait: Callable[[], object], claim: contextlib.ExitStack) -> N
             claim.close()
 
     threading.Thread(target=settle, name="nbgraph-settle", daemon=True).start()
+
+
+_NO_MODES: frozenset[str] = frozenset()
 
 
 def loop_class(spec: GraphSpec) -> type[RunLoop]:
