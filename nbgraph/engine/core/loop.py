@@ -57,19 +57,59 @@ class RunLoop:
         schedule: what runs next (`Schedule`).
     """
 
-    _joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branch lineages)
+    __slots__ = (
+        "__weakref__",
+        "_joins",
+        "_past_breakpoint",
+        "_pending_resets",
+        "aexecute",
+        "answers",
+        "asks_parent",
+        "at_breakpoint",
+        "caller",
+        "config",
+        "context",
+        "ephemeral",
+        "execute",
+        "finished",
+        "limit",
+        "log",
+        "managed",
+        "paused",
+        "plans",
+        "relay",
+        "resumed",
+        "root_updated",
+        "route",
+        "runner",
+        "schedule",
+        "sink",
+        "spec",
+        "state_after",
+        "step",
+        "step_size",
+        "stop",
+        "store",
+        "stream_keys",
+        "tap",
+        "thread",
+        "unsettled",
+        "values",
+        "viewed",
+    )  # (a run's every attribute read is a slot's: the engine reads them at every task)
     lineages = False  # each task reads its own lineage's values (`read`: branch runs)
-    tap: Callable[[Task, Any], None] | None = None  # hears each node's output (streams)
-    context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
-    store: Any = None  # compile(store=...)
-    sink: Any = None  # where a streamed run's live chunks go (engine.streaming.streams)
-    relay: Any = None  # a streamed run's namespaces (engine.streaming.namespaces)
 
     def __init__(
         self, spec: GraphSpec, config: dict[str, Any], thread: Any = None, caller: Any = MISSING
     ) -> None:
         self.spec = spec
         self.config = config
+        self._joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branches)
+        self.tap: Callable[[Task, Any], None] | None = None  # hears each node's output (streams)
+        self.context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
+        self.store: Any = None  # compile(store=...)
+        self.sink: Any = None  # where a streamed run's live chunks go (engine.streaming)
+        self.relay: Any = None  # a streamed run's namespaces (engine.streaming.namespaces)
         self.thread = thread  # a persistence Thread when the graph has a checkpointer
         self.finished: dict[str, dict[str, Any]] = {}  # restored tasks' writes, by task id
         self.answers: dict[str, list[Any]] = {}  # answers to interrupts, by task id
