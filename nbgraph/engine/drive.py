@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.runlog import StepLog
@@ -30,7 +30,6 @@ from nbgraph.engine.nested.edges import finish_handed
 from nbgraph.engine.streaming.streams import LiveSink, StreamScope
 from nbgraph.engine.streaming.task_events import task_finished, task_started
 
-StreamMode = Literal["values", "updates", "debug", "custom", "messages", "tasks"]
 STREAM_MODES = ("values", "updates", "debug", "custom", "messages", "tasks")
 INTERRUPT = "__interrupt__"  # the key LangGraph streams a pause under
 STEP_MODE = frozenset({"__step__"})  # (`engine.stepping`: each committed step's log)

@@ -19,7 +19,7 @@ import inspect
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.core.pinned import growth, pinned_data, pinned_map, value_after
+from nbgraph.engine.core.pinned import growth, pinned_data, pinned_map
 from nbgraph.engine.core.retrying import Attempt
 from nbgraph.engine.core.runlog import (
     Join,
@@ -94,7 +94,6 @@ __all__ = [
     "restored_values",
     "routes_again",
     "task_from_data",
-    "value_after",
 ]
 
 

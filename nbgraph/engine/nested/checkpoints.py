@@ -13,7 +13,7 @@ How a compiled subgraph persists depends on its `compile(checkpointer=...)`:
 - `True`: the same, under `checkpoint_ns = "<node>"`: one thread per node that keeps its
   state across the parent's runs (new input is applied on top of it).
 - `False`: no checkpoints. An `interrupt()` inside still pauses the parent (through the
-  parent's interrupt scope, `engine.subruns.parent_scope`), and the resumed parent runs the
+  parent's interrupt scope, which the calling task has set), and the resumed parent runs the
   subgraph again from its start.
 
 The saver keeps a subgraph's checkpoints under the key `sub_key(thread_id, ns)`, a thread

@@ -3,7 +3,7 @@
 Two edges of that meeting, decided here so the loop and the record only ask:
 
 - **Handed to the parent.** A subgraph node that returns `Command(graph=Command.PARENT, ...)`
-  stops its run (`engine.subruns.ParentCommand`) and the parent's task takes the command. That
+  stops its run (`engine.core.tasks.ParentCommand`) and the parent's task takes the command. That
   run did not fail: its status is `"to_parent"` (`TO_PARENT`), its `error` is None, and the
   task that returned the command keeps the `ParentCommand` (its `command` is what the parent
   took) with the task status `"to_parent"`. A graph with no parent still fails on it.
@@ -16,10 +16,7 @@ Two edges of that meeting, decided here so the loop and the record only ask:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    pass
+from typing import Any
 
 TO_PARENT = "to_parent"
 """The status of a run stopped by `Command.PARENT` (and of the task that returned it)."""

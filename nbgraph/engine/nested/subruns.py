@@ -6,12 +6,13 @@ task (`Task.subruns`, in start order), which is where the record finds it
 (`nbgraph.Run.subruns`).
 
 A subgraph without a checkpointer of its own keeps its checkpoints in its parent's saver
-(LangGraph's `checkpointer=None` default; `engine.subgraph_checkpoints`): an `interrupt()`
+(LangGraph's `checkpointer=None` default; `engine.nested.checkpoints`): an `interrupt()`
 inside pauses it and its parent (`pass_pause_up`: the parent's task carries the questions),
 and the resumed parent resumes it at the node that asked. A subgraph compiled with
-`checkpointer=False` keeps none: it asks through its parent's interrupt scope
-(`parent_scope`), and the resumed parent runs it again from its start, its `interrupt()`
-calls answered in order, as LangGraph does.
+`checkpointer=False` keeps none: it asks through its parent's interrupt scope (the one
+`interrupt()` finds while the calling task runs; `RunLoop.asks_parent`), and the resumed
+parent runs it again from its start, its `interrupt()` calls answered in order, as LangGraph
+does.
 
 A subgraph node returning `Command(graph=Command.PARENT, ...)` stops the subgraph
 (`engine.core.tasks.ParentCommand`), and the parent's task that ran it takes the command as
@@ -22,12 +23,9 @@ Whether a run is nested is asked once, as it starts: its `caller` (`engine.core.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from nbgraph.engine.core.interrupts import GraphInterrupt, Scope
-
-if TYPE_CHECKING:
-    pass
+from nbgraph.engine.core.interrupts import GraphInterrupt
 
 
 def keep_subrun(run: Any) -> None:
@@ -40,12 +38,6 @@ def keep_subrun(run: Any) -> None:
         task.subruns.append(run.log)
     else:
         task.subruns = [run.log]
-
-
-def parent_scope(run: Any) -> Scope | None:
-    """For a run without a checkpointer inside a node: the calling task's interrupt scope
-    (so `interrupt()` inside the subgraph asks the parent's thread); else None."""
-    return run.caller.scope if run.asks_parent else None
 
 
 def pass_pause_up(run: Any) -> None:
