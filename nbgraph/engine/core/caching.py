@@ -21,9 +21,19 @@ if TYPE_CHECKING:
     from nbgraph.engine.core.tasks import Task
     from nbgraph.graph import GraphSpec
 
+__all__ = [
+    "FullKey",
+    "InMemoryCache",
+    "Namespace",
+    "check_cache",
+    "clear_node_cache",
+    "keep_in_cache",
+    "serve_from_cache",
+]
+
 Namespace = tuple[str, ...]
 FullKey = tuple[Namespace, str]
-WRITES = "__pregel_ns_writes"  # the namespace LangGraph keeps node writes under
+_WRITES = "__pregel_ns_writes"  # the namespace LangGraph keeps node writes under
 
 
 class InMemoryCache:
@@ -102,13 +112,13 @@ def check_cache(cache: Any) -> list[str]:
     return []
 
 
-def node_namespace(spec: GraphSpec, node: str) -> Namespace:
+def _node_namespace(spec: GraphSpec, node: str) -> Namespace:
     """The cache namespace of a node's writes: its name and its function's module and
     qualified name (as LangGraph's), so graphs sharing a cache keep apart."""
     fn = spec.nodes[node].fn
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
     module = getattr(fn, "__module__", None)
-    return (WRITES, f"{module}.{name}" if name and module else "__dynamic__", node)
+    return (_WRITES, f"{module}.{name}" if name and module else "__dynamic__", node)
 
 
 def clear_node_cache(spec: GraphSpec, nodes: Sequence[str] | None = None) -> None:
@@ -124,7 +134,7 @@ def clear_node_cache(spec: GraphSpec, nodes: Sequence[str] | None = None) -> Non
             "nodes that have a cache_policy."
         )
     names = [name for name in (nodes or spec.nodes) if name in spec.nodes]
-    spec.cache.clear([node_namespace(spec, name) for name in names])
+    spec.cache.clear([_node_namespace(spec, name) for name in names])
 
 
 def serve_from_cache(spec: GraphSpec, tasks: list[Task], inputs: Any) -> None:
@@ -151,7 +161,7 @@ def serve_from_cache(spec: GraphSpec, tasks: list[Task], inputs: Any) -> None:
                 f"The CachePolicy.key_func of node {task.node!r} returned {raw!r} "
                 f"({type(raw).__name__}) at step {task.step}; expected str or bytes."
             )
-        task.cache_key = (node_namespace(spec, task.node), hashlib.sha256(raw).hexdigest())
+        task.cache_key = (_node_namespace(spec, task.node), hashlib.sha256(raw).hexdigest())
         keyed.setdefault(task.cache_key, task)
     if not keyed:
         return

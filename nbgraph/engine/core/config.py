@@ -9,8 +9,10 @@ from typing import Any
 
 from nbgraph.errors import InvalidArgumentError
 
+__all__ = ["DEFAULT_RECURSION_LIMIT", "run_config"]
+
 DEFAULT_RECURSION_LIMIT = 10000
-CONFIG_KWARGS = ("recursion_limit", "max_concurrency")
+_CONFIG_KWARGS = ("recursion_limit", "max_concurrency")
 """The config keys `invoke`, `stream` and their async forms also take as keyword arguments."""
 
 
@@ -44,7 +46,7 @@ def run_config(config: Any, kwargs: dict[str, Any] | None = None) -> dict[str, A
         )
     merged: dict[str, Any] = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
     merged.update(config or {})
-    for key in CONFIG_KWARGS:
+    for key in _CONFIG_KWARGS:
         if kwargs and key in kwargs:
             merged[key] = kwargs.pop(key)
     if merged["recursion_limit"] is None:  # as LangGraph: None is the default

@@ -15,6 +15,16 @@ from typing import Any
 
 from nbgraph.types import Interrupt
 
+__all__ = [
+    "GraphInterrupt",
+    "Scope",
+    "current_scope",
+    "enter_scope",
+    "interrupt",
+    "interrupt_scope",
+    "leave_scope",
+]
+
 
 class GraphInterrupt(Exception):
     """Raised by `interrupt()` when its answer is not there yet; the engine catches it.
@@ -78,7 +88,7 @@ def current_scope() -> Scope | None:
     return _SCOPE.get()
 
 
-def interrupt_id(key: str, index: int) -> str:
+def _interrupt_id(key: str, index: int) -> str:
     """A stable id for the `index`-th interrupt of a task (same on every re-run)."""
     import hashlib  # here: an interrupt is rare, and hashlib slows `import nbgraph`
 
@@ -106,4 +116,4 @@ def interrupt(value: Any) -> Any:
     scope.asked += 1
     if index < len(scope.answers):
         return scope.answers[index]
-    raise GraphInterrupt(Interrupt(value, interrupt_id(scope.key, index)))
+    raise GraphInterrupt(Interrupt(value, _interrupt_id(scope.key, index)))

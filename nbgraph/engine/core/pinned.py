@@ -15,9 +15,19 @@ from typing import Any
 from nbgraph.isolation import isolate
 from nbgraph.types import MISSING
 
+__all__ = [
+    "Grown",
+    "growth",
+    "kept_copy",
+    "pinned_data",
+    "pinned_from_data",
+    "pinned_map",
+    "value_after",
+]
+
 _SEQUENCES = (list, tuple, str)
 _SETS = (set, frozenset)
-KINDS = ("value", "extend", "update", "union")
+_KINDS = ("value", "extend", "update", "union")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +131,9 @@ def pinned_from_data(data: Any, where: str) -> Any:
     Raises:
         ValueError: data of another shape (naming `where`).
     """
-    if type(data) not in (list, tuple) or len(data) != 2 or data[0] not in KINDS:
+    if type(data) not in (list, tuple) or len(data) != 2 or data[0] not in _KINDS:
         raise ValueError(
-            f"{where}: a kept value should be [kind, value] with kind one of {KINDS}; "
+            f"{where}: a kept value should be [kind, value] with kind one of {_KINDS}; "
             f"found {data!r:.80}."
         )
     kind, part = data

@@ -21,6 +21,16 @@ if TYPE_CHECKING:
     from nbgraph.engine.core.tasks import Task
     from nbgraph.graph import NodeSpec
 
+__all__ = [
+    "Attempt",
+    "attempts_data",
+    "attempts_from_data",
+    "attempts_problems",
+    "matching_policy",
+    "next_attempt",
+    "retry_wait",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
@@ -80,12 +90,12 @@ def matching_policy(policies: Sequence[RetryPolicy], error: Exception) -> RetryP
     <class 'KeyError'>
     """
     for policy in policies:
-        if retries(policy, error):
+        if _retries(policy, error):
             return policy
     return None
 
 
-def retries(policy: RetryPolicy, error: Exception) -> bool:
+def _retries(policy: RetryPolicy, error: Exception) -> bool:
     """Whether `policy.retry_on` (a class, a sequence of classes, a callable) takes `error`."""
     retry_on = policy.retry_on
     if isinstance(retry_on, Sequence):

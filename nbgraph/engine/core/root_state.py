@@ -11,7 +11,9 @@ from typing import Any
 
 from nbgraph.schema import ROOT
 
-INTERRUPT = "__interrupt__"
+__all__ = ["is_root", "root_chunks", "root_output", "root_value"]
+
+_INTERRUPT = "__interrupt__"
 
 
 def is_root(spec: Any) -> bool:
@@ -30,8 +32,8 @@ def root_value(values: Any) -> Any:
 def root_output(output: dict[str, Any]) -> Any:
     """`invoke`'s result for a root-channel graph: the bare value; while paused, LangGraph's
     `{"__interrupt__": [...]}` alone (it leaves the root's value out)."""
-    if INTERRUPT in output:
-        return {INTERRUPT: output[INTERRUPT]}
+    if _INTERRUPT in output:
+        return {_INTERRUPT: output[_INTERRUPT]}
     return output.get(ROOT)
 
 

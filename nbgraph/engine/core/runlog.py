@@ -26,6 +26,18 @@ if TYPE_CHECKING:
     from nbgraph.graph import GraphSpec
     from nbgraph.schema import FieldSpec
 
+__all__ = [
+    "Join",
+    "RootReset",
+    "RunLog",
+    "RunStatus",
+    "StepLog",
+    "initial_values",
+    "join_data",
+    "replay_step",
+    "reset_data",
+]
+
 RunStatus = Literal["running", "done", "failed", "interrupted", "to_parent"]
 
 

@@ -14,6 +14,21 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+__all__ = [
+    "ContextT",
+    "ExecutionInfo",
+    "Runtime",
+    "current_task_env",
+    "enter_task",
+    "get_config",
+    "get_runtime",
+    "get_store",
+    "inherited",
+    "leave_task",
+    "no_op_writer",
+    "start_runtime",
+]
+
 ContextT = TypeVar("ContextT")
 
 
@@ -21,7 +36,7 @@ def no_op_writer(_chunk: Any) -> None:
     """The stream writer of a run that streams no custom chunks."""
 
 
-def no_op_heartbeat() -> None:
+def _no_op_heartbeat() -> None:
     """The heartbeat of a node without an idle timeout."""
 
 
@@ -66,7 +81,7 @@ class Runtime(Generic[ContextT]):
     context: ContextT = field(default=None)  # type: ignore[assignment]
     store: Any = None
     stream_writer: Callable[[Any], None] = no_op_writer
-    heartbeat: Callable[[], None] = no_op_heartbeat
+    heartbeat: Callable[[], None] = _no_op_heartbeat
     previous: Any = None
     execution_info: ExecutionInfo | None = None
     server_info: Any = None
@@ -93,7 +108,7 @@ class Runtime(Generic[ContextT]):
             stream_writer=(
                 self.stream_writer if other.stream_writer is no_op_writer else other.stream_writer
             ),
-            heartbeat=self.heartbeat if other.heartbeat is no_op_heartbeat else other.heartbeat,
+            heartbeat=self.heartbeat if other.heartbeat is _no_op_heartbeat else other.heartbeat,
             previous=self.previous if other.previous is None else other.previous,
             execution_info=other.execution_info or self.execution_info,
             server_info=other.server_info or self.server_info,
@@ -151,7 +166,7 @@ leave_task = _TASK.reset
 """`leave_task(token)`: undo `enter_task`."""
 
 
-def coerce_context(schema: Any, context: Any) -> Any:
+def _coerce_context(schema: Any, context: Any) -> Any:
     """The context a run's nodes see: a dict given for a dataclass or pydantic schema is
     made into one (as LangGraph does); anything else is kept as given.
 
@@ -159,7 +174,7 @@ def coerce_context(schema: Any, context: Any) -> Any:
     >>> @dataclass
     ... class Ctx:
     ...     user: str = "anon"
-    >>> coerce_context(Ctx, {"user": "ada"})
+    >>> _coerce_context(Ctx, {"user": "ada"})
     Ctx(user='ada')
     """
     if context is None or schema is None or not isinstance(context, dict):
@@ -210,4 +225,4 @@ def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tupl
 def start_runtime(run: Any, store: Any, schema: Any, context: Any) -> None:
     """Give a run its store and its context (coerced to `schema`, and kept in its log)."""
     run.store = store
-    run.context = run.log.context = coerce_context(schema, context)
+    run.context = run.log.context = _coerce_context(schema, context)

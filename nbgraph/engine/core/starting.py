@@ -18,7 +18,7 @@ from nbgraph.isolation import isolate
 from nbgraph.schema import pydantic_updates
 from nbgraph.types import START, Command, Send
 
-__all__ = ["answer", "begin", "input_pairs", "input_step", "resume", "take_command"]
+__all__ = ["begin", "resume"]
 
 
 def begin(run: Any, input: Any) -> StepLog:
@@ -43,7 +43,7 @@ def begin(run: Any, input: Any) -> StepLog:
             if not restored.latest:  # a replay grows a new branch, as any replay does
                 run.thread.branch(restored)
                 run.step += 1
-            return input_step(run, restored.control.get("input", []))
+            return _input_step(run, restored.control.get("input", []))
         return run.resume(restored)
     if isinstance(input, Command):
         if restored is None or not restored.paused:
@@ -52,7 +52,7 @@ def begin(run: Any, input: Any) -> StepLog:
                 "has no pending interrupt."
             )
         log = run.resume(restored)
-        take_command(run, input, restored.paused)
+        _take_command(run, input, restored.paused)
         return log
     run.log.input = isolate(input)
     if restored is not None:
@@ -61,15 +61,15 @@ def begin(run: Any, input: Any) -> StepLog:
         run.values = initial_values(run.spec)
         run.log.final = run.values
     writes = []
-    for key, value in input_pairs(run, input):
+    for key, value in _input_pairs(run, input):
         writes.append((key, prepared(run.spec.fields.get(key), value)))
     if run.thread is not None:  # LangGraph's input checkpoint: the input, not yet applied
         run.step += restored is not None
         run.thread.save_input(run.step, writes, restored, run.values)
-    return input_step(run, writes)
+    return _input_step(run, writes)
 
 
-def input_step(run: Any, writes: list[tuple[str, Any]]) -> StepLog:
+def _input_step(run: Any, writes: list[tuple[str, Any]]) -> StepLog:
     """The step that applies the input's `writes` (the START task) and routes from it."""
     run.step += 1
     run.stop = run.step - 1 + run.limit + 1
@@ -105,7 +105,7 @@ def resume(run: Any, restored: Any, keep_next: bool = True) -> StepLog:
     return log
 
 
-def take_command(run: Any, command: Command, paused: dict[str, dict[str, Any]]) -> None:
+def _take_command(run: Any, command: Command, paused: dict[str, dict[str, Any]]) -> None:
     """Resume with a `Command`, as LangGraph does: its `update` goes into the state before
     the paused step runs again (through the reducers, as the graph's input), its `goto`
     adds nodes to that step, and its `resume` (unless None) answers the interrupts.
@@ -126,7 +126,7 @@ def take_command(run: Any, command: Command, paused: dict[str, dict[str, Any]]) 
             f'"{run.spec.semantics}" yet; use update_state(config, values, as_node=...).'
         )
     if command.resume is not None:
-        answer(run, command.resume, paused)
+        _answer(run, command.resume, paused)
     if update is not None or goto:
         task = Task(run.step, 0, START, "update", started=time.time())
         absorb_output(run.spec, None, task, Command(update=update, goto=goto))
@@ -142,7 +142,7 @@ def take_command(run: Any, command: Command, paused: dict[str, dict[str, Any]]) 
         run.root_updated = True
 
 
-def answer(run: Any, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
+def _answer(run: Any, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
     """Give the paused tasks their answers: one value for one pending interrupt, or
     `{interrupt_id: value}` for several."""
     pending = {i.id: task_id for task_id, p in paused.items() for i in p["interrupts"]}
@@ -161,7 +161,7 @@ def answer(run: Any, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
     run.resumed[interrupt_id] = (task_id, resume)  # (a subgraph's task finds it by id)
 
 
-def input_pairs(run: Any, input: Any) -> list[tuple[str, Any]]:
+def _input_pairs(run: Any, input: Any) -> list[tuple[str, Any]]:
     schema = run.spec.input
     if schema.kind == "pydantic":
         if isinstance(input, schema.cls):

@@ -9,6 +9,8 @@ from typing import Any
 
 from nbgraph.isolation import isolate
 
+__all__ = ["RecordingStore", "StoreOp"]
+
 
 @dataclass(frozen=True, slots=True)
 class StoreOp:
