@@ -26,6 +26,17 @@ from nbgraph.engine.core.store_record import RecordingStore
 from nbgraph.engine.core.tasks import ParentCommand
 from nbgraph.engine.core.writer import current_writer
 
+__all__ = [
+    "TaskEnv",
+    "awaited",
+    "call",
+    "call_with",
+    "injections",
+    "task_metadata",
+    "task_triggers",
+    "task_uuid",
+]
+
 _KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _EMPTY = inspect.Parameter.empty
 _CACHE: dict[int, tuple[Any, tuple[tuple[str, str], ...]]] = {}
@@ -124,9 +135,9 @@ class TaskEnv:
         return task_uuid(self.run, self.task)
 
     def config(self) -> dict[str, Any]:
-        """The config the task's node sees, shaped as LangGraph's (see `node_config`)."""
+        """The config the task's node sees, shaped as LangGraph's (see `_node_config`)."""
         if self._config is None:
-            self._config = node_config(self.run, self.task, self.task_id)
+            self._config = _node_config(self.run, self.task, self.task_id)
         return self._config
 
     def runtime(self) -> Runtime[Any]:
@@ -205,7 +216,7 @@ def task_metadata(run: Any, task: Any, namespace: str) -> dict[str, Any]:
     return metadata
 
 
-def node_config(run: Any, task: Any, task_id: str) -> dict[str, Any]:
+def _node_config(run: Any, task: Any, task_id: str) -> dict[str, Any]:
     """The config a node sees: the run's, with LangGraph's task metadata
     (`langgraph_step`, `langgraph_node`, `langgraph_triggers`, `langgraph_path`,
     `langgraph_checkpoint_ns`) and the task's `checkpoint_ns` in `configurable`."""

@@ -18,7 +18,7 @@ from nbgraph.engine.core.tasks import VIEWED
 from nbgraph.schema import FieldSpec
 from nbgraph.types import END
 
-__all__ = ["NO_RESET", "GraphPlans", "NodePlan", "RouterPlan", "plans_of"]
+__all__ = ["NO_RESET", "NodePlan", "RouterPlan", "plans_of"]
 
 NO_RESET = (None, "delta")
 """A node's `merge` values that take the shared state as it is (supersteps: nothing merged)."""
@@ -70,7 +70,7 @@ class NodePlan:
         )
 
 
-class GraphPlans:
+class _GraphPlans:
     """A compiled graph's node plans (made as its nodes first run) and the spec-wide facts
     they rest on.
 
@@ -102,9 +102,9 @@ class GraphPlans:
         return plan
 
 
-def plans_of(spec: Any) -> GraphPlans:
+def plans_of(spec: Any) -> _GraphPlans:
     """The plans of a compiled graph, made once and kept with it."""
     kept = spec.__dict__.get("_plans")
     if kept is None:
-        kept = spec.__dict__["_plans"] = GraphPlans(spec)
+        kept = spec.__dict__["_plans"] = _GraphPlans(spec)
     return kept

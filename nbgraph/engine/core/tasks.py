@@ -30,6 +30,24 @@ from nbgraph.types import (
     is_overwrite,
 )
 
+__all__ = [
+    "VIEWED",
+    "ParentCommand",
+    "RouteError",
+    "Task",
+    "absorb_output",
+    "absorb_route",
+    "absorb_update",
+    "node_input",
+    "note_failure",
+    "prepared",
+    "router_state",
+    "router_view",
+    "state_for",
+    "update_chunk",
+    "warn_dropped",
+]
+
 _IMMUTABLE = frozenset({int, float, str, bool, type(None), bytes, complex, range})
 """A write of one of these types is kept as it is (no copy to make)."""
 VIEWED = ("typeddict", "dict")  # the schema kinds a node is handed as a `StateView`
@@ -124,7 +142,7 @@ class Task:
         return f"Task(step={self.step}, node={self.node!r}, kind={self.kind!r})"
 
 
-def add_route(task: Task, target: str | Send) -> None:
+def _add_route(task: Task, target: str | Send) -> None:
     """Append a destination (most tasks have none: the list is made on first use)."""
     if task.routes:
         task.routes.append(target)  # type: ignore[union-attr]
@@ -181,7 +199,7 @@ def _absorb_command(spec: GraphSpec, task: Task, command: Command) -> None:
     if command.update is not None:
         absorb_update(spec, None, task, command.update)
     for target in command.goto_targets():
-        add_route(task, _checked_target(spec, task.node, target, "Command(goto=...)"))
+        _add_route(task, _checked_target(spec, task.node, target, "Command(goto=...)"))
 
 
 def absorb_update(spec: GraphSpec, node: NodeSpec | None, task: Task, output: Any) -> None:
@@ -336,9 +354,9 @@ def router_view(spec: GraphSpec, task: Task, values: dict, known: dict) -> Any:
     viewed router: `engine.core.plans`) when `task` wrote each field at most once, else
     None: one pass over its writes, no grouping. A field written without a reducer holds
     its value (copied when read), a reduced one a lazy `_Fresh`; `known`: the fields a
-    view shows, by name (`GraphPlans.known`)."""
+    view shows, by name (`_GraphPlans.known`)."""
     writes = task.writes
-    if len(writes) > 1 and written_twice(writes):
+    if len(writes) > 1 and _written_twice(writes):
         return None
     view = StateView(values)
     node = task.node
@@ -359,7 +377,7 @@ def router_view(spec: GraphSpec, task: Task, values: dict, known: dict) -> Any:
     return view
 
 
-def written_twice(writes: list) -> bool:
+def _written_twice(writes: list) -> bool:
     """Whether a task's `(field, value)` writes write a field twice (two writes: their keys
     compared, no dict made)."""
     if len(writes) == 2:
@@ -382,7 +400,7 @@ class _Fresh(tuple, Pending):
 def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> None:
     """Read a router's return value into the task's routes."""
     if type(result) is str and branch.path_map is None and (result in spec.nodes or result == END):
-        if task.routes:  # the common case, kept short (`add_route`)
+        if task.routes:  # the common case, kept short (`_add_route`)
             task.routes.append(result)  # type: ignore[union-attr]
         else:
             task.routes = [result]
@@ -400,7 +418,7 @@ def absorb_route(spec: GraphSpec, branch: Branch, task: Task, result: Any) -> No
                     f"Router {branch.name!r} after {task.node!r} returned {item!r}, which its "
                     f"path_map does not have; path_map keys: {list(branch.path_map)}."
                 ) from None
-        add_route(task, _checked_target(spec, task.node, item, how))
+        _add_route(task, _checked_target(spec, task.node, item, how))
 
 
 def note_failure(error: BaseException, task: Task, where: str = "running node") -> None:

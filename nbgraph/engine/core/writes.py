@@ -18,6 +18,23 @@ from nbgraph.messages.merge import forget_messages
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING, Mutation, Overwrite, is_overwrite, overwrite_value
 
+__all__ = [
+    "FieldChange",
+    "Write",
+    "applied_writes",
+    "apply_step",
+    "apply_writes",
+    "clear_ephemeral",
+    "combine_mutations",
+    "conflicting_writers",
+    "field_spec",
+    "group_task_writes",
+    "group_writes",
+    "merge_unreduced",
+    "reduce_field",
+    "step_changes",
+]
+
 _PLAIN = frozenset({int, float, str, bool, type(None), bytes, list, tuple})
 """Types of a write that is a plain value: not an `Overwrite`, a `Mutation` or its JSON form."""
 
@@ -103,7 +120,7 @@ def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], s
         kind = type(new)
         if kind is Overwrite or (kind is dict and is_overwrite(new)):
             if seen_overwrite is not None:
-                check_conflict(spec, writes, step)
+                _check_conflict(spec, writes, step)
             value, seen_overwrite = isolate(overwrite_value(new)), writer
         elif isinstance(new, Mutation):
             value = new.apply(forget_messages(value))
@@ -147,7 +164,7 @@ def conflicting_writers(spec: FieldSpec, writes: Sequence[tuple[str, Any]]) -> l
     return overwriters if len(overwriters) > 1 else []
 
 
-def check_conflict(spec: FieldSpec, writes: Sequence[tuple[str, Any]], step: int) -> None:
+def _check_conflict(spec: FieldSpec, writes: Sequence[tuple[str, Any]], step: int) -> None:
     """Raise the step's conflict for this field, if its writes are one.
 
     Raises:
@@ -173,7 +190,7 @@ def check_conflict(spec: FieldSpec, writes: Sequence[tuple[str, Any]], step: int
 
 
 def _last_value(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], step: int) -> Any:
-    check_conflict(spec, writes, step)
+    _check_conflict(spec, writes, step)
     value = old
     for _, new in writes:
         if isinstance(new, Mutation):
@@ -239,7 +256,7 @@ def apply_writes(
         items: Iterable[tuple[str, Any]] = writes.items()  # type: ignore[union-attr]
         for name, field_writes in items:  # (all or nothing: conflicts first)
             if len(field_writes) > 1 and not (pinned and name in pinned):
-                check_conflict(field_spec(fields, name), field_writes, step)
+                _check_conflict(field_spec(fields, name), field_writes, step)
     elif (count := len(writes)) > 1 and (
         writes[0][0] == writes[1][0] if count == 2 else len(dict(writes)) != count  # type: ignore
     ):  # a field written twice: the grouped form
