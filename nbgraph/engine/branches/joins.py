@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from nbgraph.engine.core.merging import fold_states, state_pairs
 from nbgraph.engine.core.runlog import Join, initial_values
 from nbgraph.engine.core.tasks import state_for
 from nbgraph.engine.lineages.points import (
     Lineage,
     common_base,
     delta_merge,
-    fold_states,
     keep_live_ephemeral,
-    state_pairs,
     strategy_name,
 )
 from nbgraph.isolation import isolate
 from nbgraph.types import END
+
+__all__ = ["finish", "join"]
 
 
 def join(loop: Any, name: str, points: list[Lineage], strategy: Any = ...) -> Lineage:

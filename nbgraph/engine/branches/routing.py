@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from nbgraph.engine.core.merging import state_pairs
 from nbgraph.engine.core.runlog import RootReset
 from nbgraph.engine.core.tasks import Task, state_for
-from nbgraph.engine.lineages.points import Lineage, state_pairs
+from nbgraph.engine.lineages.points import Lineage
 from nbgraph.isolation import isolate
 from nbgraph.types import END, Send
+
+__all__ = ["fire_waiting", "trigger_lineage"]
 
 
 def trigger_lineage(loop: Any, task: Task, point: Lineage) -> bool:
@@ -24,8 +27,8 @@ def trigger_lineage(loop: Any, task: Task, point: Lineage) -> bool:
     for target in spec.edges.get(source, ()):
         reached = True
         state_filter = spec.filters.get((source, target))
-        handed = point if state_filter is None else filtered(loop, source, target, point)
-        readers = arrive(loop, target, source, handed) or readers
+        handed = point if state_filter is None else _filtered(loop, source, target, point)
+        readers = _arrive(loop, target, source, handed) or readers
     for index in spec.waits_by_source.get(source, ()):
         reached = True
         point.holders += 1
@@ -38,13 +41,13 @@ def trigger_lineage(loop: Any, task: Task, point: Lineage) -> bool:
             readers = True
             loop.sends.append((source, route, point))
         else:
-            readers = arrive(loop, route, source, point) or readers
+            readers = _arrive(loop, route, source, point) or readers
     if not reached:  # a dead end: its lineage ends there, and END collects it
-        arrive(loop, END, source, point)
+        _arrive(loop, END, source, point)
     return readers
 
 
-def arrive(loop: Any, target: str, source: str, point: Lineage) -> bool:
+def _arrive(loop: Any, target: str, source: str, point: Lineage) -> bool:
     point.holders += 1
     if target == END:
         loop.ended.append((source, point))
@@ -55,7 +58,7 @@ def arrive(loop: Any, target: str, source: str, point: Lineage) -> bool:
     return node.merge is None and not node.defer  # a join reads only its writes
 
 
-def filtered(loop: Any, source: str, target: str, point: Lineage) -> Lineage:
+def _filtered(loop: Any, source: str, target: str, point: Lineage) -> Lineage:
     """An edge's `state_filter`: the target starts a lineage from the filtered state."""
     state_filter = loop.spec.filters[(source, target)]
     given = state_for(loop.spec.state, loop._values(point), {}, whole=True)

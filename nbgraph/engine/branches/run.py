@@ -30,6 +30,8 @@ from nbgraph.graph import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.types import MISSING, Send
 
+__all__ = ["Arrival", "BranchLoop"]
+
 Arrival = tuple[tuple[str, ...], list[Lineage]]
 """What triggers a node: the sources, and the lineages they hand it (several: a join)."""
 

@@ -26,6 +26,16 @@ from nbgraph.graph import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.types import Mutation
 
+__all__ = [
+    "Descriptor",
+    "control_ids",
+    "describe",
+    "live_points",
+    "merged_values",
+    "rebuild",
+    "snapshot",
+]
+
 Descriptor = dict[str, Any]
 
 

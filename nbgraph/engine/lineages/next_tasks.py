@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+__all__ = ["branch_pull_names"]
+
 
 def branch_pull_names(spec: Any, control: Mapping[str, Any]) -> list[str] | None:
     """The node of each pull task a branch checkpoint runs next, in task order (by node

@@ -13,8 +13,6 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from nbgraph.engine.core.merging import fold_states as fold_states  # (the record reads it here)
-from nbgraph.engine.core.merging import state_pairs as state_pairs
 from nbgraph.engine.core.writes import (
     apply_writes,
     clear_ephemeral,
@@ -25,6 +23,18 @@ from nbgraph.engine.core.writes import (
 from nbgraph.isolation import isolate
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING, Mutation, is_overwrite
+
+__all__ = [
+    "Lineage",
+    "Values",
+    "apply_points",
+    "common_base",
+    "delta_merge",
+    "ensure_values",
+    "grow",
+    "keep_live_ephemeral",
+    "strategy_name",
+]
 
 Values = dict[str, Any]
 _SEQUENCE = itertools.count()
@@ -103,7 +113,7 @@ def common_base(heads: Sequence[Lineage]) -> Lineage | None:
     return base
 
 
-def deltas_since(head: Lineage, base: Lineage | None) -> list[Lineage]:
+def _deltas_since(head: Lineage, base: Lineage | None) -> list[Lineage]:
     """The task and reset points between `base` (excluded) and `head`, oldest first.
 
     A join on the way contributes the points it applied, so nothing is counted twice.
@@ -124,7 +134,7 @@ def deltas_since(head: Lineage, base: Lineage | None) -> list[Lineage]:
     return deltas
 
 
-def apply_point(
+def _apply_point(
     fields: Mapping[str, FieldSpec], values: Values, point: Lineage, step: int, owned: set[str]
 ) -> None:
     """Apply one point's delta to `values` in place: a task's writes through the reducers,
@@ -158,7 +168,7 @@ def grow(
 ) -> tuple[str, ...]:
     """A task point's state from its parent's (`values`, changed in place): its writes
     through the reducers, then the ephemeral fields it did not write dropped (returned)."""
-    apply_point(fields, values, point, step, owned)
+    _apply_point(fields, values, point, step, owned)
     if not ephemeral:
         return ()
     return clear_ephemeral(ephemeral, values, [name for name, _ in point.writes])
@@ -211,7 +221,7 @@ def delta_merge(
     applied: list[Lineage] = []
     seen: set[int] = set()
     for branch in branches:
-        for point in deltas_since(branch, base):
+        for point in _deltas_since(branch, base):
             if id(point) in seen:  # shared by two branches (a join inside both): once
                 continue
             seen.add(id(point))
