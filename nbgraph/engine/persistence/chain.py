@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from nbgraph.engine.persistence.persist import Thread
     from nbgraph.engine.persistence.restoring import Restored
 
+__all__ = ["HistoryWalk", "next_task_ids", "parent_chain", "task_ids", "with_finished"]
+
 
 class HistoryWalk:
     """Rebuilds states newest first for `Thread.history`, keeping few of them at a time:
@@ -109,7 +111,7 @@ def parent_chain(
             if parent_id in seen:
                 why = "is already on the chain (the links loop)"
             raise CheckpointFileError(
-                f"{saver_name(saver)}: checkpoint {child.checkpoint_id!r} of thread "
+                f"{_saver_name(saver)}: checkpoint {child.checkpoint_id!r} of thread "
                 f"{record.thread_id!r} has parent {parent_id!r}, which {why}; expected each "
                 "checkpoint's parents to lead back to the thread's first checkpoint."
             )
@@ -120,7 +122,7 @@ def parent_chain(
     return chain
 
 
-def saver_name(saver: Any) -> str:
+def _saver_name(saver: Any) -> str:
     """The saver for an error message: its file when it has one."""
     path = getattr(saver, "path", None)
     return f"{type(saver).__name__} file {path!r}" if path else type(saver).__name__

@@ -18,12 +18,14 @@ from typing import Any, TypeVar
 from nbgraph.engine.core.retrying import attempts_problems
 from nbgraph.errors import CheckpointFileError, NbgraphError
 
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["checked_saver", "replayed_from_a_file"]
+
+_F = TypeVar("F", bound=Callable[..., Any])
 
 _TASK_ID = re.compile(r"-?\d+:\d+:")
 
 
-def replayed_from_a_file(apply: F) -> F:
+def replayed_from_a_file(apply: _F) -> _F:
     """Marks `apply(spec, values, payload, step)`, which replays a checkpoint's writes: an
     error it raises (other than nbgraph's own) means the saved writes no longer fold, and
     becomes a `CheckpointFileError` naming the step."""
@@ -46,10 +48,10 @@ def replayed_from_a_file(apply: F) -> F:
 
 def checked_saver(saver: Any) -> Any:
     """`saver`, with every checkpoint and pending write it returns checked (idempotent)."""
-    return saver if isinstance(saver, CheckedSaver) else CheckedSaver(saver)
+    return saver if isinstance(saver, _CheckedSaver) else _CheckedSaver(saver)
 
 
-class CheckedSaver:
+class _CheckedSaver:
     """Reads through a saver, checking each checkpoint and pending write it returns; any
     other attribute is the saver's own."""
 
@@ -64,13 +66,13 @@ class CheckedSaver:
 
     def get(self, thread_id: str, checkpoint_id: str | None = None) -> Any:
         record = self.saver.get(thread_id, checkpoint_id)
-        return None if record is None else check_checkpoint(record, self.saver)
+        return None if record is None else _check_checkpoint(record, self.saver)
 
     def history(self, thread_id: str, *args: Any, **kwargs: Any) -> Any:
         records = self.saver.history(thread_id, *args, **kwargs)
         if isinstance(records, list):
-            return [check_checkpoint(record, self.saver) for record in records]
-        return (check_checkpoint(record, self.saver) for record in records)
+            return [_check_checkpoint(record, self.saver) for record in records]
+        return (_check_checkpoint(record, self.saver) for record in records)
 
     def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[Any]:
         writes = self.saver.pending_writes(thread_id, checkpoint_id)
@@ -95,7 +97,7 @@ class CheckedSaver:
         return found
 
 
-def check_checkpoint(record: Any, saver: Any = None) -> Any:
+def _check_checkpoint(record: Any, saver: Any = None) -> Any:
     """`record` if its payload and snapshot are shaped as the engine writes them.
 
     Raises:

@@ -25,8 +25,10 @@ from typing import Any
 
 from nbgraph.errors import InvalidArgumentError
 
-MODES = ("sync", "async", "exit")
-DEFAULT = "async"
+__all__ = ["BATCH", "BATCH_SECONDS", "Deferred", "deferred", "durability_of", "finish"]
+
+_MODES = ("sync", "async", "exit")
+_DEFAULT = "async"
 BATCH = 64
 """Under `"async"`, the most writes a batch holds (a killed process loses at most these)."""
 BATCH_SECONDS = 0.005
@@ -35,17 +37,17 @@ BATCH_SECONDS = 0.005
 
 def durability_of(kwargs: dict[str, Any]) -> str:
     """The run's durability mode, popped from `invoke`'s keyword arguments (`None` or
-    absent: `DEFAULT`).
+    absent: `_DEFAULT`).
 
     Raises:
-        InvalidArgumentError: not one of `MODES`.
+        InvalidArgumentError: not one of `_MODES`.
     """
     mode = kwargs.pop("durability", None)
     if mode is None:
-        return DEFAULT
-    if mode not in MODES:
+        return _DEFAULT
+    if mode not in _MODES:
         raise InvalidArgumentError(
-            f"durability must be one of {list(MODES)} (or None for {DEFAULT!r}), got {mode!r}."
+            f"durability must be one of {list(_MODES)} (or None for {_DEFAULT!r}), got {mode!r}."
         )
     return mode
 
@@ -161,7 +163,7 @@ class Deferred:
             with self._lock:
                 ops, self.ops = self.ops, []
             if ops:
-                write_batch(self.saver, ops)
+                _write_batch(self.saver, ops)
 
     def finish(self) -> None:
         """The run ended: write what waits (under `"exit"`: each thread's last checkpoint,
@@ -195,7 +197,7 @@ class Deferred:
         return ops
 
 
-def write_batch(saver: Any, ops: list[tuple[str, tuple]]) -> None:
+def _write_batch(saver: Any, ops: list[tuple[str, tuple]]) -> None:
     """Write `ops` (checkpoints and pending writes) in order: in one `put_batch` when the
     saver has one, else one at a time."""
     batch = getattr(saver, "put_batch", None)

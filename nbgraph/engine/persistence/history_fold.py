@@ -3,7 +3,7 @@
 `Thread.history` yields the newest checkpoint from its nearest snapshot alone (reading one
 state reads only its chain), then reads the rest of the thread at once: its checkpoints in
 one read and, when the saver can, every pending write in one more. When the
-checkpoints form one line (each the parent of the next, the usual thread), `linear_states`
+checkpoints form one line (each the parent of the next, the usual thread), `_linear_states`
 folds the deltas forward from each snapshot and yields the states newest first, holding a
 bounded number of them; a thread with forks falls back to `HistoryWalk`, checkpoint by
 checkpoint.
@@ -21,6 +21,8 @@ from nbgraph.engine.persistence.chain import HistoryWalk, parent_chain
 from nbgraph.graph import GraphSpec
 from nbgraph.isolation import ATOMS, isolate
 from nbgraph.reducers import get_reducer
+
+__all__ = ["HELD_ITEMS", "MIN_BLOCK", "Fold", "history_states", "is_line"]
 
 Fold = Callable[[GraphSpec, dict, Any, int], dict]
 """`apply_delta(spec, values, payload, step)`: one checkpoint's delta applied in place."""
@@ -47,15 +49,15 @@ def history_states(
     """
     chain = parent_chain(thread.saver, newest, lambda r: r.snapshot is not None)
     chain.reverse()  # oldest first: a line from a snapshot (or the thread's first)
-    states = linear_states(thread.spec, chain, fold)
+    states = _linear_states(thread.spec, chain, fold)
     yield (*next(states), None)
     latest = newest.checkpoint_id
     records = thread.saver.history(thread.thread_id)  # newest first
     if records[:1] and records[0].checkpoint_id == latest and is_line(records):
-        writes = thread_writes(thread)
+        writes = _thread_writes(thread)
         older = records[len(chain) :]
         older.reverse()
-        for record, values in itertools.chain(states, linear_states(thread.spec, older, fold)):
+        for record, values in itertools.chain(states, _linear_states(thread.spec, older, fold)):
             yield record, values, None if writes is None else writes.get(record.checkpoint_id, [])
         return
     walk = HistoryWalk(thread, fold)  # forks: state by state
@@ -75,14 +77,14 @@ def is_line(records: list[Any]) -> bool:
     return bool(records) and records[-1].parent_id is None
 
 
-def thread_writes(thread: Any) -> dict[str, list[Any]] | None:
+def _thread_writes(thread: Any) -> dict[str, list[Any]] | None:
     """Every pending write of the thread by checkpoint id, if the saver reads them at once
-    (`thread_writes`); None: read them checkpoint by checkpoint."""
+    (its `thread_writes`); None: read them checkpoint by checkpoint."""
     reader = getattr(thread.saver, "thread_writes", None)
     return None if reader is None else reader(thread.thread_id)
 
 
-def linear_states(
+def _linear_states(
     spec: GraphSpec, records: list[Any], fold: Fold
 ) -> Iterator[tuple[Any, dict[str, Any]]]:
     """`(record, state)` of each of `records` (a line, oldest first), newest first; each

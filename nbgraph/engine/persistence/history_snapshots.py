@@ -18,6 +18,8 @@ from nbgraph.engine.persistence.snapshots import Snapshots, state_snapshot, task
 from nbgraph.graph.subgraphs import subgraph_of
 from nbgraph.types import StateSnapshot
 
+__all__ = ["WithStates", "history_snapshots"]
+
 WithStates = Callable[[Thread, StateSnapshot, bool], StateSnapshot]
 """`with_states(thread, snapshot, recurse)`: the snapshot with its subgraph tasks' states
 (`engine.nested.states.with_subgraph_states`, handed in by `CompiledGraph`)."""

@@ -38,9 +38,11 @@ from nbgraph.isolation import isolate
 from nbgraph.reducers import callable_anywhere
 from nbgraph.types import MISSING, START, Interrupt, Mutation, Send
 
+__all__ = ["Thread", "task_data", "thread_id_of", "transient_fields", "without"]
+
 _NONE: dict[str, Any] = {}  # (read only)
 
-MIN_SNAPSHOT_COST = 64
+_MIN_SNAPSHOT_COST = 64
 _IDS = random.Random()  # checkpoint ids' random part: a private generator (no system call per
 if hasattr(os, "register_at_fork"):  # id; a node's random.seed() does not touch it), new in a fork
     os.register_at_fork(after_in_child=_IDS.seed)
@@ -89,7 +91,7 @@ class Thread:
         self.head: str | None = None
         self._cost = 0
         self.kept: dict[str, Any] = {}  # pinned fields' values at the head, to see growth
-        self.pinned = pinned_fields(spec)
+        self.pinned = _pinned_fields(spec)
         self.root_id = self.thread_id
         self._set_put()
 
@@ -124,8 +126,8 @@ class Thread:
 
     def save_step(self, run: Any, log: Any, source: str = "loop") -> str:
         """Save the step `run` just committed (`log`) as a checkpoint: its delta
-        (`checkpoint_payload`) after the current head; return its id."""
-        return self.save(run.step, source, checkpoint_payload(run, log), run.values)
+        (`_checkpoint_payload`) after the current head; return its id."""
+        return self.save(run.step, source, _checkpoint_payload(run, log), run.values)
 
     def save(
         self,
@@ -152,7 +154,7 @@ class Thread:
                 cost += 1 if kind in _ONES else len(value) if kind in _SIZED else _size(value)
         self._cost = cost
         snapshot = None
-        due = self.head is None or (cost >= MIN_SNAPSHOT_COST and cost >= _state_size(values))
+        due = self.head is None or (cost >= _MIN_SNAPSHOT_COST and cost >= _state_size(values))
         if self._exit:  # only the run's last checkpoint is written, whole (see `whole`)
             due, self._whole = False, (values, lineages)
         if due or force_snapshot:
@@ -397,7 +399,7 @@ def _state_size(values: dict[str, Any]) -> int:
     return size
 
 
-def checkpoint_payload(run: Any, log: Any) -> dict[str, Any]:
+def _checkpoint_payload(run: Any, log: Any) -> dict[str, Any]:
     """A committed step as a checkpoint's delta: resets, tasks with their writes, clears,
     and what runs next.
 
@@ -415,7 +417,7 @@ def checkpoint_payload(run: Any, log: Any) -> dict[str, Any]:
             mutated.add(name)
     payload: dict[str, Any] = {
         "tasks": [task_data(task, skip) for task in log.tasks],
-        "next": control_of(run),
+        "next": _control_of(run),
     }
     if log.resets:  # the rest only when there is something: most steps have none of it
         payload["resets"] = [reset_data(r, without(skip)) for r in log.resets]
@@ -427,7 +429,7 @@ def checkpoint_payload(run: Any, log: Any) -> dict[str, Any]:
         }
     if log.cleared:
         payload["cleared"] = list(log.cleared)
-    kept = kept_values(run, log, skip | mutated) if run.thread.pinned else None
+    kept = _kept_values(run, log, skip | mutated) if run.thread.pinned else None
     if kept:  # (without pinned fields, there is nothing to keep)
         payload["kept"] = kept
     if run.thread.head is None:  # a thread's first checkpoint describes its graph
@@ -437,7 +439,7 @@ def checkpoint_payload(run: Any, log: Any) -> dict[str, Any]:
     return payload
 
 
-def pinned_fields(spec: GraphSpec) -> frozenset[str]:
+def _pinned_fields(spec: GraphSpec) -> frozenset[str]:
     """Fields whose reducer another process may not be able to call (a lambda, the user's
     own function or registered name): checkpoints keep their values after each step."""
     return frozenset(
@@ -447,7 +449,7 @@ def pinned_fields(spec: GraphSpec) -> frozenset[str]:
     )
 
 
-def kept_values(run: Any, log: Any, skip: frozenset[str] | set[str]) -> dict[str, Any]:
+def _kept_values(run: Any, log: Any, skip: frozenset[str] | set[str]) -> dict[str, Any]:
     """The values after this step of the pinned fields it wrote, as plain data: each as
     what it added to the value before when it only grew (so an append-like field costs
     what was appended), else whole."""
@@ -504,7 +506,7 @@ def task_data(task: Task, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
     return data
 
 
-def control_of(run: Any) -> dict[str, Any]:
+def _control_of(run: Any) -> dict[str, Any]:
     """What runs after the step just committed, as plain data a checkpoint can hold (only
     `pull` always; the other parts when they hold something)."""
     queued = run.schedule

@@ -27,6 +27,8 @@ from nbgraph.graph import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.types import MISSING, Interrupt
 
+__all__ = ["LINEAGES", "Restored", "apply_delta", "restore_lineages", "task_from_data"]
+
 LINEAGES = "__nbgraph_lineages__"  # a branch run's snapshot: its lineage points
 _NONE: dict[str, Any] = {}  # (read only)
 

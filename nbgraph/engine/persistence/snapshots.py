@@ -21,6 +21,15 @@ from nbgraph.errors import InvalidUpdateError
 from nbgraph.isolation import isolate
 from nbgraph.types import START, StateSnapshot
 
+__all__ = [
+    "PendingTask",
+    "Snapshots",
+    "last_writer",
+    "state_snapshot",
+    "tasks_from",
+    "write_as_node",
+]
+
 _NONE: dict[str, Any] = {}  # (read only)
 _new = tuple.__new__  # (a NamedTuple made from its fields' tuple, without its `__new__`)
 
@@ -44,7 +53,7 @@ def state_snapshot(
         restored,
         values,
         tuple(name for task_id, name in ids if task_id not in finished),
-        pending_tasks(restored, spec, ids),
+        _pending_tasks(restored, spec, ids),
         tuple(i for asked in restored.asked.values() for i in asked),
         owned=owned and not finished,
     )
@@ -126,7 +135,7 @@ class PendingTask(NamedTuple):
     result: dict[str, Any] | None = None
 
 
-def pending_tasks(
+def _pending_tasks(
     restored: Any, spec: Any = None, ids: list[tuple[str, str]] | None = None
 ) -> tuple[PendingTask, ...]:
     """The tasks that run from a checkpoint, with what the thread keeps of each (`spec`:
@@ -144,7 +153,7 @@ def tasks_from(
     errors: dict[str, Any] = _NONE,
     asked: dict[str, Any] = _NONE,
 ) -> tuple[PendingTask, ...]:
-    """`pending_tasks` from a checkpoint's parts: its control (`next`), the tasks' ids, what
+    """`_pending_tasks` from a checkpoint's parts: its control (`next`), the tasks' ids, what
     finished tasks wrote, the errors they raised and what they asked, by task id."""
     pushed = 0
     tasks = []
@@ -202,7 +211,7 @@ def write_as_node(
         loop: the run, between two steps (a branch run grows the update from its
             `resumed_point`, the live lineages merged).
         due: what was due before the update (by node, its sources), when `loop` started
-            afresh from it: a waiting edge that fired stays fired (`keep_fired_joins`).
+            afresh from it: a waiting edge that fired stays fired (`_keep_fired_joins`).
         replace_due: the update stands in for the due step: what was due does not run.
     """
     loop.step += 1
@@ -211,7 +220,7 @@ def write_as_node(
         loop.hand(task, loop.resumed_point)  # type: ignore[attr-defined]
     absorb_output(loop.spec, loop.spec.nodes.get(node), task, values)
     if due is not None:
-        keep_fired_joins(loop, due, node)
+        _keep_fired_joins(loop, due, node)
     if replace_due:  # (LangGraph: the update stands in for the due step)
         loop.schedule.pull, loop.schedule.push = {}, []
     loop.route(task)
@@ -219,7 +228,7 @@ def write_as_node(
     return loop.commit([task], source="update")
 
 
-def keep_fired_joins(run: RunLoop, pending: Mapping[str, Sequence[str]], node: str) -> None:
+def _keep_fired_joins(run: RunLoop, pending: Mapping[str, Sequence[str]], node: str) -> None:
     """A waiting edge `[a, b] -> q` that fired, with `q` not run yet (`pending`: what was
     due, by node, with its sources), stays fired when the update writes as one of its
     sources (LangGraph: the join's barrier is still full, so `q` runs next)."""
