@@ -42,6 +42,8 @@ from nbgraph.errors import GraphBuildError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
 
+__all__ = ["CompiledGraph"]
+
 
 class CompiledGraph(RunnableHabits):
     """A checked graph, ready to run. Every run is logged; the latest log is `last_log`
@@ -163,7 +165,7 @@ class CompiledGraph(RunnableHabits):
             )
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config)
-        run = loop_class(spec)(spec, merged, thread)
+        run = _loop_class(spec)(spec, merged, thread)
         with self._claimed(run):  # (LangGraph: source "update", on a past checkpoint too)
             run.resume(restored, keep_next=False)  # (a branch run: its lineages merged)
             write_as_node(run, node, values, due=restored.control["pull"])
@@ -187,7 +189,7 @@ class CompiledGraph(RunnableHabits):
         else:
             thread = Thread(self.checkpointer, self.spec, merged)
             thread.defer(durability if self.spec.semantics != "branches" else "sync")
-        run = loop_class(self.spec)(self.spec, merged, thread, caller)
+        run = _loop_class(self.spec)(self.spec, merged, thread, caller)
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         if caller is not None:  # a graph run inside a node: its log goes on that task
@@ -350,7 +352,7 @@ def _release_later(wait: Callable[[], object], claim: contextlib.ExitStack) -> N
 _NO_MODES: frozenset[str] = frozenset()
 
 
-def loop_class(spec: GraphSpec) -> type[RunLoop]:
+def _loop_class(spec: GraphSpec) -> type[RunLoop]:
     """The state machine for the graph's semantics: supersteps, or branch lineages."""
     return BranchLoop if spec.semantics == "branches" else RunLoop
 

@@ -30,8 +30,19 @@ from nbgraph.engine.nested.edges import finish_handed
 from nbgraph.engine.streaming.streams import LiveSink, StreamScope
 from nbgraph.engine.streaming.task_events import task_finished, task_started
 
+__all__ = [
+    "STEP_MODE",
+    "STREAM_MODES",
+    "Chunk",
+    "StepFinished",
+    "TaskFinished",
+    "TaskStarted",
+    "adrive",
+    "drive",
+]
+
 STREAM_MODES = ("values", "updates", "debug", "custom", "messages", "tasks")
-INTERRUPT = "__interrupt__"  # the key LangGraph streams a pause under
+_INTERRUPT = "__interrupt__"  # the key LangGraph streams a pause under
 STEP_MODE = frozenset({"__step__"})  # (`engine.stepping`: each committed step's log)
 
 Chunk = tuple[str, Any]
@@ -92,9 +103,9 @@ def _started_chunks(run: RunLoop, tasks: list[Task], modes: frozenset[str]) -> I
 def _task_chunks(run: RunLoop, task: Task, modes: frozenset[str]) -> Iterable[Chunk]:
     if task.interrupts:  # as LangGraph: the question, and the state it was asked in
         if "updates" in modes:
-            yield "updates", {INTERRUPT: task.interrupts}
+            yield "updates", {_INTERRUPT: task.interrupts}
         if "values" in modes:
-            yield "values", {**run.stream_values(), INTERRUPT: task.interrupts}
+            yield "values", {**run.stream_values(), _INTERRUPT: task.interrupts}
     elif "updates" in modes and task.error is None and not task.cached:
         yield "updates", {task.node: update_chunk(task, run.stream_keys)}
     if "tasks" in modes and not task.cached:
@@ -127,7 +138,7 @@ def _end_chunks(run: RunLoop, modes: frozenset[str]) -> Iterable[Chunk]:
         if values is not None:
             yield "values", values
     if run.at_breakpoint and "updates" in modes:
-        yield "updates", {INTERRUPT: ()}
+        yield "updates", {_INTERRUPT: ()}
 
 
 def _finish(run: RunLoop, error: BaseException | None) -> None:
@@ -143,7 +154,7 @@ def _finish(run: RunLoop, error: BaseException | None) -> None:
 # --- sync ----------------------------------------------------------------------------------------
 
 
-class StepPool:
+class _StepPool:
     """Runs a step's tasks on a thread pool, and stops it: starts none of the tasks still
     waiting, and waits for those running."""
 
@@ -189,7 +200,7 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
     scope = StreamScope(run, modes)
     sink = scope.sink
     execute = run.execute if scope.chat is None else scope.execute  # (the task's one path)
-    pool: StepPool | None = None
+    pool: _StepPool | None = None
     running: list[Task] | None = None  # the step being executed, until its commit
     try:
         yield from _step_chunks(run, run.begin(input), modes - {"debug"})
@@ -201,7 +212,7 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
             if inline:
                 finished: Iterable[Task | Chunk] = map(execute, tasks)
             else:
-                pool = pool or StepPool(max_workers)
+                pool = pool or _StepPool(max_workers)
                 finished = pool.start(execute, tasks, sink)
             if not modes:  # invoke(): nothing to yield, just run
                 for _ in finished:

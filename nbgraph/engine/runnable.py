@@ -16,6 +16,8 @@ from typing import Any
 
 from nbgraph.errors import InvalidArgumentError
 
+__all__ = ["RunnableHabits", "config_list", "merge_configs"]
+
 
 def merge_configs(*configs: Mapping[str, Any] | None) -> dict[str, Any]:
     """Configs merged as LangChain merges them: later keys win, except `configurable` and

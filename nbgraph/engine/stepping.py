@@ -26,6 +26,8 @@ from nbgraph.errors import InvalidArgumentError, InvalidUpdateError
 from nbgraph.isolation import isolate
 from nbgraph.types import START, Command
 
+__all__ = ["StepDriver"]
+
 
 class StepDriver:
     """One run of `app`, advanced a superstep at a time.
@@ -90,7 +92,7 @@ class StepDriver:
             return ()
         if self.done and self.loop.paused:  # the paused step's tasks run again on resume
             return tuple(dict.fromkeys(task.node for task in self.loop.log.steps[-1].tasks))
-        return next_names(self.loop)
+        return _next_names(self.loop)
 
     # --- moving ----------------------------------------------------------------------------
 
@@ -108,7 +110,7 @@ class StepDriver:
         try:
             log = next(self._steps)
             loop = self.loop
-            if loop.paused or loop.at_breakpoint or not next_names(loop):
+            if loop.paused or loop.at_breakpoint or not _next_names(loop):
                 next(self._steps, None)  # (nothing runs: the run ends, paused or over)
                 self.done = True
             return log
@@ -225,14 +227,14 @@ class StepDriver:
                 f"update() takes a dict of field values, got {type(values).__name__}."
             )
         if spec.semantics == "branches":
-            return update_lineages(loop, node, values)
-        log = write_as_node(loop, node, values, replace_due=node in next_names(loop))
+            return _update_lineages(loop, node, values)
+        log = write_as_node(loop, node, values, replace_due=node in _next_names(loop))
         for target, sources in loop.schedule.pull.items():  # (what was due stays due, once: as in
             loop.schedule.pull[target] = list(dict.fromkeys(sources))  # LangGraph, an update adds)
         return log
 
 
-def update_lineages(loop: Any, node: str, values: Any) -> StepLog:
+def _update_lineages(loop: Any, node: str, values: Any) -> StepLog:
     """`update()` in a branch-lineage run, as `app.update_state` does on a branch thread:
     the live lineages merged into one, from which the update grows; what was due is
     dropped, a waiting edge that fired for a node not run yet stays fired when the update
@@ -268,7 +270,7 @@ def _last_writer(log: RunLog) -> str:
     return START
 
 
-def next_names(loop: Any) -> tuple[str, ...]:
+def _next_names(loop: Any) -> tuple[str, ...]:
     """The nodes `loop`'s next superstep runs, in task order (edges, then Sends; the deferred
     nodes when nothing else is left)."""
     pulled = getattr(loop, "arrivals", None)  # (branch lineages keep arrivals, not pulls)

@@ -28,6 +28,8 @@ from nbgraph.checkpoint.subthreads import sub_key
 from nbgraph.engine.persistence.chain import next_task_ids
 from nbgraph.engine.persistence.persist import Thread
 
+__all__ = ["SubThread", "inherited_thread", "join_ns", "ns_part", "refuse_root_true"]
+
 
 def join_ns(outer: str, part: str) -> str:
     """A namespace one level down: `outer|part` (LangGraph's separator)."""
@@ -73,7 +75,7 @@ class SubThread(Thread):
         if restored is None:
             return None
         log = run.resume(restored)
-        give_answers(run, restored, self.parent_run, self.parent_task)
+        _give_answers(run, restored, self.parent_run, self.parent_task)
         return log
 
 
@@ -131,7 +133,7 @@ def refuse_root_true(app: Any) -> None:
         )
 
 
-def give_answers(run: Any, restored: Any, parent: Any, task: Any) -> None:
+def _give_answers(run: Any, restored: Any, parent: Any, task: Any) -> None:
     """Hand a resumed subgraph run the answers its parent got for `task`'s interrupts: each
     to the subgraph task that asked it (by interrupt id). An answer to a question the
     subgraph no longer waits for (its state was updated since) goes to its first task next,

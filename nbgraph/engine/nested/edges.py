@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["TO_PARENT", "finish_handed", "handed_text", "hands_to_parent"]
+
 TO_PARENT = "to_parent"
 """The status of a run stopped by `Command.PARENT` (and of the task that returned it)."""
 

@@ -23,8 +23,10 @@ from nbgraph.engine.persistence.snapshots import state_snapshot
 from nbgraph.graph.subgraphs import subgraph_of
 from nbgraph.types import StateSnapshot
 
+__all__ = ["named_thread", "with_subgraph_states"]
 
-def described_spec(saver: Any, key: str) -> Any:
+
+def _described_spec(saver: Any, key: str) -> Any:
     """The graph a subgraph thread's first checkpoint describes (None: no such thread)."""
     from nbgraph.graph.description import graph_from_description  # (rarely needed)
 
@@ -56,7 +58,7 @@ def named_thread(app: Any, config: dict[str, Any], strict: bool) -> SubThread | 
             spec, stored = inner.spec, join_ns(stored, ns_part(node, task_id, inner.checkpointer))
             continue
         stored = join_ns(stored, part)  # a node function that invoked a graph: as described
-        spec = described_spec(app.checkpointer, sub_key(root, stored))
+        spec = _described_spec(app.checkpointer, sub_key(root, stored))
         if spec is None:
             if strict:
                 raise ValueError(
@@ -87,7 +89,7 @@ def with_subgraph_states(thread: Thread, snapshot: StateSnapshot, deep: bool) ->
             ns, spec = join_ns(thread.ns, ns_part(task.name, task.id, mode)), app.spec
         else:  # a paused node function that invoked a graph, if it kept checkpoints here
             ns, key = shown, sub_key(thread.root_id, shown)
-            spec = described_spec(thread.saver, key) if task.interrupts else None
+            spec = _described_spec(thread.saver, key) if task.interrupts else None
             if spec is None:
                 tasks.append(task)
                 continue

@@ -27,6 +27,8 @@ from typing import Any
 
 from nbgraph.engine.core.interrupts import GraphInterrupt
 
+__all__ = ["keep_subrun", "pass_pause_up"]
+
 
 def keep_subrun(run: Any) -> None:
     """Keep `run`'s log on the task of the node that started it, if a node did."""

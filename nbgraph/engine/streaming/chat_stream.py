@@ -28,6 +28,8 @@ from nbgraph.engine.streaming.namespaces import Nested, graph_namespace
 from nbgraph.engine.streaming.streams import LiveSink
 from nbgraph.types import Command
 
+__all__ = ["ChatStream", "enter_node", "leave_node"]
+
 try:  # a streaming handler makes a chat model's `invoke` stream its tokens, as in LangGraph
     from langchain_core.tracers._streaming import _StreamingCallbackHandler as _Streaming
 except ImportError:  # pragma: no cover (older langchain_core)
@@ -149,7 +151,7 @@ def _values(state: Any) -> Sequence[Any]:
     return ()
 
 
-def node_metadata(run: Any, task: Task) -> tuple[dict[str, Any], str]:
+def _node_metadata(run: Any, task: Task) -> tuple[dict[str, Any], str]:
     """The metadata LangGraph gives a node's run, and the task's checkpoint namespace."""
     namespace = checkpoint_ns(run, task.node, task_uuid(run, task))
     metadata = task_metadata(run, task, namespace)
@@ -160,7 +162,7 @@ def enter_node(handler: ChatStream, run: Any, task: Task) -> Any:
     """Run the rest of this task in a langchain config whose callbacks send the chat
     model's tokens; returns the token `leave_node` needs and the node's metadata."""
     config = run.config
-    metadata, namespace = node_metadata(run, task)
+    metadata, namespace = _node_metadata(run, task)
     tags = list(config.get("tags") or ())
     # a manager, as the node's own run has: what a call inside passes merges with its
     # metadata and tags instead of replacing them

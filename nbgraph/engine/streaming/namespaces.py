@@ -9,7 +9,7 @@ the one `stream_mode="tasks"` reports and the node's `config["configurable"]
 
 A run started inside a node takes its namespace from the calling task (its `caller`, kept as
 it starts: `engine.core.nesting`). When the caller streams, every task of the run carries
-the stream's `Relay` (on its writer), so a graph run inside the task finds it: with
+the stream's `_Relay` (on its writer), so a graph run inside the task finds it: with
 `subgraphs=True` the inner run streams the caller's modes and hands each chunk to the
 caller's queue with its namespace, as it comes (custom and messages chunks the moment they
 are written, the others as the inner run yields them): the caller reads them in the order
@@ -29,7 +29,18 @@ from typing import Any
 from nbgraph.engine.core.nesting import NS_SEP, namespace_of
 from nbgraph.engine.streaming.streams import LIVE_MODES, LiveSink
 
-"""What joins a namespace's parts in a checkpoint namespace string (LangGraph's)."""
+__all__ = [
+    "SKIP",
+    "Nested",
+    "aforward",
+    "forward",
+    "graph_namespace",
+    "inherit_relay",
+    "namespaced",
+    "open_relay",
+    "scope_sink",
+    "with_namespaces",
+]
 
 
 class Nested:
@@ -44,7 +55,7 @@ class Nested:
         return f"Nested({self.ns!r}, {self.chunk!r})"
 
 
-class Relay:
+class _Relay:
     """What a streamed run hands the graphs run inside its tasks.
 
     Attributes:
@@ -69,7 +80,7 @@ class Relay:
     )  # fmt: skip
 
     def __init__(
-        self, root: Any, modes: frozenset[str], subgraphs: bool, outer: Relay | None = None
+        self, root: Any, modes: frozenset[str], subgraphs: bool, outer: _Relay | None = None
     ) -> None:
         self.root, self.asked, self.asked_subgraphs, self.outer = root, modes, subgraphs, outer
         self.modes = modes | outer.modes if outer is not None else modes
@@ -90,7 +101,7 @@ class Relay:
         return self.modes & {"messages"}
 
 
-class ForwardSink(LiveSink):
+class _ForwardSink(LiveSink):
     """An inner run's queue: its tasks' custom chunks go on to the caller's queue at once,
     under the run's namespace; the tasks it waits for stay on its own queue."""
 
@@ -108,8 +119,8 @@ def graph_namespace(metadata: dict[str, Any]) -> tuple[str, ...]:
     return tuple(str(metadata.get("langgraph_checkpoint_ns", "")).split(NS_SEP))[:-1]
 
 
-def open_relay(run: Any, modes: frozenset[str], subgraphs: bool) -> Relay:
-    """Start streaming `run` for a caller: its tasks hand `Relay(modes, subgraphs)` on.
+def open_relay(run: Any, modes: frozenset[str], subgraphs: bool) -> _Relay:
+    """Start streaming `run` for a caller: its tasks hand `_Relay(modes, subgraphs)` on.
     Returns the relay; its `modes` are the modes to run with."""
     outer = None
     caller = run.caller
@@ -117,7 +128,7 @@ def open_relay(run: Any, modes: frozenset[str], subgraphs: bool) -> Relay:
         relay = caller.relay
         if relay is not None and relay.subgraphs and relay.sink is not None:
             outer = relay
-    run.relay = Relay(run, modes, subgraphs, outer)
+    run.relay = _Relay(run, modes, subgraphs, outer)
     return run.relay
 
 
@@ -165,7 +176,7 @@ def _nested(ns: tuple[str, ...], mode: str, chunk: Any, shape: Callable | None) 
 def scope_sink(run: Any, modes: frozenset[str]) -> LiveSink | None:
     """The queue a `StreamScope` gives its run's tasks: the caller's own `LiveSink` (made
     here, and kept on the relay, for the outermost run); for an inner run, a
-    `ForwardSink` onto it when the run streams custom or messages chunks."""
+    `_ForwardSink` onto it when the run streams custom or messages chunks."""
     relay = getattr(run, "relay", None)
     live = modes & LIVE_MODES
     if relay is None:
@@ -175,7 +186,7 @@ def scope_sink(run: Any, modes: frozenset[str]) -> LiveSink | None:
             relay.sink = LiveSink(modes)
         return relay.sink
     if live and relay.sink is not None:
-        return ForwardSink(modes, relay.sink, relay.ns(run))
+        return _ForwardSink(modes, relay.sink, relay.ns(run))
     return None
 
 

@@ -24,6 +24,8 @@ from nbgraph.errors import InvalidArgumentError
 if TYPE_CHECKING:
     import asyncio
 
+__all__ = ["LIVE_MODES", "Chunk", "LiveSink", "StreamScope"]
+
 LIVE_MODES = frozenset({"custom", "messages"})
 """The stream modes whose chunks a node sends while it runs."""
 

@@ -15,6 +15,8 @@ from typing import Any
 from nbgraph.engine.core.injection import task_triggers, task_uuid
 from nbgraph.engine.core.tasks import Task, node_input
 
+__all__ = ["task_finished", "task_started"]
+
 _INTERNAL = frozenset(
     {
         "thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "langgraph_step",
