@@ -16,7 +16,7 @@ from nbgraph.isolation import isolate
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING
 
-__all__ = ["fold_states", "merged_resets", "state_pairs"]
+__all__ = ["Values", "fold_states", "merged_resets", "state_pairs"]
 
 Values = dict[str, Any]
 
