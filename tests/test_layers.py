@@ -41,9 +41,12 @@ engine's own top modules (`app`, `drive`, `stepping`, `runnable`) compose them a
 
 MAX_CLASS_LINES = 400
 
-RECORD_INTERFACE = "nbgraph.engine.facts"
-"""The one engine module the record imports: a run's facts, and the engine functions that read
-them again. Views and the notebook layer may use the engine as they need."""
+FACTS = "nbgraph.engine.facts"
+"""The one engine module the record and the views import: a run's facts, and the engine
+functions that read them again. The notebook layer may use the engine as it needs."""
+
+FACTS_READERS = ("record", "views")
+"""The layers that read a recorded run, and so reach the engine only through `FACTS`."""
 
 MAX_FUNCTION_LINES = 60
 
@@ -208,18 +211,19 @@ def upward_imports(package: Path = PACKAGE) -> list[str]:
     return sorted(upward)
 
 
-def record_engine_imports(package: Path = PACKAGE) -> list[str]:
-    """Every import in the record of an engine module other than `RECORD_INTERFACE`, as
-    `file:line: who imports what`."""
+def engine_imports_past_facts(package: Path = PACKAGE) -> list[str]:
+    """Every import, in the record or the views (`FACTS_READERS`), of an engine module other
+    than `FACTS`, as `file:line: who imports what`."""
     found = set()
-    for path in sorted((package / "record").rglob("*.py")):
-        here = module_name(path, package)
-        for line, target in imported_modules(path, package):
-            if LAYERS[layer_of(target)][0] == "engine" and target != RECORD_INTERFACE:
-                found.add(
-                    f"{path.relative_to(package.parent)}:{line}: {here} imports {target}; "
-                    f"the record imports the engine only through {RECORD_INTERFACE}"
-                )
+    for layer in FACTS_READERS:
+        for path in sorted((package / layer).rglob("*.py")):
+            here = module_name(path, package)
+            for line, target in imported_modules(path, package):
+                if LAYERS[layer_of(target)][0] == "engine" and target != FACTS:
+                    found.add(
+                        f"{path.relative_to(package.parent)}:{line}: {here} imports {target}; "
+                        f"the {layer} layer imports the engine only through {FACTS}"
+                    )
     return sorted(found)
 
 
@@ -353,12 +357,12 @@ def test_the_layer_test_finds_an_upward_import_inside_a_function(tmp_path):
     ]
 
 
-def test_the_record_imports_the_engine_only_through_its_interface():
-    found = record_engine_imports()
-    assert not found, "record imports of engine internals:\n" + "\n".join(found)
+def test_the_record_and_the_views_import_the_engine_only_through_its_facts():
+    found = engine_imports_past_facts()
+    assert not found, "record and views imports of engine internals:\n" + "\n".join(found)
 
 
-def test_the_record_rule_finds_engine_imports_past_the_interface(tmp_path):
+def test_the_facts_rule_finds_engine_imports_past_the_facts(tmp_path):
     package = tmp_path / "nbgraph"
     for name, source in {
         "__init__.py": "",
@@ -374,16 +378,21 @@ def test_the_record_rule_finds_engine_imports_past_the_interface(tmp_path):
         "    import nbgraph.engine.core.runlog\n",
         "record/whole.py": "from nbgraph import engine\n",
         "views/__init__.py": "",
-        "views/dot.py": "from nbgraph.engine.core.runlog import RunLog\n",  # (views may)
+        "views/fine.py": "from nbgraph.engine.facts import RunLog\n",
+        "views/dot.py": "def f():\n    from nbgraph.engine.core.runlog import RunLog\n",
+        "notebook/__init__.py": "",
+        "notebook/app.py": "from nbgraph.engine.core.runlog import RunLog\n",  # (it may)
     }.items():
         (package / name).parent.mkdir(parents=True, exist_ok=True)
         (package / name).write_text(source)
-    runlog = "nbgraph.engine.core.runlog; the record imports the engine only through "
-    engine = "nbgraph.engine; the record imports the engine only through "
-    assert record_engine_imports(package) == [
+    runlog = "nbgraph.engine.core.runlog; the record layer imports the engine only through "
+    engine = "nbgraph.engine; the record layer imports the engine only through "
+    views = "nbgraph.engine.core.runlog; the views layer imports the engine only through "
+    assert engine_imports_past_facts(package) == [
         f"nbgraph/record/probe.py:2: nbgraph.record.probe imports {runlog}nbgraph.engine.facts",
         f"nbgraph/record/typed.py:3: nbgraph.record.typed imports {runlog}nbgraph.engine.facts",
         f"nbgraph/record/whole.py:1: nbgraph.record.whole imports {engine}nbgraph.engine.facts",
+        f"nbgraph/views/dot.py:2: nbgraph.views.dot imports {views}nbgraph.engine.facts",
     ]
     assert upward_imports(package) == []
 
@@ -430,9 +439,9 @@ if __name__ == "__main__":  # the import graph of a checkout: python tests/test_
     crossings, spread = engine_crossings(root), spread_classes(root)
     print("\n".join([*crossings, *spread]))
     print(f"{len(crossings)} engine floor crossings, {len(spread)} classes spread over files")
-    past = record_engine_imports(root)
+    past = engine_imports_past_facts(root)
     print("\n".join(past))
-    print(f"{len(past)} record imports of the engine past {RECORD_INTERFACE}")
+    print(f"{len(past)} record and views imports of the engine past {FACTS}")
     for cycle in cycles:
         print(f"cycle of {len(cycle)}: {', '.join(cycle)}")
     print(f"{sum(map(len, cycles))} modules in {len(cycles)} cycles")

@@ -1,13 +1,16 @@
-"""The engine's whole interface to the record: a run's facts as plain data, and the few engine
-functions that read them again.
+"""The engine's whole interface to the record and the views: a run's facts as plain data, and
+the few engine functions that read them again.
 
-`nbgraph.record` imports from the engine only this module (`tests/test_layers.py` checks it).
+`nbgraph.record` and `nbgraph.views` import from the engine only this module
+(`tests/test_layers.py` checks it).
 A run's facts are a `RunLog` of `StepLog`s, each with its `Task`s (their `Attempt`s), its
 `RootReset`s and its branch `Join`s, and the `StoreOp`s its nodes made. The record rebuilds
 states from them with the engine's own code, never a copy of it: writes folded through the
 reducers (`replay_step`, `reduce_field`, ...), a branch run's lineages merged by the engine's
 rules (`delta_merge`, ...), a thread's checkpoints read as the engine wrote them, and a
-recorded task's routers called as the engine calls them (`routes_again`).
+recorded task's routers called as the engine calls them (`routes_again`). The drawings ask
+whether a task handed a command to its parent graph (`hands_to_parent`) and how to say so
+(`handed_text`).
 
 The functions that read checkpoints or call routers load those engine modules on first use,
 so `import nbgraph` stays light.
@@ -51,7 +54,7 @@ from nbgraph.engine.lineages.points import (
     grow,
     keep_live_ephemeral,
 )
-from nbgraph.engine.nested.edges import TO_PARENT, hands_to_parent
+from nbgraph.engine.nested.edges import TO_PARENT, handed_text, hands_to_parent
 
 if TYPE_CHECKING:
     from nbgraph.graph import GraphSpec
@@ -78,6 +81,7 @@ __all__ = [
     "group_writes",
     "grow",
     "growth",
+    "handed_text",
     "hands_to_parent",
     "initial_values",
     "join_data",

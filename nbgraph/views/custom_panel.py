@@ -16,7 +16,7 @@ def custom_html(tasks: Iterable[Any]) -> str:
     """One row per chunk a task of the step wrote: its node, its place, the chunk; "" if
     no task wrote any. Every value is escaped.
 
-    >>> from nbgraph.engine.core.tasks import Task
+    >>> from nbgraph.engine.facts import Task
     >>> task = Task(1, 0, "<b>", custom=["<i>hi</i>"])
     >>> "&lt;i&gt;hi&lt;/i&gt;" in custom_html([task]) and "<i>hi" not in custom_html([task])
     True

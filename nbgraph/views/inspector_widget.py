@@ -13,7 +13,7 @@ from typing import Any
 
 import ipywidgets
 
-from nbgraph.engine.nested.edges import hands_to_parent
+from nbgraph.engine.facts import hands_to_parent, initial_values
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
 from nbgraph.views.clickable_graph import PictureClicks
@@ -263,7 +263,6 @@ class Inspector(ipywidgets.VBox):
                     self.effects_by_step.setdefault(effect.step, []).append(effect)
                 self._whole_table = True
             return self.effects_by_step.get(step, [])
-        from nbgraph.engine.core.runlog import initial_values
         from nbgraph.record.effects import SuperstepEffects
 
         position = run.timeline.index[step]

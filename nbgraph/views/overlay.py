@@ -12,7 +12,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.nested.edges import handed_text, hands_to_parent
+from nbgraph.engine.facts import handed_text, hands_to_parent
 from nbgraph.types import END, START, Send
 
 __all__ = ["Overlay", "ancestry", "run_overlay"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.nested.edges import handed_text, hands_to_parent
+from nbgraph.engine.facts import handed_text, hands_to_parent
 from nbgraph.views.dot import (
     FADED,
     FAILED_FILL,
