@@ -18,13 +18,13 @@ from nbgraph.engine.core.interrupts import Scope, current_scope
 from nbgraph.engine.core.runtime import current_task_env
 from nbgraph.engine.core.writer import current_writer
 
-__all__ = ["NS_SEP", "caller_now", "checkpoint_ns", "namespace_of"]
+__all__ = ["NS_SEP", "Caller", "caller_now", "checkpoint_ns", "namespace_of"]
 
 NS_SEP = "|"
 """What joins the parts of a namespace: `"outer:<task id>|inner:<task id>"`."""
 
 
-class _Caller:
+class Caller:
     """The node a nested run was started in.
 
     Attributes:
@@ -53,14 +53,14 @@ class _Caller:
         return self.env.task
 
 
-def caller_now() -> _Caller | None:
+def caller_now() -> Caller | None:
     """The node running in this context, as the caller of a run starting now (None outside
     a node: a plain run)."""
     env = current_task_env()
     if env is None:
         return None
     writer = current_writer()  # (the calling task's: it carries a streamed run's relay)
-    return _Caller(env, current_scope(), writer.relay if writer is not None else None)
+    return Caller(env, current_scope(), writer.relay if writer is not None else None)
 
 
 def namespace_of(run: Any) -> tuple[str, ...]:

@@ -38,7 +38,14 @@ from nbgraph.isolation import isolate
 from nbgraph.reducers import callable_anywhere
 from nbgraph.types import MISSING, START, Interrupt, Mutation, Send
 
-__all__ = ["Thread", "task_data", "thread_id_of", "transient_fields", "without"]
+__all__ = [
+    "Thread",
+    "checkpoint_payload",
+    "task_data",
+    "thread_id_of",
+    "transient_fields",
+    "without",
+]
 
 _NONE: dict[str, Any] = {}  # (read only)
 
@@ -126,8 +133,8 @@ class Thread:
 
     def save_step(self, run: Any, log: Any, source: str = "loop") -> str:
         """Save the step `run` just committed (`log`) as a checkpoint: its delta
-        (`_checkpoint_payload`) after the current head; return its id."""
-        return self.save(run.step, source, _checkpoint_payload(run, log), run.values)
+        (`checkpoint_payload`) after the current head; return its id."""
+        return self.save(run.step, source, checkpoint_payload(run, log), run.values)
 
     def save(
         self,
@@ -399,7 +406,7 @@ def _state_size(values: dict[str, Any]) -> int:
     return size
 
 
-def _checkpoint_payload(run: Any, log: Any) -> dict[str, Any]:
+def checkpoint_payload(run: Any, log: Any) -> dict[str, Any]:
     """A committed step as a checkpoint's delta: resets, tasks with their writes, clears,
     and what runs next.
 
