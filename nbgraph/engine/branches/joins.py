@@ -41,12 +41,12 @@ def join(loop: Any, name: str, points: list[Lineage], strategy: Any = ...) -> Li
         strategy = loop.spec.nodes[name].merge
     base = common_base(unique)
     step = loop.step
-    join_id = loop._unique("join:end" if name == END else f"join:{step}:{name}")
+    join_id = loop.unique_id("join:end" if name == END else f"join:{step}:{name}")
     parents = tuple(p.id for p in unique)
     if strategy is None or strategy == "delta":
-        base_values = loop._values(base) if base is not None else initial_values(loop.spec)
+        base_values = loop.values_at(base) if base is not None else initial_values(loop.spec)
         values, applied = delta_merge(loop.spec.fields, base_values, unique, base, step)
-        keep_live_ephemeral(values, unique, loop._values, loop.ephemeral)
+        keep_live_ephemeral(values, unique, loop.values_at, loop.ephemeral)
         point = Lineage(join_id, "join", base, applied=tuple(applied), values=values)
         point.heads = parents
         ids = tuple(p.id for p in applied)
@@ -64,18 +64,18 @@ def join(loop: Any, name: str, points: list[Lineage], strategy: Any = ...) -> Li
         if parent.holders <= 0 and not parent.frozen:
             parent.values = None
     point.holders = 1
-    loop._made(point)
+    loop.made(point)
     if name == END:
         loop.log.end = join
     else:
-        loop._joins.append(join)
+        loop.joins.append(join)
     return point
 
 
 def _strategy_values(
     loop: Any, name: str, strategy: Any, points: list[Lineage]
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
-    states = [loop._values(p) for p in points]
+    states = [loop.values_at(p) for p in points]
     where = f"the merge for {name!r} at step {loop.step}"
     try:
         if strategy == "fold":
@@ -91,7 +91,7 @@ def _strategy_values(
     unknown = [k for k in values if k not in fields and not loop.spec.open_schema]
     if unknown:
         message = f"The merge for {name!r} returned keys the state does not have: {unknown}."
-        loop._warn(message, stacklevel=6)
+        loop.warn(message, stacklevel=6)
         values = {k: v for k, v in values.items() if k not in unknown}
     had = dict.fromkeys(k for s in states for k in s)  # type: ignore[union-attr]
     return values, tuple(k for k in had if k not in values)
@@ -106,7 +106,7 @@ def finish(loop: Any) -> None:
     for index, captured in enumerate(loop.captured):
         if captured:
             edge = loop.spec.waiting[index]
-            loop._warn(
+            loop.warn(
                 f"Waiting edge {list(edge.sources)} -> {edge.target!r} never fired: "
                 f"{', '.join(sorted({s for s, _ in captured}))} ran but not all of its "
                 "sources did; END collected those lineages.",

@@ -61,7 +61,7 @@ def _arrive(loop: Any, target: str, source: str, point: Lineage) -> bool:
 def _filtered(loop: Any, source: str, target: str, point: Lineage) -> Lineage:
     """An edge's `state_filter`: the target starts a lineage from the filtered state."""
     state_filter = loop.spec.filters[(source, target)]
-    given = state_for(loop.spec.state, loop._values(point), {}, whole=True)
+    given = state_for(loop.spec.state, loop.values_at(point), {}, whole=True)
     where = f"The state_filter of edge {source!r} -> {target!r}"
     try:
         pairs = state_pairs(loop.spec.state, state_filter(given), where)
@@ -69,16 +69,16 @@ def _filtered(loop: Any, source: str, target: str, point: Lineage) -> Lineage:
         error.add_note(f"nbgraph: while filtering the state from {source!r} to {target!r}")
         raise
     values = {k: isolate(v) for k, v in pairs}
-    reset_id = loop._unique(f"reset:{loop.step + 1}:{target}")
+    reset_id = loop.unique_id(f"reset:{loop.step + 1}:{target}")
     dropped = tuple(k for k in point.values if k not in values)  # type: ignore[union-attr]
     recorded = {k: isolate(v) for k, v in values.items()}
     reset = RootReset(
         loop.step + 1, target, "state_filter", (source,), dropped, recorded, reset_id, point.id
     )
-    loop._pending_resets = [*loop._pending_resets, reset]  # the next step's tasks read it
+    loop.pending_resets = [*loop.pending_resets, reset]  # the next step's tasks read it
     point.frozen = True
     reset = Lineage(reset_id, "reset", point, writes=tuple(recorded.items()), values=values)
-    loop._made(reset)
+    loop.made(reset)
     return reset
 
 

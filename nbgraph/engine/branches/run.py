@@ -52,7 +52,7 @@ class BranchLoop(RunLoop):
         self.later: dict[str, list[Arrival]] = {}  # arrivals at deferred nodes
         self.ended: list[tuple[str, Lineage]] = []  # lineages that reached END, in order
         self.reads: dict[str, Lineage] = {}  # this step's tasks: the point each reads
-        self._joins: list[Join] = []
+        self.joins: list[Join] = []
         self._ids: set[str] = set()
         self.resumed_point: Lineage | None = None  # the merged state new input or an update reads
         self.created: list[Lineage] = []  # points made since the last checkpoint, in order
@@ -81,7 +81,7 @@ class BranchLoop(RunLoop):
                 self.step -= 1
                 return None
         self.arrivals, self.sends = {}, []
-        self._joins, self.reads = [], {}
+        self.joins, self.reads = [], {}
         tasks: list[Task] = []
         for name in sorted(arrivals):
             for sources, point in self._runs_of(name, arrivals[name]):
@@ -125,11 +125,11 @@ class BranchLoop(RunLoop):
 
     # --- lineage points ----------------------------------------------------------------------
 
-    def _made(self, point: Lineage) -> None:
+    def made(self, point: Lineage) -> None:
         if self.thread is not None:  # the next checkpoint holds it
             self.created.append(point)
 
-    def _unique(self, wanted: str) -> str:
+    def unique_id(self, wanted: str) -> str:
         name, n = wanted, 1
         while name in self._ids:
             n += 1
@@ -140,7 +140,7 @@ class BranchLoop(RunLoop):
     # --- committing a step ---------------------------------------------------------------------
 
     def commit(self, tasks: list[Task], source: str = "loop") -> StepLog:
-        log = self.open_step(tasks, self._joins or ())
+        log = self.open_step(tasks, self.joins or ())
         if self.paused:
             return log  # not applied: the step runs again, answered, on resume
         try:
@@ -168,7 +168,7 @@ class BranchLoop(RunLoop):
             self._save(log, source, self.created, live)
             self.created = []
         if len(live) == 1:  # one lineage left: nothing older can be a common ancestor
-            self._values(live[0])
+            self.values_at(live[0])
             live[0].parent = None
         return log
 
@@ -218,7 +218,7 @@ class BranchLoop(RunLoop):
             self._restore_control(restored.control, points)
             self.finished = dict(restored.finished)
             self.answers = {k: list(v["answers"]) for k, v in restored.paused.items()}
-            self._past_breakpoint = True  # resuming steps over the breakpoint it stopped at
+            self.past_breakpoint = True  # resuming steps over the breakpoint it stopped at
             live = self.live()
             self.values = self.log.final = restored.values
             log = StepLog(restored.step, [], self.spec.fields, applied=True)
@@ -231,14 +231,14 @@ class BranchLoop(RunLoop):
         """One lineage holding `values` (the live ones merged), recorded as a reset with
         `step` (the step that reads it): what new input or an update grows from."""
         values = {k: isolate(v) for k, v in values.items()}
-        reset_id = self._unique(f"reset:{step}:resume")
+        reset_id = self.unique_id(f"reset:{step}:resume")
         point = Lineage(reset_id, "reset", writes=tuple(values.items()), values=values)
         point.owned = set(values)
         self.resumed_point = point
         self.values = self.log.final = values
         skip = transient_fields(self.spec)
         recorded = {k: isolate(v) for k, v in values.items() if k not in skip}
-        self._pending_resets = [RootReset(step, "resume", "resume", (), (), recorded, reset_id)]
+        self.pending_resets = [RootReset(step, "resume", "resume", (), (), recorded, reset_id)]
 
     def _restore_control(self, control: dict[str, Any], points: dict[str, Lineage]) -> None:
         """Point by point, what was to run next (each held lineage counted)."""
@@ -265,16 +265,16 @@ class BranchLoop(RunLoop):
         """The input applied: the root every lineage of this run grows from (on a thread
         with checkpoints, from its merged state)."""
         apply_writes(self.spec.fields, self.values, task.writes, self.step, task.node)
-        root_id = self._unique(f"merge:{self.step}")
+        root_id = self.unique_id(f"merge:{self.step}")
         root = Lineage(root_id, "root", self.resumed_point, writes=tuple(task.writes))
         root.values, root.owned = self.values, set(self.values)
-        self._made(root)
+        self.made(root)
         return root
 
     def _grow(self, parent: Lineage, task: Task) -> Lineage:
         """The point after `task`: its parent plus its writes (values come with `_fill`)."""
         point = Lineage(f"task:{task.id}", "task", parent, task.node, task.writes)
-        self._made(point)
+        self.made(point)
         return point
 
     def _fill(self, point: Lineage) -> None:
@@ -289,12 +289,12 @@ class BranchLoop(RunLoop):
                 parent.values, parent.owned = None, set()
             else:
                 parent.frozen = True  # a join may need it as the common ancestor
-                values, owned = dict(self._values(parent)), set()
+                values, owned = dict(self.values_at(parent)), set()
             grow(self.spec.fields, values, point, self.step, owned, self.ephemeral)  # type: ignore[arg-type]
             point.values, point.owned = values, owned
         parent.holders -= 1
 
-    def _values(self, point: Lineage) -> dict[str, Any]:
+    def values_at(self, point: Lineage) -> dict[str, Any]:
         return ensure_values(self.spec.fields, point, self.ephemeral)
 
     # --- live lineages and the end ---------------------------------------------------------

@@ -59,9 +59,6 @@ class RunLoop:
 
     __slots__ = (
         "__weakref__",
-        "_joins",
-        "_past_breakpoint",
-        "_pending_resets",
         "aexecute",
         "answers",
         "asks_parent",
@@ -72,10 +69,13 @@ class RunLoop:
         "ephemeral",
         "execute",
         "finished",
+        "joins",
         "limit",
         "log",
         "managed",
+        "past_breakpoint",
         "paused",
+        "pending_resets",
         "plans",
         "relay",
         "resumed",
@@ -104,7 +104,7 @@ class RunLoop:
     ) -> None:
         self.spec = spec
         self.config = config
-        self._joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branches)
+        self.joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branches)
         self.tap: Callable[[Task, Any], None] | None = None  # hears each node's output (streams)
         self.context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
         self.store: Any = None  # compile(store=...)
@@ -116,7 +116,7 @@ class RunLoop:
         self.resumed: dict[str, tuple[str, Any]] = {}  # this run's answers: id -> (task, value)
         self.paused: list[Interrupt] = []  # why the run stopped for an answer
         self.at_breakpoint = ""  # "before" / "after" when a static breakpoint stopped it
-        self._past_breakpoint = False
+        self.past_breakpoint = False
         self.limit = limit = run_config(config)["recursion_limit"]  # (checks every value)
         self.step = -1
         self.stop = self.step + limit + 1
@@ -128,7 +128,7 @@ class RunLoop:
         self.plans = plans_of(spec)  # per node: what running it takes (engine.core.plans)
         self.viewed = self.plans.viewed  # (a node of the state schema gets a `StateView`)
         self.log = RunLog(spec, MISSING, config)
-        self._pending_resets: list[RootReset] | tuple[()] = ()
+        self.pending_resets: list[RootReset] | tuple[()] = ()
         self.root_updated = False  # a resuming Command's update: the next step records it
         self.step_size = 0  # tasks in the step being run
         self.unsettled: Callable[[], object] | None = None  # see `engine.drive`: stopped
@@ -177,7 +177,7 @@ class RunLoop:
             self.root_updated = False
             recorded = {k: isolate(v) for k, v in self.values.items()}
             resets = [RootReset(self.step, START, "command", (), (), recorded), *resets]
-        self._pending_resets = resets
+        self.pending_resets = resets
         self.step_size = len(tasks)
         if self.finished:  # tasks that finished before a pause or a failure are not run again
             for task in tasks:
@@ -210,8 +210,8 @@ class RunLoop:
         before = self.spec.interrupt_before
         if not before or self.thread is None:
             return False
-        if self._past_breakpoint:
-            self._past_breakpoint = False
+        if self.past_breakpoint:
+            self.past_breakpoint = False
             return False
         if any(name in before for name in pull) or any(s.node in before for _, s in push):
             self.at_breakpoint = "before"
@@ -283,9 +283,9 @@ class RunLoop:
             The first failed task's exception, in write order.
         """
         log = StepLog(
-            self.step, tasks, self.spec.fields, resets=self._pending_resets or (), joins=joins
+            self.step, tasks, self.spec.fields, resets=self.pending_resets or (), joins=joins
         )  # (a step without resets keeps no empty list: long runs record thousands of steps)
-        self._pending_resets = ()
+        self.pending_resets = ()
         self.log.steps.append(log)
         for task in tasks:
             if task.error is not None:
@@ -302,9 +302,9 @@ class RunLoop:
         that finished, their writes not applied (a checkpointed run kept them as pending
         writes, so a resume takes them instead of running those tasks again)."""
         finished = [task for task in tasks if task.ended]
-        resets, joins = self._pending_resets or (), self._joins or ()
+        resets, joins = self.pending_resets or (), self.joins or ()
         log = StepLog(self.step, finished, self.spec.fields, resets=resets, joins=joins)
-        self._pending_resets = ()
+        self.pending_resets = ()
         self.log.steps.append(log)
         return log
 
@@ -330,7 +330,7 @@ class RunLoop:
         """Start from a checkpoint (`starting.resume`; branch runs start from lineages)."""
         return starting.resume(self, restored, keep_next)
 
-    def _warn(self, message: str, stacklevel: int = 7) -> None:
+    def warn(self, message: str, stacklevel: int = 7) -> None:
         """Warn the caller (and keep the warning in the run's log): the default stack level
         points past begin/next_tasks, the driver and invoke/stream at the caller's line."""
         self.log.warnings.append(message)

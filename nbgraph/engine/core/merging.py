@@ -64,7 +64,7 @@ def _reset(run: Any, node: str, reason: str, sources: tuple[str, ...], state: An
     }
     unknown = [k for k, _ in pairs if k not in new]
     if unknown:
-        run._warn(
+        run.warn(
             f"The {reason} for node {node!r} at step {run.step} returned keys the "
             f"state does not have; they were dropped: {unknown}."
         )

@@ -93,7 +93,7 @@ def resume(run: Any, restored: Any, keep_next: bool = True) -> StepLog:
         run.schedule.restore(restored.control)
         run.finished = dict(restored.finished)
         run.answers = {k: list(v["answers"]) for k, v in restored.paused.items()}
-        run._past_breakpoint = True  # resuming steps over the breakpoint it stopped at
+        run.past_breakpoint = True  # resuming steps over the breakpoint it stopped at
         if restored.updates:  # a Command's update and goto, kept while paused
             run.root_updated = True
             routes = [r for update in restored.updates for r in update["routes"]]
@@ -131,7 +131,7 @@ def _take_command(run: Any, command: Command, paused: dict[str, dict[str, Any]])
         task = Task(run.step, 0, START, "update", started=time.time())
         absorb_output(run.spec, None, task, Command(update=update, goto=goto))
         if task.dropped:
-            run._warn(
+            run.warn(
                 f"Command(update=...) wrote keys the state does not have; they were "
                 f"dropped: {[key for key, _, _ in task.dropped]}."
             )
@@ -182,7 +182,7 @@ def _input_pairs(run: Any, input: Any) -> list[tuple[str, Any]]:
     kept = [(k, v) for k, v in pairs if k in accepted and not accepted[k].managed]
     dropped = [k for k, _ in pairs if k not in accepted]
     if dropped:
-        run._warn(
+        run.warn(
             f"Input key(s) {dropped} are not in the input schema "
             f"{getattr(schema.cls, '__name__', schema.cls)!s} and were dropped."
         )
