@@ -260,7 +260,8 @@ class RunLoop:
             log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
         log.applied = True
         if self.thread is not None:
-            self.thread.save_step(self, log, source)
+            thread = self.thread
+            thread.save(self.step, source, thread.payload(self, log), self.values)
             self.stop_after(tasks)
         return log
 

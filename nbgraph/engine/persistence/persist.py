@@ -79,6 +79,46 @@ _SIZED = frozenset({list, dict, tuple, set})
 _ONES = frozenset({int, str, float, bool, type(None)})
 
 
+def checkpoint_payload(run: Any, log: Any) -> dict[str, Any]:
+    """A committed step as a checkpoint's delta: resets, tasks with their writes, clears,
+    and what runs next.
+
+    A `Mutation` cannot be stored to run again, so a field it wrote is kept as its value
+    after the step instead (`afters`).
+    """
+    skip = transient_fields(run.spec)
+    mutated = set()  # (the step's applied writes keep every Mutation its tasks wrote)
+    for task in log.tasks:
+        for name, value in task.writes:
+            if isinstance(value, Mutation) and name not in skip:
+                mutated.add(name)
+    for _, name, value in log.merged:
+        if isinstance(value, Mutation) and name not in skip:
+            mutated.add(name)
+    payload: dict[str, Any] = {
+        "tasks": [task_data(task, skip) for task in log.tasks],
+        "next": _control_of(run),
+    }
+    if log.resets:  # the rest only when there is something: most steps have none of it
+        payload["resets"] = [reset_data(r, without(skip)) for r in log.resets]
+    if log.merged:
+        payload["merged"] = [list(w) for w in log.merged]
+    if mutated:
+        payload["afters"] = {
+            name: isolate(run.values[name]) for name in mutated if name in run.values
+        }
+    if log.cleared:
+        payload["cleared"] = list(log.cleared)
+    kept = _kept_values(run, log, skip | mutated) if run.thread.pinned else None
+    if kept:  # (without pinned fields, there is nothing to keep)
+        payload["kept"] = kept
+    if run.thread.head is None:  # a thread's first checkpoint describes its graph
+        from nbgraph.graph.description import describe_graph  # plain data, for other processes
+
+        payload["graph"] = describe_graph(run.spec)
+    return payload
+
+
 class Thread:
     """One run's link to its checkpointer: reads the thread, appends its checkpoints.
 
@@ -131,10 +171,9 @@ class Thread:
 
     # --- writing -----------------------------------------------------------------------------
 
-    def save_step(self, run: Any, log: Any, source: str = "loop") -> str:
-        """Save the step `run` just committed (`log`) as a checkpoint: its delta
-        (`checkpoint_payload`) after the current head; return its id."""
-        return self.save(run.step, source, checkpoint_payload(run, log), run.values)
+    payload = staticmethod(checkpoint_payload)
+    """`payload(run, log)`: a step `run` just committed (`log`) as a checkpoint's delta, for
+    `save` (a run asks its thread for it, and never imports this module)."""
 
     def save(
         self,
@@ -404,46 +443,6 @@ def _state_size(values: dict[str, Any]) -> int:
         kind = type(value)
         size += 1 if kind in _ONES else len(value) if kind in _SIZED else _size(value)
     return size
-
-
-def checkpoint_payload(run: Any, log: Any) -> dict[str, Any]:
-    """A committed step as a checkpoint's delta: resets, tasks with their writes, clears,
-    and what runs next.
-
-    A `Mutation` cannot be stored to run again, so a field it wrote is kept as its value
-    after the step instead (`afters`).
-    """
-    skip = transient_fields(run.spec)
-    mutated = set()  # (the step's applied writes keep every Mutation its tasks wrote)
-    for task in log.tasks:
-        for name, value in task.writes:
-            if isinstance(value, Mutation) and name not in skip:
-                mutated.add(name)
-    for _, name, value in log.merged:
-        if isinstance(value, Mutation) and name not in skip:
-            mutated.add(name)
-    payload: dict[str, Any] = {
-        "tasks": [task_data(task, skip) for task in log.tasks],
-        "next": _control_of(run),
-    }
-    if log.resets:  # the rest only when there is something: most steps have none of it
-        payload["resets"] = [reset_data(r, without(skip)) for r in log.resets]
-    if log.merged:
-        payload["merged"] = [list(w) for w in log.merged]
-    if mutated:
-        payload["afters"] = {
-            name: isolate(run.values[name]) for name in mutated if name in run.values
-        }
-    if log.cleared:
-        payload["cleared"] = list(log.cleared)
-    kept = _kept_values(run, log, skip | mutated) if run.thread.pinned else None
-    if kept:  # (without pinned fields, there is nothing to keep)
-        payload["kept"] = kept
-    if run.thread.head is None:  # a thread's first checkpoint describes its graph
-        from nbgraph.graph.description import describe_graph  # plain data, for other processes
-
-        payload["graph"] = describe_graph(run.spec)
-    return payload
 
 
 def _pinned_fields(spec: GraphSpec) -> frozenset[str]:
