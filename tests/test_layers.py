@@ -429,6 +429,33 @@ def test_classes_and_functions_stay_readable(path: Path):
             assert length <= MAX_FUNCTION_LINES * 1.1, f"{node.name}: {length} lines"
 
 
+def modules_importing_tests(tests: Path) -> list[str]:
+    """Test modules that import another test module (they share through `tests/support/`
+    and conftest fixtures instead), as `file:line: imports module`."""
+    found = []
+    for path in sorted(tests.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                if name.rsplit(".", 1)[-1].startswith("test_"):
+                    found.append(f"{path.relative_to(tests.parent)}:{node.lineno}: imports {name}")
+    return found
+
+
+def test_no_test_module_imports_another(tmp_path):
+    assert modules_importing_tests(PACKAGE.parent / "tests") == []
+    (tmp_path / "tests" / "views").mkdir(parents=True)
+    (tmp_path / "tests" / "views" / "test_a.py").write_text("from tests.views.test_b import x\n")
+    (tmp_path / "tests" / "views" / "test_b.py").write_text("from tests.support import harness\n")
+    assert modules_importing_tests(tmp_path / "tests") == [
+        "tests/views/test_a.py:1: imports tests.views.test_b"
+    ]
+
+
 if __name__ == "__main__":  # the import graph of a checkout: python tests/test_layers.py [nbgraph/]
     import sys
 
