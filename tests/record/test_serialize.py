@@ -726,3 +726,13 @@ def test_a_growing_field_with_a_foreign_reducer_costs_the_file_what_it_added():
 
     small, large = sizes(100), sizes(400)
     assert large / 400 < 1.2 * small / 100  # bytes per step stay flat: linear, not quadratic
+
+
+def test_the_run_file_codec_is_importable_from_its_old_home():
+    """`nbgraph.record.serialize` (the codec's home before issue 27's sub-packages) still gives
+    the same names, so scripts importing it keep working."""
+    from nbgraph.record import files
+    from nbgraph.record import serialize as old_home
+
+    assert old_home.RunFileError is files.serialize.RunFileError
+    assert old_home.log_from_json is files.serialize.log_from_json
