@@ -193,14 +193,25 @@ class SqliteSaver(BaseSaver):
     def put_batch(self, ops: list[tuple[str, tuple]]) -> None:
         """Store checkpoints and pending writes in order, in one transaction: `("put",
         (record,))` as `put`, `("write", (thread_id, checkpoint_id, task_id, payload))` as
-        `put_write`; all of them or, if one is refused, none."""
-        encoded = [self._encode_record(*a) if k == "put" else self._encode_write(*a)
-                   for k, a in ops]  # fmt: skip
+        `put_write`. If one holds a value that cannot be saved, those before it are stored
+        and its error raised (none after it is); any other failure stores none of them."""
+        encoded: list[Any] = []
+        refused: Exception | None = None
+        for kind, args in ops:  # (encoded before the transaction: the file is held less)
+            try:
+                encoded.append(
+                    self._encode_record(*args) if kind == "put" else self._encode_write(*args)
+                )
+            except Exception as error:
+                refused = error
+                break
+        if refused is not None and not encoded:
+            raise refused
         added: list[tuple[str, str]] = []  # known while the transaction runs, kept if it commits
         try:
             with self._transaction() as conn:
                 seq = None  # the last seq taken: read once a transaction (it holds the file)
-                for (kind, args), text in zip(ops, encoded, strict=True):
+                for (kind, args), text in zip(ops[: len(encoded)], encoded, strict=True):
                     if kind == "put":
                         if seq is None:
                             (seq,) = conn.execute(_LAST_SEQ).fetchone()
@@ -212,6 +223,8 @@ class SqliteSaver(BaseSaver):
         except BaseException:
             self._known.difference_update(added)
             raise
+        if refused is not None:
+            raise refused
 
     def _encode_record(self, record: CheckpointRecord) -> tuple[str, str | None]:
         check_record(record)
