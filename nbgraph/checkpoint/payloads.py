@@ -39,10 +39,19 @@ def dump_payload(value: Any, what: str = "A checkpoint's value") -> str:
         except TypeError:  # orjson: an int over 64 bits, a lone surrogate, deep nesting
             pass
     try:
-        data = value if plain else encode_value(value)
+        if plain:
+            try:
+                return _json_text(value)
+            except ValueError:  # an int too long for JSON text: `encode_value` tags it
+                pass
+        return _json_text(encode_value(value))
     except ValueTooDeepError as error:
         field = field_of(value, error.path)
         raise error.within(f"{what} (field {field!r})" if field else what) from None
+
+
+def _json_text(data: Any) -> str:
+    """JSON data as compact text (a lone surrogate kept as a `\\udXXX` escape)."""
     text = nesting.dumps(data, ensure_ascii=False, separators=(",", ":"))
     if not text.isascii():
         try:
