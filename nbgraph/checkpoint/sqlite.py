@@ -230,10 +230,11 @@ class SqliteSaver(BaseSaver):
         check_record(record)
         self._check_writable("save a checkpoint")
         what = f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r}"
-        payload = dump_payload(record.payload, f"{what} (step {record.step})")
+        thread = f"SqliteSaver {self.path!r}, thread {record.thread_id!r}"
+        payload = dump_payload(record.payload, f"{what} (step {record.step})", thread)
         snapshot = None
         if record.snapshot is not None:
-            snapshot = dump_payload(record.snapshot, f"The state saved with {what}")
+            snapshot = dump_payload(record.snapshot, f"The state saved with {what}", thread)
         return payload, snapshot
 
     def _insert_record(
@@ -315,7 +316,8 @@ class SqliteSaver(BaseSaver):
         check_id("checkpoint id", checkpoint_id)
         check_id("task id", task_id)
         self._check_writable("save a task's writes")
-        return dump_payload(payload, f"The writes of task {task_id!r} of thread {thread_id!r}")
+        what = f"The writes of task {task_id!r} of thread {thread_id!r}"
+        return dump_payload(payload, what, f"SqliteSaver {self.path!r}, thread {thread_id!r}")
 
     def _insert_write(
         self, conn: sqlite3.Connection, thread_id: str, checkpoint_id: str, task_id: str, text: str

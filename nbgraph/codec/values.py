@@ -146,7 +146,8 @@ class ValueEncoder:
     """Turns values into JSON data, noting whether one came out opaque.
 
     Opaque: kept as a repr, a `Mutation`, or a model, dataclass or Enum whose class a loaded
-    run cannot find; a reducer replaying it would not do what it did in the run.
+    run cannot find; a reducer replaying it would not do what it did in the run. Lost: a
+    value (not a placeholder read back) kept only as its repr.
 
     Raises:
         ValueTooDeepError: a value nests containers more than `MAX_DEPTH` deep.
@@ -155,6 +156,7 @@ class ValueEncoder:
     def __init__(self) -> None:
         self.active: set[int] = set()  # containers being encoded, to catch one inside itself
         self.opaque = False
+        self.lost = False  # a value kept only as its repr (a placeholder read back is not)
 
     def __call__(self, value: Any) -> Any:
         try:
@@ -292,6 +294,7 @@ class ValueEncoder:
         self.opaque = True
         if isinstance(value, Unrepresentable):
             return {TAG: "repr", "repr": value.text, "class": value.class_name}
+        self.lost = True
         try:
             text = repr(value)
             if type(text) is not str:

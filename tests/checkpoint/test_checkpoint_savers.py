@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pydantic
@@ -29,6 +30,7 @@ from nbgraph.checkpoint import (
 )
 from nbgraph.checkpoint.sqlite_file import SCHEMA
 from nbgraph.codec.nesting import ValueTooDeepError
+from nbgraph.codec.values import Unrepresentable
 from nbgraph.errors import InvalidArgumentError, NbgraphError
 from nbgraph.messages import Message
 from nbgraph.types import MISSING
@@ -265,6 +267,28 @@ def test_a_batch_keeps_what_comes_before_a_value_it_cannot_save(tmp_path: Path) 
     with pytest.raises(ValueTooDeepError):  # refused first: nothing stored, no transaction
         saver.put_batch([("put", (record("t2", "c1", payload=too_deep),))])
     assert saver.history("t2") == []
+    saver.close()
+
+
+class Kept:
+    def __repr__(self) -> str:
+        return "<Kept>"
+
+
+def test_a_value_sqlite_keeps_only_as_its_repr_is_warned_about_naming_its_field(
+    tmp_path: Path,
+) -> None:
+    """Repro2 12: nothing said that a checkpoint value would not come back from the file."""
+    saver = SqliteSaver(tmp_path / "c.db")
+    payload = {"tasks": [{"writes": [["plain", 1], ["obj", Kept()]]}]}
+    with pytest.warns(UserWarning, match=r"thread 't1': field 'obj' holds a .*Kept, which is"):
+        saver.put(record("t1", "c1", step=-1, source="input", payload=payload))
+    back = saver.get("t1").payload["tasks"][0]["writes"][1][1]
+    assert back == Unrepresentable("<Kept>", f"{__name__}:Kept")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a placeholder saved again, plain data: no warning
+        saver.put(record("t1", "c2", "c1", payload={"tasks": [{"writes": [["obj", back]]}]}))
+        saver.put_write("t1", "c2", "task", {"n": [1, 2]})
     saver.close()
 
 
