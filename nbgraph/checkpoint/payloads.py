@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from nbgraph.codec import nesting
 from nbgraph.codec.nesting import ValueTooDeepError, field_of
-from nbgraph.codec.values import TAG, UnknownTagError, decode_value, encode_value
+from nbgraph.codec.values import TAG, UnknownTagError, ValueEncoder, decode_value
 from nbgraph.errors import CheckpointFileError
 
 __all__ = ["dump_payload", "is_plain", "load_payload"]
 
 
-def dump_payload(value: Any, what: str = "A checkpoint's value") -> str:
+def dump_payload(value: Any, what: str = "A checkpoint's value", warn_as: str | None = None) -> str:
     """`value` as JSON text, through `encode_value` (never pickle).
 
     A str holding a lone surrogate (half of an emoji, cut from a stream) is kept as a JSON
-    `\\udXXX` escape, which reads back the same.
+    `\\udXXX` escape, which reads back the same. A value kept only as its repr (it comes
+    back as an `Unrepresentable`) is warned about, naming its field and class, once for
+    each (`warn_as`, field, class) as Python's warnings go (`warn_as`: where it is saved).
 
     Raises:
         ValueTooDeepError: `value` is nested deeper than nbgraph saves, naming the field
@@ -39,10 +42,52 @@ def dump_payload(value: Any, what: str = "A checkpoint's value") -> str:
         except TypeError:  # orjson: an int over 64 bits, a lone surrogate, deep nesting
             pass
     try:
-        data = value if plain else encode_value(value)
+        if plain:
+            try:
+                return _json_text(value)
+            except ValueError:  # an int too long for JSON text: the encoder tags it
+                pass
+        encoder = ValueEncoder()
+        data = encoder(value)
     except ValueTooDeepError as error:
         field = field_of(value, error.path)
         raise error.within(f"{what} (field {field!r})" if field else what) from None
+    if encoder.lost:
+        _warn_lost(data, warn_as or what)
+    return _json_text(data)
+
+
+def _warn_lost(data: Any, where: str) -> None:
+    """Warn of each field of `data` holding a value kept only as its repr."""
+    for field, class_name in _reprs(data):
+        name = f"field {field!r}" if field else "a value"
+        warnings.warn(
+            f"{where}: {name} holds a {class_name}, which is saved only as its repr: it comes "
+            "back as an Unrepresentable (a resumed run or another process gets that, not the "
+            "object). docs/VALUES.md lists the values kept exactly; MemorySaver keeps any.",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _reprs(data: Any) -> dict[tuple[str | None, str], None]:
+    """The (field, class name) of each repr-tagged value in encoded `data`, in order."""
+    found: dict[tuple[str | None, str], None] = {}
+    stack: list[tuple[Any, list[Any]]] = [(data, [])]
+    while stack:
+        node, path = stack.pop()
+        if type(node) is list:
+            stack.extend((item, [*path, i]) for i, item in reversed(list(enumerate(node))))
+        elif type(node) is dict:
+            if node.get(TAG) == "repr":
+                found[field_of(data, path), str(node.get("class"))] = None
+            else:
+                stack.extend((item, [*path, k]) for k, item in reversed(list(node.items())))
+    return found
+
+
+def _json_text(data: Any) -> str:
+    """JSON data as compact text (a lone surrogate kept as a `\\udXXX` escape)."""
     text = nesting.dumps(data, ensure_ascii=False, separators=(",", ":"))
     if not text.isascii():
         try:

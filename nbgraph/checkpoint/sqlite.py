@@ -193,14 +193,25 @@ class SqliteSaver(BaseSaver):
     def put_batch(self, ops: list[tuple[str, tuple]]) -> None:
         """Store checkpoints and pending writes in order, in one transaction: `("put",
         (record,))` as `put`, `("write", (thread_id, checkpoint_id, task_id, payload))` as
-        `put_write`; all of them or, if one is refused, none."""
-        encoded = [self._encode_record(*a) if k == "put" else self._encode_write(*a)
-                   for k, a in ops]  # fmt: skip
+        `put_write`. If one holds a value that cannot be saved, those before it are stored
+        and its error raised (none after it is); any other failure stores none of them."""
+        encoded: list[Any] = []
+        refused: Exception | None = None
+        for kind, args in ops:  # (encoded before the transaction: the file is held less)
+            try:
+                encoded.append(
+                    self._encode_record(*args) if kind == "put" else self._encode_write(*args)
+                )
+            except Exception as error:
+                refused = error
+                break
+        if refused is not None and not encoded:
+            raise refused
         added: list[tuple[str, str]] = []  # known while the transaction runs, kept if it commits
         try:
             with self._transaction() as conn:
                 seq = None  # the last seq taken: read once a transaction (it holds the file)
-                for (kind, args), text in zip(ops, encoded, strict=True):
+                for (kind, args), text in zip(ops[: len(encoded)], encoded, strict=True):
                     if kind == "put":
                         if seq is None:
                             (seq,) = conn.execute(_LAST_SEQ).fetchone()
@@ -212,15 +223,18 @@ class SqliteSaver(BaseSaver):
         except BaseException:
             self._known.difference_update(added)
             raise
+        if refused is not None:
+            raise refused
 
     def _encode_record(self, record: CheckpointRecord) -> tuple[str, str | None]:
         check_record(record)
         self._check_writable("save a checkpoint")
         what = f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r}"
-        payload = dump_payload(record.payload, f"{what} (step {record.step})")
+        thread = f"SqliteSaver {self.path!r}, thread {record.thread_id!r}"
+        payload = dump_payload(record.payload, f"{what} (step {record.step})", thread)
         snapshot = None
         if record.snapshot is not None:
-            snapshot = dump_payload(record.snapshot, f"The state saved with {what}")
+            snapshot = dump_payload(record.snapshot, f"The state saved with {what}", thread)
         return payload, snapshot
 
     def _insert_record(
@@ -302,7 +316,8 @@ class SqliteSaver(BaseSaver):
         check_id("checkpoint id", checkpoint_id)
         check_id("task id", task_id)
         self._check_writable("save a task's writes")
-        return dump_payload(payload, f"The writes of task {task_id!r} of thread {thread_id!r}")
+        what = f"The writes of task {task_id!r} of thread {thread_id!r}"
+        return dump_payload(payload, what, f"SqliteSaver {self.path!r}, thread {thread_id!r}")
 
     def _insert_write(
         self, conn: sqlite3.Connection, thread_id: str, checkpoint_id: str, task_id: str, text: str

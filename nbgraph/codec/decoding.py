@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 from nbgraph import messages
+from nbgraph.codec.arrays import NUMPY_TAG, decode_numpy
 from nbgraph.codec.classes import resolve_class
 from nbgraph.codec.lc_messages import LC_TAG, decode_lc_message
 from nbgraph.codec.nesting import deep_stack
@@ -75,6 +76,8 @@ def _decode(data: Any) -> Any:
         return {_decode(key): _decode(item) for key, item in _list(data, "items")}
     if tag == "float":
         return float(_text(data, "value"))
+    if tag == "int":
+        return int(_text(data, "hex"), 16)
     if tag in _FROM_TEXT:
         return _FROM_TEXT[tag](_text(data, "value"))
     if tag == "timedelta":
@@ -109,6 +112,8 @@ def _decode_object(tag: str, data: dict[str, Any]) -> Any:
         return _enum_member(_text(data, "class"), _decode(data["value"]))
     if tag == "mutation":
         return RecordedMutation(_decode(data["field"]), _text(data, "repr"), _text(data, "class"))
+    if tag == NUMPY_TAG:
+        return decode_numpy(data)
     if tag == "repr":
         return Unrepresentable(_text(data, "repr"), _text(data, "class"))
     raise UnknownTagError(tag)

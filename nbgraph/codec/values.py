@@ -1,12 +1,14 @@
 """Values as JSON data and back: plain JSON as itself, anything else a dict tagged by `"$type"`.
 
-The tags are `tuple`, `set`, `frozenset`, `bytes`, `bytearray`, `complex`, `dict` (non-str
-keys, or a `"$type"` key of its own), `float` (nan and infinities), `datetime`, `date`,
-`time`, `timedelta`, `decimal`, `uuid`, `missing`, `overwrite`, `send`, `message`,
-`lc_message` (langchain_core's message classes, `nbgraph.codec.lc_messages`),
-`pydantic`, `dataclass`, `enum`, `mutation`, and `repr` for everything else (read back as an
-`Unrepresentable`). Exceptions are kept as their type's name and message, and read back as a
-`RecordedError`. `docs/VALUES.md` lists what comes back exactly.
+The tags are `int` (over 4,000 digits, as hex), `tuple`, `set`, `frozenset`, `bytes`,
+`bytearray`, `complex`, `dict` (non-str keys, or a `"$type"` key of its own), `float` (nan
+and infinities), `datetime`, `date`, `time`, `timedelta`, `decimal`, `uuid`, `missing`,
+`overwrite`, `send`, `message`, `lc_message` (langchain_core's message classes,
+`nbgraph.codec.lc_messages`), `numpy` (arrays and scalars of plain dtypes,
+`nbgraph.codec.arrays`), `pydantic`, `dataclass`, `enum`, `mutation`, and `repr` for
+everything else (read back as an `Unrepresentable`). Exceptions are kept as their type's name
+and message, and read back as a `RecordedError`. `docs/VALUES.md` lists what comes back
+exactly.
 
 Reading never imports a module: a model, dataclass or Enum comes back as its class only if
 the caller named it or its module is imported already (`nbgraph.codec.classes`), else as a
@@ -27,6 +29,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from nbgraph import messages
+from nbgraph.codec.arrays import NUMPY_TAG, numpy_data
 from nbgraph.codec.classes import imported_class, pydantic_base, qualified_name, resolve_class
 from nbgraph.codec.decoding import BUILTIN_TYPES, TAG, decode_value
 from nbgraph.codec.lc_messages import is_lc_message, lc_message_data
@@ -109,8 +112,12 @@ def _plain(value: Any) -> Any:
     """A copy of `value` if it is plain JSON data (str-keyed dicts without `"$type"`, lists,
     str, int, bool, None, finite floats), else `_NotPlain`."""
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind is str or kind is bool or value is None:
         return value
+    if kind is int:
+        if -_LONG_INT < value < _LONG_INT:
+            return value
+        raise _NotPlain
     if kind is list:
         return [_plain(item) for item in value]
     if kind is dict:
@@ -127,6 +134,10 @@ def _plain(value: Any) -> Any:
     raise _NotPlain
 
 
+_LONG_INT = 10**4000
+"""Ints this long or longer are tagged `int` (as hex): Python writes and reads at most 4,300
+digits as decimal text (`sys.get_int_max_str_digits`)."""
+
 _ISO_TYPES = {datetime.datetime: "datetime", datetime.date: "date", datetime.time: "time"}
 _TEXT_TYPES = {decimal.Decimal: "decimal", uuid.UUID: "uuid", complex: "complex"}
 
@@ -135,7 +146,8 @@ class ValueEncoder:
     """Turns values into JSON data, noting whether one came out opaque.
 
     Opaque: kept as a repr, a `Mutation`, or a model, dataclass or Enum whose class a loaded
-    run cannot find; a reducer replaying it would not do what it did in the run.
+    run cannot find; a reducer replaying it would not do what it did in the run. Lost: a
+    value (not a placeholder read back) kept only as its repr.
 
     Raises:
         ValueTooDeepError: a value nests containers more than `MAX_DEPTH` deep.
@@ -144,6 +156,7 @@ class ValueEncoder:
     def __init__(self) -> None:
         self.active: set[int] = set()  # containers being encoded, to catch one inside itself
         self.opaque = False
+        self.lost = False  # a value kept only as its repr (a placeholder read back is not)
 
     def __call__(self, value: Any) -> Any:
         try:
@@ -159,8 +172,12 @@ class ValueEncoder:
     def encode(self, value: Any, depth: int) -> Any:
         """`value`, `depth` containers down, as JSON data."""
         kind = type(value)
-        if value is None or kind is str or kind is int or kind is bool:
+        if value is None or kind is str or kind is bool:
             return value
+        if kind is int:
+            if -_LONG_INT < value < _LONG_INT:
+                return value
+            return {TAG: "int", "hex": hex(value)}  # (JSON text cannot hold its digits)
         if kind is float:
             return value if math.isfinite(value) else {TAG: "float", "value": repr(value)}
         if depth >= MAX_DEPTH:
@@ -227,6 +244,8 @@ class ValueEncoder:
             return {TAG: "mutation", "field": field, "repr": text, "class": name}
         if isinstance(value, UnloadedModel):
             self.opaque = True
+            if value.kind == NUMPY_TAG:  # (numpy was not imported where it was read)
+                return {TAG: NUMPY_TAG, **value}
             if value.kind == "pydantic":  # the model's own JSON data, kept as read
                 return {TAG: "pydantic", "class": value.class_name, "data": dict(value)}
             data = {key: self.encode(item, depth) for key, item in value.items()}
@@ -239,7 +258,8 @@ class ValueEncoder:
             return self.model(value)
         if dataclasses.is_dataclass(value):
             return self.dataclass(value, depth)
-        return self.as_repr(value)
+        array = numpy_data(value)
+        return self.as_repr(value) if array is None else array
 
     def message_data(self, value: messages.Message, depth: int) -> dict[str, Any]:
         data: dict[str, Any] = {"role": value.role}
@@ -274,6 +294,7 @@ class ValueEncoder:
         self.opaque = True
         if isinstance(value, Unrepresentable):
             return {TAG: "repr", "repr": value.text, "class": value.class_name}
+        self.lost = True
         try:
             text = repr(value)
             if type(text) is not str:

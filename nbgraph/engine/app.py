@@ -211,7 +211,7 @@ class CompiledGraph(RunnableHabits):
                     yield
                 finally:
                     if run.thread is not None and self._owns_thread():
-                        finish(run.thread)  # (durability: what waits is written now)
+                        _finish_thread(run)  # (durability: what waits is written now)
                     if run.unsettled is not None:
                         _release_later(run.unsettled, claim.pop_all())
         finally:
@@ -335,6 +335,24 @@ class CompiledGraph(RunnableHabits):
                 await chunks.aclose()
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
+
+
+def _finish_thread(run: RunLoop) -> None:
+    """Write what the run's thread holds back; a write the saver refuses fails the run.
+
+    A run that ended well (finished or paused) becomes failed with the saver's error, which
+    is raised. A run that failed already keeps its own error, which is propagating: the
+    saver's, if another, is added to it as a note.
+    """
+    try:
+        finish(run.thread)
+    except BaseException as error:
+        log = run.log
+        if log.status != "failed" or log.error is None:
+            log.status, log.error = "failed", error
+            raise
+        if error is not log.error:
+            log.error.add_note(f"Its checkpoints could not all be saved: {error!r}")
 
 
 def _release_later(wait: Callable[[], object], claim: contextlib.ExitStack) -> None:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pydantic
@@ -28,6 +29,8 @@ from nbgraph.checkpoint import (
     ThreadBusyError,
 )
 from nbgraph.checkpoint.sqlite_file import SCHEMA
+from nbgraph.codec.nesting import ValueTooDeepError
+from nbgraph.codec.values import Unrepresentable
 from nbgraph.errors import InvalidArgumentError, NbgraphError
 from nbgraph.messages import Message
 from nbgraph.types import MISSING
@@ -241,6 +244,52 @@ def test_writes_need_an_existing_checkpoint(saver: BaseSaver) -> None:
         saver.put_write("t2", "c1", "task", 1)
     with pytest.raises(ValueError, match="task id"):
         saver.put_write("t1", "c1", "", 1)
+
+
+def test_a_batch_keeps_what_comes_before_a_value_it_cannot_save(tmp_path: Path) -> None:
+    """`put_batch` (durability "async"): the writes before a refused one are stored, its
+    error is raised, and nothing after it is stored (repro2 08)."""
+    too_deep: list = []
+    for _ in range(1500):
+        too_deep = [too_deep]
+    saver = SqliteSaver(tmp_path / "c.db")
+    ops = [
+        ("put", (record("t1", "c1", step=-1, source="input", payload=1),)),
+        ("write", ("t1", "c1", "task", "kept")),
+        ("put", (record("t1", "c2", "c1", payload=2),)),
+        ("put", (record("t1", "c3", "c2", step=1, payload=too_deep),)),
+        ("put", (record("t1", "c4", "c3", step=2, payload=4),)),
+    ]
+    with pytest.raises(ValueTooDeepError):
+        saver.put_batch(ops)
+    assert [r.checkpoint_id for r in saver.history("t1")] == ["c2", "c1"]
+    assert [w.payload for w in saver.pending_writes("t1", "c1")] == ["kept"]
+    with pytest.raises(ValueTooDeepError):  # refused first: nothing stored, no transaction
+        saver.put_batch([("put", (record("t2", "c1", payload=too_deep),))])
+    assert saver.history("t2") == []
+    saver.close()
+
+
+class Kept:
+    def __repr__(self) -> str:
+        return "<Kept>"
+
+
+def test_a_value_sqlite_keeps_only_as_its_repr_is_warned_about_naming_its_field(
+    tmp_path: Path,
+) -> None:
+    """Repro2 12: nothing said that a checkpoint value would not come back from the file."""
+    saver = SqliteSaver(tmp_path / "c.db")
+    payload = {"tasks": [{"writes": [["plain", 1], ["obj", Kept()]]}]}
+    with pytest.warns(UserWarning, match=r"thread 't1': field 'obj' holds a .*Kept, which is"):
+        saver.put(record("t1", "c1", step=-1, source="input", payload=payload))
+    back = saver.get("t1").payload["tasks"][0]["writes"][1][1]
+    assert back == Unrepresentable("<Kept>", f"{__name__}:Kept")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a placeholder saved again, plain data: no warning
+        saver.put(record("t1", "c2", "c1", payload={"tasks": [{"writes": [["obj", back]]}]}))
+        saver.put_write("t1", "c2", "task", {"n": [1, 2]})
+    saver.close()
 
 
 # --- validation ---------------------------------------------------------------------------

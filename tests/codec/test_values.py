@@ -9,9 +9,11 @@ import datetime
 import decimal
 import enum
 import math
+import sys
 import uuid
 from typing import Any
 
+import numpy as np
 import pydantic
 import pytest
 
@@ -78,6 +80,8 @@ EXACT: dict[str, Any] = {
     "bool": True,
     "int": 7,
     "big int": 2**100,
+    "int over 4,300 digits": math.factorial(2000),
+    "negative int over 4,300 digits": -(10**5000) - 1,
     "float": 0.1,
     "nan": math.nan,
     "-inf": -math.inf,
@@ -114,6 +118,15 @@ EXACT: dict[str, Any] = {
     "MISSING": MISSING,
     "Overwrite": Overwrite([1]),
     "Send": Send("a", {"x": 1}),
+    "numpy array": np.arange(5.0),
+    "numpy 2-d int array, Fortran order": np.asfortranarray(
+        np.arange(6, dtype="<i4").reshape(2, 3)
+    ),
+    "numpy str array": np.array(["a", "héllo"]),
+    "numpy datetime array": np.array(["2024-01-01T10:00"], dtype="datetime64[ms]"),
+    "numpy empty array": np.zeros((0, 3), dtype=bool),
+    "numpy scalar": np.float64(1.5),
+    "numpy int scalar": np.int8(-3),
 }
 
 
@@ -131,6 +144,8 @@ def same(a: Any, b: Any) -> bool:
         return a == b and a.area == b.area
     if isinstance(a, (Overwrite, Send)):
         return repr(a) == repr(b)
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b))
     return a == b
 
 
@@ -145,7 +160,7 @@ def through_saver(saver: Any, value: Any) -> Any:
     with saver:
         saver.put(CheckpointRecord("t", "c1", None, 0, "loop", 0.0, {"v": value}, {"v": value}))
         record = saver.get("t")
-        assert repr(record.snapshot["v"]) == repr(record.payload["v"])
+        assert same(record.snapshot["v"], record.payload["v"])
         return record.payload["v"]
 
 
@@ -200,6 +215,10 @@ BECOME_OTHER = {
     "an object of another class": (Opaque(), Unrepresentable("<Opaque 1>", f"{__name__}:Opaque")),
     "a subclass of a builtin": (Point3((1, 2)), Unrepresentable("(1, 2)", f"{__name__}:Point3")),
     "an exception": (ValueError("boom"), None),
+    "a numpy object array": (
+        np.array([Opaque()], dtype=object),
+        Unrepresentable("array([<Opaque 1>], dtype=object)", "numpy:ndarray"),
+    ),
 }
 
 
@@ -213,7 +232,8 @@ def test_what_else_becomes(name: str, tmp_path) -> None:
         assert type(error).__name__ == "ValueError" and str(error) == "boom"
         return
     assert through_run_file(value, tmp_path) == expected
-    assert through_saver(SqliteSaver(tmp_path / "c.db"), value) == expected
+    with pytest.warns(UserWarning, match="saved only as its repr"):  # (said when saved)
+        assert through_saver(SqliteSaver(tmp_path / "c.db"), value) == expected
 
 
 def test_a_class_not_at_hand_comes_back_as_a_placeholder_showing_its_data() -> None:
@@ -310,3 +330,51 @@ class Strict(pydantic.BaseModel):
 def test_a_class_that_refuses_the_data_gives_a_placeholder_even_by_system_exit() -> None:
     data = {"$type": "pydantic", "class": f"{__name__}:Strict", "data": {"n": 1}}
     assert decode_value(data) == UnloadedModel(f"{__name__}:Strict", {"n": 1})
+
+
+def test_a_numpy_array_read_where_numpy_is_not_imported_is_kept_as_its_data(monkeypatch) -> None:
+    """Reading never imports numpy: a placeholder holds the data, and is saved as it was read."""
+    data = encode_value({"a": np.arange(3, dtype="<u2")})
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    back = decode_value(data)["a"]
+    assert isinstance(back, UnloadedModel) and back.kind == "numpy"
+    assert back == UnloadedModel(
+        "numpy:ndarray", {"dtype": "<u2", "shape": [3], "base64": "AAABAAIA"}, kind="numpy"
+    )
+    assert encode_value({"a": back}) == data
+    monkeypatch.undo()
+    assert same(decode_value(data)["a"], np.arange(3, dtype="<u2"))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"dtype": "O", "shape": [1], "base64": "AAAAAAAAAAA="},  # pointers, never read
+        {"dtype": "<f8", "shape": [10**9], "base64": "AAAAAAAAAAA="},  # more than it holds
+        {"dtype": "<f8", "shape": ["1"], "base64": "AAAAAAAAAAA="},
+        {"dtype": "no such dtype", "shape": [1], "base64": "AAAAAAAAAAA="},
+        {"dtype": "<f8", "shape": [1], "base64": "not base64"},
+    ],
+)
+def test_a_damaged_numpy_value_is_refused(bad: dict, tmp_path) -> None:
+    with pytest.raises((ValueError, TypeError)):
+        decode_value({"$type": "numpy", **bad})
+
+
+def test_a_big_int_in_a_sqlite_run_is_kept_and_the_run_saved(tmp_path) -> None:
+    """Repro2 09: an int over 4,300 digits lost every checkpoint of an "async" SqliteSaver
+    run (reported "done"), and the run could not be saved to a file."""
+    saver = SqliteSaver(tmp_path / "c.db")
+    app = (
+        StateGraph(dict)
+        .add_node("fact", lambda s: {"v": math.factorial(2000)})
+        .add_node("report", lambda s: {"n": len(str(s["v"] % 10**9 + 10**9))})
+        .add_edge(START, "fact").add_edge("fact", "report")
+        .compile(checkpointer=saver)
+    )  # fmt: skip
+    config = {"configurable": {"thread_id": "t"}}
+    run = app.run({"v": None, "n": 0}, config)
+    assert run.status == "done" and len(saver.history("t")) == 4
+    assert app.get_state(config).values == {"v": math.factorial(2000), "n": 10}
+    assert Run.load(run.save(tmp_path / "run.json")).output["v"] == math.factorial(2000)
+    saver.close()

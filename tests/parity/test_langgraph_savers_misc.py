@@ -222,6 +222,40 @@ def delete_thread_in_sqlite(api):
         return delete_thread_program(api, saver)
 
 
+def numpy_interrupt_program(api):
+    """Repro2 12: a numpy array in the state, an SqliteSaver and an `interrupt()`: the
+    resumed node gets the array back from the file (nbgraph gave it an `Unrepresentable`)."""
+    import numpy as np
+
+    class Arrays(TypedDict):
+        arr: Any
+        grid: Any
+        total: float
+
+    def load(state):
+        return {"arr": np.arange(5.0), "grid": np.arange(6, dtype=np.int32).reshape(2, 3)}
+
+    def confirm(state):
+        api.interrupt("sum it?")
+        return {"total": float(state["arr"].sum() + state["grid"][1].sum())}
+
+    app = (
+        api.StateGraph(Arrays).add_node("load", load).add_node("confirm", confirm)
+        .add_edge(api.START, "load").add_edge("load", "confirm").add_edge("confirm", api.END)
+        .compile(checkpointer=api.saver())
+    )  # fmt: skip
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"arr": None, "grid": None, "total": 0.0}, config)
+    total = app.invoke(api.Command(resume=True), config)["total"]
+    values = app.get_state(config).values
+    grid = values["grid"]
+    return total, type(grid).__name__, str(grid.dtype), grid.shape, grid.tolist()
+
+
+def test_a_numpy_array_in_a_sqlite_thread_comes_back_on_resume(tmp_path) -> None:
+    same(numpy_interrupt_program, saver="sqlite", folder=tmp_path)
+
+
 # ---------------------------------------------------------------------------------------------
 # Unit tests of the savers' LangGraph-shaped methods
 

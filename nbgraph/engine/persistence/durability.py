@@ -7,7 +7,9 @@
   are written as in `"sync"`. Everything is in the saver, in the same order and with the
   same content as `"sync"`'s, when the run returns (finished, paused or failed); a killed
   process loses at most the last batches (about `BATCH_SECONDS` of writes; fewer than
-  2 * `BATCH`: one being written, one filling).
+  2 * `BATCH`: one being written, one filling). A write the saver refuses fails the run
+  with the saver's error, as under `"sync"`; the checkpoints and writes before it are kept,
+  none after it.
 - `"exit"`: nothing is written while the run goes; when it ends (finished, paused or
   failed) each thread it wrote gets one checkpoint, its last, holding the whole state, with
   that checkpoint's pending writes (a failed task's error, a pause's questions, the tasks
@@ -153,17 +155,26 @@ class Deferred:
                 continue  # (written meanwhile; a newer batch wakes this again)
             try:
                 self.flush()
-            except BaseException as error:  # raised in the run's thread, at its next write
-                self._failed = error
-                return
+            except BaseException:  # (kept in `_failed`: raised in the run's thread, at its
+                return  # next write or when it ends)
 
     def flush(self) -> None:
-        """Write what waits, in order, in one batch (one transaction for `SqliteSaver`)."""
+        """Write what waits, in order, in one batch (one transaction for `SqliteSaver`).
+
+        A batch the saver refuses part of (a value it cannot save) keeps what came before
+        the refused write (`SqliteSaver.put_batch`); its error is raised, here and at every
+        later write, and nothing held after it is written (it would hang from a checkpoint
+        that is not there).
+        """
         with self._writing:
             with self._lock:
                 ops, self.ops = self.ops, []
-            if ops:
-                _write_batch(self.saver, ops)
+            if ops and self._failed is None:
+                try:
+                    _write_batch(self.saver, ops)
+                except BaseException as error:
+                    self._failed = error
+                    raise
 
     def finish(self) -> None:
         """The run ended: write what waits (under `"exit"`: each thread's last checkpoint,
@@ -172,9 +183,10 @@ class Deferred:
             self.ops = self._exit_ops()
         self.mode = "sync"
         self._wake.set()  # (the writer thread ends)
+        failed = self._failed
         self.flush()
-        if self._failed is not None:
-            raise self._failed
+        if failed is not None:
+            raise failed
 
     def _exit_ops(self) -> list[tuple[str, tuple]]:
         """Each thread's last checkpoint after the one the run started from, holding the
