@@ -5,17 +5,31 @@ from __future__ import annotations
 
 import operator
 import os
+import signal
 import sys
 import threading
+import time
 import types
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import (
+    BrokenExecutor,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+)
 from pathlib import Path
 from typing import Annotated, TypedDict
 
 import pytest
 
 from nbgraph import END, START, MemorySaver, StateGraph
-from nbgraph.notebook.run_many import ExecutorRejectedError, default_chunk_size, default_workers
+from nbgraph.notebook.run_many import (
+    BatchInterrupted,
+    ExecutorRejectedError,
+    WorkerDiedError,
+    default_chunk_size,
+    default_workers,
+)
 from nbgraph.notebook.runs import Runs, RunsFolderError
 from nbgraph.notebook.workers import GraphReference, GraphShippingError, find_reference
 
@@ -154,15 +168,31 @@ def test_a_graph_named_by_reference():
         app.run_many(INPUTS, executor=ThreadPoolExecutor(1), graph="no-colon")
 
 
-def test_a_worker_that_dies_fails_its_runs_and_keeps_the_rest():
+def test_an_input_that_kills_its_worker_fails_alone_and_names_itself():
     with ProcessPoolExecutor(1) as pool:
         runs = DYING.run_many(INPUTS, executor=pool, progress=False, max_in_flight=1)
-    assert [run.status for run in runs] == ["done"] * 3 + ["failed"] * 3
-    assert [run.output["log"] for run in runs[:3]] == [["die"]] * 3
-    assert "terminated abruptly" in str(runs[3].error)  # BrokenProcessPool's own words
-    assert type(runs[3].error).__name__ == "BrokenProcessPool"
-    assert runs[5].log.input == INPUTS[5]  # the input is kept on the failed run
-    assert list(runs.failed.table["index"]) == [3, 4, 5]
+    assert [run.status for run in runs] == ["done"] * 3 + ["failed"] + ["done"] * 2
+    assert [run.output["log"] for run in runs.where(lambda r: r.status == "done")] == [
+        ["die"]
+    ] * 5  # the inputs after it ran in a fresh worker
+    error = runs[3].error
+    assert isinstance(error, WorkerDiedError) and isinstance(error, BrokenExecutor)
+    assert str(error).startswith("input 3 killed its worker process: run again alone")
+    assert "terminated abruptly" in str(error)  # BrokenProcessPool's own words
+    assert type(error.__cause__).__name__ == "BrokenProcessPool"
+    assert runs[3].log.input == INPUTS[3]  # the input is kept on the failed run
+    assert list(runs.failed.table["index"]) == [3]
+
+
+def test_a_dying_input_in_a_busy_pool_fails_only_itself():
+    """Repro 02: 12 inputs on 2 workers, one run a task; input 3 kills its worker, which
+    breaks the whole pool (every pending run failed with one error, the culprit unknown)."""
+    inputs = [{"x": i, "label": "", "log": []} for i in range(12)]
+    with ProcessPoolExecutor(2) as pool:
+        runs = DYING.run_many(inputs, executor=pool, progress=False, chunk_size=1)
+    assert runs.failed.indexes == [3] and isinstance(runs[3].error, WorkerDiedError)
+    assert all(run.output["log"] == ["die"] for run in runs.where(lambda r: r.status == "done"))
+    assert "input 3 killed" in runs.table.loc[3, "error"]
 
 
 def test_checkpointer_gives_each_run_its_own_thread():
@@ -406,12 +436,12 @@ def test_no_inputs_no_runs():
     assert runs.paths().empty and runs.effects.empty and runs.inspect().inspector is None
 
 
-def test_processes_in_chunks_keep_order_and_a_dead_worker_fails_its_chunk():
+def test_processes_in_chunks_keep_order_and_a_dead_worker_fails_only_its_culprit():
     with ProcessPoolExecutor(2) as pool:
         check_batch(APP.run_many(INPUTS, executor=pool, progress=False, chunk_size=4))
     with ProcessPoolExecutor(1) as pool:
         runs = DYING.run_many(INPUTS, executor=pool, progress=False, chunk_size=2, max_in_flight=2)
-    assert [run.status for run in runs] == ["done"] * 2 + ["failed"] * 4
+    assert [run.status for run in runs] == ["done"] * 3 + ["failed"] + ["done"] * 2
     with pytest.raises(ValueError, match="chunk_size"):
         APP.run_many(INPUTS, chunk_size=0, progress=False)
     assert default_chunk_size(10) == 1 and default_chunk_size(2000) == 31
@@ -440,3 +470,56 @@ def test_runs_from_processes_are_read_when_asked_and_their_summaries_agree():
     assert fresh.table.drop(columns="duration").equals(table.drop(columns="duration"))
     assert fresh.paths().equals(paths)
     assert runs[:2].indexes == [0, 1] and runs[-1].status == "failed"
+
+
+def ctrl_c_after(*seconds: float) -> None:
+    """Send this process SIGINT (Ctrl-C) at each of those times from now."""
+    for delay in seconds:
+        threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT)).start()
+
+
+def test_ctrl_c_starts_no_further_run_waits_for_the_running_and_keeps_them():
+    """Repro 01: Ctrl-C ran every remaining input, then threw every run away."""
+    started, ended = {}, {}
+
+    def slow(state: State) -> dict:
+        started[state["x"]] = time.monotonic()
+        time.sleep(0.5)
+        ended[state["x"]] = time.monotonic()
+        return {"x": state["x"] + 1}
+
+    app = StateGraph(State).add_node("slow", slow).add_edge(START, "slow").compile()
+    inputs = [{"x": i, "label": "", "log": []} for i in range(48)]
+    began = time.monotonic()
+    ctrl_c_after(0.75)
+    with pytest.raises(BatchInterrupted) as caught:
+        app.run_many(inputs, progress=False, executor=ThreadPoolExecutor(4))
+    waited = time.monotonic() - began - 0.75
+    stopped = caught.value
+    assert isinstance(stopped, KeyboardInterrupt) and waited < 0.75
+    assert not any(t > began + 0.75 for t in started.values())  # none started after Ctrl-C
+    assert set(ended) == set(started)  # the runs running at Ctrl-C finished ...
+    assert stopped.runs.indexes == sorted(started) and len(started) == 8  # ... and are kept
+    assert [run.output["x"] for run in stopped.runs] == [i + 1 for i in sorted(started)]
+    assert stopped.not_run == list(range(8, 48)) and app.last_runs is stopped.runs
+    assert "8 of 48 runs finished" in str(stopped)
+
+
+def test_a_second_ctrl_c_abandons_a_hung_run():
+    release = threading.Event()
+
+    def hang(state: State) -> dict:
+        if state["x"] == 1:
+            release.wait(30)
+        return {}
+
+    app = StateGraph(State).add_node("hang", hang).add_edge(START, "hang").compile()
+    began = time.monotonic()
+    ctrl_c_after(0.5, 1.0)
+    try:
+        with pytest.raises(BatchInterrupted) as caught:
+            app.run_many(INPUTS, progress=False)
+    finally:
+        release.set()
+    assert time.monotonic() - began < 5  # the hung run was abandoned at the second Ctrl-C
+    assert caught.value.runs.indexes == [0, 2, 3, 4, 5] and caught.value.not_run == [1]

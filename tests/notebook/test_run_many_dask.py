@@ -83,14 +83,12 @@ def test_dask_runs_come_back_in_order_with_their_records(client):
     assert runs[0].log.graph is app.spec  # read back with this graph's functions
 
 
-def test_a_killed_dask_worker_fails_its_run_and_keeps_the_rest(client):
+def test_an_input_that_kills_its_dask_worker_fails_alone_and_the_rest_run(client):
     inputs = [{"x": i, "pid": 0, "log": []} for i in range(5)]
     runs = DYING.run_many(inputs, executor=client.get_executor(), progress=False, max_in_flight=2)
-    assert runs[2].status == "failed" and runs[2].log.input == inputs[2]
-    assert type(runs[2].error).__name__ == "KilledWorker"
-    for run in runs:  # the dead worker's runs fail with the cause; the others are kept
-        if run.status == "failed":
-            assert type(run.error).__name__ == "KilledWorker", run.error
-        else:
-            assert run.output["log"] == ["survived"]
-    assert "done" in (runs[0].status, runs[1].status)  # (one ended before input 2 was sent)
+    assert runs.failed.indexes == [2] and runs[2].log.input == inputs[2]
+    assert type(runs[2].error).__name__ == "WorkerDiedError"
+    assert str(runs[2].error).startswith("input 2 killed its worker process")
+    assert type(runs[2].error.__cause__).__name__ == "KilledWorker"
+    for index in (0, 1, 3, 4):  # those the dead worker held ran again on a live one
+        assert runs[index].output["log"] == ["survived"]
