@@ -120,11 +120,9 @@ class CompiledStateGraph(CompiledGraph):
         """Run the graph once per input and return the recorded `Runs`, in input order.
 
         A failing input never stops the others: its run is recorded as failed with its
-        error. The inputs of a worker process that died are run again, one per task, in a
-        fresh worker; one that kills that worker too fails alone (`WorkerDiedError`).
-        Ctrl-C starts no further run, waits for those running (a second Ctrl-C abandons
-        them) and raises `BatchInterrupted` (a `KeyboardInterrupt`) holding the runs that
-        finished; `last_runs` keeps them too.
+        error. A dead worker's inputs run again in a fresh one; one that kills that too fails
+        alone (`WorkerDiedError`). Ctrl-C starts no further run and waits for those running
+        (a second Ctrl-C abandons them); the runs that finished are `last_runs`.
 
         Args:
             inputs: an iterable of inputs, one per run.
@@ -152,7 +150,7 @@ class CompiledStateGraph(CompiledGraph):
             TypeError: `inputs` is not an iterable of inputs, or `executor` no executor.
             GraphShippingError: the graph cannot be sent to the workers (naming the node).
             ExecutorRejectedError: the executor refused the first run.
-            BatchInterrupted: Ctrl-C; its `runs` are the runs that finished.
+            BatchInterrupted: Ctrl-C (a `KeyboardInterrupt`); its `runs` are those that ended.
         """
         from nbgraph.notebook.run_many import BatchInterrupted, run_many
 

@@ -23,6 +23,7 @@ from queue import SimpleQueue
 from typing import Any
 
 from nbgraph.errors import NbgraphError
+from nbgraph.notebook.daemon_threads import DaemonThreadPool
 from nbgraph.notebook.runs import Runs, RunSlot
 from nbgraph.notebook.workers import (
     find_reference,
@@ -63,7 +64,8 @@ class BatchInterrupted(KeyboardInterrupt):
 
 
 def default_workers() -> int:
-    """The default thread pool's size: as `ThreadPoolExecutor`'s own default."""
+    """The default thread pool's size: as `ThreadPoolExecutor`'s own default (the default
+    pool's threads are daemons: a run abandoned by Ctrl-C does not hold the process open)."""
     return min(32, (os.cpu_count() or 1) + 4)
 
 
@@ -90,9 +92,9 @@ def run_many(
     _check_options(executor, max_in_flight, chunk_size)
     configs = [_run_config(app, config, thread_prefix, i) for i in range(len(items))]
     own = executor is None
-    pool = ThreadPoolExecutor(default_workers(), "nbgraph-run-many") if own else executor
+    pool = DaemonThreadPool(default_workers(), "nbgraph-run-many") if own else executor
     reference = None if graph is None else parse_reference(graph)
-    local = isinstance(pool, ThreadPoolExecutor)
+    local = isinstance(pool, (ThreadPoolExecutor, DaemonThreadPool))
     shipped = app if local else _shipment(app, pool, reference)
     size = 1 if local else chunk_size or default_chunk_size(len(items))
     size = min(size, max_in_flight or size)

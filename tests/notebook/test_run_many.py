@@ -6,6 +6,7 @@ from __future__ import annotations
 import operator
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -23,6 +24,7 @@ from typing import Annotated, TypedDict
 import pytest
 
 from nbgraph import END, START, MemorySaver, StateGraph
+from nbgraph.notebook.daemon_threads import DaemonThreadPool
 from nbgraph.notebook.run_many import (
     BatchInterrupted,
     ExecutorRejectedError,
@@ -523,3 +525,52 @@ def test_a_second_ctrl_c_abandons_a_hung_run():
         release.set()
     assert time.monotonic() - began < 5  # the hung run was abandoned at the second Ctrl-C
     assert caught.value.runs.indexes == [0, 2, 3, 4, 5] and caught.value.not_run == [1]
+
+
+ABANDONING_SCRIPT = """
+import os, signal, threading
+from typing import TypedDict
+from nbgraph import START, StateGraph
+
+class S(TypedDict):
+    x: int
+
+def hang(state):
+    if state["x"] == 1:
+        threading.Event().wait()  # never returns
+    return {}
+
+app = StateGraph(S).add_node("hang", hang).add_edge(START, "hang").compile()
+for delay in (0.5, 1.0):
+    threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    app.run_many([{"x": i} for i in range(4)], progress=False)
+except KeyboardInterrupt as stopped:
+    print(type(stopped).__name__, stopped.runs.indexes, stopped.not_run)
+"""
+
+
+def test_an_abandoned_run_does_not_hold_the_process_open_at_exit():
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", ABANDONING_SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # (a ThreadPoolExecutor's thread would keep the process waiting for the hung node)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "BatchInterrupted [0, 2, 3] [1]"
+
+
+def test_the_default_pool_cancels_what_it_has_not_started():
+    gate = threading.Event()
+    pool = DaemonThreadPool(1, "one")
+    first, second = pool.submit(gate.wait, 10), pool.submit(int, "2")
+    pool.shutdown(wait=False, cancel_futures=True)
+    assert second.cancelled() and not first.cancelled()
+    gate.set()
+    assert first.result(timeout=10) is True
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        pool.submit(int, "3")
