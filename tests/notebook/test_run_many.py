@@ -574,3 +574,28 @@ def test_the_default_pool_cancels_what_it_has_not_started():
     assert first.result(timeout=10) is True
     with pytest.raises(RuntimeError, match="after shutdown"):
         pool.submit(int, "3")
+
+
+def nap(state: State) -> dict:
+    time.sleep(0.3)
+    return {"log": ["nap"]}
+
+
+NAPPING = StateGraph(State).add_node("nap", nap).add_edge(START, "nap").compile()
+
+
+def test_ctrl_c_on_a_process_pool_keeps_the_runs_handed_to_its_workers():
+    inputs = [{"x": i, "label": "", "log": []} for i in range(30)]
+    with ProcessPoolExecutor(2) as pool:
+        NAPPING.run_many(inputs[:2], executor=pool, progress=False)  # (the workers started)
+        began = time.monotonic()
+        ctrl_c_after(0.45)
+        with pytest.raises(BatchInterrupted) as caught:
+            NAPPING.run_many(inputs, executor=pool, progress=False, chunk_size=1)
+        waited = time.monotonic() - began - 0.45
+        again = NAPPING.run_many(inputs[:1], executor=pool, progress=False)
+    stopped = caught.value
+    assert waited < 1.2  # the runs running, and those Python already queued to the workers
+    assert 2 <= len(stopped.runs) <= 9 and all(run.status == "done" for run in stopped.runs)
+    assert sorted(stopped.runs.indexes + stopped.not_run) == list(range(30))
+    assert again[0].status == "done"  # the pool goes on
