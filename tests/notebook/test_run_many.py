@@ -122,6 +122,7 @@ def test_threads_by_default_keep_order_failures_and_records():
     runs = APP.run_many(INPUTS, progress=False)
     check_batch(runs)
     assert runs[0].log.graph is APP.spec  # threads keep each Run as it ran
+    assert APP.last_runs is runs
 
 
 def test_any_executor_and_max_in_flight():
