@@ -34,6 +34,10 @@ class CompiledStateGraph(CompiledGraph):
         last_log: the `RunLog` of the run that most recently started or finished, or None.
     """
 
+    last_runs: Runs | None = None
+    """The `Runs` of the latest `run_many` call (only those that finished, if Ctrl-C
+    stopped it), or None."""
+
     @property
     def last_run(self) -> Run | None:
         """The run that most recently started or finished (an `nbgraph.Run`: tables, states,
@@ -116,7 +120,9 @@ class CompiledStateGraph(CompiledGraph):
         """Run the graph once per input and return the recorded `Runs`, in input order.
 
         A failing input never stops the others: its run is recorded as failed with its
-        error (so is an input whose worker died: the cause is its error).
+        error. A dead worker's inputs run again in a fresh one; one that kills that too fails
+        alone (`WorkerDiedError`). Ctrl-C starts no further run and waits for those running
+        (a second Ctrl-C abandons them); the runs that finished are `last_runs`.
 
         Args:
             inputs: an iterable of inputs, one per run.
@@ -137,27 +143,33 @@ class CompiledStateGraph(CompiledGraph):
                 functions that do not pickle); default: found if the graph is a global of
                 an imported module, else the graph is pickled.
             chunk_size: for processes and Dask, runs sent to a worker as one task
-                (default: about a 64th of the batch, 1 to 50); a worker that dies fails
-                the runs of its task. Threads take one run at a time.
+                (default: about a 64th of the batch, 1 to 50). Threads take one run at a
+                time.
 
         Raises:
             TypeError: `inputs` is not an iterable of inputs, or `executor` no executor.
             GraphShippingError: the graph cannot be sent to the workers (naming the node).
             ExecutorRejectedError: the executor refused the first run.
+            BatchInterrupted: Ctrl-C (a `KeyboardInterrupt`); its `runs` are those that ended.
         """
-        from nbgraph.notebook.run_many import run_many
+        from nbgraph.notebook.run_many import BatchInterrupted, run_many
 
-        return run_many(
-            self,
-            inputs,
-            config,
-            executor=executor,
-            progress=progress,
-            max_in_flight=max_in_flight,
-            thread_prefix=thread_prefix,
-            graph=graph,
-            chunk_size=chunk_size,
-        )
+        try:
+            self.last_runs = run_many(
+                self,
+                inputs,
+                config,
+                executor=executor,
+                progress=progress,
+                max_in_flight=max_in_flight,
+                thread_prefix=thread_prefix,
+                graph=graph,
+                chunk_size=chunk_size,
+            )
+        except BatchInterrupted as stopped:
+            self.last_runs = stopped.runs
+            raise
+        return self.last_runs
 
     def get_graph(self, config: Any = None, *, xray: int | bool = False) -> DrawableGraph:
         """The graph as LangGraph's `get_graph()` gives it: `.nodes`, `.edges`,

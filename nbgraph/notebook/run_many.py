@@ -9,13 +9,21 @@ read here with the graph's functions (`Run.from_json(..., graph=app)`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from collections.abc import Iterable, Iterator
+from concurrent.futures import (
+    BrokenExecutor,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+)
+from contextlib import contextmanager
 from functools import partial
 from queue import SimpleQueue
 from typing import Any
 
 from nbgraph.errors import NbgraphError
+from nbgraph.notebook.daemon_threads import DaemonThreadPool
 from nbgraph.notebook.runs import Runs, RunSlot
 from nbgraph.notebook.workers import (
     find_reference,
@@ -26,15 +34,38 @@ from nbgraph.notebook.workers import (
     run_recorded,
 )
 
-__all__ = ["ExecutorRejectedError", "default_chunk_size", "default_workers", "run_many"]
+__all__ = [
+    "BatchInterrupted",
+    "ExecutorRejectedError",
+    "WorkerDiedError",
+    "default_chunk_size",
+    "default_workers",
+    "run_many",
+    "worker_died",
+]
 
 
 class ExecutorRejectedError(NbgraphError, RuntimeError):
     """The executor refused the batch's first run (shut down, say); nothing ran."""
 
 
+class WorkerDiedError(NbgraphError, BrokenExecutor):
+    """An input killed its worker process: run again alone in a fresh worker, it killed that
+    one too. Its `__cause__` is the executor's error (`BrokenProcessPool`, `KilledWorker`)."""
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped `run_many`: `runs` holds the runs that finished (their input indexes
+    kept, `runs.indexes`); the inputs not run are `not_run`. Also `app.last_runs`."""
+
+    def __init__(self, message: str, runs: Runs, not_run: list[int]) -> None:
+        super().__init__(message)
+        self.runs, self.not_run = runs, not_run
+
+
 def default_workers() -> int:
-    """The default thread pool's size: as `ThreadPoolExecutor`'s own default."""
+    """The default thread pool's size: as `ThreadPoolExecutor`'s own default (the default
+    pool's threads are daemons: a run abandoned by Ctrl-C does not hold the process open)."""
     return min(32, (os.cpu_count() or 1) + 4)
 
 
@@ -53,28 +84,58 @@ def run_many(
     """Run `app` once per input on `executor`; return the `Runs`, in input order.
 
     See `CompiledStateGraph.run_many`, which documents the arguments.
+
+    Raises:
+        BatchInterrupted: Ctrl-C (a `KeyboardInterrupt`), with the runs that finished.
     """
     items = _input_list(inputs)
     _check_options(executor, max_in_flight, chunk_size)
     configs = [_run_config(app, config, thread_prefix, i) for i in range(len(items))]
     own = executor is None
-    pool = ThreadPoolExecutor(default_workers(), "nbgraph-run-many") if own else executor
+    pool = DaemonThreadPool(default_workers(), "nbgraph-run-many") if own else executor
     reference = None if graph is None else parse_reference(graph)
-    local = isinstance(pool, ThreadPoolExecutor)
+    local = isinstance(pool, (ThreadPoolExecutor, DaemonThreadPool))
     shipped = app if local else _shipment(app, pool, reference)
     size = 1 if local else chunk_size or default_chunk_size(len(items))
     size = min(size, max_in_flight or size)
     chunks = [list(range(i, min(i + size, len(items)))) for i in range(0, len(items), size)]
     batch = _Batch(pool, shipped, items, configs, app.name)
+    interrupted = True
     try:
-        outcomes = batch.collect(chunks, progress, max_in_flight)
+        batch.collect(chunks, progress, max_in_flight)
+        _rerun_dead(batch, pool, max_in_flight)
+        interrupted = False
+    except KeyboardInterrupt:
+        kept = [i for i, outcome in enumerate(batch.outcomes) if _finished(outcome)]
+        not_run = sorted(set(range(len(items))) - set(kept))
+        raise BatchInterrupted(
+            f"Ctrl-C stopped run_many of graph {app.name!r}: {len(kept)} of {len(items)} runs "
+            f"finished (kept in this error's .runs and in app.last_runs); {len(not_run)} did "
+            "not run or were abandoned (.not_run).",
+            _runs_of(app, batch, kept),
+            not_run,
+        ) from None
     finally:
-        if own:
-            pool.shutdown()
-    slots, durations = [], []
-    for index, outcome in enumerate(outcomes):
+        if own:  # (interrupted: the runs still running are not waited for again)
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
+    return _runs_of(app, batch, range(len(items)))
+
+
+def _finished(outcome: Any) -> bool:
+    """A run that ended (its result, or a failure that is not a worker's death)."""
+    if isinstance(outcome, BaseException):
+        return not worker_died(outcome) or isinstance(outcome, WorkerDiedError)
+    return outcome is not None
+
+
+def _runs_of(app: Any, batch: _Batch, indexes: Iterable[int]) -> Runs:
+    """The `Runs` of those inputs, from their outcomes."""
+    slots, durations, kept = [], [], []
+    for index in indexes:
+        outcome = batch.outcomes[index]
+        kept.append(index)
         if isinstance(outcome, BaseException):  # the worker, not the graph, failed
-            failed = run_recorded(app, items[index], configs[index], failure=outcome)
+            failed = run_recorded(app, batch.items[index], batch.configs[index], failure=outcome)
             slots.append(RunSlot(failed))
             durations.append(None)
             continue
@@ -84,7 +145,83 @@ def run_many(
         else:
             slots.append(RunSlot(run))
         durations.append(outcome["duration"])
-    return Runs(slots, durations=durations)
+    return Runs(slots, durations=durations, indexes=kept)
+
+
+def _rerun_dead(batch: _Batch, executor: Any, max_in_flight: int | None) -> None:
+    """Run again, one per task, the inputs whose worker died (they may only have shared a
+    worker, or a process pool, with the input that killed it): a few at a time on a fresh
+    pool, then alone each input that was running when a worker died again. So the input that
+    kills its worker fails by itself (`WorkerDiedError`) and the others run.
+
+    A process pool a dead worker broke is replaced by a fresh one of its kind; any other
+    executor (Dask's, whose cluster replaces the worker) is used again."""
+    queue = [i for i, outcome in enumerate(batch.outcomes) if _died(outcome)]
+    width = getattr(executor, "_max_workers", None) or default_workers()
+    width = min(width, max_in_flight or width)
+    caught: list[int] = []
+    while queue:
+        again = _round(batch, executor, queue, width)
+        refused = set(again.refused)
+        caught += [i for i in queue if i not in refused and _died(again.outcomes[i])]
+        queue = again.refused
+    for index in caught:
+        again = _round(batch, executor, [index], 1)
+        cause = again.outcomes[index]
+        if _died(cause):
+            died = WorkerDiedError(
+                f"input {index} killed its worker process: run again alone in a fresh worker, "
+                f"it killed that one too ({type(cause).__name__}: {cause})"
+            )
+            died.__cause__ = cause
+            batch.outcomes[index] = died
+
+
+def _died(outcome: Any) -> bool:
+    return isinstance(outcome, BaseException) and worker_died(outcome)
+
+
+def _round(batch: _Batch, executor: Any, indexes: list[int], width: int) -> _Batch:
+    """One run per task of each of `indexes` on a fresh pool, at most `width` at once; their
+    outcomes replace the batch's (a Ctrl-C keeps those that finished)."""
+    again = _Batch(None, batch.shipped, batch.items, batch.configs, batch.name)
+    try:
+        with _fresh(executor, width) as again.executor:
+            again.collect([[i] for i in indexes], False, width)
+    except ExecutorRejectedError as error:  # (a pool broken for good: not a worker's death)
+        refused = RuntimeError(
+            f"this input's worker died and the executor ({type(executor).__name__}) refused "
+            f"to run it again: {error.__cause__!r}"
+        )
+        refused.__cause__ = error.__cause__
+        for index in indexes:
+            again.outcomes[index] = refused
+    finally:
+        for index in indexes:
+            if again.outcomes[index] is not None:
+                batch.outcomes[index] = again.outcomes[index]
+    return again
+
+
+@contextmanager
+def _fresh(executor: Any, width: int) -> Iterator[Any]:
+    """A fresh process pool like `executor` (a dead worker breaks a whole pool), else the
+    executor itself."""
+    if not isinstance(executor, ProcessPoolExecutor):
+        yield executor
+        return
+    pool = ProcessPoolExecutor(
+        width,
+        mp_context=getattr(executor, "_mp_context", None),
+        initializer=getattr(executor, "_initializer", None),
+        initargs=getattr(executor, "_initargs", ()),
+    )
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 def default_chunk_size(count: int) -> int:
@@ -163,13 +300,17 @@ def _dumps_for(executor: Any) -> Any:
 
 class _Batch:
     """The runs of one `run_many` call on their way through the executor: chunks of inputs
-    submitted (at most `max_in_flight` runs at once), their outcomes collected by index."""
+    submitted (at most `max_in_flight` runs at once), their outcomes kept by index in
+    `outcomes` (None: not run)."""
 
     def __init__(self, executor: Any, shipped: Any, items: list, configs: list, name: str):
         self.executor, self.shipped, self.name = executor, shipped, name
         self.items, self.configs = items, configs
         self.outcomes: list[Any] = [None] * len(items)
         self.finished: SimpleQueue[tuple[list[int], Future]] = SimpleQueue()
+        self.pending: dict[Future, list[int]] = {}  # submitted, not yet settled
+        self.refused: list[int] = []  # never submitted: the executor refused them
+        self.stopping = False
 
     def collect(
         self, chunks: list[list[int]], progress: bool, max_in_flight: int | None
@@ -178,24 +319,39 @@ class _Batch:
         chunk (a dead worker, a refusing executor, ...).
 
         Finished futures arrive through a queue their done-callbacks fill, so a batch costs
-        O(runs) here however many are in flight."""
+        O(runs) here however many are in flight. Ctrl-C (`KeyboardInterrupt`) cancels every
+        chunk not yet started, waits for those running and raises; a second Ctrl-C stops
+        waiting for them (their outcomes stay None)."""
         from tqdm.auto import tqdm
 
-        size = len(chunks[0]) if chunks else 1
+        size = max((len(chunk) for chunk in chunks), default=1)
         limit = -(-max_in_flight // size) if max_in_flight else len(chunks) or 1
-        in_flight = 0
-        with tqdm(total=len(self.items), disable=not progress, desc="runs", unit="run") as bar:
-            for number, chunk in enumerate(chunks):
-                while in_flight >= limit:
-                    in_flight -= self._settle(bar)
-                if not self._submit(number, chunk, bar):
-                    break
-                in_flight += 1
-            while in_flight:
-                in_flight -= self._settle(bar)
+        total = sum(map(len, chunks))
+        with tqdm(total=total, disable=not progress, desc="runs", unit="run") as bar:
+            try:
+                self._run(chunks, limit, bar)
+            except KeyboardInterrupt:
+                self._stop(bar)
+                raise
         return self.outcomes
 
-    def _submit(self, number: int, chunk: list[int], bar: Any) -> bool:
+    def _run(self, chunks: list[list[int]], limit: int, bar: Any) -> None:
+        for number, chunk in enumerate(chunks):
+            while len(self.pending) >= limit:
+                self._settle(bar)
+            refused = self._submit(number, chunk)
+            if refused is not None:
+                rest = [index for later in chunks[number:] for index in later]
+                for index in rest:
+                    self.outcomes[index] = refused
+                self.refused = rest
+                bar.update(len(rest))
+                break
+        while self.pending:
+            self._settle(bar)
+
+    def _submit(self, number: int, chunk: list[int]) -> BaseException | None:
+        """Submit one chunk; None, or the outcome of the runs the executor refused."""
         work = [(i, self.items[i], self.configs[i]) for i in chunk]
         try:
             future = self.executor.submit(run_chunk, self.shipped, work)
@@ -206,27 +362,42 @@ class _Batch:
                     f"The executor ({type(self.executor).__name__}) refused the first run of "
                     f"graph {self.name!r}: {refused}. Nothing ran."
                 ) from error
-            cause = RuntimeError(
+            if worker_died(error):  # (a process pool that a dead worker broke)
+                return error
+            return RuntimeError(
                 f"the executor ({type(self.executor).__name__}) refused this run: {refused}"
             )
-            rest = range(chunk[0], len(self.items))
-            for index in rest:
-                self.outcomes[index] = cause
-            bar.update(len(rest))
-            return False
+        self.pending[future] = chunk
         future.add_done_callback(lambda done: self.finished.put((chunk, done)))
-        return True
+        return None
 
-    def _settle(self, bar: Any) -> int:
-        """Wait for one chunk to finish and keep its outcomes; returns 1."""
+    def _settle(self, bar: Any) -> None:
+        """Wait for one chunk to finish and keep its outcomes."""
         chunk, future = self.finished.get()
-        try:
+        self.pending.pop(future, None)
+        bar.update(len(chunk))
+        if future.cancelled():
+            return
+        error = future.exception()  # (done: this never waits)
+        if error is None:
             for result in future.result():
                 self.outcomes[result["index"]] = result
-        except BaseException as error:  # a dead worker, a graph that did not unpickle, ...
-            if isinstance(error, (KeyboardInterrupt, SystemExit)):
-                raise
+        elif isinstance(error, (KeyboardInterrupt, SystemExit)):  # the worker was stopped
+            if not self.stopping:
+                raise error
+        else:  # a dead worker, a graph that did not unpickle, ...
             for index in chunk:
                 self.outcomes[index] = error
-        bar.update(len(chunk))
-        return 1
+
+    def _stop(self, bar: Any) -> None:
+        """Ctrl-C: cancel the chunks not started and wait for the running ones."""
+        self.stopping = True
+        for future in list(self.pending):
+            future.cancel()
+        while self.pending:
+            self._settle(bar)
+
+
+def worker_died(error: BaseException) -> bool:
+    """Whether `error` says a worker process died (not that the graph failed)."""
+    return isinstance(error, BrokenExecutor) or type(error).__name__ == "KilledWorker"

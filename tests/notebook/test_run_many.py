@@ -5,17 +5,33 @@ from __future__ import annotations
 
 import operator
 import os
+import signal
+import subprocess
 import sys
 import threading
+import time
 import types
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import (
+    BrokenExecutor,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+)
 from pathlib import Path
 from typing import Annotated, TypedDict
 
 import pytest
 
 from nbgraph import END, START, MemorySaver, StateGraph
-from nbgraph.notebook.run_many import ExecutorRejectedError, default_chunk_size, default_workers
+from nbgraph.notebook.daemon_threads import DaemonThreadPool
+from nbgraph.notebook.run_many import (
+    BatchInterrupted,
+    ExecutorRejectedError,
+    WorkerDiedError,
+    default_chunk_size,
+    default_workers,
+)
 from nbgraph.notebook.runs import Runs, RunsFolderError
 from nbgraph.notebook.workers import GraphReference, GraphShippingError, find_reference
 
@@ -106,6 +122,7 @@ def test_threads_by_default_keep_order_failures_and_records():
     runs = APP.run_many(INPUTS, progress=False)
     check_batch(runs)
     assert runs[0].log.graph is APP.spec  # threads keep each Run as it ran
+    assert APP.last_runs is runs
 
 
 def test_any_executor_and_max_in_flight():
@@ -154,15 +171,31 @@ def test_a_graph_named_by_reference():
         app.run_many(INPUTS, executor=ThreadPoolExecutor(1), graph="no-colon")
 
 
-def test_a_worker_that_dies_fails_its_runs_and_keeps_the_rest():
+def test_an_input_that_kills_its_worker_fails_alone_and_names_itself():
     with ProcessPoolExecutor(1) as pool:
         runs = DYING.run_many(INPUTS, executor=pool, progress=False, max_in_flight=1)
-    assert [run.status for run in runs] == ["done"] * 3 + ["failed"] * 3
-    assert [run.output["log"] for run in runs[:3]] == [["die"]] * 3
-    assert "terminated abruptly" in str(runs[3].error)  # BrokenProcessPool's own words
-    assert type(runs[3].error).__name__ == "BrokenProcessPool"
-    assert runs[5].log.input == INPUTS[5]  # the input is kept on the failed run
-    assert list(runs.failed.table["index"]) == [3, 4, 5]
+    assert [run.status for run in runs] == ["done"] * 3 + ["failed"] + ["done"] * 2
+    assert [run.output["log"] for run in runs.where(lambda r: r.status == "done")] == [
+        ["die"]
+    ] * 5  # the inputs after it ran in a fresh worker
+    error = runs[3].error
+    assert isinstance(error, WorkerDiedError) and isinstance(error, BrokenExecutor)
+    assert str(error).startswith("input 3 killed its worker process: run again alone")
+    assert "terminated abruptly" in str(error)  # BrokenProcessPool's own words
+    assert type(error.__cause__).__name__ == "BrokenProcessPool"
+    assert runs[3].log.input == INPUTS[3]  # the input is kept on the failed run
+    assert list(runs.failed.table["index"]) == [3]
+
+
+def test_a_dying_input_in_a_busy_pool_fails_only_itself():
+    """Repro 02: 12 inputs on 2 workers, one run a task; input 3 kills its worker, which
+    breaks the whole pool (every pending run failed with one error, the culprit unknown)."""
+    inputs = [{"x": i, "label": "", "log": []} for i in range(12)]
+    with ProcessPoolExecutor(2) as pool:
+        runs = DYING.run_many(inputs, executor=pool, progress=False, chunk_size=1)
+    assert runs.failed.indexes == [3] and isinstance(runs[3].error, WorkerDiedError)
+    assert all(run.output["log"] == ["die"] for run in runs.where(lambda r: r.status == "done"))
+    assert "input 3 killed" in runs.table.loc[3, "error"]
 
 
 def test_checkpointer_gives_each_run_its_own_thread():
@@ -406,12 +439,12 @@ def test_no_inputs_no_runs():
     assert runs.paths().empty and runs.effects.empty and runs.inspect().inspector is None
 
 
-def test_processes_in_chunks_keep_order_and_a_dead_worker_fails_its_chunk():
+def test_processes_in_chunks_keep_order_and_a_dead_worker_fails_only_its_culprit():
     with ProcessPoolExecutor(2) as pool:
         check_batch(APP.run_many(INPUTS, executor=pool, progress=False, chunk_size=4))
     with ProcessPoolExecutor(1) as pool:
         runs = DYING.run_many(INPUTS, executor=pool, progress=False, chunk_size=2, max_in_flight=2)
-    assert [run.status for run in runs] == ["done"] * 2 + ["failed"] * 4
+    assert [run.status for run in runs] == ["done"] * 3 + ["failed"] + ["done"] * 2
     with pytest.raises(ValueError, match="chunk_size"):
         APP.run_many(INPUTS, chunk_size=0, progress=False)
     assert default_chunk_size(10) == 1 and default_chunk_size(2000) == 31
@@ -440,3 +473,130 @@ def test_runs_from_processes_are_read_when_asked_and_their_summaries_agree():
     assert fresh.table.drop(columns="duration").equals(table.drop(columns="duration"))
     assert fresh.paths().equals(paths)
     assert runs[:2].indexes == [0, 1] and runs[-1].status == "failed"
+
+
+def ctrl_c_after(*seconds: float) -> None:
+    """Send this process SIGINT (Ctrl-C) at each of those times from now."""
+    for delay in seconds:
+        threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT)).start()
+
+
+def test_ctrl_c_starts_no_further_run_waits_for_the_running_and_keeps_them():
+    """Repro 01: Ctrl-C ran every remaining input, then threw every run away."""
+    started, ended = {}, {}
+
+    def slow(state: State) -> dict:
+        started[state["x"]] = time.monotonic()
+        time.sleep(0.5)
+        ended[state["x"]] = time.monotonic()
+        return {"x": state["x"] + 1}
+
+    app = StateGraph(State).add_node("slow", slow).add_edge(START, "slow").compile()
+    inputs = [{"x": i, "label": "", "log": []} for i in range(48)]
+    began = time.monotonic()
+    ctrl_c_after(0.75)
+    with pytest.raises(BatchInterrupted) as caught:
+        app.run_many(inputs, progress=False, executor=ThreadPoolExecutor(4))
+    waited = time.monotonic() - began - 0.75
+    stopped = caught.value
+    assert isinstance(stopped, KeyboardInterrupt) and waited < 0.75
+    assert not any(t > began + 0.75 for t in started.values())  # none started after Ctrl-C
+    assert set(ended) == set(started)  # the runs running at Ctrl-C finished ...
+    assert stopped.runs.indexes == sorted(started) and len(started) == 8  # ... and are kept
+    assert [run.output["x"] for run in stopped.runs] == [i + 1 for i in sorted(started)]
+    assert stopped.not_run == list(range(8, 48)) and app.last_runs is stopped.runs
+    assert "8 of 48 runs finished" in str(stopped)
+
+
+def test_a_second_ctrl_c_abandons_a_hung_run():
+    release = threading.Event()
+
+    def hang(state: State) -> dict:
+        if state["x"] == 1:
+            release.wait(30)
+        return {}
+
+    app = StateGraph(State).add_node("hang", hang).add_edge(START, "hang").compile()
+    began = time.monotonic()
+    ctrl_c_after(0.5, 1.0)
+    try:
+        with pytest.raises(BatchInterrupted) as caught:
+            app.run_many(INPUTS, progress=False)
+    finally:
+        release.set()
+    assert time.monotonic() - began < 5  # the hung run was abandoned at the second Ctrl-C
+    assert caught.value.runs.indexes == [0, 2, 3, 4, 5] and caught.value.not_run == [1]
+
+
+ABANDONING_SCRIPT = """
+import os, signal, threading
+from typing import TypedDict
+from nbgraph import START, StateGraph
+
+class S(TypedDict):
+    x: int
+
+def hang(state):
+    if state["x"] == 1:
+        threading.Event().wait()  # never returns
+    return {}
+
+app = StateGraph(S).add_node("hang", hang).add_edge(START, "hang").compile()
+for delay in (0.5, 1.0):
+    threading.Timer(delay, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    app.run_many([{"x": i} for i in range(4)], progress=False)
+except KeyboardInterrupt as stopped:
+    print(type(stopped).__name__, stopped.runs.indexes, stopped.not_run)
+"""
+
+
+def test_an_abandoned_run_does_not_hold_the_process_open_at_exit():
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", ABANDONING_SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # (a ThreadPoolExecutor's thread would keep the process waiting for the hung node)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "BatchInterrupted [0, 2, 3] [1]"
+
+
+def test_the_default_pool_cancels_what_it_has_not_started():
+    gate = threading.Event()
+    pool = DaemonThreadPool(1, "one")
+    first, second = pool.submit(gate.wait, 10), pool.submit(int, "2")
+    pool.shutdown(wait=False, cancel_futures=True)
+    assert second.cancelled() and not first.cancelled()
+    gate.set()
+    assert first.result(timeout=10) is True
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        pool.submit(int, "3")
+
+
+def nap(state: State) -> dict:
+    time.sleep(0.3)
+    return {"log": ["nap"]}
+
+
+NAPPING = StateGraph(State).add_node("nap", nap).add_edge(START, "nap").compile()
+
+
+def test_ctrl_c_on_a_process_pool_keeps_the_runs_handed_to_its_workers():
+    inputs = [{"x": i, "label": "", "log": []} for i in range(30)]
+    with ProcessPoolExecutor(2) as pool:
+        NAPPING.run_many(inputs[:2], executor=pool, progress=False)  # (the workers started)
+        began = time.monotonic()
+        ctrl_c_after(0.45)
+        with pytest.raises(BatchInterrupted) as caught:
+            NAPPING.run_many(inputs, executor=pool, progress=False, chunk_size=1)
+        waited = time.monotonic() - began - 0.45
+        again = NAPPING.run_many(inputs[:1], executor=pool, progress=False)
+    stopped = caught.value
+    assert waited < 1.2  # the runs running, and those Python already queued to the workers
+    assert 2 <= len(stopped.runs) <= 9 and all(run.status == "done" for run in stopped.runs)
+    assert sorted(stopped.runs.indexes + stopped.not_run) == list(range(30))
+    assert again[0].status == "done"  # the pool goes on

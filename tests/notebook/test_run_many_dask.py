@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import operator
 import os
+import signal
+import threading
+import time
 from typing import Annotated, TypedDict
 
 import pytest
 
 from nbgraph import START, StateGraph
+from nbgraph.notebook.run_many import BatchInterrupted
 
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
@@ -83,14 +87,33 @@ def test_dask_runs_come_back_in_order_with_their_records(client):
     assert runs[0].log.graph is app.spec  # read back with this graph's functions
 
 
-def test_a_killed_dask_worker_fails_its_run_and_keeps_the_rest(client):
+def test_an_input_that_kills_its_dask_worker_fails_alone_and_the_rest_run(client):
     inputs = [{"x": i, "pid": 0, "log": []} for i in range(5)]
     runs = DYING.run_many(inputs, executor=client.get_executor(), progress=False, max_in_flight=2)
-    assert runs[2].status == "failed" and runs[2].log.input == inputs[2]
-    assert type(runs[2].error).__name__ == "KilledWorker"
-    for run in runs:  # the dead worker's runs fail with the cause; the others are kept
-        if run.status == "failed":
-            assert type(run.error).__name__ == "KilledWorker", run.error
-        else:
-            assert run.output["log"] == ["survived"]
-    assert "done" in (runs[0].status, runs[1].status)  # (one ended before input 2 was sent)
+    assert runs.failed.indexes == [2] and runs[2].log.input == inputs[2]
+    assert type(runs[2].error).__name__ == "WorkerDiedError"
+    assert str(runs[2].error).startswith("input 2 killed its worker process")
+    assert type(runs[2].error.__cause__).__name__ == "KilledWorker"
+    for index in (0, 1, 3, 4):  # those the dead worker held ran again on a live one
+        assert runs[index].output["log"] == ["survived"]
+
+
+def nap(state: State) -> dict:
+    time.sleep(0.5)
+    return {"log": ["napped"]}
+
+
+def test_ctrl_c_on_dask_cancels_the_rest_at_once_and_keeps_what_finished(client):
+    app = StateGraph(State).add_node("nap", nap).add_edge(START, "nap").compile()
+    executor = client.get_executor()
+    inputs = [{"x": i, "pid": 0, "log": []} for i in range(20)]
+    began = time.monotonic()
+    threading.Timer(1.25, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(BatchInterrupted) as caught:
+        app.run_many(inputs, executor=executor, progress=False, chunk_size=1)
+    assert time.monotonic() - began < 1.25 + 0.4  # Dask's running runs are cancelled too
+    stopped = caught.value
+    assert stopped.runs.indexes and all(run.status == "done" for run in stopped.runs)
+    assert sorted(stopped.runs.indexes + stopped.not_run) == list(range(20))
+    again = app.run_many(inputs[:1], executor=executor, progress=False)  # the cluster goes on
+    assert again[0].output["log"] == ["napped"]
