@@ -1,0 +1,62 @@
+"""Differential programs for claims the README makes of LangGraph's behaviour (issue 28):
+`Command(resume=, goto=)`, `invoke`'s breakpoints, `updates` chunks as nodes returned them,
+the default recursion limit and `RemainingSteps`, `get_state_history`'s paging keywords.
+
+Each program takes an `api` namespace (LangGraph's names, or nbgraph's) and returns what a
+user of it observes; the test runs it on real LangGraph and on nbgraph and compares.
+"""
+
+# No `from __future__ import annotations`: states are defined inside functions with `api.*`
+# names in their annotations, which both engines read at run time.
+
+import asyncio
+import operator
+import warnings
+from typing import Annotated, Any, TypedDict
+
+import pytest
+
+from tests.support.harness import Ids, plain, same
+
+pytestmark = pytest.mark.langgraph
+
+
+class Log(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+def config(thread: str = "t") -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+# ---------------------------------------------------------------------------------------------
+# Command(resume=..., goto=...): the answer goes to the paused task wherever `goto`'s node sorts
+
+
+def resume_goto_program(api, asker: str, other: str, beside: bool):
+    """`asker` asks; `Command(resume=, goto=other)` answers it and adds `other` to its step
+    (with `beside`, a node that finished in the paused step too)."""
+
+    def ask(state):
+        return {"log": [f"{asker}:{api.interrupt('go?')}"]}
+
+    graph = api.StateGraph(Log)
+    graph.add_node(asker, ask)
+    graph.add_node(other, lambda state: {"log": [other]})
+    graph.add_edge(api.START, asker)
+    if beside:
+        graph.add_node("m", lambda state: {"log": ["m"]})
+        graph.add_edge(api.START, "m")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (`other` is reached by the goto only)
+        app = graph.compile(checkpointer=api.saver())
+    first = app.invoke({"log": []}, config())
+    second = app.invoke(api.Command(resume="yes", goto=other), config())
+    state = app.get_state(config())
+    return [plain(first), plain(second), state.values, state.next]
+
+
+@pytest.mark.parametrize("beside", [False, True], ids=["alone", "beside"])
+@pytest.mark.parametrize("other", ["a", "n", "zzz"])
+def test_resume_with_goto_answers_the_paused_task(other, beside) -> None:
+    same(resume_goto_program, "zask", other, beside, shape=Ids().deep)
