@@ -181,6 +181,7 @@ class CompiledGraph(RunnableHabits):
         )  # (with_config's first; a graph run inside a node inherits that node's context)
         merged = run_config(config, kwargs)
         durability = durability_of(kwargs)
+        before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)
         if self.checkpointer is None or isinstance(self.checkpointer, bool):
             if caller is not None:  # a subgraph: its parent's saver, or None
                 thread = inherited_thread(self, caller)
@@ -190,6 +191,8 @@ class CompiledGraph(RunnableHabits):
             thread = Thread(self.checkpointer, self.spec, merged)
             thread.defer(durability if self.spec.semantics != "branches" else "sync")
         run = _loop_class(self.spec)(self.spec, merged, thread, caller)
+        if before or after:
+            run.breakpoints(before, after)
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         if caller is not None:  # a graph run inside a node: its log goes on that task

@@ -60,3 +60,63 @@ def resume_goto_program(api, asker: str, other: str, beside: bool):
 @pytest.mark.parametrize("other", ["a", "n", "zzz"])
 def test_resume_with_goto_answers_the_paused_task(other, beside) -> None:
     same(resume_goto_program, "zask", other, beside, shape=Ids().deep)
+
+
+# ---------------------------------------------------------------------------------------------
+# invoke/stream(..., interrupt_before=, interrupt_after=)
+
+
+def runtime_breakpoints_program(api, kwargs: dict, saver: bool):
+    """a -> b -> c, with `invoke`'s breakpoints (and the compiled graph's before `c` when there
+    is a saver: `invoke`'s replace them); resumed by `stream(None)` with the same ones."""
+    graph = api.StateGraph(Log)
+    for name in "abc":
+        graph.add_node(name, lambda state, name=name: {"log": [name]})
+    graph.add_edge(api.START, "a")
+    graph.add_edge("a", "b")
+    graph.add_edge("b", "c")
+    app = graph.compile(
+        checkpointer=api.saver() if saver else None, interrupt_before=["c"] if saver else ()
+    )
+    seen = [plain(app.invoke({"log": []}, config(), **kwargs))]
+    if saver:
+        seen.append(app.get_state(config()).next)
+        seen.append(plain(list(app.stream(None, config(), **kwargs))))
+        seen.append(app.get_state(config()).next)
+    return seen
+
+
+BREAKPOINTS = [
+    {"interrupt_before": ["b"]},
+    {"interrupt_after": ["a"]},
+    {"interrupt_before": "*"},
+    {"interrupt_after": "*"},
+    {"interrupt_before": ["c"], "interrupt_after": ["a"]},
+    {"interrupt_before": []},
+]
+
+
+@pytest.mark.parametrize("saver", [True, False], ids=["saver", "no saver"])
+@pytest.mark.parametrize("kwargs", BREAKPOINTS, ids=str)
+def test_invoke_breakpoints_pause_the_run(kwargs, saver) -> None:
+    same(runtime_breakpoints_program, kwargs, saver)
+
+
+def async_breakpoints_program(api):
+    graph = api.StateGraph(Log)
+    for name in "ab":
+        graph.add_node(name, lambda state, name=name: {"log": [name]})
+    graph.add_edge(api.START, "a")
+    graph.add_edge("a", "b")
+    app = graph.compile(checkpointer=api.saver())
+
+    async def run():
+        out = await app.ainvoke({"log": []}, config(), interrupt_after=["a"])
+        chunks = [c async for c in app.astream({"log": []}, config("u"), interrupt_before=["b"])]
+        return [plain(out), app.get_state(config()).next, plain(chunks)]
+
+    return asyncio.run(run())
+
+
+def test_async_breakpoints_pause_the_run() -> None:
+    same(async_breakpoints_program, raises=True)
