@@ -120,3 +120,53 @@ def async_breakpoints_program(api):
 
 def test_async_breakpoints_pause_the_run() -> None:
     same(async_breakpoints_program, raises=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The default recursion limit and RemainingSteps
+
+
+def remaining_steps_program(api, run_config):
+    """What `RemainingSteps` shows a loop's nodes, and where the default limit stops it."""
+
+    class State(TypedDict):
+        n: int
+        left: api.RemainingSteps
+
+    seen = []
+
+    def tick(state):
+        seen.append(state["left"])
+        return {"n": state["n"] + 1}
+
+    graph = api.StateGraph(State)
+    graph.add_node("tick", tick)
+    graph.add_edge(api.START, "tick")
+    graph.add_conditional_edges("tick", lambda s: "tick" if s["n"] < 3 else api.END)
+    app = graph.compile()
+    app.invoke({"n": 0}, run_config)
+    return seen
+
+
+@pytest.mark.parametrize("run_config", [None, {"recursion_limit": None}, {"recursion_limit": 7}])
+def test_remaining_steps_count_from_langgraphs_default(run_config) -> None:
+    same(remaining_steps_program, run_config)
+
+
+def recursion_limit_program(api):
+    """An endless loop under the default limit: the step it stops at."""
+    graph = api.StateGraph(Log)
+    graph.add_node("loop", lambda state: {"log": [1]})
+    graph.add_edge(api.START, "loop")
+    graph.add_edge("loop", "loop")
+    steps = 0
+    try:
+        for _ in graph.compile().stream({"log": []}, stream_mode="updates"):
+            steps += 1
+    except api.GraphRecursionError:
+        return ("stopped after", steps)
+    return ("ran", steps)
+
+
+def test_default_recursion_limit_is_langgraphs() -> None:
+    same(recursion_limit_program)
