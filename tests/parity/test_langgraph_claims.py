@@ -170,3 +170,89 @@ def recursion_limit_program(api):
 
 def test_default_recursion_limit_is_langgraphs() -> None:
     same(recursion_limit_program)
+
+
+# ---------------------------------------------------------------------------------------------
+# get_state_history / aget_state_history: filter=, before=, limit=
+
+
+def history_program(api, page: dict, fork: bool):
+    """A thread of a few runs (with `fork`, an `update_state` on a past checkpoint too), its
+    history paged with `page` (`before` as an index into the whole history)."""
+    graph = api.StateGraph(Log)
+    graph.add_node("a", lambda state: {"log": ["a"]})
+    graph.add_node("b", lambda state: {"log": ["b"]})
+    graph.add_edge(api.START, "a")
+    graph.add_edge("a", "b")
+    app = graph.compile(checkpointer=api.saver())
+    app.invoke({"log": []}, config())
+    app.invoke({"log": ["again"]}, config())
+    every = list(app.get_state_history(config()))
+    if fork:
+        app.update_state(every[3].config, {"log": ["fork"]}, as_node="a")
+        every = list(app.get_state_history(config()))
+    kwargs = dict(page)
+    if "before" in kwargs:
+        kwargs["before"] = every[kwargs["before"]].config
+    ids = Ids()
+
+    def shown(snapshots):
+        return [
+            (s.values, s.next, ids(s.config["configurable"]["checkpoint_id"]), s.metadata)
+            for s in snapshots
+        ]
+
+    async def collect():
+        return [s async for s in app.aget_state_history(config(), **kwargs)]
+
+    return [
+        shown(app.get_state_history(config(), **kwargs)),
+        shown(asyncio.run(collect())),
+    ]
+
+
+PAGES = [
+    {"limit": 2},
+    {"limit": 0},
+    {"limit": 100},
+    {"before": 1},
+    {"before": 4, "limit": 2},
+    {"before": -1},
+    {"filter": {"source": "loop"}},
+    {"filter": {"source": "input"}},
+    {"filter": {"step": 1}},
+    {"filter": {"source": "loop"}, "limit": 3, "before": 2},
+    {"filter": {"source": "nowhere"}},
+]
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["line", "fork"])
+@pytest.mark.parametrize("page", PAGES, ids=str)
+def test_state_history_pages_as_langgraphs(page, fork) -> None:
+    same(history_program, page, fork)
+
+
+def paging_repro_program(api):
+    """/work/shared/repros2/11's calls: each keyword accepted, the counts LangGraph gives."""
+    graph = api.StateGraph(Log)
+    graph.add_node("a", lambda state: {"log": ["a"]})
+    graph.add_node("b", lambda state: {"log": ["b"]})
+    graph.add_edge(api.START, "a")
+    graph.add_edge("a", "b")
+    app = graph.compile(checkpointer=api.saver())
+    app.invoke({"log": []}, config())
+    every = list(app.get_state_history(config()))
+
+    async def collect():
+        return [s async for s in app.aget_state_history(config(), limit=1)]
+
+    return [
+        len(list(app.get_state_history(config(), limit=2))),
+        len(list(app.get_state_history(config(), before=every[1].config))),
+        len(list(app.get_state_history(config(), filter={"source": "loop"}))),
+        len(asyncio.run(collect())),
+    ]
+
+
+def test_state_history_takes_langgraphs_keywords() -> None:
+    assert same(paging_repro_program)[1] == [2, 2, 3, 1]
