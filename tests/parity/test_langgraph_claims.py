@@ -256,3 +256,88 @@ def paging_repro_program(api):
 
 def test_state_history_takes_langgraphs_keywords() -> None:
     assert same(paging_repro_program)[1] == [2, 2, 3, 1]
+
+
+# ---------------------------------------------------------------------------------------------
+# stream_mode="updates" / "tasks": a task's writes as its node returned them
+
+
+def returned_writes_program(api, returned, modes, run_async: bool):
+    """A node returns `returned` (messages in forms a reducer prepares), beside a node that
+    writes a plain field; the chunks of `modes`, ids by structure."""
+
+    class State(TypedDict):
+        messages: Annotated[list, api.add_messages]
+        n: int
+
+    graph = api.StateGraph(State)
+    graph.add_node("say", lambda state: returned)
+    graph.add_node("count", lambda state: {"n": len(state["messages"])})
+    graph.add_edge(api.START, "say")
+    graph.add_edge(api.START, "count")
+    app = graph.compile()
+    given = {"messages": [("user", "q")], "n": 0}
+    if run_async:
+
+        async def collect():
+            return [c async for c in app.astream(given, stream_mode=modes)]
+
+        chunks = asyncio.run(collect())
+    else:
+        chunks = list(app.stream(given, stream_mode=modes))
+    return sorted(Ids().deep(repr(chunk)) for chunk in chunks)
+
+
+RETURNED = [
+    {"messages": [{"role": "assistant", "content": "hi"}]},
+    {"messages": {"role": "assistant", "content": "hi"}},
+    {"messages": [("ai", "x"), ("user", "y")]},
+    {"messages": "plain text"},
+    {"messages": [{"role": "assistant", "content": "hi", "id": "m1"}]},
+]
+
+
+@pytest.mark.parametrize("run_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("modes", ["updates", ["updates", "values"], "tasks"], ids=str)
+@pytest.mark.parametrize("returned", RETURNED, ids=str)
+def test_streamed_writes_are_what_the_node_returned(returned, modes, run_async) -> None:
+    same(returned_writes_program, returned, modes, run_async)
+
+
+def command_update_program(api):
+    """A node's `Command(update=...)` streamed: its update as the node gave it."""
+    graph = api.StateGraph(api.MessagesState)
+    graph.add_node(
+        "say",
+        lambda state: api.Command(update={"messages": [("ai", "hi")]}, goto=api.END),
+    )
+    graph.add_edge(api.START, "say")
+    chunks = list(graph.compile().stream({"messages": [("user", "q")]}, stream_mode="updates"))
+    return Ids().deep(repr(chunks))
+
+
+def test_streamed_command_update_is_what_the_node_returned() -> None:
+    same(command_update_program)
+
+
+def message_objects_program(api, many: bool):
+    """A node returns message objects without ids (LangGraph's `add_messages` gives them ids
+    in place, and its chunk shows them) beside a tuple (a new message: shown as returned)."""
+    from langchain_core.messages import AIMessage
+
+    def say(state):
+        if many:
+            return {"messages": [AIMessage("one"), ("ai", "two"), AIMessage("three", id="m3")]}
+        return {"messages": AIMessage("solo")}
+
+    graph = api.StateGraph(api.MessagesState)
+    graph.add_node("say", say)
+    graph.add_edge(api.START, "say")
+    app = graph.compile()
+    chunks = list(app.stream({"messages": [("user", "q")]}, stream_mode=["updates", "values"]))
+    return Ids().deep(repr(chunks))
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["one", "many"])
+def test_streamed_message_objects_get_their_ids(many) -> None:
+    same(message_objects_program, many)
