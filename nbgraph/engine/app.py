@@ -24,7 +24,7 @@ from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
 from nbgraph.engine.nested.states import named_thread, with_subgraph_states
 from nbgraph.engine.nested.subruns import keep_subrun, pass_pause_up
 from nbgraph.engine.persistence.durability import durability_of, finish
-from nbgraph.engine.persistence.history_snapshots import history_snapshots
+from nbgraph.engine.persistence.history_snapshots import history_snapshots, paged
 from nbgraph.engine.persistence.listing import ThreadStates as ThreadStates  # (saver.list())
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.engine.persistence.snapshots import last_writer, state_snapshot, write_as_node
@@ -127,9 +127,23 @@ class CompiledGraph(RunnableHabits):
         snapshot = state_snapshot(thread.spec, thread, restored, current=True)
         return with_subgraph_states(thread, snapshot, subgraphs)
 
-    def get_state_history(self, config: dict[str, Any]) -> Iterator[StateSnapshot]:
-        """Every checkpoint of the thread, newest first (step numbers continue across runs)."""
-        yield from history_snapshots(self._thread(config), with_subgraph_states)
+    def get_state_history(
+        self,
+        config: dict[str, Any],
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> Iterator[StateSnapshot]:
+        """Every checkpoint of the thread, newest first (step numbers continue across runs).
+
+        As LangGraph's: `filter` keeps those whose metadata has each of its items, `before`
+        (a checkpoint's config) those older than that checkpoint, `limit` at most that many.
+        """
+        snapshots = history_snapshots(self._thread(config), with_subgraph_states)
+        if filter or before or limit is not None:
+            snapshots = paged(snapshots, filter, before, limit)
+        yield from snapshots
 
     def update_state(
         self, config: dict[str, Any], values: Any, as_node: str | None = None
@@ -181,6 +195,7 @@ class CompiledGraph(RunnableHabits):
         )  # (with_config's first; a graph run inside a node inherits that node's context)
         merged = run_config(config, kwargs)
         durability = durability_of(kwargs)
+        before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)
         if self.checkpointer is None or isinstance(self.checkpointer, bool):
             if caller is not None:  # a subgraph: its parent's saver, or None
                 thread = inherited_thread(self, caller)
@@ -190,6 +205,8 @@ class CompiledGraph(RunnableHabits):
             thread = Thread(self.checkpointer, self.spec, merged)
             thread.defer(durability if self.spec.semantics != "branches" else "sync")
         run = _loop_class(self.spec)(self.spec, merged, thread, caller)
+        if before or after:
+            run.breakpoints(before, after)
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         if caller is not None:  # a graph run inside a node: its log goes on that task

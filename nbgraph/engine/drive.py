@@ -100,16 +100,19 @@ def _started_chunks(run: RunLoop, tasks: list[Task], modes: frozenset[str]) -> I
             yield "debug", TaskStarted(task.step, task.id, task.node, task.triggers)
 
 
-def _task_chunks(run: RunLoop, task: Task, modes: frozenset[str]) -> Iterable[Chunk]:
+def _task_chunks(
+    run: RunLoop, task: Task, modes: frozenset[str], scope: StreamScope
+) -> Iterable[Chunk]:
+    writes = None if scope.returned is None else scope.returned_writes(task)  # (as returned)
     if task.interrupts:  # as LangGraph: the question, and the state it was asked in
         if "updates" in modes:
             yield "updates", {_INTERRUPT: task.interrupts}
         if "values" in modes:
             yield "values", {**run.stream_values(), _INTERRUPT: task.interrupts}
     elif "updates" in modes and task.error is None and not task.cached:
-        yield "updates", {task.node: update_chunk(task, run.stream_keys)}
+        yield "updates", {task.node: update_chunk(task, run.stream_keys, writes)}
     if "tasks" in modes and not task.cached:
-        yield "tasks", task_finished(run, task)
+        yield "tasks", task_finished(run, task, writes)
     if "debug" in modes:
         update = update_chunk(task, run.stream_keys)
         yield (
@@ -226,7 +229,7 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
                     continue
                 if inline and sink is not None:
                     yield from sink.drain()
-                yield from _task_chunks(run, task, modes)  # type: ignore[arg-type]
+                yield from _task_chunks(run, task, modes, scope)  # type: ignore[arg-type]
             running = None
             yield from _step_chunks(run, run.commit(tasks), modes)
         yield from _end_chunks(run, modes)
@@ -283,11 +286,11 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
                     if type(item) is tuple:  # a live chunk, sent while the step runs
                         yield item
                     else:
-                        for chunk in _task_chunks(run, item, modes):  # type: ignore[arg-type]
+                        for chunk in _task_chunks(run, item, modes, scope):  # type: ignore[arg-type]
                             yield chunk
             else:
                 for next_done in asyncio.as_completed(running):
-                    for chunk in _task_chunks(run, await next_done, modes):
+                    for chunk in _task_chunks(run, await next_done, modes, scope):
                         yield chunk
             running = []
             for chunk in _step_chunks(run, run.commit(tasks), modes):

@@ -18,6 +18,8 @@ from nbgraph.errors import InvalidArgumentError
 
 __all__ = ["RunnableHabits", "config_list", "merge_configs"]
 
+_DONE = object()  # (the end of a history, as `next` gives it on a worker thread)
+
 
 def merge_configs(*configs: Mapping[str, Any] | None) -> dict[str, Any]:
     """Configs merged as LangChain merges them: later keys win, except `configurable` and
@@ -148,11 +150,19 @@ class RunnableHabits:
         """`update_state`, awaitable."""
         return await asyncio.to_thread(self.update_state, config, values, as_node)  # type: ignore[attr-defined]
 
-    async def aget_state_history(self, config: dict[str, Any]) -> AsyncIterator[Any]:
-        """`get_state_history`, as an async iterator (newest first)."""
-        snapshots = await asyncio.to_thread(lambda: list(self.get_state_history(config)))  # type: ignore[attr-defined]
-        for snapshot in snapshots:
-            yield snapshot
+    async def aget_state_history(self, config: dict[str, Any], **page: Any) -> AsyncIterator[Any]:
+        """`get_state_history` (and its `filter`, `before`, `limit`), as an async iterator
+        (newest first): each snapshot made on a worker thread as it is asked for, so the
+        newest comes at once, however long the thread."""
+        snapshots = self.get_state_history(config, **page)  # type: ignore[attr-defined]
+        try:
+            while True:
+                snapshot = await asyncio.to_thread(next, snapshots, _DONE)
+                if snapshot is _DONE:
+                    return
+                yield snapshot
+        finally:
+            snapshots.close()
 
     def __or__(self, other: Any) -> Any:
         """`graph | runnable`: a LangChain `RunnableSequence` (needs langchain_core)."""

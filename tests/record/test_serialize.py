@@ -32,6 +32,7 @@ from nbgraph.codec.values import (
     decode_value,
     encode_value,
 )
+from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT
 from nbgraph.errors import GraphMismatchError
 from nbgraph.record.files.serialize import _FORMAT_VERSION, RunFileError
 
@@ -414,7 +415,10 @@ def test_config_keeps_json_values_and_drops_the_rest():
     app = StateGraph(S).add_node("a", lambda s: None).add_edge(START, "a").compile()
     run = app.run({"log": []}, {"configurable": {"user": "ann", "db": object()}, "cb": print})
     loaded = Run.from_json(run.to_json())
-    assert loaded.log.config == {"recursion_limit": 10000, "configurable": {"user": "ann"}}
+    assert loaded.log.config == {
+        "recursion_limit": DEFAULT_RECURSION_LIMIT,
+        "configurable": {"user": "ann"},
+    }
 
 
 def test_saving_a_loaded_run_again_gives_the_same_text():

@@ -74,7 +74,7 @@ class BranchLoop(RunLoop):
                 self.step -= 1
                 return None
             arrivals, self.later = self.later, {}
-        if self.spec.interrupt_before:
+        if self.breaks_before:
             pull = {n: [s for srcs, _ in items for s in srcs] for n, items in arrivals.items()}
             push = [(sender, send) for sender, send, _ in sends]
             if self._stop_before(pull, push):

@@ -4,6 +4,7 @@ checked once before the run starts.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,7 +12,11 @@ from nbgraph.errors import InvalidArgumentError
 
 __all__ = ["DEFAULT_RECURSION_LIMIT", "run_config"]
 
-DEFAULT_RECURSION_LIMIT = 10000
+DEFAULT_RECURSION_LIMIT = int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
+"""The most supersteps a run takes when its config names no `recursion_limit`: LangGraph's
+default (`langgraph._internal._config.DEFAULT_RECURSION_LIMIT`, 10007 on LangGraph 1.2.24),
+read from the same environment variable, so `RemainingSteps` counts down from the same
+number."""
 _CONFIG_KWARGS = ("recursion_limit", "max_concurrency")
 """The config keys `invoke`, `stream` and their async forms also take as keyword arguments."""
 
@@ -20,8 +25,9 @@ def run_config(config: Any, kwargs: dict[str, Any] | None = None) -> dict[str, A
     """The config a run uses: `config` plus `kwargs`' config keys (popped from `kwargs`),
     `recursion_limit` defaulted, each value checked.
 
-    `recursion_limit` must be an integer of at least 1 (None means the default, 10000);
-    `max_concurrency` an integer of at least 1, or None for no limit; `configurable` a dict.
+    `recursion_limit` must be an integer of at least 1 (None means the default,
+    `DEFAULT_RECURSION_LIMIT`); `max_concurrency` an integer of at least 1, or None for no
+    limit; `configurable` a dict.
 
     Args:
         config: the caller's config, a mapping or None.
@@ -33,8 +39,8 @@ def run_config(config: Any, kwargs: dict[str, Any] | None = None) -> dict[str, A
     Raises:
         InvalidArgumentError: naming every bad value, what it was and what is expected.
 
-    >>> run_config({"max_concurrency": 2})["recursion_limit"]
-    10000
+    >>> run_config({"max_concurrency": 2})["recursion_limit"] == DEFAULT_RECURSION_LIMIT
+    True
     >>> run_config(None, {"recursion_limit": 0})  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
     InvalidArgumentError: recursion_limit must be an integer of at least 1 ...

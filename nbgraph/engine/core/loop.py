@@ -40,6 +40,7 @@ from nbgraph.engine.core.writes import (
 )
 from nbgraph.errors import GraphRecursionError
 from nbgraph.graph import GraphSpec
+from nbgraph.graph.validate import expand
 from nbgraph.isolation import isolate
 from nbgraph.types import MISSING, START, Interrupt
 
@@ -63,6 +64,8 @@ class RunLoop:
         "answers",
         "asks_parent",
         "at_breakpoint",
+        "breaks_after",
+        "breaks_before",
         "caller",
         "config",
         "context",
@@ -117,6 +120,8 @@ class RunLoop:
         self.paused: list[Interrupt] = []  # why the run stopped for an answer
         self.at_breakpoint = ""  # "before" / "after" when a static breakpoint stopped it
         self.past_breakpoint = False
+        # the nodes it stops before / after: the compiled graph's, or `invoke`'s (`breakpoints`)
+        self.breaks_before, self.breaks_after = spec.interrupt_before, spec.interrupt_after
         self.limit = limit = run_config(config)["recursion_limit"]  # (checks every value)
         self.step = -1
         self.stop = self.step + limit + 1
@@ -168,7 +173,7 @@ class RunLoop:
             self.step -= 1
             return None
         pull, push, tasks = taken
-        if self.spec.interrupt_before and self._stop_before(pull, push):
+        if self.breaks_before and self._stop_before(pull, push):
             schedule.put_back(pull, push)
             self.step -= 1
             return None
@@ -207,9 +212,9 @@ class RunLoop:
 
     def _stop_before(self, pull: dict[str, list[str]], push: list) -> bool:
         """Whether an `interrupt_before` breakpoint stops the run before this step."""
-        before = self.spec.interrupt_before
-        if not before or self.thread is None:
-            return False
+        before = self.breaks_before
+        if not before or (self.thread is None and before is self.spec.interrupt_before):
+            return False  # (without a saver, only `invoke`'s breakpoints stop a run)
         if self.past_breakpoint:
             self.past_breakpoint = False
             return False
@@ -263,6 +268,8 @@ class RunLoop:
             thread = self.thread
             thread.save(self.step, source, thread.payload(self, log), self.values)
             self.stop_after(tasks)
+        elif self.breaks_after is not self.spec.interrupt_after:  # `invoke`'s, with no saver
+            self.stop_after(tasks)
         return log
 
     def _apply_step(self, tasks: list[Task], log: StepLog) -> tuple[str, ...]:
@@ -309,9 +316,18 @@ class RunLoop:
         self.log.steps.append(log)
         return log
 
+    def breakpoints(self, before: Any, after: Any) -> None:
+        """Stop at `invoke(..., interrupt_before=, interrupt_after=)`'s nodes (`"*"`: all)
+        instead of the compiled graph's, as LangGraph does (None or empty: the graph's)."""
+        nodes = self.spec.nodes
+        if before:
+            self.breaks_before = expand(before, nodes)
+        if after:
+            self.breaks_after = expand(after, nodes)
+
     def stop_after(self, tasks: list[Task]) -> None:
         """Stop at an `interrupt_after` breakpoint once one of its nodes has run."""
-        after = self.spec.interrupt_after
+        after = self.breaks_after
         if after and any(task.node in after for task in tasks):
             self.at_breakpoint = "after"
 

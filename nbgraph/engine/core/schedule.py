@@ -186,6 +186,14 @@ class Schedule:
             state = state_filter(state)
         self.incoming.setdefault(target, []).append((source, state))
 
+    def positions(self) -> dict[Any, int]:
+        """Where each queued task stands in the next step's write order (`_tasks`' indices):
+        a pulled node by its name, the i-th Send by `("send", i)`."""
+        names = sorted(self.pull)
+        where: dict[Any, int] = {name: index for index, name in enumerate(names)}
+        where.update({("send", i): len(names) + i for i in range(len(self.push))})
+        return where
+
     def take_gotos(self, routes: Any) -> None:
         """Add a resuming Command's `goto` targets to the step that runs next."""
         for route in routes:

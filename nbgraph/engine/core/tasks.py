@@ -223,13 +223,16 @@ def absorb_update(spec: GraphSpec, node: NodeSpec | None, task: Task, output: An
             task.writes.append((key, kept))
 
 
-def update_chunk(task: Task, keys: frozenset[str]) -> Any:
+def update_chunk(
+    task: Task, keys: frozenset[str], writes: list[tuple[str, Any]] | None = None
+) -> Any:
     """What `stream_mode="updates"` shows for a task, as LangGraph shows it.
 
     None if it wrote no shown field; a list of one-key dicts if it wrote a field twice;
-    otherwise one dict of its writes.
+    otherwise one dict of its writes (`writes`, when given: the task's as its node returned
+    them).
     """
-    shown = [(key, value) for key, value in task.writes if key in keys]
+    shown = [(key, value) for key, value in writes or task.writes if key in keys]
     if not shown:
         return None
     chunk = dict(shown)

@@ -9,7 +9,7 @@ a thread with branch semantics, goes the general way (`Thread.history`, `state_s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from nbgraph.engine.persistence.chain import task_ids
@@ -18,7 +18,7 @@ from nbgraph.engine.persistence.snapshots import Snapshots, state_snapshot, task
 from nbgraph.graph.subgraphs import subgraph_of
 from nbgraph.types import StateSnapshot
 
-__all__ = ["WithStates", "history_snapshots"]
+__all__ = ["WithStates", "history_snapshots", "paged"]
 
 WithStates = Callable[[Thread, StateSnapshot, bool], StateSnapshot]
 """`with_states(thread, snapshot, recurse)`: the snapshot with its subgraph tasks' states
@@ -80,3 +80,35 @@ class _Shown:
             if not is_plain:
                 return self.with_states(self.thread, snapshot, False)
         return snapshot
+
+
+def paged(
+    snapshots: Iterable[StateSnapshot],
+    filter: Mapping[str, Any] | None = None,
+    before: Mapping[str, Any] | None = None,
+    limit: int | None = None,
+) -> Iterator[StateSnapshot]:
+    """`snapshots` (newest first) as LangGraph's `get_state_history(config, filter=, before=,
+    limit=)` pages them: only those whose metadata has every item of `filter`, only those
+    older than `before`'s checkpoint (none if it is not one of them), at most `limit` of them.
+    Lazy: a snapshot past the page is never made."""
+    before_id = ((before or {}).get("configurable") or {}).get("checkpoint_id")
+    if limit is not None and limit <= 0:
+        return
+    count = 0
+    for snapshot in snapshots:
+        if before_id is not None:  # (newest first: those after `before`'s are older)
+            if snapshot.config["configurable"]["checkpoint_id"] == before_id:
+                before_id = None
+            continue
+        if filter and any(
+            (snapshot.metadata or {}).get(key, _ABSENT) != value for key, value in filter.items()
+        ):
+            continue
+        yield snapshot
+        count += 1
+        if limit is not None and count >= limit:
+            return
+
+
+_ABSENT = object()

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from nbgraph.engine.core.tasks import Task
 from nbgraph.engine.core.writer import TaskStream, current_writer
 from nbgraph.errors import InvalidArgumentError
+from nbgraph.types import Command
 
 if TYPE_CHECKING:
     import asyncio
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["LIVE_MODES", "Chunk", "LiveSink", "StreamScope"]
 
 LIVE_MODES = frozenset({"custom", "messages"})
+_RETURNED_MODES = frozenset({"updates", "tasks"})  # (chunks that show a task's writes)
 """The stream modes whose chunks a node sends while it runs."""
 
 Chunk = tuple[str, Any]
@@ -137,6 +139,13 @@ class StreamScope:
         self.relay = relay = getattr(run, "relay", None)  # (a streamed run: namespaces)
         self.quiet = False  # (a run inside a node whose tokens the caller does not stream)
         self.chat: Any = None
+        self.returned: dict[Task, Any] | None = None
+        """What each task's node returned, when the caller streams `"updates"` or `"tasks"`
+        and a field's reducer prepares what it is written (messages): those chunks show a
+        write as the node returned it, as LangGraph's do (`returned_writes`)."""
+        if modes & _RETURNED_MODES and not run.spec.unprepared.issuperset(run.spec.fields):
+            self.returned = {}
+            run.tap = self._returned
         if relay is None:
             self.sink = LiveSink(modes) if modes and modes & LIVE_MODES else None
             if self.sink is None:
@@ -194,9 +203,40 @@ class StreamScope:
         return token
 
     def _returned(self, task: Task, output: Any) -> None:
+        if self.returned is not None:
+            self.returned[task] = output
+        if self.chat is None:
+            return
         stream = current_writer()
         if stream is not None and stream.metadata is not None:
             self.chat.node_returned(output, stream.metadata)
+
+    def returned_writes(self, task: Task) -> list[tuple[str, Any]]:
+        """`task`'s writes, each to a field whose reducer prepares its writes as the node
+        returned it (a dict, or a `Command`'s dict `update`); the others as written."""
+        output = self.returned.pop(task, None) if self.returned is not None else None
+        if isinstance(output, Command):
+            output = output.update
+        if type(output) is not dict:
+            return task.writes
+        unprepared = self.run.spec.unprepared
+        return [
+            (key, _as_returned(output[key], value) if key not in unprepared and key in output
+             else value)
+            for key, value in task.writes
+        ]  # fmt: skip
+
+
+def _as_returned(returned: Any, written: Any) -> Any:
+    """A write as the node returned it, with each message object in it as written: LangGraph
+    streams the node's own objects, and its `add_messages` gives an id to a message object
+    in place (so its chunk shows that id), while a dict or a tuple becomes a new message."""
+    if type(written) is list:
+        if type(returned) is list and len(returned) == len(written):
+            return [w if type(r) is type(w) else r for r, w in zip(returned, written, strict=True)]
+        if len(written) == 1 and type(returned) is type(written[0]):
+            return written[0]
+    return returned
 
 
 def _chat_handler(sink: LiveSink) -> Any:

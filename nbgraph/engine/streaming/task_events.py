@@ -14,6 +14,7 @@ from typing import Any
 
 from nbgraph.engine.core.injection import task_triggers, task_uuid
 from nbgraph.engine.core.tasks import Task, node_input
+from nbgraph.isolation import StateView
 
 __all__ = ["task_finished", "task_started"]
 
@@ -30,6 +31,8 @@ def task_started(run: Any, task: Task) -> dict[str, Any]:
     """The `tasks` chunk of a task about to run."""
     spec = run.spec
     state = node_input(spec, spec.nodes[task.node], task, run.read(task), run.managed_values())
+    if isinstance(state, StateView):  # copied now: the step changes the values it views
+        state = state.copy()
     payload: dict[str, Any] = {
         "id": task_uuid(run, task),
         "name": task.node,
@@ -46,11 +49,14 @@ def task_started(run: Any, task: Task) -> dict[str, Any]:
     return payload
 
 
-def task_finished(run: Any, task: Task) -> dict[str, Any]:
-    """The `tasks` chunk of a task that ran (its writes, its error, its interrupts)."""
+def task_finished(
+    run: Any, task: Task, writes: list[tuple[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The `tasks` chunk of a task that ran (its writes, or `writes` as its node returned
+    them; its error, its interrupts)."""
     keys = run.stream_keys
     result: dict[str, Any] = {}
-    for key, value in task.writes:
+    for key, value in task.writes if writes is None else writes:
         if key not in keys:
             continue
         if key in result:

@@ -1,5 +1,6 @@
 """A thread's history as LangGraph keeps it, read lazily, and refused when its links are broken."""
 
+import asyncio
 import contextlib
 import itertools
 import sqlite3
@@ -248,12 +249,26 @@ def test_history_is_lazy_and_equals_each_checkpoint_restored_alone():
     first = next(iter(app.get_state_history(cfg)))
     assert saver.reads <= 2 * one_state + 2 < total / 3  # (its chain read twice), not all
     assert first.values["log"][-1] == "fork"
+    saver.reads = 0
+    first_async = asyncio.run(newest_async(app, cfg))  # (repros2/10: as lazy as the sync one)
+    assert saver.reads <= 2 * one_state + 2 < total / 3
+    assert first_async.values == first.values
+    saver.reads = 0
+    two = [s.values for s in itertools.islice(app.get_state_history(cfg), 2)]
+    two_reads, saver.reads = saver.reads, 0
+    assert [s.values for s in app.get_state_history(cfg, limit=2)] == two
+    assert saver.reads == two_reads  # (a page reads what its snapshots need, no more)
     history = list(app.get_state_history(cfg))
     assert len(history) == total
     for snapshot in history[::7] + history[-3:]:
         alone = app.get_state(snapshot.config)
         assert (snapshot.values, snapshot.next) == (alone.values, alone.next)
         assert snapshot.metadata == alone.metadata
+
+
+async def newest_async(app, cfg):
+    async for snapshot in app.aget_state_history(cfg):
+        return snapshot
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
