@@ -58,6 +58,14 @@ SCHEMA = (
     )""",
 )
 _TABLES = ("nbgraph_meta", "checkpoints", "writes", "claims")
+_COLUMNS = {
+    "nbgraph_meta": ("key", "value"),
+    "checkpoints": ("thread_id", "checkpoint_id", "parent_id", "step", "source", "created_at",
+                    "seq", "payload", "snapshot"),
+    "writes": ("thread_id", "checkpoint_id", "task_id", "seq", "payload"),
+    "claims": ("thread_id", "owner", "claimed_at"),
+}  # fmt: skip
+"""The columns each table must have (the file's tables may have more)."""
 
 
 def connect(target: str, uri: bool = False) -> sqlite3.Connection:
@@ -255,3 +263,11 @@ def _check_meta(conn: sqlite3.Connection, tables: set[str], where: str, expected
             f"{where} is an incomplete nbgraph checkpoint database: the tables "
             f"{', '.join(missing)} are missing."
         )
+    for table, columns in _COLUMNS.items():
+        found = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        lacking = [name for name in columns if name not in found]
+        if lacking:
+            raise CheckpointFileError(
+                f"{where} is an incomplete nbgraph checkpoint database: its {table} table has "
+                f"no column {', '.join(lacking)}; expected {', '.join(columns)}."
+            )

@@ -265,7 +265,8 @@ def _optional_problems(payload: dict[str, Any]) -> Iterator[str]:
         yield from graph_problems(payload["graph"], "the graph it describes")
     if payload.get("end") is not None and type(payload["end"]) is not dict:
         yield f"'end' should be an object, found {_kind(payload['end'])}"
-    for index, reset in enumerate(payload.get("resets", ())):
+    resets = payload.get("resets", [])
+    for index, reset in enumerate(resets if type(resets) is list else ()):
         if type(reset) is not dict or type(reset.get("values")) is not dict:
             yield f"reset {index} should be an object with a 'values' object"
     yield from _pairs_problems(payload.get("merged", []), "merged", 3)
