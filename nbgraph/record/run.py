@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from nbgraph.engine.facts import RunLog, restored_values
 from nbgraph.errors import InvalidArgumentError, NbgraphError
+from nbgraph.graph import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
 from nbgraph.record.lineages.states import BranchTimeline
@@ -201,6 +202,16 @@ class RunRecord(ContextFacts):
             )
 
         spec = getattr(graph, "spec", graph)
+        if spec is not None and not isinstance(spec, GraphSpec):
+            raise InvalidArgumentError(
+                "Run.from_checkpointer(..., graph=): expected the compiled graph that wrote the "
+                f"thread, or None, got {type(graph).__name__}."
+            )
+        if checkpoint_id is not None and not isinstance(checkpoint_id, str):
+            raise InvalidArgumentError(
+                "Run.from_checkpointer(..., checkpoint_id=): expected a checkpoint id string or "
+                f"None, got {type(checkpoint_id).__name__}."
+            )
         return cls(log_from_checkpointer(saver, thread_id, checkpoint_id, spec))
 
     # --- tables ----------------------------------------------------------------------------
@@ -280,6 +291,11 @@ class RunRecord(ContextFacts):
         differs; columns: node, occurrence, what (`"outcome"`, `"runs"`, a field, or a field
         of the `"END"` state), this, other, why (see `nbgraph.record.compare.nodes`).
         """
+        if not isinstance(other, RunRecord):
+            raise InvalidArgumentError(
+                f"run.compare(other): other must be another run (a Run), got "
+                f"{type(other).__name__}."
+            )
         if "branches" in (self.log.semantics, other.log.semantics):
             from nbgraph.record.compare.nodes import compare_by_node
 
