@@ -252,3 +252,19 @@ def test_the_stated_bound_is_in_the_docs():
         text = handle.read()
     assert "What loading a file may cost" in text
     assert f"{REPEAT_LIMIT:,}" in text
+
+
+def test_a_row_whose_text_is_not_utf8_is_a_checkpoint_file_error(checkpoints, tmp_path):
+    path = str(tmp_path / "bytes.db")
+    with sqlite3.connect(checkpoints) as a, sqlite3.connect(path) as b:
+        a.backup(b)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE checkpoints SET payload = CAST(x'7bff22' AS TEXT) WHERE thread_id='p'")
+    conn.commit()
+    conn.close()
+    saver = SqliteSaver(path)
+    try:
+        with pytest.raises(CheckpointFileError, match="UTF-8"):
+            Run.from_checkpointer(saver, "p")
+    finally:
+        saver.close()

@@ -3,7 +3,8 @@
 Valid files are made once (run files of plain, failing, fan-out, subgraph and branch-lineage
 runs; SQLite checkpoint files of a plain and a branch thread), then each case edits one of
 them at random (a value replaced, an entry dropped or added, a list reordered, the text cut
-or a character changed; in SQLite, one column of one row of `checkpoints` or `writes`) and
+or a character changed; in SQLite, one column of one row of `checkpoints` or `writes`, or a
+few bytes of the file) and
 reads it back the way a notebook does: `Run.from_json` and the record's effects, tree,
 output and subruns; `Run.from_checkpointer`, `get_state` and `get_state_history`. A case
 ends in one of: read fine, a named error (an `NbgraphError`), a raw error (any other
@@ -288,8 +289,22 @@ _COLUMNS = {
 }
 
 
+def corrupt_bytes(rng: random.Random, source: str, target: str) -> tuple[str, str]:
+    """Copy `source` to `target` with a few bytes past its header changed (a damaged disk)."""
+    data = bytearray(open(source, "rb").read())  # noqa: SIM115 - a small file, read once
+    spots = [rng.randrange(100, len(data)) for _ in range(rng.choice((1, 4, 32)))]
+    for spot in spots:
+        data[spot] = rng.randrange(256)
+    with open(target, "wb") as handle:
+        handle.write(data)
+    return rng.choice(sorted(_THREADS)), f"bytes {spots[:4]}... changed"
+
+
 def mutate_checkpoints(rng: random.Random, source: str, target: str) -> tuple[str, str]:
-    """Copy `source` to `target` with one column of one row edited; the thread it touched."""
+    """Copy `source` to `target` with one column of one row edited; the thread it touched
+    (or, one time in ten, a few of its bytes changed)."""
+    if rng.random() < 0.1:
+        return corrupt_bytes(rng, source, target)
     shutil.copyfile(source, target)
     conn = sqlite3.connect(target)
     try:
