@@ -219,11 +219,11 @@ def reading(where: str) -> Iterator[None]:
             f"The checkpoints in {where} cannot be read: a row holds text that is not UTF-8 "
             f"({error.reason}); the file is damaged."
         ) from None
-    except sqlite3.OperationalError:
-        raise
     except sqlite3.DatabaseError as error:
+        if isinstance(error, sqlite3.OperationalError) and "decode" not in str(error):
+            raise  # busy, locked, out of disk: not the file's content
         raise CheckpointFileError(
-            f"The checkpoints in {where} cannot be read ({error}); the file is damaged."
+            f"The checkpoints in {where} cannot be read ({str(error)[:200]}); the file is damaged."
         ) from None
 
 

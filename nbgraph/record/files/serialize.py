@@ -326,16 +326,17 @@ def checked_run(cls: type[RunRecord], log: RunLog, where: str = "The text") -> R
     return run
 
 
-def replay(run: RunRecord) -> None:
-    """Work out `run`'s effects, state tree, output and lineage points now, and those of
-    its subruns (each a record of `run`'s class), so a record read from a file or a saver
-    whose parts disagree fails here, whatever error that raises, rather than in a view."""
+def replay(run: RunRecord, heads: bool = True) -> None:
+    """Work out `run`'s effects, state tree, output and (with `heads`) each step's lineage
+    heads now, and those of its subruns (each a record of `run`'s class), so a record read
+    from a file or a saver whose parts disagree fails here, whatever error that raises,
+    rather than in a view."""
     run.effect_list  # noqa: B018 - replays every step through the reducers
     run.tree  # noqa: B018
     run.output  # noqa: B018
-    if run.log.semantics == "branches":  # each step's heads are lineage points of the run
+    if heads and run.log.semantics == "branches":  # each step's heads: points of the run
         for step in run.log.steps:
             for head in step.heads:
                 run.timeline.lineages.point(head)  # type: ignore[attr-defined]
     for _, sub in subrun_logs(run.log):
-        replay(type(run)(sub))
+        replay(type(run)(sub), heads)
