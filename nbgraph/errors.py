@@ -11,6 +11,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidUpdateError",
     "NbgraphError",
+    "ReplayLimitError",
 ]
 
 
@@ -52,3 +53,8 @@ class CheckpointFileError(NbgraphError, ValueError):
 
 class GraphMismatchError(NbgraphError, ValueError):
     """The graph passed with `graph=` is not the one a run file or thread recorded."""
+
+
+class ReplayLimitError(NbgraphError, ValueError):
+    """Replaying a file's writes would build a value past the bound a file may ask for
+    (docs/VALUES.md, "What loading a file may cost")."""

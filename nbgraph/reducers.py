@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from nbgraph.errors import ReplayLimitError
 from nbgraph.messages import add_messages, add_messages_in_place, with_ids
 from nbgraph.types import MISSING
 
@@ -307,6 +308,36 @@ _KNOWN: dict[str, ReducerFn] = {
     "builtins.max": builtins.max,
     "builtins.min": builtins.min,
 }
+REPEAT_LIMIT = 1 << 16
+"""The most items a sequence repeated by a file's `operator.mul` may hold (docs/VALUES.md)."""
+
+
+def _bounded(multiply: ReducerFn) -> ReducerFn:
+    """`multiply` (`operator.mul` or `imul`) as a file may name it: a str, bytes, list or
+    tuple repeated past `REPEAT_LIMIT` items is refused before it is built."""
+
+    def bounded(old: Any, new: Any) -> Any:
+        count, items = (new, old) if type(new) is int else (old, new)
+        if type(count) is int and isinstance(items, (str, bytes, bytearray, list, tuple)):
+            size = len(items) * max(count, 0)
+            if size > max(REPEAT_LIMIT, len(items)):
+                raise ReplayLimitError(
+                    f"{multiply.__name__} would repeat a {type(items).__name__} of "
+                    f"{len(items):,} items {count:,} times ({size:,} items); a reducer a file "
+                    f"names may make at most {REPEAT_LIMIT:,}."
+                )
+        return multiply(old, new)
+
+    bounded.__name__ = bounded.__qualname__ = multiply.__name__
+    return bounded
+
+
+_FROM_FILES: dict[str, ReducerFn] = {
+    **_KNOWN,
+    "operator.mul": _bounded(operator.mul),
+    "operator.imul": _bounded(operator.imul),
+}
+"""What a file's reducer name resolves to: the function itself, or a bounded form of it."""
 _OPTIONAL = {"langgraph.graph.message.add_messages": ("langgraph.graph.message", "add_messages")}
 
 
@@ -321,7 +352,7 @@ def function_ref(fn: object) -> str | None:
     ('operator.add', None)
     """
     for ref, known in _KNOWN.items():
-        if known is fn:
+        if known is fn or _FROM_FILES[ref] is fn:
             return ref
     for ref, (module, attribute) in _OPTIONAL.items():
         loaded = sys.modules.get(module)
@@ -332,8 +363,8 @@ def function_ref(fn: object) -> str | None:
 
 def function_from_ref(ref: str) -> ReducerFn | None:
     """The function `function_ref` named, if this process has it; never imports a module."""
-    if ref in _KNOWN:
-        return _KNOWN[ref]
+    if ref in _FROM_FILES:
+        return _FROM_FILES[ref]
     module, attribute = _OPTIONAL.get(ref, ("", ""))
     loaded = sys.modules.get(module) if module else None
     return getattr(loaded, attribute, None) if loaded is not None else None

@@ -36,6 +36,7 @@ from nbgraph.checkpoint.sqlite_file import (
     connection_file,
     database_path,
     inspect_file,
+    reading,
     readonly_uri,
     row_text,
     writable,
@@ -264,7 +265,7 @@ class SqliteSaver(BaseSaver):
     def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRecord | None:
         check_thread_id(thread_id)
         select = f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ?"
-        with self._lock:
+        with self._lock, reading(self._where):
             if checkpoint_id is None:
                 query = (f"{select} ORDER BY seq DESC LIMIT 1", (thread_id,))
             else:
@@ -275,19 +276,19 @@ class SqliteSaver(BaseSaver):
     def history(self, thread_id: str) -> list[CheckpointRecord]:
         check_thread_id(thread_id)
         query = f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC"
-        with self._lock:
+        with self._lock, reading(self._where):
             rows = self._connection().execute(query, (thread_id,)).fetchall()
         return records_of(self, rows)
 
     def history_ids(self, thread_id: str) -> list[str]:
         check_thread_id(thread_id)
         query = "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC"
-        with self._lock:
+        with self._lock, reading(self._where):
             return [row[0] for row in self._connection().execute(query, (thread_id,))]
 
     def threads(self) -> list[str]:
         query = "SELECT thread_id FROM checkpoints GROUP BY thread_id ORDER BY MIN(seq)"
-        with self._lock:
+        with self._lock, reading(self._where):
             return [thread_id for (thread_id,) in self._connection().execute(query)]
 
     def _record(self, row: tuple[Any, ...]) -> CheckpointRecord:
@@ -337,7 +338,7 @@ class SqliteSaver(BaseSaver):
             "SELECT task_id, seq, payload FROM writes WHERE thread_id = ? AND checkpoint_id = ? "
             "ORDER BY seq"
         )
-        with self._lock:
+        with self._lock, reading(self._where):
             rows = self._connection().execute(query, (thread_id, checkpoint_id)).fetchall()
         where = f"checkpoint {checkpoint_id!r} of thread {thread_id!r} in {self._where}"
         with named_classes(self.models):

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,14 @@ SCHEMA = (
     )""",
 )
 _TABLES = ("nbgraph_meta", "checkpoints", "writes", "claims")
+_COLUMNS = {
+    "nbgraph_meta": ("key", "value"),
+    "checkpoints": ("thread_id", "checkpoint_id", "parent_id", "step", "source", "created_at",
+                    "seq", "payload", "snapshot"),
+    "writes": ("thread_id", "checkpoint_id", "task_id", "seq", "payload"),
+    "claims": ("thread_id", "owner", "claimed_at"),
+}  # fmt: skip
+"""The columns each table must have (the file's tables may have more)."""
 
 
 def connect(target: str, uri: bool = False) -> sqlite3.Connection:
@@ -119,6 +129,11 @@ _ROW_NAMES = (
 )
 
 
+def is_time(value: float) -> bool:
+    """Whether `value` is a time `datetime.fromtimestamp` can show (years 1 to 9999)."""
+    return -62_135_596_800 < value < 253_402_300_800  # (nan is neither)
+
+
 def check_row(row: tuple[Any, ...], where: str) -> None:
     """Raise `CheckpointFileError` naming `where` and each column of a `checkpoints` row
     whose type is not what nbgraph writes."""
@@ -127,6 +142,9 @@ def check_row(row: tuple[Any, ...], where: str) -> None:
         for name, kind, value in zip(_ROW_NAMES, _ROW_TYPES, row, strict=True)
         if not isinstance(value, kind) or isinstance(value, bool)
     ]
+    created = row[_ROW_NAMES.index("created_at")]
+    if not wrong and not is_time(created):
+        wrong.append(f"created_at is {created!r}, not a time between the years 1 and 9999")
     if wrong:
         raise CheckpointFileError(f"The row of {where} is malformed: {'; '.join(wrong)}.")
 
@@ -183,11 +201,30 @@ def inspect_file(path: str, where: str) -> bool:
                 _check_meta(conn, tables, where, expected)
         finally:
             conn.close()
-    except sqlite3.DatabaseError as error:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
         raise CheckpointFileError(
             f"{where} cannot be read as SQLite ({error}); {expected}."
         ) from None
     return not tables
+
+
+@contextlib.contextmanager
+def reading(where: str) -> Iterator[None]:
+    """Reading rows: a damaged file's errors (a malformed page, text that is not UTF-8) as
+    `CheckpointFileError` naming `where`; a busy or locked database's errors as they are."""
+    try:
+        yield
+    except UnicodeDecodeError as error:
+        raise CheckpointFileError(
+            f"The checkpoints in {where} cannot be read: a row holds text that is not UTF-8 "
+            f"({error.reason}); the file is damaged."
+        ) from None
+    except sqlite3.DatabaseError as error:
+        if isinstance(error, sqlite3.OperationalError) and "decode" not in str(error):
+            raise  # busy, locked, out of disk: not the file's content
+        raise CheckpointFileError(
+            f"The checkpoints in {where} cannot be read ({str(error)[:200]}); the file is damaged."
+        ) from None
 
 
 def check_connection(conn: sqlite3.Connection, where: str) -> bool:
@@ -203,7 +240,7 @@ def check_connection(conn: sqlite3.Connection, where: str) -> bool:
         tables = {name for (name,) in conn.execute(query)}
         if tables:
             _check_meta(conn, tables, where, expected)
-    except sqlite3.DatabaseError as error:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as error:
         raise CheckpointFileError(f"{where} cannot be read ({error}); {expected}.") from None
     return not tables
 
@@ -255,3 +292,11 @@ def _check_meta(conn: sqlite3.Connection, tables: set[str], where: str, expected
             f"{where} is an incomplete nbgraph checkpoint database: the tables "
             f"{', '.join(missing)} are missing."
         )
+    for table, columns in _COLUMNS.items():
+        found = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        lacking = [name for name in columns if name not in found]
+        if lacking:
+            raise CheckpointFileError(
+                f"{where} is an incomplete nbgraph checkpoint database: its {table} table has "
+                f"no column {', '.join(lacking)}; expected {', '.join(columns)}."
+            )

@@ -8,7 +8,7 @@ from typing import Any
 
 from nbgraph.checkpoint.base import CheckpointRecord, PendingWrite, check_thread_id
 from nbgraph.checkpoint.payloads import load_payload
-from nbgraph.checkpoint.sqlite_file import row_text
+from nbgraph.checkpoint.sqlite_file import is_time, reading, row_text
 from nbgraph.codec import nesting
 from nbgraph.codec.classes import named_classes
 
@@ -23,7 +23,7 @@ def thread_writes(saver: Any, thread_id: str) -> dict[str, list[PendingWrite]]:
         "SELECT checkpoint_id, task_id, seq, payload FROM writes WHERE thread_id = ? "
         "ORDER BY checkpoint_id, seq"
     )
-    with saver._lock:
+    with saver._lock, reading(saver._where):
         rows = saver._connection().execute(query, (thread_id,)).fetchall()
     found: dict[str, list[PendingWrite]] = {}
     with named_classes(saver.models):
@@ -62,6 +62,7 @@ def _plain_record(row: tuple[Any, ...]) -> CheckpointRecord | None:
         and type(step) is int
         and type(source) is str
         and type(created_at) is float
+        and is_time(created_at)
         and type(payload) is str
         and (snapshot is None or type(snapshot) is str)
     ):

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from nbgraph.checkpoint.subthreads import split_key, sub_key
+from nbgraph.errors import InvalidArgumentError
 from nbgraph.types import Interrupt
 
 __all__ = ["CheckpointTuple", "list_checkpoints", "rebuild_states_with"]
@@ -55,6 +56,18 @@ def list_checkpoints(
     of `filter`, at most `limit`."""
     if limit is not None and (type(limit) is not int or limit < 0):
         raise ValueError(f"limit must be None or an int >= 0; got {limit!r}.")
+    for name, given in (("config", config), ("filter", filter), ("before", before)):
+        inner = (
+            given.get("configurable") if isinstance(given, Mapping) and name != "filter" else None
+        )
+        if given is not None and (
+            not isinstance(given, Mapping) or (inner is not None and not isinstance(inner, Mapping))
+        ):
+            raise InvalidArgumentError(
+                f"saver.list({name}=): expected a dict like "
+                f"{{'configurable': {{'thread_id': '1'}}}} or None, got {type(given).__name__} "
+                f"{str(given)[:40]!r}."
+            )
     configurable = dict((config or {}).get("configurable") or {})
     ns = configurable.get("checkpoint_ns") or ""
     thread_id = configurable.get("thread_id")

@@ -34,11 +34,20 @@ BUILTIN_TYPES = {
 }
 """The builtin types by name: the tags of builtin containers, and a field's type as saved."""
 
+
+def _decimal(text: str) -> decimal.Decimal:
+    """The Decimal `text` spells; a ValueError (not `decimal.InvalidOperation`) if none."""
+    try:
+        return decimal.Decimal(text)
+    except decimal.InvalidOperation:
+        raise ValueError(f"a 'decimal' value should be a number's text, found {text!r}") from None
+
+
 _FROM_TEXT: dict[str, Any] = {
     "datetime": datetime.datetime.fromisoformat,
     "date": datetime.date.fromisoformat,
     "time": datetime.time.fromisoformat,
-    "decimal": decimal.Decimal,
+    "decimal": _decimal,
     "uuid": uuid.UUID,
     "complex": complex,
 }

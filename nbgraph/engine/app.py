@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from nbgraph.engine.branches.run import BranchLoop
@@ -38,7 +38,7 @@ from nbgraph.engine.streaming.namespaces import (
     open_relay,
     with_namespaces,
 )
-from nbgraph.errors import GraphBuildError
+from nbgraph.errors import GraphBuildError, InvalidArgumentError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
 
@@ -103,6 +103,11 @@ class CompiledGraph(RunnableHabits):
         """The thread `config` names (a subgraph's, with a `checkpoint_ns`; `strict`: an
         unknown subgraph raises instead of reading as an empty thread)."""
         refuse_root_true(self)
+        if config is not None and not isinstance(config, Mapping):
+            raise InvalidArgumentError(
+                "config must be a dict like {'configurable': {'thread_id': '1'}}, got "
+                f"{type(config).__name__} {str(config)[:40]!r}."
+            )
         if self.checkpointer is None or isinstance(self.checkpointer, bool):
             raise ValueError(
                 "This graph has no checkpointer: compile(checkpointer=MemorySaver()) to keep "

@@ -197,6 +197,17 @@ class GraphBuilder(NodePolicies):
             state_filter: EvoFabric's edge filter: `(state) -> state` the target starts
                 from; its result resets the state's root.
         """
+        if not isinstance(end_key, str):
+            self._problems.append(f"Edge to {end_key!r}: the target must be a node name (a str).")
+            return self
+        if not isinstance(start_key, str) and (
+            not isinstance(start_key, Sequence) or not all(isinstance(s, str) for s in start_key)
+        ):
+            self._problems.append(
+                f"Edge {start_key!r} -> {end_key!r}: the source must be a node name (a str) or "
+                "a list of node names."
+            )
+            return self
         if isinstance(start_key, str):
             self.edges.append((start_key, end_key))
             if state_filter is not None:

@@ -4,9 +4,11 @@ the run drawn over it, the state tree, the inspector, and its display in a noteb
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
 
+from nbgraph.errors import InvalidArgumentError
 from nbgraph.record.run import RunRecord
 from nbgraph.record.subruns.runs import subrun_logs
 
@@ -82,6 +84,12 @@ class Run(RunRecord):
         """
         from nbgraph.record.langgraph.history import log_from_langgraph
 
+        if not isinstance(config, Mapping):
+            raise InvalidArgumentError(
+                "Run.from_langgraph(app, config): config must be a dict like "
+                f"{{'configurable': {{'thread_id': '1'}}}}, got {type(config).__name__} "
+                f"{str(config)[:40]!r}."
+            )
         return cls(log_from_langgraph(app, config))
 
     def state_at(self, ref: Any) -> dict[str, Any]:
@@ -105,6 +113,15 @@ class Run(RunRecord):
         from nbgraph.views.dot import graph_dot
         from nbgraph.views.overlay import run_overlay
 
+        if step is not None and (type(step) is not int):
+            raise InvalidArgumentError(
+                f"run.draw(step=): expected a step number or None, got {step!r}."
+            )
+        if branch is not None and not isinstance(branch, str):
+            raise InvalidArgumentError(
+                "run.draw(branch=): expected a task id (run.steps.task_id) or None, got "
+                f"{branch!r}."
+            )
         overlay = run_overlay(self, step=step, branch=branch)
         return graph_dot(self.graph, overlay, expand=expand)
 

@@ -215,6 +215,11 @@ class Runs:
         )
 
 
+def _seconds(value: Any) -> bool:
+    """Whether `value` is a run's duration as `Runs.save` writes it: seconds, or null."""
+    return value is None or (type(value) in (int, float) and 0 <= value < float("inf"))
+
+
 def _index_entries(folder: Path) -> list[dict[str, Any]]:
     index = folder / _INDEX_FILE
     if not index.is_file():
@@ -242,6 +247,7 @@ def _index_entries(folder: Path) -> list[dict[str, Any]]:
         and "/" not in e["file"]
         and "\\" not in e["file"]
         and not e["file"].startswith(".")
+        and _seconds(e.get("duration"))
         for e in entries
     )
     if not good:

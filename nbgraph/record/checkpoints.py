@@ -14,6 +14,7 @@ from nbgraph.engine.facts import (
     restored_values,
     task_from_data,
 )
+from nbgraph.errors import CheckpointFileError, InvalidArgumentError
 from nbgraph.graph.description import check_graph, graph_from_description
 from nbgraph.isolation import isolate
 from nbgraph.record.log_data import join_from_data, reset_from_data
@@ -41,7 +42,9 @@ def log_from_checkpointer(
     head = saver.get(thread_id, checkpoint_id)
     if head is None:
         what = f"checkpoint {checkpoint_id!r}" if checkpoint_id else "checkpoints"
-        raise ValueError(f"Thread {thread_id!r} has no {what}; threads: {saver.threads()}.")
+        raise InvalidArgumentError(
+            f"Thread {thread_id!r} has no {what}; threads: {saver.threads()}."
+        )
     chain = parent_chain(saver, head)
     chain.reverse()
     spec = _graph_of(chain[0], thread_id, graph)
@@ -87,7 +90,10 @@ def _graph_of(first: Any, thread_id: str, graph: Any) -> Any:
 def _described(first: Any, thread_id: str) -> Any:
     description = first.payload.get("graph")
     if description is None:
-        raise ValueError(f"Thread {thread_id!r} does not describe its graph; pass graph=app.spec.")
+        raise CheckpointFileError(
+            f"Thread {thread_id!r} does not describe its graph (its first checkpoint has none: "
+            "damaged, or not written by nbgraph); pass graph=app."
+        )
     return graph_from_description(description)
 
 

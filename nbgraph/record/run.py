@@ -13,7 +13,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Self
 
 from nbgraph.engine.facts import RunLog, restored_values
-from nbgraph.errors import InvalidArgumentError, NbgraphError
+from nbgraph.errors import CheckpointFileError, InvalidArgumentError, NbgraphError
+from nbgraph.graph import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
 from nbgraph.record.lineages.states import BranchTimeline
@@ -201,7 +202,21 @@ class RunRecord(ContextFacts):
             )
 
         spec = getattr(graph, "spec", graph)
-        return cls(log_from_checkpointer(saver, thread_id, checkpoint_id, spec))
+        if spec is not None and not isinstance(spec, GraphSpec):
+            raise InvalidArgumentError(
+                "Run.from_checkpointer(..., graph=): expected the compiled graph that wrote the "
+                f"thread, or None, got {type(graph).__name__}."
+            )
+        if checkpoint_id is not None and not isinstance(checkpoint_id, str):
+            raise InvalidArgumentError(
+                "Run.from_checkpointer(..., checkpoint_id=): expected a checkpoint id string or "
+                f"None, got {type(checkpoint_id).__name__}."
+            )
+        return _replayed(
+            cls,
+            lambda: log_from_checkpointer(saver, thread_id, checkpoint_id, spec),
+            f"Thread {thread_id!r} of {saver!r}",
+        )
 
     # --- tables ----------------------------------------------------------------------------
 
@@ -280,6 +295,11 @@ class RunRecord(ContextFacts):
         differs; columns: node, occurrence, what (`"outcome"`, `"runs"`, a field, or a field
         of the `"END"` state), this, other, why (see `nbgraph.record.compare.nodes`).
         """
+        if not isinstance(other, RunRecord):
+            raise InvalidArgumentError(
+                f"run.compare(other): other must be another run (a Run), got "
+                f"{type(other).__name__}."
+            )
         if "branches" in (self.log.semantics, other.log.semantics):
             from nbgraph.record.compare.nodes import compare_by_node
 
@@ -408,3 +428,27 @@ class RunRecord(ContextFacts):
                 "question, run the graph with supersteps and compare: "
                 "graph.compile().run(input).compare(this_run)."
             )
+
+
+def _replayed(cls: type[RunRecord], read: Any, where: str) -> Any:
+    """`cls(read())` once its record replays (as a run file's is: `serialize.replay`).
+
+    Raises:
+        CheckpointFileError: the saved checkpoints do not fit together, naming `where`.
+    """
+    from nbgraph.record.files.serialize import replay
+
+    try:
+        run = cls(read())
+        replay(run, heads=False)  # (a thread's heads after update_state: not all points)
+    except NbgraphError:
+        raise
+    except (RecursionError, MemoryError) as error:
+        raise CheckpointFileError(f"{where} holds a run too large to read ({error}).") from None
+    except Exception as error:
+        raise CheckpointFileError(
+            f"{where} cannot be read as a run: its checkpoints do not fit together "
+            f"({type(error).__name__}: {str(error).rstrip('.')[:200]}); the file is damaged or "
+            "was edited."
+        ) from error
+    return run

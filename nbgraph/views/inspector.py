@@ -19,6 +19,17 @@ def inspect(run: Any, other: Any = None) -> Inspector:
 
     >>> # in a notebook: nbgraph.inspect(app.last_run), or app.last_run.inspect()
     """
+    from nbgraph.engine.facts import RunLog
+    from nbgraph.errors import InvalidArgumentError
+
+    for name, value in (("run", run), ("other", other)):
+        if (value is not None or name == "run") and not isinstance(
+            getattr(value, "log", None), RunLog
+        ):
+            raise InvalidArgumentError(
+                f"nbgraph.inspect({name}=): expected a run (app.last_run, Run.load(...)), got "
+                f"{type(value).__name__}."
+            )
     from nbgraph.views.inspector_widget import Inspector
 
     return Inspector(run, other)

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from nbgraph.codec.shapes import NAMES, STR, ListOf, MapOf, Obj, Pair
 from nbgraph.engine.core.retrying import attempts_problems
 from nbgraph.errors import CheckpointFileError, NbgraphError
 
@@ -23,6 +24,13 @@ __all__ = ["checked_saver", "replayed_from_a_file"]
 _F = TypeVar("F", bound=Callable[..., Any])
 
 _TASK_ID = re.compile(r"-?\d+:\d+:")
+_ARRIVALS = MapOf(ListOf(Pair(NAMES, NAMES)))
+_LINEAGE_CONTROL = Obj(
+    {"arrivals": _ARRIVALS, "live": NAMES},
+    {"later": _ARRIVALS, "sends": NAMES, "captured": ListOf(ListOf(Pair(STR, STR))),
+     "ended": ListOf(Pair(STR, STR))},
+)  # fmt: skip
+"""What a branch checkpoint's `next` says of its lineages (`lineages.checkpoints.control_ids`)."""
 
 
 def replayed_from_a_file(apply: _F) -> _F:
@@ -250,6 +258,8 @@ def _control_problems(control: Any) -> Iterator[str]:
         type(w) is not list or len(w) != 2 or type(w[0]) is not str for w in given
     ):
         yield "'next'.'input' should be a list of [field, value]"
+    if "lineages" in control:
+        yield from _LINEAGE_CONTROL.problems(control["lineages"], "'next'.'lineages'")
 
 
 def _optional_problems(payload: dict[str, Any]) -> Iterator[str]:
@@ -265,7 +275,8 @@ def _optional_problems(payload: dict[str, Any]) -> Iterator[str]:
         yield from graph_problems(payload["graph"], "the graph it describes")
     if payload.get("end") is not None and type(payload["end"]) is not dict:
         yield f"'end' should be an object, found {_kind(payload['end'])}"
-    for index, reset in enumerate(payload.get("resets", ())):
+    resets = payload.get("resets", [])
+    for index, reset in enumerate(resets if type(resets) is list else ()):
         if type(reset) is not dict or type(reset.get("values")) is not dict:
             yield f"reset {index} should be an object with a 'values' object"
     yield from _pairs_problems(payload.get("merged", []), "merged", 3)

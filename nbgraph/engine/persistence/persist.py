@@ -22,7 +22,6 @@ from nbgraph.engine.core.retrying import attempts_data
 from nbgraph.engine.core.runlog import initial_values, reset_data
 from nbgraph.engine.core.tasks import Task
 from nbgraph.engine.core.writes import apply_step
-from nbgraph.engine.lineages.checkpoints import live_points, merged_values
 from nbgraph.engine.persistence.chain import parent_chain
 from nbgraph.engine.persistence.checkpoint_shape import checked_saver
 from nbgraph.engine.persistence.durability import Deferred, deferred
@@ -31,7 +30,7 @@ from nbgraph.engine.persistence.restoring import (
     LINEAGES,
     Restored,
     apply_delta,
-    restore_lineages,
+    restore_branches,
 )
 from nbgraph.graph import GraphSpec
 from nbgraph.isolation import isolate
@@ -311,9 +310,7 @@ class Thread:
         snapshot = chain[-1].snapshot
         lineages = None
         if self.spec.semantics == "branches":
-            lineages = restore_lineages(self.spec, chain, snapshot)
-            live = live_points(record.payload["next"], lineages)
-            values = merged_values(self.spec, live, record.step)
+            lineages, values = restore_branches(self.spec, chain, snapshot)
         else:
             values = dict(snapshot) if snapshot is not None else initial_values(self.spec)
             for older in reversed(chain if snapshot is None else chain[:-1]):

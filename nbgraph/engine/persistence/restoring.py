@@ -21,13 +21,21 @@ from nbgraph.engine.core.writes import (
     group_task_writes,
     group_writes,
 )
-from nbgraph.engine.lineages.checkpoints import rebuild
+from nbgraph.engine.lineages.checkpoints import live_points, merged_values, rebuild
 from nbgraph.engine.persistence.checkpoint_shape import replayed_from_a_file
+from nbgraph.errors import CheckpointFileError, NbgraphError
 from nbgraph.graph import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.types import MISSING, Interrupt
 
-__all__ = ["LINEAGES", "Restored", "apply_delta", "restore_lineages", "task_from_data"]
+__all__ = [
+    "LINEAGES",
+    "Restored",
+    "apply_delta",
+    "restore_branches",
+    "restore_lineages",
+    "task_from_data",
+]
 
 LINEAGES = "__nbgraph_lineages__"  # a branch run's snapshot: its lineage points
 _NONE: dict[str, Any] = {}  # (read only)
@@ -54,6 +62,30 @@ class Restored:
     errors: dict[str, str] = field(default_factory=dict)  # failed tasks' errors, as reprs
     asked: dict[str, list[Interrupt]] = field(default_factory=dict)  # shown: still waiting
     # (latest) or ever asked at this checkpoint (a past one, as LangGraph's history shows)
+
+
+def restore_branches(
+    spec: GraphSpec, chain: list[Any], snapshot: dict[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A branch thread at `chain[0]`: its lineage points by id, and its merged values.
+
+    Raises:
+        CheckpointFileError: the saved points do not fit together (damaged or edited).
+    """
+    record = chain[0]
+    try:
+        lineages = restore_lineages(spec, chain, snapshot)
+        live = live_points(record.payload["next"], lineages)
+        return lineages, merged_values(spec, live, record.step)
+    except NbgraphError:
+        raise
+    except Exception as error:
+        raise CheckpointFileError(
+            f"The lineage points saved up to checkpoint {record.checkpoint_id!r} of thread "
+            f"{record.thread_id!r} cannot be read again ({type(error).__name__}: "
+            f"{str(error)[:200]}): the checkpoint file is damaged, or it was not written by a "
+            'graph compiled with semantics="branches".'
+        ) from error
 
 
 def restore_lineages(

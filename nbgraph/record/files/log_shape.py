@@ -43,7 +43,7 @@ _JOIN = Obj(
     {"base": STR, "applied": NAMES, "values": ANY, "dropped": NAMES},
 )  # fmt: skip
 _STEP = Obj(
-    {"step": Is(int), "applied": BOOL, "written": ListOf(ANY), "cleared": ListOf(ANY),
+    {"step": Is(int), "applied": BOOL, "written": ListOf(ANY), "cleared": NAMES,
      "merged": ListOf(Pair(STR, ANY, ANY)), "resets": ListOf(_RESET), "afters": Is(dict, None),
      "tasks": ListOf(_TASK)},
     {"joins": ListOf(_JOIN), "heads": NAMES},

@@ -39,6 +39,7 @@ from nbgraph.record.files.step_decoding import BrokenDocument, decode_join, deco
 from nbgraph.record.files.step_encoding import encode_steps
 from nbgraph.record.run_context import decode_store_ops, encode_store_ops
 from nbgraph.record.subruns.files import attach_subruns, encode_subruns
+from nbgraph.record.subruns.runs import subrun_logs
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ __all__ = [
     "file_label",
     "load_log",
     "log_from_json",
+    "replay",
     "run_document",
     "run_to_json",
     "save_run",
@@ -313,13 +315,7 @@ def checked_run(cls: type[RunRecord], log: RunLog, where: str = "The text") -> R
     """
     try:
         run = cls(log)
-        run.effect_list  # noqa: B018 - replays every step through the reducers
-        run.tree  # noqa: B018
-        run.output  # noqa: B018
-        if log.semantics == "branches":  # each step's heads are lineage points of the run
-            for step in log.steps:
-                for head in step.heads:
-                    run.timeline.lineages.point(head)  # type: ignore[attr-defined]
+        replay(run)
     except (RecursionError, MemoryError) as error:
         raise RunFileError(f"{where} holds a run too large to read ({error}).") from None
     except Exception as error:
@@ -328,3 +324,19 @@ def checked_run(cls: type[RunRecord], log: RunLog, where: str = "The text") -> R
             f"({type(error).__name__}: {str(error).rstrip('.')})."
         ) from error
     return run
+
+
+def replay(run: RunRecord, heads: bool = True) -> None:
+    """Work out `run`'s effects, state tree, output and (with `heads`) each step's lineage
+    heads now, and those of its subruns (each a record of `run`'s class), so a record read
+    from a file or a saver whose parts disagree fails here, whatever error that raises,
+    rather than in a view."""
+    run.effect_list  # noqa: B018 - replays every step through the reducers
+    run.tree  # noqa: B018
+    run.output  # noqa: B018
+    if heads and run.log.semantics == "branches":  # each step's heads: points of the run
+        for step in run.log.steps:
+            for head in step.heads:
+                run.timeline.lineages.point(head)  # type: ignore[attr-defined]
+    for _, sub in subrun_logs(run.log):
+        replay(type(run)(sub), heads)

@@ -26,7 +26,7 @@ def _decode_task(data: dict[str, Any]) -> Task:
         kind=data["kind"],
         arg=decode_value(data["arg"]) if "arg" in data else MISSING,
         triggers=tuple(data["triggers"]),
-        writes=[(decode_value(k), decode_value(v)) for k, v in data["writes"]],
+        writes=[(_field(decode_value(k)), decode_value(v)) for k, v in data["writes"]],
         routes=routes or (),
         dropped=tuple((decode_value(k), decode_value(v), w) for k, v, w in data.get("dropped", ())),
         error=decode_error(data.get("error")),
@@ -64,7 +64,7 @@ def decode_step(data: dict[str, Any], graph: GraphSpec, functions: bool) -> Step
         number,
         [_decode_task(task) for task in data["tasks"]],
         graph.fields,
-        written=tuple(decode_value(name) for name in data["written"]),
+        written=tuple(_field(decode_value(name)) for name in data["written"]),
         resets=resets or (),
         cleared=tuple(decode_value(name) for name in data["cleared"]),
         merged=merged or (),
@@ -73,6 +73,15 @@ def decode_step(data: dict[str, Any], graph: GraphSpec, functions: bool) -> Step
         joins=[decode_join(join) for join in data.get("joins", ())] or (),
         heads=tuple(data.get("heads", ())),
     )
+
+
+def _field(name: Any) -> Any:
+    """`name`, a field a step wrote (a dict state's key may be any hashable value)."""
+    try:
+        hash(name)
+    except TypeError:
+        raise BrokenDocument(f"a written field should be a name, found {name!r}"[:200]) from None
+    return name
 
 
 def _decoded_state(value: Any) -> dict[str, Any]:

@@ -1,0 +1,20 @@
+"""Mutated run files and checkpoint files end in a named error, never a raw one or a hang.
+
+The harness is `tests/support/file_fuzz.py`; CI runs a few hundred seeded cases (about a
+second), `NBGRAPH_FUZZ_CASES=20000` (or `python -m tests.support.file_fuzz --cases 20000`)
+runs more by hand.
+"""
+
+import os
+
+from tests.support.file_fuzz import fuzz
+
+
+def test_every_mutated_file_is_read_or_refused_by_name():
+    cases = int(os.environ.get("NBGRAPH_FUZZ_CASES", "600"))
+    counts = fuzz(cases, seed=int(os.environ.get("NBGRAPH_FUZZ_SEED", "0")))
+    assert counts.cases == cases
+    assert counts.named > cases // 4  # the edits do damage: most files are refused
+    assert not counts.hangs, counts.hangs
+    assert not counts.raw, "\n".join(f"{kind}\n  after {edit}" for kind, edit in counts.raw)
+    assert {"RunFileError", "CheckpointFileError"} <= set(counts.kinds)
