@@ -225,6 +225,39 @@ def test_edit_and_fork_creates_a_branch_with_the_edited_value():
     assert "EDITED" in inspector.comparison.value and "planning" in inspector.comparison.value
 
 
+def test_a_branch_run_compares_with_the_other_run_and_forks_in_the_inspector():
+    """Issue 28 (repros2/05): a node-aligned comparison (either run used branch lineages)
+    has no "step" column; "the other run" and "edit and fork here" raised KeyError: 'step'."""
+    import nbgraph
+
+    graph = StateGraph(dict, reducers={"log": "append"})
+    for name in "abc":
+        graph.add_node(name, lambda s, name=name: {"log": [name]})
+    graph.add_node("d", lambda s: {"log": [f"d saw {len(s['log'])}"]})
+    graph.add_edge(START, "a").add_edge("a", "b").add_edge("a", "c").add_edge("b", "d")
+    shared = graph.compile().run({"log": []})
+    lineages = graph.compile(semantics="branches").run({"log": []})
+    for this, other in ((shared, lineages), (lineages, shared)):
+        inspector = nbgraph.inspect(this, other)
+        inspector.compare_mode.value = "the other run"
+        shown = {}
+        for step in this.timeline.index:
+            inspector.go(step)
+            shown[step] = inspector.comparison.value
+        assert all("this run vs the other" in text for text in shown.values())
+        assert "d saw" in "".join(shown.values())  # d's read differs between the models
+    app = graph.compile(semantics="branches", checkpointer=MemorySaver())
+    run = app.run({"log": []}, {"configurable": {"thread_id": "t"}})
+    inspector = run.inspect()
+    inspector.go(1)
+    inspector.fork_panel.field.value = "log"
+    inspector.fork_panel.value.value = '["edited"]'
+    made = inspector.fork_panel.fork()
+    assert made is not None, inspector.fork_panel.status.value
+    assert inspector.compare_mode.value == "the other run"
+    assert "this run vs the other" in inspector.comparison.value
+
+
 def test_a_fork_can_be_forked_again():
     app, run = checkpointed()
     first = run.fork(1, {"verdict": "one"})
