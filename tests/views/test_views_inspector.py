@@ -289,3 +289,21 @@ def test_a_value_that_contains_itself_shows_as_repr_shows_it():
     assert short(deep, 30) == "[" * 29 + "…"
     assert short(deep, 10_000).startswith("[" * 100 + "[…")
 
+
+def test_a_lone_surrogate_in_a_node_name_is_drawn_and_shown_escaped():
+    """Issue 28 (repros2/13): a node name holding half an emoji raised UnicodeEncodeError
+    from every picture and the inspector; it shows as its escape, as in a value's repr."""
+    from nbgraph.views.dot import label
+
+    name = "answer \ud83d <b>"
+    app = StateGraph(dict).add_node(name, lambda s: {"f": 1}).add_edge(START, name).compile()
+    run = app.run({"f": 0})
+    assert run.status == "done"
+    assert str(label(name)) == "answer \\\\ud83d <b>"
+    for bundle in (app._repr_mimebundle_(), run._repr_mimebundle_()):
+        assert "text/plain" in bundle
+    inspector = run.inspect()
+    inspector.go(1)
+    assert "ud83d" in inspector.graph.value and "<b>" not in inspector.graph.value
+    for source in (app.draw().source, run.draw().source):
+        source.encode("utf-8")  # the DOT text itself holds no lone surrogate
