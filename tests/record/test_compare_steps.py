@@ -3,6 +3,7 @@ comparing the full state after every step, found in one forward replay of each r
 
 from __future__ import annotations
 
+import copy
 import operator
 from typing import Annotated, Any, TypedDict
 
@@ -134,3 +135,17 @@ def test_compare_replays_each_run_once_and_compares_only_what_steps_wrote(monkey
     assert large[0] == 2 * (1000 + 1)
     assert large[1] <= 4 * small[1] + 8  # fields compared: the ones the steps wrote
     assert large[1] <= 3 * 1000  # n, log, and flag every 4th step; never `note` again
+
+
+def test_walk_gives_the_state_after_each_step_in_both_models() -> None:
+    graph = StateGraph(dict, reducers={"log": "append"})
+    for name in "abc":
+        graph.add_node(name, lambda s, name=name: {"log": [name]})
+    graph.add_edge(START, "a").add_edge("a", "b").add_edge("a", "c")
+    for run in (graph.compile().run({"log": []}), run_of(12, note_at=4)):
+        walked = [(log.step, copy.deepcopy(values)) for log, values in run.timeline.walk()]
+        assert walked == [(step, run.timeline.after(step)) for step in run.timeline.index]
+    lineages = graph.compile(semantics="branches").run({"log": []})
+    walked = [(log.step, values) for log, values in lineages.timeline.walk()]
+    assert walked == [(step, lineages.timeline.after(step)) for step in lineages.timeline.index]
+    assert walked[-1][1] == {"log": ["a", "b", "c"]}
