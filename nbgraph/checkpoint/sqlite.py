@@ -21,7 +21,6 @@ from nbgraph.checkpoint.base import (
     check_id,
     check_links,
     check_record,
-    check_thread_id,
     missing_checkpoint,
 )
 from nbgraph.checkpoint.payloads import dump_payload, load_payload
@@ -32,6 +31,7 @@ from nbgraph.checkpoint.sqlite_file import (
     SCHEMA_VERSION,
     check_connection,
     check_row,
+    check_text_thread_id,
     connect,
     connection_file,
     database_path,
@@ -229,6 +229,7 @@ class SqliteSaver(BaseSaver):
 
     def _encode_record(self, record: CheckpointRecord) -> tuple[str, str | None]:
         check_record(record)
+        check_text_thread_id(record.thread_id)
         self._check_writable("save a checkpoint")
         what = f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r}"
         thread = f"SqliteSaver {self.path!r}, thread {record.thread_id!r}"
@@ -263,7 +264,7 @@ class SqliteSaver(BaseSaver):
         return key
 
     def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRecord | None:
-        check_thread_id(thread_id)
+        check_text_thread_id(thread_id)
         select = f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ?"
         with self._lock, reading(self._where):
             if checkpoint_id is None:
@@ -274,14 +275,14 @@ class SqliteSaver(BaseSaver):
         return None if row is None else self._record(row)
 
     def history(self, thread_id: str) -> list[CheckpointRecord]:
-        check_thread_id(thread_id)
+        check_text_thread_id(thread_id)
         query = f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC"
         with self._lock, reading(self._where):
             rows = self._connection().execute(query, (thread_id,)).fetchall()
         return records_of(self, rows)
 
     def history_ids(self, thread_id: str) -> list[str]:
-        check_thread_id(thread_id)
+        check_text_thread_id(thread_id)
         query = "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC"
         with self._lock, reading(self._where):
             return [row[0] for row in self._connection().execute(query, (thread_id,))]
@@ -313,7 +314,7 @@ class SqliteSaver(BaseSaver):
         self.put_batch([("write", (thread_id, checkpoint_id, task_id, payload))])
 
     def _encode_write(self, thread_id: str, checkpoint_id: str, task_id: str, payload: Any) -> str:
-        check_thread_id(thread_id)
+        check_text_thread_id(thread_id)
         check_id("checkpoint id", checkpoint_id)
         check_id("task id", task_id)
         self._check_writable("save a task's writes")
@@ -333,7 +334,7 @@ class SqliteSaver(BaseSaver):
         conn.execute("INSERT INTO writes VALUES (?, ?, ?, ?, ?)", (*key, task_id, seq, text))
 
     def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[PendingWrite]:
-        check_thread_id(thread_id)
+        check_text_thread_id(thread_id)
         query = (
             "SELECT task_id, seq, payload FROM writes WHERE thread_id = ? AND checkpoint_id = ? "
             "ORDER BY seq"
@@ -363,7 +364,7 @@ class SqliteSaver(BaseSaver):
             ThreadBusyError: a run (of any process) holds the thread.
         """
         thread_id = str(thread_id)
-        check_thread_id(thread_id)
+        check_text_thread_id(thread_id)
         self._check_writable("delete a thread")
         with self._transaction() as conn:
             check_unclaimed(conn, thread_id)
@@ -376,6 +377,7 @@ class SqliteSaver(BaseSaver):
     # --- claims -------------------------------------------------------------------------
 
     def _acquire(self, thread_id: str) -> str:
+        check_text_thread_id(thread_id)
         self._check_writable("claim a thread to run it")
         owner = new_owner()
         LIVE_OWNERS.add(owner)  # before the row exists, so no saver here takes it for stale

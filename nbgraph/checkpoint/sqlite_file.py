@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from nbgraph.checkpoint.base import check_thread_id
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "check_connection",
     "check_row",
+    "check_text_thread_id",
     "connect",
     "connection_file",
     "database_path",
@@ -300,3 +302,26 @@ def _check_meta(conn: sqlite3.Connection, tables: set[str], where: str, expected
                 f"{where} is an incomplete nbgraph checkpoint database: its {table} table has "
                 f"no column {', '.join(lacking)}; expected {', '.join(columns)}."
             )
+
+
+def check_text_thread_id(thread_id: Any) -> None:
+    """`check_thread_id`, and one more rule of SQLite: text is stored as UTF-8, which cannot
+    hold a lone surrogate (half of an emoji cut from a stream), so such a thread id is
+    refused by name before SQLite fails on it.
+
+    Raises:
+        ValueError: not a non-empty str.
+        InvalidArgumentError: a str SQLite cannot store.
+    """
+    check_thread_id(thread_id)
+    if thread_id.isascii():
+        return
+    try:
+        thread_id.encode("utf-8")
+    except UnicodeEncodeError as error:
+        bad = thread_id[error.start]
+        raise InvalidArgumentError(
+            f"SqliteSaver cannot store thread id {thread_id!r}: it holds a lone surrogate "
+            f"({bad!r} at index {error.start}), which UTF-8 cannot encode. Use another "
+            "thread id (MemorySaver keeps any str)."
+        ) from None

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.checkpoint.base import CheckpointRecord, PendingWrite, check_thread_id
+from nbgraph.checkpoint.base import CheckpointRecord, PendingWrite
 from nbgraph.checkpoint.payloads import load_payload
-from nbgraph.checkpoint.sqlite_file import is_time, reading, row_text
+from nbgraph.checkpoint.sqlite_file import check_text_thread_id, is_time, reading, row_text
 from nbgraph.codec import nesting
 from nbgraph.codec.classes import named_classes
 
@@ -18,7 +18,7 @@ __all__ = ["records_of", "thread_writes"]
 def thread_writes(saver: Any, thread_id: str) -> dict[str, list[PendingWrite]]:
     """Every checkpoint's pending writes in the thread, by checkpoint id, each list in
     order of arrival (what `saver.pending_writes` gives for each checkpoint)."""
-    check_thread_id(thread_id)
+    check_text_thread_id(thread_id)
     query = (
         "SELECT checkpoint_id, task_id, seq, payload FROM writes WHERE thread_id = ? "
         "ORDER BY checkpoint_id, seq"

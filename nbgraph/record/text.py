@@ -13,9 +13,12 @@ from typing import Any
 from nbgraph.record.cells import ListPrefix
 from nbgraph.record.message_text import is_langchain_message, message_text
 
-__all__ = ["safe_repr", "safe_str", "short"]
+__all__ = ["safe_repr", "safe_str", "short", "visible"]
 
 _ERROR_CHARS = 60
+_DEPTH = 100  # containers nested deeper than this are cut with "…" (repr's own limit is ~1000)
+_CONTAINERS = {dict: "}", list: "]", ListPrefix: "]", tuple: ")"}
+_OPENINGS = {"}": "{", "]": "[", ")": "("}
 
 
 def safe_repr(value: Any) -> str:
@@ -59,6 +62,22 @@ def _guarded(show: Any, value: Any, what: str) -> str:
         return f"<{type(value).__name__}: {what} raised {type(error).__name__}{detail}>"
 
 
+def visible(text: str) -> str:
+    """`text` with each lone surrogate (half of an emoji cut from a stream) written as its
+    escape, as repr writes it: UTF-8 (a DOT file, a widget's message) cannot hold one.
+
+    >>> visible("answer \\ud83d"), visible("ok")
+    ('answer \\\\ud83d', 'ok')
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def short(value: Any, width: int = 40) -> str:
     """A one-line text of at most `width` characters: the repr, cut with "…".
 
@@ -72,19 +91,33 @@ def short(value: Any, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _bounded(value: Any, budget: int) -> str:
-    """The repr of `value`, or (if longer than `budget`) at least its first `budget` chars."""
+def _bounded(value: Any, budget: int, inside: tuple[int, ...] = ()) -> str:
+    """The repr of `value`, or (if longer than `budget`) at least its first `budget` chars.
+
+    `inside` holds the ids of the containers being written around `value`: a container met
+    again inside itself is written as repr writes it (`[...]`, `{...}`), and one nested
+    deeper than `_DEPTH` as "…", so no value makes the text recurse without end.
+    """
     kind = type(value)
+    closing = _CONTAINERS.get(kind)
+    if closing is None or (kind is tuple and len(value) == 1):  # "(x,)": left to repr
+        if is_langchain_message(value):  # langchain's repr spells every empty field
+            return message_text(value)
+        return safe_repr(value)
+    opening = "[" if kind is ListPrefix else _OPENINGS[closing]
+    if id(value) in inside:
+        return f"{opening}...{closing}"
+    if len(inside) >= _DEPTH:
+        return f"{opening}…"
+    inside = (*inside, id(value))
     if kind is dict:
-        items: Any = (f"{_bounded(k, budget)}: {_bounded(v, budget)}" for k, v in value.items())
-        return _joined("{", items, "}", budget)
-    if kind is list or kind is ListPrefix:
-        return _joined("[", (_bounded(item, budget) for item in value), "]", budget)
-    if kind is tuple and len(value) != 1:  # one item: "(x,)", left to repr
-        return _joined("(", (_bounded(item, budget) for item in value), ")", budget)
-    if is_langchain_message(value):  # langchain's repr spells every empty field
-        return message_text(value)
-    return safe_repr(value)
+        items: Any = (
+            f"{_bounded(k, budget, inside)}: {_bounded(v, budget, inside)}"
+            for k, v in value.items()
+        )
+    else:
+        items = (_bounded(item, budget, inside) for item in value)
+    return _joined(opening, items, closing, budget)
 
 
 def _joined(opening: str, parts: Any, closing: str, budget: int) -> str:

@@ -8,7 +8,7 @@ most about one state's worth of writes — never the whole history.
 
 from __future__ import annotations
 
-from collections.abc import Sized
+from collections.abc import Iterator, Sized
 from typing import Any
 
 from nbgraph.engine.facts import RunLog, StepLog, initial_values, replay_step
@@ -105,6 +105,19 @@ class Timeline:
         for reset in self.log.steps[position].resets:
             values = _copy(reset.values)
         return _copy(values)
+
+    def walk(self) -> Iterator[tuple[StepLog, dict[str, Any]]]:
+        """Each step with the values after it, in order, in one forward replay: what reads
+        every step (comparing two runs) costs one pass, not a replay per step.
+
+        The values are the replay's own, changed by the next step: read them, and copy what
+        you keep.
+        """
+        graph, values = self.log.graph, initial_values(self.log.graph)
+        with collector_paused():
+            for step in self.log.steps:
+                values = replay_step(graph, values, step)
+                yield step, values
 
     def step_log(self, step: int) -> StepLog:
         return self.log.steps[self._position(step)]

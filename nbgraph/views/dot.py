@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbgraph.graph import GraphSpec
 from nbgraph.graph.subgraphs import is_compiled_graph
-from nbgraph.record.text import safe_str
+from nbgraph.record.text import safe_str, visible
 from nbgraph.record.text import short as text_of
 from nbgraph.types import END, START
 from nbgraph.views.overlay import Overlay
@@ -65,7 +65,7 @@ def label(*lines: Any) -> Any:
     """
     import graphviz
 
-    text = "\\n".join(graphviz.escape(str(line)) for line in lines)
+    text = "\\n".join(graphviz.escape(visible(str(line))) for line in lines)
     return graphviz.nohtml(text)
 
 

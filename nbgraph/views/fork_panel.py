@@ -18,9 +18,12 @@ import ipywidgets
 
 from nbgraph.types import MISSING
 
-__all__ = ["ForkPanel"]
+__all__ = ["EDIT_CHARS", "ForkPanel"]
 
 _AUTO = "(the node that made the checkpoint)"
+_PLACEHOLDER = "pick a field to edit its value here, as JSON"
+EDIT_CHARS = 20_000
+"""The longest value the box is filled with (as the panels' text to copy, `COPY_CHARS`)."""
 
 
 class ForkPanel:
@@ -37,7 +40,7 @@ class ForkPanel:
         self.field = w.Dropdown(options=[], description="edit", layout={"width": "220px"})
         self.as_node = w.Dropdown(options=[_AUTO], description="as", layout={"width": "260px"})
         self.value = w.Textarea(
-            placeholder="the new value, as JSON", layout={"width": "320px", "height": "3.2em"}
+            placeholder=_PLACEHOLDER, layout={"width": "320px", "height": "3.2em"}
         )
         self.button = w.Button(
             description="edit and fork here", icon="code-branch", layout={"width": "auto"}
@@ -45,11 +48,13 @@ class ForkPanel:
         self.status = w.HTML()
         self.last_fork: Any = None
         self._step: int | None = None
+        self._asked = False  # a field was picked: the box follows its value from step to step
+        self._refreshing = False
         self.box = w.VBox(
             [w.HBox([self.field, self.as_node, self.value, self.button]), self.status]
         )
         self.box.add_class("nbgraph-fork")
-        self.field.observe(lambda _: self._fill_value(), "value")
+        self.field.observe(lambda _: self._picked(), "value")
         self.button.on_click(lambda _: self.fork())
 
     def refresh(self, step: int) -> None:
@@ -58,10 +63,14 @@ class ForkPanel:
         fields = list(self.inspector.fields.options)
         if list(self.field.options) != fields:
             picked = self.field.value
-            self.field.options = fields
-            self.field.value = picked if picked in fields else (fields[0] if fields else None)
+            self._refreshing = True  # (new options: not a person's pick)
+            try:
+                self.field.options = fields
+                self.field.value = picked if picked in fields else (fields[0] if fields else None)
+            finally:
+                self._refreshing = False
         problem = getattr(run, "fork_problem", "This run cannot fork.")
-        self.button.disabled = problem is not None
+        self.button.disabled = self.value.disabled = problem is not None
         self.button.tooltip = problem or f"update_state at step {step}'s checkpoint, then run on"
         if problem is not None:
             self.status.value = f"<i>{html.escape(problem)}</i>"
@@ -105,21 +114,46 @@ class ForkPanel:
         self.status.value = f"<span style='color:#990000'>{html.escape(message)}</span>"
         return None
 
+    def _picked(self) -> None:
+        """A person picked a field: the box shows its value, and follows it step by step."""
+        if not self._refreshing:
+            self._asked = True
+            self._fill_value()
+
     def _fill_value(self) -> None:
+        """The picked field's value at the shown step as JSON in the box: only once a field
+        was picked (asked for), only when the run can fork, and only up to `EDIT_CHARS`
+        (the box is synced to the browser: a larger value is not sent, the panel says so)."""
         step, field = self._step, self.field.value
-        if step is None or field is None:
+        self.value.placeholder = _PLACEHOLDER
+        if not self._asked or self.button.disabled or step is None or field is None:
+            self.value.value = ""
             return
         inspector = self.inspector
         state = inspector._state(step, inspector.run.timeline.step_log(step))  # (the panel's)
         current = state.get(field, MISSING)
-        if current is MISSING:
-            self.value.value = ""
-            return
-        try:
-            self.value.value = json.dumps(current, ensure_ascii=False)
-        except (TypeError, ValueError):
-            self.value.value = ""
-            self.value.placeholder = f"{field} holds a value JSON cannot show: write the new one"
+        text = None if current is MISSING else _bounded_json(current)
+        self.value.value = text or ""
+        if text is None and current is not MISSING:
+            self.value.placeholder = (
+                f"{field} holds a value JSON cannot show or longer than {EDIT_CHARS:,} "
+                f"characters: write the new one (or fork from code: run.fork(step, {{...}}))"
+            )
+
+
+def _bounded_json(value: Any) -> str | None:
+    """`value` as JSON, or None if JSON cannot write it or it is longer than `EDIT_CHARS`
+    (encoded piece by piece: a long value costs what its first `EDIT_CHARS` do)."""
+    pieces, used = [], 0
+    try:
+        for piece in json.JSONEncoder(ensure_ascii=False).iterencode(value):
+            used += len(piece)
+            if used > EDIT_CHARS:
+                return None
+            pieces.append(piece)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return "".join(pieces)
 
 
 def _fork_note(made: Any, step: int, field: str, value: Any) -> str:

@@ -84,7 +84,7 @@ def render_with(
         try:
             done = subprocess.run(
                 [program, f"-T{fmt}"],
-                input=source.encode("utf-8"),
+                input=source.encode("utf-8", "backslashreplace"),  # (a lone surrogate)
                 capture_output=True,
                 timeout=_TIMEOUT_SECONDS,
                 check=False,

@@ -311,6 +311,35 @@ def test_thread_id_must_be_a_non_empty_str(saver: BaseSaver, bad: object) -> Non
     assert saver.threads() == []
 
 
+def test_a_thread_id_sqlite_cannot_store_is_refused_by_name(tmp_path: Path) -> None:
+    """Issue 28 (repros2/13): a thread id holding a lone surrogate failed inside sqlite3
+    with a raw UnicodeEncodeError; SQLite stores UTF-8, so it is refused naming the id."""
+    from nbgraph import START, StateGraph
+    from nbgraph.errors import InvalidArgumentError
+
+    bad = "chat \udc00"
+    saver = SqliteSaver(str(tmp_path / "t.sqlite"))
+    calls = [
+        lambda: saver.put(record(thread_id=bad)),
+        lambda: saver.get(bad),
+        lambda: saver.history(bad),
+        lambda: saver.put_write(bad, "c1", "task", 1),
+        lambda: saver.pending_writes(bad, "c1"),
+        lambda: saver.claim(bad).__enter__(),
+        lambda: saver.delete_thread(bad),
+    ]
+    for call in calls:
+        with pytest.raises(InvalidArgumentError, match="thread id 'chat \\\\udc00'"):
+            call()
+    app = StateGraph(dict).add_node("a", lambda s: {"f": 1}).add_edge(START, "a")
+    with pytest.raises(InvalidArgumentError, match="lone surrogate"):
+        app.compile(checkpointer=saver).invoke({"f": 0}, {"configurable": {"thread_id": bad}})
+    assert saver.threads() == []
+    memory = StateGraph(dict).add_node("a", lambda s: {"f": 1}).add_edge(START, "a")
+    app = memory.compile(checkpointer=MemorySaver())
+    assert app.invoke({"f": 0}, {"configurable": {"thread_id": bad}}) == {"f": 1}  # any str
+
+
 def test_parent_must_exist_in_the_same_thread(saver: BaseSaver) -> None:
     with pytest.raises(ValueError, match="parent 'c0' is not a checkpoint of that thread"):
         saver.put(record("t1", "c1", "c0"))

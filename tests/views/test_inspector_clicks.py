@@ -225,6 +225,89 @@ def test_edit_and_fork_creates_a_branch_with_the_edited_value():
     assert "EDITED" in inspector.comparison.value and "planning" in inspector.comparison.value
 
 
+def test_the_fork_box_is_empty_until_a_field_is_picked_then_follows_the_step():
+    _, run = checkpointed()
+    inspector = run.inspect()
+    panel = inspector.fork_panel
+    assert panel.value.value == ""  # nothing was asked for: nothing is sent
+    panel.field.value = "notes"
+    assert json.loads(panel.value.value) == []
+    inspector.go(3)
+    assert sorted(json.loads(panel.value.value)) == ["read on sky", "search on sky"]
+
+
+def test_the_fork_box_is_never_filled_when_the_run_cannot_fork(monkeypatch):
+    """Issue 28: a run with no checkpointer serialised the whole shown field into the box
+    (a synced Textarea) at every step (repros2/14: a 2M-item list, 17 MB a step)."""
+    from nbgraph.views import fork_panel
+
+    encoded = []
+    monkeypatch.setattr(fork_panel, "_bounded_json", lambda value: encoded.append(value))
+    run = build().compile().run({"topic": "sky"})
+    inspector = run.inspect()
+    panel = inspector.fork_panel
+    assert panel.button.disabled and panel.value.disabled
+    for field in ("verdict", "notes", "topic"):
+        panel.field.value = field
+        for step in range(4):
+            inspector.go(step)
+            assert panel.value.value == ""
+    assert encoded == []  # never even encoded
+
+
+def test_the_fork_box_holds_a_long_value_only_as_far_as_its_bound():
+    from nbgraph.views.fork_panel import EDIT_CHARS, _bounded_json
+
+    app = (
+        StateGraph(State)
+        .add_node("plan", lambda s: {"notes": list(range(1_000_000))})
+        .add_edge(START, "plan")
+        .compile(checkpointer=MemorySaver())
+    )
+    run = app.run({"topic": "sky"}, {"configurable": {"thread_id": "long"}})
+    inspector = run.inspect()
+    panel = inspector.fork_panel
+    panel.field.value = "notes"
+    assert panel.value.value == "" and f"{EDIT_CHARS:,} characters" in panel.value.placeholder
+    panel.field.value = "topic"
+    assert panel.value.value == '"sky"'
+    assert _bounded_json(list(range(10))) == json.dumps(list(range(10)))
+    assert _bounded_json({1, 2}) is None  # JSON cannot write a set
+
+
+def test_a_branch_run_compares_with_the_other_run_and_forks_in_the_inspector():
+    """Issue 28 (repros2/05): a node-aligned comparison (either run used branch lineages)
+    has no "step" column; "the other run" and "edit and fork here" raised KeyError: 'step'."""
+    import nbgraph
+
+    graph = StateGraph(dict, reducers={"log": "append"})
+    for name in "abc":
+        graph.add_node(name, lambda s, name=name: {"log": [name]})
+    graph.add_node("d", lambda s: {"log": [f"d saw {len(s['log'])}"]})
+    graph.add_edge(START, "a").add_edge("a", "b").add_edge("a", "c").add_edge("b", "d")
+    shared = graph.compile().run({"log": []})
+    lineages = graph.compile(semantics="branches").run({"log": []})
+    for this, other in ((shared, lineages), (lineages, shared)):
+        inspector = nbgraph.inspect(this, other)
+        inspector.compare_mode.value = "the other run"
+        shown = {}
+        for step in this.timeline.index:
+            inspector.go(step)
+            shown[step] = inspector.comparison.value
+        assert all("this run vs the other" in text for text in shown.values())
+        assert "d saw" in "".join(shown.values())  # d's read differs between the models
+    app = graph.compile(semantics="branches", checkpointer=MemorySaver())
+    run = app.run({"log": []}, {"configurable": {"thread_id": "t"}})
+    inspector = run.inspect()
+    inspector.go(1)
+    inspector.fork_panel.field.value = "log"
+    inspector.fork_panel.value.value = '["edited"]'
+    made = inspector.fork_panel.fork()
+    assert made is not None, inspector.fork_panel.status.value
+    assert inspector.compare_mode.value == "the other run"
+    assert "this run vs the other" in inspector.comparison.value
+
+
 def test_a_fork_can_be_forked_again():
     app, run = checkpointed()
     first = run.fork(1, {"verdict": "one"})

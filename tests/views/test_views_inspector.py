@@ -260,3 +260,50 @@ def test_values_whose_repr_raises_show_as_placeholders_everywhere():
     assert "&lt;Handle: repr raised RuntimeError: &lt;img" in inspector.effects.value
     inspector.go(2)
     assert placeholder in inspector.error.value and EVIL not in inspector.error.value
+
+
+def test_a_value_that_contains_itself_shows_as_repr_shows_it():
+    """Issue 28 (repros2/07): a list or dict holding itself made `run.inspect()` (and the
+    run's display) raise RecursionError; it shows as repr writes it, `[1, [...]]`."""
+    from nbgraph.record.text import short
+
+    def cyclic(_):
+        items: list = [1, EVIL]
+        items.append(items)
+        table: dict = {"a": 1}
+        table["self"] = table
+        table["items"] = items
+        return {"note": items, "log": [table]}
+
+    app = StateGraph(S).add_node("a", cyclic).add_edge(START, "a").add_edge("a", END).compile()
+    run = app.run({"log": [], "total": 0})
+    inspector = run.inspect()
+    inspector.go(1)
+    assert "[1, &#x27;&lt;img src=x onerror=alert(1)&gt;&#x27;, [...]]" in inspector.state.value
+    assert EVIL not in inspector.state.value + inspector.effects.value
+    assert "text/html" in run._repr_mimebundle_()
+    assert short(run.output["log"], 200) == repr(run.output["log"])
+    deep: list = []
+    for _ in range(5_000):  # deeper than Python's recursion limit: cut, never raised
+        deep = [deep]
+    assert short(deep, 30) == "[" * 29 + "…"
+    assert short(deep, 10_000).startswith("[" * 100 + "[…")
+
+
+def test_a_lone_surrogate_in_a_node_name_is_drawn_and_shown_escaped():
+    """Issue 28 (repros2/13): a node name holding half an emoji raised UnicodeEncodeError
+    from every picture and the inspector; it shows as its escape, as in a value's repr."""
+    from nbgraph.views.dot import label
+
+    name = "answer \ud83d <b>"
+    app = StateGraph(dict).add_node(name, lambda s: {"f": 1}).add_edge(START, name).compile()
+    run = app.run({"f": 0})
+    assert run.status == "done"
+    assert str(label(name)) == "answer \\\\ud83d <b>"
+    for bundle in (app._repr_mimebundle_(), run._repr_mimebundle_()):
+        assert "text/plain" in bundle
+    inspector = run.inspect()
+    inspector.go(1)
+    assert "ud83d" in inspector.graph.value and "<b>" not in inspector.graph.value
+    for source in (app.draw().source, run.draw().source):
+        source.encode("utf-8")  # the DOT text itself holds no lone surrogate

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.record.compare.messages import IDS_ONLY, compare_values
+from nbgraph.record.effects import TableValues
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["compare_by_step"]
 
 _COLUMNS = ["step", "what", "this", "other", "note"]
+UNKNOWN = "\0every field"  # (no field's name: `_States.written` cannot tell which changed)
 
 
 def compare_by_step(this: Any, other: Any) -> pd.DataFrame:
@@ -21,42 +23,91 @@ def compare_by_step(this: Any, other: Any) -> pd.DataFrame:
 
     Messages are compared by what they say; a field whose messages differ only in their ids
     gets a row with the ids as this and other and `note` `IDS_ONLY`; other rows' `note` is "".
+    Each run is replayed once, in step order, and a field neither run wrote in a step is not
+    compared again (it differs as it did after the step before): the cost is linear in steps.
+    A list is a read-only `ListPrefix` sharing its items with the rows before it, as in
+    `Run.effects`.
     """
     import pandas as pd
 
-    rows = []
-    mine, theirs = _tasks_by_step(this), _tasks_by_step(other)
-    for step in sorted(set(mine) | set(theirs)):
-        if mine.get(step) != theirs.get(step):
-            rows.append((step, "tasks", mine.get(step, []), theirs.get(step, []), ""))
-        outcome = (_outcome(this, step), _outcome(other, step))
+    rows: list[tuple] = []
+    mine, theirs = _States(this), _States(other)
+    before: dict[str, tuple | None] = {}  # per field: its row after the step before, or None
+    for step in sorted(set(mine.tasks) | set(theirs.tasks)):
+        tasks = (mine.tasks.get(step, []), theirs.tasks.get(step, []))
+        if tasks[0] != tasks[1]:
+            rows.append((step, "tasks", *tasks, ""))
+        outcome = (mine.outcome(step), theirs.outcome(step))
         if outcome[0] != outcome[1]:
             rows.append((step, "outcome", *outcome, ""))
-            continue  # a step that failed on one side has no state to compare
-        here, there = _maybe_after(this, step), _maybe_after(other, step)
+            before = {}  # a step that failed on one side has no state to compare
+            continue
+        here, there = mine.after(step), theirs.after(step)
+        written = mine.written(step) | theirs.written(step)
+        now: dict[str, tuple | None] = {}
         for name in [*here, *(n for n in there if n not in here)]:
-            left, right = here.get(name, MISSING), there.get(name, MISSING)
-            difference = compare_values(left, right)
-            if difference is None:
-                continue
-            if difference.said or difference.ids is None:
-                rows.append((step, name, left, right, ""))
+            if name in before and name not in written and UNKNOWN not in written:
+                now[name] = before[name]  # unchanged on both sides since the step before
             else:
-                rows.append((step, name, *difference.ids, IDS_ONLY))
+                left, right = here.get(name, MISSING), there.get(name, MISSING)
+                now[name] = _difference(name, left, right, mine, theirs)
+            if now[name] is not None:
+                rows.append((step, *now[name]))
+        before = now
     return pd.DataFrame(rows, columns=_COLUMNS, dtype=object)
 
 
-def _tasks_by_step(run: Any) -> dict[int, list[str]]:
-    return {s.step: [t.node for t in s.tasks if s.step > 0] for s in run.log.steps}
+def _difference(name: str, left: Any, right: Any, mine: _States, theirs: _States) -> tuple | None:
+    """(what, this, other, note) for a field that differs after a step, or None."""
+    difference = compare_values(left, right)
+    if difference is None:
+        return None
+    if difference.said or difference.ids is None:
+        return (name, mine.cells.cell(name, left), theirs.cells.cell(name, right), "")
+    return (name, *difference.ids, IDS_ONLY)
 
 
-def _outcome(run: Any, step: int) -> str:
-    if step not in run.timeline.index:
-        return "not reached"
-    return "applied" if run.timeline.step_log(step).applied else "failed"
+class _States:
+    """One run read forward, step by step: its tasks per step, its outcome, the values after
+    each step (from one replay: `Timeline.walk`), and the fields each step wrote."""
 
+    def __init__(self, run: Any) -> None:
+        self.index = run.timeline.index
+        self.tasks = {s.step: [t.node for t in s.tasks if s.step > 0] for s in run.log.steps}
+        self.cells = TableValues()  # a kept value: a list shares its items with earlier rows
+        self._walk = run.timeline.walk()
+        self._at: tuple[Any, dict[str, Any]] | None = None
+        self._objects: dict[str, int] = {}  # per field, the id of its value after the step before
 
-def _maybe_after(run: Any, step: int) -> dict[str, Any]:
-    if step not in run.timeline.index or not run.timeline.step_log(step).applied:
-        return {}
-    return run.timeline.after(step)
+    def outcome(self, step: int) -> str:
+        if step not in self.index:
+            return "not reached"
+        return "applied" if self._read(step)[0].applied else "failed"
+
+    def after(self, step: int) -> dict[str, Any]:
+        """The values after `step` (the replay's own: read, never kept), {} if not applied."""
+        if step not in self.index:
+            return {}
+        log, values = self._read(step)
+        return values if log.applied else {}
+
+    def written(self, step: int) -> set[str]:
+        """The fields `step` may have changed: those its tasks wrote, and `UNKNOWN` when it
+        reset, cleared, merged or pinned values (then every field is compared again); a
+        value replaced by another object counts as written too."""
+        if step not in self.index:
+            return set()
+        log, values = self._read(step)
+        if log.resets or log.cleared or log.merged or log.afters:
+            return {UNKNOWN}
+        written = {name for task in log.tasks for name, _ in task.writes}
+        objects = {name: id(value) for name, value in values.items()}
+        written.update(n for n, i in objects.items() if self._objects.get(n) != i)
+        written.update(n for n in self._objects if n not in objects)
+        self._objects = objects
+        return written
+
+    def _read(self, step: int) -> tuple[Any, dict[str, Any]]:
+        while self._at is None or self._at[0].step != step:
+            self._at = next(self._walk)
+        return self._at

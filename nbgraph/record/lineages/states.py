@@ -9,6 +9,7 @@ the last one outweigh the state, and at every join and reset.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from nbgraph.engine.facts import (
@@ -201,6 +202,11 @@ class BranchTimeline(Timeline):
         if pinned is not None:
             return _copy(pinned)
         return self.lineages.merged(log.heads, step)
+
+    def walk(self) -> Iterator[tuple[StepLog, dict[str, Any]]]:
+        """Each step with the state after it (`after`: the lineages met there), in order."""
+        for step in self.log.steps:
+            yield step, self.after(step.step)
 
     def _last_applied(self) -> int:
         return max(s.step for s in self.log.steps if s.applied)
