@@ -54,8 +54,13 @@ def loop(saver: Any, calls: list, bad_at: int = BAD_AT, slow_after: bool = False
 
     def tick(state: dict) -> dict:
         calls.append(state["n"])
-        if slow_after and state["n"] == bad_at + 1:
-            time.sleep(0.1)  # (the writer thread writes the refused batch meanwhile)
+        if slow_after and state["n"] == bad_at + 1:  # the writer thread writes (and fails)
+            deadline = time.monotonic() + 10  # the refused batch meanwhile: wait until the
+            while time.monotonic() < deadline:  # checkpoints before it are in the file, however
+                if len(saver.history("t")) >= bad_at + 2:  # loaded the machine is
+                    break
+                time.sleep(0.01)
+            time.sleep(0.05)
         if state["n"] == bad_at:
             return {"n": state["n"] + 1, "v": deep(1500)}  # (kept to the end: "exit" saves it)
         return {"n": state["n"] + 1}
