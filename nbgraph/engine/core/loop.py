@@ -88,7 +88,6 @@ class RunLoop:
         "schedule",
         "sink",
         "spec",
-        "state_after",
         "step",
         "step_size",
         "stop",
@@ -98,7 +97,6 @@ class RunLoop:
         "thread",
         "unsettled",
         "values",
-        "viewed",
     )  # (a run's every attribute read is a slot's: the engine reads them at every task)
     lineages = False  # each task reads its own lineage's values (`read`: branch runs)
 
@@ -126,12 +124,11 @@ class RunLoop:
         self.step = -1
         self.stop = self.step + limit + 1
         self.values: dict[str, Any] = {}
-        self.schedule = Schedule(spec)
+        self.schedule = Schedule(spec, self._state_after)
         self.managed = tuple(n for n, f in spec.fields.items() if f.managed)
         self.ephemeral = spec.ephemeral
         self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
         self.plans = plans_of(spec)  # per node: what running it takes (engine.core.plans)
-        self.viewed = self.plans.viewed  # (a node of the state schema gets a `StateView`)
         self.log = RunLog(spec, MISSING, config)
         self.pending_resets: list[RootReset] | tuple[()] = ()
         self.root_updated = False  # a resuming Command's update: the next step records it
@@ -143,7 +140,6 @@ class RunLoop:
         # and a question pauses this run too (engine.nested.subruns)
         self.caller = caller = caller_now() if caller is MISSING else caller
         self.asks_parent = thread is None and caller is not None and caller.scope is not None
-        self.state_after = self._state_after  # (made once: committing a step hands it on)
         self.runner = runner = TaskRunner(self)
         self.execute, self.aexecute, self.route = runner.execute, runner.aexecute, runner.route
 
@@ -249,9 +245,9 @@ class RunLoop:
                 task = tasks[0]
                 plan = self.plans.nodes.get(task.node)
                 if plan is not None and plan.plain:
-                    self.schedule.trigger_plain(task, plan.targets, self.state_after)
+                    self.schedule.trigger_plain(task, plan.targets)
                 else:
-                    self.schedule.trigger(tasks, self.state_after)
+                    self.schedule.trigger(tasks)
                 written = apply_writes(
                     self.spec.fields, self.values, task.writes, self.step, task.node
                 )
@@ -280,7 +276,7 @@ class RunLoop:
             per_task = [(t.node, t.writes) for t in tasks]
             log.merged = merge_unreduced(self.spec.state_merger, fields, self.values, per_task)
         grouped = group_writes(applied_writes(fields, tasks, log.merged))
-        self.schedule.trigger(tasks, self.state_after)
+        self.schedule.trigger(tasks)
         return apply_writes(fields, self.values, grouped, self.step)
 
     def open_step(self, tasks: list[Task], joins: list[Any] | tuple[()] = ()) -> StepLog:

@@ -29,6 +29,8 @@ class Schedule:
         seen: per waiting edge (`spec.waiting`), the sources that have fired so far.
         incoming: node -> `(source, state)` handed to a node that merges or filters states.
         pulls: the current step's tasks that are not Sends (a Send's index comes after).
+        state_after: `state_after(task)`, the state as a task left it (the run's), kept for
+            a target that merges or filters the states it is handed.
     """
 
     __slots__ = (
@@ -41,11 +43,13 @@ class Schedule:
         "seen",
         "shared",
         "spec",
+        "state_after",
         "took_deferred",
     )
 
-    def __init__(self, spec: Any) -> None:
+    def __init__(self, spec: Any, state_after: Callable[[Task], Any]) -> None:
         self.spec = spec
+        self.state_after = state_after  # the state as a task left it (its run's)
         self.pull: dict[str, list[str]] = {}
         self.push: list[tuple[str, Send]] = []
         self.deferred: dict[str, list[str]] = {}
@@ -105,29 +109,28 @@ class Schedule:
 
     # --- queueing what a step triggers -------------------------------------------------------
 
-    def trigger(self, tasks: list[Task], state_after: Callable[[Task], Any]) -> None:
+    def trigger(self, tasks: list[Task]) -> None:
         """Queue what `tasks` trigger: their nodes' edges and waiting edges, and the routes
-        they chose. `state_after(task)`: the state as the task left it, for a target that
-        merges or filters the states it is handed."""
+        they chose."""
         spec = self.spec
         for task in tasks:
             source = task.node
             for target in spec.edges.get(source, ()):
                 if target != END:
-                    self.add(target, source, task, spec.filters.get((source, target)), state_after)
+                    self.add(target, source, task, spec.filters.get((source, target)))
             for index in spec.waits_by_source.get(source, ()):
                 seen = self.seen[index]
                 seen.add(source)
                 edge = spec.waiting[index]
-                self.capture(edge.target, source, task, None, state_after)
+                self.capture(edge.target, source, task, None)
                 if seen.issuperset(edge.sources):
                     seen.clear()
                     for waited in edge.sources:  # every source it waited for triggered it
-                        self.add(edge.target, waited, task, None, None)
+                        self.add(edge.target, waited, task, None, capture=False)
             for route in task.routes:
-                self.take_route(source, task, route, state_after)
+                self.take_route(source, task, route)
 
-    def trigger_plain(self, task: Task, targets: tuple[str, ...], state_after: Any) -> None:
+    def trigger_plain(self, task: Task, targets: tuple[str, ...]) -> None:
         """`trigger` for one task whose node's edges are plain (no filter, waiting edge,
         defer or merge at their targets: `NodePlan.plain`)."""
         source, pull, plain = task.node, self.pull, self.plain
@@ -145,16 +148,16 @@ class Schedule:
                 else:
                     queued.append(source)
             else:
-                self.take_route(source, task, route, state_after)
+                self.take_route(source, task, route)
 
-    def take_route(self, source: str, task: Task, route: Any, state_after: Any) -> None:
+    def take_route(self, source: str, task: Task, route: Any) -> None:
         """Queue one route a task chose: a `Send`, END, or a node."""
         if isinstance(route, Send):
             self.push.append((source, route))
         elif route == END:
             return
         elif (node := self.spec.nodes[route]).defer or node.merge not in NO_RESET:
-            self.add(route, source, task, None, state_after)
+            self.add(route, source, task, None)
         else:
             queued = self.pull.get(route)
             if queued is None:
@@ -163,25 +166,23 @@ class Schedule:
                 queued.append(source)
 
     def add(
-        self, target: str, source: str, task: Task, state_filter: Any, state_after: Any
+        self, target: str, source: str, task: Task, state_filter: Any, capture: bool = True
     ) -> None:
         """Queue `target`, triggered by `source`; keep the state it is handed when it
-        merges or filters states (`state_after` None: already kept)."""
+        merges or filters states (unless `capture` is False: kept already)."""
         if target == END:
             return
         node = self.spec.nodes[target]
         queue = self.deferred if node.defer else self.pull
         queue.setdefault(target, []).append(source)
-        if state_after is not None and (state_filter is not None or node.merge not in NO_RESET):
-            self.capture(target, source, task, state_filter, state_after)
+        if capture and (state_filter is not None or node.merge not in NO_RESET):
+            self.capture(target, source, task, state_filter)
 
-    def capture(
-        self, target: str, source: str, task: Task, state_filter: Any, state_after: Any
-    ) -> None:
+    def capture(self, target: str, source: str, task: Task, state_filter: Any) -> None:
         """Keep the state `source` hands `target` when `target` merges or filters it."""
         if target == END or (self.spec.nodes[target].merge in NO_RESET and state_filter is None):
             return
-        state = state_after(task)
+        state = self.state_after(task)
         if state_filter is not None:
             state = state_filter(state)
         self.incoming.setdefault(target, []).append((source, state))
