@@ -249,17 +249,25 @@ def check_record(record: Any) -> None:
         )
 
 
-def check_links(record: CheckpointRecord, *, duplicate: bool, parent_found: bool) -> None:
-    """Raise one `ValueError` if the id is taken in the thread or the parent is missing."""
+def check_links(
+    record: CheckpointRecord,
+    *,
+    duplicate: bool,
+    parent_found: bool,
+    error: type[ValueError] = ValueError,
+    where: str = "",
+) -> None:
+    """Raise one `error` (a `ValueError`) if the id is taken in the thread or the parent is
+    missing; `where` names the file, for a saver that keeps one."""
     problems = []
     if duplicate:
         problems.append(f"the thread already has a checkpoint {record.checkpoint_id!r}")
     if not parent_found:
         problems.append(f"its parent {record.parent_id!r} is not a checkpoint of that thread")
     if problems:
-        raise ValueError(
+        raise error(
             f"Checkpoint {record.checkpoint_id!r} of thread {record.thread_id!r} cannot be "
-            f"stored: {'; '.join(problems)}."
+            f"stored{where}: {'; '.join(problems)}."
         )
 
 

@@ -251,16 +251,20 @@ class SqliteSaver(BaseSaver):
             or conn.execute(has, (record.thread_id, record.parent_id)).fetchone()
         )
         duplicate = key in self._known or (not parent_found and conn.execute(has, key).fetchone())
-        check_links(record, duplicate=bool(duplicate), parent_found=bool(parent_found))
+        # a missing parent: the file lost a checkpoint a run read from it (changed or damaged)
+        error = ValueError if parent_found else CheckpointFileError
+        check_links(record, duplicate=bool(duplicate), parent_found=bool(parent_found),
+                    error=error, where=f" in {self._where}")  # fmt: skip
         try:
             conn.execute(
                 f"INSERT INTO checkpoints ({_COLUMNS}, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*key, record.parent_id, record.step, record.source, float(record.created_at),
                  *text, seq),
             )  # fmt: skip
-        except sqlite3.IntegrityError:  # the id was taken (by another saver on the file)
-            check_links(record, duplicate=True, parent_found=True)
-            raise
+        except sqlite3.IntegrityError:  # the id was taken (by another saver on the file)...
+            if conn.execute(has, key).fetchone() is not None:
+                check_links(record, duplicate=True, parent_found=True)
+            raise CheckpointFileError(f"{self._where}: its index is damaged.") from None  # ...or
         return key
 
     def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRecord | None:
@@ -430,8 +434,9 @@ class SqliteSaver(BaseSaver):
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction that holds the file's write lock from its start."""
-        with self._lock:
+        """A write transaction that holds the file's write lock from its start (a damaged
+        file's errors as `CheckpointFileError`, as `reading` says)."""
+        with self._lock, reading(self._where, "written"):
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:

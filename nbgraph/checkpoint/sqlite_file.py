@@ -147,6 +147,9 @@ def check_row(row: tuple[Any, ...], where: str) -> None:
     created = row[_ROW_NAMES.index("created_at")]
     if not wrong and not is_time(created):
         wrong.append(f"created_at is {created!r}, not a time between the years 1 and 9999")
+    for name in ("checkpoint_id", "parent_id"):
+        if row[_ROW_NAMES.index(name)] == "":
+            wrong.append(f"{name} is '' (an id is never empty)")
     if wrong:
         raise CheckpointFileError(f"The row of {where} is malformed: {'; '.join(wrong)}.")
 
@@ -211,21 +214,25 @@ def inspect_file(path: str, where: str) -> bool:
 
 
 @contextlib.contextmanager
-def reading(where: str) -> Iterator[None]:
-    """Reading rows: a damaged file's errors (a malformed page, text that is not UTF-8) as
-    `CheckpointFileError` naming `where`; a busy or locked database's errors as they are."""
+def reading(where: str, action: str = "read") -> Iterator[None]:
+    """Reading rows (or writing them: `action`): a damaged file's errors (a malformed page,
+    text that is not UTF-8) as `CheckpointFileError` naming `where`; a busy or locked
+    database's errors as they are."""
     try:
         yield
     except UnicodeDecodeError as error:
         raise CheckpointFileError(
-            f"The checkpoints in {where} cannot be read: a row holds text that is not UTF-8 "
+            f"The checkpoints in {where} cannot be {action}: a row holds text that is not UTF-8 "
             f"({error.reason}); the file is damaged."
         ) from None
     except sqlite3.DatabaseError as error:
-        if isinstance(error, sqlite3.OperationalError) and "decode" not in str(error):
-            raise  # busy, locked, out of disk: not the file's content
+        if isinstance(error, sqlite3.OperationalError | sqlite3.IntegrityError) and (
+            "decode" not in str(error)
+        ):
+            raise  # busy, locked, out of disk, a key taken: not a damaged file
         raise CheckpointFileError(
-            f"The checkpoints in {where} cannot be read ({str(error)[:200]}); the file is damaged."
+            f"The checkpoints in {where} cannot be {action} ({str(error)[:200]}); the file is "
+            "damaged."
         ) from None
 
 

@@ -58,7 +58,8 @@ def _plain_record(row: tuple[Any, ...]) -> CheckpointRecord | None:
     if not (
         type(thread_id) is str
         and type(checkpoint_id) is str
-        and (parent_id is None or type(parent_id) is str)
+        and checkpoint_id
+        and (parent_id is None or (type(parent_id) is str and parent_id))
         and type(step) is int
         and type(source) is str
         and type(created_at) is float

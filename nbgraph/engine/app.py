@@ -38,7 +38,7 @@ from nbgraph.engine.streaming.namespaces import (
     open_relay,
     with_namespaces,
 )
-from nbgraph.errors import GraphBuildError, InvalidArgumentError
+from nbgraph.errors import CheckpointFileError, GraphBuildError, InvalidArgumentError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
 
@@ -179,6 +179,12 @@ class CompiledGraph(RunnableHabits):
             )
         node = as_node or last_writer(restored)
         if node not in spec.nodes and node != START:
+            if as_node is None:  # (read from the thread: another graph's, or a damaged file)
+                raise CheckpointFileError(
+                    f"Thread {thread.root_id!r}'s last checkpoint was written by node {node!r}"
+                    f", which this graph does not have (nodes: {list(spec.nodes)}): the thread "
+                    "was made by another graph or its file is damaged; pass as_node=."
+                )
             raise ValueError(
                 f"as_node={node!r} is not a node of this graph; nodes: {list(spec.nodes)}."
             )

@@ -372,6 +372,8 @@ def graph_name_problems(graph: dict[str, Any]) -> Iterator[str]:
             if name not in known:
                 yield f"an edge of the graph names {name!r}, which is not one of its nodes"
     for edge in graph["waiting"]:
+        if not edge["sources"]:
+            yield f"a waiting edge to {edge['target']!r} waits for no node (expected one or more)"
         for name in (*edge["sources"], edge["target"]):
             if name not in known:
                 yield f"a waiting edge names {name!r}, which is not one of the graph's nodes"

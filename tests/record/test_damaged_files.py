@@ -268,3 +268,79 @@ def test_a_row_whose_text_is_not_utf8_is_a_checkpoint_file_error(checkpoints, tm
             Run.from_checkpointer(saver, "p")
     finally:
         saver.close()
+
+
+# --- going on from a damaged thread (found by the fuzz once it resumed threads) ---------------
+
+
+def _apps(saver):
+    plain = StateGraph(Sub).add_node("a", lambda s: {"log": ["a"]}).add_edge(START, "a")
+    branches = StateGraph(dict, reducers={"log": "append"})
+    for name in "abc":
+        branches.add_node(name, lambda s, name=name: {"log": [name]})
+    branches.add_edge(START, "a").add_edge("a", "b").add_edge("a", "c")
+    return {
+        "p": plain.compile(checkpointer=saver),
+        "br": branches.compile(semantics="branches", checkpointer=saver),
+    }
+
+
+def _edit_sql(source, target, statement):
+    with sqlite3.connect(source) as a, sqlite3.connect(target) as b:
+        a.backup(b)
+    conn = sqlite3.connect(target)
+    conn.execute(statement)
+    conn.commit()
+    conn.close()
+    return target
+
+
+@pytest.mark.parametrize("thread", ["p", "br"])
+def test_running_on_from_a_checkpoint_with_an_empty_id_is_refused_by_name(
+    checkpoints, tmp_path, thread
+):
+    statement = f"UPDATE checkpoints SET checkpoint_id = '' WHERE thread_id = '{thread}' AND " + (
+        f"seq = (SELECT MAX(seq) FROM checkpoints WHERE thread_id = '{thread}')"
+    )
+    saver = SqliteSaver(_edit_sql(checkpoints, str(tmp_path / "e.db"), statement))
+    try:
+        with pytest.raises(CheckpointFileError, match="checkpoint_id is ''"):
+            _apps(saver)[thread].invoke({"log": []}, {"configurable": {"thread_id": thread}})
+    finally:
+        saver.close()
+
+
+def test_update_state_on_a_thread_written_by_a_node_this_graph_lacks_is_refused(
+    checkpoints, tmp_path
+):
+    def rename(data):
+        data["tasks"][0]["node"] = "gone"
+
+    saver = SqliteSaver(_with_row(checkpoints, str(tmp_path / "n.db"), "p", 1, rename))
+    try:
+        with pytest.raises(CheckpointFileError, match=r"'gone'.*pass as_node"):
+            _apps(saver)["p"].update_state({"configurable": {"thread_id": "p"}}, {"log": ["u"]})
+    finally:
+        saver.close()
+
+
+def test_a_branch_checkpoint_naming_a_point_it_lacks_is_refused_on_resume(checkpoints, tmp_path):
+    def ended(data):
+        data["next"]["lineages"]["ended"] = [["a", "join:nowhere"]]
+
+    saver = SqliteSaver(_with_row(checkpoints, str(tmp_path / "b.db"), "br", 2, ended))
+    try:
+        with pytest.raises(CheckpointFileError, match="join:nowhere"):
+            _apps(saver)["br"].invoke(None, {"configurable": {"thread_id": "br"}})
+    finally:
+        saver.close()
+
+
+def test_a_run_file_whose_waiting_edge_waits_for_nothing_is_refused_at_load():
+    graph = StateGraph(Sub).add_node("a", lambda s: {"log": ["a"]})
+    graph.add_node("b", lambda s: {"log": ["b"]}).add_node("c", lambda s: {"log": ["c"]})
+    graph.add_edge(START, "a").add_edge(START, "b").add_edge(["a", "b"], "c")
+    doc = json.loads(graph.compile().run({"log": []}).to_json())
+    doc["graph"]["waiting"][0]["sources"] = []
+    with pytest.raises(RunFileError, match="waits for no node"):
+        Run.from_json(json.dumps(doc))

@@ -87,7 +87,7 @@ def _node(name: str) -> Callable[[dict], dict]:
     return run
 
 
-def _plain_app(checkpointer: Any = None) -> Any:
+def _plain_app(checkpointer: Any = None, interrupt_before: tuple[str, ...] = ()) -> Any:
     return (
         StateGraph(_State)
         .add_node("a", _node("a"))
@@ -95,8 +95,13 @@ def _plain_app(checkpointer: Any = None) -> Any:
         .add_edge(START, "a")
         .add_edge("a", "b")
         .add_edge("b", END)
-        .compile(checkpointer=checkpointer)
+        .compile(checkpointer=checkpointer, interrupt_before=interrupt_before)
     )
+
+
+def _paused_app(checkpointer: Any = None) -> Any:
+    """The plain graph paused before `b`: reading its thread resumes it."""
+    return _plain_app(checkpointer, interrupt_before=("b",))
 
 
 def _fan_out_app() -> Any:
@@ -159,7 +164,7 @@ def run_documents() -> list[dict[str, Any]]:
     return [json.loads(run.to_json()) for run in runs]
 
 
-_THREADS = {"plain": _plain_app, "branch": _branch_app}
+_THREADS = {"plain": _plain_app, "branch": _branch_app, "paused": _paused_app}
 
 
 def checkpoint_file(folder: str) -> str:
@@ -169,6 +174,7 @@ def checkpoint_file(folder: str) -> str:
     try:
         _plain_app(saver).invoke({"log": [], "count": 0}, _config("plain"))
         _branch_app(saver).invoke({"log": []}, _config("branch"))
+        _paused_app(saver).invoke({"log": [], "count": 0}, _config("paused"))
     finally:
         saver.close()
     return path
@@ -259,8 +265,10 @@ def mutate_text(rng: random.Random, text: str) -> tuple[str, str]:
 # --- reading ------------------------------------------------------------------------------------
 
 
-def read_run(text: str) -> None:
-    """Read a run file's text as a notebook does: load, effects, tree, output, subruns."""
+def read_run(text: str, *, look: bool = False) -> None:
+    """Read a run file's text as a notebook does: load, effects, tree, output, subruns; with
+    `look`, also draw it (the DOT text of the run and of its state tree) and put its effects
+    in a table."""
     run = Run.from_json(text)
     run.effect_list  # noqa: B018
     run.tree  # noqa: B018
@@ -269,16 +277,25 @@ def read_run(text: str) -> None:
         sub.effect_list  # noqa: B018
         sub.tree  # noqa: B018
     run.to_json()
+    if look:
+        run.draw().source  # noqa: B018
+        run.draw_tree().source  # noqa: B018
+        run.effects  # noqa: B018
 
 
 def read_checkpoints(path: str, thread: str) -> None:
-    """Read a thread as a notebook does: its record, its state, its history."""
+    """Read a thread as a notebook does: its record, its state, its history; then go on
+    from it: resume it (the paused thread runs `b`), write to it, run new input on it."""
     saver = SqliteSaver(path)
     try:
         Run.from_checkpointer(saver, thread).effect_list  # noqa: B018
         app = _THREADS[thread](saver)
-        app.get_state(_config(thread))
-        list(app.get_state_history(_config(thread)))
+        config = _config(thread)
+        app.get_state(config)
+        list(app.get_state_history(config))
+        app.invoke(None, config)
+        app.update_state(config, {"log": ["u"]})
+        app.invoke({"log": []}, config)
     finally:
         saver.close()
 
@@ -388,7 +405,8 @@ def fuzz(cases: int, seed: int = 0, sqlite_share: float = 0.25) -> Counts:
             else:
                 data, edit = mutate_data(rng, document)
                 text = json.dumps(data)
-            _case(counts, edit, lambda text=text: read_run(text))
+            look = rng.random() < 0.25
+            _case(counts, edit, lambda text=text, look=look: read_run(text, look=look))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return counts

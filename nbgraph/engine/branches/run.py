@@ -26,6 +26,7 @@ from nbgraph.engine.core.writes import apply_writes
 from nbgraph.engine.lineages.checkpoints import control_ids, describe, merged_values, snapshot
 from nbgraph.engine.lineages.points import Lineage, ensure_values, grow
 from nbgraph.engine.persistence.persist import task_data, transient_fields, without
+from nbgraph.errors import CheckpointFileError
 from nbgraph.graph import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.types import MISSING, Send
@@ -244,7 +245,13 @@ class BranchLoop(RunLoop):
         """Point by point, what was to run next (each held lineage counted)."""
 
         def held(point_id: str) -> Lineage:
-            point = points[point_id]
+            point = points.get(point_id)
+            if point is None:
+                raise CheckpointFileError(
+                    f"A branch checkpoint's 'next' names lineage point {point_id!r}, which "
+                    f"the checkpoint does not hold (it holds {sorted(points)[:8]}): the file "
+                    "is damaged."
+                )
             point.holders += 1
             return point
 

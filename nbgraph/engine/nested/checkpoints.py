@@ -61,12 +61,14 @@ class SubThread(Thread):
         self.resume_from: Any = None
         self.fresh = False
 
-    def restore(self, checkpoint_id: str | None = None, latest_id: str | None = None) -> Any:
+    def restore(
+        self, checkpoint_id: str | None = None, latest_id: str | None = None, listed: bool = False
+    ) -> Any:
         """`Thread.restore`; a run that starts afresh (`fresh`) sees no checkpoint once."""
         if self.fresh and checkpoint_id is None:
             self.fresh = False
             return None
-        return super().restore(checkpoint_id, latest_id)
+        return super().restore(checkpoint_id, latest_id, listed)
 
     def enter(self, run: Any) -> Any:
         """Resume `run` from `resume_from` with the answers the parent got for its task

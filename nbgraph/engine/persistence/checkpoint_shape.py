@@ -26,9 +26,8 @@ _F = TypeVar("F", bound=Callable[..., Any])
 _TASK_ID = re.compile(r"-?\d+:\d+:")
 _ARRIVALS = MapOf(ListOf(Pair(NAMES, NAMES)))
 _LINEAGE_CONTROL = Obj(
-    {"arrivals": _ARRIVALS, "live": NAMES},
-    {"later": _ARRIVALS, "sends": NAMES, "captured": ListOf(ListOf(Pair(STR, STR))),
-     "ended": ListOf(Pair(STR, STR))},
+    {"arrivals": _ARRIVALS, "live": NAMES, "later": _ARRIVALS, "sends": NAMES,
+     "captured": ListOf(ListOf(Pair(STR, STR))), "ended": ListOf(Pair(STR, STR))},
 )  # fmt: skip
 """What a branch checkpoint's `next` says of its lineages (`lineages.checkpoints.control_ids`)."""
 
@@ -251,8 +250,10 @@ def _control_problems(control: Any) -> Iterator[str]:
     if type(push) is not list or any(type(p) is not list or len(p) != 3 for p in push):
         yield "'next'.'push' should be a list of [sender, node, arg]"
     seen = control.get("seen", [])
-    if type(seen) is not list or any(type(s) is not list for s in seen):
-        yield "'next'.'seen' should be a list of lists"
+    if type(seen) is not list or any(
+        type(s) is not list or any(type(name) is not str for name in s) for s in seen
+    ):
+        yield "'next'.'seen' should be a list of lists of node names"
     given = control.get("input", [])  # an input checkpoint's input, to be applied
     if type(given) is not list or any(
         type(w) is not list or len(w) != 2 or type(w[0]) is not str for w in given

@@ -32,6 +32,7 @@ from nbgraph.engine.persistence.restoring import (
     apply_delta,
     restore_branches,
 )
+from nbgraph.errors import CheckpointFileError
 from nbgraph.graph import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.reducers import callable_anywhere
@@ -286,20 +287,27 @@ class Thread:
     # --- reading the thread back (a state at a checkpoint: engine.persistence.restoring) ---
 
     def restore(
-        self, checkpoint_id: str | None = None, latest_id: str | None = None
+        self, checkpoint_id: str | None = None, latest_id: str | None = None, listed: bool = False
     ) -> Restored | None:
         """The thread at `checkpoint_id` (default: the run's, else the latest); None if empty.
 
         Args:
             checkpoint_id: the checkpoint to restore.
             latest_id: the thread's latest checkpoint id, if the caller knows it already.
+            listed: the id is one the saver listed for the thread (not a user's).
 
         Raises:
             ValueError: a checkpoint id the thread does not have.
+            CheckpointFileError: a `listed` checkpoint the saver cannot read.
         """
         wanted = checkpoint_id or self.start_id
         record = self.saver.get(self.thread_id, wanted)
         if record is None:
+            if listed:
+                raise CheckpointFileError(
+                    f"Thread {self.thread_id!r} lists checkpoint {wanted!r} but it cannot be "
+                    "read: the checkpoint file is damaged."
+                )
             if wanted is not None:
                 raise ValueError(
                     f"Thread {self.thread_id!r} has no checkpoint {wanted!r}; "
@@ -334,7 +342,7 @@ class Thread:
         latest = newest.checkpoint_id
         if self.spec.semantics == "branches":
             for checkpoint_id in self._ids_from(latest):
-                yield self.restore(checkpoint_id, latest_id=latest)  # type: ignore[misc]
+                yield self.restore(checkpoint_id, latest_id=latest, listed=True)  # type: ignore[misc]
             return
         for record, values, writes, done in self.history_parts(newest):
             restored = self._restored(record, values, record.checkpoint_id == latest, None, writes)

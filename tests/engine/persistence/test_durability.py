@@ -343,6 +343,9 @@ def sibling_program(api: Api, mode: str) -> list[Any]:
         calls.append("bad")
         if fails:
             fails.pop()
+            # LangGraph saves `ok`'s writes from a callback after `ok` returns; failing before
+            # it ran would race it (LangGraph's executor, shut down, refuses the save)
+            time.sleep(0.3)
             raise ValueError("bad")
         return {"log": ["bad"]}
 
