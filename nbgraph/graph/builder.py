@@ -18,6 +18,7 @@ from nbgraph.graph.signatures import (
     callable_name,
     destinations,
     first_param_annotation,
+    async_form,
     is_async,
     literal_targets,
     name_of,
@@ -144,6 +145,7 @@ class GraphBuilder(NodePolicies):
             defer=bool(defer),
             merge=merge,
             destinations=destinations(action, options.pop("destinations", None)),
+            afn=async_form(action),
             **self._policies(name, options),
         )
         ignored(f"add_node({name!r})", options, keep=("metadata",))

@@ -1,22 +1,39 @@
-"""One tool call run as LangGraph's `ToolNode` runs it: the tool invoked with the call, its
-result made a `ToolMessage`, and a failure turned into an error `ToolMessage` (or raised) as
-`handle_tool_errors` says, with LangGraph's texts.
+"""One tool call run as LangGraph's `ToolNode` runs it: the tool invoked with the call and
+what the tool node injects, its result made a `ToolMessage` or checked as a `Command`, and a
+failure turned into an error `ToolMessage` (or raised) as `handle_tool_errors` says, with
+LangGraph's texts.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 import inspect
 import json
 import types
 import typing
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pydantic
-from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, ToolException
+from langchain_core.messages import RemoveMessage, ToolMessage, convert_to_messages
+from langchain_core.messages.tool import ToolOutputMixin
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 
-__all__ = ["ToolInvocationError", "as_tool", "default_handle_tool_errors", "run_call"]
+from nbgraph.engine.core.interrupts import GraphInterrupt
+from nbgraph.engine.core.tasks import ParentCommand
+from nbgraph.messages.merge import REMOVE_ALL_MESSAGES
+from nbgraph.prebuilt.injection import ToolInjections, ToolRuntime
+from nbgraph.types import Command
+
+__all__ = [
+    "ToolCall",
+    "ToolInvocationError",
+    "as_tool",
+    "default_handle_tool_errors",
+    "lifted",
+]
 
 _INVALID_TOOL_NAME = "Error: {requested_tool} is not a valid tool, try one of [{available_tools}]."
 _TOOL_CALL_ERROR = "Error: {error}\n Please fix your mistakes."
@@ -36,10 +53,17 @@ class ToolInvocationError(ToolException):
         message: the text the model is shown: the tool, its arguments, what was wrong.
     """
 
-    def __init__(self, tool_name: str, source: pydantic.ValidationError, tool_kwargs: dict):
+    def __init__(
+        self,
+        tool_name: str,
+        source: pydantic.ValidationError,
+        tool_kwargs: dict,
+        injected: set[str] | frozenset[str] = frozenset(),
+    ):
         lines = [
             ".".join(str(part) for part in error.get("loc", ())) + ": " + error["msg"]
             for error in source.errors()
+            if error.get("loc") and error["loc"][0] not in injected
         ]
         self.message = _TOOL_INVOCATION_ERROR.format(
             tool_name=tool_name, tool_kwargs=tool_kwargs, error="\n".join(lines)
@@ -85,32 +109,229 @@ def as_tool(tool: Any) -> BaseTool:
     return make_tool(tool)
 
 
-def run_call(
-    call: Mapping[str, Any],
-    tools: Mapping[str, BaseTool],
-    config: dict[str, Any],
-    handle: Any,
-) -> Any:
-    """Run one tool call; return its `ToolMessage` (or what the tool returned: a Command)."""
-    tool = tools.get(call["name"])
-    if tool is None:
-        content = _INVALID_TOOL_NAME.format(
-            requested_tool=call["name"], available_tools=", ".join(tools)
-        )
-        return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
-    try:
+class _Lifted(ToolOutputMixin):
+    """An nbgraph `Command` a tool returned, carried through langchain's tool call as it is
+    (langchain passes a `ToolOutputMixin` on, and would make anything else a message's text)."""
+
+    __slots__ = ("command",)
+
+    def __init__(self, command: Command) -> None:
+        self.command = command
+
+
+def _lift(value: Any) -> Any:
+    if isinstance(value, Command):
+        return _Lifted(value)
+    if isinstance(value, list) and value and any(isinstance(v, Command) for v in value):
+        return [_lift(v) for v in value]
+    return value
+
+
+def _unlift(value: Any) -> Any:
+    if isinstance(value, _Lifted):
+        return value.command
+    if isinstance(value, list) and any(isinstance(v, _Lifted) for v in value):
+        return [_unlift(v) for v in value]
+    return value
+
+
+def lifted(tool: BaseTool) -> BaseTool:
+    """The tool the tool node calls: for a function tool (`@tool`, a plain function,
+    `StructuredTool`), a copy whose function's nbgraph `Command`s reach the tool node as
+    they are; any other tool itself."""
+    if not isinstance(tool, StructuredTool) or getattr(tool, "_nbgraph_lifted", False):
+        return tool
+    update: dict[str, Any] = {}
+    if tool.func is not None:
+        func = tool.func
+
+        @functools.wraps(func)
+        def lifted_func(*args: Any, **kwargs: Any) -> Any:
+            return _lift(func(*args, **kwargs))
+
+        update["func"] = lifted_func
+    if tool.coroutine is not None:
+        coroutine = tool.coroutine
+
+        @functools.wraps(coroutine)
+        async def lifted_coroutine(*args: Any, **kwargs: Any) -> Any:
+            return _lift(await coroutine(*args, **kwargs))
+
+        update["coroutine"] = lifted_coroutine
+    return tool.model_copy(update=update)
+
+
+@dataclass
+class ToolCall:
+    """One tool call as the tool node runs it.
+
+    Attributes:
+        call: langchain's `ToolCall` dict (`name`, `args`, `id`).
+        tool: the tool to run (None: no tool has that name); `injections` what it is handed.
+        runtime: the call's `ToolRuntime`; `config` the config the tool is invoked with.
+        handle: `handle_tool_errors`; `kind`: the tool node's input ("dict", "list" or
+            "tool_calls"); `messages_key`: the state field of the messages.
+        names: every tool's name (for the unknown-tool message).
+    """
+
+    call: dict[str, Any]
+    tool: BaseTool | None
+    injections: ToolInjections | None
+    runtime: ToolRuntime
+    config: dict[str, Any]
+    handle: Any
+    kind: str
+    messages_key: str
+    names: tuple[str, ...]
+
+    def run(self) -> Any:
+        """The call's `ToolMessage`, `Command` or list of them (see `arun`)."""
+        if self.tool is None:
+            return self._unknown()
+        payload = self._payload()
         try:
-            response = tool.invoke({**call, "type": "tool_call"}, config)
-        except pydantic.ValidationError as exc:
-            raise ToolInvocationError(call["name"], exc, call["args"]) from exc
+            return self._result(self.tool.invoke(payload, self.config))
+        except Exception as error:
+            return self._failed(error)
+
+    async def arun(self) -> Any:
+        """`run`, awaiting the tool's async form (a sync tool runs on a thread).
+
+        Raises:
+            KeyError, ValueError: what the tool asks for cannot be injected.
+            Exception: an error `handle_tool_errors` does not turn into a message.
+        """
+        if self.tool is None:
+            return self._unknown()
+        payload = self._payload()
+        try:
+            return self._result(await self.tool.ainvoke(payload, self.config))
+        except Exception as error:
+            return self._failed(error)
+
+    def _unknown(self) -> ToolMessage:
+        name = self.call["name"]
+        content = _INVALID_TOOL_NAME.format(requested_tool=name, available_tools=", ".join(self.names))
+        return ToolMessage(content, name=name, tool_call_id=self.call["id"], status="error")
+
+    def _payload(self) -> dict[str, Any]:
+        call = self.call
+        args = call.get("args") or {}
+        if self.injections is not None:
+            args = self.injections.fill(args, self.runtime, self.messages_key)
+        return {"name": call["name"], "args": args, "id": call["id"], "type": "tool_call"}
+
+    def _result(self, response: Any) -> Any:
+        """The tool's response checked: LangGraph's `_normalize_tool_response`."""
+        response = _unlift(response)
+        name = self.call["name"]
+        if isinstance(response, Command):
+            return self._checked(response, require_answer=True)
         if isinstance(response, ToolMessage):
             response.content = _content_of(response.content)
-        return response
-    except Exception as e:
-        if not handle or not isinstance(e, _handled_types(handle)):
-            raise
-        content = _error_text(e, handle)
-        return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
+            return response
+        if isinstance(response, list):
+            if all(isinstance(r, (Command, ToolMessage)) for r in response):
+                return self._checked_list(response)
+            raise TypeError(
+                f"Tool {name} returned a list with invalid element types: expected all "
+                "Command or ToolMessage"
+            )
+        raise TypeError(f"Tool {name} returned unexpected type: {type(response)}")
+
+    def _checked_list(self, response: list[Any]) -> list[Any]:
+        """A list of Commands and ToolMessages: exactly one answers the call."""
+        call_id, key = self.call["id"], self.messages_key
+        answers = 0
+        for item in response:
+            if isinstance(item, ToolMessage):
+                answers += item.tool_call_id == call_id
+            elif isinstance(item.update, dict):
+                answers += sum(
+                    isinstance(m, ToolMessage) and m.tool_call_id == call_id
+                    for m in item.update.get(key, [])
+                )
+        if answers != 1:
+            raise ValueError(
+                f"Tool {self.call['name']} returned a list with {answers} messages bound to "
+                f"tool_call_id {call_id!r}; expected exactly one terminating ToolMessage."
+            )
+        checked = []
+        for item in response:
+            if isinstance(item, Command):
+                checked.append(self._checked(item, require_answer=False))
+            else:
+                item.content = _content_of(item.content)
+                checked.append(item)
+        return checked
+
+    def _checked(self, command: Command, *, require_answer: bool) -> Command:
+        """A tool's `Command`, checked as LangGraph checks it: an update to this graph holds
+        a `ToolMessage` answering the call (named after the tool)."""
+        call, key = self.call, self.messages_key
+        if isinstance(command.update, dict):
+            if self.kind not in ("dict", "tool_calls"):
+                raise ValueError(
+                    "Tools can provide a dict in Command.update only when using dict with "
+                    f"'{key}' key as ToolNode input, got: {command.update} for tool "
+                    f"'{call['name']}'"
+                )
+            command = copy.deepcopy(command)
+            messages = command.update.get(key, [])
+        elif isinstance(command.update, list):
+            if self.kind != "list":
+                raise ValueError(
+                    "Tools can provide a list of messages in Command.update only when using "
+                    f"list of messages as ToolNode input, got: {command.update} for tool "
+                    f"'{call['name']}'"
+                )
+            command = copy.deepcopy(command)
+            messages = command.update
+        else:
+            return command
+        messages = convert_to_messages(messages)
+        if messages == [RemoveMessage(id=REMOVE_ALL_MESSAGES)]:
+            return command
+        answered = False
+        for message in messages:
+            if isinstance(message, ToolMessage) and message.tool_call_id == call["id"]:
+                message.name, answered = call["name"], True
+        if require_answer and command.graph is None and not answered:
+            raise ValueError(_no_answer(call["name"], messages, self.kind, key))
+        return command
+
+    def _failed(self, error: Exception) -> ToolMessage:
+        """A failed call's error message, or the error raised (see `handle_tool_errors`)."""
+        if isinstance(error, (GraphInterrupt, ParentCommand)):
+            raise error
+        if isinstance(error, pydantic.ValidationError):
+            hidden = set(self.injections.hidden) if self.injections else set()
+            if self.injections is not None:
+                hidden |= set(self.injections.state)
+                hidden |= {self.injections.store, self.injections.runtime} - {None}
+            invalid = ToolInvocationError(self.call["name"], error, self.call["args"], hidden)
+            invalid.__cause__ = error
+            error = invalid
+        handle = self.handle
+        if not handle or not isinstance(error, _handled_types(handle)):
+            raise error
+        content = _error_text(error, handle)
+        name = self.call["name"]
+        return ToolMessage(content, name=name, tool_call_id=self.call["id"], status="error")
+
+
+def _no_answer(name: str, messages: list[Any], kind: str, key: str) -> str:
+    example = (
+        f'`Command(update={{"{key}": [ToolMessage("Success", tool_call_id=tool_call_id), ...]}}, ...)`'
+        if kind == "dict"
+        else '`Command(update=[ToolMessage("Success", tool_call_id=tool_call_id), ...], ...)`'
+    )
+    return (
+        f"Expected to have a matching ToolMessage in Command.update for tool '{name}', got: "
+        f"{messages}. Every tool call (LLM requesting to call a tool) in the message history "
+        f"MUST have a corresponding ToolMessage. You can fix it by modifying the tool to "
+        f"return {example}."
+    )
 
 
 def _handled_types(handle: Any) -> tuple[type[BaseException], ...]:
