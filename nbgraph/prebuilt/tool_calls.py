@@ -122,7 +122,11 @@ class _Lifted(ToolOutputMixin):
 def _lift(value: Any) -> Any:
     if isinstance(value, Command):
         return _Lifted(value)
-    if isinstance(value, list) and value and any(isinstance(v, Command) for v in value):
+    if (
+        isinstance(value, list)
+        and any(isinstance(v, Command) for v in value)
+        and all(isinstance(v, (Command, ToolOutputMixin)) for v in value)
+    ):
         return [_lift(v) for v in value]
     return value
 
