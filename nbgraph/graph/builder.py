@@ -15,10 +15,10 @@ from nbgraph.errors import GraphBuildError
 from nbgraph.graph.node_policies import NodePolicies
 from nbgraph.graph.runnables import as_node, is_runnable, runnable_name
 from nbgraph.graph.signatures import (
+    async_form,
     callable_name,
     destinations,
     first_param_annotation,
-    async_form,
     is_async,
     literal_targets,
     name_of,

@@ -12,7 +12,7 @@ import inspect
 import json
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,7 +215,9 @@ class ToolCall:
 
     def _unknown(self) -> ToolMessage:
         name = self.call["name"]
-        content = _INVALID_TOOL_NAME.format(requested_tool=name, available_tools=", ".join(self.names))
+        content = _INVALID_TOOL_NAME.format(
+            requested_tool=name, available_tools=", ".join(self.names)
+        )
         return ToolMessage(content, name=name, tool_call_id=self.call["id"], status="error")
 
     def _payload(self) -> dict[str, Any]:
@@ -325,11 +327,9 @@ class ToolCall:
 
 
 def _no_answer(name: str, messages: list[Any], kind: str, key: str) -> str:
-    example = (
-        f'`Command(update={{"{key}": [ToolMessage("Success", tool_call_id=tool_call_id), ...]}}, ...)`'
-        if kind == "dict"
-        else '`Command(update=[ToolMessage("Success", tool_call_id=tool_call_id), ...], ...)`'
-    )
+    answer = '[ToolMessage("Success", tool_call_id=tool_call_id), ...]'
+    update = f'{{"{key}": {answer}}}' if kind == "dict" else answer
+    example = f"`Command(update={update}, ...)`"
     return (
         f"Expected to have a matching ToolMessage in Command.update for tool '{name}', got: "
         f"{messages}. Every tool call (LLM requesting to call a tool) in the message history "

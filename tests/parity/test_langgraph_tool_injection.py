@@ -181,7 +181,9 @@ def injected_store(api: Any) -> dict:
 
     store = api.InMemoryStore()
     replies = (
-        AIMessage("", tool_calls=[call("remember", "c1", fact="sky"), call("remember", "c2", fact="sea")]),
+        AIMessage(
+            "", tool_calls=[call("remember", "c1", fact="sky"), call("remember", "c2", fact="sea")]
+        ),
         AIMessage("", tool_calls=[call("recall", "c3")]),
     )
     app = agent(api, api.MessagesState, [remember, recall], *replies, store=store)
@@ -203,7 +205,9 @@ def injected_store_missing(api: Any) -> Any:
         return "never"
 
     replies = (AIMessage("", tool_calls=[call("recall", "c1")]),)
-    app = agent(api, api.MessagesState, [recall], *replies, node_kwargs={"handle_tool_errors": True})
+    app = agent(
+        api, api.MessagesState, [recall], *replies, node_kwargs={"handle_tool_errors": True}
+    )
     return attempt(app.invoke, ASK, message=lambda text: "compile your graph with a store" in text)
 
 
@@ -365,7 +369,9 @@ def command_goto(api: Any) -> dict:
         return {"messages": [AIMessage(f"a person takes over ({state['name']})")]}
 
     graph = api.StateGraph(Profile)
-    graph.add_node("model", scripted(AIMessage("", tool_calls=[call("escalate", "c1", reason="angry")])))
+    graph.add_node(
+        "model", scripted(AIMessage("", tool_calls=[call("escalate", "c1", reason="angry")]))
+    )
     graph.add_node("tools", api.ToolNode([escalate]))
     graph.add_node("human", human)
     graph.add_edge(api.START, "model")
@@ -385,7 +391,9 @@ def mixed_results(api: Any) -> dict:
     @tool
     def set_name(name: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
         """Set the name."""
-        return Command(update={"name": name, "messages": [ToolMessage("ok", tool_call_id=tool_call_id)]})
+        return Command(
+            update={"name": name, "messages": [ToolMessage("ok", tool_call_id=tool_call_id)]}
+        )
 
     @tool
     def shout(text: str) -> str:
@@ -552,7 +560,9 @@ def handoff_tool(api: Any, agent_name: str) -> Any:
         tool_call_id: Annotated[str, InjectedToolCallId],
     ) -> Any:
         """Transfer to another agent."""
-        answer = ToolMessage(f"Transferred to {agent_name}", name=tool_name, tool_call_id=tool_call_id)
+        answer = ToolMessage(
+            f"Transferred to {agent_name}", name=tool_name, tool_call_id=tool_call_id
+        )
         return Command(
             goto=agent_name,
             graph=Command.PARENT,
@@ -570,9 +580,7 @@ def sub_agent(api: Any, tools: list, *replies: AIMessage) -> Any:
 def supervisor(api: Any) -> dict:
     """A supervisor hands the task to a worker, the worker answers and hands back."""
     to_worker = handoff_tool(api, "worker")
-    boss = sub_agent(
-        api, [to_worker], AIMessage("", tool_calls=[call("transfer_to_worker", "b1")])
-    )
+    boss = sub_agent(api, [to_worker], AIMessage("", tool_calls=[call("transfer_to_worker", "b1")]))
 
     def worker(state: dict) -> dict:
         return {"messages": [AIMessage(f"worker done after {len(state['messages'])}")]}
@@ -646,7 +654,9 @@ def parent_sends(api: Any) -> dict:
         messages: Annotated[list, operator.add]
         done: Annotated[list, operator.add]
 
-    reply = AIMessage("", tool_calls=[call("delegate", "c1", task="a"), call("delegate", "c2", task="b")])
+    reply = AIMessage(
+        "", tool_calls=[call("delegate", "c1", task="a"), call("delegate", "c2", task="b")]
+    )
     inner = agent(api, Work, [delegate], reply)
 
     def worker(arg: dict) -> dict:
