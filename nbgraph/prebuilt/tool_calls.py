@@ -140,29 +140,35 @@ def _unlift(value: Any) -> Any:
 
 
 def lifted(tool: BaseTool) -> BaseTool:
-    """The tool the tool node calls: for a function tool (`@tool`, a plain function,
-    `StructuredTool`), a copy whose function's nbgraph `Command`s reach the tool node as
-    they are; any other tool itself."""
-    if not isinstance(tool, StructuredTool) or getattr(tool, "_nbgraph_lifted", False):
-        return tool
-    update: dict[str, Any] = {}
-    if tool.func is not None:
-        func = tool.func
+    """The tool the tool node calls: a copy whose nbgraph `Command`s reach the tool node as
+    they are (the function of a function tool wrapped; any other tool's `_run`/`_arun`)."""
+    if isinstance(tool, StructuredTool):
+        update = {"func": _lifted(tool.func), "coroutine": _lifted(tool.coroutine)}
+        return tool.model_copy(update={k: v for k, v in update.items() if v is not None})
+    copy = tool.model_copy()
+    object.__setattr__(copy, "_run", _lifted(tool._run))  # (shadows the class's methods)
+    object.__setattr__(copy, "_arun", _lifted(tool._arun))
+    return copy
 
-        @functools.wraps(func)
-        def lifted_func(*args: Any, **kwargs: Any) -> Any:
-            return _lift(func(*args, **kwargs))
 
-        update["func"] = lifted_func
-    if tool.coroutine is not None:
-        coroutine = tool.coroutine
+def _lifted(fn: Callable[..., Any] | None) -> Callable[..., Any] | None:
+    """`fn` with a returned `Command` lifted (`_lift`); its signature and hints as `fn`'s,
+    which langchain reads (`functools.wraps`)."""
+    if fn is None:
+        return None
+    if inspect.iscoroutinefunction(fn):
 
-        @functools.wraps(coroutine)
+        @functools.wraps(fn)
         async def lifted_coroutine(*args: Any, **kwargs: Any) -> Any:
-            return _lift(await coroutine(*args, **kwargs))
+            return _lift(await fn(*args, **kwargs))
 
-        update["coroutine"] = lifted_coroutine
-    return tool.model_copy(update=update)
+        return lifted_coroutine
+
+    @functools.wraps(fn)
+    def lifted_function(*args: Any, **kwargs: Any) -> Any:
+        return _lift(fn(*args, **kwargs))
+
+    return lifted_function
 
 
 @dataclass

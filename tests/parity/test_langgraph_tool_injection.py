@@ -674,3 +674,125 @@ def parent_sends(api: Any) -> dict:
 
 def test_parent_sends_from_several_tools_are_merged() -> None:
     same(parent_sends)
+
+
+def tool_node_on_a_list(api: Any, which: str) -> Any:
+    """A tool node called inside a node on a list of messages: a Command's update must then
+    be a list of messages (a dict is refused)."""
+    Command, InjectedToolCallId = api.Command, api.InjectedToolCallId
+
+    @tool
+    def as_list(tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
+        """Answer with a list update."""
+        return Command(update=[ToolMessage("listed", tool_call_id=tool_call_id)])
+
+    @tool
+    def as_dict(tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
+        """Answer with a dict update."""
+        return Command(update={"messages": [ToolMessage("dicted", tool_call_id=tool_call_id)]})
+
+    tools = api.ToolNode([as_list, as_dict])
+
+    def node(state: dict) -> dict:
+        out = tools.invoke([AIMessage("", tool_calls=[call(state["which"], "c1")])])
+        updates = [shown(o.update, Ids()) for o in out]
+        return {"seen": [f"{type(out).__name__}: {updates}"]}
+
+    class Seen(TypedDict):
+        which: str
+        seen: Annotated[list, operator.add]
+
+    graph = api.StateGraph(Seen).add_node("n", node).add_edge(api.START, "n")
+    return attempt(graph.compile().invoke, {"which": which, "seen": []}, message="first line")
+
+
+@pytest.mark.parametrize("which", ["as_list", "as_dict"])
+def test_a_tool_node_on_a_list_of_messages_takes_list_updates_only(which: str) -> None:
+    langgraph, _ = same(tool_node_on_a_list, which)
+    assert langgraph[0] == ("ok" if which == "as_list" else "raised")
+
+
+def asks_a_person(api: Any) -> dict:
+    """The customize-state tutorial's tool: it asks a person (`interrupt`) and writes what
+    they said to the state through a Command; the question passes `handle_tool_errors`."""
+    Command, InjectedToolCallId = api.Command, api.InjectedToolCallId
+
+    @tool
+    def human_assistance(name: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
+        """Ask a person to check the name."""
+        answer = api.interrupt({"question": "Is this correct?", "name": name})
+        update = {"name": answer.get("name", name), "birthday": answer.get("birthday", "")}
+        reply = ToolMessage(f"Made a correction: {update}", tool_call_id=tool_call_id)
+        return Command(update={**update, "messages": [reply]})
+
+    reply = AIMessage("", tool_calls=[call("human_assistance", "c1", name="LangGrph")])
+    app = agent(
+        api,
+        Profile,
+        [human_assistance],
+        reply,
+        checkpointer=api.saver(),
+        node_kwargs={"handle_tool_errors": True},
+    )
+    config = {"configurable": {"thread_id": "h"}}
+    ids = Ids()
+    first = list(app.stream({**ASK, "name": "", "birthday": ""}, config, stream_mode="updates"))
+    paused = app.get_state(config)
+    resumed = list(
+        app.stream(
+            api.Command(resume={"name": "LangGraph", "birthday": "Jan 17, 2024"}),
+            config,
+            stream_mode="updates",
+        )
+    )
+    return {
+        "first": [
+            {k: [i.value for i in v] if k == "__interrupt__" else shown(v, ids)}
+            for chunk in first
+            for k, v in chunk.items()
+        ],
+        "paused_next": paused.next,
+        "resumed": shown(resumed, ids),
+        "state": shown(app.get_state(config).values, ids),
+    }
+
+
+def test_a_tool_asks_a_person_then_writes_the_answer_through_command() -> None:
+    langgraph, _ = same(asks_a_person)
+    assert langgraph["state"]["name"] == "LangGraph" and langgraph["paused_next"] == ("tools",)
+
+
+def custom_tool_class(api: Any) -> dict:
+    """A `BaseTool` subclass (not a function tool) returning a Command, sync and async."""
+    import pydantic
+    from langchain_core.tools import BaseTool
+
+    Command, InjectedToolCallId = api.Command, api.InjectedToolCallId
+
+    class SetterArgs(pydantic.BaseModel):
+        value: str
+        tool_call_id: Annotated[str, InjectedToolCallId]
+
+    class Setter(BaseTool):
+        name: str = "setter"
+        description: str = "Set the name."
+        args_schema: type = SetterArgs
+
+        def _run(self, value: str, tool_call_id: str) -> Any:
+            answer = ToolMessage(f"set {value}", tool_call_id=tool_call_id)
+            return Command(update={"name": value, "messages": [answer]})
+
+    reply = AIMessage("", tool_calls=[call("setter", "c1", value="ada")])
+    app = agent(api, Profile, [Setter()], reply)
+    graph_input = {**ASK, "name": "", "birthday": ""}
+    ids = Ids()
+    return {
+        "sync": run(app, graph_input),
+        "async": shown(asyncio.run(app.ainvoke(graph_input)), ids),
+        "schema": Setter().tool_call_schema.model_json_schema(),
+    }
+
+
+def test_a_custom_tool_class_returns_a_command() -> None:
+    langgraph, _ = same(custom_tool_class)
+    assert langgraph["sync"]["final"]["name"] == "ada"
