@@ -157,6 +157,12 @@ class ToolInjections:
     def any(self) -> bool:
         return bool(self.state or self.store or self.runtime)
 
+    @property
+    def names(self) -> frozenset[str]:
+        """Every parameter the tool node fills (left out of a bad-arguments message)."""
+        filled = {self.store, self.runtime} - {None}
+        return self.hidden | frozenset(self.state) | frozenset(filled)  # type: ignore[arg-type]
+
     def fill(self, args: dict[str, Any], runtime: ToolRuntime, messages_key: str) -> dict:
         """The call's arguments: the model's (less any injected name) and the injected ones.
 

@@ -1,15 +1,13 @@
 """One tool call run as LangGraph's `ToolNode` runs it: the tool invoked with the call and
-what the tool node injects, its result made a `ToolMessage` or checked as a `Command`, and a
-failure turned into an error `ToolMessage` (or raised) as `handle_tool_errors` says, with
-LangGraph's texts.
+what the tool node injects, its response checked (`tool_commands`), a failure turned into an
+error `ToolMessage` (or raised) as `handle_tool_errors` says, with LangGraph's texts; and
+`wrap_tool_call` / `awrap_tool_call` around it.
 """
 
 from __future__ import annotations
 
-import copy
-import functools
+import dataclasses
 import inspect
-import json
 import types
 import typing
 from collections.abc import Callable
@@ -17,22 +15,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import pydantic
-from langchain_core.messages import RemoveMessage, ToolMessage, convert_to_messages
-from langchain_core.messages.tool import ToolOutputMixin
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, ToolException
 
 from nbgraph.engine.core.interrupts import GraphInterrupt
 from nbgraph.engine.core.tasks import ParentCommand
-from nbgraph.messages.merge import REMOVE_ALL_MESSAGES
 from nbgraph.prebuilt.injection import ToolInjections, ToolRuntime
-from nbgraph.types import Command
+from nbgraph.prebuilt.tool_commands import checked_response
 
 __all__ = [
     "ToolCall",
+    "ToolCallRequest",
     "ToolInvocationError",
     "as_tool",
     "default_handle_tool_errors",
-    "lifted",
 ]
 
 _INVALID_TOOL_NAME = "Error: {requested_tool} is not a valid tool, try one of [{available_tools}]."
@@ -43,7 +39,6 @@ _TOOL_INVOCATION_ERROR = (
     " Please fix the error and try again."
 )
 _UNIONS = (typing.Union, types.UnionType)
-_BLOCK_TYPES = ("text", "image_url", "image", "json", "search_result", "custom_tool_call_output")
 
 
 class ToolInvocationError(ToolException):
@@ -80,21 +75,6 @@ def default_handle_tool_errors(e: Exception) -> str:
     raise e
 
 
-def _content_of(output: Any) -> Any:
-    """A tool's result as `ToolMessage` content: a str or content blocks as they are,
-    anything else as JSON (or `str()` when it is not JSON)."""
-    if isinstance(output, str):
-        return output
-    if isinstance(output, list) and all(
-        isinstance(x, dict) and x.get("type") in _BLOCK_TYPES for x in output
-    ):
-        return output
-    try:
-        return json.dumps(output, ensure_ascii=False)
-    except Exception:
-        return str(output)
-
-
 def as_tool(tool: Any) -> BaseTool:
     """A langchain tool from a `BaseTool`, an `@tool` function or a plain function."""
     if isinstance(tool, BaseTool):
@@ -109,66 +89,29 @@ def as_tool(tool: Any) -> BaseTool:
     return make_tool(tool)
 
 
-class _Lifted(ToolOutputMixin):
-    """An nbgraph `Command` a tool returned, carried through langchain's tool call as it is
-    (langchain passes a `ToolOutputMixin` on, and would make anything else a message's text)."""
+@dataclass
+class ToolCallRequest:
+    """One tool call as `wrap_tool_call` sees it (LangGraph's class of that name).
 
-    __slots__ = ("command",)
+    Attributes:
+        tool_call: the call (`name`, `args`, `id`).
+        tool: the tool it names, or None when the tool node has none of that name.
+        state: the state the tool is handed; runtime: its `ToolRuntime`.
+    """
 
-    def __init__(self, command: Command) -> None:
-        self.command = command
+    tool_call: dict[str, Any]
+    tool: BaseTool | None
+    state: Any
+    runtime: ToolRuntime
 
-
-def _lift(value: Any) -> Any:
-    if isinstance(value, Command):
-        return _Lifted(value)
-    if (
-        isinstance(value, list)
-        and any(isinstance(v, Command) for v in value)
-        and all(isinstance(v, (Command, ToolOutputMixin)) for v in value)
-    ):
-        return [_lift(v) for v in value]
-    return value
-
-
-def _unlift(value: Any) -> Any:
-    if isinstance(value, _Lifted):
-        return value.command
-    if isinstance(value, list) and any(isinstance(v, _Lifted) for v in value):
-        return [_unlift(v) for v in value]
-    return value
-
-
-def lifted(tool: BaseTool) -> BaseTool:
-    """The tool the tool node calls: a copy whose nbgraph `Command`s reach the tool node as
-    they are (the function of a function tool wrapped; any other tool's `_run`/`_arun`)."""
-    if isinstance(tool, StructuredTool):
-        update = {"func": _lifted(tool.func), "coroutine": _lifted(tool.coroutine)}
-        return tool.model_copy(update={k: v for k, v in update.items() if v is not None})
-    copy = tool.model_copy()
-    object.__setattr__(copy, "_run", _lifted(tool._run))  # (shadows the class's methods)
-    object.__setattr__(copy, "_arun", _lifted(tool._arun))
-    return copy
-
-
-def _lifted(fn: Callable[..., Any] | None) -> Callable[..., Any] | None:
-    """`fn` with a returned `Command` lifted (`_lift`); its signature and hints as `fn`'s,
-    which langchain reads (`functools.wraps`)."""
-    if fn is None:
-        return None
-    if inspect.iscoroutinefunction(fn):
-
-        @functools.wraps(fn)
-        async def lifted_coroutine(*args: Any, **kwargs: Any) -> Any:
-            return _lift(await fn(*args, **kwargs))
-
-        return lifted_coroutine
-
-    @functools.wraps(fn)
-    def lifted_function(*args: Any, **kwargs: Any) -> Any:
-        return _lift(fn(*args, **kwargs))
-
-    return lifted_function
+    def override(self, **overrides: Any) -> ToolCallRequest:
+        """A new request with some of `tool_call`, `tool`, `state` replaced (a new state is
+        the runtime's too)."""
+        request = dataclasses.replace(self, **overrides)
+        if "state" in overrides and isinstance(request.runtime, ToolRuntime):
+            runtime = dataclasses.replace(request.runtime, state=request.state)
+            request = dataclasses.replace(request, runtime=runtime)
+        return request
 
 
 @dataclass
@@ -176,172 +119,113 @@ class ToolCall:
     """One tool call as the tool node runs it.
 
     Attributes:
-        call: langchain's `ToolCall` dict (`name`, `args`, `id`).
-        tool: the tool to run (None: no tool has that name); `injections` what it is handed.
-        runtime: the call's `ToolRuntime`; `config` the config the tool is invoked with.
+        request: the call, its tool, state and runtime.
+        prepared: `prepared(tool)` -> the tool as called (`lifted`) and what it is handed.
+        config: the config the tool is invoked with.
         handle: `handle_tool_errors`; `kind`: the tool node's input ("dict", "list" or
             "tool_calls"); `messages_key`: the state field of the messages.
         names: every tool's name (for the unknown-tool message).
+        wrap, awrap: `wrap_tool_call` / `awrap_tool_call`, or None.
     """
 
-    call: dict[str, Any]
-    tool: BaseTool | None
-    injections: ToolInjections | None
-    runtime: ToolRuntime
+    request: ToolCallRequest
+    prepared: Callable[[BaseTool], tuple[BaseTool, ToolInjections | None]]
     config: dict[str, Any]
     handle: Any
     kind: str
     messages_key: str
     names: tuple[str, ...]
+    wrap: Any = None
+    awrap: Any = None
 
     def run(self) -> Any:
-        """The call's `ToolMessage`, `Command` or list of them (see `arun`)."""
-        if self.tool is None:
-            return self._unknown()
-        payload = self._payload()
-        try:
-            return self._result(self.tool.invoke(payload, self.config))
-        except Exception as error:
-            return self._failed(error)
-
-    async def arun(self) -> Any:
-        """`run`, awaiting the tool's async form (a sync tool runs on a thread).
+        """The call's `ToolMessage`, `Command` or list of them, through `wrap_tool_call`.
 
         Raises:
             KeyError, ValueError: what the tool asks for cannot be injected.
             Exception: an error `handle_tool_errors` does not turn into a message.
         """
-        if self.tool is None:
-            return self._unknown()
-        payload = self._payload()
+        if self.wrap is None:
+            return self.execute(self.request)
         try:
-            return self._result(await self.tool.ainvoke(payload, self.config))
+            return self.wrap(self.request, self.execute)
         except Exception as error:
-            return self._failed(error)
+            return self._wrapper_failed(error)
 
-    def _unknown(self) -> ToolMessage:
-        name = self.call["name"]
-        content = _INVALID_TOOL_NAME.format(
-            requested_tool=name, available_tools=", ".join(self.names)
-        )
-        return ToolMessage(content, name=name, tool_call_id=self.call["id"], status="error")
+    async def arun(self) -> Any:
+        """`run` in an async run: the tool's async form (a sync tool runs on a thread),
+        through `awrap_tool_call` (or `wrap_tool_call`, with the sync `execute`)."""
+        if self.wrap is None and self.awrap is None:
+            return await self.aexecute(self.request)
+        try:
+            if self.awrap is not None:
+                return await self.awrap(self.request, self.aexecute)
+            return self.wrap(self.request, self.execute)
+        except Exception as error:
+            return self._wrapper_failed(error)
 
-    def _payload(self) -> dict[str, Any]:
-        call = self.call
+    def execute(self, request: ToolCallRequest) -> Any:
+        """Run `request`'s call once (a wrapper may call this again)."""
+        if request.tool is None:
+            return self._unknown(request.tool_call)
+        tool, payload = self._payload(request)
+        try:
+            response = tool.invoke(payload, self.config)
+            return checked_response(response, request.tool_call, self.kind, self.messages_key)
+        except Exception as error:
+            return self._failed(request, error)
+
+    async def aexecute(self, request: ToolCallRequest) -> Any:
+        """`execute`, awaiting the tool's async form."""
+        if request.tool is None:
+            return self._unknown(request.tool_call)
+        tool, payload = self._payload(request)
+        try:
+            response = await tool.ainvoke(payload, self.config)
+            return checked_response(response, request.tool_call, self.kind, self.messages_key)
+        except Exception as error:
+            return self._failed(request, error)
+
+    def _unknown(self, call: dict[str, Any]) -> ToolMessage:
+        name = call["name"]
+        names = ", ".join(self.names)
+        content = _INVALID_TOOL_NAME.format(requested_tool=name, available_tools=names)
+        return ToolMessage(content, name=name, tool_call_id=call["id"], status="error")
+
+    def _payload(self, request: ToolCallRequest) -> tuple[BaseTool, dict[str, Any]]:
+        """The tool as called, and the tool call with the injected arguments filled."""
+        call = request.tool_call
+        tool, injections = self.prepared(request.tool)  # type: ignore[arg-type]
         args = call.get("args") or {}
-        if self.injections is not None:
-            args = self.injections.fill(args, self.runtime, self.messages_key)
-        return {"name": call["name"], "args": args, "id": call["id"], "type": "tool_call"}
+        if injections is not None:
+            args = injections.fill(args, request.runtime, self.messages_key)
+        return tool, {"name": call["name"], "args": args, "id": call["id"], "type": "tool_call"}
 
-    def _result(self, response: Any) -> Any:
-        """The tool's response checked: LangGraph's `_normalize_tool_response`."""
-        response = _unlift(response)
-        name = self.call["name"]
-        if isinstance(response, Command):
-            return self._checked(response, require_answer=True)
-        if isinstance(response, ToolMessage):
-            response.content = _content_of(response.content)
-            return response
-        if isinstance(response, list):
-            if all(isinstance(r, (Command, ToolMessage)) for r in response):
-                return self._checked_list(response)
-            raise TypeError(
-                f"Tool {name} returned a list with invalid element types: expected all "
-                "Command or ToolMessage"
-            )
-        raise TypeError(f"Tool {name} returned unexpected type: {type(response)}")
-
-    def _checked_list(self, response: list[Any]) -> list[Any]:
-        """A list of Commands and ToolMessages: exactly one answers the call."""
-        call_id, key = self.call["id"], self.messages_key
-        answers = 0
-        for item in response:
-            if isinstance(item, ToolMessage):
-                answers += item.tool_call_id == call_id
-            elif isinstance(item.update, dict):
-                answers += sum(
-                    isinstance(m, ToolMessage) and m.tool_call_id == call_id
-                    for m in item.update.get(key, [])
-                )
-        if answers != 1:
-            raise ValueError(
-                f"Tool {self.call['name']} returned a list with {answers} messages bound to "
-                f"tool_call_id {call_id!r}; expected exactly one terminating ToolMessage."
-            )
-        checked = []
-        for item in response:
-            if isinstance(item, Command):
-                checked.append(self._checked(item, require_answer=False))
-            else:
-                item.content = _content_of(item.content)
-                checked.append(item)
-        return checked
-
-    def _checked(self, command: Command, *, require_answer: bool) -> Command:
-        """A tool's `Command`, checked as LangGraph checks it: an update to this graph holds
-        a `ToolMessage` answering the call (named after the tool)."""
-        call, key = self.call, self.messages_key
-        if isinstance(command.update, dict):
-            if self.kind not in ("dict", "tool_calls"):
-                raise ValueError(
-                    "Tools can provide a dict in Command.update only when using dict with "
-                    f"'{key}' key as ToolNode input, got: {command.update} for tool "
-                    f"'{call['name']}'"
-                )
-            command = copy.deepcopy(command)
-            messages = command.update.get(key, [])
-        elif isinstance(command.update, list):
-            if self.kind != "list":
-                raise ValueError(
-                    "Tools can provide a list of messages in Command.update only when using "
-                    f"list of messages as ToolNode input, got: {command.update} for tool "
-                    f"'{call['name']}'"
-                )
-            command = copy.deepcopy(command)
-            messages = command.update
-        else:
-            return command
-        messages = convert_to_messages(messages)
-        if messages == [RemoveMessage(id=REMOVE_ALL_MESSAGES)]:
-            return command
-        answered = False
-        for message in messages:
-            if isinstance(message, ToolMessage) and message.tool_call_id == call["id"]:
-                message.name, answered = call["name"], True
-        if require_answer and command.graph is None and not answered:
-            raise ValueError(_no_answer(call["name"], messages, self.kind, key))
-        return command
-
-    def _failed(self, error: Exception) -> ToolMessage:
+    def _failed(self, request: ToolCallRequest, error: Exception) -> ToolMessage:
         """A failed call's error message, or the error raised (see `handle_tool_errors`)."""
         if isinstance(error, (GraphInterrupt, ParentCommand)):
             raise error
+        call = request.tool_call
         if isinstance(error, pydantic.ValidationError):
-            hidden = set(self.injections.hidden) if self.injections else set()
-            if self.injections is not None:
-                hidden |= set(self.injections.state)
-                hidden |= {self.injections.store, self.injections.runtime} - {None}
-            invalid = ToolInvocationError(self.call["name"], error, self.call["args"], hidden)
+            _, injections = self.prepared(request.tool)  # type: ignore[arg-type]
+            hidden = injections.names if injections is not None else frozenset()
+            invalid = ToolInvocationError(call["name"], error, call.get("args") or {}, hidden)
             invalid.__cause__ = error
             error = invalid
         handle = self.handle
         if not handle or not isinstance(error, _handled_types(handle)):
             raise error
         content = _error_text(error, handle)
-        name = self.call["name"]
-        return ToolMessage(content, name=name, tool_call_id=self.call["id"], status="error")
+        return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
 
-
-def _no_answer(name: str, messages: list[Any], kind: str, key: str) -> str:
-    answer = '[ToolMessage("Success", tool_call_id=tool_call_id), ...]'
-    update = f'{{"{key}": {answer}}}' if kind == "dict" else answer
-    example = f"`Command(update={update}, ...)`"
-    return (
-        f"Expected to have a matching ToolMessage in Command.update for tool '{name}', got: "
-        f"{messages}. Every tool call (LLM requesting to call a tool) in the message history "
-        f"MUST have a corresponding ToolMessage. You can fix it by modifying the tool to "
-        f"return {example}."
-    )
+    def _wrapper_failed(self, error: Exception) -> ToolMessage:
+        """A wrapper's error: a message when `handle_tool_errors` is set (whatever the
+        error's type, as LangGraph), else raised; a question for a person always raised."""
+        if isinstance(error, (GraphInterrupt, ParentCommand)) or not self.handle:
+            raise error
+        call = self.request.tool_call
+        content = _error_text(error, self.handle)
+        return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
 
 
 def _handled_types(handle: Any) -> tuple[type[BaseException], ...]:

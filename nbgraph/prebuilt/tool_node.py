@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from nbgraph.engine.core.runtime import current_task_env
 from nbgraph.isolation import StateView
 from nbgraph.prebuilt.injection import ToolInjections, ToolRuntime, no_runtime
-from nbgraph.prebuilt.tool_calls import ToolCall, as_tool, default_handle_tool_errors, lifted
+from nbgraph.prebuilt.tool_calls import (
+    ToolCall,
+    ToolCallRequest,
+    as_tool,
+    default_handle_tool_errors,
+)
+from nbgraph.prebuilt.tool_commands import lifted
 from nbgraph.types import Command, Send
 
 if TYPE_CHECKING:
@@ -50,6 +56,10 @@ class ToolNode:
             with); an exception class or tuple: those become messages, others raise;
             `False`: every exception raises.
         messages_key: the state field holding the messages.
+        wrap_tool_call: `wrap(request, execute)` runs each call in its place: handed the
+            `ToolCallRequest` (call, tool, state, runtime) and `execute(request)` (which it
+            may call again, with `request.override(...)`), it returns the answer.
+        awrap_tool_call: its async form, for an async run (else `wrap_tool_call` is used).
 
     Returns (when called): `{messages_key: [ToolMessage, ...]}` for a dict or model state,
     a list of `ToolMessage`s for a list of messages. When a tool returns a `Command`, a list
@@ -73,8 +83,11 @@ class ToolNode:
         tags: list[str] | None = None,
         handle_tool_errors: Any = default_handle_tool_errors,
         messages_key: str = "messages",
+        wrap_tool_call: Any = None,
+        awrap_tool_call: Any = None,
     ) -> None:
         self.name = name
+        self.wrap_tool_call, self.awrap_tool_call = wrap_tool_call, awrap_tool_call
         self.tags = tags
         self.handle_tool_errors = handle_tool_errors
         self.messages_key = messages_key
@@ -144,30 +157,44 @@ class ToolNode:
         state = _state_of(input, kind)
         tools = list(self._tools_by_name.values())
         names = tuple(self._tools_by_name)
-        return [
-            ToolCall(
-                call=call,
-                tool=self._runs.get(call["name"]),
-                injections=self._injections.get(call["name"]),
-                runtime=ToolRuntime(
-                    state=state,
-                    context=runtime.context,
-                    config=node_config,
-                    stream_writer=runtime.stream_writer,
-                    tool_call_id=call["id"],
-                    store=runtime.store,
-                    tools=tools,
-                    execution_info=runtime.execution_info,
-                    server_info=runtime.server_info,
-                ),
-                config=tool_config,
-                handle=self.handle_tool_errors,
-                kind=kind,
-                messages_key=self.messages_key,
-                names=names,
+        jobs = []
+        for call in calls:
+            tool_runtime = ToolRuntime(
+                state=state,
+                context=runtime.context,
+                config=node_config,
+                stream_writer=runtime.stream_writer,
+                tool_call_id=call["id"],
+                store=runtime.store,
+                tools=tools,
+                execution_info=runtime.execution_info,
+                server_info=runtime.server_info,
             )
-            for call in calls
-        ], kind
+            request = ToolCallRequest(
+                call, self._tools_by_name.get(call["name"]), state, tool_runtime
+            )
+            jobs.append(
+                ToolCall(
+                    request=request,
+                    prepared=self._prepared,
+                    config=tool_config,
+                    handle=self.handle_tool_errors,
+                    kind=kind,
+                    messages_key=self.messages_key,
+                    names=names,
+                    wrap=self.wrap_tool_call,
+                    awrap=self.awrap_tool_call,
+                )
+            )
+        return jobs, kind
+
+    def _prepared(self, tool: Any) -> tuple[Any, ToolInjections | None]:
+        """A tool as called (`lifted`) and what it is handed: worked out once for this
+        node's tools, on each call for another (a wrapper's `request.override(tool=...)`)."""
+        if self._tools_by_name.get(tool.name) is tool:
+            return self._runs[tool.name], self._injections.get(tool.name)
+        injections = ToolInjections.of(tool)
+        return lifted(tool), injections if injections.any else None
 
     def _tool_calls(self, input: Any) -> tuple[list[dict[str, Any]], str]:
         """The calls to run, and whether the input was a list of messages, a state or a

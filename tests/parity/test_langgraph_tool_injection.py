@@ -21,7 +21,14 @@ pytest.importorskip("langgraph")
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 
-from tests.support.harness import Ids, both, raised, same  # noqa: E402
+from tests.support.harness import (  # noqa: E402
+    MODES,
+    Ids,
+    both,
+    canonical_stream,
+    raised,
+    same,
+)
 
 
 def call(tool_name: str, call_id: str, /, **args: Any) -> dict:
@@ -70,12 +77,22 @@ def agent(api: Any, state: Any, tools: list, *replies: AIMessage, **compile_kwar
     return graph.compile(**compile_kwargs)
 
 
+class AnyId(Ids):
+    """Made-up ids all alike: for chunks whose order parallel tasks decide."""
+
+    def __call__(self, raw: Any) -> Any:
+        return "<id>"
+
+
 def run(app: Any, graph_input: Any, config: Any = None, **kwargs: Any) -> dict:
-    """The final state and the `updates` chunks of one input, shown (`shown`)."""
-    ids = Ids()
+    """The final state (`shown`) and the `updates` and `values` chunks of one input, the
+    updates of a step in any order (`canonical_stream`)."""
     final = app.invoke(graph_input, config, **kwargs)
-    updates = list(app.stream(graph_input, config, stream_mode="updates", **kwargs))
-    return {"final": shown(final, ids), "updates": shown(updates, ids)}
+    chunks = list(app.stream(graph_input, config, stream_mode=MODES, **kwargs))
+    return {
+        "final": shown(final, Ids()),
+        "stream": canonical_stream(shown(chunks, AnyId()), MODES),
+    }
 
 
 def attempt(fn: Any, *args: Any, message: Any = None, **kwargs: Any) -> Any:
@@ -796,3 +813,60 @@ def custom_tool_class(api: Any) -> dict:
 def test_a_custom_tool_class_returns_a_command() -> None:
     langgraph, _ = same(custom_tool_class)
     assert langgraph["sync"]["final"]["name"] == "ada"
+
+
+def wrapped_calls(api: Any, handle: Any) -> Any:
+    """`wrap_tool_call`: a wrapper that retries a flaky tool, one that changes the call's
+    arguments (`request.override`), and one that refuses a tool by raising."""
+    tries: list[int] = []
+    InjectedState = api.InjectedState
+
+    @tool
+    def flaky(x: int) -> str:
+        """Fails the first time."""
+        tries.append(x)
+        if len(tries) == 1:
+            raise ConnectionError("try again")
+        return f"ok {x} after {len(tries)}"
+
+    @tool
+    def double(x: int, user: Annotated[str, InjectedState("user")]) -> str:
+        """Doubles for a user."""
+        return f"{user}: {2 * x}"
+
+    @tool
+    def forbidden() -> str:
+        """Never runs."""
+        return "ran"
+
+    def wrap(request: Any, execute: Any) -> Any:
+        name = request.tool_call["name"]
+        if name == "forbidden":
+            raise PermissionError("not allowed")
+        if name == "double":
+            changed = {**request.tool_call, "args": {"x": request.tool_call["args"]["x"] + 1}}
+            return execute(
+                request.override(tool_call=changed, state={**request.state, "user": "bo"})
+            )
+        for _ in range(3):
+            try:
+                return execute(request)
+            except ConnectionError:
+                continue
+        raise RuntimeError("gave up")
+
+    reply = AIMessage(
+        "",
+        tool_calls=[call("flaky", "c1", x=1), call("double", "c2", x=2), call("forbidden", "c3")],
+    )
+    kwargs: dict = {"wrap_tool_call": wrap}
+    if handle is not None:
+        kwargs["handle_tool_errors"] = handle
+    app = agent(api, Notes, [flaky, double, forbidden], reply, node_kwargs=kwargs)
+    graph_input = {**ASK, "user": "ada", "notes": []}
+    return attempt(lambda: shown(app.invoke(graph_input), Ids()), message="first line")
+
+
+@pytest.mark.parametrize("handle", [None, True, "refused"])
+def test_wrap_tool_call_retries_overrides_and_refuses(handle: Any) -> None:
+    same(wrapped_calls, handle)
