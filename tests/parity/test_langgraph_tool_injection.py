@@ -58,8 +58,9 @@ def shown(value: Any, ids: Ids) -> Any:
 def scripted(*replies: AIMessage) -> Any:
     """A model node: the n-th call answers with the n-th reply, then "done"."""
 
-    def model(state: dict) -> dict:
-        n = sum(1 for m in state["messages"] if m.type == "ai")
+    def model(state: Any) -> dict:
+        messages = state["messages"] if isinstance(state, dict) else state.messages
+        n = sum(1 for m in messages if m.type == "ai")
         reply = replies[n] if n < len(replies) else AIMessage("done")
         return {"messages": [reply.model_copy(update={"id": f"ai-{n}"})]}
 
@@ -174,7 +175,13 @@ def messages_state_in_a_tool_signature(api: Any) -> dict:
         """Count the messages."""
         return f"{type(state).__name__}: {sorted(state)} {len(state['messages'])}"
 
-    app = agent(api, State, [count], AIMessage("", tool_calls=[call("count", "c1")]))
+    @tool
+    def topic(state: Annotated[State, InjectedState]) -> str:
+        """Read the topic from a state that extends MessagesState."""
+        return f"{state['topic']} after {state['messages'][-1].type}"
+
+    reply = AIMessage("", tool_calls=[call("count", "c1"), call("topic", "c2")])
+    app = agent(api, State, [count, topic], reply)
     return run(app, {**ASK, "topic": "x"})
 
 
@@ -870,3 +877,59 @@ def wrapped_calls(api: Any, handle: Any) -> Any:
 @pytest.mark.parametrize("handle", [None, True, "refused"])
 def test_wrap_tool_call_retries_overrides_and_refuses(handle: Any) -> None:
     same(wrapped_calls, handle)
+
+
+def async_wrapper(api: Any) -> dict:
+    """`awrap_tool_call` in an async run: it awaits `execute` and may answer itself."""
+
+    @tool
+    async def lookup(word: str) -> str:
+        """Look a word up."""
+        return f"{word} means something"
+
+    async def awrap(request: Any, execute: Any) -> Any:
+        if request.tool_call["args"]["word"] == "secret":
+            return ToolMessage("redacted", tool_call_id=request.tool_call["id"])
+        answer = await execute(request)
+        answer.content = answer.content.upper()
+        return answer
+
+    reply = AIMessage(
+        "", tool_calls=[call("lookup", "c1", word="cat"), call("lookup", "c2", word="secret")]
+    )
+    app = agent(api, api.MessagesState, [lookup], reply, node_kwargs={"awrap_tool_call": awrap})
+    return shown(asyncio.run(app.ainvoke(ASK)), Ids())
+
+
+def test_awrap_tool_call_in_an_async_run() -> None:
+    same(async_wrapper)
+
+
+def pydantic_state(api: Any) -> dict:
+    """A pydantic state: the tool reads a field of it (`InjectedState("user")`) and the
+    whole state as the model."""
+    import pydantic
+
+    InjectedState = api.InjectedState
+
+    class Chat(pydantic.BaseModel):
+        messages: Annotated[list, operator.add]
+        user: str = "nobody"
+
+    @tool
+    def greet(user: Annotated[str, InjectedState("user")]) -> str:
+        """Greet the user."""
+        return f"hello {user}"
+
+    @tool
+    def describe(state: Annotated[Any, InjectedState]) -> str:
+        """Describe the state."""
+        return f"{type(state).__name__} of {state.user} with {len(state.messages)}"
+
+    reply = AIMessage("", tool_calls=[call("greet", "c1"), call("describe", "c2")])
+    app = agent(api, Chat, [greet, describe], reply)
+    return run(app, {**ASK, "user": "ada"})
+
+
+def test_injected_state_from_a_pydantic_state() -> None:
+    same(pydantic_state)
