@@ -154,7 +154,9 @@ class ToolNode:
         node_config = dict(config or {})
         tool_config = {k: v for k, v in node_config.items() if k in _CONFIG_KEYS}
         runtime = runtime if runtime is not None else _running_runtime()
-        state = _state_of(input, kind)
+        wrapped = self.wrap_tool_call is not None or self.awrap_tool_call is not None
+        injected = wrapped or any(call["name"] in self._injections for call in calls)
+        state = _state_of(input, kind) if injected else input  # (a copy only when asked for)
         tools = list(self._tools_by_name.values())
         names = tuple(self._tools_by_name)
         jobs = []

@@ -933,3 +933,32 @@ def pydantic_state(api: Any) -> dict:
 
 def test_injected_state_from_a_pydantic_state() -> None:
     same(pydantic_state)
+
+
+def handoff_among_other_calls(api: Any) -> dict:
+    """A handoff (`Command.PARENT`) and a plain tool call in one AI message of a subgraph
+    agent: the parent takes the handoff."""
+
+    @tool
+    def note(text: str) -> str:
+        """Take a note."""
+        return f"noted {text}"
+
+    reply = AIMessage(
+        "", tool_calls=[call("note", "n1", text="x"), call("transfer_to_worker", "b1")]
+    )
+    boss = sub_agent(api, [note, handoff_tool(api, "worker")], reply)
+
+    def worker(state: dict) -> dict:
+        return {"messages": [AIMessage(f"worker saw {[m.content for m in state['messages']]}")]}
+
+    graph = api.StateGraph(Team)
+    graph.add_node("boss", boss, destinations=("worker",))
+    graph.add_node("worker", worker)
+    graph.add_edge(api.START, "boss")
+    graph.add_edge("worker", api.END)
+    return run(graph.compile(), {**ASK, "active": "boss"})
+
+
+def test_a_handoff_among_other_tool_calls() -> None:
+    same(handoff_among_other_calls)
