@@ -962,3 +962,45 @@ def handoff_among_other_calls(api: Any) -> dict:
 
 def test_a_handoff_among_other_tool_calls() -> None:
     same(handoff_among_other_calls)
+
+
+def sent_with_context(api: Any) -> dict:
+    """`create_react_agent`'s v2 form: each call sent with the state it was made in
+    (`{"__type": "tool_call_with_context", "tool_call": ..., "state": ...}`)."""
+    Send, InjectedState, Command = api.Send, api.InjectedState, api.Command
+    InjectedToolCallId = api.InjectedToolCallId
+
+    @tool
+    def look(x: int, user: Annotated[str, InjectedState("user")]) -> str:
+        """Look at the user."""
+        return f"{user} {x}"
+
+    @tool
+    def rename(name: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
+        """Rename the user."""
+        answer = ToolMessage("renamed", tool_call_id=tool_call_id)
+        return Command(update={"user": name, "messages": [answer]})
+
+    def fan_out(state: dict) -> Any:
+        last = state["messages"][-1]
+        if not last.tool_calls:
+            return api.END
+        sent = {**state, "user": state["user"] + " (as sent)"}
+        return [
+            Send("tools", {"__type": "tool_call_with_context", "tool_call": c, "state": sent})
+            for c in last.tool_calls
+        ]
+
+    reply = AIMessage("", tool_calls=[call("look", "c1", x=1), call("rename", "c2", name="bo")])
+    graph = api.StateGraph(Notes)
+    graph.add_node("model", scripted(reply, AIMessage("", tool_calls=[call("look", "c3", x=3)])))
+    graph.add_node("tools", api.ToolNode([look, rename]))
+    graph.add_edge(api.START, "model")
+    graph.add_conditional_edges("model", fan_out, ["tools", api.END])
+    graph.add_edge("tools", "model")
+    return run(graph.compile(), {**ASK, "user": "ada", "notes": []})
+
+
+def test_tool_calls_sent_with_their_state_as_create_react_agent_v2_sends_them() -> None:
+    langgraph, _ = same(sent_with_context)
+    assert langgraph["final"]["user"] == "bo"
