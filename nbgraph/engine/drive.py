@@ -318,8 +318,10 @@ async def _execute_one(
     scope: StreamScope, task: Task, pool: ThreadPoolExecutor, threads: list[asyncio.Future[Task]]
 ) -> Task:
     spec = scope.run.spec
-    if task.kind != "input" and spec.nodes[task.node].is_async:
-        return await scope.aexecute(task)
+    if task.kind != "input":
+        node = spec.nodes[task.node]
+        if node.is_async or node.afn is not None:  # (a node with an async form: `acall`)
+            return await scope.aexecute(task)
     if any(b.is_async for b in spec.branches.get(task.node, ())):
         return await scope.aexecute(task)
     call = functools.partial(contextvars.copy_context().run, scope.execute, task)

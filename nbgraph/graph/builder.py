@@ -15,6 +15,7 @@ from nbgraph.errors import GraphBuildError
 from nbgraph.graph.node_policies import NodePolicies
 from nbgraph.graph.runnables import as_node, is_runnable, runnable_name
 from nbgraph.graph.signatures import (
+    async_form,
     callable_name,
     destinations,
     first_param_annotation,
@@ -144,6 +145,7 @@ class GraphBuilder(NodePolicies):
             defer=bool(defer),
             merge=merge,
             destinations=destinations(action, options.pop("destinations", None)),
+            afn=async_form(action),
             **self._policies(name, options),
         )
         ignored(f"add_node({name!r})", options, keep=("metadata",))

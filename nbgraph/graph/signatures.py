@@ -11,6 +11,7 @@ from collections.abc import Hashable
 from typing import Any, Literal, get_args, get_origin
 
 __all__ = [
+    "async_form",
     "callable_name",
     "destinations",
     "first_param_annotation",
@@ -34,6 +35,15 @@ def is_async(fn: Any) -> bool:
         return True
     call = inspect.getattr_static(type(fn), "__call__", None)
     return call is not None and inspect.iscoroutinefunction(call)
+
+
+def async_form(fn: Any) -> Any:
+    """The async form of a sync node object, run in its place in an async run: its `acall`
+    coroutine method (LangGraph's `ToolNode` has both forms); None for other nodes."""
+    acall = getattr(fn, "acall", None)
+    if acall is None or is_async(fn) or not inspect.iscoroutinefunction(acall):
+        return None
+    return acall
 
 
 def _parameters(fn: Any) -> list[inspect.Parameter]:

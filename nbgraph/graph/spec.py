@@ -28,6 +28,7 @@ class NodeSpec:
     destinations: tuple[str, ...] | None = None
     retry: tuple[Any, ...] = ()  # RetryPolicy each: the first whose retry_on matches applies
     cache: Any = None  # a CachePolicy: reuse its writes for an input it has seen
+    afn: Callable[..., Any] | None = None  # its async form, run instead in an async run
 
 
 @dataclass(frozen=True, slots=True)

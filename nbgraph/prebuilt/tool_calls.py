@@ -1,22 +1,35 @@
-"""One tool call run as LangGraph's `ToolNode` runs it: the tool invoked with the call, its
-result made a `ToolMessage`, and a failure turned into an error `ToolMessage` (or raised) as
-`handle_tool_errors` says, with LangGraph's texts.
+"""One tool call run as LangGraph's `ToolNode` runs it: the tool invoked with the call and
+what the tool node injects, its response checked (`tool_commands`), a failure turned into an
+error `ToolMessage` (or raised) as `handle_tool_errors` says, with LangGraph's texts; and
+`wrap_tool_call` / `awrap_tool_call` around it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
-import json
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pydantic
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException
 
-__all__ = ["ToolInvocationError", "as_tool", "default_handle_tool_errors", "run_call"]
+from nbgraph.engine.core.interrupts import GraphInterrupt
+from nbgraph.engine.core.tasks import ParentCommand
+from nbgraph.prebuilt.injection import ToolInjections, ToolRuntime
+from nbgraph.prebuilt.tool_commands import checked_response
+
+__all__ = [
+    "ToolCall",
+    "ToolCallRequest",
+    "ToolInvocationError",
+    "as_tool",
+    "default_handle_tool_errors",
+]
 
 _INVALID_TOOL_NAME = "Error: {requested_tool} is not a valid tool, try one of [{available_tools}]."
 _TOOL_CALL_ERROR = "Error: {error}\n Please fix your mistakes."
@@ -26,7 +39,6 @@ _TOOL_INVOCATION_ERROR = (
     " Please fix the error and try again."
 )
 _UNIONS = (typing.Union, types.UnionType)
-_BLOCK_TYPES = ("text", "image_url", "image", "json", "search_result", "custom_tool_call_output")
 
 
 class ToolInvocationError(ToolException):
@@ -36,10 +48,17 @@ class ToolInvocationError(ToolException):
         message: the text the model is shown: the tool, its arguments, what was wrong.
     """
 
-    def __init__(self, tool_name: str, source: pydantic.ValidationError, tool_kwargs: dict):
+    def __init__(
+        self,
+        tool_name: str,
+        source: pydantic.ValidationError,
+        tool_kwargs: dict,
+        injected: set[str] | frozenset[str] = frozenset(),
+    ):
         lines = [
             ".".join(str(part) for part in error.get("loc", ())) + ": " + error["msg"]
             for error in source.errors()
+            if error.get("loc") and error["loc"][0] not in injected
         ]
         self.message = _TOOL_INVOCATION_ERROR.format(
             tool_name=tool_name, tool_kwargs=tool_kwargs, error="\n".join(lines)
@@ -56,21 +75,6 @@ def default_handle_tool_errors(e: Exception) -> str:
     raise e
 
 
-def _content_of(output: Any) -> Any:
-    """A tool's result as `ToolMessage` content: a str or content blocks as they are,
-    anything else as JSON (or `str()` when it is not JSON)."""
-    if isinstance(output, str):
-        return output
-    if isinstance(output, list) and all(
-        isinstance(x, dict) and x.get("type") in _BLOCK_TYPES for x in output
-    ):
-        return output
-    try:
-        return json.dumps(output, ensure_ascii=False)
-    except Exception:
-        return str(output)
-
-
 def as_tool(tool: Any) -> BaseTool:
     """A langchain tool from a `BaseTool`, an `@tool` function or a plain function."""
     if isinstance(tool, BaseTool):
@@ -85,31 +89,142 @@ def as_tool(tool: Any) -> BaseTool:
     return make_tool(tool)
 
 
-def run_call(
-    call: Mapping[str, Any],
-    tools: Mapping[str, BaseTool],
-    config: dict[str, Any],
-    handle: Any,
-) -> Any:
-    """Run one tool call; return its `ToolMessage` (or what the tool returned: a Command)."""
-    tool = tools.get(call["name"])
-    if tool is None:
-        content = _INVALID_TOOL_NAME.format(
-            requested_tool=call["name"], available_tools=", ".join(tools)
-        )
-        return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
-    try:
+@dataclass
+class ToolCallRequest:
+    """One tool call as `wrap_tool_call` sees it (LangGraph's class of that name).
+
+    Attributes:
+        tool_call: the call (`name`, `args`, `id`).
+        tool: the tool it names, or None when the tool node has none of that name.
+        state: the state the tool is handed; runtime: its `ToolRuntime`.
+    """
+
+    tool_call: dict[str, Any]
+    tool: BaseTool | None
+    state: Any
+    runtime: ToolRuntime
+
+    def override(self, **overrides: Any) -> ToolCallRequest:
+        """A new request with some of `tool_call`, `tool`, `state` replaced (a new state is
+        the runtime's too)."""
+        request = dataclasses.replace(self, **overrides)
+        if "state" in overrides and isinstance(request.runtime, ToolRuntime):
+            runtime = dataclasses.replace(request.runtime, state=request.state)
+            request = dataclasses.replace(request, runtime=runtime)
+        return request
+
+
+@dataclass
+class ToolCall:
+    """One tool call as the tool node runs it.
+
+    Attributes:
+        request: the call, its tool, state and runtime.
+        prepared: `prepared(tool)` -> the tool as called (`lifted`) and what it is handed.
+        config: the config the tool is invoked with.
+        handle: `handle_tool_errors`; `kind`: the tool node's input ("dict", "list" or
+            "tool_calls"); `messages_key`: the state field of the messages.
+        names: every tool's name (for the unknown-tool message).
+        wrap, awrap: `wrap_tool_call` / `awrap_tool_call`, or None.
+    """
+
+    request: ToolCallRequest
+    prepared: Callable[[BaseTool], tuple[BaseTool, ToolInjections | None]]
+    config: dict[str, Any]
+    handle: Any
+    kind: str
+    messages_key: str
+    names: tuple[str, ...]
+    wrap: Any = None
+    awrap: Any = None
+
+    def run(self) -> Any:
+        """The call's `ToolMessage`, `Command` or list of them, through `wrap_tool_call`.
+
+        Raises:
+            KeyError, ValueError: what the tool asks for cannot be injected.
+            Exception: an error `handle_tool_errors` does not turn into a message.
+        """
+        if self.wrap is None:
+            return self.execute(self.request)
         try:
-            response = tool.invoke({**call, "type": "tool_call"}, config)
-        except pydantic.ValidationError as exc:
-            raise ToolInvocationError(call["name"], exc, call["args"]) from exc
-        if isinstance(response, ToolMessage):
-            response.content = _content_of(response.content)
-        return response
-    except Exception as e:
-        if not handle or not isinstance(e, _handled_types(handle)):
-            raise
-        content = _error_text(e, handle)
+            return self.wrap(self.request, self.execute)
+        except Exception as error:
+            return self._wrapper_failed(error)
+
+    async def arun(self) -> Any:
+        """`run` in an async run: the tool's async form (a sync tool runs on a thread),
+        through `awrap_tool_call` (or `wrap_tool_call`, with the sync `execute`)."""
+        if self.wrap is None and self.awrap is None:
+            return await self.aexecute(self.request)
+        try:
+            if self.awrap is not None:
+                return await self.awrap(self.request, self.aexecute)
+            return self.wrap(self.request, self.execute)
+        except Exception as error:
+            return self._wrapper_failed(error)
+
+    def execute(self, request: ToolCallRequest) -> Any:
+        """Run `request`'s call once (a wrapper may call this again)."""
+        if request.tool is None:
+            return self._unknown(request.tool_call)
+        tool, payload = self._payload(request)
+        try:
+            response = tool.invoke(payload, self.config)
+            return checked_response(response, request.tool_call, self.kind, self.messages_key)
+        except Exception as error:
+            return self._failed(request, error)
+
+    async def aexecute(self, request: ToolCallRequest) -> Any:
+        """`execute`, awaiting the tool's async form."""
+        if request.tool is None:
+            return self._unknown(request.tool_call)
+        tool, payload = self._payload(request)
+        try:
+            response = await tool.ainvoke(payload, self.config)
+            return checked_response(response, request.tool_call, self.kind, self.messages_key)
+        except Exception as error:
+            return self._failed(request, error)
+
+    def _unknown(self, call: dict[str, Any]) -> ToolMessage:
+        name = call["name"]
+        names = ", ".join(self.names)
+        content = _INVALID_TOOL_NAME.format(requested_tool=name, available_tools=names)
+        return ToolMessage(content, name=name, tool_call_id=call["id"], status="error")
+
+    def _payload(self, request: ToolCallRequest) -> tuple[BaseTool, dict[str, Any]]:
+        """The tool as called, and the tool call with the injected arguments filled."""
+        call = request.tool_call
+        tool, injections = self.prepared(request.tool)  # type: ignore[arg-type]
+        args = call.get("args") or {}
+        if injections is not None:
+            args = injections.fill(args, request.runtime, self.messages_key)
+        return tool, {"name": call["name"], "args": args, "id": call["id"], "type": "tool_call"}
+
+    def _failed(self, request: ToolCallRequest, error: Exception) -> ToolMessage:
+        """A failed call's error message, or the error raised (see `handle_tool_errors`)."""
+        if isinstance(error, (GraphInterrupt, ParentCommand)):
+            raise error
+        call = request.tool_call
+        if isinstance(error, pydantic.ValidationError):
+            _, injections = self.prepared(request.tool)  # type: ignore[arg-type]
+            hidden = injections.names if injections is not None else frozenset()
+            invalid = ToolInvocationError(call["name"], error, call.get("args") or {}, hidden)
+            invalid.__cause__ = error
+            error = invalid
+        handle = self.handle
+        if not handle or not isinstance(error, _handled_types(handle)):
+            raise error
+        content = _error_text(error, handle)
+        return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
+
+    def _wrapper_failed(self, error: Exception) -> ToolMessage:
+        """A wrapper's error: a message when `handle_tool_errors` is set (whatever the
+        error's type, as LangGraph), else raised; a question for a person always raised."""
+        if isinstance(error, (GraphInterrupt, ParentCommand)) or not self.handle:
+            raise error
+        call = self.request.tool_call
+        content = _error_text(error, self.handle)
         return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
 
 

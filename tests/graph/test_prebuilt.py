@@ -19,12 +19,14 @@ pytest.importorskip("langchain_core")
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import tool
 
 import nbgraph
 from nbgraph import END, START, StateGraph, add_messages
 from nbgraph.engine.runnable import config_list, merge_configs
 from nbgraph.errors import InvalidArgumentError
-from nbgraph.prebuilt import ToolNode, tools_condition
+from nbgraph.prebuilt import InjectedToolCallId, ToolNode, tools_condition
+from nbgraph.types import Command
 
 
 class Chat(TypedDict):
@@ -215,3 +217,69 @@ def test_import_nbgraph_loads_no_langchain_and_prebuilt_names_load_on_use():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == [False, True, "nbgraph.prebuilt.tool_node"]
     assert nbgraph.ToolNode is ToolNode and nbgraph.tools_condition is tools_condition
+
+
+class Profile(TypedDict):
+    messages: Annotated[list, add_messages]
+    name: str
+
+
+def _profile_app():
+    @tool
+    def set_name(name: str, tool_call_id: Annotated[str, InjectedToolCallId]):
+        """Set the user's name."""
+        answer = ToolMessage("ok", tool_call_id=tool_call_id)
+        return Command(update={"name": name, "messages": [answer]})
+
+    return StateGraph(Profile).add_node(ToolNode([set_name])).add_edge(START, "tools").compile()
+
+
+def test_the_record_shows_the_field_a_tool_updated_through_command_as_the_tool_nodes_write():
+    call = {"name": "set_name", "args": {"name": "ada"}, "id": "c1"}
+    run = _profile_app().run({"messages": [AIMessage("", tool_calls=[call], id="a1")], "name": ""})
+    assert run.output["name"] == "ada"
+    effects = run.effects[run.effects["step"] == 1]
+    by_field = {row["field"]: row for _, row in effects.iterrows()}
+    assert set(by_field) == {"name", "messages"}
+    assert list(by_field["name"]["writers"]) == ["tools"]
+    assert (by_field["name"]["before"], by_field["name"]["after"]) == ("", "ada")
+    ((writer, written),) = by_field["messages"]["writes"]
+    assert writer == "tools" and [(m.content, m.name) for m in written] == [("ok", "set_name")]
+
+
+def test_a_tool_node_has_an_async_form_the_engine_runs_in_an_async_run():
+    @tool
+    async def where(x: int) -> str:
+        """Say which loop runs it."""
+        return str(id(asyncio.get_running_loop()))
+
+    app = StateGraph(Chat).add_node(ToolNode([where])).add_edge(START, "tools").compile()
+    assert app.spec.nodes["tools"].afn is not None and not app.spec.nodes["tools"].is_async
+    call = {"name": "where", "args": {"x": 1}, "id": "c1"}
+
+    async def go():
+        out = await app.ainvoke({"messages": [AIMessage("", tool_calls=[call], id="a1")]})
+        return out["messages"][-1].content, str(id(asyncio.get_running_loop()))
+
+    ran_on, loop = asyncio.run(go())
+    assert ran_on == loop  # gathered on the run's own event loop, not a thread's
+
+
+def test_the_injection_markers_are_exported_from_nbgraph_prebuilt():
+    import langchain_core.tools
+
+    import nbgraph.prebuilt as prebuilt
+
+    assert prebuilt.InjectedToolCallId is langchain_core.tools.InjectedToolCallId
+    assert {"InjectedState", "InjectedStore", "ToolRuntime"} <= set(prebuilt.__all__)
+    assert issubclass(prebuilt.InjectedState, langchain_core.tools.InjectedToolArg)
+
+
+def test_messages_state_is_a_typed_dict_pydantic_takes_and_keeps_messages_as_they_are():
+    import pydantic
+
+    from nbgraph import MessagesState
+
+    message = AIMessage("hi", id="a1")
+    state = pydantic.TypeAdapter(MessagesState).validate_python({"messages": [message]})
+    assert state["messages"][0] is message

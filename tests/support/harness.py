@@ -53,10 +53,17 @@ LANGGRAPH_HOMES = {
     "langgraph.store.base": ("BaseStore",),
     "langgraph.store.memory": ("InMemoryStore",),
     "langgraph.prebuilt": ("ToolNode", "tools_condition"),
+    "langgraph.prebuilt.tool_node": ("InjectedState", "InjectedStore", "ToolRuntime"),
+    "langchain_core.tools": ("InjectedToolCallId",),
 }  # fmt: skip
 """Where a LangGraph program imports each name from."""
 
-NBGRAPH_HOMES = {"nbgraph.prebuilt": ("ToolNode", "tools_condition")}
+NBGRAPH_HOMES = {
+    "nbgraph.prebuilt": ("ToolNode", "tools_condition"),
+    "nbgraph.prebuilt.injection": (
+        "InjectedState", "InjectedStore", "ToolRuntime", "InjectedToolCallId",
+    ),
+}  # fmt: skip
 """Where an nbgraph program imports a name from when it is not the top-level `nbgraph`."""
 
 HOMES = {

@@ -225,7 +225,7 @@ class TaskRunner:
             values = run.read(task) if run.lineages else run.values
             state = self._input(task, plan, values)
             with interrupt_scope(scope):
-                output = call_with(env, plan.fn, plan.wanted, state)
+                output = call_with(env, plan.afn, plan.awanted, state)
                 if inspect.isawaitable(output):
                     output = await awaited(output)
             self._took(task, plan, output)

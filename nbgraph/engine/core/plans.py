@@ -47,14 +47,29 @@ class NodePlan:
         plain: its outgoing edges are plain: committing queues `targets` and nothing else.
         targets: its edges' targets (END left out).
         is_async: the node or one of its routers is a coroutine function.
+        afn, awanted: the node's async form, run instead in an async run (`NodeSpec.afn`),
+            and its injected parameters; `fn` and `wanted` when it has none.
     """
 
-    __slots__ = ("fn", "is_async", "node", "plain", "routers", "targets", "viewed", "wanted")
+    __slots__ = (
+        "afn",
+        "awanted",
+        "fn",
+        "is_async",
+        "node",
+        "plain",
+        "routers",
+        "targets",
+        "viewed",
+        "wanted",
+    )
 
     def __init__(self, spec: Any, name: str, viewed: bool) -> None:
         node = self.node = spec.nodes.get(name)  # (None for START: its routers only)
         self.fn = node.fn if node is not None else None
         self.wanted = injections(node.fn) if node is not None else ()
+        self.afn = node.afn if node is not None and node.afn is not None else self.fn
+        self.awanted = injections(self.afn) if self.afn is not self.fn else self.wanted
         branches = tuple(spec.branches.get(name, ()))
         self.routers = tuple(RouterPlan(branch, viewed) for branch in branches)
         self.viewed = viewed and node is not None and node.input is None
