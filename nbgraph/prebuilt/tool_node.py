@@ -111,6 +111,8 @@ class ToolNode:
 
     def _tool_calls(self, input: Any) -> tuple[list[dict[str, Any]], str]:
         """The calls to run, and whether the input was a list of messages or a state."""
+        if isinstance(input, dict) and input.get("__type") == "tool_call_with_context":
+            return [_call_dict(input["tool_call"])], "dict"  # (one call, Sent by an agent)
         if isinstance(input, list) and input:
             last = input[-1]
             if isinstance(last, dict) and last.get("type") == "tool_call":

@@ -53,10 +53,21 @@ LANGGRAPH_HOMES = {
     "langgraph.store.base": ("BaseStore",),
     "langgraph.store.memory": ("InMemoryStore",),
     "langgraph.prebuilt": ("ToolNode", "tools_condition"),
+    "langgraph.managed.is_last_step": ("IsLastStep",),
+    "langgraph.prebuilt.chat_agent_executor": (
+        "create_react_agent", "AgentState", "AgentStatePydantic",
+        "AgentStateWithStructuredResponse",
+    ),
 }  # fmt: skip
 """Where a LangGraph program imports each name from."""
 
-NBGRAPH_HOMES = {"nbgraph.prebuilt": ("ToolNode", "tools_condition")}
+NBGRAPH_HOMES = {
+    "nbgraph.prebuilt": ("ToolNode", "tools_condition"),
+    "nbgraph.prebuilt.react_agent": (
+        "create_react_agent", "AgentState", "AgentStatePydantic",
+        "AgentStateWithStructuredResponse",
+    ),
+}  # fmt: skip
 """Where an nbgraph program imports a name from when it is not the top-level `nbgraph`."""
 
 HOMES = {
