@@ -282,6 +282,8 @@ def create_react_agent(
     call = steps.acall_model if agent_model.is_async else steps.call_model
     input_schema = _model_input_schema(state_schema) if pre_model_hook is not None else None
     graph.add_node("agent", call, input_schema=input_schema)
+    if tool_list:
+        graph.add_node("tools", tool_node)
     if pre_model_hook is not None:
         graph.add_node("pre_model_hook", pre_model_hook).add_edge("pre_model_hook", "agent")
     graph.add_edge("__start__", steps.entry)
@@ -295,7 +297,7 @@ def create_react_agent(
         )
         graph.add_node("generate_structured_response", structured)
     if tool_list:
-        _add_tool_loop(graph, steps, tool_node)
+        _add_tool_loop(graph, steps)
     elif response_format is not None:
         last = "post_model_hook" if post_model_hook is not None else "agent"
         graph.add_edge(last, "generate_structured_response")
@@ -313,9 +315,8 @@ create_tool_calling_executor = create_react_agent
 """LangGraph's other name for `create_react_agent`."""
 
 
-def _add_tool_loop(graph: StateGraph, steps: AgentSteps, tool_node: ToolNode) -> None:
-    """The `tools` node and the routes between it, the model and the hooks."""
-    graph.add_node("tools", tool_node)
+def _add_tool_loop(graph: StateGraph, steps: AgentSteps) -> None:
+    """The routes between the model, the hooks and the `tools` node."""
     finish = "generate_structured_response" if steps.response_format is not None else END
     if steps.post_hook:
         graph.add_conditional_edges("agent", steps.should_continue, ["post_model_hook"])
