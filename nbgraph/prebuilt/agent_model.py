@@ -199,4 +199,3 @@ def _chat_model_of(model: Any) -> BaseChatModel:
             f"model.bind_tools(...) binding of one); got {type(model).__name__}."
         )
     return model
-

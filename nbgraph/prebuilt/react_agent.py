@@ -13,20 +13,19 @@ write of a `tools` task through the `messages` reducer.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, get_type_hints
+from typing import Annotated, Any, Literal, NotRequired, get_type_hints
 
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict  # (pydantic takes it in a signature on 3.11)
 
 from nbgraph.graph.runnables import langchain_config
 from nbgraph.messages import add_messages
 from nbgraph.notebook import StateGraph
 from nbgraph.prebuilt.agent_model import AgentModel, check_chat_history, state_value
 from nbgraph.prebuilt.tool_node import ToolNode
-from nbgraph.types import END, RemainingSteps, Send
+from nbgraph.types import END, START, RemainingSteps, Send
 
 __all__ = [
     "NEED_MORE_STEPS",
@@ -197,9 +196,10 @@ class AgentSteps:
                 break
             if message.name in self.return_direct:
                 return END
-        if isinstance(message, AIMessage) and message.tool_calls:
-            if any(call["name"] in self.return_direct for call in message.tool_calls):
-                return END
+        if isinstance(message, AIMessage) and any(
+            call["name"] in self.return_direct for call in message.tool_calls
+        ):
+            return END
         return self.entry
 
     @staticmethod
@@ -231,88 +231,104 @@ def create_react_agent(
     name: str | None = None,
     **deprecated: Any,
 ) -> Any:
-    """An agent that calls the model, runs the tools it asks for, and calls it again until it
-    answers without tool calls — LangGraph's `create_react_agent`, as an nbgraph graph.
+    """A graph that calls the model, runs the tools it asks for, and calls it again until it
+    answers without tool calls: LangGraph's `create_react_agent`, as an nbgraph graph.
 
     Args:
-        model: a chat model, a Runnable (`model.bind_tools(...)`), a `"provider:model"` name,
-            or a function `(state, runtime) -> model` (sync or async) choosing one per call.
-        tools: tools (langchain tools or functions; dicts are provider tools, only bound) or
-            a `ToolNode`. With none, the agent is one model call.
+        model: a chat model, a Runnable (`model.bind_tools(...)`), a `"provider:model"`
+            name, or a function `(state, runtime) -> model` (sync or async).
+        tools: tools (langchain tools or functions; dicts are provider tools, only bound)
+            or a `ToolNode`. With none, the agent is one model call.
         prompt: a str or `SystemMessage` put before the messages, a function of the state
             returning the model's input, or a Runnable doing that.
-        response_format: a schema (pydantic model, TypedDict, JSON schema) or `(prompt,
-            schema)`: after the loop the model is asked for it, kept in
-            `structured_response`.
+        response_format: a schema or `(prompt, schema)`: after the loop the model is asked
+            for it, kept in `structured_response`.
         pre_model_hook, post_model_hook: nodes run before / after each model call (a
             pre-model hook may give the model `llm_input_messages` instead of `messages`).
-        state_schema: the state (must have `messages` and `remaining_steps`, and
-            `structured_response` with a `response_format`); default `AgentState`.
+        state_schema: must have `messages` and `remaining_steps` (and `structured_response`
+            with a `response_format`); default `AgentState`.
+        version: "v2" (default) sends each tool call to `tools` on its own; "v1" runs all
+            the calls of a message in one task.
         context_schema, checkpointer, store, interrupt_before, interrupt_after, debug,
-            name: as `StateGraph(...)` and `compile(...)` take them.
-        version: "v2" (default) sends each tool call to the tools node on its own; "v1"
-            runs all the calls of a message in one task.
-        **deprecated: `config_schema`, the old name of `context_schema`.
-
-    Returns:
-        The compiled graph (nodes `agent`, `tools`, and the hooks and
-        `generate_structured_response` when given).
+            name: as `StateGraph(...)` and `compile(...)` take them (`config_schema`: the
+            old name of `context_schema`).
 
     Raises:
-        ValueError: an unknown version, a state schema without the keys the agent needs,
+        ValueError: an unknown version, a state schema without the keys the agent reads,
             tools bound to the model that are not the agent's.
         TypeError: an unknown keyword argument.
     """
     context_schema = _context_schema(context_schema, deprecated)
     state_schema = _state_schema(state_schema, response_format, version)
     tool_node, tool_list, builtin = _tool_parts(tools)
+    hooks = {"pre_model_hook": pre_model_hook, "post_model_hook": post_model_hook}
     agent_model = AgentModel(model, tool_list, builtin, prompt)
-    steps = AgentSteps(
-        agent_model,
-        name=name,
-        return_direct={t.name for t in tool_list if t.return_direct},
-        pre_hook=pre_model_hook is not None,
-        post_hook=post_model_hook is not None,
-        response_format=response_format,
-        version=version,
-        entry="pre_model_hook" if pre_model_hook is not None else "agent",
-        pydantic=_is_pydantic(state_schema),
-    )
-    graph = StateGraph(state_schema, context_schema=context_schema)
-    call = steps.acall_model if agent_model.is_async else steps.call_model
-    input_schema = _model_input_schema(state_schema) if pre_model_hook is not None else None
-    graph.add_node("agent", call, input_schema=input_schema)
-    if tool_list:
-        graph.add_node("tools", tool_node)
-    if pre_model_hook is not None:
-        graph.add_node("pre_model_hook", pre_model_hook).add_edge("pre_model_hook", "agent")
-    graph.add_edge("__start__", steps.entry)
-    if post_model_hook is not None:
-        graph.add_node("post_model_hook", post_model_hook).add_edge("agent", "post_model_hook")
-    if response_format is not None:
-        structured = (
-            steps.agenerate_structured_response
-            if agent_model.is_async
-            else steps.generate_structured_response
-        )
-        graph.add_node("generate_structured_response", structured)
-    if tool_list:
-        _add_tool_loop(graph, steps)
-    elif response_format is not None:
-        last = "post_model_hook" if post_model_hook is not None else "agent"
-        graph.add_edge(last, "generate_structured_response")
-    return graph.compile(
-        checkpointer=checkpointer,
-        store=store,
-        interrupt_before=interrupt_before or (),
-        interrupt_after=interrupt_after or (),
-        debug=debug,
-        name=name,
-    )
+    steps = _steps(agent_model, tool_list, hooks, state_schema, response_format, version, name)
+    graph = _agent_graph(steps, state_schema, context_schema, hooks, tool_node, tool_list)
+    breaks = {"interrupt_before": interrupt_before or (), "interrupt_after": interrupt_after or ()}
+    return graph.compile(checkpointer, store=store, debug=debug, name=name, **breaks)
 
 
 create_tool_calling_executor = create_react_agent
 """LangGraph's other name for `create_react_agent`."""
+
+
+def _steps(
+    model: AgentModel,
+    tools: list[Any],
+    hooks: dict[str, Any],
+    state_schema: Any,
+    response_format: Any,
+    version: str,
+    name: str | None,
+) -> AgentSteps:
+    """The agent's nodes and routers, for these options."""
+    return AgentSteps(
+        model,
+        name=name,
+        return_direct={t.name for t in tools if t.return_direct},
+        pre_hook=hooks["pre_model_hook"] is not None,
+        post_hook=hooks["post_model_hook"] is not None,
+        response_format=response_format,
+        version=version,
+        entry="pre_model_hook" if hooks["pre_model_hook"] is not None else "agent",
+        pydantic=_is_pydantic(state_schema),
+    )
+
+
+def _agent_graph(
+    steps: AgentSteps,
+    state_schema: Any,
+    context_schema: Any,
+    hooks: dict[str, Any],
+    tool_node: ToolNode,
+    tools: list[Any],
+) -> StateGraph:
+    """The agent's graph, its nodes added in LangGraph's order (for `get_graph()`)."""
+    graph = StateGraph(state_schema, context_schema=context_schema)
+    is_async = steps.model.is_async
+    pre, post = hooks["pre_model_hook"], hooks["post_model_hook"]
+    input_schema = _model_input_schema(state_schema) if pre is not None else None
+    call = steps.acall_model if is_async else steps.call_model
+    graph.add_node("agent", call, input_schema=input_schema)
+    if tools:
+        graph.add_node("tools", tool_node)
+    if pre is not None:
+        graph.add_node("pre_model_hook", pre).add_edge("pre_model_hook", "agent")
+    graph.add_edge(START, steps.entry)
+    if post is not None:
+        graph.add_node("post_model_hook", post).add_edge("agent", "post_model_hook")
+    if steps.response_format is not None:
+        structured = (
+            steps.agenerate_structured_response if is_async else steps.generate_structured_response
+        )
+        graph.add_node("generate_structured_response", structured)
+    if tools:
+        _add_tool_loop(graph, steps)
+    elif steps.response_format is not None:
+        last = "post_model_hook" if post is not None else "agent"
+        graph.add_edge(last, "generate_structured_response")
+    return graph
 
 
 def _add_tool_loop(graph: StateGraph, steps: AgentSteps) -> None:

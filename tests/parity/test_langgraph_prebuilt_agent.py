@@ -30,7 +30,6 @@ from langchain_core.messages import (  # noqa: E402
     SystemMessage,
 )
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder  # noqa: E402
-from langchain_core.runnables import RunnableLambda  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
@@ -162,17 +161,18 @@ def test_version_v1_and_v2_updates_differ_as_in_langgraph():
         out = {}
         for version in ("v1", "v2"):
             model = ScriptedChatModel(
-                replies=[asks(("add", {"a": 1, "b": 2}, "c1"), ("add", {"a": 3, "b": 4}, "c2")), "done"]
+                replies=[
+                    asks(("add", {"a": 1, "b": 2}, "c1"), ("add", {"a": 3, "b": 4}, "c2")),
+                    "done",
+                ]
             )
             app = lg.create_react_agent(model, [add], version=version)
             chunks = updates(app, QUESTION)
-            out[version] = [sorted(c) for c in chunks[:1]] + [
-                sorted(map(str, chunks[1:-1])),  # (parallel Sends finish in any order)
-                chunks[-1],
-            ]
+            # (parallel Sends finish in any order: the tools' chunks as a sorted list)
+            out[version] = [chunks[0], sorted(map(str, chunks[1:-1])), chunks[-1]]
         return out
 
-    langgraph, nbgraph = same(program)
+    langgraph, _ = same(program)
     assert len(langgraph["v1"][1]) == 1 and len(langgraph["v2"][1]) == 2
 
 
@@ -382,6 +382,7 @@ def test_pydantic_agent_state():
     """`AgentStatePydantic` (the input as message objects: nbgraph validates a pydantic
     state's input before its reducers run, LangGraph after; a `("user", text)` tuple is
     refused there)."""
+
     def program(lg):
         model = adding_model()
         app = lg.create_react_agent(model, [add, shout], state_schema=lg.AgentStatePydantic)
@@ -450,6 +451,29 @@ def test_context_schema_and_dynamic_model():
         first = app.invoke(QUESTION, context={"model_name": "fast"})
         second = app.invoke(QUESTION, context={"model_name": "deep"})
         return final(first), final(second), seen(fast), seen(deep)
+
+    same(program)
+
+
+def test_async_model_function_and_prompt_with_astream():
+    """An async model function and an async prompt, run with `astream`."""
+
+    def program(lg):
+        model = adding_model()
+
+        async def choose(state, runtime):
+            return model.bind_tools([add, shout])
+
+        async def prompt(state):
+            return [SystemMessage("async prompt"), *state["messages"]]
+
+        app = lg.create_react_agent(choose, [add, shout], prompt=prompt)
+
+        async def go():
+            return [shaped(c) async for c in app.astream(QUESTION, stream_mode="updates")]
+
+        chunks = asyncio.run(go())
+        return chunks[0], sorted(map(str, chunks[1:-1])), chunks[-1], seen(model)
 
     same(program)
 

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableLambda
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 __all__ = ["ScriptedChatModel", "tool_call"]
 
@@ -31,10 +31,10 @@ def tool_call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
 class ScriptedChatModel(BaseChatModel):
     """A chat model that answers from a script (see the module's doc)."""
 
-    replies: list[Any] = []
-    structured: list[Any] = []
-    seen: list[list[tuple[str, Any]]] = []
-    bound: list[list[str]] = []
+    replies: list[Any] = Field(default_factory=list)
+    structured: list[Any] = Field(default_factory=list)
+    seen: list[list[tuple[str, Any]]] = Field(default_factory=list)
+    bound: list[list[str]] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
