@@ -89,7 +89,7 @@ def updates(app: Any, inputs: Any, config: Any = None) -> list:
 def graph_of(app: Any) -> dict:
     g = app.get_graph()
     edges = sorted((e.source, e.target, e.conditional) for e in g.edges)
-    return {"nodes": list(g.nodes), "edges": edges}
+    return {"nodes": list(g.nodes), "edges": edges, "mermaid": g.draw_mermaid()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -478,6 +478,21 @@ def test_async_model_function_and_prompt_with_astream():
     same(program)
 
 
+def test_messages_stream():
+    """`stream_mode="messages"`: the model's answers (and the tools' messages) with the node
+    and step each came from."""
+
+    def program(lg):
+        model = adding_model()
+        app = lg.create_react_agent(model, [add, shout], prompt="be brief")
+        pairs = app.stream(QUESTION, stream_mode="messages")
+        keys = ("langgraph_node", "langgraph_step", "langgraph_triggers")
+        out = [(said(m), {k: meta.get(k) for k in keys}) for m, meta in pairs]
+        return sorted(map(str, out))
+
+    same(program)
+
+
 def test_store_read_by_the_prompt_and_a_tool():
     def program(lg):
         store = lg.InMemoryStore()
@@ -527,14 +542,18 @@ def test_checkpointer_multi_turn_thread():
     same(program)
 
 
+@pytest.mark.parametrize("saver", ["memory", "sqlite"])
 @pytest.mark.parametrize("version", ["v1", "v2"])
-def test_interrupt_before_tools_then_resume(version):
+def test_interrupt_before_tools_then_resume(version, saver, tmp_path):
+    """Paused before the tools (v2: the two `Send`s, with the state they carry, kept in the
+    checkpoint), then resumed."""
+
     def program(lg):
         model = adding_model()
         app = lg.create_react_agent(
             model,
             [add, shout],
-            checkpointer=lg.InMemorySaver(),
+            checkpointer=lg.saver(),
             interrupt_before=["tools"],
             version=version,
         )
@@ -544,7 +563,7 @@ def test_interrupt_before_tools_then_resume(version):
         resumed = run(app, None, config)
         return paused, at_pause, resumed, snapshot(app.get_state(config))
 
-    langgraph, _ = same(program)
+    langgraph, _ = same(program, saver=saver, folder=tmp_path)
     assert langgraph[1]["next"] == {"v1": ("tools",), "v2": ("tools", "tools")}[version]
 
 
@@ -620,6 +639,21 @@ def test_bad_arguments_are_refused():
 
     langgraph, _ = same(program)
     assert set(langgraph.values()) == {"ValueError", "TypeError"}
+
+
+def test_post_model_hook_with_v1_fails_on_a_tool_call():
+    """The post-model hook is for version "v2": with "v1", a tool call routes where the
+    agent's path map does not go (a `KeyError` on both)."""
+
+    def program(lg):
+        model = adding_model()
+        app = lg.create_react_agent(
+            model, [add, shout], post_model_hook=lambda state: {}, version="v1"
+        )
+        return run(app, QUESTION)
+
+    langgraph, _ = same(program, raises=True)
+    assert langgraph == ("raised", "KeyError")
 
 
 def test_unanswered_tool_call_in_the_history_is_refused():
