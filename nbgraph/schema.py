@@ -20,7 +20,13 @@ from nbgraph.reducers import (
     reducer_from_callable,
     registered_names,
 )
-from nbgraph.types import MISSING, Ephemeral, Transient, _RemainingStepsMarker
+from nbgraph.types import (
+    MISSING,
+    Ephemeral,
+    Transient,
+    _IsLastStepMarker,
+    _RemainingStepsMarker,
+)
 
 __all__ = [
     "ROOT",
@@ -29,6 +35,7 @@ __all__ = [
     "SchemaKind",
     "generate_state_schema",
     "is_typeddict",
+    "managed_value",
     "pydantic_updates",
     "read_schema",
     "schema_kind",
@@ -53,7 +60,8 @@ class FieldSpec:
         type: the declared type, without its `Annotated` metadata.
         reducer: how writes combine; None means overwrite (one write per step).
         ephemeral: the value is cleared after every superstep that did not write it.
-        managed: computed by the engine (`RemainingSteps`), never stored or written.
+        managed: computed by the engine (`RemainingSteps`, `IsLastStep`: `managed_value`),
+            never stored or written.
         private: declared only by a node's input annotation; never in the output.
         initial: builds the empty starting value of a reducer field (`list()`, `int()`).
         transient: for a `Transient` field, the factory that builds it (never saved).
@@ -76,6 +84,19 @@ class FieldSpec:
         if self.ephemeral:
             return "ephemeral"
         return self.reducer.name if self.reducer else "overwrite"
+
+
+def managed_value(field: FieldSpec, remaining: int) -> int | bool:
+    """What a managed field holds in a step with `remaining` supersteps left (the limit's
+    count down, 1 in the last step): `RemainingSteps` the count, `IsLastStep` (the managed
+    field of type `bool`) whether this step is the last.
+
+    >>> managed_value(FieldSpec("left", int, managed=True), 3)
+    3
+    >>> managed_value(FieldSpec("last", bool, managed=True), 1)
+    True
+    """
+    return remaining == 1 if field.type is bool else remaining
 
 
 @dataclass(frozen=True)
@@ -262,7 +283,7 @@ def _field_from_hint(
     transient: Callable[[], Any] | None = None
     for item in metadata:
         found: Reducer | None = None
-        if item is _RemainingStepsMarker:
+        if item is _RemainingStepsMarker or item is _IsLastStepMarker:
             managed = True
         elif item is Ephemeral or isinstance(item, Ephemeral):
             ephemeral = True

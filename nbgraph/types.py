@@ -1,7 +1,7 @@
 """Small value types shared by the builder, the engine and node code.
 
 `MISSING`, `START`/`END`, `Send`, `Command`, `Overwrite`, `Mutation`, the
-field markers `Ephemeral` and `RemainingSteps`, and (from `nbgraph.policies`, where
+field markers `Ephemeral`, `RemainingSteps` and `IsLastStep`, and (from `nbgraph.policies`, where
 LangGraph's `langgraph.types` has them) `RetryPolicy` and `CachePolicy`.
 
 The name is LangGraph's public spelling (`from langgraph.types import Command` becomes
@@ -26,6 +26,7 @@ __all__ = [
     "Ephemeral",
     "EphemeralValue",
     "Interrupt",
+    "IsLastStep",
     "Mutation",
     "Overwrite",
     "RemainingSteps",
@@ -219,6 +220,15 @@ class _RemainingStepsMarker:
 
 RemainingSteps = Annotated[int, _RemainingStepsMarker]
 """A managed, never-stored field: `recursion_limit - current_step`."""
+
+
+class _IsLastStepMarker:
+    """Marks the managed field that says whether this superstep is the last one allowed."""
+
+
+IsLastStep = Annotated[bool, _IsLastStepMarker]
+"""A managed, never-stored field: True in the last superstep the recursion limit allows
+(when `RemainingSteps` would be 1), as LangGraph's `langgraph.managed.IsLastStep`."""
 
 
 class StateSnapshot(NamedTuple):

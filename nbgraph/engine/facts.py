@@ -55,6 +55,7 @@ from nbgraph.engine.lineages.points import (
     keep_live_ephemeral,
 )
 from nbgraph.engine.nested.edges import TO_PARENT, handed_text, hands_to_parent
+from nbgraph.schema import managed_value
 
 if TYPE_CHECKING:
     from nbgraph.graph import GraphSpec
@@ -172,7 +173,8 @@ def routes_again(
     config = log.config
     limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
     again = SimpleNamespace(spec=graph, config=config, context=log.context, store=None, log=log)
-    managed = {n: limit - task.step for n, f in graph.fields.items() if f.managed}
+    fields = graph.fields.items()
+    managed = {n: managed_value(f, limit - task.step) for n, f in fields if f.managed}
     for branch in graph.branches.get(task.node, ()):
         try:
             state = router_state(graph, scratch, start, managed, branch)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
-__all__ = ["RunnableNode", "as_node", "is_runnable", "runnable_name"]
+__all__ = ["RunnableNode", "as_node", "is_runnable", "langchain_config", "runnable_name"]
 
 
 def is_runnable(value: Any) -> bool:
@@ -40,7 +40,7 @@ class RunnableNode:
         self.__name__ = runnable_name(runnable)
 
     def __call__(self, state: Any, config: RunnableConfig) -> Any:
-        return self.runnable.invoke(state, _langchain_config(config))
+        return self.runnable.invoke(state, langchain_config(config))
 
     def __repr__(self) -> str:
         return f"RunnableNode({self.runnable!r})"
@@ -51,7 +51,7 @@ class _AsyncRunnableNode(RunnableNode):
     awaits `runnable.ainvoke(state, config)`."""
 
     async def __call__(self, state: Any, config: RunnableConfig) -> Any:
-        return await self.runnable.ainvoke(state, _langchain_config(config))
+        return await self.runnable.ainvoke(state, langchain_config(config))
 
 
 def as_node(runnable: Any) -> RunnableNode:
@@ -60,7 +60,7 @@ def as_node(runnable: Any) -> RunnableNode:
     return _AsyncRunnableNode(runnable) if only_async else RunnableNode(runnable)
 
 
-def _langchain_config(config: Any) -> Any:
+def langchain_config(config: Any) -> Any:
     """The run's config as a langchain `RunnableConfig`: its own keys, the rest dropped."""
     if not isinstance(config, dict):
         return config

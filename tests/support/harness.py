@@ -55,6 +55,11 @@ LANGGRAPH_HOMES = {
     "langgraph.prebuilt": ("ToolNode", "tools_condition"),
     "langgraph.prebuilt.tool_node": ("InjectedState", "InjectedStore", "ToolRuntime"),
     "langchain_core.tools": ("InjectedToolCallId",),
+    "langgraph.managed.is_last_step": ("IsLastStep",),
+    "langgraph.prebuilt.chat_agent_executor": (
+        "create_react_agent", "AgentState", "AgentStatePydantic",
+        "AgentStateWithStructuredResponse",
+    ),
 }  # fmt: skip
 """Where a LangGraph program imports each name from."""
 
@@ -62,6 +67,10 @@ NBGRAPH_HOMES = {
     "nbgraph.prebuilt": ("ToolNode", "tools_condition"),
     "nbgraph.prebuilt.injection": (
         "InjectedState", "InjectedStore", "ToolRuntime", "InjectedToolCallId",
+    ),
+    "nbgraph.prebuilt.react_agent": (
+        "create_react_agent", "AgentState", "AgentStatePydantic",
+        "AgentStateWithStructuredResponse",
     ),
 }  # fmt: skip
 """Where an nbgraph program imports a name from when it is not the top-level `nbgraph`."""

@@ -42,6 +42,7 @@ from nbgraph.errors import GraphRecursionError
 from nbgraph.graph import GraphSpec
 from nbgraph.graph.validate import expand
 from nbgraph.isolation import isolate
+from nbgraph.schema import managed_value
 from nbgraph.types import MISSING, START, Interrupt
 
 __all__ = ["DEFAULT_RECURSION_LIMIT", "RunLoop"]
@@ -125,7 +126,7 @@ class RunLoop:
         self.stop = self.step + limit + 1
         self.values: dict[str, Any] = {}
         self.schedule = Schedule(spec, self._state_after)
-        self.managed = tuple(n for n, f in spec.fields.items() if f.managed)
+        self.managed = tuple(f for f in spec.fields.values() if f.managed)
         self.ephemeral = spec.ephemeral
         self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
         self.plans = plans_of(spec)  # per node: what running it takes (engine.core.plans)
@@ -227,7 +228,7 @@ class RunLoop:
         """Managed fields as a node at this step sees them."""
         if not self.managed:
             return _NO_MANAGED
-        return {name: self.stop - self.step for name in self.managed}
+        return {f.name: managed_value(f, self.stop - self.step) for f in self.managed}
 
     # --- committing a step -----------------------------------------------------------------
 
