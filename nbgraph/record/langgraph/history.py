@@ -22,6 +22,7 @@ from nbgraph.record.langgraph.graph import (
     check_langgraph_app,
     spec_from_langgraph,
 )
+from nbgraph.record.langgraph.pauses import Pause, read_pauses
 from nbgraph.record.langgraph.tasks import NULL_TASK, Triggers, step_tasks, writes_by_task
 from nbgraph.record.langgraph.updates import update_tasks
 from nbgraph.types import MISSING
@@ -50,10 +51,12 @@ class Checkpoint:
 
 
 class Checkpoints:
-    """A thread's checkpoints by id: what the tree asks of a record's `source`."""
+    """A thread's checkpoints by id: what the tree asks of a record's `source`; and the
+    pauses of the chain the record shows (`pauses_of`)."""
 
-    def __init__(self, found: dict[str, Checkpoint]) -> None:
+    def __init__(self, found: dict[str, Checkpoint], pauses: list[Pause] | None = None) -> None:
         self.found = found
+        self.pauses = pauses or []
 
     def get(self, thread_id: str, checkpoint_id: str | None) -> Checkpoint | None:
         return self.found.get(checkpoint_id or "")
@@ -108,7 +111,7 @@ def _thread_log(
     log.branches = [c for c in reversed(found.values()) if c.checkpoint_id not in on_chain]
     for record in log.branches:
         record.payload = {"tasks": _fork_tasks(record, found, spec)}
-    log.source = Checkpoints(found)
+    log.source = Checkpoints(found, read_pauses(chain))
     return log
 
 
