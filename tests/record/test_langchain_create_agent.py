@@ -350,3 +350,20 @@ def test_trace_without_a_checkpointer_records_the_same_run():
     ] == shape
     said = [[(m.type, m.content) for m in r.output["messages"]] for r in (traced, own)]
     assert said[0] == said[1] and len(said[0]) == 6  # the question, 2 calls, 2 results, the stop
+
+
+def test_a_thread_run_with_durability_exit_says_what_it_lacks():
+    """durability="exit" keeps each invoke's last checkpoint only: the record says which
+    steps it cannot show, and still ends on LangGraph's values and pause."""
+    agent = hitl_agent()
+    paused = nbgraph.trace(agent, ask("add"), THREAD, durability="exit")
+    assert paused.status == "interrupted"
+    assert any("is step 1's" in w and "steps 0 to 1" in w for w in paused.warnings)
+    assert paused.state_at(1) == history(agent)[0].values
+    approve = {"decisions": [{"type": "approve"}]}
+    run = nbgraph.trace(agent, Command(resume=approve), THREAD, durability="exit")
+    assert any("between steps 1 and 5" in w for w in run.warnings)
+    assert run.state_at(run.last_step) == agent.get_state(THREAD).values
+    assert [t.node for t in run.log.tasks()] == ["__start__", HITL, "__start__"]
+    (pause,) = pauses_of(run)
+    assert pause.node == HITL and not pause.answered  # LangGraph kept no answer

@@ -36,7 +36,8 @@ class Pause:
         interrupt_id: LangGraph's id of the interrupt (what a `Command(resume={id: ...})`
             names).
         value: what the interrupt asked (the value given to `interrupt()`).
-        resume: the answer it was resumed with; `MISSING` while it waits for one.
+        resume: the answer it was resumed with; `MISSING` while it waits for one (or when
+            LangGraph kept no answer: a run with `durability="exit"`).
     """
 
     step: int
