@@ -11,6 +11,7 @@ ends at the config's checkpoint (forks, replays) are the tree's `fork:` branches
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,7 +135,7 @@ def _gaps(chain: list[Checkpoint]) -> list[str]:
     notes = []
     if chain and chain[0].step > -1:
         notes.append(_NOTE_FIRST.format(step=chain[0].step))
-    for here, child in zip(chain, chain[1:], strict=False):
+    for here, child in itertools.pairwise(chain):
         if child.source == "loop" and child.step > here.step + 1:
             notes.append(_NOTE_GAP.format(here=here.step, next=here.step + 1, child=child.step))
     return notes
