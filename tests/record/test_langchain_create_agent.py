@@ -367,3 +367,16 @@ def test_a_thread_run_with_durability_exit_says_what_it_lacks():
     assert [t.node for t in run.log.tasks()] == ["__start__", HITL, "__start__"]
     (pause,) = pauses_of(run)
     assert pause.node == HITL and not pause.answered  # LangGraph kept no answer
+
+
+def test_an_nbgraph_saver_is_not_a_langgraph_checkpointer(tmp_path):
+    """The decision in docs/langgraph/create-agent.md: nbgraph's savers keep nbgraph's
+    checkpoints and are refused by LangGraph (as by create_agent); a LangGraph saver and
+    `Run.from_langgraph` do the job, and `run.save` keeps the record in nbgraph's file."""
+    with pytest.raises(TypeError, match="BaseCheckpointSaver"):
+        agent_of(["hi"], [], checkpointer=nbgraph.InMemorySaver())
+    agent = agent_of(["hi"], [], checkpointer=InMemorySaver())
+    agent.invoke(ask("x"), THREAD)
+    path = nbgraph.Run.from_langgraph(agent, THREAD).save(tmp_path / "agent.json")
+    loaded = nbgraph.Run.load(path)
+    assert [m.content for m in loaded.output["messages"]] == ["x", "hi"]
