@@ -6,6 +6,7 @@ hold, pause where they paused, and `pauses_of` must give each interrupt with the
 thread was resumed with.
 """
 
+import asyncio
 import itertools
 from typing import Any
 
@@ -26,6 +27,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
 import nbgraph
+from nbgraph.notebook.langgraph_trace import atrace as nbgraph_atrace
 from nbgraph.record.langgraph.pauses import pauses_of
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
@@ -380,3 +382,28 @@ def test_an_nbgraph_saver_is_not_a_langgraph_checkpointer(tmp_path):
     path = nbgraph.Run.from_langgraph(agent, THREAD).save(tmp_path / "agent.json")
     loaded = nbgraph.Run.load(path)
     assert [m.content for m in loaded.output["messages"]] == ["x", "hi"]
+
+
+def test_atrace_runs_an_agent_with_async_only_tools():
+    """An async-only tool cannot run under `invoke` (trace keeps LangGraph's error on the
+    record); `atrace` awaits `ainvoke`, and its record agrees with the history."""
+
+    async def weigh(grams: int) -> str:
+        return f"{grams / 1000} kg"
+
+    from langchain_core.tools import StructuredTool
+
+    weigh_tool = StructuredTool.from_function(coroutine=weigh, name="weigh", description="kg")
+    script = [calls(tool_call("weigh", {"grams": 1500}, "c1")), "1.5 kg"]
+    hitl = HumanInTheLoopMiddleware({"weigh": True})
+    failed = nbgraph.trace(agent_of(list(script), [], [weigh_tool]), ask("weigh"))
+    assert failed.status == "failed" and isinstance(failed.error, NotImplementedError)
+    assert [t.node for t in failed.log.tasks() if t.error is not None] == ["tools"]
+    agent = agent_of(script, [hitl], [weigh_tool], checkpointer=InMemorySaver())
+    paused = asyncio.run(nbgraph_atrace(agent, ask("weigh"), THREAD))
+    assert paused.status == "interrupted"
+    answer = {"decisions": [{"type": "approve"}]}
+    run = asyncio.run(nbgraph_atrace(agent, Command(resume=answer), THREAD))
+    agrees_with_history(run, agent)
+    assert [m.content for m in messages_of(run, "tools")] == ["1.5 kg"]
+    assert [p.resume for p in pauses_of(run)] == [answer]
