@@ -24,11 +24,12 @@ from langchain_core.messages import HumanMessage, RemoveMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
-from langgraph.types import Command
+from langgraph.types import Command, interrupt
 
 import nbgraph
 from nbgraph.notebook.langgraph_trace import atrace as nbgraph_atrace
 from nbgraph.record.langgraph.pauses import pauses_of
+from nbgraph.types import MISSING
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
 pytestmark = pytest.mark.langgraph
@@ -95,7 +96,8 @@ def agrees_with_history(run: Any, agent: Any, config: dict = THREAD) -> None:
         ]
         assert [i.id for t in last.tasks for i in t.interrupts] == asked
     assert not [w for w in run.warnings if "does not give LangGraph's value" in w]
-    assert [(p.interrupt_id, p.value) for p in pauses_of(run)] == [
+    kept = [p for p in pauses_of(run) if p.value is not MISSING]  # a task's last question
+    assert [(p.interrupt_id, p.value) for p in kept] == [
         (i.id, i.value) for snap in chain for t in snap.tasks for i in t.interrupts
     ]
 
@@ -407,3 +409,31 @@ def test_atrace_runs_an_agent_with_async_only_tools():
     agrees_with_history(run, agent)
     assert [m.content for m in messages_of(run, "tools")] == ["1.5 kg"]
     assert [p.resume for p in pauses_of(run)] == [answer]
+
+
+def test_a_task_that_asks_twice_keeps_every_answer():
+    """LangGraph keeps all the answers a task was given but only the last question it
+    asked: the pauses say so (the first question is MISSING) and keep both answers."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict):
+        x: str
+
+    def both(state: State) -> dict:
+        return {"x": interrupt("first?") + interrupt("second?")}
+
+    graph = StateGraph(State).add_node("both", both).add_edge(START, "both").add_edge("both", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    shown = []
+    for given in ({"x": ""}, Command(resume="A"), Command(resume="B")):
+        run = nbgraph.trace(app, given, THREAD)
+        shown.append([(p.value, p.resume) for p in pauses_of(run)])
+    assert shown == [
+        [("first?", MISSING)],
+        [(MISSING, "A"), ("second?", MISSING)],
+        [(MISSING, "A"), ("second?", "B")],
+    ]
+    assert run.output == {"x": "AB"}
+    agrees_with_history(run, app)

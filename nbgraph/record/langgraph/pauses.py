@@ -7,7 +7,8 @@ and what was answered is still in LangGraph's history: a planned task keeps its
 `interrupts` after the thread moved on, and the checkpoint it was planned on keeps the
 answers among its pending writes (`__resume__`: a task's own answers in the order its
 `interrupt()` calls asked, and a thread-wide one under LangGraph's null task id: a value,
-or answers keyed by interrupt id). `pauses_of(run)` gives them, oldest first.
+or answers keyed by interrupt id). A task that called `interrupt()` more than once keeps all its
+answers but only its last question. `pauses_of(run)` gives them, oldest first.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ class Pause:
         task_id: LangGraph's id of the task.
         interrupt_id: LangGraph's id of the interrupt (what a `Command(resume={id: ...})`
             names).
-        value: what the interrupt asked (the value given to `interrupt()`).
+        value: what the interrupt asked (the value given to `interrupt()`); `MISSING` for
+            a question LangGraph no longer keeps (a task that called `interrupt()` more than
+            once keeps only its last question, and every answer).
         resume: the answer it was resumed with; `MISSING` while it waits for one (or when
             LangGraph kept no answer: a run with `durability="exit"`).
     """
@@ -54,37 +57,53 @@ class Pause:
 
 
 def read_pauses(chain: list[Any]) -> list[Pause]:
-    """The pauses of a chain of imported checkpoints (oldest first): every planned task
-    with interrupts, each interrupt with its answer where the checkpoint keeps one."""
+    """The pauses of a chain of imported checkpoints (oldest first): for every planned task
+    with interrupts, one per `interrupt()` it called, each with its answer where the
+    checkpoint keeps one."""
     found: list[Pause] = []
-    for here in chain:
+    for position, here in enumerate(chain):
         thread_wide = [v for c, v in here.writes.get(_NULL_TASK, ()) if c == _RESUME]
+        waiting = position == len(chain) - 1  # nothing after it: its tasks still wait
         for planned in here.snapshot.tasks:
             asked = tuple(getattr(planned, "interrupts", ()) or ())
-            if not asked:
-                continue
-            own = [v for c, v in here.writes.get(planned.id, ()) if c == _RESUME]
-            answers = own[-1] if own else []
-            answers = answers if isinstance(answers, list) else [answers]
-            for position, interrupt in enumerate(asked):
-                answer = _answer(interrupt, position, answers, thread_wide)
-                found.append(
-                    Pause(here.step + 1, planned.name, str(planned.id), str(interrupt.id),
-                          interrupt.value, answer)
-                )  # fmt: skip
+            if asked:
+                found.extend(
+                    _task_pauses(here.step + 1, planned, asked, here.writes, thread_wide, waiting)
+                )
     return found
 
 
-def _answer(interrupt: Any, position: int, answers: list[Any], thread_wide: list[Any]) -> Any:
-    """An interrupt's answer: the task's own answer at its position, else the thread-wide
-    answer naming its id, else a thread-wide plain answer; `MISSING` if none."""
-    if position < len(answers):
-        return answers[position]
+def _task_pauses(
+    step: int, planned: Any, asked: tuple[Any, ...], writes: dict[str, list[tuple[str, Any]]],
+    thread_wide: list[Any], waiting: bool,
+) -> list[Pause]:  # fmt: skip
+    """One task's pauses. LangGraph keeps a task's answers in the order its `interrupt()`
+    calls asked (its `__resume__` write) but only the last question it asked: the ones
+    before it come back with their answers and `value=MISSING`."""
+    own = [v for c, v in writes.get(planned.id, ()) if c == _RESUME]
+    answers = own[-1] if own else _thread_answers(asked[-1], thread_wide)
+    answers = list(answers) if isinstance(answers, list) else [answers]
+    last = asked[-1]
+    questions: list[Any] = [MISSING] * len(answers)
+    if (waiting and not getattr(planned, "error", None)) or not answers:
+        questions.append(last.value)  # still waiting, or answered where LangGraph kept no answer
+        answers.append(MISSING)
+    else:
+        questions[-1] = last.value
+    return [
+        Pause(step, planned.name, str(planned.id), str(last.id), question, answer)
+        for question, answer in zip(questions, answers, strict=True)
+    ]
+
+
+def _thread_answers(interrupt: Any, thread_wide: list[Any]) -> list[Any]:
+    """A task's answer from a thread-wide resume: the one naming its interrupt's id, else
+    a plain one (none: an empty list)."""
     for given in reversed(thread_wide):
         if isinstance(given, dict) and str(interrupt.id) in given:
-            return given[str(interrupt.id)]
+            return [given[str(interrupt.id)]]
     plain = [g for g in thread_wide if not _keyed_by_ids(g)]
-    return plain[-1] if plain and position == 0 else MISSING
+    return plain[-1:]
 
 
 def _keyed_by_ids(given: Any) -> bool:
