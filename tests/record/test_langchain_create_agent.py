@@ -437,3 +437,28 @@ def test_a_task_that_asks_twice_keeps_every_answer():
     ]
     assert run.output == {"x": "AB"}
     agrees_with_history(run, app)
+
+
+def test_an_agent_inside_a_graph_pauses_in_its_subrun():
+    """A create_agent agent added as a node of a LangGraph graph: its run is the node's
+    subrun, its pause is the subrun's (and the parent task's, as LangGraph shows it), each
+    with the answer."""
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    inner = agent_of(
+        [calls(tool_call("add", {"a": 1, "b": 2}, "c1")), "3"],
+        [HumanInTheLoopMiddleware({"add": True})],
+        name="calc",
+    )
+    graph = StateGraph(MessagesState).add_node("calc", inner)
+    app = graph.add_edge(START, "calc").add_edge("calc", END).compile(checkpointer=InMemorySaver())
+    nbgraph.trace(app, ask("add"), THREAD)
+    answer = {"decisions": [{"type": "approve"}]}
+    run = nbgraph.trace(app, Command(resume=answer), THREAD)
+    agrees_with_history(run, app)
+    (sub,) = run.subruns
+    agrees_with_history(sub, app, sub.log.config)
+    assert [t.node for t in sub.log.tasks()] == ["__start__", "model", HITL, "tools", "model", HITL]
+    (outer,), (own,) = pauses_of(run), pauses_of(sub)
+    assert (outer.node, own.node) == ("calc", HITL)
+    assert outer.interrupt_id == own.interrupt_id and outer.resume == own.resume == answer
