@@ -27,6 +27,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command, interrupt
 
 import nbgraph
+from nbgraph.errors import InvalidArgumentError
 from nbgraph.notebook.langgraph_trace import atrace as nbgraph_atrace
 from nbgraph.record.langgraph.pauses import pauses_of
 from nbgraph.types import MISSING
@@ -327,11 +328,12 @@ def test_views_and_files_of_an_agent_record(tmp_path):
     loaded = nbgraph.Run.load(run.save(tmp_path / "agent.json"))
     assert loaded.status == "interrupted"
     assert [t.node for t in loaded.log.tasks()] == [t.node for t in run.log.tasks()]
+    with pytest.raises(InvalidArgumentError, match="loaded from a file"):
+        pauses_of(loaded)
 
 
 def test_pauses_of_takes_an_imported_run():
     from nbgraph import END, START, StateGraph
-    from nbgraph.errors import InvalidArgumentError
 
     app = StateGraph(dict).add_node("a", lambda s: {}).add_edge(START, "a").add_edge("a", END)
     app = app.compile()

@@ -129,7 +129,8 @@ def pauses_of(run: Any) -> list[Pause]:
     if pauses is None:
         raise InvalidArgumentError(
             f"pauses_of takes a run imported from LangGraph (nbgraph.trace or "
-            f"Run.from_langgraph), got {type(run).__name__}; an nbgraph run's pauses are its "
-            "tasks' interrupts (run.log.tasks())."
+            f"Run.from_langgraph), got a {type(run).__name__} without LangGraph's history: an "
+            "nbgraph run (its pauses are its tasks' interrupts), or an imported run loaded "
+            "from a file (run files do not keep them: import the thread again)."
         )
     return list(pauses)
