@@ -464,3 +464,17 @@ def test_an_agent_inside_a_graph_pauses_in_its_subrun():
     (outer,), (own,) = pauses_of(run), pauses_of(sub)
     assert (outer.node, own.node) == ("calc", HITL)
     assert outer.interrupt_id == own.interrupt_id and outer.resume == own.resume == answer
+
+
+def test_a_thread_seeded_by_update_state():
+    """A thread whose first checkpoint is an update_state (no input): the record starts
+    from the values it made, and says so (not as a durability gap)."""
+    agent = agent_of(["hello"], [], checkpointer=InMemorySaver())
+    agent.update_state(THREAD, ask("seeded"), as_node="model")
+    run = nbgraph.Run.from_langgraph(agent, THREAD)
+    assert [m.content for m in run.output["messages"]] == ["seeded"]
+    assert [w for w in run.warnings if "update_state" in w and "durability" not in w]
+    agent.invoke(ask("more"), THREAD)
+    run = nbgraph.Run.from_langgraph(agent, THREAD)
+    agrees_with_history(run, agent)
+    assert [m.content for m in run.output["messages"]] == ["seeded", "more", "hello"]

@@ -122,6 +122,11 @@ _NOTE_FIRST = (
     "durability='exit' keeps only the checkpoint it ends on): the record starts there, its "
     "values given as the run's input, without the tasks of steps 0 to {step}."
 )
+_NOTE_SEEDED = (
+    "The thread starts with a {source!r} checkpoint (update_state on a thread with no input, "
+    "say), not with an input: the record takes its values as the run's input, set by a "
+    "__start__ task at step {step}."
+)
 _NOTE_GAP = (
     "LangGraph kept no checkpoint between steps {here} and {child} (a run with "
     "durability='exit' keeps only the checkpoint it ends on): the record shows the tasks of "
@@ -134,7 +139,8 @@ def _gaps(chain: list[Checkpoint]) -> list[str]:
     """A note for each run of steps the chain has no checkpoint of (oldest first)."""
     notes = []
     if chain and chain[0].step > -1:
-        notes.append(_NOTE_FIRST.format(step=chain[0].step))
+        first = _NOTE_FIRST if chain[0].source == "loop" else _NOTE_SEEDED
+        notes.append(first.format(step=chain[0].step, source=chain[0].source))
     for here, child in itertools.pairwise(chain):
         if child.source == "loop" and child.step > here.step + 1:
             notes.append(_NOTE_GAP.format(here=here.step, next=here.step + 1, child=child.step))
