@@ -194,14 +194,27 @@ _KNOWN_CHANNELS = ("BinaryOperatorAggregate", "LastValue", "EphemeralValue", "To
 """The channel kinds read into a field exactly; any other is read as overwrite, with a note."""
 
 
+_UNTRACKED = (
+    "field {name!r} is a LangGraph UntrackedValue channel (a run-scoped value such as "
+    "create_agent's run_model_call_count): LangGraph keeps neither its values nor its writes "
+    "in checkpoints, so the record has none of them."
+)
+
+
 def channel_notes(app: Any) -> list[str]:
-    """A note for each field whose channel kind the import reads as overwrite by default."""
-    return [
-        f"field {name!r} is a LangGraph {type(channel).__name__} channel; the record folds its "
-        "writes as overwrite (the values shown are LangGraph's where they differ)."
-        for name, channel in app.builder.channels.items()
-        if type(channel).__name__ not in _KNOWN_CHANNELS
-    ]
+    """A note for each field whose channel kind the import reads as overwrite by default,
+    and for each field whose values LangGraph does not keep (`UntrackedValue`)."""
+    notes = []
+    for name, channel in app.builder.channels.items():
+        kind = type(channel).__name__
+        if kind == "UntrackedValue":
+            notes.append(_UNTRACKED.format(name=name))
+        elif kind not in _KNOWN_CHANNELS:
+            notes.append(
+                f"field {name!r} is a LangGraph {kind} channel; the record folds its writes as "
+                "overwrite (the values shown are LangGraph's where they differ)."
+            )
+    return notes
 
 
 def _empty(channel: Any) -> Any:

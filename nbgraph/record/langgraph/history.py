@@ -11,10 +11,11 @@ ends at the config's checkpoint (forks, replays) are the tree's `fork:` branches
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.facts import RunLog, StepLog, initial_values, replay_step
+from nbgraph.engine.facts import RunLog, StepLog, Task, initial_values, replay_step
 from nbgraph.isolation import isolate
 from nbgraph.record.langgraph.graph import (
     LangGraphHistoryError,
@@ -22,9 +23,10 @@ from nbgraph.record.langgraph.graph import (
     check_langgraph_app,
     spec_from_langgraph,
 )
+from nbgraph.record.langgraph.pauses import Pause, read_pauses
 from nbgraph.record.langgraph.tasks import NULL_TASK, Triggers, step_tasks, writes_by_task
 from nbgraph.record.langgraph.updates import update_tasks
-from nbgraph.types import MISSING
+from nbgraph.types import MISSING, Overwrite
 
 __all__ = ["Checkpoint", "Checkpoints", "log_from_langgraph", "read_checkpoints"]
 
@@ -50,10 +52,12 @@ class Checkpoint:
 
 
 class Checkpoints:
-    """A thread's checkpoints by id: what the tree asks of a record's `source`."""
+    """A thread's checkpoints by id: what the tree asks of a record's `source`; and the
+    pauses of the chain the record shows (`pauses_of`)."""
 
-    def __init__(self, found: dict[str, Checkpoint]) -> None:
+    def __init__(self, found: dict[str, Checkpoint], pauses: list[Pause] | None = None) -> None:
         self.found = found
+        self.pauses = pauses or []
 
     def get(self, thread_id: str, checkpoint_id: str | None) -> Checkpoint | None:
         return self.found.get(checkpoint_id or "")
@@ -103,13 +107,44 @@ def _thread_log(
     spec = spec_from_langgraph(graph)
     log = RunLog(spec, {}, {"configurable": {"thread_id": thread_id}})
     log.warnings.extend(channel_notes(graph))
+    log.warnings.extend(_gaps(chain))
     _fill(log, chain, origins)
     on_chain = {c.checkpoint_id for c in chain}
     log.branches = [c for c in reversed(found.values()) if c.checkpoint_id not in on_chain]
     for record in log.branches:
         record.payload = {"tasks": _fork_tasks(record, found, spec)}
-    log.source = Checkpoints(found)
+    log.source = Checkpoints(found, read_pauses(chain))
     return log
+
+
+_NOTE_FIRST = (
+    "The first checkpoint LangGraph kept of this thread is step {step}'s (a run with "
+    "durability='exit' keeps only the checkpoint it ends on): the record starts there, its "
+    "values given as the run's input, without the tasks of steps 0 to {step}."
+)
+_NOTE_SEEDED = (
+    "The thread starts with a {source!r} checkpoint (update_state on a thread with no input, "
+    "say), not with an input: the record takes its values as the run's input, set by a "
+    "__start__ task at step {step}."
+)
+_NOTE_GAP = (
+    "LangGraph kept no checkpoint between steps {here} and {child} (a run with "
+    "durability='exit' keeps only the checkpoint it ends on): the record shows the tasks of "
+    "step {next} with the writes LangGraph kept of them, then the values of step {child} "
+    "set by a __start__ task; the steps between are not shown (nor the answers given there)."
+)
+
+
+def _gaps(chain: list[Checkpoint]) -> list[str]:
+    """A note for each run of steps the chain has no checkpoint of (oldest first)."""
+    notes = []
+    if chain and chain[0].step > -1:
+        first = _NOTE_FIRST if chain[0].source == "loop" else _NOTE_SEEDED
+        notes.append(first.format(step=chain[0].step, source=chain[0].source))
+    for here, child in itertools.pairwise(chain):
+        if child.source == "loop" and child.step > here.step + 1:
+            notes.append(_NOTE_GAP.format(here=here.step, next=here.step + 1, child=child.step))
+    return notes
 
 
 def _thread(app: Any, config: Any) -> tuple[str, str | None, dict[str, Any]]:
@@ -178,8 +213,11 @@ def _fill(log: RunLog, chain: list[Checkpoint], origins: list | None = None) -> 
     spec = log.graph
     triggers = Triggers(frozenset(name for name, node in spec.nodes.items() if node.defer))
     values = initial_values(spec)  # as the timeline starts: LangGraph's empty channels
+    if chain[0].step > -1:  # no input checkpoint kept: start from the first one's values
+        values = _kept_step(log, chain[0], values)
     for here, child in zip(chain, [*chain[1:], None], strict=True):
         planned = list(here.snapshot.tasks)
+        gap = child is not None and child.source == "loop" and child.step > here.step + 1
         if child is not None and child.source in ("fork", "input"):
             continue  # a copy to run again, or a new input over a paused thread: no step
         if child is not None and child.source == "update":
@@ -187,7 +225,7 @@ def _fill(log: RunLog, chain: list[Checkpoint], origins: list | None = None) -> 
             made, notes = update_tasks(child.step, here, child, values, spec, triggers, last)
             log.warnings.extend(notes)
         else:
-            step = child.step if child is not None else here.step + 1
+            step = child.step if child is not None and not gap else here.step + 1
             made = step_tasks(
                 step, planned, here.writes, spec, triggers, head=child is None, origins=origins
             )
@@ -203,10 +241,31 @@ def _fill(log: RunLog, chain: list[Checkpoint], origins: list | None = None) -> 
         step_log.cleared = tuple(n for n in spec.ephemeral if n in values and n not in written)
         log.steps.append(step_log)
         values = replay_step(spec, values, step_log)
-        if child is not None:
+        if gap:  # the steps up to the child's are not kept: go on from its values
+            values = _kept_step(log, child, values)
+        elif child is not None:
             _check_values(log, step_log, values, child)
     log.final = values
     _status(log, chain[-1])
+
+
+def _kept_step(log: RunLog, kept: Checkpoint, values: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint kept after steps that were not (`durability="exit"`): its values set by
+    a `__start__` task at its step (each field written past its reducer); the first one is
+    the record's input."""
+    shown = kept.snapshot.values if isinstance(kept.snapshot.values, dict) else {}
+    fields = log.graph.fields
+    task = Task(kept.step, 0, "__start__", kind="input")
+    task.writes = [
+        (name, Overwrite(isolate(v)) if fields[name].reducer is not None else isolate(v))
+        for name, v in shown.items()
+        if name in fields
+    ]
+    if not log.steps:
+        log.input = {k: isolate(v) for k, v in shown.items()}
+    step = StepLog(kept.step, [task], fields, applied=True)
+    log.steps.append(step)
+    return replay_step(log.graph, values, step)
 
 
 def _check_values(log: RunLog, step: StepLog, values: dict[str, Any], child: Checkpoint) -> None:
