@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from nbgraph.engine.core.runtime import Runtime, get_config, get_runtime, get_store
     from nbgraph.engine.core.writer import StreamWriter, get_stream_writer
     from nbgraph.messages import Message, MessagesState, RemoveMessage
-    from nbgraph.notebook.langgraph_trace import trace
+    from nbgraph.notebook.langgraph_trace import atrace, trace
+    from nbgraph.record.langgraph.pauses import pauses_of
     from nbgraph.notebook.runs import Runs
     from nbgraph.record.langgraph.graph import LangGraphHistoryError, NotALangGraphError
     from nbgraph.store import BaseStore, InMemoryStore
@@ -90,6 +91,7 @@ __all__ = [
     "StreamWriter",
     "Transient",
     "add_messages",
+    "atrace",
     "first_write_wins",
     "generate_state_schema",
     "get_config",
@@ -99,6 +101,7 @@ __all__ = [
     "inspect",
     "interrupt",
     "last_write_wins",
+    "pauses_of",
     "register_reducer",
     "trace",
 ]
@@ -121,13 +124,15 @@ _ON_FIRST_USE = {
     "StreamWriter": "nbgraph.engine.core.writer",
     "get_stream_writer": "nbgraph.engine.core.writer",
     "trace": "nbgraph.notebook.langgraph_trace",
+    "atrace": "nbgraph.notebook.langgraph_trace",
+    "pauses_of": "nbgraph.record.langgraph.pauses",
     "NotALangGraphError": "nbgraph.record.langgraph.graph",
     "LangGraphHistoryError": "nbgraph.record.langgraph.graph",
 }
 """Names imported when first used: the message model imports pydantic, the SQLite saver
 `sqlite3`, the prebuilt tool node `langchain_core`; `import nbgraph` needs none of them.
 The node cache, the runtime and the stream writer load with the engine's run loop;
-`trace` and the LangGraph import's errors with the import (`Run.from_langgraph`).
+`trace`, `atrace`, `pauses_of` and the LangGraph import's errors with the import (`Run.from_langgraph`).
 (`ToolNode` and `tools_condition` are here as LangGraph programs import them from
 `langgraph.prebuilt`; `nbgraph.prebuilt` is their home.)"""
 
