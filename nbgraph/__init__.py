@@ -44,9 +44,9 @@ if TYPE_CHECKING:
     from nbgraph.engine.core.writer import StreamWriter, get_stream_writer
     from nbgraph.messages import Message, MessagesState, RemoveMessage
     from nbgraph.notebook.langgraph_trace import atrace, trace
-    from nbgraph.record.langgraph.pauses import pauses_of
     from nbgraph.notebook.runs import Runs
     from nbgraph.record.langgraph.graph import LangGraphHistoryError, NotALangGraphError
+    from nbgraph.record.langgraph.pauses import pauses_of
     from nbgraph.store import BaseStore, InMemoryStore
 
 __all__ = [
@@ -132,7 +132,8 @@ _ON_FIRST_USE = {
 """Names imported when first used: the message model imports pydantic, the SQLite saver
 `sqlite3`, the prebuilt tool node `langchain_core`; `import nbgraph` needs none of them.
 The node cache, the runtime and the stream writer load with the engine's run loop;
-`trace`, `atrace`, `pauses_of` and the LangGraph import's errors with the import (`Run.from_langgraph`).
+`trace`, `atrace`, `pauses_of` and the LangGraph import's errors with the import
+(`Run.from_langgraph`).
 (`ToolNode` and `tools_condition` are here as LangGraph programs import them from
 `langgraph.prebuilt`; `nbgraph.prebuilt` is their home.)"""
 

@@ -4,7 +4,7 @@ import json
 import math
 import operator
 import os
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import pydantic
 import pytest
@@ -740,3 +740,23 @@ def test_the_run_file_codec_is_importable_from_its_old_home():
 
     assert old_home.RunFileError is files.serialize.RunFileError
     assert old_home.log_from_json is files.serialize.log_from_json
+
+
+def test_a_paused_run_file_keeps_what_its_tasks_asked():
+    from nbgraph import MemorySaver, interrupt
+
+    class Asked(TypedDict):
+        answer: Any
+
+    app = (
+        StateGraph(Asked)
+        .add_node("ask", lambda s: {"answer": interrupt({"question": "why?", "n": 2})})
+        .add_edge(START, "ask")
+        .compile(checkpointer=MemorySaver())
+    )
+    run = app.run({"answer": None}, {"configurable": {"thread_id": "t"}})
+    loaded = Run.from_json(run.to_json())
+    asked = [(t.node, t.interrupts) for step in loaded.log.steps for t in step.tasks]
+    assert asked == [(t.node, t.interrupts) for step in run.log.steps for t in step.tasks]
+    assert asked[-1][1][0].value == {"question": "why?", "n": 2}
+    assert loaded.status == "interrupted"

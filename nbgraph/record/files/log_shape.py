@@ -32,7 +32,8 @@ _TASK = Obj(
     {"step": Is(int), "index": Is(int), "node": STR, "kind": STR, "triggers": NAMES,
      "writes": ListOf(Pair(ANY, ANY)), "started": Is(float), "ended": Is(float)},
     {"arg": ANY, "routes": ListOf(ANY), "dropped": ListOf(Pair(ANY, ANY, STR)), "error": _ERROR,
-     "parent": STR, "custom": ListOf(ANY), "attempts": ListOf(_ATTEMPT), "from_cache": BOOL},
+     "parent": STR, "custom": ListOf(ANY), "attempts": ListOf(_ATTEMPT), "from_cache": BOOL,
+     "interrupts": ListOf(Obj({"value": ANY, "id": STR}))},
 )  # fmt: skip
 _RESET = Obj(
     {"node": STR, "reason": STR, "sources": NAMES, "dropped": NAMES, "values": ANY},

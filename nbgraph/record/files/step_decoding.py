@@ -8,7 +8,7 @@ from nbgraph.codec.values import decode_error, decode_value
 from nbgraph.engine.facts import Attempt, Join, StepLog, Task, pinned_map
 from nbgraph.graph import GraphSpec
 from nbgraph.record.log_data import join_from_data, reset_from_data
-from nbgraph.types import MISSING
+from nbgraph.types import MISSING, Interrupt
 
 __all__ = ["BrokenDocument", "decode_join", "decode_step", "mapping"]
 
@@ -36,6 +36,9 @@ def _decode_task(data: dict[str, Any]) -> Task:
         custom=[decode_value(chunk) for chunk in data.get("custom", ())] or (),
         attempts=tuple(_decode_attempt(attempt) for attempt in data.get("attempts", ())),
         from_cache=bool(data.get("from_cache", False)),
+        interrupts=tuple(
+            Interrupt(decode_value(i["value"]), i["id"]) for i in data.get("interrupts", ())
+        ),
     )
 
 

@@ -52,6 +52,11 @@ def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
         data["custom"] = [_write(task, "custom", chunk, encode_value) for chunk in task.custom]
     if task.attempts:
         data["attempts"] = [_attempt_data(attempt) for attempt in task.attempts]
+    if task.interrupts:  # (what a paused task asked: the run file keeps the question)
+        asked = task.interrupts
+        data["interrupts"] = [
+            {"value": _write(task, "interrupt", i.value, watch), "id": i.id} for i in asked
+        ]
     if task.from_cache:
         data["from_cache"] = True
     return data
