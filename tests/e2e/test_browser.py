@@ -4,21 +4,17 @@ Debian's Chromium through Playwright."""
 import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
-import uuid
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from tests.support.browser import FRONTENDS, open_notebook, real_errors, serve
+
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
 DOCS_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "inspector.png"
 
 NOTEBOOK_CELLS = [
@@ -91,90 +87,12 @@ NOTEBOOKS = {"inspect.ipynb": NOTEBOOK_CELLS, "clicks.ipynb": CLICK_CELLS}
 DOCS = DOCS_SCREENSHOT.parent
 
 
-def _browser_or_skip() -> str:
-    if Path(CHROMIUM).exists():
-        return CHROMIUM
-    if os.environ.get("CI"):
-        pytest.fail("CI must have Chromium at /usr/bin/chromium (bash dev.sh installs it).")
-    pytest.skip("Debian's chromium is not installed (sudo apt-get install chromium)")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-FRONTENDS = {
-    # module to run, the notebook's URL path, options only that front-end knows
-    "jupyterlab": ("jupyterlab", "lab/tree", ["--LabApp.news_url=None",
-                   "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]),
-    "notebook7": ("notebook", "notebooks", []),
-}  # fmt: skip
-
-
 @pytest.fixture(params=sorted(FRONTENDS))
 def jupyterlab(request, tmp_path):
-    """A JupyterLab 4 or Notebook 7 server on 127.0.0.1 with private config, settings and
-    runtime folders; yields the URL of a notebook that displays `run.inspect()`."""
-    module, path, extra = FRONTENDS[request.param]
-    root, port, token = tmp_path / "root", _free_port(), uuid.uuid4().hex
-    root.mkdir()
-    for name, cells in NOTEBOOKS.items():
-        notebook = nbformat.v4.new_notebook(
-            cells=[nbformat.v4.new_code_cell(c.strip()) for c in cells],
-            metadata={
-                "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-            },
-        )
-        nbformat.write(notebook, root / name)
-    if module == "jupyterlab":  # JupyterLab's own settings: start the kernel, fetch no news
-        settings = tmp_path / "settings" / "@jupyterlab"
-        (settings / "notebook-extension").mkdir(parents=True)
-        (settings / "apputils-extension").mkdir(parents=True)
-        (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
-            json.dumps({"autoStartDefaultKernel": True})
-        )
-        (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
-            json.dumps({"fetchNews": "false"})
-        )
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-        "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
-    }
-    command = [
-        sys.executable, "-m", module, "--no-browser", "--ip=127.0.0.1",
-        f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}", "--expose-app-in-browser", "--allow-root", *extra,
-    ]  # fmt: skip
-    log = (tmp_path / "jupyterlab.log").open("w")
-    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                              start_new_session=True)  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(
-                        f"{module} did not start:\n{(tmp_path / 'jupyterlab.log').read_text()}"
-                    )
-                time.sleep(0.3)
-        reset = "&reset" if module == "jupyterlab" else ""  # a fresh JupyterLab workspace
-        yield f"{base}/{path}/inspect.ipynb?token={token}{reset}"
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)  # the server and the kernels it started
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-        log.close()
+    """A JupyterLab 4 or Notebook 7 server (`tests/support/browser.py`); yields the URL of a
+    notebook that displays `run.inspect()`."""
+    with serve(request.param, tmp_path, NOTEBOOKS) as served:
+        yield served.url("inspect.ipynb")
 
 
 HIGHLIGHTED = """
@@ -191,7 +109,7 @@ def test_the_inspector_renders_and_steps_in_the_browser(jupyterlab, tmp_path):
 
     errors: list[str] = []
     with sync_playwright() as playwright:
-        browser, page = _open(playwright, jupyterlab, errors, height=1000)
+        browser, page = open_notebook(playwright, jupyterlab, errors, height=1000)
         try:
             inspector = page.locator(".nbgraph-inspector")
             inspector.wait_for(timeout=90_000)
@@ -228,18 +146,8 @@ def test_the_inspector_renders_and_steps_in_the_browser(jupyterlab, tmp_path):
     assert first_highlight == ["plan"] and "write" in third_highlight
     assert first_highlight != third_highlight
     assert screenshot.stat().st_size > 10_000
-    assert not _real_errors(errors, jupyterlab), errors
+    assert not real_errors(errors, jupyterlab), errors
 
-
-def _real_errors(errors: list[str], url: str) -> list[str]:
-    """The page's errors, less one Notebook 7.6 logs itself while loading its settings,
-    with a plain notebook and no nbgraph at all (checked by hand on this machine)."""
-    known = "Cannot read properties of undefined (reading 'schema')"
-    return [e for e in errors if not ("/notebooks/" in url and known in e)]
-
-
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-               "--disable-background-networking", "--no-first-run"]  # fmt: skip
 
 LIVE_SAMPLE = """
 () => {
@@ -293,30 +201,6 @@ TIME_CLICK = """
 """
 
 
-def _open(playwright, url: str, errors: list[str], height: int = 2400):
-    """Chromium on `url`, its errors collected, the notebook's kernel ready, every cell
-    started (not awaited: the command settles only when every cell has run). The default
-    height shows the whole inspector."""
-    browser = playwright.chromium.launch(executable_path=_browser_or_skip(), args=LAUNCH_ARGS)
-    page = browser.new_page(viewport={"width": 1400, "height": height})
-    page.on("pageerror", lambda error: errors.append(f"page error: {error} {error.stack}"))
-    page.on(
-        "console",
-        lambda message: (
-            errors.append(f"console: {message.text}") if message.type == "error" else None
-        ),
-    )
-    page.goto(url, timeout=90_000)
-    page.wait_for_function(
-        "window.jupyterapp && window.jupyterapp.shell.currentWidget "
-        "&& window.jupyterapp.shell.currentWidget.sessionContext",
-        timeout=90_000,
-    )
-    page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.ready")
-    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-    return browser, page
-
-
 def _label(page) -> str:
     return page.locator(".nbgraph-inspector .nbgraph-step-label").inner_text()
 
@@ -342,7 +226,7 @@ def test_a_live_run_advances_then_clicks_keys_and_a_fork_in_the_browser(jupyterl
     url = jupyterlab.replace("inspect.ipynb", "clicks.ipynb")
     errors: list[str] = []
     with sync_playwright() as playwright:
-        browser, page = _open(playwright, url, errors)
+        browser, page = open_notebook(playwright, url, errors)
         try:
             page.locator(".nbgraph-live").wait_for(timeout=90_000)
             samples = _watch_live_run(page, tmp_path / "live.png")
@@ -428,7 +312,7 @@ def test_a_live_run_advances_then_clicks_keys_and_a_fork_in_the_browser(jupyterl
     assert fork_branch, "the fork is drawn in the state tree"
     assert "the <sea>" in comparison.split("this run vs the other, step 2")[1]
     assert (tmp_path / "live.png").exists(), "no screenshot of the run in the middle"
-    assert not _real_errors(errors, url), errors
+    assert not real_errors(errors, url), errors
 
 
 SETTINGS_FILE = Path(sys.prefix) / "share/jupyter/lab/settings/overrides.d/nbgraph.json"
@@ -446,7 +330,7 @@ def test_a_saved_notebook_reopens_with_its_inspector_drawn(jupyterlab, tmp_path)
     errors: list[str] = []
     saved = tmp_path / "root" / "inspect.ipynb"
     with sync_playwright() as playwright:
-        browser, page = _open(playwright, jupyterlab, errors, height=1200)
+        browser, page = open_notebook(playwright, jupyterlab, errors, height=1200)
         try:
             page.wait_for_function(
                 "document.querySelector('.nbgraph-inspector svg g.node') !== null", timeout=90_000
@@ -501,7 +385,7 @@ def test_play_and_the_dark_theme_in_the_browser(twice_displayed, jupyterlab, tmp
         themes.mkdir(parents=True, exist_ok=True)
         (themes / "themes.jupyterlab-settings").write_text('{"theme": "JupyterLab Dark"}')
     with sync_playwright() as playwright:
-        browser, page = _open(playwright, jupyterlab, [], height=1400)
+        browser, page = open_notebook(playwright, jupyterlab, [], height=1400)
         try:
             page.wait_for_function(
                 "document.querySelectorAll('.nbgraph-inspector svg g.node').length > 0 "

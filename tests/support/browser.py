@@ -1,0 +1,169 @@
+"""The one way browser tests run a notebook front-end: JupyterLab 4 or Notebook 7 on
+127.0.0.1 with private config, settings and runtime folders, driven by Debian's Chromium
+through Playwright (`../shared/JUPYTER-NOTES.md`).
+
+- `serve(frontend, tmp_path, notebooks)`: a context manager that writes `notebooks`
+  (`{file name: [cell source, ...]}`) to a fresh root, starts the server and yields
+  `Served(base, token, path)`; `served.url(name)` is a notebook's URL.
+- `open_notebook(playwright, url, errors, height)`: Chromium on the notebook, its page and
+  console errors collected in `errors`, every cell started.
+- `real_errors(errors, url)`: the errors less one Notebook 7 logs by itself.
+"""
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               "--disable-background-networking", "--no-first-run"]  # fmt: skip
+
+FRONTENDS = {
+    # module to run, the notebook's URL path, options only that front-end knows
+    "jupyterlab": ("jupyterlab", "lab/tree", ["--LabApp.news_url=None",
+                   "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]),
+    "notebook7": ("notebook", "notebooks", []),
+}  # fmt: skip
+
+
+def browser_or_skip() -> str:
+    """Chromium's path; a skip outside CI when it is missing, a failure in CI."""
+    if Path(CHROMIUM).exists():
+        return CHROMIUM
+    if os.environ.get("CI"):
+        pytest.fail("CI must have Chromium at /usr/bin/chromium (bash dev.sh installs it).")
+    pytest.skip("Debian's chromium is not installed (sudo apt-get install chromium)")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Served:
+    """A running front-end: its base URL, token and the notebooks' URL path."""
+
+    base: str
+    token: str
+    path: str
+    frontend: str
+
+    def url(self, name: str) -> str:
+        reset = "&reset" if self.frontend == "jupyterlab" else ""  # a fresh workspace
+        return f"{self.base}/{self.path}/{name}?token={self.token}{reset}"
+
+
+KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(c.strip()) for c in cells],
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    )
+    nbformat.write(notebook, path)
+
+
+@contextlib.contextmanager
+def serve(frontend: str, tmp_path: Path, notebooks: dict[str, list[str]]) -> Iterator[Served]:
+    """Start `frontend` ("jupyterlab" or "notebook7") on `notebooks`; stop it after."""
+    module, path, extra = FRONTENDS[frontend]
+    root, port, token = tmp_path / "root", free_port(), uuid.uuid4().hex
+    root.mkdir()
+    for name, cells in notebooks.items():
+        write_notebook(root / name, cells)
+    if module == "jupyterlab":  # JupyterLab's own settings: start the kernel, fetch no news
+        settings = tmp_path / "settings" / "@jupyterlab"
+        (settings / "notebook-extension").mkdir(parents=True)
+        (settings / "apputils-extension").mkdir(parents=True)
+        (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+            json.dumps({"autoStartDefaultKernel": True})
+        )
+        (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+            json.dumps({"fetchNews": "false"})
+        )
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+    }
+    command = [
+        sys.executable, "-m", module, "--no-browser", "--ip=127.0.0.1",
+        f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}", "--expose-app-in-browser", "--allow-root", *extra,
+    ]  # fmt: skip
+    log = (tmp_path / "jupyterlab.log").open("w")
+    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              start_new_session=True)  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(
+                        f"{module} did not start:\n{(tmp_path / 'jupyterlab.log').read_text()}"
+                    )
+                time.sleep(0.3)
+        yield Served(base, token, path, frontend)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)  # the server and the kernels it started
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+        log.close()
+
+
+def real_errors(errors: list[str], url: str) -> list[str]:
+    """The page's errors, less one Notebook 7.6 logs itself while loading its settings,
+    with a plain notebook and no nbgraph at all (checked by hand on this machine)."""
+    known = "Cannot read properties of undefined (reading 'schema')"
+    return [e for e in errors if not ("/notebooks/" in url and known in e)]
+
+
+def open_notebook(playwright, url: str, errors: list[str], height: int = 2400):
+    """Chromium on `url`, its errors collected, the notebook's kernel ready, every cell
+    started (not awaited: the command settles only when every cell has run). The default
+    height shows the whole inspector. Returns `(browser, page)`."""
+    browser = playwright.chromium.launch(executable_path=browser_or_skip(), args=LAUNCH_ARGS)
+    page = browser.new_page(viewport={"width": 1400, "height": height})
+    page.on("pageerror", lambda error: errors.append(f"page error: {error} {error.stack}"))
+    page.on(
+        "console",
+        lambda message: (
+            errors.append(f"console: {message.text}") if message.type == "error" else None
+        ),
+    )
+    page.goto(url, timeout=90_000)
+    page.wait_for_function(
+        "window.jupyterapp && window.jupyterapp.shell.currentWidget "
+        "&& window.jupyterapp.shell.currentWidget.sessionContext",
+        timeout=90_000,
+    )
+    page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.ready")
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    return browser, page
