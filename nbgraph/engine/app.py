@@ -27,8 +27,8 @@ from nbgraph.engine.persistence.durability import durability_of, finish
 from nbgraph.engine.persistence.history_snapshots import history_snapshots, paged
 from nbgraph.engine.persistence.listing import ThreadStates as ThreadStates  # (saver.list())
 from nbgraph.engine.persistence.persist import Thread
-from nbgraph.engine.persistence.snapshots import last_writer, state_snapshot, write_as_node
-from nbgraph.engine.runnable import RunnableHabits
+from nbgraph.engine.persistence.snapshots import last_writer, state_snapshot, write_as_nodes
+from nbgraph.engine.runnable import RunnableHabits, refuse_non_saver
 from nbgraph.engine.streaming.namespaces import (
     SKIP,
     aforward,
@@ -73,8 +73,10 @@ class CompiledGraph(RunnableHabits):
                     "needs a checkpointer: compile(checkpointer=MemorySaver(), ...)."
                 ]
             )
+        refuse_non_saver(checkpointer)
         self.spec = spec
         self.name = name
+        self.builder: Any = None  # (the `StateGraph` compiled, set by the notebook layer)
         self.checkpointer = checkpointer
         self.store = store
         self.context_schema = context_schema
@@ -169,6 +171,13 @@ class CompiledGraph(RunnableHabits):
                 through its parent, with its task's `state` config).
             InvalidUpdateError: no `as_node`, and several nodes made the checkpoint.
         """
+        return self._write_step(config, [(values, as_node)])
+
+    def _write_step(
+        self, config: dict[str, Any], updates: Sequence[tuple[Any, str | None]]
+    ) -> dict[str, Any]:
+        """`update_state`'s one checkpoint: each `(values, as_node)` written as its node in
+        one step (`bulk_update_state` writes a superstep's updates so)."""
         thread = self._thread(config, strict=True)
         spec = thread.spec
         restored = thread.restore()
@@ -177,17 +186,18 @@ class CompiledGraph(RunnableHabits):
                 f"Thread {thread.root_id!r}{f' (checkpoint_ns {thread.ns!r})' if thread.ns else ''}"
                 " has no checkpoint to update; run it first."
             )
-        node = as_node or last_writer(restored)
-        if node not in spec.nodes and node != START:
-            raise ValueError(
-                f"as_node={node!r} is not a node of this graph; nodes: {list(spec.nodes)}."
-            )
+        writes = [(as_node or last_writer(restored), values) for values, as_node in updates]
+        for node, _ in writes:
+            if node not in spec.nodes and node != START:
+                raise ValueError(
+                    f"as_node={node!r} is not a node of this graph; nodes: {list(spec.nodes)}."
+                )
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config)
         run = _loop_class(spec)(spec, merged, thread)
         with self._claimed(run):  # (LangGraph: source "update", on a past checkpoint too)
             run.resume(restored, keep_next=False)  # (a branch run: its lineages merged)
-            write_as_node(run, node, values, due=restored.control["pull"])
+            write_as_nodes(run, writes, due=restored.control["pull"])
         own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
         return {"configurable": {**own, "checkpoint_id": thread.head}}
 
@@ -265,9 +275,9 @@ class CompiledGraph(RunnableHabits):
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
-                forward(run, drive(run, input, modes), root_chunks(self.spec))
+                forward(run, drive(run, input, modes, self.name), root_chunks(self.spec))
             else:
-                for _ in drive(run, input, modes):  # (warnings point at the caller)
+                for _ in drive(run, input, modes, self.name):  # (warnings point at the caller)
                     pass
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
@@ -302,7 +312,10 @@ class CompiledGraph(RunnableHabits):
         run = self._start(config, kwargs)
         relay = open_relay(run, modes, subgraphs)
         shape = root_chunks(self.spec)
-        with self._running(run), contextlib.closing(drive(run, input, relay.modes)) as chunks:
+        with (
+            self._running(run),
+            contextlib.closing(drive(run, input, relay.modes, self.name)) as chunks,
+        ):
             if relay.subgraphs:  # (closed before the claim goes, if the caller stops)
                 yield from with_namespaces(run, chunks, shape, single)
             else:
@@ -319,9 +332,9 @@ class CompiledGraph(RunnableHabits):
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
-                await aforward(run, adrive(run, input, modes), root_chunks(self.spec))
+                await aforward(run, adrive(run, input, modes, self.name), root_chunks(self.spec))
             else:
-                async for _ in adrive(run, input, frozenset()):
+                async for _ in adrive(run, input, frozenset(), self.name):
                     pass
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
@@ -342,7 +355,7 @@ class CompiledGraph(RunnableHabits):
         relay = open_relay(run, modes, subgraphs)
         shape = root_chunks(self.spec)
         with self._running(run):
-            chunks = adrive(run, input, relay.modes)
+            chunks = adrive(run, input, relay.modes, self.name)
             try:
                 async for mode, chunk in chunks:
                     if relay.subgraphs:

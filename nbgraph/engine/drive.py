@@ -144,14 +144,16 @@ def _end_chunks(run: RunLoop, modes: frozenset[str]) -> Iterable[Chunk]:
         yield "updates", {_INTERRUPT: ()}
 
 
-def _finish(run: RunLoop, error: BaseException | None) -> None:
+def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> None:
     if error is not None and finish_handed(run, error):  # Command.PARENT: not a failure
+        scope.ended(None)
         return
     if error is not None:
         run.log.status = "failed"
     else:
         run.log.status = "interrupted" if run.paused or run.at_breakpoint else "done"
     run.log.error = error
+    scope.ended(error)
 
 
 # --- sync ----------------------------------------------------------------------------------------
@@ -197,15 +199,19 @@ def _fill(future: Future[Task], execute: Callable[[Task], Task], task: Task) -> 
         future.set_exception(error)
 
 
-def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
-    """Run to the end, yielding `(mode, chunk)` for the requested modes."""
+def drive(
+    run: RunLoop, input: Any, modes: frozenset[str], name: str = "LangGraph"
+) -> Iterator[Chunk]:
+    """Run to the end, yielding `(mode, chunk)` for the requested modes (`name`: the
+    graph's, for the chain run langchain callbacks in its config hear)."""
     max_workers = run.config.get("max_concurrency")
-    scope = StreamScope(run, modes)
+    scope = StreamScope(run, modes, name)
     sink = scope.sink
-    execute = run.execute if scope.chat is None else scope.execute  # (the task's one path)
+    execute = run.execute if scope.plain else scope.execute  # (the task's one path)
     pool: _StepPool | None = None
     running: list[Task] | None = None  # the step being executed, until its commit
     try:
+        scope.started(input)
         yield from _step_chunks(run, run.begin(input), modes - {"debug"})
         while (tasks := run.next_tasks()) is not None:
             if modes:  # (invoke(): no chunks to make)
@@ -242,24 +248,26 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
             if running is not None:
                 run.record_stopped(running)
         finally:
-            _finish(run, error)
+            _finish(run, error, scope)
         raise
     finally:
         if pool is not None:
             pool.pool.shutdown(wait=False)
-    _finish(run, None)
+    _finish(run, None, scope)
 
 
 # --- async ---------------------------------------------------------------------------------------
 
 
-async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterator[Chunk]:
+async def adrive(
+    run: RunLoop, input: Any, modes: frozenset[str], name: str = "LangGraph"
+) -> AsyncIterator[Chunk]:
     """`drive` on the event loop: async nodes are awaited, sync ones run in threads."""
     limit = run.config.get("max_concurrency")
     semaphore = asyncio.Semaphore(limit) if limit is not None else None
     pool = ThreadPoolExecutor(thread_name_prefix="nbgraph")  # threads start when first used
     threads: list[asyncio.Future[Task]] = []  # the step's sync nodes, running in the pool
-    scope = StreamScope(run, modes)
+    scope = StreamScope(run, modes, name)
     sink = scope.sink
     if sink is not None:
         sink.bind()
@@ -272,6 +280,7 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
 
     running: list[asyncio.Future[Task]] = []  # the step being executed, until its commit
     try:
+        scope.started(input)
         for chunk in _step_chunks(run, run.begin(input), modes - {"debug"}):
             yield chunk
         while (tasks := run.next_tasks()) is not None:
@@ -307,11 +316,11 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
                 run.unsettled = None
                 run.record_stopped(tasks)
         finally:
-            _finish(run, error)
+            _finish(run, error, scope)
         raise
     finally:
         pool.shutdown(wait=False)
-    _finish(run, None)
+    _finish(run, None, scope)
 
 
 async def _execute_one(

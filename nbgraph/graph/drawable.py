@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from nbgraph.graph.spec import GraphSpec
+from nbgraph.graph.subgraphs import subgraph_of
 from nbgraph.types import END, START
 
 __all__ = ["Edge", "Node", "drawable_parts"]
@@ -37,8 +38,52 @@ class Edge(NamedTuple):
     conditional: bool = False
 
 
-def drawable_parts(spec: GraphSpec) -> tuple[dict[str, Node], list[Edge]]:
-    """The nodes (by id, in the order LangGraph lists them) and the edges of `spec`."""
+def drawable_parts(spec: GraphSpec, xray: int | bool = False) -> tuple[dict[str, Node], list[Edge]]:
+    """The nodes (by id, in the order LangGraph lists them) and the edges of `spec`; with
+    `xray` (True: every level, a number: that many levels) each subgraph node is replaced
+    by its graph's nodes, named `node:inner` as LangGraph names them."""
+    nodes, edges = _own_parts(spec)
+    depth = xray if type(xray) is int else (-1 if xray else 0)
+    for name in list(nodes) if depth else ():
+        inner = subgraph_of(spec, name)
+        if inner is not None:
+            _expand(
+                nodes, edges, name, drawable_parts(inner.spec, depth - 1 if depth > 0 else True)
+            )
+    return nodes, edges
+
+
+def _expand(
+    nodes: dict[str, Node], edges: list[Edge], name: str, inner: tuple[dict, list[Edge]]
+) -> None:
+    """Replace node `name` by the drawable graph `inner`: edges into it go to the inner
+    graph's first nodes, edges out of it leave from its last ones (LangGraph's xray)."""
+    inner_nodes, inner_edges = inner
+    first = [e.target for e in inner_edges if e.source == START]
+    last = [e.source for e in inner_edges if e.target == END]
+    del nodes[name]
+    replaced: list[Edge] = []
+    for edge in edges:
+        if edge.target == name:
+            replaced += [edge._replace(target=f"{name}:{t}") for t in first]
+        elif edge.source == name:
+            replaced += [edge._replace(source=f"{name}:{s}") for s in last]
+        else:
+            replaced.append(edge)
+    for key, node in inner_nodes.items():
+        if key not in (START, END):
+            nodes[f"{name}:{key}"] = node._replace(id=f"{name}:{key}")
+    inner_only = [e for e in inner_edges if START not in (e.source, e.target)]
+    replaced += [
+        e._replace(source=f"{name}:{e.source}", target=f"{name}:{e.target}")
+        for e in inner_only
+        if e.target != END
+    ]
+    edges[:] = replaced
+
+
+def _own_parts(spec: GraphSpec) -> tuple[dict[str, Node], list[Edge]]:
+    """The nodes and edges of `spec` itself, its subgraphs as single nodes."""
     nodes = {START: Node(START, START, None, None)}
     for name, node in spec.nodes.items():
         nodes[name] = Node(name, name, node.fn, _metadata(spec, name) or None)

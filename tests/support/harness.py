@@ -40,6 +40,7 @@ LANGGRAPH_HOMES = {
     "langgraph.graph": ("StateGraph", "START", "END", "MessagesState"),
     "langgraph.types": (
         "Send", "Command", "Overwrite", "interrupt", "RetryPolicy", "CachePolicy", "StreamWriter",
+        "StateUpdate",
     ),
     "langgraph.errors": ("InvalidUpdateError", "GraphRecursionError", "EmptyInputError"),
     "langgraph.channels": ("EphemeralValue",),
@@ -56,7 +57,10 @@ LANGGRAPH_HOMES = {
 }  # fmt: skip
 """Where a LangGraph program imports each name from."""
 
-NBGRAPH_HOMES = {"nbgraph.prebuilt": ("ToolNode", "tools_condition")}
+NBGRAPH_HOMES = {
+    "nbgraph.prebuilt": ("ToolNode", "tools_condition"),
+    "nbgraph.types": ("StateUpdate",),
+}
 """Where an nbgraph program imports a name from when it is not the top-level `nbgraph`."""
 
 HOMES = {

@@ -1,0 +1,130 @@
+"""LangChain callbacks on a run (`config["callbacks"]`), as LangGraph fires them: the graph's
+own chain run (`on_chain_start` with the input, `on_chain_end` with the final state), and
+one chain run per task, named after its node, a child of the graph's (tag
+`graph:step:<n>`, LangGraph's task metadata), with its input, its output streamed
+(`on_chain_stream`) and ended (`on_chain_end`) or failed (`on_chain_error`). Inside the
+node, langchain's config (the context variable langchain_core keeps it in) holds the task
+run's child callbacks (tag `seq:step:1`), so the chat models, tools and custom events a node
+calls are children of its run.
+
+`astream_events` (langchain_core's event stream handler, `engine.streaming.events`) and any
+tracer passed in `config["callbacks"]` hear the same runs. The tasks still run on the one
+path (`TaskRunner.execute`): this only opens and closes the runs around it
+(`StreamScope.execute`). This module imports langchain_core, so it is imported only for a
+run whose config has callbacks.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from langchain_core.callbacks import CallbackManager
+from langchain_core.runnables.config import var_child_runnable_config
+
+from nbgraph.engine.core.injection import task_metadata, task_uuid
+from nbgraph.engine.core.nesting import checkpoint_ns
+from nbgraph.engine.core.tasks import Task
+
+try:
+    from langchain_core.tracers._streaming import _StreamingCallbackHandler as _Streaming
+except ImportError:  # pragma: no cover (older langchain_core)
+    _Streaming = ()  # type: ignore[assignment,misc]
+
+__all__ = ["ChainRuns", "NodeRun"]
+
+
+class NodeRun:
+    """One task's chain run: its manager, and the context variable's token while the node
+    runs in its config."""
+
+    __slots__ = ("manager", "token")
+
+    def __init__(self, manager: Any, token: Any) -> None:
+        self.manager, self.token = manager, token
+
+
+class ChainRuns:
+    """The chain runs of one graph run: the graph's, and its tasks' (see the module doc).
+
+    Attributes:
+        graph: the graph run's manager (None until `started`).
+        outputs: what each running task's node returned, until the task ends.
+    """
+
+    def __init__(self, run: Any, name: str) -> None:
+        self.run = run
+        self.name = name
+        self.graph: Any = None
+        self.outputs: dict[Task, Any] = {}
+        self._lock = threading.Lock()
+
+    def started(self, graph_input: Any) -> None:
+        """The graph's run starts, with `graph_input`."""
+        config = self.run.config
+        manager = CallbackManager.configure(
+            inheritable_callbacks=config.get("callbacks"),
+            inheritable_tags=config.get("tags"),
+            inheritable_metadata={**(config.get("metadata") or {}), "ls_integration": "langgraph"},
+        )
+        name = config.get("run_name") or self.name
+        self.graph = manager.on_chain_start(
+            None, graph_input, name=name, run_id=config.get("run_id")
+        )
+
+    def ended(self, output: Any, error: BaseException | None) -> None:
+        """The graph's run ends, with its final state or its error."""
+        if self.graph is None:
+            return
+        if error is not None:
+            self.graph.on_chain_error(error)
+        else:
+            self.graph.on_chain_end(output)
+
+    def enter(self, task: Task, state: Any, chat: Any = None) -> tuple[NodeRun, dict]:
+        """The task's run starts (`state`: its node's input); the rest of the task runs in a
+        langchain config whose callbacks are the run's children (`chat`: the messages
+        stream's handler, added to them). Returns the run and the task's metadata."""
+        run = self.run
+        namespace = checkpoint_ns(run, task.node, task_uuid(run, task))
+        metadata = {"ls_integration": "langgraph", **task_metadata(run, task, namespace)}
+        manager = self.graph.get_child(f"graph:step:{task.step}")
+        manager.add_metadata(metadata)
+        node = manager.on_chain_start(None, _shown(state), name=task.node)
+        callbacks = node.get_child("seq:step:1")
+        if chat is not None:
+            callbacks.add_handler(chat, inherit=True)
+        configurable = {**(run.config.get("configurable") or {}), "checkpoint_ns": namespace}
+        config = {
+            "callbacks": callbacks,
+            "metadata": metadata,
+            "tags": list(run.config.get("tags") or ()),
+            "configurable": configurable,
+            "recursion_limit": run.config.get("recursion_limit", 25),
+        }
+        return NodeRun(node, var_child_runnable_config.set(config)), metadata  # type: ignore[arg-type]
+
+    def returned(self, task: Task, output: Any) -> None:
+        """What the task's node returned (`RunLoop.tap`), for its run's end."""
+        with self._lock:
+            self.outputs[task] = output
+
+    def leave(self, node: NodeRun, task: Task) -> None:
+        """The task's run ends: its output streamed and ended, or its error."""
+        var_child_runnable_config.reset(node.token)
+        with self._lock:
+            output = self.outputs.pop(task, None)
+        manager = node.manager
+        if task.error is not None:
+            manager.on_chain_error(task.error)
+            return
+        for handler in manager.handlers:
+            if isinstance(handler, _Streaming):
+                for _ in handler.tap_output_iter(manager.run_id, iter([output])):
+                    pass
+        manager.on_chain_end(output)
+
+
+def _shown(state: Any) -> Any:
+    """A node's input as its run shows it: a state view as a plain dict."""
+    return dict(state) if isinstance(state, dict) else state

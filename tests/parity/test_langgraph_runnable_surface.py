@@ -1,0 +1,369 @@
+"""Differential tests: the rest of the Runnable surface of a compiled graph — `get_name`,
+`builder`, `nodes`, the input and output schemas and their JSON schemas, `get_subgraphs`,
+`bulk_update_state`, `get_graph(xray=...)`, `compile(checkpointer=x)`'s check,
+`stream_events` and `astream_events` (version "v2") — each program run on real LangGraph
+and on nbgraph with the same code, the outcomes compared.
+
+Ids a library makes (run ids, task ids in namespaces, checkpoint ids) are compared by
+structure (`Ids`).
+"""
+
+import asyncio
+import dataclasses
+import operator
+from typing import Annotated, Any, NotRequired
+
+import pytest
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+pytestmark = pytest.mark.langgraph
+pytest.importorskip("langgraph")
+pytest.importorskip("langchain_core")
+
+from tests.support.harness import Ids, same  # noqa: E402
+
+
+class State(TypedDict):
+    x: int
+    log: Annotated[list, operator.add]
+
+
+class Slim(TypedDict):
+    x: int
+    note: NotRequired[str]
+
+
+class In(TypedDict):
+    x: int
+
+
+class Out(TypedDict):
+    log: list
+
+
+class Model(BaseModel):
+    x: int = 0
+    name: str
+
+
+@dataclasses.dataclass
+class Data:
+    x: int
+    y: str = "a"
+    tags: list = dataclasses.field(default_factory=list)
+
+
+def step_a(state: State) -> dict:
+    return {"x": state["x"] + 1, "log": ["a"]}
+
+
+def step_b(state: State) -> dict:
+    return {"log": ["b"]}
+
+
+def two_steps(api: Any, name: str | None = None, **compile_options: Any) -> Any:
+    builder = api.StateGraph(State)
+    builder.add_node("a", step_a).add_node("b", step_b)
+    builder.add_edge(api.START, "a").add_edge("a", "b")
+    return builder, builder.compile(name=name, **compile_options)
+
+
+def nested(api: Any, checkpointer: Any = None) -> Any:
+    """`outer` runs `chat` (a graph running `inner`, a graph of a -> b), then `c`."""
+    _, inner = two_steps(api)
+    chat = api.StateGraph(State).add_node("inner", inner).add_edge(api.START, "inner").compile()
+    builder = api.StateGraph(State).add_node("chat", chat).add_node("c", step_b)
+    builder.add_edge(api.START, "chat").add_edge("chat", "c")
+    return chat, inner, builder.compile(checkpointer=checkpointer)
+
+
+# ---------------------------------------------------------------------------------------------
+# names, builder, nodes
+
+
+def test_get_name_default_named_and_suffixed():
+    def program(api):
+        _, plain = two_steps(api)
+        _, named = two_steps(api, name="my_graph")
+        return [
+            plain.get_name(),
+            plain.get_name("Input"),
+            named.get_name(),
+            named.get_name("output"),
+            named.get_name(name="Other"),
+        ]
+
+    same(program)
+
+
+def test_builder_is_the_state_graph_and_nodes_list_start_first():
+    def program(api):
+        builder, app = two_steps(api)
+        outer = nested(api)[2]
+        return [
+            app.builder is builder,
+            list(app.nodes),
+            list(outer.nodes),
+            outer.nodes["chat"].bound is outer.nodes["chat"].subgraphs[0],
+            outer.nodes["c"].subgraphs,
+            len(outer.nodes["chat"].subgraphs),
+        ]
+
+    same(program)
+
+
+# ---------------------------------------------------------------------------------------------
+# schemas
+
+
+def schemas(app: Any) -> dict:
+    """What a LangGraph app's schemas say (the model classes by their JSON schema)."""
+    return {
+        "input json": app.get_input_jsonschema(),
+        "output json": app.get_output_jsonschema(),
+        "input model": app.get_input_schema().model_json_schema(),
+        "output model": app.get_output_schema().model_json_schema(),
+    }
+
+
+def test_schemas_of_a_typeddict_state():
+    same(lambda api: schemas(two_steps(api)[1]))
+
+
+def test_schemas_with_input_and_output_schemas():
+    def program(api):
+        builder = api.StateGraph(State, input_schema=In, output_schema=Out)
+        return schemas(builder.add_node("a", step_a).add_edge(api.START, "a").compile())
+
+    same(program)
+
+
+def test_schemas_of_a_pydantic_state_are_its_own():
+    def program(api):
+        app = api.StateGraph(Model).add_node("a", lambda s: {}).add_edge(api.START, "a")
+        app = app.compile()
+        return [schemas(app), app.get_input_schema() is Model]
+
+    same(program)
+
+
+def test_schemas_of_a_dataclass_state_with_defaults():
+    def program(api):
+        builder = api.StateGraph(Data).add_node("a", lambda s: {}).add_edge(api.START, "a")
+        return schemas(builder.compile(name="data_graph"))
+
+    same(program)
+
+
+def test_schemas_of_a_typeddict_with_not_required_keys():
+    def program(api):
+        builder = api.StateGraph(Slim).add_node("a", lambda s: {}).add_edge(api.START, "a")
+        return schemas(builder.compile())
+
+    same(program)
+
+
+# ---------------------------------------------------------------------------------------------
+# subgraphs and xray
+
+
+def test_get_subgraphs_direct_recursive_and_by_namespace():
+    def program(api):
+        chat, inner, app = nested(api)
+
+        def shown(pairs):
+            return [(ns, {id(chat): "chat", id(inner): "inner"}[id(g)]) for ns, g in pairs]
+
+        async def async_pairs():
+            return [pair async for pair in app.aget_subgraphs(recurse=True)]
+
+        return [
+            shown(app.get_subgraphs()),
+            shown(app.get_subgraphs(recurse=True)),
+            shown(app.get_subgraphs(namespace="chat")),
+            shown(app.get_subgraphs(namespace="chat|inner", recurse=True)),
+            shown(app.get_subgraphs(namespace="chat|inner")),
+            shown(app.get_subgraphs(namespace="c")),
+            shown(asyncio.run(async_pairs())),
+        ]
+
+    same(program)
+
+
+def drawn(graph: Any) -> dict:
+    return {
+        "nodes": [(key, node.id, node.name) for key, node in graph.nodes.items()],
+        "edges": [(e.source, e.target, e.data, e.conditional) for e in graph.edges],
+    }
+
+
+def test_get_graph_xray_expands_subgraphs_level_by_level():
+    def program(api):
+        app = nested(api)[2]
+        return [drawn(app.get_graph(xray=level)) for level in (False, True, 1, 2, 3)]
+
+    same(program)
+
+
+def test_get_graph_xray_with_a_router_into_and_out_of_a_subgraph():
+    def program(api):
+        _, inner = two_steps(api)
+
+        def route(state) -> str:
+            return "sub" if state["x"] else "c"
+
+        builder = api.StateGraph(State).add_node("sub", inner).add_node("c", step_b)
+        builder.add_node("d", step_b)
+        builder.add_conditional_edges(api.START, route, {"sub": "sub", "c": "c"})
+        builder.add_edge("sub", "d").add_edge("c", "d")
+        app = builder.compile()
+        return [drawn(app.get_graph()), drawn(app.get_graph(xray=True))]
+
+    same(program)
+
+
+# ---------------------------------------------------------------------------------------------
+# compile(checkpointer=...)
+
+
+@pytest.mark.parametrize("bad", [5, "memory", dict, object()])
+def test_compile_refuses_a_checkpointer_that_is_not_a_saver(bad):
+    def program(api):
+        try:
+            two_steps(api, checkpointer=bad)
+        except Exception as error:
+            return type(error).__name__, "Invalid checkpointer" in str(error)
+        return "compiled"
+
+    same(program)
+
+
+def test_compile_takes_a_saver_true_false_and_none():
+    def program(api):
+        return [
+            type(two_steps(api, checkpointer=c)[1]).__name__
+            for c in (api.InMemorySaver(), None, False)
+        ]
+
+    assert same(program)[0] == ["CompiledStateGraph"] * 3
+
+
+# ---------------------------------------------------------------------------------------------
+# bulk_update_state
+
+
+def test_bulk_update_state_writes_each_superstep_as_one_checkpoint():
+    def program(api):
+        app = two_steps(api, checkpointer=api.InMemorySaver())[1]
+        config = {"configurable": {"thread_id": "t"}}
+        app.invoke({"x": 1, "log": []}, config)
+        new = app.bulk_update_state(
+            config,
+            [
+                [api.StateUpdate({"log": ["u1"]}, "a"), api.StateUpdate({"log": ["u2"]}, "b")],
+                [api.StateUpdate({"x": 9}, "a")],
+            ],
+        )
+        history = [
+            (s.values, s.next, s.metadata["source"], s.metadata["step"])
+            for s in app.get_state_history(config)
+        ][:3]
+        after = app.invoke(None, config)
+        return [sorted(new["configurable"]),
+                history, after]  # fmt: skip
+
+    same(program)
+
+
+def test_bulk_update_state_refuses_empty_supersteps():
+    def program(api):
+        app = two_steps(api, checkpointer=api.InMemorySaver())[1]
+        config = {"configurable": {"thread_id": "t"}}
+        app.invoke({"x": 1, "log": []}, config)
+        seen = []
+        for supersteps in ([], [[]]):
+            try:
+                app.bulk_update_state(config, supersteps)
+            except ValueError as error:
+                seen.append(str(error))
+        return seen
+
+    same(program)
+
+
+def test_abulk_update_state_then_aget_state():
+    def program(api):
+        app = two_steps(api, checkpointer=api.InMemorySaver())[1]
+        config = {"configurable": {"thread_id": "t"}}
+
+        async def main():
+            await app.ainvoke({"x": 1, "log": []}, config)
+            await app.abulk_update_state(config, [[api.StateUpdate({"log": ["late"]}, "a")]])
+            snapshot = await app.aget_state(config)
+            return snapshot.values, snapshot.next
+
+        return asyncio.run(main())
+
+    same(program)
+
+
+# ---------------------------------------------------------------------------------------------
+# stream_events (sync): not on LangGraph's v2 path either
+
+
+def test_stream_events_v2_is_not_implemented_on_the_sync_path():
+    def program(api):
+        app = two_steps(api)[1]
+        try:
+            app.stream_events({"x": 1, "log": []}, version="v2")
+        except NotImplementedError:
+            return "NotImplementedError"
+        return "streamed"
+
+    same(program)
+
+
+# ---------------------------------------------------------------------------------------------
+# astream_events (version "v2")
+
+
+def shown_data(value: Any) -> Any:
+    """An event's data with messages by what they say (their ids are each library's)."""
+    if hasattr(value, "content") and hasattr(value, "type"):
+        return (type(value).__name__, value.content)
+    if isinstance(value, dict):
+        return {k: shown_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(shown_data(v) for v in value)
+    return value
+
+
+def events_of(app: Any, graph_input: Any, config: Any = None, **options: Any) -> list:
+    """Every event of `astream_events(version="v2")`, ids by structure."""
+    ids = Ids()
+
+    async def collect():
+        return [e async for e in app.astream_events(graph_input, config, version="v2", **options)]
+
+    seen = []
+    for event in asyncio.run(collect()):
+        metadata = {k: v for k, v in event["metadata"].items() if k != "lc_versions"}
+        seen.append(
+            ids.deep(
+                {
+                    "event": event["event"],
+                    "name": event["name"],
+                    "run_id": event["run_id"],
+                    "parent_ids": event["parent_ids"],
+                    "tags": event["tags"],
+                    "metadata": metadata,
+                    "data": shown_data(event["data"]),
+                }
+            )
+        )
+    return seen
+
+
+def test_astream_events_of_two_nodes():
+    same(lambda api: events_of(two_steps(api)[1], {"x": 1, "log": []}))
