@@ -6,6 +6,7 @@ the drawings on top.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -172,6 +173,31 @@ class CompiledGraph(RunnableHabits):
             InvalidUpdateError: no `as_node`, and several nodes made the checkpoint.
         """
         return self._write_step(config, [(values, as_node)])
+
+    def bulk_update_state(
+        self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]
+    ) -> dict[str, Any]:
+        """Several `update_state`s: each superstep's updates (`(values, as_node)` or
+        `(values, as_node, task_id)`) written together as one checkpoint, the supersteps
+        one after another; the last checkpoint's config.
+
+        Raises:
+            ValueError: no supersteps, or a superstep without updates.
+        """
+        if len(supersteps) == 0:
+            raise ValueError("No supersteps provided")
+        if any(len(updates) == 0 for updates in supersteps):
+            raise ValueError("No updates provided")
+        for updates in supersteps:
+            pairs = [(update[0], update[1] if len(update) > 1 else None) for update in updates]
+            config = self._write_step(config, pairs)
+        return config
+
+    async def abulk_update_state(
+        self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]
+    ) -> dict[str, Any]:
+        """`bulk_update_state`, awaitable."""
+        return await asyncio.to_thread(self.bulk_update_state, config, supersteps)
 
     def _write_step(
         self, config: dict[str, Any], updates: Sequence[tuple[Any, str | None]]

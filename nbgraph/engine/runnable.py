@@ -1,6 +1,6 @@
 """The habits a LangChain `Runnable` has, on a compiled graph: `batch` and `abatch`,
 `with_config`, the async forms of the thread methods (`aget_state`, `aupdate_state`,
-`aget_state_history`, `abulk_update_state`), `graph | runnable` chains, `get_name`, the
+`aget_state_history`), `graph | runnable` chains, `get_name`, the
 input and output schemas (`graph.jsonschema`), `nodes`, `get_subgraphs`, and
 `astream_events` (`engine.streaming.events`).
 
@@ -204,31 +204,6 @@ class RunnableHabits:
                 yield snapshot
         finally:
             snapshots.close()
-
-    def bulk_update_state(
-        self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]
-    ) -> dict[str, Any]:
-        """Several `update_state`s: each superstep's updates (`(values, as_node)` or
-        `(values, as_node, task_id)`) written together as one checkpoint, the supersteps
-        one after another; the last checkpoint's config.
-
-        Raises:
-            ValueError: no supersteps, or a superstep without updates.
-        """
-        if len(supersteps) == 0:
-            raise ValueError("No supersteps provided")
-        if any(len(updates) == 0 for updates in supersteps):
-            raise ValueError("No updates provided")
-        for updates in supersteps:
-            pairs = [(update[0], update[1] if len(update) > 1 else None) for update in updates]
-            config = self._write_step(config, pairs)  # type: ignore[attr-defined]
-        return config
-
-    async def abulk_update_state(
-        self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]
-    ) -> dict[str, Any]:
-        """`bulk_update_state`, awaitable."""
-        return await asyncio.to_thread(self.bulk_update_state, config, supersteps)
 
     # --- names, schemas, nodes ----------------------------------------------------------------
 

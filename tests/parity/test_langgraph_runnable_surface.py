@@ -367,3 +367,159 @@ def events_of(app: Any, graph_input: Any, config: Any = None, **options: Any) ->
 
 def test_astream_events_of_two_nodes():
     same(lambda api: events_of(two_steps(api)[1], {"x": 1, "log": []}))
+
+
+def tools_and_models(api: Any, fake_model: Any) -> Any:
+    """Node `a` dispatches a custom event and calls a tool; node `b` calls a chat model."""
+    from langchain_core.callbacks import dispatch_custom_event
+    from langchain_core.tools import tool
+
+    @tool
+    def add_one(v: int) -> int:
+        """Add one."""
+        return v + 1
+
+    def a(state: State) -> dict:
+        dispatch_custom_event("progress", {"done": 1})
+        return {"x": add_one.invoke({"v": state["x"]}), "log": ["a"]}
+
+    def b(state: State) -> dict:
+        return {"log": [fake_model().invoke("hello").content]}
+
+    builder = api.StateGraph(State).add_node("a", a).add_node("b", b)
+    return builder.add_edge(api.START, "a").add_edge("a", "b")
+
+
+def fake_model() -> Any:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    return GenericFakeChatModel(messages=iter([AIMessage("hi there")]))
+
+
+def test_astream_events_of_tools_custom_events_and_chat_models():
+    same(lambda api: events_of(tools_and_models(api, fake_model).compile(), {"x": 1, "log": []}))
+
+
+def test_astream_events_with_tags_metadata_run_name_and_a_thread():
+    def program(api):
+        app = two_steps(api, checkpointer=api.InMemorySaver())[1]
+        config = {
+            "configurable": {"thread_id": "t1", "user": "ann"},
+            "tags": ["mine"],
+            "metadata": {"team": "blue"},
+            "run_name": "my_run",
+        }
+        return events_of(app, {"x": 1, "log": []}, config)
+
+    same(program)
+
+
+def test_astream_events_filtered_by_name_type_and_tag():
+    def program(api):
+        app = tools_and_models(api, fake_model).compile()
+        return [
+            events_of(app, {"x": 1, "log": []}, include_names=["b"]),
+            events_of(app, {"x": 1, "log": []}, include_types=["chat_model"]),
+            events_of(app, {"x": 1, "log": []}, exclude_tags=["seq:step:1"]),
+        ]
+
+    same(program)
+
+
+def test_astream_events_of_async_nodes_calling_a_chat_model():
+    def program(api):
+        async def a(state: State) -> dict:
+            reply = await fake_model().ainvoke("hello")
+            return {"log": [reply.content]}
+
+        async def b(state: State) -> dict:
+            return {"x": state["x"] * 10}
+
+        builder = api.StateGraph(State).add_node("a", a).add_node("b", b)
+        app = builder.add_edge(api.START, "a").add_edge("a", "b").compile()
+        return events_of(app, {"x": 2, "log": []})
+
+    same(program)
+
+
+def test_astream_events_of_a_router_and_a_loop():
+    def program(api):
+        def count(state: State) -> dict:
+            return {"x": state["x"] + 1, "log": [state["x"]]}
+
+        def again(state: State) -> str:
+            return "count" if state["x"] < 3 else api.END
+
+        builder = api.StateGraph(State).add_node("count", count)
+        builder.add_edge(api.START, "count").add_conditional_edges("count", again)
+        return events_of(builder.compile(), {"x": 0, "log": []})
+
+    same(program)
+
+
+def test_astream_events_of_a_node_that_fails():
+    def program(api):
+        def boom(state: State) -> dict:
+            raise KeyError("no such thing")
+
+        builder = api.StateGraph(State).add_node("a", step_a).add_node("boom", boom)
+        app = builder.add_edge(api.START, "a").add_edge("a", "boom").compile()
+        seen = []
+
+        async def collect():
+            async for event in app.astream_events({"x": 1, "log": []}, version="v2"):
+                seen.append((event["event"], event["name"]))
+
+        try:
+            asyncio.run(collect())
+        except KeyError as error:
+            return seen, "KeyError", str(error)
+        return seen, "finished"
+
+    same(program)
+
+
+def test_astream_events_of_a_node_taking_config_and_a_model_given_it():
+    def program(api):
+        def a(state: State, config) -> dict:
+            reply = fake_model().invoke("hello", config)
+            return {"log": [reply.content]}
+
+        builder = api.StateGraph(State).add_node("a", a).add_edge(api.START, "a")
+        return events_of(builder.compile(), {"x": 1, "log": []}, {"tags": ["outer"]})
+
+    same(program)
+
+
+def test_config_callbacks_hear_the_graph_and_node_runs_on_invoke():
+    def program(api):
+        from langchain_core.callbacks import BaseCallbackHandler
+
+        heard = []
+
+        class Heard(BaseCallbackHandler):
+            def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, **kw):
+                heard.append(("start", kw.get("name"), parent_run_id is None, kw.get("tags")))
+
+            def on_chain_end(self, outputs, *, run_id, parent_run_id=None, **kw):
+                heard.append(("end", outputs, parent_run_id is None))
+
+        app = two_steps(api)[1]
+        out = app.invoke({"x": 1, "log": []}, {"callbacks": [Heard()]})
+        return out, heard
+
+    same(program)
+
+
+def test_astream_events_needs_version_v2():
+    def program(api):
+        app = two_steps(api)[1]
+
+        async def first():
+            async for event in app.astream_events({"x": 1, "log": []}, version="v2"):
+                return event["event"], event["name"], event["data"]
+
+        return asyncio.run(first())
+
+    same(program)

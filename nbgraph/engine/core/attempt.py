@@ -234,6 +234,8 @@ class TaskRunner:
                 result = call_with(env, router.fn, router.wanted, state)
                 if inspect.isawaitable(result):
                     result = await awaited(result)
+                if run.route_tap is not None:
+                    run.route_tap(task, router.branch, state, result)
                 absorb_route(run.spec, router.branch, task, result)
             if task.dropped:
                 warn_dropped(run.spec, run.log.warnings, task)
@@ -267,6 +269,8 @@ class TaskRunner:
             if state is None:
                 state = self._router_input(task, router, values)
             result = call_with(env, router.fn, router.wanted, state)
+            if run.route_tap is not None:  # (a run whose config has callbacks)
+                run.route_tap(task, router.branch, state, result)
             if type(result) is str and result in nodes and router.branch.path_map is None:
                 if task.routes:  # (`absorb_route`'s common case, asked first)
                     task.routes.append(result)  # type: ignore[union-attr]

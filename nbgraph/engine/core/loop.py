@@ -84,6 +84,7 @@ class RunLoop:
         "resumed",
         "root_updated",
         "route",
+        "route_tap",
         "runner",
         "schedule",
         "sink",
@@ -107,6 +108,8 @@ class RunLoop:
         self.config = config
         self.joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branches)
         self.tap: Callable[[Task, Any], None] | None = None  # hears each node's output (streams)
+        self.route_tap: Callable[[Task, Any, Any, Any], None] | None = None
+        """Hears each router's call, `(task, branch, state, result)` (chain runs' events)."""
         self.context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
         self.store: Any = None  # compile(store=...)
         self.sink: Any = None  # where a streamed run's live chunks go (engine.streaming)

@@ -57,15 +57,20 @@ class ChainRuns:
         self.name = name
         self.graph: Any = None
         self.outputs: dict[Task, Any] = {}
+        self.nodes: dict[Task, Any] = {}  # (each running task's run manager)
         self._lock = threading.Lock()
 
     def started(self, graph_input: Any) -> None:
         """The graph's run starts, with `graph_input`."""
         config = self.run.config
+        metadata = dict(config.get("metadata") or {})
+        thread_id = (config.get("configurable") or {}).get("thread_id")
+        if thread_id is not None:  # (LangGraph's graph run names its thread)
+            metadata.setdefault("thread_id", thread_id)
         manager = CallbackManager.configure(
             inheritable_callbacks=config.get("callbacks"),
             inheritable_tags=config.get("tags"),
-            inheritable_metadata={**(config.get("metadata") or {}), "ls_integration": "langgraph"},
+            inheritable_metadata={**metadata, "ls_integration": "langgraph"},
         )
         name = config.get("run_name") or self.name
         self.graph = manager.on_chain_start(
@@ -88,10 +93,12 @@ class ChainRuns:
         run = self.run
         namespace = checkpoint_ns(run, task.node, task_uuid(run, task))
         metadata = {"ls_integration": "langgraph", **task_metadata(run, task, namespace)}
-        manager = self.graph.get_child(f"graph:step:{task.step}")
+        manager = _child(self.graph, f"graph:step:{task.step}")
         manager.add_metadata(metadata)
         node = manager.on_chain_start(None, _shown(state), name=task.node)
-        callbacks = node.get_child("seq:step:1")
+        with self._lock:
+            self.nodes[task] = node
+        callbacks = _child(node, "seq:step:1")
         if chat is not None:
             callbacks.add_handler(chat, inherit=True)
         configurable = {**(run.config.get("configurable") or {}), "checkpoint_ns": namespace}
@@ -109,11 +116,25 @@ class ChainRuns:
         with self._lock:
             self.outputs[task] = output
 
+    def routed(self, task: Task, branch: Any, state: Any, result: Any) -> None:
+        """A router after `task` returned `result` (`RunLoop.route_tap`): its run, a child
+        of the task's (tag `seq:step:<3 + its index>`, as LangGraph numbers it)."""
+        with self._lock:
+            node = self.nodes.get(task)
+        if node is None:  # (a router run outside a task's run: update_state)
+            return
+        index = 3 + self.run.spec.branches.get(task.node, ()).index(branch)
+        router = _child(node, f"seq:step:{index}").on_chain_start(
+            None, _shown(state), name=branch.name
+        )
+        router.on_chain_end(result)
+
     def leave(self, node: NodeRun, task: Task) -> None:
         """The task's run ends: its output streamed and ended, or its error."""
         var_child_runnable_config.reset(node.token)
         with self._lock:
             output = self.outputs.pop(task, None)
+            self.nodes.pop(task, None)
         manager = node.manager
         if task.error is not None:
             manager.on_chain_error(task.error)
@@ -123,6 +144,17 @@ class ChainRuns:
                 for _ in handler.tap_output_iter(manager.run_id, iter([output])):
                     pass
         manager.on_chain_end(output)
+
+
+def _child(parent: Any, tag: str) -> CallbackManager:
+    """A child of run `parent`'s, tagged `tag` first, then the tags it inherits (LangGraph's
+    order; langchain's `get_child` puts the inherited ones first)."""
+    manager = CallbackManager(handlers=[], parent_run_id=parent.run_id)
+    manager.set_handlers(parent.inheritable_handlers)
+    manager.add_tags([tag], inherit=False)
+    manager.add_tags(parent.inheritable_tags)
+    manager.add_metadata(parent.inheritable_metadata)
+    return manager
 
 
 def _shown(state: Any) -> Any:

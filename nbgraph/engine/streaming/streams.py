@@ -151,7 +151,7 @@ class StreamScope:
             run.tap = self._returned
         if run.config.get("callbacks"):
             self.events = _chain_runs(run, name)
-            run.tap = self._returned
+            run.tap, run.route_tap = self._returned, self.events.routed
         if relay is None:
             self.sink = LiveSink(modes) if modes and modes & LIVE_MODES else None
             if self.sink is None:
