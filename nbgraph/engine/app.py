@@ -39,6 +39,7 @@ from nbgraph.engine.streaming.namespaces import (
     open_relay,
     with_namespaces,
 )
+from nbgraph.engine.streaming.streams import callbacks_inside_node
 from nbgraph.errors import GraphBuildError, InvalidArgumentError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
@@ -235,6 +236,8 @@ class CompiledGraph(RunnableHabits):
             self._with_bound(config), kwargs.pop("context", None), self.store, caller
         )  # (with_config's first; a graph run inside a node inherits that node's context)
         merged = run_config(config, kwargs)
+        if caller is not None and caller.run.route_tap is not None and not merged.get("callbacks"):
+            merged["callbacks"] = callbacks_inside_node()  # (a run with chain runs: the node's)
         durability = durability_of(kwargs)
         before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)
         if self.checkpointer is None or isinstance(self.checkpointer, bool):

@@ -280,7 +280,7 @@ async def adrive(
 
     running: list[asyncio.Future[Task]] = []  # the step being executed, until its commit
     try:
-        scope.started(input)
+        scope.started(input, on_event_loop=True)
         for chunk in _step_chunks(run, run.begin(input), modes - {"debug"}):
             yield chunk
         while (tasks := run.next_tasks()) is not None:

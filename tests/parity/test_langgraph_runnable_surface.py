@@ -523,3 +523,65 @@ def test_astream_events_needs_version_v2():
         return asyncio.run(first())
 
     same(program)
+
+
+def test_astream_events_of_a_subgraph_node():
+    def program(api):
+        _, inner = two_steps(api)
+        builder = api.StateGraph(State).add_node("sub", inner).add_node("c", step_b)
+        app = builder.add_edge(api.START, "sub").add_edge("sub", "c").compile()
+        return events_of(app, {"x": 1, "log": []})
+
+    same(program)
+
+
+def test_astream_events_of_a_graph_invoked_inside_a_node():
+    def program(api):
+        _, inner = two_steps(api, name="helper")
+
+        def call_inner(state: State) -> dict:
+            return {"log": inner.invoke({"x": state["x"], "log": []})["log"]}
+
+        builder = api.StateGraph(State).add_node("outer", call_inner)
+        app = builder.add_edge(api.START, "outer").compile()
+        return events_of(app, {"x": 5, "log": []})
+
+    same(program)
+
+
+def test_astream_events_of_parallel_sends():
+    def program(api):
+        def fan(state: State) -> list:
+            return [api.Send("work", {"x": n, "log": []}) for n in range(3)]
+
+        def work(arg: dict) -> dict:
+            return {"log": [arg["x"] * 2]}
+
+        builder = api.StateGraph(State).add_node("work", work)
+        builder.add_conditional_edges(api.START, fan)
+        events = events_of(builder.compile(), {"x": 0, "log": []})
+        order = [(e["event"], e["name"]) for e in events]
+        # parallel tasks end in any order: each task's events by what they say, as a multiset
+        by_task = sorted(
+            repr((e["event"], e["name"], e["tags"], e["data"], e["metadata"]["langgraph_path"]))
+            for e in events
+            if e["name"] == "work"
+        )
+        return order[0], order[-1], len(order), by_task
+
+    same(program)
+
+
+def test_astream_events_of_a_run_paused_by_interrupt_and_resumed():
+    def program(api):
+        def ask(state: State) -> dict:
+            return {"log": [api.interrupt("name?")]}
+
+        builder = api.StateGraph(State).add_node("ask", ask).add_edge(api.START, "ask")
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        first = [(e["event"], e["name"]) for e in events_of(app, {"x": 1, "log": []}, config)]
+        second = events_of(app, api.Command(resume="ann"), config)
+        return first, [(e["event"], e["name"], e["tags"]) for e in second], second[-1]["data"]
+
+    same(program)

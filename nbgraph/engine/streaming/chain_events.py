@@ -17,14 +17,18 @@ run whose config has callbacks.
 from __future__ import annotations
 
 import threading
+from contextvars import ContextVar
 from typing import Any
 
 from langchain_core.callbacks import CallbackManager
 from langchain_core.runnables.config import var_child_runnable_config
 
 from nbgraph.engine.core.injection import task_metadata, task_uuid
+from nbgraph.engine.core.interrupts import GraphInterrupt
 from nbgraph.engine.core.nesting import checkpoint_ns
 from nbgraph.engine.core.tasks import Task
+from nbgraph.graph.subgraphs import subgraph_of
+from nbgraph.types import START
 
 try:
     from langchain_core.tracers._streaming import _StreamingCallbackHandler as _Streaming
@@ -34,14 +38,18 @@ except ImportError:  # pragma: no cover (older langchain_core)
 __all__ = ["ChainRuns", "NodeRun"]
 
 
+_STREAMED: ContextVar[bool] = ContextVar("nbgraph_streamed_node", default=False)
+"""Whether the node running here has its output streamed (`ChainRuns.streamed`)."""
+
+
 class NodeRun:
-    """One task's chain run: its manager, and the context variable's token while the node
+    """One task's chain run: its manager, and the context variables' tokens while the node
     runs in its config."""
 
-    __slots__ = ("manager", "token")
+    __slots__ = ("manager", "streamed", "token")
 
-    def __init__(self, manager: Any, token: Any) -> None:
-        self.manager, self.token = manager, token
+    def __init__(self, manager: Any, token: Any, streamed: Any) -> None:
+        self.manager, self.token, self.streamed = manager, token, streamed
 
 
 class ChainRuns:
@@ -50,6 +58,9 @@ class ChainRuns:
     Attributes:
         graph: the graph run's manager (None until `started`).
         outputs: what each running task's node returned, until the task ends.
+        streamed: whether a node's output is streamed (`on_chain_stream`) before its run
+            ends. As LangGraph: in a run on the event loop (`astream`, `ainvoke`), and in a
+            subgraph node's run inside a streamed node; not in a sync run.
     """
 
     def __init__(self, run: Any, name: str) -> None:
@@ -58,15 +69,27 @@ class ChainRuns:
         self.graph: Any = None
         self.outputs: dict[Task, Any] = {}
         self.nodes: dict[Task, Any] = {}  # (each running task's run manager)
+        self.streamed = False
+        self.start: Any = None  # (START's hidden run, while its routers run)
         self._lock = threading.Lock()
 
-    def started(self, graph_input: Any) -> None:
-        """The graph's run starts, with `graph_input`."""
+    def started(self, graph_input: Any, on_event_loop: bool) -> None:
+        """The graph's run starts, with `graph_input` (`on_event_loop`: driven by `adrive`)."""
+        caller = self.run.caller
+        self.streamed = on_event_loop or (
+            caller is not None
+            and _STREAMED.get()
+            and subgraph_of(caller.run.spec, caller.task.node) is not None
+        )
         config = self.run.config
         metadata = dict(config.get("metadata") or {})
         thread_id = (config.get("configurable") or {}).get("thread_id")
         if thread_id is not None:  # (LangGraph's graph run names its thread)
             metadata.setdefault("thread_id", thread_id)
+        if self.run.caller is not None:  # (a graph run inside a node: the node's namespace)
+            inside = (var_child_runnable_config.get() or {}).get("configurable") or {}
+            if inside.get("checkpoint_ns"):
+                metadata.setdefault("checkpoint_ns", inside["checkpoint_ns"])
         manager = CallbackManager.configure(
             inheritable_callbacks=config.get("callbacks"),
             inheritable_tags=config.get("tags"),
@@ -81,6 +104,7 @@ class ChainRuns:
         """The graph's run ends, with its final state or its error."""
         if self.graph is None:
             return
+        self._close_start()
         if error is not None:
             self.graph.on_chain_error(error)
         else:
@@ -91,13 +115,8 @@ class ChainRuns:
         langchain config whose callbacks are the run's children (`chat`: the messages
         stream's handler, added to them). Returns the run and the task's metadata."""
         run = self.run
-        namespace = checkpoint_ns(run, task.node, task_uuid(run, task))
-        metadata = {"ls_integration": "langgraph", **task_metadata(run, task, namespace)}
-        manager = _child(self.graph, f"graph:step:{task.step}")
-        manager.add_metadata(metadata)
-        node = manager.on_chain_start(None, _shown(state), name=task.node)
-        with self._lock:
-            self.nodes[task] = node
+        self._close_start()
+        node, metadata, namespace = self._open(task, state)
         callbacks = _child(node, "seq:step:1")
         if chat is not None:
             callbacks.add_handler(chat, inherit=True)
@@ -109,7 +128,29 @@ class ChainRuns:
             "configurable": configurable,
             "recursion_limit": run.config.get("recursion_limit", 25),
         }
-        return NodeRun(node, var_child_runnable_config.set(config)), metadata  # type: ignore[arg-type]
+        token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
+        return NodeRun(node, token, _STREAMED.set(self.streamed)), metadata
+
+    def _open(self, task: Task, state: Any, *tags: str) -> tuple[Any, dict, str]:
+        """The task's run, started: its manager, its metadata and its namespace."""
+        run = self.run
+        namespace = checkpoint_ns(run, task.node, task_uuid(run, task))
+        metadata = {"ls_integration": "langgraph", **task_metadata(run, task, namespace)}
+        manager = _child(self.graph, f"graph:step:{task.step}", *tags)
+        manager.add_metadata(metadata)
+        node = manager.on_chain_start(None, _shown(state), name=task.node)
+        with self._lock:
+            self.nodes[task] = node
+        return node, metadata, namespace
+
+    def _close_start(self) -> None:
+        """START's hidden run ends (its routers have run), its output the input state."""
+        start, self.start = self.start, None
+        if start is not None:
+            node, values = start
+            with self._lock:
+                self.nodes = {t: n for t, n in self.nodes.items() if n is not node}
+            self._ended(node, values)
 
     def returned(self, task: Task, output: Any) -> None:
         """What the task's node returned (`RunLoop.tap`), for its run's end."""
@@ -121,9 +162,15 @@ class ChainRuns:
         of the task's (tag `seq:step:<3 + its index>`, as LangGraph numbers it)."""
         with self._lock:
             node = self.nodes.get(task)
-        if node is None:  # (a router run outside a task's run: update_state)
+        first = 3
+        if node is None and task.node == START and self.graph is not None:
+            node = self._open(task, state, "langsmith:hidden")[0]  # (LangGraph's `__start__`)
+            self.start, first = (node, _shown(state)), 2
+        elif node is None:  # (a router run outside a task's run: update_state)
             return
-        index = 3 + self.run.spec.branches.get(task.node, ()).index(branch)
+        elif task.node == START:
+            first = 2
+        index = first + self.run.spec.branches.get(task.node, ()).index(branch)
         router = _child(node, f"seq:step:{index}").on_chain_start(
             None, _shown(state), name=branch.name
         )
@@ -131,27 +178,36 @@ class ChainRuns:
 
     def leave(self, node: NodeRun, task: Task) -> None:
         """The task's run ends: its output streamed and ended, or its error."""
+        _STREAMED.reset(node.streamed)
         var_child_runnable_config.reset(node.token)
         with self._lock:
             output = self.outputs.pop(task, None)
             self.nodes.pop(task, None)
-        manager = node.manager
         if task.error is not None:
-            manager.on_chain_error(task.error)
-            return
-        for handler in manager.handlers:
-            if isinstance(handler, _Streaming):
-                for _ in handler.tap_output_iter(manager.run_id, iter([output])):
-                    pass
+            node.manager.on_chain_error(task.error)
+        elif task.interrupts:  # (paused: LangGraph's node run fails with the interrupt)
+            node.manager.on_chain_error(GraphInterrupt(*task.interrupts))
+        else:
+            self._ended(node.manager, output)
+
+    def _ended(self, manager: Any, output: Any) -> None:
+        """A run ends with `output` (streamed first, in a streamed run)."""
+        if self.streamed:
+            for handler in manager.handlers:
+                if isinstance(handler, _Streaming):
+                    for _ in handler.tap_output_iter(manager.run_id, iter([output])):
+                        pass
         manager.on_chain_end(output)
 
 
-def _child(parent: Any, tag: str) -> CallbackManager:
-    """A child of run `parent`'s, tagged `tag` first, then the tags it inherits (LangGraph's
-    order; langchain's `get_child` puts the inherited ones first)."""
+def _child(parent: Any, tag: str, *passed: str) -> CallbackManager:
+    """A child of run `parent`'s, tagged `tag` first, then `passed` (which its children
+    inherit), then the tags it inherits (LangGraph's order; langchain's `get_child` puts the
+    inherited ones first)."""
     manager = CallbackManager(handlers=[], parent_run_id=parent.run_id)
     manager.set_handlers(parent.inheritable_handlers)
     manager.add_tags([tag], inherit=False)
+    manager.add_tags(list(passed))
     manager.add_tags(parent.inheritable_tags)
     manager.add_metadata(parent.inheritable_metadata)
     return manager

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from nbgraph.types import Command
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["LIVE_MODES", "Chunk", "LiveSink", "StreamScope"]
+__all__ = ["LIVE_MODES", "Chunk", "LiveSink", "StreamScope", "callbacks_inside_node"]
 
 LIVE_MODES = frozenset({"custom", "messages"})
 _RETURNED_MODES = frozenset({"updates", "tasks"})  # (chunks that show a task's writes)
@@ -179,10 +180,10 @@ class StreamScope:
         """Whether a task runs as it is: no langchain config around it."""
         return self.chat is None and self.events is None
 
-    def started(self, graph_input: Any) -> None:
+    def started(self, graph_input: Any, on_event_loop: bool = False) -> None:
         """The run starts (its chain run opens, when its config has callbacks)."""
         if self.events is not None:
-            self.events.started(graph_input)
+            self.events.started(graph_input, on_event_loop)
 
     def ended(self, error: BaseException | None) -> None:
         """The run ended, with its final state or `error` (its chain run closes)."""
@@ -281,6 +282,16 @@ def _as_returned(returned: Any, written: Any) -> Any:
         if len(written) == 1 and type(returned) is type(written[0]):
             return written[0]
     return returned
+
+
+def callbacks_inside_node() -> Any:
+    """The langchain callbacks of the node run this code runs in (a graph run inside a
+    node whose run has callbacks: its run is a child of the node's), or None. Reads
+    langchain's config only if langchain_core is loaded already."""
+    module = sys.modules.get("langchain_core.runnables.config")
+    if module is None:
+        return None
+    return (module.var_child_runnable_config.get() or {}).get("callbacks")
 
 
 def _chain_runs(run: Any, name: str) -> Any:
