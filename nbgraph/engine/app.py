@@ -451,12 +451,6 @@ def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:
     single = isinstance(stream_mode, str)
     modes = [stream_mode] if single else list(stream_mode)
     unknown = [m for m in modes if m not in STREAM_MODES]
-    if "checkpoints" in unknown:
-        raise ValueError(
-            'stream_mode="checkpoints" (LangGraph\'s checkpoint events) is not supported by '
-            f"nbgraph yet; read them with get_state_history(config), or stream one of "
-            f"{list(STREAM_MODES)}."
-        )
     if unknown or not modes:
         raise ValueError(
             f"Unknown stream_mode {unknown or stream_mode!r}; choose from {list(STREAM_MODES)}."

@@ -585,3 +585,114 @@ def test_astream_events_of_a_run_paused_by_interrupt_and_resumed():
         return first, [(e["event"], e["name"], e["tags"]) for e in second], second[-1]["data"]
 
     same(program)
+
+
+# ---------------------------------------------------------------------------------------------
+# stream_mode="checkpoints"
+
+
+def masked(ids: Ids, value: Any, key: Any = None) -> Any:
+    """A chunk with the ids each library makes (checkpoint ids, task ids, namespaces) by
+    structure."""
+    if key in ("checkpoint_id", "id") and isinstance(value, str):
+        return ids(value)
+    if key == "checkpoint_ns":
+        return ids.ns(value)
+    if key in ("checkpoint_map", "parents"):
+        return {ids.ns(k): ids(v) for k, v in value.items()}
+    if isinstance(value, dict):
+        return {k: masked(ids, v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [masked(ids, v) for v in value]
+    if isinstance(value, tuple):
+        if value and all(isinstance(v, str) and ":" in v for v in value):  # a namespace
+            return tuple(ids.ns(v) for v in value)
+        return tuple(masked(ids, v) for v in value)
+    return value
+
+
+def streamed(app: Any, graph_input: Any, config: Any, **options: Any) -> list:
+    """A stream's chunks, made-up ids by structure."""
+    return masked(Ids(), list(app.stream(graph_input, config, **options)))
+
+
+def test_checkpoints_stream_of_a_thread():
+    def program(api):
+        app = two_steps(api, checkpointer=api.InMemorySaver())[1]
+        config = {"configurable": {"thread_id": "t"}}
+        first = streamed(app, {"x": 1, "log": []}, config, stream_mode="checkpoints")
+        again = streamed(app, {"x": 5, "log": ["z"]}, config, stream_mode="checkpoints")
+        return first, again
+
+    same(program)
+
+
+def test_checkpoints_stream_beside_updates_and_values():
+    def program(api):
+        app = two_steps(api, checkpointer=api.InMemorySaver())[1]
+        config = {"configurable": {"thread_id": "t"}}
+        modes = ["updates", "checkpoints", "values"]
+        return streamed(app, {"x": 1, "log": []}, config, stream_mode=modes)
+
+    same(program)
+
+
+def test_checkpoints_stream_without_a_checkpointer_is_empty():
+    same(lambda api: list(two_steps(api)[1].stream({"x": 1, "log": []}, stream_mode="checkpoints")))
+
+
+def test_checkpoints_stream_of_an_interrupt_and_its_resume():
+    def program(api):
+        def ask(state: State) -> dict:
+            return {"log": [api.interrupt("name?")]}
+
+        builder = api.StateGraph(State).add_node("a", step_a).add_node("ask", ask)
+        builder.add_edge(api.START, "a").add_edge("a", "ask")
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        paused = streamed(app, {"x": 1, "log": []}, config, stream_mode="checkpoints")
+        resumed = streamed(app, api.Command(resume="ann"), config, stream_mode="checkpoints")
+        return paused, resumed
+
+    same(program)
+
+
+def test_checkpoints_stream_of_a_run_that_fails_then_resumes():
+    def program(api):
+        calls = []
+
+        def flaky(state: State) -> dict:
+            calls.append(1)
+            if len(calls) == 1:
+                raise RuntimeError("down")
+            return {"log": ["ok"]}
+
+        builder = api.StateGraph(State).add_node("a", step_a).add_node("flaky", flaky)
+        builder.add_edge(api.START, "a").add_edge("a", "flaky")
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        seen = []
+        try:
+            for chunk in app.stream({"x": 1, "log": []}, config, stream_mode="checkpoints"):
+                seen.append(chunk)
+        except RuntimeError:
+            seen.append("RuntimeError")
+        resumed = list(app.stream(None, config, stream_mode="checkpoints"))
+        return masked(Ids(), [seen, resumed])
+
+    same(program)
+
+
+def test_checkpoints_stream_async():
+    def program(api):
+        app = two_steps(api, checkpointer=api.InMemorySaver())[1]
+        config = {"configurable": {"thread_id": "t"}}
+
+        async def collect():
+            return [
+                c async for c in app.astream({"x": 1, "log": []}, config, stream_mode="checkpoints")
+            ]
+
+        return masked(Ids(), asyncio.run(collect()))
+
+    same(program)

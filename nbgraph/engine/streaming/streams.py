@@ -140,6 +140,9 @@ class StreamScope:
         self.relay = relay = getattr(run, "relay", None)  # (a streamed run: namespaces)
         self.quiet = False  # (a run inside a node whose tokens the caller does not stream)
         self.chat: Any = None
+        self.checkpoints: Any = None
+        """`stream_mode="checkpoints"`'s reader (`engine.checkpoint_stream`), set by the
+        driver when the caller asks for it."""
         self.events: Any = None
         """The run's langchain chain runs (`engine.streaming.chain_events.ChainRuns`), when
         its config has callbacks (`astream_events`, a tracer)."""
