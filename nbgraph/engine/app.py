@@ -328,8 +328,10 @@ class CompiledGraph(RunnableHabits):
                 events), `"custom"` (what nodes write with `get_stream_writer()`, as they
                 write it), `"messages"` (`(message, metadata)` pairs from langchain chat
                 models called in nodes, and messages nodes return; needs langchain_core),
-                `"tasks"` (each task's start and result, in LangGraph's shape), or a list of
-                them (then `(mode, chunk)` pairs are yielded).
+                `"tasks"` (each task's start and result, in LangGraph's shape),
+                `"checkpoints"` (each checkpoint the run saves, as `get_state()` shows it, in
+                LangGraph's dict shape; only with a checkpointer), or a list of them (then
+                `(mode, chunk)` pairs are yielded).
             subgraphs: also stream the chunks of the graphs run inside nodes (subgraphs, and
                 graphs a node's function invokes), each chunk as `(namespace, chunk)` or
                 `(namespace, mode, chunk)`, LangGraph's namespaces (`()` for this graph,

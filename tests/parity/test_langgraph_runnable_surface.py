@@ -696,3 +696,12 @@ def test_checkpoints_stream_async():
         return masked(Ids(), asyncio.run(collect()))
 
     same(program)
+
+
+def test_astream_events_with_another_stream_mode():
+    def program(api):
+        app = two_steps(api)[1]
+        events = events_of(app, {"x": 1, "log": []}, stream_mode="values")
+        return [(e["event"], e["name"], e["data"]) for e in events if e["name"] == "LangGraph"]
+
+    same(program)
