@@ -236,7 +236,7 @@ class CompiledGraph(RunnableHabits):
             self._with_bound(config), kwargs.pop("context", None), self.store, caller
         )  # (with_config's first; a graph run inside a node inherits that node's context)
         merged = run_config(config, kwargs)
-        if caller is not None and caller.run.route_tap is not None and not merged.get("callbacks"):
+        if caller is not None and caller.run.observer is not None and not merged.get("callbacks"):
             merged["callbacks"] = callbacks_inside_node()  # (a run with chain runs: the node's)
         durability = durability_of(kwargs)
         before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)

@@ -705,3 +705,24 @@ def test_astream_events_with_another_stream_mode():
         return [(e["event"], e["name"], e["data"]) for e in events if e["name"] == "LangGraph"]
 
     same(program)
+
+
+def test_astream_events_of_a_retried_node_and_a_cached_one():
+    def program(api):
+        calls = []
+
+        def flaky(state: State) -> dict:
+            calls.append(1)
+            if len(calls) < 2:
+                raise ConnectionError("once")
+            return {"log": ["ok"]}
+
+        retry = api.RetryPolicy(initial_interval=0.01, jitter=False)
+        builder = api.StateGraph(State).add_node("flaky", flaky, retry_policy=retry)
+        retried = events_of(builder.add_edge(api.START, "flaky").compile(), {"x": 1, "log": []})
+        builder = api.StateGraph(State).add_node("c", step_b, cache_policy=api.CachePolicy())
+        app = builder.add_edge(api.START, "c").compile(cache=api.InMemoryCache())
+        first, again = (events_of(app, {"x": 1, "log": []}) for _ in range(2))
+        return retried, first, again
+
+    same(program)

@@ -76,6 +76,7 @@ class RunLoop:
         "limit",
         "log",
         "managed",
+        "observer",
         "past_breakpoint",
         "paused",
         "pending_resets",
@@ -84,7 +85,6 @@ class RunLoop:
         "resumed",
         "root_updated",
         "route",
-        "route_tap",
         "runner",
         "schedule",
         "sink",
@@ -108,8 +108,10 @@ class RunLoop:
         self.config = config
         self.joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branches)
         self.tap: Callable[[Task, Any], None] | None = None  # hears each node's output (streams)
-        self.route_tap: Callable[[Task, Any, Any, Any], None] | None = None
-        """Hears each router's call, `(task, branch, state, result)` (chain runs' events)."""
+        self.observer: Any = None
+        """Hears what a task does between its start and its end: each router's call
+        (`routed(task, branch, state, result)`) and each retry (`retrying(task, error)`);
+        a run whose config has langchain callbacks (`engine.streaming.chain_events`)."""
         self.context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
         self.store: Any = None  # compile(store=...)
         self.sink: Any = None  # where a streamed run's live chunks go (engine.streaming)

@@ -43,13 +43,13 @@ _STREAMED: ContextVar[bool] = ContextVar("nbgraph_streamed_node", default=False)
 
 
 class NodeRun:
-    """One task's chain run: its manager, and the context variables' tokens while the node
-    runs in its config."""
+    """One task's chain run while its node runs: the context variables' tokens, and the
+    node's input (a retry's new run starts with it)."""
 
-    __slots__ = ("manager", "streamed", "token")
+    __slots__ = ("state", "streamed", "token")
 
-    def __init__(self, manager: Any, token: Any, streamed: Any) -> None:
-        self.manager, self.token, self.streamed = manager, token, streamed
+    def __init__(self, token: Any, streamed: Any, state: Any) -> None:
+        self.token, self.streamed, self.state = token, streamed, state
 
 
 class ChainRuns:
@@ -70,6 +70,8 @@ class ChainRuns:
         self.outputs: dict[Task, Any] = {}
         self.nodes: dict[Task, Any] = {}  # (each running task's run manager)
         self.streamed = False
+        self.chat: Any = None  # (the messages stream's handler, added to each node's run)
+        self.entered: dict[Task, NodeRun] = {}  # (each running task's, for its retries)
         self.start: Any = None  # (START's hidden run, while its routers run)
         self._lock = threading.Lock()
 
@@ -114,12 +116,22 @@ class ChainRuns:
         """The task's run starts (`state`: its node's input); the rest of the task runs in a
         langchain config whose callbacks are the run's children (`chat`: the messages
         stream's handler, added to them). Returns the run and the task's metadata."""
-        run = self.run
         self._close_start()
+        self.chat = chat
+        config, metadata = self._node_config(task, state)
+        token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
+        entered = NodeRun(token, _STREAMED.set(self.streamed), state)
+        with self._lock:
+            self.entered[task] = entered
+        return entered, metadata
+
+    def _node_config(self, task: Task, state: Any) -> tuple[dict[str, Any], dict]:
+        """The task's run, started, and the langchain config its node runs in."""
+        run = self.run
         node, metadata, namespace = self._open(task, state)
         callbacks = _child(node, "seq:step:1")
-        if chat is not None:
-            callbacks.add_handler(chat, inherit=True)
+        if self.chat is not None:
+            callbacks.add_handler(self.chat, inherit=True)
         configurable = {**(run.config.get("configurable") or {}), "checkpoint_ns": namespace}
         config = {
             "callbacks": callbacks,
@@ -128,8 +140,19 @@ class ChainRuns:
             "configurable": configurable,
             "recursion_limit": run.config.get("recursion_limit", 25),
         }
-        token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
-        return NodeRun(node, token, _STREAMED.set(self.streamed)), metadata
+        return config, metadata
+
+    def retrying(self, task: Task, error: BaseException) -> None:
+        """The task's node raised and is tried again (`RunLoop.observer`): its run fails,
+        and the next attempt runs in a new one, as LangGraph's retries do."""
+        with self._lock:
+            node = self.nodes.pop(task, None)
+            entered = self.entered.get(task)
+        if node is None or entered is None:
+            return
+        node.on_chain_error(error)
+        config, _ = self._node_config(task, entered.state)
+        var_child_runnable_config.set(config)  # type: ignore[arg-type]  # (reset at `leave`)
 
     def _open(self, task: Task, state: Any, *tags: str) -> tuple[Any, dict, str]:
         """The task's run, started: its manager, its metadata and its namespace."""
@@ -158,7 +181,7 @@ class ChainRuns:
             self.outputs[task] = output
 
     def routed(self, task: Task, branch: Any, state: Any, result: Any) -> None:
-        """A router after `task` returned `result` (`RunLoop.route_tap`): its run, a child
+        """A router after `task` returned `result` (`RunLoop.observer`): its run, a child
         of the task's (tag `seq:step:<3 + its index>`, as LangGraph numbers it)."""
         with self._lock:
             node = self.nodes.get(task)
@@ -182,13 +205,16 @@ class ChainRuns:
         var_child_runnable_config.reset(node.token)
         with self._lock:
             output = self.outputs.pop(task, None)
-            self.nodes.pop(task, None)
+            manager = self.nodes.pop(task, None)
+            self.entered.pop(task, None)
+        if manager is None:
+            return
         if task.error is not None:
-            node.manager.on_chain_error(task.error)
+            manager.on_chain_error(task.error)
         elif task.interrupts:  # (paused: LangGraph's node run fails with the interrupt)
-            node.manager.on_chain_error(GraphInterrupt(*task.interrupts))
+            manager.on_chain_error(GraphInterrupt(*task.interrupts))
         else:
-            self._ended(node.manager, output)
+            self._ended(manager, output)
 
     def _ended(self, manager: Any, output: Any) -> None:
         """A run ends with `output` (streamed first, in a streamed run)."""

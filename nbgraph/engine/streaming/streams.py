@@ -155,7 +155,7 @@ class StreamScope:
             run.tap = self._returned
         if run.config.get("callbacks"):
             self.events = _chain_runs(run, name)
-            run.tap, run.route_tap = self._returned, self.events.routed
+            run.tap, run.observer = self._returned, self.events
         if relay is None:
             self.sink = LiveSink(modes) if modes and modes & LIVE_MODES else None
             if self.sink is None:
@@ -218,9 +218,9 @@ class StreamScope:
             self._leave(entered, task)
 
     def _enter(self, stream: TaskStream) -> Any:
-        if self.events is None:
-            return self._enter_chat(stream)
         task = stream.task
+        if self.events is None or task.cached:  # (a task not run again has no chain run)
+            return None if self.events is not None else self._enter_chat(stream)
         state = task.arg if task.kind == "send" else self.run.read(task)
         entered, metadata = self.events.enter(task, state, self.chat)
         if self.chat is not None:
@@ -231,7 +231,7 @@ class StreamScope:
     def _leave(self, entered: Any, task: Task) -> None:
         if self.events is None:
             _leave_chat(entered)
-        else:
+        elif entered is not None:
             self.events.leave(entered, task)
 
     def _enter_chat(self, stream: TaskStream) -> Any:
