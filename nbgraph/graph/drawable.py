@@ -56,30 +56,38 @@ def drawable_parts(spec: GraphSpec, xray: int | bool = False) -> tuple[dict[str,
 def _expand(
     nodes: dict[str, Node], edges: list[Edge], name: str, inner: tuple[dict, list[Edge]]
 ) -> None:
-    """Replace node `name` by the drawable graph `inner`: edges into it go to the inner
-    graph's first nodes, edges out of it leave from its last ones (LangGraph's xray)."""
-    inner_nodes, inner_edges = inner
-    first = [e.target for e in inner_edges if e.source == START]
-    last = [e.source for e in inner_edges if e.target == END]
+    """Replace node `name` by the drawable graph `inner`, as LangGraph's xray does: its
+    START dropped when one edge leaves it, its END when one edge enters it; edges into
+    `name` go to the first node left, edges out of it leave from the last."""
+    inner_nodes, inner_edges = dict(inner[0]), list(inner[1])
+    first = _trimmed(inner_nodes, inner_edges, START, 0)
+    last = _trimmed(inner_nodes, inner_edges, END, 1)
     del nodes[name]
     replaced: list[Edge] = []
     for edge in edges:
         if edge.target == name:
-            replaced += [edge._replace(target=f"{name}:{t}") for t in first]
+            replaced.append(edge._replace(target=f"{name}:{first}"))
         elif edge.source == name:
-            replaced += [edge._replace(source=f"{name}:{s}") for s in last]
+            replaced.append(edge._replace(source=f"{name}:{last}"))
         else:
             replaced.append(edge)
     for key, node in inner_nodes.items():
-        if key not in (START, END):
-            nodes[f"{name}:{key}"] = node._replace(id=f"{name}:{key}")
-    inner_only = [e for e in inner_edges if START not in (e.source, e.target)]
+        nodes[f"{name}:{key}"] = node._replace(id=f"{name}:{key}")
     replaced += [
-        e._replace(source=f"{name}:{e.source}", target=f"{name}:{e.target}")
-        for e in inner_only
-        if e.target != END
+        e._replace(source=f"{name}:{e.source}", target=f"{name}:{e.target}") for e in inner_edges
     ]
     edges[:] = replaced
+
+
+def _trimmed(nodes: dict[str, Node], edges: list[Edge], end: str, side: int) -> str:
+    """Drop `end` (START: side 0, END: side 1) when exactly one edge touches it, and name
+    the node it joined; else keep it and name it."""
+    touching = [e for e in edges if e[side] == end]
+    if len(touching) != 1:
+        return end
+    edges.remove(touching[0])
+    nodes.pop(end, None)
+    return touching[0][1 - side]
 
 
 def _own_parts(spec: GraphSpec) -> tuple[dict[str, Node], list[Edge]]:

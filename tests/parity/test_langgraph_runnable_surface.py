@@ -726,3 +726,29 @@ def test_astream_events_of_a_retried_node_and_a_cached_one():
         return retried, first, again
 
     same(program)
+
+
+def test_get_graph_xray_of_a_subgraph_with_its_own_router_to_end():
+    def program(api):
+        def route(state) -> str:
+            return "b" if state["x"] else api.END
+
+        inner = api.StateGraph(State).add_node("a", step_a).add_node("b", step_b)
+        inner.add_edge(api.START, "a").add_conditional_edges("a", route, ["b", api.END])
+        inner.add_edge("b", api.END)
+        builder = api.StateGraph(State).add_node("sub", inner.compile()).add_node("c", step_b)
+        app = builder.add_edge(api.START, "sub").add_edge("sub", "c").compile()
+        return drawn(app.get_graph(xray=True))
+
+    same(program)
+
+
+def test_get_graph_xray_of_a_subgraph_that_fans_out_from_start():
+    def program(api):
+        inner = api.StateGraph(State).add_node("a", step_a).add_node("b", step_b)
+        inner.add_edge(api.START, "a").add_edge(api.START, "b")
+        builder = api.StateGraph(State).add_node("sub", inner.compile()).add_node("c", step_b)
+        app = builder.add_edge(api.START, "sub").add_edge("sub", "c").compile()
+        return drawn(app.get_graph(xray=True)), drawn(app.get_graph(xray=1))
+
+    same(program)
