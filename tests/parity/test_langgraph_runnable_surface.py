@@ -752,3 +752,51 @@ def test_get_graph_xray_of_a_subgraph_that_fans_out_from_start():
         return drawn(app.get_graph(xray=True)), drawn(app.get_graph(xray=1))
 
     same(program)
+
+
+def test_astream_events_streaming_messages_of_a_graph_invoked_with_the_nodes_config():
+    def program(api):
+        def model_node(state: State) -> dict:
+            return {"log": [fake_model().invoke("hello").content]}
+
+        inner = api.StateGraph(State).add_node("model", model_node)
+        inner = inner.add_edge(api.START, "model").compile(name="inner")
+
+        def call_inner(state: State, config) -> dict:
+            return {"log": inner.invoke({"x": 0, "log": []}, config)["log"]}
+
+        builder = api.StateGraph(State).add_node("outer", call_inner)
+        app = builder.add_edge(api.START, "outer").compile()
+        return events_of(app, {"x": 1, "log": []}, stream_mode="messages")
+
+    same(program)
+
+
+def test_astream_events_of_a_tool_node_loop():
+    def program(api):
+        from langchain_core.messages import AIMessage
+        from langchain_core.tools import tool
+
+        @tool
+        def double(v: int) -> int:
+            """Double it."""
+            return v * 2
+
+        def agent(state) -> dict:
+            if len(state["messages"]) > 1:
+                return {"messages": [AIMessage("done", id="final")]}
+            call = {"name": "double", "args": {"v": 21}, "id": "call-1"}
+            return {"messages": [AIMessage("", tool_calls=[call], id="ask")]}
+
+        builder = api.StateGraph(api.MessagesState).add_node("agent", agent)
+        builder.add_node("tools", api.ToolNode([double]))
+        builder.add_edge(api.START, "agent").add_edge("tools", "agent")
+        builder.add_conditional_edges("agent", api.tools_condition)
+        events = events_of(builder.compile(), {"messages": [("user", "hi")]})
+        return [
+            (e["event"], e["name"], e["tags"], e["parent_ids"])
+            + ((e["data"].get("output"),) if e["event"] == "on_tool_end" else ())
+            for e in events
+        ]
+
+    same(program)
