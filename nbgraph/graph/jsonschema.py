@@ -31,13 +31,18 @@ def input_model(spec: GraphSpec, name: str) -> Any:
     cls = spec.input.cls
     if isinstance(cls, type) and issubclass(cls, BaseModel):
         return cls
+    if spec.input.kind == "root":  # (`StateGraph(Annotated[list, add])`: the bare value)
+        cls = _root_type(spec.input)
     return create_model(_suffixed(name, "Input"), __base__=RootModel[cls])  # type: ignore[valid-type]
 
 
 def output_model(spec: GraphSpec, name: str) -> Any:
     """`get_output_schema()`: a model of the output fields, each defaulting to None."""
-    from pydantic import create_model
+    from pydantic import RootModel, create_model
 
+    if spec.output.kind == "root":
+        root = _root_type(spec.output)
+        return create_model(_suffixed(name, "Output"), __base__=RootModel[root])  # type: ignore[valid-type]
     fields = {key: (f.type, None) for key, f in _fields(spec.output).items()}
     return create_model(_suffixed(name, "Output"), **fields)  # type: ignore[call-overload]
 
@@ -53,16 +58,25 @@ def output_jsonschema(spec: GraphSpec, name: str) -> dict[str, Any]:
 
 
 def _jsonschema(info: SchemaInfo, title: str) -> dict[str, Any]:
-    from pydantic import BaseModel, TypeAdapter, create_model
+    from pydantic import BaseModel, RootModel, TypeAdapter, create_model
     from typing_extensions import is_typeddict  # (knows both TypedDicts on Python 3.11)
 
     cls = info.cls
     if isinstance(cls, type) and issubclass(cls, BaseModel):
         return cls.model_json_schema()
+    if info.kind == "root":  # (the bare value, defaulting to None)
+        root = _root_type(info)
+        model = create_model(title, __base__=RootModel[root], root=(root, None))  # type: ignore[valid-type]
+        return model.model_json_schema()
     if is_typeddict(cls):
         return TypeAdapter(cls).json_schema()
     fields = {key: (f.type, _default(cls, key, f.type)) for key, f in _fields(info).items()}
     return create_model(title, **fields).model_json_schema()  # type: ignore[call-overload]
+
+
+def _root_type(info: SchemaInfo) -> Any:
+    """A root-channel state's value type (its `Annotated` reducer left out)."""
+    return next(iter(info.fields.values())).type
 
 
 def _fields(info: SchemaInfo) -> dict[str, Any]:

@@ -800,3 +800,26 @@ def test_astream_events_of_a_tool_node_loop():
         ]
 
     same(program)
+
+
+def test_schemas_of_a_root_channel_state():
+    def program(api):
+        builder = api.StateGraph(Annotated[list, operator.add])
+        app = builder.add_node("a", lambda s: ["a"]).add_edge(api.START, "a").compile()
+        return schemas(app)
+
+    same(program)
+
+
+def test_schemas_with_managed_values_left_out():
+    def program(api):
+        class Steps(TypedDict):
+            x: int
+            remaining_steps: api.RemainingSteps
+
+        builder = api.StateGraph(Steps).add_node("a", lambda s: {}).add_edge(api.START, "a")
+        app = builder.compile()
+        return app.get_output_jsonschema(), app.get_output_schema().model_json_schema()
+
+    same(program)
+
