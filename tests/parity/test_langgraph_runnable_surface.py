@@ -822,4 +822,3 @@ def test_schemas_with_managed_values_left_out():
         return app.get_output_jsonschema(), app.get_output_schema().model_json_schema()
 
     same(program)
-
