@@ -822,3 +822,27 @@ def test_schemas_with_managed_values_left_out():
         return app.get_output_jsonschema(), app.get_output_schema().model_json_schema()
 
     same(program)
+
+
+def test_astream_events_of_a_pydantic_state_and_a_command():
+    def program(api):
+        def first(state: Model) -> Any:
+            return api.Command(update={"x": state.x + 1}, goto="second")
+
+        def second(state: Model) -> dict:
+            return {"name": f"{state.name}!"}
+
+        builder = api.StateGraph(Model).add_node("first", first, destinations=("second",))
+        builder.add_node("second", second).add_edge(api.START, "first")
+        events = events_of(builder.compile(), {"x": 1, "name": "n"})
+        return [
+            (e["event"], e["name"], e["tags"], repr(e["data"].get("input")))
+            + (
+                (e["data"].get("output"),)
+                if e["name"] == "second" or e["name"] == "LangGraph"
+                else ()
+            )
+            for e in events
+        ]
+
+    same(program)

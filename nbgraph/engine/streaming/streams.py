@@ -221,7 +221,7 @@ class StreamScope:
         task = stream.task
         if self.events is None or task.cached:  # (a task not run again has no chain run)
             return None if self.events is not None else self._enter_chat(stream)
-        state = task.arg if task.kind == "send" else self.run.read(task)
+        state = self.run.runner.node_input(task)  # (what the node is called with)
         entered, metadata = self.events.enter(task, state, self.chat)
         if self.chat is not None:
             stream.metadata = metadata
