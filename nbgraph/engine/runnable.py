@@ -19,7 +19,7 @@ from typing import Any
 from nbgraph.checkpoint.base import BaseSaver
 from nbgraph.errors import InvalidArgumentError
 from nbgraph.graph import jsonschema
-from nbgraph.graph.subgraphs import subgraph_of
+from nbgraph.graph.subgraphs import graph_of_node, subgraph_of
 from nbgraph.types import START
 
 __all__ = ["NodeView", "RunnableHabits", "config_list", "merge_configs", "refuse_non_saver"]
@@ -246,7 +246,7 @@ class RunnableHabits:
         for name in spec.nodes:
             if namespace is not None and namespace != name and not namespace.startswith(f"{name}|"):
                 continue
-            inner = subgraph_of(spec, name)
+            inner = graph_of_node(spec, name)
             if inner is None:
                 continue
             if name == namespace:
@@ -319,9 +319,9 @@ def _node_views(graph: Any) -> dict[str, NodeView]:
     spec = graph.spec
     views = {START: NodeView(START, None)}
     for name, node in spec.nodes.items():
-        inner = subgraph_of(spec, name)
-        bound = inner if inner is not None else getattr(node.fn, "runnable", node.fn)
-        views[name] = NodeView(name, bound, inner, getattr(node, "metadata", None))
+        added = subgraph_of(spec, name)
+        bound = added if added is not None else getattr(node.fn, "runnable", node.fn)
+        views[name] = NodeView(name, bound, graph_of_node(spec, name), None)
     return views
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from nbgraph.graph.spec import GraphSpec
-from nbgraph.graph.subgraphs import subgraph_of
+from nbgraph.graph.subgraphs import graph_of_node
 from nbgraph.types import END, START
 
 __all__ = ["Edge", "Node", "drawable_parts"]
@@ -45,7 +45,7 @@ def drawable_parts(spec: GraphSpec, xray: int | bool = False) -> tuple[dict[str,
     nodes, edges = _own_parts(spec)
     depth = xray if type(xray) is int else (-1 if xray else 0)
     for name in list(nodes) if depth else ():
-        inner = subgraph_of(spec, name)
+        inner = graph_of_node(spec, name)
         if inner is not None:
             _expand(
                 nodes, edges, name, drawable_parts(inner.spec, depth - 1 if depth > 0 else True)

@@ -846,3 +846,34 @@ def test_astream_events_of_a_pydantic_state_and_a_command():
         ]
 
     same(program)
+
+
+def test_subgraphs_a_node_function_reads_and_one_compiled_without_checkpoints():
+    def program(api):
+        _, helper = two_steps(api, name="helper")
+        quiet = two_steps(api, name="quiet", checkpointer=False)[1]
+        run_helper = helper.invoke
+
+        def calls_helper(state: State) -> dict:
+            return {"log": helper.invoke({"x": state["x"], "log": []})["log"]}
+
+        def calls_bound_method(state: State) -> dict:
+            return {"log": run_helper({"x": 0, "log": []})["log"]}
+
+        def calls_quiet(state: State) -> dict:
+            return {"log": quiet.invoke({"x": 0, "log": []})["log"]}
+
+        builder = (
+            api.StateGraph(State).add_node("f", calls_helper).add_node("m", calls_bound_method)
+        )
+        builder.add_node("q", calls_quiet).add_node("plain", step_b).add_node("sub", quiet)
+        builder.add_edge(api.START, "f").add_edge("f", "m").add_edge("m", "q")
+        builder.add_edge("q", "plain").add_edge("plain", "sub")
+        app = builder.compile()
+        return [
+            [(ns, graph.get_name()) for ns, graph in app.get_subgraphs()],
+            {name: len(node.subgraphs) for name, node in app.nodes.items()},
+            drawn(app.get_graph(xray=True)),
+        ]
+
+    same(program)
