@@ -877,3 +877,67 @@ def test_subgraphs_a_node_function_reads_and_one_compiled_without_checkpoints():
         ]
 
     same(program)
+
+
+def test_config_callbacks_on_stream_ainvoke_and_with_config():
+    def program(api):
+        from langchain_core.callbacks import BaseCallbackHandler
+
+        class Heard(BaseCallbackHandler):
+            def __init__(self):
+                self.heard = []
+
+            def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, **kw):
+                self.heard.append(("start", kw.get("name"), kw.get("tags"), kw.get("metadata")))
+
+            def on_chain_end(self, outputs, *, run_id, parent_run_id=None, **kw):
+                self.heard.append(("end", outputs))
+
+            def on_chain_error(self, error, *, run_id, parent_run_id=None, **kw):
+                self.heard.append(("error", type(error).__name__))
+
+        app = two_steps(api)[1]
+        seen = []
+        for call in ("stream", "ainvoke", "with_config"):
+            handler = Heard()
+            config = {"callbacks": [handler], "tags": ["t"]}
+            if call == "stream":
+                list(app.stream({"x": 1, "log": []}, config))
+            elif call == "ainvoke":
+                asyncio.run(app.ainvoke({"x": 1, "log": []}, config))
+            else:
+                app.with_config(config).invoke({"x": 1, "log": []})
+            seen.append(Ids().deep(handler.heard))
+        return seen
+
+    same(program)
+
+
+def test_config_callbacks_hear_a_failing_node_and_graph():
+    def program(api):
+        from langchain_core.callbacks import BaseCallbackHandler
+
+        heard = []
+
+        class Heard(BaseCallbackHandler):
+            def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, **kw):
+                heard.append(("start", kw.get("name")))
+
+            def on_chain_end(self, outputs, *, run_id, parent_run_id=None, **kw):
+                heard.append(("end", outputs))
+
+            def on_chain_error(self, error, *, run_id, parent_run_id=None, **kw):
+                heard.append(("error", type(error).__name__, str(error)))
+
+        def boom(state: State) -> dict:
+            raise KeyError("gone")
+
+        builder = api.StateGraph(State).add_node("a", step_a).add_node("boom", boom)
+        app = builder.add_edge(api.START, "a").add_edge("a", "boom").compile()
+        try:
+            app.invoke({"x": 1, "log": []}, {"callbacks": [Heard()]})
+        except KeyError:
+            pass
+        return heard
+
+    same(program)
