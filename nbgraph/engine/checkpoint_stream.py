@@ -4,8 +4,8 @@ shape of `get_state()` as a dict (`config`, `parent_config`, `values`, `metadata
 (`engine.persistence.snapshots`).
 
 Only a run with a checkpointer streams checkpoints, as in LangGraph. Under
-`durability="exit"` nothing is saved while the run goes, so nothing is streamed until it
-ends (LangGraph streams them as it goes).
+`durability="exit"` nothing is saved while the run goes, so no checkpoint is streamed
+(LangGraph streams each one as it goes).
 """
 
 from __future__ import annotations
@@ -41,9 +41,11 @@ class CheckpointStream:
             found = []
             checkpoint_id: str | None = thread.head
             while checkpoint_id is not None and checkpoint_id not in self.before:
-                found.append(checkpoint_id)
                 record = thread.saver.get(thread.thread_id, checkpoint_id)
-                checkpoint_id = None if record is None else record.parent_id
+                if record is None:  # (not saved while the run goes: durability="exit")
+                    break
+                found.append(checkpoint_id)
+                checkpoint_id = record.parent_id
             self.last = thread.head
             self.before.add(thread.head)
             new += reversed(found)
