@@ -46,10 +46,10 @@ class NodeRun:
     """One task's chain run while its node runs: the context variables' tokens, and the
     node's input (a retry's new run starts with it)."""
 
-    __slots__ = ("state", "streamed", "token")
+    __slots__ = ("state", "streamed_token", "token")
 
-    def __init__(self, token: Any, streamed: Any, state: Any) -> None:
-        self.token, self.streamed, self.state = token, streamed, state
+    def __init__(self, token: Any, streamed_token: Any, state: Any) -> None:
+        self.token, self.streamed_token, self.state = token, streamed_token, state
 
 
 class ChainRuns:
@@ -201,7 +201,7 @@ class ChainRuns:
 
     def leave(self, node: NodeRun, task: Task) -> None:
         """The task's run ends: its output streamed and ended, or its error."""
-        _STREAMED.reset(node.streamed)
+        _STREAMED.reset(node.streamed_token)
         var_child_runnable_config.reset(node.token)
         with self._lock:
             output = self.outputs.pop(task, None)
