@@ -231,6 +231,10 @@ class RunnableHabits:
         """The output schema's JSON schema, as LangGraph's."""
         return _schema_of(self, jsonschema.output_jsonschema)
 
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        """The JSON schema of the graph's `context_schema`, or None without one."""
+        return jsonschema.context_jsonschema(_context_schema(self))
+
     @property
     def nodes(self) -> dict[str, NodeView]:
         """The graph's nodes by name, `__start__` first, as LangGraph lists them."""
@@ -307,6 +311,11 @@ class RunnableHabits:
 def _spec(graph: Any) -> Any:
     """The graph's frozen spec (`CompiledGraph.spec`)."""
     return graph.spec
+
+
+def _context_schema(graph: Any) -> Any:
+    """The graph's `context_schema` (`CompiledGraph.context_schema`)."""
+    return graph.context_schema
 
 
 def _schema_of(graph: Any, schema: Any) -> Any:

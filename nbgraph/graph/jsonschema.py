@@ -20,7 +20,13 @@ from typing import Any
 from nbgraph.graph.spec import GraphSpec
 from nbgraph.schema import SchemaInfo
 
-__all__ = ["input_jsonschema", "input_model", "output_jsonschema", "output_model"]
+__all__ = [
+    "context_jsonschema",
+    "input_jsonschema",
+    "input_model",
+    "output_jsonschema",
+    "output_model",
+]
 
 
 def input_model(spec: GraphSpec, name: str) -> Any:
@@ -55,6 +61,28 @@ def input_jsonschema(spec: GraphSpec, name: str) -> dict[str, Any]:
 def output_jsonschema(spec: GraphSpec, name: str) -> dict[str, Any]:
     """`get_output_jsonschema()`."""
     return _jsonschema(spec.output, _suffixed(name, "Output"))
+
+
+def context_jsonschema(context_schema: Any) -> dict[str, Any] | None:
+    """`get_context_jsonschema()`: the JSON schema of `compile`'s `context_schema` (a
+    pydantic model, TypedDict or dataclass), or None without one.
+
+    Raises:
+        ValueError: a context schema of another kind, named.
+    """
+    if context_schema is None:
+        return None
+    from pydantic import BaseModel, TypeAdapter
+    from typing_extensions import is_typeddict
+
+    if isinstance(context_schema, type) and issubclass(context_schema, BaseModel):
+        return context_schema.model_json_schema()
+    if is_typeddict(context_schema) or dataclasses.is_dataclass(context_schema):
+        return TypeAdapter(context_schema).json_schema()
+    raise ValueError(
+        f"Invalid context schema type: {context_schema!r}. Must be a pydantic BaseModel, "
+        "TypedDict or dataclass."
+    )
 
 
 def _jsonschema(info: SchemaInfo, title: str) -> dict[str, Any]:

@@ -179,6 +179,10 @@ class CompiledStateGraph(CompiledGraph):
         accepted."""
         return DrawableGraph.of(self.spec, xray)
 
+    async def aget_graph(self, config: Any = None, *, xray: int | bool = False) -> DrawableGraph:
+        """`get_graph`, awaitable."""
+        return self.get_graph(config, xray=xray)
+
     def draw(self, expand: bool = True) -> Any:
         """The graph as a `graphviz.Digraph` (render it, or let Jupyter show it); with
         `expand`, a compiled graph added as a node is drawn inside it as a cluster, else

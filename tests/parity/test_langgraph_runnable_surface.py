@@ -941,3 +941,24 @@ def test_config_callbacks_hear_a_failing_node_and_graph():
         return heard
 
     same(program)
+
+
+def test_context_jsonschema_and_aget_graph():
+    def program(api):
+        class Context(TypedDict):
+            user: str
+
+        @dataclasses.dataclass
+        class Settings:
+            depth: int = 2
+
+        seen = []
+        for context_schema in (None, Context, Settings, Model):
+            builder = api.StateGraph(State, context_schema=context_schema)
+            app = builder.add_node("a", step_a).add_edge(api.START, "a").compile()
+            seen.append(app.get_context_jsonschema())
+        app = nested(api)[2]
+        seen.append(drawn(asyncio.run(app.aget_graph(xray=True))))
+        return seen
+
+    same(program)
