@@ -33,6 +33,7 @@ __all__ = [
     "RetryPolicy",
     "Send",
     "StateSnapshot",
+    "StateUpdate",
     "Transient",
     "is_overwrite",
     "overwrite_value",
@@ -242,6 +243,15 @@ class StateSnapshot(NamedTuple):
     parent_config: dict[str, Any] | None
     tasks: tuple[Any, ...] = ()
     interrupts: tuple[Any, ...] = ()
+
+
+class StateUpdate(NamedTuple):
+    """One update of `bulk_update_state`'s supersteps: `values` written as `as_node`
+    (`task_id` is accepted, as LangGraph's)."""
+
+    values: dict[str, Any] | None
+    as_node: str | None = None
+    task_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ the drawings on top.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -27,8 +28,8 @@ from nbgraph.engine.persistence.durability import durability_of, finish
 from nbgraph.engine.persistence.history_snapshots import history_snapshots, paged
 from nbgraph.engine.persistence.listing import ThreadStates as ThreadStates  # (saver.list())
 from nbgraph.engine.persistence.persist import Thread
-from nbgraph.engine.persistence.snapshots import last_writer, state_snapshot, write_as_node
-from nbgraph.engine.runnable import RunnableHabits
+from nbgraph.engine.persistence.snapshots import last_writer, state_snapshot, write_as_nodes
+from nbgraph.engine.runnable import RunnableHabits, refuse_non_saver
 from nbgraph.engine.streaming.namespaces import (
     SKIP,
     aforward,
@@ -38,6 +39,7 @@ from nbgraph.engine.streaming.namespaces import (
     open_relay,
     with_namespaces,
 )
+from nbgraph.engine.streaming.streams import callbacks_inside_node
 from nbgraph.errors import CheckpointFileError, GraphBuildError, InvalidArgumentError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
@@ -73,8 +75,10 @@ class CompiledGraph(RunnableHabits):
                     "needs a checkpointer: compile(checkpointer=MemorySaver(), ...)."
                 ]
             )
+        refuse_non_saver(checkpointer)
         self.spec = spec
         self.name = name
+        self.builder: Any = None  # (the `StateGraph` compiled, set by the notebook layer)
         self.checkpointer = checkpointer
         self.store = store
         self.context_schema = context_schema
@@ -169,6 +173,38 @@ class CompiledGraph(RunnableHabits):
                 through its parent, with its task's `state` config).
             InvalidUpdateError: no `as_node`, and several nodes made the checkpoint.
         """
+        return self._write_step(config, [(values, as_node)])
+
+    def bulk_update_state(
+        self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]
+    ) -> dict[str, Any]:
+        """Several `update_state`s: each superstep's updates (`(values, as_node)` or
+        `(values, as_node, task_id)`) written together as one checkpoint, the supersteps
+        one after another; the last checkpoint's config.
+
+        Raises:
+            ValueError: no supersteps, or a superstep without updates.
+        """
+        if len(supersteps) == 0:
+            raise ValueError("No supersteps provided")
+        if any(len(updates) == 0 for updates in supersteps):
+            raise ValueError("No updates provided")
+        for updates in supersteps:
+            pairs = [(update[0], update[1] if len(update) > 1 else None) for update in updates]
+            config = self._write_step(config, pairs)
+        return config
+
+    async def abulk_update_state(
+        self, config: dict[str, Any], supersteps: Sequence[Sequence[Any]]
+    ) -> dict[str, Any]:
+        """`bulk_update_state`, awaitable."""
+        return await asyncio.to_thread(self.bulk_update_state, config, supersteps)
+
+    def _write_step(
+        self, config: dict[str, Any], updates: Sequence[tuple[Any, str | None]]
+    ) -> dict[str, Any]:
+        """`update_state`'s one checkpoint: each `(values, as_node)` written as its node in
+        one step (`bulk_update_state` writes a superstep's updates so)."""
         thread = self._thread(config, strict=True)
         spec = thread.spec
         restored = thread.restore()
@@ -177,23 +213,25 @@ class CompiledGraph(RunnableHabits):
                 f"Thread {thread.root_id!r}{f' (checkpoint_ns {thread.ns!r})' if thread.ns else ''}"
                 " has no checkpoint to update; run it first."
             )
-        node = as_node or last_writer(restored)
-        if node not in spec.nodes and node != START:
-            if as_node is None:  # (read from the thread: another graph's, or a damaged file)
-                raise CheckpointFileError(
-                    f"Thread {thread.root_id!r}'s last checkpoint was written by node {node!r}"
-                    f", which this graph does not have (nodes: {list(spec.nodes)}): the thread "
-                    "was made by another graph or its file is damaged; pass as_node=."
+        writes = [(as_node or last_writer(restored), values) for values, as_node in updates]
+        for (node, _), (_, given) in zip(writes, updates, strict=True):
+            if node not in spec.nodes and node != START:
+                if given is None:  # (read from the thread: another graph's, or a damaged file)
+                    raise CheckpointFileError(
+                        f"Thread {thread.root_id!r}'s last checkpoint was written by node "
+                        f"{node!r}, which this graph does not have (nodes: {list(spec.nodes)}): "
+                        "the thread was made by another graph or its file is damaged; pass "
+                        "as_node=."
+                    )
+                raise ValueError(
+                    f"as_node={node!r} is not a node of this graph; nodes: {list(spec.nodes)}."
                 )
-            raise ValueError(
-                f"as_node={node!r} is not a node of this graph; nodes: {list(spec.nodes)}."
-            )
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config)
         run = _loop_class(spec)(spec, merged, thread)
         with self._claimed(run):  # (LangGraph: source "update", on a past checkpoint too)
             run.resume(restored, keep_next=False)  # (a branch run: its lineages merged)
-            write_as_node(run, node, values, due=restored.control["pull"])
+            write_as_nodes(run, writes, due=restored.control["pull"])
         own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
         return {"configurable": {**own, "checkpoint_id": thread.head}}
 
@@ -205,6 +243,8 @@ class CompiledGraph(RunnableHabits):
             self._with_bound(config), kwargs.pop("context", None), self.store, caller
         )  # (with_config's first; a graph run inside a node inherits that node's context)
         merged = run_config(config, kwargs)
+        if caller is not None and caller.run.observer is not None and not merged.get("callbacks"):
+            merged["callbacks"] = callbacks_inside_node()  # (a run with chain runs: the node's)
         durability = durability_of(kwargs)
         before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)
         if self.checkpointer is None or isinstance(self.checkpointer, bool):
@@ -271,9 +311,9 @@ class CompiledGraph(RunnableHabits):
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
-                forward(run, drive(run, input, modes), root_chunks(self.spec))
+                forward(run, drive(run, input, modes, self.name), root_chunks(self.spec))
             else:
-                for _ in drive(run, input, modes):  # (warnings point at the caller)
+                for _ in drive(run, input, modes, self.name):  # (warnings point at the caller)
                     pass
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
@@ -295,8 +335,10 @@ class CompiledGraph(RunnableHabits):
                 events), `"custom"` (what nodes write with `get_stream_writer()`, as they
                 write it), `"messages"` (`(message, metadata)` pairs from langchain chat
                 models called in nodes, and messages nodes return; needs langchain_core),
-                `"tasks"` (each task's start and result, in LangGraph's shape), or a list of
-                them (then `(mode, chunk)` pairs are yielded).
+                `"tasks"` (each task's start and result, in LangGraph's shape),
+                `"checkpoints"` (each checkpoint the run saves, as `get_state()` shows it, in
+                LangGraph's dict shape; only with a checkpointer), or a list of them (then
+                `(mode, chunk)` pairs are yielded).
             subgraphs: also stream the chunks of the graphs run inside nodes (subgraphs, and
                 graphs a node's function invokes), each chunk as `(namespace, chunk)` or
                 `(namespace, mode, chunk)`, LangGraph's namespaces (`()` for this graph,
@@ -308,7 +350,10 @@ class CompiledGraph(RunnableHabits):
         run = self._start(config, kwargs)
         relay = open_relay(run, modes, subgraphs)
         shape = root_chunks(self.spec)
-        with self._running(run), contextlib.closing(drive(run, input, relay.modes)) as chunks:
+        with (
+            self._running(run),
+            contextlib.closing(drive(run, input, relay.modes, self.name)) as chunks,
+        ):
             if relay.subgraphs:  # (closed before the claim goes, if the caller stops)
                 yield from with_namespaces(run, chunks, shape, single)
             else:
@@ -325,9 +370,9 @@ class CompiledGraph(RunnableHabits):
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
-                await aforward(run, adrive(run, input, modes), root_chunks(self.spec))
+                await aforward(run, adrive(run, input, modes, self.name), root_chunks(self.spec))
             else:
-                async for _ in adrive(run, input, frozenset()):
+                async for _ in adrive(run, input, frozenset(), self.name):
                     pass
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
@@ -348,7 +393,7 @@ class CompiledGraph(RunnableHabits):
         relay = open_relay(run, modes, subgraphs)
         shape = root_chunks(self.spec)
         with self._running(run):
-            chunks = adrive(run, input, relay.modes)
+            chunks = adrive(run, input, relay.modes, self.name)
             try:
                 async for mode, chunk in chunks:
                     if relay.subgraphs:
@@ -415,12 +460,6 @@ def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:
     single = isinstance(stream_mode, str)
     modes = [stream_mode] if single else list(stream_mode)
     unknown = [m for m in modes if m not in STREAM_MODES]
-    if "checkpoints" in unknown:
-        raise ValueError(
-            'stream_mode="checkpoints" (LangGraph\'s checkpoint events) is not supported by '
-            f"nbgraph yet; read them with get_state_history(config), or stream one of "
-            f"{list(STREAM_MODES)}."
-        )
     if unknown or not modes:
         raise ValueError(
             f"Unknown stream_mode {unknown or stream_mode!r}; choose from {list(STREAM_MODES)}."

@@ -23,12 +23,14 @@ from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from typing import Any
 
+from nbgraph.engine.checkpoint_stream import CheckpointStream
 from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.runlog import StepLog
 from nbgraph.engine.core.tasks import Task, update_chunk
 from nbgraph.engine.nested.edges import finish_handed
 from nbgraph.engine.streaming.streams import LiveSink, StreamScope
 from nbgraph.engine.streaming.task_events import task_finished, task_started
+from nbgraph.types import Command
 
 __all__ = [
     "STEP_MODE",
@@ -41,7 +43,7 @@ __all__ = [
     "drive",
 ]
 
-STREAM_MODES = ("values", "updates", "debug", "custom", "messages", "tasks")
+STREAM_MODES = ("values", "updates", "debug", "custom", "messages", "tasks", "checkpoints")
 _INTERRUPT = "__interrupt__"  # the key LangGraph streams a pause under
 STEP_MODE = frozenset({"__step__"})  # (`engine.stepping`: each committed step's log)
 
@@ -121,12 +123,19 @@ def _task_chunks(
         )
 
 
-def _step_chunks(run: RunLoop, log: StepLog, modes: frozenset[str]) -> Iterable[Chunk]:
+def _step_chunks(
+    run: RunLoop, log: StepLog, modes: frozenset[str], scope: StreamScope | None = None
+) -> Iterable[Chunk]:
     if "__step__" in modes:
         yield "__step__", log
         return
+    saved = scope.checkpoints.chunks() if scope is not None and scope.checkpoints else ()
+    for chunk in saved[:-1]:  # (an input checkpoint before the step its input starts)
+        yield "checkpoints", chunk
     if "values" in modes and log.applied and run.touched_stream_keys(log):
         yield "values", run.stream_values()
+    if saved:  # (LangGraph: a step's checkpoint after its values)
+        yield "checkpoints", saved[-1]
     if "debug" in modes:
         changed = tuple(change.field for change in log.changes)
         yield "debug", StepFinished(log.step, changed, run.stream_values())
@@ -144,14 +153,25 @@ def _end_chunks(run: RunLoop, modes: frozenset[str]) -> Iterable[Chunk]:
         yield "updates", {_INTERRUPT: ()}
 
 
-def _finish(run: RunLoop, error: BaseException | None) -> None:
+def _scope(run: RunLoop, modes: frozenset[str], name: str, input: Any) -> StreamScope:
+    """The run's stream scope, with its checkpoint stream when the caller asks for one."""
+    scope = StreamScope(run, modes, name)
+    if "checkpoints" in modes and run.thread is not None:
+        resumed = input is None or isinstance(input, Command)
+        scope.checkpoints = CheckpointStream(run, resumed)
+    return scope
+
+
+def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> None:
     if error is not None and finish_handed(run, error):  # Command.PARENT: not a failure
+        scope.ended(None)
         return
     if error is not None:
         run.log.status = "failed"
     else:
         run.log.status = "interrupted" if run.paused or run.at_breakpoint else "done"
     run.log.error = error
+    scope.ended(error)
 
 
 # --- sync ----------------------------------------------------------------------------------------
@@ -197,16 +217,20 @@ def _fill(future: Future[Task], execute: Callable[[Task], Task], task: Task) -> 
         future.set_exception(error)
 
 
-def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
-    """Run to the end, yielding `(mode, chunk)` for the requested modes."""
+def drive(
+    run: RunLoop, input: Any, modes: frozenset[str], name: str = "LangGraph"
+) -> Iterator[Chunk]:
+    """Run to the end, yielding `(mode, chunk)` for the requested modes (`name`: the
+    graph's, for the chain run langchain callbacks in its config hear)."""
     max_workers = run.config.get("max_concurrency")
-    scope = StreamScope(run, modes)
+    scope = _scope(run, modes, name, input)
     sink = scope.sink
-    execute = run.execute if scope.chat is None else scope.execute  # (the task's one path)
+    execute = run.execute if scope.plain else scope.execute  # (the task's one path)
     pool: _StepPool | None = None
     running: list[Task] | None = None  # the step being executed, until its commit
     try:
-        yield from _step_chunks(run, run.begin(input), modes - {"debug"})
+        scope.started(input)
+        yield from _step_chunks(run, run.begin(input), modes - {"debug"}, scope)
         while (tasks := run.next_tasks()) is not None:
             if modes:  # (invoke(): no chunks to make)
                 yield from _started_chunks(run, tasks, modes)
@@ -231,7 +255,7 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
                     yield from sink.drain()
                 yield from _task_chunks(run, task, modes, scope)  # type: ignore[arg-type]
             running = None
-            yield from _step_chunks(run, run.commit(tasks), modes)
+            yield from _step_chunks(run, run.commit(tasks), modes, scope)
         yield from _end_chunks(run, modes)
     except BaseException as error:
         try:
@@ -242,24 +266,26 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
             if running is not None:
                 run.record_stopped(running)
         finally:
-            _finish(run, error)
+            _finish(run, error, scope)
         raise
     finally:
         if pool is not None:
             pool.pool.shutdown(wait=False)
-    _finish(run, None)
+    _finish(run, None, scope)
 
 
 # --- async ---------------------------------------------------------------------------------------
 
 
-async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterator[Chunk]:
+async def adrive(
+    run: RunLoop, input: Any, modes: frozenset[str], name: str = "LangGraph"
+) -> AsyncIterator[Chunk]:
     """`drive` on the event loop: async nodes are awaited, sync ones run in threads."""
     limit = run.config.get("max_concurrency")
     semaphore = asyncio.Semaphore(limit) if limit is not None else None
     pool = ThreadPoolExecutor(thread_name_prefix="nbgraph")  # threads start when first used
     threads: list[asyncio.Future[Task]] = []  # the step's sync nodes, running in the pool
-    scope = StreamScope(run, modes)
+    scope = _scope(run, modes, name, input)
     sink = scope.sink
     if sink is not None:
         sink.bind()
@@ -272,7 +298,8 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
 
     running: list[asyncio.Future[Task]] = []  # the step being executed, until its commit
     try:
-        for chunk in _step_chunks(run, run.begin(input), modes - {"debug"}):
+        scope.started(input, on_event_loop=True)
+        for chunk in _step_chunks(run, run.begin(input), modes - {"debug"}, scope):
             yield chunk
         while (tasks := run.next_tasks()) is not None:
             for chunk in _started_chunks(run, tasks, modes) if modes else ():
@@ -293,7 +320,7 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
                     for chunk in _task_chunks(run, await next_done, modes, scope):
                         yield chunk
             running = []
-            for chunk in _step_chunks(run, run.commit(tasks), modes):
+            for chunk in _step_chunks(run, run.commit(tasks), modes, scope):
                 yield chunk
         for chunk in _end_chunks(run, modes):
             yield chunk
@@ -307,11 +334,11 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
                 run.unsettled = None
                 run.record_stopped(tasks)
         finally:
-            _finish(run, error)
+            _finish(run, error, scope)
         raise
     finally:
         pool.shutdown(wait=False)
-    _finish(run, None)
+    _finish(run, None, scope)
 
 
 async def _execute_one(

@@ -1,6 +1,8 @@
 """The habits a LangChain `Runnable` has, on a compiled graph: `batch` and `abatch`,
 `with_config`, the async forms of the thread methods (`aget_state`, `aupdate_state`,
-`aget_state_history`), and `graph | runnable` chains.
+`aget_state_history`), `graph | runnable` chains, `get_name`, the
+input and output schemas (`graph.jsonschema`), `nodes`, `get_subgraphs`, and
+`astream_events` (`engine.streaming.events`).
 
 `RunnableHabits` is a mixin of the engine's `CompiledGraph`: each habit is a thin loop over
 `invoke`, `ainvoke` and the thread methods, which stay the one path a run takes.
@@ -10,13 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from nbgraph.checkpoint.base import BaseSaver
 from nbgraph.errors import InvalidArgumentError
+from nbgraph.graph import jsonschema
+from nbgraph.graph.subgraphs import graph_of_node, subgraph_of
+from nbgraph.types import START
 
-__all__ = ["RunnableHabits", "config_list", "merge_configs"]
+__all__ = ["NodeView", "RunnableHabits", "config_list", "merge_configs", "refuse_non_saver"]
 
 _DONE = object()  # (the end of a history, as `next` gives it on a worker thread)
 
@@ -52,8 +58,43 @@ def config_list(configs: Any, count: int) -> list[dict[str, Any] | None]:
     return [configs] * count
 
 
+def refuse_non_saver(checkpointer: Any) -> None:
+    """`compile(checkpointer=x)`: x must be a saver, True, False or None (a `TypeError`
+    otherwise, as LangGraph raises)."""
+    if checkpointer is None or isinstance(checkpointer, (bool, BaseSaver)):
+        return
+    if all(callable(getattr(checkpointer, m, None)) for m in ("put", "get", "claim")):
+        return  # (a saver written without the base class)
+    raise TypeError(
+        "Invalid checkpointer provided. Expected an nbgraph saver (`MemorySaver`, "
+        "`InMemorySaver`, `SqliteSaver`, any `nbgraph.checkpoint.BaseSaver`), `True`, "
+        f"`False`, or `None`. Received {type(checkpointer).__name__}."
+    )
+
+
+class NodeView:
+    """A node as `graph.nodes[name]` shows it: what LangGraph's node objects are read for.
+
+    Attributes:
+        name: the node's name.
+        bound: what was added as the node: its function, Runnable or compiled graph.
+        subgraphs: the compiled graph added as the node, in a list, or an empty list.
+        metadata: the node's `add_node(metadata=...)`, or None.
+    """
+
+    __slots__ = ("bound", "metadata", "name", "subgraphs")
+
+    def __init__(self, name: str, bound: Any, subgraph: Any = None, metadata: Any = None):
+        self.name, self.bound, self.metadata = name, bound, metadata
+        self.subgraphs = [] if subgraph is None else [subgraph]
+
+    def __repr__(self) -> str:
+        return f"<node {self.name!r}>"
+
+
 class RunnableHabits:
-    """`batch`, `abatch`, `with_config`, async thread methods and `|`, for `CompiledGraph`."""
+    """`batch`, `abatch`, `with_config`, async thread methods, `|`, names, schemas, nodes,
+    subgraphs and events, for `CompiledGraph`."""
 
     _bound_config: dict[str, Any] | None = None
 
@@ -164,6 +205,100 @@ class RunnableHabits:
         finally:
             snapshots.close()
 
+    # --- names, schemas, nodes ----------------------------------------------------------------
+
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        """The graph's name (`compile(name=...)`, "LangGraph" by default), as a Runnable's:
+        with a `suffix`, `LangGraphInput` or `my_graph_input`."""
+        own = name or getattr(self, "name", None) or type(self).__name__
+        if not suffix:
+            return own
+        return own + suffix.title() if own[0].isupper() else f"{own}_{suffix.lower()}"
+
+    def get_input_schema(self, config: Any = None) -> Any:
+        """The input as a pydantic model (the state's own, if it is one)."""
+        return _schema_of(self, jsonschema.input_model)
+
+    def get_output_schema(self, config: Any = None) -> Any:
+        """The output as a pydantic model: its fields, each defaulting to None."""
+        return _schema_of(self, jsonschema.output_model)
+
+    def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        """The input schema's JSON schema, as LangGraph's."""
+        return _schema_of(self, jsonschema.input_jsonschema)
+
+    def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        """The output schema's JSON schema, as LangGraph's."""
+        return _schema_of(self, jsonschema.output_jsonschema)
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        """The JSON schema of the graph's `context_schema`, or None without one."""
+        return jsonschema.context_jsonschema(_context_schema(self))
+
+    @property
+    def nodes(self) -> dict[str, NodeView]:
+        """The graph's nodes by name, `__start__` first, as LangGraph lists them."""
+        return _node_views(self)
+
+    def get_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> Iterator[tuple[str, Any]]:
+        """`(namespace, graph)` for each compiled graph added as a node (deeper ones too,
+        `outer|inner`, with `recurse`); with `namespace`, only the one there (a nested one
+        needs `recurse`)."""
+        spec = _spec(self)
+        for name in spec.nodes:
+            if namespace is not None and namespace != name and not namespace.startswith(f"{name}|"):
+                continue
+            inner = graph_of_node(spec, name)
+            if inner is None:
+                continue
+            if name == namespace:
+                yield name, inner
+                return
+            if namespace is None:
+                yield name, inner
+            if recurse:
+                rest = None if namespace is None else namespace[len(name) + 1 :]
+                for path, deeper in inner.get_subgraphs(namespace=rest, recurse=True):
+                    yield f"{name}|{path}", deeper
+
+    async def aget_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> AsyncIterator[tuple[str, Any]]:
+        """`get_subgraphs`, as an async iterator."""
+        for pair in self.get_subgraphs(namespace=namespace, recurse=recurse):
+            yield pair
+
+    # --- events -------------------------------------------------------------------------------
+
+    def stream_events(self, input: Any, config: Any = None, *, version: str = "v2", **kw: Any):
+        """Not on the sync path, as in LangGraph: use `astream_events`.
+
+        Raises:
+            NotImplementedError: always (LangGraph's `version="v3"` protocol is not
+                nbgraph's either).
+        """
+        raise NotImplementedError(
+            f"stream_events(version={version!r}) is not supported. Use astream_events() for "
+            "v1/v2 (nbgraph has no version='v3' streaming protocol)."
+        )
+
+    def astream_events(
+        self, input: Any, config: Any = None, *, version: str = "v2", **kwargs: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        """LangChain's `astream_events` (version "v2"): `on_chain_start/stream/end` for the
+        graph and each node, and the events of the chat models, tools and custom events
+        called inside the nodes, with LangGraph's metadata (`langgraph_node`, ...).
+        Needs langchain_core (`pip install nbgraph[langchain]`).
+
+        Raises:
+            NotImplementedError: a version other than "v2" (or "v1", taken as LangChain's).
+        """
+        from nbgraph.engine.streaming.events import astream_events
+
+        return astream_events(self, input, config, version, kwargs)
+
     def __or__(self, other: Any) -> Any:
         """`graph | runnable`: a LangChain `RunnableSequence` (needs langchain_core)."""
         return _as_runnable(self) | other
@@ -171,6 +306,32 @@ class RunnableHabits:
     def __ror__(self, other: Any) -> Any:
         """`runnable | graph`."""
         return other | _as_runnable(self)
+
+
+def _spec(graph: Any) -> Any:
+    """The graph's frozen spec (`CompiledGraph.spec`)."""
+    return graph.spec
+
+
+def _context_schema(graph: Any) -> Any:
+    """The graph's `context_schema` (`CompiledGraph.context_schema`)."""
+    return graph.context_schema
+
+
+def _schema_of(graph: Any, schema: Any) -> Any:
+    """One of `graph.jsonschema`'s schemas of the graph, named after it."""
+    return schema(graph.spec, graph.get_name())
+
+
+def _node_views(graph: Any) -> dict[str, NodeView]:
+    """`graph.nodes`: `__start__`, then each node as it was added."""
+    spec = graph.spec
+    views = {START: NodeView(START, None)}
+    for name, node in spec.nodes.items():
+        added = subgraph_of(spec, name)
+        bound = added if added is not None else getattr(node.fn, "runnable", node.fn)
+        views[name] = NodeView(name, bound, graph_of_node(spec, name), None)
+    return views
 
 
 def _as_runnable(graph: Any) -> Any:

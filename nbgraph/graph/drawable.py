@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from nbgraph.graph.spec import GraphSpec
+from nbgraph.graph.subgraphs import graph_of_node
 from nbgraph.types import END, START
 
 __all__ = ["Edge", "Node", "drawable_parts"]
@@ -37,8 +38,60 @@ class Edge(NamedTuple):
     conditional: bool = False
 
 
-def drawable_parts(spec: GraphSpec) -> tuple[dict[str, Node], list[Edge]]:
-    """The nodes (by id, in the order LangGraph lists them) and the edges of `spec`."""
+def drawable_parts(spec: GraphSpec, xray: int | bool = False) -> tuple[dict[str, Node], list[Edge]]:
+    """The nodes (by id, in the order LangGraph lists them) and the edges of `spec`; with
+    `xray` (True: every level, a number: that many levels) each subgraph node is replaced
+    by its graph's nodes, named `node:inner` as LangGraph names them."""
+    nodes, edges = _own_parts(spec)
+    depth = xray if type(xray) is int else (-1 if xray else 0)
+    for name in list(nodes) if depth else ():
+        inner = graph_of_node(spec, name)
+        if inner is not None:
+            _expand(
+                nodes, edges, name, drawable_parts(inner.spec, depth - 1 if depth > 0 else True)
+            )
+    return nodes, edges
+
+
+def _expand(
+    nodes: dict[str, Node], edges: list[Edge], name: str, inner: tuple[dict, list[Edge]]
+) -> None:
+    """Replace node `name` by the drawable graph `inner`, as LangGraph's xray does: its
+    START dropped when one edge leaves it, its END when one edge enters it; edges into
+    `name` go to the first node left, edges out of it leave from the last."""
+    inner_nodes, inner_edges = dict(inner[0]), list(inner[1])
+    first = _trimmed(inner_nodes, inner_edges, START, 0)
+    last = _trimmed(inner_nodes, inner_edges, END, 1)
+    del nodes[name]
+    replaced: list[Edge] = []
+    for edge in edges:
+        if edge.target == name:
+            replaced.append(edge._replace(target=f"{name}:{first}"))
+        elif edge.source == name:
+            replaced.append(edge._replace(source=f"{name}:{last}"))
+        else:
+            replaced.append(edge)
+    for key, node in inner_nodes.items():
+        nodes[f"{name}:{key}"] = node._replace(id=f"{name}:{key}")
+    replaced += [
+        e._replace(source=f"{name}:{e.source}", target=f"{name}:{e.target}") for e in inner_edges
+    ]
+    edges[:] = replaced
+
+
+def _trimmed(nodes: dict[str, Node], edges: list[Edge], end: str, side: int) -> str:
+    """Drop `end` (START: side 0, END: side 1) when exactly one edge touches it, and name
+    the node it joined; else keep it and name it."""
+    touching = [e for e in edges if e[side] == end]
+    if len(touching) != 1:
+        return end
+    edges.remove(touching[0])
+    nodes.pop(end, None)
+    return touching[0][1 - side]
+
+
+def _own_parts(spec: GraphSpec) -> tuple[dict[str, Node], list[Edge]]:
+    """The nodes and edges of `spec` itself, its subgraphs as single nodes."""
     nodes = {START: Node(START, START, None, None)}
     for name, node in spec.nodes.items():
         nodes[name] = Node(name, name, node.fn, _metadata(spec, name) or None)

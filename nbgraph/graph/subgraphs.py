@@ -12,12 +12,19 @@ that called it (see `CompiledGraph._start`), whichever way it was called.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
 from nbgraph.graph.spec import GraphSpec
 
-__all__ = ["SubgraphNode", "as_subgraph_node", "is_compiled_graph", "subgraph_name"]
+__all__ = [
+    "SubgraphNode",
+    "as_subgraph_node",
+    "graph_of_node",
+    "is_compiled_graph",
+    "subgraph_name",
+]
 
 _MISSING = object()
 
@@ -34,6 +41,47 @@ def subgraph_of(spec: Any, node: str) -> Any:
     found = spec.nodes.get(node)
     app = getattr(found.fn, "app", None) if found is not None else None
     return app if is_compiled_graph(app) else None
+
+
+def graph_of_node(spec: Any, node: str) -> Any:
+    """The compiled graph LangGraph counts as node `node`'s subgraph (`get_subgraphs()`,
+    `nodes[node].subgraphs`, `get_graph(xray=...)`): the graph added as the node, or the
+    first one its function reads (a global or closure variable it names, or the graph of a
+    bound method it names); a graph compiled with `checkpointer=False` is not counted.
+    None: no subgraph."""
+    app = subgraph_of(spec, node)
+    if app is None and node in spec.nodes:
+        app = _graph_read_by(spec.nodes[node].fn)
+    if app is None or getattr(app, "checkpointer", None) is False:
+        return None
+    return app
+
+
+def _graph_read_by(fn: Any) -> Any:
+    """The first compiled graph among the variables `fn` reads, or None."""
+    try:
+        seen = inspect.getclosurevars(getattr(fn, "__wrapped__", fn))
+    except (TypeError, ValueError):  # (not a Python function: a callable object, a builtin)
+        return None
+    names = _names_read(getattr(fn, "__code__", None))
+    for name, value in [*seen.globals.items(), *seen.nonlocals.items()]:
+        if name not in names:
+            continue
+        value = getattr(value, "__self__", value)  # (`graph.invoke` named: its graph)
+        if is_compiled_graph(value):
+            return value
+    return None
+
+
+def _names_read(code: Any) -> set[str]:
+    """The names a code object reads, its nested functions' and lambdas' too."""
+    if code is None:
+        return set()
+    names = {*code.co_names, *code.co_freevars}
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names_read(const)
+    return names
 
 
 def subgraph_name(app: Any) -> str:

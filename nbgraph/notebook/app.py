@@ -174,8 +174,14 @@ class CompiledStateGraph(CompiledGraph):
     def get_graph(self, config: Any = None, *, xray: int | bool = False) -> DrawableGraph:
         """The graph as LangGraph's `get_graph()` gives it: `.nodes`, `.edges`,
         `draw_mermaid()` (LangGraph's text) and `draw_mermaid_png()` (drawn offline with
-        graphviz). `config` and `xray` are accepted; subgraphs are not expanded."""
-        return DrawableGraph.of(self.spec)
+        graphviz). With `xray` (True, or a number of levels) each subgraph node is replaced
+        by its graph's nodes, named `node:inner` as LangGraph names them; `config` is
+        accepted."""
+        return DrawableGraph.of(self.spec, xray)
+
+    async def aget_graph(self, config: Any = None, *, xray: int | bool = False) -> DrawableGraph:
+        """`get_graph`, awaitable."""
+        return self.get_graph(config, xray=xray)
 
     def draw(self, expand: bool = True) -> Any:
         """The graph as a `graphviz.Digraph` (render it, or let Jupyter show it); with

@@ -70,6 +70,7 @@ class StateGraph(GraphBuilder):
         Raises:
             GraphBuildError: listing every problem (unknown nodes, no edge from START,
                 duplicate names, unknown reducer names, bad reducers, ...).
+            TypeError: `checkpointer` is not a saver, True, False or None.
         """
         from nbgraph.notebook.app import CompiledStateGraph  # (the run loop loads here)
 
@@ -80,13 +81,15 @@ class StateGraph(GraphBuilder):
         object.__setattr__(spec, "semantics", semantics)
         object.__setattr__(spec, "end_merge", end_merge)
         object.__setattr__(spec, "cache", cache)
-        return CompiledStateGraph(
+        app = CompiledStateGraph(
             spec,
             checkpointer=checkpointer,
             name=name or "LangGraph",  # (LangGraph's default name, which add_node(app) uses)
             store=store,
             context_schema=self.context_schema,
         )
+        app.builder = self  # (LangGraph's `app.builder`: the graph compiled)
+        return app
 
     def draw(self, expand: bool = True) -> Any:
         """The graph as it stands, as a `graphviz.Digraph` — even before it compiles.

@@ -36,9 +36,9 @@ class DrawableGraph:
         self.edges = edges
 
     @classmethod
-    def of(cls, spec: GraphSpec) -> DrawableGraph:
-        """The drawable graph of a compiled graph's spec."""
-        return cls(*drawable_parts(spec))
+    def of(cls, spec: GraphSpec, xray: int | bool = False) -> DrawableGraph:
+        """The drawable graph of a compiled graph's spec (`xray`: subgraphs expanded)."""
+        return cls(*drawable_parts(spec, xray))
 
     def __repr__(self) -> str:
         return f"<DrawableGraph: {len(self.nodes)} nodes, {len(self.edges)} edges>"

@@ -606,10 +606,10 @@ def test_debug_events_of_a_subgraph_come_under_its_namespace():
     assert [type(c) for c in plain_debug] == outer  # (subgraphs=False: the parent's only)
 
 
-def test_the_checkpoints_mode_is_refused_by_name():
-    graph = shared_keys_graph(api_for("nbgraph"))
-    with pytest.raises(ValueError, match=r'stream_mode="checkpoints".*not supported'):
-        list(graph.stream({"foo": "foo"}, stream_mode=["updates", "checkpoints"]))
+def test_the_checkpoints_mode_without_a_checkpointer_streams_no_checkpoints():
+    graph = shared_keys_graph(api_for("nbgraph"))  # (tests/parity/test_langgraph_runnable_surface)
+    chunks = list(graph.stream({"foo": "foo"}, stream_mode=["updates", "checkpoints"]))
+    assert chunks and {mode for mode, _ in chunks} == {"updates"}
 
 
 def test_the_subgraph_streams_benchmark_runs_at_a_tiny_size(monkeypatch, capsys):

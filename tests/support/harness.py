@@ -40,6 +40,7 @@ LANGGRAPH_HOMES = {
     "langgraph.graph": ("StateGraph", "START", "END", "MessagesState"),
     "langgraph.types": (
         "Send", "Command", "Overwrite", "interrupt", "RetryPolicy", "CachePolicy", "StreamWriter",
+        "StateUpdate",
     ),
     "langgraph.errors": ("InvalidUpdateError", "GraphRecursionError", "EmptyInputError"),
     "langgraph.channels": ("EphemeralValue",),
@@ -72,6 +73,7 @@ NBGRAPH_HOMES = {
         "create_react_agent", "AgentState", "AgentStatePydantic",
         "AgentStateWithStructuredResponse",
     ),
+    "nbgraph.types": ("StateUpdate",),
 }  # fmt: skip
 """Where an nbgraph program imports a name from when it is not the top-level `nbgraph`."""
 

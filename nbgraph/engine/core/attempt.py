@@ -144,9 +144,12 @@ class TaskRunner:
         if task.error is None:  # (next_attempt's first question, asked here: the hot path)
             self._done(task, scope)
             return None
+        error = task.error
         wait = next_attempt(task, plan.node)  # retry_policy=: another attempt, after a wait
         if wait is None:
             self._done(task, scope)
+        elif self.run.observer is not None:
+            self.run.observer.retrying(task, error)
         return wait
 
     def node_input(self, task: Task) -> Any:
@@ -234,6 +237,8 @@ class TaskRunner:
                 result = call_with(env, router.fn, router.wanted, state)
                 if inspect.isawaitable(result):
                     result = await awaited(result)
+                if run.observer is not None:
+                    run.observer.routed(task, router.branch, state, result)
                 absorb_route(run.spec, router.branch, task, result)
             if task.dropped:
                 warn_dropped(run.spec, run.log.warnings, task)
@@ -267,6 +272,8 @@ class TaskRunner:
             if state is None:
                 state = self._router_input(task, router, values)
             result = call_with(env, router.fn, router.wanted, state)
+            if run.observer is not None:  # (a run whose config has callbacks)
+                run.observer.routed(task, router.branch, state, result)
             if type(result) is str and result in nodes and router.branch.path_map is None:
                 if task.routes:  # (`absorb_route`'s common case, asked first)
                     task.routes.append(result)  # type: ignore[union-attr]

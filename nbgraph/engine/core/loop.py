@@ -77,6 +77,7 @@ class RunLoop:
         "limit",
         "log",
         "managed",
+        "observer",
         "past_breakpoint",
         "paused",
         "pending_resets",
@@ -108,6 +109,10 @@ class RunLoop:
         self.config = config
         self.joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branches)
         self.tap: Callable[[Task, Any], None] | None = None  # hears each node's output (streams)
+        self.observer: Any = None
+        """Hears what a task does between its start and its end: each router's call
+        (`routed(task, branch, state, result)`) and each retry (`retrying(task, error)`);
+        a run whose config has langchain callbacks (`engine.streaming.chain_events`)."""
         self.context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
         self.store: Any = None  # compile(store=...)
         self.sink: Any = None  # where a streamed run's live chunks go (engine.streaming)

@@ -28,6 +28,7 @@ __all__ = [
     "state_snapshot",
     "tasks_from",
     "write_as_node",
+    "write_as_nodes",
 ]
 
 _NONE: dict[str, Any] = {}  # (read only)
@@ -214,18 +215,33 @@ def write_as_node(
             afresh from it: a waiting edge that fired stays fired (`_keep_fired_joins`).
         replace_due: the update stands in for the due step: what was due does not run.
     """
+    return write_as_nodes(loop, [(node, values)], due, replace_due)
+
+
+def write_as_nodes(
+    loop: RunLoop,
+    writes: Sequence[tuple[str, Any]],
+    due: Mapping[str, Sequence[str]] | None = None,
+    replace_due: bool = False,
+) -> StepLog:
+    """`write_as_node` for several `(node, values)` writes in one step (one task each, in
+    order; `bulk_update_state`'s superstep), committed as one checkpoint."""
     loop.step += 1
-    task = Task(loop.step, 0, node, "update", started=time.time())
-    if loop.spec.semantics == "branches":
-        loop.hand(task, loop.resumed_point)  # type: ignore[attr-defined]
-    absorb_output(loop.spec, loop.spec.nodes.get(node), task, values)
-    if due is not None:
-        _keep_fired_joins(loop, due, node)
+    tasks = []
+    for index, (node, values) in enumerate(writes):
+        task = Task(loop.step, index, node, "update", started=time.time())
+        if loop.spec.semantics == "branches":
+            loop.hand(task, loop.resumed_point)  # type: ignore[attr-defined]
+        absorb_output(loop.spec, loop.spec.nodes.get(node), task, values)
+        if due is not None:
+            _keep_fired_joins(loop, due, node)
+        tasks.append(task)
     if replace_due:  # (LangGraph: the update stands in for the due step)
         loop.schedule.pull, loop.schedule.push = {}, []
-    loop.route(task)
-    task.ended = time.time()
-    return loop.commit([task], source="update")
+    for task in tasks:
+        loop.route(task)
+        task.ended = time.time()
+    return loop.commit(tasks, source="update")
 
 
 def _keep_fired_joins(run: RunLoop, pending: Mapping[str, Sequence[str]], node: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from nbgraph.types import Command
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["LIVE_MODES", "Chunk", "LiveSink", "StreamScope"]
+__all__ = ["LIVE_MODES", "Chunk", "LiveSink", "StreamScope", "callbacks_inside_node"]
 
 LIVE_MODES = frozenset({"custom", "messages"})
 _RETURNED_MODES = frozenset({"updates", "tasks"})  # (chunks that show a task's writes)
@@ -134,11 +135,17 @@ class StreamScope:
         sink: where live chunks go, when the caller streams `"custom"` or `"messages"`.
     """
 
-    def __init__(self, run: Any, modes: frozenset[str]) -> None:
+    def __init__(self, run: Any, modes: frozenset[str], name: str = "LangGraph") -> None:
         self.run = run
         self.relay = relay = getattr(run, "relay", None)  # (a streamed run: namespaces)
         self.quiet = False  # (a run inside a node whose tokens the caller does not stream)
         self.chat: Any = None
+        self.checkpoints: Any = None
+        """`stream_mode="checkpoints"`'s reader (`engine.checkpoint_stream`), set by the
+        driver when the caller asks for it."""
+        self.events: Any = None
+        """The run's langchain chain runs (`engine.streaming.chain_events.ChainRuns`), when
+        its config has callbacks (`astream_events`, a tracer)."""
         self.returned: dict[Task, Any] | None = None
         """What each task's node returned, when the caller streams `"updates"` or `"tasks"`
         and a field's reducer prepares what it is written (messages): those chunks show a
@@ -146,6 +153,9 @@ class StreamScope:
         if modes & _RETURNED_MODES and not run.spec.unprepared.issuperset(run.spec.fields):
             self.returned = {}
             run.tap = self._returned
+        if run.config.get("callbacks"):
+            self.events = _chain_runs(run, name)
+            run.tap, run.observer = self._returned, self.events
         if relay is None:
             self.sink = LiveSink(modes) if modes and modes & LIVE_MODES else None
             if self.sink is None:
@@ -168,43 +178,81 @@ class StreamScope:
         if relay.root is not self.run and "messages" in modes:
             self.chat, self.quiet = relay.chat, not relay.subgraphs
 
+    @property
+    def plain(self) -> bool:
+        """Whether a task runs as it is: no langchain config around it."""
+        return self.chat is None and self.events is None
+
+    def started(self, graph_input: Any, on_event_loop: bool = False) -> None:
+        """The run starts (its chain run opens, when its config has callbacks)."""
+        if self.events is not None:
+            self.events.started(graph_input, on_event_loop)
+
+    def ended(self, error: BaseException | None) -> None:
+        """The run ended, with its final state or `error` (its chain run closes)."""
+        if self.events is not None:
+            self.events.ended(None if error is not None else self.run.output(), error)
+
     def execute(self, task: Task) -> Task:
         """`run.execute(task)`, in the langchain config that streams its chat models' tokens
-        when the caller streams `"messages"`."""
-        if self.chat is None:
+        when the caller streams `"messages"`, and in its own chain run when the run's config
+        has callbacks."""
+        if self.plain:
             return self.run.execute(task)
         stream = TaskStream(task, self.sink, self.relay)
-        chat = self._enter_chat(stream)
+        entered = self._enter(stream)
         try:
             return self.run.execute(task, stream)
         finally:
-            _leave_chat(chat)
+            self._leave(entered, task)
 
     async def aexecute(self, task: Task) -> Task:
         """`run.aexecute(task)`, as `execute`."""
-        if self.chat is None:
+        if self.plain:
             return await self.run.aexecute(task)
         stream = TaskStream(task, self.sink, self.relay)
-        chat = self._enter_chat(stream)
+        entered = self._enter(stream)
         try:
             return await self.run.aexecute(task, stream)
         finally:
-            _leave_chat(chat)
+            self._leave(entered, task)
+
+    def _enter(self, stream: TaskStream) -> Any:
+        task = stream.task
+        if self.events is None or task.cached:  # (a task not run again has no chain run)
+            return None if self.events is not None else self._enter_chat(stream)
+        state = self.run.runner.node_input(task)  # (what the node is called with)
+        entered, metadata = self.events.enter(task, state, self.chat)
+        if self.chat is not None:
+            stream.metadata = metadata
+            self._chat_started(stream)
+        return entered
+
+    def _leave(self, entered: Any, task: Task) -> None:
+        if self.events is None:
+            _leave_chat(entered)
+        elif entered is not None:
+            self.events.leave(entered, task)
 
     def _enter_chat(self, stream: TaskStream) -> Any:
         from nbgraph.engine.streaming.chat_stream import enter_node
 
+        token, stream.metadata = enter_node(self.chat, self.run, stream.task)
+        self._chat_started(stream)
+        return token
+
+    def _chat_started(self, stream: TaskStream) -> None:
         task = stream.task
-        token, stream.metadata = enter_node(self.chat, self.run, task)
         if self.quiet:  # (LangGraph: the handler hears nothing of a subgraph's nodes)
             stream.metadata = None
         elif not task.cached:
             self.chat.node_started(task.arg if task.kind == "send" else self.run.read(task))
-        return token
 
     def _returned(self, task: Task, output: Any) -> None:
         if self.returned is not None:
             self.returned[task] = output
+        if self.events is not None:
+            self.events.returned(task, output)
         if self.chat is None:
             return
         stream = current_writer()
@@ -237,6 +285,27 @@ def _as_returned(returned: Any, written: Any) -> Any:
         if len(written) == 1 and type(returned) is type(written[0]):
             return written[0]
     return returned
+
+
+def callbacks_inside_node() -> Any:
+    """The langchain callbacks of the node run this code runs in (a graph run inside a
+    node whose run has callbacks: its run is a child of the node's), or None. Reads
+    langchain's config only if langchain_core is loaded already."""
+    module = sys.modules.get("langchain_core.runnables.config")
+    if module is None:
+        return None
+    return (module.var_child_runnable_config.get() or {}).get("callbacks")
+
+
+def _chain_runs(run: Any, name: str) -> Any:
+    try:
+        from nbgraph.engine.streaming.chain_events import ChainRuns
+    except ImportError as error:
+        raise InvalidArgumentError(
+            "config['callbacks'] are langchain callbacks, and need langchain_core: pip install "
+            f"nbgraph[langchain] ({error})."
+        ) from None
+    return ChainRuns(run, name)
 
 
 def _chat_handler(sink: LiveSink) -> Any:
