@@ -81,22 +81,66 @@ def resume_goto_subgraph_program(api, other: str):
     return [out["log"], "__interrupt__" in out]
 
 
-@pytest.mark.parametrize(
-    "other",
-    [
-        pytest.param(
-            "a",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="issue 28: the subgraph's checkpoints are under its task id, which a "
-                "goto node sorting first changes (step:index:node); it starts afresh",
-            ),
-        ),
-        "zz",
-    ],
-)
+@pytest.mark.parametrize("other", ["a", "zz"])
 def test_resume_with_goto_answers_a_paused_subgraph(other) -> None:
     same(resume_goto_subgraph_program, other)
+
+
+def subgraph_asking_twice_program(api, other: str):
+    """A subgraph node asks twice (two nodes); the first answer comes with a `goto` to a
+    node that sorts before it, so the task's place in the step moves: the subgraph resumes
+    where it paused, pauses again (its state shown through its parent), and finishes."""
+    sub = api.StateGraph(Log)
+    sub.add_node("s1", lambda state: {"log": ["s1"]})
+    sub.add_node("s2", lambda state: {"log": [f"s2:{api.interrupt('go?')}"]})
+    sub.add_node("s3", lambda state: {"log": [f"s3:{api.interrupt('again?')}"]})
+    sub.add_edge(api.START, "s1").add_edge("s1", "s2").add_edge("s2", "s3")
+    graph = api.StateGraph(Log)
+    graph.add_node("zsub", sub.compile())
+    graph.add_node(other, lambda state: {"log": [other]})
+    graph.add_edge(api.START, "zsub")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        app = graph.compile(checkpointer=api.saver())
+    app.invoke({"log": []}, config())
+    seen = [plain(app.invoke(api.Command(resume="yes", goto=other), config()))]
+    state = app.get_state(config(), subgraphs=True)
+    inner = [task.state.values if task.state else None for task in state.tasks]
+    seen += [state.next, inner, [i.value for t in state.tasks for i in t.interrupts]]
+    seen.append(plain(app.invoke(api.Command(resume="sure"), config())))
+    return seen
+
+
+@pytest.mark.parametrize("other", ["a", "zz"])
+def test_a_subgraph_moved_by_a_goto_pauses_again_and_finishes(other) -> None:
+    same(subgraph_asking_twice_program, other, shape=Ids().deep)
+
+
+def node_asking_twice_program(api, other: str):
+    """A node asks twice; the first answer comes with a `goto` to a node sorting before it
+    (its place in the step moves), the second finishes it."""
+
+    def zask(state):
+        return {"log": [f"{api.interrupt('go?')}+{api.interrupt('again?')}"]}
+
+    graph = api.StateGraph(Log)
+    graph.add_node("zask", zask)
+    graph.add_node(other, lambda state: {"log": [other]})
+    graph.add_edge(api.START, "zask")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        app = graph.compile(checkpointer=api.saver())
+    app.invoke({"log": []}, config())
+    seen = [plain(app.invoke(api.Command(resume="yes", goto=other), config()))]
+    state = app.get_state(config())
+    seen += [state.next, [i.value for t in state.tasks for i in t.interrupts]]
+    seen.append(plain(app.invoke(api.Command(resume="sure"), config())))
+    return seen
+
+
+@pytest.mark.parametrize("other", ["a", "zz"])
+def test_a_node_moved_by_a_goto_asks_again_and_finishes(other) -> None:
+    same(node_asking_twice_program, other, shape=Ids().deep)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -137,30 +137,32 @@ def _take_command(run: Any, command: Command, paused: dict[str, dict[str, Any]])
             )
         apply_step(run.spec.fields, run.values, applied_writes(run.spec.fields, [task]),
                    run.step)  # fmt: skip
-        run.thread.save_update(task)
         before = run.schedule.positions()
         run.schedule.take_gotos(task.routes)
-        _renumber(run, before, run.schedule.positions())
+        run.thread.save_update(task, _renumber(run, before, run.schedule.positions()))
         run.root_updated = True
 
 
-def _renumber(run: Any, before: dict[Any, int], after: dict[Any, int]) -> None:
+def _renumber(run: Any, before: dict[Any, int], after: dict[Any, int]) -> dict[str, str]:
     """Give the paused step's answers and finished writes to the same tasks once a `goto`
     has added nodes to that step: a task id holds the task's index (`step:index:node`), and
     a node added before the paused one in write order moves it (as LangGraph, whose task
-    ids do not hang on the order, gives them)."""
+    ids do not hang on the order, gives them). Returns the ids that changed, `{old: new}`
+    (the thread keeps them: `Thread.save_update`)."""
     moved = {old: after[key] for key, old in before.items() if after[key] != old}
     if not moved:
-        return
+        return {}
 
     def renamed(task_id: str) -> str:
         step, index, node = task_id.split(":", 2)
         new = moved.get(int(index))
         return task_id if new is None else f"{step}:{new}:{node}"
 
+    ids = {*run.answers, *run.finished, *(task_id for task_id, _ in run.resumed.values())}
     run.answers = {renamed(k): v for k, v in run.answers.items()}
     run.finished = {renamed(k): v for k, v in run.finished.items()}
     run.resumed = {k: (renamed(task_id), v) for k, (task_id, v) in run.resumed.items()}
+    return {k: renamed(k) for k in sorted(ids) if renamed(k) != k}
 
 
 def _answer(run: Any, resume: Any, paused: dict[str, dict[str, Any]]) -> None:

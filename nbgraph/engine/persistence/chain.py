@@ -130,8 +130,12 @@ def _saver_name(saver: Any) -> str:
 
 def next_task_ids(restored: Restored, spec: Any = None) -> list[tuple[str, str]]:
     """`(task id, node)` of the tasks that run from a checkpoint, in write order (the ids
-    `RunLoop.next_tasks` gives them; with `spec`, a branch checkpoint's one per lineage)."""
-    return task_ids(restored.control, restored.step + 1, spec)
+    `RunLoop.next_tasks` gives them; with `spec`, a branch checkpoint's one per lineage;
+    a task a resuming goto moved, by its new id)."""
+    ids = task_ids(restored.control, restored.step + 1, spec)
+    if restored.moved:
+        ids = [(restored.moved.get(task_id, task_id), node) for task_id, node in ids]
+    return ids
 
 
 def task_ids(control: dict[str, Any], step: int, spec: Any = None) -> list[tuple[str, str]]:

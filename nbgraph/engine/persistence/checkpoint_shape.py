@@ -295,7 +295,12 @@ def _check_write(payload: Any, where: str) -> None:
         good = good and all(
             type(w) in (list, tuple) and len(w) == 2 and type(w[0]) is str for w in writes
         )
-        expected = "'update' (a list of [field, value]) and 'routes' (a list)"
+        moved = payload.get("moved", {})  # (task ids a resuming goto changed: old -> new)
+        good = good and type(moved) is dict and all(type(v) is str for v in moved.values())
+        expected = (
+            "'update' (a list of [field, value]), 'routes' (a list) and maybe 'moved' "
+            "(an object of task ids)"
+        )
     else:
         writes = payload.get("writes") if type(payload) is dict else None
         routes = payload.get("routes") if type(payload) is dict else None

@@ -26,6 +26,7 @@ from nbgraph.engine.persistence.chain import parent_chain
 from nbgraph.engine.persistence.checkpoint_shape import checked_saver
 from nbgraph.engine.persistence.durability import Deferred, deferred
 from nbgraph.engine.persistence.history_fold import history_states
+from nbgraph.engine.persistence.moving import copy_task_threads
 from nbgraph.engine.persistence.restoring import (
     LINEAGES,
     Restored,
@@ -249,19 +250,27 @@ class Thread:
                    "points": [], "next": restored.control}  # fmt: skip
         self.save(restored.step + 1, "fork", payload, restored.values)
 
-    def save_update(self, task: Task) -> None:
+    def save_update(self, task: Task, moved: dict[str, str] | None = None) -> None:
         """Keep a resuming `Command`'s update and goto with the paused checkpoint (LangGraph
         keeps them as pending writes): `get_state` shows the updated state, and a resume
         that pauses again still has them. The next checkpoint starts from the updated state.
+
+        `moved`: the paused step's tasks whose ids the goto changed (`{old: new}`); their
+        entries at this checkpoint are read under the new ids from here on, and the graphs
+        they ran keep their checkpoints under them too (`engine.persistence.moving`).
         """
         if self.head is None:
             return
+        if moved:
+            copy_task_threads(self.saver.saver, self.root_id, self.ns, moved)
         kept = sum(1 for w in self.saver.pending_writes(self.thread_id, self.head)
                    if "update" in w.payload)  # fmt: skip
         skip = transient_fields(self.spec)
         writes = [list(w) for w in task.writes if w[0] not in skip]
         routes = [[r.node, r.arg] if isinstance(r, Send) else r for r in task.routes]
         payload = {"update": writes, "routes": routes}
+        if moved:
+            payload["moved"] = dict(moved)
         self.saver.put_write(self.thread_id, self.head, f"command:{kept}", payload)
 
     def save_task(self, task: Task, answers: list[Any] | None = None) -> None:
@@ -396,20 +405,9 @@ class Thread:
                 latest=latest,
                 lineages=lineages,
             )
-        saved: dict[str, dict[str, Any]] = {}
-        errors: dict[str, str] = {}
-        asked: dict[str, list[Interrupt]] = {}
         if writes is None:
             writes = self.saver.pending_writes(self.thread_id, record.checkpoint_id)
-        for write in writes:
-            if "error" in write.payload:  # kept apart: a resume's success does not hide it
-                errors[write.task_id] = write.payload["error"]
-                continue
-            if "interrupts" in write.payload:  # what was asked, for the snapshot's tasks
-                asked[write.task_id] = [
-                    Interrupt(i["value"], i["id"]) for i in write.payload["interrupts"]
-                ]
-            saved[write.task_id] = write.payload  # a task's latest entry wins
+        saved, errors, asked, moved = _entries(writes)
         # a step that stopped part-way resumes with what its finished tasks wrote; a replay
         # of a past checkpoint runs them again
         finished = {k: v for k, v in saved.items() if "writes" in v} if latest else {}
@@ -439,7 +437,33 @@ class Thread:
             done={k: v for k, v in saved.items() if "writes" in v},
             errors=errors,
             asked={k: v for k, v in asked.items() if k in paused} if latest else asked,
+            moved=moved,
         )
+
+
+def _entries(writes: list[Any]) -> tuple[dict, dict[str, str], dict[str, list], dict[str, str]]:
+    """A checkpoint's pending writes by task: each task's latest entry, the errors failed
+    tasks raised (kept apart: a resume's success does not hide them), what paused tasks
+    asked, and the task ids a resuming goto changed (their entries read under the new ids)."""
+    saved: dict[str, dict[str, Any]] = {}
+    errors: dict[str, str] = {}
+    asked: dict[str, list[Interrupt]] = {}
+    moved: dict[str, str] = {}
+    for write in writes:
+        if "error" in write.payload:
+            errors[write.task_id] = write.payload["error"]
+            continue
+        if "interrupts" in write.payload:  # what was asked, for the snapshot's tasks
+            asked[write.task_id] = [
+                Interrupt(i["value"], i["id"]) for i in write.payload["interrupts"]
+            ]
+        for old, new in write.payload.get("moved", {}).items():
+            moved[old] = new
+            for entries in (saved, asked, errors):
+                if old in entries:
+                    entries[new] = entries.pop(old)
+        saved[write.task_id] = write.payload  # a task's latest entry wins
+    return saved, errors, asked, moved
 
 
 def _state_size(values: dict[str, Any]) -> int:

@@ -62,6 +62,7 @@ class Restored:
     errors: dict[str, str] = field(default_factory=dict)  # failed tasks' errors, as reprs
     asked: dict[str, list[Interrupt]] = field(default_factory=dict)  # shown: still waiting
     # (latest) or ever asked at this checkpoint (a past one, as LangGraph's history shows)
+    moved: dict[str, str] = field(default_factory=dict)  # task ids a resuming goto changed
 
 
 def restore_branches(
