@@ -23,6 +23,7 @@ from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 from typing import Any
 
+from nbgraph.engine.core.calls import returned_value
 from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.runlog import StepLog
 from nbgraph.engine.core.tasks import Task, update_chunk
@@ -104,6 +105,8 @@ def _task_chunks(
     run: RunLoop, task: Task, modes: frozenset[str], scope: StreamScope
 ) -> Iterable[Chunk]:
     writes = None if scope.returned is None else scope.returned_writes(task)  # (as returned)
+    if run.calls is not None and "updates" in modes:  # the `@task` calls it waited for
+        yield from _call_chunks(run.calls.unreported())
     if task.interrupts:  # as LangGraph: the question, and the state it was asked in
         if "updates" in modes:
             yield "updates", {_INTERRUPT: task.interrupts}
@@ -119,6 +122,17 @@ def _task_chunks(
             "debug",
             TaskFinished(task.step, task.id, task.node, update, task.error, task.interrupts),
         )
+
+
+def _call_chunks(calls: list[Task]) -> Iterable[Chunk]:
+    """`"updates"` for finished `@task` calls: `{task name: what it returned}`, marked as
+    cached when it came from the checkpoint or the cache (as LangGraph streams them)."""
+    for call in calls:
+        if call.error is None and not call.interrupts:
+            chunk = {call.node: returned_value(call)}
+            if call.cached:
+                chunk["__metadata__"] = {"cached": True}
+            yield "updates", chunk
 
 
 def _step_chunks(run: RunLoop, log: StepLog, modes: frozenset[str]) -> Iterable[Chunk]:

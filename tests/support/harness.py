@@ -53,10 +53,14 @@ LANGGRAPH_HOMES = {
     "langgraph.store.base": ("BaseStore",),
     "langgraph.store.memory": ("InMemoryStore",),
     "langgraph.prebuilt": ("ToolNode", "tools_condition"),
+    "langgraph.func": ("entrypoint", "task"),
 }  # fmt: skip
 """Where a LangGraph program imports each name from."""
 
-NBGRAPH_HOMES = {"nbgraph.prebuilt": ("ToolNode", "tools_condition")}
+NBGRAPH_HOMES = {
+    "nbgraph.prebuilt": ("ToolNode", "tools_condition"),
+    "nbgraph.func": ("entrypoint", "task"),
+}
 """Where an nbgraph program imports a name from when it is not the top-level `nbgraph`."""
 
 HOMES = {

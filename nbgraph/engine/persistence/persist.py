@@ -277,6 +277,8 @@ class Thread:
         if task.interrupts:
             asked = [{"value": i.value, "id": i.id} for i in task.interrupts]
             payload = {"interrupts": asked, "answers": list(answers or ())}
+            if task.kind == "call":  # (answered by id; its caller shows the question)
+                payload["call"] = True
         else:
             skip = transient_fields(self.spec)
             writes = [w for w in task.writes if w[0] not in skip]
@@ -397,7 +399,8 @@ class Thread:
             if "error" in write.payload:  # kept apart: a resume's success does not hide it
                 errors[write.task_id] = write.payload["error"]
                 continue
-            if "interrupts" in write.payload:  # what was asked, for the snapshot's tasks
+            if "interrupts" in write.payload and "call" not in write.payload:  # what was
+                # asked, for the snapshot's tasks (a `@task` call's: its caller's task shows it)
                 asked[write.task_id] = [
                     Interrupt(i["value"], i["id"]) for i in write.payload["interrupts"]
                 ]
