@@ -91,7 +91,7 @@ class _Final(Generic[V, S]):
     save: S
 
 
-class entrypoint:  # noqa: N801 (LangGraph's name)
+class entrypoint:
     """Make a function of one input an entrypoint: a compiled app (`invoke`, `stream`,
     `get_state`, `run()`, ...) whose one node is the function.
 
@@ -137,9 +137,7 @@ class entrypoint:  # noqa: N801 (LangGraph's name)
             cache_policy=self.cache_policy,
         )
         graph.add_edge(START, name).add_edge(name, END)
-        return graph.compile(
-            checkpointer=self.checkpointer, store=self.store, cache=self.cache
-        )
+        return graph.compile(checkpointer=self.checkpointer, store=self.store, cache=self.cache)
 
 
 def _node_of(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -160,12 +158,12 @@ def _node_of(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     if inspect.iscoroutinefunction(fn):
 
-        async def anode(state, config, runtime):  # type: ignore[no-untyped-def]  # noqa: ANN001
+        async def anode(state, config, runtime):  # type: ignore[no-untyped-def]
             return _written(await fn(state.get("input"), **arguments(state, config, runtime)))
 
         return _named(anode, fn)
 
-    def node(state, config, runtime):  # type: ignore[no-untyped-def]  # noqa: ANN001
+    def node(state, config, runtime):  # type: ignore[no-untyped-def]
         return _written(fn(state.get("input"), **arguments(state, config, runtime)))
 
     return _named(node, fn)

@@ -93,6 +93,11 @@ class Call:
         return Returned(await self.user_fn(*self.args, **self.kwargs))
 
     @property
+    def input(self) -> tuple[tuple, dict]:
+        """What the call was made with: `(args, kwargs)` (LangGraph's `Call.input`)."""
+        return self.args, self.kwargs
+
+    @property
     def is_async(self) -> bool:
         return self.node.is_async
 
