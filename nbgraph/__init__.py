@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from nbgraph.engine.core.caching import InMemoryCache
     from nbgraph.engine.core.runtime import Runtime, get_config, get_runtime, get_store
     from nbgraph.engine.core.writer import StreamWriter, get_stream_writer
+    from nbgraph.func import entrypoint, task
     from nbgraph.messages import Message, MessagesState, RemoveMessage
     from nbgraph.notebook.langgraph_trace import trace
     from nbgraph.notebook.runs import Runs
@@ -88,6 +89,7 @@ __all__ = [
     "StreamWriter",
     "Transient",
     "add_messages",
+    "entrypoint",
     "first_write_wins",
     "generate_state_schema",
     "get_config",
@@ -98,6 +100,7 @@ __all__ = [
     "interrupt",
     "last_write_wins",
     "register_reducer",
+    "task",
     "trace",
 ]
 
@@ -121,11 +124,14 @@ _ON_FIRST_USE = {
     "trace": "nbgraph.notebook.langgraph_trace",
     "NotALangGraphError": "nbgraph.record.langgraph.graph",
     "LangGraphHistoryError": "nbgraph.record.langgraph.graph",
+    "entrypoint": "nbgraph.func",
+    "task": "nbgraph.func",
 }
 """Names imported when first used: the message model imports pydantic, the SQLite saver
 `sqlite3`, the prebuilt tool node `langchain_core`; `import nbgraph` needs none of them.
 The node cache, the runtime and the stream writer load with the engine's run loop;
-`trace` and the LangGraph import's errors with the import (`Run.from_langgraph`).
+`trace` and the LangGraph import's errors with the import (`Run.from_langgraph`);
+`entrypoint` and `task` (the functional API) with `nbgraph.func`.
 (`ToolNode` and `tools_condition` are here as LangGraph programs import them from
 `langgraph.prebuilt`; `nbgraph.prebuilt` is their home.)"""
 

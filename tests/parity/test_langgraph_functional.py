@@ -230,6 +230,56 @@ def test_stream_custom_from_entrypoint_and_task():
     assert same(program)[0] == ["started", {"task": 7}]
 
 
+def chat_model(text: str) -> Any:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    return GenericFakeChatModel(messages=iter([AIMessage(content=text, id="m1")]))
+
+
+def token(chunk: Any) -> tuple:
+    """A `"messages"` chunk by what both libraries give alike (the step is each one's
+    own: nbgraph's entrypoint runs at step 1, after its input step; docs/SEMANTICS.md)."""
+    message, metadata = chunk
+    keys = ("langgraph_node", "langgraph_triggers", "langgraph_path")
+    return type(message).__name__, message.content, {k: metadata.get(k) for k in keys}
+
+
+def test_stream_messages_from_a_chat_model_in_a_task():
+    def program(api):
+        @api.task
+        def chat(question: str) -> str:
+            return chat_model("hello there friend").invoke(question).content
+
+        @api.entrypoint()
+        def main(question: str) -> str:
+            return chat(question).result()
+
+        tokens = [token(c) for c in main.stream("hi", stream_mode="messages")]
+        both_modes = list(main.stream("hi", stream_mode=["messages", "updates"]))
+        return tokens, [c[1] for c in both_modes if c[0] == "updates"]
+
+    assert len(same(program)[0][0]) == 5
+
+
+def test_astream_messages_from_an_async_task():
+    def program(api):
+        @api.task
+        async def chat(question: str) -> str:
+            return (await chat_model("one two").ainvoke(question)).content
+
+        @api.entrypoint()
+        async def main(question: str) -> str:
+            return await chat(question)
+
+        async def collect() -> list:
+            return [token(c) async for c in main.astream("hi", stream_mode="messages")]
+
+        return asyncio.run(collect())
+
+    same(program)
+
+
 # ---------------------------------------------------------------------------------------------
 # interrupts and resuming
 

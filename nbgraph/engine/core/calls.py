@@ -253,13 +253,13 @@ def _start(run: Any, calls: StepCalls, task: Task, call: Call) -> Any:
 
 
 def _execute(run: Any, task: Task, call: Call) -> Task:
-    run.execute(task)
+    run.task_path[0](task)  # (`TaskRunner.execute`, through a streamed run's scope)
     _keep_call_in_cache(run.spec.cache, task, call)
     return task
 
 
 async def _aexecute(run: Any, task: Task, call: Call) -> Task:
-    await run.aexecute(task)
+    await run.task_path[1](task)
     _keep_call_in_cache(run.spec.cache, task, call)
     return task
 

@@ -96,6 +96,7 @@ class RunLoop:
         "store",
         "stream_keys",
         "tap",
+        "task_path",
         "thread",
         "unsettled",
         "values",
@@ -145,6 +146,8 @@ class RunLoop:
         self.asks_parent = thread is None and caller is not None and caller.scope is not None
         self.runner = runner = TaskRunner(self)
         self.execute, self.aexecute, self.route = runner.execute, runner.aexecute, runner.route
+        self.task_path = (runner.execute, runner.aexecute)  # how a `@task` call runs (a
+        # streamed run's scope swaps in its own, to stream chat tokens: engine.streaming)
 
     @property
     def pulls(self) -> int:
