@@ -134,6 +134,31 @@ def test_returns_none_and_dict_input():
     same(program)
 
 
+def test_tasks_called_inside_a_state_graph_node():
+    def program(api):
+        from typing import TypedDict
+
+        class State(TypedDict):
+            numbers: list
+            total: int
+
+        @api.task
+        def square(x: int) -> int:
+            return x * x
+
+        def add_up(state: State) -> dict:
+            return {"total": sum(f.result() for f in [square(n) for n in state["numbers"]])}
+
+        graph = api.StateGraph(State)
+        graph.add_node("add_up", add_up)
+        graph.add_edge(api.START, "add_up")
+        app = graph.compile()
+        chunks = list(app.stream({"numbers": [1, 2, 3]}, stream_mode="updates"))
+        return app.invoke({"numbers": [1, 2, 3]}), sorted(map(repr, chunks))
+
+    assert same(program)[0][0]["total"] == 14
+
+
 # ---------------------------------------------------------------------------------------------
 # previous, final, checkpoints
 
@@ -194,6 +219,20 @@ def test_get_state_history_final_and_first():
         return snapshot(history[0]), outputs, history[-1].metadata["source"]
 
     same(program)
+
+
+def test_update_state_sets_the_value_and_what_is_saved():
+    def program(api):
+        @api.entrypoint(checkpointer=api.InMemorySaver())
+        def main(x: int, *, previous: Any = None) -> list:
+            return [x, previous]
+
+        main.invoke(1, thread())
+        main.update_state(thread(), 42)
+        state = snapshot(main.get_state(thread()))
+        return state, main.invoke(2, thread())
+
+    assert same(program)[0][1] == [2, 42]
 
 
 def test_stream_values_and_updates():
@@ -325,6 +364,31 @@ def test_interrupt_in_a_task_and_resume_runs_done_tasks_once():
 
     out = same(program)[0]
     assert out[3] == ["prepare", "ask", "ask"]
+
+
+def test_interrupt_in_a_task_with_an_sqlite_saver(tmp_path):
+    def program(api):
+        calls = []
+
+        @api.task
+        def fetch(x: int) -> dict:
+            calls.append("fetch")
+            return {"x": x, "tags": ["a", "b"]}
+
+        @api.task
+        def approve(item: dict) -> Any:
+            return api.interrupt({"approve": item["x"]})
+
+        @api.entrypoint(checkpointer=api.saver())
+        def main(x: int) -> list:
+            item = fetch(x).result()
+            return [item, approve(item).result()]
+
+        first = plain(main.invoke(3, thread()))
+        done = main.invoke(api.Command(resume=True), thread())
+        return first, done, snapshot(main.get_state(thread())), calls
+
+    assert same(program, saver="sqlite", folder=tmp_path)[0][3] == ["fetch"]
 
 
 def test_resume_after_error_does_not_rerun_finished_tasks():

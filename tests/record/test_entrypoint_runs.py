@@ -112,3 +112,40 @@ def test_paused_call_is_recorded_and_resumed_run_records_its_answer():
     assert [(t.node, t.cached) for t in calls] == [("double", True), ("ask", False)]
     assert calls[1].writes == [("calls", ["yes"])]
     assert review.get_state(config).values == [2, "yes"]
+
+
+def test_calls_in_a_state_graph_node_are_tasks_that_write_no_field():
+    from typing import TypedDict
+
+    from nbgraph import START, StateGraph
+
+    class State(TypedDict):
+        numbers: list
+        total: int
+
+    def add_up(state: State) -> dict:
+        return {"total": sum(f.result() for f in [double(n) for n in state["numbers"]])}
+
+    graph = StateGraph(State).add_node("add_up", add_up).add_edge(START, "add_up")
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "g"}}
+    run = app.run({"numbers": [1, 2]}, config)
+    assert list(run.steps["kind"]) == ["edge", "call", "call"]
+    assert set(run.effects["field"]) == {"numbers", "total"}  # no `calls` field here
+    assert app.get_state(config).values == {"numbers": [1, 2], "total": 6}
+
+
+def test_run_from_the_checkpointer_of_an_entrypoint_thread(tmp_path):
+    from nbgraph import SqliteSaver
+
+    saver = SqliteSaver(tmp_path / "t.sqlite")
+    try:
+        app = make_app(saver)
+        config = {"configurable": {"thread_id": "s"}}
+        app.invoke(2, config)
+        assert app.invoke(3, config) == [0, 2, 4]
+        run = Run.from_checkpointer(saver, "s", graph=app)
+        kinds = list(run.steps["kind"])
+        assert kinds.count("call") == 5  # both runs' calls, read back from the saver
+    finally:
+        saver.close()

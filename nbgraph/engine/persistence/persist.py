@@ -501,7 +501,9 @@ def task_data(task: Task, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
         "started": task.started,
         "ended": task.ended,
     }
-    if task.arg is not MISSING:
+    if task.kind == "call":  # a `@task` call: what it was called with, `[args, kwargs]`
+        data["arg"] = list(getattr(task.arg, "input", task.arg))
+    elif task.arg is not MISSING:
         data["arg"] = task.arg
     if task.dropped:
         data["dropped"] = [list(d) for d in task.dropped]

@@ -218,6 +218,8 @@ def write_as_node(
     task = Task(loop.step, 0, node, "update", started=time.time())
     if loop.spec.semantics == "branches":
         loop.hand(task, loop.resumed_point)  # type: ignore[attr-defined]
+    if bare_field(loop.spec) == "output" and node in loop.spec.nodes:  # an entrypoint's
+        values = {"output": values, "previous": values}  # (LangGraph's: returned, and saved)
     absorb_output(loop.spec, loop.spec.nodes.get(node), task, values)
     if due is not None:
         _keep_fired_joins(loop, due, node)
