@@ -222,34 +222,34 @@ def call_task(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, poli
         task.cached = run.runner.restore(task)
     if not task.cached and cache is not None and run.spec.cache is not None:
         _serve_call_from_cache(run.spec.cache, task, call)
-    future = _start(run, calls, task, call)
+    future = _start(run, calls, task, call, parent)
     calls.futures.append(future)
     return CallFuture(task, future)
 
 
-def _start(run: Any, calls: StepCalls, task: Task, call: Call) -> Any:
-    """Run the call task on the task path: on the event loop if one runs here, else on a
-    thread of the step's pool."""
-    context = contextvars.copy_context()
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        loop = None
-    if loop is not None and call.is_async:
-        return asyncio.ensure_future(_aexecute(run, task, call))
+def _start(run: Any, calls: StepCalls, task: Task, call: Call, parent: Task) -> Any:
+    """Run the call task on the task path: an async task on the event loop of the async
+    node that called it; a sync one on a thread of the step's pool (also when its caller
+    runs on an event loop: a sync node in a notebook's kernel, say)."""
     if call.is_async:
-        raise TypeError(
-            f"Task {task.node!r} is async; call it from an async entrypoint run with "
-            "`await app.ainvoke(...)`."
-        )
+        if not _runs_async(run, parent):
+            raise TypeError(
+                f"Task {task.node!r} is async; call it from an async entrypoint (or node) run "
+                "with `await app.ainvoke(...)`."
+            )
+        return asyncio.ensure_future(_aexecute(run, task, call))
     with calls.lock:
         if calls.pool is None:
             calls.pool = ThreadPoolExecutor(thread_name_prefix="nbgraph-call")
         pool = calls.pool
-    future = pool.submit(context.run, _execute, run, task, call)
-    if loop is not None:
-        return asyncio.wrap_future(future, loop=loop)
-    return future
+    return pool.submit(contextvars.copy_context().run, _execute, run, task, call)
+
+
+def _runs_async(run: Any, parent: Task) -> bool:
+    """Whether the calling task runs on the event loop (its node, or its task, is async)."""
+    if parent.kind == "call":
+        return parent.arg.is_async
+    return run.plans.of(parent.node).is_async
 
 
 def _execute(run: Any, task: Task, call: Call) -> Task:
