@@ -149,3 +149,19 @@ def test_run_from_the_checkpointer_of_an_entrypoint_thread(tmp_path):
         assert kinds.count("call") == 5  # both runs' calls, read back from the saver
     finally:
         saver.close()
+
+
+def test_a_task_call_in_a_branch_run_is_refused_by_name():
+    from typing import TypedDict
+
+    from nbgraph import START, StateGraph
+
+    class State(TypedDict):
+        total: int
+
+    def add(state: State) -> dict:
+        return {"total": double(state["total"]).result()}
+
+    app = StateGraph(State).add_node("add", add).add_edge(START, "add")
+    with pytest.raises(NotImplementedError, match="'double' was called in node 'add'"):
+        app.compile(semantics="branches").invoke({"total": 1})

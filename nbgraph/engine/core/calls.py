@@ -173,7 +173,6 @@ class StepCalls:
         with self.lock:
             index = first + len(self.tasks)
             task = Task(step, index, name, kind="call", arg=call, triggers=(parent.node,))
-            task.parent = parent.id
             self.tasks.append(task)
         return task
 
@@ -211,6 +210,11 @@ def call_task(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, poli
     if env is None:
         raise RuntimeError("Called get_config outside of a runnable context")
     run, parent = env.run, env.task
+    if run.lineages:
+        raise NotImplementedError(
+            f"Task {name!r} was called in node {parent.node!r} of a graph compiled with "
+            'semantics="branches"; @task calls run in supersteps graphs (and entrypoints) only.'
+        )
     retry, cache = policies
     call = Call(name, fn, args, kwargs, retry, cache)
     calls = run.calls
