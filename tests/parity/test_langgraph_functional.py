@@ -252,6 +252,32 @@ def test_stream_values_and_updates():
     same(program)
 
 
+def test_stream_values_on_a_thread_with_runs_before_and_after_an_error():
+    def program(api):
+        fail = [True]
+
+        @api.task
+        def step(x: int) -> int:
+            if fail[0]:
+                fail[0] = False
+                raise RuntimeError("flaky")
+            return x + 1
+
+        @api.entrypoint(checkpointer=api.InMemorySaver())
+        def main(x: int) -> int:
+            return step(x).result()
+
+        try:
+            list(main.stream(1, thread(), stream_mode="values"))
+        except RuntimeError as error:
+            failed = str(error)
+        resumed = list(main.stream(None, thread(), stream_mode="values"))
+        again = list(main.stream(5, thread(), stream_mode=["values", "updates"]))
+        return failed, resumed, again
+
+    same(program)
+
+
 def test_stream_custom_from_entrypoint_and_task():
     def program(api):
         @api.task
@@ -389,6 +415,27 @@ def test_interrupt_in_a_task_with_an_sqlite_saver(tmp_path):
         return first, done, snapshot(main.get_state(thread())), calls
 
     assert same(program, saver="sqlite", folder=tmp_path)[0][3] == ["fetch"]
+
+
+def test_stream_values_of_a_paused_run_and_the_config_a_call_sees():
+    def program(api):
+        seen = []
+
+        @api.task
+        def ask(x: int) -> int:
+            metadata = api.get_config()["metadata"]
+            seen.append((metadata["langgraph_node"], metadata["langgraph_triggers"]))
+            return api.interrupt(x)
+
+        @api.entrypoint(checkpointer=api.InMemorySaver())
+        def main(x: int) -> int:
+            return ask(x).result() * 2
+
+        first = list(main.stream(1, thread(), stream_mode=["values", "updates"]))
+        second = list(main.stream(api.Command(resume=5), thread(), stream_mode="values"))
+        return plain(first), plain(second), seen
+
+    same(program)
 
 
 def test_resume_after_error_does_not_rerun_finished_tasks():

@@ -75,5 +75,6 @@ def touched_stream_keys(run: Any, log: StepLog) -> bool:
     keys = run.stream_keys
     if any(f in keys for f in log.written) or any(f in keys for f in log.cleared):
         return True
-    return bool(log.resets) and run.spec.state.cls is not EntrypointState  # (its `output`
-    # is shown once the function returns, as LangGraph shows it)
+    if run.spec.state.cls is EntrypointState:  # (as LangGraph: a resumed thread's output
+        return bool(log.resets) and not log.written  # is shown, a new input's run starts bare)
+    return bool(log.resets)
