@@ -105,8 +105,8 @@ def _task_chunks(
     run: RunLoop, task: Task, modes: frozenset[str], scope: StreamScope
 ) -> Iterable[Chunk]:
     writes = None if scope.returned is None else scope.returned_writes(task)  # (as returned)
-    if run.calls is not None and "updates" in modes:  # the `@task` calls it waited for
-        yield from _call_chunks(run.calls.unreported())
+    if run.calls is not None:  # the `@task` calls it waited for
+        yield from _call_chunks(run.calls.unreported(), modes)
     if task.interrupts:  # as LangGraph: the question, and the state it was asked in
         if "updates" in modes:
             yield "updates", {_INTERRUPT: task.interrupts}
@@ -124,9 +124,11 @@ def _task_chunks(
         )
 
 
-def _call_chunks(calls: list[Task]) -> Iterable[Chunk]:
+def _call_chunks(calls: list[Task], modes: frozenset[str]) -> Iterable[Chunk]:
     """`"updates"` for finished `@task` calls: `{task name: what it returned}`, marked as
     cached when it came from the checkpoint or the cache (as LangGraph streams them)."""
+    if "updates" not in modes:
+        return
     for call in calls:
         if call.error is None and not call.interrupts:
             chunk = {call.node: returned_value(call)}
@@ -245,6 +247,9 @@ def drive(run: RunLoop, input: Any, modes: frozenset[str]) -> Iterator[Chunk]:
                     yield from sink.drain()
                 yield from _task_chunks(run, task, modes, scope)  # type: ignore[arg-type]
             running = None
+            if run.calls is not None:  # (calls that ended after their caller's chunks)
+                run.calls.settle()
+                yield from _call_chunks(run.calls.unreported(), modes)
             yield from _step_chunks(run, run.commit(tasks), modes)
         yield from _end_chunks(run, modes)
     except BaseException as error:
@@ -307,6 +312,10 @@ async def adrive(run: RunLoop, input: Any, modes: frozenset[str]) -> AsyncIterat
                     for chunk in _task_chunks(run, await next_done, modes, scope):
                         yield chunk
             running = []
+            if run.calls is not None:  # (calls that ended after their caller's chunks)
+                await run.calls.asettle()
+                for chunk in _call_chunks(run.calls.unreported(), modes):
+                    yield chunk
             for chunk in _step_chunks(run, run.commit(tasks), modes):
                 yield chunk
         for chunk in _end_chunks(run, modes):

@@ -86,6 +86,37 @@ def test_ainvoke_async_tasks_awaited():
     assert same(program)[0] == [1, 4, 9]
 
 
+def test_calls_nobody_waits_for_end_within_the_step():
+    def program(api):
+        done = []
+
+        @api.task
+        async def slow(x: int) -> int:
+            await asyncio.sleep(0.02)
+            done.append(("async", x))
+            return x
+
+        @api.task
+        def slow_sync(x: int) -> int:
+            time.sleep(0.02)
+            done.append(("sync", x))
+            return x
+
+        @api.entrypoint()
+        async def main(x: int) -> str:
+            slow(x)
+            slow_sync(x)
+            return "returned"
+
+        async def collect() -> list:
+            return [c async for c in main.astream(1, stream_mode="updates")]
+
+        chunks = asyncio.run(collect())
+        return chunks[0], sorted(map(repr, chunks[1:])), sorted(done)
+
+    same(program)
+
+
 def test_ainvoke_sync_task_from_async_entrypoint():
     def program(api):
         @api.task
@@ -274,6 +305,26 @@ def test_stream_values_on_a_thread_with_runs_before_and_after_an_error():
         resumed = list(main.stream(None, thread(), stream_mode="values"))
         again = list(main.stream(5, thread(), stream_mode=["values", "updates"]))
         return failed, resumed, again
+
+    same(program)
+
+
+def test_stream_subgraphs_and_astream_of_a_sync_entrypoint():
+    def program(api):
+        @api.task
+        def double(x: int) -> int:
+            return 2 * x
+
+        @api.entrypoint()
+        def main(x: int) -> int:
+            return sum(f.result() for f in [double(x), double(x + 1)])
+
+        async def collect() -> tuple:
+            streamed = [c async for c in main.astream(2, stream_mode="updates")]
+            return sorted(map(repr, streamed)), await main.ainvoke(3)
+
+        nested = list(main.stream(2, stream_mode=["updates", "custom"], subgraphs=True))
+        return sorted(map(repr, nested)), asyncio.run(collect())
 
     same(program)
 

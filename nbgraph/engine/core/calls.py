@@ -167,7 +167,7 @@ class StepCalls:
         self.futures: list[Any] = []
         self.lock = threading.Lock()
         self.pool: ThreadPoolExecutor | None = None
-        self.reported = 0  # calls already streamed as updates
+        self.reported: set[int] = set()  # (ids of) the calls already streamed as updates
 
     def new_task(self, step: int, first: int, name: str, parent: Task, call: Call) -> Task:
         with self.lock:
@@ -177,21 +177,30 @@ class StepCalls:
         return task
 
     def unreported(self) -> list[Task]:
-        """The calls that finished and were not streamed yet, in start order."""
+        """The calls that finished and were not streamed yet, in the order they finished."""
         with self.lock:
-            done = []
-            for task in self.tasks[self.reported :]:
-                if not (task.ended or task.cached):
-                    break
-                done.append(task)
-            self.reported += len(done)
-        return done
+            done = [t for t in self.tasks if (t.ended or t.cached) and id(t) not in self.reported]
+            self.reported.update(map(id, done))
+        return sorted(done, key=lambda task: task.ended)
+
+    def settle(self) -> None:
+        """Wait for the calls running on threads (a call no one waited for: the step waits
+        for it, as LangGraph's does)."""
+        wait_all([f for f in self.futures if isinstance(f, Future)])
+
+    async def asettle(self) -> None:
+        """`settle`, and wait for the calls running on the event loop too."""
+        running = [f for f in self.futures if isinstance(f, asyncio.Future) and not f.done()]
+        if running:
+            await asyncio.wait(running)
+        threads = [asyncio.wrap_future(f) for f in self.futures if isinstance(f, Future)]
+        if threads:
+            await asyncio.wait(threads)
 
     def joined(self, tasks: list[Task]) -> list[Task]:
         """The step's tasks with its calls after them, once every call has ended (a call
         no one waited for is waited for here, as LangGraph's step waits)."""
-        sync = [f for f in self.futures if isinstance(f, Future)]
-        wait_all(sync)
+        self.settle()
         if self.pool is not None:
             self.pool.shutdown(wait=False)
         return [*tasks, *self.tasks]
