@@ -122,6 +122,7 @@ def test_calls_in_a_state_graph_node_are_tasks_that_write_no_field():
     class State(TypedDict):
         numbers: list
         total: int
+        calls: list  # (the graph's own field: a call never writes it)
 
     def add_up(state: State) -> dict:
         return {"total": sum(f.result() for f in [double(n) for n in state["numbers"]])}
@@ -131,8 +132,10 @@ def test_calls_in_a_state_graph_node_are_tasks_that_write_no_field():
     config = {"configurable": {"thread_id": "g"}}
     run = app.run({"numbers": [1, 2]}, config)
     assert list(run.steps["kind"]) == ["edge", "call", "call"]
-    assert set(run.effects["field"]) == {"numbers", "total"}  # no `calls` field here
+    assert set(run.effects["field"]) == {"numbers", "total"}  # no call wrote a field
     assert app.get_state(config).values == {"numbers": [1, 2], "total": 6}
+    calls = [t for t in run.log.steps[-1].tasks if t.kind == "call"]
+    assert [t.writes for t in calls] == [[("__return__", [2])], [("__return__", [4])]]
 
 
 def test_run_from_the_checkpointer_of_an_entrypoint_thread(tmp_path):

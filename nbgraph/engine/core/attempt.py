@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from nbgraph.engine.core.caching import keep_in_cache
-from nbgraph.engine.core.calls import CALLS, Returned
+from nbgraph.engine.core.calls import Returned, result_write
 from nbgraph.engine.core.injection import TaskEnv, awaited, call_with
 from nbgraph.engine.core.interrupts import (
     GraphInterrupt,
@@ -137,7 +137,7 @@ class TaskRunner:
             absorb_update(run.spec, plan.node, task, output)
             return
         if type(output) is Returned:  # a task call's result: its one write
-            task.writes = [(CALLS, [isolate(output.value)])]
+            task.writes = [result_write(run.spec, isolate(output.value))]
             return
         if type(output) not in _PLAIN_OUTPUTS and inspect.isawaitable(output):
             _close(output)

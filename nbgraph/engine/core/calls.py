@@ -7,7 +7,8 @@ node's first, then its calls in call order), so a run that reruns the node after
 an error gives each call the same id and takes a finished call's result from the
 checkpoint's pending writes instead of running it again. What a call returns is its one
 write, `("calls", [value])`, a field of the entrypoint's state (`EntrypointState`) that lives
-one step: the record shows each call as a task with what it returned.
+one step (in any other graph `("__return__", [value])`, which no field takes): the record
+shows each call as a task with what it returned.
 """
 
 from __future__ import annotations
@@ -33,17 +34,24 @@ from nbgraph.types import Ephemeral
 
 __all__ = [
     "CALLS",
+    "RETURN",
     "Call",
     "CallFuture",
     "EntrypointState",
     "Returned",
     "StepCalls",
     "call_task",
+    "result_write",
     "returned_value",
 ]
 
 CALLS = "calls"
-"""The field a call task writes what it returned to (a list of one value)."""
+"""The field of an entrypoint's state a call task writes what it returned to (a list of one
+value)."""
+RETURN = "__return__"
+"""Where a call task in any other graph keeps what it returned: a write no state field takes
+(`engine.core.writes.applied_writes` keeps a call's writes only to fields the state has), so
+a graph's own `calls` field is never written by a call."""
 
 
 class EntrypointState(TypedDict, total=False):
@@ -113,9 +121,14 @@ def returned_value(task: Task) -> Any:
     if task.interrupts:
         raise GraphInterrupt(*task.interrupts)
     for key, value in task.writes:
-        if key == CALLS:
+        if key in (CALLS, RETURN):
             return value[0]
     return None
+
+
+def result_write(spec: Any, value: Any) -> tuple[str, list[Any]]:
+    """The write that keeps what a call returned (`value`, isolated by the caller)."""
+    return (CALLS if spec.state.cls is EntrypointState else RETURN, [value])
 
 
 class CallFuture:
