@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from nbgraph.engine.core.caching import InMemoryCache
     from nbgraph.engine.core.runtime import Runtime, get_config, get_runtime, get_store
     from nbgraph.engine.core.writer import StreamWriter, get_stream_writer
+    from nbgraph.func import entrypoint, task
     from nbgraph.messages import Message, MessagesState, RemoveMessage
     from nbgraph.notebook.langgraph_trace import atrace, trace
     from nbgraph.notebook.runs import Runs
@@ -92,6 +93,7 @@ __all__ = [
     "Transient",
     "add_messages",
     "atrace",
+    "entrypoint",
     "first_write_wins",
     "generate_state_schema",
     "get_config",
@@ -103,6 +105,7 @@ __all__ = [
     "last_write_wins",
     "pauses_of",
     "register_reducer",
+    "task",
     "trace",
 ]
 
@@ -128,12 +131,14 @@ _ON_FIRST_USE = {
     "pauses_of": "nbgraph.record.langgraph.pauses",
     "NotALangGraphError": "nbgraph.record.langgraph.graph",
     "LangGraphHistoryError": "nbgraph.record.langgraph.graph",
+    "entrypoint": "nbgraph.func",
+    "task": "nbgraph.func",
 }
 """Names imported when first used: the message model imports pydantic, the SQLite saver
 `sqlite3`, the prebuilt tool node `langchain_core`; `import nbgraph` needs none of them.
 The node cache, the runtime and the stream writer load with the engine's run loop;
 `trace`, `atrace`, `pauses_of` and the LangGraph import's errors with the import
-(`Run.from_langgraph`).
+(`Run.from_langgraph`); `entrypoint` and `task` (the functional API) with `nbgraph.func`.
 (`ToolNode` and `tools_condition` are here as LangGraph programs import them from
 `langgraph.prebuilt`; `nbgraph.prebuilt` is their home.)"""
 

@@ -17,7 +17,7 @@ from nbgraph.engine.core.caching import clear_node_cache
 from nbgraph.engine.core.config import run_config
 from nbgraph.engine.core.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.core.nesting import caller_now
-from nbgraph.engine.core.root_state import is_root, root_chunks, root_output
+from nbgraph.engine.core.root_state import bare_field, root_chunks, root_output
 from nbgraph.engine.core.runlog import RunLog
 from nbgraph.engine.core.runtime import inherited, start_runtime
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
@@ -453,7 +453,8 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
     output = run.output()
     if run.paused:
         output["__interrupt__"] = list(run.paused)
-    return root_output(output) if is_root(run.spec) else output
+    field = bare_field(run.spec)
+    return output if field is None else root_output(output, field)
 
 
 def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbgraph.engine.checkpoint_stream import CheckpointStream
+from nbgraph.engine.core.calls import returned_value
 from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.runlog import StepLog
 from nbgraph.engine.core.tasks import Task, update_chunk
@@ -106,6 +107,8 @@ def _task_chunks(
     run: RunLoop, task: Task, modes: frozenset[str], scope: StreamScope
 ) -> Iterable[Chunk]:
     writes = None if scope.returned is None else scope.returned_writes(task)  # (as returned)
+    if run.calls is not None:  # the `@task` calls it waited for
+        yield from _call_chunks(run.calls.unreported(), modes)
     if task.interrupts:  # as LangGraph: the question, and the state it was asked in
         if "updates" in modes:
             yield "updates", {_INTERRUPT: task.interrupts}
@@ -121,6 +124,19 @@ def _task_chunks(
             "debug",
             TaskFinished(task.step, task.id, task.node, update, task.error, task.interrupts),
         )
+
+
+def _call_chunks(calls: list[Task], modes: frozenset[str]) -> Iterable[Chunk]:
+    """`"updates"` for finished `@task` calls: `{task name: what it returned}`, marked as
+    cached when it came from the checkpoint or the cache (as LangGraph streams them)."""
+    if "updates" not in modes:
+        return
+    for call in calls:
+        if call.error is None and not call.interrupts:
+            chunk = {call.node: returned_value(call)}
+            if call.cached:
+                chunk["__metadata__"] = {"cached": True}
+            yield "updates", chunk
 
 
 def _step_chunks(
@@ -255,6 +271,9 @@ def drive(
                     yield from sink.drain()
                 yield from _task_chunks(run, task, modes, scope)  # type: ignore[arg-type]
             running = None
+            if run.calls is not None:  # (calls that ended after their caller's chunks)
+                run.calls.settle()
+                yield from _call_chunks(run.calls.unreported(), modes)
             yield from _step_chunks(run, run.commit(tasks), modes, scope)
         yield from _end_chunks(run, modes)
     except BaseException as error:
@@ -320,6 +339,10 @@ async def adrive(
                     for chunk in _task_chunks(run, await next_done, modes, scope):
                         yield chunk
             running = []
+            if run.calls is not None:  # (calls that ended after their caller's chunks)
+                await run.calls.asettle()
+                for chunk in _call_chunks(run.calls.unreported(), modes):
+                    yield chunk
             for chunk in _step_chunks(run, run.commit(tasks), modes, scope):
                 yield chunk
         for chunk in _end_chunks(run, modes):

@@ -57,6 +57,13 @@ _TASK_COLUMNS = (
 )
 
 
+def _task_kind(node: TreeNode) -> str:
+    """`"edge"`, `"send"`, `"update"` or `"call"` (a `@task` called by a node)."""
+    if node.reason == "call":
+        return "call"
+    return "send" if node.arg is not MISSING else node.reason or "edge"
+
+
 def task_frame(
     nodes: Iterable[TreeNode], subruns: dict[str, list[int]] | None = None
 ) -> pd.DataFrame:
@@ -68,7 +75,7 @@ def task_frame(
             node.step,
             node.name,
             node.task_id,
-            "send" if node.arg is not MISSING else node.reason or "edge",
+            _task_kind(node),
             list(node.triggers),
             list(dict.fromkeys(f for f, _ in node.writes)),
             node.duration,

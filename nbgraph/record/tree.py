@@ -355,7 +355,7 @@ def task_node(task: Any, parent: str, counts: dict[str, int]) -> TreeNode:
         writes=tuple(task.writes),
         task_id=task.id,
         triggers=task.triggers,
-        arg=task.arg,
+        arg=getattr(task.arg, "input", task.arg) if task.kind == "call" else task.arg,
         started=task.started,
         ended=task.ended,
         error=task.error,
@@ -365,5 +365,5 @@ def task_node(task: Any, parent: str, counts: dict[str, int]) -> TreeNode:
         interrupts=tuple(task.interrupts),
         attempts=tuple(task.attempts),
         from_cache=task.from_cache,
-        reason="update" if getattr(task, "kind", "") == "update" else "",
+        reason=task.kind if task.kind in ("update", "call") else "",
     )

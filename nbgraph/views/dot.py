@@ -149,6 +149,24 @@ def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, ex
             _edge(dot, ids, name, target, overlay, style="dotted", marks=["goto"])
     if overlay is not None:
         _dynamic_edges(dot, ids, spec, overlay)
+        _task_calls(dot, ids, spec, overlay)
+
+
+def _task_calls(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay) -> None:
+    """The `@task`s a node called (an entrypoint's): a dashed box each, with the times it
+    ran, and a dashed arrow from its caller with the times it was called."""
+    for name in sorted({task for _, task in overlay.calls} - set(spec.nodes)):
+        lines = [name, "@task", f"ran ×{overlay.runs.get(name, 0)}"]
+        attrs = {"shape": "box", "style": "rounded,filled,dashed", "fillcolor": RAN_FILL}
+        if name in overlay.failed:
+            lines.append(f"raised {overlay.failed[name]}")
+            attrs.update(fillcolor=FAILED_FILL, color=FAILED_INK, fontcolor=FAILED_INK)
+        if name in overlay.paused:
+            lines.append("paused: waiting for an answer")
+            attrs.update(fillcolor=PAUSED_FILL, color=PAUSED_INK, fontcolor=PAUSED_INK)
+        dot.node(ids(name), label(*lines), **attrs)
+    for (caller, name), count in sorted(overlay.calls.items()):
+        dot.edge(ids(caller), ids(name), label=f"call ×{count}", style="dashed")
 
 
 _NOTHING = "\x00"

@@ -29,6 +29,7 @@ class Overlay:
         handed: node -> what its task handed to the parent graph (`Command.PARENT`).
         edges: (source, target) -> how many times that way was taken.
         sends: (source, target) -> how many `Send`s went that way.
+        calls: (caller, task) -> how many times a node (an entrypoint) called a `@task`.
         focus: nodes to highlight (a step's tasks, or a branch's ancestry); empty: none.
         focus_edges: edges to highlight.
         caption: a line under the drawing.
@@ -43,6 +44,7 @@ class Overlay:
     handed: dict[str, str] = field(default_factory=dict)
     edges: dict[tuple[str, str], int] = field(default_factory=dict)
     sends: dict[tuple[str, str], int] = field(default_factory=dict)
+    calls: dict[tuple[str, str], int] = field(default_factory=dict)
     focus: set[str] = field(default_factory=set)
     focus_edges: set[tuple[str, str]] = field(default_factory=set)
     caption: str = ""
@@ -94,6 +96,9 @@ _TALLIES: weakref.WeakKeyDictionary[Any, dict[str, dict[Any, list[Any]]]] = (
 )
 
 
+_WAYS = {"send": "sends", "call": "calls"}  # (a task's kind -> the way it came; else an edge)
+
+
 def _tally(run: Any) -> dict[str, dict[Any, list[Any]]]:
     """What the run did, by step: for each node, failure, hand-over, pause, way and Send the sorted
     steps it happened at (once per time), so the counts through any step are a bisect."""
@@ -101,7 +106,10 @@ def _tally(run: Any) -> dict[str, dict[Any, list[Any]]]:
     if tally is not None:
         return tally
     spec = run.graph
-    tally = {"runs": {}, "failed": {}, "handed": {}, "paused": {}, "edges": {}, "sends": {}}
+    tally: dict[str, dict[Any, list[Any]]] = {
+        "runs": {}, "failed": {}, "handed": {}, "paused": {}, "edges": {}, "sends": {},
+        "calls": {},
+    }  # fmt: skip
     for step in run.log.steps[1:]:
         for task in step.tasks:
             tally["runs"].setdefault(task.node, []).append(step.step)
@@ -113,10 +121,10 @@ def _tally(run: Any) -> dict[str, dict[Any, list[Any]]]:
                 tally["failed"].setdefault(task.node, []).append((step.step, type(task.error)))
             if task.interrupts:
                 tally["paused"].setdefault(task.node, []).append(step.step)
-            ways = tally["sends"] if task.kind == "send" else tally["edges"]
+            ways = tally[_WAYS.get(task.kind, "edges")]
             for source in task.triggers:
                 ways.setdefault((source, task.node), []).append(step.step)
-            if task.error is None:
+            if task.error is None and task.kind != "call":
                 ends = sum(t == END for t in spec.edges.get(task.node, ()))
                 ends += sum(not isinstance(r, Send) and r == END for r in task.routes)
                 tally["edges"].setdefault((task.node, END), []).extend([step.step] * ends)
@@ -135,9 +143,9 @@ def _counts(run: Any, upto: int | None = None) -> Overlay:
             return len(steps)
         return bisect.bisect_right(steps, upto, key=lambda s: s[0] if isinstance(s, tuple) else s)
 
-    for name, kind in (("runs", "runs"), ("edges", "edges"), ("sends", "sends")):
+    for name in ("runs", "edges", "sends", "calls"):
         target = getattr(overlay, name)
-        for key, steps in tally[kind].items():
+        for key, steps in tally[name].items():
             if count := through(steps):
                 target[key] = count
     for node, failures in tally["failed"].items():

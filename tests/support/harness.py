@@ -61,6 +61,7 @@ LANGGRAPH_HOMES = {
         "create_react_agent", "AgentState", "AgentStatePydantic",
         "AgentStateWithStructuredResponse",
     ),
+    "langgraph.func": ("entrypoint", "task"),
 }  # fmt: skip
 """Where a LangGraph program imports each name from."""
 
@@ -74,6 +75,7 @@ NBGRAPH_HOMES = {
         "AgentStateWithStructuredResponse",
     ),
     "nbgraph.types": ("StateUpdate",),
+    "nbgraph.func": ("entrypoint", "task"),
 }  # fmt: skip
 """Where an nbgraph program imports a name from when it is not the top-level `nbgraph`."""
 

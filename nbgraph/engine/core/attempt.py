@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from nbgraph.engine.core.caching import keep_in_cache
+from nbgraph.engine.core.calls import Returned, result_write
 from nbgraph.engine.core.injection import TaskEnv, awaited, call_with
 from nbgraph.engine.core.interrupts import (
     GraphInterrupt,
@@ -40,7 +41,7 @@ from nbgraph.engine.core.tasks import (
     warn_dropped,
 )
 from nbgraph.engine.core.writer import TaskStream, enter_writer, leave_writer
-from nbgraph.isolation import StateView
+from nbgraph.isolation import StateView, isolate
 from nbgraph.types import Command, Send
 
 __all__ = ["TaskRunner"]
@@ -67,7 +68,10 @@ class TaskRunner:
         node and step), not raised.
         """
         run = self.run
-        plan = run.plans.nodes.get(task.node) or run.plans.of(task.node)
+        if task.kind == "call":  # a `@task` called inside a node (engine.core.calls)
+            plan = task.arg
+        else:
+            plan = run.plans.nodes.get(task.node) or run.plans.of(task.node)
         token = enter_writer(stream or TaskStream(task, run.sink, run.relay))
         try:
             while True:  # an attempt, then another while the retry policy asks for one
@@ -119,6 +123,8 @@ class TaskRunner:
         run = self.run
         if plan.viewed and task.kind == "edge":
             return StateView(values)
+        if task.kind == "call":  # (a call reads no state: its arguments are its own)
+            return None
         managed = run.managed_values() if run.managed else _NO_MANAGED
         return node_input(run.spec, plan.node, task, values, managed)
 
@@ -129,6 +135,9 @@ class TaskRunner:
             run.tap(task, output)
         if type(output) is dict:
             absorb_update(run.spec, plan.node, task, output)
+            return
+        if type(output) is Returned:  # a task call's result: its one write
+            task.writes = [result_write(run.spec, isolate(output.value))]
             return
         if type(output) not in _PLAIN_OUTPUTS and inspect.isawaitable(output):
             _close(output)
@@ -177,7 +186,9 @@ class TaskRunner:
         ):
             shared = tuple(routes)
             task.routes = run.schedule.shared[shared]  # type: ignore[arg-type]
-        if run.thread is not None and (run.step_size > 1 or task.interrupts or task.error):
+        if run.thread is not None and (
+            run.step_size > 1 or task.interrupts or task.error or task.kind == "call"
+        ):
             # a sibling may fail: keep what this one wrote (a lone task's writes go into the
             # step's checkpoint right after it; a question for a person is kept always)
             run.thread.save_task(task, scope.answers if scope else None)
@@ -205,7 +216,7 @@ class TaskRunner:
         """`execute` on the event loop: the same steps, awaiting what an async node or
         router returns; again after an `asyncio.sleep` while its retry policy retries."""
         run = self.run
-        plan = run.plans.of(task.node)
+        plan = task.arg if task.kind == "call" else run.plans.of(task.node)
         token = enter_writer(stream or TaskStream(task, run.sink, run.relay))
         try:
             while (wait := await self._aattempt(task, plan)) is not None:

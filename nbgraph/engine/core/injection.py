@@ -179,7 +179,7 @@ class TaskEnv:
 def task_triggers(spec: Any, task: Any) -> tuple[str, ...]:
     """A task's triggers as LangGraph names them: `branch:to:<node>` and, per waiting edge
     into it whose sources fired, `join:<a>+<b>:<node>`; `__pregel_push` for a Send."""
-    if task.kind == "send":
+    if task.kind in ("send", "call"):
         return ("__pregel_push",)
     joins = [
         f"join:{'+'.join(w.sources)}:{w.target}"
@@ -204,6 +204,9 @@ def task_metadata(run: Any, task: Any, namespace: str) -> dict[str, Any]:
         metadata.setdefault("checkpoint_ns", outer[0])
     if task.kind == "send":
         path: tuple[Any, ...] = ("__pregel_push", task.index - getattr(run, "pulls", 0), False)
+    elif task.kind == "call":  # (LangGraph's: the caller's path, the call's place, True)
+        caller = ("__pregel_pull", task.triggers[0])
+        path = ("__pregel_push", caller, task.index - getattr(run, "step_size", 1), True)
     else:
         path = ("__pregel_pull", task.node)
     metadata.update(

@@ -28,6 +28,7 @@ from nbgraph.engine.core.config import run_config
 from nbgraph.engine.core.merging import merged_resets
 from nbgraph.engine.core.nesting import caller_now
 from nbgraph.engine.core.plans import plans_of
+from nbgraph.engine.core.root_state import shown_keys
 from nbgraph.engine.core.runlog import RootReset, RunLog, StepLog
 from nbgraph.engine.core.schedule import Schedule
 from nbgraph.engine.core.tasks import Task, state_for
@@ -68,6 +69,7 @@ class RunLoop:
         "breaks_after",
         "breaks_before",
         "caller",
+        "calls",
         "config",
         "context",
         "ephemeral",
@@ -96,6 +98,7 @@ class RunLoop:
         "store",
         "stream_keys",
         "tap",
+        "task_path",
         "thread",
         "unsettled",
         "values",
@@ -118,6 +121,7 @@ class RunLoop:
         self.sink: Any = None  # where a streamed run's live chunks go (engine.streaming)
         self.relay: Any = None  # a streamed run's namespaces (engine.streaming.namespaces)
         self.thread = thread  # a persistence Thread when the graph has a checkpointer
+        self.calls: Any = None  # the `@task` calls of the step running (engine.core.calls)
         self.finished: dict[str, dict[str, Any]] = {}  # restored tasks' writes, by task id
         self.answers: dict[str, list[Any]] = {}  # answers to interrupts, by task id
         self.resumed: dict[str, tuple[str, Any]] = {}  # this run's answers: id -> (task, value)
@@ -133,7 +137,7 @@ class RunLoop:
         self.schedule = Schedule(spec, self._state_after)
         self.managed = tuple(f for f in spec.fields.values() if f.managed)
         self.ephemeral = spec.ephemeral
-        self.stream_keys = frozenset(n for n, f in spec.fields.items() if not f.managed)
+        self.stream_keys = shown_keys(spec)
         self.plans = plans_of(spec)  # per node: what running it takes (engine.core.plans)
         self.log = RunLog(spec, MISSING, config)
         self.pending_resets: list[RootReset] | tuple[()] = ()
@@ -148,6 +152,8 @@ class RunLoop:
         self.asks_parent = thread is None and caller is not None and caller.scope is not None
         self.runner = runner = TaskRunner(self)
         self.execute, self.aexecute, self.route = runner.execute, runner.aexecute, runner.route
+        self.task_path = (runner.execute, runner.aexecute)  # how a `@task` call runs (a
+        # streamed run's scope swaps in its own, to stream chat tokens: engine.streaming)
 
     @property
     def pulls(self) -> int:
@@ -243,6 +249,8 @@ class RunLoop:
         Raises:
             The first failed task's exception (in write order), after recording the step.
         """
+        if self.calls is not None:  # the step's task calls are tasks of it, after its own
+            tasks, self.calls = self.calls.joined(tasks), None
         log = self.open_step(tasks)
         if self.paused:
             return log  # not applied: the step runs again, answered, on resume
@@ -282,7 +290,7 @@ class RunLoop:
             per_task = [(t.node, t.writes) for t in tasks]
             log.merged = merge_unreduced(self.spec.state_merger, fields, self.values, per_task)
         grouped = group_writes(applied_writes(fields, tasks, log.merged))
-        self.schedule.trigger(tasks)
+        self.schedule.trigger([task for task in tasks if task.kind != "call"])
         return apply_writes(fields, self.values, grouped, self.step)
 
     def open_step(self, tasks: list[Task], joins: list[Any] | tuple[()] = ()) -> StepLog:
@@ -297,20 +305,22 @@ class RunLoop:
         )  # (a step without resets keeps no empty list: long runs record thousands of steps)
         self.pending_resets = ()
         self.log.steps.append(log)
-        for task in tasks:
-            if task.error is not None:
+        for task in tasks:  # (a `@task` call's error is its caller's to raise, or catch)
+            if task.error is not None and task.kind != "call":
                 raise task.error
         if self.thread is not None or self.asks_parent:  # (asks_parent: engine.nested)
             if len(tasks) == 1:
                 self.paused = list(tasks[0].interrupts)
-            else:
-                self.paused = [i for task in tasks for i in task.interrupts]
+            else:  # (a `@task` call's question is asked again by the node that waited for it)
+                self.paused = [i for t in tasks if t.kind != "call" for i in t.interrupts]
         return log
 
     def record_stopped(self, tasks: list[Task]) -> StepLog:
         """Record a step stopped before its commit (Ctrl-C, a cancelled `ainvoke`): the tasks
         that finished, their writes not applied (a checkpointed run kept them as pending
         writes, so a resume takes them instead of running those tasks again)."""
+        if self.calls is not None:
+            tasks, self.calls = self.calls.joined(tasks), None
         finished = [task for task in tasks if task.ended]
         resets, joins = self.pending_resets or (), self.joins or ()
         log = StepLog(self.step, finished, self.spec.fields, resets=resets, joins=joins)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nbgraph.engine.core.calls import EntrypointState
 from nbgraph.engine.core.runlog import StepLog
 from nbgraph.engine.core.writes import applied_writes, apply_writes, group_writes
 from nbgraph.errors import InvalidUpdateError
@@ -72,4 +73,8 @@ def output_of(run: Any, values: dict[str, Any]) -> dict[str, Any]:
 def touched_stream_keys(run: Any, log: StepLog) -> bool:
     """Whether the step wrote (or cleared) a field that `"values"` shows."""
     keys = run.stream_keys
-    return bool(log.cleared) or any(f in keys for f in log.written) or bool(log.resets)
+    if any(f in keys for f in log.written) or any(f in keys for f in log.cleared):
+        return True
+    if run.spec.state.cls is EntrypointState:  # (as LangGraph: a resumed thread's output
+        return bool(log.resets) and not log.written  # is shown, a new input's run starts bare)
+    return bool(log.resets)

@@ -1,7 +1,10 @@
-"""A root-channel state (`StateGraph(Annotated[list, operator.add])`) as callers see it.
+"""A state callers see as one bare value: a root-channel state
+(`StateGraph(Annotated[list, operator.add])`), or an entrypoint's (`nbgraph.func`).
 
 Inside, the engine keeps the root as one field, `"__root__"` (so the record shows it as
-one); `invoke`, `stream` and `get_state` show its bare value, as LangGraph does.
+one); `invoke`, `stream` and `get_state` show its bare value, as LangGraph does. An
+entrypoint's state (`engine.core.calls.EntrypointState`) keeps its input, output, saved
+value and task calls' results as fields; callers see its `output` alone.
 """
 
 from __future__ import annotations
@@ -9,32 +12,55 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from nbgraph.engine.core.calls import EntrypointState
 from nbgraph.schema import ROOT
 
-__all__ = ["is_root", "root_chunks", "root_output", "root_value"]
+__all__ = ["bare_field", "is_root", "root_chunks", "root_output", "root_value", "shown_keys"]
 
 _INTERRUPT = "__interrupt__"
+_OUTPUT = "output"  # the entrypoint's field callers see
+
+
+def bare_field(spec: Any) -> str | None:
+    """The field callers see bare: the root (`"__root__"`), an entrypoint's `"output"`, or
+    None for any other graph."""
+    if spec.state.kind == "root":
+        return ROOT
+    if spec.state.cls is EntrypointState:
+        return _OUTPUT
+    return None
 
 
 def is_root(spec: Any) -> bool:
-    """Whether the graph's state is one root channel."""
-    return spec.state.kind == "root"
+    """Whether callers see the graph's state as one bare value (see `bare_field`)."""
+    return bare_field(spec) is not None
 
 
-def root_value(values: Any) -> Any:
-    """The bare root value of a state dict `{"__root__": value}` (None before any write);
-    anything else (a state with an `__interrupt__` too) is left as it is."""
+def shown_keys(spec: Any) -> frozenset[str]:
+    """The fields `"values"` and `"updates"` chunks show: the unmanaged ones (an
+    entrypoint's: its `output` alone)."""
+    if spec.state.cls is EntrypointState:
+        return frozenset({_OUTPUT})
+    return frozenset(n for n, f in spec.fields.items() if not f.managed)
+
+
+def root_value(values: Any, field: str = ROOT) -> Any:
+    """The bare value of a state dict (`field`'s; None before any write); for the root,
+    anything but `{"__root__": value}` (a state with an `__interrupt__` too) is left as
+    it is."""
+    if field != ROOT:
+        return values.get(field) if type(values) is dict else values
     if type(values) is dict and values.keys() <= {ROOT}:
         return values.get(ROOT)
     return values
 
 
-def root_output(output: dict[str, Any]) -> Any:
-    """`invoke`'s result for a root-channel graph: the bare value; while paused, LangGraph's
-    `{"__interrupt__": [...]}` alone (it leaves the root's value out)."""
+def root_output(output: dict[str, Any], field: str = ROOT) -> Any:
+    """`invoke`'s result for a bare-valued graph: the bare value; while paused, LangGraph's
+    `{"__interrupt__": [...]}` alone (it leaves the value out)."""
     if _INTERRUPT in output:
         return {_INTERRUPT: output[_INTERRUPT]}
-    return output.get(ROOT)
+    return output.get(field)
 
 
 def _chunk(mode: str, chunk: Any) -> Any:
@@ -48,7 +74,23 @@ def _chunk(mode: str, chunk: Any) -> Any:
     return chunk
 
 
+def _entry_chunks(node: str) -> Callable[[str, Any], Any]:
+    def shape(mode: str, chunk: Any) -> Any:
+        if mode == "values":
+            return root_output(chunk, _OUTPUT) if type(chunk) is dict else chunk
+        if mode == "updates" and type(chunk) is dict and type(chunk.get(node)) is dict:
+            return {**chunk, node: chunk[node].get(_OUTPUT)}
+        return chunk
+
+    return shape
+
+
 def root_chunks(spec: Any) -> Callable[[str, Any], Any] | None:
-    """For a root-channel graph, what turns a `(mode, chunk)`'s chunk into LangGraph's
+    """For a bare-valued graph, what turns a `(mode, chunk)`'s chunk into LangGraph's
     (bare values, `{node: value}` updates); None for any other graph."""
-    return _chunk if is_root(spec) else None
+    field = bare_field(spec)
+    if field == ROOT:
+        return _chunk
+    if field is not None:
+        return _entry_chunks(next(iter(spec.nodes)))
+    return None

@@ -10,6 +10,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from nbgraph.engine.core.calls import EntrypointState
 from nbgraph.engine.core.runlog import RootReset, StepLog, initial_values
 from nbgraph.engine.core.tasks import Task, absorb_output, prepared
 from nbgraph.engine.core.writes import applied_writes, apply_step
@@ -168,7 +169,11 @@ def _renumber(run: Any, before: dict[Any, int], after: dict[Any, int]) -> dict[s
 def _answer(run: Any, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
     """Give the paused tasks their answers: one value for one pending interrupt, or
     `{interrupt_id: value}` for several."""
-    pending = {i.id: task_id for task_id, p in paused.items() for i in p["interrupts"]}
+    pending: dict[str, str] = {}
+    calls_first = sorted(paused.items(), key=lambda item: "call" not in item[1])
+    for task_id, p in calls_first:  # (a `@task` call's question is the call's to answer,
+        for i in p["interrupts"]:  # not the calling node's, which only asks it again)
+            pending.setdefault(i.id, task_id)
     if isinstance(resume, dict) and resume and set(resume) <= set(pending):
         for interrupt_id, value in resume.items():
             run.answers.setdefault(pending[interrupt_id], []).append(value)
@@ -186,6 +191,8 @@ def _answer(run: Any, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
 
 def _input_pairs(run: Any, input: Any) -> list[tuple[str, Any]]:
     schema = run.spec.input
+    if schema.cls is EntrypointState:  # an entrypoint's input is any one value
+        return [("input", input)]
     if schema.kind == "pydantic":
         if isinstance(input, schema.cls):
             return pydantic_updates(input)

@@ -207,7 +207,12 @@ def applied_writes(
 ) -> list[Write]:
     """A step's writes in write order; with a `state_merger` result, that replaces the
     tasks' plain writes to reducer-less fields."""
-    writes = [(t.node, key, value) for t in tasks for key, value in t.writes]
+    writes = [
+        (t.node, key, value)
+        for t in tasks
+        for key, value in t.writes
+        if key in fields or t.kind != "call"  # (a `@task` call's result is a write only
+    ]  # where the state keeps them: an entrypoint's `calls`; engine.core.calls)
     if not merged:
         return writes
     kept = [

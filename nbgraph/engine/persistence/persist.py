@@ -287,6 +287,8 @@ class Thread:
         if task.interrupts:
             asked = [{"value": i.value, "id": i.id} for i in task.interrupts]
             payload = {"interrupts": asked, "answers": list(answers or ())}
+            if task.kind == "call":  # (answered by id; its caller shows the question)
+                payload["call"] = True
         else:
             skip = transient_fields(self.spec)
             writes = [w for w in task.writes if w[0] not in skip]
@@ -453,7 +455,8 @@ def _entries(writes: list[Any]) -> tuple[dict, dict[str, str], dict[str, list], 
         if "error" in write.payload:
             errors[write.task_id] = write.payload["error"]
             continue
-        if "interrupts" in write.payload:  # what was asked, for the snapshot's tasks
+        if "interrupts" in write.payload and "call" not in write.payload:  # what was
+            # asked, for the snapshot's tasks (a `@task` call's: its caller's task shows it)
             asked[write.task_id] = [
                 Interrupt(i["value"], i["id"]) for i in write.payload["interrupts"]
             ]
@@ -530,7 +533,9 @@ def task_data(task: Task, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
         "started": task.started,
         "ended": task.ended,
     }
-    if task.arg is not MISSING:
+    if task.kind == "call":  # a `@task` call: what it was called with, `[args, kwargs]`
+        data["arg"] = list(getattr(task.arg, "input", task.arg))
+    elif task.arg is not MISSING:
         data["arg"] = task.arg
     if task.dropped:
         data["dropped"] = [list(d) for d in task.dropped]

@@ -116,7 +116,10 @@ def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: in
             return values
         grouped: dict[str, list[tuple[str, Any]]] = {}
         for task in tasks:
-            group_task_writes(grouped, task["node"], task["writes"])
+            writes = task["writes"]
+            if task.get("kind") == "call":  # (a `@task` call's result: see `applied_writes`)
+                writes = [w for w in writes if w[0] in spec.fields]
+            group_task_writes(grouped, task["node"], writes)
         apply_writes(spec.fields, values, grouped, step)
         return values
     for reset in payload.get("resets", ()):

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from nbgraph.engine.core.loop import RunLoop
-from nbgraph.engine.core.root_state import is_root, root_value
+from nbgraph.engine.core.root_state import bare_field, root_value
 from nbgraph.engine.core.runlog import StepLog
 from nbgraph.engine.core.tasks import Task, absorb_output
 from nbgraph.engine.persistence.chain import next_task_ids, with_finished
@@ -70,7 +70,7 @@ class Snapshots:
         spec = thread.spec
         self.root_id, self.ns = thread.root_id, thread.ns  # (LangGraph's configurable keys)
         self.known = None if spec.open_schema else spec.fields.keys()  # (None: every key)
-        self.root = is_root(spec)
+        self.root = bare_field(spec)
 
     def of(
         self,
@@ -94,7 +94,7 @@ class Snapshots:
         return _new(
             StateSnapshot,
             (
-                root_value(values) if self.root else values,
+                root_value(values, self.root) if self.root else values,
                 next,
                 {
                     "configurable": {
@@ -232,6 +232,8 @@ def write_as_nodes(
         task = Task(loop.step, index, node, "update", started=time.time())
         if loop.spec.semantics == "branches":
             loop.hand(task, loop.resumed_point)  # type: ignore[attr-defined]
+        if bare_field(loop.spec) == "output" and node in loop.spec.nodes:  # an entrypoint's
+            values = {"output": values, "previous": values}  # (LangGraph's: returned, saved)
         absorb_output(loop.spec, loop.spec.nodes.get(node), task, values)
         if due is not None:
             _keep_fired_joins(loop, due, node)

@@ -170,6 +170,7 @@ class StreamScope:
                 self.chat.subgraphs, self.chat.base = relay.subgraphs, relay.base
         if self.chat is not None:
             run.tap = self._returned
+            run.task_path = (self.execute, self.aexecute)  # (`@task` calls: engine.core.calls)
 
     def _relayed(self, relay: Any, modes: frozenset[str]) -> None:
         from nbgraph.engine.streaming.namespaces import scope_sink

@@ -38,7 +38,9 @@ def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
         "started": task.started,
         "ended": task.ended,
     }
-    if task.arg is not MISSING:
+    if task.kind == "call":  # a `@task` call: what it was called with, `[args, kwargs]`
+        data["arg"] = encode_value(list(getattr(task.arg, "input", task.arg)))
+    elif task.arg is not MISSING:
         data["arg"] = encode_value(task.arg)
     if task.routes:
         data["routes"] = [encode_value(route) for route in task.routes]
