@@ -53,10 +53,15 @@ LANGGRAPH_HOMES = {
     "langgraph.store.base": ("BaseStore",),
     "langgraph.store.memory": ("InMemoryStore",),
     "langgraph.prebuilt": ("ToolNode", "tools_condition"),
+    # issue 29, savers and the store (i29-savers)
+    "langgraph.checkpoint.sqlite.aio": ("AsyncSqliteSaver",),
 }  # fmt: skip
 """Where a LangGraph program imports each name from."""
 
-NBGRAPH_HOMES = {"nbgraph.prebuilt": ("ToolNode", "tools_condition")}
+NBGRAPH_HOMES = {
+    "nbgraph.prebuilt": ("ToolNode", "tools_condition"),
+    "nbgraph.checkpoint": ("AsyncSqliteSaver",),  # (issue 29, i29-savers)
+}
 """Where an nbgraph program imports a name from when it is not the top-level `nbgraph`."""
 
 HOMES = {
