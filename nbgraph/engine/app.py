@@ -38,7 +38,7 @@ from nbgraph.engine.streaming.namespaces import (
     open_relay,
     with_namespaces,
 )
-from nbgraph.errors import GraphBuildError, InvalidArgumentError
+from nbgraph.errors import InvalidArgumentError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
 
@@ -66,13 +66,6 @@ class CompiledGraph(RunnableHabits):
         store: Any = None,
         context_schema: Any = None,
     ) -> None:
-        if (spec.interrupt_before or spec.interrupt_after) and checkpointer is None:
-            raise GraphBuildError(
-                [
-                    "interrupt_before/interrupt_after pause a run to resume it later, which "
-                    "needs a checkpointer: compile(checkpointer=MemorySaver(), ...)."
-                ]
-            )
         self.spec = spec
         self.name = name
         self.checkpointer = checkpointer

@@ -158,6 +158,7 @@ class TaskRunner:
         """Keep what stopped a task: a question for a person, or its exception (with a note)."""
         if isinstance(error, GraphInterrupt):
             task.interrupts = error.interrupts
+            task.held = not error.interrupts  # (a subgraph at its breakpoint: SubgraphStopped)
         else:
             note_failure(error, task)
             task.error = error
@@ -174,7 +175,9 @@ class TaskRunner:
         ):
             shared = tuple(routes)
             task.routes = run.schedule.shared[shared]  # type: ignore[arg-type]
-        if run.thread is not None and (run.step_size > 1 or task.interrupts or task.error):
+        if run.thread is not None and (
+            run.step_size > 1 or task.interrupts or task.error or task.held
+        ):
             # a sibling may fail: keep what this one wrote (a lone task's writes go into the
             # step's checkpoint right after it; a question for a person is kept always)
             run.thread.save_task(task, scope.answers if scope else None)

@@ -209,8 +209,8 @@ class RunLoop:
     def _stop_before(self, pull: dict[str, list[str]], push: list) -> bool:
         """Whether an `interrupt_before` breakpoint stops the run before this step."""
         before = self.breaks_before
-        if not before or (self.thread is None and before is self.spec.interrupt_before):
-            return False  # (without a saver, only `invoke`'s breakpoints stop a run)
+        if not before:
+            return False
         if self.past_breakpoint:
             self.past_breakpoint = False
             return False
@@ -238,7 +238,7 @@ class RunLoop:
             The first failed task's exception (in write order), after recording the step.
         """
         log = self.open_step(tasks)
-        if self.paused:
+        if self.paused or self.at_breakpoint:
             return log  # not applied: the step runs again, answered, on resume
         try:
             if len(tasks) == 1:  # a lone task (a loop's step): its writes, in one pass
@@ -263,9 +263,7 @@ class RunLoop:
         if self.thread is not None:
             thread = self.thread
             thread.save(self.step, source, thread.payload(self, log), self.values)
-            self.stop_after(tasks)
-        elif self.breaks_after is not self.spec.interrupt_after:  # `invoke`'s, with no saver
-            self.stop_after(tasks)
+        self.stop_after(tasks)
         return log
 
     def _apply_step(self, tasks: list[Task], log: StepLog) -> tuple[str, ...]:
@@ -299,6 +297,8 @@ class RunLoop:
                 self.paused = list(tasks[0].interrupts)
             else:
                 self.paused = [i for task in tasks for i in task.interrupts]
+        if any(task.held for task in tasks):  # a graph run in a node stopped at a breakpoint
+            self.at_breakpoint = "subgraph"
         return log
 
     def record_stopped(self, tasks: list[Task]) -> StepLog:
