@@ -21,7 +21,7 @@ from nbgraph.engine.core.runlog import RunLog
 from nbgraph.engine.core.runtime import inherited, start_runtime
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
-from nbgraph.engine.nested.states import named_thread, with_subgraph_states
+from nbgraph.engine.nested.states import held_tasks, named_thread, with_subgraph_states
 from nbgraph.engine.nested.subruns import keep_subrun, pass_pause_up
 from nbgraph.engine.persistence.durability import durability_of, finish
 from nbgraph.engine.persistence.history_snapshots import history_snapshots, paged
@@ -123,7 +123,7 @@ class CompiledGraph(RunnableHabits):
         if restored is None:
             return StateSnapshot({}, (), config, None, None, None)
         snapshot = state_snapshot(thread.spec, thread, restored, current=True)
-        return with_subgraph_states(thread, snapshot, subgraphs)
+        return with_subgraph_states(thread, snapshot, subgraphs, held_tasks(restored))
 
     def get_state_history(
         self,

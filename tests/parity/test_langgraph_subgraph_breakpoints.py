@@ -181,8 +181,7 @@ def a_node_function_that_invokes_the_subgraph(api):
     builder.add_edge(api.START, "call")
     app = builder.compile(checkpointer=api.saver())
     first = app.invoke({"log": []}, CONFIG)
-    state = app.get_state(CONFIG)
-    return first, state.next, [t.interrupts for t in state.tasks], app.invoke(None, CONFIG)
+    return first, shown(app.get_state(CONFIG, subgraphs=True)), app.invoke(None, CONFIG)
 
 
 @program
