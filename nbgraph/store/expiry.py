@@ -97,9 +97,15 @@ class Expiry:
         now = time.time()
         with self._lock:
             expired = [where for where, (at, _) in self.times.items() if at < now]
-        for namespace, key in expired:
-            self._delete(namespace, key)
-        return len(expired)
+        count = 0
+        for where in expired:
+            with self._lock:  # (put again since, with a new time: it stays)
+                timed = self.times.get(where)
+                if timed is None or timed[0] >= now:
+                    continue
+            self._delete(*where)
+            count += 1
+        return count
 
     def start_sweeper(self, minutes: float | None) -> concurrent.futures.Future[None]:
         """Sweep every `minutes` (or the config's `sweep_interval_minutes`, or 5) on a
