@@ -314,3 +314,60 @@ def a_database_in_memory(api):
             )
 
     return asyncio.run(main())
+
+
+# ---------------------------------------------------------------------------------------------
+# Subgraphs and batches on the async saver
+
+
+@program
+def a_subgraph_keeps_its_checkpoints_in_the_async_saver(api):
+    def ask(state):
+        return {"log": [api.interrupt("ok?")]}
+
+    async def main():
+        async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
+            inner = api.StateGraph(Log)
+            inner.add_node("i1", lambda s: {"log": ["i1"]})
+            inner.add_node("ask", ask)
+            inner.add_edge(api.START, "i1")
+            inner.add_edge("i1", "ask")
+            outer = api.StateGraph(Log)
+            outer.add_node("sub", inner.compile())
+            outer.add_edge(api.START, "sub")
+            app = outer.compile(checkpointer=saver)
+            await app.ainvoke({"log": []}, CONFIG)
+            state = await app.aget_state(CONFIG, subgraphs=True)
+            (task,) = state.tasks
+            inside = (task.state.values, task.state.next)
+            done = await app.ainvoke(api.Command(resume="yes"), CONFIG)
+            return [i.value for i in task.interrupts], inside, done
+
+    return asyncio.run(main())
+
+
+@program
+def abatch_on_several_threads(api):
+    async def main():
+        async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
+            app = chain(api, "a", "b", checkpointer=saver)
+            configs = [{"configurable": {"thread_id": f"b{i}"}} for i in range(3)]
+            outs = await app.abatch([{"log": [i]} for i in range(3)], configs)
+            steps = [[t.metadata["step"] async for t in saver.alist(c)] for c in configs]
+            return outs, steps
+
+    return asyncio.run(main())
+
+
+@program
+def astream_with_subgraphs_on_the_async_saver(api):
+    async def main():
+        async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
+            outer = api.StateGraph(Log)
+            outer.add_node("sub", chain(api, "i1", "i2"))
+            outer.add_edge(api.START, "sub")
+            app = outer.compile(checkpointer=saver)
+            chunks = [c async for c in app.astream({"log": []}, CONFIG, subgraphs=True)]
+            return [(tuple(p.split(":")[0] for p in ns), chunk) for ns, chunk in chunks]
+
+    return asyncio.run(main())
