@@ -297,8 +297,8 @@ class RunLoop:
                 self.paused = list(tasks[0].interrupts)
             else:
                 self.paused = [i for task in tasks for i in task.interrupts]
-        if any(task.held for task in tasks):  # a graph run in a node stopped at a breakpoint
-            self.at_breakpoint = "subgraph"
+        if tasks[0].held if len(tasks) == 1 else any(task.held for task in tasks):
+            self.at_breakpoint = "subgraph"  # a graph run in a node stopped at a breakpoint
         return log
 
     def record_stopped(self, tasks: list[Task]) -> StepLog:
