@@ -1,6 +1,6 @@
 """Checkpoint savers: where a thread's checkpoints and pending writes are kept (memory, SQLite).
 
-The SQLite saver (with `sqlite3` and `socket`) is imported on first use of its names.
+The SQLite savers (with `sqlite3` and `socket`) are imported on first use of their names.
 """
 
 import importlib
@@ -13,8 +13,10 @@ from nbgraph.errors import CheckpointFileError
 
 if TYPE_CHECKING:
     from nbgraph.checkpoint.sqlite import ReadOnlyCheckpointError, SqliteSaver
+    from nbgraph.checkpoint.sqlite_async import AsyncSqliteSaver
 
 __all__ = [
+    "AsyncSqliteSaver",
     "BaseSaver",
     "CheckpointFileError",
     "CheckpointRecord",
@@ -34,8 +36,10 @@ _SQLITE = ("ReadOnlyCheckpointError", "SqliteSaver")
 def __getattr__(name: str) -> Any:
     if name in _SQLITE:
         return getattr(importlib.import_module("nbgraph.checkpoint.sqlite"), name)
+    if name == "AsyncSqliteSaver":
+        return importlib.import_module("nbgraph.checkpoint.sqlite_async").AsyncSqliteSaver
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_SQLITE})
+    return sorted({*globals(), *_SQLITE, "AsyncSqliteSaver"})

@@ -22,7 +22,7 @@ from nbgraph.engine.core.runlog import RunLog
 from nbgraph.engine.core.runtime import inherited, start_runtime
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
-from nbgraph.engine.nested.states import named_thread, with_subgraph_states
+from nbgraph.engine.nested.states import held_tasks, named_thread, with_subgraph_states
 from nbgraph.engine.nested.subruns import keep_subrun, pass_pause_up
 from nbgraph.engine.persistence.durability import durability_of, finish
 from nbgraph.engine.persistence.history_snapshots import history_snapshots, paged
@@ -40,7 +40,7 @@ from nbgraph.engine.streaming.namespaces import (
     with_namespaces,
 )
 from nbgraph.engine.streaming.streams import callbacks_inside_node
-from nbgraph.errors import CheckpointFileError, GraphBuildError, InvalidArgumentError
+from nbgraph.errors import CheckpointFileError, InvalidArgumentError
 from nbgraph.graph import GraphSpec
 from nbgraph.types import START, StateSnapshot
 
@@ -68,13 +68,6 @@ class CompiledGraph(RunnableHabits):
         store: Any = None,
         context_schema: Any = None,
     ) -> None:
-        if (spec.interrupt_before or spec.interrupt_after) and checkpointer is None:
-            raise GraphBuildError(
-                [
-                    "interrupt_before/interrupt_after pause a run to resume it later, which "
-                    "needs a checkpointer: compile(checkpointer=MemorySaver(), ...)."
-                ]
-            )
         refuse_non_saver(checkpointer)
         self.spec = spec
         self.name = name
@@ -134,7 +127,7 @@ class CompiledGraph(RunnableHabits):
         if restored is None:
             return StateSnapshot({}, (), config, None, None, None)
         snapshot = state_snapshot(thread.spec, thread, restored, current=True)
-        return with_subgraph_states(thread, snapshot, subgraphs)
+        return with_subgraph_states(thread, snapshot, subgraphs, held_tasks(restored))
 
     def get_state_history(
         self,

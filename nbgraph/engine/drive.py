@@ -29,6 +29,7 @@ from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.runlog import StepLog
 from nbgraph.engine.core.tasks import Task, update_chunk
 from nbgraph.engine.nested.edges import finish_handed
+from nbgraph.engine.nested.subruns import stops_caller
 from nbgraph.engine.streaming.streams import LiveSink, StreamScope
 from nbgraph.engine.streaming.task_events import task_finished, task_started
 from nbgraph.types import Command
@@ -114,7 +115,7 @@ def _task_chunks(
             yield "updates", {_INTERRUPT: task.interrupts}
         if "values" in modes:
             yield "values", {**run.stream_values(), _INTERRUPT: task.interrupts}
-    elif "updates" in modes and task.error is None and not task.cached:
+    elif "updates" in modes and task.error is None and not task.cached and not task.held:
         yield "updates", {task.node: update_chunk(task, run.stream_keys, writes)}
     if "tasks" in modes and not task.cached:
         yield "tasks", task_finished(run, task, writes)
@@ -165,7 +166,7 @@ def _end_chunks(run: RunLoop, modes: frozenset[str]) -> Iterable[Chunk]:
         values = run.paused_values()
         if values is not None:
             yield "values", values
-    if run.at_breakpoint and "updates" in modes:
+    if run.at_breakpoint and "updates" in modes and not stops_caller(run):
         yield "updates", {_INTERRUPT: ()}
 
 

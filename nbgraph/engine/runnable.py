@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -181,9 +182,10 @@ class RunnableHabits:
         runs = [one(i, c) for i, c in zip(inputs, configs, strict=True)]
         return await asyncio.gather(*runs, return_exceptions=return_exceptions)
 
-    async def aget_state(self, config: dict[str, Any]) -> Any:
+    async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> Any:
         """`get_state`, awaitable (run on a worker thread: savers may block)."""
-        return await asyncio.to_thread(self.get_state, config)  # type: ignore[attr-defined]
+        read = functools.partial(self.get_state, subgraphs=subgraphs)  # type: ignore[attr-defined]
+        return await asyncio.to_thread(read, config)
 
     async def aupdate_state(
         self, config: dict[str, Any], values: Any, as_node: str | None = None

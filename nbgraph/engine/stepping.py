@@ -90,7 +90,9 @@ class StepDriver:
             return (START,)
         if self.done and not self.paused:
             return ()
-        if self.done and self.loop.paused:  # the paused step's tasks run again on resume
+        if self.done and (self.loop.paused or self.loop.at_breakpoint == "subgraph"):
+            # (the paused step's tasks run again on resume; "subgraph": one stopped at its
+            # graph's breakpoint)
             return tuple(dict.fromkeys(task.node for task in self.loop.log.steps[-1].tasks))
         return _next_names(self.loop)
 

@@ -14,7 +14,23 @@ from typing import Any
 
 from nbgraph.errors import NbgraphError
 
-__all__ = ["BaseStore", "InvalidNamespaceError", "Item", "SearchItem", "check_namespace"]
+__all__ = [
+    "NOT_PROVIDED",
+    "BaseStore",
+    "InvalidNamespaceError",
+    "Item",
+    "SearchItem",
+    "check_namespace",
+]
+
+
+class _NotProvided:
+    def __repr__(self) -> str:
+        return "NOT_PROVIDED"
+
+
+NOT_PROVIDED: Any = _NotProvided()
+"""`put`'s `ttl` when none was given: the store's `default_ttl` (LangGraph's sentinel)."""
 
 
 class InvalidNamespaceError(NbgraphError, ValueError):
@@ -166,9 +182,10 @@ class BaseStore(ABC):
         value: dict[str, Any],
         index: Any = None,
         *,
-        ttl: Any = None,
+        ttl: Any = NOT_PROVIDED,
     ) -> None:
-        """Store `value` at `(namespace, key)`, replacing what was there."""
+        """Store `value` at `(namespace, key)`, replacing what was there; `index`: which of
+        its fields a store with an index embeds (False: none); `ttl`: minutes it lives."""
 
     @abstractmethod
     def delete(self, namespace: tuple[str, ...], key: str) -> None:

@@ -10,6 +10,7 @@ model was asked (`model.seen`), the tools bound to it, `get_state` where a threa
 """
 
 import asyncio
+import itertools
 import operator
 from typing import Annotated, Any
 
@@ -82,8 +83,13 @@ def run(app: Any, inputs: Any, config: Any = None) -> dict:
 
 
 def updates(app: Any, inputs: Any, config: Any = None) -> list:
-    """The `updates` chunks of a run, in order, messages said."""
-    return [shaped(chunk) for chunk in app.stream(inputs, config, stream_mode="updates")]
+    """The `updates` chunks of a run, in order, messages said; a run of chunks from one node
+    (v2's parallel `Send`s to the tools, which LangGraph streams as each finishes) sorted."""
+    chunks = [shaped(chunk) for chunk in app.stream(inputs, config, stream_mode="updates")]
+    out: list = []
+    for _, group in itertools.groupby(chunks, key=lambda chunk: tuple(chunk)):
+        out += sorted(group, key=repr)
+    return out
 
 
 def graph_of(app: Any) -> dict:

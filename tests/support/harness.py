@@ -62,6 +62,7 @@ LANGGRAPH_HOMES = {
         "AgentStateWithStructuredResponse",
     ),
     "langgraph.func": ("entrypoint", "task"),
+    "langgraph.checkpoint.sqlite.aio": ("AsyncSqliteSaver",),
 }  # fmt: skip
 """Where a LangGraph program imports each name from."""
 
@@ -76,6 +77,7 @@ NBGRAPH_HOMES = {
     ),
     "nbgraph.types": ("StateUpdate",),
     "nbgraph.func": ("entrypoint", "task"),
+    "nbgraph.checkpoint": ("AsyncSqliteSaver",),
 }  # fmt: skip
 """Where an nbgraph program imports a name from when it is not the top-level `nbgraph`."""
 

@@ -142,7 +142,7 @@ class BranchLoop(RunLoop):
 
     def commit(self, tasks: list[Task], source: str = "loop") -> StepLog:
         log = self.open_step(tasks, self.joins or ())
-        if self.paused:
+        if self.paused or self.at_breakpoint:  # ("subgraph": a task's graph stopped)
             return log  # not applied: the step runs again, answered, on resume
         try:
             for task in tasks:

@@ -170,6 +170,7 @@ class TaskRunner:
         """Keep what stopped a task: a question for a person, or its exception (with a note)."""
         if isinstance(error, GraphInterrupt):
             task.interrupts = error.interrupts
+            task.held = not error.interrupts  # (a subgraph at its breakpoint: SubgraphStopped)
         else:
             note_failure(error, task)
             task.error = error
@@ -187,7 +188,7 @@ class TaskRunner:
             shared = tuple(routes)
             task.routes = run.schedule.shared[shared]  # type: ignore[arg-type]
         if run.thread is not None and (
-            run.step_size > 1 or task.interrupts or task.error or task.kind == "call"
+            run.step_size > 1 or task.interrupts or task.error or task.held or task.kind == "call"
         ):
             # a sibling may fail: keep what this one wrote (a lone task's writes go into the
             # step's checkpoint right after it; a question for a person is kept always)

@@ -18,6 +18,7 @@ from nbgraph.types import Interrupt
 __all__ = [
     "GraphInterrupt",
     "Scope",
+    "SubgraphStopped",
     "current_scope",
     "enter_scope",
     "interrupt",
@@ -38,6 +39,17 @@ class GraphInterrupt(Exception):
         super().__init__(interrupt.value)
         self.interrupt = interrupt
         self.interrupts = (interrupt, *more)
+
+
+class SubgraphStopped(GraphInterrupt):
+    """Raised by a run inside a node that stopped at its own static breakpoint
+    (`interrupt_before/after`): the calling task stops too, with no question (LangGraph's
+    empty `GraphInterrupt`), and runs again when its run is resumed (`engine.nested`)."""
+
+    def __init__(self) -> None:
+        Exception.__init__(self, "a subgraph stopped at its breakpoint")
+        self.interrupt = None
+        self.interrupts = ()
 
 
 class Scope:

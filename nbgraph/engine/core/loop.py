@@ -221,8 +221,8 @@ class RunLoop:
     def _stop_before(self, pull: dict[str, list[str]], push: list) -> bool:
         """Whether an `interrupt_before` breakpoint stops the run before this step."""
         before = self.breaks_before
-        if not before or (self.thread is None and before is self.spec.interrupt_before):
-            return False  # (without a saver, only `invoke`'s breakpoints stop a run)
+        if not before:
+            return False
         if self.past_breakpoint:
             self.past_breakpoint = False
             return False
@@ -252,7 +252,7 @@ class RunLoop:
         if self.calls is not None:  # the step's task calls are tasks of it, after its own
             tasks, self.calls = self.calls.joined(tasks), None
         log = self.open_step(tasks)
-        if self.paused:
+        if self.paused or self.at_breakpoint:
             return log  # not applied: the step runs again, answered, on resume
         try:
             if len(tasks) == 1:  # a lone task (a loop's step): its writes, in one pass
@@ -277,9 +277,7 @@ class RunLoop:
         if self.thread is not None:
             thread = self.thread
             thread.save(self.step, source, thread.payload(self, log), self.values)
-            self.stop_after(tasks)
-        elif self.breaks_after is not self.spec.interrupt_after:  # `invoke`'s, with no saver
-            self.stop_after(tasks)
+        self.stop_after(tasks)
         return log
 
     def _apply_step(self, tasks: list[Task], log: StepLog) -> tuple[str, ...]:
@@ -313,6 +311,8 @@ class RunLoop:
                 self.paused = list(tasks[0].interrupts)
             else:  # (a `@task` call's question is asked again by the node that waited for it)
                 self.paused = [i for t in tasks if t.kind != "call" for i in t.interrupts]
+        if tasks[0].held if len(tasks) == 1 else any(task.held for task in tasks):
+            self.at_breakpoint = "subgraph"  # a graph run in a node stopped at a breakpoint
         return log
 
     def record_stopped(self, tasks: list[Task]) -> StepLog:

@@ -25,7 +25,7 @@ def stream_values(run: Any) -> dict[str, Any]:
 def output(run: Any) -> dict[str, Any]:
     """The output schema's fields that have a value (isolated); while paused by
     `interrupt()`, with the paused step's finished tasks' writes applied (LangGraph's)."""
-    pending = _with_paused_writes(run) if run.paused else None
+    pending = _with_paused_writes(run) if run.paused or run.at_breakpoint == "subgraph" else None
     return output_of(run, run.values if pending is None else pending)
 
 

@@ -100,6 +100,8 @@ class Task:
         started: when it started (`time.time()`; a retried task: its last attempt);
             `ended`: when it finished.
         interrupts: the `Interrupt` that paused it (it will run again when answered).
+        held: the graph run inside its node stopped at a static breakpoint (it runs again,
+            resuming that graph, when the run is resumed).
         parent: with `semantics="branches"`, the id of the lineage point it read (a state
             tree id: `"merge:0"`, `"task:<id>"`, `"join:..."` or `"reset:..."`).
         cached: its writes were taken from the checkpoint (it had finished before the run
@@ -126,6 +128,7 @@ class Task:
     started: float = 0.0
     ended: float = 0.0
     interrupts: tuple[Any, ...] = ()
+    held: bool = False
     parent: str = ""
     cached: bool = False
     custom: list[Any] | tuple[()] = ()

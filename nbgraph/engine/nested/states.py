@@ -23,7 +23,7 @@ from nbgraph.engine.persistence.snapshots import state_snapshot
 from nbgraph.graph.subgraphs import subgraph_of
 from nbgraph.types import StateSnapshot
 
-__all__ = ["named_thread", "with_subgraph_states"]
+__all__ = ["held_tasks", "named_thread", "with_subgraph_states"]
 
 
 def _described_spec(saver: Any, key: str) -> Any:
@@ -72,15 +72,25 @@ def named_thread(app: Any, config: dict[str, Any], strict: bool) -> SubThread | 
     return thread
 
 
-def with_subgraph_states(thread: Thread, snapshot: StateSnapshot, deep: bool) -> StateSnapshot:
+def held_tasks(restored: Any) -> frozenset[str]:
+    """The ids of a checkpoint's tasks stopped with no question: a graph run in their node
+    stopped at its breakpoint (`engine.nested.subruns`)."""
+    return frozenset(k for k, v in restored.paused.items() if not v["interrupts"])
+
+
+def with_subgraph_states(
+    thread: Thread, snapshot: StateSnapshot, deep: bool, held: frozenset[str] = frozenset()
+) -> StateSnapshot:
     """`snapshot` with each subgraph task's `state`: the config of its thread, or (`deep`)
-    the snapshot of that thread (the config still, if it has no checkpoint yet)."""
+    the snapshot of that thread (the config still, if it has no checkpoint yet); `held`:
+    the tasks whose graph stopped at a breakpoint (`held_tasks`)."""
     if not snapshot.tasks:
         return snapshot
     tasks = []
     for task in snapshot.tasks:
         app = subgraph_of(thread.spec, task.name)
-        if app is None and not task.interrupts:  # a plain node (the common case)
+        asked = task.interrupts or task.id in held
+        if app is None and not asked:  # a plain node (the common case)
             tasks.append(task)
             continue
         shown = join_ns(thread.ns, f"{task.name}:{task.id}")  # (with checkpointer=True too)
@@ -89,7 +99,7 @@ def with_subgraph_states(thread: Thread, snapshot: StateSnapshot, deep: bool) ->
             ns, spec = join_ns(thread.ns, ns_part(task.name, task.id, mode)), app.spec
         else:  # a paused node function that invoked a graph, if it kept checkpoints here
             ns, key = shown, sub_key(thread.root_id, shown)
-            spec = _described_spec(thread.saver, key) if task.interrupts else None
+            spec = _described_spec(thread.saver, key) if asked else None
             if spec is None:
                 tasks.append(task)
                 continue
@@ -99,7 +109,7 @@ def with_subgraph_states(thread: Thread, snapshot: StateSnapshot, deep: bool) ->
             restored = inner.restore()
             if restored is not None:
                 inner_snapshot = state_snapshot(spec, inner, restored, current=True)
-                state = with_subgraph_states(inner, inner_snapshot, True)
+                state = with_subgraph_states(inner, inner_snapshot, True, held_tasks(restored))
         tasks.append(task._replace(state=state))
     if all(map(operator.is_, tasks, snapshot.tasks)):
         return snapshot

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.core.interrupts import GraphInterrupt
+from nbgraph.engine.core.interrupts import GraphInterrupt, SubgraphStopped
 
-__all__ = ["keep_subrun", "pass_pause_up"]
+__all__ = ["keep_subrun", "pass_pause_up", "stops_caller"]
 
 
 def keep_subrun(run: Any) -> None:
@@ -47,12 +47,30 @@ def pass_pause_up(run: Any) -> None:
     (`checkpointer=False`), or one with checkpoints in its parent's saver (its questions
     are the task's, and the resumed task resumes it).
 
+    A subrun stopped at one of its static breakpoints (`interrupt_before/after`) stops the
+    parent's task as LangGraph does, with no question: its parent stops (a checkpointed one
+    keeps the task as paused), and resuming the parent resumes the subrun past that
+    breakpoint (one with `checkpointer=False` runs again from its start).
+
     Raises:
         GraphInterrupt: `run` paused and runs inside a node of a checkpointed parent.
+        SubgraphStopped: `run` stopped at a breakpoint inside a node (unless it keeps
+            checkpoints in a saver of its own).
     """
     if not run.paused:
+        if stops_caller(run):
+            raise SubgraphStopped()
         return
     if run.asks_parent:
         raise GraphInterrupt(*run.paused)
     if run.thread is not None and run.thread.ns and run.caller is not None:
         raise GraphInterrupt(*run.paused)  # (a subgraph with checkpoints of its own)
+
+
+def stops_caller(run: Any) -> bool:
+    """Whether `run` stopped at a static breakpoint inside a node whose task it stops (it
+    keeps no checkpoints in a saver of its own): LangGraph then streams the stop once, as
+    the caller's `__interrupt__`, not the subrun's."""
+    return bool(
+        run.at_breakpoint and run.caller is not None and (run.thread is None or run.thread.ns)
+    )

@@ -284,7 +284,7 @@ class Thread:
             entry = {"writes": [], "routes": [], "error": error}  # (shaped as a task's writes)
             self.saver.put_write(self.thread_id, self.head, task.id, entry)
             return
-        if task.interrupts:
+        if task.interrupts or task.held:  # (held: paused with no question, `SubgraphStopped`)
             asked = [{"value": i.value, "id": i.id} for i in task.interrupts]
             payload = {"interrupts": asked, "answers": list(answers or ())}
             if task.kind == "call":  # (answered by id; its caller shows the question)

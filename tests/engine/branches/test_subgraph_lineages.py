@@ -443,3 +443,33 @@ def test_the_builder_drawing_escapes_subgraph_labels():
 def test_the_builder_drawing_takes_expand_by_keyword_or_position(expand):
     builder = builder_with_subgraphs()
     assert builder.draw(expand).source == builder.draw(expand=expand).source
+
+
+def test_a_subgraph_breakpoint_stops_a_branch_run_and_resumes_inside_it():
+    """A subgraph compiled with `interrupt_before` stops its branch-lineage parent as it
+    stops a superstep one (issue 29): the parent's task waits, and `invoke(None)` resumes
+    the subgraph past its breakpoint, its first node not run again."""
+    ran = []
+
+    def step(name):
+        def node(state):
+            ran.append(name)
+            return {"log": [name]}
+
+        return node
+
+    inner = StateGraph(Shared)
+    inner.add_node("s1", step("s1")).add_node("s2", step("s2"))
+    inner.add_edge(START, "s1").add_edge("s1", "s2")
+    parent = StateGraph(Shared)
+    parent.add_node("p1", step("p1")).add_node("sub", inner.compile(interrupt_before=["s2"]))
+    parent.add_node("p2", step("p2"))
+    parent.add_edge(START, "p1").add_edge("p1", "sub").add_edge("sub", "p2")
+    app = parent.compile(checkpointer=MemorySaver(), semantics="branches")
+    config = {"configurable": {"thread_id": "t"}}
+    assert app.invoke({"foo": "", "log": []}, config) == {"foo": "", "log": ["p1"]}
+    assert app.get_state(config).next == ("sub",)
+    assert app.last_run.status == "interrupted"
+    done = app.invoke(None, config)
+    assert done["log"] == ["p1", "p1", "s1", "s2", "p2"]
+    assert ran == ["p1", "s1", "s2", "p2"]

@@ -9,7 +9,6 @@ from nbgraph import (
     END,
     START,
     Command,
-    GraphBuildError,
     InvalidUpdateError,
     MemorySaver,
     Run,
@@ -98,8 +97,9 @@ def test_interrupt_needs_a_checkpointer_and_resume_needs_a_pending_interrupt():
     checkpointed.invoke({"log": []}, config())
     with pytest.raises(InvalidUpdateError, match="no pending interrupt"):
         checkpointed.invoke(Command(resume=1), config())
-    with pytest.raises(GraphBuildError, match="checkpointer"):
-        done.compile(interrupt_before=["a"])
+    # breakpoints without a checkpointer stop the run where they are, as LangGraph's do
+    # (nothing to resume: a subgraph's stop its checkpointed parent keeps; issue 29)
+    assert done.compile(interrupt_before=["a"]).invoke({"log": ["in"]}) == {"log": ["in"]}
 
 
 def line(saver, **breakpoints):

@@ -159,8 +159,12 @@ def test_store_errors_name_what_is_wrong():
         store.put("memories", "k", {"v": 1})
     with pytest.raises(TypeError, match="must be a dict, got str"):
         store.put(("a",), "k", "text")
-    with pytest.raises(NotImplementedError, match="does not embed"):
+    with pytest.raises(ValueError, match="no 'embed'"):  # (LangGraph's: a ValueError too)
         InMemoryStore(index={"dims": 3})
+    with pytest.raises(ValueError, match="default_ttl"):
+        InMemoryStore(ttl={"default_ttl": "soon"})
+    with pytest.raises(ValueError, match="a TTL is a number of minutes"):
+        store.put(("a",), "k", {"v": 1}, ttl=-1)
     store.put(("a",), "k", {"v": 1})
     store.put(("a",), "k", None)  # LangGraph's way to delete
     assert store.get(("a",), "k") is None and store.list_namespaces() == [("a",)]
