@@ -16,7 +16,7 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 
-from tests.support.harness import Ids, plain, same
+from tests.support.harness import Ids, canonical_stream, outcome, plain, same
 
 pytestmark = pytest.mark.langgraph
 
@@ -422,3 +422,33 @@ def message_objects_program(api, many: bool):
 @pytest.mark.parametrize("many", [False, True], ids=["one", "many"])
 def test_streamed_message_objects_get_their_ids(many) -> None:
     same(message_objects_program, many)
+
+
+# ---------------------------------------------------------------------------------------------
+# interrupt() in a graph without a checkpointer
+
+
+def interrupt_without_saver_program(api, how: str):
+    """A node asks (beside one that does not), with no checkpointer anywhere: the run pauses
+    with the question and nothing to resume; `Command(resume=)` is refused."""
+    sub = api.StateGraph(Log)
+    sub.add_node("s", lambda state: {"log": [api.interrupt("sub?")]})
+    sub.add_edge(api.START, "s")
+    graph = api.StateGraph(Log)
+    graph.add_node("a", lambda state: {"log": [api.interrupt("q?")]})
+    graph.add_node("b", lambda state: {"log": ["b"]})
+    graph.add_node("sub", sub.compile())
+    graph.add_edge(api.START, "a").add_edge(api.START, "b").add_edge("b", "sub")
+    app = graph.compile()
+    if how == "invoke":
+        out = app.invoke({"log": []})
+        return [plain(out), outcome(lambda: app.invoke(api.Command(resume="x")))]
+    if how == "ainvoke":
+        return plain(asyncio.run(app.ainvoke({"log": []})))
+    return canonical_stream(list(app.stream({"log": []}, stream_mode=["updates", "values"])),
+                            ["updates", "values"])  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["invoke", "ainvoke", "stream"])
+def test_interrupt_without_a_checkpointer_pauses_as_langgraph_does(how) -> None:
+    same(interrupt_without_saver_program, how, shape=Ids().deep)

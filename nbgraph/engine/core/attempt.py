@@ -78,7 +78,7 @@ class TaskRunner:
                 task.started = time.time()
                 if task.cached or (run.finished and self.restore(task)):
                     return task
-                scope = None if run.thread is None else self._scope(task)
+                scope = self._scope(task)
                 env = TaskEnv(run, task)
                 entered = enter_task(env)  # what get_config() / get_runtime() answer
                 try:
@@ -195,10 +195,14 @@ class TaskRunner:
             run.thread.save_task(task, scope.answers if scope else None)
         return task
 
-    def _scope(self, task: Task) -> Scope:
-        """The interrupt scope of `task` in a checkpointed run (without a checkpointer, a
-        node's `interrupt()` asks the scope it finds: a calling run's, or none)."""
+    def _scope(self, task: Task) -> Scope | None:
+        """The interrupt scope of `task`: its own in a checkpointed run, and in a run of its
+        own without a checkpointer (an `interrupt()` pauses it, with nothing to resume, as
+        LangGraph's does); None in a graph run inside a node without a checkpointer, whose
+        `interrupt()` asks the calling run's scope."""
         run = self.run
+        if run.thread is None:
+            return Scope("", task) if run.caller is None else None
         answers = run.answers.get(task.id) if run.answers else None
         return Scope(run.thread.thread_id, task, answers)
 
@@ -233,7 +237,7 @@ class TaskRunner:
         task.started = time.time()
         if task.cached or (run.finished and self.restore(task)):
             return None
-        scope = None if run.thread is None else self._scope(task)
+        scope = self._scope(task)
         env = TaskEnv(run, task)
         entered = enter_task(env)
         try:

@@ -110,19 +110,19 @@ def _interrupt_id(key: str, index: int) -> str:
 def interrupt(value: Any) -> Any:
     """Pause the run here until a person answers; return their answer once resumed.
 
-    Call it inside a node of a graph compiled with a checkpointer. The run stops and
-    `invoke` returns the state with `"__interrupt__": [Interrupt(value, id)]`;
+    Call it inside a node. The run stops and `invoke` returns the state with
+    `"__interrupt__": [Interrupt(value, id)]`; in a graph compiled with a checkpointer,
     `invoke(Command(resume=answer), config)` runs the node again from its first line, and
-    this call returns `answer`.
+    this call returns `answer` (without one, nothing is kept to resume).
 
     Raises:
-        RuntimeError: called outside a node of a checkpointed graph.
+        RuntimeError: called outside a node of a running graph.
     """
     scope = _SCOPE.get()
     if scope is None:
         raise RuntimeError(
-            "interrupt() pauses a run, so it only works inside a node of a graph compiled "
-            "with a checkpointer (compile(checkpointer=MemorySaver())) and run with a thread id."
+            "interrupt() pauses a run, so it only works inside a node of a running graph "
+            "(with a checkpointer, compile(checkpointer=MemorySaver()), to resume it)."
         )
     index = scope.asked
     scope.asked += 1

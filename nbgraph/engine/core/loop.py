@@ -306,7 +306,8 @@ class RunLoop:
         for task in tasks:  # (a `@task` call's error is its caller's to raise, or catch)
             if task.error is not None and task.kind != "call":
                 raise task.error
-        if self.thread is not None or self.asks_parent:  # (asks_parent: engine.nested)
+        # (a root run without a checkpointer pauses too; asks_parent: engine.nested)
+        if self.thread is not None or self.asks_parent or self.caller is None:
             if len(tasks) == 1:
                 self.paused = list(tasks[0].interrupts)
             else:  # (a `@task` call's question is asked again by the node that waited for it)

@@ -47,6 +47,11 @@ def begin(run: Any, input: Any) -> StepLog:
             return _input_step(run, restored.control.get("input", []))
         return run.resume(restored)
     if isinstance(input, Command):
+        if run.thread is None and input.resume is not None:  # (LangGraph's error and text)
+            raise RuntimeError(
+                "Cannot use Command(resume=...) without checkpointer: a run without one "
+                "keeps nothing to resume (compile(checkpointer=MemorySaver()))."
+            )
         if restored is None or not restored.paused:
             raise InvalidUpdateError(
                 "Command(resume=...) answers a run paused by interrupt(); this thread "

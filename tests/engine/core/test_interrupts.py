@@ -88,10 +88,14 @@ def test_several_pending_interrupts_are_answered_by_id():
     assert result == {"log": ["x=1", "y=2"]}
 
 
-def test_interrupt_needs_a_checkpointer_and_resume_needs_a_pending_interrupt():
+def test_interrupt_without_a_checkpointer_pauses_with_nothing_to_resume():
     app = StateGraph(S).add_node("a", lambda s: {"answer": interrupt("?")}).add_edge(START, "a")
-    with pytest.raises(RuntimeError, match="checkpointer"):
-        app.compile().invoke({"log": []})
+    compiled = app.compile()
+    out = compiled.invoke({"log": []})
+    assert [i.value for i in out["__interrupt__"]] == ["?"]
+    assert compiled.last_run.status == "interrupted"
+    with pytest.raises(RuntimeError, match="without checkpointer"):
+        compiled.invoke(Command(resume=1))
     done = StateGraph(S).add_node("a", lambda s: None).add_edge(START, "a")
     checkpointed = done.compile(checkpointer=MemorySaver())
     checkpointed.invoke({"log": []}, config())
