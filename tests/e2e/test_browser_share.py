@@ -3,14 +3,29 @@
 error); and a saved notebook reopened untrusted or converted by nbconvert still shows its
 pictures."""
 
+import base64
 import operator
+import re
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Annotated, TypedDict
 
+import nbformat
 import pytest
 
 from nbgraph import END, START, StateGraph
-from tests.support.browser import LAUNCH_ARGS, browser_or_skip
+from tests.support.browser import (
+    FRONTENDS,
+    LAUNCH_ARGS,
+    browser_or_skip,
+    open_notebook,
+    real_errors,
+    serve,
+    write_notebook,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.dot]
 
@@ -138,3 +153,169 @@ def test_a_failed_run_opens_at_its_failing_step(tmp_path):
         finally:
             browser.close()
     assert not errors, errors
+
+
+# --- a saved notebook reopened untrusted, converted by nbconvert, or without its kernel ------
+
+SHARED_CELLS = [
+    """
+import operator
+from typing import Annotated, TypedDict
+from nbgraph import END, START, StateGraph
+
+class State(TypedDict):
+    topic: str
+    notes: Annotated[list, operator.add]
+
+app = (
+    StateGraph(State)
+    .add_node("plan", lambda s: {"notes": ["plan"]})
+    .add_node("write", lambda s: {"notes": ["write"]})
+    .add_edge(START, "plan").add_edge("plan", "write").add_edge("write", END)
+    .compile()
+)
+app""",
+    'run = app.run({"topic": "sky", "notes": []})\nrun.draw()',
+    "run",
+    "run.inspect()",
+    'live = app.run({"topic": "sky", "notes": []}, live=True)',
+]
+"""A drawing of the app, of a run, a run's repr, an inspector and a live run: each output
+must show its picture wherever the notebook is opened."""
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory) -> Path:
+    """`SHARED_CELLS` executed by nbconvert (as a notebook runner would), outputs saved with
+    the widget state, and not signed: JupyterLab opens it untrusted."""
+    folder = tmp_path_factory.mktemp("executed")
+    source = folder / "source.ipynb"
+    write_notebook(source, SHARED_CELLS)
+    command = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+               "--output", "shared.ipynb", str(source)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=folder)
+    assert done.returncode == 0, done.stderr
+    return folder / "shared.ipynb"
+
+
+OUTPUTS = """() => [...document.querySelectorAll('.jp-Cell .jp-OutputArea-output')].map(o => ({
+    text: o.innerText,
+    images: [...o.querySelectorAll('img')].filter(i => i.complete && i.naturalWidth > 0).length,
+}))"""
+
+
+@pytest.mark.parametrize("frontend", sorted(FRONTENDS))
+def test_an_untrusted_notebook_shows_every_picture(frontend, executed, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    errors: list[str] = []
+    with serve(frontend, tmp_path, {}) as served:
+        shutil.copy(executed, tmp_path / "root" / "shared.ipynb")
+        url = served.url("shared.ipynb")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=browser_or_skip(), args=LAUNCH_ARGS
+            )
+            page = browser.new_page(viewport={"width": 1300, "height": 3000})
+            page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+            try:
+                page.goto(url, timeout=90_000)
+                page.wait_for_function(
+                    "document.querySelectorAll('.jp-Cell .jp-OutputArea-output').length >= 5",
+                    timeout=90_000,
+                )
+                page.wait_for_timeout(1500)  # (images decode)
+                trusted = page.evaluate(
+                    "window.jupyterapp.shell.currentWidget.content.model.cells.get(0).trusted"
+                )
+                outputs = page.evaluate(OUTPUTS)
+                if frontend == "jupyterlab":
+                    page.screenshot(path=str(tmp_path / "untrusted.png"))
+            finally:
+                browser.close()
+    assert trusted is False, "the test must open the notebook untrusted"
+    assert len(outputs) == 5, outputs
+    for cell, output in zip(SHARED_CELLS, outputs, strict=True):
+        assert output["images"] >= 1, (cell, output)
+        for junk in ("Digraph", "VBox(", "object at 0x", "START", "ran ×1"):
+            assert junk not in output["text"], (cell, junk, output["text"])
+    inspector, live = outputs[3]["text"], outputs[4]["text"]
+    assert "re-run the cell to interact" in inspector and "step 1 of 2" in inspector
+    assert "step 2 of 2" in live, "the live run's display was sent again when it ended"
+    assert not real_errors(errors, url), errors
+
+
+def _nbconvert_html(notebook: Path, *options: str) -> str:
+    command = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", *options,
+               "--output", "converted.html", str(notebook)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return (notebook.parent / "converted.html").read_text(encoding="utf-8")
+
+
+def _drawings(page: str) -> int:
+    """How many of the page's `data:` SVG images are graphviz drawings."""
+    encoded = re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", page)
+    return sum(b"<g id=\"graph0\" class=\"graph\"" in base64.b64decode(e) for e in encoded)
+
+
+def test_nbconvert_html_carries_the_pictures_and_snapshots(executed):
+    page = _nbconvert_html(executed)
+    assert _drawings(page) == 3, "the app's and run.draw()'s SVG, and the run repr's copy"
+    inline = re.search(r"nbgraph-inline-\w+[\"'][^>]*>\s*<svg", page)
+    assert "nbgraph-run" in page and inline, "the run repr's picture inline (trusted HTML)"
+    # With the widget state in the notebook, nbconvert draws widgets with a script from a
+    # CDN; with the notebook's metadata cleared, it shows the snapshots, offline.
+    cleared = _nbconvert_html(executed, "--ClearMetadataPreprocessor.enabled=True")
+    assert len(re.findall("class=.nbgraph-snapshot", cleared)) == 2  # inspector, live run
+    assert "re-run the cell to interact" in cleared
+    assert _drawings(cleared) == 5, "and the inspector's and the live run's pictures"
+    assert "unpkg.com" not in cleared and "jsdelivr" not in cleared
+
+
+DISCONNECTED = """() => {
+    const host = document.querySelector('.nbgraph-inspector.jupyter-widgets-disconnected');
+    if (!host) return null;
+    const icons = [...host.querySelectorAll('.jupyter-widgets-disconnected')]
+        .filter(el => getComputedStyle(el, '::before').content !== 'none').length;
+    return {line: getComputedStyle(host, '::before').content, icons};
+}"""
+
+
+@pytest.mark.parametrize("frontend", sorted(FRONTENDS))
+def test_an_inspector_without_its_kernel_says_so(frontend, tmp_path):
+    """Run, save (with the widget state), stop the kernel, reload: the inspector is drawn
+    from the saved state, its controls are dead, and one line says so."""
+    from playwright.sync_api import sync_playwright
+
+    errors: list[str] = []
+    cells = [SHARED_CELLS[0], SHARED_CELLS[1], "run.inspect()"]
+    with serve(frontend, tmp_path, {"dead.ipynb": cells}) as served:
+        saved = tmp_path / "root" / "dead.ipynb"
+        url = served.url("dead.ipynb")
+        with sync_playwright() as playwright:
+            browser, page = open_notebook(playwright, url, errors, height=1400)
+            try:
+                page.wait_for_function(
+                    "document.querySelector('.nbgraph-inspector svg g.node') !== null",
+                    timeout=90_000,
+                )
+                assert page.evaluate(DISCONNECTED) is None  # with its kernel: no line
+                page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
+                deadline = time.monotonic() + 30
+                while "widget-state" not in saved.read_text() and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+                page.wait_for_timeout(1000)
+                page.reload()
+                page.wait_for_function(
+                    "document.querySelector('.nbgraph-inspector.jupyter-widgets-disconnected')",
+                    timeout=90_000,
+                )
+                page.wait_for_timeout(500)
+                found = page.evaluate(DISCONNECTED)
+            finally:
+                browser.close()
+    assert "widgets" in nbformat.read(saved, as_version=4).metadata
+    assert "the kernel that made this inspector is gone" in found["line"], found
+    assert found["icons"] == 0, "one line, not an icon on every control"
