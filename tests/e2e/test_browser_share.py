@@ -256,7 +256,7 @@ def _nbconvert_html(notebook: Path, *options: str) -> str:
 def _drawings(page: str) -> int:
     """How many of the page's `data:` SVG images are graphviz drawings."""
     encoded = re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", page)
-    return sum(b"<g id=\"graph0\" class=\"graph\"" in base64.b64decode(e) for e in encoded)
+    return sum(b'<g id="graph0" class="graph"' in base64.b64decode(e) for e in encoded)
 
 
 def test_nbconvert_html_carries_the_pictures_and_snapshots(executed):
