@@ -115,12 +115,52 @@ def test_the_shared_html_steps_offline_from_file(tmp_path):
             assert page.evaluate(LABEL).startswith("step 1 of 5")
             page.locator("#nbg-picture g.node.nbg-clickable", has_text="plan").click()
             assert "ran only at this step" in page.inner_text("#nbg-note")
-            page.keyboard.press("ArrowRight")
-            page.screenshot(path=str(DOCS / "shared-run.png"))
         finally:
             browser.close()
     assert not errors, errors
     assert requests == [url], f"the page fetched something: {requests}"
+
+
+def test_the_docs_screenshot_of_a_shared_run(tmp_path):
+    """docs/shared-run.png: a fan-out run, saved and opened at its parallel step."""
+    from playwright.sync_api import sync_playwright
+
+    class Research(TypedDict):
+        topic: str
+        notes: Annotated[list, operator.add]
+        verdict: str
+
+    def note(name):
+        return lambda state: {"notes": [f"{name} on {state['topic']}"]}
+
+    app = (
+        StateGraph(Research)
+        .add_node("plan", lambda s: {"verdict": "planning"})
+        .add_node("search", note("search"))
+        .add_node("read", note("read"))
+        .add_node("write", lambda s: {"verdict": f"{len(s['notes'])} notes"})
+        .add_edge(START, "plan")
+        .add_edge("plan", "search")
+        .add_edge("plan", "read")
+        .add_edge(["search", "read"], "write")
+        .add_edge("write", END)
+        .compile()
+    )
+    path = app.run({"topic": "the sky", "notes": []}).save_html(tmp_path / "research.html")
+    errors: list[str] = []
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser, page = _open(playwright, path.resolve().as_uri(), errors, requests)
+        try:
+            page.set_viewport_size({"width": 1200, "height": 640})
+            page.keyboard.press("ArrowRight")
+            assert page.evaluate(LABEL) == "step 2 of 3: read, search"
+            taken = page.evaluate("document.querySelectorAll('g.edge.nbg-taken').length")
+            assert taken == 2, "plan -> search and plan -> read"
+            page.screenshot(path=str(DOCS / "shared-run.png"))
+        finally:
+            browser.close()
+    assert not errors, errors
 
 
 def test_a_failed_run_opens_at_its_failing_step(tmp_path):

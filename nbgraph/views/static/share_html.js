@@ -144,21 +144,25 @@
 
   function showEffects(step) {
     if (!step[2].length) return fill("nbg-effects", "this step wrote nothing");
+    var notesOf = function (flags) {
+      var notes = [];
+      if (flags & NOT_APPLIED) notes.push("not applied");
+      if (flags & CONFLICT) notes.push("conflict");
+      return notes.join(", ");
+    };
+    var anyNotes = step[2].some(function (e) { return notesOf(e[5]) !== ""; });
     var rows = step[2].map(function (e) {
       var tr = document.createElement("tr");
-      var flags = e[5];
       cell(tr, text(e[0]));
       cell(tr, text(e[1]));
       cell(tr, text(e[2]));
       cell(tr, text(e[3]));
-      cell(tr, text(e[4]), flags & CHANGED ? "nbg-changed" : "");
-      var notes = [];
-      if (flags & NOT_APPLIED) notes.push("not applied");
-      if (flags & CONFLICT) notes.push("conflict");
-      cell(tr, notes.join(", "), notes.length ? "nbg-bad" : "");
+      cell(tr, text(e[4]), e[5] & CHANGED ? "nbg-changed" : "");
+      if (anyNotes) cell(tr, notesOf(e[5]), "nbg-bad");
       return tr;
     });
-    fill("nbg-effects", table(["field", "reducer", "before", "writes", "after", ""], rows));
+    var headings = ["field", "reducer", "before", "writes", "after"];
+    fill("nbg-effects", table(anyNotes ? headings.concat(["note"]) : headings, rows));
   }
 
   function showState(here) {
