@@ -91,8 +91,8 @@ def run_page(run: Any, title: str | None = None) -> str:
     """The HTML text of the file `save_html` writes: the picture, the data, the script."""
     svg, problem, ids = _picture(run)
     data = page_data(run, ids)
-    data["problem"] = problem
     heading = title if title is not None else repr(run)
+    data["problem"], data["title"] = problem, heading
     script = (STATIC / "share_html.js").read_text(encoding="utf-8")
     style = (STATIC / "share_html.css").read_text(encoding="utf-8")
     return _PAGE.format(

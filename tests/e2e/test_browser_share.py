@@ -190,6 +190,12 @@ def test_a_failed_run_opens_at_its_failing_step(tmp_path):
             assert "This step failed" in stopped and "ValueError: bad <value>" in stopped
             failed = page.evaluate(f"{NAMES} NAMES('g.node.nbg-failed')")
             assert failed == ["boom"]
+            page.emulate_media(color_scheme="dark")  # the page follows the system's theme
+            body = page.evaluate("getComputedStyle(document.body).backgroundColor")
+            card = page.evaluate(
+                "getComputedStyle(document.querySelector('#nbg-picture svg')).backgroundColor"
+            )
+            assert (body, card) == ("rgb(30, 30, 30)", "rgb(255, 255, 255)")
         finally:
             browser.close()
     assert not errors, errors
