@@ -84,9 +84,18 @@ def drawing_bundle(
     return bundle
 
 
+_PNG_INCHES = 24
+"""The PNG copy is at most this many inches (at 96 dpi: 2,304 px) each way: a 200-node
+fan-out drawn at full size is a 23,000-px, 1 MB PNG in the notebook; capped, 28 KB."""
+
+
 @lru_cache(maxsize=64)
 def _png(source: str) -> bytes | None:
-    """A DOT source drawn as PNG (cached by source, as `render_svg` caches SVG)."""
+    """A DOT source drawn as PNG, at most `_PNG_INCHES` each way (cached by source, as
+    `render_svg` caches SVG)."""
+    end = source.rstrip().rfind("}")
+    if end > 0:  # the root graph's last statement: a size graphviz scales the drawing to fit
+        source = f'{source[:end]}\tgraph [size="{_PNG_INCHES},{_PNG_INCHES}"]\n}}\n'
     return render_with(source, "png", renderers())[0]
 
 

@@ -5,6 +5,7 @@ view. The same in a real front-end: `tests/e2e/test_browser_share.py`."""
 import base64
 import operator
 import re
+import struct
 from typing import Annotated, TypedDict
 
 import graphviz
@@ -93,6 +94,16 @@ def test_a_drawing_is_a_digraph_that_also_displays_as_png():
     assert type(drawing.copy()) is type(drawing)
     tree = _run().draw_tree()
     assert "image/png" in tree._repr_mimebundle_()
+
+
+@pytest.mark.dot
+def test_a_wide_drawing_s_png_is_capped():
+    wide = graphviz.Digraph()
+    for i in range(200):
+        wide.edge("start", f"node_{i:03d}")
+    png = base64.b64decode(drawing_bundle(as_drawing(wide), "t")["image/png"])
+    width, height = struct.unpack(">II", png[16:24])
+    assert max(width, height) <= 24 * 96 and len(png) < 200_000
 
 
 def test_a_plain_digraph_made_a_drawing_keeps_its_source():
