@@ -11,13 +11,14 @@ from typing import Any
 import ipywidgets
 
 from nbgraph.views.inspector import inspect
+from nbgraph.views.snapshot import SnapshotBox
 
 __all__ = ["RunPicker"]
 
 _ALL = None  # (the "any" choice: no status or path is None)
 
 
-class RunPicker(ipywidgets.VBox):
+class RunPicker(SnapshotBox):  # (saved: the picked run's inspector as a snapshot)
     """Dropdowns for a status, a path and a run, above the inspector of the picked run.
 
     Attributes:
@@ -25,6 +26,8 @@ class RunPicker(ipywidgets.VBox):
             of the picked run in the batch (None when the filters leave none).
         inspector: the inspector of the picked run (None when none is picked).
     """
+
+    what = "A batch's run picker"  # (`SnapshotBox`: saved with no run picked)
 
     def __init__(
         self,

@@ -29,8 +29,8 @@ _NOTE = (
     "widget needs the kernel that made it): re-run the cell to interact.</i></p>"
 )
 _EMPTY = (
-    "<p style='opacity:0.7'><i>A live run's view (the widget needs the kernel that made it): "
-    "re-run the cell to see it.</i></p>"
+    "<p style='opacity:0.7'><i>{what} (the widget needs the kernel that made it): re-run "
+    "the cell to see it.</i></p>"
 )
 
 
@@ -54,11 +54,15 @@ def snapshot_html(inspector: Any) -> str:
 
 
 class SnapshotBox(ipywidgets.VBox):
-    """A `VBox` (a live run's view) whose display also carries `text/html`: a snapshot of
-    the inspector inside it, or a line saying it needs its kernel; and whose display can be
-    sent again (`show`, then `refresh`) so that a saved notebook keeps its last state."""
+    """A `VBox` holding an inspector (a live run's view, a batch's run picker) whose display
+    also carries `text/html`: a snapshot of that inspector (its `inspector` attribute, else
+    the first child that is one), or a line saying it needs its kernel; and whose display
+    can be sent again (`show`, then `refresh`) so that a saved notebook keeps its last state.
+    """
 
     _handle: Any = None
+    what = "A live run's view"
+    """What the box is, in the line shown when it holds no inspector yet."""
 
     def show(self) -> None:
         """Display the box now, remembering where (for `refresh`)."""
@@ -74,7 +78,10 @@ class SnapshotBox(ipywidgets.VBox):
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is not None:
-            inside = [c for c in self.children if hasattr(c, "step_label")]  # an Inspector
-            bundle["text/html"] = snapshot_html(inside[0]) if inside else _EMPTY
-            bundle["text/plain"] = repr(inside[0]) if inside else "<a live run's view>"
+            inside = getattr(self, "inspector", None)
+            if inside is None:
+                inside = next((c for c in self.children if hasattr(c, "step_label")), None)
+            shown = inside is not None
+            bundle["text/html"] = snapshot_html(inside) if shown else _EMPTY.format(what=self.what)
+            bundle["text/plain"] = repr(inside) if shown else f"<{self.what}>"
         return bundle

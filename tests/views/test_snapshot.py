@@ -113,3 +113,25 @@ def test_a_plain_digraph_made_a_drawing_keeps_its_source():
     drawing = as_drawing(plain)
     assert drawing is plain and drawing.source == source
     assert drawing_bundle(drawing, "t", include=["text/plain"]) == {"text/plain": "t"}
+
+
+@pytest.mark.dot
+def test_a_run_picker_saves_the_picked_run_s_snapshot():
+    def c(state):
+        raise ValueError("c fails")
+
+    app = (
+        StateGraph(S)
+        .add_node("b", lambda s: {"log": ["b"]})
+        .add_node("c", c)
+        .add_conditional_edges(START, lambda s: s["log"][0])
+        .compile()
+    )
+    picker = app.run_many([{"log": ["b"]}, {"log": ["c"]}], progress=False).inspect()
+    bundle = picker._repr_mimebundle_()
+    assert WIDGET in bundle and "at step 1 of 1" in bundle["text/html"]
+    assert bundle["text/plain"] == repr(picker.inspector) and "RunPicker(" not in repr(bundle)
+    picker.status.value = "failed"
+    picker.path.value = next(p for _, p in picker.path.options if p and "b" in p)
+    assert picker.inspector is None  # (the filters leave no run)
+    assert "A batch's run picker" in picker._repr_mimebundle_()["text/html"]
