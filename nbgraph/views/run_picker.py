@@ -11,14 +11,14 @@ from typing import Any
 import ipywidgets
 
 from nbgraph.views.inspector import inspect
-from nbgraph.views.snapshot import SnapshotBox
+from nbgraph.views.snapshot import with_snapshot
 
 __all__ = ["RunPicker"]
 
 _ALL = None  # (the "any" choice: no status or path is None)
 
 
-class RunPicker(SnapshotBox):  # (saved: the picked run's inspector as a snapshot)
+class RunPicker(ipywidgets.VBox):
     """Dropdowns for a status, a path and a run, above the inspector of the picked run.
 
     Attributes:
@@ -26,8 +26,6 @@ class RunPicker(SnapshotBox):  # (saved: the picked run's inspector as a snapsho
             of the picked run in the batch (None when the filters leave none).
         inspector: the inspector of the picked run (None when none is picked).
     """
-
-    what = "A batch's run picker"  # (`SnapshotBox`: saved with no run picked)
 
     def __init__(
         self,
@@ -94,6 +92,11 @@ class RunPicker(SnapshotBox):  # (saved: the picked run's inspector as a snapsho
         self.status.value, self.path.value = _ALL, _ALL
         self.run.value = self._indexes.index(index)
         return self.inspector
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """Saved: the picked run's inspector as a snapshot too (`views.snapshot`)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        return with_snapshot(bundle, self.inspector, "A batch's run picker")
 
 
 def _path_label(path: str) -> str:

@@ -22,7 +22,7 @@ import ipywidgets
 
 from nbgraph.views.display import picture_html
 
-__all__ = ["SnapshotBox", "snapshot_html"]
+__all__ = ["SnapshotBox", "snapshot_html", "with_snapshot"]
 
 _NOTE = (
     "<p style='opacity:0.7'><i>A snapshot of the inspector at step {step} of {last} (the "
@@ -54,11 +54,10 @@ def snapshot_html(inspector: Any) -> str:
 
 
 class SnapshotBox(ipywidgets.VBox):
-    """A `VBox` holding an inspector (a live run's view, a batch's run picker) whose display
-    also carries `text/html`: a snapshot of that inspector (its `inspector` attribute, else
-    the first child that is one), or a line saying it needs its kernel; and whose display
-    can be sent again (`show`, then `refresh`) so that a saved notebook keeps its last state.
-    """
+    """A `VBox` (a live run's view) whose display also carries `text/html`: a snapshot of
+    the inspector inside it, or a line saying it needs its kernel (`with_snapshot`); and
+    whose display can be sent again (`show`, then `refresh`) so that a saved notebook keeps
+    its last state."""
 
     _handle: Any = None
     what = "A live run's view"
@@ -76,12 +75,16 @@ class SnapshotBox(ipywidgets.VBox):
             self._handle.update(self)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is not None:
-            inside = getattr(self, "inspector", None)
-            if inside is None:
-                inside = next((c for c in self.children if hasattr(c, "step_label")), None)
-            shown = inside is not None
-            bundle["text/html"] = snapshot_html(inside) if shown else _EMPTY.format(what=self.what)
-            bundle["text/plain"] = repr(inside) if shown else f"<{self.what}>"
-        return bundle
+        inside = next((c for c in self.children if hasattr(c, "step_label")), None)
+        return with_snapshot(super()._repr_mimebundle_(**kwargs), inside, self.what)
+
+
+def with_snapshot(bundle: dict[str, Any] | None, inspector: Any, what: str) -> Any:
+    """A widget's display `bundle` with a `text/html` snapshot of `inspector` (and its repr
+    as `text/plain`); with no inspector, a line saying what the widget is (`what`) and that
+    it needs its kernel."""
+    if bundle is not None:
+        shown = inspector is not None
+        bundle["text/html"] = snapshot_html(inspector) if shown else _EMPTY.format(what=what)
+        bundle["text/plain"] = repr(inspector) if shown else f"<{what}>"
+    return bundle
