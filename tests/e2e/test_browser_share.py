@@ -163,6 +163,36 @@ def test_the_docs_screenshot_of_a_shared_run(tmp_path):
     assert not errors, errors
 
 
+def test_a_200_task_step_is_summarised(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from nbgraph import Send
+
+    app = (
+        StateGraph(State)
+        .add_node("fan", lambda s: {"verdict": "fanning"})
+        .add_node("work", lambda s: {"drafts": ["done"]})
+        .add_edge(START, "fan")
+        .add_conditional_edges("fan", lambda s: [Send("work", s) for _ in range(200)])
+        .add_edge("work", END)
+        .compile()
+    )
+    path = app.run({"topic": "t", "drafts": []}).save_html(tmp_path / "wide.html")
+    errors: list[str] = []
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser, page = _open(playwright, path.resolve().as_uri(), errors, requests)
+        try:
+            page.keyboard.press("End")
+            assert page.evaluate(LABEL) == "step 2 of 2: work ×200"
+            rows = page.evaluate("document.querySelectorAll('#nbg-tasks tr').length")
+            assert rows == 61  # a heading and 60 tasks, then a line for the rest
+            assert "… and 140 more tasks (work ×200)" in page.inner_text("#nbg-tasks")
+        finally:
+            browser.close()
+    assert not errors, errors
+
+
 def test_a_failed_run_opens_at_its_failing_step(tmp_path):
     from playwright.sync_api import sync_playwright
 
