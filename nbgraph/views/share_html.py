@@ -120,8 +120,9 @@ def page_data(run: Any, ids: dict[str, str] | None = None) -> dict[str, Any]:
     Keys: `title`, `status`, `facts` (context, warnings), `error` (the traceback),
     `ids` (DOT id -> node name), `initial` (`[[field, value], ...]` before step 0), and
     `steps`, each `[number, tasks, effects, state changes, applied]` where a task is
-    `[node, status, triggers]`, an effect `[field, reducer, before, writes, after, flags]`
-    and a state change `[field, value]` (value -1: the field is gone).
+    `[node, status, triggers, what ran inside it]`, an effect
+    `[field, reducer, before, writes, after, flags]` and a state change `[field, value]`
+    (value -1: the field is gone).
 
     >>> from nbgraph import START, StateGraph
     >>> app = (StateGraph(dict, reducers={"log": "append"})
@@ -148,10 +149,21 @@ def page_data(run: Any, ids: dict[str, str] | None = None) -> dict[str, Any]:
 
 def _step_data(run: Any, log: Any, strings: _Strings) -> list[Any]:
     tasks = [
-        [strings(t.node), _task_status(t), strings(", ".join(t.triggers))]
+        [strings(t.node), _task_status(t), strings(", ".join(t.triggers)), _inside(t, strings)]
         for t in (log.tasks if log.step > 0 else ())
     ]
     return [log.step, tasks, [], [], int(bool(log.applied))]
+
+
+def _inside(task: Any, strings: _Strings) -> int:
+    """What ran inside the task (a subgraph, a graph its node invoked), in words: the file
+    does not hold those runs' own steps."""
+    subruns = task.subruns or ()
+    if not subruns:
+        return -1
+    steps = sum(max(0, len(sub.steps) - 1) for sub in subruns)
+    runs = f"{len(subruns)} graph run{'s' * (len(subruns) != 1)}"
+    return strings(f"{runs}, {steps} step{'s' * (steps != 1)} (not in this file)")
 
 
 def _task_status(task: Any) -> int:

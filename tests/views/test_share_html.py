@@ -127,3 +127,12 @@ def test_save_html_writes_the_page(tmp_path):
     text = path.read_text(encoding="utf-8")
     assert "<title>&lt;my run&gt;</title>" in text
     assert _data(text)["steps"] == page_data(run, _data(text)["ids"])["steps"]
+
+
+def test_a_task_that_ran_a_subgraph_says_so():
+    inner = StateGraph(State).add_node("x", lambda s: {"n": s["n"] + 1}).add_edge(START, "x")
+    app = StateGraph(State).add_node("sub", inner.compile()).add_edge(START, "sub").compile()
+    data = page_data(app.run({"n": 0, "log": []}))
+    (task,) = data["steps"][1][1]
+    assert data["strings"][task[3]] == "1 graph run, 1 step (not in this file)"
+    assert all(t[3] == -1 for s in data["steps"] for t in s[1] if t is not task)

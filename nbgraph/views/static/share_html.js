@@ -124,14 +124,18 @@
   function showTasks(step) {
     var tasks = step[1];
     if (!tasks.length) return fill("nbg-tasks", step[0] === 0 ? "the input" : "no tasks");
-    var rows = tasks.slice(0, MAX_TASK_ROWS).map(function (task) {
+    var shown = tasks.slice(0, MAX_TASK_ROWS);
+    var nested = shown.some(function (task) { return task[3] >= 0; });
+    var rows = shown.map(function (task) {
       var tr = document.createElement("tr");
       cell(tr, text(task[0]));
       cell(tr, STATUS[task[1]], task[1] === FAILED ? "nbg-bad" : "");
       cell(tr, text(task[2]));
+      if (nested) cell(tr, text(task[3]));
       return tr;
     });
-    var t = table(["node", "status", "triggered by"], rows);
+    var headings = ["node", "status", "triggered by"];
+    var t = table(nested ? headings.concat(["ran inside"]) : headings, rows);
     fill("nbg-tasks", t);
     if (tasks.length > MAX_TASK_ROWS) {
       var more = document.createElement("p");
