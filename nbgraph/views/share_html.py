@@ -12,9 +12,10 @@ escaped, so no text can close the data's script element) and is put on the page 
 `textContent`, never as HTML; the SVG is graphviz's, made from escaped labels.
 
 Size and time, measured by `benchmarks/share_html.py` on a shared 2-core VM: a run of 10,000
-supersteps (two nodes taking turns; a counter, a growing list, a short text) is written in
-about 0.4 s (0.35 s CPU, 1.3× `run.save`'s JSON file of the same run; 0.6 s wall the first
-time, which draws the graph) to a file of 1.1 MB, which Chromium opens from disk in 0.15 s.
+supersteps (two nodes taking turns; a counter, a growing list, a short text) is written with
+0.35–0.4 s of CPU (1.3× `run.save`'s JSON file of the same run; wall time 0.4–1.5 s as the
+machine's load varies, the first call also drawing the graph) to a file of 1.1 MB, which
+Chromium opens from disk in 0.15–0.25 s.
 Long values are cut to `VALUE_WIDTH` characters, so the size grows with the steps, not
 with the values.
 """
