@@ -201,10 +201,8 @@ class CompiledStateGraph(CompiledGraph):
 
 def _live_view(record: Any) -> Any:
     """The live inspector, displayed now (`run(live=True)`)."""
-    from IPython.display import display
-
     from nbgraph.views.live_view import LiveView
 
     view = LiveView(record)
-    display(view.box)
+    view.box.show()  # (displayed, and shown again with the whole run when it ends)
     return view

@@ -6,14 +6,17 @@ Styler does not escape by default, so every table goes through `styled()`.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 from collections.abc import Iterable
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
 from nbgraph.views.dot import short
-from nbgraph.views.render import render_svg
+from nbgraph.views.render import render_svg, render_with, renderers
 
 if TYPE_CHECKING:
     import graphviz
@@ -21,9 +24,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HTML",
+    "PNG",
     "SVG",
+    "as_drawing",
     "cell_text",
     "drawing_bundle",
+    "picture_html",
     "run_html",
     "styled",
     "svg_element",
@@ -31,6 +37,7 @@ __all__ = [
 ]
 
 SVG = "image/svg+xml"
+PNG = "image/png"
 HTML = "text/html"
 _PLAIN = "text/plain"
 _CHANGED_CSS = (  # views.theme.CHANGED: a translucent theme colour, readable on dark themes
@@ -53,17 +60,74 @@ def drawing_bundle(
     text: str,
     include: Iterable[str] | None = None,
     exclude: Iterable[str] | None = None,
-) -> dict[str, str]:
-    """`text/plain` and, when it renders, `image/svg+xml`; else the DOT source and a hint."""
-    bundle = {_PLAIN: text}
-    if not wanted(SVG, include, exclude):
+) -> dict[str, Any]:
+    """`text/plain` and, when it renders, `image/svg+xml` and `image/png`; else the DOT
+    source and a hint.
+
+    The PNG is for whatever will not show an SVG: JupyterLab and Notebook 7 show an untrusted
+    notebook's SVG output as its text (an SVG may hold scripts), but a PNG as the picture.
+    Front-ends that show SVG prefer it, and nbconvert's HTML takes the SVG.
+    """
+    bundle: dict[str, Any] = {_PLAIN: text}
+    if not (wanted(SVG, include, exclude) or wanted(PNG, include, exclude)):
         return bundle
     rendered = render_svg(drawing.source)
-    if rendered.svg is not None:
-        bundle[SVG] = rendered.svg
-    else:
+    if rendered.svg is None:
         bundle[_PLAIN] = f"{text}\n{rendered.problem}\n\n{drawing.source}"
+        return bundle
+    if wanted(SVG, include, exclude):
+        bundle[SVG] = rendered.svg
+    if wanted(PNG, include, exclude):
+        png = _png(drawing.source)
+        if png is not None:
+            bundle[PNG] = base64.b64encode(png).decode("ascii")
     return bundle
+
+
+_PNG_INCHES = 24
+"""The PNG copy is at most this many inches (at 96 dpi: 2,304 px) each way: a 200-node
+fan-out drawn at full size is a 23,000-px, 1 MB PNG in the notebook; capped, 28 KB."""
+
+
+@lru_cache(maxsize=64)
+def _png(source: str) -> bytes | None:
+    """A DOT source drawn as PNG, at most `_PNG_INCHES` each way (cached by source, as
+    `render_svg` caches SVG)."""
+    end = source.rstrip().rfind("}")
+    if end > 0:  # the root graph's last statement: a size graphviz scales the drawing to fit
+        source = f'{source[:end]}\tgraph [size="{_PNG_INCHES},{_PNG_INCHES}"]\n}}\n'
+    return render_with(source, "png", renderers())[0]
+
+
+def as_drawing(dot: graphviz.Digraph) -> graphviz.Digraph:
+    """`dot`, made a `Drawing`: a `graphviz.Digraph` in every way, whose display in a
+    notebook also carries a PNG and says what it is in its text (`drawing_bundle`), so a
+    notebook reopened untrusted shows the picture, not `<graphviz.graphs.Digraph at 0x…>`."""
+    dot.__class__ = _drawing_class()
+    return dot
+
+
+@cache
+def _drawing_class() -> type:
+    """`Drawing`, made on first use (graphviz is imported only when something is drawn)."""
+    import graphviz
+
+    class Drawing(graphviz.Digraph):
+        """A `graphviz.Digraph` that displays as SVG, PNG and a line of text."""
+
+        def _repr_mimebundle_(
+            self, include: Any = None, exclude: Any = None, **_: Any
+        ) -> dict[str, Any]:
+            return drawing_bundle(self, drawing_text(self), include, exclude)
+
+    Drawing.__qualname__ = "Drawing"
+    return Drawing
+
+
+def drawing_text(dot: graphviz.Digraph) -> str:
+    """A drawing's `text/plain`: what it is, and where its DOT text is."""
+    boxes = len(getattr(dot, "nbgraph_ids", {}))
+    return f"<nbgraph drawing of {boxes} boxes: a graphviz.Digraph (.source: its DOT text)>"
 
 
 def cell_text(value: Any, width: int = 60) -> str:
@@ -126,14 +190,54 @@ def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
         of = "" if total is None else f" of {total}"
         more = f"<p>last {max_rows}{of} effects; see <code>run.effects</code></p>"
     return (
-        f"<div class='nbgraph-run'><p><b>{head}</b></p>{error}{svg_element(picture)}"
+        f"<div class='nbgraph-run'><p><b>{head}</b></p>{error}{picture_html(picture)}"
         f"<details open><summary>tasks</summary>{styled(steps, uuid='nbgraph-steps').to_html()}"
         f"</details><details open><summary>effects (changed values highlighted)</summary>"
         f"{styled(shown, changed, uuid='nbgraph-effects').to_html()}{more}</details></div>"
     )
 
 
+_PICTURE_CSS = (
+    "<style>.nbgraph-inline-{key}{{display:block !important}}"
+    ".nbgraph-copy-{key}{{display:none !important}}</style>"
+)
+"""Where HTML is trusted this style sheet shows the inline SVG and hides its copy; a sanitizer
+(JupyterLab's, for an untrusted notebook) removes style sheets and inline SVG, and keeps the
+copy, an `<img>` of the same SVG. `key` (from the picture) keeps one output's sheet from
+reaching another's, say an untrusted notebook's beside a trusted one."""
+
+
+def picture_html(svg: str, inline: str | None = None) -> str:
+    """A picture for HTML output that shows wherever the output is shown.
+
+    Trusted HTML (a notebook you ran, nbconvert's HTML) shows `inline` (default: the
+    `<svg>` element of `svg`; the inspector gives its themed one). An untrusted notebook's
+    HTML goes through a sanitizer that turns inline SVG into stray text and drops style
+    sheets: there the SVG's copy as a `data:` image shows instead, and the inline one is
+    hidden by its own `style` attribute. `svg` holds no `<svg` (no renderer): `inline` alone.
+
+    >>> out = picture_html('<?xml?><svg><text>a</text></svg>')
+    >>> out.count("<svg>"), "data:image/svg+xml;base64," in out
+    (1, True)
+    """
+    element = svg_element(svg)
+    if not element:
+        return svg if inline is None else inline
+    shown = element if inline is None else inline
+    encoded = element.encode("utf-8", "backslashreplace")
+    key = hashlib.sha1(encoded, usedforsecurity=False).hexdigest()[:12]
+    data = base64.b64encode(encoded).decode("ascii")
+    return (
+        f"{_PICTURE_CSS.format(key=key)}"
+        f"<div class='nbgraph-inline-{key}' style='display:none'>{shown}</div>"
+        f"<img class='nbgraph-copy-{key}' alt='the drawing (re-run the cell to interact)' "
+        f"style='max-width:100%;background:#ffffff' src='data:image/svg+xml;base64,{data}'>"
+    )
+
+
 def svg_element(svg: str) -> str:
-    """The `<svg>` element alone, to sit inside HTML."""
-    start = svg.find("<svg")
-    return svg[start:] if start >= 0 else ""
+    """The `<svg>` element alone (what is around it cut off), to sit inside HTML."""
+    start, end = svg.find("<svg"), svg.rfind("</svg>")
+    if start < 0:
+        return ""
+    return svg[start : end + len("</svg>")] if end > start else svg[start:]

@@ -117,7 +117,9 @@ def graph_dot(
         dot.attr(label=label(*caption), labelloc="t")
     _draw_body(dot, ids, spec, overlay, expand)
     dot.nbgraph_ids = dict(ids.ids)  # node name -> DOT id: what a click maps back (clicks.py)
-    return dot
+    from nbgraph.views.display import as_drawing  # (display imports this module)
+
+    return as_drawing(dot)  # shows as SVG and PNG (a notebook reopened untrusted)
 
 
 def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, expand: bool) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 import ipywidgets
 
 from nbgraph.views.inspector_widget import Inspector
+from nbgraph.views.snapshot import SnapshotBox
 
 __all__ = ["LiveView", "running_view"]
 
@@ -49,7 +50,7 @@ class LiveView:
     def __init__(self, record: Any, background: bool = True) -> None:
         self._record = record  # log -> Run (the notebook layer makes the record)
         self.header = ipywidgets.HTML("<b>starting…</b>")
-        self.box = ipywidgets.VBox([self.header])
+        self.box = SnapshotBox([self.header])  # (saved: a snapshot, `views.snapshot`)
         self.box.add_class("nbgraph-live")
         self.inspector: Inspector | None = None
         self.shown: list[int] = []
@@ -83,6 +84,7 @@ class LiveView:
         if self._worker is not None:
             self._worker.join()
         self._redraw(log, finished=True)
+        self.box.refresh()  # the display sent again: a saved notebook keeps the whole run
 
     def _work(self) -> None:
         while True:

@@ -11,6 +11,7 @@ from typing import Any
 import ipywidgets
 
 from nbgraph.views.inspector import inspect
+from nbgraph.views.snapshot import with_snapshot
 
 __all__ = ["RunPicker"]
 
@@ -91,6 +92,11 @@ class RunPicker(ipywidgets.VBox):
         self.status.value, self.path.value = _ALL, _ALL
         self.run.value = self._indexes.index(index)
         return self.inspector
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """Saved: the picked run's inspector as a snapshot too (`views.snapshot`)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        return with_snapshot(bundle, self.inspector, "A batch's run picker")
 
 
 def _path_label(path: str) -> str:

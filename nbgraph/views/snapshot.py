@@ -5,7 +5,12 @@ names a model living in the kernel (`Widget._repr_mimebundle_`). Reopen the save
 without that kernel (and without saved widget state) and the model is gone. The inspector's
 bundle therefore also carries `text/html`: the step label, the picture and the panels as they
 were when it was displayed. Whatever cannot show the widget shows that instead: nbconvert's
-HTML, GitHub and nbviewer, an untrusted notebook, a front-end without ipywidgets.
+HTML, GitHub and nbviewer, an untrusted notebook (JupyterLab and Notebook 7 never run an
+untrusted widget, and sanitize its HTML: the picture is kept as an image, `picture_html`),
+a front-end without ipywidgets.
+
+A live run's box (`SnapshotBox`) carries the same snapshot of the inspector inside it; its
+display is sent again when the run ends (`refresh`), so the saved notebook keeps the end.
 """
 
 from __future__ import annotations
@@ -13,11 +18,19 @@ from __future__ import annotations
 import html
 from typing import Any
 
-__all__ = ["snapshot_html"]
+import ipywidgets
+
+from nbgraph.views.display import picture_html
+
+__all__ = ["SnapshotBox", "snapshot_html", "with_snapshot"]
 
 _NOTE = (
-    "<p style='opacity:0.7'><i>A snapshot of the inspector at step {step} of {last}: re-run "
-    "the cell for the live inspector.</i></p>"
+    "<p style='opacity:0.7'><i>A snapshot of the inspector at step {step} of {last} (the "
+    "widget needs the kernel that made it): re-run the cell to interact.</i></p>"
+)
+_EMPTY = (
+    "<p style='opacity:0.7'><i>{what} (the widget needs the kernel that made it): re-run "
+    "the cell to see it.</i></p>"
 )
 
 
@@ -26,9 +39,10 @@ def snapshot_html(inspector: Any) -> str:
     (each already escaped where it was built), side by side as in the widget."""
     note = _NOTE.format(step=int(inspector.step), last=int(inspector.steps[-1]))
     label = f"<p>{inspector.step_label.value}</p>"
+    picture = inspector.graph.value
     beside = (
         "<div style='display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start'>"
-        f"<div style='max-width:40%;overflow:auto'>{inspector.graph.value}</div>"
+        f"<div style='max-width:40%;overflow:auto'>{picture_html(picture, picture)}</div>"
         f"<div style='flex:1 1 60%;min-width:0;overflow:auto'>{inspector.state.value}"
         f"{inspector.effects.value}</div></div>"
     )
@@ -37,3 +51,40 @@ def snapshot_html(inspector: Any) -> str:
         f"<div class='nbgraph-snapshot' title='{html.escape(repr(inspector), quote=True)}'>"
         f"{note}{label}{inspector.error.value}{beside}{compared}</div>"
     )
+
+
+class SnapshotBox(ipywidgets.VBox):
+    """A `VBox` (a live run's view) whose display also carries `text/html`: a snapshot of
+    the inspector inside it, or a line saying it needs its kernel (`with_snapshot`); and
+    whose display can be sent again (`show`, then `refresh`) so that a saved notebook keeps
+    its last state."""
+
+    _handle: Any = None
+    what = "A live run's view"
+    """What the box is, in the line shown when it holds no inspector yet."""
+
+    def show(self) -> None:
+        """Display the box now, remembering where (for `refresh`)."""
+        from IPython.display import display
+
+        self._handle = display(self, display_id=True)
+
+    def refresh(self) -> None:
+        """Send the box's display again (with a new snapshot), where `show` put it."""
+        if self._handle is not None:
+            self._handle.update(self)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        inside = next((c for c in self.children if hasattr(c, "step_label")), None)
+        return with_snapshot(super()._repr_mimebundle_(**kwargs), inside, self.what)
+
+
+def with_snapshot(bundle: dict[str, Any] | None, inspector: Any, what: str) -> Any:
+    """A widget's display `bundle` with a `text/html` snapshot of `inspector` (and its repr
+    as `text/plain`); with no inspector, a line saying what the widget is (`what`) and that
+    it needs its kernel."""
+    if bundle is not None:
+        shown = inspector is not None
+        bundle["text/html"] = snapshot_html(inspector) if shown else _EMPTY.format(what=what)
+        bundle["text/plain"] = repr(inspector) if shown else f"<{what}>"
+    return bundle

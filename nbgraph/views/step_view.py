@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from nbgraph.views.display import styled, svg_element
+from nbgraph.views.display import picture_html, styled
 from nbgraph.views.panels import state_html
 from nbgraph.views.render import render_svg
 
@@ -50,7 +50,7 @@ class StepEffects(pd.DataFrame):
         )
         return (
             f"<div class='nbgraph-step'><p><b>{html.escape(self.caption)}</b></p>"
-            f"{svg_element(svg or '')}{table}</div>"
+            f"{picture_html(svg or '')}{table}</div>"  # (an untrusted notebook: an <img>)
         )
 
 

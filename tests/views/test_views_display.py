@@ -1,5 +1,6 @@
 """Jupyter display: mimebundles honour include/exclude, render offline, escape all HTML."""
 
+import base64
 import operator
 import os
 import subprocess
@@ -35,13 +36,15 @@ def test_graph_and_run_bundles_have_text_and_svg_made_by_dot():
     render.clear_cache()
     compiled = app()
     bundle = compiled._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "image/svg+xml"}
+    assert set(bundle) == {"text/plain", "image/svg+xml", "image/png"}
     assert bundle["image/svg+xml"].lstrip().startswith(("<?xml", "<svg"))
+    assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG")  # untrusted shows it
     assert render.renderers()[0][0] == "dot"
     run = compiled.run({"log": []})
     run_bundle = run._repr_mimebundle_()
-    assert set(run_bundle) == {"text/plain", "image/svg+xml", "text/html"}
+    assert set(run_bundle) == {"text/plain", "image/svg+xml", "image/png", "text/html"}
     assert "<svg" in run_bundle["text/html"]  # the picture travels inside the HTML too
+    assert "src='data:image/svg+xml;base64," in run_bundle["text/html"]  # and its copy
     assert StateGraph(S).add_node("x", lambda s: None)._repr_mimebundle_()["text/plain"]
 
 
@@ -88,7 +91,7 @@ def test_without_dot_on_path_graphviz_pure_still_draws():
     assert done.returncode == 0, done.stderr
     renderers, mimes = done.stdout.strip().splitlines()
     assert renderers == '["graphviz-pure"]'
-    assert mimes == '["image/svg+xml", "text/plain"]'
+    assert mimes == '["image/png", "image/svg+xml", "text/plain"]'
 
 
 def test_with_no_renderer_at_all_the_dot_source_and_one_hint_are_shown(monkeypatch):
