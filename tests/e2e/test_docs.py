@@ -90,7 +90,9 @@ DEVELOPMENT_LOG = [
 ]
 
 
-@pytest.mark.parametrize("page", ["README.md", *(f"docs/{p}.md" for p in GUIDE)])
+@pytest.mark.parametrize(
+    "page", ["README.md", "benchmarks/README.md", *(f"docs/{p}.md" for p in GUIDE)]
+)
 def test_no_page_reads_like_a_development_log(page: str) -> None:
     text = (ROOT / page).read_text(encoding="utf-8")
     for pattern in DEVELOPMENT_LOG:
