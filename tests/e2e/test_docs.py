@@ -138,7 +138,10 @@ def test_the_site_builds_strict_offline_with_the_notebooks_and_their_outputs(tmp
     assert len(notebooks) == len(list((ROOT / "notebooks").glob("*.ipynb"))), notebooks
     quick = pages["notebooks/01_quickstart/index.html"]
     assert "jp-OutputArea-output" in quick and "<svg" in quick  # executed: outputs, drawings
+    assert "nbgraph-snapshot" in quick  # an inspector shows its static snapshot
     for name, html in pages.items():
         remote = re.findall(r"<(?:script|link)\b[^>]*(?:src|href)=\"(https?:[^\"]+)\"", html)
         assert not remote, (name, remote)
-        assert "fonts.googleapis" not in html, name
+        for host in ("fonts.googleapis", "unpkg.com", "jsdelivr"):
+            assert host not in html, (name, host)
+        assert "widget-view+json" not in html, name  # no widget left to draw from a CDN
