@@ -145,3 +145,13 @@ def test_the_site_builds_strict_offline_with_the_notebooks_and_their_outputs(tmp
         for host in ("fonts.googleapis", "unpkg.com", "jsdelivr"):
             assert host not in html, (name, host)
         assert "widget-view+json" not in html, name  # no widget left to draw from a CDN
+
+
+@pytest.mark.parametrize("page", ["README.md", *(f"docs/{p}.md" for p in GUIDE)])
+def test_every_file_a_page_names_exists(page: str) -> None:
+    """The test files, scripts and notebooks a page names in code spans are in the repository."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    named = re.findall(r"`((?:tests|benchmarks|nbgraph|notebooks|docs)/[\w./-]+\.\w+)", text)
+    assert named or page == "docs/index.md"
+    for path in named:
+        assert (ROOT / path).exists(), f"{page} names {path}"
