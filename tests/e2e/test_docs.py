@@ -155,3 +155,15 @@ def test_every_file_a_page_names_exists(page: str) -> None:
     assert named or page == "docs/index.md"
     for path in named:
         assert (ROOT / path).exists(), f"{page} names {path}"
+
+
+def test_the_test_command_installs_what_the_docs_build_needs() -> None:
+    """`bash dev.sh test` (what CI runs) installs the docs extra, so the build test runs there;
+    `bash dev.sh docs` serves the site."""
+    dev = (ROOT / "dev.sh").read_text(encoding="utf-8")
+    test_extras = re.search(r"test\)\n(?:.*\n)*?\s*setup_python\s+\"?([\w,]+)\"?", dev)
+    assert test_extras and "docs" in test_extras.group(1).split(",")
+    assert re.search(r"docs\)\n(?:.*\n)*?.*mkdocs\" serve", dev)
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    extra = re.search(r"^docs = \[(.*)\]$", pyproject, flags=re.M)
+    assert extra and all(name in extra.group(1) for name in ("mkdocs-material", "mkdocs-jupyter"))
