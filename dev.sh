@@ -2,7 +2,9 @@
 # nbgraph's one entry point for people and CI.
 #   bash dev.sh lab    set everything up, then open JupyterLab on notebooks/ (extra arguments
 #                      go to `jupyter lab`, e.g. --no-browser --port 8899)
-#   bash dev.sh test   set everything up, then run the whole test suite
+#   bash dev.sh test   set everything up, then run the whole test suite (the docs build too)
+#   bash dev.sh docs   set everything up, then serve the docs site on localhost (mkdocs serve;
+#                      extra arguments go to `mkdocs serve`, e.g. -a 127.0.0.1:8001)
 # Works on a fresh Debian machine with Python 3.11 (as root it installs the system
 # packages it needs; otherwise it tells you which ones are missing).
 set -euo pipefail
@@ -52,7 +54,7 @@ case "${1:-}" in
         ;;
     test)
         need_system_packages test
-        setup_python "test,lab"
+        setup_python "test,lab,docs"
         "$VENV/bin/ruff" check nbgraph tests benchmarks
         set +e
         "$VENV/bin/python" -m pytest "${@:2}"
@@ -64,8 +66,14 @@ case "${1:-}" in
         fi
         exit "$status"
         ;;
+    docs)
+        need_system_packages docs
+        setup_python "lab,langchain,langgraph,dask,docs"  # the notebooks run as the site is built
+        exec "$VENV/bin/mkdocs" serve "${@:2}"
+        ;;
     *)
-        echo "usage: bash dev.sh lab [jupyter lab args] | bash dev.sh test [pytest args]" >&2
+        echo "usage: bash dev.sh lab [jupyter lab args] | bash dev.sh test [pytest args]" \
+             "| bash dev.sh docs [mkdocs serve args]" >&2
         exit 2
         ;;
 esac

@@ -14,13 +14,12 @@ from nbgraph import END, START, StateGraph
 class State(TypedDict):
     count: Annotated[int, "sum"]
     log: Annotated[list, operator.add]
-    status: str
 
 
 def quick_start_run():
     app = (
         StateGraph(State)
-        .add_node("a", lambda s: {"count": 1, "log": ["a"], "status": "A"})
+        .add_node("a", lambda s: {"count": 1, "log": ["a"]})
         .add_node("b", lambda s: {"count": 2, "log": ["b"]})
         .add_node("c", lambda s: {"count": 3, "log": ["c"]})
         .add_edge(START, "a")
@@ -29,7 +28,7 @@ def quick_start_run():
         .add_edge(["b", "c"], END)
         .compile()
     )
-    return app.run({"count": 0, "log": [], "status": "init"})
+    return app.run({"count": 0, "log": []})
 
 
 def main() -> None:

@@ -44,3 +44,27 @@ def test_every_picture_and_link_in_the_readme_is_in_the_repository():
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
     for node in ("START", "END", "a", "b", "c"):  # the quick start's run, drawn
         assert f">{node}" in svg, node
+
+
+def test_the_fifteen_lines_are_fifteen_lines_of_code():
+    """The heading's count: the quick start's lines, blank lines and comment lines aside."""
+    text = README.read_text()
+    assert "## Fifteen lines to paste into a notebook" in text
+    block = re.findall(r"```python\n(.*?)```", text.split("## Fifteen lines", 1)[1], flags=re.S)[0]
+    code = [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+    assert len(code) == 15, code
+
+
+def test_the_pictured_run_is_the_quick_start():
+    """docs/run.svg is drawn by docs/pictures.py from the README's quick start."""
+    import importlib.util
+
+    script = README.parent / "docs" / "pictures.py"
+    spec = importlib.util.spec_from_file_location("pictures", script)
+    pictures = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pictures)
+    quick = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[0]
+    claimed = re.search(r"app\.invoke\((.*)\)\n# (\{.*\})", quick)
+    run = pictures.quick_start_run()
+    assert run.output == eval(claimed.group(2))
+    assert set(run.steps["node"]) >= {"a", "b", "c"}

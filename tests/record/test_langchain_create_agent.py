@@ -376,7 +376,7 @@ def test_a_thread_run_with_durability_exit_says_what_it_lacks():
 
 
 def test_an_nbgraph_saver_is_not_a_langgraph_checkpointer(tmp_path):
-    """The decision in docs/langgraph/create-agent.md: nbgraph's savers keep nbgraph's
+    """The decision in docs/langgraph.md: nbgraph's savers keep nbgraph's
     checkpoints and are refused by LangGraph (as by create_agent); a LangGraph saver and
     `Run.from_langgraph` do the job, and `run.save` keeps the record in nbgraph's file."""
     with pytest.raises(TypeError, match="BaseCheckpointSaver"):
