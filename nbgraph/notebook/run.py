@@ -32,6 +32,8 @@ class Run(RunRecord):
         app: the compiled graph that made this run in this session (None for a run read
             from a file): what `fork` continues with.
         checkpoint_head: with a checkpointer, the thread's checkpoint this run ended at.
+        forks: the `Fork`s made from this run (`fork`, or the inspector's "edit and fork
+            here"), oldest first; the branches a fork shows share this run's list.
     """
 
     parent: Run | None = None
@@ -138,7 +140,43 @@ class Run(RunRecord):
         thread as records whose state trees show each other."""
         from nbgraph.notebook.fork import fork
 
-        return fork(self, step, values, as_node)
+        made = fork(self, step, values, as_node)
+        self.forks.append(made)
+        made.original.forks = made.branch.forks = self.forks  # (forks made from either)
+        return made
+
+    @cached_property
+    def forks(self) -> list[Any]:
+        """The `Fork`s made from this run, oldest first (see `fork`)."""
+        return []
+
+    @property
+    def questions(self) -> list[Any]:
+        """The interrupts this run is paused at (`nbgraph.notebook.answer.Question`: node,
+        task id, interrupt id, value), in task order; [] unless it is paused at one."""
+        from nbgraph.notebook.answer import questions
+
+        return questions(self)
+
+    def answer(self, resume: Any, interrupt_id: str | None = None) -> Run:
+        """Answer this paused run: `Command(resume=resume)` on its thread, run on the same
+        app; returns the thread so far (this run's steps, then the resumed ones). With
+        several questions waiting, pass `{interrupt_id: answer}` or `interrupt_id=`.
+
+        Raises:
+            AnswerError: not paused at an interrupt, no checkpointer, an unknown id, or the
+                thread moved on since (`answer_problem` says which).
+        """
+        from nbgraph.notebook.answer import answer
+
+        return answer(self, resume, interrupt_id)
+
+    @property
+    def answer_problem(self) -> str | None:
+        """Why this run cannot be answered now (a sentence), or None if it can."""
+        from nbgraph.notebook.answer import answer_problem
+
+        return answer_problem(self)
 
     @property
     def fork_problem(self) -> str | None:
