@@ -31,8 +31,9 @@ def compare_by_step(this: Any, other: Any) -> pd.DataFrame:
     Steps pair off in order. A step one run has and the other has not made by
     `update_state` (a fork's edit: "update" tasks) pairs with the other run's step before
     it, the state the edit changed (a row `what` `"update_state"` says as which node, "as
-    a", or "no edit"), and the steps after it pair with the other run's one number lower. When steps of different
-    numbers pair, the table has an `other step` column after `step` (the other run's).
+    a", or "no edit"), and the steps after it pair with the other run's one number lower.
+    When steps of different numbers pair, the table has an `other step` column after `step`
+    (the other run's).
     """
     import pandas as pd
 
