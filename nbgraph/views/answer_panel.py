@@ -1,7 +1,7 @@
 """The inspector's answer panel: a run paused at `interrupt()` shows each question (per task
 when several wait) with a box to answer it, or, for a tool-call review (`views.tool_review`),
-approve / edit / reject per tool call; "answer and resume" resumes the thread and the
-inspector shows the run grown by the resumed steps.
+approve / edit / reject (or respond, where allowed) per tool call; "answer and resume"
+resumes the thread and the inspector shows the run grown by the resumed steps.
 
 Views never drive the engine themselves: the panel calls the run's own `answer`
 (`Command(resume=...)` through the app's `run`, in the notebook layer). A bad answer (text
@@ -221,7 +221,10 @@ class _Decision:
 
     def _shown(self) -> None:
         self.args.layout.display = "" if self.pick.value == "edit" else "none"
-        self.reason.layout.display = "" if self.pick.value == "reject" else "none"
+        self.reason.layout.display = "" if self.pick.value in ("reject", "respond") else "none"
+        self.reason.placeholder = (
+            "the tool's answer" if self.pick.value == "respond" else "why (optional)"
+        )
 
     def chosen(self) -> tuple[str, Any] | None:
         """(decision, detail), or None if none was picked.
@@ -240,4 +243,4 @@ class _Decision:
                     f"The edited args of tool call {self.action.name!r} are not valid JSON "
                     f"({error})."
                 ) from None
-        return kind, self.reason.value if kind == "reject" else None
+        return kind, self.reason.value if kind in ("reject", "respond") else None

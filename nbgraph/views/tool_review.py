@@ -6,7 +6,8 @@ Three shapes are known, each answered as its own code reads the answer:
 - langchain's `HumanInTheLoopMiddleware`, batched: `{"action_requests": [{"name", "args",
   "description"}], "review_configs": [{"action_name", "allowed_decisions"}]}`, answered
   `{"decisions": [{"type": "approve"} | {"type": "edit", "edited_action": {"name", "args"}}
-  | {"type": "reject", "message"?}]}`, one decision per action in order;
+  | {"type": "reject", "message"?} | {"type": "respond", "message"}]}`, one decision per
+  action in order;
 - the same middleware per call: `{"type": "tool_approval", "tool_call_id", "name", "args",
   "description"}`, answered with one decision;
 - LangGraph's older `HumanInterrupt` (a list of them, or one): `{"action_request": {"action",
@@ -23,7 +24,10 @@ from typing import Any
 
 __all__ = ["DECISIONS", "Action", "Review", "ReviewAnswerError", "review_answer", "review_of"]
 
-DECISIONS = ("approve", "edit", "reject")
+DECISIONS = ("approve", "edit", "reject", "respond")
+"""Every decision, in the order offered; "respond" (answer in the tool's place, with a
+message) only where a review config allows it."""
+_DEFAULT = DECISIONS[:3]
 
 
 class ReviewAnswerError(ValueError):
@@ -74,7 +78,7 @@ def review_of(value: Any) -> Review | None:
         if _is_list(value.get("action_requests")) and "review_configs" in value:
             return _batched(value)
         if value.get("type") == "tool_approval" and isinstance(value.get("name"), str):
-            return Review("per_call", (_action(value, value.get("args"), DECISIONS),))
+            return Review("per_call", (_action(value, value.get("args"), _DEFAULT),))
         if _is_human_interrupt(value):
             return Review("human_interrupt", (_human_action(value),))
         return None
@@ -85,7 +89,8 @@ def review_of(value: Any) -> Review | None:
 
 def review_answer(review: Review, decisions: Sequence[tuple[str, Any]]) -> Any:
     """The answer to `review`: one `(decision, detail)` per action, in order — `("approve",
-    None)`, `("edit", new_args)` or `("reject", message)` (message "" for none).
+    None)`, `("edit", new_args)`, `("reject", message)` (message "" for none) or
+    `("respond", message)`.
 
     >>> review = review_of({"action_requests": [{"name": "add", "args": {"a": 1}}],
     ...                     "review_configs": []})
@@ -135,8 +140,8 @@ def _check(action: Action, number: int, kind: str, detail: Any) -> None:
 def _decision(action: Action, kind: str, detail: Any) -> dict[str, Any]:
     if kind == "edit":
         return {"type": "edit", "edited_action": {"name": action.name, "args": dict(detail)}}
-    if kind == "reject" and detail:
-        return {"type": "reject", "message": str(detail)}
+    if kind == "respond" or (kind == "reject" and detail):
+        return {"type": kind, "message": str(detail or "")}
     return {"type": kind}
 
 
@@ -159,7 +164,7 @@ def _batched(value: Mapping[str, Any]) -> Review:
     for request in value["action_requests"]:
         request = request if isinstance(request, Mapping) else {}
         config = configs.get(request.get("name"), {})
-        allowed = config.get("allowed_decisions") or DECISIONS
+        allowed = config.get("allowed_decisions") or _DEFAULT
         schema = config.get("args_schema")
         properties = schema.get("properties") if isinstance(schema, Mapping) else None
         actions.append(_action(request, request.get("args"), allowed, properties))
