@@ -40,6 +40,9 @@ class Run(RunRecord):
     task: str | None = None
     app: Any = None
     checkpoint_head: str | None = None
+    shown_live_in: int | None = None
+    """The notebook cell (execution count) whose live view showed this run (`run(...,
+    live=True)`): displayed in that same cell, it is one line, not the run again."""
 
     @cached_property
     def effects(self) -> Any:
@@ -196,7 +199,18 @@ class Run(RunRecord):
     ) -> dict[str, Any]:
         from nbgraph.views.display import HTML, SVG, drawing_bundle, run_html, wanted
 
+        if self.shown_live_in is not None and self.shown_live_in == cell_number():
+            return {"text/plain": f"{self!r}, shown live above"}  # (not the run twice)
         bundle = drawing_bundle(self.draw(), repr(self), include, exclude)
         if wanted(HTML, include, exclude):  # front-ends show one type: put the picture in it
             bundle[HTML] = run_html(self, picture=bundle.get(SVG, ""))
         return bundle
+
+
+def cell_number() -> int | None:
+    """The execution count of the notebook cell running now (None outside IPython)."""
+    import sys
+
+    ipython = sys.modules.get("IPython")  # (never imported here: only asked if loaded)
+    shell = ipython.get_ipython() if ipython is not None else None
+    return None if shell is None else getattr(shell, "execution_count", None)
