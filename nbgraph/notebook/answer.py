@@ -57,11 +57,19 @@ def questions(run: Run) -> list[Question]:
     if run.log.status != "interrupted" or not run.log.steps:
         return []
     paused = run.log.steps[-1]
-    return [
+    asked = [
         Question(task.node, task.id, asked.id, asked.value)
         for task in paused.tasks
         for asked in task.interrupts
     ]
+    if asked or getattr(run, "app", None) is None or run.checkpoint_head is None:
+        return asked
+    # a record rebuilt from checkpoints (a fork's branch) ends before the paused step:
+    # its questions are those of the checkpoint it ends at, as the thread keeps them
+    config = {"configurable": {"thread_id": _thread(run), "checkpoint_ns": ""}}
+    config["configurable"]["checkpoint_id"] = run.checkpoint_head
+    snapshot = run.app.get_state(config)
+    return [Question(t.name, t.id, i.id, i.value) for t in snapshot.tasks for i in t.interrupts]
 
 
 def answer_problem(run: Run) -> str | None:

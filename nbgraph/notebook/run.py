@@ -172,7 +172,9 @@ class Run(RunRecord):
         """
         from nbgraph.notebook.answer import answer
 
-        return answer(self, resume, interrupt_id)
+        grown = answer(self, resume, interrupt_id)
+        grown.forks = self.forks  # (the thread's forks, whichever of its runs made them)
+        return grown
 
     @property
     def answer_problem(self) -> str | None:
