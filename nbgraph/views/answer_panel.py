@@ -61,9 +61,10 @@ class AnswerPanel:
             return
         self._for = run
         asked = list(getattr(run, "questions", None) or [])
-        if not asked:
-            self.rows, self.box.children = [], []
-            self.box.layout.display = "none"
+        if not asked:  # (just answered: what the answer did stays said)
+            self.rows = []
+            self.box.children = [self.status] if run is self.last_run else []
+            self.box.layout.display = "" if run is self.last_run else "none"
             return
         several = len(asked) > 1
         self.rows = [QuestionRow(q, several) for q in asked]
