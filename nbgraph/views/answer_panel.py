@@ -141,10 +141,11 @@ class QuestionRow:
             f" (interrupt {question.id})" if several else ""
         )
         which = f" <code>{html.escape(question.id)}</code>" if several else ""
-        head = ipywidgets.HTML(
-            f"<b>{html.escape(question.node)}</b>{which} asks: "
-            + value_tree_html(question.value, 100)
-        )
+        asks = value_tree_html(question.value, 100)
+        if self.review is not None:  # (the calls are shown one by one below)
+            count = len(self.review.actions)
+            asks = f"a review of {count} tool call{'s' * (count != 1)}"
+        head = ipywidgets.HTML(f"<b>{html.escape(question.node)}</b>{which} asks: {asks}")
         head.add_class("nbgraph-question")
         if self.review is None:
             self._free_answer(question.value)

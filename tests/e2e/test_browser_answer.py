@@ -4,7 +4,8 @@ Playwright (`tests/support/browser.py`).
 
 One notebook: a live run (slow steps) whose controls must take no click while its cell runs
 (no click queued and replayed after it), then a run paused at `interrupt()` answered from its
-inspector — a bad answer first (its message), then a good one (the run grows)."""
+inspector — a bad answer first (its message), then a good one (the run grows) — and a
+tool-call review edited (an unknown arg first, refused by name)."""
 
 import time
 from pathlib import Path
@@ -62,6 +63,19 @@ app = (
 )
 paused = app.run({}, {"configurable": {"thread_id": "t"}})
 paused.inspect()
+""",
+    """
+def gate(state):
+    return {"verdict": interrupt({
+        "action_requests": [{"name": "search", "args": {"query": "cats"}}],
+        "review_configs": [{"action_name": "search", "allowed_decisions": ["approve", "edit"]}],
+    })}
+
+reviewed = (
+    StateGraph(Post).add_node("gate", gate).add_edge(START, "gate")
+    .compile(checkpointer=MemorySaver())
+)
+reviewed.run({}, {"configurable": {"thread_id": "r"}}).inspect()
 """,
 ]
 
@@ -135,35 +149,43 @@ def test_a_live_run_takes_no_click_then_a_paused_run_is_answered(served, tmp_pat
             after_run = page.evaluate(LIVE_STATE)
             live_cell = page.locator(".jp-Cell").nth(1).inner_text()
             # --- the paused run's inspector: the question, a bad answer, a good one
-            panel = page.locator(".nbgraph-answer").last
-            panel.wait_for(timeout=120_000)
-            inspector = page.locator(".nbgraph-inspector").last
+            page.locator(".nbgraph-inspector").nth(2).wait_for(timeout=120_000)  # (all ran)
+            inspector = page.locator(".nbgraph-inspector").nth(1)
+            panel = inspector.locator(".nbgraph-answer")
             question = panel.locator(".nbgraph-question").inner_text()
             question_bold = panel.locator(".nbgraph-question b").all_inner_texts()
             label_before = inspector.locator(".nbgraph-step-label").inner_text()
             panel.locator(".nbgraph-answer-text textarea").fill('{"ok": yes}')
             panel.get_by_role("button", name="answer and resume").click()
             status = panel.locator(".nbgraph-answer-status")
-            page.wait_for_function(
-                "() => document.querySelector('.nbgraph-answer-status').innerText"
-                ".includes('not valid JSON')",
-                timeout=30_000,
-            )
+            status.filter(has_text="not valid JSON").wait_for(timeout=30_000)
             bad = status.inner_text()
             panel.locator(".nbgraph-answer-text textarea").fill('{"ok": true, "by": "<me>"}')
             panel.get_by_role("button", name="answer and resume").click()
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.nbgraph-step-label')]"
-                ".some(l => l.innerText.startsWith('step 3 of 3'))",
-                timeout=60_000,
+            inspector.locator(".nbgraph-step-label", has_text="step 3 of 3").wait_for(
+                timeout=60_000
             )
-            page.wait_for_function(
-                "() => document.querySelector('.nbgraph-answer-status').innerText"
-                ".includes('Resumed')",
-                timeout=30_000,
-            )
+            status.filter(has_text="Resumed").wait_for(timeout=30_000)
             grown = inspector.inner_text()
             inspector.screenshot(path=str(tmp_path / "answered.png"))
+            # --- a tool-call review: edit the call's args (a typo first), then resume
+            gate = page.locator(".nbgraph-inspector").nth(2)
+            review = gate.locator(".nbgraph-answer")
+            review_head = review.locator(".nbgraph-question").inner_text()
+            review.get_by_role("button", name="edit").click()
+            args = review.locator(".nbgraph-edit-args textarea")
+            args.wait_for(state="visible", timeout=15_000)
+            args_shown = args.input_value()
+            args.fill('{"qery": "dogs"}')
+            review.get_by_role("button", name="answer and resume").click()
+            review_status = review.locator(".nbgraph-answer-status")
+            review_status.filter(has_text="unknown arg").wait_for(timeout=30_000)
+            unknown = review_status.inner_text()
+            args.fill('{"query": "dogs"}')
+            review.get_by_role("button", name="answer and resume").click()
+            review_status.filter(has_text="Resumed").wait_for(timeout=60_000)
+            gate.screenshot(path=str(tmp_path / "reviewed.png"))
+            reviewed = gate.text_content()  # (the folded value's full text too)
         except Exception:
             page.screenshot(path=str(tmp_path / "failed.png"), full_page=True)  # (to look at)
             raise
@@ -187,5 +209,11 @@ def test_a_live_run_takes_no_click_then_a_paused_run_is_answered(served, tmp_pat
     assert "The answer to 'review' is not valid JSON" in bad, bad
     assert "Resumed" in grown and "step 3 of 3" in grown, grown
     assert "<me>" in grown  # the answer, escaped, in the state panel
+    # the review: the call shown, the edit box filled with its args, the typo named
+    assert "gate asks: a review of 1 tool call" in review_head, review_head
+    assert '"query": "cats"' in args_shown, args_shown
+    assert "unknown arg 'qery'; its args are ['query']" in unknown, unknown
+    assert "step 1 of 1: gate" in reviewed and "1 step ran (done)" in reviewed
+    assert "'edited_action': {'name': 'search', 'args': {'query': 'dogs'}}" in reviewed
     assert not real_errors(errors, served), errors
     assert Path(tmp_path / "answered.png").exists()

@@ -107,6 +107,7 @@ def test_a_tool_call_review_is_approved_edited_or_rejected():
     panel = inspector.answer_panel
     row = panel.rows[0]
     assert row.review is not None and [d.action.name for d in row.decisions] == ["search", "send"]
+    assert "asks: a review of 2 tool calls" in row.box.children[0].value
     search, send = row.decisions
     assert list(search.pick.options) == ["approve", "edit", "reject"]
     assert list(send.pick.options) == ["approve", "reject"]  # as its review config allows
