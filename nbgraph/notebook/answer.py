@@ -19,7 +19,15 @@ from nbgraph.notebook.fork import attach_app, fork_problem
 if TYPE_CHECKING:
     from nbgraph.notebook.run import Run
 
-__all__ = ["AnswerError", "Question", "answer", "answer_problem", "questions"]
+__all__ = [
+    "AnswerError",
+    "Question",
+    "answer",
+    "answer_problem",
+    "questions",
+    "resume_problem",
+    "thread_of",
+]
 
 
 class AnswerError(NbgraphError, ValueError):
@@ -66,7 +74,7 @@ def questions(run: Run) -> list[Question]:
         return asked
     # a record rebuilt from checkpoints (a fork's branch) ends before the paused step:
     # its questions are those of the checkpoint it ends at, as the thread keeps them
-    config = {"configurable": {"thread_id": _thread(run), "checkpoint_ns": ""}}
+    config = {"configurable": {"thread_id": thread_of(run), "checkpoint_ns": ""}}
     config["configurable"]["checkpoint_id"] = run.checkpoint_head
     snapshot = run.app.get_state(config)
     return [Question(t.name, t.id, i.id, i.value) for t in snapshot.tasks for i in t.interrupts]
@@ -81,6 +89,11 @@ def answer_problem(run: Run) -> str | None:
             "This run stopped at a breakpoint (interrupt_before/interrupt_after), not at an "
             "interrupt() with a question: continue it with app.run(None, config)."
         )
+    return resume_problem(run)
+
+
+def resume_problem(run: Run) -> str | None:
+    """Why the thread of paused `run` cannot be resumed from it (a sentence), or None."""
     if getattr(run, "app", None) is None:
         return (
             "This run has no app to resume it with (a subrun, or a run read from a file): "
@@ -88,10 +101,10 @@ def answer_problem(run: Run) -> str | None:
         )
     if fork_problem(run) is not None:  # (no checkpointer or thread: it could not pause)
         return "This run cannot be resumed: its app has no checkpointer or it has no thread."
-    head = run.app.checkpointer.get(_thread(run))
+    head = run.app.checkpointer.get(thread_of(run))
     if head is not None and head.checkpoint_id != run.checkpoint_head:
         return (
-            f"Thread {_thread(run)!r} has moved on since this run paused (another call ran "
+            f"Thread {thread_of(run)!r} has moved on since this run paused (another call ran "
             "or resumed it): answer from its latest run (app.last_run)."
         )
     return None
@@ -125,7 +138,7 @@ def answer(run: Run, resume: Any, interrupt_id: str | None = None) -> Run:
                 f"{waiting}."
             )
         resume = {interrupt_id: resume}
-    config = {"configurable": {"thread_id": _thread(run), "checkpoint_ns": ""}}
+    config = {"configurable": {"thread_id": thread_of(run), "checkpoint_ns": ""}}
     resumed = run.app.run(Command(resume=resume), config)
     if run.log.semantics == "branches" or resumed.log.semantics == "branches":
         return resumed
@@ -147,5 +160,6 @@ def joined(first: Any, resumed: Any) -> Any:
     return log
 
 
-def _thread(run: Run) -> str:
+def thread_of(run: Run) -> str:
+    """The thread id of `run`'s config."""
     return str(((run.log.config or {}).get("configurable") or {}).get("thread_id"))

@@ -177,6 +177,29 @@ class Run(RunRecord):
         return grown
 
     @property
+    def pending_calls(self) -> Any:
+        """The tool calls this run waits to have approved at a breakpoint (paused before the
+        node that runs them): a `nbgraph.notebook.call_review.PendingCalls`, or None."""
+        from nbgraph.notebook.call_review import pending_calls
+
+        return pending_calls(self)
+
+    def review_calls(self, decisions: list[Any]) -> Run:
+        """Approve, edit or reject the tool calls this run waits on at a breakpoint (one
+        decision per call, as langchain's human-in-the-loop writes them: `{"type":
+        "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}`, `{"type":
+        "reject", "message"}`), then run the thread on; returns the thread's record.
+
+        Raises:
+            AnswerError: nothing to review, or decisions that do not fit the calls.
+        """
+        from nbgraph.notebook.call_review import review_calls
+
+        grown = review_calls(self, decisions)
+        grown.forks = self.forks
+        return grown
+
+    @property
     def answer_problem(self) -> str | None:
         """Why this run cannot be answered now (a sentence), or None if it can."""
         from nbgraph.notebook.answer import answer_problem

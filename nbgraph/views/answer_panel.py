@@ -17,10 +17,16 @@ from typing import Any
 
 import ipywidgets
 
-from nbgraph.views.tool_review import Review, ReviewAnswerError, review_answer, review_of
+from nbgraph.views.tool_review import (
+    Review,
+    ReviewAnswerError,
+    calls_review,
+    review_answer,
+    review_of,
+)
 from nbgraph.views.value_tree import value_tree_html
 
-__all__ = ["AnswerPanel", "QuestionRow"]
+__all__ = ["AnswerPanel", "CallsRow", "QuestionRow"]
 
 _TEXT, _JSON = "text", "JSON"
 _ERROR = "<span style='color:#990000'>{}</span>"
@@ -61,10 +67,14 @@ class AnswerPanel:
             return
         self._for = run
         asked = list(getattr(run, "questions", None) or [])
-        if not asked:  # (just answered: what the answer did stays said)
+        calls = None if asked else getattr(run, "pending_calls", None)
+        if not asked and calls is None:  # (just answered: what the answer did stays said)
             self.rows = []
             self.box.children = [self.status] if run is self.last_run else []
             self.box.layout.display = "" if run is self.last_run else "none"
+            return
+        if calls is not None:
+            self._show_calls(run, calls)
             return
         several = len(asked) > 1
         self.rows = [QuestionRow(q, several) for q in asked]
@@ -82,6 +92,21 @@ class AnswerPanel:
             + "and resume the thread."
         )
         self.box.children = [self.title, *(r.box for r in self.rows), self.button, self.status]
+        self.box.layout.display = ""
+
+    def _show_calls(self, run: Any, calls: Any) -> None:
+        """A breakpoint before the node that runs an AI message's tool calls: decide each."""
+        self.rows = [CallsRow(calls)]
+        self.button.disabled = False
+        self.button.tooltip = "approve, edit or reject the calls, then run on"
+        if run is not self.last_run:
+            self.status.value = ""
+        count = len(calls.calls)
+        self.title.value = (
+            f"<b>Paused before {html.escape(calls.node)}: {count} tool call"
+            f"{'s wait' if count != 1 else ' waits'} for approval.</b> Decide each and run on."
+        )
+        self.box.children = [self.title, self.rows[0].box, self.button, self.status]
         self.box.layout.display = ""
 
     def answer(self) -> Any:
@@ -102,14 +127,16 @@ class AnswerPanel:
             return self._fail("Write an answer (or decide each tool call) before resuming.")
         resume = next(iter(given.values())) if len(self.rows) == 1 else given
         inspector = self.inspector
+        at_breakpoint = isinstance(self.rows[0], CallsRow)
         try:
-            grown = inspector.run.answer(resume)
+            run = inspector.run
+            grown = run.review_calls(resume) if at_breakpoint else run.answer(resume)
         except Exception as error:  # shown in the panel: the person fixes it and retries
             return self._fail(f"Could not resume: {type(error).__name__}: {error}")
         before = len(inspector.run.log.steps)
         self.last_run = grown
         inspector.reopen(grown, inspector.other, grown.log.steps[-1].step)
-        added = max(0, len(grown.log.steps) - before + 1)  # (the paused step ran again)
+        added = max(0, len(grown.log.steps) - before + (not at_breakpoint))  # (paused: again)
         self.status.value = (
             f"<b>Resumed</b>: {added} step{'s' * (added != 1)} ran "
             f"({html.escape(grown.log.status)}); the run shown now goes on to step "
@@ -197,6 +224,44 @@ class QuestionRow:
                 f'{self.name} is not valid JSON ({error}). Write it as JSON ("text" in '
                 'double quotes, 3, true, null, [1, 2], {"key": "value"}), or answer as text.'
             ) from None
+
+
+class CallsRow:
+    """Tool calls waiting at a breakpoint: approve / edit / reject each (`Run.review_calls`).
+
+    Attributes:
+        question: stands for the calls in the panel's answers (its `id` is "calls").
+        review: the calls as a `views.tool_review.Review`.
+        box: its widgets.
+    """
+
+    def __init__(self, calls: Any) -> None:
+        self.review = calls_review(calls.calls)
+        self.question = _CallsKey()
+        self.decisions = [_Decision(action) for action in self.review.actions]
+        self.box = ipywidgets.VBox([d.box for d in self.decisions])
+
+    def value(self) -> Any:
+        """The decisions, one per call (`_UNANSWERED` if none was made).
+
+        Raises:
+            ValueError: a call left undecided, edited args that are not JSON or name an
+                unknown argument.
+        """
+        chosen = [d.chosen() for d in self.decisions]
+        if all(c is None for c in chosen):
+            return _UNANSWERED
+        missing = [d.action.name for d, c in zip(self.decisions, chosen, strict=True) if not c]
+        if missing:
+            raise ValueError(f"Decide the tool call(s) {missing} too.")
+        try:
+            return review_answer(self.review, chosen)
+        except ReviewAnswerError as error:
+            raise ValueError(str(error)) from None
+
+
+class _CallsKey:
+    id = "calls"
 
 
 class _Decision:

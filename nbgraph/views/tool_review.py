@@ -10,6 +10,9 @@ Three shapes are known, each answered as its own code reads the answer:
   action in order;
 - the same middleware per call: `{"type": "tool_approval", "tool_call_id", "name", "args",
   "description"}`, answered with one decision;
+- tool calls at a breakpoint (`calls_review`: an AI message's calls, paused before the node
+  that runs them), answered with a list of the middleware's decisions, one per call
+  (`Run.review_calls` does them);
 - LangGraph's older `HumanInterrupt` (a list of them, or one): `{"action_request": {"action",
   "args"}, "config": {"allow_accept", "allow_edit", "allow_respond", "allow_ignore"},
   "description"}`, answered with a `HumanResponse` each (`{"type": "accept" | "edit" |
@@ -22,7 +25,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DECISIONS", "Action", "Review", "ReviewAnswerError", "review_answer", "review_of"]
+__all__ = [
+    "DECISIONS",
+    "Action",
+    "Review",
+    "ReviewAnswerError",
+    "calls_review",
+    "review_answer",
+    "review_of",
+]
 
 DECISIONS = ("approve", "edit", "reject", "respond")
 """Every decision, in the order offered; "respond" (answer in the tool's place, with a
@@ -87,6 +98,16 @@ def review_of(value: Any) -> Review | None:
     return None
 
 
+def calls_review(calls: Sequence[Mapping[str, Any]]) -> Review:
+    """The review of tool calls waiting at a breakpoint (`name`, `args`, `id` each).
+
+    >>> review = calls_review([{"name": "add", "args": {"a": 1}, "id": "c1"}])
+    >>> review_answer(review, [("reject", "")])
+    [{'type': 'reject'}]
+    """
+    return Review("breakpoint", tuple(_action(c, c.get("args"), _DEFAULT) for c in calls))
+
+
 def review_answer(review: Review, decisions: Sequence[tuple[str, Any]]) -> Any:
     """The answer to `review`: one `(decision, detail)` per action, in order — `("approve",
     None)`, `("edit", new_args)`, `("reject", message)` (message "" for none) or
@@ -114,6 +135,8 @@ def review_answer(review: Review, decisions: Sequence[tuple[str, Any]]) -> Any:
         answers = [_human_response(a, *d) for a, d in zip(review.actions, decisions, strict=True)]
         return answers[0] if review.shape == "human_interrupt" else answers
     made = [_decision(a, *d) for a, d in zip(review.actions, decisions, strict=True)]
+    if review.shape == "breakpoint":
+        return made
     return made[0] if review.shape == "per_call" else {"decisions": made}
 
 

@@ -157,3 +157,49 @@ def test_a_run_not_paused_has_no_answer_panel():
     panel = run.inspect().answer_panel
     assert panel.rows == [] and panel.box.layout.display == "none"
     assert panel.box.children == ()
+
+
+def test_tool_calls_waiting_at_a_breakpoint_are_decided_in_the_panel():
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    from nbgraph import MessagesState
+    from nbgraph.prebuilt import ToolNode, tools_condition
+
+    @tool
+    def search(query: str) -> str:
+        """Search."""
+        return f"found {query}"
+
+    call = {"name": "search", "args": {"query": EVIL}, "id": "c1", "type": "tool_call"}
+    turns = iter([AIMessage("", tool_calls=[call], id="m1"), AIMessage("done", id="m2")])
+    app = (
+        StateGraph(MessagesState)
+        .add_node("agent", lambda s: {"messages": [next(turns)]})
+        .add_node("tools", ToolNode([search]))
+        .add_edge(START, "agent")
+        .add_conditional_edges("agent", tools_condition)
+        .add_edge("tools", "agent")
+        .compile(checkpointer=MemorySaver(), interrupt_before=["tools"])
+    )
+    inspector = app.run({"messages": [("user", "go")]}, CONFIG).inspect()
+    panel = inspector.answer_panel
+    assert "Paused before tools: 1 tool call waits for approval" in panel.title.value
+    [decision] = panel.rows[0].decisions
+    assert (
+        EVIL not in decision.box.children[0].value and "search(" in decision.box.children[0].value
+    )
+    decision.pick.value = "edit"
+    decision.args.value = '{"query": "dogs", "page": 2}'
+    panel.button.click()
+    assert (
+        "unknown arg &#x27;page&#x27;" in panel.status.value
+        and inspector.run.status == "interrupted"
+    )
+    decision.args.value = '{"query": "dogs"}'
+    panel.button.click()
+    assert inspector.run.status == "done", panel.status.value
+    said = [m.content for m in inspector.run.output["messages"]]
+    assert said[-2:] == ["found dogs", "done"]
+    assert [t.kind for t in inspector.run.log.steps[2].tasks] == ["update"]  # the edit, a step
+    assert inspector.step == inspector.steps[-1] and "Resumed" in panel.status.value
