@@ -144,10 +144,10 @@ class LiveView:
         self.shown.append(len(log.steps))
         if self.inspector is None:
             self.inspector = Inspector(run, step=run.log.steps[-1].step)
-            self.box.children = [self.header, self.inspector]
-            if not finished:
+            if not finished:  # (inert before it is shown: no moment takes a click)
                 self._make_inert()
                 self.header.value = self._header_html(log.steps, "running")
+            self.box.children = [self.header, self.inspector]
         else:
             self.inspector.grow(run)
         if finished:
