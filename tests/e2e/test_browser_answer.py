@@ -106,6 +106,14 @@ LIVE_STATE = """
 """
 
 
+def _type(page, locator, text: str) -> None:
+    """Fill a widget's text box as a person would before reaching for a button: the front
+    end sends the new value to the kernel before the button's click."""
+    locator.fill(text)
+    locator.blur()
+    page.wait_for_timeout(500)
+
+
 def _click_center(page, locator) -> None:
     """A real mouse click where `locator` is drawn (whatever takes pointer events there)."""
     box = locator.bounding_box()
@@ -114,15 +122,18 @@ def _click_center(page, locator) -> None:
 
 def _watch_live_run_and_click(page) -> tuple[list[dict], int]:
     """While the live run goes: the inert state sampled, and real clicks on "◀ previous"
-    and the slider plus arrow keys (each would move the step if it reached the kernel).
-    Returns the samples and the clicks tried."""
+    and the slider plus arrow keys (each would move the step if it reached the kernel), made
+    while at least 3 steps (2 s) remain. Returns the samples and the clicks tried."""
     samples, clicks = [], 0
     deadline = time.monotonic() + 150
     live = page.locator(".nbgraph-live")
     while time.monotonic() < deadline:
         sample = page.evaluate(LIVE_STATE)
         samples.append(sample)
-        if sample["running"] and sample["label"] and sample["header"].startswith("running"):
+        header = sample["header"]
+        done = int(header.split(" — ")[1].split()[0]) if header.startswith("running") else STEPS
+        if sample["running"] and sample["label"] and done <= STEPS - 3:  # (time to spare:
+            # a click as the run ends would rightly work, the controls awake)
             try:
                 _click_center(page, live.locator("button", has_text="previous").first)
                 _click_center(page, live.locator(".widget-slider").first)
@@ -155,12 +166,14 @@ def test_a_live_run_takes_no_click_then_a_paused_run_is_answered(served, tmp_pat
             question = panel.locator(".nbgraph-question").inner_text()
             question_bold = panel.locator(".nbgraph-question b").all_inner_texts()
             label_before = inspector.locator(".nbgraph-step-label").inner_text()
-            panel.locator(".nbgraph-answer-text textarea").fill('{"ok": yes}')
+            _type(page, panel.locator(".nbgraph-answer-text textarea"), '{"ok": yes}')
             panel.get_by_role("button", name="answer and resume").click()
             status = panel.locator(".nbgraph-answer-status")
             status.filter(has_text="not valid JSON").wait_for(timeout=30_000)
             bad = status.inner_text()
-            panel.locator(".nbgraph-answer-text textarea").fill('{"ok": true, "by": "<me>"}')
+            _type(
+                page, panel.locator(".nbgraph-answer-text textarea"), '{"ok": true, "by": "<me>"}'
+            )
             panel.get_by_role("button", name="answer and resume").click()
             inspector.locator(".nbgraph-step-label", has_text="step 3 of 3").wait_for(
                 timeout=60_000
@@ -176,12 +189,12 @@ def test_a_live_run_takes_no_click_then_a_paused_run_is_answered(served, tmp_pat
             args = review.locator(".nbgraph-edit-args textarea")
             args.wait_for(state="visible", timeout=15_000)
             args_shown = args.input_value()
-            args.fill('{"qery": "dogs"}')
+            _type(page, args, '{"qery": "dogs"}')
             review.get_by_role("button", name="answer and resume").click()
             review_status = review.locator(".nbgraph-answer-status")
             review_status.filter(has_text="unknown arg").wait_for(timeout=30_000)
             unknown = review_status.inner_text()
-            args.fill('{"query": "dogs"}')
+            _type(page, args, '{"query": "dogs"}')
             review.get_by_role("button", name="answer and resume").click()
             review_status.filter(has_text="Resumed").wait_for(timeout=60_000)
             gate.screenshot(path=str(tmp_path / "reviewed.png"))
