@@ -12,7 +12,7 @@ from nbgraph.engine.app import CompiledGraph
 from nbgraph.engine.core.runlog import RunLog
 from nbgraph.engine.drive import STEP_MODE, drive
 from nbgraph.notebook.fork import attach_app
-from nbgraph.notebook.run import Run
+from nbgraph.notebook.run import Run, cell_number
 from nbgraph.views.drawable import DrawableGraph
 
 if TYPE_CHECKING:
@@ -76,8 +76,10 @@ class CompiledStateGraph(CompiledGraph):
 
         Args:
             live: display the inspector at once and update it while the run goes (after
-                supersteps, throttled so redrawing costs about 5% of the run); the newest
-                step is shown unless you move the slider. Needs ipywidgets.
+                supersteps, throttled so redrawing costs about 5% of the run), its controls
+                inert until the run ends (Jupyter holds clicks back while a cell runs);
+                returned as a cell's last line, the run is then one line, not shown twice.
+                Needs ipywidgets.
         """
         run = self._start(config, kwargs)
         view = _live_view(self._record) if live else None
@@ -95,7 +97,10 @@ class CompiledStateGraph(CompiledGraph):
         finally:
             if view is not None:
                 view.finish(run.log)
-        return self._record(run.log)
+        record = self._record(run.log)
+        if live:  # (the live view shows it: as this cell's last line, one line more)
+            record.shown_live_in = cell_number()
+        return record
 
     def stepper(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """Prepare a run to go one superstep per cell, without running anything: a

@@ -33,12 +33,17 @@ class Run(RunRecord):
         app: the compiled graph that made this run in this session (None for a run read
             from a file): what `fork` continues with.
         checkpoint_head: with a checkpointer, the thread's checkpoint this run ended at.
+        forks: the `Fork`s made from this run (`fork`, or the inspector's "edit and fork
+            here"), oldest first; the branches a fork shows share this run's list.
     """
 
     parent: Run | None = None
     task: str | None = None
     app: Any = None
     checkpoint_head: str | None = None
+    shown_live_in: int | None = None
+    """The notebook cell (execution count) whose live view showed this run (`run(...,
+    live=True)`): displayed in that same cell, it is one line, not the run again."""
 
     @cached_property
     def effects(self) -> Any:
@@ -139,7 +144,68 @@ class Run(RunRecord):
         thread as records whose state trees show each other."""
         from nbgraph.notebook.fork import fork
 
-        return fork(self, step, values, as_node)
+        made = fork(self, step, values, as_node)
+        self.forks.append(made)
+        made.original.forks = made.branch.forks = self.forks  # (forks made from either)
+        return made
+
+    @cached_property
+    def forks(self) -> list[Any]:
+        """The `Fork`s made from this run, oldest first (see `fork`)."""
+        return []
+
+    @property
+    def questions(self) -> list[Any]:
+        """The interrupts this run is paused at (`nbgraph.notebook.answer.Question`: node,
+        task id, interrupt id, value), in task order; [] unless it is paused at one."""
+        from nbgraph.notebook.answer import questions
+
+        return questions(self)
+
+    def answer(self, resume: Any, interrupt_id: str | None = None) -> Run:
+        """Answer this paused run: `Command(resume=resume)` on its thread, run on the same
+        app; returns the thread so far (this run's steps, then the resumed ones). With
+        several questions waiting, pass `{interrupt_id: answer}` or `interrupt_id=`.
+
+        Raises:
+            AnswerError: not paused at an interrupt, no checkpointer, an unknown id, or the
+                thread moved on since (`answer_problem` says which).
+        """
+        from nbgraph.notebook.answer import answer
+
+        grown = answer(self, resume, interrupt_id)
+        grown.forks = self.forks  # (the thread's forks, whichever of its runs made them)
+        return grown
+
+    @property
+    def pending_calls(self) -> Any:
+        """The tool calls this run waits to have approved at a breakpoint (paused before the
+        node that runs them): a `nbgraph.notebook.call_review.PendingCalls`, or None."""
+        from nbgraph.notebook.call_review import pending_calls
+
+        return pending_calls(self)
+
+    def review_calls(self, decisions: list[Any]) -> Run:
+        """Approve, edit or reject the tool calls this run waits on at a breakpoint (one
+        decision per call, as langchain's human-in-the-loop writes them: `{"type":
+        "approve"}`, `{"type": "edit", "edited_action": {"name", "args"}}`, `{"type":
+        "reject", "message"}`), then run the thread on; returns the thread's record.
+
+        Raises:
+            AnswerError: nothing to review, or decisions that do not fit the calls.
+        """
+        from nbgraph.notebook.call_review import review_calls
+
+        grown = review_calls(self, decisions)
+        grown.forks = self.forks
+        return grown
+
+    @property
+    def answer_problem(self) -> str | None:
+        """Why this run cannot be answered now (a sentence), or None if it can."""
+        from nbgraph.notebook.answer import answer_problem
+
+        return answer_problem(self)
 
     @property
     def fork_problem(self) -> str | None:
@@ -176,7 +242,18 @@ class Run(RunRecord):
     ) -> dict[str, Any]:
         from nbgraph.views.display import HTML, SVG, drawing_bundle, run_html, wanted
 
+        if self.shown_live_in is not None and self.shown_live_in == cell_number():
+            return {"text/plain": f"{self!r}, shown live above"}  # (not the run twice)
         bundle = drawing_bundle(self.draw(), repr(self), include, exclude)
         if wanted(HTML, include, exclude):  # front-ends show one type: put the picture in it
             bundle[HTML] = run_html(self, picture=bundle.get(SVG, ""))
         return bundle
+
+
+def cell_number() -> int | None:
+    """The execution count of the notebook cell running now (None outside IPython)."""
+    import sys
+
+    ipython = sys.modules.get("IPython")  # (never imported here: only asked if loaded)
+    shell = ipython.get_ipython() if ipython is not None else None
+    return None if shell is None else getattr(shell, "execution_count", None)

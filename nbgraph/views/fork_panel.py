@@ -1,7 +1,8 @@
 """The inspector's "edit and fork here": pick a field, edit its value as JSON at the shown
 step, and fork a checkpointed run there (`Run.fork`: `update_state` on that step's
-checkpoint, then the run continued on the same app). The inspector then shows the branch
-forked from, with the fork in its state tree and as "the other run" to compare with.
+checkpoint, then the run continued on the same app). The inspector then shows the fork (the
+thread's branch through the edit, at the edit's step), with the branch forked from in its
+state tree and as "the other run" to compare with; the fork is kept in `run.forks`.
 
 Views never drive the engine themselves: the panel calls the run's own `fork`, which the
 notebook layer provides; a run that cannot fork (no checkpointer, no app) says why and its
@@ -18,7 +19,7 @@ import ipywidgets
 
 from nbgraph.types import MISSING
 
-__all__ = ["EDIT_CHARS", "ForkPanel"]
+__all__ = ["EDIT_CHARS", "ForkPanel", "edit_step"]
 
 _AUTO = "(the node that made the checkpoint)"
 _PLACEHOLDER = "pick a field to edit its value here, as JSON"
@@ -104,10 +105,11 @@ class ForkPanel:
             return self._fail(f"Could not fork at step {step}: {type(error).__name__}: {error}")
         self.last_fork = made
         inspector = self.inspector
-        inspector.reopen(made.original, made.branch, step)  # the fork is "the other run"
-        inspector.clicks.picture.kind = "tree"  # (where the fork shows, as a dashed branch)
+        edited = edit_step(made.branch, step)
+        inspector.reopen(made.branch, made.original, edited)  # the original: "the other run"
+        inspector.clicks.picture.kind = "tree"  # (where both show, one as a dashed branch)
         inspector.compare_mode.value = "the other run"
-        self.status.value = _fork_note(made, step, field, value)
+        self.status.value = _fork_note(made, step, edited, field, value)
         return made
 
     def _fail(self, message: str) -> None:
@@ -156,13 +158,51 @@ def _bounded_json(value: Any) -> str | None:
     return "".join(pieces)
 
 
-def _fork_note(made: Any, step: int, field: str, value: Any) -> str:
-    """The line the inspector shows after a fork: where, what changed, how the fork went."""
+def edit_step(branch: Any, step: int) -> int:
+    """The step of `branch` that `update_state` made when it was forked after `step` (its
+    first "update" step after `step`; `step + 1` if none is found)."""
+    return next(
+        (
+            s.step
+            for s in branch.log.steps
+            if s.step > step and s.tasks and all(t.kind == "update" for t in s.tasks)
+        ),
+        step + 1,
+    )
+
+
+def _fork_note(made: Any, step: int, edited: int, field: str, value: Any) -> str:
+    """The line the inspector shows after a fork: where, what changed, how the fork went,
+    and where it differs from the run forked from."""
     run = made.run
     done = sum(1 for s in run.log.steps if s.tasks and s.tasks[0].kind != "update")
     shown = html.escape(json.dumps(value, ensure_ascii=False)[:80])
+    differs = made.branch.compare(made.original)
+    if "step" not in differs.columns:  # (branch lineages: compared node by node)
+        where = f"the comparison with the original has {len(differs)} rows"
+    elif len(differs):
+        steps = sorted({int(s) for s in differs["step"]})
+        where = f"it differs from the original at step{'s' * (len(steps) != 1)} {_ranges(steps)}"
+    else:
+        where = "it ends as the original did"
     return (
-        f"<b>Forked at step {step}</b>: {html.escape(field)} ← <code>{shown}</code>; the fork "
-        f"ran {done} step{'s' * (done != 1)} ({html.escape(run.status)}). The state tree shows "
-        "it as the dashed branch; compare with <i>the other run</i> to see both side by side."
+        f"<b>Forked after step {step}</b>: {html.escape(field)} ← <code>{shown}</code> (the "
+        f"edit is step {edited} of the fork); the fork ran {done} step{'s' * (done != 1)} "
+        f"({html.escape(run.status)}) and {where}. Shown now: the fork, compared with the "
+        "original (<i>the other run</i>); <code>run.forks[-1]</code> holds it in code."
     )
+
+
+def _ranges(steps: list[int]) -> str:
+    """Step numbers as short ranges: "2–4, 7".
+
+    >>> _ranges([2, 3, 4, 7])
+    '2–4, 7'
+    """
+    parts: list[str] = []
+    for step in steps:
+        if parts and step == int(parts[-1].split("–")[-1]) + 1:
+            parts[-1] = f"{parts[-1].split('–')[0]}–{step}"
+        else:
+            parts.append(str(step))
+    return ", ".join(parts)

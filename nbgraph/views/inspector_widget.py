@@ -16,6 +16,7 @@ import ipywidgets
 from nbgraph.engine.facts import hands_to_parent, initial_values
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
+from nbgraph.views.answer_panel import AnswerPanel
 from nbgraph.views.clickable_graph import PictureClicks
 from nbgraph.views.custom_panel import custom_html
 from nbgraph.views.display import svg_element
@@ -70,6 +71,7 @@ class Inspector(ipywidgets.VBox):
         self._drawing = threading.RLock()  # the play thread and the front end both show steps
         self.clicks = PictureClicks(self)  # the picture: clicks on nodes and tree boxes, arrows
         self.fork_panel = ForkPanel(self)  # "edit and fork here"
+        self.answer_panel = AnswerPanel(self)  # a paused run's questions, answered
         self.add_class("nbgraph-inspector")
         self.open_run(run, step)
 
@@ -188,6 +190,7 @@ class Inspector(ipywidgets.VBox):
             w.HBox([self.node, self.occurrence, self.jump, self.branch_pick]),
             self.subrun_nav.row,
             self.error,
+            self.answer_panel.box,
             w.HBox([w.VBox([self.step_list.select, self.step_list.task_panel]), self.body]),
             w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step, self.arrangement])]),
             self.fork_panel.box,
@@ -310,6 +313,7 @@ class Inspector(ipywidgets.VBox):
             self.step_list.refresh(step)
             self.comparison.value = self._comparison(step)
             self.fork_panel.refresh(step)
+            self.answer_panel.refresh()
 
     def _state(self, step: int, log: Any) -> dict[str, Any]:
         """The state the panel shows: after the step, or (failed) what its tasks read."""

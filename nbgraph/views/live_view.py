@@ -12,9 +12,11 @@ the widgets, is a one-time cost: the next comes `min_interval` after it.) Betwee
 header alone (steps done, time taken) follows the run, at most every 50 ms. When the run ends,
 one last redraw shows the whole run before `run()` returns.
 
-The newest step is shown unless the slider was moved away from it. (While a cell runs,
-Jupyter delivers the front-end's clicks to the kernel only when the cell ends, so moving the
-slider during a run takes effect after it.)
+The newest step is shown unless the slider was moved away from it in code. While a cell runs,
+Jupyter delivers the front-end's clicks to the kernel only when the cell ends, so a click
+during the run would be queued and replayed after it: the inspector's controls are inert
+while the run goes (disabled, the inspector taking no pointer events, and a line in the
+header saying why) and wake when it ends.
 """
 
 from __future__ import annotations
@@ -30,7 +32,16 @@ import ipywidgets
 from nbgraph.views.inspector_widget import Inspector
 from nbgraph.views.snapshot import SnapshotBox
 
-__all__ = ["LiveView", "running_view"]
+__all__ = ["INERT_NOTE", "LiveView", "running_view"]
+
+INERT_NOTE = (
+    "The controls below wake when the run ends: while the cell runs, Jupyter holds back "
+    "clicks until it is done."
+)
+"""The header's line while the run goes, saying why the inspector's controls are inert."""
+_RUNNING = "nbgraph-live-running"
+# (in the header: scoped to a live view whose run goes on, so no click reaches a control)
+_INERT_CSS = f"<style>.{_RUNNING} .nbgraph-inspector{{pointer-events:none;opacity:.85}}</style>"
 
 
 class LiveView:
@@ -64,6 +75,7 @@ class LiveView:
         self._lock = threading.Lock()  # one redraw at a time
         self._worker: threading.Thread | None = None
         self._header_count = -1  # the steps the header counted last
+        self._inert: list[Any] = []  # the controls disabled while the run goes
 
     def step_done(self, log: Any) -> None:
         """A superstep committed (called by the run, between steps): redraw when due."""
@@ -120,7 +132,10 @@ class LiveView:
     def _header_html(self, steps: list[Any], state: str) -> str:
         done = sum(1 for s in steps if s.tasks and s.tasks[0].kind != "input")
         elapsed = time.perf_counter() - self._started
-        return f"<b>{html.escape(state)}</b> — {done} step{'s' * (done != 1)} done, {elapsed:.1f} s"
+        line = f"<b>{html.escape(state)}</b> — {done} step{'s' * (done != 1)} done, {elapsed:.1f} s"
+        if state == "running" and self.inspector is not None:
+            line += f"<br><i class='nbgraph-inert-note'>{html.escape(INERT_NOTE)}</i>"
+        return _INERT_CSS + line
 
     def _draw(self, log: Any, finished: bool) -> None:
         self._header_count = len(log.steps)
@@ -131,9 +146,40 @@ class LiveView:
         self.shown.append(len(log.steps))
         if self.inspector is None:
             self.inspector = Inspector(run, step=run.log.steps[-1].step)
+            if not finished:  # (inert before it is shown: no moment takes a click)
+                self._make_inert()
+                self.header.value = self._header_html(log.steps, "running")
             self.box.children = [self.header, self.inspector]
         else:
             self.inspector.grow(run)
+        if finished:
+            self._wake_up()
+
+    def _make_inert(self) -> None:
+        """Disable the inspector's enabled controls while the run goes (remembered, so
+        `_wake_up` enables those alone) and let it take no pointer events."""
+        self._inert = [w for w in _controls(self.inspector) if not w.disabled]
+        for control in self._inert:
+            control.disabled = True
+        self.box.add_class(_RUNNING)
+
+    def _wake_up(self) -> None:
+        """The run ended: the controls disabled for it work again."""
+        for control in self._inert:
+            control.disabled = False
+        self._inert = []
+        self.box.remove_class(_RUNNING)
+
+
+def _controls(widget: Any) -> list[Any]:
+    """The widgets under `widget` with a `disabled` switch (buttons, sliders, pickers)."""
+    found, stack = [], [widget]
+    while stack:
+        current = stack.pop()
+        if current is not widget and current.has_trait("disabled"):
+            found.append(current)
+        stack.extend(getattr(current, "children", ()))
+    return found
 
 
 def running_view(log: Any, count: int) -> Any:

@@ -270,7 +270,7 @@ def test_a_live_run_advances_then_clicks_keys_and_a_fork_in_the_browser(jupyterl
             fork.get_by_role("button", name="edit and fork here").click()
             page.wait_for_function(
                 "() => [...document.querySelectorAll('.nbgraph-fork .widget-html-content')]"
-                ".some(e => e.innerText.includes('Forked at step 1'))",
+                ".some(e => e.innerText.includes('Forked after step 1'))",
                 timeout=60_000,
             )
             page.wait_for_function(
@@ -283,11 +283,12 @@ def test_a_live_run_advances_then_clicks_keys_and_a_fork_in_the_browser(jupyterl
                 ".map(t => t.textContent).filter(t => t.includes('branch, step'))"
             )
             inspector.locator(".nbgraph-step-label").click()  # (the focus, back in it)
+            _wait_label(page, "step 2")  # the fork shown at its edit (step 2)
             page.keyboard.press("ArrowRight")
-            _wait_label(page, "step 2")
+            _wait_label(page, "step 3")
             page.wait_for_function(
                 "() => document.querySelector('.nbgraph-inspector').innerText"
-                ".includes('this run vs the other, step 2')",
+                ".includes('this run vs the other, step 3')",
                 timeout=15_000,
             )
             comparison = inspector.inner_text()
@@ -310,7 +311,7 @@ def test_a_live_run_advances_then_clicks_keys_and_a_fork_in_the_browser(jupyterl
     print(f"click-to-step latency (ms): {[round(x) for x in latencies]}")
     assert max(latencies) < 5000
     assert fork_branch, "the fork is drawn in the state tree"
-    assert "the <sea>" in comparison.split("this run vs the other, step 2")[1]
+    assert "the <sea>" in comparison.split("this run vs the other, step 3")[1]
     assert (tmp_path / "live.png").exists(), "no screenshot of the run in the middle"
     assert not real_errors(errors, url), errors
 

@@ -203,7 +203,7 @@ def test_edit_and_fork_creates_a_branch_with_the_edited_value():
     panel.button.click()
     made = inspector.fork_panel.last_fork
     assert made is not None, inspector.fork_panel.status.value
-    assert "Forked at step 1</b>: verdict ← <code>&quot;EDITED&quot;" in panel.status.value
+    assert "Forked after step 1</b>: verdict ← <code>&quot;EDITED&quot;" in panel.status.value
     assert made.run.output["verdict"] == "2 notes: EDITED"
     assert made.original.output["verdict"] == "2 notes: planning"
     history = list(app.get_state_history({"configurable": {"thread_id": "t"}}))
@@ -214,15 +214,19 @@ def test_edit_and_fork_creates_a_branch_with_the_edited_value():
         == made.config["configurable"]["checkpoint_id"]
     )
     assert update[0].metadata["step"] == 2  # it follows step 1's checkpoint
-    # the inspector now shows the branch forked from, with the fork in its state tree ...
-    assert inspector.run is made.original and inspector.other is made.branch
+    # the inspector now shows the fork at its edit (step 2), the original as the other run
+    assert inspector.run is made.branch and inspector.other is made.original
+    assert inspector.step == 2 and run.forks == [made]
     assert any(node.kind == "fork" for node in inspector.run.tree)
     assert inspector.clicks.picture.kind == "tree" and "branch, step" in inspector.graph.value
-    # ... and the two branches side by side in the compare mode
+    # ... and where they differ: the edit pairs with step 1, later steps one number lower
     assert inspector.compare_mode.value == "the other run"
-    inspector.go(2)
     assert "this run vs the other, step 2" in inspector.comparison.value
     assert "EDITED" in inspector.comparison.value and "planning" in inspector.comparison.value
+    assert "differs from the original at steps 2–4" in panel.status.value
+    inspector.go(4)
+    assert "2 notes: EDITED" in inspector.comparison.value
+    assert "2 notes: planning" in inspector.comparison.value
 
 
 def test_the_fork_box_is_empty_until_a_field_is_picked_then_follows_the_step():

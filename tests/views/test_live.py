@@ -127,3 +127,49 @@ def test_the_node_picker_keeps_a_pick_while_the_run_grows(monkeypatch):
         if view.inspector is not None and view.inspector.node.options:
             picks.append(view.inspector.node.value)
     assert picks == ["tick", "tick"] and list(view.inspector.node.options) == ["tick", "tock"]
+
+
+def test_controls_are_inert_while_the_run_goes_and_wake_when_it_ends(monkeypatch):
+    """Jupyter delivers clicks only when the cell ends: during the run the inspector's
+    controls are disabled, take no pointer events, and the header says why."""
+    for name, value in (("first_after", 0.0), ("min_interval", 0.0), ("share", 1.0)):
+        monkeypatch.setattr(LiveView, name, value)
+    st = counter(4).stepper({"n": 0})
+    view = LiveView(Run, background=False)
+    st.step()
+    view.step_done(st._driver.log)
+    inspector = view.inspector
+    controls = live_view._controls(inspector)
+    assert {inspector.next, inspector.previous, inspector.slider, inspector.node} <= set(controls)
+    fork = inspector.fork_panel.button
+    assert fork.disabled  # (no checkpointer: disabled for its own reason)
+    assert all(c.disabled for c in controls)
+    assert "nbgraph-live-running" in view.box._dom_classes
+    assert live_view.INERT_NOTE in view.header.value
+    assert ".nbgraph-live-running .nbgraph-inspector{pointer-events:none" in view.header.value
+    while not st.done:
+        st.step()
+        view.step_done(st._driver.log)
+        assert inspector.next.disabled and inspector.slider.disabled  # still inert
+    view.finish(st._driver.log)
+    assert not inspector.next.disabled and not inspector.slider.disabled
+    assert not inspector.fields.disabled and fork.disabled  # its own reason stands
+    assert "nbgraph-live-running" not in view.box._dom_classes
+    assert live_view.INERT_NOTE not in view.header.value and "done" in view.header.value
+
+
+def test_a_live_run_as_the_cell_s_last_line_is_one_line_not_the_run_again(shown, monkeypatch):
+    import IPython
+
+    class Shell:
+        execution_count = 7
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: Shell)
+    run = counter(3).run({"n": 0}, live=True)
+    assert run.shown_live_in == 7
+    bundle = run._repr_mimebundle_()
+    assert bundle == {"text/plain": f"{run!r}, shown live above"}
+    Shell.execution_count = 8  # a later cell shows it whole
+    later = run._repr_mimebundle_()
+    assert "text/html" in later and "image/svg+xml" in later
+    assert counter(3).run({"n": 0}).shown_live_in is None  # (not live: shown as always)

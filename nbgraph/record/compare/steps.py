@@ -27,34 +27,79 @@ def compare_by_step(this: Any, other: Any) -> pd.DataFrame:
     compared again (it differs as it did after the step before): the cost is linear in steps.
     A list is a read-only `ListPrefix` sharing its items with the rows before it, as in
     `Run.effects`.
+
+    Steps pair off in order. A step one run has and the other has not made by
+    `update_state` (a fork's edit: "update" tasks) pairs with the other run's step before
+    it, the state the edit changed (a row `what` `"update_state"` says as which node, "as
+    a", or "no edit"), and the steps after it pair with the other run's one number lower.
+    When steps of different numbers pair, the table has an `other step` column after `step`
+    (the other run's).
     """
     import pandas as pd
 
     rows: list[tuple] = []
     mine, theirs = _States(this), _States(other)
     before: dict[str, tuple | None] = {}  # per field: its row after the step before, or None
-    for step in sorted(set(mine.tasks) | set(theirs.tasks)):
-        tasks = (mine.tasks.get(step, []), theirs.tasks.get(step, []))
+    pairs = _pairs(mine, theirs)
+    for left, right in pairs:
+        step = left if left is not None else right
+        rows.extend((step, right, *row) for row in _step_rows(left, right, mine, theirs, before))
+    frame = pd.DataFrame(rows, columns=["step", "other step", *_COLUMNS[1:]], dtype=object)
+    if all(left == right or None in (left, right) for left, right in pairs):
+        frame = frame.drop(columns="other step")
+    return frame
+
+
+def _step_rows(
+    left: int | None, right: int | None, mine: _States, theirs: _States, before: dict
+) -> list[tuple]:
+    """(what, this, other, note) rows of one pair of steps (None: a step that run has
+    not); `before` is each field's row after the pair before, updated in place."""
+    rows: list[tuple] = []
+    edits = (mine.edit(left), theirs.edit(right))
+    if edits[0] != edits[1] and None not in (left, right):  # a fork's edit on one side
+        rows.append(("update_state", edits[0] or "no edit", edits[1] or "no edit", ""))
+    else:
+        tasks = (mine.tasks.get(left, []), theirs.tasks.get(right, []))
         if tasks[0] != tasks[1]:
-            rows.append((step, "tasks", *tasks, ""))
-        outcome = (mine.outcome(step), theirs.outcome(step))
-        if outcome[0] != outcome[1]:
-            rows.append((step, "outcome", *outcome, ""))
-            before = {}  # a step that failed on one side has no state to compare
-            continue
-        here, there = mine.after(step), theirs.after(step)
-        written = mine.written(step) | theirs.written(step)
-        now: dict[str, tuple | None] = {}
-        for name in [*here, *(n for n in there if n not in here)]:
-            if name in before and name not in written and UNKNOWN not in written:
-                now[name] = before[name]  # unchanged on both sides since the step before
-            else:
-                left, right = here.get(name, MISSING), there.get(name, MISSING)
-                now[name] = _difference(name, left, right, mine, theirs)
-            if now[name] is not None:
-                rows.append((step, *now[name]))
-        before = now
-    return pd.DataFrame(rows, columns=_COLUMNS, dtype=object)
+            rows.append(("tasks", *tasks, ""))
+    outcome = (mine.outcome(left), theirs.outcome(right))
+    if outcome[0] != outcome[1]:
+        rows.append(("outcome", *outcome, ""))
+        before.clear()  # a step that failed on one side has no state to compare
+        return rows
+    here, there = mine.after(left), theirs.after(right)
+    written = mine.written(left) | theirs.written(right)
+    now: dict[str, tuple | None] = {}
+    for name in [*here, *(n for n in there if n not in here)]:
+        if name in before and name not in written and UNKNOWN not in written:
+            now[name] = before[name]  # unchanged on both sides since the step before
+        else:
+            values = here.get(name, MISSING), there.get(name, MISSING)
+            now[name] = _difference(name, *values, mine, theirs)
+        if now[name] is not None:
+            rows.append(now[name])
+    before.clear()
+    before.update(now)
+    return rows
+
+
+def _pairs(mine: _States, theirs: _States) -> list[tuple[int | None, int | None]]:
+    """The runs' steps paired by number, less the `update_state` steps before them on
+    each side (`_States.keys`); an edit pairs with the other side's edit at the same
+    place, else with its step before (which then pairs twice)."""
+    keys: dict[tuple[int, bool], list[int | None]] = {}
+    for side, states in enumerate((mine, theirs)):
+        for step, key in states.keys().items():
+            keys.setdefault(key, [None, None])[side] = step
+    pairs: list[tuple[int | None, int | None]] = []
+    for (key, edit), (left, right) in sorted(keys.items()):
+        if edit:
+            plain = keys.get((key, False), [None, None])
+            left = left if left is not None else plain[0]
+            right = right if right is not None else plain[1]
+        pairs.append((left, right))
+    return pairs
 
 
 def _difference(name: str, left: Any, right: Any, mine: _States, theirs: _States) -> tuple | None:
@@ -78,15 +123,34 @@ class _States:
         self._walk = run.timeline.walk()
         self._at: tuple[Any, dict[str, Any]] | None = None
         self._objects: dict[str, int] = {}  # per field, the id of its value after the step before
+        self._written_at: int | None = None
+        self._edits = {
+            s.step: ", ".join(sorted({f"as {t.node}" for t in s.tasks}))
+            for s in run.log.steps
+            if s.step > 0 and s.tasks and all(t.kind == "update" for t in s.tasks)
+        }
+
+    def keys(self) -> dict[int, tuple[int, bool]]:
+        """Each step's place to pair at: (its number less the edits up to it, whether it
+        is an edit), so an edit takes the place of the step before it."""
+        edits, keys = 0, {}
+        for step in self.tasks:
+            edits += step in self._edits
+            keys[step] = (step - edits, step in self._edits)
+        return keys
+
+    def edit(self, step: int | None) -> str | None:
+        """For a step `update_state` made, as which node(s) ("as a"); else None."""
+        return None if step is None else self._edits.get(step)
 
     def outcome(self, step: int) -> str:
-        if step not in self.index:
+        if step is None or step not in self.index:
             return "not reached"
         return "applied" if self._read(step)[0].applied else "failed"
 
     def after(self, step: int) -> dict[str, Any]:
         """The values after `step` (the replay's own: read, never kept), {} if not applied."""
-        if step not in self.index:
+        if step is None or step not in self.index:
             return {}
         log, values = self._read(step)
         return values if log.applied else {}
@@ -94,9 +158,11 @@ class _States:
     def written(self, step: int) -> set[str]:
         """The fields `step` may have changed: those its tasks wrote, and `UNKNOWN` when it
         reset, cleared, merged or pinned values (then every field is compared again); a
-        value replaced by another object counts as written too."""
-        if step not in self.index:
+        value replaced by another object counts as written too. A step asked again (paired
+        twice) wrote nothing new."""
+        if step is None or step not in self.index or step == self._written_at:
             return set()
+        self._written_at = step
         log, values = self._read(step)
         if log.resets or log.cleared or log.merged or log.afters:
             return {UNKNOWN}
