@@ -30,6 +30,7 @@ from nbgraph.views.panels import (
     store_ops_html,
 )
 from nbgraph.views.playback import Playback
+from nbgraph.views.router_panel import routing_html
 from nbgraph.views.render import render_svg
 from nbgraph.views.snapshot import snapshot_html
 from nbgraph.views.step_list import StepList
@@ -300,6 +301,7 @@ class Inspector(ipywidgets.VBox):
                 "<b>reducer effects</b>"
                 + effects_html(effects, fields, writers)
                 + custom_html(log.tasks)  # what the step's nodes streamed
+                + routing_html(self.run, step, log.tasks)  # why it went where it went
                 + store_ops_html(ops)
             )
             failed_here = step == self.failed_step
