@@ -30,8 +30,8 @@ from nbgraph.views.panels import (
     store_ops_html,
 )
 from nbgraph.views.playback import Playback
-from nbgraph.views.router_panel import routing_html
 from nbgraph.views.render import render_svg
+from nbgraph.views.router_panel import routing_html
 from nbgraph.views.snapshot import snapshot_html
 from nbgraph.views.step_list import StepList
 from nbgraph.views.subrun_nav import SubrunNav

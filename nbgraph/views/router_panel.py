@@ -29,7 +29,7 @@ def router_input(run: Any, task: Any) -> dict[str, Any]:
     ...        .add_conditional_edges("a", lambda s: END if s["n"] > 1 else "a")
     ...        .add_edge(START, "a").compile())
     >>> run = app.run({"n": 0})
-    >>> [router_input(run, t)["n"] for t in run.log.tasks()]
+    >>> [router_input(run, t)["n"] for t in run.log.tasks() if t.step > 0]
     [1, 2]
     """
     values = dict(run.timeline.start_of(task.step))
