@@ -204,3 +204,26 @@ def test_a_routers_literal_annotation_does_not_change_what_is_kept():
     )
     (task,) = app.run({"text": "urgent"}).log.steps[1].tasks
     assert task.returned == ("escalate",) and list(task.routes) == ["escalate"]
+
+
+# --- order_sensitivity shows the difference it finds ---------------------------------------------
+
+
+def test_order_sensitivity_shows_both_results_whole_up_to_their_difference():
+    long = "a long note that pushes the difference well past any column width: "
+    app = (
+        StateGraph(Ticket)
+        .add_node("web", lambda s: {"log": [long + "<web>"]})
+        .add_node("papers", lambda s: {"log": [long + "papers"]})
+        .add_edge(START, "web")
+        .add_edge(START, "papers")
+        .compile()
+    )
+    table = app.run({"log": ["x" * 90, "y" * 90]}).order_sensitivity()
+    assert list(table.field) == ["log"]  # the data unchanged
+    assert list(table.result_a[0]) == ["x" * 90, "y" * 90, long + "papers", long + "<web>"]
+    html = table._repr_html_()
+    assert f"[3] &#x27;{long}&lt;web&gt;&#x27;" in html  # whole, quoted, escaped
+    assert f"[2] &#x27;{long}&lt;web&gt;&#x27;" in html  # the other order's result
+    assert "<web>" not in html
+    assert html.count("font-weight:bold") == 4  # indexes 2 and 3 of both results marked
