@@ -103,11 +103,19 @@ def test_a_router_returning_sends_is_shown_with_each_send():
     assert html.count("Send(") >= 2 and "&#x27;a&#x27;" in html
 
 
-def test_a_reloaded_run_says_its_routers_returns_were_not_recorded():
+def test_a_run_file_keeps_its_routers_returns():
     run = Run.from_json(ticket_app().run({"text": "calm"}).to_json())
+    assert run.log.steps[1].tasks[0].returned == ("no",)
+    html = routing_html(run, 1, run.log.steps[1].tasks)
+    assert "returned: <span style='font-family:monospace'>&#x27;no&#x27;</span>" in html
+    assert "went to: <span style='font-family:monospace'>&#x27;answer&#x27;" in html
+
+
+def test_a_task_whose_return_was_not_recorded_says_so():
+    run = ticket_app().run({"text": "calm"})
+    run.log.steps[1].tasks[0].returned = ()  # (as a task restored from a checkpoint)
     html = routing_html(run, 1, run.log.steps[1].tasks)
     assert "returned: <span style='font-family:monospace'><i>not recorded" in html
-    assert "went to: <span style='font-family:monospace'>&#x27;answer&#x27;" in html
 
 
 # --- subruns told apart ------------------------------------------------------------------------
