@@ -71,11 +71,11 @@ def _task_html(run: Any, task: Any, branches: Any) -> str:
         )
     returned = getattr(task, "returned", ())
     said = (
-        ", ".join(_shown(r) for r in returned)
+        ", ".join(_shown(r, 160) for r in returned)
         if returned
         else "<i>not recorded (an imported or restored task)</i>"
     )
-    went = ", ".join(_shown(r) for r in task.routes) or "—"
+    went = ", ".join(_shown(r, 160) for r in task.routes) or "—"
     return (
         f"<div style='{_BOX}'><b>routing after {html.escape(task.node)}</b> "
         f"(task {html.escape(task.id)}): router <b>{html.escape(names)}</b><br>"
@@ -85,6 +85,6 @@ def _task_html(run: Any, task: Any, branches: Any) -> str:
     )
 
 
-def _shown(value: Any) -> str:
+def _shown(value: Any, width: int = 80) -> str:
     """A value on one line as Python writes it (strings keep their quotes), escaped."""
-    return html.escape(short(value, 80))
+    return html.escape(short(value, width))
