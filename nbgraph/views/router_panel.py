@@ -20,9 +20,10 @@ __all__ = ["router_input", "routing_html"]
 _BOX = "margin-top:6px;border-left:3px solid #888;padding-left:6px"
 
 
-def router_input(run: Any, task: Any) -> dict[str, Any]:
+def router_input(run: Any, task: Any, start: dict[str, Any] | None = None) -> dict[str, Any]:
     """The state the routers after `task` read: its step's start plus only its own writes
     (folded through the fields' reducers), in the router's schema when it names one.
+    `start`: the state at the start of the task's step, when the caller has it already.
 
     >>> from nbgraph import END, START, StateGraph
     >>> app = (StateGraph(dict).add_node("a", lambda s: {"n": s["n"] + 1})
@@ -32,7 +33,7 @@ def router_input(run: Any, task: Any) -> dict[str, Any]:
     >>> [router_input(run, t)["n"] for t in run.log.tasks() if t.step > 0]
     [1, 2]
     """
-    values = dict(run.timeline.start_of(task.step))
+    values = dict(run.timeline.start_of(task.step) if start is None else start)
     for name in dict(task.writes):  # (copies: a reducer may extend a value in place)
         if name in values:
             values[name] = isolate(values[name])
@@ -44,22 +45,31 @@ def router_input(run: Any, task: Any) -> dict[str, Any]:
     return values
 
 
-def routing_html(run: Any, step: int, tasks: Any) -> str:
+def routing_html(run: Any, step: int, tasks: Any, most: int = 12) -> str:
     """The routing of `step`'s `tasks` (HTML): per task whose node has routers, the router's
     name, its input (the fields the task just wrote marked) and what it returned, then where
-    the run went. Empty when no task of the step was routed."""
-    parts = []
-    for task in tasks if step > 0 else ():
-        branches = run.graph.branches.get(task.node, ())
-        if branches and task.error is None and not task.interrupts:
-            parts.append(_task_html(run, task, branches))
+    the run went; the first `most` such tasks, then a line counting the others. Empty when
+    no task of the step was routed."""
+    routed = [
+        task
+        for task in (tasks if step > 0 else ())
+        if task.error is None and not task.interrupts and run.graph.branches.get(task.node)
+    ]
+    if not routed:
+        return ""
+    start = run.timeline.start_of(step)  # (read once for the step's tasks)
+    parts = [_task_html(run, task, start) for task in routed[:most]]
+    if len(routed) > most:
+        parts.append(
+            f"<div style='{_BOX}'><i>… and {len(routed) - most} more routed tasks</i></div>"
+        )
     return "".join(parts)
 
 
-def _task_html(run: Any, task: Any, branches: Any) -> str:
-    names = ", ".join(b.name for b in branches)
+def _task_html(run: Any, task: Any, start: dict[str, Any]) -> str:
+    names = ", ".join(b.name for b in run.graph.branches.get(task.node, ()))
     try:
-        seen = router_input(run, task)
+        seen = router_input(run, task, start)
     except Exception as error:  # (a record whose writes do not fold again)
         seen_html = f"<i>its input cannot be rebuilt ({html.escape(type(error).__name__)})</i>"
     else:

@@ -235,3 +235,22 @@ def test_order_sensitivity_shows_both_results_whole_up_to_their_difference():
     assert f"[2] &#x27;{long}&lt;web&gt;&#x27;" in html  # the other order's result
     assert "<web>" not in html
     assert html.count("font-weight:bold") == 4  # indexes 2 and 3 of both results marked
+
+
+def test_a_step_with_many_routed_tasks_shows_the_first_ones_and_counts_the_rest():
+    app = (
+        StateGraph(Ticket)
+        .add_node("fan", lambda s: {})
+        .add_node("work", lambda s: {"log": [s["text"]]})
+        .add_node("done", lambda s: {})
+        .add_edge(START, "fan")
+        .add_conditional_edges(
+            "fan", lambda s: [Send("work", {"text": str(i)}) for i in range(30)], ["work"]
+        )
+        .add_conditional_edges("work", lambda s: "done", ["done"])
+        .compile()
+    )
+    run = app.run({"text": "x"})
+    html = routing_html(run, 2, run.log.steps[2].tasks)
+    assert html.count("routing after work") == 12
+    assert "… and 18 more routed tasks" in html
