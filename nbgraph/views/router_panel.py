@@ -83,7 +83,7 @@ def _task_html(run: Any, task: Any, start: dict[str, Any]) -> str:
     said = (
         ", ".join(_shown(r, 160) for r in returned)
         if returned
-        else "<i>not recorded (an imported or restored task)</i>"
+        else "<i>not recorded (an imported, restored or cached task)</i>"
     )
     went = ", ".join(_shown(r, 160) for r in task.routes) or "—"
     return (
