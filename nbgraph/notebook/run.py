@@ -60,6 +60,14 @@ class Run(RunRecord):
 
         return shown(RunRecord.steps.func(self), steps_table_html)
 
+    def order_sensitivity(self, max_orders: int = 120, seed: int = 0) -> Any:
+        """`RunRecord.order_sensitivity` (the same columns and cells), shown with each result
+        whole, one item a line, quotes kept, the differing items marked (`views.order_view`)."""
+        from nbgraph.views.order_view import order_table_html
+        from nbgraph.views.table_view import shown
+
+        return shown(RunRecord.order_sensitivity(self, max_orders, seed), order_table_html)
+
     @cached_property
     def subruns(self) -> list[Run]:
         """The runs of graphs started inside this run's tasks (a subgraph added as a node,

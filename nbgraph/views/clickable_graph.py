@@ -16,7 +16,7 @@ from typing import Any
 import anywidget
 import traitlets
 
-from nbgraph.views.clicks import graph_targets, marked, next_run_step, tree_targets
+from nbgraph.views.clicks import click_note, graph_targets, marked, next_run_step, tree_targets
 
 __all__ = ["STATIC", "ClickablePicture", "PictureClicks"]
 
@@ -90,8 +90,8 @@ class PictureClicks:
             step: int | None = target
             note = ""
         else:
+            note = click_note(inspector.run, target, inspector.step)  # (never ran, ran once)
             step = next_run_step(inspector.run, target, inspector.step)
-            note = "" if step is not None else f"{target!r} did not run in this run."
         self.picture.note = note
         if step is not None:
             inspector.go(step)

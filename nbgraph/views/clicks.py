@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["graph_targets", "marked", "next_run_step", "tree_targets"]
+__all__ = ["click_note", "graph_targets", "marked", "next_run_step", "tree_targets"]
 
 
 def graph_targets(drawing: Any, nodes: Any) -> dict[str, str]:
@@ -47,10 +47,32 @@ def next_run_step(run: Any, node: str, shown: int) -> int | None:
     >>> next_run_step(run, "a", 1), next_run_step(run, "a", 3), next_run_step(run, "b", 0)
     (2, 1, None)
     """
-    steps = sorted({s.step for s in run.log.steps if s.step > 0 for t in s.tasks if t.node == node})
+    steps = _run_steps(run, node)
     if not steps:
         return None
     return next((s for s in steps if s > shown), steps[0])
+
+
+def click_note(run: Any, node: str, shown: int) -> str:
+    """What a click on `node` says beside the picture when stepping cannot show it: the node
+    never ran, or it ran in one step only and that step is already shown (else "").
+
+    >>> from nbgraph import START, StateGraph
+    >>> run = StateGraph(dict).add_node("a", lambda s: {}).add_edge(START, "a").compile().run({})
+    >>> click_note(run, "a", 1), click_note(run, "a", 0), click_note(run, "b", 1)
+    ("'a' ran only once, at step 1 (shown).", '', "'b' did not run in this run.")
+    """
+    steps = _run_steps(run, node)
+    if not steps:
+        return f"{node!r} did not run in this run."
+    if steps == [shown]:
+        return f"{node!r} ran only once, at step {shown} (shown)."
+    return ""
+
+
+def _run_steps(run: Any, node: str) -> list[int]:
+    """The steps (after the input) in which `node` ran, in order."""
+    return sorted({s.step for s in run.log.steps if s.step > 0 for t in s.tasks if t.node == node})
 
 
 def marked(targets: dict[str, int], step: int) -> list[str]:

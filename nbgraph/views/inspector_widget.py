@@ -32,6 +32,7 @@ from nbgraph.views.panels import (
 )
 from nbgraph.views.playback import Playback
 from nbgraph.views.render import render_svg
+from nbgraph.views.router_panel import routing_html
 from nbgraph.views.snapshot import snapshot_html
 from nbgraph.views.step_list import StepList
 from nbgraph.views.subrun_nav import SubrunNav
@@ -303,6 +304,7 @@ class Inspector(ipywidgets.VBox):
                 "<b>reducer effects</b>"
                 + effects_html(effects, fields, writers)
                 + custom_html(log.tasks)  # what the step's nodes streamed
+                + routing_html(self.run, step, log.tasks)  # why it went where it went
                 + store_ops_html(ops)
             )
             failed_here = step == self.failed_step

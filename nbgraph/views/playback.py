@@ -28,6 +28,8 @@ class Playback(ipywidgets.HBox):
 
     Attributes:
         button: the toggle (its `value` is whether it plays).
+        speed: the playing speed (its `value` is `interval`: `"2×"` plays a step every
+            350 ms when the normal interval is 700 ms).
     """
 
     value = traitlets.Int(0)
@@ -41,7 +43,14 @@ class Playback(ipywidgets.HBox):
         self.button = ipywidgets.ToggleButton(
             value=False, description="▶ play", tooltip="play the steps", layout={"width": "90px"}
         )
-        self.children = [self.button]
+        self.speed = ipywidgets.Dropdown(
+            options=_speeds(interval),
+            value=interval,
+            tooltip="playing speed",
+            layout={"width": "80px"},
+        )
+        ipywidgets.dlink((self.speed, "value"), (self, "interval"))
+        self.children = [self.button, self.speed]
         self.button.observe(self._toggled, "value")
         self._thread: threading.Thread | None = None
 
@@ -84,3 +93,17 @@ class Playback(ipywidgets.HBox):
         """Wait until it stops playing (tests, scripts)."""
         if self._thread is not None:
             self._thread.join(timeout)
+
+
+_SPEEDS = (0.25, 0.5, 1, 2, 4, 8)
+"""The speeds offered, as multiples of the normal speed."""
+
+
+def _speeds(interval: int) -> list[tuple[str, int]]:
+    """The speed dropdown's options: a label and its interval in ms, slowest first.
+
+    >>> _speeds(700)[:3]
+    [('¼×', 2800), ('½×', 1400), ('1×', 700)]
+    """
+    labels = {0.25: "¼×", 0.5: "½×"}
+    return [(labels.get(x, f"{x}×"), max(1, round(interval / x))) for x in _SPEEDS]

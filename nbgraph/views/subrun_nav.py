@@ -13,6 +13,8 @@ from typing import Any
 
 import ipywidgets
 
+from nbgraph.record.text import short
+
 __all__ = ["SubrunNav"]
 
 
@@ -30,7 +32,7 @@ class SubrunNav:
         w = ipywidgets
         self.inspector = inspector
         self.crumbs = w.HTML()
-        self.pick = w.Dropdown(options=[], description="subrun", layout={"width": "320px"})
+        self.pick = w.Dropdown(options=[], description="subrun", layout={"width": "440px"})
         self.into = w.Button(description="step into ▸", tooltip="show this subrun's steps")
         self.back = w.Button(description="◀ back", tooltip="back to the run that started it")
         self.into.on_click(lambda _: self.step_into())
@@ -40,10 +42,15 @@ class SubrunNav:
     def refresh(self, run: Any, step: int, log: Any) -> None:
         """The breadcrumb of `run` and the subruns started by the tasks of its `step`."""
         nodes = {task.id: task.node for task in log.tasks} if step > 0 else {}
-        options = [
-            (f"{nodes[sub.task]} (task {sub.task})", index)
+        started = [
+            (index, sub)
             for index, sub in enumerate(getattr(run, "subruns", ()))
             if sub.task in nodes
+        ]
+        told = _telling_inputs([sub for _, sub in started], nodes)
+        options = [
+            (f"{nodes[sub.task]}{said} (task {sub.task})", index)
+            for (index, sub), said in zip(started, told, strict=True)
         ]
         if list(self.pick.options) != options:
             self.pick.options = options
@@ -85,6 +92,30 @@ class SubrunNav:
         self.inspector.open_run(run.parent, step)
 
 
+def _telling_inputs(subruns: list[Any], nodes: dict[str, str]) -> list[str]:
+    """What tells each subrun apart from the others its node started at this step, for its
+    label: `": region='jp'"`, the fields of its input whose values differ between them, short
+    ("" for a node's only subrun: its node's name tells it apart)."""
+    inputs = [_input(sub) for sub in subruns]
+    said = []
+    for sub, values in zip(subruns, inputs, strict=True):
+        siblings = [
+            v for s, v in zip(subruns, inputs, strict=True) if nodes[s.task] == nodes[sub.task]
+        ]
+        keys = sorted({k for v in siblings for k in v}, key=str) if len(siblings) > 1 else []
+        keys = [k for k in keys if len({short(v.get(k), 60) for v in siblings}) > 1]
+        parts = ", ".join(f"{k}={short(values[k], 30)}" for k in keys if k in values)
+        said.append(f": {_cut(parts, 60)}" if parts else "")
+    return said
+
+
+def _input(sub: Any) -> dict[str, Any]:
+    try:
+        return dict(sub.state_at(0))
+    except Exception:  # (a subrun whose input cannot be rebuilt: labelled by its task)
+        return {}
+
+
 def _breadcrumb(run: Any) -> list[str]:
     """`["run", node, node, ...]`: the root run, then the node of each task, down to `run`."""
     parts: list[str] = []
@@ -97,3 +128,8 @@ def _breadcrumb(run: Any) -> list[str]:
 
 def _marked_last(parts: list[str]) -> list[tuple[str, bool]]:
     return [(part, position == len(parts) - 1) for position, part in enumerate(parts)]
+
+
+def _cut(text: str, width: int) -> str:
+    """`text` cut to `width` characters with "…"."""
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -108,7 +108,7 @@ def test_a_click_on_a_node_that_did_not_run_says_so_and_stays():
     assert inspector.step == 1
     assert inspector.clicks.picture.note == "'never' did not run in this run."
     send(inspector.clicks.picture, event="click", id=ids_of(inspector)["a"])
-    assert inspector.clicks.picture.note == ""
+    assert inspector.clicks.picture.note == "'a' ran only once, at step 1 (shown)."
 
 
 def test_clicks_map_back_to_names_with_quotes_spaces_and_markup():

@@ -255,6 +255,7 @@ class TaskRunner:
                     result = await awaited(result)
                 if run.observer is not None:
                     run.observer.routed(task, router.branch, state, result)
+                task.returned = (*task.returned, result)
                 absorb_route(run.spec, router.branch, task, result)
             if task.dropped:
                 warn_dropped(run.spec, run.log.warnings, task)
@@ -290,6 +291,7 @@ class TaskRunner:
             result = call_with(env, router.fn, router.wanted, state)
             if run.observer is not None:  # (a run whose config has callbacks)
                 run.observer.routed(task, router.branch, state, result)
+            task.returned = (*task.returned, result)  # (the views show why it went there)
             if type(result) is str and result in nodes and router.branch.path_map is None:
                 if task.routes:  # (`absorb_route`'s common case, asked first)
                     task.routes.append(result)  # type: ignore[union-attr]

@@ -78,7 +78,7 @@ def next_attempt(task: Task, node: NodeSpec) -> float | None:
     task.attempts = (*task.attempts, Attempt(number, task.started, time.time(), error, wait))
     task.error = None
     task.writes = []
-    task.routes = ()
+    task.routes = task.returned = ()
     task.dropped = ()
     return wait
 

@@ -113,6 +113,8 @@ class Task:
         cache_key: its key in the node cache, when its node has a cache policy.
         subruns: the `RunLog`s of the graphs run inside its node (a subgraph added as the
             node, or graphs its function invoked), in start order.
+        returned: what its routers returned, in order (kept for the views: why it went
+            where it went).
     """
 
     step: int
@@ -136,6 +138,7 @@ class Task:
     from_cache: bool = False
     cache_key: Any = None
     subruns: list[Any] | tuple[()] = ()
+    returned: tuple[Any, ...] = ()
 
     @property
     def id(self) -> str:

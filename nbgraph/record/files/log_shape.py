@@ -33,7 +33,7 @@ _TASK = Obj(
      "writes": ListOf(Pair(ANY, ANY)), "started": Is(float), "ended": Is(float)},
     {"arg": ANY, "routes": ListOf(ANY), "dropped": ListOf(Pair(ANY, ANY, STR)), "error": _ERROR,
      "parent": STR, "custom": ListOf(ANY), "attempts": ListOf(_ATTEMPT), "from_cache": BOOL,
-     "interrupts": ListOf(Obj({"value": ANY, "id": STR}))},
+     "interrupts": ListOf(Obj({"value": ANY, "id": STR})), "returned": ListOf(ANY)},
 )  # fmt: skip
 _RESET = Obj(
     {"node": STR, "reason": STR, "sources": NAMES, "dropped": NAMES, "values": ANY},

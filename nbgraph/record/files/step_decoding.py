@@ -36,6 +36,7 @@ def _decode_task(data: dict[str, Any]) -> Task:
         custom=[decode_value(chunk) for chunk in data.get("custom", ())] or (),
         attempts=tuple(_decode_attempt(attempt) for attempt in data.get("attempts", ())),
         from_cache=bool(data.get("from_cache", False)),
+        returned=tuple(decode_value(value) for value in data.get("returned", ())),
         interrupts=tuple(
             Interrupt(decode_value(i["value"]), i["id"]) for i in data.get("interrupts", ())
         ),

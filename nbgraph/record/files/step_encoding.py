@@ -44,6 +44,8 @@ def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
         data["arg"] = encode_value(task.arg)
     if task.routes:
         data["routes"] = [encode_value(route) for route in task.routes]
+    if task.returned:  # (what its routers returned: the inspector shows why it went there)
+        data["returned"] = [encode_value(value) for value in task.returned]
     if task.dropped:
         data["dropped"] = [[encode_value(k), encode_value(v), why] for k, v, why in task.dropped]
     if task.error is not None:
