@@ -14,6 +14,7 @@ from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
 from nbgraph.views.dot import short
 from nbgraph.views.render import render_svg
+from nbgraph.views.theme import themed_svg
 
 if TYPE_CHECKING:
     import graphviz
@@ -59,8 +60,8 @@ def drawing_bundle(
     if not wanted(SVG, include, exclude):
         return bundle
     rendered = render_svg(drawing.source)
-    if rendered.svg is not None:
-        bundle[SVG] = rendered.svg
+    if rendered.svg is not None:  # a transparent page, ink readable on any theme
+        bundle[SVG] = themed_svg(rendered.svg)
     else:
         bundle[_PLAIN] = f"{text}\n{rendered.problem}\n\n{drawing.source}"
     return bundle

@@ -14,6 +14,7 @@ other.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -22,13 +23,15 @@ from nbgraph.graph.subgraphs import is_compiled_graph
 from nbgraph.record.text import safe_str, visible
 from nbgraph.record.text import short as text_of
 from nbgraph.types import END, START
-from nbgraph.views.overlay import Overlay
+from nbgraph.views.overlay import Overlay, ends_implicitly
 
 if TYPE_CHECKING:
     import graphviz
 
 __all__ = [
     "FADED",
+    "FADED_FILL",
+    "FADED_TEXT",
     "FAILED_FILL",
     "FAILED_INK",
     "HIGHLIGHT_FILL",
@@ -38,6 +41,7 @@ __all__ = [
     "PAUSED_INK",
     "RAN_FILL",
     "TERMINAL_FILL",
+    "drawing",
     "graph_dot",
     "label",
     "short",
@@ -46,6 +50,9 @@ __all__ = [
 # Six-digit colours only: graphviz rejects the three-digit form.
 INK = "#333333"
 FADED = "#c8c8c8"
+FADED_TEXT = "#707070"  # a faded node's label: mid grey on its light box, on any theme
+FADED_FILL = "#f4f4f4"
+_FADED_TERMINAL = "#9a9a9a"
 RAN_FILL = "#d9ead3"
 FAILED_FILL = "#f4cccc"
 FAILED_INK = "#990000"
@@ -75,12 +82,54 @@ def short(value: Any, width: int = 40) -> str:
     return text_of(value, width)
 
 
+_CAPTION_WIDTH = 70
+"""A caption line's longest: a long caption wraps, it never widens the drawing."""
+
+_FAN_OUT = 12
+"""A node with more ways out than this has its targets staggered over several ranks."""
+
+
+def drawing(name: str, **attrs: Any) -> graphviz.Digraph:
+    """An empty `graphviz.Digraph` that shows in a notebook through
+    `views.display.drawing_bundle`: its SVG themed (a transparent page, ink readable on a
+    light and a dark page: `views.theme`) instead of graphviz's white page."""
+    return _drawing_class()(name, **attrs)
+
+
+@functools.cache
+def _drawing_class() -> type:
+    import graphviz
+
+    class Drawing(graphviz.Digraph):
+        """A graphviz Digraph with nbgraph's themed notebook display."""
+
+        def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **_: Any) -> Any:
+            from nbgraph.views.display import drawing_bundle
+
+            text = f"<nbgraph drawing {self.name!r}: its DOT text is .source>"
+            return drawing_bundle(self, text, include, exclude)
+
+    return Drawing
+
+
+def wrapped(text: str, width: int = _CAPTION_WIDTH) -> list[str]:
+    """`text` as lines of at most about `width` characters, broken at " — " and spaces.
+
+    >>> wrapped("run done: 3 supersteps — showing step 2", 20)
+    ['run done: 3', 'supersteps — showing', 'step 2']
+    """
+    import textwrap
+
+    return textwrap.wrap(text, width, break_long_words=True) or [""]
+
+
 class _Ids:
     """Synthetic DOT ids, so a node name is only ever a label (names may hold ':' or '"')."""
 
     def __init__(self, prefix: str = "") -> None:
         self.ids: dict[str, str] = {}
         self.prefix = prefix
+        self.minlen: dict[tuple[str, str], str] = {}  # staggered fan-outs (`_staggered`)
 
     def __call__(self, name: str) -> str:
         if name not in self.ids:
@@ -94,27 +143,29 @@ class _Ids:
 
 
 def graph_dot(
-    spec: GraphSpec, overlay: Overlay | None = None, title: str = "", expand: bool = True
+    spec: GraphSpec,
+    overlay: Overlay | None = None,
+    title: str = "",
+    expand: bool = True,
+    caption: bool = True,
 ) -> graphviz.Digraph:
     """The graph: START, END, nodes, plain, waiting, conditional and Command edges.
 
     With an `overlay`, the run is drawn over it: run counts, taken edges, failures, focus.
     With `expand`, a node that runs a graph is a cluster holding that graph's drawing
-    (`_draw_cluster`); without, one box.
+    (`_draw_cluster`); without, one box. With `caption` (default), the title and the
+    overlay's caption are drawn above the graph, wrapped; without, the inspector shows them
+    outside the picture.
     """
-    import graphviz
-
-    dot = graphviz.Digraph(
-        "graph", graph_attr={"rankdir": "TB", "fontname": "Helvetica", "fontcolor": INK}
-    )
+    dot = drawing("graph", graph_attr={"rankdir": "TB", "fontname": "Helvetica", "fontcolor": INK})
     dot.attr("node", fontname="Helvetica", fontsize="11", color=INK)
     dot.attr("edge", fontname="Helvetica", fontsize="9", color=INK, fontcolor=INK)
     ids = _Ids()
-    caption = [title] if title else []
+    lines = [title] if title else []
     if overlay is not None and overlay.caption:
-        caption.append(overlay.caption)
-    if caption:
-        dot.attr(label=label(*caption), labelloc="t")
+        lines.append(overlay.caption)
+    if lines and caption:
+        dot.attr(label=label(*(w for line in lines for w in wrapped(line))), labelloc="t")
     _draw_body(dot, ids, spec, overlay, expand)
     dot.nbgraph_ids = dict(ids.ids)  # node name -> DOT id: what a click maps back (clicks.py)
     return dot
@@ -135,10 +186,13 @@ def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, ex
             color=FAILED_INK,
             fontcolor=FAILED_INK,
         )
+    ids.minlen = _staggered(spec)
     for source, targets in spec.edges.items():
         for target in targets:
             marks = ["filter"] if (source, target) in spec.filters else []
             _edge(dot, ids, source, target, overlay, marks=marks)
+    for name in ends_implicitly(spec):  # no way out: the run ends after it
+        _edge(dot, ids, name, END, overlay, style="dotted", marks=["no edge out"])
     for index, wait in enumerate(spec.waiting):
         _waiting(dot, ids, index, wait.sources, wait.target, overlay)
     for source, branches in spec.branches.items():
@@ -149,6 +203,28 @@ def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, ex
             _edge(dot, ids, name, target, overlay, style="dotted", marks=["goto"])
     if overlay is not None:
         _dynamic_edges(dot, ids, spec, overlay)
+
+
+def _staggered(spec: GraphSpec) -> dict[tuple[str, str], str]:
+    """The `minlen` of each way out of a node with more than `_FAN_OUT` targets: its
+    targets spread over several ranks (as graphviz's `unflatten` does), so a wide fan-out
+    is drawn about as wide as it is tall instead of as one very long row."""
+    outs: dict[str, list[str]] = {}
+    for source, targets in spec.edges.items():
+        outs.setdefault(source, []).extend(targets)
+    for source, branches in spec.branches.items():
+        for branch in branches:
+            outs.setdefault(source, []).extend((branch.path_map or {}).values())
+    for name, node in spec.nodes.items():
+        outs.setdefault(name, []).extend(node.destinations or ())
+    minlen = {}
+    for source, targets in outs.items():
+        targets = [t for t in dict.fromkeys(targets) if t != END]
+        if len(targets) > _FAN_OUT:
+            ranks = -(-len(targets) // _FAN_OUT)
+            for index, target in enumerate(targets):
+                minlen[(source, target)] = str(1 + index % ranks)
+    return minlen
 
 
 _NOTHING = "\x00"
@@ -183,7 +259,13 @@ def _draw_cluster(dot: Any, ids: Any, name: str, node: Any, overlay: Overlay | N
         if inner is not None:
             runs = sum(count for node_name, count in inner.runs.items() if node_name != START)
             title += f" — {runs} task{'s' * (runs != 1)} inside"
-        cluster.attr(label=label(title), style="rounded,dashed", color=PAUSED_INK, fontsize="10")
+        cluster.attr(
+            label=label(title),
+            style="rounded,dashed",
+            color=PAUSED_INK,
+            fontsize="10",
+            fontcolor=INK,
+        )
         _draw_node(cluster, ids, name, node, overlay)
         _draw_body(cluster, inner_ids, spec, inner, expand=True)
         link = {"color": FADED} if faded else {}
@@ -210,7 +292,7 @@ def _terminals(dot: Any, ids: _Ids, overlay: Overlay | None) -> None:
             label("START" if name == START else "END"),
             shape=shape,
             style="filled",
-            fillcolor=FADED if faded else TERMINAL_FILL,
+            fillcolor=_FADED_TERMINAL if faded else TERMINAL_FILL,
             fontcolor="#ffffff",
             fontsize="9",
             width="0.5",
@@ -234,7 +316,7 @@ def _draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | Non
             lines.append(f"ran ×{runs}")
             attrs["fillcolor"] = RAN_FILL
         else:
-            attrs.update(color=FADED, fontcolor=FADED)
+            attrs.update(color=FADED, fontcolor=FADED_TEXT)
         if name in overlay.failed:
             lines.append(f"raised {overlay.failed[name]}")
             attrs.update(fillcolor=FAILED_FILL, color=FAILED_INK, fontcolor=FAILED_INK)
@@ -244,6 +326,8 @@ def _draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | Non
         if name in overlay.paused:
             lines.append("paused: waiting for an answer")
             attrs.update(fillcolor=PAUSED_FILL, color=PAUSED_INK, fontcolor=PAUSED_INK)
+        if name in overlay.notes:
+            lines.append(overlay.notes[name])
         if overlay.focus or overlay.current:
             _focus_node(name, lines, attrs, overlay)
     dot.node(ids(name), label(*lines), **attrs)
@@ -259,7 +343,7 @@ def _focus_node(name: str, lines: list[str], attrs: dict[str, str], overlay: Ove
     elif name in overlay.focus:  # a branch followed at no step: its whole chain
         attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
     else:
-        attrs.update(color=FADED, fontcolor=FADED, fillcolor=_IDLE_FILL)
+        attrs.update(color=FADED, fontcolor=FADED_TEXT, fillcolor=FADED_FILL)
         return
     if name in overlay.failed:
         attrs["fillcolor"] = FAILED_FILL
@@ -291,6 +375,8 @@ def _edge(
     marks: Iterable[str] = (),
 ) -> None:
     attrs = _edge_attrs(source, target, overlay, {"style": style}, list(marks))
+    if (source, target) in ids.minlen:
+        attrs["minlen"] = ids.minlen[(source, target)]
     dot.edge(ids(source), ids(target), **attrs)
 
 
@@ -352,6 +438,9 @@ def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | No
         dot.node(ids(router), label(_router_name(source, branch.name)), shape="diamond")
         attrs = _edge_attrs(source, router, None, {"style": "dashed"}, [hint])
         dot.edge(ids(source), ids(router), **attrs)
+        dot.edge(
+            ids(router), ids(END), style="dotted", label=label("or END"), color=INK, fontcolor=INK
+        )
         return
     by_target: dict[str, list[str]] = {}
     for key, target in branch.path_map.items():
@@ -374,6 +463,7 @@ def _dynamic_edges(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay) -> No
     }
     static |= {(n, t) for n, node in spec.nodes.items() for t in node.destinations or ()}
     static |= {(s, w.target) for w in spec.waiting for s in w.sources}
+    static |= {(name, END) for name in ends_implicitly(spec)}
     for source, target in sorted(set(overlay.edges) | set(overlay.sends)):
         if (source, target) in static:
             continue
