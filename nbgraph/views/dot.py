@@ -129,7 +129,8 @@ class _Ids:
     def __init__(self, prefix: str = "") -> None:
         self.ids: dict[str, str] = {}
         self.prefix = prefix
-        self.minlen: dict[tuple[str, str], str] = {}  # staggered fan-outs (`_staggered`)
+        self.alias: dict[str, str] = {}  # a folded node -> its summary box (`_summarised`)
+        self.folded: set[tuple[str, str]] = set()  # the summary boxes' ways, drawn once
 
     def __call__(self, name: str) -> str:
         if name not in self.ids:
@@ -174,9 +175,14 @@ def graph_dot(
 def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, expand: bool) -> None:
     """A graph's terminals, nodes and edges into `dot` (a drawing, or a cluster of one)."""
     _terminals(dot, ids, overlay)
+    boxes = _summarised(spec)
+    ids.alias = {name: box for box, names in boxes.items() for name in names}
     for name, node in spec.nodes.items():
+        if name in ids.alias:
+            continue
         if not (expand and _draw_cluster(dot, ids, name, node, overlay)):
             _draw_node(dot, ids, name, node, overlay)
+    _draw_summaries(dot, ids, boxes, overlay)
     for name in _unknown_endpoints(spec):
         dot.node(
             ids(name),
@@ -186,7 +192,6 @@ def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, ex
             color=FAILED_INK,
             fontcolor=FAILED_INK,
         )
-    ids.minlen = _staggered(spec)
     for source, targets in spec.edges.items():
         for target in targets:
             marks = ["filter"] if (source, target) in spec.filters else []
@@ -205,26 +210,53 @@ def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, ex
         _dynamic_edges(dot, ids, spec, overlay)
 
 
-def _staggered(spec: GraphSpec) -> dict[tuple[str, str], str]:
-    """The `minlen` of each way out of a node with more than `_FAN_OUT` targets: its
-    targets spread over several ranks (as graphviz's `unflatten` does), so a wide fan-out
-    is drawn about as wide as it is tall instead of as one very long row."""
-    outs: dict[str, list[str]] = {}
+_FAN_SHOWN = 8
+"""Of a wide fan-out's targets, the ones drawn; the rest share one summary box."""
+
+
+def _summarised(spec: GraphSpec) -> dict[str, list[str]]:
+    """A summary box for each node with more than `_FAN_OUT` plain targets: the box's name
+    -> the targets it stands for (all but the first `_FAN_SHOWN`). Only plain nodes fold
+    (reached from that node alone, no subgraph, router or goto of their own), so a 200-node
+    fan-out is drawn as a few boxes and a count instead of one very long row."""
+    incoming: dict[str, set[str]] = {}
     for source, targets in spec.edges.items():
-        outs.setdefault(source, []).extend(targets)
+        for target in targets:
+            incoming.setdefault(target, set()).add(source)
     for source, branches in spec.branches.items():
         for branch in branches:
-            outs.setdefault(source, []).extend((branch.path_map or {}).values())
-    for name, node in spec.nodes.items():
-        outs.setdefault(name, []).extend(node.destinations or ())
-    minlen = {}
-    for source, targets in outs.items():
-        targets = [t for t in dict.fromkeys(targets) if t != END]
-        if len(targets) > _FAN_OUT:
-            ranks = -(-len(targets) // _FAN_OUT)
-            for index, target in enumerate(targets):
-                minlen[(source, target)] = str(1 + index % ranks)
-    return minlen
+            for target in (branch.path_map or {}).values():
+                incoming.setdefault(target, set()).update((source, "(router)"))
+    boxes = {}
+    for source, targets in spec.edges.items():
+        plain = [
+            t
+            for t in dict.fromkeys(targets)
+            if t in spec.nodes
+            and incoming.get(t) == {source}
+            and t not in spec.branches
+            and not spec.nodes[t].destinations
+            and _subgraph_spec(spec.nodes[t]) is None
+        ]
+        if len(plain) > _FAN_OUT:
+            boxes[f"\x00more after {source}"] = plain[_FAN_SHOWN:]
+    return boxes
+
+
+def _draw_summaries(dot: Any, ids: _Ids, boxes: dict[str, list[str]], overlay: Any) -> None:
+    """Each summary box: how many nodes it stands for, the first and last names, and with a
+    run how many of them ran and how often."""
+    for box, names in boxes.items():
+        lines = [f"… {len(names)} more nodes", f"{names[0]} … {names[-1]}"]
+        attrs = {"shape": "box", "style": "rounded,filled,dashed", "fillcolor": _IDLE_FILL}
+        if overlay is not None:
+            ran = [overlay.runs.get(n, 0) for n in names]
+            if any(ran):
+                lines.append(f"{sum(map(bool, ran))} ran, ×{sum(ran)} in all")
+                attrs["fillcolor"] = RAN_FILL
+            if overlay.focus and not any(n in overlay.focus for n in names):
+                attrs.update(color=FADED, fontcolor=FADED_TEXT, fillcolor=FADED_FILL)
+        dot.node(ids(box), label(*lines), **attrs)
 
 
 _NOTHING = "\x00"
@@ -374,9 +406,13 @@ def _edge(
     style: str = "solid",
     marks: Iterable[str] = (),
 ) -> None:
+    shown = (ids.alias.get(source, source), ids.alias.get(target, target))
+    if shown != (source, target):  # a folded node's way: one way for the summary box
+        if shown not in ids.folded:
+            ids.folded.add(shown)
+            dot.edge(ids(shown[0]), ids(shown[1]), style="dashed")
+        return
     attrs = _edge_attrs(source, target, overlay, {"style": style}, list(marks))
-    if (source, target) in ids.minlen:
-        attrs["minlen"] = ids.minlen[(source, target)]
     dot.edge(ids(source), ids(target), **attrs)
 
 
@@ -391,7 +427,9 @@ def _waiting(
     """A waiting edge as one join: each source into a junction, the junction into the target."""
     junction = f"{ids.prefix}join{index}"
     dot.node(junction, label(""), shape="point", width="0.12", color=INK)
-    for source in sources:
+    for box in dict.fromkeys(ids.alias[s] for s in sources if s in ids.alias):
+        dot.edge(ids(box), junction, arrowhead="none", style="dashed")
+    for source in (s for s in sources if s not in ids.alias):
         count = overlay.runs.get(source, 0) if overlay else None
         focused = overlay is not None and (source, target) in overlay.focus_edges
         dot.edge(
