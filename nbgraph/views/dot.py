@@ -473,7 +473,9 @@ def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | No
     if branch.path_map is None:
         router = f"router{source}"
         hint = "→ any node or Send"
-        dot.node(ids(router), label(_router_name(source, branch.name)), shape="diamond")
+        dot.node(
+            ids(router), label(_router_name(source, branch.name)), shape="diamond", fontcolor=INK
+        )
         attrs = _edge_attrs(source, router, None, {"style": "dashed"}, [hint])
         dot.edge(ids(source), ids(router), **attrs)
         dot.edge(

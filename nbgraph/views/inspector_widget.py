@@ -43,11 +43,11 @@ __all__ = ["ALL_BRANCHES", "Inspector"]
 ALL_BRANCHES = "(all branches)"
 """The branch picker's first choice: no branch highlighted."""
 
-_GRAPH_BESIDE = {"flex": "1 1 50%", "min_width": "0", "overflow": "hidden"}
-_PANELS_BESIDE = {"flex": "1 1 50%", "min_width": "0", "overflow": "auto"}
+_GRAPH_BESIDE = {"flex": "1 1 45%", "min_width": "0", "overflow": "hidden"}
+_PANELS_BESIDE = {"flex": "1 1 55%", "min_width": "0", "overflow": "auto"}
 _GRAPH_STACKED = {"width": "100%", "min_width": "0", "overflow": "hidden"}
 _PANELS_STACKED = {"width": "100%", "overflow": "auto"}
-"""The picture and the panels' room: half each side by side, each the whole width stacked.
+"""The picture and the panels' room: about half each side by side, each the whole width stacked.
 The picture keeps readable labels and scrolls inside its box (`views.clickable_graph`)."""
 
 

@@ -48,7 +48,7 @@ class StepList:
 
     def __init__(self, inspector: Any) -> None:
         self.inspector = inspector
-        self.select = ipywidgets.Select(rows=14, layout={"width": "260px"})
+        self.select = ipywidgets.Select(rows=14, layout={"width": "230px"})
         self.task_panel = ipywidgets.HTML()
         self._listed: tuple[Any, int, int, int] | None = None  # run, steps, window
         self._refreshing = False
