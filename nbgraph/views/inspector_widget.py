@@ -207,7 +207,6 @@ class Inspector(ipywidgets.VBox):
             self.fork_note,
             self.comparison,
         ]
-        self._show_what_applies()
 
     def _show_what_applies(self) -> None:
         """Only the controls that apply to this run: no subrun row for a run without
@@ -340,6 +339,7 @@ class Inspector(ipywidgets.VBox):
             self.step_list.refresh(step)
             self.comparison.value = self._comparison(step)
             self.fork_panel.refresh(step)
+            self._show_what_applies()  # (a live run gains subruns, and can fork once done)
 
     def _state(self, step: int, log: Any) -> dict[str, Any]:
         """The state the panel shows: after the step, or (failed) what its tasks read."""
