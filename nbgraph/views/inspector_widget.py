@@ -19,6 +19,7 @@ from nbgraph.record.text import safe_repr
 from nbgraph.views.clickable_graph import PictureClicks
 from nbgraph.views.custom_panel import custom_html
 from nbgraph.views.display import svg_element
+from nbgraph.views.earlier_views import EarlierViews
 from nbgraph.views.fork_panel import ForkPanel
 from nbgraph.views.overlay import ancestry
 from nbgraph.views.panels import (
@@ -71,6 +72,7 @@ class Inspector(ipywidgets.VBox):
         self._drawing = threading.RLock()  # the play thread and the front end both show steps
         self.clicks = PictureClicks(self)  # the picture: clicks on nodes and tree boxes, arrows
         self.fork_panel = ForkPanel(self)  # "edit and fork here"
+        self.earlier = EarlierViews(self)  # a later cell's code never changes this output
         self.add_class("nbgraph-inspector")
         self.open_run(run, step)
 
@@ -307,7 +309,9 @@ class Inspector(ipywidgets.VBox):
     # --- drawing ---------------------------------------------------------------------------
 
     def show(self, step: int) -> None:
-        """Fill every panel for `step`."""
+        """Fill every panel for `step` (code in a later cell than the one that displayed
+        the inspector first hands that cell's output to a twin: `views.earlier_views`)."""
+        self.earlier.keep_earlier()
         log = self.run.timeline.step_log(step)
         effects = self.effects_at(step)
         fields = set(self.fields.value)
@@ -340,6 +344,7 @@ class Inspector(ipywidgets.VBox):
             self.comparison.value = self._comparison(step)
             self.fork_panel.refresh(step)
             self._show_what_applies()  # (a live run gains subruns, and can fork once done)
+        self.earlier.remember()
 
     def _state(self, step: int, log: Any) -> dict[str, Any]:
         """The state the panel shows: after the step, or (failed) what its tasks read."""
@@ -416,6 +421,7 @@ class Inspector(ipywidgets.VBox):
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         """ipywidgets' bundle (the widget view and text/plain) with a `text/html` snapshot of
         the shown step, for wherever the widget cannot be shown (`views.snapshot`)."""
+        self.earlier.displayed()
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is not None:
             bundle["text/html"] = snapshot_html(self)

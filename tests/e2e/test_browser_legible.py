@@ -191,3 +191,49 @@ def test_labels_readable_one_task_followed_and_the_theme_followed(served, tmp_pa
     else:
         assert measured["edge"] < 0.5 and measured["caption"] < 0.4, measured
     assert measured["white"] < 0.3, measured["white"]
+
+
+LATER_CELLS = [
+    CELLS[0],
+    "first = run.inspect(); first",
+    "first.go(2); first",
+]
+
+
+@pytest.fixture(params=sorted(FRONTENDS))
+def later(request, tmp_path):
+    """A front-end serving a notebook whose second cell moves the inspector the first
+    showed, and shows it again."""
+    with serve(request.param, tmp_path, {"later.ipynb": LATER_CELLS}) as server:
+        yield server.url("later.ipynb")
+
+
+def test_a_later_cell_never_changes_the_inspector_an_earlier_cell_shows(later):
+    from playwright.sync_api import sync_playwright
+
+    errors: list[str] = []
+    labels = ".nbgraph-inspector .nbgraph-step-label"
+    with sync_playwright() as playwright:
+        browser, page = open_notebook(playwright, later, errors, height=2400)
+        try:
+            page.wait_for_function(
+                f"document.querySelectorAll('{labels}').length == 2 && [...document"
+                f".querySelectorAll('{labels}')].every(l => l.innerText.startsWith('step'))",
+                timeout=120_000,
+            )
+            page.wait_for_timeout(1000)  # (every message of the later cell has arrived)
+            shown = page.locator(labels).all_inner_texts()
+            first = page.locator(".nbgraph-inspector").first
+            first.locator(".nbgraph-step-label").click()  # the focus: the earlier output
+            page.keyboard.press("ArrowLeft")
+            page.wait_for_function(
+                f"document.querySelector('{labels}').innerText.startsWith('step 0')",
+                timeout=30_000,
+            )
+            after_key = page.locator(labels).all_inner_texts()
+        finally:
+            browser.close()
+    assert real_errors(errors, later) == []
+    assert shown[0].startswith("step 1") and shown[1].startswith("step 2"), shown
+    # the earlier output answers its own keys, and the later one stays where its cell put it
+    assert after_key[0].startswith("step 0") and after_key[1].startswith("step 2"), after_key

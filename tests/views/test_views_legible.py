@@ -209,3 +209,29 @@ def test_a_task_whose_time_was_not_recorded_says_unknown_not_0_us():
         task.started = task.ended = 0.0
     lines = [label for label, _ in _options(run.log.steps[:2])]
     assert lines[1].endswith("time unknown") and "µs" not in lines[1] + lines[2]
+
+
+def test_a_later_cells_code_moves_a_twin_never_the_output_shown_earlier():
+    from ipywidgets.widgets.widget import _instances
+
+    run = fan_out_run(3)
+    inspector = run.inspect()
+    cell = {"now": 7}
+    inspector.earlier.now = lambda: cell["now"]  # (the kernel's running cell, as a test sets it)
+    inspector._repr_mimebundle_()  # displayed by cell 7
+    shown = inspector.model_id
+    inspector.go(2)  # the same cell: its own output moves
+    assert inspector.model_id == shown and not inspector.earlier.twins
+    cell["now"] = 8  # a later cell follows a task and moves on
+    task = run.log.steps[2].tasks[1].id
+    inspector.follow(task)
+    (twin,) = inspector.earlier.twins
+    assert _instances[shown] is twin and twin.model_id == shown  # cell 7's output: the twin
+    assert twin.step == 2 and twin.branch is None  # as cell 7 left it
+    assert inspector.model_id != shown and inspector.branch == task  # the variable moves on
+    bundle = inspector._repr_mimebundle_()  # shown by cell 8: its own model
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == inspector.model_id
+    inspector.go(1)  # cell 8 again: no new twin
+    cell["now"] = None  # a click in the front-end: the shown inspector moves
+    inspector.go(2)
+    assert len(inspector.earlier.twins) == 1 and twin.step == 2

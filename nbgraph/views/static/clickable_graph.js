@@ -17,6 +17,9 @@ function attachKeys(model, el, tries) {
     if (tries < 50) setTimeout(() => attachKeys(model, el, tries + 1), 100);
     return;
   }
+  // the latest picture drawn in this inspector's box takes the keys (after a later cell,
+  // a twin's picture takes the box: views/earlier_views.py)
+  host._nbgraphSend = (message) => model.send(message);
   if (host.dataset.nbgraphKeys) return; // one listener per inspector, however many views
   host.dataset.nbgraphKeys = "1";
   if (!host.hasAttribute("tabindex")) host.setAttribute("tabindex", "0");
@@ -32,7 +35,7 @@ function attachKeys(model, el, tries) {
     if (event.altKey || event.ctrlKey || event.metaKey || isTyping(event.target)) return;
     event.preventDefault();
     event.stopPropagation();
-    model.send({ event: "key", key: event.key });
+    host._nbgraphSend({ event: "key", key: event.key });
   };
   window.addEventListener("keydown", onKey, true);
   // a click on the inspector's background gives it the focus (buttons keep their own)
