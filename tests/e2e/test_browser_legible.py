@@ -1,7 +1,8 @@
 """An inspector and drawings people can read, measured in a real browser (issue 30): label
 sizes in pixels at the default zoom (a 200-task step, a 200-node graph, the state tree),
 zoom, one task of a `Send` fan-out followed, buttons not truncated, and drawings that follow
-the light and the dark theme — in JupyterLab 4 and Notebook 7 (`tests/support/browser.py`).
+the light and the dark theme, two inspectors side by side, and an inspector a later cell
+moves — in JupyterLab 4 and Notebook 7 (`tests/support/browser.py`).
 
 With `NBGRAPH_UPDATE_SCREENSHOT=1`, JupyterLab's screenshots are copied to docs/
 (`inspector-200-tasks.png`, `drawing-dark.png`).
@@ -53,6 +54,7 @@ follow
     "wide.inspect()",
     "tree = run.inspect(); tree.graph.kind = 'tree'; tree",
     "run.draw()",
+    "import ipywidgets as widgets; widgets.HBox([run.inspect(), run.inspect()])",
 ]
 
 LABEL_SIZES = """
@@ -105,13 +107,17 @@ def _measure(page) -> dict:
     inspectors = page.locator(".nbgraph-inspector")
     many, follow, wide, tree = (inspectors.nth(i) for i in range(4))
     label = many.locator(".nbgraph-step-label").inner_text()
-    buttons = many.locator(".nbgraph-row .widget-button").evaluate_all(
+    buttons = page.locator(".nbgraph-inspector .nbgraph-row .widget-button").evaluate_all(
         "bs => bs.filter(b => b.offsetParent).map(b => b.scrollWidth - b.clientWidth)"
+    )  # (the last two inspectors side by side, in half the width each)
+    values = many.locator(".nbgraph-panels td.nbgraph-value").evaluate_all(
+        "tds => tds.map(td => td.getBoundingClientRect().width)"
     )
     follow.locator(".nbgraph-picture-svg svg").wait_for()
     return {
         "label": label,
         "truncated": max(buttons),
+        "narrowest_value": min(values),
         "effects_height": many.locator(".nbgraph-panels").evaluate("e => e.scrollHeight"),
         "sizes": {
             name: inspector.evaluate(LABEL_SIZES)
@@ -152,7 +158,7 @@ def test_labels_readable_one_task_followed_and_the_theme_followed(served, tmp_pa
         try:
             page.wait_for_function(
                 "document.querySelectorAll('.nbgraph-inspector svg g.node').length > 0 "
-                "&& document.querySelectorAll('.nbgraph-inspector').length == 4 "
+                "&& document.querySelectorAll('.nbgraph-inspector').length == 6 "
                 "&& document.querySelectorAll('.jp-OutputArea-output img').length >= 1",
                 timeout=120_000,
             )
@@ -178,7 +184,8 @@ def test_labels_readable_one_task_followed_and_the_theme_followed(served, tmp_pa
         assert sizes and min(sizes) >= 9.9, (name, min(sizes))
     assert measured["zoomed"] > 1.01  # "+" zooms in
     assert "work ×200" in measured["label"] and "work, work" not in measured["label"]
-    assert measured["truncated"] <= 1  # no button cut to "◀…"
+    assert measured["truncated"] <= 1  # no button cut to "◀…", even two inspectors abreast
+    assert measured["narrowest_value"] >= 100  # values get room: no word-by-word wrapping
     assert measured["effects_height"] < 2500  # not 9,895 px: the 200 writes fold
     assert "run done" in measured["caption_text"]  # the caption outside the drawing
     # one task of the fan-out followed: the other 199 tasks' writes fade, not all 200
