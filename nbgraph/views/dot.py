@@ -254,7 +254,11 @@ def _draw_summaries(dot: Any, ids: _Ids, boxes: dict[str, list[str]], overlay: A
             if any(ran):
                 lines.append(f"{sum(map(bool, ran))} ran, ×{sum(ran)} in all")
                 attrs["fillcolor"] = RAN_FILL
-            if overlay.focus and not any(n in overlay.focus for n in names):
+            running = sum(n in overlay.current for n in names)
+            if running:
+                lines.append(f"▶ {running} run this step")
+                attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
+            elif overlay.focus and not any(n in overlay.focus for n in names):
                 attrs.update(color=FADED, fontcolor=FADED_TEXT, fillcolor=FADED_FILL)
         dot.node(ids(box), label(*lines), **attrs)
 

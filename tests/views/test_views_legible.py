@@ -73,6 +73,8 @@ def test_a_200_node_graph_is_drawn_as_a_few_boxes_and_a_summary():
     if renderers():
         width = float(re.search(r'<svg width="(\d+)pt', render_svg(source).svg).group(1))
         assert width < 1200  # not the 8,000 pt of 200 boxes in one row
+    assert "▶ 192 run this step" in run.draw(step=2).source
+    assert "run this step" not in run.draw(step=1).source.split("more nodes")[1]
     small = wide_run(5).draw().source
     assert "more nodes" not in small and "n004" in small
 
