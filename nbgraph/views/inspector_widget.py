@@ -182,8 +182,9 @@ class Inspector(ipywidgets.VBox):
             control.observe(lambda _: self.show(self.slider.value), "value")
 
     def _lay_out(self) -> None:
-        """The controls in rows, the picture (at most 40% wide) beside the state and effects
-        panels, which get the rest of the width; or stacked (`arrange`)."""
+        """The controls in rows (they wrap, never squeeze their buttons), the step list, and
+        the picture beside the state and effects panels, about half the width each; or
+        stacked (`arrange`)."""
         w = ipywidgets
         self.panels = w.VBox([self.state, self.effects], layout=_PANELS_BESIDE)
         self.panels.add_class("nbgraph-panels")
@@ -223,8 +224,8 @@ class Inspector(ipywidgets.VBox):
         )
 
     def arrange(self, how: str) -> None:
-        """Lay the picture and the panels out: `"side by side"` (the picture at most 40% of
-        the width, the panels the rest) or `"stacked"` (the picture above the panels)."""
+        """Lay the picture and the panels out: `"side by side"` (about half the width each)
+        or `"stacked"` (the picture above the panels, each the whole width)."""
         if how not in ("side by side", "stacked"):
             raise ValueError(f"arrange() takes 'side by side' or 'stacked', not {how!r}.")
         stacked = how == "stacked"
