@@ -52,7 +52,6 @@ INK = "#333333"
 FADED = "#c8c8c8"
 FADED_TEXT = "#707070"  # a faded node's label: mid grey on its light box, on any theme
 FADED_FILL = "#f4f4f4"
-_FADED_TERMINAL = "#9a9a9a"
 RAN_FILL = "#d9ead3"
 FAILED_FILL = "#f4cccc"
 FAILED_INK = "#990000"
@@ -82,7 +81,7 @@ def short(value: Any, width: int = 40) -> str:
     return text_of(value, width)
 
 
-_CAPTION_WIDTH = 70
+_CAPTION_WIDTH = 90
 """A caption line's longest: a long caption wraps, it never widens the drawing."""
 
 _FAN_OUT = 12
@@ -113,14 +112,16 @@ def _drawing_class() -> type:
 
 
 def wrapped(text: str, width: int = _CAPTION_WIDTH) -> list[str]:
-    """`text` as lines of at most about `width` characters, broken at " — " and spaces.
+    """`text` as lines: one per " — " part, a part longer than `width` broken at spaces.
 
-    >>> wrapped("run done: 3 supersteps — showing step 2", 20)
-    ['run done: 3', 'supersteps — showing', 'step 2']
+    >>> wrapped("run done: 3 supersteps — showing step 2")
+    ['run done: 3 supersteps', '— showing step 2']
     """
     import textwrap
 
-    return textwrap.wrap(text, width, break_long_words=True) or [""]
+    parts = text.split(" — ")
+    lines = [("— " if i else "") + part for i, part in enumerate(parts)]
+    return [w for line in lines for w in (textwrap.wrap(line, width) or [""])]
 
 
 class _Ids:
@@ -328,8 +329,9 @@ def _terminals(dot: Any, ids: _Ids, overlay: Overlay | None) -> None:
             label("START" if name == START else "END"),
             shape=shape,
             style="filled",
-            fillcolor=_FADED_TERMINAL if faded else TERMINAL_FILL,
-            fontcolor="#ffffff",
+            fillcolor=FADED_FILL if faded else TERMINAL_FILL,
+            fontcolor=FADED_TEXT if faded else "#ffffff",
+            color=FADED if faded else INK,
             fontsize="9",
             width="0.5",
             fixedsize="true",

@@ -218,7 +218,7 @@ def _draw_merge(
         dot.edge(node_id(previous), node_id(merge.id))
     for order, parent in enumerate(merge.parents, start=1):
         if parent in {n.id for n in shown}:
-            dot.edge(node_id(parent), node_id(merge.id), label=label(str(order)), fontsize="9")
+            dot.edge(node_id(parent), node_id(merge.id), label=label(str(order)), fontsize="8")
     if extra:
         dot.edge(node_id(f"{tree.prefix}more:{step}"), node_id(merge.id), color=FADED)
     if merge.dropped:
@@ -249,7 +249,7 @@ def _draw_join(dot: Any, node: Any, node_id: Any) -> None:
     )
     for order, parent in enumerate(node.parents, start=1):
         if parent in node_id.drawn:
-            dot.edge(node_id(parent), node_id(node.id), label=label(str(order)), fontsize="9")
+            dot.edge(node_id(parent), node_id(node.id), label=label(str(order)), fontsize="8")
 
 
 def _parent_edges(dot: Any, node: Any, node_id: Any, fallback: str) -> None:
