@@ -44,12 +44,13 @@ __all__ = ["ALL_BRANCHES", "Inspector"]
 ALL_BRANCHES = "(all branches)"
 """The branch picker's first choice: no branch highlighted."""
 
-_GRAPH_BESIDE = {"flex": "1 1 45%", "min_width": "0", "overflow": "hidden"}
-_PANELS_BESIDE = {"flex": "1 1 55%", "min_width": "0", "overflow": "auto"}
+_GRAPH_BESIDE = {"flex": "0 1 auto", "max_width": "50%", "min_width": "0", "overflow": "hidden"}
+_PANELS_BESIDE = {"flex": "1 1 50%", "min_width": "0", "overflow": "auto"}
 _GRAPH_STACKED = {"width": "100%", "min_width": "0", "overflow": "hidden"}
 _PANELS_STACKED = {"width": "100%", "overflow": "auto"}
-"""The picture and the panels' room: about half each side by side, each the whole width stacked.
-The picture keeps readable labels and scrolls inside its box (`views.clickable_graph`)."""
+"""The picture and the panels' room side by side: the picture what its drawing needs, at
+most half the width, and the panels the rest; stacked, each the whole width. The picture
+keeps readable labels and scrolls inside its box (`views.clickable_graph`)."""
 
 
 class Inspector(ipywidgets.VBox):
@@ -183,7 +184,7 @@ class Inspector(ipywidgets.VBox):
 
     def _lay_out(self) -> None:
         """The controls in rows (they wrap, never squeeze their buttons), the step list, and
-        the picture beside the state and effects panels, about half the width each; or
+        the picture (at most half the width) beside the state and effects panels; or
         stacked (`arrange`)."""
         w = ipywidgets
         self.panels = w.VBox([self.state, self.effects], layout=_PANELS_BESIDE)
@@ -224,8 +225,9 @@ class Inspector(ipywidgets.VBox):
         )
 
     def arrange(self, how: str) -> None:
-        """Lay the picture and the panels out: `"side by side"` (about half the width each)
-        or `"stacked"` (the picture above the panels, each the whole width)."""
+        """Lay the picture and the panels out: `"side by side"` (the picture at most half the
+        width, the panels the rest) or `"stacked"` (the picture above the panels, each the
+        whole width)."""
         if how not in ("side by side", "stacked"):
             raise ValueError(f"arrange() takes 'side by side' or 'stacked', not {how!r}.")
         stacked = how == "stacked"

@@ -44,20 +44,20 @@ def fan_app(long: str = "x" * 120):
 
 def test_the_picture_and_the_panels_share_the_width_or_stacked_each_takes_all_of_it():
     inspector = fan_app().run({"log": []}).inspect()
-    assert inspector.graph.layout.flex == "1 1 45%" and inspector.graph.layout.min_width == "0"
-    assert inspector.panels.layout.flex == "1 1 55%" and inspector.panels.layout.min_width == "0"
+    assert inspector.graph.layout.max_width == "50%" and inspector.graph.layout.min_width == "0"
+    assert inspector.panels.layout.flex == "1 1 50%" and inspector.panels.layout.min_width == "0"
     assert inspector.body.children == (inspector.graph, inspector.panels)
     assert "max-width:100%" not in inspector.graph.value  # never shrunk to its room: it scrolls
     assert "run done" not in inspector.graph.value and "run done" in inspector.graph.caption
     inspector.go(3)
     task_d = next(o for o in inspector.branch_pick.options if o.endswith(":d"))
     inspector.branch_pick.value = task_d  # following a branch keeps the same room
-    assert inspector.graph.layout.flex == "1 1 45%"
+    assert inspector.graph.layout.max_width == "50%"
     inspector.arrangement.value = "stacked"
     assert inspector.body.layout.flex_flow == "column"
     assert inspector.graph.layout.width == "100%" and inspector.panels.layout.width == "100%"
     inspector.arrange("side by side")
-    assert inspector.body.layout.flex_flow == "row" and inspector.graph.layout.flex == "1 1 45%"
+    assert inspector.body.layout.flex_flow == "row" and inspector.graph.layout.max_width == "50%"
     with pytest.raises(ValueError, match="'side by side' or 'stacked'"):
         inspector.arrange("sideways")
 
