@@ -76,7 +76,10 @@ class TreeNode:
 
     @property
     def duration(self) -> float:
-        """Seconds the task took (0 for other nodes)."""
+        """Seconds the task took (0 for other nodes; NaN for a task whose times were not
+        recorded: a run imported from LangGraph's checkpoints)."""
+        if self.kind == "task" and not self.started and not self.ended:
+            return float("nan")
         return max(0.0, self.ended - self.started)
 
     @property

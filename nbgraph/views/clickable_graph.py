@@ -17,6 +17,8 @@ import anywidget
 import traitlets
 
 from nbgraph.views.clicks import click_note, graph_targets, marked, next_run_step, tree_targets
+from nbgraph.views.dot import graph_dot
+from nbgraph.views.overlay import run_overlay
 
 __all__ = ["STATIC", "ClickablePicture", "PictureClicks"]
 
@@ -28,7 +30,11 @@ _STEP_KEYS = {"ArrowLeft": -1, "ArrowRight": +1}
 class ClickablePicture(anywidget.AnyWidget):
     """The picture panel: an SVG (`value`, the `<svg>` element as HTML, like the
     `ipywidgets.HTML` it replaces), which of its nodes are clickable, which are marked as
-    the shown step, a one-line note, and the kind of picture picked ("graph" or "tree").
+    the shown step, a one-line note, the kind of picture picked ("graph" or "tree"), and
+    its caption (shown above the drawing, never inside it: a long caption must not widen
+    the drawing and shrink its labels). The browser side zooms (−, fit, +, ctrl+wheel) and
+    pans (drag, scroll); its default zoom fits the room but never draws a label under
+    10 px.
 
     Clicks and keys arrive as custom messages (`{"event": "click", "id": ...}`,
     `{"event": "key", "key": "ArrowLeft"}`); `PictureClicks` acts on them.
@@ -40,6 +46,7 @@ class ClickablePicture(anywidget.AnyWidget):
     clickable = traitlets.List(traitlets.Unicode()).tag(sync=True)
     current = traitlets.List(traitlets.Unicode()).tag(sync=True)
     kind = traitlets.Enum(["graph", "tree"], default_value="graph").tag(sync=True)
+    caption = traitlets.Unicode("").tag(sync=True)
     note = traitlets.Unicode("").tag(sync=True)
 
 
@@ -73,8 +80,11 @@ class PictureClicks:
             _, drawing, steps = self._tree
             self.targets = steps
             self.picture.current = marked(steps, step)
+            self.picture.caption = f"state tree of the run — step {step} marked"
         else:
-            drawing = run.draw(step=step, branch=branch)  # (following: the step marked)
+            overlay = run_overlay(run, step=step, branch=branch)  # (following: step marked)
+            drawing = graph_dot(run.graph, overlay, caption=False)  # (the caption: outside)
+            self.picture.caption = overlay.caption
             self.targets = graph_targets(drawing, run.graph.nodes)
             self.picture.current = []
         self.picture.clickable = sorted(self.targets)

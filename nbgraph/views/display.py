@@ -17,6 +17,7 @@ from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
 from nbgraph.views.dot import short
 from nbgraph.views.render import render_svg, render_with, renderers
+from nbgraph.views.theme import themed_svg
 
 if TYPE_CHECKING:
     import graphviz
@@ -75,8 +76,8 @@ def drawing_bundle(
     if rendered.svg is None:
         bundle[_PLAIN] = f"{text}\n{rendered.problem}\n\n{drawing.source}"
         return bundle
-    if wanted(SVG, include, exclude):
-        bundle[SVG] = rendered.svg
+    if wanted(SVG, include, exclude):  # a transparent page, ink readable on any theme
+        bundle[SVG] = themed_svg(rendered.svg)
     if wanted(PNG, include, exclude):
         png = _png(drawing.source)
         if png is not None:

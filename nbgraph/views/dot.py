@@ -14,6 +14,7 @@ other.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -22,13 +23,15 @@ from nbgraph.graph.subgraphs import is_compiled_graph
 from nbgraph.record.text import safe_str, visible
 from nbgraph.record.text import short as text_of
 from nbgraph.types import END, START
-from nbgraph.views.overlay import Overlay
+from nbgraph.views.overlay import Overlay, ends_implicitly
 
 if TYPE_CHECKING:
     import graphviz
 
 __all__ = [
     "FADED",
+    "FADED_FILL",
+    "FADED_TEXT",
     "FAILED_FILL",
     "FAILED_INK",
     "HIGHLIGHT_FILL",
@@ -38,6 +41,7 @@ __all__ = [
     "PAUSED_INK",
     "RAN_FILL",
     "TERMINAL_FILL",
+    "drawing",
     "graph_dot",
     "label",
     "short",
@@ -46,6 +50,8 @@ __all__ = [
 # Six-digit colours only: graphviz rejects the three-digit form.
 INK = "#333333"
 FADED = "#c8c8c8"
+FADED_TEXT = "#707070"  # a faded node's label: mid grey on its light box, on any theme
+FADED_FILL = "#f4f4f4"
 RAN_FILL = "#d9ead3"
 FAILED_FILL = "#f4cccc"
 FAILED_INK = "#990000"
@@ -75,12 +81,57 @@ def short(value: Any, width: int = 40) -> str:
     return text_of(value, width)
 
 
+_CAPTION_WIDTH = 90
+"""A caption line's longest: a long caption wraps, it never widens the drawing."""
+
+_FAN_OUT = 12
+"""A node with more ways out than this has its targets staggered over several ranks."""
+
+
+def drawing(name: str, **attrs: Any) -> graphviz.Digraph:
+    """An empty `graphviz.Digraph` that shows in a notebook through
+    `views.display.drawing_bundle`: its SVG themed (a transparent page, ink readable on a
+    light and a dark page: `views.theme`) instead of graphviz's white page."""
+    return _drawing_class()(name, **attrs)
+
+
+@functools.cache
+def _drawing_class() -> type:
+    import graphviz
+
+    class Drawing(graphviz.Digraph):
+        """A graphviz Digraph with nbgraph's themed notebook display."""
+
+        def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **_: Any) -> Any:
+            from nbgraph.views.display import drawing_bundle
+
+            text = f"<nbgraph drawing {self.name!r}: its DOT text is .source>"
+            return drawing_bundle(self, text, include, exclude)
+
+    return Drawing
+
+
+def wrapped(text: str, width: int = _CAPTION_WIDTH) -> list[str]:
+    """`text` as lines: one per " — " part, a part longer than `width` broken at spaces.
+
+    >>> wrapped("run done: 3 supersteps — showing step 2")
+    ['run done: 3 supersteps', '— showing step 2']
+    """
+    import textwrap
+
+    parts = text.split(" — ")
+    lines = [("— " if i else "") + part for i, part in enumerate(parts)]
+    return [w for line in lines for w in (textwrap.wrap(line, width) or [""])]
+
+
 class _Ids:
     """Synthetic DOT ids, so a node name is only ever a label (names may hold ':' or '"')."""
 
     def __init__(self, prefix: str = "") -> None:
         self.ids: dict[str, str] = {}
         self.prefix = prefix
+        self.alias: dict[str, str] = {}  # a folded node -> its summary box (`_summarised`)
+        self.folded: set[tuple[str, str]] = set()  # the summary boxes' ways, drawn once
 
     def __call__(self, name: str) -> str:
         if name not in self.ids:
@@ -94,27 +145,29 @@ class _Ids:
 
 
 def graph_dot(
-    spec: GraphSpec, overlay: Overlay | None = None, title: str = "", expand: bool = True
+    spec: GraphSpec,
+    overlay: Overlay | None = None,
+    title: str = "",
+    expand: bool = True,
+    caption: bool = True,
 ) -> graphviz.Digraph:
     """The graph: START, END, nodes, plain, waiting, conditional and Command edges.
 
     With an `overlay`, the run is drawn over it: run counts, taken edges, failures, focus.
     With `expand`, a node that runs a graph is a cluster holding that graph's drawing
-    (`_draw_cluster`); without, one box.
+    (`_draw_cluster`); without, one box. With `caption` (default), the title and the
+    overlay's caption are drawn above the graph, wrapped; without, the inspector shows them
+    outside the picture.
     """
-    import graphviz
-
-    dot = graphviz.Digraph(
-        "graph", graph_attr={"rankdir": "TB", "fontname": "Helvetica", "fontcolor": INK}
-    )
+    dot = drawing("graph", graph_attr={"rankdir": "TB", "fontname": "Helvetica", "fontcolor": INK})
     dot.attr("node", fontname="Helvetica", fontsize="11", color=INK)
     dot.attr("edge", fontname="Helvetica", fontsize="9", color=INK, fontcolor=INK)
     ids = _Ids()
-    caption = [title] if title else []
+    lines = [title] if title else []
     if overlay is not None and overlay.caption:
-        caption.append(overlay.caption)
-    if caption:
-        dot.attr(label=label(*caption), labelloc="t")
+        lines.append(overlay.caption)
+    if lines and caption:
+        dot.attr(label=label(*(w for line in lines for w in wrapped(line))), labelloc="t")
     _draw_body(dot, ids, spec, overlay, expand)
     dot.nbgraph_ids = dict(ids.ids)  # node name -> DOT id: what a click maps back (clicks.py)
     from nbgraph.views.display import as_drawing  # (display imports this module)
@@ -125,9 +178,14 @@ def graph_dot(
 def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, expand: bool) -> None:
     """A graph's terminals, nodes and edges into `dot` (a drawing, or a cluster of one)."""
     _terminals(dot, ids, overlay)
+    boxes = _summarised(spec)
+    ids.alias = {name: box for box, names in boxes.items() for name in names}
     for name, node in spec.nodes.items():
+        if name in ids.alias:
+            continue
         if not (expand and _draw_cluster(dot, ids, name, node, overlay)):
             _draw_node(dot, ids, name, node, overlay)
+    _draw_summaries(dot, ids, boxes, overlay)
     for name in _unknown_endpoints(spec):
         dot.node(
             ids(name),
@@ -141,6 +199,8 @@ def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, ex
         for target in targets:
             marks = ["filter"] if (source, target) in spec.filters else []
             _edge(dot, ids, source, target, overlay, marks=marks)
+    for name in ends_implicitly(spec):  # no way out: the run ends after it
+        _edge(dot, ids, name, END, overlay, style="dotted", marks=["no edge out"])
     for index, wait in enumerate(spec.waiting):
         _waiting(dot, ids, index, wait.sources, wait.target, overlay)
     for source, branches in spec.branches.items():
@@ -169,6 +229,59 @@ def _task_calls(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay) -> None:
         dot.node(ids(name), label(*lines), **attrs)
     for (caller, name), count in sorted(overlay.calls.items()):
         dot.edge(ids(caller), ids(name), label=f"call ×{count}", style="dashed")
+
+
+_FAN_SHOWN = 8
+"""Of a wide fan-out's targets, the ones drawn; the rest share one summary box."""
+
+
+def _summarised(spec: GraphSpec) -> dict[str, list[str]]:
+    """A summary box for each node with more than `_FAN_OUT` plain targets: the box's name
+    -> the targets it stands for (all but the first `_FAN_SHOWN`). Only plain nodes fold
+    (reached from that node alone, no subgraph, router or goto of their own), so a 200-node
+    fan-out is drawn as a few boxes and a count instead of one very long row."""
+    incoming: dict[str, set[str]] = {}
+    for source, targets in spec.edges.items():
+        for target in targets:
+            incoming.setdefault(target, set()).add(source)
+    for source, branches in spec.branches.items():
+        for branch in branches:
+            for target in (branch.path_map or {}).values():
+                incoming.setdefault(target, set()).update((source, "(router)"))
+    boxes = {}
+    for source, targets in spec.edges.items():
+        plain = [
+            t
+            for t in dict.fromkeys(targets)
+            if t in spec.nodes
+            and incoming.get(t) == {source}
+            and t not in spec.branches
+            and not spec.nodes[t].destinations
+            and _subgraph_spec(spec.nodes[t]) is None
+        ]
+        if len(plain) > _FAN_OUT:
+            boxes[f"\x00more after {source}"] = plain[_FAN_SHOWN:]
+    return boxes
+
+
+def _draw_summaries(dot: Any, ids: _Ids, boxes: dict[str, list[str]], overlay: Any) -> None:
+    """Each summary box: how many nodes it stands for, the first and last names, and with a
+    run how many of them ran and how often."""
+    for box, names in boxes.items():
+        lines = [f"… {len(names)} more nodes", f"{names[0]} … {names[-1]}"]
+        attrs = {"shape": "box", "style": "rounded,filled,dashed", "fillcolor": _IDLE_FILL}
+        if overlay is not None:
+            ran = [overlay.runs.get(n, 0) for n in names]
+            if any(ran):
+                lines.append(f"{sum(map(bool, ran))} ran, ×{sum(ran)} in all")
+                attrs["fillcolor"] = RAN_FILL
+            running = sum(n in overlay.current for n in names)
+            if running:
+                lines.append(f"▶ {running} run this step")
+                attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
+            elif overlay.focus and not any(n in overlay.focus for n in names):
+                attrs.update(color=FADED, fontcolor=FADED_TEXT, fillcolor=FADED_FILL)
+        dot.node(ids(box), label(*lines), **attrs)
 
 
 _NOTHING = "\x00"
@@ -203,7 +316,13 @@ def _draw_cluster(dot: Any, ids: Any, name: str, node: Any, overlay: Overlay | N
         if inner is not None:
             runs = sum(count for node_name, count in inner.runs.items() if node_name != START)
             title += f" — {runs} task{'s' * (runs != 1)} inside"
-        cluster.attr(label=label(title), style="rounded,dashed", color=PAUSED_INK, fontsize="10")
+        cluster.attr(
+            label=label(title),
+            style="rounded,dashed",
+            color=PAUSED_INK,
+            fontsize="10",
+            fontcolor=INK,
+        )
         _draw_node(cluster, ids, name, node, overlay)
         _draw_body(cluster, inner_ids, spec, inner, expand=True)
         link = {"color": FADED} if faded else {}
@@ -230,8 +349,9 @@ def _terminals(dot: Any, ids: _Ids, overlay: Overlay | None) -> None:
             label("START" if name == START else "END"),
             shape=shape,
             style="filled",
-            fillcolor=FADED if faded else TERMINAL_FILL,
-            fontcolor="#ffffff",
+            fillcolor=FADED_FILL if faded else TERMINAL_FILL,
+            fontcolor=FADED_TEXT if faded else "#ffffff",
+            color=FADED if faded else INK,
             fontsize="9",
             width="0.5",
             fixedsize="true",
@@ -254,7 +374,7 @@ def _draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | Non
             lines.append(f"ran ×{runs}")
             attrs["fillcolor"] = RAN_FILL
         else:
-            attrs.update(color=FADED, fontcolor=FADED)
+            attrs.update(color=FADED, fontcolor=FADED_TEXT)
         if name in overlay.failed:
             lines.append(f"raised {overlay.failed[name]}")
             attrs.update(fillcolor=FAILED_FILL, color=FAILED_INK, fontcolor=FAILED_INK)
@@ -264,6 +384,8 @@ def _draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | Non
         if name in overlay.paused:
             lines.append("paused: waiting for an answer")
             attrs.update(fillcolor=PAUSED_FILL, color=PAUSED_INK, fontcolor=PAUSED_INK)
+        if name in overlay.notes:
+            lines.append(overlay.notes[name])
         if overlay.focus or overlay.current:
             _focus_node(name, lines, attrs, overlay)
     dot.node(ids(name), label(*lines), **attrs)
@@ -279,7 +401,7 @@ def _focus_node(name: str, lines: list[str], attrs: dict[str, str], overlay: Ove
     elif name in overlay.focus:  # a branch followed at no step: its whole chain
         attrs.update(fillcolor=HIGHLIGHT_FILL, color=HIGHLIGHT_INK, penwidth="2.5")
     else:
-        attrs.update(color=FADED, fontcolor=FADED, fillcolor=_IDLE_FILL)
+        attrs.update(color=FADED, fontcolor=FADED_TEXT, fillcolor=FADED_FILL)
         return
     if name in overlay.failed:
         attrs["fillcolor"] = FAILED_FILL
@@ -310,6 +432,12 @@ def _edge(
     style: str = "solid",
     marks: Iterable[str] = (),
 ) -> None:
+    shown = (ids.alias.get(source, source), ids.alias.get(target, target))
+    if shown != (source, target):  # a folded node's way: one way for the summary box
+        if shown not in ids.folded:
+            ids.folded.add(shown)
+            dot.edge(ids(shown[0]), ids(shown[1]), style="dashed")
+        return
     attrs = _edge_attrs(source, target, overlay, {"style": style}, list(marks))
     dot.edge(ids(source), ids(target), **attrs)
 
@@ -325,7 +453,9 @@ def _waiting(
     """A waiting edge as one join: each source into a junction, the junction into the target."""
     junction = f"{ids.prefix}join{index}"
     dot.node(junction, label(""), shape="point", width="0.12", color=INK)
-    for source in sources:
+    for box in dict.fromkeys(ids.alias[s] for s in sources if s in ids.alias):
+        dot.edge(ids(box), junction, arrowhead="none", style="dashed")
+    for source in (s for s in sources if s not in ids.alias):
         count = overlay.runs.get(source, 0) if overlay else None
         focused = overlay is not None and (source, target) in overlay.focus_edges
         dot.edge(
@@ -369,9 +499,14 @@ def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | No
     if branch.path_map is None:
         router = f"router{source}"
         hint = "→ any node or Send"
-        dot.node(ids(router), label(_router_name(source, branch.name)), shape="diamond")
+        dot.node(
+            ids(router), label(_router_name(source, branch.name)), shape="diamond", fontcolor=INK
+        )
         attrs = _edge_attrs(source, router, None, {"style": "dashed"}, [hint])
         dot.edge(ids(source), ids(router), **attrs)
+        dot.edge(
+            ids(router), ids(END), style="dotted", label=label("or END"), color=INK, fontcolor=INK
+        )
         return
     by_target: dict[str, list[str]] = {}
     for key, target in branch.path_map.items():
@@ -394,6 +529,7 @@ def _dynamic_edges(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay) -> No
     }
     static |= {(n, t) for n, node in spec.nodes.items() for t in node.destinations or ()}
     static |= {(s, w.target) for w in spec.waiting for s in w.sources}
+    static |= {(name, END) for name in ends_implicitly(spec)}
     for source, target in sorted(set(overlay.edges) | set(overlay.sends)):
         if (source, target) in static:
             continue

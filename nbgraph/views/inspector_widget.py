@@ -20,6 +20,7 @@ from nbgraph.views.answer_panel import AnswerPanel
 from nbgraph.views.clickable_graph import PictureClicks
 from nbgraph.views.custom_panel import custom_html
 from nbgraph.views.display import svg_element
+from nbgraph.views.earlier_views import EarlierViews
 from nbgraph.views.fork_panel import ForkPanel
 from nbgraph.views.overlay import ancestry
 from nbgraph.views.panels import (
@@ -34,7 +35,7 @@ from nbgraph.views.playback import Playback
 from nbgraph.views.render import render_svg
 from nbgraph.views.router_panel import routing_html
 from nbgraph.views.snapshot import snapshot_html
-from nbgraph.views.step_list import StepList
+from nbgraph.views.step_list import StepList, tasks_text
 from nbgraph.views.subrun_nav import SubrunNav
 from nbgraph.views.table_view import readable_id, readable_ids
 from nbgraph.views.theme import themed_svg
@@ -45,11 +46,13 @@ __all__ = ["ALL_BRANCHES", "Inspector"]
 ALL_BRANCHES = "(all branches)"
 """The branch picker's first choice: no branch highlighted."""
 
-_GRAPH_BESIDE = {"max_width": "40%", "flex": "0 1 auto", "overflow": "auto"}
-_PANELS_BESIDE = {"flex": "1 1 60%", "min_width": "0", "overflow": "auto"}
-_GRAPH_STACKED = {"max_width": "100%", "overflow": "auto"}
+_GRAPH_BESIDE = {"flex": "0 1 auto", "max_width": "50%", "min_width": "0", "overflow": "hidden"}
+_PANELS_BESIDE = {"flex": "1 1 50%", "min_width": "0", "overflow": "auto"}
+_GRAPH_STACKED = {"width": "100%", "min_width": "0", "overflow": "hidden"}
 _PANELS_STACKED = {"width": "100%", "overflow": "auto"}
-"""The picture and the panels' room: the state and effects tables get most of it."""
+"""The picture and the panels' room side by side: the picture what its drawing needs, at
+most half the width, and the panels the rest; stacked, each the whole width. The picture
+keeps readable labels and scrolls inside its box (`views.clickable_graph`)."""
 
 
 class Inspector(ipywidgets.VBox):
@@ -73,6 +76,7 @@ class Inspector(ipywidgets.VBox):
         self.clicks = PictureClicks(self)  # the picture: clicks on nodes and tree boxes, arrows
         self.fork_panel = ForkPanel(self)  # "edit and fork here"
         self.answer_panel = AnswerPanel(self)  # a paused run's questions, answered
+        self.earlier = EarlierViews(self)  # a later cell's code never changes this output
         self.add_class("nbgraph-inspector")
         self.open_run(run, step)
 
@@ -84,6 +88,7 @@ class Inspector(ipywidgets.VBox):
         self._take(run)
         self.branch: str | None = None
         self.branch_writers: dict[int, set[str]] = {}
+        self.branch_tasks: set[str] = set()  # the followed branch's tasks (ids)
         self._refreshing = False
         last = self.steps[-1]
         self._make_controls(_field_names(run), last, other is not None)
@@ -181,26 +186,51 @@ class Inspector(ipywidgets.VBox):
             control.observe(lambda _: self.show(self.slider.value), "value")
 
     def _lay_out(self) -> None:
-        """The controls in rows, the picture (at most 40% wide) beside the state and effects
-        panels, which get the rest of the width; or stacked (`arrange`)."""
+        """The controls in rows (they wrap, never squeeze their buttons), the step list, and
+        the picture (at most half the width) beside the state and effects panels; or
+        stacked (`arrange`)."""
         w = ipywidgets
         self.panels = w.VBox([self.state, self.effects], layout=_PANELS_BESIDE)
+        self.panels.add_class("nbgraph-panels")
         self.body = w.HBox([self.graph, self.panels], layout={"flex": "1 1 auto", "min_width": "0"})
-        self.children = [
+        steps = w.VBox([self.step_list.select, self.step_list.task_panel])
+        steps.layout = w.Layout(flex="0 0 auto", max_width="34%", overflow="auto")
+        steps.add_class("nbgraph-steps")
+        self.fork_note = w.HTML()  # why there is no fork row, when there is none
+        rows = [
             w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
             w.HBox([self.node, self.occurrence, self.jump, self.branch_pick]),
             self.subrun_nav.row,
-            self.error,
-            self.answer_panel.box,
-            w.HBox([w.VBox([self.step_list.select, self.step_list.task_panel]), self.body]),
             w.HBox([self.fields, w.VBox([self.compare_mode, self.compare_step, self.arrangement])]),
+        ]
+        for row in rows:
+            row.add_class("nbgraph-row")  # rows wrap rather than squeeze their buttons
+        self.children = [
+            *rows[:3],
+            self.error,
+            w.HBox([steps, self.body], layout={"width": "100%"}),
+            rows[3],
             self.fork_panel.box,
+            self.fork_note,
             self.comparison,
         ]
 
+    def _show_what_applies(self) -> None:
+        """Only the controls that apply to this run: no subrun row for a run without
+        subruns, no fork row without a checkpointer (one line saying why instead)."""
+        run = self.run
+        nested = bool(getattr(run, "subruns", None)) or getattr(run, "parent", None) is not None
+        self.subrun_nav.row.layout.display = "" if nested else "none"
+        problem = getattr(run, "fork_problem", "This run cannot be forked (no app to run on).")
+        self.fork_panel.box.layout.display = "none" if problem else ""
+        self.fork_note.value = (
+            f"<i>edit and fork: not available — {_escape(problem)}</i>" if problem else ""
+        )
+
     def arrange(self, how: str) -> None:
-        """Lay the picture and the panels out: `"side by side"` (the picture at most 40% of
-        the width, the panels the rest) or `"stacked"` (the picture above the panels)."""
+        """Lay the picture and the panels out: `"side by side"` (the picture at most half the
+        width, the panels the rest) or `"stacked"` (the picture above the panels, each the
+        whole width)."""
         if how not in ("side by side", "stacked"):
             raise ValueError(f"arrange() takes 'side by side' or 'stacked', not {how!r}.")
         stacked = how == "stacked"
@@ -237,12 +267,14 @@ class Inspector(ipywidgets.VBox):
     def follow(self, task_id: str | None) -> None:
         """Follow one task's branch (its chain of triggering tasks); None or ALL: every branch."""
         if task_id in (None, ALL_BRANCHES):
-            self.branch, self.branch_writers = None, {}
+            self.branch, self.branch_writers, self.branch_tasks = None, {}, set()
         else:
             self.branch = task_id
             self.branch_writers = {}
+            self.branch_tasks = set()
             for task in ancestry(self.run, task_id):
                 self.branch_writers.setdefault(task.step, set()).add(task.node)
+                self.branch_tasks.add(task.id)
         self.show(self.slider.value)
 
     def _branch_picked(self, change: Any) -> None:
@@ -283,7 +315,9 @@ class Inspector(ipywidgets.VBox):
     # --- drawing ---------------------------------------------------------------------------
 
     def show(self, step: int) -> None:
-        """Fill every panel for `step`."""
+        """Fill every panel for `step` (code in a later cell than the one that displayed
+        the inspector first hands that cell's output to a twin: `views.earlier_views`)."""
+        self.earlier.keep_earlier()
         log = self.run.timeline.step_log(step)
         effects = self.effects_at(step)
         fields = set(self.fields.value)
@@ -299,10 +333,11 @@ class Inspector(ipywidgets.VBox):
             changed = {e.field for e in effects if e.changed}
             self.state.value = "<b>state</b>" + state_html(state, changed, fields)
             writers = self.branch_writers.get(step, set()) if self.branch else None
+            mine = _writes_on_branch(log, self.branch_tasks) if self.branch else None
             ops = [o for o in self.run.log.store_ops if o.step == step]
             self.effects.value = (
                 "<b>reducer effects</b>"
-                + effects_html(effects, fields, writers)
+                + effects_html(effects, fields, writers, mine)
                 + custom_html(log.tasks)  # what the step's nodes streamed
                 + routing_html(self.run, step, log.tasks)  # why it went where it went
                 + store_ops_html(ops)
@@ -316,6 +351,8 @@ class Inspector(ipywidgets.VBox):
             self.comparison.value = self._comparison(step)
             self.fork_panel.refresh(step)
             self.answer_panel.refresh()
+            self._show_what_applies()  # (a live run gains subruns, and can fork once done)
+        self.earlier.remember()
 
     def _state(self, step: int, log: Any) -> dict[str, Any]:
         """The state the panel shows: after the step, or (failed) what its tasks read."""
@@ -340,7 +377,7 @@ class Inspector(ipywidgets.VBox):
         return f"<div><b>Paused at step {step}, waiting for an answer:</b><ul>{items}</ul></div>"
 
     def _label(self, step: int, log: Any) -> str:
-        tasks = ", ".join(t.node for t in log.tasks) if step > 0 else "input"
+        tasks = tasks_text([t.node for t in log.tasks]) if step > 0 else "input"
         status = "" if log.applied else " — <b>failed</b>"
         if any(hands_to_parent(t.error) for t in log.tasks):  # Command.PARENT, not a failure
             status = " — <b>handed to the parent graph</b> (Command.PARENT)"
@@ -392,6 +429,7 @@ class Inspector(ipywidgets.VBox):
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         """ipywidgets' bundle (the widget view and text/plain) with a `text/html` snapshot of
         the shown step, for wherever the widget cannot be shown (`views.snapshot`)."""
+        self.earlier.displayed()
         bundle = super()._repr_mimebundle_(**kwargs)
         if bundle is not None:
             bundle["text/html"] = snapshot_html(self)
@@ -399,6 +437,19 @@ class Inspector(ipywidgets.VBox):
 
     def __repr__(self) -> str:
         return f"<Inspector of {self.run!r}, at step {self.slider.value}>"
+
+
+def _writes_on_branch(log: Any, tasks: set[str]) -> dict[str, list[bool]] | None:
+    """Per field, whether each of the step's writes (in write order) is by a task of the
+    followed branch: one task of a `Send` fan-out, not every task of its node. None when
+    the step's writes were merged (`state_merger`) and no longer line up with its tasks."""
+    if getattr(log, "merged", None):
+        return None
+    mine: dict[str, list[bool]] = {}
+    for task in log.tasks:
+        for key, _ in task.writes:
+            mine.setdefault(key, []).append(task.id in tasks)
+    return mine
 
 
 def _field_names(run: Any) -> list[str]:

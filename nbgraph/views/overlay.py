@@ -15,7 +15,7 @@ from typing import Any
 from nbgraph.engine.facts import handed_text, hands_to_parent
 from nbgraph.types import END, START, Send
 
-__all__ = ["Overlay", "ancestry", "run_overlay"]
+__all__ = ["Overlay", "ancestry", "ends_implicitly", "run_overlay"]
 
 
 @dataclass
@@ -36,6 +36,8 @@ class Overlay:
         subgraphs: node -> (the graph its tasks ran, their subruns' summed overlay).
         current: nodes whose tasks run at the shown step ("runs this step"), drawn apart from
             the focused nodes that ran before it (a step's triggers, a branch's chain).
+        notes: node -> a line about the task followed among its step's many (one task of a
+            `Send` fan-out: "following 1 of its 200 tasks").
     """
 
     runs: dict[str, int] = field(default_factory=dict)
@@ -50,6 +52,15 @@ class Overlay:
     caption: str = ""
     subgraphs: dict[str, tuple[Any, Overlay]] = field(default_factory=dict)
     current: set[str] = field(default_factory=set)
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+def ends_implicitly(spec: Any) -> list[str]:
+    """The nodes with no way out (no edge, router, declared `Command` destination or
+    waiting edge): the run ends after them unless they route by `Command(goto=...)`."""
+    out = {s for s, targets in spec.edges.items() if targets} | set(spec.branches)
+    out |= {s for wait in spec.waiting for s in wait.sources}
+    return [n for n, node in spec.nodes.items() if n not in out and not node.destinations]
 
 
 def run_overlay(run: Any, step: int | None = None, branch: str | None = None) -> Overlay:
@@ -65,7 +76,7 @@ def run_overlay(run: Any, step: int | None = None, branch: str | None = None) ->
         ValueError: a step the run does not have, or a task id it does not have.
     """
     base = _base(run)
-    overlay = dataclasses.replace(base, focus=set(), focus_edges=set(), current=set())
+    overlay = dataclasses.replace(base, focus=set(), focus_edges=set(), current=set(), notes={})
     if step is not None:
         run.timeline.step_log(step)  # raises ValueError naming the step
         so_far = _counts(run, upto=step)
@@ -110,6 +121,7 @@ def _tally(run: Any) -> dict[str, dict[Any, list[Any]]]:
         "runs": {}, "failed": {}, "handed": {}, "paused": {}, "edges": {}, "sends": {},
         "calls": {},
     }  # fmt: skip
+    dead_ends = set(ends_implicitly(spec))
     for step in run.log.steps[1:]:
         for task in step.tasks:
             tally["runs"].setdefault(task.node, []).append(step.step)
@@ -126,6 +138,7 @@ def _tally(run: Any) -> dict[str, dict[Any, list[Any]]]:
                 ways.setdefault((source, task.node), []).append(step.step)
             if task.error is None and task.kind != "call":
                 ends = sum(t == END for t in spec.edges.get(task.node, ()))
+                ends += task.node in dead_ends and not task.routes and not task.interrupts
                 ends += sum(not isinstance(r, Send) and r == END for r in task.routes)
                 tally["edges"].setdefault((task.node, END), []).extend([step.step] * ends)
     _TALLIES[run] = tally
@@ -222,6 +235,12 @@ def _focus_branch(run: Any, overlay: Overlay, task_id: str, step: int | None = N
     chain = ancestry(run, task_id)
     for task in chain:
         overlay.focus.add(task.node)
+        siblings = [t for t in run.timeline.step_log(task.step).tasks if t.node == task.node]
+        if len(siblings) > 1 and task.node not in overlay.notes:  # one task of a fan-out
+            index = next(i for i, t in enumerate(siblings) if t.id == task.id)
+            overlay.notes[task.node] = (
+                f"following task {index + 1} of {len(siblings)} (step {task.step})"
+            )
         if task.step == step:
             overlay.current.add(task.node)
         for source in task.triggers:

@@ -61,11 +61,25 @@ def _value_html(value: Any, width: int = 80, messages: int = 8) -> str:
     return value_tree_html(value, width)
 
 
-def table_html(header: Sequence[str], rows: Iterable[tuple[str, Sequence[str]]]) -> str:
-    """An HTML table; `rows` are (row style, already-escaped cells)."""
+def table_html(
+    header: Sequence[str],
+    rows: Iterable[tuple[str, Sequence[str]]],
+    values: Iterable[int] = (),
+) -> str:
+    """An HTML table; `rows` are (row style, already-escaped cells); the cells of the
+    columns `values` hold values (class `nbgraph-value`: room enough not to wrap word by
+    word)."""
+    wide = set(values)
     head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in header)
     body = "".join(
-        f"<tr style='{style}'>" + "".join(f"<td style='{_CELL}'>{c}</td>" for c in cells) + "</tr>"
+        f"<tr style='{style}'>"
+        + "".join(
+            f"<td class='nbgraph-value' style='{_CELL}'>{c}</td>"
+            if i in wide
+            else f"<td style='{_CELL}'>{c}</td>"
+            for i, c in enumerate(cells)
+        )
+        + "</tr>"
         for style, cells in rows
     )
     return f"<table style='{_TABLE}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -83,56 +97,90 @@ def state_html(
     ]
     if not rows:
         return "<i>no fields to show</i>"
-    return table_html(["field", "value"], rows)
+    return table_html(["field", "value"], rows, values=[1])
+
+
+WRITES_SHOWN = 6
+"""A field's writes shown at once in a step's effects; the rest fold under a count."""
+ROWS_SHOWN = 30
+"""A step's effect rows shown at once; the rest fold under a count."""
+_FLAGS = ("conflict", "overwrite_bypass", "dropped_key", "root_reset")
 
 
 def effects_html(
     effects: Sequence[Any],
     fields: Iterable[str] | None = None,
     writers: Iterable[str] | None = None,
+    mine: dict[str, list[bool]] | None = None,
 ) -> str:
-    """A step's reducer effects: field, before → each write with its writer → reducer → after.
+    """A step's reducer effects: field, before → each write with its writer → reducer → after
+    (and flags, when a row has one). A field's many writes (a `Send` fan-out's) and a step's
+    many rows fold under a count.
 
     Args:
         effects: `Effect` rows of one step.
-        fields: show only these fields (None: all).
+        fields: show only these fields (None: all); a step whose rows are all filtered out
+            says so (it did write).
         writers: writes by other writers are greyed out (None: none are).
+        mine: per field, whether each of its writes is on the followed branch (a task's,
+            not a node's: one of a fan-out's tasks); overrides `writers` for those fields.
     """
     keep = set(fields) if fields is not None else None
-    mine = set(writers) if writers is not None else None
-    rows = []
-    for effect in effects:
-        if keep is not None and effect.field not in keep:
-            continue
-        writes = "<br>".join(
-            f"<span style='{FADED if mine is not None and w not in mine else ''}'>"
-            f"{html.escape(str(w))}: {_value_html(v, 50)}</span>"
-            for w, v in effect.writes
-        )
-        flags = [
-            name
-            for name in ("conflict", "overwrite_bypass", "dropped_key", "root_reset")
-            if getattr(effect, name)
-        ]
-        style = ERROR if effect.conflict else CHANGED if effect.changed else ""
-        rows.append(
-            (
-                style,
-                [
-                    html.escape(effect.field),
-                    _value_html(effect.before, 50, messages=2),
-                    writes or "—",
-                    html.escape(effect.reducer),
-                    _value_html(effect.after, 50, messages=3)
-                    if effect.applied
-                    else f"<i>{NOT_APPLIED}</i>",
-                    html.escape(", ".join(flags)),
-                ],
+    kept = [e for e in effects if keep is None or e.field in keep]
+    if not kept:
+        if effects:
+            hidden = sorted({html.escape(str(e.field)) for e in effects})
+            return (
+                f"<i>this step wrote {len(hidden)} field{'s' * (len(hidden) != 1)}, "
+                f"all filtered out by the field picker: {', '.join(hidden)}</i>"
             )
-        )
-    if not rows:
         return "<i>this step wrote nothing</i>"
-    return table_html(["field", "before", "writes (in order)", "reducer", "after", "flags"], rows)
+    flagged = any(getattr(e, name) for e in kept for name in _FLAGS)
+    rows = [_effect_row(e, writers, (mine or {}).get(e.field), flagged) for e in kept]
+    header = ["field", "before", "writes (in order)", "reducer", "after"]
+    header += ["flags"] * flagged
+    table = table_html(header, rows[:ROWS_SHOWN], values=[1, 2, 4])
+    if len(rows) > ROWS_SHOWN:
+        rest = table_html(header, rows[ROWS_SHOWN:], values=[1, 2, 4])
+        table += _folded(f"{len(rows) - ROWS_SHOWN} more fields", rest)
+    if keep is not None and len(kept) < len(effects):
+        table += f"<i>{len(effects) - len(kept)} more filtered out by the field picker</i>"
+    return table
+
+
+def _folded(summary: str, body: str) -> str:
+    return f"<details><summary><i>… {html.escape(summary)}</i></summary>{body}</details>"
+
+
+def _effect_row(
+    effect: Any, writers: Iterable[str] | None, mine: list[bool] | None, flagged: bool
+) -> tuple[str, list[str]]:
+    """One effect's row: its writes greyed when off the followed branch, folded when many."""
+    names = set(writers) if writers is not None else None
+    if mine is None or len(mine) != len(effect.writes):
+        mine = [names is None or w in names for w, _ in effect.writes]
+    lines = [
+        f"<span style='{'' if on else FADED}'>{html.escape(str(w))}: {_value_html(v, 50)}</span>"
+        for (w, v), on in zip(effect.writes, mine, strict=True)
+    ]
+    writes = "<br>".join(lines[:WRITES_SHOWN])
+    if len(lines) > WRITES_SHOWN:
+        more = len(lines) - WRITES_SHOWN
+        followed = sum(mine[WRITES_SHOWN:]) if not all(mine) else 0
+        note = f"{more} more writes" + (f", {followed} on the followed branch" if followed else "")
+        writes += _folded(note, "<br>".join(lines[WRITES_SHOWN:]))
+    style = ERROR if effect.conflict else CHANGED if effect.changed else ""
+    after = _value_html(effect.after, 50, messages=3) if effect.applied else f"<i>{NOT_APPLIED}</i>"
+    cells = [
+        html.escape(effect.field),
+        _value_html(effect.before, 50, messages=2),
+        writes or "—",
+        html.escape(effect.reducer),
+        after,
+    ]
+    if flagged:
+        cells.append(html.escape(", ".join(n for n in _FLAGS if getattr(effect, n))))
+    return style, cells
 
 
 _LEFT_COLUMNS, _RIGHT_COLUMNS = ("a", "from", "this", "result_a"), ("b", "to", "other", "result_b")
@@ -160,7 +208,7 @@ def diff_html(frame: Any, left: str, right: str) -> str:
             cells.append(html.escape(first_difference(record[pair[0]], record[pair[1]])))
         rows.append((CHANGED, cells))
     header = [left if c in _LEFT_COLUMNS else right if c in _RIGHT_COLUMNS else c for c in columns]
-    return table_html(header + ["differs at"] * (None not in pair), rows)
+    return table_html(header + ["differs at"] * (None not in pair), rows, values=pair)
 
 
 def _label_cell(column: str, value: Any) -> str:

@@ -15,9 +15,27 @@ import ipywidgets
 from nbgraph.views.table_view import duration_text
 from nbgraph.views.value_tree import value_tree_html
 
-__all__ = ["StepList"]
+__all__ = ["StepList", "tasks_text"]
 
 _WINDOW = 30
+_TASKS_LISTED = 12
+"""A step lists this many of its tasks, then one line for the rest (a `Send` fan-out)."""
+
+
+def tasks_text(nodes: list[str], names: int = 4) -> str:
+    """A step's tasks in a few words: each node once with its count, in order of first run,
+    the first `names` of them and how many other nodes ran.
+
+    >>> tasks_text(["plan"] + ["work"] * 200 + ["a", "b", "c", "d"])
+    'plan, work ×200, a, b and 2 other nodes'
+    """
+    counts: dict[str, int] = {}
+    for node in nodes:
+        counts[node] = counts.get(node, 0) + 1
+    parts = [f"{n} ×{c}" if c > 1 else n for n, c in counts.items()]
+    if len(parts) <= names:
+        return ", ".join(parts)
+    return f"{', '.join(parts[:names])} and {len(parts) - names} other nodes"
 
 
 class StepList:
@@ -30,7 +48,7 @@ class StepList:
 
     def __init__(self, inspector: Any) -> None:
         self.inspector = inspector
-        self.select = ipywidgets.Select(rows=14, layout={"width": "260px"})
+        self.select = ipywidgets.Select(rows=14, layout={"width": "230px"})
         self.task_panel = ipywidgets.HTML()
         self._listed: tuple[Any, int, int, int] | None = None  # run, steps, window
         self._refreshing = False
@@ -62,7 +80,7 @@ class StepList:
         if self._refreshing or change["new"] is None:
             return
         kind, key = change["new"]
-        if kind == "step":
+        if kind in ("step", "more"):  # ("more": a step's tasks past the listed ones)
             self.task_panel.value = ""
             self.inspector.go(key)
             return
@@ -95,16 +113,30 @@ def _options(steps: Any) -> list[tuple[str, tuple[str, Any]]]:
     options: list[tuple[str, tuple[str, Any]]] = []
     for step in steps:
         tasks = list(step.tasks) if step.step > 0 else []
-        spent = sum(_seconds(t) for t in tasks)
+        timed = [t for t in tasks if _timed(t)]
+        spent = sum(_seconds(t) for t in timed)
         status = "" if step.applied else " — failed"
         names = "input" if step.step == 0 else f"{len(tasks)} task{'s' * (len(tasks) != 1)}"
-        took = f", {duration_text(spent)}" if tasks else ""
+        took = f", {duration_text(spent)}" if timed else ", time unknown" if tasks else ""
         options.append((f"step {step.step}: {names}{took}{status}", ("step", step.step)))
-        for task in tasks:
+        listed = tasks if len(tasks) <= _TASKS_LISTED + 1 else tasks[:_TASKS_LISTED]
+        for task in listed:
             mark = " ✗" if task.error is not None else " ⏸" if task.interrupts else ""
-            line = f"    {task.node}  {duration_text(_seconds(task))}{mark}"
+            line = f"    {task.node}  {_took(task)}{mark}"
             options.append((line, ("task", task.id)))
+        if len(listed) < len(tasks):  # the rest: pick them in the branch picker
+            rest = tasks_text([t.node for t in tasks[len(listed) :]])
+            options.append((f"    … {len(tasks) - len(listed)} more: {rest}", ("more", step.step)))
     return options
+
+
+def _timed(task: Any) -> bool:
+    """Whether the task's time is known (a run imported from LangGraph has none)."""
+    return bool(task.started or task.ended)
+
+
+def _took(task: Any) -> str:
+    return duration_text(_seconds(task)) if _timed(task) else "time unknown"
 
 
 def _seconds(task: Any) -> float:
@@ -116,7 +148,7 @@ def _task_html(run: Any, task: Any) -> str:
     read = run.state_at(f"task:{task.id}")
     head = (
         f"<b>{html.escape(str(task.node))}</b> (task {html.escape(task.id)}, step {task.step},"
-        f" {duration_text(_seconds(task))})"
+        f" {_took(task)})"
     )
     rows = "".join(
         f"<tr><td>{html.escape(str(k))}</td><td>{value_tree_html(v, 60)}</td></tr>"

@@ -129,7 +129,7 @@ def steps_table_html(frame: Any) -> str:
             html.escape(str(row["kind"])),
             html.escape(", ".join(map(str, row["triggers"]))),
             html.escape(", ".join(map(str, row["writes"]))),
-            duration_text(row["duration"]),
+            duration_text(row["duration"]) or "unknown",
             html.escape(str(row["status"])),
             "" if row["error"] is None else html.escape(str(row["error"])),
         ]

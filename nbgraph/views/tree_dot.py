@@ -20,6 +20,7 @@ from nbgraph.views.dot import (
     PAUSED_INK,
     RAN_FILL,
     TERMINAL_FILL,
+    drawing,
     label,
     short,
 )
@@ -36,13 +37,11 @@ _TASKS_PER_STEP = 8  # a step with more tasks shows this many and a count
 
 def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
     """The state tree of `run` as a Digraph (summarised when long or wide)."""
-    import graphviz
-
     tree = run.tree
     compact = {"rankdir": "LR", "nodesep": "0.15", "ranksep": "0.3", "fontname": _FONT}
-    dot = graphviz.Digraph("tree", graph_attr=compact)
+    dot = drawing("tree", graph_attr=compact)
     dot.attr("node", fontname=_FONT, fontsize="10", color=INK, margin="0.08,0.03")
-    dot.attr("edge", color=INK, arrowsize="0.6", fontname=_FONT, fontsize="8")
+    dot.attr("edge", color=INK, arrowsize="0.6", fontname=_FONT, fontsize="9", fontcolor=INK)
     ids: dict[str, str] = {}
 
     def node_id(tree_id: str) -> str:
@@ -70,11 +69,15 @@ _LEGEND = (
 def _legend(dot: Any) -> None:
     """A small box of one edge per style with what it means."""
     with dot.subgraph(name="cluster_legend") as legend:
-        legend.attr(label="edges", fontsize="9", style="dashed", color=FADED, fontname=_FONT)
+        legend.attr(
+            label="edges", fontsize="9", style="dashed", color=FADED, fontname=_FONT, fontcolor=INK
+        )
         for index, (style, meaning) in enumerate(_LEGEND):
             start, end = f"legend{index}a", f"legend{index}b"
             legend.node(start, label(""), shape="point", width="0.05")
-            legend.node(end, label(meaning), shape="plaintext", fontsize="8", height="0.2")
+            legend.node(
+                end, label(meaning), shape="plaintext", fontsize="9", height="0.2", fontcolor=INK
+            )
             legend.edge(start, end, style=style)
 
 
@@ -177,7 +180,13 @@ def _draw_step(dot: Any, tree: Any, step: int, node_id: Any, previous: str, widt
         _parent_edges(dot, node, node_id, previous)
     if extra:
         more = f"step {step}: +{len(extra)} more tasks ({_counts([n.name for n in extra])})"
-        dot.node(node_id(f"{tree.prefix}more:{step}"), label(more), shape="box", style="dashed")
+        dot.node(
+            node_id(f"{tree.prefix}more:{step}"),
+            label(more),
+            shape="box",
+            style="dashed",
+            fontcolor=INK,
+        )
         dot.edge(node_id(previous), node_id(f"{tree.prefix}more:{step}"), color=FADED)
     for node in joins:
         if node.name == "END":
@@ -203,7 +212,7 @@ def _draw_merge(
         shape="ellipse",
         width="0.3",
         height="0.25",
-        fontsize="8",
+        fontsize="9",
         style="filled",
         fillcolor="#ffffff",
     )
@@ -222,7 +231,7 @@ def _draw_merge(
 def _draw_cleared(dot: Any, merge: Any, node_id: Any, cleared_id: str) -> None:
     """The fields a step's merge cleared, as a note on the merge."""
     cleared = f"cleared: {', '.join(merge.dropped)}"
-    dot.node(node_id(cleared_id), label(cleared), shape="plaintext", fontsize="8")
+    dot.node(node_id(cleared_id), label(cleared), shape="plaintext", fontsize="9", fontcolor=INK)
     dot.edge(node_id(merge.id), node_id(cleared_id), style="dotted", arrowhead="none")
 
 

@@ -405,9 +405,9 @@ def test_play_and_the_dark_theme_in_the_browser(twice_displayed, jupyterlab, tmp
             if lab:
                 page.screenshot(path=str(tmp_path / "dark.png"))
                 state_cell = first.locator("td").first
-                caption = first.locator("svg g.graph > text").first
+                caption = first.locator(".nbgraph-picture-caption")  # (outside the drawing)
                 text_light = state_cell.evaluate(LUMINANCE)
-                caption_fill = caption.evaluate("el => getComputedStyle(el).fill")
+                caption_fill = caption.evaluate("el => getComputedStyle(el).color")
                 page_fill = first.locator("svg g.graph > polygon").first.get_attribute("fill")
         finally:
             browser.close()

@@ -42,21 +42,22 @@ def fan_app(long: str = "x" * 120):
 # --- 1. layout, whole values, diffs that point ----------------------------------------------
 
 
-def test_the_picture_gets_at_most_40_percent_and_the_panels_the_rest_or_stacked():
+def test_the_picture_and_the_panels_share_the_width_or_stacked_each_takes_all_of_it():
     inspector = fan_app().run({"log": []}).inspect()
-    assert inspector.graph.layout.max_width == "40%"
-    assert inspector.panels.layout.flex == "1 1 60%" and inspector.panels.layout.min_width == "0"
+    assert inspector.graph.layout.max_width == "50%" and inspector.graph.layout.min_width == "0"
+    assert inspector.panels.layout.flex == "1 1 50%" and inspector.panels.layout.min_width == "0"
     assert inspector.body.children == (inspector.graph, inspector.panels)
-    assert '<svg style="max-width:100%;height:auto;' in inspector.graph.value  # it scales
+    assert "max-width:100%" not in inspector.graph.value  # never shrunk to its room: it scrolls
+    assert "run done" not in inspector.graph.value and "run done" in inspector.graph.caption
     inspector.go(3)
     task_d = next(o for o in inspector.branch_pick.options if o.endswith(":d"))
     inspector.branch_pick.value = task_d  # following a branch keeps the same room
-    assert inspector.graph.layout.max_width == "40%"
+    assert inspector.graph.layout.max_width == "50%"
     inspector.arrangement.value = "stacked"
     assert inspector.body.layout.flex_flow == "column"
-    assert inspector.graph.layout.max_width == "100%"
+    assert inspector.graph.layout.width == "100%" and inspector.panels.layout.width == "100%"
     inspector.arrange("side by side")
-    assert inspector.body.layout.flex_flow == "row" and inspector.graph.layout.max_width == "40%"
+    assert inspector.body.layout.flex_flow == "row" and inspector.graph.layout.max_width == "50%"
     with pytest.raises(ValueError, match="'side by side' or 'stacked'"):
         inspector.arrange("sideways")
 
@@ -167,9 +168,9 @@ def test_following_a_branch_marks_the_current_step():
     inspector.branch_pick.value = next(o for o in inspector.branch_pick.options if o.endswith(":d"))
     inspector.go(2)
     picture = inspector.graph.value
-    assert "runs this step" in picture and "at step 2" in picture
+    assert "runs this step" in picture and "at step 2" in inspector.graph.caption
     inspector.go(3)
-    assert "at step 3" in inspector.graph.value and "runs this step" in inspector.graph.value
+    assert "at step 3" in inspector.graph.caption and "runs this step" in inspector.graph.value
     assert inspector.graph.value != picture  # no longer frozen at every step
 
 
@@ -189,10 +190,11 @@ def test_panels_and_picture_follow_jupyterlabs_theme_variables():
     assert panels.CHANGED == theme.CHANGED and "transparent" in theme.CHANGED
     picture = inspector.graph.value
     assert 'fill="white"' not in picture and 'fill="transparent"' in picture  # no white slab
-    assert 'stroke="#333333"' not in picture and 'stroke="currentColor"' in picture
-    assert "color:var(--jp-content-font-color1" in picture
-    caption = re.search(r"<text[^>]*>run done", picture).group(0)
-    assert 'fill="currentColor"' in caption  # the caption in the theme's text colour
+    style = re.search(r"<style>(.*?)</style>", picture).group(1)
+    # the ink (#333333) drawn in the theme's text colour, scoped to nbgraph's drawings
+    assert "svg.nbgraph-drawing [stroke='#333333']{stroke:var(--jp-content-font-color1" in style
+    assert "svg.nbgraph-drawing [fill='#333333']{fill:var(--jp-content-font-color1" in style
+    assert picture.startswith('<svg class="nbgraph-drawing"')
 
 
 # --- 5. a saved notebook ----------------------------------------------------------------------

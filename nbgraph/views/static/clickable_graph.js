@@ -17,6 +17,9 @@ function attachKeys(model, el, tries) {
     if (tries < 50) setTimeout(() => attachKeys(model, el, tries + 1), 100);
     return;
   }
+  // the latest picture drawn in this inspector's box takes the keys (after a later cell,
+  // a twin's picture takes the box: views/earlier_views.py)
+  host._nbgraphSend = (message) => model.send(message);
   if (host.dataset.nbgraphKeys) return; // one listener per inspector, however many views
   host.dataset.nbgraphKeys = "1";
   if (!host.hasAttribute("tabindex")) host.setAttribute("tabindex", "0");
@@ -32,7 +35,7 @@ function attachKeys(model, el, tries) {
     if (event.altKey || event.ctrlKey || event.metaKey || isTyping(event.target)) return;
     event.preventDefault();
     event.stopPropagation();
-    model.send({ event: "key", key: event.key });
+    host._nbgraphSend({ event: "key", key: event.key });
   };
   window.addEventListener("keydown", onKey, true);
   // a click on the inspector's background gives it the focus (buttons keep their own)
@@ -41,6 +44,25 @@ function attachKeys(model, el, tries) {
       setTimeout(() => host.focus({ preventScroll: true }), 0);
     }
   });
+}
+
+const PT = 4 / 3; // graphviz sizes its SVG in points; the screen counts pixels
+const READABLE_PX = 10; // the smallest label, in pixels, at the default zoom
+const ZOOMS = [0.25, 0.35, 0.5, 0.67, 0.8, 0.9, 1, 1.25, 1.5, 2, 3];
+
+function naturalSize(svg) {
+  const points = (name) => parseFloat(svg.getAttribute(name) || "0");
+  return { width: points("width") * PT, height: points("height") * PT };
+}
+
+// The zoom that keeps the smallest label READABLE_PX tall: graphviz's font sizes are in points.
+function readableZoom(svg) {
+  let smallest = Infinity;
+  for (const text of svg.querySelectorAll("text[font-size]")) {
+    const size = parseFloat(text.getAttribute("font-size"));
+    if (size > 0 && size < smallest) smallest = size;
+  }
+  return Number.isFinite(smallest) ? READABLE_PX / (smallest * PT) : 1;
 }
 
 function render({ model, el }) {
@@ -64,11 +86,95 @@ function render({ model, el }) {
     bar.appendChild(button);
     return button;
   });
+  // zoom: out, readable (the default: the room it has, never below readable labels), in
+  let zoom = null; // null: the default zoom, worked out for each drawing
+  const zoomButton = (text, title, action) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = text;
+    button.title = title;
+    button.className = "nbgraph-picture-kind nbgraph-zoom";
+    button.addEventListener("click", () => {
+      action();
+      size();
+    });
+    bar.appendChild(button);
+    return button;
+  };
+  const zoomLabel = document.createElement("span");
+  zoomLabel.className = "nbgraph-zoom-label";
+  const shown = () => picture.querySelector("svg");
+  const current = () => (zoom === null ? defaultZoom() : zoom);
+  const step = (direction) => {
+    const now = current();
+    const next = direction > 0 ? ZOOMS.find((z) => z > now + 1e-6) : [...ZOOMS].reverse().find((z) => z < now - 1e-6);
+    zoom = next === undefined ? now : next;
+  };
+  zoomButton("−", "zoom out", () => step(-1));
+  zoomButton("fit", "the default zoom: as much as fits, labels still readable", () => {
+    zoom = null;
+  });
+  zoomButton("+", "zoom in", () => step(+1));
+  bar.appendChild(zoomLabel);
+  const caption = document.createElement("div");
+  caption.className = "nbgraph-picture-caption";
   const note = document.createElement("div");
   note.className = "nbgraph-picture-note";
   const picture = document.createElement("div");
   picture.className = "nbgraph-picture-svg";
-  el.append(bar, note, picture);
+  el.append(bar, caption, note, picture);
+
+  const defaultZoom = () => {
+    const svg = shown();
+    if (!svg) return 1;
+    const natural = naturalSize(svg);
+    const room = picture.clientWidth || el.clientWidth || natural.width;
+    const fit = natural.width > 0 ? Math.min(1, (room - 4) / natural.width) : 1;
+    return Math.min(1, Math.max(fit, readableZoom(svg)));
+  };
+  const size = () => {
+    const svg = shown();
+    if (!svg) return;
+    const natural = naturalSize(svg);
+    const z = current();
+    svg.style.maxWidth = "none";
+    svg.style.width = `${natural.width * z}px`;
+    svg.style.height = `${natural.height * z}px`;
+    zoomLabel.textContent = `${Math.round(z * 100)}%`;
+    el.dataset.zoom = String(z);
+  };
+  // drag the picture to pan it (it scrolls inside its box)
+  let drag = null;
+  picture.addEventListener("mousedown", (event) => {
+    if (event.button !== 0 || event.target.closest("g.node.nbgraph-clickable")) return;
+    drag = { x: event.clientX, y: event.clientY, left: picture.scrollLeft, top: picture.scrollTop };
+    picture.classList.add("nbgraph-panning");
+  });
+  const onMove = (event) => {
+    if (!drag) return;
+    picture.scrollLeft = drag.left - (event.clientX - drag.x);
+    picture.scrollTop = drag.top - (event.clientY - drag.y);
+  };
+  const onUp = () => {
+    drag = null;
+    picture.classList.remove("nbgraph-panning");
+  };
+  window.addEventListener("mousemove", onMove);
+  window.addEventListener("mouseup", onUp);
+  picture.addEventListener(
+    "wheel",
+    (event) => {
+      if (!event.ctrlKey) return; // ctrl + wheel zooms; the wheel alone scrolls
+      event.preventDefault();
+      step(event.deltaY < 0 ? +1 : -1);
+      size();
+    },
+    { passive: false }
+  );
+  const resized = new ResizeObserver(() => {
+    if (zoom === null) size();
+  });
+  resized.observe(picture);
 
   const mark = () => {
     const clickable = new Set(model.get("clickable"));
@@ -83,6 +189,7 @@ function render({ model, el }) {
   const draw = () => {
     // graphviz's SVG: every label was escaped when the DOT was built (views.dot.label)
     picture.innerHTML = model.get("value");
+    size();
     mark();
   };
   const showKind = () => {
@@ -93,14 +200,20 @@ function render({ model, el }) {
   const showNote = () => {
     note.textContent = model.get("note");
   };
+  const showCaption = () => {
+    caption.textContent = model.get("caption");
+  };
   model.on("change:value", draw);
   model.on("change:clickable", mark);
   model.on("change:current", mark);
   model.on("change:kind", showKind);
   model.on("change:note", showNote);
+  model.on("change:caption", showCaption);
   draw();
   showKind();
   showNote();
+  showCaption();
+  requestAnimationFrame(size); // the room is known once the view is on the page
 
   picture.addEventListener("click", (event) => {
     const g = event.target.closest ? event.target.closest("g.node") : null;
@@ -116,6 +229,10 @@ function render({ model, el }) {
     model.off("change:current", mark);
     model.off("change:kind", showKind);
     model.off("change:note", showNote);
+    model.off("change:caption", showCaption);
+    window.removeEventListener("mousemove", onMove);
+    window.removeEventListener("mouseup", onUp);
+    resized.disconnect();
   };
 }
 

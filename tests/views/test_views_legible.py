@@ -1,0 +1,238 @@
+"""An inspector and drawings people can read (issue 30, "legible at any size" and "honest
+widgets"): captions outside the picture, themed drawings, wide fan-outs summarised, many
+tasks summed up, long tables folded, one task of a `Send` fan-out followed, only the
+controls that apply, END drawn connected, unknown durations said. Headless: the DOT source
+and the widgets' state (label sizes, fading and the dark theme measured in a browser:
+tests/e2e/test_browser_legible.py)."""
+
+import math
+import operator
+import re
+from typing import Annotated, TypedDict
+
+import pytest
+
+from nbgraph import END, START, Send, StateGraph
+from nbgraph.views.dot import FADED_FILL, FADED_TEXT
+from nbgraph.views.panels import ROWS_SHOWN, WRITES_SHOWN, effects_html
+from nbgraph.views.render import render_svg, renderers
+from nbgraph.views.theme import FADED
+
+EVIL = "<img src=x onerror=alert(1)>"
+
+
+class S(TypedDict, total=False):
+    out: Annotated[list, operator.add]
+    note: str
+
+
+def fan_out_run(tasks: int = 200):
+    """plan sends `tasks` tasks to one node, work; the step of work ×tasks."""
+    graph = StateGraph(S).add_node("plan", lambda s: {"note": "go"})
+    graph.add_node("work", lambda s: {"out": [s["note"]]})
+    graph.add_edge(START, "plan").add_edge("work", END)
+    graph.add_conditional_edges("plan", lambda s: [Send("work", {"note": i}) for i in range(tasks)])
+    return graph.compile().run({"out": []})
+
+
+def wide_run(nodes: int = 200):
+    """plan -> `nodes` nodes -> join: a graph `nodes` wide."""
+    graph = StateGraph(S).add_node("plan", lambda s: {}).add_node("join", lambda s: {})
+    graph.add_edge(START, "plan").add_edge("join", END)
+    for i in range(nodes):
+        graph.add_node(f"n{i:03d}", lambda s, i=i: {"out": [i]})
+        graph.add_edge("plan", f"n{i:03d}").add_edge(f"n{i:03d}", "join")
+    return graph.compile().run({"out": []})
+
+
+def labels(source: str) -> dict[str, str]:
+    """DOT node id -> its whole line."""
+    return {m[1]: m[0] for m in re.finditer(r"^\s*(n\d+) \[.*$", source, re.M)}
+
+
+# --- legible at any size -------------------------------------------------------------------
+
+
+def test_the_caption_is_outside_the_inspectors_picture_and_wrapped_in_a_drawing():
+    run = fan_out_run(3)
+    inspector = run.inspect()
+    assert "run done" in inspector.graph.caption and "run done" not in inspector.graph.value
+    assert "max-width:100%" not in inspector.graph.value  # kept at its size: it scrolls
+    long = run.draw(branch=run.steps.task_id.iloc[-1]).source
+    caption = re.search(r'^\s*label="(.*)" labelloc=t', long, re.M).group(1).split("\\n")
+    assert len(caption) > 1 and max(map(len, caption)) <= 92  # wrapped, never one long line
+
+
+def test_a_200_node_graph_is_drawn_as_a_few_boxes_and_a_summary():
+    run = wide_run(200)
+    source = run.draw().source
+    assert "… 192 more nodes" in source and "n008 … n199" in source
+    assert "192 ran, ×192 in all" in source
+    assert source.count("n199") == 1 and '"n100' not in source  # named only in the box
+    assert re.search(r"label=\"n007\\nran ×1\"", source)  # the first eight stay themselves
+    if renderers():
+        width = float(re.search(r'<svg width="(\d+)pt', render_svg(source).svg).group(1))
+        assert width < 1200  # not the 8,000 pt of 200 boxes in one row
+    assert "▶ 192 run this step" in run.draw(step=2).source
+    assert "run this step" not in run.draw(step=1).source.split("more nodes")[1]
+    small = wide_run(5).draw().source
+    assert "more nodes" not in small and "n004" in small
+
+
+def test_a_200_task_step_is_summed_up_and_its_writes_folded():
+    inspector = fan_out_run(200).inspect()
+    inspector.go(2)
+    label = inspector.step_label.value
+    assert "work ×200" in label and "work, work" not in label
+    effects = inspector.effects.value
+    assert f"… {200 - WRITES_SHOWN} more writes" in effects and "<details>" in effects
+    assert effects.count("work: ") == 200  # every write is still there, folded
+    lines = [label for label, _ in inspector.step_list.select.options]
+    assert any("… 188 more: work ×188" in line for line in lines) and len(lines) < 40
+
+
+def test_many_rows_fold_and_the_flags_column_shows_only_when_a_row_has_a_flag():
+    class Row:
+        def __init__(self, field, conflict=False):
+            self.field, self.before, self.after, self.reducer = field, 1, 2, "replace"
+            self.writes, self.applied, self.changed = [("a", 2)], True, True
+            self.conflict, self.overwrite_bypass, self.dropped_key, self.root_reset = (
+                conflict,
+                False,
+                False,
+                False,
+            )
+
+    rows = [Row(f"f{i}") for i in range(ROWS_SHOWN + 5)]
+    shown = effects_html(rows)
+    assert ">flags<" not in shown and "… 5 more fields" in shown
+    assert ">flags<" in effects_html([Row("x", conflict=True)])
+    assert "class='nbgraph-value'" in shown  # value cells get room, not word-by-word wraps
+
+
+def test_writes_filtered_out_are_said_filtered_not_nothing():
+    inspector = fan_out_run(3).inspect()
+    inspector.go(1)
+    inspector.fields.value = ("out",)  # plan wrote only "note"
+    assert "this step wrote nothing" not in inspector.effects.value
+    assert "filtered out by the field picker: note" in inspector.effects.value
+
+
+def test_following_one_task_of_a_send_fan_out_fades_the_other_tasks_not_the_node():
+    run = fan_out_run(200)
+    inspector = run.inspect()
+    inspector.go(2)
+    followed = sorted(o for o in inspector.branch_pick.options if ":work" in str(o))
+    task = next(t for t in run.log.steps[2].tasks if t.id == followed[37])
+    index = [t.id for t in run.log.steps[2].tasks].index(task.id)
+    inspector.branch_pick.value = task.id
+    effects = inspector.effects.value
+    assert effects.count(f"<span style='{FADED}'>work: ") == 199  # the other 199 tasks
+    assert effects.count("<span style=''>work: ") == 1
+    assert f"following task {index + 1} of 200 (step 2)" in inspector.graph.value
+    assert f"following task {index + 1} of 200" in run.draw(branch=task.id).source
+
+
+def test_faded_nodes_keep_a_light_box_with_mid_grey_text():
+    run = fan_out_run(2)
+    faded = labels(run.draw(step=1).source)
+    work = next(line for line in faded.values() if re.search(r'label="?work', line))
+    assert f'fontcolor="{FADED_TEXT}"' in work and f'fillcolor="{FADED_FILL}"' in work
+
+
+# --- themed drawings -------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not renderers(), reason="needs a graphviz renderer")
+def test_stand_alone_drawings_and_the_runs_repr_follow_the_theme():
+    run = fan_out_run(2)
+    for drawing in (run.draw(), run.draw_tree()):
+        bundle = drawing._repr_mimebundle_()
+        svg = bundle["image/svg+xml"]
+        assert "text/plain" in bundle and 'class="nbgraph-drawing"' in svg
+        assert 'fill="white"' not in svg and "<style>" in svg  # no white slab, ink themed
+    html = run._repr_mimebundle_()["text/html"]
+    assert '<svg class="nbgraph-drawing"' in html and "var(--jp-content-font-color1" in html
+    only_text = run.draw()._repr_mimebundle_(include=["text/plain"])
+    assert list(only_text) == ["text/plain"] and ".source" in only_text["text/plain"]
+
+
+# --- END drawn connected ---------------------------------------------------------------------
+
+
+def test_end_is_connected_for_open_routers_and_nodes_without_a_way_out():
+    graph = StateGraph(S).add_node("a", lambda s: {}).add_node("b", lambda s: {})
+    graph.add_edge(START, "a").add_conditional_edges("a", lambda s: "b")
+    source = graph.draw().source
+    ids = {m[2]: m[1] for m in re.finditer(r"^\s*(n\d+) \[label=\"?([^\\\"\s]+)", source, re.M)}
+    end = ids["END"]
+    assert re.search(rf"n\d+ -> {end} \[label=\"or END\"", source)  # the router's diamond
+    assert re.search(rf"{ids['b']} -> {end} \[label=\"no edge out\"", source)
+    run = graph.compile().run({})
+    assert re.search(rf"{ids['b']} -> {end} \[label=\"no edge out ×1\"", run.draw().source)
+
+
+# --- honest widgets ----------------------------------------------------------------------------
+
+
+def test_only_the_controls_that_apply():
+    inspector = fan_out_run(2).inspect()
+    assert inspector.subrun_nav.row.layout.display == "none"  # no subruns
+    assert inspector.fork_panel.box.layout.display == "none"  # no checkpointer: one line why
+    assert "not available" in inspector.fork_note.value
+    assert "checkpointer" in inspector.fork_note.value
+    from nbgraph.checkpoint import MemorySaver
+
+    graph = StateGraph(S).add_node("a", lambda s: {"out": [1]}).add_edge(START, "a")
+    app = graph.compile(checkpointer=MemorySaver())
+    forkable = app.run({"out": []}, {"configurable": {"thread_id": "t"}}).inspect()
+    assert forkable.fork_panel.box.layout.display == "" and forkable.fork_note.value == ""
+
+
+def test_rows_of_controls_wrap_rather_than_squeeze_their_buttons():
+    inspector = fan_out_run(2).inspect()
+    rows = [c for c in inspector.children if "nbgraph-row" in c._dom_classes]
+    assert len(rows) == 4 and inspector.play in rows[0].children
+
+
+def test_a_task_whose_time_was_not_recorded_says_unknown_not_0_us():
+    from nbgraph.record.tree import TreeNode
+    from nbgraph.views.step_list import _options
+    from nbgraph.views.table_view import steps_table_html
+
+    assert math.isnan(TreeNode("task:1:0:a", "task", 1, "a").duration)
+    assert TreeNode("merge:1", "merge", 1, "merge").duration == 0.0
+    run = fan_out_run(2)
+    frame = run.steps.copy()
+    frame.loc[frame.index[0], "duration"] = float("nan")
+    assert ">unknown<" in steps_table_html(frame) and " µs<" in steps_table_html(run.steps)
+    for task in run.log.steps[1].tasks:
+        task.started = task.ended = 0.0
+    lines = [label for label, _ in _options(run.log.steps[:2])]
+    assert lines[1].endswith("time unknown") and "µs" not in lines[1] + lines[2]
+
+
+def test_a_later_cells_code_moves_a_twin_never_the_output_shown_earlier():
+    from ipywidgets.widgets.widget import _instances
+
+    run = fan_out_run(3)
+    inspector = run.inspect()
+    cell = {"now": 7}
+    inspector.earlier.now = lambda: cell["now"]  # (the kernel's running cell, as a test sets it)
+    inspector._repr_mimebundle_()  # displayed by cell 7
+    shown = inspector.model_id
+    inspector.go(2)  # the same cell: its own output moves
+    assert inspector.model_id == shown and not inspector.earlier.twins
+    cell["now"] = 8  # a later cell follows a task and moves on
+    task = run.log.steps[2].tasks[1].id
+    inspector.follow(task)
+    (twin,) = inspector.earlier.twins
+    assert _instances[shown] is twin and twin.model_id == shown  # cell 7's output: the twin
+    assert twin.step == 2 and twin.branch is None  # as cell 7 left it
+    assert inspector.model_id != shown and inspector.branch == task  # the variable moves on
+    bundle = inspector._repr_mimebundle_()  # shown by cell 8: its own model
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == inspector.model_id
+    inspector.go(1)  # cell 8 again: no new twin
+    cell["now"] = None  # a click in the front-end: the shown inspector moves
+    inspector.go(2)
+    assert len(inspector.earlier.twins) == 1 and twin.step == 2
