@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from nbgraph.engine.core.caching import keep_in_cache
-from nbgraph.engine.core.injection import TaskEnv, awaited, call_with
+from nbgraph.engine.core.injection import OWN_WRITER, TaskEnv, awaited, call_with
 from nbgraph.engine.core.interrupts import (
     GraphInterrupt,
     Scope,
@@ -39,7 +39,7 @@ from nbgraph.engine.core.tasks import (
     router_view,
     warn_dropped,
 )
-from nbgraph.engine.core.writer import TaskStream, enter_writer, leave_writer
+from nbgraph.engine.core.writer import TaskStream
 from nbgraph.isolation import StateView
 from nbgraph.types import Command, Send
 
@@ -68,50 +68,47 @@ class TaskRunner:
         """
         run = self.run
         plan = run.plans.nodes.get(task.node) or run.plans.of(task.node)
-        token = enter_writer(stream or TaskStream(task, run.sink, run.relay))
-        try:
-            while True:  # an attempt, then another while the retry policy asks for one
-                task.started = time.time()
-                if task.cached or (run.finished and self.restore(task)):
-                    return task
-                scope = None if run.thread is None else self._scope(task)
-                env = TaskEnv(run, task)
-                entered = enter_task(env)  # what get_config() / get_runtime() answer
-                try:
-                    values = run.read(task) if run.lineages else run.values
-                    if plan.viewed and task.kind == "edge":  # (`_input`'s common case)
-                        state = StateView(values)
-                    else:
-                        state = self._input(task, plan, values)
-                    if scope is None:
+        writer = OWN_WRITER if stream is None else stream
+        while True:  # an attempt, then another while the retry policy asks for one
+            task.started = time.time()
+            if task.cached or (run.finished and self.restore(task)):
+                return task
+            scope = None if run.thread is None else self._scope(task)
+            env = TaskEnv(run, task, writer)
+            entered = enter_task(env)  # what get_config(), get_runtime(), the writer answer
+            try:
+                values = run.read(task) if run.lineages else run.values
+                if plan.viewed and task.kind == "edge":  # (`_input`'s common case)
+                    state = StateView(values)
+                else:
+                    state = self._input(task, plan, values)
+                if scope is None:
+                    output = call_with(env, plan.fn, plan.wanted, state)
+                else:
+                    inside = enter_scope(scope)
+                    try:
                         output = call_with(env, plan.fn, plan.wanted, state)
-                    else:
-                        inside = enter_scope(scope)
-                        try:
-                            output = call_with(env, plan.fn, plan.wanted, state)
-                        finally:
-                            leave_scope(inside)
-                    if type(output) is dict and run.tap is None:  # (`_took`'s common case)
-                        absorb_update(run.spec, plan.node, task, output)
-                    else:
-                        self._took(task, plan, output)
-                    if plan.routers:
-                        self._route(task, plan, env, values)
-                    if task.dropped:
-                        warn_dropped(run.spec, run.log.warnings, task)
-                except Exception as error:
-                    self._caught(task, error)
-                finally:
-                    leave_task(entered)
-                if task.error is None:  # (`_attempted`'s common case)
-                    self._done(task, scope)
-                    return task
-                wait = self._attempted(task, plan, scope)
-                if wait is None:
-                    return task
-                time.sleep(wait)
-        finally:
-            leave_writer(token)
+                    finally:
+                        leave_scope(inside)
+                if type(output) is dict and run.tap is None:  # (`_took`'s common case)
+                    absorb_update(run.spec, plan.node, task, output)
+                else:
+                    self._took(task, plan, output)
+                if plan.routers:
+                    self._route(task, plan, env, values)
+                if task.dropped:
+                    warn_dropped(run.spec, run.log.warnings, task)
+            except Exception as error:
+                self._caught(task, error)
+            finally:
+                leave_task(entered)
+            if task.error is None:  # (`_attempted`'s common case)
+                self._done(task, scope)
+                return task
+            wait = self._attempted(task, plan, scope)
+            if wait is None:
+                return task
+            time.sleep(wait)
 
     def _input(self, task: Task, plan: NodePlan, values: dict[str, Any]) -> Any:
         """What the node is called with (`tasks.node_input`; a `StateView` of `values` for
@@ -204,17 +201,13 @@ class TaskRunner:
     async def aexecute(self, task: Task, stream: TaskStream | None = None) -> Task:
         """`execute` on the event loop: the same steps, awaiting what an async node or
         router returns; again after an `asyncio.sleep` while its retry policy retries."""
-        run = self.run
-        plan = run.plans.of(task.node)
-        token = enter_writer(stream or TaskStream(task, run.sink, run.relay))
-        try:
-            while (wait := await self._aattempt(task, plan)) is not None:
-                await asyncio.sleep(wait)
-        finally:
-            leave_writer(token)
+        plan = self.run.plans.of(task.node)
+        writer = OWN_WRITER if stream is None else stream
+        while (wait := await self._aattempt(task, plan, writer)) is not None:
+            await asyncio.sleep(wait)
         return task
 
-    async def _aattempt(self, task: Task, plan: NodePlan) -> float | None:
+    async def _aattempt(self, task: Task, plan: NodePlan, writer: Any) -> float | None:
         """An attempt of `execute`, awaiting the node's and its routers' results where they are
         awaitable (the only difference)."""
         run = self.run
@@ -222,7 +215,7 @@ class TaskRunner:
         if task.cached or (run.finished and self.restore(task)):
             return None
         scope = None if run.thread is None else self._scope(task)
-        env = TaskEnv(run, task)
+        env = TaskEnv(run, task, writer)
         entered = enter_task(env)
         try:
             values = run.read(task) if run.lineages else run.values
