@@ -262,7 +262,7 @@ class RunLoop:
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
             raise
-        log.written = written
+        log.written = self.schedule.shared[written]  # (a long run keeps each tuple once)
         if self.ephemeral:
             log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
         log.applied = True
