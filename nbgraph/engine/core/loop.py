@@ -292,10 +292,13 @@ class RunLoop:
         Raises:
             The first failed task's exception, in write order.
         """
-        log = StepLog(
-            self.step, tasks, self.spec.fields, resets=self.pending_resets or (), joins=joins
-        )  # (a step without resets keeps no empty list: long runs record thousands of steps)
-        self.pending_resets = ()
+        # (a step without resets or joins keeps no empty list: long runs record many steps;
+        # and the common step's log is made without keyword arguments)
+        log = StepLog(self.step, tasks, self.spec.fields)
+        if self.pending_resets:
+            log.resets, self.pending_resets = self.pending_resets, ()
+        if joins:
+            log.joins = joins
         self.log.steps.append(log)
         for task in tasks:
             if task.error is not None:
