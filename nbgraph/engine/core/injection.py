@@ -147,6 +147,14 @@ class TaskEnv:
             stream = self._stream = TaskStream(self.task, run.sink, run.relay)
         return stream
 
+    def relay(self) -> Any:
+        """The relay of the task's writer (a streamed run's, for the runs its node starts),
+        without making the writer."""
+        stream = self._stream
+        if stream is OWN_WRITER:
+            return self.run.relay
+        return None if stream is None else stream.relay
+
     @property
     def task_id(self) -> str:
         return task_uuid(self.run, self.task)
