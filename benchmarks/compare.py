@@ -6,10 +6,13 @@ sets the rounds (default 5). The whole run takes several minutes.
 
 Each workload is one function taking an "api" namespace (nbgraph's imports or LangGraph's)
 and is built once per engine. Every round times one call on each engine, alternating which
-goes first, after a garbage collection; the table shows the median per step, per task or
-per checkpoint. The only difference between the two builds is the reducer of an append-only
-list: nbgraph's registered `"append"` (extends in place) against LangGraph's `operator.add`
-(copies the list every step), as in the other benchmark scripts.
+goes first, after a garbage collection, in CPU time (`time.process_time`: every thread of
+the process, not the time it waits for a core on a busy machine); the table shows the median
+per step, per task or per checkpoint, the ratio of the medians, and the range of the
+per-round ratios with their spread, `(max - min) / median`. The only difference between the
+two builds is the reducer of an append-only list: nbgraph's registered `"append"` (extends
+in place) against LangGraph's `operator.add` (copies the list every step), as in the other
+benchmark scripts.
 
 Memory is what `tracemalloc` still sees allocated after one more run, with the compiled graph
 alive: for nbgraph the returned `Run` (its record, with the final state) plus its saver's new
@@ -51,7 +54,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:  # imported as `benchmarks.compare` (python -m benchmarks, the test)
     sys.path.insert(0, _HERE)
 
-from timing import best_seconds, call_seconds  # noqa: E402
+from timing import best_seconds, call_seconds, call_times  # noqa: E402
 
 MB = 1e6
 DURABILITY = "async"  # the checkpointed loops' mode, on both engines (LangGraph's default)
@@ -555,7 +558,7 @@ def compare(
         per_run: dict[str, list[float]] = {name: [] for name in names}
         for i in range(rounds):
             for name in names if i % 2 == 0 else reversed(names):
-                per_run[name].append(call_seconds(cases[name].call))
+                per_run[name].append(call_times(cases[name].call)[1])  # CPU seconds
         for name in names:
             row.run_seconds[name] = statistics.median(per_run[name])
             row.times[name] = row.run_seconds[name] / cases[name].units
@@ -607,7 +610,7 @@ def growth_without_gc(small: int, large: int, rounds: int) -> Row:
             case.call()
         for _ in range(rounds):
             for steps, case in cases.items():
-                per_step[steps].append(call_seconds(case.call) / steps)
+                per_step[steps].append(call_times(case.call)[1] / steps)
     finally:
         gc.enable()
     low, high = statistics.median(per_step[small]), statistics.median(per_step[large])
@@ -615,6 +618,26 @@ def growth_without_gc(small: int, large: int, rounds: int) -> Row:
     row.memory["nbgraph"] = (
         f"{low * 1e6:.1f} vs {high * 1e6:.1f} µs/step: {high / low:.2f}× (gc on: see above)"
     )
+    return row
+
+
+def overhead_row(steps: int, rounds: int) -> Row:
+    """nbgraph's self-loop against the plain-Python floor (`engine.py`'s: the same node and
+    router functions called in a `while` loop), alternating rounds, CPU time."""
+    from engine import api_nbgraph as engine_api
+    from engine import self_loop
+
+    run, bare = self_loop(engine_api(), steps)
+    run(), bare()
+    ratios = []
+    for i in range(max(rounds, 3)):
+        pair = (run, bare) if i % 2 == 0 else (bare, run)
+        seconds = {fn: min(call_times(fn)[1] for _ in range(3)) for fn in pair}
+        ratios.append(seconds[run] / seconds[bare])
+    row = Row(f"nbgraph only: engine ÷ plain-Python floor, self-loop {steps:,} steps", "step")
+    middle = statistics.median(ratios)
+    row.memory["nbgraph"] = f"{middle:.1f}×; per round {spread(ratios)}"
+    row.set_target("≤20×", middle, 20, False)
     return row
 
 
@@ -681,12 +704,23 @@ def duration(seconds: float, unit: str) -> str:
     return f"{text}/{unit}"
 
 
+def spread(ratios: list[float]) -> str:
+    """The per-round ratios' range and their spread, `(max - min) / median` (what `--check`
+    takes as the row's noise): "21.0–27.9× (spread 28%)"; "—" without two rounds."""
+    if len(ratios) < 2:
+        return "—"
+    low, high = min(ratios), max(ratios)
+    width = (high - low) / statistics.median(ratios)
+    return f"{low:.1f}–{high:.1f}× (spread {width:.0%})"
+
+
 def table(rows: list[Row]) -> str:
     header = [
         "workload",
         "nbgraph median",
         "LangGraph median",
         "LangGraph/nbgraph",
+        "per-round ratios",
         "nbgraph retained (record + saver)",
         "LangGraph retained (checkpointer)",
         "target",
@@ -704,6 +738,7 @@ def table(rows: list[Row]) -> str:
             cells.append("—")
         else:
             cells.append(f"{row.ratio:.1f}×" if row.ratio >= 1 else f"{row.ratio:.2f}×")
+        cells.append(spread(row.round_ratios))
         for name in ("nbgraph", "LangGraph"):
             cells.append(row.memory.get(name, "—"))
         cells.append(row.target or "")
@@ -900,6 +935,7 @@ def main(argv: list[str] | None = None) -> list[Row]:
             rows.append(row)
 
     # nbgraph only: the loop's growth without the collector; retained bytes per step
+    rows.append(overhead_row(sizes.loops[0], rounds))
     rows.append(growth_without_gc(sizes.loops[0], sizes.loops[-1], rounds))
     for steps in sizes.loops:
         row = Row(f"nbgraph only: record retained per step, loop {steps:,}", "step")
@@ -926,7 +962,8 @@ def main(argv: list[str] | None = None) -> list[Row]:
     rows.extend(record_rows(sizes.record, rounds))
 
     print(
-        f"nbgraph vs LangGraph, {rounds} round(s), median; {platform.python_version()}, "
+        f"nbgraph vs LangGraph, {rounds} alternating round(s), median CPU time "
+        f"(`time.process_time`); {platform.python_version()}, "
         f"{os.cpu_count()} cores; {time.perf_counter() - started:.0f} s in all\n"
     )
     print(table(rows))

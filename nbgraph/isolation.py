@@ -35,6 +35,8 @@ def isolate(value: Any) -> Any:
     if kind in _ATOMS:
         return value
     if kind is list or kind is tuple:
+        if len(value) == 1 and type(value[0]) in _ATOMS:  # (a node's usual list write)
+            return value[:] if kind is list else value
         if not _items_shared(value):
             copied = _flat_copy(value) if kind is list and len(value) <= 8 else None
             return _deepcopy(value) if copied is None else copied

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -21,6 +22,7 @@ __all__ = [
     "check_record",
     "check_thread_id",
     "missing_checkpoint",
+    "record_of_fields",
 ]
 
 _SOURCES = ("input", "loop", "update", "fork")
@@ -66,6 +68,11 @@ class CheckpointRecord(NamedTuple):
     created_at: float
     payload: Any
     snapshot: Any = None
+
+
+record_of_fields = functools.partial(tuple.__new__, CheckpointRecord)
+"""`record_of_fields((thread_id, checkpoint_id, ..., snapshot))`: a `CheckpointRecord` of all
+eight fields, made without a Python call (a saver makes one per checkpoint it reads)."""
 
 
 @dataclass(frozen=True)

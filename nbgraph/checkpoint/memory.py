@@ -16,6 +16,7 @@ from nbgraph.checkpoint.base import (
     check_record,
     check_thread_id,
     missing_checkpoint,
+    record_of_fields,
 )
 from nbgraph.checkpoint.subthreads import with_sub_keys
 from nbgraph.codec.nesting import deep_stack
@@ -179,15 +180,17 @@ InMemorySaver = MemorySaver
 
 
 def _record(thread_id: str, checkpoint_id: str, stored: _Stored) -> CheckpointRecord:
-    return CheckpointRecord(
-        thread_id,
-        checkpoint_id,
-        stored.parent_id,
-        stored.step,
-        stored.source,
-        stored.created_at,
-        _give(stored.payload),
-        _give(stored.snapshot),
+    return record_of_fields(
+        (
+            thread_id,
+            checkpoint_id,
+            stored.parent_id,
+            stored.step,
+            stored.source,
+            stored.created_at,
+            _give(stored.payload),
+            None if stored.snapshot is None else _give(stored.snapshot),
+        )
     )
 
 

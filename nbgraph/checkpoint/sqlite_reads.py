@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.checkpoint.base import CheckpointRecord, PendingWrite
+from nbgraph.checkpoint.base import CheckpointRecord, PendingWrite, record_of_fields
 from nbgraph.checkpoint.payloads import load_payload
 from nbgraph.checkpoint.sqlite_file import check_text_thread_id, is_time, reading, row_text
 from nbgraph.codec import nesting
@@ -76,6 +76,6 @@ def _plain_record(row: tuple[Any, ...]) -> CheckpointRecord | None:
         state = None if snapshot is None else nesting.loads(snapshot)
     except Exception:  # (not JSON, too deep...: `_record` says what)
         return None
-    return CheckpointRecord(
-        thread_id, checkpoint_id, parent_id, step, source, created_at, data, state
+    return record_of_fields(
+        (thread_id, checkpoint_id, parent_id, step, source, created_at, data, state)
     )

@@ -80,11 +80,12 @@ def _task_html(run: Any, task: Any, start: dict[str, Any]) -> str:
             for k, v in seen.items()
         )
     returned = getattr(task, "returned", ())
-    said = (
-        ", ".join(_shown(r, 160) for r in returned)
-        if returned
-        else "<i>not recorded (an imported, restored or cached task)</i>"
-    )
+    if returned:
+        said = ", ".join(_shown(r, 160) for r in returned)
+    elif any(type(route).__name__ == "Send" for route in task.routes):
+        said = "<i>the Sends it went to</i>"  # (a fan-out's: kept once, as its routes)
+    else:
+        said = "<i>not recorded (an imported, restored or cached task)</i>"
     went = ", ".join(_shown(r, 160) for r in task.routes) or "—"
     return (
         f"<div style='{_BOX}'><b>routing after {html.escape(task.node)}</b> "

@@ -42,13 +42,20 @@ def test_compare_quick_prints_every_workload(monkeypatch, capsys):
     for name in WORKLOADS:
         cells = rows[name]
         if name.startswith("retained"):
-            assert re.match(r"[\d.]+ MB", cells[4]), cells
+            assert re.match(r"[\d.]+ MB", cells[5]), cells
         else:
             assert re.match(r"[\d,.]+ µs/(step|task|checkpoint)", cells[1]), cells
         if with_langgraph:
             assert re.fullmatch(r"\d+(\.\d+)?×", cells[3]), cells
             assert float(cells[3].rstrip("×")) > 0
-    nbgraph_only = ("run.effects", "run.state_at", "inspector", "gc off", "retained per step")
+    nbgraph_only = (
+        "run.effects",
+        "run.state_at",
+        "inspector",
+        "gc off",
+        "retained per step",
+        "floor",
+    )
     for name in nbgraph_only:
         assert any(name in label for label in rows), name
 

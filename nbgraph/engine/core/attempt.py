@@ -18,7 +18,7 @@ from typing import Any
 
 from nbgraph.engine.core.caching import keep_in_cache
 from nbgraph.engine.core.calls import Returned, result_write
-from nbgraph.engine.core.injection import TaskEnv, awaited, call_with
+from nbgraph.engine.core.injection import OWN_WRITER, TaskEnv, awaited, call_with
 from nbgraph.engine.core.interrupts import (
     GraphInterrupt,
     Scope,
@@ -40,7 +40,7 @@ from nbgraph.engine.core.tasks import (
     router_view,
     warn_dropped,
 )
-from nbgraph.engine.core.writer import TaskStream, enter_writer, leave_writer
+from nbgraph.engine.core.writer import TaskStream
 from nbgraph.isolation import StateView, isolate
 from nbgraph.types import Command, Send
 
@@ -72,50 +72,47 @@ class TaskRunner:
             plan = task.arg
         else:
             plan = run.plans.nodes.get(task.node) or run.plans.of(task.node)
-        token = enter_writer(stream or TaskStream(task, run.sink, run.relay))
-        try:
-            while True:  # an attempt, then another while the retry policy asks for one
-                task.started = time.time()
-                if task.cached or (run.finished and self.restore(task)):
-                    return task
-                scope = self._scope(task)
-                env = TaskEnv(run, task)
-                entered = enter_task(env)  # what get_config() / get_runtime() answer
-                try:
-                    values = run.read(task) if run.lineages else run.values
-                    if plan.viewed and task.kind == "edge":  # (`_input`'s common case)
-                        state = StateView(values)
-                    else:
-                        state = self._input(task, plan, values)
-                    if scope is None:
+        writer = OWN_WRITER if stream is None else stream
+        while True:  # an attempt, then another while the retry policy asks for one
+            task.started = time.time()
+            if task.cached or (run.finished and self.restore(task)):
+                return task
+            scope = None if run.thread is None else self._scope(task)
+            env = TaskEnv(run, task, writer)
+            entered = enter_task(env)  # what get_config(), get_runtime(), the writer answer
+            try:
+                values = run.read(task) if run.lineages else run.values
+                if plan.viewed and task.kind == "edge":  # (`_input`'s common case)
+                    state = StateView(values)
+                else:
+                    state = self._input(task, plan, values)
+                if scope is None:
+                    output = call_with(env, plan.fn, plan.wanted, state)
+                else:
+                    inside = enter_scope(scope)
+                    try:
                         output = call_with(env, plan.fn, plan.wanted, state)
-                    else:
-                        inside = enter_scope(scope)
-                        try:
-                            output = call_with(env, plan.fn, plan.wanted, state)
-                        finally:
-                            leave_scope(inside)
-                    if type(output) is dict and run.tap is None:  # (`_took`'s common case)
-                        absorb_update(run.spec, plan.node, task, output)
-                    else:
-                        self._took(task, plan, output)
-                    if plan.routers:
-                        self._route(task, plan, env, values)
-                    if task.dropped:
-                        warn_dropped(run.spec, run.log.warnings, task)
-                except Exception as error:
-                    self._caught(task, error)
-                finally:
-                    leave_task(entered)
-                if task.error is None:  # (`_attempted`'s common case)
-                    self._done(task, scope)
-                    return task
-                wait = self._attempted(task, plan, scope)
-                if wait is None:
-                    return task
-                time.sleep(wait)
-        finally:
-            leave_writer(token)
+                    finally:
+                        leave_scope(inside)
+                if type(output) is dict and run.tap is None:  # (`_took`'s common case)
+                    absorb_update(run.spec, plan.node, task, output)
+                else:
+                    self._took(task, plan, output)
+                if plan.routers:
+                    self._route(task, plan, env, values)
+                if task.dropped:
+                    warn_dropped(run.spec, run.log.warnings, task)
+            except Exception as error:
+                self._caught(task, error)
+            finally:
+                leave_task(entered)
+            if task.error is None:  # (`_attempted`'s common case)
+                self._done(task, scope)
+                return task
+            wait = self._attempted(task, plan, scope)
+            if wait is None:
+                return task
+            time.sleep(wait)
 
     def _input(self, task: Task, plan: NodePlan, values: dict[str, Any]) -> Any:
         """What the node is called with (`tasks.node_input`; a `StateView` of `values` for
@@ -195,14 +192,11 @@ class TaskRunner:
             run.thread.save_task(task, scope.answers if scope else None)
         return task
 
-    def _scope(self, task: Task) -> Scope | None:
-        """The interrupt scope of `task`: its own in a checkpointed run, and in a run of its
-        own without a checkpointer (an `interrupt()` pauses it, with nothing to resume, as
-        LangGraph's does); None in a graph run inside a node without a checkpointer, whose
-        `interrupt()` asks the calling run's scope."""
+    def _scope(self, task: Task) -> Scope:
+        """The interrupt scope of `task` in a checkpointed run (without a checkpointer, a
+        node's `interrupt()` asks the scope it finds — a calling run's — or, with none,
+        pauses the run it is in: `interrupts.interrupt`)."""
         run = self.run
-        if run.thread is None:
-            return Scope("", task) if run.caller is None else None
         answers = run.answers.get(task.id) if run.answers else None
         return Scope(run.thread.thread_id, task, answers)
 
@@ -222,23 +216,20 @@ class TaskRunner:
         router returns; again after an `asyncio.sleep` while its retry policy retries."""
         run = self.run
         plan = task.arg if task.kind == "call" else run.plans.of(task.node)
-        token = enter_writer(stream or TaskStream(task, run.sink, run.relay))
-        try:
-            while (wait := await self._aattempt(task, plan)) is not None:
-                await asyncio.sleep(wait)
-        finally:
-            leave_writer(token)
+        writer = OWN_WRITER if stream is None else stream
+        while (wait := await self._aattempt(task, plan, writer)) is not None:
+            await asyncio.sleep(wait)
         return task
 
-    async def _aattempt(self, task: Task, plan: NodePlan) -> float | None:
+    async def _aattempt(self, task: Task, plan: NodePlan, writer: Any) -> float | None:
         """An attempt of `execute`, awaiting the node's and its routers' results where they are
         awaitable (the only difference)."""
         run = self.run
         task.started = time.time()
         if task.cached or (run.finished and self.restore(task)):
             return None
-        scope = self._scope(task)
-        env = TaskEnv(run, task)
+        scope = None if run.thread is None else self._scope(task)
+        env = TaskEnv(run, task, writer)
         entered = enter_task(env)
         try:
             values = run.read(task) if run.lineages else run.values
@@ -255,7 +246,8 @@ class TaskRunner:
                     result = await awaited(result)
                 if run.observer is not None:
                     run.observer.routed(task, router.branch, state, result)
-                task.returned = (*task.returned, result)
+                if type(result) is not list or not _all_sends(result):
+                    task.returned = (*task.returned, result)
                 absorb_route(run.spec, router.branch, task, result)
             if task.dropped:
                 warn_dropped(run.spec, run.log.warnings, task)
@@ -291,7 +283,8 @@ class TaskRunner:
             result = call_with(env, router.fn, router.wanted, state)
             if run.observer is not None:  # (a run whose config has callbacks)
                 run.observer.routed(task, router.branch, state, result)
-            task.returned = (*task.returned, result)  # (the views show why it went there)
+            if type(result) is not list or not _all_sends(result):  # (the views show why it
+                task.returned = (*task.returned, result)  # went there; Sends: its routes)
             if type(result) is str and result in nodes and router.branch.path_map is None:
                 if task.routes:  # (`absorb_route`'s common case, asked first)
                     task.routes.append(result)  # type: ignore[union-attr]
@@ -321,3 +314,9 @@ def _close(awaitable: Any) -> None:
     close = getattr(awaitable, "close", None)
     if close is not None:
         close()
+
+
+def _all_sends(result: list[Any]) -> bool:
+    """A router's list of `Send`s: the task's routes keep them, so `Task.returned` does not
+    (a fan-out of thousands would keep every argument twice)."""
+    return bool(result) and all(type(item) is Send for item in result)

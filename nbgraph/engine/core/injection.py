@@ -24,7 +24,7 @@ from nbgraph.engine.core.nesting import checkpoint_ns, namespace_of
 from nbgraph.engine.core.runtime import ExecutionInfo, Runtime, enter_task, leave_task, no_op_writer
 from nbgraph.engine.core.store_record import RecordingStore
 from nbgraph.engine.core.tasks import ParentCommand
-from nbgraph.engine.core.writer import current_writer
+from nbgraph.engine.core.writer import TaskStream
 
 __all__ = [
     "TaskEnv",
@@ -120,15 +120,40 @@ def task_uuid(run: Any, task: Any) -> str:
     return str(uuid.uuid5(_TASK_NS, f"{id(run)}:{task.id}"))
 
 
+OWN_WRITER: Any = object()
+"""`TaskEnv(run, task, OWN_WRITER)`: the task writes to its own `TaskStream` into `run`'s
+sink, made the first time something asks for it."""
+
+
 class TaskEnv:
-    """One task's config and runtime, each built the first time something asks for it."""
+    """One task's config, runtime and stream writer, each built the first time something
+    asks for it; the running task's is the one context variable a task sets (`enter_task`).
 
-    __slots__ = ("_config", "_runtime", "run", "task")
+    `stream`: the task's writer (a `TaskStream`), `OWN_WRITER` (made when asked), or None
+    (no writer: a router called outside a run, say)."""
 
-    def __init__(self, run: Any, task: Any) -> None:
-        self.run, self.task = run, task
+    __slots__ = ("_config", "_runtime", "_stream", "run", "task")
+
+    def __init__(self, run: Any, task: Any, stream: Any = None) -> None:
+        self.run, self.task, self._stream = run, task, stream
         self._config: dict[str, Any] | None = None
         self._runtime: Runtime[Any] | None = None
+
+    def writer(self) -> TaskStream | None:
+        """The task's stream writer (what `get_stream_writer()` returns), or None."""
+        stream = self._stream
+        if stream is OWN_WRITER:
+            run = self.run
+            stream = self._stream = TaskStream(self.task, run.sink, run.relay)
+        return stream
+
+    def relay(self) -> Any:
+        """The relay of the task's writer (a streamed run's, for the runs its node starts),
+        without making the writer."""
+        stream = self._stream
+        if stream is OWN_WRITER:
+            return self.run.relay
+        return None if stream is None else stream.relay
 
     @property
     def task_id(self) -> str:
@@ -147,7 +172,7 @@ class TaskEnv:
             store = getattr(run, "store", None)
             if store is not None:
                 store = RecordingStore(store, run.log.store_ops, task.step, task.node)
-            writer = current_writer()  # (the task's, set by the run's StreamScope)
+            writer = self.writer()  # (the task's: the run's StreamScope may have made it)
             configurable = run.config.get("configurable") or {}
             config = self.config()
             self._runtime = Runtime(

@@ -107,6 +107,25 @@ def _interrupt_id(key: str, index: int) -> str:
     return hashlib.sha1(f"{key}|{index}".encode()).hexdigest()[:16]
 
 
+def _unsaved_scope() -> Scope:
+    """The scope of a question asked where no checkpointed run set one: the outermost
+    calling task of the runs without a checkpointer the node is in (its run pauses, with
+    nothing kept to resume, as LangGraph's does). Made only when asked: a run without a
+    checkpointer sets no scope for its tasks."""
+    from nbgraph.engine.core.runtime import current_task_env  # (a question is rare)
+
+    env = current_task_env()
+    if env is None:
+        raise RuntimeError(
+            "interrupt() pauses a run, so it only works inside a node of a running graph "
+            "(with a checkpointer, compile(checkpointer=MemorySaver()), to resume it)."
+        )
+    run, task = env.run, env.task
+    while run.caller is not None:
+        run, task = run.caller.run, run.caller.task
+    return Scope("", task)
+
+
 def interrupt(value: Any) -> Any:
     """Pause the run here until a person answers; return their answer once resumed.
 
@@ -120,10 +139,7 @@ def interrupt(value: Any) -> Any:
     """
     scope = _SCOPE.get()
     if scope is None:
-        raise RuntimeError(
-            "interrupt() pauses a run, so it only works inside a node of a running graph "
-            "(with a checkpointer, compile(checkpointer=MemorySaver()), to resume it)."
-        )
+        scope = _unsaved_scope()
     index = scope.asked
     scope.asked += 1
     if index < len(scope.answers):

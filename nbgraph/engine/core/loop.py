@@ -149,7 +149,7 @@ class RunLoop:
         # inside a node without a checkpointer asks its questions in the calling node's scope,
         # and a question pauses this run too (engine.nested.subruns)
         self.caller = caller = caller_now() if caller is MISSING else caller
-        self.asks_parent = thread is None and caller is not None and caller.scope is not None
+        self.asks_parent = thread is None and caller is not None  # (its questions pause it)
         self.runner = runner = TaskRunner(self)
         self.execute, self.aexecute, self.route = runner.execute, runner.aexecute, runner.route
         self.task_path = (runner.execute, runner.aexecute)  # how a `@task` call runs (a
@@ -270,14 +270,15 @@ class RunLoop:
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
             raise
-        log.written = written
+        log.written = self.schedule.shared[written]  # (a long run keeps each tuple once)
         if self.ephemeral:
             log.cleared = clear_ephemeral(self.ephemeral, self.values, log.written)
         log.applied = True
         if self.thread is not None:
             thread = self.thread
             thread.save(self.step, source, thread.payload(self, log), self.values)
-        self.stop_after(tasks)
+        if self.breaks_after:  # (compiled or `invoke`'s, with or without a saver)
+            self.stop_after(tasks)
         return log
 
     def _apply_step(self, tasks: list[Task], log: StepLog) -> tuple[str, ...]:
@@ -298,22 +299,30 @@ class RunLoop:
         Raises:
             The first failed task's exception, in write order.
         """
-        log = StepLog(
-            self.step, tasks, self.spec.fields, resets=self.pending_resets or (), joins=joins
-        )  # (a step without resets keeps no empty list: long runs record thousands of steps)
-        self.pending_resets = ()
+        # (a step without resets or joins keeps no empty list: long runs record many steps;
+        # and the common step's log is made without keyword arguments)
+        log = StepLog(self.step, tasks, self.spec.fields)
+        if self.pending_resets:
+            log.resets, self.pending_resets = self.pending_resets, ()
+        if joins:
+            log.joins = joins
         self.log.steps.append(log)
         for task in tasks:  # (a `@task` call's error is its caller's to raise, or catch)
             if task.error is not None and task.kind != "call":
                 raise task.error
-        # (a root run without a checkpointer pauses too; asks_parent: engine.nested)
-        if self.thread is not None or self.asks_parent or self.caller is None:
-            if len(tasks) == 1:
-                self.paused = list(tasks[0].interrupts)
-            else:  # (a `@task` call's question is asked again by the node that waited for it)
-                self.paused = [i for t in tasks if t.kind != "call" for i in t.interrupts]
-        if tasks[0].held if len(tasks) == 1 else any(task.held for task in tasks):
-            self.at_breakpoint = "subgraph"  # a graph run in a node stopped at a breakpoint
+        # the questions that pause the run (one without a checkpointer too, as LangGraph's),
+        # and a graph run in a node stopped at its breakpoint (`held`)
+        if len(tasks) == 1:
+            task = tasks[0]
+            if task.interrupts:
+                self.paused = list(task.interrupts)
+            if task.held:
+                self.at_breakpoint = "subgraph"
+            return log
+        # (a `@task` call's question is asked again by the node that waited for it)
+        self.paused = [i for t in tasks if t.kind != "call" for i in t.interrupts]
+        if any(task.held for task in tasks):
+            self.at_breakpoint = "subgraph"
         return log
 
     def record_stopped(self, tasks: list[Task]) -> StepLog:

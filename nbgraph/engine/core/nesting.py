@@ -16,7 +16,6 @@ from typing import Any
 
 from nbgraph.engine.core.interrupts import Scope, current_scope
 from nbgraph.engine.core.runtime import current_task_env
-from nbgraph.engine.core.writer import current_writer
 
 __all__ = ["NS_SEP", "Caller", "caller_now", "checkpoint_ns", "namespace_of"]
 
@@ -59,8 +58,7 @@ def caller_now() -> Caller | None:
     env = current_task_env()
     if env is None:
         return None
-    writer = current_writer()  # (the calling task's: it carries a streamed run's relay)
-    return Caller(env, current_scope(), writer.relay if writer is not None else None)
+    return Caller(env, current_scope(), env.relay())  # (a streamed run's, the writer's)
 
 
 def namespace_of(run: Any) -> tuple[str, ...]:

@@ -72,7 +72,9 @@ class Schedule:
         to run."""
         pull, push = self.pull, self.push
         if pull or push:
-            self.pull, self.push = {}, []
+            self.pull = {}
+            if push:  # (an empty queue of Sends stays: a loop's step makes none)
+                self.push = []
             self.took_deferred = False
         elif self.deferred:
             pull, push, self.deferred = self.deferred, [], {}

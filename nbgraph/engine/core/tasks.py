@@ -365,8 +365,9 @@ def router_view(spec: GraphSpec, task: Task, values: dict, known: dict) -> Any:
     its value (copied when read), a reduced one a lazy `_Fresh`; `known`: the fields a
     view shows, by name (`_GraphPlans.known`)."""
     writes = task.writes
-    if len(writes) > 1 and _written_twice(writes):
-        return None
+    count = len(writes)
+    if count > 1 and (writes[0][0] == writes[1][0] if count == 2 else _written_twice(writes)):
+        return None  # (a field written twice: two writes' keys compared inline)
     view = StateView(values)
     node = task.node
     for key, value in writes:

@@ -3,24 +3,24 @@ parameter and `runtime.stream_writer` are — the chunks a node writes, kept on 
 (`Task.custom`, for the record) and handed to the run's live sink when the caller streams
 `"custom"` (`engine.streaming.streams`).
 
-Every task runs with its writer in a context variable (`RunLoop.execute` sets it).
+A task's writer is found through its environment (`engine.core.injection.TaskEnv`, the one
+context variable a running task sets: `TaskRunner.execute`), made the first time something
+asks for it (most nodes never do).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any
 
+from nbgraph.engine.core.runtime import current_task_env
 from nbgraph.engine.core.tasks import Task
 
 __all__ = [
     "StreamWriter",
     "TaskStream",
     "current_writer",
-    "enter_writer",
     "get_stream_writer",
-    "leave_writer",
 ]
 
 StreamWriter = Callable[[Any], None]
@@ -54,17 +54,6 @@ class TaskStream:
         return f"<stream writer of {self.task.node!r} at step {self.task.step}>"
 
 
-_STREAM: ContextVar[TaskStream | None] = ContextVar("nbgraph_task_stream", default=None)
-
-
-enter_writer = _STREAM.set
-"""`enter_writer(stream)`: make `stream` the running task's writer; returns the token
-`leave_writer` needs."""
-
-leave_writer = _STREAM.reset
-"""`leave_writer(token)`: undo `enter_writer`."""
-
-
 def get_stream_writer() -> StreamWriter:
     """The writer of the node running now: `writer(chunk)` sends `chunk` to
     `stream(..., stream_mode="custom")` (as LangGraph's `get_stream_writer`).
@@ -82,7 +71,7 @@ def get_stream_writer() -> StreamWriter:
     Traceback (most recent call last):
     RuntimeError: get_stream_writer() was called outside a node ...
     """
-    writer = _STREAM.get()
+    writer = current_writer()
     if writer is None:
         raise RuntimeError(
             "get_stream_writer() was called outside a node of a running graph; call it "
@@ -97,4 +86,5 @@ def current_writer() -> TaskStream | None:
     A node's `writer` parameter and `runtime.stream_writer` are this writer
     (`nbgraph.engine.core.injection`), so all three forms write to the same stream and record.
     """
-    return _STREAM.get()
+    env = current_task_env()
+    return None if env is None else env.writer()

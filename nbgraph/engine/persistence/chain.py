@@ -4,7 +4,7 @@ newest-first history walk, and what a checkpoint's next tasks are."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.core.runlog import initial_values
@@ -19,7 +19,14 @@ if TYPE_CHECKING:
     from nbgraph.engine.persistence.persist import Thread
     from nbgraph.engine.persistence.restoring import Restored
 
-__all__ = ["HistoryWalk", "next_task_ids", "parent_chain", "task_ids", "with_finished"]
+__all__ = [
+    "HistoryWalk",
+    "next_task_ids",
+    "parent_chain",
+    "pull_task_ids",
+    "task_ids",
+    "with_finished",
+]
 
 
 class HistoryWalk:
@@ -142,7 +149,13 @@ def task_ids(control: dict[str, Any], step: int, spec: Any = None) -> list[tuple
     """`next_task_ids` from a checkpoint's control (`next`) and the next step's number."""
     pull = control["pull"] or (control.get("deferred") or {})
     pulled = branch_pull_names(spec, control) or sorted(pull)
-    names = pulled + [node for _, node, _ in control.get("push", ())]
+    return pull_task_ids(pulled + [node for _, node, _ in control.get("push", ())], step)
+
+
+def pull_task_ids(names: Sequence[str], step: int) -> list[tuple[str, str]]:
+    """`(task id, node)` of the tasks of `step` that run `names`, in write order."""
+    if len(names) == 1:  # (a loop's checkpoint)
+        return [(f"{step}:0:{names[0]}", names[0])]
     return [(f"{step}:{index}:{name}", name) for index, name in enumerate(names)]
 
 

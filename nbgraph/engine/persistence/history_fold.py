@@ -215,5 +215,5 @@ def _segment(
 def _newest_first(
     records: list[Any], first: int, held: list[dict[str, Any]]
 ) -> Iterator[tuple[Any, dict[str, Any]]]:
-    while held:
-        yield records[first + len(held) - 1], held.pop()
+    """`(record, state)` of a block, newest first (`held[i]` is `records[first + i]`'s)."""
+    return zip(reversed(records[first : first + len(held)]), reversed(held), strict=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from nbgraph.engine.persistence.chain import task_ids
+from nbgraph.engine.persistence.chain import pull_task_ids, task_ids
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.engine.persistence.snapshots import Snapshots, state_snapshot, tasks_from
 from nbgraph.graph.subgraphs import subgraph_of
@@ -60,6 +60,7 @@ class _Shown:
             if field.transient is not None
         ]
         self.plain: dict[str, bool] = {}  # node name: not a subgraph
+        self.pulled: dict[tuple[str, ...], tuple[str, ...]] = {}  # a `pull`'s keys: sorted
 
     def snapshot(
         self, record: Any, values: dict[str, Any], done: dict[str, dict[str, Any]]
@@ -69,9 +70,18 @@ class _Shown:
         for name, transient in self.transient:  # never saved: rebuilt fresh
             values[name] = transient()
         control = record.payload["next"]
-        ids = task_ids(control, record.step + 1, self.spec)
+        pull = control["pull"]
+        if len(control) == 1 and pull:  # (nodes pulled, nothing else: a loop's checkpoint)
+            key = tuple(pull)
+            names = self.pulled.get(key)
+            if names is None:
+                names = self.pulled[key] = tuple(sorted(key))
+            ids = pull_task_ids(names, record.step + 1)
+        else:
+            ids = task_ids(control, record.step + 1, self.spec)
+            names = tuple([name for _, name in ids])
         tasks = tasks_from(control, ids, done) if ids else ()
-        snapshot = self.snapshots.of(record, values, tuple([name for _, name in ids]), tasks)
+        snapshot = self.snapshots.of(record, values, names, tasks)
         plain = self.plain
         for task in tasks:
             is_plain = plain.get(task.name)
