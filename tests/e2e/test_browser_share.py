@@ -280,12 +280,17 @@ OUTPUTS = """() => [...document.querySelectorAll('.jp-Cell .jp-OutputArea-output
 }))"""
 
 
+@pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("frontend", sorted(FRONTENDS))
-def test_an_untrusted_notebook_shows_every_picture(frontend, executed, tmp_path):
+def test_an_untrusted_notebook_shows_every_picture(frontend, theme, executed, tmp_path):
     from playwright.sync_api import sync_playwright
 
     errors: list[str] = []
     with serve(frontend, tmp_path, {}) as served:
+        if theme == "dark":  # read when the page asks for its settings
+            themes = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
+            themes.mkdir(parents=True, exist_ok=True)
+            (themes / "themes.jupyterlab-settings").write_text('{"theme": "JupyterLab Dark"}')
         shutil.copy(executed, tmp_path / "root" / "shared.ipynb")
         url = served.url("shared.ipynb")
         with sync_playwright() as playwright:
@@ -305,11 +310,15 @@ def test_an_untrusted_notebook_shows_every_picture(frontend, executed, tmp_path)
                     "window.jupyterapp.shell.currentWidget.content.model.cells.get(0).trusted"
                 )
                 outputs = page.evaluate(OUTPUTS)
+                dark = page.evaluate(
+                    "document.body.dataset.jpThemeLight === 'false'"
+                )  # (the theme the page is really in)
                 if frontend == "jupyterlab":
                     page.screenshot(path=str(tmp_path / "untrusted.png"))
             finally:
                 browser.close()
     assert trusted is False, "the test must open the notebook untrusted"
+    assert dark == (theme == "dark"), "the page must be in the theme the test asked for"
     assert len(outputs) == 5, outputs
     for cell, output in zip(SHARED_CELLS, outputs, strict=True):
         assert output["images"] >= 1, (cell, output)
