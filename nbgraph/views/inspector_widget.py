@@ -208,6 +208,7 @@ class Inspector(ipywidgets.VBox):
         self.children = [
             *rows[:3],
             self.error,
+            self.answer_panel.box,  # a paused run's questions, answered (views/answer_panel.py)
             w.HBox([steps, self.body], layout={"width": "100%"}),
             rows[3],
             self.fork_panel.box,

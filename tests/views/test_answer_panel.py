@@ -203,3 +203,17 @@ def test_tool_calls_waiting_at_a_breakpoint_are_decided_in_the_panel():
     assert said[-2:] == ["found dogs", "done"]
     assert [t.kind for t in inspector.run.log.steps[2].tasks] == ["update"]  # the edit, a step
     assert inspector.step == inspector.steps[-1] and "Resumed" in panel.status.value
+
+
+def _descendants(widget) -> list:
+    found = [widget]
+    for child in getattr(widget, "children", ()):
+        found += _descendants(child)
+    return found
+
+
+def test_the_panel_is_part_of_the_shown_inspector():
+    _, run = paused({"ask": "why?"})
+    inspector = run.inspect()
+    assert inspector.answer_panel.box in _descendants(inspector)
+    assert inspector.answer_panel.box.layout.display != "none"
