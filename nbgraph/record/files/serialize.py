@@ -183,10 +183,11 @@ def log_from_json(
             f"{where} is not an nbgraph run: {error}; expected JSON saved by Run.save()."
         ) from None
     _check_header(document, where)
+    plain = isinstance(text, str) and "$type" not in text and "\\u" not in text  # (no tag)
     try:
         check_document(document)
         with named_classes(models):
-            return _decode_log(document, graph, where)
+            return _decode_log(document, graph, where, plain)
     except GraphMismatchError:
         raise
     except LogShapeError as error:
@@ -233,7 +234,9 @@ def _check_header(document: Any, where: str) -> None:
         )
 
 
-def _decode_log(document: dict[str, Any], given: GraphSpec | None, where: str) -> RunLog:
+def _decode_log(
+    document: dict[str, Any], given: GraphSpec | None, where: str, plain: bool = False
+) -> RunLog:
     graph = graph_from_description(document["graph"])
     if given is not None:
         check_graph(document["graph"], given, where[:1].lower() + where[1:])
@@ -244,7 +247,7 @@ def _decode_log(document: dict[str, Any], given: GraphSpec | None, where: str) -
         graph,
         decode_value(data["input"]),
         mapping(config, "the config"),
-        steps=[decode_step(step, graph, given is not None) for step in data["steps"]],
+        steps=[decode_step(step, graph, given is not None, plain) for step in data["steps"]],
         status=data["status"],
         error=decode_error(data["error"]),
         warnings=[str(message) for message in data["warnings"]],
