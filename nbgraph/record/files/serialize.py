@@ -330,16 +330,18 @@ def file_label(path: str | os.PathLike[str]) -> str:
 
 
 def checked_run(cls: type[RunRecord], log: RunLog, where: str = "The text") -> RunRecord:
-    """`cls(log)` once its record is known to replay: every step's effects, the state tree
-    and the output are worked out now (the tables and views reuse them), so a file whose
-    parts disagree is refused at load time rather than failing later in a view.
+    """`cls(log)` once its record is known to replay: every step's effects and the output
+    are worked out now (the tables and views reuse them), and a branch-lineage run's state
+    tree, so a file whose parts disagree is refused at load time rather than failing later
+    in a view. (A superstep run's tree only files the decoded tasks and merges, nothing a
+    file can make disagree: it is built when first asked for.)
 
     Raises:
         RunFileError: replaying the record fails, naming `where` and why.
     """
     try:
         run = cls(log)
-        replay(run)
+        replay(run, tree=False)
     except (RecursionError, MemoryError) as error:
         raise RunFileError(f"{where} holds a run too large to read ({error}).") from None
     except Exception as error:
@@ -350,17 +352,19 @@ def checked_run(cls: type[RunRecord], log: RunLog, where: str = "The text") -> R
     return run
 
 
-def replay(run: RunRecord, heads: bool = True) -> None:
+def replay(run: RunRecord, heads: bool = True, tree: bool = True) -> None:
     """Work out `run`'s effects, state tree, output and (with `heads`) each step's lineage
     heads now, and those of its subruns (each a record of `run`'s class), so a record read
     from a file or a saver whose parts disagree fails here, whatever error that raises,
-    rather than in a view."""
+    rather than in a view. Without `tree`, a superstep run's tree is left for later (it
+    reads a saver's other branches, for a record rebuilt from one: keep `tree` there)."""
     run.effect_list  # noqa: B018 - replays every step through the reducers
-    run.tree  # noqa: B018
+    if tree or run.log.semantics == "branches":
+        run.tree  # noqa: B018
     run.output  # noqa: B018
     if heads and run.log.semantics == "branches":  # each step's heads: points of the run
         for step in run.log.steps:
             for head in step.heads:
                 run.timeline.lineages.point(head)  # type: ignore[attr-defined]
     for _, sub in subrun_logs(run.log):
-        replay(type(run)(sub), heads)
+        replay(type(run)(sub), heads, tree)
