@@ -131,6 +131,10 @@ class _States:
     def _note_growth(self, log: Any, values: dict[str, Any], objects: dict[str, int]) -> None:
         """`grown`: the list fields this step only appended to, in place, with their length
         before (a long list compared again costs its new items, not its length)."""
+        lengths = {n: len(v) for n, v in values.items() if type(v) is list}
+        if not lengths and not self._lengths:  # (no list field: nothing to note)
+            self.grown = {}
+            return
         writes: dict[str, list] = {}
         for task in log.tasks:
             for name, value in task.writes:
@@ -142,8 +146,7 @@ class _States:
                 if objects[name] == self._objects.get(name) and log.applied:
                     if grows_in_place(field_spec(fields, name), field_writes):
                         grown[name] = length
-        self.grown = grown
-        self._lengths = {n: len(v) for n, v in values.items() if type(v) is list}
+        self.grown, self._lengths = grown, lengths
 
     def _read(self, step: int) -> tuple[Any, dict[str, Any]]:
         while self._at is None or self._at[0].step != step:
