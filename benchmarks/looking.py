@@ -203,9 +203,7 @@ def table(results: dict[str, dict[int, Measured]], sizes: tuple[int, ...]) -> li
         lines.append("| " + " | ".join(cells) + " |")
         for op in first.ops:
             lines.append("| " + " | ".join(_op_cells(workload, op, by_size, sizes)) + " |")
-        sizes_text = ", ".join(
-            f"{by_size[s].file_bytes / s:,.0f} B/step at {s:,}" for s in sizes
-        )
+        sizes_text = ", ".join(f"{by_size[s].file_bytes / s:,.0f} B/step at {s:,}" for s in sizes)
         lines.append(f"| {workload} | run file size | {sizes_text} |" + " |" * (len(head) - 3))
     return lines
 

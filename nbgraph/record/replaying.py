@@ -47,10 +47,11 @@ def replay_graph(graph: GraphSpec) -> GraphSpec:
     changed = {}
     for name, spec in graph.fields.items():
         reducer = spec.reducer
-        if reducer is not None and reducer.in_place is None:
-            if any(reducer.fn is fn for fn in _CONCATENATING):
-                in_place = ExtendsLists(reducer.fn)
-                changed[name] = replace(spec, reducer=replace(reducer, in_place=in_place))
+        if reducer is None or reducer.in_place is not None:
+            continue
+        if any(reducer.fn is fn for fn in _CONCATENATING):
+            in_place = ExtendsLists(reducer.fn)
+            changed[name] = replace(spec, reducer=replace(reducer, in_place=in_place))
     if not changed:
         return graph
     return replace(graph, fields={**graph.fields, **changed})

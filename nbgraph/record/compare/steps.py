@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.record.compare.messages import IDS_ONLY, compare_values
 from nbgraph.engine.facts import field_spec
+from nbgraph.record.compare.messages import IDS_ONLY, compare_values
 from nbgraph.record.effects import TableValues, grows_in_place
 from nbgraph.types import MISSING
 
@@ -142,10 +142,15 @@ class _States:
         grown, fields = {}, self.fields
         for name, field_writes in writes.items():
             value, length = values.get(name), self._lengths.get(name)
-            if length is not None and type(value) is list and len(value) >= length:
-                if objects[name] == self._objects.get(name) and log.applied:
-                    if grows_in_place(field_spec(fields, name), field_writes):
-                        grown[name] = length
+            if (
+                length is not None
+                and type(value) is list
+                and len(value) >= length
+                and objects[name] == self._objects.get(name)
+                and log.applied
+                and grows_in_place(field_spec(fields, name), field_writes)
+            ):
+                grown[name] = length
         self.grown, self._lengths = grown, lengths
 
     def _read(self, step: int) -> tuple[Any, dict[str, Any]]:

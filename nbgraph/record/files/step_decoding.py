@@ -79,17 +79,17 @@ def decode_step(
         plain: the document holds no tagged value (no `"$type"`): values are taken as
             they are, and a common step is read without the general decoding.
     """
-    if plain and not data["resets"] and not data["merged"] and data["afters"] is None:
-        if len(data) == 8:  # (no kept values, joins or heads)
-            tasks = data["tasks"]
-            return StepLog(
-                data["step"],
-                [_plain_task(t) if t.keys() <= _PLAIN_TASK else _decode_task(t) for t in tasks],
-                graph.fields,
-                written=tuple(_field(name) for name in data["written"]),
-                cleared=tuple(data["cleared"]),
-                applied=bool(data["applied"]),
-            )
+    common = not data["resets"] and not data["merged"] and data["afters"] is None
+    if plain and common and len(data) == 8:  # (8 entries: no kept values, joins or heads)
+        tasks = data["tasks"]
+        return StepLog(
+            data["step"],
+            [_plain_task(t) if t.keys() <= _PLAIN_TASK else _decode_task(t) for t in tasks],
+            graph.fields,
+            written=tuple(_field(name) for name in data["written"]),
+            cleared=tuple(data["cleared"]),
+            applied=bool(data["applied"]),
+        )
     number = data["step"]
     resets = [
         reset_from_data(number, item, _decoded_state, decode_value) for item in data["resets"]
