@@ -183,11 +183,10 @@ def log_from_json(
             f"{where} is not an nbgraph run: {error}; expected JSON saved by Run.save()."
         ) from None
     _check_header(document, where)
-    plain = isinstance(text, str) and "$type" not in text and "\\u" not in text  # (no tag)
     try:
         check_document(document)
         with named_classes(models):
-            return _decode_log(document, graph, where, plain)
+            return _decode_log(document, graph, where, _untagged(text))
     except GraphMismatchError:
         raise
     except LogShapeError as error:
@@ -207,6 +206,12 @@ def log_from_json(
         raise RunFileError(
             f"{where} is not a complete nbgraph run: {type(error).__name__}: {error}."
         ) from error
+
+
+def _untagged(text: str) -> bool:
+    """Whether JSON text holds no tagged value: no `"$type"`, nor any escape that could spell
+    one (its values are then their own JSON data: no decoding walk)."""
+    return isinstance(text, str) and "$type" not in text and "\\u" not in text
 
 
 def _check_header(document: Any, where: str) -> None:
