@@ -141,9 +141,11 @@ class Run(RunRecord):
 
     def draw_tree(self) -> Any:
         """The state tree as a `graphviz.Digraph` (long runs summarised)."""
+        from nbgraph.record.effects import collector_paused
         from nbgraph.views.tree_dot import tree_dot
 
-        return tree_dot(self)
+        with collector_paused():  # (a long run's tree: the collector would walk it again)
+            return tree_dot(self)
 
     def fork(self, step: int, values: dict[str, Any], as_node: str | None = None) -> Any:
         """Edit the state after `step` and run on from there: `update_state(values)` on that

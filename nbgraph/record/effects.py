@@ -24,6 +24,7 @@ from nbgraph.engine.facts import (
 )
 from nbgraph.isolation import isolate
 from nbgraph.record.cells import ListTrails, plain
+from nbgraph.record.replaying import ExtendsLists, replay_graph
 from nbgraph.reducers import get_reducer
 from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING, Mutation, Overwrite, is_overwrite
@@ -120,9 +121,12 @@ _APPEND = get_reducer("append")
 
 def grows_in_place(spec: FieldSpec, writes: list[tuple[str, Any]]) -> bool:
     """Whether folding `writes` into this field only appends to its list in place (the
-    `append` reducer, plain writes): the replay's list keeps its items and grows."""
+    `append` reducer, or a replay's `operator.add` on lists, plain writes): the replay's
+    list keeps its items and grows."""
     reducer = spec.reducer
-    if reducer is None or _APPEND is None or reducer.in_place is not _APPEND.in_place:
+    if reducer is None or _APPEND is None:
+        return False
+    if reducer.in_place is not _APPEND.in_place and type(reducer.in_place) is not ExtendsLists:
         return False
     return not any(is_overwrite(new) or isinstance(new, Mutation) for _, new in writes)
 
@@ -247,7 +251,7 @@ class SuperstepEffects:
     """
 
     def __init__(self, log: RunLog, values: dict[str, Any] | None = None) -> None:
-        self.graph = log.graph
+        self.graph = replay_graph(log.graph)  # (folds a concatenated list in place)
         # the replay's own values; reducers may change them in place
         self.values = initial_values(self.graph) if values is None else values
         self.cells = TableValues()

@@ -110,7 +110,8 @@ class RunRecord(ContextFacts):
     def tree(self) -> StateTree:
         """The state tree: input at the root, tasks, per-step merges, root resets; a task
         that ran graphs has their trees as children (`StateTree.subtrees`)."""
-        return run_tree(self.log)
+        with collector_paused():  # (many small acyclic nodes: see `collector_paused`)
+            return run_tree(self.log)
 
     # --- states ----------------------------------------------------------------------------
 
@@ -242,7 +243,8 @@ class RunRecord(ContextFacts):
     def steps(self) -> pd.DataFrame:
         """One row per task: step, node, task id, kind (`"edge"`, `"send"`, or `"update"` for an
         `update_state` write), triggers, fields written, timing, status."""
-        return task_frame(self.tree.tasks(), subrun_positions(self.log))
+        with collector_paused():
+            return task_frame(self.tree.tasks(), subrun_positions(self.log))
 
     @cached_property
     def custom(self) -> pd.DataFrame:
@@ -306,7 +308,8 @@ class RunRecord(ContextFacts):
             return compare_by_node(self, other)
         from nbgraph.record.compare.steps import compare_by_step
 
-        return compare_by_step(self, other)
+        with collector_paused():
+            return compare_by_step(self, other)
 
     # --- files -----------------------------------------------------------------------------
 
@@ -314,7 +317,8 @@ class RunRecord(ContextFacts):
         """This run as JSON text: values kept exactly when they are JSON, models or messages."""
         from nbgraph.record.files.serialize import run_to_json  # serialize reads Run: import late
 
-        return run_to_json(self)
+        with collector_paused():
+            return run_to_json(self)
 
     @classmethod
     def from_json(cls, text: str, models: Iterable[type] | None = None, graph: Any = None) -> Self:
@@ -329,13 +333,15 @@ class RunRecord(ContextFacts):
         from nbgraph.record.files.serialize import checked_run, log_from_json
 
         spec = getattr(graph, "spec", graph)
-        return checked_run(cls, log_from_json(text, models=models, graph=spec))
+        with collector_paused():
+            return checked_run(cls, log_from_json(text, models=models, graph=spec))
 
     def save(self, path: str | Path) -> Path:
         """Write this run to `path` as UTF-8 JSON, atomically; returns the path."""
         from nbgraph.record.files.serialize import save_run
 
-        return save_run(self, path)
+        with collector_paused():
+            return save_run(self, path)
 
     @classmethod
     def load(
@@ -349,8 +355,9 @@ class RunRecord(ContextFacts):
         """
         from nbgraph.record.files.serialize import checked_run, file_label, load_log
 
-        log = load_log(path, models=models, graph=getattr(graph, "spec", graph))
-        return checked_run(cls, log, file_label(path))
+        with collector_paused():  # (a long run: many small acyclic objects, none garbage)
+            log = load_log(path, models=models, graph=getattr(graph, "spec", graph))
+            return checked_run(cls, log, file_label(path))
 
     # --- what-if analyses ------------------------------------------------------------------
 

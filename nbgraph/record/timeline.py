@@ -14,6 +14,7 @@ from typing import Any
 from nbgraph.engine.facts import RunLog, StepLog, initial_values, replay_step
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import collector_paused
+from nbgraph.record.replaying import replay_graph
 
 MIN_SNAPSHOT_COST = 64
 
@@ -38,6 +39,7 @@ class Timeline:
 
     def __init__(self, log: RunLog) -> None:
         self.log = log
+        self.graph = replay_graph(log.graph)  # (folds a concatenated list in place)
         self.index = {step.step: i for i, step in enumerate(log.steps)}
         self._snapshots: list[tuple[int, dict[str, Any]]] | None = None
         self._cursor: tuple[int, dict[str, Any], int] = (-1, {}, 0)  # replayed up to here
@@ -68,7 +70,7 @@ class Timeline:
         return self._snapshots
 
     def _replay_until(self, end: int) -> None:
-        graph, snapshots = self.log.graph, self._snapshots
+        graph, snapshots = self.graph, self._snapshots
         assert snapshots is not None
         done, values, cost = self._cursor
         for position in range(done + 1, end + 1):
@@ -90,7 +92,7 @@ class Timeline:
         assert snapshot is not None
         values = _copy(snapshot)
         for step in self.log.steps[start + 1 : position + 1]:
-            values = replay_step(self.log.graph, values, step)
+            values = replay_step(self.graph, values, step)
         return values
 
     def after(self, step: int) -> dict[str, Any]:
@@ -113,7 +115,7 @@ class Timeline:
         The values are the replay's own, changed by the next step: read them, and copy what
         you keep.
         """
-        graph, values = self.log.graph, initial_values(self.log.graph)
+        graph, values = self.graph, initial_values(self.log.graph)
         with collector_paused():
             for step in self.log.steps:
                 values = replay_step(graph, values, step)

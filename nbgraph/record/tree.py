@@ -213,6 +213,7 @@ def build_tree(log: RunLog) -> StateTree:
     tree._add(TreeNode("input", "input", -1, "input", writes=input_writes))
     current = "input"
     counts: dict[str, int] = {}
+    nodes, by_step, by_name = tree.nodes, tree.by_step, tree.by_name
     for step in log.steps:
         for reset in step.resets:
             reset_id = f"reset:{step.step}:{reset.node}"
@@ -238,22 +239,23 @@ def build_tree(log: RunLog) -> StateTree:
             ids = []
             for task in step.tasks:
                 node = task_node(task, current, counts)
-                tree._add(node)
+                nodes[node.id] = node  # (`tree._add`, inline: a long run has many)
+                by_step.setdefault(node.step, []).append(node.id)
+                by_name.setdefault(node.name, []).append(node.id)
                 ids.append(node.id)
             merge_parents, merge_writes = tuple(ids) or (current,), ()
         if step.applied:
             merge_id = f"merge:{step.step}"
-            tree._add(
-                TreeNode(
-                    merge_id,
-                    "merge",
-                    step.step,
-                    "merge",
-                    parents=merge_parents,
-                    writes=merge_writes,
-                    dropped=step.cleared,
-                )
+            nodes[merge_id] = TreeNode(
+                merge_id,
+                "merge",
+                step.step,
+                "merge",
+                parents=merge_parents,
+                writes=merge_writes,
+                dropped=step.cleared,
             )
+            by_step.setdefault(step.step, []).append(merge_id)
             current = merge_id
     _add_branches(tree, log)
     return tree
@@ -349,24 +351,25 @@ def _merge_of(tree: StateTree, log: RunLog, checkpoint_id: str | None, steps: se
 def task_node(task: Any, parent: str, counts: dict[str, int]) -> TreeNode:
     occurrence = counts.get(task.node, 0)
     counts[task.node] = occurrence + 1
+    task_id, dropped = task.id, task.dropped
     return TreeNode(
-        f"task:{task.id}",
+        f"task:{task_id}",
         "task",
         task.step,
         task.node,
         parents=(parent,),
         writes=tuple(task.writes),
-        task_id=task.id,
+        task_id=task_id,
         triggers=task.triggers,
         arg=getattr(task.arg, "input", task.arg) if task.kind == "call" else task.arg,
         started=task.started,
         ended=task.ended,
         error=task.error,
-        warnings=tuple(f"dropped {key!r}: {why}" for key, _, why in task.dropped),
-        dropped=tuple(key for key, _, _ in task.dropped),
+        warnings=tuple(f"dropped {key!r}: {why}" for key, _, why in dropped) if dropped else (),
+        dropped=tuple(key for key, _, _ in dropped) if dropped else (),
         occurrence=occurrence,
-        interrupts=tuple(task.interrupts),
-        attempts=tuple(task.attempts),
+        interrupts=tuple(task.interrupts) if task.interrupts else (),
+        attempts=tuple(task.attempts) if task.attempts else (),
         from_cache=task.from_cache,
         reason=task.kind if task.kind in ("update", "call") else "",
     )

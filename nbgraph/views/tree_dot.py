@@ -282,14 +282,19 @@ def _collapsed_steps(tree: Any, steps: list[int]) -> dict[int, tuple[int, int, l
     hidden: dict[int, tuple[int, int, list[str]]] = {}
     stretch: list[int] = []
 
-    def simple(step: int) -> bool:
-        members = [tree[i] for i in tree.by_step.get(step, [])]
-        tasks = [m for m in members if m.kind == "task"]
-        return (
-            len(tasks) == 1
-            and all(m.kind not in ("reset", "join") for m in members)
-            and tasks[0].error is None
-        )
+    nodes, by_step = tree.nodes, tree.by_step
+
+    def simple(step: int) -> bool:  # (one task, no reset or join; a long run asks it often)
+        task = None
+        for node_id in by_step.get(step, ()):
+            member = nodes[node_id]
+            if member.kind == "task":
+                if task is not None:
+                    return False
+                task = member
+            elif member.kind in ("reset", "join"):
+                return False
+        return task is not None and task.error is None
 
     def close() -> None:
         if len(stretch) > _MIN_STRETCH:

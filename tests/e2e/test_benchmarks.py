@@ -255,3 +255,20 @@ def test_old_vs_new_rewrites_the_copy_to_its_own_name(monkeypatch):
         'ok = module.startswith("nbgraph_before.") and kind == "nbgraph"\n'
         'table = "nbgraph_meta"\n'
     )
+
+
+def test_looking_quick_times_every_operation_against_the_run(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.delitem(sys.modules, "looking", raising=False)
+    import looking
+
+    results = looking.main(["--quick"])
+    out = capsys.readouterr().out
+    operations = list(looking.operations("unused"))
+    for workload in looking.WORKLOADS:
+        for size, measured in results[workload].items():
+            assert list(measured.ops) == operations and measured.file_bytes > 0
+            assert all(r > 0 for op in operations for r in measured.ratios(op)), (size, out)
+        for op in operations:  # a row per operation and workload, with the growth column
+            row = next(line for line in out.splitlines() if f"| {workload} | {op} |" in line)
+            assert re.search(r"\| [\d.]+× \|", row), row

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.engine.facts import field_spec
 from nbgraph.record.compare.messages import IDS_ONLY, compare_values
-from nbgraph.record.effects import TableValues
+from nbgraph.record.effects import TableValues, grows_in_place
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -75,8 +76,13 @@ def _step_rows(
         if name in before and name not in written and UNKNOWN not in written:
             now[name] = before[name]  # unchanged on both sides since the step before
         else:
-            values = here.get(name, MISSING), there.get(name, MISSING)
-            now[name] = _difference(name, *values, mine, theirs)
+            left_value, right_value = here.get(name, MISSING), there.get(name, MISSING)
+            if name in before and _same_tails(
+                name, before[name], left_value, right_value, mine, theirs
+            ):
+                now[name] = None  # equal before, and what both appended is equal
+                continue
+            now[name] = _difference(name, left_value, right_value, mine, theirs)
         if now[name] is not None:
             rows.append(now[name])
     before.clear()
@@ -102,6 +108,17 @@ def _pairs(mine: _States, theirs: _States) -> list[tuple[int | None, int | None]
     return pairs
 
 
+def _same_tails(
+    name: str, row: tuple | None, left: Any, right: Any, mine: _States, theirs: _States
+) -> bool:
+    """Whether a list field equal after the step before (`row` None), to which both runs
+    only appended in place this step, from the same length, appended equal items."""
+    start = mine.grown.get(name)
+    if row is not None or start is None or theirs.grown.get(name) != start:
+        return False
+    return compare_values(left[start:], right[start:]) is None
+
+
 def _difference(name: str, left: Any, right: Any, mine: _States, theirs: _States) -> tuple | None:
     """(what, this, other, note) for a field that differs after a step, or None."""
     difference = compare_values(left, right)
@@ -119,11 +136,14 @@ class _States:
     def __init__(self, run: Any) -> None:
         self.index = run.timeline.index
         self.tasks = {s.step: [t.node for t in s.tasks if s.step > 0] for s in run.log.steps}
+        self.fields = run.timeline.graph.fields  # (as the replay folds them)
         self.cells = TableValues()  # a kept value: a list shares its items with earlier rows
         self._walk = run.timeline.walk()
         self._at: tuple[Any, dict[str, Any]] | None = None
         self._objects: dict[str, int] = {}  # per field, the id of its value after the step before
         self._written_at: int | None = None
+        self._lengths: dict[str, int] = {}  # per list field, its length after the step before
+        self.grown: dict[str, int] = {}  # per field the step only appended to: its old length
         self._edits = {
             s.step: ", ".join(sorted({f"as {t.node}" for t in s.tasks}))
             for s in run.log.steps
@@ -161,17 +181,45 @@ class _States:
         value replaced by another object counts as written too. A step asked again (paired
         twice) wrote nothing new."""
         if step is None or step not in self.index or step == self._written_at:
+            self.grown = {}
             return set()
         self._written_at = step
         log, values = self._read(step)
+        objects = {name: id(value) for name, value in values.items()}
+        self._note_growth(log, values, objects)
         if log.resets or log.cleared or log.merged or log.afters:
+            self.grown, self._objects = {}, objects
             return {UNKNOWN}
         written = {name for task in log.tasks for name, _ in task.writes}
-        objects = {name: id(value) for name, value in values.items()}
         written.update(n for n, i in objects.items() if self._objects.get(n) != i)
         written.update(n for n in self._objects if n not in objects)
         self._objects = objects
         return written
+
+    def _note_growth(self, log: Any, values: dict[str, Any], objects: dict[str, int]) -> None:
+        """`grown`: the list fields this step only appended to, in place, with their length
+        before (a long list compared again costs its new items, not its length)."""
+        lengths = {n: len(v) for n, v in values.items() if type(v) is list}
+        if not lengths and not self._lengths:  # (no list field: nothing to note)
+            self.grown = {}
+            return
+        writes: dict[str, list] = {}
+        for task in log.tasks:
+            for name, value in task.writes:
+                writes.setdefault(name, []).append((task.node, value))
+        grown, fields = {}, self.fields
+        for name, field_writes in writes.items():
+            value, length = values.get(name), self._lengths.get(name)
+            if (
+                length is not None
+                and type(value) is list
+                and len(value) >= length
+                and objects[name] == self._objects.get(name)
+                and log.applied
+                and grows_in_place(field_spec(fields, name), field_writes)
+            ):
+                grown[name] = length
+        self.grown, self._lengths = grown, lengths
 
     def _read(self, step: int) -> tuple[Any, dict[str, Any]]:
         while self._at is None or self._at[0].step != step:

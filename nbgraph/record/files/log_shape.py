@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from nbgraph.codec.shapes import ANY, BOOL, NAMES, STR, Is, ListOf, MapOf, Obj, Pair
+from nbgraph.codec.shapes import ANY, BOOL, NAMES, STR, Is, ListOf, MapOf, Obj, Pair, Shape
 from nbgraph.errors import NbgraphError
 from nbgraph.graph.description import GRAPH, graph_name_problems
 
@@ -49,12 +49,88 @@ _STEP = Obj(
      "tasks": ListOf(_TASK)},
     {"joins": ListOf(_JOIN), "heads": NAMES},
 )  # fmt: skip
+
+
+class _Steps(Shape):
+    """`ListOf(_STEP)`, with a fast check for the common step: one whose tasks ran plain
+    nodes (no resets, merges, errors or retries), checked inline, a few µs a step; any
+    other step takes the schema's check (`problems` is always the schema's)."""
+
+    def __init__(self) -> None:
+        self.schema = ListOf(_STEP)
+
+    def fits(self, value: Any) -> bool:
+        if type(value) is not list:
+            return False
+        step_fits = _STEP.fits
+        return all(_plain_step(step) or step_fits(step) for step in value)
+
+    def problems(self, value: Any, path: str) -> Iterator[str]:
+        return self.schema.problems(value, path)
+
+
+_STEP_KEYS = frozenset(_STEP.required)
+_TASK_KEYS = frozenset(_TASK.required)
+_TASK_PLAIN_OPTIONS = frozenset({"routes", "arg", "parent", "from_cache"})
+_LIMIT = 2**62  # (as `Is`: a number fits a table's int64 column)
+
+
+def _plain_step(step: Any) -> bool:
+    """True if `step` is a common step and fits `_STEP`; False: not sure (ask the schema)."""
+    if type(step) is not dict or step.keys() != _STEP_KEYS:
+        return False
+    number, cleared, afters = step["step"], step["cleared"], step["afters"]
+    return (
+        type(number) is int
+        and -_LIMIT < number < _LIMIT
+        and type(step["applied"]) is bool
+        and type(step["written"]) is list
+        and type(cleared) is list
+        and all(type(name) is str for name in cleared)
+        and step["merged"] == []
+        and step["resets"] == []
+        and (afters is None or type(afters) is dict)
+        and type(step["tasks"]) is list
+        and all(map(_plain_task, step["tasks"]))
+    )
+
+
+def _plain_task(task: Any) -> bool:
+    if type(task) is not dict:
+        return False
+    keys = task.keys()
+    if not keys >= _TASK_KEYS or not keys - _TASK_KEYS <= _TASK_PLAIN_OPTIONS:
+        return False
+    step, index, triggers, writes = task["step"], task["index"], task["triggers"], task["writes"]
+    return (
+        type(step) is int
+        and -_LIMIT < step < _LIMIT
+        and type(index) is int
+        and -_LIMIT < index < _LIMIT
+        and type(task["node"]) is str
+        and type(task["kind"]) is str
+        and type(triggers) is list
+        and all(type(name) is str for name in triggers)
+        and type(writes) is list
+        and all(type(pair) is list and len(pair) == 2 for pair in writes)
+        and _time(task["started"])
+        and _time(task["ended"])
+        and type(task.get("routes", [])) is list
+        and type(task.get("parent", "")) is str
+        and type(task.get("from_cache", False)) is bool
+    )
+
+
+def _time(value: Any) -> bool:
+    return type(value) in (float, int) and -_LIMIT < value < _LIMIT  # (nan fails both)
+
+
 _STORE_OP = Pair(Is(int), STR, STR, NAMES, Is(str, None), ANY)
 """A store call: step, node, op, namespace, key (None for a search), value."""
 _RUN = Obj(
     {"status": Is(str, choices=("running", "done", "failed", "interrupted",
                                   "to_parent")), "error": _ERROR,
-     "input": ANY, "config": Is(dict), "warnings": NAMES, "final": ANY, "steps": ListOf(_STEP)},
+     "input": ANY, "config": Is(dict), "warnings": NAMES, "final": ANY, "steps": _Steps()},
     {"semantics": Is(str, choices=("supersteps", "branches")), "end": Obj(_JOIN.required,
      _JOIN.optional, nullable=True), "context": ANY,
      "store_ops": ListOf(_STORE_OP)},

@@ -111,12 +111,33 @@ def run_document(run: RunRecord) -> dict[str, Any]:
 
 
 def run_to_json(run: RunRecord) -> str:
-    """The run as indented JSON text."""
+    """The run as indented JSON text, a step a line."""
     return _dumps(run_document(run), ascii_only=False)
 
 
+_STEPS = "\0steps"  # (where the steps go in the indented document's text)
+
+
 def _dumps(document: dict[str, Any], *, ascii_only: bool) -> str:
-    return nesting.dumps(document, indent=1, ensure_ascii=ascii_only, allow_nan=False)
+    """The document indented, except each step, which is one line: a long run's file is
+    written by json's C encoder (indenting is pure Python) and is a third smaller."""
+    data = document["run"]
+    shell = {**document, "run": {**data, "steps": _STEPS}}
+    text = nesting.dumps(shell, indent=1, ensure_ascii=ascii_only, allow_nan=False)
+    marker = json.dumps(_STEPS, ensure_ascii=ascii_only)
+    if text.count(marker) != 1:  # a value of the run holds the marker's text: indent it all
+        return nesting.dumps(document, indent=1, ensure_ascii=ascii_only, allow_nan=False)
+    encoder = json.JSONEncoder(ensure_ascii=ascii_only, allow_nan=False)
+    lines = ",\n   ".join(_step_line(encoder, step) for step in data["steps"])
+    head, tail = text.split(marker)
+    return head + (f"[\n   {lines}\n  ]" if lines else "[]") + tail
+
+
+def _step_line(encoder: json.JSONEncoder, step: dict[str, Any]) -> str:
+    try:
+        return encoder.encode(step)
+    except RecursionError:  # nested deeper than the stack: as `nesting.dumps` does
+        return nesting.dumps(step, ensure_ascii=encoder.ensure_ascii, allow_nan=False)
 
 
 def log_from_json(
@@ -165,7 +186,7 @@ def log_from_json(
     try:
         check_document(document)
         with named_classes(models):
-            return _decode_log(document, graph, where)
+            return _decode_log(document, graph, where, _untagged(text))
     except GraphMismatchError:
         raise
     except LogShapeError as error:
@@ -185,6 +206,12 @@ def log_from_json(
         raise RunFileError(
             f"{where} is not a complete nbgraph run: {type(error).__name__}: {error}."
         ) from error
+
+
+def _untagged(text: str) -> bool:
+    """Whether JSON text holds no tagged value: no `"$type"`, nor any escape that could spell
+    one (its values are then their own JSON data: no decoding walk)."""
+    return isinstance(text, str) and "$type" not in text and "\\u" not in text
 
 
 def _check_header(document: Any, where: str) -> None:
@@ -212,7 +239,9 @@ def _check_header(document: Any, where: str) -> None:
         )
 
 
-def _decode_log(document: dict[str, Any], given: GraphSpec | None, where: str) -> RunLog:
+def _decode_log(
+    document: dict[str, Any], given: GraphSpec | None, where: str, plain: bool = False
+) -> RunLog:
     graph = graph_from_description(document["graph"])
     if given is not None:
         check_graph(document["graph"], given, where[:1].lower() + where[1:])
@@ -223,7 +252,7 @@ def _decode_log(document: dict[str, Any], given: GraphSpec | None, where: str) -
         graph,
         decode_value(data["input"]),
         mapping(config, "the config"),
-        steps=[decode_step(step, graph, given is not None) for step in data["steps"]],
+        steps=[decode_step(step, graph, given is not None, plain) for step in data["steps"]],
         status=data["status"],
         error=decode_error(data["error"]),
         warnings=[str(message) for message in data["warnings"]],
@@ -306,16 +335,18 @@ def file_label(path: str | os.PathLike[str]) -> str:
 
 
 def checked_run(cls: type[RunRecord], log: RunLog, where: str = "The text") -> RunRecord:
-    """`cls(log)` once its record is known to replay: every step's effects, the state tree
-    and the output are worked out now (the tables and views reuse them), so a file whose
-    parts disagree is refused at load time rather than failing later in a view.
+    """`cls(log)` once its record is known to replay: every step's effects and the output
+    are worked out now (the tables and views reuse them), and a branch-lineage run's state
+    tree, so a file whose parts disagree is refused at load time rather than failing later
+    in a view. (A superstep run's tree only files the decoded tasks and merges, nothing a
+    file can make disagree: it is built when first asked for.)
 
     Raises:
         RunFileError: replaying the record fails, naming `where` and why.
     """
     try:
         run = cls(log)
-        replay(run)
+        replay(run, tree=False)
     except (RecursionError, MemoryError) as error:
         raise RunFileError(f"{where} holds a run too large to read ({error}).") from None
     except Exception as error:
@@ -326,17 +357,19 @@ def checked_run(cls: type[RunRecord], log: RunLog, where: str = "The text") -> R
     return run
 
 
-def replay(run: RunRecord, heads: bool = True) -> None:
+def replay(run: RunRecord, heads: bool = True, tree: bool = True) -> None:
     """Work out `run`'s effects, state tree, output and (with `heads`) each step's lineage
     heads now, and those of its subruns (each a record of `run`'s class), so a record read
     from a file or a saver whose parts disagree fails here, whatever error that raises,
-    rather than in a view."""
+    rather than in a view. Without `tree`, a superstep run's tree is left for later (it
+    reads a saver's other branches, for a record rebuilt from one: keep `tree` there)."""
     run.effect_list  # noqa: B018 - replays every step through the reducers
-    run.tree  # noqa: B018
+    if tree or run.log.semantics == "branches":
+        run.tree  # noqa: B018
     run.output  # noqa: B018
     if heads and run.log.semantics == "branches":  # each step's heads: points of the run
         for step in run.log.steps:
             for head in step.heads:
                 run.timeline.lineages.point(head)  # type: ignore[attr-defined]
     for _, sub in subrun_logs(run.log):
-        replay(type(run)(sub), heads)
+        replay(type(run)(sub), heads, tree)

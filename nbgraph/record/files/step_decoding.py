@@ -50,7 +50,47 @@ def _decode_attempt(data: dict[str, Any]) -> Attempt:
     return Attempt(data["number"], data["started"], data["ended"], error, data["wait"])
 
 
-def decode_step(data: dict[str, Any], graph: GraphSpec, functions: bool) -> StepLog:
+_PLAIN_TASK = frozenset(
+    {"step", "index", "node", "kind", "triggers", "writes", "started", "ended", "routes"}
+)
+
+
+def _plain_task(data: dict[str, Any]) -> Task:
+    """A task of the common kind (no arg, error, retries, custom chunks, ...) whose values
+    need no decoding (`decode_step`'s `plain`): `_decode_task`'s result, made directly."""
+    return Task(
+        data["step"],
+        data["index"],
+        data["node"],
+        data["kind"],
+        triggers=tuple(data["triggers"]),
+        writes=[(_field(k), v) for k, v in data["writes"]],
+        routes=data.get("routes") or (),
+        started=float(data["started"]),
+        ended=float(data["ended"]),
+    )
+
+
+def decode_step(
+    data: dict[str, Any], graph: GraphSpec, functions: bool, plain: bool = False
+) -> StepLog:
+    """A step back from its data.
+
+    Args:
+        plain: the document holds no tagged value (no `"$type"`): values are taken as
+            they are, and a common step is read without the general decoding.
+    """
+    common = not data["resets"] and not data["merged"] and data["afters"] is None
+    if plain and common and len(data) == 8:  # (8 entries: no kept values, joins or heads)
+        tasks = data["tasks"]
+        return StepLog(
+            data["step"],
+            [_plain_task(t) if t.keys() <= _PLAIN_TASK else _decode_task(t) for t in tasks],
+            graph.fields,
+            written=tuple(_field(name) for name in data["written"]),
+            cleared=tuple(data["cleared"]),
+            applied=bool(data["applied"]),
+        )
     number = data["step"]
     resets = [
         reset_from_data(number, item, _decoded_state, decode_value) for item in data["resets"]

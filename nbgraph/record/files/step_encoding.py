@@ -25,6 +25,16 @@ if TYPE_CHECKING:
 __all__ = ["encode_steps"]
 
 
+_ATOMS = frozenset({str, bool, type(None)})  # JSON as they are (a float may be nan)
+_LONG_INT = 10**4000  # (as `nbgraph.codec.values`: an int this long is tagged)
+
+
+def _is_atom(value: Any) -> bool:
+    """Whether `value` is its own JSON data (a str, bool, None, or an int not too long)."""
+    kind = type(value)
+    return kind in _ATOMS or (kind is int and -_LONG_INT < value < _LONG_INT)
+
+
 def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
     data: dict[str, Any] = {
         "step": task.step,
@@ -33,7 +43,11 @@ def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
         "kind": task.kind,
         "triggers": list(task.triggers),
         "writes": [
-            [encode_value(key), _write(task, key, value, watch)] for key, value in task.writes
+            [
+                key if type(key) is str else encode_value(key),
+                value if _is_atom(value) else _write(task, key, value, watch),
+            ]
+            for key, value in task.writes
         ],
         "started": task.started,
         "ended": task.ended,
@@ -43,7 +57,7 @@ def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
     elif task.arg is not MISSING:
         data["arg"] = encode_value(task.arg)
     if task.routes:
-        data["routes"] = [encode_value(route) for route in task.routes]
+        data["routes"] = [r if type(r) is str else encode_value(r) for r in task.routes]
     if task.returned:  # (what its routers returned: the inspector shows why it went there)
         data["returned"] = [encode_value(value) for value in task.returned]
     if task.dropped:
@@ -95,8 +109,8 @@ def encode_steps(run: RunRecord) -> list[dict[str, Any]]:
             {
                 "step": step.step,
                 "applied": step.applied,
-                "written": [encode_value(name) for name in step.written],
-                "cleared": [encode_value(name) for name in step.cleared],
+                "written": [n if type(n) is str else encode_value(n) for n in step.written],
+                "cleared": [n if type(n) is str else encode_value(n) for n in step.cleared],
                 "merged": [[w, encode_value(f), watch(v)] for w, f, v in step.merged],
                 "resets": resets,
                 "afters": None,

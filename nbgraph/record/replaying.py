@@ -1,0 +1,57 @@
+"""The graph a record's replays fold writes with: the recorded graph, except that a list
+concatenated by `operator.add` (LangGraph's way of growing a list) is extended in the
+replay's own list, which is what `old + new` makes, without copying the old items again.
+
+The engine makes a new list every step for such a field (its reducer is the user's
+callable); a replay owns its values (`Timeline`, `SuperstepEffects`), so folding N steps
+costs what was written, not N copies of a growing list. Only exact `list` + `list` takes
+the short way; any other pair (a tuple, a subclass, a number) calls the function itself.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nbgraph.graph import GraphSpec
+
+__all__ = ["ExtendsLists", "replay_graph"]
+
+_CONCATENATING = (operator.add, operator.concat, operator.iadd, operator.iconcat)
+
+
+class ExtendsLists:
+    """A reducer's in-place form for a replay: `old.extend(new)` for two lists, else `fn`.
+
+    >>> old = [1]
+    >>> ExtendsLists(operator.add)(old, [2]) is old, old, ExtendsLists(operator.add)(1, 2)
+    (True, [1, 2], 3)
+    """
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+    def __call__(self, old: Any, new: Any) -> Any:
+        if type(old) is list and type(new) is list:
+            old.extend(new)
+            return old
+        return self.fn(old, new)
+
+
+def replay_graph(graph: GraphSpec) -> GraphSpec:
+    """`graph`, or a copy whose concatenating list fields extend in place (see the module)."""
+    changed = {}
+    for name, spec in graph.fields.items():
+        reducer = spec.reducer
+        if reducer is None or reducer.in_place is not None:
+            continue
+        if any(reducer.fn is fn for fn in _CONCATENATING):
+            in_place = ExtendsLists(reducer.fn)
+            changed[name] = replace(spec, reducer=replace(reducer, in_place=in_place))
+    if not changed:
+        return graph
+    return replace(graph, fields={**graph.fields, **changed})
