@@ -202,16 +202,7 @@ class QuestionRow:
             ValueError: a bad answer (its message names this question and the field).
         """
         if self.review is not None:
-            chosen = [d.chosen() for d in self.decisions]
-            if all(c is None for c in chosen):
-                return _UNANSWERED
-            missing = [d.action.name for d, c in zip(self.decisions, chosen, strict=True) if not c]
-            if missing:
-                raise ValueError(f"{self.name}: decide the tool call(s) {missing} too.")
-            try:
-                return review_answer(self.review, chosen)
-            except ReviewAnswerError as error:
-                raise ValueError(f"{self.name}: {error}") from None
+            return _decided(self.review, self.decisions, f"{self.name}: ")
         text = self.text.value
         if not text.strip():
             return _UNANSWERED
@@ -248,16 +239,28 @@ class CallsRow:
             ValueError: a call left undecided, edited args that are not JSON or name an
                 unknown argument.
         """
-        chosen = [d.chosen() for d in self.decisions]
-        if all(c is None for c in chosen):
-            return _UNANSWERED
-        missing = [d.action.name for d, c in zip(self.decisions, chosen, strict=True) if not c]
-        if missing:
-            raise ValueError(f"Decide the tool call(s) {missing} too.")
-        try:
-            return review_answer(self.review, chosen)
-        except ReviewAnswerError as error:
-            raise ValueError(str(error)) from None
+        return _decided(self.review, self.decisions, "")
+
+
+def _decided(review: Any, decisions: list[Any], where: str) -> Any:
+    """The answer a review's decisions make (`_UNANSWERED` if none was made); `where`
+    prefixes each message (the question's name).
+
+    Raises:
+        ValueError: a call left undecided, edited args that are not JSON or name an
+            unknown argument.
+    """
+    chosen = [d.chosen() for d in decisions]
+    if all(c is None for c in chosen):
+        return _UNANSWERED
+    missing = [d.action.name for d, c in zip(decisions, chosen, strict=True) if not c]
+    if missing:
+        verb = "decide" if where else "Decide"
+        raise ValueError(f"{where}{verb} the tool call(s) {missing} too.")
+    try:
+        return review_answer(review, chosen)
+    except ReviewAnswerError as error:
+        raise ValueError(f"{where}{error}") from None
 
 
 class _CallsKey:
