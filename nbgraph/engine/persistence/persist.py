@@ -394,25 +394,18 @@ class Thread:
         for name, spec in self.spec.fields.items():
             if spec.transient is not None:  # never saved: rebuilt fresh
                 values[name] = spec.transient()
+        head = (record.checkpoint_id, record.step, record.source, record.created_at,
+                record.parent_id, values, record.payload["next"])  # fmt: skip
+        tasks = record.payload.get("tasks", [])
         if writes is not None and not writes:  # (the history's: nothing pending here)
-            return Restored(
-                record.checkpoint_id,
-                record.step,
-                record.source,
-                record.created_at,
-                record.parent_id,
-                values,
-                record.payload["next"],
-                tasks=record.payload.get("tasks", []),
-                latest=latest,
-                lineages=lineages,
-            )
+            return Restored(*head, tasks=tasks, latest=latest, lineages=lineages)
         if writes is None:
             writes = self.saver.pending_writes(self.thread_id, record.checkpoint_id)
         saved, errors, asked, moved = _entries(writes)
-        # a step that stopped part-way resumes with what its finished tasks wrote; a replay
-        # of a past checkpoint runs them again
-        finished = {k: v for k, v in saved.items() if "writes" in v} if latest else {}
+        done = {k: v for k, v in saved.items() if "writes" in v}
+        # a step that stopped part-way resumes with what its finished tasks wrote (a copy:
+        # a resume takes them out one by one); a replay of a past checkpoint runs them again
+        finished = dict(done) if latest else {}
         paused = {
             k: {**v, "interrupts": [Interrupt(i["value"], i["id"]) for i in v["interrupts"]]}
             for k, v in saved.items()
@@ -423,20 +416,14 @@ class Thread:
             writes = [(START, key, value) for key, value in update["update"]]
             apply_step(self.spec.fields, values, writes, record.step)
         return Restored(
-            record.checkpoint_id,
-            record.step,
-            record.source,
-            record.created_at,
-            record.parent_id,
-            values,
-            record.payload["next"],
+            *head,
             finished,
             paused,
-            record.payload.get("tasks", []),
+            tasks,
             latest,
             lineages,
             updates=updates,
-            done={k: v for k, v in saved.items() if "writes" in v},
+            done=done,
             errors=errors,
             asked={k: v for k, v in asked.items() if k in paused} if latest else asked,
             moved=moved,
