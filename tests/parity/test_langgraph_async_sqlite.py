@@ -10,44 +10,22 @@ so programs compare what the ids point at, never the ids.
 # annotations, which both engines read at run time.
 
 import asyncio
-import itertools
 import operator
 from typing import Annotated, TypedDict
 
 import pytest
 
-from tests.support.harness import plain, same
+from tests.support.harness import Log, Programs, chain, plain, same
 
 pytestmark = pytest.mark.langgraph
 
-PROGRAMS: list = []
-
-
-def program(fn):
-    """Register a differential program: `fn(api)` returns what it observed (its SQLite files
-    in `api.folder`)."""
-    PROGRAMS.append(fn)
-    return fn
+PROGRAMS = Programs()
+program = PROGRAMS.add
 
 
 @pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.__name__)
 def test_same_as_langgraph(prog, tmp_path) -> None:
     same(prog, folder=tmp_path, raises=True, shape=plain)
-
-
-class Log(TypedDict):
-    log: Annotated[list, operator.add]
-
-
-def chain(api, *names, checkpointer=None, **compile_options):
-    """`START -> names[0] -> ...`, each node appending its name to `log`."""
-    builder = api.StateGraph(Log)
-    for name in names:
-        builder.add_node(name, lambda state, name=name: {"log": [name]})
-    builder.add_edge(api.START, names[0])
-    for a, b in itertools.pairwise(names):
-        builder.add_edge(a, b)
-    return builder.compile(checkpointer=checkpointer, **compile_options)
 
 
 def path_of(api, name="async.sqlite"):
@@ -69,7 +47,7 @@ def snapshot(state):
 def ainvoke_then_aget_state(api):
     async def main():
         async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
-            app = chain(api, "a", "b", checkpointer=saver)
+            app = chain(api, ["a", "b"], checkpointer=saver)
             out = await app.ainvoke({"log": ["in"]}, CONFIG)
             return out, snapshot(await app.aget_state(CONFIG))
 
@@ -80,7 +58,7 @@ def ainvoke_then_aget_state(api):
 def aget_state_history_newest_first(api):
     async def main():
         async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
-            app = chain(api, "a", "b", checkpointer=saver)
+            app = chain(api, ["a", "b"], checkpointer=saver)
             await app.ainvoke({"log": ["in"]}, CONFIG)
             await app.ainvoke({"log": ["again"]}, CONFIG)
             return [snapshot(state) async for state in app.aget_state_history(CONFIG)]
@@ -92,7 +70,7 @@ def aget_state_history_newest_first(api):
 def astream_continues_the_thread(api):
     async def main():
         async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
-            app = chain(api, "a", "b", checkpointer=saver)
+            app = chain(api, ["a", "b"], checkpointer=saver)
             first = [c async for c in app.astream({"log": ["1"]}, CONFIG, stream_mode="values")]
             second = [c async for c in app.astream({"log": ["2"]}, CONFIG, stream_mode="updates")]
             return first, second, (await app.aget_state(CONFIG)).values
@@ -104,7 +82,7 @@ def astream_continues_the_thread(api):
 def aupdate_state_as_a_node_then_resume(api):
     async def main():
         async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
-            app = chain(api, "a", "b", "c", checkpointer=saver, interrupt_before=["c"])
+            app = chain(api, ["a", "b", "c"], checkpointer=saver, interrupt_before=["c"])
             first = await app.ainvoke({"log": ["in"]}, CONFIG)
             await app.aupdate_state(CONFIG, {"log": ["edited"]}, as_node="b")
             edited = snapshot(await app.aget_state(CONFIG))
@@ -166,7 +144,7 @@ def async_nodes_on_the_async_saver(api):
 def aget_tuple_and_alist(api):
     async def main():
         async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
-            app = chain(api, "a", "b", checkpointer=saver)
+            app = chain(api, ["a", "b"], checkpointer=saver)
             await app.ainvoke({"log": ["in"]}, CONFIG)
             latest = await saver.aget_tuple(CONFIG)
             every = [t async for t in saver.alist(CONFIG)]
@@ -195,7 +173,7 @@ def aget_tuple_and_alist(api):
 def alist_of_every_thread(api):
     async def main():
         async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
-            app = chain(api, "a", checkpointer=saver)
+            app = chain(api, ["a"], checkpointer=saver)
             for thread in ("x", "y"):
                 await app.ainvoke({"log": [thread]}, {"configurable": {"thread_id": thread}})
             found = [t async for t in saver.alist(None)]
@@ -209,7 +187,7 @@ def alist_of_every_thread(api):
 def adelete_thread_leaves_the_others(api):
     async def main():
         async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
-            app = chain(api, "a", checkpointer=saver)
+            app = chain(api, ["a"], checkpointer=saver)
             other = {"configurable": {"thread_id": "keep"}}
             await app.ainvoke({"log": ["t"]}, CONFIG)
             await app.ainvoke({"log": ["keep"]}, other)
@@ -235,7 +213,7 @@ def sync_methods_on_the_loop_thread_are_refused(api):
 
     async def main():
         async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
-            app = chain(api, "a", checkpointer=saver)
+            app = chain(api, ["a"], checkpointer=saver)
             await app.ainvoke({"log": ["in"]}, CONFIG)
             return (
                 kind(lambda: list(saver.list(CONFIG))),
@@ -251,7 +229,7 @@ def sync_methods_on_the_loop_thread_are_refused(api):
 def sync_methods_from_another_thread(api):
     async def main():
         async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
-            app = chain(api, "a", "b", checkpointer=saver)
+            app = chain(api, ["a", "b"], checkpointer=saver)
             await app.ainvoke({"log": ["in"]}, CONFIG)
             steps = await asyncio.to_thread(
                 lambda: [t.metadata["step"] for t in saver.list(CONFIG)]
@@ -279,12 +257,12 @@ def the_file_reopens_with_the_sync_saver(api):
 
     async def write():
         async with api.AsyncSqliteSaver.from_conn_string(path) as saver:
-            app = chain(api, "a", "b", checkpointer=saver)
+            app = chain(api, ["a", "b"], checkpointer=saver)
             await app.ainvoke({"log": ["in"]}, CONFIG)
 
     asyncio.run(write())
     with api.SqliteSaver.from_conn_string(path) as saver:
-        app = chain(api, "a", "b", checkpointer=saver)
+        app = chain(api, ["a", "b"], checkpointer=saver)
         history = [snapshot(s) for s in app.get_state_history(CONFIG)]
         return history, app.invoke({"log": ["sync"]}, CONFIG)
 
@@ -295,7 +273,7 @@ def the_file_reopens_with_the_async_saver(api):
 
     async def run(graph_input):
         async with api.AsyncSqliteSaver.from_conn_string(path) as saver:
-            app = chain(api, "a", "b", "c", checkpointer=saver, interrupt_before=["c"])
+            app = chain(api, ["a", "b", "c"], checkpointer=saver, interrupt_before=["c"])
             out = await app.ainvoke(graph_input, CONFIG)
             return out, snapshot(await app.aget_state(CONFIG))
 
@@ -306,7 +284,7 @@ def the_file_reopens_with_the_async_saver(api):
 def a_database_in_memory(api):
     async def main():
         async with api.AsyncSqliteSaver.from_conn_string(":memory:") as saver:
-            app = chain(api, "a", checkpointer=saver)
+            app = chain(api, ["a"], checkpointer=saver)
             await app.ainvoke({"log": ["1"]}, CONFIG)
             await app.ainvoke({"log": ["2"]}, CONFIG)
             return (await app.aget_state(CONFIG)).values, len(
@@ -350,7 +328,7 @@ def a_subgraph_keeps_its_checkpoints_in_the_async_saver(api):
 def abatch_on_several_threads(api):
     async def main():
         async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
-            app = chain(api, "a", "b", checkpointer=saver)
+            app = chain(api, ["a", "b"], checkpointer=saver)
             configs = [{"configurable": {"thread_id": f"b{i}"}} for i in range(3)]
             outs = await app.abatch([{"log": [i]} for i in range(3)], configs)
             steps = [[t.metadata["step"] async for t in saver.alist(c)] for c in configs]
@@ -364,7 +342,7 @@ def astream_with_subgraphs_on_the_async_saver(api):
     async def main():
         async with api.AsyncSqliteSaver.from_conn_string(path_of(api)) as saver:
             outer = api.StateGraph(Log)
-            outer.add_node("sub", chain(api, "i1", "i2"))
+            outer.add_node("sub", chain(api, ["i1", "i2"]))
             outer.add_edge(api.START, "sub")
             app = outer.compile(checkpointer=saver)
             chunks = [c async for c in app.astream({"log": []}, CONFIG, subgraphs=True)]

@@ -34,7 +34,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from tests.support.harness import Ids, same
+from tests.support.harness import Ids, Programs, same
 
 pytestmark = pytest.mark.langgraph
 
@@ -54,12 +54,8 @@ def canonical(value: Any, ids: Ids | None = None) -> Any:
     return ids.text(value)
 
 
-PROGRAMS = []
-
-
-def program(fn):
-    PROGRAMS.append(fn)
-    return fn
+PROGRAMS = Programs()
+program = PROGRAMS.add
 
 
 def chat_state(api):

@@ -19,7 +19,7 @@ import pytest
 import typing_extensions
 from typing_extensions import TypedDict
 
-from tests.support.harness import plain, same
+from tests.support.harness import Programs, plain, same
 
 pytestmark = pytest.mark.langgraph
 
@@ -28,12 +28,8 @@ def cfg(thread: str) -> dict:
     return {"configurable": {"thread_id": thread}}
 
 
-PROGRAMS: list = []
-
-
-def program(fn):
-    PROGRAMS.append(fn)
-    return fn
+PROGRAMS = Programs()
+program = PROGRAMS.add
 
 
 # --- typing_extensions.TypedDict states ------------------------------------------------------

@@ -15,18 +15,12 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 
-from tests.support.harness import api_for, canonical_stream, plain, same
+from tests.support.harness import Programs, api_for, canonical_stream, plain, same
 
 pytestmark = pytest.mark.langgraph
 
-PROGRAMS: list = []
-
-
-def program(fn):
-    """Register a differential program: `fn(api)` returns what it observed (its SQLite files
-    in `api.folder`)."""
-    PROGRAMS.append(fn)
-    return fn
+PROGRAMS = Programs()
+program = PROGRAMS.add
 
 
 @pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.__name__)

@@ -18,17 +18,12 @@ from typing import TypedDict
 
 import pytest
 
-from tests.support.harness import same
+from tests.support.harness import Programs, same
 
 pytestmark = pytest.mark.langgraph
 
-PROGRAMS: list = []
-
-
-def program(fn):
-    """Register a differential program: `fn(api)` returns what it observed."""
-    PROGRAMS.append(fn)
-    return fn
+PROGRAMS = Programs()
+program = PROGRAMS.add
 
 
 @pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.__name__)

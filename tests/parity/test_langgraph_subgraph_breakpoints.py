@@ -11,44 +11,21 @@ Task ids differ between the libraries, so namespaces are compared by their node 
 # annotations, which both engines read at run time.
 
 import asyncio
-import itertools
-import operator
-from typing import Annotated, TypedDict
 
 import pytest
 
-from tests.support.harness import plain, same
+from tests.support.harness import Log, Programs, chain, plain, same
 
 pytestmark = pytest.mark.langgraph
 
-PROGRAMS: list = []
-
-
-def program(fn):
-    """Register a differential program: `fn(api)` returns what it observed."""
-    PROGRAMS.append(fn)
-    return fn
+PROGRAMS = Programs()
+program = PROGRAMS.add
 
 
 @pytest.mark.parametrize("saver", ["memory", "sqlite"])
 @pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.__name__)
 def test_same_as_langgraph(prog, saver, tmp_path) -> None:
     same(prog, saver=saver, folder=tmp_path, raises=True, shape=plain)
-
-
-class Log(TypedDict):
-    log: Annotated[list, operator.add]
-
-
-def chain(api, names, **compile_options):
-    """`START -> names[0] -> ...`, each node appending its name to `log`."""
-    builder = api.StateGraph(Log)
-    for name in names:
-        builder.add_node(name, lambda state, name=name: {"log": [name]})
-    builder.add_edge(api.START, names[0])
-    for a, b in itertools.pairwise(names):
-        builder.add_edge(a, b)
-    return builder.compile(**compile_options)
 
 
 def parent_of(api, sub, checkpointer, after=("p2",)):

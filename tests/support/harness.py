@@ -27,12 +27,13 @@ observations; `same(program, *args)` asserts they are equal. Only the imports di
 
 import importlib
 import itertools
+import operator
 import re
 import sqlite3
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 LIBRARIES = ("langgraph", "nbgraph")
 
@@ -92,6 +93,34 @@ SAVER_KINDS = ("memory", "sqlite")
 Message = str | Callable[[str], Any] | None
 """How much of an error's text an outcome holds: None (none), `"full"`, `"first line"`, or
 what a function makes of the text (e.g. whether it names the limit)."""
+
+
+class Programs(list):
+    """A test module's differential programs, in the order they are written: decorate each
+    with `@program` (`PROGRAMS = Programs(); program = PROGRAMS.add`), and parametrize one
+    test over `PROGRAMS`."""
+
+    def add(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self.append(fn)
+        return fn
+
+
+class Log(TypedDict):
+    """A state of one list field that nodes append their names to."""
+
+    log: Annotated[list, operator.add]
+
+
+def chain(api: Any, names: list[str], **compile_options: Any) -> Any:
+    """`START -> names[0] -> names[1] -> ...` in `api`'s library, each node appending its
+    name to `log` (a `Log` state), compiled with `compile_options`."""
+    builder = api.StateGraph(Log)
+    for name in names:
+        builder.add_node(name, lambda state, name=name: {"log": [name]})
+    builder.add_edge(api.START, names[0])
+    for a, b in itertools.pairwise(names):
+        builder.add_edge(a, b)
+    return builder.compile(**compile_options)
 
 
 class Api:
