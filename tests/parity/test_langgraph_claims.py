@@ -10,6 +10,7 @@ user of it observes; the test runs it on real LangGraph and on nbgraph and compa
 # names in their annotations, which both engines read at run time.
 
 import asyncio
+import itertools
 import operator
 import warnings
 from typing import Annotated, Any, TypedDict
@@ -62,21 +63,36 @@ def test_resume_with_goto_answers_the_paused_task(other, beside) -> None:
     same(resume_goto_program, "zask", other, beside, shape=Ids().deep)
 
 
-def resume_goto_subgraph_program(api, other: str):
-    """A subgraph node asks; `Command(resume=, goto=other)` answers it."""
+def asking_subgraph(api, *questions: str):
+    """A subgraph `s1 -> s2 -> ...` whose nodes after `s1` each ask one of `questions`."""
     sub = api.StateGraph(Log)
+    names = ["s1", *(f"s{i}" for i in range(2, len(questions) + 2))]
     sub.add_node("s1", lambda state: {"log": ["s1"]})
-    sub.add_node("s2", lambda state: {"log": [f"s2:{api.interrupt('go?')}"]})
+    for name, question in zip(names[1:], questions, strict=True):
+        sub.add_node(name, lambda s, n=name, q=question: {"log": [f"{n}:{api.interrupt(q)}"]})
     sub.add_edge(api.START, "s1")
-    sub.add_edge("s1", "s2")
+    for a, b in itertools.pairwise(names):
+        sub.add_edge(a, b)
+    return sub.compile()
+
+
+def paused_beside(api, node: str, run: Any, other: str):
+    """A checkpointed graph of `node` (running `run`, from START) and `other` (reached
+    only by a goto), run once: paused at `node`'s question."""
     graph = api.StateGraph(Log)
-    graph.add_node("zsub", sub.compile())
+    graph.add_node(node, run)
     graph.add_node(other, lambda state: {"log": [other]})
-    graph.add_edge(api.START, "zsub")
+    graph.add_edge(api.START, node)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore")  # (`other` is reached by no edge)
         app = graph.compile(checkpointer=api.saver())
     app.invoke({"log": []}, config())
+    return app
+
+
+def resume_goto_subgraph_program(api, other: str):
+    """A subgraph node asks; `Command(resume=, goto=other)` answers it."""
+    app = paused_beside(api, "zsub", asking_subgraph(api, "go?"), other)
     out = app.invoke(api.Command(resume="yes", goto=other), config())
     return [out["log"], "__interrupt__" in out]
 
@@ -90,19 +106,7 @@ def subgraph_asking_twice_program(api, other: str):
     """A subgraph node asks twice (two nodes); the first answer comes with a `goto` to a
     node that sorts before it, so the task's place in the step moves: the subgraph resumes
     where it paused, pauses again (its state shown through its parent), and finishes."""
-    sub = api.StateGraph(Log)
-    sub.add_node("s1", lambda state: {"log": ["s1"]})
-    sub.add_node("s2", lambda state: {"log": [f"s2:{api.interrupt('go?')}"]})
-    sub.add_node("s3", lambda state: {"log": [f"s3:{api.interrupt('again?')}"]})
-    sub.add_edge(api.START, "s1").add_edge("s1", "s2").add_edge("s2", "s3")
-    graph = api.StateGraph(Log)
-    graph.add_node("zsub", sub.compile())
-    graph.add_node(other, lambda state: {"log": [other]})
-    graph.add_edge(api.START, "zsub")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        app = graph.compile(checkpointer=api.saver())
-    app.invoke({"log": []}, config())
+    app = paused_beside(api, "zsub", asking_subgraph(api, "go?", "again?"), other)
     seen = [plain(app.invoke(api.Command(resume="yes", goto=other), config()))]
     state = app.get_state(config(), subgraphs=True)
     inner = [task.state.values if task.state else None for task in state.tasks]
@@ -123,14 +127,7 @@ def node_asking_twice_program(api, other: str):
     def zask(state):
         return {"log": [f"{api.interrupt('go?')}+{api.interrupt('again?')}"]}
 
-    graph = api.StateGraph(Log)
-    graph.add_node("zask", zask)
-    graph.add_node(other, lambda state: {"log": [other]})
-    graph.add_edge(api.START, "zask")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        app = graph.compile(checkpointer=api.saver())
-    app.invoke({"log": []}, config())
+    app = paused_beside(api, "zask", zask, other)
     seen = [plain(app.invoke(api.Command(resume="yes", goto=other), config()))]
     state = app.get_state(config())
     seen += [state.next, [i.value for t in state.tasks for i in t.interrupts]]
