@@ -11,6 +11,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidUpdateError",
     "NbgraphError",
+    "NotebookFileError",
     "ReplayLimitError",
 ]
 
@@ -49,6 +50,11 @@ class InvalidArgumentError(NbgraphError, ValueError):
 class CheckpointFileError(NbgraphError, ValueError):
     """A checkpoint database (or one of its rows) is malformed: which file, which
     checkpoint, what was expected."""
+
+
+class NotebookFileError(NbgraphError, ValueError):
+    """A file given as a Jupyter notebook is missing or is not one: which file, what was
+    found instead."""
 
 
 class GraphMismatchError(NbgraphError, ValueError):
