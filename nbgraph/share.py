@@ -100,10 +100,8 @@ def read_notebook(path: str | Path) -> Any:
     try:
         return nbformat.read(source, as_version=4)
     except Exception as error:  # (nbformat's: not JSON, not a notebook, an unknown version)
-        raise NotebookFileError(
-            f"{str(source)!r} is not a Jupyter notebook: {type(error).__name__}: "
-            f"{str(error)[:200]}"
-        ) from error
+        found = f"{type(error).__name__}: {str(error)[:200]}"
+        raise NotebookFileError(f"{str(source)!r} is not a Jupyter notebook: {found}") from error
 
 
 def keep_static_forms(notebook: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
