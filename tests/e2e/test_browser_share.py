@@ -21,10 +21,10 @@ from tests.support.browser import (
     FRONTENDS,
     LAUNCH_ARGS,
     browser_or_skip,
+    execute_notebook,
     open_notebook,
     real_errors,
     serve,
-    write_notebook,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.dot]
@@ -264,14 +264,7 @@ must show its picture wherever the notebook is opened."""
 def executed(tmp_path_factory) -> Path:
     """`SHARED_CELLS` executed by nbconvert (as a notebook runner would), outputs saved with
     the widget state, and not signed: JupyterLab opens it untrusted."""
-    folder = tmp_path_factory.mktemp("executed")
-    source = folder / "source.ipynb"
-    write_notebook(source, SHARED_CELLS)
-    command = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
-               "--output", "shared.ipynb", str(source)]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=folder)
-    assert done.returncode == 0, done.stderr
-    return folder / "shared.ipynb"
+    return execute_notebook(tmp_path_factory.mktemp("executed"), SHARED_CELLS)
 
 
 OUTPUTS = """() => [...document.querySelectorAll('.jp-Cell .jp-OutputArea-output')].map(o => ({
@@ -350,12 +343,16 @@ def test_nbconvert_html_carries_the_pictures_and_snapshots(executed):
     inline = re.search(r"nbgraph-inline-\w+[\"'][^>]*>\s*<svg", page)
     assert "nbgraph-run" in page and inline, "the run repr's picture inline (trusted HTML)"
     # With the widget state in the notebook, nbconvert draws widgets with a script from a
-    # CDN; with the notebook's metadata cleared, it shows the snapshots, offline.
-    cleared = _nbconvert_html(executed, "--ClearMetadataPreprocessor.enabled=True")
-    assert len(re.findall("class=.nbgraph-snapshot", cleared)) == 2  # inspector, live run
-    assert "re-run the cell to interact" in cleared
-    assert _drawings(cleared) == 5, "and the inspector's and the live run's pictures"
-    assert "unpkg.com" not in cleared and "jsdelivr" not in cleared
+    # CDN; `python -m nbgraph.share` shows the snapshots instead, offline.
+    assert "unpkg.com" in page or "jsdelivr" in page
+    command = [sys.executable, "-m", "nbgraph.share", str(executed), "-o", "shared.html"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=executed.parent)
+    assert done.returncode == 0, done.stderr
+    shared = (executed.parent / "shared.html").read_text(encoding="utf-8")
+    assert len(re.findall("class=.nbgraph-snapshot", shared)) == 2  # inspector, live run
+    assert "re-run the cell to interact" in shared
+    assert _drawings(shared) == 5, "and the inspector's and the live run's pictures"
+    assert "unpkg.com" not in shared and "jsdelivr" not in shared
 
 
 DISCONNECTED = """() => {

@@ -7,6 +7,7 @@ through Playwright (`../shared/JUPYTER-NOTES.md`).
   `Served(base, token, path)`; `served.url(name)` is a notebook's URL.
 - `open_notebook(playwright, url, errors, height)`: Chromium on the notebook, its page and
   console errors collected in `errors`, every cell started.
+- `execute_notebook(folder, cells)`: a notebook run by nbconvert, saved with its widget state.
 - `real_errors(errors, url)`: the errors less one Notebook 7 logs by itself.
 """
 
@@ -80,6 +81,19 @@ def write_notebook(path: Path, cells: list[str]) -> None:
         },
     )
     nbformat.write(notebook, path)
+
+
+def execute_notebook(folder: Path, cells: list[str], name: str = "shared.ipynb") -> Path:
+    """`cells` executed by nbconvert in `folder` (as a notebook runner would), saved as
+    `name` with their outputs and the widget state, and not signed: JupyterLab opens it
+    untrusted."""
+    source = folder / "source.ipynb"
+    write_notebook(source, cells)
+    command = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+               "--output", name, str(source)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=folder)
+    assert done.returncode == 0, done.stderr
+    return folder / name
 
 
 @contextlib.contextmanager
