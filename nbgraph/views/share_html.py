@@ -33,9 +33,7 @@ from nbgraph.engine.facts import initial_values
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr, short
 from nbgraph.types import MISSING
-from nbgraph.views.clicks import graph_targets
-from nbgraph.views.display import svg_element
-from nbgraph.views.render import render_svg
+from nbgraph.views.share_runs import Picture, SharedRun, pictures, shared_runs, tree_picture
 
 __all__ = ["page_data", "run_page", "save_html"]
 
@@ -89,41 +87,53 @@ def save_html(run: Any, path: str | Path, title: str | None = None) -> Path:
 
 
 def run_page(run: Any, title: str | None = None) -> str:
-    """The HTML text of the file `save_html` writes: the picture, the data, the script."""
-    svg, problem, ids = _picture(run)
-    data = page_data(run, ids)
+    """The HTML text of the file `save_html` writes: the pictures, the data, the script."""
+    runs, left_out = shared_runs(run)
+    drawn = pictures(runs)
+    tree = tree_picture(runs)
+    data = page_data(run, runs, drawn, tree)
     heading = title if title is not None else repr(run)
-    data["problem"], data["title"] = problem, heading
+    data["title"], data["left_out"] = heading, left_out
     script = (STATIC / "share_html.js").read_text(encoding="utf-8")
     style = (STATIC / "share_html.css").read_text(encoding="utf-8")
+    graphs = "\n".join(
+        f'<div class="nbg-graph" data-picture="{index}" hidden>{picture.svg}</div>'
+        for index, picture in enumerate(drawn)
+    )
     return _PAGE.format(
         title=html.escape(heading),
         style=style,
-        svg=svg,
+        svg=graphs,
+        tree=tree.svg,
         data=_json_for_script(data),
         script=script,
     )
 
 
-def _picture(run: Any) -> tuple[str, str, dict[str, str]]:
-    """The graph with the whole run drawn over it as an `<svg>` element, the reason when it
-    could not be drawn, and DOT id -> node name for the boxes a click may pick."""
-    drawing = run.draw()
-    rendered = render_svg(drawing.source)
-    if rendered.svg is None:
-        return "", rendered.problem, {}
-    return svg_element(rendered.svg), "", graph_targets(drawing, run.graph.nodes)
-
-
-def page_data(run: Any, ids: dict[str, str] | None = None) -> dict[str, Any]:
+def page_data(
+    run: Any,
+    runs: list[SharedRun] | None = None,
+    drawn: list[Picture] | None = None,
+    tree: Picture | None = None,
+) -> dict[str, Any]:
     """The run as the page's JSON data: texts in `strings`, everything else indices into it.
 
     Keys: `title`, `status`, `facts` (context, warnings), `error` (the traceback),
-    `ids` (DOT id -> node name), `initial` (`[[field, value], ...]` before step 0), and
-    `steps`, each `[number, tasks, effects, state changes, applied]` where a task is
-    `[node, status, triggers, what ran inside it]`, an effect
-    `[field, reducer, before, writes, after, flags]` and a state change `[field, value]`
+    `initial` (`[[field, value], ...]` before step 0), `steps`, `picture` (the run's index
+    into `pictures`); `subruns`, each with the same keys less `title` and `facts`, plus
+    `name` (its breadcrumb), `label` (name and input), `parent` (0: the run, k: `subruns[k - 1]`) and `at` (`[position of the step,
+    position of the task]` in the parent that started it); `pictures`, each `{"ids": DOT id
+    -> node name, "problem": why it is not drawn}`; and `tree` (`{"ids": DOT id -> [run,
+    step], "problem": ...}`). A step is `[number, tasks, effects, state changes, applied]`,
+    a task `[node, status, triggers, what ran inside it]`, an effect
+    `[field, reducer, before, writes, after, flags]`, a state change `[field, value]`
     (value -1: the field is gone).
+
+    Args:
+        run: a `nbgraph.Run`.
+        runs: the run and its subruns (`share_runs.shared_runs`; default: those).
+        drawn: the pictures (`share_runs.pictures`); none by default.
+        tree: the state tree's picture (`share_runs.tree_picture`); none by default.
 
     >>> from nbgraph import START, StateGraph
     >>> app = (StateGraph(dict, reducers={"log": "append"})
@@ -133,19 +143,49 @@ def page_data(run: Any, ids: dict[str, str] | None = None) -> dict[str, Any]:
     ['a', "['<a>']"]
     """
     strings = _Strings()
+    runs = runs if runs is not None else shared_runs(run)[0]
+    data: dict[str, Any] = {"title": repr(run), **_run_data(runs[0], strings)}
+    data["facts"] = [strings(t) for t in _facts(run)]
+    data["subruns"] = [
+        {
+            "name": strings(shared.name),
+            "label": strings(shared.label),
+            "parent": shared.parent,
+            **_run_data(shared, strings),
+        }
+        for shared in runs[1:]
+    ]
+    _place_subruns(runs, data)
+    data["pictures"] = [
+        {"ids": {k: strings(v) for k, v in p.targets.items()}, "problem": p.problem}
+        for p in drawn or ()
+    ]
+    data["tree"] = {"ids": tree.targets if tree else {}, "problem": tree.problem if tree else ""}
+    data["strings"] = strings.texts
+    return data
+
+
+def _run_data(shared: SharedRun, strings: _Strings) -> dict[str, Any]:
+    """One run's own part of the data: status, error, picture, initial values and steps."""
+    run = shared.run
     steps = [_step_data(run, step, strings) for step in run.log.steps]
     _state_changes(run, steps, strings)
     initial = initial_values(run.graph)
     return {
-        "title": repr(run),
         "status": run.status,
-        "facts": [strings(t) for t in _facts(run)],
         "error": strings(_error_text(run.error)) if run.error is not None else -1,
-        "ids": {dot_id: strings(name) for dot_id, name in (ids or {}).items()},
+        "picture": shared.picture,
         "initial": [[strings(k), strings.value(v)] for k, v in initial.items()],
         "steps": steps,
-        "strings": strings.texts,
     }
+
+
+def _place_subruns(runs: list[SharedRun], data: dict[str, Any]) -> None:
+    """Each subrun's `at`: where in its parent's data the task that started it is."""
+    for shared, sub in zip(runs[1:], data["subruns"], strict=True):
+        parent = data if shared.parent == 0 else data["subruns"][shared.parent - 1]
+        positions = {row[0]: index for index, row in enumerate(parent["steps"])}
+        sub["at"] = [positions.get(shared.step, 0), shared.task]
 
 
 def _step_data(run: Any, log: Any, strings: _Strings) -> list[Any]:
@@ -157,14 +197,14 @@ def _step_data(run: Any, log: Any, strings: _Strings) -> list[Any]:
 
 
 def _inside(task: Any, strings: _Strings) -> int:
-    """What ran inside the task (a subgraph, a graph its node invoked), in words: the file
-    does not hold those runs' own steps."""
+    """What ran inside the task (a subgraph, a graph its node invoked), in words (the page
+    adds a way to open each of those runs)."""
     subruns = task.subruns or ()
     if not subruns:
         return -1
     steps = sum(max(0, len(sub.steps) - 1) for sub in subruns)
     runs = f"{len(subruns)} graph run{'s' * (len(subruns) != 1)}"
-    return strings(f"{runs}, {steps} step{'s' * (steps != 1)} (not in this file)")
+    return strings(f"{runs}, {steps} step{'s' * (steps != 1)}")
 
 
 def _task_status(task: Any) -> int:
@@ -265,9 +305,16 @@ style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
 <h1 id="nbg-title"></h1>
 <p id="nbg-facts" class="nbg-facts"></p>
 <p class="nbg-help">A saved nbgraph run: step with the buttons, the ← → keys (Home, End) or \
-the slider; click a node to go to its next run. Nothing here runs code: re-run the notebook \
-to change it.</p>
+the slider; click a node to go to its next run, or a box of the state tree to open its step. \
+Nothing here runs code: re-run the notebook to change it.</p>
+<p class="nbg-help">Comparing runs and "edit and fork here" need the kernel: they are in the \
+notebook's inspector (<code>run.inspect()</code>), not in this file.</p>
 </header>
+<nav class="nbg-runs" id="nbg-runs" hidden>
+<button type="button" id="nbg-back" title="the run that started this one">◀ back</button>
+<label>run <select id="nbg-run" aria-label="run or subrun"></select></label>
+<span id="nbg-left-out" class="nbg-quiet"></span>
+</nav>
 <nav class="nbg-controls">
 <button type="button" id="nbg-first" title="first step (Home)">|◀ first</button>
 <button type="button" id="nbg-prev" title="previous step (←)">◀ previous</button>
@@ -290,6 +337,13 @@ to change it.</p>
 <h2>state after the step</h2><div id="nbg-state"></div>
 </section>
 </main>
+<section class="nbg-tree-section">
+<h2>state tree <span class="nbg-quiet">(the shown step's boxes are marked)</span></h2>
+<div class="nbg-tree" id="nbg-tree">
+{tree}
+</div>
+<pre id="nbg-tree-problem" class="nbg-problem"></pre>
+</section>
 </div>
 <script type="application/json" id="nbgraph-data">{data}</script>
 <script>

@@ -1,6 +1,6 @@
 // nbgraph's shared run (views/share_html.py): a kernel-less inspector in plain JavaScript.
-// It reads the run from the page's JSON data and puts every text on the page with
-// textContent (never as HTML); it fetches nothing.
+// It reads the run (and its subruns) from the page's JSON data and puts every text on the
+// page with textContent (never as HTML); it fetches nothing.
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("nbgraph-data").textContent);
@@ -8,18 +8,31 @@
   var FAILED = 1, PAUSED = 2, CACHED = 3;
   var CHANGED = 1, NOT_APPLIED = 2, CONFLICT = 4;
   var MAX_TASK_ROWS = 60;
-  var steps = data.steps;
   var $ = function (id) { return document.getElementById(id); };
   var text = function (i) { return i < 0 ? "" : S[i]; };
+  var own = function (object, key) { return Object.prototype.hasOwnProperty.call(object, key); };
 
-  // the state after each step, as field -> string index, folded once from the changes
-  var states = [];
-  var fieldOrder = [];
-  (function fold() {
+  // the runs: 0 is the run itself, k the subrun data.subruns[k - 1]
+  var runs = [{ name: -1, label: -1, parent: -1, at: null, status: data.status, error: data.error,
+                picture: data.picture, initial: data.initial, steps: data.steps }]
+    .concat(data.subruns);
+  var childrenOf = {};  // "run:step position:task position" -> the runs that task started
+  runs.forEach(function (r, index) {
+    if (r.parent < 0) return;
+    var key = r.parent + ":" + r.at[0] + ":" + r.at[1];
+    (childrenOf[key] || (childrenOf[key] = [])).push(index);
+  });
+
+  function prepare(r) {
+    // the state after each step, as field -> string index, folded once from the changes;
+    // and node name (string index) -> the positions of the steps it ran at
+    if (r.states) return r;
     var state = {};
-    var add = function (field) { if (fieldOrder.indexOf(field) < 0) fieldOrder.push(field); };
-    data.initial.forEach(function (pair) { state[pair[0]] = pair[1]; add(pair[0]); });
-    steps.forEach(function (step) {
+    r.states = [];
+    r.fieldOrder = [];
+    var add = function (field) { if (r.fieldOrder.indexOf(field) < 0) r.fieldOrder.push(field); };
+    r.initial.forEach(function (pair) { state[pair[0]] = pair[1]; add(pair[0]); });
+    r.steps.forEach(function (step) {
       if (step[4]) {
         state = Object.assign({}, state);
         step[3].forEach(function (pair) {
@@ -27,33 +40,32 @@
           if (pair[1] < 0) delete state[pair[0]]; else state[pair[0]] = pair[1];
         });
       }
-      states.push(state);
+      r.states.push(state);
     });
-  })();
-
-  // node name (string index) -> the positions of the steps it ran at
-  var runsOf = {};
-  steps.forEach(function (step, position) {
-    step[1].forEach(function (task) {
-      var runs = runsOf[task[0]] || (runsOf[task[0]] = []);
-      if (runs[runs.length - 1] !== position) runs.push(position);
+    r.runsOf = {};
+    r.steps.forEach(function (step, position) {
+      step[1].forEach(function (task) {
+        var list = r.runsOf[task[0]] || (r.runsOf[task[0]] = []);
+        if (list[list.length - 1] !== position) list.push(position);
+      });
     });
-  });
+    return r;
+  }
 
-  // the picture's node boxes: DOT id (its <title>) -> element, and name -> DOT ids
-  var boxes = {};
-  var idsOfName = {};
-  var edges = [];
-  var svg = document.querySelector("#nbg-picture svg");
-  if (svg) {
+  // a graph's picture: DOT id (its <title>) -> element, and node name -> DOT ids
+  var pictures = data.pictures.map(function (info, index) {
+    var holder = document.querySelector('.nbg-graph[data-picture="' + index + '"]');
+    var p = { holder: holder, info: info, boxes: {}, idsOfName: {}, edges: [] };
+    var svg = holder && holder.querySelector("svg");
+    if (!svg) return p;
     svg.querySelectorAll("g.node").forEach(function (g) {
       var title = g.querySelector("title");
       if (!title) return;
       var id = title.textContent;
-      boxes[id] = g;
-      if (Object.prototype.hasOwnProperty.call(data.ids, id)) {
-        var name = data.ids[id];
-        (idsOfName[name] || (idsOfName[name] = [])).push(id);
+      p.boxes[id] = g;
+      if (own(info.ids, id)) {
+        var name = info.ids[id];
+        (p.idsOfName[name] || (p.idsOfName[name] = [])).push(id);
         g.classList.add("nbg-clickable");
         g.addEventListener("click", function () { clicked(name); });
       }
@@ -62,13 +74,35 @@
       var title = g.querySelector("title");
       if (!title) return;
       var ends = title.textContent.split("->");
-      if (ends.length === 2) edges.push([ends[0].split(":")[0], ends[1].split(":")[0], g]);
+      if (ends.length === 2) p.edges.push([ends[0].split(":")[0], ends[1].split(":")[0], g]);
+    });
+    return p;
+  });
+
+  // the state tree: "run:step" -> its boxes; a click opens that run at that step
+  var treeBoxes = {};
+  var marked = [];
+  var treeSvg = document.querySelector("#nbg-tree svg");
+  if (treeSvg) {
+    treeSvg.querySelectorAll("g.node").forEach(function (g) {
+      var title = g.querySelector("title");
+      if (!title || !own(data.tree.ids, title.textContent)) return;
+      var target = data.tree.ids[title.textContent];
+      var key = target[0] + ":" + target[1];
+      (treeBoxes[key] || (treeBoxes[key] = [])).push(g);
+      g.classList.add("nbg-clickable");
+      g.addEventListener("click", function () {
+        stop();
+        openRun(target[0], target[1], "opened from the state tree");
+      });
     });
   }
-  $("nbg-problem").textContent = data.problem || "";
+  $("nbg-tree-problem").textContent = data.tree.problem || "";
 
   var slider = $("nbg-slider");
-  slider.max = String(steps.length - 1);
+  var R = null;       // the run shown
+  var current = 0;    // its index
+  var P = null;       // its picture
   var position = 0;
   var timer = null;
 
@@ -121,17 +155,30 @@
 
   var STATUS = ["ran", "failed", "paused (interrupt)", "cached"];
 
+  function insideCell(tr, task, taskPosition) {
+    var td = cell(tr, text(task[3]));
+    (childrenOf[current + ":" + position + ":" + taskPosition] || []).forEach(function (k) {
+      var open = document.createElement("button");
+      open.type = "button";
+      open.className = "nbg-open";
+      open.textContent = "open ▸ " + text(runs[k].label);
+      open.addEventListener("click", function () { stop(); openRun(k, null); });
+      td.appendChild(document.createElement("br"));
+      td.appendChild(open);
+    });
+  }
+
   function showTasks(step) {
     var tasks = step[1];
     if (!tasks.length) return fill("nbg-tasks", step[0] === 0 ? "the input" : "no tasks");
     var shown = tasks.slice(0, MAX_TASK_ROWS);
     var nested = shown.some(function (task) { return task[3] >= 0; });
-    var rows = shown.map(function (task) {
+    var rows = shown.map(function (task, taskPosition) {
       var tr = document.createElement("tr");
       cell(tr, text(task[0]));
       cell(tr, STATUS[task[1]], task[1] === FAILED ? "nbg-bad" : "");
       cell(tr, text(task[2]));
-      if (nested) cell(tr, text(task[3]));
+      if (nested) insideCell(tr, task, taskPosition);
       return tr;
     });
     var headings = ["node", "status", "triggered by"];
@@ -170,10 +217,10 @@
   }
 
   function showState(here) {
-    var state = states[here];
+    var state = R.states[here];
     var changed = {};
-    steps[here][2].forEach(function (e) { if (e[5] & CHANGED) changed[e[0]] = true; });
-    var rows = fieldOrder.filter(function (f) { return f in state; }).map(function (f) {
+    R.steps[here][2].forEach(function (e) { if (e[5] & CHANGED) changed[e[0]] = true; });
+    var rows = R.fieldOrder.filter(function (f) { return f in state; }).map(function (f) {
       var tr = document.createElement("tr");
       cell(tr, text(f));
       cell(tr, text(state[f]), changed[f] ? "nbg-changed" : "");
@@ -196,66 +243,96 @@
       p.textContent = line;
       box.appendChild(p);
     });
-    if (last && data.error >= 0) {
+    if (last && R.error >= 0) {
       var pre = document.createElement("pre");
       pre.className = "nbg-error";
-      pre.textContent = text(data.error);
+      pre.textContent = text(R.error);
       box.appendChild(pre);
     }
   }
 
   function paint(step, previous) {
+    if (!P) return;
     var ran = {}, failed = {}, before = {};
     step[1].forEach(function (t) {
-      (idsOfName[t[0]] || []).forEach(function (id) {
+      (P.idsOfName[t[0]] || []).forEach(function (id) {
         ran[id] = true;
         if (t[1] === FAILED) failed[id] = true;
       });
     });
     (previous ? previous[1] : []).forEach(function (t) {
-      (idsOfName[t[0]] || []).forEach(function (id) { before[id] = true; });
+      (P.idsOfName[t[0]] || []).forEach(function (id) { before[id] = true; });
     });
-    Object.keys(boxes).forEach(function (id) {
-      var g = boxes[id];
+    Object.keys(P.boxes).forEach(function (id) {
+      var g = P.boxes[id];
       var clickable = g.classList.contains("nbg-clickable");
       g.classList.toggle("nbg-ran", !!ran[id]);
       g.classList.toggle("nbg-failed", !!failed[id]);
       g.classList.toggle("nbg-faded", clickable && step[0] > 0 && !ran[id]);
     });
-    edges.forEach(function (edge) {
+    P.edges.forEach(function (edge) {
       edge[2].classList.toggle("nbg-taken", !!(before[edge[0]] && ran[edge[1]]));
     });
   }
 
+  function markTree(step) {
+    marked.forEach(function (g) { g.classList.remove("nbg-current"); });
+    marked = treeBoxes[current + ":" + step[0]] || [];
+    marked.forEach(function (g) { g.classList.add("nbg-current"); });
+  }
+
   function show(here, note) {
+    var steps = R.steps;
     position = Math.max(0, Math.min(steps.length - 1, here));
     var step = steps[position];
     var last = position === steps.length - 1;
     slider.value = String(position);
     var what = step[0] === 0 ? "the input" : summary(step[1]) || "no tasks";
     var status = step[4] ? "" : " — failed";
-    $("nbg-label").textContent = "step " + step[0] + " of " + steps[steps.length - 1][0] +
-      ": " + what + status;
+    var where = current === 0 ? "" : text(R.name) + ", ";
+    $("nbg-label").textContent = where + "step " + step[0] + " of " +
+      steps[steps.length - 1][0] + ": " + what + status;
     $("nbg-note").textContent = note || "";
     paint(step, position > 0 ? steps[position - 1] : null);
+    markTree(step);
     showStopped(step, last);
     showTasks(step);
     showEffects(step);
     showState(position);
   }
 
+  function firstShown(r) {
+    var failedAt = r.steps.findIndex(function (s) { return !s[4] && s[0] > 0; });
+    return failedAt >= 0 ? failedAt : Math.min(1, r.steps.length - 1);
+  }
+
+  function openRun(index, stepNumber, note) {
+    current = index;
+    R = prepare(runs[index]);
+    var picture = pictures[R.picture] || null;
+    pictures.forEach(function (p) { if (p.holder) p.holder.hidden = p !== picture; });
+    P = picture;
+    $("nbg-problem").textContent = picture ? picture.info.problem || "" : "";
+    slider.max = String(R.steps.length - 1);
+    $("nbg-run").value = String(index);
+    $("nbg-back").disabled = R.parent < 0;
+    var here = stepNumber === null ? firstShown(R) :
+      R.steps.findIndex(function (s) { return s[0] === stepNumber; });
+    show(here < 0 ? 0 : here, note);
+  }
+
   function clicked(name) {
-    var runs = runsOf[name] || [];
+    var list = R.runsOf[name] || [];
     var label = JSON.stringify(text(name));
-    if (!runs.length) return show(position, label + " did not run in this run.");
-    var next = runs.filter(function (p) { return p > position; })[0];
-    if (next === undefined) next = runs[0];
+    if (!list.length) return show(position, label + " did not run in this run.");
+    var next = list.filter(function (p) { return p > position; })[0];
+    if (next === undefined) next = list[0];
     if (next === position) {
-      var only = runs.length === 1 ? " ran only at this step." : " runs at no later step.";
+      var only = list.length === 1 ? " ran only at this step." : " runs at no later step.";
       return show(position, label + only);
     }
     var wrapped = next < position ? " (its first run: no later one)" : "";
-    show(next, label + " run " + (runs.indexOf(next) + 1) + " of " + runs.length + wrapped);
+    show(next, label + " run " + (list.indexOf(next) + 1) + " of " + list.length + wrapped);
   }
 
   function stop() {
@@ -266,25 +343,45 @@
 
   function play() {
     if (timer !== null) return stop();
-    if (position >= steps.length - 1) show(0);
+    if (position >= R.steps.length - 1) show(0);
     $("nbg-play").textContent = "⏸ pause";
     timer = setInterval(function () {
-      if (position >= steps.length - 1) return stop();
+      if (position >= R.steps.length - 1) return stop();
       show(position + 1);
     }, 700);
   }
 
+  // the list of runs, shown only when there are subruns
+  var picker = $("nbg-run");
+  runs.forEach(function (r, index) {
+    var option = document.createElement("option");
+    option.value = String(index);
+    option.textContent = index === 0 ? "the run" : text(r.label);
+    picker.appendChild(option);
+  });
+  if (runs.length > 1 || data.left_out) $("nbg-runs").hidden = false;
+  if (data.left_out) {
+    $("nbg-left-out").textContent = data.left_out + " more subruns ran, not in this file";
+  }
+  picker.addEventListener("change", function () { stop(); openRun(Number(picker.value), null); });
+  $("nbg-back").addEventListener("click", function () {
+    if (R.parent < 0) return;
+    stop();
+    var at = R.at;
+    openRun(R.parent, runs[R.parent].steps[at[0]][0], "back where that run started");
+  });
+
   $("nbg-first").addEventListener("click", function () { stop(); show(0); });
   $("nbg-prev").addEventListener("click", function () { stop(); show(position - 1); });
   $("nbg-next").addEventListener("click", function () { stop(); show(position + 1); });
-  $("nbg-last").addEventListener("click", function () { stop(); show(steps.length - 1); });
+  $("nbg-last").addEventListener("click", function () { stop(); show(R.steps.length - 1); });
   $("nbg-play").addEventListener("click", play);
   slider.addEventListener("input", function () { stop(); show(Number(slider.value)); });
   document.addEventListener("keydown", function (event) {
     var target = event.target;
     if (target && target.closest && target.closest("input, textarea, select")) return;
     var moves = { ArrowLeft: position - 1, ArrowRight: position + 1, Home: 0,
-                  End: steps.length - 1 };
+                  End: R.steps.length - 1 };
     if (!(event.key in moves)) return;
     event.preventDefault();
     stop();
@@ -293,6 +390,5 @@
 
   $("nbg-title").textContent = data.title;
   $("nbg-facts").textContent = data.facts.map(text).join(" · ");
-  var failedAt = steps.findIndex(function (s) { return !s[4] && s[0] > 0; });
-  show(failedAt >= 0 ? failedAt : Math.min(1, steps.length - 1));
+  openRun(0, null);
 })();
