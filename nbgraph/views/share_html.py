@@ -121,13 +121,13 @@ def page_data(
     Keys: `title`, `status`, `facts` (context, warnings), `error` (the traceback),
     `initial` (`[[field, value], ...]` before step 0), `steps`, `picture` (the run's index
     into `pictures`); `subruns`, each with the same keys less `title` and `facts`, plus
-    `name` (its breadcrumb), `label` (name and input), `parent` (0: the run, k: `subruns[k - 1]`) and `at` (`[position of the step,
-    position of the task]` in the parent that started it); `pictures`, each `{"ids": DOT id
-    -> node name, "problem": why it is not drawn}`; and `tree` (`{"ids": DOT id -> [run,
-    step], "problem": ...}`). A step is `[number, tasks, effects, state changes, applied]`,
-    a task `[node, status, triggers, what ran inside it]`, an effect
-    `[field, reducer, before, writes, after, flags]`, a state change `[field, value]`
-    (value -1: the field is gone).
+    `name` (its breadcrumb), `label` (name and input), `parent` (0: the run, k:
+    `subruns[k - 1]`) and `at` (`[position of the step, position of the task]` in the
+    parent, that started it); `pictures`, each `{"ids": DOT id -> node name, "problem":
+    why it is not drawn}`; and `tree` (`{"ids": DOT id -> [run, step], "problem": ...}`).
+    A step is `[number, tasks, effects, state changes, applied]`, a task `[node, status,
+    triggers, what ran inside it]`, an effect `[field, reducer, before, writes, after,
+    flags]`, a state change `[field, value]` (value -1: the field is gone).
 
     Args:
         run: a `nbgraph.Run`.
