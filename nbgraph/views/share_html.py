@@ -123,7 +123,7 @@ def page_data(
     into `pictures`); `subruns`, each with the same keys less `title` and `facts`, plus
     `name` (its breadcrumb), `label` (name and input), `parent` (0: the run, k:
     `subruns[k - 1]`) and `at` (`[position of the step, position of the task]` in the
-    parent, that started it); `pictures`, each `{"ids": DOT id -> node name, "problem":
+    parent that started it); `pictures`, each `{"ids": DOT id -> node name, "problem":
     why it is not drawn}`; and `tree` (`{"ids": DOT id -> [run, step], "problem": ...}`).
     A step is `[number, tasks, effects, state changes, applied]`, a task `[node, status,
     triggers, what ran inside it]`, an effect `[field, reducer, before, writes, after,

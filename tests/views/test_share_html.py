@@ -68,9 +68,14 @@ def test_every_user_text_is_escaped_and_reads_back_exactly():
     assert page.encode("utf-8", "strict")  # a lone surrogate became an escape
     data = _data(page)
     assert NAME in data["strings"] and data["title"] == repr(run)
-    assert set(data["ids"].values()) == {data["strings"].index(NAME)}  # the clickable box
+    ids = data["pictures"][0]["ids"]
+    assert set(ids.values()) == {data["strings"].index(NAME)}  # the clickable box
     svg = page[page.index("<svg") : page.index("</svg>")]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in svg and "<script" not in svg
+    tree = page[page.index('<div class="nbg-tree"') : page.index('id="nbg-tree-problem"')]
+    assert tree.count("<svg") == 1 and "<script" not in tree and "<img" not in tree
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in tree, "the node's name, escaped"
+    assert "&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;" in tree, "its value, escaped"
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
     assert not re.search(r"(src|href)=\"(https?:)?//", page), "nothing is fetched"
 
@@ -105,8 +110,10 @@ def test_without_a_renderer_the_page_says_why_and_still_steps(monkeypatch):
     finally:
         render.clear_cache()
     assert "<svg" not in page
-    assert "No graphviz renderer found" in _data(page)["problem"]
-    assert len(_data(page)["steps"]) == 4
+    data = _data(page)
+    assert "No graphviz renderer found" in data["pictures"][0]["problem"]
+    assert "No graphviz renderer found" in data["tree"]["problem"]
+    assert len(data["steps"]) == 4
 
 
 def test_a_failed_run_carries_its_traceback():
@@ -126,7 +133,7 @@ def test_save_html_writes_the_page(tmp_path):
     path = run.save_html(tmp_path / "run.html", title="<my run>")
     text = path.read_text(encoding="utf-8")
     assert "<title>&lt;my run&gt;</title>" in text
-    assert _data(text)["steps"] == page_data(run, _data(text)["ids"])["steps"]
+    assert _data(text)["steps"] == page_data(run)["steps"]
 
 
 def test_a_task_that_ran_a_subgraph_says_so():
@@ -134,5 +141,7 @@ def test_a_task_that_ran_a_subgraph_says_so():
     app = StateGraph(State).add_node("sub", inner.compile()).add_edge(START, "sub").compile()
     data = page_data(app.run({"n": 0, "log": []}))
     (task,) = data["steps"][1][1]
-    assert data["strings"][task[3]] == "1 graph run, 1 step (not in this file)"
+    assert data["strings"][task[3]] == "1 graph run, 1 step"
     assert all(t[3] == -1 for s in data["steps"] for t in s[1] if t is not task)
+    (sub,) = data["subruns"]  # its own steps: tests/views/test_share_runs.py
+    assert (sub["parent"], sub["at"]) == (0, [1, 0])
