@@ -75,7 +75,7 @@ def test_every_user_text_is_escaped_and_reads_back_exactly():
     tree = page[page.index('<div class="nbg-tree"') : page.index('id="nbg-tree-problem"')]
     assert tree.count("<svg") == 1 and "<script" not in tree and "<img" not in tree
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in tree, "the node's name, escaped"
-    assert "&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;" in tree, "its value, escaped"
+    assert "&lt;/script&gt;&lt;img src=x onerr" in tree, "its value (cut short), escaped"
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
     assert not re.search(r"(src|href)=\"(https?:)?//", page), "nothing is fetched"
 
