@@ -1,23 +1,25 @@
 """A run as one self-contained HTML file (`run.save_html(path)`): a kernel-less inspector to
 attach to a bug report or hand to a class, opened from disk with no network.
 
-The file holds one SVG of the graph (the run drawn over it, laid out once by graphviz) and
-the run's steps as JSON data: each step's tasks, reducer effects and state changes, as short
+The file holds an SVG of the graph (the run drawn over it, laid out once by graphviz), one of
+each subrun's graph, one of the state tree (`views/share_runs.py`), and the run's and its
+subruns' steps as JSON data: each step's tasks, reducer effects and state changes, as short
 texts (`nbgraph.record.text.short`) in one table of distinct strings. A small script shipped
 in the package (`views/static/share_html.js`, no CDN, no fetch) steps through them with
-buttons, the arrow keys and clicks on the picture's nodes, fading the nodes that did not run.
+buttons, the arrow keys and clicks on the picture's nodes, fading the nodes that did not run;
+it opens a subrun from the task that ran it, marks the shown step's boxes in the tree, and
+opens the step of a tree box clicked.
 
 Everything that came from a user or a node reaches the page as JSON (every `<`, `>` and `&`
 escaped, so no text can close the data's script element) and is put on the page with
-`textContent`, never as HTML; the SVG is graphviz's, made from escaped labels.
+`textContent`, never as HTML; the SVGs are graphviz's, made from escaped labels.
 
 Size and time, measured by `benchmarks/share_html.py` on a shared 2-core VM: a run of 10,000
 supersteps (two nodes taking turns; a counter, a growing list, a short text) is written with
-0.35–0.4 s of CPU (1.3× `run.save`'s JSON file of the same run; wall time 0.4–1.5 s as the
-machine's load varies, the first call also drawing the graph) to a file of 1.1 MB, which
-Chromium opens from disk in 0.15–0.25 s.
-Long values are cut to `VALUE_WIDTH` characters, so the size grows with the steps, not
-with the values.
+0.47–0.58 s of CPU (4.7–6.2× `run.save`'s JSON file of the same run, 0.1 s; building the
+state tree, `run.tree`, is about 0.07 s of it) to a file of 1.13 MB, which Chromium opens
+from disk in about 0.2 s. Long values are cut to `VALUE_WIDTH` characters, so the size grows
+with the steps, not with the values.
 """
 
 from __future__ import annotations
