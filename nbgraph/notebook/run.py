@@ -232,9 +232,10 @@ class Run(RunRecord):
 
     def save_html(self, path: str | Path, title: str | None = None) -> Path:
         """Save this run as one self-contained HTML file to open in any browser, offline
-        and with no kernel: the graph, and every step's tasks, reducer effects and state,
-        stepped with buttons, the arrow keys and clicks on nodes (`views.share_html`; a
-        10,000-step run: 0.4 s of CPU and 1.1 MB). Subruns' own steps are not included.
+        and with no kernel: the graph, every step's tasks, reducer effects and state, the
+        state tree and each subrun's own steps, stepped with buttons, the arrow keys and
+        clicks on nodes and tree boxes (`views.share_html`; a 10,000-step run: about 0.5 s
+        of CPU and 1.1 MB).
 
         Args:
             path: the file to write (e.g. `"run.html"`).
