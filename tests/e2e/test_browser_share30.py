@@ -184,8 +184,13 @@ def test_the_shared_html_steps_through_a_subrun_and_marks_the_tree(tmp_path):
             assert page.evaluate(SHOWN) == [["write"]]
             tree_text = page.inner_text("#nbg-tree")
             assert "<sky>" in tree_text and "</script><img" in tree_text  # drawn as text
+            # a run with no subruns (here a subrun saved on its own) shows no list of runs
+            alone = run.subruns[0].save_html(tmp_path / "alone.html").resolve().as_uri()
+            page.goto(alone)
+            assert page.evaluate(LABEL) == "step 1 of 2: search"
+            assert not page.is_visible("#nbg-runs")
         finally:
             browser.close()
     assert not errors, errors
-    assert requests == [url], f"the page fetched something: {requests}"
+    assert requests == [url, alone], f"the page fetched something: {requests}"
     assert '"edit and fork here" need the kernel' in path.read_text(encoding="utf-8")
