@@ -63,7 +63,7 @@ def test_an_inspector_shows_its_snapshot_and_nothing_is_fetched(tmp_path):
     assert not re.search(r"<script[^>]+src=", page), "no script from anywhere"
 
 
-def test_a_widget_with_no_static_form_is_kept_as_nbconvert_keeps_it(tmp_path):
+def test_a_widget_with_no_static_form_is_kept_as_nbconvert_keeps_it(tmp_path, capsys):
     slider = ipywidgets.IntSlider(value=7, description="<knob>")
     inspector = _inspector_bundle()
     path, notebook = _notebook(tmp_path, inspector, slider._repr_mimebundle_())
@@ -79,6 +79,8 @@ def test_a_widget_with_no_static_form_is_kept_as_nbconvert_keeps_it(tmp_path):
     assert len(notebook.metadata["widgets"][WIDGET_STATE]["state"]) > len(wanted)
     assert "nbgraph-snapshot" in page
     assert "require" in page and "html-manager" in page, "the kept widget's script, as ever"
+    assert main([str(path)]) == 0
+    assert "1 widget(s) with no static form (IntSliderModel)" in capsys.readouterr().err
 
 
 def test_scripts_from_a_cdn_come_only_when_the_notebook_needs_them(tmp_path):
