@@ -60,7 +60,9 @@ def _value_html(value: Any, width: int = 80, messages: int = 8) -> str:
             lines = [text(item, _MESSAGE_WIDTH) for item in shown]
             if hidden := len(value) - len(shown):
                 lines.insert(0, f"<i>… {hidden} earlier message{'s' * (hidden != 1)}</i>")
-            return "".join(f"<div class='nbgraph-message' style='{_MESSAGE}'>{m}</div>" for m in lines)
+            return "".join(
+                f"<div class='nbgraph-message' style='{_MESSAGE}'>{m}</div>" for m in lines
+            )
     return value_tree_html(value, width)
 
 
