@@ -242,10 +242,14 @@ class Inspector(ipywidgets.VBox):
         stacked = how == "stacked"
         self.middle.layout.flex_flow = "column" if stacked else "row"
         steps = self.middle.children[0]
-        steps.layout = ipywidgets.Layout(**(_STEPS_STACKED if stacked else _STEPS_BESIDE))
         self.body.layout.flex_flow = "column" if stacked else "row"
-        self.graph.layout = ipywidgets.Layout(**(_GRAPH_STACKED if stacked else _GRAPH_BESIDE))
-        self.panels.layout = ipywidgets.Layout(**(_PANELS_STACKED if stacked else _PANELS_BESIDE))
+        for widget, beside, above in (
+            (steps, _STEPS_BESIDE, _STEPS_STACKED),
+            (self.graph, _GRAPH_BESIDE, _GRAPH_STACKED),
+            (self.panels, _PANELS_BESIDE, _PANELS_STACKED),
+        ):  # the shown layout changed in place: a new Layout would leave the old one's
+            for key in {**beside, **above}:  # styles on the page (a 50% max-width, stacked)
+                setattr(widget.layout, key, (above if stacked else beside).get(key))
         self.arrangement.value = how
 
     def reopen(self, run: Any, other: Any, step: int | None = None) -> None:

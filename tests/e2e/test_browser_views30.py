@@ -59,7 +59,7 @@ def fan_out(tasks):
 many, few = fan_out(200), fan_out(3)
 """,
     "beside = chat.inspect(); beside.go(3); beside",
-    "stacked = chat.inspect(); stacked.go(3); stacked.arrange('stacked'); stacked",
+    "stacked = chat.inspect(); stacked.go(3); stacked",  # (stacked by a click, below)
     "follow = many.inspect(); follow.go(2); follow.follow(many.log.steps[2].tasks[37].id); follow",
     "follow_few = few.inspect(); follow_few.go(2); follow_few.follow(few.log.steps[2].tasks[1].id)"
     "; follow_few",
@@ -139,10 +139,18 @@ def test_messages_fit_one_task_stands_out_and_stacked_takes_the_whole_width(serv
                 "'svg g.node') && i.querySelector('table.nbgraph-effects'))",
                 timeout=120_000,
             )
-            page.wait_for_timeout(800)  # (the pictures sized to their room)
             beside, stacked, follow, few = (
                 page.locator(".nbgraph-inspector").nth(i) for i in range(4)
             )
+            stacked.locator(".widget-toggle-button", has_text="stacked").click()
+            stacked.locator(".nbgraph-steps").wait_for()
+            page.wait_for_function(  # (the click's layout arrives from the kernel)
+                "i => i.querySelector('.nbgraph-picture').getBoundingClientRect().width"
+                " > i.querySelector('.nbgraph-panels').getBoundingClientRect().width * 0.8",
+                arg=stacked.element_handle(),
+                timeout=30_000,
+            )
+            page.wait_for_timeout(800)  # (the pictures sized to their room)
             fits = {"beside": beside.evaluate(FITS), "stacked": stacked.evaluate(FITS)}
             cells = {
                 name: inspector.evaluate(CELL, wanted)
@@ -163,9 +171,10 @@ def test_messages_fit_one_task_stands_out_and_stacked_takes_the_whole_width(serv
         # the after cell whole on screen: inside the output and the panels, nothing to scroll
         assert fit["after"][1] <= min(right, fit["panels"][1]) + 1, (how, fit)
         assert fit["after"][0] >= left - 1 and max(fit["overflow"]) <= 1, (how, fit)
-        assert fit["after"][2] >= 200, (how, fit)  # room to read, not a word a line
-        assert len(fit["messages"]) == 3 and min(fit["messages"]) >= 25, (how, fit)
-    # stacked: the picture takes the output's whole width
+        assert fit["after"][2] >= 200, (how, fit)  # room to read: lines of 20+ characters,
+        # not a word a line (10 characters a line when the after column overflowed)
+        assert len(fit["messages"]) == 3 and min(fit["messages"]) >= 20, (how, fit)
+    # stacked (a click on "stacked"): the picture takes the output's whole width
     stacked_fit = fits["stacked"]
     output_width = stacked_fit["output"][1] - stacked_fit["output"][0]
     assert stacked_fit["picture"] >= 0.9 * output_width, stacked_fit
