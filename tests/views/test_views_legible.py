@@ -91,6 +91,16 @@ def test_a_200_task_step_is_summed_up_and_its_writes_folded():
     assert any("… 188 more: work ×188" in line for line in lines) and len(lines) < 40
 
 
+def test_a_fan_outs_200_sends_fold_in_the_routing_panel():
+    inspector = fan_out_run(200).inspect()
+    inspector.go(1)
+    routing = inspector.effects.value.split("routing after plan")[1]
+    went = routing.split("went to: ")[1]
+    shown, folded = went.split("<details>")
+    assert shown.count("Send(") == 8 and "… 192 more</i></summary>" in folded
+    assert folded.count("Send(") == 192  # every Send still there, folded
+
+
 def test_many_rows_fold_and_the_flags_column_shows_only_when_a_row_has_a_flag():
     class Row:
         def __init__(self, field, conflict=False):
