@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import html
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +24,7 @@ from nbgraph.graph import GraphSpec
 from nbgraph.graph.subgraphs import is_compiled_graph
 from nbgraph.record.text import safe_str, visible
 from nbgraph.record.text import short as text_of
-from nbgraph.types import END, START
+from nbgraph.types import END, MISSING, START
 from nbgraph.views.overlay import Overlay, ends_implicitly
 
 if TYPE_CHECKING:
@@ -384,11 +386,61 @@ def _draw_node(dot: Any, ids: _Ids, name: str, node: Any, overlay: Overlay | Non
         if name in overlay.paused:
             lines.append("paused: waiting for an answer")
             attrs.update(fillcolor=PAUSED_FILL, color=PAUSED_INK, fontcolor=PAUSED_INK)
+        stack_at = len(lines)  # (a followed task of many: its siblings drawn here)
         if name in overlay.notes:
             lines.append(overlay.notes[name])
         if overlay.focus or overlay.current:
             _focus_node(name, lines, attrs, overlay)
+        if name in overlay.followed:
+            rows = [_html_text(line) for line in lines]
+            rows.insert(stack_at, _task_stack(overlay.followed[name]))
+            dot.node(ids(name), _html_label(rows), **attrs)
+            return
     dot.node(ids(name), label(*lines), **attrs)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _html_text(text: Any) -> str:
+    """A line for an HTML-like label: escaped, control characters written as escapes (XML,
+    which graphviz parses such a label as, cannot hold them).
+
+    >>> _html_text('<b> & "q"\\x01')
+    '&lt;b&gt; &amp; &quot;q&quot;\\\\x01'
+    """
+    line = _CONTROL.sub(lambda m: repr(m[0])[1:-1], visible(str(text)))
+    return html.escape(line)
+
+
+def _html_label(rows: list[str]) -> str:
+    """An HTML-like DOT label of already-escaped rows, one above the other."""
+    cells = "".join(f"<TR><TD>{row}</TD></TR>" for row in rows)
+    return f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="1">{cells}</TABLE>>'
+
+
+def _task_stack(followed: Any) -> str:
+    """The tasks of a node at one step as a row of cells, the followed one highlighted and
+    named (with its `Send` argument), the others faded: one cell each up to `_FAN_SHOWN`
+    tasks, else one faded cell counting them ("+ 199 other tasks")."""
+    on = f'BGCOLOR="{HIGHLIGHT_FILL}" COLOR="{HIGHLIGHT_INK}"'
+    off = f'BGCOLOR="{FADED_FILL}" COLOR="{FADED}"'
+    name = f"task {followed.index + 1}"
+    if followed.arg is not MISSING:
+        name += f": {short(followed.arg, 24)}"
+    mine = f"<TD {on}><B>{_html_text(name)}</B></TD>"
+    if followed.count > _FAN_SHOWN:
+        others = [f"+ {followed.count - 1} other tasks"]
+        at = 0
+    else:
+        others = [str(i + 1) for i in range(followed.count) if i != followed.index]
+        at = followed.index
+    cells = [f'<TD {off}><FONT COLOR="{FADED_TEXT}">{_html_text(t)}</FONT></TD>' for t in others]
+    cells.insert(at, mine)
+    return (
+        '<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="2">'
+        f"<TR>{''.join(cells)}</TR></TABLE>"
+    )
 
 
 def _focus_node(name: str, lines: list[str], attrs: dict[str, str], overlay: Overlay) -> None:

@@ -50,9 +50,13 @@ _GRAPH_BESIDE = {"flex": "0 1 auto", "max_width": "50%", "min_width": "0", "over
 _PANELS_BESIDE = {"flex": "1 1 50%", "min_width": "0", "overflow": "auto"}
 _GRAPH_STACKED = {"width": "100%", "min_width": "0", "overflow": "hidden"}
 _PANELS_STACKED = {"width": "100%", "overflow": "auto"}
-"""The picture and the panels' room side by side: the picture what its drawing needs, at
-most half the width, and the panels the rest; stacked, each the whole width. The picture
-keeps readable labels and scrolls inside its box (`views.clickable_graph`)."""
+_STEPS_BESIDE = {"flex": "0 0 auto", "max_width": "34%", "overflow": "auto"}
+_STEPS_STACKED = {"width": "100%", "overflow": "auto"}
+"""The picture and the panels' room side by side: the step list its own column, the
+picture what its drawing needs, at most half of the rest, and the panels the rest; stacked,
+the step list, the picture and the panels one above the other, each the output's whole
+width. The picture keeps readable labels and scrolls inside its box
+(`views.clickable_graph`)."""
 
 
 class Inspector(ipywidgets.VBox):
@@ -194,8 +198,9 @@ class Inspector(ipywidgets.VBox):
         self.panels.add_class("nbgraph-panels")
         self.body = w.HBox([self.graph, self.panels], layout={"flex": "1 1 auto", "min_width": "0"})
         steps = w.VBox([self.step_list.select, self.step_list.task_panel])
-        steps.layout = w.Layout(flex="0 0 auto", max_width="34%", overflow="auto")
+        steps.layout = w.Layout(**_STEPS_BESIDE)
         steps.add_class("nbgraph-steps")
+        self.middle = w.HBox([steps, self.body], layout={"width": "100%"})
         self.fork_note = w.HTML()  # why there is no fork row, when there is none
         rows = [
             w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
@@ -209,7 +214,7 @@ class Inspector(ipywidgets.VBox):
             *rows[:3],
             self.error,
             self.answer_panel.box,  # a paused run's questions, answered (views/answer_panel.py)
-            w.HBox([steps, self.body], layout={"width": "100%"}),
+            self.middle,  # the step list, the picture and the panels (`arrange`)
             rows[3],
             self.fork_panel.box,
             self.fork_note,
@@ -229,15 +234,22 @@ class Inspector(ipywidgets.VBox):
         )
 
     def arrange(self, how: str) -> None:
-        """Lay the picture and the panels out: `"side by side"` (the picture at most half the
-        width, the panels the rest) or `"stacked"` (the picture above the panels, each the
-        whole width)."""
+        """Lay the picture and the panels out: `"side by side"` (the step list, then the
+        picture at most half the rest, the panels the rest) or `"stacked"` (the step list,
+        the picture and the panels one above the other, each the whole width)."""
         if how not in ("side by side", "stacked"):
             raise ValueError(f"arrange() takes 'side by side' or 'stacked', not {how!r}.")
         stacked = how == "stacked"
+        self.middle.layout.flex_flow = "column" if stacked else "row"
+        steps = self.middle.children[0]
         self.body.layout.flex_flow = "column" if stacked else "row"
-        self.graph.layout = ipywidgets.Layout(**(_GRAPH_STACKED if stacked else _GRAPH_BESIDE))
-        self.panels.layout = ipywidgets.Layout(**(_PANELS_STACKED if stacked else _PANELS_BESIDE))
+        for widget, beside, above in (
+            (steps, _STEPS_BESIDE, _STEPS_STACKED),
+            (self.graph, _GRAPH_BESIDE, _GRAPH_STACKED),
+            (self.panels, _PANELS_BESIDE, _PANELS_STACKED),
+        ):  # the shown layout changed in place: a new Layout would leave the old one's
+            for key in {**beside, **above}:  # styles on the page (a 50% max-width, stacked)
+                setattr(widget.layout, key, (above if stacked else beside).get(key))
         self.arrangement.value = how
 
     def reopen(self, run: Any, other: Any, step: int | None = None) -> None:

@@ -13,9 +13,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbgraph.engine.facts import handed_text, hands_to_parent
-from nbgraph.types import END, START, Send
+from nbgraph.types import END, MISSING, START, Send
 
-__all__ = ["Overlay", "ancestry", "ends_implicitly", "run_overlay"]
+__all__ = ["FollowedTask", "Overlay", "ancestry", "ends_implicitly", "run_overlay"]
+
+
+@dataclass(frozen=True)
+class FollowedTask:
+    """The task followed among its node's many at one step (one task of a `Send` fan-out).
+
+    Attributes:
+        index: its place among the node's tasks at that step (0: the first).
+        count: how many tasks the node ran at that step.
+        step: the step.
+        arg: its `Send` argument (MISSING for a task an edge triggered).
+    """
+
+    index: int
+    count: int
+    step: int
+    arg: Any = MISSING
 
 
 @dataclass
@@ -37,7 +54,9 @@ class Overlay:
         current: nodes whose tasks run at the shown step ("runs this step"), drawn apart from
             the focused nodes that ran before it (a step's triggers, a branch's chain).
         notes: node -> a line about the task followed among its step's many (one task of a
-            `Send` fan-out: "following 1 of its 200 tasks").
+            `Send` fan-out: "following task 38 of 200 (step 2)").
+        followed: node -> the task followed among its step's many, which `views.dot` draws
+            apart from its faded siblings.
     """
 
     runs: dict[str, int] = field(default_factory=dict)
@@ -53,6 +72,7 @@ class Overlay:
     subgraphs: dict[str, tuple[Any, Overlay]] = field(default_factory=dict)
     current: set[str] = field(default_factory=set)
     notes: dict[str, str] = field(default_factory=dict)
+    followed: dict[str, FollowedTask] = field(default_factory=dict)
 
 
 def ends_implicitly(spec: Any) -> list[str]:
@@ -76,7 +96,9 @@ def run_overlay(run: Any, step: int | None = None, branch: str | None = None) ->
         ValueError: a step the run does not have, or a task id it does not have.
     """
     base = _base(run)
-    overlay = dataclasses.replace(base, focus=set(), focus_edges=set(), current=set(), notes={})
+    overlay = dataclasses.replace(
+        base, focus=set(), focus_edges=set(), current=set(), notes={}, followed={}
+    )
     if step is not None:
         run.timeline.step_log(step)  # raises ValueError naming the step
         so_far = _counts(run, upto=step)
@@ -241,6 +263,7 @@ def _focus_branch(run: Any, overlay: Overlay, task_id: str, step: int | None = N
             overlay.notes[task.node] = (
                 f"following task {index + 1} of {len(siblings)} (step {task.step})"
             )
+            overlay.followed[task.node] = FollowedTask(index, len(siblings), task.step, task.arg)
         if task.step == step:
             overlay.current.add(task.node)
         for source in task.triggers:

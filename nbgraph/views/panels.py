@@ -21,6 +21,7 @@ from nbgraph.views.value_tree import value_tree_html
 
 __all__ = [
     "CHANGED",
+    "EFFECTS_CLASS",
     "FADED",
     "attempts_html",
     "diff_html",
@@ -43,6 +44,8 @@ def text(value: Any, width: int = 80) -> str:
 
 _MESSAGE_WIDTH = 160
 """How much of one message a panel shows: its class, content, tool calls and their ids."""
+_MESSAGE = "padding-left:1.5em;text-indent:-1.5em;overflow-wrap:anywhere"
+"""A message's line: wrapped within its cell, its continuation lines indented under it."""
 
 
 def _value_html(value: Any, width: int = 80, messages: int = 8) -> str:
@@ -57,7 +60,9 @@ def _value_html(value: Any, width: int = 80, messages: int = 8) -> str:
             lines = [text(item, _MESSAGE_WIDTH) for item in shown]
             if hidden := len(value) - len(shown):
                 lines.insert(0, f"<i>… {hidden} earlier message{'s' * (hidden != 1)}</i>")
-            return "<br>".join(lines)
+            return "".join(
+                f"<div class='nbgraph-message' style='{_MESSAGE}'>{m}</div>" for m in lines
+            )
     return value_tree_html(value, width)
 
 
@@ -65,24 +70,35 @@ def table_html(
     header: Sequence[str],
     rows: Iterable[tuple[str, Sequence[str]]],
     values: Iterable[int] = (),
+    kind: str = "",
 ) -> str:
     """An HTML table; `rows` are (row style, already-escaped cells); the cells of the
     columns `values` hold values (class `nbgraph-value`: room enough not to wrap word by
-    word)."""
+    word). With a `kind` (a CSS class), each cell also carries its column's name
+    (`data-label`) and its content in one `<div>`, so that a narrow panel can lay a row out
+    as one block, a line per column (the inspector's CSS, `views/static/`)."""
     wide = set(values)
     head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in header)
+    opening = [
+        "<td"
+        + (" class='nbgraph-value'" if i in wide else "")
+        + (f" data-label='{html.escape(h)}'" if kind else "")
+        + f" style='{_CELL}'>"
+        + ("<div>" if kind else "")
+        for i, h in enumerate(header)
+    ]
+    closing = "</div></td>" if kind else "</td>"
     body = "".join(
         f"<tr style='{style}'>"
-        + "".join(
-            f"<td class='nbgraph-value' style='{_CELL}'>{c}</td>"
-            if i in wide
-            else f"<td style='{_CELL}'>{c}</td>"
-            for i, c in enumerate(cells)
-        )
+        + "".join(f"{opening[i]}{c}{closing}" for i, c in enumerate(cells))
         + "</tr>"
         for style, cells in rows
     )
-    return f"<table style='{_TABLE}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    classes = f" class='{html.escape(kind)}'" if kind else ""
+    return (
+        f"<table{classes} style='{_TABLE}'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{body}</tbody></table>"
+    )
 
 
 def state_html(
@@ -105,6 +121,10 @@ WRITES_SHOWN = 6
 ROWS_SHOWN = 30
 """A step's effect rows shown at once; the rest fold under a count."""
 _FLAGS = ("conflict", "overwrite_bypass", "dropped_key", "root_reset")
+EFFECTS_CLASS = "nbgraph-effects"
+"""The class of a step's effects table: in a panel narrower than the table needs, the
+inspector's CSS shows each row as one block, before, writes and after each on the panel's
+whole width (`views/static/clickable_graph.css`), so no value is cut off at the side."""
 
 
 def effects_html(
@@ -139,9 +159,9 @@ def effects_html(
     rows = [_effect_row(e, writers, (mine or {}).get(e.field), flagged) for e in kept]
     header = ["field", "before", "writes (in order)", "reducer", "after"]
     header += ["flags"] * flagged
-    table = table_html(header, rows[:ROWS_SHOWN], values=[1, 2, 4])
+    table = table_html(header, rows[:ROWS_SHOWN], values=[1, 2, 4], kind=EFFECTS_CLASS)
     if len(rows) > ROWS_SHOWN:
-        rest = table_html(header, rows[ROWS_SHOWN:], values=[1, 2, 4])
+        rest = table_html(header, rows[ROWS_SHOWN:], values=[1, 2, 4], kind=EFFECTS_CLASS)
         table += _folded(f"{len(rows) - ROWS_SHOWN} more fields", rest)
     if keep is not None and len(kept) < len(effects):
         table += f"<i>{len(effects) - len(kept)} more filtered out by the field picker</i>"

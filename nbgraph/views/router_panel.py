@@ -86,13 +86,36 @@ def _task_html(run: Any, task: Any, start: dict[str, Any]) -> str:
         said = "<i>the Sends it went to</i>"  # (a fan-out's: kept once, as its routes)
     else:
         said = "<i>not recorded (an imported, restored or cached task)</i>"
-    went = ", ".join(_shown(r, 160) for r in task.routes) or "—"
+    went = _routes_html(task.routes)
     return (
         f"<div style='{_BOX}'><b>routing after {html.escape(task.node)}</b> "
         f"(task {html.escape(task.id)}): router <b>{html.escape(names)}</b><br>"
         f"read: <span style='font-family:monospace'>{seen_html}</span><br>"
         f"returned: <span style='font-family:monospace'>{said}</span> → went to: "
         f"<span style='font-family:monospace'>{went}</span></div>"
+    )
+
+
+ROUTES_SHOWN = 8
+"""Where a task went, shown at once; the rest (a fan-out's many `Send`s) fold under a count."""
+
+
+def _routes_html(routes: Any) -> str:
+    """Where a task went, escaped: every route, those past `ROUTES_SHOWN` folded.
+
+    >>> _routes_html(["a", "b"]), _routes_html([])
+    ('&#x27;a&#x27;, &#x27;b&#x27;', '—')
+    >>> "<details><summary><i>… 2 more</i></summary>" in _routes_html(list(range(10)))
+    True
+    """
+    shown = [_shown(r, 160) for r in routes]
+    if len(shown) <= ROUTES_SHOWN:
+        return ", ".join(shown) or "—"
+    rest = len(shown) - ROUTES_SHOWN
+    return (
+        ", ".join(shown[:ROUTES_SHOWN])
+        + f"<details><summary><i>… {rest} more</i></summary>{', '.join(shown[ROUTES_SHOWN:])}"
+        + "</details>"
     )
 
 

@@ -15,7 +15,7 @@ import pytest
 from nbgraph import END, START, Send, StateGraph
 from nbgraph.views.dot import FADED_FILL, FADED_TEXT
 from nbgraph.views.panels import ROWS_SHOWN, WRITES_SHOWN, effects_html
-from nbgraph.views.render import render_svg, renderers
+from nbgraph.views.render import render_svg, render_with, renderers
 from nbgraph.views.theme import FADED
 
 EVIL = "<img src=x onerror=alert(1)>"
@@ -89,6 +89,16 @@ def test_a_200_task_step_is_summed_up_and_its_writes_folded():
     assert effects.count("work: ") == 200  # every write is still there, folded
     lines = [label for label, _ in inspector.step_list.select.options]
     assert any("… 188 more: work ×188" in line for line in lines) and len(lines) < 40
+
+
+def test_a_fan_outs_200_sends_fold_in_the_routing_panel():
+    inspector = fan_out_run(200).inspect()
+    inspector.go(1)
+    routing = inspector.effects.value.split("routing after plan")[1]
+    went = routing.split("went to: ")[1]
+    shown, folded = went.split("<details>")
+    assert shown.count("Send(") == 8 and "… 192 more</i></summary>" in folded
+    assert folded.count("Send(") == 192  # every Send still there, folded
 
 
 def test_many_rows_fold_and_the_flags_column_shows_only_when_a_row_has_a_flag():
@@ -236,3 +246,105 @@ def test_a_later_cells_code_moves_a_twin_never_the_output_shown_earlier():
     cell["now"] = None  # a click in the front-end: the shown inspector moves
     inspector.go(2)
     assert len(inspector.earlier.twins) == 1 and twin.step == 2
+
+
+# --- messages that fit, one task of a fan-out drawn, stacked ---------------------------------
+
+
+def chat_run():
+    """A model and a tools node over langchain messages (the shape of
+    notebooks/07_langchain_agent.ipynb); step 3 appends the model's long answer."""
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from nbgraph import add_messages
+
+    class Agent(TypedDict):
+        messages: Annotated[list, add_messages]
+
+    replies = iter(
+        [
+            AIMessage("", id="ai-1", tool_calls=[{"name": "weather", "args": {}, "id": "c1"}]),
+            AIMessage(f"{EVIL} Paris: 18 °C, and no station in Atlantis " * 3, id="ai-2"),
+        ]
+    )
+    graph = StateGraph(Agent).add_node("model", lambda s: {"messages": [next(replies)]})
+    graph.add_node("tools", lambda s: {"messages": [ToolMessage("18 °C", tool_call_id="c1")]})
+    graph.add_edge(START, "model").add_edge("tools", "model")
+    graph.add_conditional_edges(
+        "model", lambda s: "tools" if s["messages"][-1].tool_calls else END, ["tools", END]
+    )
+    return graph.compile().run({"messages": [HumanMessage("weather?", id="user-1")]})
+
+
+def test_messages_in_the_effects_panel_one_a_line_in_a_table_a_narrow_panel_stacks():
+    from nbgraph.views.clickable_graph import STATIC
+    from nbgraph.views.panels import EFFECTS_CLASS
+
+    inspector = chat_run().inspect()
+    inspector.go(3)
+    effects = inspector.effects.value
+    table = re.search(rf"<table class='{EFFECTS_CLASS}'.*?</table>", effects, re.S).group(0)
+    cells = dict(re.findall(r"<td[^>]* data-label='([^']+)'[^>]*><div>(.*?)</div></td>", table))
+    assert set(cells) == {"field", "before", "writes (in order)", "reducer", "after"}
+    after = re.findall(r"<div class='nbgraph-message' style='([^']*)'>(.*?)</div>", cells["after"])
+    assert [m.split("(")[0] for _, m in after] == [  # one message a line, the last three
+        "<i>… 1 earlier message</i>", "AIMessage", "ToolMessage", "AIMessage"
+    ]  # fmt: skip
+    assert all("overflow-wrap:anywhere" in style for style, _ in after)  # long ones wrap
+    assert "<img" not in effects and "&lt;img src=x onerror=alert(1)&gt;" in effects
+    css = (STATIC / "clickable_graph.css").read_text()  # a narrow panel: each row a block
+    assert "container-type: inline-size" in css and f"table.{EFFECTS_CLASS} td::before" in css
+    assert "content: attr(data-label)" in css
+
+
+def test_stacked_gives_the_step_list_the_picture_and_the_panels_the_whole_width():
+    inspector = fan_out_run(3).inspect()
+    steps = inspector.middle.children[0]
+    assert inspector.middle.layout.flex_flow in (None, "row") and steps.layout.max_width == "34%"
+    inspector.arrange("stacked")
+    assert inspector.middle.layout.flex_flow == "column" and steps.layout.width == "100%"
+    assert inspector.graph.layout.width == "100%" and inspector.panels.layout.width == "100%"
+    inspector.arrange("side by side")
+    assert inspector.middle.layout.flex_flow == "row" and steps.layout.max_width == "34%"
+
+
+def _cells(source: str, node: str) -> list[tuple[str, str]]:
+    """The task cells (colours, text) of `node`'s HTML-like label in a DOT source."""
+    line = next(line for line in source.splitlines() if f"<TD>{node}</TD>" in line)
+    inner = re.search(r'CELLBORDER="1".*?</TABLE>', line).group(0)
+    return re.findall(r"<TD ([^>]*)>(.*?)</TD>", inner)
+
+
+def test_one_task_of_a_fan_out_is_drawn_apart_from_its_faded_siblings():
+    from nbgraph.views.dot import FADED_TEXT, HIGHLIGHT_FILL
+
+    run = fan_out_run(200)
+    task = run.log.steps[2].tasks[37]
+    source = run.draw(branch=task.id, step=2).source
+    (mine, mine_text), (others, others_text) = _cells(source, "work")
+    assert f'BGCOLOR="{HIGHLIGHT_FILL}"' in mine
+    assert mine_text == "<B>task 38: {&#x27;note&#x27;: 37}</B>"  # named, with its Send's arg
+    assert f'<FONT COLOR="{FADED_TEXT}">+ 199 other tasks</FONT>' == others_text
+    assert f'BGCOLOR="{FADED_FILL}"' in others
+    assert "following task 38 of 200 (step 2)" in source
+    few = fan_out_run(3)
+    cells = _cells(few.draw(branch=few.log.steps[2].tasks[1].id).source, "work")
+    assert [HIGHLIGHT_FILL in colours for colours, _ in cells] == [False, True, False]
+    assert [re.sub("<[^>]+>", "", text) for _, text in cells][::2] == ["1", "3"]
+    assert "<TABLE" not in run.draw(step=2).source  # no task followed: a plain label
+    if renderers():
+        assert render_svg(source).svg and "+ 199 other tasks" in render_svg(source).svg
+
+
+def test_a_followed_tasks_label_is_escaped():
+    graph = StateGraph(S).add_node("plan", lambda s: {})
+    name = f'{EVIL}"&\x01'
+    graph.add_node(name, lambda s: {"out": [s["note"]]}).add_edge(START, "plan")
+    graph.add_conditional_edges("plan", lambda s: [Send(name, {"note": EVIL}) for _ in range(2)])
+    run = graph.compile().run({"out": []})
+    source = run.draw(branch=run.log.steps[2].tasks[0].id).source
+    line = next(line for line in source.splitlines() if "CELLBORDER" in line)
+    assert "<img" not in line and "&lt;img src=x onerror=alert(1)&gt;&quot;&amp;\\x01" in line
+    for renderer in renderers():  # each renderer nbgraph may pick reads the label
+        output, name, problems = render_with(source, "svg", [renderer])
+        assert output and b"&lt;img" in output, (renderer, problems)
