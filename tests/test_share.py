@@ -32,13 +32,25 @@ def _inspector_bundle() -> dict:
     return bundle
 
 
+_BEFORE: set[str] = set()
+
+
+@pytest.fixture(autouse=True)
+def _widgets_of_this_test():
+    """The widgets alive before the test (earlier tests' widgets are not this notebook's)."""
+    _BEFORE.clear()
+    _BEFORE.update(ipywidgets.widgets.widget._instances)
+
+
 def _notebook(tmp_path, *bundles, markdown: str = "") -> tuple:
     """A notebook whose outputs are `bundles`, saved with the widget state of every widget
-    alive (as JupyterLab saves it)."""
+    this test made (as JupyterLab saves every widget alive in its kernel)."""
     cells = [new_markdown_cell(markdown)] if markdown else []
     cells += [new_code_cell("x", outputs=[new_output("display_data", b)]) for b in bundles]
     notebook = new_notebook(cells=cells)
-    notebook.metadata["widgets"] = {WIDGET_STATE: ipywidgets.Widget.get_manager_state()}
+    alive = ipywidgets.widgets.widget._instances
+    mine = [widget for key, widget in alive.items() if key not in _BEFORE]
+    notebook.metadata["widgets"] = {WIDGET_STATE: ipywidgets.Widget.get_manager_state(widgets=mine)}
     path = tmp_path / "saved.ipynb"
     nbformat.write(notebook, path)
     return path, notebook
