@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.support.browser import FRONTENDS, open_notebook, real_errors, serve
+from tests.support.browser import FRONTENDS, open_notebook, real_errors, serve, use_theme
 
 pytestmark = pytest.mark.browser
 
@@ -382,9 +382,7 @@ def test_play_and_the_dark_theme_in_the_browser(twice_displayed, jupyterlab, tmp
 
     lab = "/lab/" in jupyterlab
     if lab:  # JupyterLab Dark, from the settings folder the server was given
-        themes = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
-        themes.mkdir(parents=True, exist_ok=True)
-        (themes / "themes.jupyterlab-settings").write_text('{"theme": "JupyterLab Dark"}')
+        use_theme(tmp_path, "dark")
     with sync_playwright() as playwright:
         browser, page = open_notebook(playwright, jupyterlab, [], height=1400)
         try:

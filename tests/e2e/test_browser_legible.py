@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import FRONTENDS, open_notebook, real_errors, serve
+from tests.support.browser import FRONTENDS, open_notebook, real_errors, serve, use_theme
 
 pytestmark = pytest.mark.browser
 
@@ -96,10 +96,7 @@ def served(request, tmp_path):
     """A front-end serving the notebook above, in the light or the dark theme."""
     frontend, theme = request.param
     with serve(frontend, tmp_path, {"legible.ipynb": CELLS}) as server:
-        if theme == "dark":  # read when the page asks for its settings
-            themes = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
-            themes.mkdir(parents=True, exist_ok=True)
-            (themes / "themes.jupyterlab-settings").write_text('{"theme": "JupyterLab Dark"}')
+        use_theme(tmp_path, theme)
         yield server.url("legible.ipynb"), frontend, theme
 
 

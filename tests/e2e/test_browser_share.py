@@ -25,6 +25,7 @@ from tests.support.browser import (
     open_notebook,
     real_errors,
     serve,
+    use_theme,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.dot]
@@ -280,10 +281,7 @@ def test_an_untrusted_notebook_shows_every_picture(frontend, theme, executed, tm
 
     errors: list[str] = []
     with serve(frontend, tmp_path, {}) as served:
-        if theme == "dark":  # read when the page asks for its settings
-            themes = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
-            themes.mkdir(parents=True, exist_ok=True)
-            (themes / "themes.jupyterlab-settings").write_text('{"theme": "JupyterLab Dark"}')
+        use_theme(tmp_path, theme)
         shutil.copy(executed, tmp_path / "root" / "shared.ipynb")
         url = served.url("shared.ipynb")
         with sync_playwright() as playwright:

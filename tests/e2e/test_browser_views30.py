@@ -1,13 +1,14 @@
 """The inspector at a notebook's usual width, measured in a real browser (issue 30, "legible
 at any size"): a messages run's effects (before, writes, after) read without scrolling
 sideways, one task of a `Send` fan-out drawn apart from its faded siblings in the picture,
-and "stacked" giving the picture the output's whole width — in JupyterLab 4 and Notebook 7
-(`tests/support/browser.py`). The HTML and DOT behind them: tests/views/test_views_legible.py.
+and "stacked" giving the picture the output's whole width — in JupyterLab 4 and Notebook 7,
+light and dark (`tests/support/browser.py`). The HTML and DOT behind them:
+tests/views/test_views_legible.py.
 """
 
 import pytest
 
-from tests.support.browser import FRONTENDS, open_notebook, real_errors, serve
+from tests.support.browser import FRONTENDS, open_notebook, real_errors, serve, use_theme
 
 pytestmark = pytest.mark.browser
 
@@ -114,10 +115,16 @@ CELL = """
 """
 
 
-@pytest.fixture(params=sorted(FRONTENDS))
+@pytest.fixture(
+    params=[(f, t) for f in sorted(FRONTENDS) for t in ("light", "dark")],
+    ids=lambda pair: "-".join(pair),
+)
 def served(request, tmp_path):
-    with serve(request.param, tmp_path, {"views30.ipynb": CELLS}) as server:
-        yield server.url("views30.ipynb"), request.param
+    """A front-end serving the notebook above, in the light or the dark theme."""
+    frontend, theme = request.param
+    with serve(frontend, tmp_path, {"views30.ipynb": CELLS}) as server:
+        use_theme(tmp_path, theme)
+        yield server.url("views30.ipynb"), frontend, theme
 
 
 def _contrast(cell: dict) -> float:
@@ -128,7 +135,7 @@ def _contrast(cell: dict) -> float:
 def test_messages_fit_one_task_stands_out_and_stacked_takes_the_whole_width(served):
     from playwright.sync_api import sync_playwright
 
-    url, frontend = served
+    url, frontend, theme = served
     errors: list[str] = []
     with sync_playwright() as playwright:
         browser, page = open_notebook(playwright, url, errors, height=2400)
@@ -151,6 +158,7 @@ def test_messages_fit_one_task_stands_out_and_stacked_takes_the_whole_width(serv
                 timeout=30_000,
             )
             page.wait_for_timeout(800)  # (the pictures sized to their room)
+            dark = page.evaluate("document.body.dataset.jpThemeLight === 'false'")
             fits = {"beside": beside.evaluate(FITS), "stacked": stacked.evaluate(FITS)}
             cells = {
                 name: inspector.evaluate(CELL, wanted)
@@ -164,6 +172,7 @@ def test_messages_fit_one_task_stands_out_and_stacked_takes_the_whole_width(serv
         finally:
             browser.close()
     assert real_errors(errors, url) == []
+    assert dark == (theme == "dark")
     for how, fit in fits.items():
         left, right = fit["output"]
         if frontend == "jupyterlab":  # the width the issue measured: a ~970 px output

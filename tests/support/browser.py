@@ -152,6 +152,16 @@ def serve(frontend: str, tmp_path: Path, notebooks: dict[str, list[str]]) -> Ite
         log.close()
 
 
+def use_theme(tmp_path: Path, theme: str) -> None:
+    """Make the server started with `serve(..., tmp_path, ...)` show `theme` ("light" or
+    "dark"): its settings folder is read when a page asks for its settings, so this may
+    come after the server started, before the page opens."""
+    if theme == "dark":
+        themes = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
+        themes.mkdir(parents=True, exist_ok=True)
+        (themes / "themes.jupyterlab-settings").write_text('{"theme": "JupyterLab Dark"}')
+
+
 def real_errors(errors: list[str], url: str) -> list[str]:
     """The page's errors, less one Notebook 7.6 logs itself while loading its settings,
     with a plain notebook and no nbgraph at all (checked by hand on this machine)."""
