@@ -16,7 +16,14 @@ from typing import Any
 import anywidget
 import traitlets
 
-from nbgraph.views.clicks import click_note, graph_targets, marked, next_run_step, tree_targets
+from nbgraph.views.clicks import (
+    branch_boxes,
+    click_note,
+    graph_targets,
+    marked,
+    next_run_step,
+    tree_targets,
+)
 from nbgraph.views.dot import graph_dot
 from nbgraph.views.overlay import run_overlay
 
@@ -45,6 +52,7 @@ class ClickablePicture(anywidget.AnyWidget):
     value = traitlets.Unicode("").tag(sync=True)
     clickable = traitlets.List(traitlets.Unicode()).tag(sync=True)
     current = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    faded = traitlets.List(traitlets.Unicode()).tag(sync=True)
     kind = traitlets.Enum(["graph", "tree"], default_value="graph").tag(sync=True)
     caption = traitlets.Unicode("").tag(sync=True)
     note = traitlets.Unicode("").tag(sync=True)
@@ -79,14 +87,16 @@ class PictureClicks:
                 self._tree = (run, drawing, tree_targets(drawing, run))
             _, drawing, steps = self._tree
             self.targets = steps
-            self.picture.current = marked(steps, step)
+            tasks = self.inspector.branch_tasks if branch else set()
+            boxes = branch_boxes(drawing, run, tasks) if tasks else None
+            self.picture.current, self.picture.faded = marked(steps, step, boxes)
             self.picture.caption = f"state tree of the run — step {step} marked"
         else:
             overlay = run_overlay(run, step=step, branch=branch)  # (following: step marked)
             drawing = graph_dot(run.graph, overlay, caption=False)  # (the caption: outside)
             self.picture.caption = overlay.caption
             self.targets = graph_targets(drawing, run.graph.nodes)
-            self.picture.current = []
+            self.picture.current, self.picture.faded = [], []
         self.picture.clickable = sorted(self.targets)
         return drawing
 

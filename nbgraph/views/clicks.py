@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["click_note", "graph_targets", "marked", "next_run_step", "tree_targets"]
+__all__ = [
+    "branch_boxes",
+    "click_note",
+    "graph_targets",
+    "marked",
+    "next_run_step",
+    "tree_targets",
+]
 
 
 def graph_targets(drawing: Any, nodes: Any) -> dict[str, str]:
@@ -24,10 +31,13 @@ def graph_targets(drawing: Any, nodes: Any) -> dict[str, str]:
 
 def tree_targets(drawing: Any, run: Any) -> dict[str, int]:
     """DOT id -> step, for the boxes of a state-tree drawing (`run.draw_tree()`) that belong
-    to this run: its input (step 0), tasks, merges, resets and joins. The thread's other
-    branches (forks) and subruns' boxes are not targets."""
+    to this run: its input (step 0), tasks (and a step's "+ N more" box), merges, resets and
+    joins. The thread's other branches (forks) and subruns' boxes are not targets."""
     tree, targets = run.tree, {}
     for tree_id, dot_id in getattr(drawing, "nbgraph_ids", {}).items():
+        if tree_id.startswith("more:"):  # a step's tasks folded into one box: that step
+            targets[dot_id] = int(tree_id[5:])
+            continue
         node = tree.nodes.get(tree_id)  # (a summary box, or a subrun's: not this run's own)
         if node is None or node.kind == "fork":
             continue
@@ -70,11 +80,46 @@ def click_note(run: Any, node: str, shown: int) -> str:
     return ""
 
 
+def branch_boxes(drawing: Any, run: Any, task_ids: set[str]) -> tuple[set[str], set[str]]:
+    """For a state-tree drawing: the DOT ids of the boxes of the tasks `task_ids` (a
+    followed branch; a task folded into its step's "more" box stands for that box), and of
+    every task box."""
+    ids = getattr(drawing, "nbgraph_ids", {})
+    every = {dot_id for tree_id, dot_id in ids.items() if tree_id.startswith(("task:", "more:"))}
+    followed = set()
+    for task_id in task_ids:
+        dot_id = ids.get(f"task:{task_id}")
+        if dot_id is None:
+            node = run.tree.nodes.get(f"task:{task_id}")
+            dot_id = None if node is None else ids.get(f"more:{node.step}")
+        if dot_id is not None:
+            followed.add(dot_id)
+    return followed, every
+
+
 def _run_steps(run: Any, node: str) -> list[int]:
     """The steps (after the input) in which `node` ran, in order."""
     return sorted({s.step for s in run.log.steps if s.step > 0 for t in s.tasks if t.node == node})
 
 
-def marked(targets: dict[str, int], step: int) -> list[str]:
-    """The DOT ids of the state-tree boxes of `step` (drawn as the current step)."""
-    return sorted(dot_id for dot_id, at in targets.items() if at == step)
+def marked(
+    targets: dict[str, int], step: int, branch: tuple[set[str], set[str]] | None = None
+) -> tuple[list[str], list[str]]:
+    """The DOT ids of the state-tree boxes of `step`: those drawn as the current step, and
+    those faded. Following one branch (`branch`: the boxes of its tasks and the boxes of
+    every task, from `branch_boxes`), a task box of the step that is not on the branch is
+    faded, not marked: one task of a `Send` fan-out stands out from its siblings. Merges
+    and resets stay marked.
+
+    >>> targets = {"t1": 1, "t2": 2, "t3": 2, "t4": 2, "m2": 2}
+    >>> marked(targets, 2)
+    (['m2', 't2', 't3', 't4'], [])
+    >>> marked(targets, 2, branch=({"t1", "t3"}, {"t1", "t2", "t3", "t4"}))
+    (['m2', 't3'], ['t2', 't4'])
+    """
+    boxes = sorted(dot_id for dot_id, at in targets.items() if at == step)
+    if branch is None:
+        return boxes, []
+    followed, tasks = branch
+    faded = [box for box in boxes if box in tasks and box not in followed]
+    return [box for box in boxes if box not in faded], faded

@@ -115,6 +115,24 @@ CELL = """
 """
 
 
+TREE = """
+inspector => {
+    const words = g => [...g.querySelectorAll('text')].map(t => t.textContent).join(' ');
+    const tasks = [...inspector.querySelectorAll('svg g.node')]
+        .filter(g => /^work |more tasks/.test(words(g)));
+    const current = tasks.filter(g => g.classList.contains('nbgraph-current'));
+    const faded = tasks.filter(g => g.classList.contains('nbgraph-faded'));
+    const opacity = g => parseFloat(getComputedStyle(g).opacity);
+    return {
+        current: current.map(words),
+        faded: faded.map(words),
+        opacity: [current.length ? opacity(current[0]) : null,
+                  faded.length ? opacity(faded[0]) : null],
+    };
+}
+"""
+
+
 @pytest.fixture(
     params=[(f, t) for f in sorted(FRONTENDS) for t in ("light", "dark")],
     ids=lambda pair: "-".join(pair),
@@ -169,10 +187,22 @@ def test_messages_fit_one_task_stands_out_and_stacked_takes_the_whole_width(serv
                     ("first", few, "1"),
                 )
             }
+            follow.locator('button.nbgraph-picture-kind[data-kind="tree"]').click()
+            page.wait_for_function(  # (the tree arrives from the kernel, then is marked)
+                "i => i.querySelectorAll('svg g.node.nbgraph-faded').length > 0",
+                arg=follow.element_handle(),
+                timeout=30_000,
+            )
+            tree = follow.evaluate(TREE)
         finally:
             browser.close()
     assert real_errors(errors, url) == []
     assert dark == (theme == "dark")
+    # the state tree, following task 38 of 200 (folded into the step's "+192 more" box):
+    # that box marked, the 8 sibling boxes drawn faded
+    assert len(tree["current"]) == 1 and "+192 more tasks" in tree["current"][0], tree
+    assert len(tree["faded"]) == 8 and all(w.startswith("work ") for w in tree["faded"]), tree
+    assert tree["opacity"] == [1.0, 0.35], tree
     for how, fit in fits.items():
         left, right = fit["output"]
         if frontend == "jupyterlab":  # the width the issue measured: a ~970 px output

@@ -11,7 +11,7 @@ from typing import Annotated, TypedDict
 
 import pytest
 
-from nbgraph import END, START, StateGraph
+from nbgraph import END, START, Send, StateGraph
 from nbgraph.checkpoint.memory import MemorySaver
 from nbgraph.notebook.fork import ForkError
 from nbgraph.views.clickable_graph import STATIC, ClickablePicture
@@ -167,6 +167,40 @@ def test_a_click_on_a_state_tree_box_jumps_to_its_step():
     assert inspector.step == 0
     clicks.picture.kind = "graph"
     assert inspector.step == 0 and set(clicks.targets.values()) == {"count", "done"}
+
+
+def _send_fan_out(tasks: int):
+    class Fan(TypedDict, total=False):
+        out: Annotated[list, operator.add]
+
+    graph = StateGraph(Fan).add_node("plan", lambda s: {}).add_node("work", lambda s: s)
+    graph.add_edge(START, "plan").add_edge("work", END)
+    graph.add_conditional_edges(
+        "plan", lambda s: [Send("work", {"out": [i]}) for i in range(tasks)]
+    )
+    return graph.compile().run({"out": []})
+
+
+def test_following_one_task_of_a_fan_out_fades_its_siblings_in_the_state_tree():
+    run = _send_fan_out(12)  # the tree draws 8 of the step's tasks and folds 4 into "more"
+    inspector = run.inspect()
+    inspector.go(2)
+    clicks = inspector.clicks
+    clicks.picture.kind = "tree"
+    by_tree = run.draw_tree().nbgraph_ids
+    drawn = [by_tree[f"task:2:{i}:work"] for i in range(8)]
+    assert set(clicks.picture.current) >= set(drawn) and clicks.picture.faded == []
+    inspector.follow("2:3:work")
+    assert by_tree["task:2:3:work"] in clicks.picture.current
+    assert set(clicks.picture.faded) == (set(drawn) | {by_tree["more:2"]}) - {drawn[3]}
+    assert by_tree["merge:2"] in clicks.picture.current  # (the merge is every task's)
+    inspector.follow("2:10:work")  # folded: its step's "more" box stands for it
+    assert by_tree["more:2"] in clicks.picture.current
+    assert set(clicks.picture.faded) == set(drawn)
+    inspector.follow(None)
+    assert clicks.picture.faded == [] and set(clicks.picture.current) >= set(drawn)
+    clicks.picture.kind = "graph"
+    assert clicks.picture.faded == []
 
 
 # --- keys ----------------------------------------------------------------------------------

@@ -179,11 +179,13 @@ function render({ model, el }) {
   const mark = () => {
     const clickable = new Set(model.get("clickable"));
     const current = new Set(model.get("current"));
+    const faded = new Set(model.get("faded"));
     for (const g of picture.querySelectorAll("g.node")) {
       const title = g.querySelector(":scope > title");
       const id = title ? title.textContent : "";
       g.classList.toggle("nbgraph-clickable", clickable.has(id));
       g.classList.toggle("nbgraph-current", current.has(id));
+      g.classList.toggle("nbgraph-faded", faded.has(id));
     }
   };
   const draw = () => {
@@ -206,6 +208,7 @@ function render({ model, el }) {
   model.on("change:value", draw);
   model.on("change:clickable", mark);
   model.on("change:current", mark);
+  model.on("change:faded", mark);
   model.on("change:kind", showKind);
   model.on("change:note", showNote);
   model.on("change:caption", showCaption);
@@ -227,6 +230,7 @@ function render({ model, el }) {
     model.off("change:value", draw);
     model.off("change:clickable", mark);
     model.off("change:current", mark);
+    model.off("change:faded", mark);
     model.off("change:kind", showKind);
     model.off("change:note", showNote);
     model.off("change:caption", showCaption);
