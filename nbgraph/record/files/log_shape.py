@@ -71,7 +71,7 @@ class _Steps(Shape):
 
 _STEP_KEYS = frozenset(_STEP.required)
 _TASK_KEYS = frozenset(_TASK.required)
-_TASK_PLAIN_OPTIONS = frozenset({"routes", "arg", "parent", "from_cache"})
+_TASK_PLAIN_OPTIONS = frozenset({"routes", "returned", "arg", "parent", "from_cache"})
 _LIMIT = 2**62  # (as `Is`: a number fits a table's int64 column)
 
 
@@ -116,6 +116,7 @@ def _plain_task(task: Any) -> bool:
         and _time(task["started"])
         and _time(task["ended"])
         and type(task.get("routes", [])) is list
+        and type(task.get("returned", [])) is list
         and type(task.get("parent", "")) is str
         and type(task.get("from_cache", False)) is bool
     )
