@@ -51,9 +51,9 @@ def _decode_attempt(data: dict[str, Any]) -> Attempt:
 
 
 _PLAIN_TASK = frozenset(
-    ("step", "index", "node", "kind", "triggers", "writes", "started", "ended")
-    + ("routes", "returned")
-)
+    {"step", "index", "node", "kind", "triggers", "writes", "started", "ended", "routes",
+     "returned"}
+)  # fmt: skip
 
 
 def _plain_task(data: dict[str, Any]) -> Task:
