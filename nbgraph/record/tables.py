@@ -77,18 +77,25 @@ def task_frame(
             node.task_id,
             _task_kind(node),
             list(node.triggers),
-            list(dict.fromkeys(f for f, _ in node.writes)),
+            _fields_written(node.writes),
             node.duration,
             node.status,
             None if node.error is None else _error_text(node.error),
             list(node.warnings),
             len(node.attempts) + 1,
-            [_error_text(attempt.error) for attempt in node.attempts],
-            list(subruns.get(node.task_id, ())),
+            [_error_text(attempt.error) for attempt in node.attempts] if node.attempts else [],
+            list(subruns.get(node.task_id, ())) if subruns else [],
         )
         for node in nodes
     ]
     return frame(rows, _TASK_COLUMNS)
+
+
+def _fields_written(writes: tuple[tuple[str, object], ...]) -> list[str]:
+    """The fields of a task's writes, each once, in order (one write: the common case)."""
+    if len(writes) == 1:
+        return [writes[0][0]]
+    return list(dict.fromkeys(f for f, _ in writes))
 
 
 def _error_text(error: BaseException) -> str:

@@ -7,10 +7,9 @@ The tree holds references to what the engine recorded; it copies nothing.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from nbgraph.engine.facts import TO_PARENT, RunLog, hands_to_parent
 from nbgraph.types import MISSING
@@ -20,9 +19,11 @@ __all__ = ["NodeKind", "StateTree", "TreeNode", "build_tree", "task_node"]
 NodeKind = Literal["input", "task", "merge", "reset", "fork", "join"]
 
 
-@dataclass(frozen=True, slots=True)
-class TreeNode:
-    """One node of the state tree.
+class TreeNode(NamedTuple):
+    """One node of the state tree (immutable; `node._replace(...)` gives a changed copy).
+
+    A named tuple, not a dataclass: a long run's tree has two nodes a step, and a tuple is
+    built in a fifth of a frozen dataclass's time (`benchmarks/looking.py`).
 
     Attributes:
         id: `"input"`, `"task:<step>:<index>:<node>"`, `"merge:<step>"`,
@@ -246,15 +247,11 @@ def build_tree(log: RunLog) -> StateTree:
             merge_parents, merge_writes = tuple(ids) or (current,), ()
         if step.applied:
             merge_id = f"merge:{step.step}"
-            nodes[merge_id] = TreeNode(
-                merge_id,
-                "merge",
-                step.step,
-                "merge",
-                parents=merge_parents,
-                writes=merge_writes,
-                dropped=step.cleared,
-            )
+            nodes[merge_id] = _new(
+                TreeNode,
+                (merge_id, "merge", step.step, "merge", merge_parents, merge_writes, "", (),
+                 MISSING, 0.0, 0.0, None, (), step.cleared, "", 0, (), (), False),
+            )  # fmt: skip
             by_step.setdefault(step.step, []).append(merge_id)
             current = merge_id
     _add_branches(tree, log)
@@ -297,7 +294,7 @@ def _build_lineage_tree(log: RunLog) -> StateTree:
             task = step.tasks[0]
             parent = step.resets[-1].id if step.resets else "input"
             root = TreeNode(f"merge:{step.step}", "merge", step.step, "merge", (parent,))
-            tree._add(dataclasses.replace(root, writes=tuple(task.writes)))
+            tree._add(root._replace(writes=tuple(task.writes)))
             continue
         for task in step.tasks:
             tree._add(task_node(task, task.parent, counts))
@@ -348,28 +345,39 @@ def _merge_of(tree: StateTree, log: RunLog, checkpoint_id: str | None, steps: se
     return f"merge:{record.step}" if record is not None else "input"
 
 
+_new = tuple.__new__
+"""`_new(TreeNode, fields)`: a node from all its fields in order, without `TreeNode(...)`'s
+keyword handling (the two nodes a step of a long run are built this way)."""
+
+
 def task_node(task: Any, parent: str, counts: dict[str, int]) -> TreeNode:
-    occurrence = counts.get(task.node, 0)
-    counts[task.node] = occurrence + 1
-    task_id, dropped = task.id, task.dropped
-    return TreeNode(
-        f"task:{task_id}",
-        "task",
-        task.step,
-        task.node,
-        parents=(parent,),
-        writes=tuple(task.writes),
-        task_id=task_id,
-        triggers=task.triggers,
-        arg=getattr(task.arg, "input", task.arg) if task.kind == "call" else task.arg,
-        started=task.started,
-        ended=task.ended,
-        error=task.error,
-        warnings=tuple(f"dropped {key!r}: {why}" for key, _, why in dropped) if dropped else (),
-        dropped=tuple(key for key, _, _ in dropped) if dropped else (),
-        occurrence=occurrence,
-        interrupts=tuple(task.interrupts) if task.interrupts else (),
-        attempts=tuple(task.attempts) if task.attempts else (),
-        from_cache=task.from_cache,
-        reason=task.kind if task.kind in ("update", "call") else "",
+    """The tree node of a recorded task whose parent is `parent` (`counts`: each node's tasks
+    so far, for `occurrence`; updated)."""
+    name = task.node
+    occurrence = counts.get(name, 0)
+    counts[name] = occurrence + 1
+    task_id, dropped, kind = task.id, task.dropped, task.kind
+    return _new(
+        TreeNode,
+        (
+            f"task:{task_id}",
+            "task",
+            task.step,
+            name,
+            (parent,),
+            tuple(task.writes),
+            task_id,
+            task.triggers,
+            getattr(task.arg, "input", task.arg) if kind == "call" else task.arg,
+            task.started,
+            task.ended,
+            task.error,
+            tuple(f"dropped {key!r}: {why}" for key, _, why in dropped) if dropped else (),
+            tuple(key for key, _, _ in dropped) if dropped else (),
+            kind if kind in ("update", "call") else "",
+            occurrence,
+            tuple(task.interrupts) if task.interrupts else (),
+            tuple(task.attempts) if task.attempts else (),
+            task.from_cache,
+        ),
     )

@@ -546,3 +546,29 @@ def test_branch_compare_also_reports_message_ids_apart():
     branches = graph.compile(semantics="branches").run({"chat": []})
     compared = chat_app().run({"chat": []}).compare(branches)
     assert len(compared) and compared.why.str.startswith("only message ids differ").all()
+
+
+def test_pausing_the_collector_puts_it_back_and_leaves_anyones_frozen_objects_frozen() -> None:
+    """`collector_paused` (around a long run's tables and loading) turns the collector back
+    on, moves what it built out of the young generation, and never unfreezes what a caller
+    froze with `gc.freeze()`."""
+    import gc
+
+    from nbgraph.record.effects import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        built = [[n] for n in range(1000)]
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    young = {id(item) for item in gc.get_objects(0)}
+    assert not any(id(item) in young for item in built)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collector_paused():
+            more = [[n] for n in range(10)]
+        assert gc.isenabled() and gc.get_freeze_count() == frozen
+        assert any(id(item) == id(more[0]) for item in gc.get_objects(0))
+    finally:
+        gc.unfreeze()

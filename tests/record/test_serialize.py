@@ -760,3 +760,32 @@ def test_a_paused_run_file_keeps_what_its_tasks_asked():
     assert asked == [(t.node, t.interrupts) for step in run.log.steps for t in step.tasks]
     assert asked[-1][1][0].value == {"question": "why?", "n": 2}
     assert loaded.status == "interrupted"
+
+
+def test_a_router_loops_steps_are_read_by_the_fast_check_and_decoding() -> None:
+    """A plain step whose task went through a router (routes and `returned` saved) is checked
+    and decoded by the fast paths, and reads back the same as the general decoding gives."""
+    from nbgraph.record.files.log_shape import _plain_step
+    from nbgraph.record.files.step_decoding import decode_step
+
+    class Count(TypedDict):
+        count: int
+
+    app = (
+        StateGraph(Count)
+        .add_node("tick", lambda s: {"count": s["count"] + 1})
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: END if s["count"] >= 3 else "tick")
+        .compile()
+    )
+    run = app.run({"count": 0})
+    steps = json.loads(run.to_json())["run"]["steps"]
+    assert steps[1]["tasks"][0]["returned"] == ["tick"]
+    assert all(_plain_step(step) for step in steps)
+    spec = run.log.graph
+    for data, recorded in zip(steps, run.log.steps, strict=True):
+        fast, general = decode_step(data, spec, False, plain=True), decode_step(data, spec, False)
+        for task in (*fast.tasks, *general.tasks):
+            original = recorded.tasks[task.index]
+            assert (task.returned, list(task.routes)) == (original.returned, list(original.routes))
+    assert Run.from_json(run.to_json()).log.steps[3].tasks[0].returned == ("__end__",)

@@ -72,7 +72,8 @@ def _step_rows(
     here, there = mine.after(left), theirs.after(right)
     written = mine.written(left) | theirs.written(right)
     now: dict[str, tuple | None] = {}
-    for name in [*here, *(n for n in there if n not in here)]:
+    also = [] if there.keys() <= here.keys() else [n for n in there if n not in here]
+    for name in [*here, *also]:
         if name in before and name not in written and UNKNOWN not in written:
             now[name] = before[name]  # unchanged on both sides since the step before
         else:
@@ -147,7 +148,10 @@ class _States:
         self._edits = {
             s.step: ", ".join(sorted({f"as {t.node}" for t in s.tasks}))
             for s in run.log.steps
-            if s.step > 0 and s.tasks and all(t.kind == "update" for t in s.tasks)
+            if s.step > 0
+            and s.tasks
+            and s.tasks[0].kind == "update"
+            and all(t.kind == "update" for t in s.tasks)
         }
 
     def keys(self) -> dict[int, tuple[int, bool]]:
@@ -191,18 +195,19 @@ class _States:
             self.grown, self._objects = {}, objects
             return {UNKNOWN}
         written = {name for task in log.tasks for name, _ in task.writes}
-        written.update(n for n, i in objects.items() if self._objects.get(n) != i)
-        written.update(n for n in self._objects if n not in objects)
-        self._objects = objects
+        previous, self._objects = self._objects, objects
+        if objects != previous:  # values replaced by other objects (or gone) count too
+            written.update([n for n, i in objects.items() if previous.get(n) != i])
+            written.update([n for n in previous if n not in objects])
         return written
 
     def _note_growth(self, log: Any, values: dict[str, Any], objects: dict[str, int]) -> None:
         """`grown`: the list fields this step only appended to, in place, with their length
         before (a long list compared again costs its new items, not its length)."""
-        lengths = {n: len(v) for n, v in values.items() if type(v) is list}
-        if not lengths and not self._lengths:  # (no list field: nothing to note)
-            self.grown = {}
+        if not self._lengths and list not in set(map(type, values.values())):
+            self.grown = {}  # (no list field: nothing to note)
             return
+        lengths = {n: len(v) for n, v in values.items() if type(v) is list}
         writes: dict[str, list] = {}
         for task in log.tasks:
             for name, value in task.writes:

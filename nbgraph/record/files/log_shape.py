@@ -71,7 +71,7 @@ class _Steps(Shape):
 
 _STEP_KEYS = frozenset(_STEP.required)
 _TASK_KEYS = frozenset(_TASK.required)
-_TASK_PLAIN_OPTIONS = frozenset({"routes", "arg", "parent", "from_cache"})
+_TASK_PLAIN_KEYS = _TASK_KEYS | {"routes", "returned", "arg", "parent", "from_cache"}
 _LIMIT = 2**62  # (as `Is`: a number fits a table's int64 column)
 
 
@@ -86,7 +86,7 @@ def _plain_step(step: Any) -> bool:
         and type(step["applied"]) is bool
         and type(step["written"]) is list
         and type(cleared) is list
-        and all(type(name) is str for name in cleared)
+        and (not cleared or all(type(name) is str for name in cleared))
         and step["merged"] == []
         and step["resets"] == []
         and (afters is None or type(afters) is dict)
@@ -99,9 +99,10 @@ def _plain_task(task: Any) -> bool:
     if type(task) is not dict:
         return False
     keys = task.keys()
-    if not keys >= _TASK_KEYS or not keys - _TASK_KEYS <= _TASK_PLAIN_OPTIONS:
+    if not keys >= _TASK_KEYS or not keys <= _TASK_PLAIN_KEYS:
         return False
     step, index, triggers, writes = task["step"], task["index"], task["triggers"], task["writes"]
+    started, ended = task["started"], task["ended"]
     return (
         type(step) is int
         and -_LIMIT < step < _LIMIT
@@ -110,19 +111,35 @@ def _plain_task(task: Any) -> bool:
         and type(task["node"]) is str
         and type(task["kind"]) is str
         and type(triggers) is list
-        and all(type(name) is str for name in triggers)
+        and all(map(_is_str, triggers))
         and type(writes) is list
-        and all(type(pair) is list and len(pair) == 2 for pair in writes)
-        and _time(task["started"])
-        and _time(task["ended"])
-        and type(task.get("routes", [])) is list
-        and type(task.get("parent", "")) is str
-        and type(task.get("from_cache", False)) is bool
+        and all(map(_is_pair, writes))
+        and type(started) in _TIMES
+        and -_LIMIT < started < _LIMIT  # (nan fails both)
+        and type(ended) in _TIMES
+        and -_LIMIT < ended < _LIMIT
+        and (len(keys) == _REQUIRED or _plain_options(task))
     )
 
 
-def _time(value: Any) -> bool:
-    return type(value) in (float, int) and -_LIMIT < value < _LIMIT  # (nan fails both)
+_REQUIRED, _TIMES = len(_TASK_KEYS), (float, int)
+
+
+def _is_str(value: Any) -> bool:
+    return type(value) is str
+
+
+def _is_pair(value: Any) -> bool:
+    return type(value) is list and len(value) == 2
+
+
+def _plain_options(task: dict[str, Any]) -> bool:
+    return (
+        type(task.get("routes", [])) is list
+        and type(task.get("returned", [])) is list
+        and type(task.get("parent", "")) is str
+        and type(task.get("from_cache", False)) is bool
+    )
 
 
 _STORE_OP = Pair(Is(int), STR, STR, NAMES, Is(str, None), ANY)
@@ -168,10 +185,10 @@ def _step_problems(steps: list[dict[str, Any]], nodes: set[str]) -> Iterator[str
         if previous is not None and number <= previous:
             yield f"step {number} (entry {index} of 'steps') does not come after step {previous}"
         previous = number
-        indices = [task["index"] for task in step["tasks"]]
-        if len(set(indices)) != len(indices):
+        tasks = step["tasks"]
+        if len(tasks) > 1 and len({task["index"] for task in tasks}) != len(tasks):
             yield f"step {number} has two tasks with the same index"
-        for task in step["tasks"]:
+        for task in tasks:
             if task["step"] != number:
                 yield f"a task of step {number} says it ran in step {task['step']!r}"
             if task["node"] not in nodes and task["kind"] != "call":  # (a `@task`'s name)

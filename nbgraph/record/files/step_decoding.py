@@ -51,8 +51,9 @@ def _decode_attempt(data: dict[str, Any]) -> Attempt:
 
 
 _PLAIN_TASK = frozenset(
-    {"step", "index", "node", "kind", "triggers", "writes", "started", "ended", "routes"}
-)
+    {"step", "index", "node", "kind", "triggers", "writes", "started", "ended", "routes",
+     "returned"}
+)  # fmt: skip
 
 
 def _plain_task(data: dict[str, Any]) -> Task:
@@ -68,6 +69,7 @@ def _plain_task(data: dict[str, Any]) -> Task:
         routes=data.get("routes") or (),
         started=float(data["started"]),
         ended=float(data["ended"]),
+        returned=tuple(data.get("returned", ())),
     )
 
 

@@ -59,7 +59,7 @@ def _encode_task(task: Task, watch: ValueEncoder) -> dict[str, Any]:
     if task.routes:
         data["routes"] = [r if type(r) is str else encode_value(r) for r in task.routes]
     if task.returned:  # (what its routers returned: the inspector shows why it went there)
-        data["returned"] = [encode_value(value) for value in task.returned]
+        data["returned"] = [v if type(v) is str else encode_value(v) for v in task.returned]
     if task.dropped:
         data["dropped"] = [[encode_value(k), encode_value(v), why] for k, v, why in task.dropped]
     if task.error is not None:

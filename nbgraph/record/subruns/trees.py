@@ -8,7 +8,6 @@ the other. The run's own nodes and lookups are unchanged (`StateTree`).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING
 
 from nbgraph.record.subruns.runs import subrun_logs
@@ -51,7 +50,7 @@ def _prefixed(tree: StateTree, prefix: str, parent: str) -> StateTree:
 
     def moved(node: TreeNode) -> TreeNode:
         parents = (parent,) if node.kind == "input" else tuple(prefix + p for p in node.parents)
-        return dataclasses.replace(node, id=prefix + node.id, parents=parents)
+        return node._replace(id=prefix + node.id, parents=parents)
 
     return StateTree(
         nodes={prefix + key: moved(node) for key, node in tree.nodes.items()},
