@@ -14,7 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import FRONTENDS, open_notebook, real_errors, serve, use_theme
+from tests.support.browser import (
+    FRONTENDS,
+    THEMED,
+    open_notebook,
+    real_errors,
+    serve,
+    served_themed,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -88,16 +95,11 @@ LUMINANCE = """
 """
 
 
-@pytest.fixture(
-    params=[(f, t) for f in sorted(FRONTENDS) for t in ("light", "dark")],
-    ids=lambda pair: "-".join(pair),
-)
+@pytest.fixture(params=THEMED, ids=lambda pair: "-".join(pair))
 def served(request, tmp_path):
     """A front-end serving the notebook above, in the light or the dark theme."""
-    frontend, theme = request.param
-    with serve(frontend, tmp_path, {"legible.ipynb": CELLS}) as server:
-        use_theme(tmp_path, theme)
-        yield server.url("legible.ipynb"), frontend, theme
+    with served_themed(request, tmp_path, "legible.ipynb", CELLS) as served:
+        yield served
 
 
 def _measure(page) -> dict:

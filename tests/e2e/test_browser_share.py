@@ -22,7 +22,9 @@ from tests.support.browser import (
     LAUNCH_ARGS,
     browser_or_skip,
     execute_notebook,
+    notes_app,
     open_notebook,
+    open_offline,
     real_errors,
     serve,
     use_theme,
@@ -57,21 +59,6 @@ def _shared_run():
     return app.run({"topic": "<b>sky</b>", "drafts": []})
 
 
-def _open(playwright, url: str, errors: list[str], requests: list[str]):
-    browser = playwright.chromium.launch(executable_path=browser_or_skip(), args=LAUNCH_ARGS)
-    context = browser.new_context(offline=True, viewport={"width": 1300, "height": 900})
-    page = context.new_page()
-    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
-    page.on(
-        "console",
-        lambda message: errors.append(message.text) if message.type == "error" else None,
-    )
-    page.on("request", lambda request: requests.append(request.url))
-    page.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}"))
-    page.goto(url)
-    return browser, page
-
-
 LABEL = "document.getElementById('nbg-label').textContent"
 NAMES = """const NAMES = (selector) => [...document.querySelectorAll('#nbg-picture ' + selector)]
     .map(g => g.querySelector('text').textContent).sort();"""
@@ -86,7 +73,7 @@ def test_the_shared_html_steps_offline_from_file(tmp_path):
     errors: list[str] = []
     requests: list[str] = []
     with sync_playwright() as playwright:
-        browser, page = _open(playwright, url, errors, requests)
+        browser, page = open_offline(playwright, url, errors, requests)
         try:
             assert page.evaluate(LABEL).startswith("step 1 of 5: plan")
             assert page.evaluate(f"{NAMES} NAMES('g.node.nbg-ran')") == ["plan"]
@@ -151,7 +138,7 @@ def test_the_docs_screenshot_of_a_shared_run(tmp_path):
     errors: list[str] = []
     requests: list[str] = []
     with sync_playwright() as playwright:
-        browser, page = _open(playwright, path.resolve().as_uri(), errors, requests)
+        browser, page = open_offline(playwright, path.resolve().as_uri(), errors, requests)
         try:
             page.set_viewport_size({"width": 1200, "height": 640})
             page.keyboard.press("ArrowRight")
@@ -182,7 +169,7 @@ def test_a_200_task_step_is_summarised(tmp_path):
     errors: list[str] = []
     requests: list[str] = []
     with sync_playwright() as playwright:
-        browser, page = _open(playwright, path.resolve().as_uri(), errors, requests)
+        browser, page = open_offline(playwright, path.resolve().as_uri(), errors, requests)
         try:
             page.keyboard.press("End")
             assert page.evaluate(LABEL) == "step 2 of 2: work ×200"
@@ -214,7 +201,7 @@ def test_a_failed_run_opens_at_its_failing_step(tmp_path):
     errors: list[str] = []
     requests: list[str] = []
     with sync_playwright() as playwright:
-        browser, page = _open(playwright, path.resolve().as_uri(), errors, requests)
+        browser, page = open_offline(playwright, path.resolve().as_uri(), errors, requests)
         try:
             assert page.evaluate(LABEL) == "step 2 of 2: boom — failed"
             stopped = page.inner_text("#nbg-stopped")
@@ -235,23 +222,7 @@ def test_a_failed_run_opens_at_its_failing_step(tmp_path):
 # --- a saved notebook reopened untrusted, converted by nbconvert, or without its kernel ------
 
 SHARED_CELLS = [
-    """
-import operator
-from typing import Annotated, TypedDict
-from nbgraph import END, START, StateGraph
-
-class State(TypedDict):
-    topic: str
-    notes: Annotated[list, operator.add]
-
-app = (
-    StateGraph(State)
-    .add_node("plan", lambda s: {"notes": ["plan"]})
-    .add_node("write", lambda s: {"notes": ["write"]})
-    .add_edge(START, "plan").add_edge("plan", "write").add_edge("write", END)
-    .compile()
-)
-app""",
+    notes_app() + "app",
     'run = app.run({"topic": "sky", "notes": []})\nrun.draw()',
     "run",
     "run.inspect()",

@@ -10,45 +10,15 @@ from typing import Annotated, TypedDict
 
 import pytest
 
-from tests.support.browser import LAUNCH_ARGS, browser_or_skip, execute_notebook
+from tests.support.browser import execute_notebook, notes_app, open_offline
 
 pytestmark = [pytest.mark.browser, pytest.mark.dot]
 
 CELLS = [
-    """
-import operator
-from typing import Annotated, TypedDict
-from nbgraph import END, START, StateGraph
-
-class State(TypedDict):
-    topic: str
-    notes: Annotated[list, operator.add]
-
-app = (
-    StateGraph(State)
-    .add_node("plan", lambda s: {"notes": ["<plan>"]})
-    .add_node("write", lambda s: {"notes": ["write"]})
-    .add_edge(START, "plan").add_edge("plan", "write").add_edge("write", END)
-    .compile()
-)
-run = app.run({"topic": "sky", "notes": []})""",
+    notes_app("<plan>") + 'run = app.run({"topic": "sky", "notes": []})',
     "run.inspect()",
     'live = app.run({"topic": "sea", "notes": []}, live=True)',
 ]
-
-
-def _open(playwright, url: str, errors: list[str], requests: list[str]):
-    browser = playwright.chromium.launch(executable_path=browser_or_skip(), args=LAUNCH_ARGS)
-    context = browser.new_context(offline=True, viewport={"width": 1300, "height": 1000})
-    page = context.new_page()
-    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
-    page.on(
-        "console",
-        lambda message: errors.append(message.text) if message.type == "error" else None,
-    )
-    page.on("request", lambda request: requests.append(request.url))
-    page.goto(url)
-    return browser, page
 
 
 SNAPSHOTS = """() => [...document.querySelectorAll('.nbgraph-snapshot')].map(s => {
@@ -81,7 +51,7 @@ def test_a_notebook_with_widget_state_exported_by_nbgraph_share_shows_its_snapsh
     errors: list[str] = []
     requests: list[str] = []
     with sync_playwright() as playwright:
-        browser, page = _open(playwright, url, errors, requests)
+        browser, page = open_offline(playwright, url, errors, requests, height=1000)
         try:
             snapshots = page.evaluate(SNAPSHOTS)
         finally:
@@ -152,7 +122,7 @@ def test_the_shared_html_steps_through_a_subrun_and_marks_the_tree(tmp_path):
     errors: list[str] = []
     requests: list[str] = []
     with sync_playwright() as playwright:
-        browser, page = _open(playwright, url, errors, requests)
+        browser, page = open_offline(playwright, url, errors, requests, height=1000)
         try:
             assert page.evaluate(LABEL).startswith("step 1 of 3: plan")
             assert page.is_visible("#nbg-runs") and page.is_disabled("#nbg-back")

@@ -8,7 +8,7 @@ tests/views/test_views_legible.py.
 
 import pytest
 
-from tests.support.browser import FRONTENDS, open_notebook, real_errors, serve, use_theme
+from tests.support.browser import THEMED, open_notebook, real_errors, served_themed
 
 pytestmark = pytest.mark.browser
 
@@ -133,16 +133,11 @@ inspector => {
 """
 
 
-@pytest.fixture(
-    params=[(f, t) for f in sorted(FRONTENDS) for t in ("light", "dark")],
-    ids=lambda pair: "-".join(pair),
-)
+@pytest.fixture(params=THEMED, ids=lambda pair: "-".join(pair))
 def served(request, tmp_path):
     """A front-end serving the notebook above, in the light or the dark theme."""
-    frontend, theme = request.param
-    with serve(frontend, tmp_path, {"views30.ipynb": CELLS}) as server:
-        use_theme(tmp_path, theme)
-        yield server.url("views30.ipynb"), frontend, theme
+    with served_themed(request, tmp_path, "views30.ipynb", CELLS) as served:
+        yield served
 
 
 def _contrast(cell: dict) -> float:

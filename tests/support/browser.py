@@ -8,7 +8,12 @@ through Playwright (`../shared/JUPYTER-NOTES.md`).
 - `open_notebook(playwright, url, errors, height)`: Chromium on the notebook, its page and
   console errors collected in `errors`, every cell started.
 - `execute_notebook(folder, cells)`: a notebook run by nbconvert, saved with its widget state.
+- `served_themed(request, tmp_path, name, cells)`: `serve` for a fixture parametrized by
+  `THEMED` (each front-end, light and dark); yields `(url, frontend, theme)`.
 - `real_errors(errors, url)`: the errors less one Notebook 7 logs by itself.
+- `notes_app(first_note)`: the source of a two-node app the sharing tests start from.
+- `open_offline(playwright, url, errors, requests, height)`: Chromium with the network off
+  on a file or page; its errors, dialogs and every request it tried are collected.
 """
 
 import contextlib
@@ -160,6 +165,58 @@ def use_theme(tmp_path: Path, theme: str) -> None:
         themes = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
         themes.mkdir(parents=True, exist_ok=True)
         (themes / "themes.jupyterlab-settings").write_text('{"theme": "JupyterLab Dark"}')
+
+
+THEMED = [(frontend, theme) for frontend in sorted(FRONTENDS) for theme in ("light", "dark")]
+
+
+@contextlib.contextmanager
+def served_themed(request, tmp_path: Path, name: str, cells: list[str]) -> Iterator[tuple]:
+    """For a fixture parametrized by `THEMED`: the notebook `name` served by the front-end
+    of `request.param` in its theme; yields `(url, frontend, theme)`."""
+    frontend, theme = request.param
+    with serve(frontend, tmp_path, {name: cells}) as server:
+        use_theme(tmp_path, theme)
+        yield server.url(name), frontend, theme
+
+
+def notes_app(first_note: str = "plan") -> str:
+    """The source of a cell defining `app`: `plan` then `write`, each appending a note to
+    `notes` (`plan`'s is `first_note`)."""
+    return f"""
+import operator
+from typing import Annotated, TypedDict
+from nbgraph import END, START, StateGraph
+
+class State(TypedDict):
+    topic: str
+    notes: Annotated[list, operator.add]
+
+app = (
+    StateGraph(State)
+    .add_node("plan", lambda s: {{"notes": [{first_note!r}]}})
+    .add_node("write", lambda s: {{"notes": ["write"]}})
+    .add_edge(START, "plan").add_edge("plan", "write").add_edge("write", END)
+    .compile()
+)
+"""
+
+
+def open_offline(playwright, url: str, errors: list[str], requests: list[str], height: int = 900):
+    """Chromium, offline, on `url` (a `file://` page, say): page errors, console errors and
+    dialogs go to `errors`, every URL it asked for to `requests`; returns (browser, page)."""
+    browser = playwright.chromium.launch(executable_path=browser_or_skip(), args=LAUNCH_ARGS)
+    context = browser.new_context(offline=True, viewport={"width": 1300, "height": height})
+    page = context.new_page()
+    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
+    page.on(
+        "console",
+        lambda message: errors.append(message.text) if message.type == "error" else None,
+    )
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}"))
+    page.goto(url)
+    return browser, page
 
 
 def real_errors(errors: list[str], url: str) -> list[str]:
