@@ -1,7 +1,7 @@
 """`nbgraph.share`: a saved notebook exported to HTML shows each nbgraph widget as its
 snapshot, with no widget script and nothing from a CDN; a widget with no static form keeps
 its view and the state it needs; a file that is not a notebook is refused by name. The file
-in a browser, offline: `tests/e2e/test_browser_share30.py`."""
+in a browser, offline: `tests/e2e/test_browser_share_notebook.py`."""
 
 import json
 import re

@@ -1,7 +1,7 @@
 """A shared run's subruns and state tree (`views/share_runs.py`, in `run.save_html`'s page):
 each subrun's own steps, effects and state, placed at the task that started it and told apart
 by its input; nested subruns depth first; the tree's boxes mapped to their run and step, long
-runs summarised; everything escaped. In a browser: `tests/e2e/test_browser_share30.py`."""
+runs summarised; everything escaped. In a browser: `tests/e2e/test_browser_share_notebook.py`."""
 
 import json
 import operator

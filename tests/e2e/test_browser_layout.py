@@ -136,7 +136,7 @@ inspector => {
 @pytest.fixture(params=THEMED, ids=lambda pair: "-".join(pair))
 def served(request, tmp_path):
     """A front-end serving the notebook above, in the light or the dark theme."""
-    with served_themed(request, tmp_path, "views30.ipynb", CELLS) as served:
+    with served_themed(request, tmp_path, "layout.ipynb", CELLS) as served:
         yield served
 
 
