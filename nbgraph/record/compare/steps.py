@@ -18,7 +18,8 @@ __all__ = ["compare_by_step"]
 
 _COLUMNS = ["step", "what", "this", "other", "note"]
 UNKNOWN = "\0every field"  # (no field's name: `_States.written` cannot tell which changed)
-_node, _first = attrgetter("node"), itemgetter(0)
+_first, _tasks, _kind = itemgetter(0), attrgetter("tasks"), attrgetter("kind")
+_node = attrgetter("node")
 _GONE = object()  # (a field no value was read for)
 
 
@@ -69,9 +70,15 @@ def _step_rows(
     if edits[0] != edits[1] and left is not None and right is not None:  # a fork's edit
         rows.append(("update_state", edits[0] or "no edit", edits[1] or "no edit", ""))
     else:
-        tasks = (mine.tasks.get(left, []), theirs.tasks.get(right, []))
-        if tasks[0] != tasks[1]:
-            rows.append(("tasks", *tasks, ""))
+        tasks = (mine.tasks.get(left, ()), theirs.tasks.get(right, ()))
+        if not (  # (at once: one task on each side, the same node)
+            left == right
+            and len(tasks[0]) == len(tasks[1]) == 1
+            and tasks[0][0].node == tasks[1][0].node
+        ):
+            tasks = (mine.nodes(left), theirs.nodes(right))
+            if tasks[0] != tasks[1]:
+                rows.append(("tasks", *tasks, ""))
     read, seen = mine.read(left), theirs.read(right)
     here = read[1] if read is not None and read[0].applied else None
     there = seen[1] if seen is not None and seen[0].applied else None
@@ -156,10 +163,10 @@ class _States:
 
     def __init__(self, run: Any) -> None:
         self.index = run.timeline.index
-        self.tasks = {
-            s.step: list(map(_node, s.tasks)) if s.step > 0 else [] for s in run.log.steps
-        }
+        steps = run.log.steps
+        self.tasks = dict(zip(self.index, map(_tasks, steps), strict=True))  # (each step's)
         self.fields = run.timeline.graph.fields  # (as the replay folds them)
+        self._grows = any(grows_in_place(spec, []) for spec in self.fields.values())
         self.cells = TableValues()  # a kept value: a list shares its items with earlier rows
         self._walk = run.timeline.walk()
         self._at: tuple[Any, dict[str, Any]] | None = None
@@ -167,14 +174,16 @@ class _States:
         self._written_at: int | None = None
         self._lengths: dict[str, int] = {}  # per list field, its length after the step before
         self.grown: dict[str, int] = {}  # per field the step only appended to: its old length
-        self.edits = {  # per step `update_state` made: as which node(s) ("as a")
-            s.step: ", ".join(sorted({f"as {t.node}" for t in s.tasks}))
-            for s in run.log.steps
-            if s.step > 0
-            and s.tasks
-            and s.tasks[0].kind == "update"
-            and all(t.kind == "update" for t in s.tasks)
-        }
+        self.edits: dict[int, str] = {}  # per step `update_state` made: as which node(s)
+        if "update" in map(_kind, map(_first, filter(None, map(_tasks, steps)))):
+            self.edits = {
+                s.step: ", ".join(sorted({f"as {t.node}" for t in s.tasks}))
+                for s in steps
+                if s.step > 0
+                and s.tasks
+                and s.tasks[0].kind == "update"
+                and all(t.kind == "update" for t in s.tasks)
+            }
 
     def keys(self) -> dict[int, tuple[int, bool]]:
         """Each step's place to pair at: (its number less the edits up to it, whether it
@@ -185,6 +194,10 @@ class _States:
             keys[step] = (step - edits, step in self.edits)
         return keys
 
+    def nodes(self, step: int | None) -> list[str]:
+        """The nodes of the step's tasks, in write order ([] for the input step)."""
+        return [] if step is None or step <= 0 else list(map(_node, self.tasks[step]))
+
     def edit(self, step: int | None) -> str | None:
         """For a step `update_state` made, as which node(s) ("as a"); else None."""
         return None if step is None else self.edits.get(step)
@@ -192,7 +205,7 @@ class _States:
     def read(self, step: int | None) -> tuple[Any, dict[str, Any]] | None:
         """(the step's log, the values after it: the replay's own, read, never kept), or
         None for a step this run has not."""
-        if step is None or step not in self.index:
+        if step is None:
             return None
         at = self._at
         while at is None or at[0].step != step:
@@ -210,10 +223,10 @@ class _States:
             return set()
         self._written_at = step
         log, values = read
-        if self._lengths or list in map(type, values.values()):
+        if self._grows and (self._lengths or list in map(type, values.values())):
             self._note_growth(log, values)
         else:
-            self.grown = {}  # (no list field: nothing to note)
+            self.grown = {}  # (no list field, or none that grows in place: nothing to note)
         previous, self._values = self._values, values.copy()
         if log.resets or log.cleared or log.merged or log.afters:
             self.grown = {}
@@ -223,7 +236,7 @@ class _States:
             written = set(map(_first, tasks[0].writes))
         else:
             written = {name for task in tasks for name, _ in task.writes}
-        if not written.issuperset(values) or previous.keys() != values.keys():
+        if not (written.issuperset(values) and written.issuperset(previous)):
             written.update([n for n, v in values.items() if previous.get(n, _GONE) is not v])
             written.update(previous.keys() - values.keys())  # (values replaced or gone)
         return written
