@@ -58,6 +58,30 @@ def _flat(steps: int, part_at: int = -1):
     return app.run({"count": 0}, {"recursion_limit": steps + 9})
 
 
+NAN = float("nan")
+
+
+def _overwrites(steps: int, part_at: int = -1, extra_at: int = -1, nan: Any = NAN):
+    """A dict state of fields without reducers: at `part_at` a tag of its own, at
+    `extra_at` a field the other run never has; `nan` written every step."""
+
+    def tick(state: dict) -> dict:
+        n = state["n"]
+        out = {"n": n + 1, "tag": "odd one" if n == part_at else "even", "pair": [n, n % 2]}
+        if n == extra_at:
+            out["extra"] = (n,)
+        return {**out, "x": nan("nan") if callable(nan) else nan}
+
+    app = (
+        StateGraph(dict)
+        .add_node("tick", tick)
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: END if s["n"] >= steps else "tick")
+        .compile()
+    )
+    return app.run({"n": 0}, {"recursion_limit": steps + 9})
+
+
 def _chat(reply: str = "hello", semantics: str = "supersteps"):
     graph = StateGraph(dict, reducers={"chat": add_messages})
     graph.add_node("ask", lambda s: {"chat": [("user", "hi")]})
@@ -111,6 +135,10 @@ def compare_cases() -> dict[str, tuple[Any, Any]]:
         "loop, one fails": (_loop_run(40, fail_at=17), _loop_run(40)),
         "loop, both fail": (_loop_run(40, fail_at=17), _loop_run(40, fail_at=17, part_at=3)),
         "flat vs loop": (_flat(30), _loop_run(30)),
+        "overwrites, alike": (_overwrites(30), _overwrites(30)),
+        "overwrites, apart at one step": (_overwrites(30), _overwrites(30, part_at=12)),
+        "overwrites, a field of one run": (_overwrites(30), _overwrites(30, extra_at=7)),
+        "overwrites, a fresh nan each step": (_overwrites(9), _overwrites(9, nan=float)),
         **_forks(),
         "a thread's second input vs a first run": _resumed(),
         "messages: only ids": (_chat(), _chat()),

@@ -18,7 +18,11 @@ __all__ = ["compare_by_step"]
 
 _COLUMNS = ["step", "what", "this", "other", "note"]
 UNKNOWN = "\0every field"  # (no field's name: `_States.written` cannot tell which changed)
-_first, _tasks, _kind = itemgetter(0), attrgetter("tasks"), attrgetter("kind")
+_first, _second = itemgetter(0), itemgetter(1)
+_tasks, _kind = attrgetter("tasks"), attrgetter("kind")
+_ITSELF = frozenset({int, float, str, bool, type(None), bytes, list, tuple})
+"""Types of a write that a field without reducer takes as its value, that very object (not
+an `Overwrite` or a `Mutation`: `reduce_field`)."""
 _node = attrgetter("node")
 _GONE = object()  # (a field no value was read for)
 
@@ -42,21 +46,87 @@ def compare_by_step(this: Any, other: Any) -> pd.DataFrame:
     """
     import pandas as pd
 
-    rows: list[tuple] = []
     mine, theirs = _States(this), _States(other)
-    before: dict[str, tuple | None] = {}  # per field: its row after the step before, or None
     pairs = _pairs(mine, theirs)
-    for left, right in pairs:
-        found, before = _step_rows(left, right, mine, theirs, before)
-        if found:
-            step = left if left is not None else right
-            rows.extend([(step, right, *row) for row in found])
+    if _in_step(mine, theirs, pairs):
+        rows = _rows_in_step(mine, theirs, [step for step, _ in pairs])
+    else:
+        rows = _rows(mine, theirs, pairs)
     frame = pd.DataFrame(rows, columns=["step", "other step", *_COLUMNS[1:]], dtype=object)
     if not (mine.edits or theirs.edits) or all(
         left == right or None in (left, right) for left, right in pairs
     ):
         frame = frame.drop(columns="other step")
     return frame
+
+
+def _rows(mine: _States, theirs: _States, pairs: list[tuple[int | None, int | None]]) -> list:
+    """The table's rows (step, other step, what, this, other, note), pair by pair."""
+    rows: list[tuple] = []
+    before: dict[str, tuple | None] = {}  # per field: its row after the step before, or None
+    for left, right in pairs:
+        found, before = _step_rows(left, right, mine, theirs, before)
+        if found:
+            step = left if left is not None else right
+            rows.extend([(step, right, *row) for row in found])
+    return rows
+
+
+def _in_step(mine: _States, theirs: _States, pairs: list[tuple[int | None, int | None]]) -> bool:
+    """Whether the runs have the same steps, in order, none of them an edit: each pairs
+    with its own number, and both replays can be read side by side."""
+    steps = list(mine.index)
+    return not (mine.edits or theirs.edits) and pairs == list(zip(steps, steps, strict=True))
+
+
+def _rows_in_step(mine: _States, theirs: _States, steps: list[int]) -> list[tuple]:
+    """`_rows` of runs whose steps pair in order (`_in_step`), with a shortcut: while the
+    states are equal (the pair before left no row for any field), a pair of steps that
+    each ran one task of one node and wrote the same plain values (`==`) to the same
+    fields, all without reducer, leaves the states equal and makes no row (the values
+    after it are those very values); other pairs go through `_step_rows`."""
+    rows: list[tuple] = []
+    before: dict[str, tuple | None] = {}  # per field: its row after the step before, or None
+    alike = False  # the states after the step before are equal, field by field
+    special = mine.special | theirs.special if mine.fields.keys() == theirs.fields.keys() else None
+    walk, other_walk = mine.walk, theirs.walk
+    for step in steps:
+        at, seen = next(walk), next(other_walk)
+        if alike:
+            log, other_log = at[0], seen[0]
+            task, other_task = log.tasks, other_log.tasks
+            if (
+                len(task) == 1 == len(other_task)
+                and log.applied
+                and other_log.applied
+                and not (log.resets or log.cleared or log.merged or log.afters)
+                and not (other_log.resets or other_log.cleared or other_log.merged)
+                and not other_log.afters
+                and _same_plain_writes(task[0], other_task[0], special)
+            ):
+                continue  # (the shortcut)
+        mine.at, theirs.at = at, seen
+        found, before = _step_rows(step, step, mine, theirs, before)
+        if found:
+            rows.extend([(step, step, *row) for row in found])
+        alike = special is not None and bool(before) and not any(before.values())
+    return rows
+
+
+def _same_plain_writes(task: Any, other: Any, special: frozenset[str]) -> bool:
+    """Whether two tasks of one node wrote the same plain values (`_ITSELF`, compared with
+    `==`) to the same fields, none of them `special` (with a reducer, ephemeral, ...)."""
+    writes = task.writes
+    try:
+        return (
+            task.node == other.node
+            and task.kind == other.kind
+            and special.isdisjoint(map(_first, writes))
+            and _ITSELF.issuperset(map(type, map(_second, writes)))
+            and writes == other.writes
+        )
+    except Exception:  # a value whose == raises: compared the long way
+        return False
 
 
 def _step_rows(
@@ -167,9 +237,14 @@ class _States:
         self.tasks = dict(zip(self.index, map(_tasks, steps), strict=True))  # (each step's)
         self.fields = run.timeline.graph.fields  # (as the replay folds them)
         self._grows = any(grows_in_place(spec, []) for spec in self.fields.values())
+        self.special = frozenset(  # fields whose value after a write is not that value
+            name
+            for name, spec in self.fields.items()
+            if spec.reducer is not None or spec.ephemeral or spec.managed or spec.transient
+        )
         self.cells = TableValues()  # a kept value: a list shares its items with earlier rows
-        self._walk = run.timeline.walk()
-        self._at: tuple[Any, dict[str, Any]] | None = None
+        self.walk = run.timeline.walk()
+        self.at: tuple[Any, dict[str, Any]] | None = None  # the step read last
         self._values: dict[str, Any] = {}  # the values after the step before (a copy)
         self._written_at: int | None = None
         self._lengths: dict[str, int] = {}  # per list field, its length after the step before
@@ -207,10 +282,10 @@ class _States:
         None for a step this run has not."""
         if step is None:
             return None
-        at = self._at
+        at = self.at
         while at is None or at[0].step != step:
-            at = next(self._walk)
-        self._at = at
+            at = next(self.walk)
+        self.at = at
         return at
 
     def written(self, step: int | None, read: tuple[Any, dict[str, Any]] | None) -> set[str]:
