@@ -142,12 +142,14 @@ def count_pairs_read_the_long_way(monkeypatch, this: Any, other: Any) -> int:
 
 
 def test_the_shortcut_is_taken_while_the_states_are_equal(monkeypatch) -> None:
-    """Steps: the input step, 60 ticks, the step where a run parts and the one after it;
-    the rest are written alike (plain values, no reducer) and skip the long way."""
-    this, other = CASES["flat, alike"]
-    assert count_pairs_read_the_long_way(monkeypatch, this, other) == 1  # the input step
+    """Only the input step, and the steps from where runs part to where they are equal
+    again, go the long way; the rest are written alike (plain values, fields without
+    reducer or appending to a list the same way) and skip it."""
+    for name in ("flat, alike", "loop, alike", "loop with append, alike"):
+        assert count_pairs_read_the_long_way(monkeypatch, *CASES[name]) == 1
     this, other = CASES["overwrites, apart at one step"]
-    long_way = count_pairs_read_the_long_way(monkeypatch, this, other)
-    assert long_way == 3  # the input step, step 13 (apart), step 14 (equal again)
-    this, other = CASES["loop, alike"]  # (a list with a reducer: every pair the long way)
+    assert count_pairs_read_the_long_way(monkeypatch, this, other) == 3  # input, 13 and 14
+    this, other = CASES["loop with append, parting"]  # (its list differs from step 20 on)
+    assert count_pairs_read_the_long_way(monkeypatch, this, other) == 1 + 21
+    this, other = CASES["loop: operator.add vs append"]  # (two ways to grow: the long way)
     assert count_pairs_read_the_long_way(monkeypatch, this, other) == len(this.timeline.index)

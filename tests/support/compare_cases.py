@@ -20,7 +20,13 @@ class Loop(TypedDict, total=False):
     note: str
 
 
-def _loop(steps: int, part_at: int = -1, fail_at: int = -1, saver: Any = None):
+class AppendLoop(TypedDict, total=False):
+    n: int
+    log: Annotated[list, "append"]
+    note: str
+
+
+def _loop(steps: int, part_at: int = -1, fail_at: int = -1, saver: Any = None, state=Loop):
     def tick(state: dict) -> dict:
         n = state["n"]
         if n == fail_at:
@@ -31,7 +37,7 @@ def _loop(steps: int, part_at: int = -1, fail_at: int = -1, saver: Any = None):
         return out
 
     return (
-        StateGraph(Loop)
+        StateGraph(state)
         .add_node("tick", tick)
         .add_edge(START, "tick")
         .add_conditional_edges("tick", lambda s: END if s["n"] >= steps else "tick")
@@ -130,6 +136,15 @@ def compare_cases() -> dict[str, tuple[Any, Any]]:
         "flat, parting at step 30": (_flat(60), _flat(60, part_at=30)),
         "flat, other lengths": (_flat(60), _flat(41)),
         "loop, alike": (_loop_run(40), _loop_run(40)),
+        "loop with append, alike": (
+            _loop_run(40, state=AppendLoop),
+            _loop_run(40, state=AppendLoop),
+        ),
+        "loop with append, parting": (
+            _loop_run(40, state=AppendLoop),
+            _loop_run(40, part_at=19, state=AppendLoop),
+        ),
+        "loop: operator.add vs append": (_loop_run(40), _loop_run(40, state=AppendLoop)),
         "loop, parting at step 20": (_loop_run(40), _loop_run(40, part_at=19)),
         "loop, other lengths": (_loop_run(40), _loop_run(25)),
         "loop, one fails": (_loop_run(40, fail_at=17), _loop_run(40)),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from nbgraph.engine.facts import field_spec
 from nbgraph.record.compare.messages import IDS_ONLY, compare_values
 from nbgraph.record.effects import TableValues, grows_in_place, same
+from nbgraph.record.replaying import ExtendsLists
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -85,12 +86,16 @@ def _rows_in_step(mine: _States, theirs: _States, steps: list[int]) -> list[tupl
     """`_rows` of runs whose steps pair in order (`_in_step`), with a shortcut: while the
     states are equal (the pair before left no row for any field), a pair of steps that
     each ran one task of one node and wrote the same plain values (`==`) to the same
-    fields, all without reducer, leaves the states equal and makes no row (the values
-    after it are those very values); other pairs go through `_step_rows`."""
+    fields, each without reducer (it takes the value written) or one that appends the
+    same way on both sides (`appends`), leaves the states equal and makes no row; other
+    pairs go through `_step_rows`."""
     rows: list[tuple] = []
     before: dict[str, tuple | None] = {}  # per field: its row after the step before, or None
     alike = False  # the states after the step before are equal, field by field
-    special = mine.special | theirs.special if mine.fields.keys() == theirs.fields.keys() else None
+    special = None  # (fields a write does not simply set or append to: none alike if None)
+    if mine.fields.keys() == theirs.fields.keys():
+        both = {name for name, fold in mine.appends.items() if theirs.appends.get(name) is fold}
+        special = (mine.special | theirs.special) - both
     walk, other_walk = mine.walk, theirs.walk
     for step in steps:
         at, seen = next(walk), next(other_walk)
@@ -117,7 +122,7 @@ def _rows_in_step(mine: _States, theirs: _States, steps: list[int]) -> list[tupl
 
 def _same_plain_writes(task: Any, other: Any, special: frozenset[str]) -> bool:
     """Whether two tasks of one node wrote the same plain values (`_ITSELF`, compared with
-    `==`) to the same fields, none of them `special` (with a reducer, ephemeral, ...)."""
+    `==`) to the same fields, none of them `special` (with another reducer, ephemeral...)."""
     writes = task.writes
     try:
         return (
@@ -186,6 +191,16 @@ def _step_rows(
     return rows, now
 
 
+def _appends(spec: Any) -> Any:
+    """How a field whose reducer only appends to its list (`grows_in_place`) folds a write,
+    the same object for the same way (the "append" reducer's, or `ExtendsLists`' `fn`);
+    None for any other field."""
+    if spec.ephemeral or spec.managed or spec.transient or not grows_in_place(spec, []):
+        return None
+    in_place = spec.reducer.in_place
+    return in_place.fn if type(in_place) is ExtendsLists else in_place
+
+
 def _outcome(read: tuple[Any, dict[str, Any]] | None) -> str:
     if read is None:
         return "not reached"
@@ -244,6 +259,9 @@ class _States:
             for name, spec in self.fields.items()
             if spec.reducer is not None or spec.ephemeral or spec.managed or spec.transient
         )
+        self.appends = {  # per field that grows in place, how: "append"'s or `fn` of `+`
+            name: fold for name, spec in self.fields.items() if (fold := _appends(spec)) is not None
+        }
         self.cells = TableValues()  # a kept value: a list shares its items with earlier rows
         self.walk = run.timeline.walk()
         self.at: tuple[Any, dict[str, Any]] | None = None  # the step read last
