@@ -153,3 +153,25 @@ def test_the_shortcut_is_taken_while_the_states_are_equal(monkeypatch) -> None:
     assert count_pairs_read_the_long_way(monkeypatch, this, other) == 1 + 21
     this, other = CASES["loop: operator.add vs append"]  # (two ways to grow: the long way)
     assert count_pairs_read_the_long_way(monkeypatch, this, other) == len(this.timeline.index)
+
+
+def test_a_list_that_differs_for_good_is_compared_once(monkeypatch) -> None:
+    """Once two lists that both runs only append to differ in an item (not just in message
+    ids), the rows after show them without comparing them again: linear, not quadratic."""
+    this, other = CASES["loop with append, parting"]
+    compared: list[str] = []
+    difference = step_compare._difference
+
+    def counted(name: str, *args: Any) -> Any:
+        compared.append(name)
+        return difference(name, *args)
+
+    monkeypatch.setattr(step_compare, "_difference", counted)
+    table = this.compare(other)
+    assert compared.count("log") == 1 and list(table[table.what == "log"].step) == list(
+        range(20, 41)
+    )
+    this, other = CASES["messages appended: metadata, then ids"]  # (ids only: not for good)
+    compared.clear()
+    this.compare(other)
+    assert compared.count("chat") == 6

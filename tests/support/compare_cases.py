@@ -88,6 +88,32 @@ def _overwrites(steps: int, part_at: int = -1, extra_at: int = -1, nan: Any = NA
     return app.run({"n": 0}, {"recursion_limit": steps + 9})
 
 
+class Chat(TypedDict, total=False):
+    n: int
+    chat: Annotated[list, "append"]
+
+
+def _appended_messages(side: str):
+    """Messages appended a step at a time: at step 3 one side's carries other metadata (what
+    it says and its id are the same), from step 5 on their ids differ."""
+    from langchain_core.messages import HumanMessage
+
+    def tick(state: dict) -> dict:
+        n = state["n"]
+        meta = {"side": side} if n == 2 and side == "b" else {}
+        ids = f"{side}{n}" if n >= 4 else f"m{n}"
+        return {"n": n + 1, "chat": [HumanMessage(f"m{n}", id=ids, response_metadata=meta)]}
+
+    app = (
+        StateGraph(Chat)
+        .add_node("tick", tick)
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: END if s["n"] >= 8 else "tick")
+        .compile()
+    )
+    return app.run({"n": 0, "chat": []})
+
+
 def _chat(reply: str = "hello", semantics: str = "supersteps"):
     graph = StateGraph(dict, reducers={"chat": add_messages})
     graph.add_node("ask", lambda s: {"chat": [("user", "hi")]})
@@ -157,6 +183,7 @@ def compare_cases() -> dict[str, tuple[Any, Any]]:
         **_forks(),
         "a thread's second input vs a first run": _resumed(),
         "messages: only ids": (_chat(), _chat()),
+        "messages appended: metadata, then ids": (_appended_messages("a"), _appended_messages("b")),
         "messages: what they say": (_chat(), _chat("bye")),
         "fan-out, alike": (_fan(4), _fan(4)),
         "fan-out, one task differs": (_fan(4), _fan(4, odd=2)),

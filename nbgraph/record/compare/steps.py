@@ -7,7 +7,7 @@ from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.facts import field_spec
-from nbgraph.record.compare.messages import IDS_ONLY, compare_values
+from nbgraph.record.compare.messages import IDS_ONLY, compare_values, differs_for_good
 from nbgraph.record.effects import TableValues, grows_in_place, same
 from nbgraph.record.replaying import ExtendsLists
 from nbgraph.types import MISSING
@@ -171,16 +171,19 @@ def _step_rows(
             row = now[name] = before[name]  # unchanged on both sides since the step before
         else:
             left_value, right_value = here.get(name, MISSING), there.get(name, MISSING)
-            start = mine.grown.get(name)
-            if (
-                start is not None
-                and name in before
-                and before[name] is None
-                and theirs.grown.get(name) == start
-                and same(left_value[start:], right_value[start:])
-            ):
-                now[name] = None  # equal before, and what both appended is equal
-                continue
+            start, row = mine.grown.get(name), before.get(name, False)
+            if start is not None and row is not False and name in theirs.grown:
+                if type(row) is _Lasting:  # (differs for good, and both only appended)
+                    row = now[name] = _Lasting(_cells(name, left_value, right_value, mine, theirs))
+                    rows.append(row)
+                    continue
+                if (
+                    row is None
+                    and theirs.grown[name] == start
+                    and same(left_value[start:], right_value[start:])
+                ):
+                    now[name] = None  # equal before, and what both appended is equal
+                    continue
             row = now[name] = (
                 None
                 if same(left_value, right_value)
@@ -235,13 +238,38 @@ def _pairs(mine: _States, theirs: _States) -> list[tuple[int | None, int | None]
 
 
 def _difference(name: str, left: Any, right: Any, mine: _States, theirs: _States) -> tuple | None:
-    """(what, this, other, note) for a field that differs after a step, or None."""
+    """(what, this, other, note) for a field that differs after a step, or None; a
+    `_Lasting` row for equally long lists of a field that grows in place on both sides
+    whose difference items appended to both cannot undo (`differs_for_good`)."""
     difference = compare_values(left, right)
     if difference is None:
         return None
-    if difference.said or difference.ids is None:
-        return (name, mine.cells.cell(name, left), theirs.cells.cell(name, right), "")
-    return (name, *difference.ids, IDS_ONLY)
+    if not (difference.said or difference.ids is None):
+        return (name, *difference.ids, IDS_ONLY)
+    row = (name, mine.cells.cell(name, left), theirs.cells.cell(name, right), "")
+    if (
+        name in mine.appends
+        and name in theirs.appends
+        and type(left) is list
+        and type(right) is list
+        and len(left) == len(right)
+        and differs_for_good(left, right)
+    ):
+        return _Lasting(row)
+    return row
+
+
+class _Lasting(tuple):
+    """The row of a list field whose difference lasts while both sides only append to it
+    (`differs_for_good`): the rows after it, while they do, show the lists, uncompared."""
+
+    __slots__ = ()
+
+
+def _cells(name: str, left: list, right: list, mine: _States, theirs: _States) -> tuple:
+    """(what, this, other, note) of a `_Lasting` difference, each list only appended to
+    since its cell in the row before (`TableValues.cell`'s `appended`)."""
+    return (name, mine.cells.cell(name, left, True), theirs.cells.cell(name, right, True), "")
 
 
 class _States:
