@@ -35,8 +35,10 @@ def compare_by_step(this: Any, other: Any) -> pd.DataFrame:
     gets a row with the ids as this and other and `note` `IDS_ONLY`; other rows' `note` is "".
     Each run is replayed once, in step order, and a field neither run wrote in a step is not
     compared again (it differs as it did after the step before): the cost is linear in steps.
-    While the states are equal, a pair of steps that wrote the same plain values to fields
-    without reducer is passed at the cost of its replay (`_rows_in_step`).
+    While the states are equal, a pair of steps that wrote the same plain values, set or
+    appended to a list the same way, is passed at the cost of its replay (`_rows_in_step`);
+    two lists both runs only append to, once they differ in an item (`differs_for_good`),
+    are shown in the rows after without being compared again.
     A list is a read-only `ListPrefix` sharing its items with the rows before it, as in
     `Run.effects`.
 
