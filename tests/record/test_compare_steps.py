@@ -108,7 +108,7 @@ def count_work(monkeypatch: pytest.MonkeyPatch, steps: int) -> tuple[int, int]:
     from nbgraph.record import timeline
 
     counts = {"replayed": 0, "compared": 0}
-    replay, compare = timeline.replay_step, step_compare.compare_values
+    replay, compare = timeline.replay_step, step_compare.same
 
     def counted_replay(*args: Any) -> Any:
         counts["replayed"] += 1
@@ -120,7 +120,7 @@ def count_work(monkeypatch: pytest.MonkeyPatch, steps: int) -> tuple[int, int]:
 
     this, other = run_of(steps, note_at=2), run_of(steps)
     monkeypatch.setattr(timeline, "replay_step", counted_replay)
-    monkeypatch.setattr(step_compare, "compare_values", counted_compare)
+    monkeypatch.setattr(step_compare, "same", counted_compare)
     rows = this.compare(other)
     monkeypatch.undo()
     assert len(rows) == steps - 2  # `note` differs after every step from step 3 on

@@ -16,7 +16,7 @@ from nbgraph import messages
 from nbgraph.record.cells import ListPrefix
 from nbgraph.record.effects import same
 
-__all__ = ["IDS_ONLY", "ValueDifference", "compare_values", "is_message"]
+__all__ = ["IDS_ONLY", "ValueDifference", "compare_values", "differs_for_good", "is_message"]
 
 IDS_ONLY = "only message ids differ"
 """The note of a comparison row whose messages say the same but carry other ids."""
@@ -59,6 +59,22 @@ def compare_values(left: Any, right: Any) -> ValueDifference | None:
     if not these:  # they say the same and carry the same ids: only fields we ignore differ
         return ValueDifference(True)
     return ValueDifference(False, (these, those))
+
+
+def differs_for_good(left: list, right: list) -> bool:
+    """Whether two equally long lists have a pair of items that differ in what they say
+    (messages saying otherwise, or other items unequal): a difference that items appended
+    to both lists cannot undo, as `compare_values` reads them.
+
+    >>> from nbgraph.messages import Message
+    >>> differs_for_good([1, 2], [1, 3]), differs_for_good([1, 2], [1, 2])
+    (True, False)
+    >>> a, b = Message(role="user", content="hi", id="1"), Message(role="user", content="hi")
+    >>> differs_for_good([a], [b])  # (only ids: more messages may change what the row shows)
+    False
+    """
+    pairs = _message_pairs(left, right)
+    return pairs is None or any(_said(a) != _said(b) for a, b in pairs)
 
 
 def is_message(value: Any) -> bool:

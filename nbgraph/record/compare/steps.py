@@ -3,11 +3,13 @@ branch lineages (then a step is a moment both runs share; see `node_compare` oth
 
 from __future__ import annotations
 
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.facts import field_spec
-from nbgraph.record.compare.messages import IDS_ONLY, compare_values
-from nbgraph.record.effects import TableValues, grows_in_place
+from nbgraph.record.compare.messages import IDS_ONLY, compare_values, differs_for_good
+from nbgraph.record.effects import TableValues, grows_in_place, same
+from nbgraph.record.replaying import ExtendsLists
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
@@ -17,6 +19,13 @@ __all__ = ["compare_by_step"]
 
 _COLUMNS = ["step", "what", "this", "other", "note"]
 UNKNOWN = "\0every field"  # (no field's name: `_States.written` cannot tell which changed)
+_first, _second = itemgetter(0), itemgetter(1)
+_tasks, _kind = attrgetter("tasks"), attrgetter("kind")
+_ITSELF = frozenset({int, float, str, bool, type(None), bytes, list, tuple})
+"""Types of a write that a field without reducer takes as its value, that very object (not
+an `Overwrite` or a `Mutation`: `reduce_field`)."""
+_node = attrgetter("node")
+_GONE = object()  # (a field no value was read for)
 
 
 def compare_by_step(this: Any, other: Any) -> pd.DataFrame:
@@ -26,6 +35,10 @@ def compare_by_step(this: Any, other: Any) -> pd.DataFrame:
     gets a row with the ids as this and other and `note` `IDS_ONLY`; other rows' `note` is "".
     Each run is replayed once, in step order, and a field neither run wrote in a step is not
     compared again (it differs as it did after the step before): the cost is linear in steps.
+    While the states are equal, a pair of steps that wrote the same plain values, set or
+    appended to a list the same way, is passed at the cost of its replay (`_rows_in_step`);
+    two lists both runs only append to, once they differ in an item (`differs_for_good`),
+    are shown in the rows after without being compared again.
     A list is a read-only `ListPrefix` sharing its items with the rows before it, as in
     `Run.effects`.
 
@@ -38,63 +51,180 @@ def compare_by_step(this: Any, other: Any) -> pd.DataFrame:
     """
     import pandas as pd
 
-    rows: list[tuple] = []
     mine, theirs = _States(this), _States(other)
-    before: dict[str, tuple | None] = {}  # per field: its row after the step before, or None
     pairs = _pairs(mine, theirs)
-    for left, right in pairs:
-        step = left if left is not None else right
-        rows.extend((step, right, *row) for row in _step_rows(left, right, mine, theirs, before))
+    if _in_step(mine, theirs, pairs):
+        rows = _rows_in_step(mine, theirs, [step for step, _ in pairs])
+    else:
+        rows = _rows(mine, theirs, pairs)
     frame = pd.DataFrame(rows, columns=["step", "other step", *_COLUMNS[1:]], dtype=object)
-    if all(left == right or None in (left, right) for left, right in pairs):
+    if not (mine.edits or theirs.edits) or all(
+        left == right or None in (left, right) for left, right in pairs
+    ):
         frame = frame.drop(columns="other step")
     return frame
 
 
+def _rows(mine: _States, theirs: _States, pairs: list[tuple[int | None, int | None]]) -> list:
+    """The table's rows (step, other step, what, this, other, note), pair by pair."""
+    rows: list[tuple] = []
+    before: dict[str, tuple | None] = {}  # per field: its row after the step before, or None
+    for left, right in pairs:
+        found, before = _step_rows(left, right, mine, theirs, before)
+        if found:
+            step = left if left is not None else right
+            rows.extend([(step, right, *row) for row in found])
+    return rows
+
+
+def _in_step(mine: _States, theirs: _States, pairs: list[tuple[int | None, int | None]]) -> bool:
+    """Whether the runs have the same steps, in order, none of them an edit: each pairs
+    with its own number, and both replays can be read side by side."""
+    steps = list(mine.index)
+    return not (mine.edits or theirs.edits) and pairs == list(zip(steps, steps, strict=True))
+
+
+def _rows_in_step(mine: _States, theirs: _States, steps: list[int]) -> list[tuple]:
+    """`_rows` of runs whose steps pair in order (`_in_step`), with a shortcut: while the
+    states are equal (the pair before left no row for any field), a pair of steps that
+    each ran one task of one node and wrote the same plain values (`==`) to the same
+    fields, each without reducer (it takes the value written) or one that appends the
+    same way on both sides (`appends`), leaves the states equal and makes no row; other
+    pairs go through `_step_rows`."""
+    rows: list[tuple] = []
+    before: dict[str, tuple | None] = {}  # per field: its row after the step before, or None
+    alike = False  # the states after the step before are equal, field by field
+    special = None  # (fields a write does not simply set or append to: none alike if None)
+    if mine.fields.keys() == theirs.fields.keys():
+        both = {name for name, fold in mine.appends.items() if theirs.appends.get(name) is fold}
+        special = (mine.special | theirs.special) - both
+    walk, other_walk = mine.walk, theirs.walk
+    for step in steps:
+        at, seen = next(walk), next(other_walk)
+        if alike:
+            log, other_log = at[0], seen[0]
+            task, other_task = log.tasks, other_log.tasks
+            if (
+                len(task) == 1 == len(other_task)
+                and log.applied
+                and other_log.applied
+                and not (log.resets or log.cleared or log.merged or log.afters)
+                and not (other_log.resets or other_log.cleared or other_log.merged)
+                and not other_log.afters
+                and _same_plain_writes(task[0], other_task[0], special)
+            ):
+                continue  # (the shortcut)
+        mine.at, theirs.at = at, seen
+        found, before = _step_rows(step, step, mine, theirs, before)
+        if found:
+            rows.extend([(step, step, *row) for row in found])
+        alike = special is not None and bool(before) and not any(before.values())
+    return rows
+
+
+def _same_plain_writes(task: Any, other: Any, special: frozenset[str]) -> bool:
+    """Whether two tasks of one node wrote the same plain values (`_ITSELF`, compared with
+    `==`) to the same fields, none of them `special` (with another reducer, ephemeral...)."""
+    writes = task.writes
+    try:
+        return (
+            task.node == other.node
+            and task.kind == other.kind
+            and special.isdisjoint(map(_first, writes))
+            and _ITSELF.issuperset(map(type, map(_second, writes)))
+            and writes == other.writes
+        )
+    except Exception:  # a value whose == raises: compared the long way
+        return False
+
+
 def _step_rows(
     left: int | None, right: int | None, mine: _States, theirs: _States, before: dict
-) -> list[tuple]:
+) -> tuple[list[tuple], dict[str, tuple | None]]:
     """(what, this, other, note) rows of one pair of steps (None: a step that run has
-    not); `before` is each field's row after the pair before, updated in place."""
+    not), and each field's row after it (None: equal); `before`: those after the pair
+    before (a row kept when neither side wrote the field)."""
     rows: list[tuple] = []
-    edits = (mine.edit(left), theirs.edit(right))
-    if edits[0] != edits[1] and None not in (left, right):  # a fork's edit on one side
+    edits = (mine.edit(left), theirs.edit(right)) if mine.edits or theirs.edits else (None, None)
+    if edits[0] != edits[1] and left is not None and right is not None:  # a fork's edit
         rows.append(("update_state", edits[0] or "no edit", edits[1] or "no edit", ""))
     else:
-        tasks = (mine.tasks.get(left, []), theirs.tasks.get(right, []))
-        if tasks[0] != tasks[1]:
-            rows.append(("tasks", *tasks, ""))
-    outcome = (mine.outcome(left), theirs.outcome(right))
-    if outcome[0] != outcome[1]:
-        rows.append(("outcome", *outcome, ""))
-        before.clear()  # a step that failed on one side has no state to compare
-        return rows
-    here, there = mine.after(left), theirs.after(right)
-    written = mine.written(left) | theirs.written(right)
-    now: dict[str, tuple | None] = {}
-    also = [] if there.keys() <= here.keys() else [n for n in there if n not in here]
-    for name in [*here, *also]:
-        if name in before and name not in written and UNKNOWN not in written:
-            now[name] = before[name]  # unchanged on both sides since the step before
+        tasks = (mine.tasks.get(left, ()), theirs.tasks.get(right, ()))
+        if not (  # (at once: one task on each side, the same node)
+            left == right
+            and len(tasks[0]) == len(tasks[1]) == 1
+            and tasks[0][0].node == tasks[1][0].node
+        ):
+            tasks = (mine.nodes(left), theirs.nodes(right))
+            if tasks[0] != tasks[1]:
+                rows.append(("tasks", *tasks, ""))
+    read, seen = mine.read(left), theirs.read(right)
+    here = read[1] if read is not None and read[0].applied else None
+    there = seen[1] if seen is not None and seen[0].applied else None
+    if (here is None or there is None) and _outcome(read) != _outcome(seen):
+        rows.append(("outcome", _outcome(read), _outcome(seen), ""))
+        return rows, {}  # a step that failed on one side has no state to compare
+    here, there = here or {}, there or {}
+    written = mine.written(left, read) | theirs.written(right, seen)
+    unknown, now = UNKNOWN in written, {}
+    names = here if there.keys() <= here.keys() else [*here, *(n for n in there if n not in here)]
+    for name in names:
+        if name in before and not unknown and name not in written:
+            row = now[name] = before[name]  # unchanged on both sides since the step before
         else:
             left_value, right_value = here.get(name, MISSING), there.get(name, MISSING)
-            if name in before and _same_tails(
-                name, before[name], left_value, right_value, mine, theirs
-            ):
-                now[name] = None  # equal before, and what both appended is equal
-                continue
-            now[name] = _difference(name, left_value, right_value, mine, theirs)
-        if now[name] is not None:
-            rows.append(now[name])
-    before.clear()
-    before.update(now)
-    return rows
+            start, row = mine.grown.get(name), before.get(name, False)
+            if start is not None and row is not False and name in theirs.grown:
+                if type(row) is _Lasting:  # (differs for good, and both only appended)
+                    row = now[name] = _Lasting(_cells(name, left_value, right_value, mine, theirs))
+                    rows.append(row)
+                    continue
+                if (
+                    row is None
+                    and theirs.grown[name] == start
+                    and same(left_value[start:], right_value[start:])
+                ):
+                    now[name] = None  # equal before, and what both appended is equal
+                    continue
+            row = now[name] = (
+                None
+                if same(left_value, right_value)
+                else _difference(name, left_value, right_value, mine, theirs)
+            )
+        if row is not None:
+            rows.append(row)
+    return rows, now
+
+
+def _appends(spec: Any) -> Any:
+    """How a field whose reducer only appends to its list (`grows_in_place`) folds a write,
+    the same object for the same way (the "append" reducer's, or `ExtendsLists`' `fn`);
+    None for any other field."""
+    if spec.ephemeral or spec.managed or spec.transient or not grows_in_place(spec, []):
+        return None
+    in_place = spec.reducer.in_place
+    return in_place.fn if type(in_place) is ExtendsLists else in_place
+
+
+def _outcome(read: tuple[Any, dict[str, Any]] | None) -> str:
+    if read is None:
+        return "not reached"
+    return "applied" if read[0].applied else "failed"
 
 
 def _pairs(mine: _States, theirs: _States) -> list[tuple[int | None, int | None]]:
     """The runs' steps paired by number, less the `update_state` steps before them on
     each side (`_States.keys`); an edit pairs with the other side's edit at the same
     place, else with its step before (which then pairs twice)."""
+    if not (mine.edits or theirs.edits):  # (then each step pairs with its own number)
+        if mine.tasks.keys() == theirs.tasks.keys():
+            steps = sorted(mine.tasks)
+            return list(zip(steps, steps, strict=True))
+        ours, others = mine.tasks, theirs.tasks
+        return [
+            (s if s in ours else None, s if s in others else None)
+            for s in sorted(ours.keys() | others.keys())
+        ]
     keys: dict[tuple[int, bool], list[int | None]] = {}
     for side, states in enumerate((mine, theirs)):
         for step, key in states.keys().items():
@@ -109,25 +239,39 @@ def _pairs(mine: _States, theirs: _States) -> list[tuple[int | None, int | None]
     return pairs
 
 
-def _same_tails(
-    name: str, row: tuple | None, left: Any, right: Any, mine: _States, theirs: _States
-) -> bool:
-    """Whether a list field equal after the step before (`row` None), to which both runs
-    only appended in place this step, from the same length, appended equal items."""
-    start = mine.grown.get(name)
-    if row is not None or start is None or theirs.grown.get(name) != start:
-        return False
-    return compare_values(left[start:], right[start:]) is None
-
-
 def _difference(name: str, left: Any, right: Any, mine: _States, theirs: _States) -> tuple | None:
-    """(what, this, other, note) for a field that differs after a step, or None."""
+    """(what, this, other, note) for a field that differs after a step, or None; a
+    `_Lasting` row for equally long lists of a field that grows in place on both sides
+    whose difference items appended to both cannot undo (`differs_for_good`)."""
     difference = compare_values(left, right)
     if difference is None:
         return None
-    if difference.said or difference.ids is None:
-        return (name, mine.cells.cell(name, left), theirs.cells.cell(name, right), "")
-    return (name, *difference.ids, IDS_ONLY)
+    if not (difference.said or difference.ids is None):
+        return (name, *difference.ids, IDS_ONLY)
+    row = (name, mine.cells.cell(name, left), theirs.cells.cell(name, right), "")
+    if (
+        name in mine.appends
+        and name in theirs.appends
+        and type(left) is list
+        and type(right) is list
+        and len(left) == len(right)
+        and differs_for_good(left, right)
+    ):
+        return _Lasting(row)
+    return row
+
+
+class _Lasting(tuple):
+    """The row of a list field whose difference lasts while both sides only append to it
+    (`differs_for_good`): the rows after it, while they do, show the lists, uncompared."""
+
+    __slots__ = ()
+
+
+def _cells(name: str, left: list, right: list, mine: _States, theirs: _States) -> tuple:
+    """(what, this, other, note) of a `_Lasting` difference, each list only appended to
+    since its cell in the row before (`TableValues.cell`'s `appended`)."""
+    return (name, mine.cells.cell(name, left, True), theirs.cells.cell(name, right, True), "")
 
 
 class _States:
@@ -136,97 +280,110 @@ class _States:
 
     def __init__(self, run: Any) -> None:
         self.index = run.timeline.index
-        self.tasks = {s.step: [t.node for t in s.tasks if s.step > 0] for s in run.log.steps}
+        steps = run.log.steps
+        self.tasks = dict(zip(self.index, map(_tasks, steps), strict=True))  # (each step's)
         self.fields = run.timeline.graph.fields  # (as the replay folds them)
+        self._grows = any(grows_in_place(spec, []) for spec in self.fields.values())
+        self.special = frozenset(  # fields whose value after a write is not that value
+            name
+            for name, spec in self.fields.items()
+            if spec.reducer is not None or spec.ephemeral or spec.managed or spec.transient
+        )
+        self.appends = {  # per field that grows in place, how: "append"'s or `fn` of `+`
+            name: fold for name, spec in self.fields.items() if (fold := _appends(spec)) is not None
+        }
         self.cells = TableValues()  # a kept value: a list shares its items with earlier rows
-        self._walk = run.timeline.walk()
-        self._at: tuple[Any, dict[str, Any]] | None = None
-        self._objects: dict[str, int] = {}  # per field, the id of its value after the step before
+        self.walk = run.timeline.walk()
+        self.at: tuple[Any, dict[str, Any]] | None = None  # the step read last
+        self._values: dict[str, Any] = {}  # the values after the step before (a copy)
         self._written_at: int | None = None
         self._lengths: dict[str, int] = {}  # per list field, its length after the step before
         self.grown: dict[str, int] = {}  # per field the step only appended to: its old length
-        self._edits = {
-            s.step: ", ".join(sorted({f"as {t.node}" for t in s.tasks}))
-            for s in run.log.steps
-            if s.step > 0
-            and s.tasks
-            and s.tasks[0].kind == "update"
-            and all(t.kind == "update" for t in s.tasks)
-        }
+        self.edits: dict[int, str] = {}  # per step `update_state` made: as which node(s)
+        if "update" in map(_kind, map(_first, filter(None, map(_tasks, steps)))):
+            self.edits = {
+                s.step: ", ".join(sorted({f"as {t.node}" for t in s.tasks}))
+                for s in steps
+                if s.step > 0
+                and s.tasks
+                and s.tasks[0].kind == "update"
+                and all(t.kind == "update" for t in s.tasks)
+            }
 
     def keys(self) -> dict[int, tuple[int, bool]]:
         """Each step's place to pair at: (its number less the edits up to it, whether it
         is an edit), so an edit takes the place of the step before it."""
         edits, keys = 0, {}
         for step in self.tasks:
-            edits += step in self._edits
-            keys[step] = (step - edits, step in self._edits)
+            edits += step in self.edits
+            keys[step] = (step - edits, step in self.edits)
         return keys
+
+    def nodes(self, step: int | None) -> list[str]:
+        """The nodes of the step's tasks, in write order ([] for the input step)."""
+        return [] if step is None or step <= 0 else list(map(_node, self.tasks[step]))
 
     def edit(self, step: int | None) -> str | None:
         """For a step `update_state` made, as which node(s) ("as a"); else None."""
-        return None if step is None else self._edits.get(step)
+        return None if step is None else self.edits.get(step)
 
-    def outcome(self, step: int) -> str:
-        if step is None or step not in self.index:
-            return "not reached"
-        return "applied" if self._read(step)[0].applied else "failed"
+    def read(self, step: int | None) -> tuple[Any, dict[str, Any]] | None:
+        """(the step's log, the values after it: the replay's own, read, never kept), or
+        None for a step this run has not."""
+        if step is None:
+            return None
+        at = self.at
+        while at is None or at[0].step != step:
+            at = next(self.walk)
+        self.at = at
+        return at
 
-    def after(self, step: int) -> dict[str, Any]:
-        """The values after `step` (the replay's own: read, never kept), {} if not applied."""
-        if step is None or step not in self.index:
-            return {}
-        log, values = self._read(step)
-        return values if log.applied else {}
-
-    def written(self, step: int) -> set[str]:
-        """The fields `step` may have changed: those its tasks wrote, and `UNKNOWN` when it
-        reset, cleared, merged or pinned values (then every field is compared again); a
-        value replaced by another object counts as written too. A step asked again (paired
-        twice) wrote nothing new."""
-        if step is None or step not in self.index or step == self._written_at:
+    def written(self, step: int | None, read: tuple[Any, dict[str, Any]] | None) -> set[str]:
+        """The fields `step` (`read`: what `read` gave for it) may have changed: those its
+        tasks wrote, and `UNKNOWN` when it reset, cleared, merged or pinned values (then
+        every field is compared again); a value replaced by another object counts as
+        written too. A step asked again (paired twice) wrote nothing new."""
+        if read is None or step == self._written_at:
             self.grown = {}
             return set()
         self._written_at = step
-        log, values = self._read(step)
-        objects = {name: id(value) for name, value in values.items()}
-        self._note_growth(log, values, objects)
+        log, values = read
+        if self._grows and (self._lengths or list in map(type, values.values())):
+            self._note_growth(log, values)
+        else:
+            self.grown = {}  # (no list field, or none that grows in place: nothing to note)
+        previous, self._values = self._values, values.copy()
         if log.resets or log.cleared or log.merged or log.afters:
-            self.grown, self._objects = {}, objects
+            self.grown = {}
             return {UNKNOWN}
-        written = {name for task in log.tasks for name, _ in task.writes}
-        previous, self._objects = self._objects, objects
-        if objects != previous:  # values replaced by other objects (or gone) count too
-            written.update([n for n, i in objects.items() if previous.get(n) != i])
-            written.update([n for n in previous if n not in objects])
+        tasks = log.tasks
+        if len(tasks) == 1:
+            written = set(map(_first, tasks[0].writes))
+        else:
+            written = {name for task in tasks for name, _ in task.writes}
+        if not (written.issuperset(values) and written.issuperset(previous)):
+            written.update([n for n, v in values.items() if previous.get(n, _GONE) is not v])
+            written.update(previous.keys() - values.keys())  # (values replaced or gone)
         return written
 
-    def _note_growth(self, log: Any, values: dict[str, Any], objects: dict[str, int]) -> None:
+    def _note_growth(self, log: Any, values: dict[str, Any]) -> None:
         """`grown`: the list fields this step only appended to, in place, with their length
         before (a long list compared again costs its new items, not its length)."""
-        if not self._lengths and list not in set(map(type, values.values())):
-            self.grown = {}  # (no list field: nothing to note)
-            return
-        lengths = {n: len(v) for n, v in values.items() if type(v) is list}
-        writes: dict[str, list] = {}
-        for task in log.tasks:
-            for name, value in task.writes:
-                writes.setdefault(name, []).append((task.node, value))
-        grown, fields = {}, self.fields
-        for name, field_writes in writes.items():
-            value, length = values.get(name), self._lengths.get(name)
-            if (
-                length is not None
-                and type(value) is list
-                and len(value) >= length
-                and objects[name] == self._objects.get(name)
-                and log.applied
-                and grows_in_place(field_spec(fields, name), field_writes)
-            ):
-                grown[name] = length
-        self.grown, self._lengths = grown, lengths
-
-    def _read(self, step: int) -> tuple[Any, dict[str, Any]]:
-        while self._at is None or self._at[0].step != step:
-            self._at = next(self._walk)
-        return self._at
+        lengths, grown = self._lengths, {}
+        if lengths and log.applied:
+            writes: dict[str, list] = {}
+            for task in log.tasks:
+                for name, value in task.writes:
+                    if name in lengths:
+                        writes.setdefault(name, []).append((task.node, value))
+            for name, field_writes in writes.items():
+                value = values.get(name)
+                if (
+                    type(value) is list
+                    and len(value) >= lengths[name]
+                    and value is self._values.get(name)
+                    and grows_in_place(field_spec(self.fields, name), field_writes)
+                ):
+                    grown[name] = lengths[name]
+        self.grown = grown
+        self._lengths = {n: len(v) for n, v in values.items() if type(v) is list}
