@@ -37,6 +37,7 @@ from nbgraph.engine.core.runlog import (
 from nbgraph.engine.core.store_record import StoreOp
 from nbgraph.engine.core.tasks import Task, absorb_route, prepared, router_state
 from nbgraph.engine.core.writes import (
+    PLAIN_WRITES,
     applied_writes,
     apply_writes,
     clear_ephemeral,
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from nbgraph.graph import GraphSpec
 
 __all__ = [
+    "PLAIN_WRITES",
     "TO_PARENT",
     "Attempt",
     "Join",

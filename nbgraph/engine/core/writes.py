@@ -19,6 +19,7 @@ from nbgraph.schema import FieldSpec
 from nbgraph.types import MISSING, Mutation, Overwrite, is_overwrite, overwrite_value
 
 __all__ = [
+    "PLAIN_WRITES",
     "FieldChange",
     "Write",
     "applied_writes",
@@ -35,8 +36,9 @@ __all__ = [
     "step_changes",
 ]
 
-_PLAIN = frozenset({int, float, str, bool, type(None), bytes, list, tuple})
-"""Types of a write that is a plain value: not an `Overwrite`, a `Mutation` or its JSON form."""
+PLAIN_WRITES = frozenset({int, float, str, bool, type(None), bytes, list, tuple})
+"""Types of a write that is a plain value: not an `Overwrite`, a `Mutation` or its JSON form
+(a field without reducer takes such a write as its value, that very object)."""
 
 Write = tuple[str, str, Any]
 """One write: (writer, field, value); value may be an `Overwrite` or a `Mutation`."""
@@ -278,7 +280,7 @@ def apply_writes(
                 values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
                 continue
             new = field_writes[0][1]
-        if type(new) in _PLAIN:  # one plain write: `reduce_field`'s first case, kept short
+        if type(new) in PLAIN_WRITES:  # one plain write: `reduce_field`'s first case, kept short
             reducer = spec.reducer
             if reducer is None:
                 values[name] = new

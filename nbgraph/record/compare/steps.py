@@ -6,7 +6,7 @@ from __future__ import annotations
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.facts import field_spec
+from nbgraph.engine.facts import PLAIN_WRITES, field_spec
 from nbgraph.record.compare.messages import IDS_ONLY, compare_values, differs_for_good
 from nbgraph.record.effects import TableValues, grows_in_place, same
 from nbgraph.record.replaying import ExtendsLists
@@ -21,9 +21,6 @@ _COLUMNS = ["step", "what", "this", "other", "note"]
 UNKNOWN = "\0every field"  # (no field's name: `_States.written` cannot tell which changed)
 _first, _second = itemgetter(0), itemgetter(1)
 _tasks, _kind = attrgetter("tasks"), attrgetter("kind")
-_ITSELF = frozenset({int, float, str, bool, type(None), bytes, list, tuple})
-"""Types of a write that a field without reducer takes as its value, that very object (not
-an `Overwrite` or a `Mutation`: `reduce_field`)."""
 _node = attrgetter("node")
 _GONE = object()  # (a field no value was read for)
 
@@ -123,7 +120,7 @@ def _rows_in_step(mine: _States, theirs: _States, steps: list[int]) -> list[tupl
 
 
 def _same_plain_writes(task: Any, other: Any, special: frozenset[str]) -> bool:
-    """Whether two tasks of one node wrote the same plain values (`_ITSELF`, compared with
+    """Whether two tasks of one node wrote the same plain values (`PLAIN_WRITES`, compared with
     `==`) to the same fields, none of them `special` (with another reducer, ephemeral...)."""
     writes = task.writes
     try:
@@ -131,7 +128,7 @@ def _same_plain_writes(task: Any, other: Any, special: frozenset[str]) -> bool:
             task.node == other.node
             and task.kind == other.kind
             and special.isdisjoint(map(_first, writes))
-            and _ITSELF.issuperset(map(type, map(_second, writes)))
+            and PLAIN_WRITES.issuperset(map(type, map(_second, writes)))
             and writes == other.writes
         )
     except Exception:  # a value whose == raises: compared the long way
