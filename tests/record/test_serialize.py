@@ -426,6 +426,45 @@ def test_saving_a_loaded_run_again_gives_the_same_text():
     assert Run.from_json(text).to_json() == text
 
 
+def _deep(levels: int) -> list:
+    value: list = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def test_step_lines_are_the_same_document_with_orjson_without_it_and_for_what_it_refuses(
+    monkeypatch,
+):
+    """Each step is a compact line, by orjson or, without it (or for a value orjson refuses:
+    an int over 64 bits, a lone surrogate, nesting past 255), by json: the same JSON data."""
+    from nbgraph.record.files import serialize
+
+    app = (
+        StateGraph(dict)
+        .add_node("a", lambda s: {"big": 2**70, "cut": "x\ud83d", "deep": _deep(300), "n": 1.5})
+        .add_node("b", lambda s: {"n": 1e-5, "word": "caf\u00e9"})
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .compile()
+    )
+    run = app.run({"n": 0.0})
+    fast = run.to_json()
+    monkeypatch.setattr(serialize, "_ORJSON", [None])
+    slow = run.to_json()
+    assert json.loads(fast) == json.loads(slow)
+    for text in (fast, slow):
+        lines = text.splitlines()
+        step_lines = [line for line in lines if line.startswith('   {"step":')]
+        assert [json.loads(line.rstrip(",")) for line in step_lines] == json.loads(text)["run"][
+            "steps"
+        ]
+        assert all(", " not in line and '": ' not in line for line in step_lines)  # compact
+        loaded = Run.from_json(text)
+        assert loaded.output == run.output and loaded.output["big"] == 2**70
+        assert loaded.output["cut"] == "x\ud83d" and loaded.output["deep"] == _deep(300)
+
+
 # --- files -----------------------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ stand-ins that say so when called. Reducers any process has (nbgraph's own by na
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
@@ -25,6 +26,7 @@ from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.codec.nesting import ValueTooDeepError
 from nbgraph.codec.values import (
     UnknownTagError,
+    ValueEncoder,
     decode_error,
     decode_value,
     encode_error,
@@ -36,7 +38,7 @@ from nbgraph.graph import GraphSpec
 from nbgraph.graph.description import check_graph, describe_graph, graph_from_description
 from nbgraph.record.files.log_shape import LogShapeError, check_document
 from nbgraph.record.files.step_decoding import BrokenDocument, decode_join, decode_step, mapping
-from nbgraph.record.files.step_encoding import encode_steps
+from nbgraph.record.files.step_encoding import encode_steps, needs_afters, step_data
 from nbgraph.record.run_context import decode_store_ops, encode_store_ops
 from nbgraph.record.subruns.files import attach_subruns, encode_subruns
 from nbgraph.record.subruns.runs import subrun_logs
@@ -81,11 +83,13 @@ def _plain_json(value: Any) -> Any:
     return MISSING
 
 
-def run_document(run: RunRecord) -> dict[str, Any]:
-    """The JSON document of a run (what `Run.to_json` writes)."""
+def run_document(run: RunRecord, steps: Any = None) -> dict[str, Any]:
+    """The JSON document of a run (what `Run.to_json` writes); `steps` in place of its
+    steps' data, if given."""
     log = run.log
     config = _plain_json(log.config)
-    steps = encode_steps(run)  # first: a value too deep is named by its field and step
+    if steps is None:  # first: a value too deep is named by its field and step
+        steps = encode_steps(run)
     document: dict[str, Any] = {
         "format": _FORMAT,
         "version": _FORMAT_VERSION,
@@ -112,28 +116,47 @@ def run_document(run: RunRecord) -> dict[str, Any]:
 
 def run_to_json(run: RunRecord) -> str:
     """The run as indented JSON text, a step a (compact) line."""
-    return _dumps(run_document(run)).decode("utf-8")
+    return _document_bytes(run).decode("utf-8")
 
 
 _STEPS = "\0steps"  # (where the steps go in the indented document's text)
 _MARKER = json.dumps(_STEPS).encode()  # (its JSON text, escaped either way: `"\u0000steps"`)
 
 
-def _dumps(document: dict[str, Any]) -> bytes:
-    """The document as UTF-8 JSON, indented except each step, which is one compact line: a
-    long run's file is written by a C encoder (indenting is pure Python) and is smaller.
+def _document_bytes(run: RunRecord) -> bytes:
+    """The run's document as UTF-8 JSON, indented except each step, which is one compact
+    line: a long run's file is written by a C encoder (indenting is pure Python).
 
-    Each part is written as UTF-8 text, or as ASCII (escapes) if it holds a str that UTF-8
-    cannot (a lone surrogate): JSON reads the same values back from either.
+    The steps' lines are written as each step's data is made (kept, the data of 10,000
+    steps costs more to make than to write), unless the run needs `afters`, known once
+    every step is encoded. Each part is UTF-8 text, or ASCII with escapes if it holds a
+    str UTF-8 cannot (a lone surrogate): JSON reads the same values back from either.
     """
-    data = document["run"]
-    shell = {**document, "run": {**data, "steps": _STEPS}}
-    text = _utf8(nesting.dumps, shell, indent=1)
+    lines = None
+    if not needs_afters(run):
+        watch = ValueEncoder()
+        lines = _step_lines(step_data(run, watch))
+        if watch.opaque:  # (a value kept as its repr: some step needs its afters)
+            lines = None
+    if lines is None:
+        lines = _step_lines(encode_steps(run))
+    text = _utf8(nesting.dumps, run_document(run, _STEPS), indent=1)
     if text.count(_MARKER) != 1:  # a value of the run holds the marker's text: indent it all
-        return _utf8(nesting.dumps, document, indent=1)
-    lines = b",\n   ".join(map(_step_line(), data["steps"]))
+        return _utf8(nesting.dumps, run_document(run), indent=1)
     head, tail = text.split(_MARKER)
-    return head + (b"[\n   " + lines + b"\n  ]" if lines else b"[]") + tail
+    return head + lines + tail
+
+
+def _step_lines(steps: Iterable[dict[str, Any]]) -> bytes:
+    """The JSON list of `steps` (each made when needed, written, and let go), a step a line."""
+    line, buffer = _step_line(), bytearray(b"[\n   ")
+    for step in steps:  # (a bytearray: keeping 10,000 lines to join them costs 3x more)
+        buffer += line(step)
+        buffer += b",\n   "
+    if len(buffer) == 5:
+        return b"[]"
+    del buffer[-5:]
+    return bytes(buffer + b"\n  ]")
 
 
 def _utf8(dumps: Callable[..., str], data: Any, **options: Any) -> bytes:
@@ -190,7 +213,7 @@ def _orjson_dumps() -> Callable[[Any], bytes] | None:
                 | orjson.OPT_PASSTHROUGH_DATETIME
                 | orjson.OPT_PASSTHROUGH_SUBCLASS
             )
-            _ORJSON.append(lambda data: orjson.dumps(data, option=options))
+            _ORJSON.append(functools.partial(orjson.dumps, option=options))
     return _ORJSON[0]
 
 
@@ -333,7 +356,7 @@ def save_run(run: RunRecord, path: str | os.PathLike[str]) -> Path:
     from pathlib import Path
 
     target = Path(path)
-    data = _dumps(run_document(run))
+    data = _document_bytes(run)
     temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
