@@ -116,16 +116,17 @@ def run_document(run: RunRecord, steps: Any = None) -> dict[str, Any]:
 
 def run_to_json(run: RunRecord) -> str:
     """The run as indented JSON text, a step a (compact) line."""
-    return _document_bytes(run).decode("utf-8")
+    return b"".join(_document_parts(run)).decode("utf-8")
 
 
 _STEPS = "\0steps"  # (where the steps go in the indented document's text)
 _MARKER = json.dumps(_STEPS).encode()  # (its JSON text, escaped either way: `"\u0000steps"`)
 
 
-def _document_bytes(run: RunRecord) -> bytes:
-    """The run's document as UTF-8 JSON, indented except each step, which is one compact
-    line: a long run's file is written by a C encoder (indenting is pure Python).
+def _document_parts(run: RunRecord) -> list[bytes | bytearray]:
+    """The run's document as UTF-8 JSON, in parts (a long run's steps are megabytes: not
+    copied into one), indented except each step, which is one compact line: a long run's
+    file is written by a C encoder (indenting is pure Python).
 
     The steps' lines are written as each step's data is made (kept, the data of 10,000
     steps costs more to make than to write), unless the run needs `afters`, known once
@@ -142,12 +143,12 @@ def _document_bytes(run: RunRecord) -> bytes:
         lines = _step_lines(encode_steps(run))
     text = _utf8(nesting.dumps, run_document(run, _STEPS), indent=1)
     if text.count(_MARKER) != 1:  # a value of the run holds the marker's text: indent it all
-        return _utf8(nesting.dumps, run_document(run), indent=1)
+        return [_utf8(nesting.dumps, run_document(run), indent=1)]
     head, tail = text.split(_MARKER)
-    return head + lines + tail
+    return [head, lines, tail]
 
 
-def _step_lines(steps: Iterable[dict[str, Any]]) -> bytes:
+def _step_lines(steps: Iterable[dict[str, Any]]) -> bytes | bytearray:
     """The JSON list of `steps` (each made when needed, written, and let go), a step a line."""
     line, buffer = _step_line(), bytearray(b"[\n   ")
     for step in steps:  # (a bytearray: keeping 10,000 lines to join them costs 3x more)
@@ -156,7 +157,8 @@ def _step_lines(steps: Iterable[dict[str, Any]]) -> bytes:
     if len(buffer) == 5:
         return b"[]"
     del buffer[-5:]
-    return bytes(buffer + b"\n  ]")
+    buffer += b"\n  ]"
+    return buffer
 
 
 def _utf8(dumps: Callable[..., str], data: Any, **options: Any) -> bytes:
@@ -391,12 +393,12 @@ def save_run(run: RunRecord, path: str | os.PathLike[str]) -> Path:
     from pathlib import Path
 
     target = Path(path)
-    data = _document_bytes(run)
+    parts = _document_parts(run)
     temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
+            handle.writelines(parts)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, target)
