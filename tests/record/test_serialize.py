@@ -839,3 +839,74 @@ def test_a_router_loops_steps_are_read_by_the_fast_check_and_decoding() -> None:
             original = recorded.tasks[task.index]
             assert (task.returned, list(task.routes)) == (original.returned, list(original.routes))
     assert Run.from_json(run.to_json()).log.steps[3].tasks[0].returned == ("__end__",)
+
+
+def _loop_document() -> dict:
+    class Count(TypedDict):
+        count: int
+
+    app = (
+        StateGraph(Count)
+        .add_node("tick", lambda s: {"count": s["count"] + 1})
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: END if s["count"] >= 3 else "tick")
+        .compile()
+    )
+    return json.loads(app.run({"count": 0}).to_json())
+
+
+STEP_DAMAGES = {
+    "a time as text": lambda step: step["tasks"][0].update(started="x"),
+    "a time of nan": lambda step: step["tasks"][0].update(ended=float("nan")),
+    "an index of 1.5": lambda step: step["tasks"][0].update(index=1.5),
+    "a write of one item": lambda step: step["tasks"][0].update(writes=[["count"]]),
+    "a write to a list": lambda step: step["tasks"][0].update(writes=[[["count"], 1]]),
+    "a trigger 1": lambda step: step["tasks"][0].update(triggers=[1]),
+    "routes of null": lambda step: step["tasks"][0].update(routes=None),
+    "a task of step 99": lambda step: step["tasks"][0].update(step=99),
+    "a node not in the graph": lambda step: step["tasks"][0].update(node="nowhere"),
+    "no ended": lambda step: step["tasks"][0].pop("ended"),
+    "a task that is a list": lambda step: step["tasks"].append([]),
+    "a step number as text": lambda step: step.update(step="2"),
+    "cleared holding a number": lambda step: step.update(cleared=[1]),
+    "applied as 1": lambda step: step.update(applied=1),
+    "resets of null": lambda step: step.update(resets=None),
+    "an entry of its own": lambda step: step["tasks"][0].update(mine=1),
+}
+
+
+@pytest.mark.parametrize("damage", STEP_DAMAGES)
+def test_a_step_checked_as_it_is_decoded_is_refused_as_the_whole_check_refuses_it(damage):
+    """`Run.from_json` checks each step as it decodes it: a damaged step of a plain file (no
+    tagged value) is refused with the message `check_document` gives for the whole document
+    (or, if that finds nothing wrong, read as the general decoding reads it)."""
+    from nbgraph.record.files.log_shape import LogShapeError, check_document
+    from nbgraph.record.files.serialize import _decode_log
+    from nbgraph.record.files.step_decoding import BrokenDocument
+
+    document = _loop_document()
+    STEP_DAMAGES[damage](document["run"]["steps"][2])
+    text = json.dumps(document)
+    assert "$type" not in text
+    try:
+        check_document(json.loads(text))
+    except LogShapeError as error:
+        with pytest.raises(RunFileError) as refused:
+            Run.from_json(text)
+        assert str(refused.value) == f"The text is not a complete nbgraph run: {error}"
+        return
+    try:
+        general = _decode_log(json.loads(text), None, "The text")
+    except BrokenDocument as error:
+        with pytest.raises(RunFileError) as refused:
+            Run.from_json(text)
+        assert str(refused.value) == f"The text is not a complete nbgraph run: {error}."
+        return
+    loaded = Run.from_json(text).log
+    assert [_step_view(step) for step in loaded.steps] == [_step_view(s) for s in general.steps]
+
+
+def _step_view(step) -> tuple:
+    names = "step index node kind triggers writes started ended returned arg parent from_cache"
+    tasks = [[getattr(t, name) for name in names.split()] + [list(t.routes)] for t in step.tasks]
+    return (step.step, tasks, step.written, step.cleared, step.applied)

@@ -36,8 +36,14 @@ from nbgraph.engine.facts import RunLog, join_data
 from nbgraph.errors import GraphMismatchError, NbgraphError
 from nbgraph.graph import GraphSpec
 from nbgraph.graph.description import check_graph, describe_graph, graph_from_description
-from nbgraph.record.files.log_shape import LogShapeError, check_document
-from nbgraph.record.files.step_decoding import BrokenDocument, decode_join, decode_step, mapping
+from nbgraph.record.files.log_shape import LogShapeError, check_document, check_step_names
+from nbgraph.record.files.step_decoding import (
+    BrokenDocument,
+    checked_steps,
+    decode_join,
+    decode_step,
+    mapping,
+)
 from nbgraph.record.files.step_encoding import encode_steps, needs_afters, step_data
 from nbgraph.record.run_context import decode_store_ops, encode_store_ops
 from nbgraph.record.subruns.files import attach_subruns, encode_subruns
@@ -263,9 +269,9 @@ def log_from_json(
         ) from None
     _check_header(document, where)
     try:
-        check_document(document)
+        check_document(document, steps=False)  # (each step: as it is decoded)
         with named_classes(models):
-            return _decode_log(document, graph, where, _untagged(text))
+            return _decode_log(document, graph, where, _untagged(text), checked=False)
     except GraphMismatchError:
         raise
     except LogShapeError as error:
@@ -354,19 +360,31 @@ def _check_header(document: Any, where: str) -> None:
 
 
 def _decode_log(
-    document: dict[str, Any], given: GraphSpec | None, where: str, plain: bool = False
+    document: dict[str, Any],
+    given: GraphSpec | None,
+    where: str,
+    plain: bool = False,
+    checked: bool = True,
 ) -> RunLog:
+    """The log of a document `check_document` checked (without its steps: `checked`
+    False, and each step is checked as it is decoded)."""
     graph = graph_from_description(document["graph"])
     if given is not None:
         check_graph(document["graph"], given, where[:1].lower() + where[1:])
         graph = given
     data = document["run"]
     config = data["config"]
+    functions = given is not None
+    if checked:
+        steps = [decode_step(step, graph, functions, plain) for step in data["steps"]]
+    else:
+        steps = checked_steps(data["steps"], graph, functions, plain)
+        check_step_names(document)
     log = RunLog(
         graph,
         decode_value(data["input"]),
         mapping(config, "the config"),
-        steps=[decode_step(step, graph, given is not None, plain) for step in data["steps"]],
+        steps=steps,
         status=data["status"],
         error=decode_error(data["error"]),
         warnings=[str(message) for message in data["warnings"]],
