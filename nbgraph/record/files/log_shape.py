@@ -4,7 +4,10 @@
 schema of its entries' types, then checks that the names it uses agree (tasks run nodes of
 the graph, steps go up, a task sits in its step). A file that was damaged or edited is
 refused here, at load time, with the path of the first entry that is wrong, instead of
-loading and failing later in a table, a drawing or the inspector.
+loading and failing later in a table, a drawing or the inspector. `Run.load` checks the
+document without its steps, then each step as it is decoded (`check_step`, or the inline
+check of `nbgraph.record.files.step_decoding` for a common one), then the steps' names
+(`check_step_names`): the same checks and messages.
 """
 
 from __future__ import annotations
