@@ -153,7 +153,7 @@ def _checked_plain_step(data: Any, fields: Any) -> StepLog | None:
     written = data["written"]
     if not (
         type(number) is int
-        and -LIMIT < number < LIMIT
+        and _LOW < number < _HIGH
         and type(applied) is bool
         and type(written) is list
         and type(cleared) is list
@@ -169,12 +169,14 @@ def _checked_plain_step(data: Any, fields: Any) -> StepLog | None:
         if one is None:
             return None
         decoded.append(one)
-    names = tuple(_field(name) for name in written)
+    names = tuple(map(_field, written))
     return StepLog(number, decoded, fields, written=names, cleared=tuple(cleared), applied=applied)
 
 
 _SEQUENCES = (list, tuple)  # (a list from JSON; the tuple: an entry left out)
 _TIMES = (float, int)
+_LOW, _HIGH = -LIMIT, LIMIT
+_EARLIEST, _LATEST = float(-LIMIT), float(LIMIT)  # (the same numbers: 2**62 is a float's)
 
 
 def _checked_plain_task(task: Any) -> Task | None:
@@ -190,17 +192,17 @@ def _checked_plain_task(task: Any) -> Task | None:
     routes, returned = task.get("routes", ()), task.get("returned", ())
     if not (
         type(step) is int
-        and -LIMIT < step < LIMIT
+        and _LOW < step < _HIGH
         and type(index) is int
-        and -LIMIT < index < LIMIT
+        and _LOW < index < _HIGH
         and type(node) is str
         and type(kind) is str
         and type(triggers) is list
         and type(writes) is list
         and type(started) in _TIMES
-        and -LIMIT < started < LIMIT  # (nan fails both)
+        and _EARLIEST < started < _LATEST  # (nan fails both)
         and type(ended) in _TIMES
-        and -LIMIT < ended < LIMIT
+        and _EARLIEST < ended < _LATEST
         and type(routes) in _SEQUENCES
         and type(returned) in _SEQUENCES
     ):
