@@ -121,44 +121,50 @@ def run_document(run: RunRecord, steps: Any = None) -> dict[str, Any]:
 
 
 def run_to_json(run: RunRecord) -> str:
-    """The run as indented JSON text, a step a (compact) line."""
+    """The run as JSON text: its graph indented, each entry of its run data one compact line
+    (each step, each subrun: one line)."""
     return b"".join(_document_parts(run)).decode("utf-8")
-
-
-_STEPS = "\0steps"  # (where the steps go in the indented document's text)
-_MARKER = json.dumps(_STEPS).encode()  # (its JSON text, escaped either way: `"\u0000steps"`)
 
 
 def _document_parts(run: RunRecord) -> list[bytes | bytearray]:
     """The run's document as UTF-8 JSON, in parts (a long run's steps are megabytes: not
-    copied into one), indented except each step, which is one compact line: a long run's
-    file is written by a C encoder (indenting is pure Python).
+    copied into one): the header and graph indented, then each entry of the run data on a
+    line of its own, compact (`steps` and `subruns`: an item a line), written by a C encoder
+    (indenting is pure Python).
 
     The steps' lines are written as each step's data is made (kept, the data of 10,000
     steps costs more to make than to write), unless the run needs `afters`, known once
     every step is encoded. Each part is UTF-8 text, or ASCII with escapes if it holds a
     str UTF-8 cannot (a lone surrogate): JSON reads the same values back from either.
     """
-    lines = None
+    compact, steps = _compact(), None
     if not needs_afters(run):
         watch = ValueEncoder()
-        lines = _step_lines(step_data(run, watch))
+        steps = _lines(step_data(run, watch), compact)
         if watch.opaque:  # (a value kept as its repr: some step needs its afters)
-            lines = None
-    if lines is None:
-        lines = _step_lines(encode_steps(run))
-    text = _utf8(nesting.dumps, run_document(run, _STEPS), indent=1)
-    if text.count(_MARKER) != 1:  # a value of the run holds the marker's text: indent it all
-        return [_utf8(nesting.dumps, run_document(run), indent=1)]
-    head, tail = text.split(_MARKER)
-    return [head, lines, tail]
+            steps = None
+    if steps is None:
+        steps = _lines(encode_steps(run), compact)
+    document = run_document(run, steps=())
+    data = document.pop("run")
+    head = _utf8(nesting.dumps, document, indent=1)  # ('{\n "format": ...\n}')
+    parts: list[bytes | bytearray] = [head[:-2], b',\n "run": {']
+    for key, value in data.items():
+        parts.append(b"\n  " + json.dumps(key).encode() + b": ")
+        if key == "steps":
+            parts.append(steps)
+        else:
+            parts.append(_lines(value, compact) if key == "subruns" else compact(value))
+        parts.append(b",")
+    parts[-1] = b"\n }\n}"
+    return parts
 
 
-def _step_lines(steps: Iterable[dict[str, Any]]) -> bytes | bytearray:
-    """The JSON list of `steps` (each made when needed, written, and let go), a step a line."""
-    line, buffer = _step_line(), bytearray(b"[\n   ")
-    for step in steps:  # (a bytearray: keeping 10,000 lines to join them costs 3x more)
-        buffer += line(step)
+def _lines(items: Iterable[Any], compact: Callable[[Any], bytes]) -> bytes | bytearray:
+    """The JSON list of `items` (each made when needed, written, and let go), one a line."""
+    buffer = bytearray(b"[\n   ")
+    for item in items:  # (a bytearray: keeping 10,000 lines to join them costs 3x more)
+        buffer += compact(item)
         buffer += b",\n   "
     if len(buffer) == 5:
         return b"[]"
@@ -175,33 +181,33 @@ def _utf8(dumps: Callable[..., str], data: Any, **options: Any) -> bytes:
         return dumps(data, ensure_ascii=True, allow_nan=False, **options).encode("ascii")
 
 
-def _step_line() -> Callable[[dict[str, Any]], bytes]:
-    """How a step becomes its line: `orjson.dumps` (compact, about twice as fast as json's C
-    encoder), or json's encoder, compact too, without orjson or for what orjson leaves
-    (an int over 64 bits, a lone surrogate, nesting past 255 levels)."""
+def _compact() -> Callable[[Any], bytes]:
+    """How a value (a step, say) becomes compact UTF-8 JSON: by `orjson.dumps` (about twice
+    as fast as json's C encoder), or by json's encoder, compact too, without orjson or for
+    what orjson leaves (an int over 64 bits, a lone surrogate, nesting past 255 levels)."""
     encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
-    def slow(step: dict[str, Any]) -> bytes:
+    def slow(value: Any) -> bytes:
         try:
-            text = encoder.encode(step)
+            text = encoder.encode(value)
         except RecursionError:  # nested deeper than the stack: as `nesting.dumps` does
-            return _utf8(nesting.dumps, step, separators=(",", ":"))
+            return _utf8(nesting.dumps, value, separators=(",", ":"))
         try:
             return text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: escaped
-            return _utf8(nesting.dumps, step, separators=(",", ":"))
+            return _utf8(nesting.dumps, value, separators=(",", ":"))
 
     fast = _orjson_dumps()
     if fast is None:
         return slow
 
-    def line(step: dict[str, Any]) -> bytes:
+    def compact(value: Any) -> bytes:
         try:
-            return fast(step)
+            return fast(value)
         except TypeError:
-            return slow(step)
+            return slow(value)
 
-    return line
+    return compact
 
 
 _ORJSON: list[Callable[[Any], bytes] | None] = []
