@@ -101,6 +101,13 @@ def test_a_run_file_keeps_a_step_a_line_and_reads_back_tagged_and_escaped_values
     text = path.read_text(encoding="utf-8")
     steps = json.loads(text)["run"]["steps"]
     assert len(steps) == 5 and _step_lines(text) == steps  # steps 0..4, one line each
+    run_lines = text.split('\n "run": {\n', 1)[1].splitlines()  # each other entry: a line
+    entries = [line.strip().rstrip(",").split(": ", 1) for line in run_lines if line[:3] == '  "']
+    data = json.loads(text)["run"]
+    assert [key for key, _ in entries] == [json.dumps(key) for key in data]
+    assert {json.loads(k): json.loads(v) for k, v in entries if v != "["} == {
+        key: value for key, value in data.items() if key != "steps"
+    }
     app = (
         StateGraph(dict)
         .add_node("a", lambda s: {"t": (1, 2), "s": "caf\u00e9 \ud800", "u": "\\u0024type"})
