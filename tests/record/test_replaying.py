@@ -1,7 +1,9 @@
 """A record's replays of a list grown by `operator.add` (LangGraph's way): extended in the
 replay's own list, and every table, state and comparison still what the run did."""
 
+import json
 import operator
+from pathlib import Path
 from typing import Annotated, TypedDict
 
 from nbgraph import END, START, Overwrite, Run, StateGraph
@@ -97,8 +99,15 @@ def test_a_run_file_keeps_a_step_a_line_and_reads_back_tagged_and_escaped_values
     run = growing(4)
     path = run.save(tmp_path / "run.json")
     text = path.read_text(encoding="utf-8")
-    step_lines = [line for line in text.splitlines() if line.startswith('   {"step": ')]
-    assert len(step_lines) == 5  # steps 0..4, one line each
+    steps = json.loads(text)["run"]["steps"]
+    assert len(steps) == 5 and _step_lines(text) == steps  # steps 0..4, one line each
+    run_lines = text.split('\n "run": {\n', 1)[1].splitlines()  # each other entry: a line
+    entries = [line.strip().rstrip(",").split(": ", 1) for line in run_lines if line[:3] == '  "']
+    data = json.loads(text)["run"]
+    assert [key for key, _ in entries] == [json.dumps(key) for key in data]
+    assert {json.loads(k): json.loads(v) for k, v in entries if v != "["} == {
+        key: value for key, value in data.items() if key != "steps"
+    }
     app = (
         StateGraph(dict)
         .add_node("a", lambda s: {"t": (1, 2), "s": "caf\u00e9 \ud800", "u": "\\u0024type"})
@@ -109,3 +118,39 @@ def test_a_run_file_keeps_a_step_a_line_and_reads_back_tagged_and_escaped_values
     loaded = Run.load(odd.save(tmp_path / "odd.json"))
     assert loaded.output == odd.output == {"t": (1, 2), "s": "caf\u00e9 \ud800", "u": "\\u0024type"}
     assert loaded.effect_list == odd.effect_list
+
+
+def _step_lines(text: str) -> list[dict]:
+    """The lines of a run file's text that are each one whole step (a JSON object with a
+    "step"), in order, however the file spaces its JSON."""
+    found = []
+    for line in text.splitlines():
+        try:
+            value = json.loads(line.strip().removesuffix(","))
+        except ValueError:
+            continue
+        if type(value) is dict and "step" in value:
+            found.append(value)
+    return found
+
+
+_DATA = Path(__file__).parent / "data"
+
+
+def test_a_file_an_earlier_nbgraph_wrote_with_spaced_step_lines_loads_the_same(tmp_path):
+    """tests/record/data/*_spaced.json were saved by nbgraph before its step lines were
+    compact (`{"step": 0, "applied": true, ...}`); they load, replay, and save again to the
+    same document."""
+    old = (_DATA / "growing_spaced.json").read_text(encoding="utf-8")
+    assert old.count('   {"step": ') == 5 and '{"step":0,' not in old
+    loaded, fresh = Run.load(_DATA / "growing_spaced.json"), growing(4, reset_at=2)
+    assert loaded.output == fresh.output == {"count": 4, "log": ["reset", 3, "x3"]}
+    assert [loaded.state_at(n) for n in range(5)] == [fresh.state_at(n) for n in range(5)]
+    assert loaded.steps.drop(columns="duration").equals(fresh.steps.drop(columns="duration"))
+    assert loaded.effect_list == fresh.effect_list
+    again = loaded.save(tmp_path / "again.json").read_text(encoding="utf-8")
+    assert '   {"step":0,' in again and json.loads(again) == json.loads(old)
+    assert Run.load(tmp_path / "again.json").effect_list == loaded.effect_list
+    tagged = Run.load(_DATA / "tagged_spaced.json")
+    assert tagged.output == {"t": (1, 2), "s": "caf\u00e9", "u": "\\u0024type"}
+    assert json.loads(tagged.to_json()) == json.loads((_DATA / "tagged_spaced.json").read_text())

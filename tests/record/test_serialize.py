@@ -199,7 +199,7 @@ def test_objects_without_json_form_are_kept_as_their_repr():
     assert item.class_name == f"{__name__}:Custom"
     assert item == Unrepresentable("<Custom thing>", f"{__name__}:Custom")
     assert isinstance(loaded.output["log"][0], Unrepresentable)
-    assert "pickle" not in text and '"$type": "repr"' in text
+    assert "pickle" not in text and json.loads(text)["run"]["final"]["item"]["$type"] == "repr"
     assert Run.from_json(text).to_json() == text
 
 
@@ -424,6 +424,56 @@ def test_config_keeps_json_values_and_drops_the_rest():
 def test_saving_a_loaded_run_again_gives_the_same_text():
     text = fan_run().to_json()
     assert Run.from_json(text).to_json() == text
+
+
+def _deep(levels: int) -> list:
+    value: list = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def test_step_lines_are_the_same_document_with_orjson_without_it_and_for_what_it_refuses(
+    monkeypatch,
+):
+    """Each step is a compact line, by orjson or, without it (or for a value orjson refuses:
+    an int over 64 bits, a lone surrogate, nesting past 255), by json: the same JSON data."""
+    from nbgraph.record.files import serialize
+
+    app = (
+        StateGraph(dict)
+        .add_node("a", lambda s: {"big": 2**70, "cut": "x\ud83d", "deep": _deep(300), "n": 1.5})
+        .add_node("b", lambda s: {"n": 1e-5, "word": "caf\u00e9"})
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .compile()
+    )
+    run = app.run({"n": 0.0})
+    fast = run.to_json()
+    monkeypatch.setattr(serialize, "_ORJSON", [None])
+    slow = run.to_json()
+    assert json.loads(fast) == json.loads(slow)
+    for text in (fast, slow):
+        lines = text.splitlines()
+        step_lines = [line for line in lines if line.startswith('   {"step":')]
+        assert [json.loads(line.rstrip(",")) for line in step_lines] == json.loads(text)["run"][
+            "steps"
+        ]
+        assert all(", " not in line and '": ' not in line for line in step_lines)  # compact
+        loaded = Run.from_json(text)
+        assert loaded.output == run.output and loaded.output["big"] == 2**70
+        assert loaded.output["cut"] == "x\ud83d" and loaded.output["deep"] == _deep(300)
+
+
+@pytest.mark.parametrize("number", [2**63 - 1, -(2**63), 2**64 - 1, -(2**63) - 1, 2**70, 10**30])
+def test_a_run_file_reads_back_each_int_as_that_int(number):
+    """The reader takes orjson where it reads the same data: an int past 64 bits (which orjson
+    would read as a float) is read by json."""
+    app = StateGraph(dict).add_node("a", lambda s: {"n": number}).add_edge(START, "a").compile()
+    text = app.run({"n": 0, "text": "caf\u00e9"}).to_json()
+    loaded = Run.from_json(text)
+    assert loaded.output["n"] == number and type(loaded.output["n"]) is int
+    assert [type(value) for _, value in loaded.log.steps[1].tasks[0].writes] == [int]
 
 
 # --- files -----------------------------------------------------------------------------------
@@ -789,3 +839,74 @@ def test_a_router_loops_steps_are_read_by_the_fast_check_and_decoding() -> None:
             original = recorded.tasks[task.index]
             assert (task.returned, list(task.routes)) == (original.returned, list(original.routes))
     assert Run.from_json(run.to_json()).log.steps[3].tasks[0].returned == ("__end__",)
+
+
+def _loop_document() -> dict:
+    class Count(TypedDict):
+        count: int
+
+    app = (
+        StateGraph(Count)
+        .add_node("tick", lambda s: {"count": s["count"] + 1})
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: END if s["count"] >= 3 else "tick")
+        .compile()
+    )
+    return json.loads(app.run({"count": 0}).to_json())
+
+
+STEP_DAMAGES = {
+    "a time as text": lambda step: step["tasks"][0].update(started="x"),
+    "a time of nan": lambda step: step["tasks"][0].update(ended=float("nan")),
+    "an index of 1.5": lambda step: step["tasks"][0].update(index=1.5),
+    "a write of one item": lambda step: step["tasks"][0].update(writes=[["count"]]),
+    "a write to a list": lambda step: step["tasks"][0].update(writes=[[["count"], 1]]),
+    "a trigger 1": lambda step: step["tasks"][0].update(triggers=[1]),
+    "routes of null": lambda step: step["tasks"][0].update(routes=None),
+    "a task of step 99": lambda step: step["tasks"][0].update(step=99),
+    "a node not in the graph": lambda step: step["tasks"][0].update(node="nowhere"),
+    "no ended": lambda step: step["tasks"][0].pop("ended"),
+    "a task that is a list": lambda step: step["tasks"].append([]),
+    "a step number as text": lambda step: step.update(step="2"),
+    "cleared holding a number": lambda step: step.update(cleared=[1]),
+    "applied as 1": lambda step: step.update(applied=1),
+    "resets of null": lambda step: step.update(resets=None),
+    "an entry of its own": lambda step: step["tasks"][0].update(mine=1),
+}
+
+
+@pytest.mark.parametrize("damage", STEP_DAMAGES)
+def test_a_step_checked_as_it_is_decoded_is_refused_as_the_whole_check_refuses_it(damage):
+    """`Run.from_json` checks each step as it decodes it: a damaged step of a plain file (no
+    tagged value) is refused with the message `check_document` gives for the whole document
+    (or, if that finds nothing wrong, read as the general decoding reads it)."""
+    from nbgraph.record.files.log_shape import LogShapeError, check_document
+    from nbgraph.record.files.serialize import _decode_log
+    from nbgraph.record.files.step_decoding import BrokenDocument
+
+    document = _loop_document()
+    STEP_DAMAGES[damage](document["run"]["steps"][2])
+    text = json.dumps(document)
+    assert "$type" not in text
+    try:
+        check_document(json.loads(text))
+    except LogShapeError as error:
+        with pytest.raises(RunFileError) as refused:
+            Run.from_json(text)
+        assert str(refused.value) == f"The text is not a complete nbgraph run: {error}"
+        return
+    try:
+        general = _decode_log(json.loads(text), None, "The text")
+    except BrokenDocument as error:
+        with pytest.raises(RunFileError) as refused:
+            Run.from_json(text)
+        assert str(refused.value) == f"The text is not a complete nbgraph run: {error}."
+        return
+    loaded = Run.from_json(text).log
+    assert [_step_view(step) for step in loaded.steps] == [_step_view(s) for s in general.steps]
+
+
+def _step_view(step) -> tuple:
+    names = "step index node kind triggers writes started ended returned arg parent from_cache"
+    tasks = [[getattr(t, name) for name in names.split()] + [list(t.routes)] for t in step.tasks]
+    return (step.step, tasks, step.written, step.cleared, step.applied)

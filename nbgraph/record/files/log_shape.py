@@ -4,7 +4,10 @@
 schema of its entries' types, then checks that the names it uses agree (tasks run nodes of
 the graph, steps go up, a task sits in its step). A file that was damaged or edited is
 refused here, at load time, with the path of the first entry that is wrong, instead of
-loading and failing later in a table, a drawing or the inspector.
+loading and failing later in a table, a drawing or the inspector. `Run.load` checks the
+document without its steps, then each step as it is decoded (`check_step`, or the inline
+check of `nbgraph.record.files.step_decoding` for a common one), then the steps' names
+(`check_step_names`): the same checks and messages.
 """
 
 from __future__ import annotations
@@ -16,7 +19,15 @@ from nbgraph.codec.shapes import ANY, BOOL, NAMES, STR, Is, ListOf, MapOf, Obj, 
 from nbgraph.errors import NbgraphError
 from nbgraph.graph.description import GRAPH, graph_name_problems
 
-__all__ = ["LogShapeError", "check_document"]
+__all__ = [
+    "LIMIT",
+    "STEP_KEYS",
+    "TASK_KEYS",
+    "LogShapeError",
+    "check_document",
+    "check_step",
+    "check_step_names",
+]
 
 
 class LogShapeError(NbgraphError, ValueError):
@@ -69,20 +80,24 @@ class _Steps(Shape):
         return self.schema.problems(value, path)
 
 
-_STEP_KEYS = frozenset(_STEP.required)
-_TASK_KEYS = frozenset(_TASK.required)
-_TASK_PLAIN_KEYS = _TASK_KEYS | {"routes", "returned", "arg", "parent", "from_cache"}
-_LIMIT = 2**62  # (as `Is`: a number fits a table's int64 column)
+STEP_KEYS = frozenset(_STEP.required)
+"""The entries of a step with no joins, heads or kept values."""
+TASK_KEYS = frozenset(_TASK.required)
+"""The entries every task has."""
+_TASK_PLAIN_KEYS = TASK_KEYS | {"routes", "returned", "arg", "parent", "from_cache"}
+LIMIT = 2**62
+"""A step number, task index or time is between -LIMIT and LIMIT (as `Is`: it fits a
+table's int64 column)."""
 
 
 def _plain_step(step: Any) -> bool:
     """True if `step` is a common step and fits `_STEP`; False: not sure (ask the schema)."""
-    if type(step) is not dict or step.keys() != _STEP_KEYS:
+    if type(step) is not dict or step.keys() != STEP_KEYS:
         return False
     number, cleared, afters = step["step"], step["cleared"], step["afters"]
     return (
         type(number) is int
-        and -_LIMIT < number < _LIMIT
+        and -LIMIT < number < LIMIT
         and type(step["applied"]) is bool
         and type(step["written"]) is list
         and type(cleared) is list
@@ -99,15 +114,15 @@ def _plain_task(task: Any) -> bool:
     if type(task) is not dict:
         return False
     keys = task.keys()
-    if not keys >= _TASK_KEYS or not keys <= _TASK_PLAIN_KEYS:
+    if not keys >= TASK_KEYS or not keys <= _TASK_PLAIN_KEYS:
         return False
     step, index, triggers, writes = task["step"], task["index"], task["triggers"], task["writes"]
     started, ended = task["started"], task["ended"]
     return (
         type(step) is int
-        and -_LIMIT < step < _LIMIT
+        and -LIMIT < step < LIMIT
         and type(index) is int
-        and -_LIMIT < index < _LIMIT
+        and -LIMIT < index < LIMIT
         and type(task["node"]) is str
         and type(task["kind"]) is str
         and type(triggers) is list
@@ -115,14 +130,14 @@ def _plain_task(task: Any) -> bool:
         and type(writes) is list
         and all(map(_is_pair, writes))
         and type(started) in _TIMES
-        and -_LIMIT < started < _LIMIT  # (nan fails both)
+        and -LIMIT < started < LIMIT  # (nan fails both)
         and type(ended) in _TIMES
-        and -_LIMIT < ended < _LIMIT
+        and -LIMIT < ended < LIMIT
         and (len(keys) == _REQUIRED or _plain_options(task))
     )
 
 
-_REQUIRED, _TIMES = len(_TASK_KEYS), (float, int)
+_REQUIRED, _TIMES = len(TASK_KEYS), (float, int)
 
 
 def _is_str(value: Any) -> bool:
@@ -144,32 +159,58 @@ def _plain_options(task: dict[str, Any]) -> bool:
 
 _STORE_OP = Pair(Is(int), STR, STR, NAMES, Is(str, None), ANY)
 """A store call: step, node, op, namespace, key (None for a search), value."""
-_RUN = Obj(
-    {"status": Is(str, choices=("running", "done", "failed", "interrupted",
-                                  "to_parent")), "error": _ERROR,
-     "input": ANY, "config": Is(dict), "warnings": NAMES, "final": ANY, "steps": _Steps()},
-    {"semantics": Is(str, choices=("supersteps", "branches")), "end": Obj(_JOIN.required,
-     _JOIN.optional, nullable=True), "context": ANY,
-     "store_ops": ListOf(_STORE_OP)},
-)  # fmt: skip
-_RUN_DOCUMENT = Obj({"graph": GRAPH, "run": _RUN})
+
+
+def _run_shape(steps: Shape) -> Obj:
+    return Obj(
+        {"status": Is(str, choices=("running", "done", "failed", "interrupted",
+                                      "to_parent")), "error": _ERROR,
+         "input": ANY, "config": Is(dict), "warnings": NAMES, "final": ANY, "steps": steps},
+        {"semantics": Is(str, choices=("supersteps", "branches")), "end": Obj(_JOIN.required,
+         _JOIN.optional, nullable=True), "context": ANY,
+         "store_ops": ListOf(_STORE_OP)},
+    )  # fmt: skip
+
+
+_RUN_DOCUMENT = Obj({"graph": GRAPH, "run": _run_shape(_Steps())})
 """The shape of a run document (`format` and `version` are checked before)."""
+_RUN_SHELL = Obj({"graph": GRAPH, "run": _run_shape(Is(list))})
+"""The same, but for each step's own shape (`check_step` checks it)."""
 
 
-def check_document(document: dict[str, Any]) -> None:
+def check_document(document: dict[str, Any], steps: bool = True) -> None:
     """Raise `LogShapeError` unless `document` has `_RUN_DOCUMENT`'s shape and its names agree.
 
     The message names the first entry that is wrong (as a path) and what was expected.
+    Without `steps`, each step is left to `check_step` and `check_step_names` (a reader
+    that checks each step as it decodes it).
     """
-    if not _RUN_DOCUMENT.fits(document):
-        for problem in _RUN_DOCUMENT.problems(document, "document"):
+    shape = _RUN_DOCUMENT if steps else _RUN_SHELL
+    if not shape.fits(document):
+        for problem in shape.problems(document, "document"):
             raise LogShapeError(problem)
-    for problem in _name_problems(document["graph"], document["run"]):
+    for problem in graph_name_problems(document["graph"]):
+        raise LogShapeError(problem)
+    if steps:
+        check_step_names(document)
+
+
+def check_step(step: Any, index: int) -> None:
+    """Raise `LogShapeError` unless `step`, entry `index` of a run document's steps, has
+    the shape of a step (the message as `check_document`'s)."""
+    if not (_plain_step(step) or _STEP.fits(step)):
+        for problem in _STEP.problems(step, f"document['run']['steps'][{index}]"):
+            raise LogShapeError(problem)
+
+
+def check_step_names(document: dict[str, Any]) -> None:
+    """Raise `LogShapeError` unless the names the steps of `document` (their shapes
+    checked) use agree with its graph and each other."""
+    for problem in _step_name_problems(document["graph"], document["run"]):
         raise LogShapeError(problem)
 
 
-def _name_problems(graph: dict[str, Any], run: dict[str, Any]) -> Iterator[str]:
-    yield from graph_name_problems(graph)
+def _step_name_problems(graph: dict[str, Any], run: dict[str, Any]) -> Iterator[str]:
     known = {*(node["name"] for node in graph["nodes"]), "__start__", "__end__"}
     yield from _step_problems(run["steps"], known)
     if run.get("semantics") == "branches":  # a branch run's afters: per lineage point

@@ -10,6 +10,7 @@ saved in the step's `kept` instead, as what it added when it only grew
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nbgraph.codec.nesting import ValueTooDeepError
@@ -22,7 +23,7 @@ from nbgraph.types import MISSING, Mutation, is_overwrite
 if TYPE_CHECKING:
     from nbgraph.record.run import RunRecord
 
-__all__ = ["encode_steps"]
+__all__ = ["encode_steps", "needs_afters", "step_data"]
 
 
 _ATOMS = frozenset({str, bool, type(None)})  # JSON as they are (a float may be nan)
@@ -102,25 +103,8 @@ def _write(task: Task, field: Any, value: Any, watch: ValueEncoder) -> Any:
 def encode_steps(run: RunRecord) -> list[dict[str, Any]]:
     """Every step of the run, with `afters` where a loaded run could not replay it."""
     watch = ValueEncoder()  # encodes what reaches the state, noting anything opaque
-    steps = []
-    for step in run.log.steps:
-        resets = [reset_data(reset, watch, encode_value) for reset in step.resets]
-        steps.append(
-            {
-                "step": step.step,
-                "applied": step.applied,
-                "written": [n if type(n) is str else encode_value(n) for n in step.written],
-                "cleared": [n if type(n) is str else encode_value(n) for n in step.cleared],
-                "merged": [[w, encode_value(f), watch(v)] for w, f, v in step.merged],
-                "resets": resets,
-                "afters": None,
-                "tasks": [_encode_task(task, watch) for task in step.tasks],
-            }
-        )
-        if step.joins or step.heads:
-            steps[-1]["joins"] = [join_data(join, watch, encode_value) for join in step.joins]
-            steps[-1]["heads"] = list(step.heads)
-    if watch.opaque or _has_unreplayable_parts(run):
+    steps = list(step_data(run, watch))
+    if watch.opaque or needs_afters(run):
         pinned = _point_afters(run) if run.log.semantics == "branches" else _afters(run)
         for data, afters in zip(steps, pinned, strict=True):
             kept = {k: v.pinned for k, v in (afters or {}).items() if type(v) is _Kept}
@@ -129,6 +113,32 @@ def encode_steps(run: RunRecord) -> list[dict[str, Any]]:
             if kept:  # an append-like field keeps what it added: the file stays linear
                 data["kept"] = {k: _kept_data(v) for k, v in kept.items()}
     return steps
+
+
+def step_data(run: RunRecord, watch: ValueEncoder) -> Iterator[dict[str, Any]]:
+    """Each step of the run as JSON data, made when asked for, with `"afters": None`: they
+    are what `encode_steps` gives unless `needs_afters(run)`, or `watch` (which encodes
+    the values that reach the state) is left with `opaque` set."""
+    for step in run.log.steps:
+        resets = [reset_data(reset, watch, encode_value) for reset in step.resets]
+        data = {
+            "step": step.step,
+            "applied": step.applied,
+            "written": [n if type(n) is str else encode_value(n) for n in step.written],
+            "cleared": [n if type(n) is str else encode_value(n) for n in step.cleared]
+            if step.cleared
+            else [],
+            "merged": [[w, encode_value(f), watch(v)] for w, f, v in step.merged]
+            if step.merged
+            else [],
+            "resets": resets,
+            "afters": None,
+            "tasks": [_encode_task(task, watch) for task in step.tasks],
+        }
+        if step.joins or step.heads:
+            data["joins"] = [join_data(join, watch, encode_value) for join in step.joins]
+            data["heads"] = list(step.heads)
+        yield data
 
 
 def _kept_data(pinned: Any) -> list[Any]:
@@ -160,7 +170,7 @@ def _point_afters(run: RunRecord) -> list[dict[str, dict[Any, Any]] | None]:
     return [by_step.get(step.step) for step in run.log.steps]
 
 
-def _has_unreplayable_parts(run: RunRecord) -> bool:
+def needs_afters(run: RunRecord) -> bool:
     """Whether some step may need `afters` even though every written value encodes plainly."""
     fields = run.graph.fields.values()
     return (
