@@ -818,17 +818,7 @@ def test_a_router_loops_steps_are_read_by_the_fast_check_and_decoding() -> None:
     from nbgraph.record.files.log_shape import _plain_step
     from nbgraph.record.files.step_decoding import decode_step
 
-    class Count(TypedDict):
-        count: int
-
-    app = (
-        StateGraph(Count)
-        .add_node("tick", lambda s: {"count": s["count"] + 1})
-        .add_edge(START, "tick")
-        .add_conditional_edges("tick", lambda s: END if s["count"] >= 3 else "tick")
-        .compile()
-    )
-    run = app.run({"count": 0})
+    run = _loop_run()
     steps = json.loads(run.to_json())["run"]["steps"]
     assert steps[1]["tasks"][0]["returned"] == ["tick"]
     assert all(_plain_step(step) for step in steps)
@@ -841,7 +831,9 @@ def test_a_router_loops_steps_are_read_by_the_fast_check_and_decoding() -> None:
     assert Run.from_json(run.to_json()).log.steps[3].tasks[0].returned == ("__end__",)
 
 
-def _loop_document() -> dict:
+def _loop_run() -> Run:
+    """A router's loop: `tick` three times, then END."""
+
     class Count(TypedDict):
         count: int
 
@@ -852,7 +844,11 @@ def _loop_document() -> dict:
         .add_conditional_edges("tick", lambda s: END if s["count"] >= 3 else "tick")
         .compile()
     )
-    return json.loads(app.run({"count": 0}).to_json())
+    return app.run({"count": 0})
+
+
+def _loop_document() -> dict:
+    return json.loads(_loop_run().to_json())
 
 
 STEP_DAMAGES = {
