@@ -72,8 +72,15 @@ def notebook_html(path: str | Path, out: str | Path | None = None) -> Path:
 def export(path: str | Path) -> tuple[str, dict[str, Any]]:
     """The HTML text of `notebook_html`'s file and what was done: `{"replaced": how many
     widget views gave way to their static form, "kept": the names of the widgets kept}`."""
-    import jinja2
-    from nbconvert import HTMLExporter
+    try:
+        import jinja2
+        from nbconvert import HTMLExporter
+    except ModuleNotFoundError as error:
+        raise ModuleNotFoundError(
+            f"nbgraph.share needs nbconvert ({error.name} is not installed): "
+            "pip install 'nbgraph[lab]' (or nbconvert)",
+            name=error.name,
+        ) from error
 
     notebook = read_notebook(path)
     exporter = HTMLExporter(

@@ -132,3 +132,12 @@ def test_a_file_that_is_not_a_notebook_is_refused_by_name(tmp_path, capsys, name
     assert main([str(path)]) == 2
     assert says in capsys.readouterr().err
     assert not path.with_suffix(".html").exists()
+
+
+def test_without_nbconvert_the_error_says_what_to_install(tmp_path, monkeypatch):
+    import sys
+
+    path, _ = _notebook(tmp_path, {"text/plain": "x"})
+    monkeypatch.setitem(sys.modules, "nbconvert", None)  # (what an environment without it has)
+    with pytest.raises(ModuleNotFoundError, match=r"needs nbconvert .*nbgraph\[lab\]"):
+        notebook_html(path)
