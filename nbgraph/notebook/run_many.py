@@ -9,6 +9,8 @@ read here with the graph's functions (`Run.from_json(..., graph=app)`).
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import (
     BrokenExecutor,
@@ -19,7 +21,7 @@ from concurrent.futures import (
 )
 from contextlib import contextmanager
 from functools import partial
-from queue import SimpleQueue
+from queue import Empty, SimpleQueue
 from typing import Any
 
 from nbgraph.errors import NbgraphError
@@ -298,6 +300,10 @@ def _dumps_for(executor: Any) -> Any:
     return pickle_dumps
 
 
+_WAKE = 0.1
+"""Seconds a batch waits for a chunk before it looks again for a Ctrl-C it did not see."""
+
+
 class _Batch:
     """The runs of one `run_many` call on their way through the executor: chunks of inputs
     submitted (at most `max_in_flight` runs at once), their outcomes kept by index in
@@ -311,6 +317,8 @@ class _Batch:
         self.pending: dict[Future, list[int]] = {}  # submitted, not yet settled
         self.refused: list[int] = []  # never submitted: the executor refused them
         self.stopping = False
+        self.ctrl_c = 0  # Ctrl-Cs seen by `_noticing_ctrl_c`'s handler
+        self.answered = 0  # ... and acted on
 
     def collect(
         self, chunks: list[list[int]], progress: bool, max_in_flight: int | None
@@ -327,13 +335,38 @@ class _Batch:
         size = max((len(chunk) for chunk in chunks), default=1)
         limit = -(-max_in_flight // size) if max_in_flight else len(chunks) or 1
         total = sum(map(len, chunks))
-        with tqdm(total=total, disable=not progress, desc="runs", unit="run") as bar:
+        bar = tqdm(total=total, disable=not progress, desc="runs", unit="run")
+        with bar, self._noticing_ctrl_c():
             try:
                 self._run(chunks, limit, bar)
             except KeyboardInterrupt:
+                self.answered = self.ctrl_c
                 self._stop(bar)
                 raise
         return self.outcomes
+
+    @contextmanager
+    def _noticing_ctrl_c(self) -> Iterator[None]:
+        """Ctrl-C counted as well as raised. Python drops an exception raised inside a
+        finalizer, and a `KeyboardInterrupt` can land in one (a Dask future's `__del__`, run
+        while this thread waits): the count lets the next wait raise it again. Only in the
+        main thread, and only over Python's own handler (a kernel's or a user's is left be)."""
+        if (
+            threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        ):
+            yield
+            return
+
+        def counted(signum: int, frame: Any) -> None:
+            self.ctrl_c += 1
+            signal.default_int_handler(signum, frame)
+
+        signal.signal(signal.SIGINT, counted)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def _run(self, chunks: list[list[int]], limit: int, bar: Any) -> None:
         for number, chunk in enumerate(chunks):
@@ -372,8 +405,17 @@ class _Batch:
         return None
 
     def _settle(self, bar: Any) -> None:
-        """Wait for one chunk to finish and keep its outcomes."""
-        chunk, future = self.finished.get()
+        """Wait for one chunk to finish and keep its outcomes (a Ctrl-C whose exception was
+        dropped is raised here again)."""
+        while True:
+            if self.ctrl_c > self.answered:
+                self.answered = self.ctrl_c
+                raise KeyboardInterrupt
+            try:
+                chunk, future = self.finished.get(timeout=_WAKE)
+                break
+            except Empty:
+                continue
         self.pending.pop(future, None)
         bar.update(len(chunk))
         if future.cancelled():

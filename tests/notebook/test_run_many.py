@@ -508,6 +508,31 @@ def test_ctrl_c_starts_no_further_run_waits_for_the_running_and_keeps_them():
     assert "8 of 48 runs finished" in str(stopped)
 
 
+def test_a_ctrl_c_whose_exception_python_dropped_still_stops_the_batch():
+    """A `KeyboardInterrupt` raised inside a finalizer (a Dask future's `__del__` run while
+    the batch waits) is dropped by Python; the batch counts Ctrl-C as it comes and raises it
+    again at its next wait. Here a node calls the SIGINT handler and swallows what it raises,
+    as a finalizer would."""
+    import contextlib
+    import signal
+
+    def drop_a_ctrl_c(state: State) -> dict:
+        if state["x"] == 1:
+            with contextlib.suppress(KeyboardInterrupt):  # (dropped, as by a finalizer)
+                signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+        time.sleep(0.2)
+        return {"x": state["x"] + 1}
+
+    app = StateGraph(State).add_node("drop", drop_a_ctrl_c).add_edge(START, "drop").compile()
+    inputs = [{"x": i, "label": "", "log": []} for i in range(40)]
+    with pytest.raises(BatchInterrupted) as caught:
+        app.run_many(inputs, progress=False, executor=ThreadPoolExecutor(2))
+    stopped = caught.value
+    assert 2 <= len(stopped.runs) < 10 and all(run.status == "done" for run in stopped.runs)
+    assert sorted(stopped.runs.indexes + stopped.not_run) == list(range(40))
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # (put back)
+
+
 def test_a_second_ctrl_c_abandons_a_hung_run():
     release = threading.Event()
 
