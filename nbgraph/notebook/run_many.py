@@ -406,17 +406,20 @@ class _Batch:
 
     def _settle(self, bar: Any) -> None:
         """Wait for one chunk to finish and keep its outcomes (a Ctrl-C whose exception was
-        dropped is raised here again)."""
+        dropped is raised here again). A chunk settles once: a Ctrl-C that lands between a
+        future's submission and its callback, or between taking it from the queue and
+        settling it, leaves a done future whose news is lost; `_requeue_done` finds it."""
         while True:
             if self.ctrl_c > self.answered:
                 self.answered = self.ctrl_c
                 raise KeyboardInterrupt
             try:
                 chunk, future = self.finished.get(timeout=_WAKE)
-                break
             except Empty:
+                self._requeue_done()
                 continue
-        self.pending.pop(future, None)
+            if self.pending.pop(future, None) is not None:
+                break
         bar.update(len(chunk))
         if future.cancelled():
             return
@@ -430,6 +433,12 @@ class _Batch:
         else:  # a dead worker, a graph that did not unpickle, ...
             for index in chunk:
                 self.outcomes[index] = error
+
+    def _requeue_done(self) -> None:
+        """Queue again the pending futures that are done (their news lost to a Ctrl-C)."""
+        for future, chunk in list(self.pending.items()):
+            if future.done():
+                self.finished.put((chunk, future))
 
     def _stop(self, bar: Any) -> None:
         """Ctrl-C: cancel the chunks not started and wait for the running ones."""

@@ -533,6 +533,38 @@ def test_a_ctrl_c_whose_exception_python_dropped_still_stops_the_batch():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # (put back)
 
 
+class _Forgetful(Future):
+    def add_done_callback(self, fn):  # (its news lost, as to a Ctrl-C landing at that moment)
+        pass
+
+
+class _LosesNews(ThreadPoolExecutor):
+    """Runs each chunk, but the future it hands back never calls its done-callbacks."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        ran, lost = super().submit(fn, *args, **kwargs), _Forgetful()
+        ran.add_done_callback(lambda ran: lost.set_result(ran.result()))
+        return lost
+
+
+def test_a_chunk_whose_done_callback_never_came_is_still_settled():
+    """A Ctrl-C can land between a future's submission and its callback, or between taking
+    its news from the queue and settling it: the batch finds done futures itself (CI hung
+    in `_stop` waiting for news that never came)."""
+    app = StateGraph(State).add_node("a", lambda s: {"x": s["x"] + 1}).add_edge(START, "a")
+    app = app.compile()
+    inputs = [{"x": i, "label": "", "log": []} for i in range(6)]
+    got: list = []
+    worker = threading.Thread(
+        target=lambda: got.append(app.run_many(inputs, progress=False, executor=_LosesNews(2))),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(20)
+    assert got, "run_many waited for callbacks that never came"
+    assert [run.output["x"] for run in got[0]] == [i + 1 for i in range(6)]
+
+
 def test_a_second_ctrl_c_abandons_a_hung_run():
     release = threading.Event()
 
