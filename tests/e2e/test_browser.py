@@ -11,41 +11,21 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.support.browser import FRONTENDS, open_notebook, real_errors, serve, use_theme
+from tests.support.browser import (
+    FRONTENDS,
+    RESEARCH_APP,
+    open_notebook,
+    real_errors,
+    serve,
+    use_theme,
+)
 
 pytestmark = pytest.mark.browser
 
 DOCS_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "inspector.png"
 
 NOTEBOOK_CELLS = [
-    """
-import operator
-from typing import Annotated, TypedDict
-from nbgraph import END, START, StateGraph
-
-class State(TypedDict):
-    topic: str
-    notes: Annotated[list, operator.add]
-    verdict: str
-
-def note(name):
-    return lambda state: {"notes": [f"{name} on {state['topic']}"]}
-
-app = (
-    StateGraph(State)
-    .add_node("plan", lambda s: {"verdict": "planning"})
-    .add_node("search", note("search"))
-    .add_node("read", note("read"))
-    .add_node("write", lambda s: {"verdict": f"{len(s['notes'])} notes"})
-    .add_edge(START, "plan")
-    .add_edge("plan", "search")
-    .add_edge("plan", "read")
-    .add_edge(["search", "read"], "write")
-    .add_edge("write", END)
-    .compile()
-)
-run = app.run({"topic": "<b>the sky</b>"})
-""",
+    RESEARCH_APP + 'run = app.run({"topic": "<b>the sky</b>"})\n',
     "run.inspect()",
 ]
 

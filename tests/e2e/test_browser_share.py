@@ -20,6 +20,7 @@ from nbgraph import END, START, StateGraph
 from tests.support.browser import (
     FRONTENDS,
     LAUNCH_ARGS,
+    RESEARCH_APP,
     browser_or_skip,
     execute_notebook,
     notes_app,
@@ -113,27 +114,9 @@ def test_the_docs_screenshot_of_a_shared_run(tmp_path):
     """docs/shared-run.png: a fan-out run, saved and opened at its parallel step."""
     from playwright.sync_api import sync_playwright
 
-    class Research(TypedDict):
-        topic: str
-        notes: Annotated[list, operator.add]
-        verdict: str
-
-    def note(name):
-        return lambda state: {"notes": [f"{name} on {state['topic']}"]}
-
-    app = (
-        StateGraph(Research)
-        .add_node("plan", lambda s: {"verdict": "planning"})
-        .add_node("search", note("search"))
-        .add_node("read", note("read"))
-        .add_node("write", lambda s: {"verdict": f"{len(s['notes'])} notes"})
-        .add_edge(START, "plan")
-        .add_edge("plan", "search")
-        .add_edge("plan", "read")
-        .add_edge(["search", "read"], "write")
-        .add_edge("write", END)
-        .compile()
-    )
+    program: dict = {}
+    exec(RESEARCH_APP, program)  # (the inspector notebook's program: tests/support/browser.py)
+    app = program["app"]
     path = app.run({"topic": "the sky", "notes": []}).save_html(tmp_path / "research.html")
     errors: list[str] = []
     requests: list[str] = []

@@ -11,7 +11,8 @@ through Playwright (`../shared/JUPYTER-NOTES.md`).
 - `served_themed(request, tmp_path, name, cells)`: `serve` for a fixture parametrized by
   `THEMED` (each front-end, light and dark); yields `(url, frontend, theme)`.
 - `real_errors(errors, url)`: the errors less one Notebook 7 logs by itself.
-- `notes_app(first_note)`: the source of a two-node app the sharing tests start from.
+- `notes_app(first_note)`: the source of a two-node app the sharing tests start from;
+  `RESEARCH_APP`: the source of a fan-out and join (`plan` → `search`, `read` → `write`).
 - `open_offline(playwright, url, errors, requests, height)`: Chromium with the network off
   on a file or page; its errors, dialogs and every request it tried are collected.
 """
@@ -217,6 +218,36 @@ def open_offline(playwright, url: str, errors: list[str], requests: list[str], h
     page.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}"))
     page.goto(url)
     return browser, page
+
+
+RESEARCH_APP = """
+import operator
+from typing import Annotated, TypedDict
+from nbgraph import END, START, StateGraph
+
+class State(TypedDict):
+    topic: str
+    notes: Annotated[list, operator.add]
+    verdict: str
+
+def note(name):
+    return lambda state: {"notes": [f"{name} on {state['topic']}"]}
+
+app = (
+    StateGraph(State)
+    .add_node("plan", lambda s: {"verdict": "planning"})
+    .add_node("search", note("search"))
+    .add_node("read", note("read"))
+    .add_node("write", lambda s: {"verdict": f"{len(s['notes'])} notes"})
+    .add_edge(START, "plan")
+    .add_edge("plan", "search")
+    .add_edge("plan", "read")
+    .add_edge(["search", "read"], "write")
+    .add_edge("write", END)
+    .compile()
+)
+"""
+"""A cell defining `app`: `plan`, then `search` and `read` in parallel, joined by `write`."""
 
 
 def real_errors(errors: list[str], url: str) -> list[str]:
