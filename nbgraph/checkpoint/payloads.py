@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 from nbgraph.codec import nesting
@@ -36,9 +35,9 @@ def dump_payload(value: Any, what: str = "A checkpoint's value", warn_as: str | 
         plain = is_plain(value)  # most payloads are plain JSON data already: dumped as they are
     except RecursionError:
         plain = False
-    if plain and (fast := _fast_dumps()) is not None:
+    if plain and (fast := nesting.orjson()) is not None:
         try:
-            return fast(value).decode()
+            return fast.dumps(value).decode()
         except TypeError:  # orjson: an int over 64 bits, a lone surrogate, deep nesting
             pass
     try:
@@ -124,22 +123,6 @@ def is_plain(value: Any) -> bool:
     if kind is str or kind is int or kind is bool or value is None:
         return True
     return kind is float and math.isfinite(value)
-
-
-_FAST: list[Callable[[Any], bytes] | None] = []
-
-
-def _fast_dumps() -> Callable[[Any], bytes] | None:
-    """`orjson.dumps` (compact JSON as UTF-8 bytes, ~20x `json.dumps`), or None without
-    orjson; imported on first use."""
-    if not _FAST:
-        try:
-            import orjson
-        except ImportError:
-            _FAST.append(None)
-        else:
-            _FAST.append(orjson.dumps)
-    return _FAST[0]
 
 
 _MARKS = ('"$type"', "\\u")  # a tag's key in JSON text; a \u escape might spell one too

@@ -11,8 +11,8 @@ from typing import Annotated, TypedDict
 import pytest
 
 from nbgraph import END, START, SqliteSaver, StateGraph
-from nbgraph.checkpoint import payloads
 from nbgraph.checkpoint.payloads import dump_payload, is_plain, load_payload
+from nbgraph.codec import nesting
 
 VALUES = [
     {"n": 1, "s": "plain", "f": 0.1, "b": True, "none": None, "list": [1, [2, [3]]]},
@@ -49,13 +49,20 @@ def same(a, b) -> bool:
     return a == b
 
 
+_WITH_ORJSON = nesting.orjson
+
+
+def _without_orjson():
+    return None
+
+
 @pytest.fixture(params=["orjson", "json"])
 def encoder(request, monkeypatch):
     if request.param == "json":
-        monkeypatch.setattr(payloads, "_FAST", [None])
+        monkeypatch.setattr(nesting, "orjson", _without_orjson)
     else:
         pytest.importorskip("orjson")
-        monkeypatch.setattr(payloads, "_FAST", [])
+        monkeypatch.setattr(nesting, "orjson", _WITH_ORJSON)
     return request.param
 
 
@@ -77,15 +84,13 @@ def test_only_exact_plain_json_data_skips_the_tagging():
     assert type(load_payload(dump_payload([Text("x")]), "test")[0]) is not str
 
 
-def test_orjson_and_json_write_the_same_data():
+def test_orjson_and_json_write_the_same_data(monkeypatch):
     pytest.importorskip("orjson")
     for value in VALUES:
         data = json.loads(dump_payload(value))
-        payloads._FAST[:] = [None]
-        try:
+        with monkeypatch.context() as without:
+            without.setattr(nesting, "orjson", _without_orjson)
             assert json.loads(dump_payload(value)) == data
-        finally:
-            payloads._FAST.clear()
 
 
 class Loop(TypedDict):
@@ -111,15 +116,15 @@ def test_a_file_written_with_json_reads_the_same_with_orjson_and_back(tmp_path, 
     """Files of earlier versions (json.dumps) and of this one hold the same threads."""
     pytest.importorskip("orjson")
     shown = {}
-    for name, fast in (("json", [None]), ("orjson", [])):
-        monkeypatch.setattr(payloads, "_FAST", fast)
+    for name, fast in (("json", _without_orjson), ("orjson", _WITH_ORJSON)):
+        monkeypatch.setattr(nesting, "orjson", fast)
         with SqliteSaver(tmp_path / f"{name}.sqlite") as saver:
             loop(saver).invoke(
                 {"log": [], "n": 0, "when": ()}, {"configurable": {"thread_id": "t"}}
             )
     for name in ("json", "orjson"):
-        for reader, fast in (("json", [None]), ("orjson", [])):
-            monkeypatch.setattr(payloads, "_FAST", fast)
+        for reader, fast in (("json", _without_orjson), ("orjson", _WITH_ORJSON)):
+            monkeypatch.setattr(nesting, "orjson", fast)
             with SqliteSaver(tmp_path / f"{name}.sqlite") as saver:
                 history = list(loop(saver).get_state_history({"configurable": {"thread_id": "t"}}))
                 shown[name, reader] = [(h.metadata["step"], h.values, h.next) for h in history]

@@ -210,25 +210,19 @@ def _compact() -> Callable[[Any], bytes]:
     return compact
 
 
-_ORJSON: list[Callable[[Any], bytes] | None] = []
-
-
+@functools.cache
 def _orjson_dumps() -> Callable[[Any], bytes] | None:
     """`orjson.dumps` writing exactly what json would (anything json cannot write, such as a
     dataclass or a str subclass, is left to json), or None without orjson."""
-    if not _ORJSON:
-        try:
-            import orjson
-        except ImportError:
-            _ORJSON.append(None)
-        else:
-            options = (
-                orjson.OPT_PASSTHROUGH_DATACLASS
-                | orjson.OPT_PASSTHROUGH_DATETIME
-                | orjson.OPT_PASSTHROUGH_SUBCLASS
-            )
-            _ORJSON.append(functools.partial(orjson.dumps, option=options))
-    return _ORJSON[0]
+    orjson = nesting.orjson()
+    if orjson is None:
+        return None
+    options = (
+        orjson.OPT_PASSTHROUGH_DATACLASS
+        | orjson.OPT_PASSTHROUGH_DATETIME
+        | orjson.OPT_PASSTHROUGH_SUBCLASS
+    )
+    return functools.partial(orjson.dumps, option=options)
 
 
 def log_from_json(
@@ -308,30 +302,15 @@ def _parse(text: str) -> Any:
     10,000 steps in two thirds of json's time): not for text with 19 digits in a row (an
     int past 64 bits, which orjson reads as a float), nor for what orjson refuses and json
     may read (NaN, 1e400, a lone surrogate, deep nesting) or refuses saying why."""
-    loads = _orjson_loads()
-    if loads is not None and type(text) is str:
+    orjson = nesting.orjson()
+    if orjson is not None and type(text) is str:
         data = text.encode("utf-8", "surrogatepass")
         if _LONG_NUMBER not in data.translate(_DIGITS):
             try:
-                return loads(data)
+                return orjson.loads(data)
             except ValueError:  # (orjson.JSONDecodeError): json says what it makes of it
                 pass
     return nesting.loads(text)
-
-
-_ORJSON_LOADS: list[Callable[[bytes], Any] | None] = []
-
-
-def _orjson_loads() -> Callable[[bytes], Any] | None:
-    """`orjson.loads`, or None without orjson."""
-    if not _ORJSON_LOADS:
-        try:
-            import orjson
-        except ImportError:
-            _ORJSON_LOADS.append(None)
-        else:
-            _ORJSON_LOADS.append(orjson.loads)
-    return _ORJSON_LOADS[0]
 
 
 def _untagged(text: str) -> bool:
