@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("basics", ("nbgraph.types", "nbgraph.errors", "nbgraph.policies")),
     ("state", ("nbgraph.messages", "nbgraph.reducers", "nbgraph.schema", "nbgraph.isolation")),
     ("codec", ("nbgraph.codec",)),
-    ("graph", ("nbgraph.graph",)),
+    ("graph", ("nbgraph.blueprint",)),
     ("storage", ("nbgraph.checkpoint", "nbgraph.store")),
     ("engine", ("nbgraph.engine",)),
     ("record", ("nbgraph.record",)),

@@ -2,7 +2,7 @@
 
 `Is`, `ListOf`, `Pair`, `MapOf` and `Obj` describe what a JSON value must look like; `problems`
 yields what is wrong, each naming the path of the entry, and `fits` is the fast check. The
-graph description (`nbgraph.graph.description`), the run files
+graph description (`nbgraph.blueprint.description`), the run files
 (`nbgraph.record.files.log_shape`) and
 the checkpoints (`nbgraph.engine.persistence.checkpoint_shape`) describe their data with it.
 """

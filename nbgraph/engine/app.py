@@ -41,7 +41,7 @@ from nbgraph.engine.streaming.namespaces import (
 )
 from nbgraph.engine.streaming.streams import callbacks_inside_node
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError
-from nbgraph.graph import GraphSpec
+from nbgraph.blueprint import GraphSpec
 from nbgraph.types import START, StateSnapshot
 
 __all__ = ["CompiledGraph"]

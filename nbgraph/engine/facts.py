@@ -59,7 +59,7 @@ from nbgraph.engine.nested.edges import TO_PARENT, handed_text, hands_to_parent
 from nbgraph.schema import managed_value
 
 if TYPE_CHECKING:
-    from nbgraph.graph import GraphSpec
+    from nbgraph.blueprint import GraphSpec
 
 __all__ = [
     "PLAIN_WRITES",

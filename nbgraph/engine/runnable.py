@@ -19,8 +19,8 @@ from typing import Any
 
 from nbgraph.checkpoint.base import BaseSaver
 from nbgraph.errors import InvalidArgumentError
-from nbgraph.graph import jsonschema
-from nbgraph.graph.subgraphs import graph_of_node, subgraph_of
+from nbgraph.blueprint import jsonschema
+from nbgraph.blueprint.subgraphs import graph_of_node, subgraph_of
 from nbgraph.types import START
 
 __all__ = ["NodeView", "RunnableHabits", "config_list", "merge_configs", "refuse_non_saver"]

@@ -1,4 +1,4 @@
-"""`StateGraph`: the builder (`nbgraph.graph.GraphBuilder`) with `compile()`, which hands the
+"""`StateGraph`: the builder (`nbgraph.blueprint.GraphBuilder`) with `compile()`, which hands the
 checked spec to a `CompiledStateGraph`, and `draw()`, the graph as it stands.
 """
 
@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.core.caching import check_cache
-from nbgraph.graph.builder import GraphBuilder
-from nbgraph.graph.validate import compile_problems, ignored
+from nbgraph.blueprint.builder import GraphBuilder
+from nbgraph.blueprint.validate import compile_problems, ignored
 from nbgraph.schema import read_schema
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 from typing_extensions import TypedDict  # (pydantic takes it in a signature on 3.11)
 
-from nbgraph.graph.runnables import langchain_config
+from nbgraph.blueprint.runnables import langchain_config
 from nbgraph.messages import add_messages
 from nbgraph.notebook import StateGraph
 from nbgraph.prebuilt.agent_model import AgentModel, check_chat_history, state_value

@@ -15,7 +15,7 @@ from nbgraph.engine.facts import (
     task_from_data,
 )
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError
-from nbgraph.graph.description import check_graph, graph_from_description
+from nbgraph.blueprint.description import check_graph, graph_from_description
 from nbgraph.isolation import isolate
 from nbgraph.record.log_data import join_from_data, reset_from_data
 from nbgraph.record.subruns.checkpoints import attach_subruns

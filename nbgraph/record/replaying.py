@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from nbgraph.graph import GraphSpec
+    from nbgraph.blueprint import GraphSpec
 
 __all__ = ["ExtendsLists", "replay_graph"]
 

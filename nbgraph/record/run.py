@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from nbgraph.engine.facts import RunLog, restored_values
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError, NbgraphError
-from nbgraph.graph import GraphSpec
+from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
 from nbgraph.record.lineages.states import BranchTimeline

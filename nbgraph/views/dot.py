@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.graph import GraphSpec
-from nbgraph.graph.subgraphs import is_compiled_graph
+from nbgraph.blueprint import GraphSpec
+from nbgraph.blueprint.subgraphs import is_compiled_graph
 from nbgraph.record.text import safe_str, visible
 from nbgraph.record.text import short as text_of
 from nbgraph.types import END, MISSING, START

@@ -13,8 +13,8 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from nbgraph.graph.drawable import Edge, Node, drawable_parts
-from nbgraph.graph.spec import GraphSpec
+from nbgraph.blueprint.drawable import Edge, Node, drawable_parts
+from nbgraph.blueprint.spec import GraphSpec
 from nbgraph.types import END, START
 from nbgraph.views.dot import INK, label
 from nbgraph.views.mermaid import NODE_STYLES, first_and_last, mermaid_text

@@ -65,7 +65,7 @@ def mermaid_text(
 
     Args: as langchain_core's `Graph.draw_mermaid`.
 
-    >>> from nbgraph.graph.drawable import Edge, Node
+    >>> from nbgraph.blueprint.drawable import Edge, Node
     >>> nodes = {k: Node(k, k, None, None) for k in ("__start__", "a", "__end__")}
     >>> text = mermaid_text(nodes, [Edge("__start__", "a"), Edge("a", "__end__")])
     >>> [line.strip() for line in text.splitlines()[6:9]]

@@ -27,7 +27,7 @@ from nbgraph.engine.lineages.checkpoints import control_ids, describe, merged_va
 from nbgraph.engine.lineages.points import Lineage, ensure_values, grow
 from nbgraph.engine.persistence.persist import task_data, transient_fields, without
 from nbgraph.errors import CheckpointFileError
-from nbgraph.graph import GraphSpec
+from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.types import MISSING, Send
 
@@ -188,7 +188,7 @@ class BranchLoop(RunLoop):
             "next": control_ids(self),
         }
         if self.thread.head is None:  # a thread's first checkpoint describes its graph
-            from nbgraph.graph.description import describe_graph  # plain data
+            from nbgraph.blueprint.description import describe_graph  # plain data
 
             payload["graph"] = describe_graph(self.spec)
         largest = max((p.values or {} for p in live), key=len, default={})

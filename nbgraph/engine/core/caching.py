@@ -19,7 +19,7 @@ from nbgraph.isolation import isolate
 
 if TYPE_CHECKING:
     from nbgraph.engine.core.tasks import Task
-    from nbgraph.graph import GraphSpec
+    from nbgraph.blueprint import GraphSpec
 
 __all__ = [
     "FullKey",

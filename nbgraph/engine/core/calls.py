@@ -28,7 +28,7 @@ from typing import Annotated, Any, TypedDict
 from nbgraph.engine.core.interrupts import GraphInterrupt
 from nbgraph.engine.core.runtime import current_task_env
 from nbgraph.engine.core.tasks import Task
-from nbgraph.graph import NodeSpec
+from nbgraph.blueprint import NodeSpec
 from nbgraph.policies import retry_policies
 from nbgraph.types import Ephemeral
 

@@ -40,8 +40,8 @@ from nbgraph.engine.core.writes import (
     merge_unreduced,
 )
 from nbgraph.errors import GraphRecursionError
-from nbgraph.graph import GraphSpec
-from nbgraph.graph.validate import expand
+from nbgraph.blueprint import GraphSpec
+from nbgraph.blueprint.validate import expand
 from nbgraph.isolation import isolate
 from nbgraph.schema import managed_value
 from nbgraph.types import MISSING, START, Interrupt

@@ -19,7 +19,7 @@ from nbgraph.policies import RetryPolicy
 
 if TYPE_CHECKING:
     from nbgraph.engine.core.tasks import Task
-    from nbgraph.graph import NodeSpec
+    from nbgraph.blueprint import NodeSpec
 
 __all__ = [
     "Attempt",

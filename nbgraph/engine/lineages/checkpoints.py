@@ -22,7 +22,7 @@ from nbgraph.engine.lineages.points import (
     grow,
     keep_live_ephemeral,
 )
-from nbgraph.graph import GraphSpec
+from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.types import Mutation
 

@@ -20,7 +20,7 @@ from nbgraph.checkpoint.subthreads import sub_key
 from nbgraph.engine.nested.checkpoints import SubThread, join_ns, ns_part
 from nbgraph.engine.persistence.persist import Thread, thread_id_of
 from nbgraph.engine.persistence.snapshots import state_snapshot
-from nbgraph.graph.subgraphs import subgraph_of
+from nbgraph.blueprint.subgraphs import subgraph_of
 from nbgraph.types import StateSnapshot
 
 __all__ = ["held_tasks", "named_thread", "with_subgraph_states"]
@@ -28,7 +28,7 @@ __all__ = ["held_tasks", "named_thread", "with_subgraph_states"]
 
 def _described_spec(saver: Any, key: str) -> Any:
     """The graph a subgraph thread's first checkpoint describes (None: no such thread)."""
-    from nbgraph.graph.description import graph_from_description  # (rarely needed)
+    from nbgraph.blueprint.description import graph_from_description  # (rarely needed)
 
     ids = saver.history_ids(key)
     first = saver.get(key, ids[-1]) if ids else None

@@ -12,7 +12,7 @@ from nbgraph.engine.core.tasks import Task
 from nbgraph.engine.core.writes import applied_writes, apply_step
 from nbgraph.engine.lineages.next_tasks import branch_pull_names
 from nbgraph.errors import CheckpointFileError
-from nbgraph.graph import GraphSpec
+from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import isolate
 
 if TYPE_CHECKING:

@@ -271,7 +271,7 @@ def _optional_problems(payload: dict[str, Any]) -> Iterator[str]:
         if type(payload.get(key, {})) is not dict:
             yield f"{key!r} should be an object, found {_kind(payload[key])}"
     if type(payload.get("graph")) is dict:
-        from nbgraph.graph.description import graph_problems  # the run files' graph schema
+        from nbgraph.blueprint.description import graph_problems  # the run files' graph schema
 
         yield from graph_problems(payload["graph"], "the graph it describes")
     if payload.get("end") is not None and type(payload["end"]) is not dict:

@@ -18,7 +18,7 @@ from typing import Any
 
 from nbgraph.engine.core.runlog import initial_values
 from nbgraph.engine.persistence.chain import HistoryWalk, parent_chain
-from nbgraph.graph import GraphSpec
+from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import ATOMS, isolate
 from nbgraph.reducers import get_reducer
 

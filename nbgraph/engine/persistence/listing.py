@@ -8,7 +8,7 @@ from typing import Any
 
 from nbgraph.checkpoint.tuples import rebuild_states_with
 from nbgraph.engine.persistence.persist import Thread
-from nbgraph.graph.description import graph_from_description
+from nbgraph.blueprint.description import graph_from_description
 
 __all__ = ["ThreadStates"]
 

@@ -34,7 +34,7 @@ from nbgraph.engine.persistence.restoring import (
     restore_branches,
 )
 from nbgraph.errors import CheckpointFileError
-from nbgraph.graph import GraphSpec
+from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.reducers import callable_anywhere
 from nbgraph.types import MISSING, START, Interrupt, Mutation, Send
@@ -114,7 +114,7 @@ def checkpoint_payload(run: Any, log: Any) -> dict[str, Any]:
     if kept:  # (without pinned fields, there is nothing to keep)
         payload["kept"] = kept
     if run.thread.head is None:  # a thread's first checkpoint describes its graph
-        from nbgraph.graph.description import describe_graph  # plain data, for other processes
+        from nbgraph.blueprint.description import describe_graph  # plain data, for other processes
 
         payload["graph"] = describe_graph(run.spec)
     return payload
@@ -230,7 +230,7 @@ class Thread:
         control: dict[str, Any] = {"pull": {START: []}, "input": [list(w) for w in writes]}
         payload: dict[str, Any] = {"tasks": [], "next": control}
         if self.head is None:  # a thread's first checkpoint describes its graph
-            from nbgraph.graph.description import describe_graph  # plain data
+            from nbgraph.blueprint.description import describe_graph  # plain data
 
             payload["graph"] = describe_graph(self.spec)
         lineages = None

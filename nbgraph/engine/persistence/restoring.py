@@ -24,7 +24,7 @@ from nbgraph.engine.core.writes import (
 from nbgraph.engine.lineages.checkpoints import live_points, merged_values, rebuild
 from nbgraph.engine.persistence.checkpoint_shape import replayed_from_a_file
 from nbgraph.errors import CheckpointFileError, NbgraphError
-from nbgraph.graph import GraphSpec
+from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.types import MISSING, Interrupt
 

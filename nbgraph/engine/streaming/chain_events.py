@@ -27,7 +27,7 @@ from nbgraph.engine.core.injection import task_metadata, task_uuid
 from nbgraph.engine.core.interrupts import GraphInterrupt
 from nbgraph.engine.core.nesting import checkpoint_ns
 from nbgraph.engine.core.tasks import Task
-from nbgraph.graph.subgraphs import subgraph_of
+from nbgraph.blueprint.subgraphs import subgraph_of
 from nbgraph.types import START
 
 try:

@@ -17,7 +17,7 @@ from typing import Any
 
 from nbgraph.codec.shapes import ANY, BOOL, NAMES, STR, Is, ListOf, MapOf, Obj, Pair, Shape
 from nbgraph.errors import NbgraphError
-from nbgraph.graph.description import GRAPH, graph_name_problems
+from nbgraph.blueprint.description import GRAPH, graph_name_problems
 
 __all__ = [
     "LIMIT",

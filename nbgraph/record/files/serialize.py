@@ -2,7 +2,7 @@
 
 The document is `{"format": "nbgraph.run", "version": 1, "graph": {...}, "run": {...}}`, its
 values encoded by `nbgraph.codec.values`; never pickle. The graph is described by
-`nbgraph.graph.description`, the steps by `nbgraph.record.files.step_encoding` and
+`nbgraph.blueprint.description`, the steps by `nbgraph.record.files.step_encoding` and
 `nbgraph.record.files.step_decoding`.
 
 A loaded run reads like the original (effects, states, tree, tables), but its functions are
@@ -34,8 +34,8 @@ from nbgraph.codec.values import (
 )
 from nbgraph.engine.facts import RunLog, join_data
 from nbgraph.errors import GraphMismatchError, NbgraphError
-from nbgraph.graph import GraphSpec
-from nbgraph.graph.description import check_graph, describe_graph, graph_from_description
+from nbgraph.blueprint import GraphSpec
+from nbgraph.blueprint.description import check_graph, describe_graph, graph_from_description
 from nbgraph.record.files.log_shape import LogShapeError, check_document, check_step_names
 from nbgraph.record.files.step_decoding import (
     BrokenDocument,

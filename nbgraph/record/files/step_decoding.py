@@ -6,7 +6,7 @@ from typing import Any
 
 from nbgraph.codec.values import decode_error, decode_value
 from nbgraph.engine.facts import Attempt, Join, StepLog, Task, pinned_map
-from nbgraph.graph import GraphSpec
+from nbgraph.blueprint import GraphSpec
 from nbgraph.record.files.log_shape import LIMIT, STEP_KEYS, TASK_KEYS, check_step
 from nbgraph.record.log_data import join_from_data, reset_from_data
 from nbgraph.types import MISSING, Interrupt

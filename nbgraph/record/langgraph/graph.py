@@ -14,7 +14,7 @@ import dataclasses
 from typing import Any
 
 from nbgraph.errors import NbgraphError
-from nbgraph.graph import Branch, GraphSpec, NodeSpec, WaitingEdge
+from nbgraph.blueprint import Branch, GraphSpec, NodeSpec, WaitingEdge
 from nbgraph.reducers import Reducer, reducer_from_callable
 from nbgraph.schema import FieldSpec, SchemaInfo, read_schema
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nbgraph.checkpoint.subthreads import SEP
-from nbgraph.graph.subgraphs import subgraph_of
+from nbgraph.blueprint.subgraphs import subgraph_of
 
 __all__ = ["attach_subruns"]
 

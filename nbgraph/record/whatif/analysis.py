@@ -39,7 +39,7 @@ from nbgraph.types import MISSING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from nbgraph.graph import GraphSpec
+    from nbgraph.blueprint import GraphSpec
 
 __all__ = ["order_sensitivity", "writers"]
 

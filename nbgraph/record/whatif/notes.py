@@ -22,7 +22,7 @@ from nbgraph.record.run import RunRecord
 from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
-    from nbgraph.graph import GraphSpec
+    from nbgraph.blueprint import GraphSpec
     from nbgraph.record.whatif.remerge import RemergedRun
 
 __all__ = ["consequences"]

@@ -8,12 +8,12 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.graph.spec import Branch, GraphSpec, NodeSpec
+from nbgraph.blueprint.spec import Branch, GraphSpec, NodeSpec
 from nbgraph.schema import FieldSpec, SchemaInfo
 from nbgraph.types import END, START
 
 if TYPE_CHECKING:
-    from nbgraph.graph.builder import GraphBuilder
+    from nbgraph.blueprint.builder import GraphBuilder
 
 __all__ = [
     "MERGE_NAMES",

@@ -17,7 +17,7 @@ import types
 import typing
 from typing import Any
 
-from nbgraph.graph.spec import GraphSpec
+from nbgraph.blueprint.spec import GraphSpec
 from nbgraph.schema import SchemaInfo
 
 __all__ = [

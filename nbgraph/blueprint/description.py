@@ -24,7 +24,7 @@ from nbgraph.codec.values import (
     qualified_name,
 )
 from nbgraph.errors import GraphMismatchError
-from nbgraph.graph import Branch, GraphSpec, NodeSpec, WaitingEdge
+from nbgraph.blueprint import Branch, GraphSpec, NodeSpec, WaitingEdge
 from nbgraph.reducers import Reducer, function_from_ref, function_ref, get_reducer
 from nbgraph.schema import FieldSpec, SchemaInfo
 

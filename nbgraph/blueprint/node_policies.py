@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Self
 
-from nbgraph.graph.spec import NodeSpec
+from nbgraph.blueprint.spec import NodeSpec
 from nbgraph.policies import policy_problems, retry_policies
 
 __all__ = ["NodePolicies"]

@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from nbgraph.graph.spec import GraphSpec
+from nbgraph.blueprint.spec import GraphSpec
 
 __all__ = [
     "SubgraphNode",

@@ -1,4 +1,4 @@
-"""Tests for nbgraph/prebuilt (ToolNode, tools_condition), nbgraph/graph/runnables.py,
+"""Tests for nbgraph/prebuilt (ToolNode, tools_condition), nbgraph/blueprint/runnables.py,
 nbgraph/engine/runnable.py and get_graph's parts, beyond what LangGraph shows (the
 differential checks are in test_langgraph_tools.py): nbgraph's own messages, the record of a
 tool node, clear errors, and what `import nbgraph` loads.

@@ -12,9 +12,9 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Self
 
 from nbgraph.errors import GraphBuildError
-from nbgraph.graph.node_policies import NodePolicies
-from nbgraph.graph.runnables import as_node, is_runnable, runnable_name
-from nbgraph.graph.signatures import (
+from nbgraph.blueprint.node_policies import NodePolicies
+from nbgraph.blueprint.runnables import as_node, is_runnable, runnable_name
+from nbgraph.blueprint.signatures import (
     async_form,
     callable_name,
     destinations,
@@ -24,9 +24,9 @@ from nbgraph.graph.signatures import (
     name_of,
     takes_config,
 )
-from nbgraph.graph.spec import Branch, GraphSpec, NodeSpec, WaitingEdge
-from nbgraph.graph.subgraphs import as_subgraph_node, is_compiled_graph, subgraph_name
-from nbgraph.graph.validate import (
+from nbgraph.blueprint.spec import Branch, GraphSpec, NodeSpec, WaitingEdge
+from nbgraph.blueprint.subgraphs import as_subgraph_node, is_compiled_graph, subgraph_name
+from nbgraph.blueprint.validate import (
     MERGE_NAMES,
     RESERVED,
     all_fields,

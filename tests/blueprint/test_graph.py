@@ -1,4 +1,4 @@
-"""Tests for nbgraph.graph: the StateGraph builder and the checks compile() makes."""
+"""Tests for nbgraph.blueprint: the StateGraph builder and the checks compile() makes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import typing_extensions
 
 from nbgraph.errors import GraphBuildError
-from nbgraph.graph import GraphSpec, WaitingEdge
+from nbgraph.blueprint import GraphSpec, WaitingEdge
 from nbgraph.notebook import StateGraph
 from nbgraph.reducers import get_reducer
 from nbgraph.types import END, START

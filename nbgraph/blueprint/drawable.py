@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from nbgraph.graph.spec import GraphSpec
-from nbgraph.graph.subgraphs import graph_of_node
+from nbgraph.blueprint.spec import GraphSpec
+from nbgraph.blueprint.subgraphs import graph_of_node
 from nbgraph.types import END, START
 
 __all__ = ["Edge", "Node", "drawable_parts"]
