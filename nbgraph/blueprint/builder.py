@@ -11,7 +11,6 @@ import warnings
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Self
 
-from nbgraph.errors import GraphBuildError
 from nbgraph.blueprint.node_policies import NodePolicies
 from nbgraph.blueprint.runnables import as_node, is_runnable, runnable_name
 from nbgraph.blueprint.signatures import (
@@ -35,6 +34,7 @@ from nbgraph.blueprint.validate import (
     ignored,
     unreachable,
 )
+from nbgraph.errors import GraphBuildError
 from nbgraph.schema import FieldSpec, SchemaInfo, read_schema, schema_kind
 from nbgraph.types import END, START
 

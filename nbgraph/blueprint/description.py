@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
+from nbgraph.blueprint import Branch, GraphSpec, NodeSpec, WaitingEdge
 from nbgraph.codec.shapes import ANY, BOOL, NAMES, STR, Is, ListOf, MapOf, Obj, Pair
 from nbgraph.codec.values import (
     BUILTIN_TYPES,
@@ -24,7 +25,6 @@ from nbgraph.codec.values import (
     qualified_name,
 )
 from nbgraph.errors import GraphMismatchError
-from nbgraph.blueprint import Branch, GraphSpec, NodeSpec, WaitingEdge
 from nbgraph.reducers import Reducer, function_from_ref, function_ref, get_reducer
 from nbgraph.schema import FieldSpec, SchemaInfo
 

@@ -12,6 +12,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from nbgraph.blueprint import GraphSpec
 from nbgraph.engine.branches.run import BranchLoop
 from nbgraph.engine.core.caching import clear_node_cache
 from nbgraph.engine.core.config import run_config
@@ -41,7 +42,6 @@ from nbgraph.engine.streaming.namespaces import (
 )
 from nbgraph.engine.streaming.streams import callbacks_inside_node
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError
-from nbgraph.blueprint import GraphSpec
 from nbgraph.types import START, StateSnapshot
 
 __all__ = ["CompiledGraph"]

@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from nbgraph.checkpoint.base import BaseSaver
-from nbgraph.errors import InvalidArgumentError
 from nbgraph.blueprint import jsonschema
 from nbgraph.blueprint.subgraphs import graph_of_node, subgraph_of
+from nbgraph.checkpoint.base import BaseSaver
+from nbgraph.errors import InvalidArgumentError
 from nbgraph.types import START
 
 __all__ = ["NodeView", "RunnableHabits", "config_list", "merge_configs", "refuse_non_saver"]

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.core.caching import check_cache
 from nbgraph.blueprint.builder import GraphBuilder
 from nbgraph.blueprint.validate import compile_problems, ignored
+from nbgraph.engine.core.caching import check_cache
 from nbgraph.schema import read_schema
 
 if TYPE_CHECKING:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nbgraph.blueprint.description import check_graph, graph_from_description
 from nbgraph.engine.facts import (
     RunLog,
     StepLog,
@@ -15,7 +16,6 @@ from nbgraph.engine.facts import (
     task_from_data,
 )
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError
-from nbgraph.blueprint.description import check_graph, graph_from_description
 from nbgraph.isolation import isolate
 from nbgraph.record.log_data import join_from_data, reset_from_data
 from nbgraph.record.subruns.checkpoints import attach_subruns

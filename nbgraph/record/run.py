@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Self
 
+from nbgraph.blueprint import GraphSpec
 from nbgraph.engine.facts import RunLog, restored_values
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError, NbgraphError
-from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
 from nbgraph.record.lineages.states import BranchTimeline

@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal, TypedDict
 import pytest
 import typing_extensions
 
-from nbgraph.errors import GraphBuildError
 from nbgraph.blueprint import GraphSpec, WaitingEdge
+from nbgraph.errors import GraphBuildError
 from nbgraph.notebook import StateGraph
 from nbgraph.reducers import get_reducer
 from nbgraph.types import END, START

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nbgraph.blueprint import GraphSpec
 from nbgraph.engine.branches import joins, routing
 from nbgraph.engine.core.caching import serve_from_cache
 from nbgraph.engine.core.loop import RunLoop
@@ -27,7 +28,6 @@ from nbgraph.engine.lineages.checkpoints import control_ids, describe, merged_va
 from nbgraph.engine.lineages.points import Lineage, ensure_values, grow
 from nbgraph.engine.persistence.persist import task_data, transient_fields, without
 from nbgraph.errors import CheckpointFileError
-from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.types import MISSING, Send
 

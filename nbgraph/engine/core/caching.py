@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from nbgraph.isolation import isolate
 
 if TYPE_CHECKING:
-    from nbgraph.engine.core.tasks import Task
     from nbgraph.blueprint import GraphSpec
+    from nbgraph.engine.core.tasks import Task
 
 __all__ = [
     "FullKey",

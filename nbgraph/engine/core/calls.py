@@ -25,10 +25,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_all
 from typing import Annotated, Any, TypedDict
 
+from nbgraph.blueprint import NodeSpec
 from nbgraph.engine.core.interrupts import GraphInterrupt
 from nbgraph.engine.core.runtime import current_task_env
 from nbgraph.engine.core.tasks import Task
-from nbgraph.blueprint import NodeSpec
 from nbgraph.policies import retry_policies
 from nbgraph.types import Ephemeral
 

@@ -20,6 +20,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from nbgraph.blueprint import GraphSpec
+from nbgraph.blueprint.validate import expand
 from nbgraph.engine.core import outputs, starting
 from nbgraph.engine.core.attempt import TaskRunner
 from nbgraph.engine.core.caching import serve_from_cache
@@ -40,8 +42,6 @@ from nbgraph.engine.core.writes import (
     merge_unreduced,
 )
 from nbgraph.errors import GraphRecursionError
-from nbgraph.blueprint import GraphSpec
-from nbgraph.blueprint.validate import expand
 from nbgraph.isolation import isolate
 from nbgraph.schema import managed_value
 from nbgraph.types import MISSING, START, Interrupt

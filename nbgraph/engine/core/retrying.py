@@ -18,8 +18,8 @@ from nbgraph.engine.core.tasks import ParentCommand
 from nbgraph.policies import RetryPolicy
 
 if TYPE_CHECKING:
-    from nbgraph.engine.core.tasks import Task
     from nbgraph.blueprint import NodeSpec
+    from nbgraph.engine.core.tasks import Task
 
 __all__ = [
     "Attempt",

@@ -22,8 +22,8 @@ from nbgraph.engine.core.writes import (
 from nbgraph.isolation import isolate
 
 if TYPE_CHECKING:
-    from nbgraph.engine.core.tasks import Task
     from nbgraph.blueprint import GraphSpec
+    from nbgraph.engine.core.tasks import Task
     from nbgraph.schema import FieldSpec
 
 __all__ = [

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.core.writes import field_spec, reduce_field
-from nbgraph.errors import InvalidUpdateError, NbgraphError
 from nbgraph.blueprint import Branch, GraphSpec, NodeSpec
 from nbgraph.blueprint.subgraphs import is_compiled_graph
+from nbgraph.engine.core.writes import field_spec, reduce_field
+from nbgraph.errors import InvalidUpdateError, NbgraphError
 from nbgraph.isolation import Pending, StateView, isolate
 from nbgraph.messages.langchain_messages import MessageTypeError
 from nbgraph.schema import ROOT, SchemaInfo, pydantic_updates

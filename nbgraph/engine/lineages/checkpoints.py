@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from nbgraph.blueprint import GraphSpec
 from nbgraph.engine.lineages.points import (
     Lineage,
     apply_points,
@@ -22,7 +23,6 @@ from nbgraph.engine.lineages.points import (
     grow,
     keep_live_ephemeral,
 )
-from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.types import Mutation
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from nbgraph.blueprint.subgraphs import subgraph_of
 from nbgraph.checkpoint.subthreads import sub_key
 from nbgraph.engine.nested.checkpoints import SubThread, join_ns, ns_part
 from nbgraph.engine.persistence.persist import Thread, thread_id_of
 from nbgraph.engine.persistence.snapshots import state_snapshot
-from nbgraph.blueprint.subgraphs import subgraph_of
 from nbgraph.types import StateSnapshot
 
 __all__ = ["held_tasks", "named_thread", "with_subgraph_states"]

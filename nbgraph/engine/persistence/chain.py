@@ -7,12 +7,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.blueprint import GraphSpec
 from nbgraph.engine.core.runlog import initial_values
 from nbgraph.engine.core.tasks import Task
 from nbgraph.engine.core.writes import applied_writes, apply_step
 from nbgraph.engine.lineages.next_tasks import branch_pull_names
 from nbgraph.errors import CheckpointFileError
-from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import isolate
 
 if TYPE_CHECKING:

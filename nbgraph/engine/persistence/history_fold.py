@@ -16,9 +16,9 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from nbgraph.blueprint import GraphSpec
 from nbgraph.engine.core.runlog import initial_values
 from nbgraph.engine.persistence.chain import HistoryWalk, parent_chain
-from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import ATOMS, isolate
 from nbgraph.reducers import get_reducer
 

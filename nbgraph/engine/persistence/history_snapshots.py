@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from nbgraph.blueprint.subgraphs import subgraph_of
 from nbgraph.engine.persistence.chain import pull_task_ids, task_ids
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.engine.persistence.snapshots import Snapshots, state_snapshot, tasks_from
-from nbgraph.blueprint.subgraphs import subgraph_of
 from nbgraph.types import StateSnapshot
 
 __all__ = ["WithStates", "history_snapshots", "paged"]

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from nbgraph.blueprint.description import graph_from_description
 from nbgraph.checkpoint.tuples import rebuild_states_with
 from nbgraph.engine.persistence.persist import Thread
-from nbgraph.blueprint.description import graph_from_description
 
 __all__ = ["ThreadStates"]
 

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Sized
 from typing import Any
 
+from nbgraph.blueprint import GraphSpec
 from nbgraph.engine.core.pinned import growth, kept_copy, pinned_data
 from nbgraph.engine.core.retrying import attempts_data
 from nbgraph.engine.core.runlog import initial_values, reset_data
@@ -34,7 +35,6 @@ from nbgraph.engine.persistence.restoring import (
     restore_branches,
 )
 from nbgraph.errors import CheckpointFileError
-from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.reducers import callable_anywhere
 from nbgraph.types import MISSING, START, Interrupt, Mutation, Send

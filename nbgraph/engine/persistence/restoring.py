@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from nbgraph.blueprint import GraphSpec
 from nbgraph.engine.core.pinned import pinned_map
 from nbgraph.engine.core.retrying import attempts_from_data
 from nbgraph.engine.core.tasks import Task
@@ -24,7 +25,6 @@ from nbgraph.engine.core.writes import (
 from nbgraph.engine.lineages.checkpoints import live_points, merged_values, rebuild
 from nbgraph.engine.persistence.checkpoint_shape import replayed_from_a_file
 from nbgraph.errors import CheckpointFileError, NbgraphError
-from nbgraph.blueprint import GraphSpec
 from nbgraph.isolation import isolate
 from nbgraph.types import MISSING, Interrupt
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from nbgraph.blueprint.description import GRAPH, graph_name_problems
 from nbgraph.codec.shapes import ANY, BOOL, NAMES, STR, Is, ListOf, MapOf, Obj, Pair, Shape
 from nbgraph.errors import NbgraphError
-from nbgraph.blueprint.description import GRAPH, graph_name_problems
 
 __all__ = [
     "LIMIT",

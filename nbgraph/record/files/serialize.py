@@ -21,6 +21,8 @@ import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.blueprint import GraphSpec
+from nbgraph.blueprint.description import check_graph, describe_graph, graph_from_description
 from nbgraph.codec import nesting
 from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.codec.nesting import ValueTooDeepError
@@ -34,8 +36,6 @@ from nbgraph.codec.values import (
 )
 from nbgraph.engine.facts import RunLog, join_data
 from nbgraph.errors import GraphMismatchError, NbgraphError
-from nbgraph.blueprint import GraphSpec
-from nbgraph.blueprint.description import check_graph, describe_graph, graph_from_description
 from nbgraph.record.files.log_shape import LogShapeError, check_document, check_step_names
 from nbgraph.record.files.step_decoding import (
     BrokenDocument,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from nbgraph.blueprint import GraphSpec
 from nbgraph.codec.values import decode_error, decode_value
 from nbgraph.engine.facts import Attempt, Join, StepLog, Task, pinned_map
-from nbgraph.blueprint import GraphSpec
 from nbgraph.record.files.log_shape import LIMIT, STEP_KEYS, TASK_KEYS, check_step
 from nbgraph.record.log_data import join_from_data, reset_from_data
 from nbgraph.types import MISSING, Interrupt

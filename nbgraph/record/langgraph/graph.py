@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from nbgraph.errors import NbgraphError
 from nbgraph.blueprint import Branch, GraphSpec, NodeSpec, WaitingEdge
+from nbgraph.errors import NbgraphError
 from nbgraph.reducers import Reducer, reducer_from_callable
 from nbgraph.schema import FieldSpec, SchemaInfo, read_schema
 

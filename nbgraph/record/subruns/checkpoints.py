@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from nbgraph.checkpoint.subthreads import SEP
 from nbgraph.blueprint.subgraphs import subgraph_of
+from nbgraph.checkpoint.subthreads import SEP
 
 __all__ = ["attach_subruns"]
 
