@@ -33,6 +33,8 @@ def begin(run: Any, input: Any) -> StepLog:
         if resumed is not None:
             return resumed
     restored = run.thread.restore() if run.thread is not None else None
+    if run.thread is not None:  # (a replay: its stateful subgraphs start from their past)
+        run.thread.travel(restored, isinstance(input, Command) and input.resume is not None)
     if input is None:
         if restored is None:
             raise EmptyInputError(

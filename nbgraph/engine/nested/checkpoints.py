@@ -70,6 +70,10 @@ class SubThread(Thread):
             return None
         return super().restore(checkpoint_id, latest_id, listed)
 
+    def travel(self, restored: Any, answering: bool) -> None:
+        """A subgraph's run travels as its parent's does (`inherited_thread` gave it the
+        parent's `replay`)."""
+
     def enter(self, run: Any) -> Any:
         """Resume `run` from `resume_from` with the answers the parent got for its task
         (None: not resuming, so the run starts from its input)."""
@@ -110,6 +114,13 @@ def inherited_thread(app: Any, caller: Any) -> SubThread | None:
         scope.subgraphs += 1
     thread = SubThread(outer.saver, app.spec, outer.root_id, ns)
     thread.parent_run, thread.parent_task = parent, task
+    thread.replay = replay = outer.replay
+    if mode is True and replay is not None and replay.first_visit(ns):
+        past = replay.checkpoint_before(thread.saver, thread.thread_id)
+        if past is None:  # a replay to before its first run: it starts empty
+            thread.fresh = thread.restore() is not None
+        thread.start_id = past  # (its state then; the run's input applied on top)
+        return thread
     restored = thread.restore()
     if restored is None:
         return thread

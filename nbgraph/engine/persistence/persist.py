@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import random
-import time
 from collections.abc import Callable, Iterator, Sized
 from typing import Any
 
@@ -34,6 +33,7 @@ from nbgraph.engine.persistence.restoring import (
     apply_delta,
     restore_branches,
 )
+from nbgraph.engine.persistence.travel import now, replay_of
 from nbgraph.errors import CheckpointFileError
 from nbgraph.isolation import isolate
 from nbgraph.reducers import callable_anywhere
@@ -141,6 +141,7 @@ class Thread:
         self.kept: dict[str, Any] = {}  # pinned fields' values at the head, to see growth
         self.pinned = _pinned_fields(spec)
         self.root_id = self.thread_id
+        self.replay: Any = None  # a run that travels back in time (`engine.persistence.travel`)
         self._set_put()
 
     def defer(self, mode: str) -> None:
@@ -169,6 +170,13 @@ class Thread:
     def enter(self, run: Any) -> Any:
         """A subgraph's thread resumes its run where it paused (see `SubThread.enter`)."""
         return None
+
+    def travel(self, restored: Restored | None, answering: bool) -> None:
+        """Note whether the run starting from `restored` travels back in time (it names a
+        checkpoint and does not answer an interrupt): its stateful subgraphs then start from
+        their past state (`engine.persistence.travel`). A subgraph's thread keeps its
+        parent's."""
+        self.replay = replay_of(self, restored, answering)
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -213,7 +221,7 @@ class Thread:
             self._cost = 0
         checkpoint_id = f"{step:08d}-{_IDS.getrandbits(48):012x}"
         record = self._record(
-            self.thread_id, checkpoint_id, self.head, step, source, time.time(), payload, snapshot
+            self.thread_id, checkpoint_id, self.head, step, source, now(), payload, snapshot
         )
         if self._exit:
             self.saver.saver.put(record, self)
