@@ -226,6 +226,8 @@ class CompiledGraph(RunnableHabits):
             run.resume(restored, keep_next=False)  # (a branch run: its lineages merged)
             write_as_nodes(run, writes, due=restored.control["pull"])
         own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
+        if thread.parents:  # (a subgraph's: invoking the parent with it travels there)
+            own["checkpoint_map"] = {**thread.parents, thread.ns: thread.head}
         return {"configurable": {**own, "checkpoint_id": thread.head}}
 
     # --- running ---------------------------------------------------------------------------

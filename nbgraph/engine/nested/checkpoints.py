@@ -115,6 +115,15 @@ def inherited_thread(app: Any, caller: Any) -> SubThread | None:
     thread = SubThread(outer.saver, app.spec, outer.root_id, ns)
     thread.parent_run, thread.parent_task = parent, task
     thread.replay = replay = outer.replay
+    thread.parents = {**outer.parents, outer.ns: outer.head}  # (the step it runs in)
+    thread.targets = outer.targets  # (shared: each is taken once)
+    target = outer.targets.pop(ns, None) if mode is True and outer.targets else None
+    if target is not None:  # the run travels to this checkpoint of the subgraph, which
+        thread.start_id = target  # resumes there (its own replay: interrupts ask again)
+        thread.resume_from = thread.restore()
+        if replay is not None:
+            replay.first_visit(ns)
+        return thread
     if mode is True and replay is not None and replay.first_visit(ns):
         past = replay.checkpoint_before(thread.saver, thread.thread_id)
         if past is None:  # a replay to before its first run: it starts empty

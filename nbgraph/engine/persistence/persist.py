@@ -135,7 +135,14 @@ class Thread:
     def __init__(self, saver: Any, spec: GraphSpec, config: dict[str, Any]) -> None:
         self.saver, self.spec = checked_saver(saver), spec  # what it reads back is checked
         self.thread_id = thread_id_of(config)
-        self.start_id: str | None = (config.get("configurable") or {}).get("checkpoint_id")
+        configurable = config.get("configurable") or {}
+        self.start_id: str | None = configurable.get("checkpoint_id")
+        self.parents: dict[str, str] = {}  # a subgraph's: the checkpoint each parent ran it from
+        self.targets: dict[str, str] = {}  # subgraph checkpoints a run starts from, by namespace
+        if configurable.get("checkpoint_ns"):  # a subgraph's checkpoint, named to its parent:
+            mapped = dict(configurable.get("checkpoint_map") or {})  # (LangGraph's config)
+            self.start_id, self.targets = mapped.pop("", None), mapped  # the parent's run
+            # starts from the checkpoint that ran it, the subgraph from the one named
         self.head: str | None = None
         self._cost = 0
         self.kept: dict[str, Any] = {}  # pinned fields' values at the head, to see growth
@@ -203,6 +210,8 @@ class Thread:
             force_snapshot: take a snapshot now (a branch run's new root).
         """
         cost = self._cost + 1
+        if self.parents:  # a subgraph's checkpoint: the checkpoints its parents ran it from
+            payload["parents"] = self.parents
         for task in payload["tasks"]:
             for _, value in task["writes"]:
                 kind = type(value)  # (`_size`, its common cases inline: every step)
@@ -405,8 +414,9 @@ class Thread:
         head = (record.checkpoint_id, record.step, record.source, record.created_at,
                 record.parent_id, values, record.payload["next"])  # fmt: skip
         tasks = record.payload.get("tasks", [])
+        parents = record.payload.get("parents", _NONE)  # (a subgraph's checkpoint's)
         if writes is not None and not writes:  # (the history's: nothing pending here)
-            return Restored(*head, tasks=tasks, latest=latest, lineages=lineages)
+            return Restored(*head, tasks=tasks, latest=latest, lineages=lineages, parents=parents)
         if writes is None:
             writes = self.saver.pending_writes(self.thread_id, record.checkpoint_id)
         saved, errors, asked, moved = _entries(writes)
@@ -435,6 +445,7 @@ class Thread:
             errors=errors,
             asked={k: v for k, v in asked.items() if k in paused} if latest else asked,
             moved=moved,
+            parents=parents,
         )
 
 

@@ -90,34 +90,38 @@ class Snapshots:
             values = {k: isolate(v) for k, v in values.items() if known is None or k in known}
         elif known is not None and not values.keys() <= known:
             values = {k: v for k, v in values.items() if k in known}
-        parent_id, root_id, ns = checkpoint.parent_id, self.root_id, self.ns
+        parent_id, checkpoint_id = checkpoint.parent_id, checkpoint.checkpoint_id
+        parents = _parents_of(checkpoint) if self.ns else _NONE
         return _new(
             StateSnapshot,
             (
                 root_value(values, self.root) if self.root else values,
                 next,
-                {
-                    "configurable": {
-                        "thread_id": root_id,
-                        "checkpoint_ns": ns,
-                        "checkpoint_id": checkpoint.checkpoint_id,
-                    }
-                },
-                {"source": checkpoint.source, "step": checkpoint.step, "parents": {}},
+                self._config(checkpoint_id, parents),
+                {"source": checkpoint.source, "step": checkpoint.step, "parents": dict(parents)},
                 datetime.fromtimestamp(checkpoint.created_at, tz=UTC).isoformat(),
-                None
-                if parent_id is None
-                else {
-                    "configurable": {
-                        "thread_id": root_id,
-                        "checkpoint_ns": ns,
-                        "checkpoint_id": parent_id,
-                    }
-                },
+                None if parent_id is None else self._config(parent_id, parents),
                 tasks,
                 interrupts,
             ),
         )
+
+    def _config(self, checkpoint_id: str, parents: dict[str, str]) -> dict[str, Any]:
+        """A checkpoint's config; a subgraph's names the checkpoints its parents ran it
+        from too (LangGraph's `checkpoint_map`: invoking the parent with it travels there)."""
+        own = {"thread_id": self.root_id, "checkpoint_ns": self.ns, "checkpoint_id": checkpoint_id}
+        if parents:
+            own["checkpoint_map"] = {**parents, self.ns: checkpoint_id}
+        return {"configurable": own}
+
+
+def _parents_of(checkpoint: Any) -> dict[str, str]:
+    """The checkpoints a subgraph's checkpoint was made under, by namespace (`""`: the
+    root's), from a saver's record or a `Restored`."""
+    payload = getattr(checkpoint, "payload", None)
+    if payload is not None:
+        return payload.get("parents", _NONE)
+    return getattr(checkpoint, "parents", _NONE)
 
 
 class PendingTask(NamedTuple):
