@@ -1,0 +1,364 @@
+"""Differential tests: time travel into subgraphs, on LangGraph and nbgraph.
+
+A subgraph compiled with `checkpointer=True` keeps its state across its parent's runs. When
+the parent travels back in time (invoked from a past checkpoint, or from a fork
+`update_state` made of one), that subgraph starts from the state it had when the parent's
+checkpoint was made, not from the state a later run grew; later runs of it in the same
+parent run (a loop) see what this run made, and the parent's next plain run sees the
+replay's state. A subgraph's own checkpoint, read from its task's `state` in
+`get_state(config, subgraphs=True)`, can be handed back to the parent's `invoke`: the parent
+replays the step that ran it, and the subgraph resumes at that checkpoint (its finished nodes
+do not run again, its question is asked again). Each program returns what it observed; ids
+by structure only (`Ids`).
+"""
+
+# No `from __future__ import annotations`: state classes are read at run time by both engines.
+
+import asyncio
+import operator
+from typing import Annotated, Any, TypedDict
+
+import pytest
+
+from tests.support.harness import Ids, Programs, both, plain
+
+pytestmark = pytest.mark.langgraph
+
+PROGRAMS = Programs()
+program = PROGRAMS.add
+
+
+class Notes(TypedDict):
+    notes: Annotated[list, operator.add]
+
+
+class Outer(TypedDict):
+    trail: Annotated[list, operator.add]
+
+
+def _keeper(api: Any, seen: list, label: str, inner: Any = None) -> Any:
+    """A stateful subgraph (`checkpointer=True`) whose node records how many notes it held
+    when it ran, then adds one; with `inner`, that subgraph runs after it."""
+    field = f"{label}_notes"
+    state = TypedDict(f"{label}_State", {field: Annotated[list, operator.add]})
+
+    def keep(s):
+        seen.append((label, len(s[field])))
+        return {field: [label]}
+
+    builder = api.StateGraph(state).add_node("keep", keep).add_edge(api.START, "keep")
+    if inner is not None:
+        builder.add_node("deeper", inner).add_edge("keep", "deeper")
+    return builder.compile(checkpointer=True)
+
+
+def _parent(api: Any, *subgraphs: tuple[str, Any], saver: Any = None) -> Any:
+    """`START -> stamp -> each subgraph node` (in parallel when several)."""
+    builder = api.StateGraph(Outer).add_node("stamp", lambda s: {"trail": ["stamp"]})
+    builder.add_edge(api.START, "stamp")
+    for name, sub in subgraphs:
+        builder.add_node(name, sub).add_edge("stamp", name)
+    return builder.compile(checkpointer=saver or api.saver())
+
+
+def _run_twice_then(api: Any, app: Any, seen: list, travel: str) -> dict[str, Any]:
+    """Two runs on one thread, then a replay (or a fork) from the second run's start, then a
+    third run: what the subgraphs held each time."""
+    config = {"configurable": {"thread_id": "keep"}}
+    app.invoke({"trail": []}, config)
+    app.invoke({"trail": []}, config)
+    second = [s for s in app.get_state_history(config) if s.next == ("stamp",)][0]
+    out: dict[str, Any] = {"runs": sorted(seen)}
+    seen.clear()
+    target = second.config
+    if travel == "fork":
+        target = app.update_state(second.config, {"trail": ["forked"]})
+    app.invoke(None, target)
+    out["travel"] = sorted(seen)
+    seen.clear()
+    app.invoke({"trail": []}, config)
+    out["after"] = sorted(seen)
+    out["final"] = plain(app.get_state(config).values)
+    return out
+
+
+@program
+def stateful_subgraph_replayed_from_the_second_run(api):
+    seen: list = []
+    app = _parent(api, ("keeper", _keeper(api, seen, "k")))
+    return _run_twice_then(api, app, seen, "replay")
+
+
+@program
+def stateful_subgraph_forked_from_the_second_run(api):
+    seen: list = []
+    app = _parent(api, ("keeper", _keeper(api, seen, "k")))
+    return _run_twice_then(api, app, seen, "fork")
+
+
+@program
+def two_levels_of_stateful_subgraphs_replayed(api):
+    seen: list = []
+    inner = _keeper(api, seen, "inner")
+    app = _parent(api, ("outer", _keeper(api, seen, "outer", inner)))
+    return _run_twice_then(api, app, seen, "replay")
+
+
+@program
+def two_levels_of_stateful_subgraphs_forked(api):
+    seen: list = []
+    inner = _keeper(api, seen, "inner")
+    app = _parent(api, ("outer", _keeper(api, seen, "outer", inner)))
+    return _run_twice_then(api, app, seen, "fork")
+
+
+@program
+def sibling_stateful_subgraphs_replayed(api):
+    seen: list = []
+    app = _parent(api, ("left", _keeper(api, seen, "l")), ("right", _keeper(api, seen, "r")))
+    return _run_twice_then(api, app, seen, "replay")
+
+
+@program
+def replay_to_before_the_subgraph_ever_ran(api):
+    seen: list = []
+    app = _parent(api, ("keeper", _keeper(api, seen, "k")))
+    config = {"configurable": {"thread_id": "early"}}
+    app.invoke({"trail": []}, config)
+    app.invoke({"trail": []}, config)
+    first = [s for s in app.get_state_history(config) if s.next == ("keeper",)][-1]
+    seen.clear()
+    app.invoke(None, first.config)
+    return seen
+
+
+class Loop(TypedDict):
+    round: int
+    trail: Annotated[list, operator.add]
+
+
+@program
+def stateful_subgraph_in_a_loop_replayed_mid_loop(api):
+    """The parent runs the subgraph three times a run; replays from the start and from the
+    middle of the second run: its first visit starts from its state then, the later ones
+    from what the replay made."""
+    seen: list = []
+    sub = _keeper(api, seen, "k")
+    app = (
+        api.StateGraph(Loop)
+        .add_node("tick", lambda s: {"round": s["round"] + 1, "trail": [s["round"]]})
+        .add_node("keeper", sub)
+        .add_edge(api.START, "tick")
+        .add_edge("tick", "keeper")
+        .add_conditional_edges("keeper", lambda s: "tick" if s["round"] < 3 else api.END)
+        .compile(checkpointer=api.saver())
+    )
+    config = {"configurable": {"thread_id": "loop"}}
+    out = {}
+    for run in ("first", "second"):
+        seen.clear()
+        app.invoke({"round": 0, "trail": []}, config)
+        out[run] = list(seen)
+    history = list(app.get_state_history(config))
+    for start in (0, 1, 2):
+        point = [s for s in history if s.next == ("tick",) and s.values["round"] == start][0]
+        seen.clear()
+        app.invoke(None, point.config)
+        out[f"from round {start}"] = list(seen)
+    return out
+
+
+# --- a subgraph's own checkpoint, handed back to the parent --------------------------------
+
+
+def _asking(api: Any, called: list, mode: Any = True) -> Any:
+    """A subgraph `prepare -> first (asks) -> second (asks)`, each node logged in `called`."""
+
+    def prepare(s):
+        called.append("prepare")
+        return {"notes": ["prepared"]}
+
+    def asker(name):
+        def ask(s):
+            called.append(name)
+            return {"notes": [f"{name}={api.interrupt(name + '?')}"]}
+
+        return ask
+
+    return (
+        api.StateGraph(Notes)
+        .add_node("prepare", prepare)
+        .add_node("first", asker("first"))
+        .add_node("second", asker("second"))
+        .add_edge(api.START, "prepare")
+        .add_edge("prepare", "first")
+        .add_edge("first", "second")
+        .compile(checkpointer=mode)
+    )
+
+
+def _asking_parent(api: Any, called: list) -> Any:
+    def wrap_up(s):
+        called.append("wrap_up")
+        return {"notes": ["wrapped"]}
+
+    return (
+        api.StateGraph(Notes)
+        .add_node("desk", _asking(api, called))
+        .add_node("wrap_up", wrap_up)
+        .add_edge(api.START, "desk")
+        .add_edge("desk", "wrap_up")
+        .compile(checkpointer=api.saver())
+    )
+
+
+def _asked(result: dict[str, Any]) -> list:
+    return [i.value for i in result.get("__interrupt__", ())]
+
+
+def _sub_config(app: Any, config: dict[str, Any]) -> dict[str, Any]:
+    return app.get_state(config, subgraphs=True).tasks[0].state.config
+
+
+def _shape(ids: Ids, history: list) -> list:
+    """A history as `(source, next, values, parent label)`, newest first."""
+    out = []
+    for s in history:
+        parent = s.parent_config["configurable"]["checkpoint_id"] if s.parent_config else None
+        label = ids(s.config["configurable"]["checkpoint_id"])
+        out.append((label, s.metadata["source"], s.next, plain(s.values), parent and ids(parent)))
+    return out
+
+
+@pytest.mark.parametrize("question", ["first", "second"])
+def test_travel_to_a_subgraph_question_and_answer_it_again(question, tmp_path):
+    """Finish a run whose subgraph asked twice, travel back to the checkpoint where it asked
+    `question`, and answer it (and what follows) again."""
+
+    def run(api):
+        called: list = []
+        app = _asking_parent(api, called)
+        config = {"configurable": {"thread_id": "desk"}}
+        out: dict[str, Any] = {"start": _asked(app.invoke({"notes": []}, config))}
+        at = _sub_config(app, config) if question == "first" else None
+        out["one"] = _asked(app.invoke(api.Command(resume="a1"), config))
+        at = at or _sub_config(app, config)
+        out["done"] = plain(app.invoke(api.Command(resume="a2"), config))
+        called.clear()
+        out["replay"] = (_asked(app.invoke(None, at)), list(called))
+        for answer in ("b1", "b2")[("first", "second").index(question) :]:
+            called.clear()
+            result = app.invoke(api.Command(resume=answer), config)
+            out[answer] = (_asked(result), plain(result.get("notes")), list(called))
+        out["history"] = _shape(Ids(), list(app.get_state_history(config)))
+        return out
+
+    for saver in ("memory", "sqlite"):
+        langgraph, nbgraph = both(run, saver=saver, folder=tmp_path / saver)
+        assert nbgraph == langgraph
+
+
+@program
+def fork_a_subgraph_checkpoint_then_answer_with_the_fork_config(api):
+    called: list = []
+    app = _asking_parent(api, called)
+    config = {"configurable": {"thread_id": "fork"}}
+    app.invoke({"notes": []}, config)
+    fork = app.update_state(_sub_config(app, config), {"notes": ["edited"]})
+    called.clear()
+    out = {"fork": (_asked(app.invoke(None, fork)), list(called))}
+    called.clear()
+    result = app.invoke(api.Command(resume="again"), fork)
+    out["answered"] = (_asked(result), plain(result["notes"]), list(called))
+    called.clear()
+    result = app.invoke(api.Command(resume="last"), config)
+    out["last"] = (_asked(result), plain(result["notes"]), list(called))
+    return out
+
+
+@program
+def a_subgraph_snapshot_names_its_parent_checkpoint(api):
+    """The subgraph's snapshot config (and its update's) name the parent checkpoint it ran
+    from: LangGraph's `checkpoint_map`; the metadata's `parents` too."""
+    called: list = []
+    app = _asking_parent(api, called)
+    config = {"configurable": {"thread_id": "map"}}
+    app.invoke({"notes": []}, config)
+    ids = Ids()
+    parent = app.get_state(config)
+    sub = app.get_state(config, subgraphs=True).tasks[0].state
+    updated = app.update_state(sub.config, {"notes": ["x"]})
+
+    def shown(cfg):
+        c = cfg["configurable"]
+        return (
+            ids.ns(c["checkpoint_ns"]),
+            ids(c["checkpoint_id"]),
+            {ids.ns(k): ids(v) for k, v in c.get("checkpoint_map", {}).items()},
+        )
+
+    return {
+        "parent": ids(parent.config["configurable"]["checkpoint_id"]),
+        "sub": shown(sub.config),
+        "sub parent": shown(sub.parent_config),
+        "parents": {k: ids(v) for k, v in sub.metadata["parents"].items()},
+        "update": shown(updated),
+    }
+
+
+@program
+def a_subgraph_node_sees_the_thread_it_runs_under(api):
+    seen: list = []
+
+    def look(s, config):
+        configurable = config["configurable"]
+        seen.append((configurable.get("thread_id"), bool(configurable.get("checkpoint_ns"))))
+        return {"notes": ["looked"]}
+
+    sub = api.StateGraph(Notes).add_node("look", look).add_edge(api.START, "look").compile()
+    app = (
+        api.StateGraph(Notes)
+        .add_node("sub", sub)
+        .add_edge(api.START, "sub")
+        .compile(checkpointer=api.saver())
+    )
+    app.invoke({"notes": []}, {"configurable": {"thread_id": "seen"}})
+    return seen
+
+
+@program
+def stateful_subgraph_replayed_async(api):
+    """The first program, through `ainvoke`/`aupdate_state`."""
+    seen: list = []
+    app = _parent(api, ("keeper", _keeper(api, seen, "k")))
+
+    async def go():
+        config = {"configurable": {"thread_id": "async"}}
+        await app.ainvoke({"trail": []}, config)
+        await app.ainvoke({"trail": []}, config)
+        second = [s async for s in app.aget_state_history(config) if s.next == ("stamp",)][0]
+        seen.clear()
+        fork = await app.aupdate_state(second.config, {"trail": ["forked"]})
+        await app.ainvoke(None, fork)
+        replayed = list(seen)
+        seen.clear()
+        await app.ainvoke({"trail": []}, config)
+        return replayed, list(seen)
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
+def test_subgraph_time_travel_programs_behave_as_on_langgraph(program):
+    langgraph, nbgraph = both(program)
+    assert nbgraph == langgraph
+
+
+@pytest.mark.parametrize(
+    "program",
+    [stateful_subgraph_in_a_loop_replayed_mid_loop, two_levels_of_stateful_subgraphs_forked],
+    ids=lambda p: p.__name__,
+)
+def test_subgraph_time_travel_in_sqlite_behaves_as_on_langgraph(program, tmp_path):
+    langgraph, nbgraph = both(program, saver="sqlite", folder=tmp_path)
+    assert nbgraph == langgraph
