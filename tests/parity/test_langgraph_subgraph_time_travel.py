@@ -307,6 +307,29 @@ def a_subgraph_snapshot_names_its_parent_checkpoint(api):
 
 
 @program
+def checkpoints_stream_names_the_parent_checkpoints_of_a_subgraph(api):
+    """`stream_mode="checkpoints"` with `subgraphs=True`: each subgraph checkpoint's config
+    has `checkpoint_map` and its metadata `parents`, as `get_state` shows them."""
+    sub = api.StateGraph(Notes).add_node("n", lambda s: {"notes": ["n"]})
+    sub = sub.add_edge(api.START, "n").compile()
+    app = (
+        api.StateGraph(Notes)
+        .add_node("sub", sub)
+        .add_edge(api.START, "sub")
+        .compile(checkpointer=api.saver())
+    )
+    ids = Ids()
+    out = []
+    config = {"configurable": {"thread_id": "stream"}}
+    for _, chunk in app.stream({"notes": []}, config, stream_mode="checkpoints", subgraphs=True):
+        c = chunk["config"]["configurable"]
+        mapped = {ids.ns(k): ids(v) for k, v in c.get("checkpoint_map", {}).items()}
+        parents = {k: ids(v) for k, v in chunk["metadata"]["parents"].items()}
+        out.append((ids.ns(c["checkpoint_ns"]), ids(c["checkpoint_id"]), mapped, parents))
+    return out
+
+
+@program
 def a_subgraph_node_sees_the_thread_it_runs_under(api):
     seen: list = []
 
