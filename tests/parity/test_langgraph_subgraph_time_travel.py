@@ -67,7 +67,7 @@ def _run_twice_then(api: Any, app: Any, seen: list, travel: str) -> dict[str, An
     config = {"configurable": {"thread_id": "keep"}}
     app.invoke({"trail": []}, config)
     app.invoke({"trail": []}, config)
-    second = [s for s in app.get_state_history(config) if s.next == ("stamp",)][0]
+    second = next(s for s in app.get_state_history(config) if s.next == ("stamp",))
     out: dict[str, Any] = {"runs": sorted(seen)}
     seen.clear()
     target = second.config
@@ -161,7 +161,7 @@ def stateful_subgraph_in_a_loop_replayed_mid_loop(api):
         out[run] = list(seen)
     history = list(app.get_state_history(config))
     for start in (0, 1, 2):
-        point = [s for s in history if s.next == ("tick",) and s.values["round"] == start][0]
+        point = next(s for s in history if s.next == ("tick",) and s.values["round"] == start)
         seen.clear()
         app.invoke(None, point.config)
         out[f"from round {start}"] = list(seen)
@@ -359,7 +359,8 @@ def stateful_subgraph_replayed_async(api):
         config = {"configurable": {"thread_id": "async"}}
         await app.ainvoke({"trail": []}, config)
         await app.ainvoke({"trail": []}, config)
-        second = [s async for s in app.aget_state_history(config) if s.next == ("stamp",)][0]
+        starts = [s async for s in app.aget_state_history(config) if s.next == ("stamp",)]
+        second = starts[0]
         seen.clear()
         fork = await app.aupdate_state(second.config, {"trail": ["forked"]})
         await app.ainvoke(None, fork)

@@ -11,7 +11,10 @@ How a compiled subgraph persists depends on its `compile(checkpointer=...)`:
   subgraph resumes from its own latest checkpoint, at the node that asked — its earlier
   nodes do not run again.
 - `True`: the same, under `checkpoint_ns = "<node>"`: one thread per node that keeps its
-  state across the parent's runs (new input is applied on top of it).
+  state across the parent's runs (new input is applied on top of it). When the parent
+  travels back in time (a replay or fork), it starts from its state as of the checkpoint
+  replayed (`engine.persistence.travel`); a parent's config that names one of its
+  checkpoints (`checkpoint_map`, which its snapshots' configs carry) resumes it there.
 - `False`: no checkpoints. An `interrupt()` inside still pauses the parent (through the
   parent's interrupt scope, which the calling task has set), and the resumed parent runs the
   subgraph again from its start.
@@ -96,6 +99,9 @@ def inherited_thread(app: Any, caller: Any) -> SubThread | None:
     new root there, and the old checkpoints stay in history. A node call's second graph run
     (and later ones) gets a namespace of its own, `node:<task id>|1`, ...
 
+    A `checkpointer=True` subgraph starts from its latest state, or from a past one when the
+    parent's run travels in time (`_travels`).
+
     Raises:
         RuntimeError: `checkpointer=True`, run outside a node (see `refuse_root_true`).
     """
@@ -114,21 +120,9 @@ def inherited_thread(app: Any, caller: Any) -> SubThread | None:
         scope.subgraphs += 1
     thread = SubThread(outer.saver, app.spec, outer.root_id, ns)
     thread.parent_run, thread.parent_task = parent, task
-    thread.replay = replay = outer.replay
+    thread.replay, thread.targets = outer.replay, outer.targets  # (the root run's)
     thread.parents = {**outer.parents, outer.ns: outer.head}  # (the step it runs in)
-    thread.targets = outer.targets  # (shared: each is taken once)
-    target = outer.targets.pop(ns, None) if mode is True and outer.targets else None
-    if target is not None:  # the run travels to this checkpoint of the subgraph, which
-        thread.start_id = target  # resumes there (its own replay: interrupts ask again)
-        thread.resume_from = thread.restore()
-        if replay is not None:
-            replay.first_visit(ns)
-        return thread
-    if mode is True and replay is not None and replay.first_visit(ns):
-        past = replay.checkpoint_before(thread.saver, thread.thread_id)
-        if past is None:  # a replay to before its first run: it starts empty
-            thread.fresh = thread.restore() is not None
-        thread.start_id = past  # (its state then; the run's input applied on top)
+    if mode is True and _travels(thread, ns):
         return thread
     restored = thread.restore()
     if restored is None:
@@ -138,6 +132,30 @@ def inherited_thread(app: Any, caller: Any) -> SubThread | None:
     elif mode is None:
         thread.fresh = True
     return thread
+
+
+def _travels(thread: SubThread, ns: str) -> bool:
+    """Whether a `checkpointer=True` subgraph's run starts from a past checkpoint, and set
+    `thread` to start there: the one the parent's config named for it (`Thread.targets`,
+    LangGraph's `checkpoint_map`: it resumes there, its questions asked again), or, the
+    first time it runs in a replay of its parent, the last one made before the replayed
+    checkpoint (`Replay`: the run's input is applied on top of it; none: it starts empty).
+    Later runs in the same parent run (a loop) start from its latest, as others do."""
+    replay = thread.replay
+    target = thread.targets.pop(ns, None) if thread.targets else None  # (taken once)
+    if target is not None:
+        thread.start_id = target
+        thread.resume_from = thread.restore()
+        if replay is not None:
+            replay.first_visit(ns)
+        return True
+    if replay is None or not replay.first_visit(ns):
+        return False
+    past = replay.checkpoint_before(thread.saver, thread.thread_id)
+    if past is None:  # a replay to before its first run
+        thread.fresh = thread.restore() is not None
+    thread.start_id = past
+    return True
 
 
 def refuse_root_true(app: Any) -> None:
