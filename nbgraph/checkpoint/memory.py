@@ -21,7 +21,7 @@ from nbgraph.checkpoint.base import (
 from nbgraph.checkpoint.subthreads import with_sub_keys
 from nbgraph.codec.nesting import deep_stack
 from nbgraph.isolation import isolate
-from nbgraph.types import MISSING
+from nbgraph.primitives import MISSING
 
 __all__ = ["InMemorySaver", "MemorySaver"]
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from nbgraph.types import Interrupt
+from nbgraph.primitives import Interrupt
 
 __all__ = [
     "GraphInterrupt",

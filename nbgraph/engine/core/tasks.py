@@ -18,8 +18,7 @@ from nbgraph.engine.core.writes import field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError, NbgraphError
 from nbgraph.isolation import Pending, StateView, isolate
 from nbgraph.messages.langchain_messages import MessageTypeError
-from nbgraph.schema import ROOT, SchemaInfo, pydantic_updates
-from nbgraph.types import (
+from nbgraph.primitives import (
     END,
     MISSING,
     OVERWRITE_KEY,
@@ -29,6 +28,7 @@ from nbgraph.types import (
     Send,
     is_overwrite,
 )
+from nbgraph.schema import ROOT, SchemaInfo, pydantic_updates
 
 __all__ = [
     "VIEWED",
