@@ -307,6 +307,51 @@ def a_subgraph_snapshot_names_its_parent_checkpoint(api):
 
 
 @program
+def replay_the_latest_checkpoint_while_a_stateful_subgraph_waits(api):
+    """A stateful subgraph asks on the parent's second run; the parent is invoked from its
+    own latest checkpoint (named by id: a replay), answered, replayed again when done."""
+    ran: list = []
+
+    def step(name, asks=False):
+        def run(s):
+            ran.append((name, len(s["notes"])))
+            return {"notes": [f"{name}:{api.interrupt(name)}" if asks else name]}
+
+        return run
+
+    sub = (
+        api.StateGraph(Notes)
+        .add_node("read", step("read"))
+        .add_node("check", step("check", asks=True))
+        .add_edge(api.START, "read")
+        .add_edge("read", "check")
+        .compile(checkpointer=True)
+    )
+    app = (
+        api.StateGraph(Notes)
+        .add_node("front", step("front"))
+        .add_node("sub", sub)
+        .add_edge(api.START, "front")
+        .add_edge("front", "sub")
+        .compile(checkpointer=api.saver())
+    )
+    config = {"configurable": {"thread_id": "head"}}
+    app.invoke({"notes": []}, config)
+    app.invoke(api.Command(resume="yes"), config)
+    app.invoke({"notes": []}, config)
+    out: dict[str, Any] = {"paused": list(ran)}
+    for name, given in (("replay", None), ("answer", api.Command(resume="no")), ("again", None)):
+        ran.clear()
+        target = config if given is not None else app.get_state(config).config
+        result = app.invoke(given, target)
+        out[name] = (_asked(result), plain(result["notes"]), list(ran))
+    ran.clear()
+    app.invoke({"notes": []}, config)
+    out["next run"] = list(ran)
+    return out
+
+
+@program
 def checkpoints_stream_names_the_parent_checkpoints_of_a_subgraph(api):
     """`stream_mode="checkpoints"` with `subgraphs=True`: each subgraph checkpoint's config
     has `checkpoint_map` and its metadata `parents`, as `get_state` shows them."""
