@@ -120,6 +120,28 @@ def sibling_stateful_subgraphs_replayed(api):
 
 
 @program
+def new_input_on_a_past_checkpoint_is_no_time_travel(api):
+    """New input given with a past checkpoint's config starts a run there, but the stateful
+    subgraph keeps its latest state (only `invoke(None, ...)` travels); replaying a run's
+    input checkpoint travels to before that run."""
+    seen: list = []
+    app = _parent(api, ("keeper", _keeper(api, seen, "k")))
+    config = {"configurable": {"thread_id": "input"}}
+    for _ in range(3):
+        app.invoke({"trail": []}, config)
+    inputs = [s for s in app.get_state_history(config) if s.metadata["source"] == "input"]
+    out = {"runs": list(seen)}
+    seen.clear()
+    app.invoke({"trail": ["again"]}, inputs[1].config)
+    out["new input"] = list(seen)
+    seen.clear()
+    app.invoke(None, inputs[0].config)
+    out["replayed input"] = list(seen)
+    out["final"] = plain(app.get_state(config).values)
+    return out
+
+
+@program
 def replay_to_before_the_subgraph_ever_ran(api):
     seen: list = []
     app = _parent(api, ("keeper", _keeper(api, seen, "k")))

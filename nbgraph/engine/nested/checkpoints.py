@@ -73,7 +73,7 @@ class SubThread(Thread):
             return None
         return super().restore(checkpoint_id, latest_id, listed)
 
-    def travel(self, restored: Any, answering: bool) -> None:
+    def travel(self, restored: Any) -> None:
         """A subgraph's run travels as its parent's does (`inherited_thread` gave it the
         parent's `replay`)."""
 

@@ -178,12 +178,12 @@ class Thread:
         """A subgraph's thread resumes its run where it paused (see `SubThread.enter`)."""
         return None
 
-    def travel(self, restored: Restored | None, answering: bool) -> None:
-        """Note whether the run starting from `restored` travels back in time (it names a
-        checkpoint and does not answer an interrupt): its stateful subgraphs then start from
-        their past state (`engine.persistence.travel`). A subgraph's thread keeps its
-        parent's."""
-        self.replay = replay_of(self, restored, answering)
+    def travel(self, restored: Restored | None) -> None:
+        """Note whether the run picking up the thread at `restored` (None: it starts from
+        new input, or answers an interrupt) travels back in time, as it does when its config
+        names a checkpoint: its stateful subgraphs then start from their past state
+        (`engine.persistence.travel`). A subgraph's thread keeps its parent's."""
+        self.replay = replay_of(self, restored)
 
     # --- writing -----------------------------------------------------------------------------
 

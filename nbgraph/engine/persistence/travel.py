@@ -1,7 +1,8 @@
 """Time travel and stateful subgraphs: which of a subgraph's checkpoints a replay starts from.
 
-A run of a checkpointed graph that starts from a checkpoint its config names (a replay, or
-a fork `update_state` made) and does not answer an interrupt travels back in time. A
+A run of a checkpointed graph that picks its thread up at a checkpoint its config names (a
+replay, or a fork `update_state` made: `invoke(None, config)`, or a `Command` that answers
+no interrupt) travels back in time. A
 subgraph that keeps its state across its parent's runs (`compile(checkpointer=True)`) then
 starts, the first time it runs in that run, from its state as it was when the parent's
 checkpoint was made — not from its latest state, which a later run of the parent grew — as
@@ -64,10 +65,11 @@ class Replay:
         return None
 
 
-def replay_of(thread: Any, restored: Any, answering: bool) -> Replay | None:
-    """The time travel a run on `thread` makes, starting from `restored` (None: it does
-    not travel: it names no checkpoint, or answers an interrupt)."""
-    if restored is None or thread.start_id is None or answering:
+def replay_of(thread: Any, restored: Any) -> Replay | None:
+    """The time travel a run on `thread` makes, picking it up at `restored` (None: it
+    does not travel: it names no checkpoint, or starts from new input, or answers an
+    interrupt; LangGraph's subgraphs then load their latest state too)."""
+    if restored is None or thread.start_id is None:
         return None
     bound = restored.created_at
     if restored.source in ("update", "fork") and restored.parent_id is not None:
