@@ -142,6 +142,29 @@ def new_input_on_a_past_checkpoint_is_no_time_travel(api):
 
 
 @program
+def stateful_subgraph_history_after_a_replay(api):
+    """The stateful subgraph's own history, read through the parent with its namespace, once
+    a replay has grown a branch of it: each checkpoint's parent, step, source, next, values
+    and the parent checkpoint it ran under; then the parent's history."""
+    seen: list = []
+    app = _parent(api, ("keeper", _keeper(api, seen, "k")))
+    config = {"configurable": {"thread_id": "history"}}
+    app.invoke({"trail": []}, config)
+    app.invoke({"trail": []}, config)
+    second = next(s for s in app.get_state_history(config) if s.next == ("stamp",))
+    app.invoke(None, second.config)
+    ids = Ids()
+    out = []
+    sub = {"configurable": {"thread_id": "history", "checkpoint_ns": "keeper"}}
+    for s in app.get_state_history(sub):
+        parents = {k: ids(v) for k, v in s.metadata["parents"].items()}
+        meta = (s.metadata["source"], s.metadata["step"], s.next, plain(s.values), parents)
+        out.append((*_shape(ids, [s])[0][::4], *meta))
+    out.extend(("parent", *row) for row in _shape(ids, list(app.get_state_history(config))))
+    return out
+
+
+@program
 def replay_to_before_the_subgraph_ever_ran(api):
     seen: list = []
     app = _parent(api, ("keeper", _keeper(api, seen, "k")))
