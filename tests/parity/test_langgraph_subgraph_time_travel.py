@@ -462,6 +462,77 @@ def stateful_subgraph_replayed_async(api):
     return asyncio.run(go())
 
 
+def _snap(ids: Ids, s: Any) -> Any:
+    """A snapshot with its subgraph tasks' states, as comparable data."""
+    if s is None or isinstance(s, dict):
+        return s and ids.ns(s["configurable"]["checkpoint_ns"])
+    tasks = [(t.name, [i.value for i in t.interrupts], _snap(ids, t.state)) for t in s.tasks]
+    return plain(s.values), s.next, s.metadata and s.metadata["source"], tasks
+
+
+def asks_through_replays_and_forks(api, mode):
+    """A subgraph `a -> q (asks) -> b` between two parent nodes: two answered runs, a replay
+    of the second run, a fork of the first one's subgraph step, a third run; after each
+    call, what ran, the result and `get_state(subgraphs=True)`."""
+    ran: list = []
+
+    def step(name, asks=False):
+        def run(s):
+            ran.append((name, len(s["notes"])))
+            return {"notes": [f"{name}:{api.interrupt(name)}" if asks else name]}
+
+        return run
+
+    sub = (
+        api.StateGraph(Notes)
+        .add_node("a", step("a"))
+        .add_node("q", step("q", asks=True))
+        .add_node("b", step("b"))
+        .add_edge(api.START, "a")
+        .add_edge("a", "q")
+        .add_edge("q", "b")
+        .compile(checkpointer=mode)
+    )
+    app = (
+        api.StateGraph(Notes)
+        .add_node("pre", step("pre"))
+        .add_node("sub", sub)
+        .add_node("post", step("post"))
+        .add_edge(api.START, "pre")
+        .add_edge("pre", "sub")
+        .add_edge("sub", "post")
+        .compile(checkpointer=api.saver())
+    )
+    config = {"configurable": {"thread_id": "asks"}}
+    ids, out = Ids(), []
+
+    def call(label, given, target):
+        ran.clear()
+        result = app.invoke(given, target)
+        asked = [i.value for i in result.get("__interrupt__", ())]
+        state = _snap(ids, app.get_state(config, subgraphs=True))
+        out.append((label, asked, plain(result.get("notes")), list(ran), state))
+
+    call("run 1", {"notes": []}, config)
+    call("answer 1", api.Command(resume="1"), config)
+    call("run 2", {"notes": []}, config)
+    call("answer 2", api.Command(resume="2"), config)
+    history = list(app.get_state_history(config))
+    call("replay run 2", None, next(s for s in history if s.next == ("pre",)).config)
+    call("answer replay", api.Command(resume="3"), config)
+    first_sub = [s for s in history if s.next == ("sub",)][-1]
+    call("fork run 1", None, app.update_state(first_sub.config, {"notes": ["f"]}))
+    call("answer fork", api.Command(resume="4"), config)
+    call("run 3", {"notes": []}, config)
+    return out
+
+
+@pytest.mark.parametrize("mode", [True, None, False])
+def test_a_subgraph_that_asks_through_replays_and_forks(mode):
+    langgraph, nbgraph = both(asks_through_replays_and_forks, mode)
+    assert nbgraph == langgraph
+
+
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
 def test_subgraph_time_travel_programs_behave_as_on_langgraph(program):
     langgraph, nbgraph = both(program)
