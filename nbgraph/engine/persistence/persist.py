@@ -128,6 +128,11 @@ class Thread:
         root_id: the thread id a config names (a subgraph's thread: its parent's).
         ns: the checkpoint namespace (`""`; a subgraph's thread: see
             `engine.subgraph_checkpoints`).
+        parents: a subgraph's thread: the checkpoint each of its parents ran it from, by
+            namespace (kept with each of its checkpoints; LangGraph's `checkpoint_map`).
+        targets: the subgraph checkpoints the run starts its subgraphs from, by namespace
+            (a config naming a subgraph's checkpoint through its parent).
+        replay: the run's time travel (`engine.persistence.travel.Replay`), or None.
     """
 
     ns = ""
@@ -137,8 +142,8 @@ class Thread:
         self.thread_id = thread_id_of(config)
         configurable = config.get("configurable") or {}
         self.start_id: str | None = configurable.get("checkpoint_id")
-        self.parents: dict[str, str] = {}  # a subgraph's: the checkpoint each parent ran it from
-        self.targets: dict[str, str] = {}  # subgraph checkpoints a run starts from, by namespace
+        self.parents: dict[str, str] = {}
+        self.targets: dict[str, str] = {}
         if configurable.get("checkpoint_ns"):  # a subgraph's checkpoint, named to its parent:
             mapped = dict(configurable.get("checkpoint_map") or {})  # (LangGraph's config)
             self.start_id, self.targets = mapped.pop("", None), mapped  # the parent's run
@@ -148,7 +153,7 @@ class Thread:
         self.kept: dict[str, Any] = {}  # pinned fields' values at the head, to see growth
         self.pinned = _pinned_fields(spec)
         self.root_id = self.thread_id
-        self.replay: Any = None  # a run that travels back in time (`engine.persistence.travel`)
+        self.replay: Any = None
         self._set_put()
 
     def defer(self, mode: str) -> None:
