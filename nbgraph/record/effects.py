@@ -22,8 +22,9 @@ from nbgraph.engine.facts import (
     group_writes,
     initial_values,
 )
+from nbgraph.errors import ReplayLimitError
 from nbgraph.isolation import isolate
-from nbgraph.record.cells import ListTrails, plain
+from nbgraph.record.cells import ListTrails, TextPrefix, TextTrail, plain
 from nbgraph.record.replaying import ExtendsLists, replay_graph
 from nbgraph.reducers import get_reducer
 from nbgraph.schema import FieldSpec
@@ -113,6 +114,8 @@ class TableValues:
         if type(value) is list:
             return self.trails.cell(name, value, appended)
         self.trails.forget(name)
+        if type(value) is TextTrail:
+            return TextPrefix(value, len(value))
         return value if value is MISSING else snapshot(value)
 
 
@@ -258,7 +261,7 @@ class SuperstepEffects:
     """
 
     def __init__(self, log: RunLog, values: dict[str, Any] | None = None) -> None:
-        self.graph = replay_graph(log.graph)  # (folds a concatenated list in place)
+        self.graph = replay_graph(log.graph, texts=True)  # (grows a list, a str, in place)
         # the replay's own values; reducers may change them in place
         self.values = initial_values(self.graph) if values is None else values
         self.cells = TableValues()
@@ -286,7 +289,10 @@ class SuperstepEffects:
         merge_id = f"merge:{number}" if step.applied else ""
         values, shown = self.values, self.shown
         if step.applied:  # (each row's before is its field's cell in `shown`)
-            apply_writes(fields, values, written, number, pinned=step.afters)
+            try:
+                apply_writes(fields, values, written, number, pinned=step.afters)
+            except ReplayLimitError as error:  # (a file's reducer: name the step)
+                raise ReplayLimitError(f"step {number}, {error}") from None
         for name, writes in written.items():
             spec = self.specs.get(name) or self.specs.setdefault(name, field_spec(fields, name))
             before = shown.get(name, MISSING)

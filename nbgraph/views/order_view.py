@@ -55,7 +55,7 @@ def _result_html(value: Any, other: Any) -> str:
     """A list or tuple one item a line (the items unlike `other`'s at the same index
     marked); anything else as its repr. Long items are cut at their end, never the list."""
     if not isinstance(value, list | tuple):
-        return _marked(_repr(value), value != other)
+        return _marked(_repr(value), not _same(value, other))
     lines = []
     for index, item in enumerate(value[:_ITEMS]):
         differs = index >= len(other) or not _same(item, other[index])
