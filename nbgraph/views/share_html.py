@@ -57,6 +57,8 @@ class _Strings:
     def __call__(self, text: str | None) -> int:
         if text is None:
             return -1
+        if type(text) is not str:  # (a dict state's key may be any hashable: its short text)
+            text = short(text, VALUE_WIDTH)
         found = self.index.get(text)
         if found is None:
             found = self.index[text] = len(self.index)
