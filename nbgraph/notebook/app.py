@@ -159,6 +159,10 @@ class CompiledStateGraph(CompiledGraph):
         """
         from nbgraph.notebook.run_many import BatchInterrupted, run_many
 
+        if config is not None and not isinstance(config, dict):
+            from nbgraph.errors import wrong_argument
+
+            raise wrong_argument("run_many(inputs, config=)", "a config dict or None", config)
         try:
             self.last_runs = run_many(
                 self,
