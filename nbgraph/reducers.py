@@ -259,12 +259,31 @@ def union(old: Any, new: Any) -> list:
     if new is MISSING or new is None:
         return result
     items = new if isinstance(new, (list, tuple, set, frozenset)) else [new]
-    seen = list(result)
+    hashed, listed = set(), []  # (seen items: hashable ones in a set, the others listed)
+    for item in result:
+        _remember(item, hashed, listed)
     for item in items:
-        if item not in seen:
-            seen.append(item)
+        if not _seen(item, hashed, listed):
+            _remember(item, hashed, listed)
             result.append(item)
     return result
+
+
+def _remember(item: Any, hashed: set, listed: list) -> None:
+    try:
+        hashed.add(item)
+    except TypeError:  # (unhashable: a list, a dict)
+        listed.append(item)
+
+
+def _seen(item: Any, hashed: set, listed: list) -> bool:
+    """`item in seen` as a list would say (identity or ==), in time linear in `listed`."""
+    try:
+        if item in hashed:
+            return True
+    except TypeError:
+        pass
+    return item in listed
 
 
 def maximum(old: Any, new: Any) -> Any:
@@ -428,7 +447,8 @@ def _predict(kind: str, old: Any, new: Any) -> tuple[int, int]:
     """The size of what `kind(old, new)` makes and the work it does, in `units`, from the
     operands' sizes alone."""
     if old is MISSING or new is MISSING:
-        return units(new), units(new)
+        old = () if old is MISSING else old
+        new = () if new is MISSING else new
     a, b = units(old), units(new)
     if kind == "mul":  # (a sequence repeated: whatever the count's type)
         for items, count in ((old, new), (new, old)):
@@ -442,8 +462,15 @@ def _predict(kind: str, old: Any, new: Any) -> tuple[int, int]:
     if kind == "mul":
         if type(old) is int and type(new) is int:
             return a + b, (a // 8 + 1) * (b // 8 + 1) + a + b
-    if kind == "union":
-        return a + b, (a + b) * (b + 1)
+    if kind == "union":  # (an unhashable item is looked for among the others: quadratic)
+        unhashable = sum(
+            1
+            for value in (old, new)
+            if isinstance(value, (list, tuple, set, frozenset))
+            for item in value
+            if type(item).__hash__ is None
+        )
+        return a + b, a + b + unhashable * unhashable
     return a + b, a + b
 
 
