@@ -102,8 +102,9 @@ class TextTrail:
     joined only when read, so N steps that each add k characters cost N*k, not N*N*k/2.
 
     >>> trail = TextTrail("ab", "c")
-    >>> trail.add("de"); trail.head(2), trail.text(4), len(trail)
-    (None, 'ab', 'abcd', 5)
+    >>> trail.add("de")
+    >>> trail.head(2), trail.text(4), len(trail)
+    ('ab', 'abcd', 5)
     """
 
     __slots__ = ("length", "pieces")

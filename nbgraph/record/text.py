@@ -107,10 +107,8 @@ def _bounded(value: Any, budget: int, inside: tuple[int, ...] = ()) -> str:
     deeper than `_DEPTH` as "…", so no value makes the text recurse without end.
     """
     kind = type(value)
-    if kind in _TEXTS:
-        return safe_repr(value[: budget + 1] if len(value) > budget else value)
-    if kind is TextPrefix:
-        return safe_repr(value.head(budget + 1))
+    if kind in _TEXTS or kind is TextPrefix:
+        return _text_head(value, budget)
     closing = _CONTAINERS.get(kind)
     if closing is None or (kind is tuple and len(value) == 1):  # "(x,)": left to repr
         if is_langchain_message(value):  # langchain's repr spells every empty field
@@ -133,6 +131,21 @@ def _bounded(value: Any, budget: int, inside: tuple[int, ...] = ()) -> str:
 
 
 _TEXTS = (str, bytes, bytearray)
+
+
+def _text_head(value: Any, budget: int) -> str:
+    """The repr of the first characters of a str or bytes (a `TextPrefix`'s too), enough to
+    fill `budget` once whitespace is collapsed (at most 64 times as many), its closing
+    quote replaced by "…" when the value goes on."""
+    length, taken = len(value), budget + 1
+    while True:
+        piece = value.head(taken) if type(value) is TextPrefix else value[:taken]
+        text = safe_repr(piece)
+        if taken >= length:
+            return text
+        if len(" ".join(text.split())) > budget or taken >= 64 * (budget + 1):
+            return text[:-1] + "…"
+        taken *= 4
 
 
 def _object(value: Any, budget: int, inside: tuple[int, ...]) -> str:
