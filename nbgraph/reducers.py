@@ -425,15 +425,19 @@ class FileReducer:
         if self.kind == "mul" and made > bound:
             bound = max(REPEAT_LIMIT, units(old), units(new))
         if made > bound:
-            self._refuse(f"would make a value of {made:,} units from operands of "
-                         f"{units(old):,} and {units(new):,}; a reducer a file names may make "
-                         f"at most {bound:,}")
+            self._refuse(
+                f"would make a value of {made:,} units from operands of "
+                f"{units(old):,} and {units(new):,}; a reducer a file names may make "
+                f"at most {bound:,}"
+            )
         budget = _LOAD_BUDGET.get() or self.budget
         budget.left += REPLAY_WORK_PER_UNIT * units(new) - work
         if budget.left < 0:
-            self._refuse(f"would pass the work a file's replay may do ({REPLAY_ALLOWANCE:,} "
-                         f"units plus {REPLAY_WORK_PER_UNIT} per unit the file's writes hold); "
-                         "load it with graph=app to replay it with the program's own reducers")
+            self._refuse(
+                f"would pass the work a file's replay may do ({REPLAY_ALLOWANCE:,} "
+                f"units plus {REPLAY_WORK_PER_UNIT} per unit the file's writes hold); "
+                "load it with graph=app to replay it with the program's own reducers"
+            )
         return self.function(old, new)
 
     def _refuse(self, why: str) -> None:
@@ -459,9 +463,8 @@ def _predict(kind: str, old: Any, new: Any) -> tuple[int, int]:
                     return made, made + a + b
     if _is_numpy(old) or _is_numpy(new):
         return _numpy_prediction(kind, old, new)
-    if kind == "mul":
-        if type(old) is int and type(new) is int:
-            return a + b, (a // 8 + 1) * (b // 8 + 1) + a + b
+    if kind == "mul" and type(old) is int and type(new) is int:  # (schoolbook: limbs x limbs)
+        return a + b, (a // 8 + 1) * (b // 8 + 1) + a + b
     if kind == "union":  # (an unhashable item is looked for among the others: quadratic)
         unhashable = sum(
             1

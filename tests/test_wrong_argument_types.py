@@ -39,16 +39,20 @@ CASES = {
     "filter": lambda app, tmp: list(app.get_state_history(CONFIG, filter=5)),
     "supersteps": lambda app, tmp: app.bulk_update_state(CONFIG, 5),
     "with_config(config)": lambda app, tmp: app.with_config(5),
-    "invoke(interrupt_before=)": lambda app, tmp: app.invoke({"log": []}, CONFIG,
-                                                              interrupt_before=5),
+    "invoke(interrupt_before=)": lambda app, tmp: app.invoke(
+        {"log": []}, CONFIG, interrupt_before=5
+    ),
     "stream_mode": lambda app, tmp: list(app.stream({"log": []}, CONFIG, stream_mode=5)),
-    "run_many(inputs, config=)": lambda app, tmp: _graph().compile().run_many(
-        [{"log": []}], config=5, progress=False),
-    "title": lambda app, tmp: _graph().compile().run({"log": []}).save_html(tmp / "r.html",
-                                                                            title=5),
+    "run_many(inputs, config=)": lambda app, tmp: (
+        _graph().compile().run_many([{"log": []}], config=5, progress=False)
+    ),
+    "title": lambda app, tmp: (
+        _graph().compile().run({"log": []}).save_html(tmp / "r.html", title=5)
+    ),
     "destinations": lambda app, tmp: StateGraph(S).add_node("a", _a, destinations=5),
-    "path_map": lambda app, tmp: StateGraph(S).add_node("a", _a).add_conditional_edges(
-        "a", lambda s: "a", 5),
+    "path_map": lambda app, tmp: (
+        StateGraph(S).add_node("a", _a).add_conditional_edges("a", lambda s: "a", 5)
+    ),
     "add_sequence(nodes)": lambda app, tmp: StateGraph(S).add_sequence(5),
     "compile(interrupt_before=)": lambda app, tmp: _graph().compile(interrupt_before=5),
     "goto": lambda app, tmp: Command(goto=5),

@@ -171,8 +171,9 @@ class GraphBuilder(NodePolicies):
             nodes: functions (named by `__name__`) or `(name, function)` pairs.
         """
         if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Sequence):
-            raise wrong_argument("add_sequence(nodes)", "a list of functions or (name, "
-                                 "function) pairs", nodes)
+            raise wrong_argument(
+                "add_sequence(nodes)", "a list of functions or (name, function) pairs", nodes
+            )
         if not nodes:
             self._problems.append("add_sequence() needs at least one node.")
             return self
@@ -258,9 +259,11 @@ class GraphBuilder(NodePolicies):
         elif isinstance(path_map, Mapping):
             mapping = dict(path_map)
         elif not isinstance(path_map, (list, tuple, set, frozenset)):
-            raise wrong_argument(f"add_conditional_edges({source!r}, path, path_map=)",
-                                 "a dict of return values to node names, a list of node "
-                                 "names, or None", path_map)
+            raise wrong_argument(
+                f"add_conditional_edges({source!r}, path, path_map=)",
+                "a dict of return values to node names, a list of node names, or None",
+                path_map,
+            )
         else:
             mapping = {name: name for name in path_map}
         reads = self._reader_schema(f"Router {callable_name(path)!r} after {source!r}", path, None)

@@ -80,8 +80,11 @@ def destinations(fn: Any, declared: Any) -> tuple[str, ...] | None:
         if not isinstance(declared, (list, tuple, dict, set, frozenset)):
             from nbgraph.errors import wrong_argument
 
-            raise wrong_argument("add_node(..., destinations=)", "a tuple of node names (or a "
-                                 "dict of them to labels)", declared)
+            raise wrong_argument(
+                "add_node(..., destinations=)",
+                "a tuple of node names (or a dict of them to labels)",
+                declared,
+            )
         return tuple(declared)
     try:
         returned = typing.get_type_hints(fn).get("return")

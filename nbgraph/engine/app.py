@@ -179,9 +179,13 @@ class CompiledGraph(RunnableHabits):
         Raises:
             ValueError: no supersteps, or a superstep without updates.
         """
-        if isinstance(supersteps, (str, bytes)) or not isinstance(supersteps, Sequence) or any(
-            isinstance(updates, (str, bytes)) or not isinstance(updates, Sequence)
-            for updates in supersteps
+        if (
+            isinstance(supersteps, (str, bytes))
+            or not isinstance(supersteps, Sequence)
+            or any(
+                isinstance(updates, (str, bytes)) or not isinstance(updates, Sequence)
+                for updates in supersteps
+            )
         ):
             raise wrong_argument(
                 "bulk_update_state(config, supersteps)",
@@ -467,8 +471,9 @@ def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:
     if not single and not (
         isinstance(stream_mode, (list, tuple)) and all(isinstance(m, str) for m in stream_mode)
     ):
-        raise wrong_argument("stream(stream_mode=)", f"one of {list(STREAM_MODES)} or a list "
-                             "of them", stream_mode)
+        raise wrong_argument(
+            "stream(stream_mode=)", f"one of {list(STREAM_MODES)} or a list of them", stream_mode
+        )
     modes = [stream_mode] if single else list(stream_mode)
     unknown = [m for m in modes if m not in STREAM_MODES]
     if unknown or not modes:

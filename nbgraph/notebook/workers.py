@@ -252,6 +252,6 @@ def run_recorded(
             return app.run(input, config)
         except KeyboardInterrupt:
             raise
-        except BaseException as error:  # noqa: BLE001 - it belongs to this input's run
+        except BaseException as error:  # (it belongs to this input's run)
             failure = error
     return Run(RunLog(app.spec, input, dict(config or {}), status="failed", error=failure))

@@ -178,8 +178,11 @@ def _fields(value: Any) -> Any:
     params = getattr(kind, "__dataclass_params__", None)
     try:
         if params is not None and params.repr and "__create_fn__" in made:
-            shown = [f for f in kind.__dataclass_fields__.values() if f.repr and f._field_type
-                     is _DATACLASS_FIELD]
+            shown = [
+                f
+                for f in kind.__dataclass_fields__.values()
+                if f.repr and f._field_type is _DATACLASS_FIELD
+            ]
             return ((f.name, getattr(value, f.name)) for f in shown)
         base = _pydantic_base()
         if base is not None and isinstance(value, base) and method is base.__repr__:

@@ -667,12 +667,18 @@ def _exits_on_two(state):
 
 @pytest.mark.parametrize("executor", [None, "pool"], ids=["default", "ThreadPoolExecutor"])
 def test_one_input_calling_sys_exit_fails_that_run_only(executor):
-    app = (StateGraph(State).add_node("n", _exits_on_two).add_edge(START, "n")
-           .add_edge("n", END).compile())
+    app = (
+        StateGraph(State)
+        .add_node("n", _exits_on_two)
+        .add_edge(START, "n")
+        .add_edge("n", END)
+        .compile()
+    )
     pool = ThreadPoolExecutor(2) if executor else None
     try:
-        runs = app.run_many([{"x": x, "log": []} for x in range(5)], executor=pool,
-                            progress=False, chunk_size=1)
+        runs = app.run_many(
+            [{"x": x, "log": []} for x in range(5)], executor=pool, progress=False, chunk_size=1
+        )
     finally:
         if pool is not None:
             pool.shutdown()

@@ -28,9 +28,17 @@ def _a(state):
 
 
 def _three_steps():
-    app = (StateGraph(S).add_node("a", _a).add_node("b", lambda s: {"log": ["b"]})
-           .add_node("c", lambda s: {"log": ["c"]}).add_edge(START, "a").add_edge("a", "b")
-           .add_edge("b", "c").add_edge("c", END).compile())
+    app = (
+        StateGraph(S)
+        .add_node("a", _a)
+        .add_node("b", lambda s: {"log": ["b"]})
+        .add_node("c", lambda s: {"log": ["c"]})
+        .add_edge(START, "a")
+        .add_edge("a", "b")
+        .add_edge("b", "c")
+        .add_edge("c", END)
+        .compile()
+    )
     return app.run({"log": [], "bag": frozenset(), "arr": None}).to_json()
 
 
@@ -73,11 +81,14 @@ def _worker(state):
 
 def _paused_in_sends(path):
     saver = SqliteSaver(path)
-    app = (StateGraph(L).add_node("plan", lambda s: {"log": ["plan"]}).add_node("w", _worker)
-           .add_edge(START, "plan")
-           .add_conditional_edges("plan", lambda s: [Send("w", {"item": i}) for i in range(2)],
-                                  ["w"])
-           .compile(checkpointer=saver))
+    app = (
+        StateGraph(L)
+        .add_node("plan", lambda s: {"log": ["plan"]})
+        .add_node("w", _worker)
+        .add_edge(START, "plan")
+        .add_conditional_edges("plan", lambda s: [Send("w", {"item": i}) for i in range(2)], ["w"])
+        .compile(checkpointer=saver)
+    )
     return saver, app
 
 
@@ -99,11 +110,15 @@ def _resume_after(tmp_path, sql):
 
 def test_a_write_seq_that_is_not_an_integer_is_a_checkpoint_file_error(tmp_path):
     with pytest.raises(CheckpointFileError, match="seq"):
-        _resume_after(tmp_path, "UPDATE writes SET seq='x' WHERE rowid=(SELECT max(rowid) "
-                                "FROM writes)")
+        _resume_after(
+            tmp_path, "UPDATE writes SET seq='x' WHERE rowid=(SELECT max(rowid) FROM writes)"
+        )
 
 
 def test_a_pause_write_without_answers_resumes(tmp_path):
-    done = _resume_after(tmp_path, "UPDATE writes SET payload=json_remove(payload, "
-                                   "'$.answers') WHERE rowid=(SELECT min(rowid) FROM writes)")
+    done = _resume_after(
+        tmp_path,
+        "UPDATE writes SET payload=json_remove(payload, "
+        "'$.answers') WHERE rowid=(SELECT min(rowid) FROM writes)",
+    )
     assert sorted(done["log"]) == ["plan", "w0:yes", "w1:yes"]

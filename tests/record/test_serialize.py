@@ -33,9 +33,9 @@ from nbgraph.codec.values import (
     encode_value,
 )
 from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT
-from nbgraph.reducers import plain_function
 from nbgraph.errors import GraphMismatchError
 from nbgraph.record.files.serialize import _FORMAT_VERSION, RunFileError
+from nbgraph.reducers import plain_function
 
 
 class S(TypedDict, total=False):

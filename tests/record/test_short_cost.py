@@ -46,8 +46,11 @@ def _shapes(items: list) -> dict:
 
 
 @settings(max_examples=40, deadline=None)
-@given(size=st.integers(0, 200_000), width=st.integers(1, 200),
-       kind=st.sampled_from(["list", "tuple", "set", "frozenset", "dict", "nested", "dataclass"]))
+@given(
+    size=st.integers(0, 200_000),
+    width=st.integers(1, 200),
+    kind=st.sampled_from(["list", "tuple", "set", "frozenset", "dict", "nested", "dataclass"]),
+)
 def test_the_items_short_touches_do_not_grow_with_the_value(size, width, kind):
     value = _shapes([Counted(i) for i in range(size)])[kind]
     touched[0] = 0
@@ -57,8 +60,11 @@ def test_the_items_short_touches_do_not_grow_with_the_value(size, width, kind):
 
 
 @settings(max_examples=80, deadline=None)
-@given(text=st.text(max_size=300) | st.binary(max_size=300), width=st.integers(2, 120),
-       repeat=st.integers(1, 3000))
+@given(
+    text=st.text(max_size=300) | st.binary(max_size=300),
+    width=st.integers(2, 120),
+    repeat=st.integers(1, 3000),
+)
 def test_a_sliced_str_or_bytes_reads_as_its_repr_cut(text, width, repeat):
     value = text * repeat
     whole = " ".join(repr(value).split())
@@ -72,8 +78,12 @@ def test_a_sliced_str_or_bytes_reads_as_its_repr_cut(text, width, repeat):
 
 
 def test_short_of_a_10_mb_value_costs_what_a_short_one_costs():
-    for value in ("x" * 10_000_000, b"y" * 10_000_000, frozenset(range(600_000)),
-                  Holder(list(range(1_000_000)))):
+    for value in (
+        "x" * 10_000_000,
+        b"y" * 10_000_000,
+        frozenset(range(600_000)),
+        Holder(list(range(1_000_000))),
+    ):
         started = time.perf_counter()
         for _ in range(200):
             short(value, 120)

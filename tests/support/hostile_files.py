@@ -15,6 +15,7 @@ refuse them by name, or load them, within the cap and the time.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import operator
 import os
@@ -46,7 +47,7 @@ def _template(reducer: str = "operator.add", steps: int = 2) -> dict[str, Any]:
     for name in names:
         app.add_node(name, lambda s: {"a": 1})
     app.add_edge(START, names[0])
-    for a, b in zip(names, names[1:], strict=False):
+    for a, b in itertools.pairwise(names):
         app.add_edge(a, b)
     app.add_edge(names[-1], END)
     doc = json.loads(app.compile().run({"a": 0}).to_json())
@@ -123,7 +124,8 @@ RUN_FILES: dict[str, Callable[[], str]] = {
     "union of two 20,000-item lists": _unions,
     "values nested 900 deep, max": _deep,
     "union of lists of 5,000 dicts": lambda: _writes(
-        _template("union", 1), [{"k": i} for i in range(5000)],
+        _template("union", 1),
+        [{"k": i} for i in range(5000)],
         [[["a", [{"k": -i} for i in range(5000)]]]],
     ),
 }
@@ -146,8 +148,13 @@ def checkpoint_file(folder: str) -> str:
     holds as an `re.RegexFlag` of 2,000,000 (a 200 MB str if replayed)."""
     path = os.path.join(folder, "hostile.db")
     saver = SqliteSaver(path)
-    app = (StateGraph(_Mul).add_node("n", lambda s: {"a": 7}).add_edge(START, "n")
-           .add_edge("n", END).compile(checkpointer=saver))
+    app = (
+        StateGraph(_Mul)
+        .add_node("n", lambda s: {"a": 7})
+        .add_edge(START, "n")
+        .add_edge("n", END)
+        .compile(checkpointer=saver)
+    )
     app.invoke({"a": "x" * 100}, {"configurable": {"thread_id": "t"}})
     saver.close()
     count = json.dumps({"$type": "enum", "class": "re:RegexFlag", "value": 2_000_000})

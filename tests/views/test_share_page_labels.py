@@ -22,10 +22,15 @@ class Asked(TypedDict):
 
 
 def _paused_run():
-    app = (StateGraph(Asked).add_node("plan", lambda s: {"q": "x"})
-           .add_node("ask", lambda s: {"a": interrupt("approve?")})
-           .add_edge(START, "plan").add_edge("plan", "ask").add_edge("ask", END)
-           .compile(checkpointer=MemorySaver()))
+    app = (
+        StateGraph(Asked)
+        .add_node("plan", lambda s: {"q": "x"})
+        .add_node("ask", lambda s: {"a": interrupt("approve?")})
+        .add_edge(START, "plan")
+        .add_edge("plan", "ask")
+        .add_edge("ask", END)
+        .compile(checkpointer=MemorySaver())
+    )
     return app.run({"q": "", "a": ""}, {"configurable": {"thread_id": "1"}})
 
 
@@ -44,13 +49,18 @@ def _function(source: str, name: str) -> str:
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
 def test_the_page_labels_name_every_node_and_call_a_paused_step_paused():
     source = SCRIPT.read_text(encoding="utf-8")
-    program = "\n".join([
-        "var FAILED = 1, PAUSED = 2; function text(x) { return x; }",
-        _function(source, "summary"), _function(source, "paused"),
-        "var tasks = [['constructor', 0], ['toString', 0], ['__proto__', 0], ['a', 0], ['a', 0]];",
-        "console.log(JSON.stringify([summary(tasks), paused([3, [['ask', PAUSED]], [], [], 0]),",
-        "  paused([3, [['ask', PAUSED], ['b', FAILED]], [], [], 0])]));",
-    ])
+    program = "\n".join(
+        [
+            "var FAILED = 1, PAUSED = 2; function text(x) { return x; }",
+            _function(source, "summary"),
+            _function(source, "paused"),
+            "var tasks = [['constructor', 0], ['toString', 0], ['__proto__', 0],",
+            "  ['a', 0], ['a', 0]];",
+            "console.log(JSON.stringify([summary(tasks),",
+            "  paused([3, [['ask', PAUSED]], [], [], 0]),",
+            "  paused([3, [['ask', PAUSED], ['b', FAILED]], [], [], 0])]));",
+        ]
+    )
     out = subprocess.run(["node", "-e", program], capture_output=True, text=True, check=True)
     names, asked, broken = json.loads(out.stdout)
     assert names == "constructor, toString, __proto__, a ×2"

@@ -266,9 +266,14 @@ class _Arrays(TypedDict):
 
 def test_order_sensitivity_html_on_numpy_results_shows_the_table():
     np = __import__("pytest").importorskip("numpy")
-    app = (StateGraph(_Arrays).add_node("a", lambda s: {"arr": np.array([1])})
-           .add_node("b", lambda s: {"arr": np.array([2])})
-           .add_edge(START, "a").add_edge(START, "b").compile())
+    app = (
+        StateGraph(_Arrays)
+        .add_node("a", lambda s: {"arr": np.array([1])})
+        .add_node("b", lambda s: {"arr": np.array([2])})
+        .add_edge(START, "a")
+        .add_edge(START, "b")
+        .compile()
+    )
     table = app.run({"arr": np.array([0])}).order_sensitivity()
     html = table._repr_html_()  # (compared a whole array result with `!=`: ambiguous)
     assert "array([0, 1, 2])" in html and "array([0, 2, 1])" in html
