@@ -24,11 +24,11 @@ from nbgraph.engine.facts import (
 )
 from nbgraph.errors import ReplayLimitError
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING, Mutation, Overwrite, is_overwrite
 from nbgraph.record.cells import ListTrails, TextPrefix, TextTrail, plain
 from nbgraph.record.replaying import ExtendsLists, replay_graph
 from nbgraph.reducers import get_reducer
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING, Mutation, Overwrite, is_overwrite
 
 
 class _EffectRow(NamedTuple):
