@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from nbgraph.record.text import safe_repr
+from nbgraph.record.text import safe_repr, short
 from nbgraph.views.theme import BORDER, CHANGED
 
 __all__ = ["order_table_html"]
@@ -73,8 +73,7 @@ def _same(left: Any, right: Any) -> bool:
 
 
 def _repr(value: Any) -> str:
-    text = safe_repr(value)
-    return html.escape(text if len(text) <= _ITEM_WIDTH else text[: _ITEM_WIDTH - 1] + "…")
+    return html.escape(short(value, _ITEM_WIDTH))  # (reads only what it shows)
 
 
 def _marked(text: str, differs: bool) -> str:
