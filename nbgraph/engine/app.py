@@ -254,8 +254,9 @@ class CompiledGraph(RunnableHabits):
             merged["callbacks"] = callbacks_inside_node()  # (a run with chain runs: the node's)
         durability = durability_of(kwargs)
         before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)
-        check_names("invoke(interrupt_before=)", before)
-        check_names("invoke(interrupt_after=)", after)
+        if before is not None or after is not None:  # (the common case: no call at all)
+            check_names("invoke(interrupt_before=)", before)
+            check_names("invoke(interrupt_after=)", after)
         if self.checkpointer is None or isinstance(self.checkpointer, bool):
             if caller is not None:  # a subgraph: its parent's saver, or None
                 thread = inherited_thread(self, caller)
