@@ -252,6 +252,17 @@ def _effect_rows(log: RunLog) -> list[Effect]:
     return rows
 
 
+def _texts_for(values: dict[str, Any], written: dict[str, Any], afters: Any) -> None:
+    """A field grown as a `TextTrail` becomes its str again before a write that is not one
+    more str (a `Mutation`, an `Overwrite`, a pinned value after the step), which expects it."""
+    for name, writes in written.items():
+        value = values.get(name)
+        if type(value) is TextTrail and (
+            (afters and name in afters) or any(type(new) is not str for _, new in writes)
+        ):
+            values[name] = value.text()
+
+
 class SuperstepEffects:
     """The replay behind `effect_rows` for a superstep run, one step after the other.
 
@@ -289,6 +300,7 @@ class SuperstepEffects:
         merge_id = f"merge:{number}" if step.applied else ""
         values, shown = self.values, self.shown
         if step.applied:  # (each row's before is its field's cell in `shown`)
+            _texts_for(values, written, step.afters)
             try:
                 apply_writes(fields, values, written, number, pinned=step.afters)
             except ReplayLimitError as error:  # (a file's reducer: name the step)

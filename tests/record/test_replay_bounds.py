@@ -100,3 +100,27 @@ def test_a_file_past_the_work_bound_names_step_field_and_bound_and_loads_with_it
         Run.from_json(text)
     loaded = Run.from_json(text, graph=app)  # (its reducers are the program's own)
     assert loaded.effect_list[-1].after == int("7" * 600) ** 300
+
+
+def test_a_mutation_after_a_growing_text_sees_the_text():
+    from nbgraph.types import Mutation
+
+    class Upper(Mutation):
+        field = "text"
+
+        def apply(self, value):
+            return value.upper()
+
+    def step(state):
+        if state["n"] == 3:
+            return {"text": Upper(), "n": 4}
+        return {"text": "x" * 5000, "n": state["n"] + 1}
+
+    app = (
+        StateGraph(_Text).add_node("step", step).add_edge(START, "step")
+        .add_conditional_edges("step", lambda s: END if s["n"] >= 6 else "step").compile()
+    )  # fmt: skip
+    run = app.run({"text": "", "n": 0})
+    afters = [e.after for e in run.effect_list if e.field == "text"]
+    assert afters[3] == "x" * 15_000 and afters[4] == "X" * 15_000
+    assert afters[-1] == "X" * 15_000 + "x" * 10_000
