@@ -338,7 +338,7 @@ REPEAT_LIMIT = 1 << 16
 """The most items a sequence repeated by a file's `operator.mul` may hold (docs/VALUES.md)."""
 REPLAY_ALLOWANCE = 1 << 23
 """The work (in units: see `units`) a file's replay may do beyond what its writes earn."""
-REPLAY_WORK_PER_UNIT = 64
+REPLAY_WORK_PER_UNIT = 256
 """The work each unit of a file's writes earns its replay (docs/VALUES.md)."""
 
 _SEQUENCES = (str, bytes, bytearray, list, tuple)
@@ -401,16 +401,19 @@ class FileReducer:
     two operands together (numpy broadcasting and `matmul` included), a repeated sequence
     at most `REPEAT_LIMIT` items (whatever type its count: `operator.index`), and a load's
     total work at most `REPLAY_ALLOWANCE` plus `REPLAY_WORK_PER_UNIT` per unit written.
+
+    The work is counted during a load (`replay_budget`): the load replays every write, so
+    once it passed, the views' replays of the same writes (`state_at`, `compare`) are not
+    counted again; each of their calls keeps the size bounds.
     """
 
-    __slots__ = ("budget", "field", "function", "kind")
+    __slots__ = ("field", "function", "kind")
 
     def __init__(self, function: ReducerFn, field: str = "?") -> None:
         self.function = function
         self.field = field
         name = getattr(function, "__name__", "")
         self.kind = name.rstrip("_").lstrip("i") if name in _SHAPED else name
-        self.budget = ReplayBudget()  # (replays after the load: this graph's own)
 
     @property
     def __name__(self) -> str:  # (what tables call it)
@@ -430,15 +433,22 @@ class FileReducer:
                 f"{units(old):,} and {units(new):,}; a reducer a file names may make "
                 f"at most {bound:,}"
             )
-        budget = _LOAD_BUDGET.get() or self.budget
-        budget.left += REPLAY_WORK_PER_UNIT * units(new) - work
+        self.charge(work, units(new))
+        return self.function(old, new)
+
+    def charge(self, work: int, written: int) -> None:
+        """Count `work` against the load's budget (if a load is under way), which a write of
+        `written` units adds to; refuse the call past it."""
+        budget = _LOAD_BUDGET.get()
+        if budget is None:
+            return
+        budget.left += REPLAY_WORK_PER_UNIT * written - work
         if budget.left < 0:
             self._refuse(
                 f"would pass the work a file's replay may do ({REPLAY_ALLOWANCE:,} "
                 f"units plus {REPLAY_WORK_PER_UNIT} per unit the file's writes hold); "
                 "load it with graph=app to replay it with the program's own reducers"
             )
-        return self.function(old, new)
 
     def _refuse(self, why: str) -> None:
         raise ReplayLimitError(f"field {self.field!r}: {self.__name__} {why}.")

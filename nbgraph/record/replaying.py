@@ -46,12 +46,21 @@ class ExtendsLists:
         if self.texts:
             if type(old) is TextTrail:
                 if type(new) is str:
+                    self._charge(old, new)
                     old.add(new)
                     return old
                 old = old.text()
             elif type(old) is str and type(new) is str and len(old) + len(new) > _TRAIL_AT:
+                self._charge(old, new)
                 return TextTrail(old, new)
         return self.fn(old, new)
+
+    def _charge(self, old: Any, new: str) -> None:
+        """A file's reducer counts the work the concatenation stands for (what `state_at`
+        will do), so a load refuses what a later view could not afford."""
+        charge = getattr(self.fn, "charge", None)
+        if charge is not None:
+            charge(len(old) + len(new), len(new))
 
 
 _TRAIL_AT = 1 << 12  # (a str shorter than this is simply concatenated)

@@ -98,8 +98,8 @@ def _long_tuples() -> str:
     return _writes(_template("operator.add", 1), piece, [[["a", piece]] * 1000])
 
 
-def _long_text() -> str:
-    return _writes(_template("operator.add", 1), "", [[["a", "x" * 10_000]] * 1000])
+def _long_text(size: int = 10_000, times: int = 1000) -> str:
+    return _writes(_template("operator.add", 1), "", [[["a", "x" * size]] * times])
 
 
 def _unions() -> str:
@@ -121,6 +121,7 @@ RUN_FILES: dict[str, Callable[[], str]] = {
     "big numbers multiplied 2,000 times": _big_numbers,
     "a tuple added 1,000 times": _long_tuples,
     "a 10 KB text added 1,000 times": _long_text,
+    "a 2 KB text added 300 times (a transcript)": lambda: _long_text(2000, 300),
     "union of two 20,000-item lists": _unions,
     "values nested 900 deep, max": _deep,
     "union of lists of 5,000 dicts": lambda: _writes(
@@ -134,6 +135,7 @@ REFUSED = frozenset({
     "numpy broadcast, operator.add", "numpy broadcast, operator.matmul",
     "mul count, re.RegexFlag", "mul count, numpy int64", "big numbers multiplied 2,000 times",
     "a tuple added 1,000 times", "union of lists of 5,000 dicts",
+    "a 10 KB text added 1,000 times",
     "checkpoint file, mul count re.RegexFlag",
 })  # fmt: skip
 """The files whose replay passes a bound: refused, naming the field, the step and the bound."""
