@@ -75,8 +75,8 @@ def _array(shape: list[int]) -> dict[str, Any]:
     return {"$type": "numpy", "dtype": "|b1", "shape": shape, "base64": raw}
 
 
-def _broadcast(function: str) -> str:
-    n = 8000  # (n x 1 onto 1 x n: 64 MB from 16 KB)
+def _broadcast(function: str, n: int = 8000) -> str:
+    """(n x 1 onto 1 x n: 64 MB from 16 KB, for n = 8,000)"""
     return _writes(_template(function, 1), _array([n, 1]), [[["a", _array([1, n])]]])
 
 
@@ -139,6 +139,19 @@ REFUSED = frozenset({
     "checkpoint file, mul count re.RegexFlag",
 })  # fmt: skip
 """The files whose replay passes a bound: refused, naming the field, the step and the bound."""
+
+
+SMALL: dict[str, Callable[[], str]] = {
+    "numpy broadcast, operator.add": lambda: _broadcast("operator.add", 1000),
+    "numpy broadcast, operator.matmul": lambda: _broadcast("operator.matmul", 1000),
+    "mul count, re.RegexFlag": RUN_FILES["mul count, re.RegexFlag"],
+    "mul count, numpy int64": _numpy_count,
+    "a tuple added 30 times": lambda: _writes(
+        _template("operator.add", 1), {"$type": "tuple", "items": [1, 2]},
+        [[["a", {"$type": "tuple", "items": list(range(100))}]] * 30],
+    ),
+}  # fmt: skip
+"""Small hostile files (a few KB) the mutation fuzz starts from too (`file_fuzz.py`)."""
 
 
 class _Mul(TypedDict):
