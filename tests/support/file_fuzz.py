@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import copy
 import datetime
 import decimal
+import importlib.util
 import json
 import operator
 import os
 import random
-import shutil
 import resource
+import shutil
 import signal
 import sqlite3
 import sys
