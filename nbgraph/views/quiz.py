@@ -36,14 +36,17 @@ _NOTE = (
 )
 
 
-def quiz(run: Any, fields: Any = None) -> Quiz:
-    """A quiz over `run`'s merges (optionally only those of `fields`, a name or names)."""
-    merges = merges_of(run, fields)
+def quiz(run: Any, fields: Any = None, steps: Any = None) -> Quiz:
+    """A quiz over `run`'s merges (optionally only those of `fields`, a name or names, and
+    of `steps`, a step number or numbers)."""
+    merges = merges_of(run, fields, steps)
     if not merges:
         which = f" of {fields!r}" if fields else ""
+        which += f" at step(s) {steps!r}" if steps is not None else ""
         raise InvalidArgumentError(
-            f"run.quiz(fields={fields!r}): this run has no merges{which} to ask about (a "
-            f"merge is a step where a field's writes were folded: run.effects' applied rows)."
+            f"run.quiz(fields={fields!r}, steps={steps!r}): this run has no merges{which} to "
+            f"ask about (a merge is a step where a field's writes were folded: run.effects' "
+            f"applied rows)."
         )
     return Quiz(run, merges)
 

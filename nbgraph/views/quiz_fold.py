@@ -75,15 +75,19 @@ class Merge:
     rule: str = ""
 
 
-def merges_of(run: Any, fields: Any = None) -> list[Merge]:
+def merges_of(run: Any, fields: Any = None, steps: Any = None) -> list[Merge]:
     """The run's merges in order (applied rows of `run.effect_list`; a conflict, a dropped
-    key and a root reset are not merges), optionally only of `fields` (a name or names)."""
+    key and a root reset are not merges), optionally only of `fields` (a name or names)
+    and of `steps` (a step number or numbers)."""
     wanted = {fields} if isinstance(fields, str) else set(fields) if fields else None
+    when = {steps} if isinstance(steps, int) else set(steps) if steps is not None else None
     found = []
     for effect in run.effect_list:
         if not effect.applied or effect.conflict or effect.dropped_key or effect.root_reset:
             continue
         if (wanted is not None and effect.field not in wanted) or not effect.writes:
+            continue
+        if when is not None and effect.step not in when:
             continue
         spec = field_spec(run.graph.fields, effect.field)
         merge = Merge(

@@ -213,3 +213,11 @@ def test_reveal_shows_the_answer_and_scores_it_as_not_right():
 def test_a_run_without_merges_of_a_field_is_refused_by_name():
     with pytest.raises(InvalidArgumentError, match="no merges of 'nope'"):
         fan_in_run().quiz("nope")
+
+
+def test_steps_pick_the_merges_asked_about():
+    quiz = fan_in_run().quiz("log", steps=[1, 2])
+    assert [(m.step, m.field) for m in quiz.merges] == [(1, "log"), (2, "log")]
+    assert [m.step for m in fan_in_run().quiz(steps=1).merges] == [1, 1]
+    with pytest.raises(InvalidArgumentError, match="at step"):
+        fan_in_run().quiz(steps=9)
