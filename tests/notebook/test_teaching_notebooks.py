@@ -106,3 +106,41 @@ def test_the_notebooks_command_hands_out_the_exercises_without_the_answers(tmp_p
     assert not any(is_answer(cell) for cell in handed_out)
     assert not any(text(cell).startswith("## Answers") for cell in handed_out)
     assert "...  # your code" in "".join(text(c) for c in handed_out)
+
+
+DEBUG = NOTEBOOKS / "04_debug_a_branch.ipynb"
+
+
+def first_cell(found: list[dict], needle: str, kind: str = "code") -> int:
+    return next(i for i, c in enumerate(found) if c["cell_type"] == kind and needle in text(c))
+
+
+def test_04_shows_each_finding_before_it_asserts_it():
+    """Symptom, tool, cause: a cell checks what a table found only after the table is shown,
+    never above it in the cell that shows it."""
+    found = cells(DEBUG)
+    code = [c for c in found if c["cell_type"] == "code"]
+    for cell in code:  # a cell that ends showing a table asserts nothing the table finds
+        lines = text(cell).rstrip().splitlines()
+        shown = lines[-1] if lines else ""
+        if shown in ("writers", "order", "branches") or shown.startswith(
+            ("run.effects.query", "jp_run.effects")
+        ):
+            assert not any(line.startswith("assert") for line in lines), text(cell)
+    table = first_cell(found, "run.effects.query(\"field == 'quotes'\")[")
+    cause = first_cell(found, '"jp_convert": {"us": 93.8}')
+    said = first_cell(found, "There it is", "markdown")
+    assert table < said < cause
+    typo_found = first_cell(found, "print(sorted(FOREIGN))")
+    assert typo_found < first_cell(found, '"JPY" not in FOREIGN')
+
+
+def test_04_keeps_its_bugs_out_of_plain_sight():
+    found = cells(DEBUG)
+    first = text(found[first_cell(found, "def jp_convert")])
+    converters = [f"def {region}_convert(state):" for region in ("eu", "us", "jp")]
+    assert all(name in first for name in converters)  # one of three look-alikes, not singled out
+    jp = first[first.index("def jp_convert") :].split("\n\n")[0]
+    assert "#" not in jp  # no comment pointing at it
+    part_9 = text(found[first_cell(found, "def build_price")])
+    assert "JYP" not in part_9 and "FOREIGN = set(" in part_9  # the typo is found, not shown
