@@ -144,3 +144,11 @@ def test_04_keeps_its_bugs_out_of_plain_sight():
     assert "#" not in jp  # no comment pointing at it
     part_9 = text(found[first_cell(found, "def build_price")])
     assert "JYP" not in part_9 and "FOREIGN = set(" in part_9  # the typo is found, not shown
+
+
+def test_10_shows_the_inspector_its_text_promises():
+    found = cells(NOTEBOOKS / "10_functional_api.ipynb")
+    said = first_cell(found, "steps through it in the inspector", "markdown")
+    shown = found[said + 1]
+    assert shown["cell_type"] == "code" and "resumed.inspect()" in text(shown)
+    assert text(shown).rstrip().endswith("inspector")  # displayed, not only made
