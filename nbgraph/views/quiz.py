@@ -125,7 +125,7 @@ class Quiz(ipywidgets.VBox):
         right = sum(self.results.values())
         self.score.value = (
             f"<b>Predict, then see.</b> Score: {right} right of {len(self.results)} "
-            f"checked ({len(self.merges)} merges)"
+            f"checked ({len(self.merges)} merge{'s' * (len(self.merges) != 1)})"
         )
 
     def text(self) -> str:

@@ -160,8 +160,8 @@ def _fold(spec: Any, merge: Merge) -> tuple[str, list[str]]:
 
 
 def writer_text(writer: str) -> str:
-    """A writer as the quiz names it: `the input` for the run's input, else its node."""
-    return "the input" if writer == "__start__" else repr(writer)
+    """A writer as the quiz names it: `the input` for the run's input, else `node 'name'`."""
+    return "the input" if writer == "__start__" else f"node {writer!r}"
 
 
 @dataclass(frozen=True)

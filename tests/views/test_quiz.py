@@ -53,7 +53,7 @@ def test_the_quiz_walks_the_merges_in_run_order_with_writes_in_write_order():
     at(quiz, 1, "log")
     shown = quiz.question.value
     assert "Merge 3 of 6" in shown and "step 1" in shown and "add" in shown
-    assert shown.index("from &#x27;a&#x27;") < shown.index("from &#x27;b&#x27;")
+    assert shown.index("from node &#x27;a&#x27;") < shown.index("from node &#x27;b&#x27;")
     assert "[&#x27;a&#x27;, &#x27;b&#x27;]" not in shown  # the value after is not shown
     quiz.next.click()
     assert (quiz.merge.step, quiz.merge.field) == (1, "last")
@@ -116,7 +116,7 @@ def test_an_overwrite_write_bypasses_the_reducer_in_the_fold():
     )
     quiz = at(run.quiz("notes"), 1, "notes")
     said = answer(quiz, "['a', 'b', 'fresh']")
-    assert "Not quite." in said and "Overwrite from &#x27;clear&#x27; bypasses append" in said
+    assert "Not quite." in said and "Overwrite from node &#x27;clear&#x27; bypasses append" in said
     assert "Right!" in answer(quiz, "['fresh']")
 
 
