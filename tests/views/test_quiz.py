@@ -221,3 +221,24 @@ def test_steps_pick_the_merges_asked_about():
     assert [m.step for m in fan_in_run().quiz(steps=1).merges] == [1, 1]
     with pytest.raises(InvalidArgumentError, match="at step"):
         fan_in_run().quiz(steps=9)
+
+
+def test_a_shared_notebook_shows_the_question_and_not_the_answer(tmp_path):
+    """`python -m nbgraph.share` puts the quiz's static form where the widget was."""
+    pytest.importorskip("nbconvert")
+    from nbgraph.share import export
+    from tests.support.browser import execute_notebook
+
+    cells = [
+        "import operator\nfrom typing import Annotated, TypedDict\n"
+        "from nbgraph import START, StateGraph\n"
+        "class Log(TypedDict):\n    log: Annotated[list, operator.add]\n"
+        "run = (StateGraph(Log).add_node('a', lambda s: {'log': ['zebra']})"
+        ".add_edge(START, 'a').compile().run({'log': ['yak']}))",
+        "run.quiz('log', steps=1)",
+    ]
+    text, done = export(execute_notebook(tmp_path, cells))
+    assert done["replaced"] >= 1
+    assert "nbgraph-quiz-snapshot" in text and "Merge 1 of 1" in text
+    assert "&#x27;yak&#x27;, &#x27;zebra&#x27;" not in text  # the value after: never shown
+    assert "['yak', 'zebra']" not in text
