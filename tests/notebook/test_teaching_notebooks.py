@@ -123,8 +123,9 @@ def test_04_shows_each_finding_before_it_asserts_it():
     for cell in code:  # a cell that ends showing a table asserts nothing the table finds
         lines = text(cell).rstrip().splitlines()
         shown = lines[-1] if lines else ""
-        if shown in ("writers", "order", "branches") or shown.startswith(
-            ("run.effects.query", "jp_run.effects")
+        finders = ("writers", "order", "branches", "seen_by_suspect", "picture", "why")
+        if shown in (*finders, "sub_inspector") or shown.startswith(
+            ("run.effects.query", "jp_run.effects", "broken.steps[")
         ):
             assert not any(line.startswith("assert") for line in lines), text(cell)
     table = first_cell(found, "run.effects.query(\"field == 'quotes'\")[")
