@@ -124,7 +124,7 @@ def test_04_shows_each_finding_before_it_asserts_it():
         lines = text(cell).rstrip().splitlines()
         shown = lines[-1] if lines else ""
         finders = ("writers", "order", "branches", "seen_by_suspect", "picture", "why")
-        if shown in (*finders, "sub_inspector") or shown.startswith(
+        if shown in finders or shown.startswith(
             ("run.effects.query", "jp_run.effects", "broken.steps[")
         ):
             assert not any(line.startswith("assert") for line in lines), text(cell)
