@@ -108,6 +108,7 @@ def _reducer_call(spec: Any) -> str:
     """How the fold names the reducer: `operator.add`, `append`, `keep_max`."""
     reducer = spec.reducer
     fn = getattr(reducer, "fn", None)
+    fn = getattr(fn, "function", fn)  # (a run file's reducer, bounded: the function inside)
     module = getattr(fn, "__module__", "") or ""
     if module in ("operator", "_operator"):
         return f"operator.{fn.__name__}"

@@ -242,3 +242,12 @@ def test_a_shared_notebook_shows_the_question_and_not_the_answer(tmp_path):
     assert "nbgraph-quiz-snapshot" in text and "Merge 1 of 1" in text
     assert "&#x27;yak&#x27;, &#x27;zebra&#x27;" not in text  # the value after: never shown
     assert "['yak', 'zebra']" not in text
+
+
+def test_a_run_read_from_a_file_is_quizzed_with_the_same_folds(tmp_path):
+    from nbgraph.notebook.run import Run
+
+    path = fan_in_run().save(tmp_path / "run.json")
+    quiz = at(Run.load(path).quiz(), 1, "log")
+    assert "Right!" in answer(quiz, "['a', 'b']")
+    assert "operator.add(['a'], ['b']) -> ['a', 'b']" in html.unescape(quiz.feedback.value)
