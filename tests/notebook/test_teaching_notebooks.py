@@ -153,3 +153,20 @@ def test_10_shows_the_inspector_its_text_promises():
     shown = found[said + 1]
     assert shown["cell_type"] == "code" and "resumed.inspect()" in text(shown)
     assert text(shown).rstrip().endswith("inspector")  # displayed, not only made
+
+
+def test_after_run_all_no_output_above_the_answers_gives_one_away():
+    """Run All, as a learner might first: every output above the answers section (the
+    quizzes' saved forms included) asks, and none shows an exercise's answer."""
+    nbformat = pytest.importorskip("nbformat")
+    from nbconvert.preprocessors import ExecutePreprocessor
+
+    notebook = nbformat.read(LESSON, as_version=4)
+    ExecutePreprocessor(timeout=300).preprocess(notebook, {"metadata": {"path": str(NOTEBOOKS)}})
+    heading = next(i for i, c in enumerate(notebook.cells) if c.source.startswith("## Answers"))
+    shown = json.dumps([c.get("outputs", []) for c in notebook.cells[:heading]])
+    quizzes = shown.count("nbgraph-quiz-snapshot")
+    assert quizzes == 3  # section 5's and exercises 2 and 3: each shows its question
+    for answer in ("['a', 'web']", "{'notes': ['fresh']}", "after: ['fresh']"):
+        assert answer not in shown and answer.replace("'", "&#x27;") not in shown
+    assert "exercise 1: not yet" in shown  # the scaffold runs, and says so
