@@ -41,7 +41,7 @@ from nbgraph.engine.streaming.namespaces import (
     with_namespaces,
 )
 from nbgraph.engine.streaming.streams import callbacks_inside_node
-from nbgraph.errors import CheckpointFileError, InvalidArgumentError
+from nbgraph.errors import CheckpointFileError, InvalidArgumentError, InvalidUpdateError
 from nbgraph.primitives import START, StateSnapshot
 
 __all__ = ["CompiledGraph"]
@@ -201,11 +201,18 @@ class CompiledGraph(RunnableHabits):
         thread = self._thread(config, strict=True)
         spec = thread.spec
         restored = thread.restore()
+        if restored is None and any(as_node == COPY for _, as_node in updates):
+            raise InvalidUpdateError(
+                f"update_state(as_node='__copy__'): thread {thread.root_id!r} has no checkpoint "
+                "to copy (Cannot copy a non-existent checkpoint); run it first."
+            )
         if restored is None:
             raise ValueError(
                 f"Thread {thread.root_id!r}{f' (checkpoint_ns {thread.ns!r})' if thread.ns else ''}"
                 " has no checkpoint to update; run it first."
             )
+        if any(as_node == COPY for _, as_node in updates):  # (LangGraph's fork of a checkpoint)
+            return _copied(thread, restored, len(updates))
         writes = [(as_node or last_writer(restored), values) for values, as_node in updates]
         for (node, _), (_, given) in zip(writes, updates, strict=True):
             if node not in spec.nodes and node != START:
@@ -434,6 +441,29 @@ def _release_later(wait: Callable[[], object], claim: contextlib.ExitStack) -> N
 
 
 _NO_MODES: frozenset[str] = frozenset()
+
+
+COPY = "__copy__"
+"""`update_state(config, None, as_node=COPY)` copies the checkpoint (LangGraph's constant)."""
+
+
+def _copied(thread: Thread, restored: Any, count: int) -> dict[str, Any]:
+    """`update_state`'s `as_node="__copy__"`: the checkpoint copied as its sibling
+    (`Thread.copy`), alone in its superstep; the copy's config.
+
+    Raises:
+        InvalidUpdateError: other updates in the same superstep.
+    """
+    if count > 1:
+        raise InvalidUpdateError(
+            "as_node='__copy__' copies a checkpoint and takes no other update in its superstep "
+            f"(got {count}; Cannot copy checkpoint with multiple updates): put the updates in "
+            "a superstep of their own after it (bulk_update_state)."
+        )
+    with thread.saver.claim(thread.thread_id):
+        checkpoint_id = thread.copy(restored)
+    own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}
+    return {"configurable": {**own, "checkpoint_id": checkpoint_id}}
 
 
 def _loop_class(spec: GraphSpec) -> type[RunLoop]:
