@@ -41,7 +41,9 @@ def thread(name: str = "t") -> dict[str, Any]:
 def snapshot_view(snapshot: Any, ids: Ids) -> tuple:
     """What a user reads of a `StateSnapshot`: values, next, metadata, which checkpoint it
     follows (by label), its tasks' questions and its interrupts."""
-    parent = snapshot.parent_config["configurable"]["checkpoint_id"] if snapshot.parent_config else None
+    parent = (
+        snapshot.parent_config["configurable"]["checkpoint_id"] if snapshot.parent_config else None
+    )
     return (
         snapshot.values,
         snapshot.next,
@@ -116,7 +118,8 @@ def copying_is_refused_with_other_updates_or_without_a_checkpoint(api):
     app.invoke({"trail": []}, thread())
     try:
         app.bulk_update_state(
-            thread(), [[api.StateUpdate(None, "__copy__"), api.StateUpdate({"trail": ["x"]}, "first")]]
+            thread(),
+            [[api.StateUpdate(None, "__copy__"), api.StateUpdate({"trail": ["x"]}, "first")]],
         )
     except Exception as error:
         errors.append(type(error).__name__)
