@@ -238,7 +238,8 @@ class CompiledGraph(RunnableHabits):
     # --- running ---------------------------------------------------------------------------
 
     def _start(self, config: dict[str, Any] | None, kwargs: dict[str, Any]) -> RunLoop:
-        caller = caller_now()  # (a run inside a node: asked once, here; engine.core.nesting)
+        caller = caller_now(self.checkpointer is True, starts=True)  # (a run inside a node:
+        # asked once, here; engine.core.nesting)
         config, context, store = inherited(
             self._with_bound(config), kwargs.pop("context", None), self.store, caller
         )  # (with_config's first; a graph run inside a node inherits that node's context)
@@ -247,11 +248,13 @@ class CompiledGraph(RunnableHabits):
             merged["callbacks"] = callbacks_inside_node()  # (a run with chain runs: the node's)
         durability = durability_of(kwargs)
         before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)
-        if self.checkpointer is None or isinstance(self.checkpointer, bool):
-            if caller is not None:  # a subgraph: its parent's saver, or None
-                thread = inherited_thread(self, caller)
-            else:  # a plain run: none (`checkpointer=True` is refused)
-                thread = refuse_root_true(self) if self.checkpointer is True else None
+        own = not (self.checkpointer is None or isinstance(self.checkpointer, bool))
+        if caller is not None and not (own and merged["configurable"].get("thread_id")):
+            thread = inherited_thread(self, caller)  # a subgraph: its parent's saver, or None
+            # (LangGraph's too for a graph with a saver of its own, unless its call names a
+            # thread: then it runs that thread, below)
+        elif not own:  # a plain run: none (`checkpointer=True` is refused)
+            thread = refuse_root_true(self) if self.checkpointer is True else None
         else:
             thread = Thread(self.checkpointer, self.spec, merged)
             thread.defer(durability if self.spec.semantics != "branches" else "sync")
@@ -278,15 +281,12 @@ class CompiledGraph(RunnableHabits):
                 try:
                     yield
                 finally:
-                    if run.thread is not None and self._owns_thread():
+                    if run.thread is not None and not run.thread.ns:  # (not a subgraph's)
                         _finish_thread(run)  # (durability: what waits is written now)
                     if run.unsettled is not None:
                         _release_later(run.unsettled, claim.pop_all())
         finally:
             self.last_log = run.log
-
-    def _owns_thread(self) -> bool:
-        return self.checkpointer is not None and not isinstance(self.checkpointer, bool)
 
     def _claimed(self, run: RunLoop) -> Any:
         """Hold the run's thread id for the whole run (a second run of it is refused)."""

@@ -124,3 +124,137 @@ def copying_is_refused_with_other_updates_or_without_a_checkpoint(api):
     except Exception as error:
         errors.append(type(error).__name__)
     return errors, app.get_state(thread()).values
+
+
+# ---------------------------------------------------------------------------------------------
+# A node that runs two graphs: each run has a namespace of its own (`node:<id>`, then
+# `node:<id>|1`), so two `checkpointer=True` graphs keep apart histories
+
+
+class Said(TypedDict):
+    said: Annotated[list, operator.add]
+
+
+class Outer(TypedDict):
+    result: str
+
+
+def ns_shape(ns: str) -> str:
+    """A namespace with its task ids left out: `node:<id>|1|inner:<id>`."""
+    return "|".join(p.partition(":")[0] + (":<id>" if ":" in p else "") for p in ns.split("|"))
+
+
+def echo_graph(api, prefix: str, node: str, mode: Any) -> Any:
+    inner = (
+        api.StateGraph(Said)
+        .add_node("echo", lambda s: {"said": [f"{prefix}:{s['said'][-1]}"]})
+        .add_edge(api.START, "echo")
+        .compile()
+    )
+    return (
+        api.StateGraph(Said)
+        .add_node(node, inner)
+        .add_edge(api.START, node)
+        .compile(checkpointer=mode)
+    )
+
+
+def one_node_two_graphs(api, mode: Any, saver: Any) -> tuple:
+    fruit, veg = echo_graph(api, "F", "fruit", mode), echo_graph(api, "V", "veg", mode)
+    seen = []
+
+    def both(state):
+        f = fruit.invoke({"said": [f"apple{len(seen)}"]})
+        v = veg.invoke({"said": [f"leek{len(seen)}"]})
+        seen.append((f["said"], v["said"]))
+        return {"result": f["said"][-1]}
+
+    app = api.StateGraph(Outer).add_node("both", both).add_edge(api.START, "both")
+    return app.compile(checkpointer=saver), seen
+
+
+@program
+def two_stateful_graphs_in_one_node_keep_their_own_histories(api):
+    saver = api.saver()
+    app, seen = one_node_two_graphs(api, True, saver)
+    outputs = [app.invoke({"result": ""}, thread()) for _ in range(2)]
+    namespaces = sorted(
+        {ns_shape(c.config["configurable"]["checkpoint_ns"]) for c in saver.list(None)}
+    )
+    return outputs, seen, namespaces
+
+
+@program
+def two_graphs_in_one_node_stream_under_their_own_namespaces(api):
+    shown = []
+    for mode, saver in ((None, api.saver()), (None, None), (True, api.saver())):
+        app, _ = one_node_two_graphs(api, mode, saver)
+        config = thread() if saver is not None else None
+        chunks = app.stream({"result": ""}, config, stream_mode="updates", subgraphs=True)
+        shown.append([(tuple(ns_shape(p) for p in ns), chunk) for ns, chunk in chunks])
+    return shown
+
+
+# ---------------------------------------------------------------------------------------------
+# A graph compiled with a saver of its own, run inside a node: LangGraph leaves its saver aside
+# and keeps its checkpoints in the parent's (none if the parent has none), as a subgraph's
+
+
+class Count(TypedDict):
+    n: int
+
+
+def own_saver_program(api, as_node: bool, asks: bool, parent_saver: bool) -> tuple:
+    def step(state):
+        return {"n": state["n"] + (api.interrupt("how many?") if asks else 1)}
+
+    own = api.saver()
+    sub = (
+        api.StateGraph(Count)
+        .add_node("step", step)
+        .add_edge(api.START, "step")
+        .compile(checkpointer=own)
+    )
+    node = sub if as_node else (lambda state: sub.invoke(state))
+    parent = api.saver() if parent_saver else None
+    app = (
+        api.StateGraph(Count)
+        .add_node("sub", node)
+        .add_edge(api.START, "sub")
+        .compile(checkpointer=parent)
+    )
+    config = thread() if parent_saver else None
+    seen = [app.invoke({"n": 1}, config)]
+    if asks:
+        seen.append(app.invoke(api.Command(resume=5), config))
+    seen.append(app.invoke({"n": 10}, config))
+    seen.append(len(list(own.list(None))))
+    if parent is not None:
+        listed = parent.list(None)
+        seen.append(sorted({ns_shape(c.config["configurable"]["checkpoint_ns"]) for c in listed}))
+        tasks = app.get_state(thread(), subgraphs=True).tasks
+        seen.append(
+            [
+                (t.name, t.state.values if t.state else None, t.state.next if t.state else None)
+                for t in tasks
+            ]
+        )
+    return seen
+
+
+@program
+def a_graph_with_its_own_saver_as_a_node_uses_its_parents(api):
+    return own_saver_program(api, as_node=True, asks=False, parent_saver=True)
+
+
+@program
+def a_graph_with_its_own_saver_run_by_a_node_pauses_and_resumes_in_its_parent(api):
+    return [
+        own_saver_program(api, as_node=as_node, asks=True, parent_saver=True)
+        for as_node in (True, False)
+    ]
+
+
+@program
+def a_graph_with_its_own_saver_in_a_parent_without_one_keeps_nothing(api):
+    return own_saver_program(api, as_node=False, asks=False, parent_saver=False)
