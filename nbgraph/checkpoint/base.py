@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from nbgraph.checkpoint.tuples import CheckpointTuple, list_checkpoints
+from nbgraph.checkpoint.tuples import CheckpointTuple, checkpoint_tuple, list_checkpoints
 from nbgraph.errors import NbgraphError
 
 __all__ = [
@@ -198,6 +198,11 @@ class BaseSaver(abc.ABC):
         `checkpoint_id` if it names one, only those older than `before`'s, only those whose
         metadata has every item of `filter`, at most `limit`."""
         return list_checkpoints(self, config, filter=filter, before=before, limit=limit)
+
+    def get_tuple(self, config: Mapping[str, Any]) -> CheckpointTuple | None:
+        """The checkpoint `config` names (its thread's latest without a `checkpoint_id`, of
+        its `checkpoint_ns` or `""`) as LangGraph's `CheckpointTuple`, or None."""
+        return checkpoint_tuple(self, config)
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

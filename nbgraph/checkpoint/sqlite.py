@@ -95,6 +95,10 @@ class SqliteSaver(BaseSaver):
     ['c1']
     """
 
+    lists_by_time = True
+    """`list()` of several threads (a thread's subgraphs', or all) gives the newest first
+    across them, as LangGraph's SQLite saver does (its memory saver: thread by thread)."""
+
     @classmethod
     @contextlib.contextmanager
     def from_conn_string(cls, conn_string: str, **options: Any) -> Iterator[SqliteSaver]:

@@ -258,3 +258,46 @@ def a_graph_with_its_own_saver_run_by_a_node_pauses_and_resumes_in_its_parent(ap
 @program
 def a_graph_with_its_own_saver_in_a_parent_without_one_keeps_nothing(api):
     return own_saver_program(api, as_node=False, asks=False, parent_saver=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# saver.list({"configurable": {"thread_id": ...}}): with no checkpoint_ns, every namespace's
+# checkpoints (LangGraph's memory saver: thread by thread; its SQLite saver: newest first)
+
+
+@program
+def listing_a_thread_shows_its_subgraphs_checkpoints(api):
+    saver = api.saver()
+    sub = (
+        api.StateGraph(Count)
+        .add_node("inc", lambda s: {"n": s["n"] + 1})
+        .add_edge(api.START, "inc")
+    )
+    app = (
+        api.StateGraph(Count)
+        .add_node("sub", sub.compile())
+        .add_node("after", lambda s: {"n": s["n"] * 2})
+        .add_edge(api.START, "sub")
+        .add_edge("sub", "after")
+        .compile(checkpointer=saver)
+    )
+    app.invoke({"n": 1}, thread())
+    app.invoke({"n": 3}, thread("other"))
+    seen = []
+    for configurable in (
+        {"thread_id": "t"},
+        {"thread_id": "t", "checkpoint_ns": ""},
+        {"thread_id": "t", "checkpoint_ns": None},
+    ):
+        listed = saver.list({"configurable": configurable})
+        seen.append(
+            [
+                (ns_shape(c.config["configurable"]["checkpoint_ns"]), c.metadata["step"])
+                for c in listed
+            ]
+        )
+    seen.append(len(list(saver.list(thread(), limit=4))))
+    seen.append(len(list(saver.list(thread(), filter={"source": "input"}))))
+    latest = saver.get_tuple(thread())
+    seen.append((latest.config["configurable"]["checkpoint_ns"], latest.metadata["step"]))
+    return seen
