@@ -35,7 +35,7 @@ from nbgraph.blueprint.validate import (
     unreachable,
 )
 from nbgraph.errors import GraphBuildError
-from nbgraph.primitives import END, START
+from nbgraph.primitives import END, START, IsLastStep, RemainingSteps
 from nbgraph.schema import FieldSpec, SchemaInfo, read_schema, schema_kind
 
 __all__ = ["GraphBuilder"]
@@ -85,6 +85,22 @@ class GraphBuilder(NodePolicies):
 
     def __repr__(self) -> str:
         return f"StateGraph({name_of(self.state_schema)}, nodes={list(self.nodes)})"
+
+    @property
+    def managed(self) -> dict[str, Any]:
+        """The managed fields of the graph's schemas (state, input, output, the nodes' own),
+        by name: each is `RemainingSteps` or `IsLastStep`, which the engine fills in every
+        step (LangGraph's `StateGraph.managed`)."""
+        schemas = [self.state_schema, self.input_schema, self.output_schema]
+        schemas += [node.input.cls for node in self.nodes.values() if node.input is not None]
+        found: dict[str, Any] = {}
+        for schema in schemas:
+            if schema_kind(schema) in (None, "dict"):
+                continue
+            for name, field in read_schema(schema, problems=[]).fields.items():
+                if field.managed:
+                    found.setdefault(name, RemainingSteps if field.type is int else IsLastStep)
+        return found
 
     # --- nodes -----------------------------------------------------------------------------
 

@@ -222,9 +222,9 @@ def lc_add_messages(left: list[Any], right: list[Any], remove_all: str) -> list[
                 merged[existing] = message
         elif is_remove(message):
             raise InvalidUpdateError(
-                f"add_messages: cannot remove message id {message.id!r}: no message has that "
-                f"id (expected the id of one of the {len(left)} current messages or of one "
-                "earlier in this update)"
+                f"add_messages: Attempting to delete a message with an ID that doesn't exist "
+                f"({message.id!r}); expected the id of one of the {len(left)} current messages "
+                "or of one earlier in this update"
             )
         else:
             position[message.id] = len(merged)

@@ -18,6 +18,8 @@ from nbgraph.primitives import MISSING
 if TYPE_CHECKING:
     from nbgraph.messages.model import Message
 
+_UNSET: Any = object()  # (add_messages called without a side: its partial, as LangGraph's)
+
 __all__ = [
     "REMOVE_ALL_MESSAGES",
     "add_messages",
@@ -105,8 +107,12 @@ def with_ids(value: Any) -> Any:
     return [_with_id(m, m is not item) for m, item in zip(messages, given, strict=True)]
 
 
-def add_messages(left: Any, right: Any) -> list[Message]:
+def add_messages(left: Any = _UNSET, right: Any = _UNSET, *, format: str | None = None) -> Any:
     """Merge an update into a list of messages (the reducer of a `messages` field).
+
+    Called with only `format` (`add_messages(format="langchain-openai")`), it returns the
+    reducer that merges so and then formats the messages (`formatted_messages`), as
+    LangGraph's.
 
     Both sides may be MISSING, None, one message-like value or a list of them; each item
     is read with `Message.coerce` and given an id if it has none. Then `left` followed
@@ -140,6 +146,8 @@ def add_messages(left: Any, right: Any) -> list[Message]:
     >>> [m.content for m in add_messages(merged, RemoveMessage(id=merged[0].id))]
     ['hello']
     """
+    if left is _UNSET or right is _UNSET or format is not None:
+        return _with_format(left, right, format)
     if lc.message_kind() == "langchain":
         return lc.lc_add_messages(
             [_with_id(m) for m in _as_messages(left, "left")],
@@ -159,9 +167,9 @@ def add_messages(left: Any, right: Any) -> list[Message]:
                 slots[position.pop(message.id)] = None
             else:
                 raise InvalidUpdateError(
-                    f"add_messages: cannot remove message id {message.id!r}: no message has "
-                    f"that id (expected the id of one of the {len(position)} current messages "
-                    "or of one earlier in this update)"
+                    "add_messages: Attempting to delete a message with an ID that doesn't "
+                    f"exist ({message.id!r}); expected the id of one of the {len(position)} "
+                    "current messages or of one earlier in this update"
                 )
         elif message.id in position:
             slots[position[message.id]] = message
@@ -169,6 +177,48 @@ def add_messages(left: Any, right: Any) -> list[Message]:
             position[message.id] = len(slots)
             slots.append(message)
     return [m for m in slots if m is not None]
+
+
+FORMATS = ("langchain-openai",)
+"""The `format`s `add_messages` takes: `"langchain-openai"` (LangGraph's one)."""
+
+
+def _with_format(left: Any, right: Any, format: str | None) -> Any:
+    """`add_messages` called with `format`, or without both sides."""
+    if format is not None and format not in FORMATS:
+        raise ValueError(
+            f"add_messages: Unrecognized format={format!r}. Expected one of "
+            f"{', '.join(map(repr, FORMATS))}, None."
+        )
+    if left is _UNSET and right is _UNSET:  # (a reducer: LangGraph's partial, named here)
+        return add_messages if format is None else _formatting(format)
+    if left is _UNSET or right is _UNSET:
+        raise ValueError(
+            "add_messages: Must specify non-null arguments for both 'left' and 'right'. Only "
+            f"received: '{'right' if left is _UNSET else 'left'}'."
+        )
+    merged = add_messages(left, right)
+    return merged if format is None else formatted_messages(merged)
+
+
+def _formatting(format: str) -> Any:
+    def add_messages_formatted(left: Any, right: Any) -> list[Any]:
+        return formatted_messages(add_messages(left, right))
+
+    add_messages_formatted.__qualname__ = f"add_messages(format={format!r})"
+    return add_messages_formatted
+
+
+def formatted_messages(messages: list[Any]) -> list[Any]:
+    """Messages with their contents in OpenAI's shapes (text, `image_url` blocks, tool
+    calls), kept as langchain messages: LangGraph's `format="langchain-openai"`.
+
+    Raises:
+        ImportError: langchain_core is not installed (it does the formatting).
+    """
+    from langchain_core.messages import convert_to_messages, convert_to_openai_messages
+
+    return convert_to_messages(convert_to_openai_messages(messages))
 
 
 class _Index:

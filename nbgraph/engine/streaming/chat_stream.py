@@ -65,6 +65,11 @@ class ChatStream(BaseCallbackHandler, _Streaming):  # type: ignore[misc]
         ns = graph_namespace(metadata)[self.base :]
         self.sink.put("messages", Nested(ns, (message, metadata)) if ns else (message, metadata))
 
+    def send(self, message: BaseMessage, metadata: dict[str, Any]) -> None:
+        """Send a message a node pushes (`push_message`), with the node's `metadata`; the
+        node's returning it later does not send it again."""
+        self._send(message, metadata, dedupe=False)
+
     def tap_output_iter(self, run_id: uuid.UUID, output: Any) -> Any:
         return output
 
