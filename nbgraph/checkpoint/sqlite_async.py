@@ -50,9 +50,7 @@ class AsyncSqliteSaver(BaseSaver):
     []
     """
 
-    lists_by_time = True
-    """`list()` of several threads (a thread's subgraphs', or all) gives the newest first
-    across them, as LangGraph's SQLite saver does (its memory saver: thread by thread)."""
+    lists_by_time = True  # list() of several threads: newest first across them (LangGraph's)
 
     batches = True  # (durability "async": the engine hands it checkpoints in `put_batch`es)
 

@@ -108,11 +108,8 @@ def with_ids(value: Any) -> Any:
 
 
 def add_messages(left: Any = _UNSET, right: Any = _UNSET, *, format: str | None = None) -> Any:
-    """Merge an update into a list of messages (the reducer of a `messages` field).
-
-    Called with only `format` (`add_messages(format="langchain-openai")`), it returns the
-    reducer that merges so and then formats the messages (`formatted_messages`), as
-    LangGraph's.
+    """Merge an update into a list of messages (the reducer of a `messages` field); with
+    only `format=` (`"langchain-openai"`), the reducer that also formats them, as LangGraph's.
 
     Both sides may be MISSING, None, one message-like value or a list of them; each item
     is read with `Message.coerce` and given an id if it has none. Then `left` followed
@@ -130,9 +127,6 @@ def add_messages(left: Any = _UNSET, right: Any = _UNSET, *, format: str | None 
     Args:
         left: the current messages.
         right: the update.
-
-    Returns:
-        The merged messages.
 
     Raises:
         TypeError: an item is not message-like (the error says which one).

@@ -96,10 +96,6 @@ class SqliteSaver(BaseSaver):
     ['c1']
     """
 
-    lists_by_time = True
-    """`list()` of several threads (a thread's subgraphs', or all) gives the newest first
-    across them, as LangGraph's SQLite saver does (its memory saver: thread by thread)."""
-
     @classmethod
     @contextlib.contextmanager
     def from_conn_string(cls, conn_string: str, **options: Any) -> Iterator[SqliteSaver]:
@@ -461,3 +457,6 @@ class SqliteSaver(BaseSaver):
                 "INSERT OR IGNORE INTO nbgraph_meta VALUES (?, ?)",
                 [("format", FORMAT), ("schema_version", str(SCHEMA_VERSION))],
             )
+
+
+SqliteSaver.lists_by_time = True  # list() of several threads: newest first across them, as LangGraph
