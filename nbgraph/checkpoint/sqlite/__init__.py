@@ -459,4 +459,4 @@ class SqliteSaver(BaseSaver):
             )
 
 
-SqliteSaver.lists_by_time = True  # list() of several threads: newest first across them, as LangGraph
+SqliteSaver.lists_by_time = True  # list() of several threads: newest first across them (LangGraph)
