@@ -11,6 +11,7 @@ compares.
 # No `from __future__ import annotations`: states are defined inside functions with `api.*`
 # names in their annotations, which both engines read at run time.
 
+import importlib
 import operator
 from typing import Annotated, Any, TypedDict
 
@@ -301,3 +302,126 @@ def listing_a_thread_shows_its_subgraphs_checkpoints(api):
     latest = saver.get_tuple(thread())
     seen.append((latest.config["configurable"]["checkpoint_ns"], latest.metadata["step"]))
     return seen
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages: push_message, add_messages(format=...), a pydantic state's input pairs, the error
+# for removing an id that is not there; StateGraph.managed
+
+
+def module(api, path: str) -> Any:
+    """`langgraph.<path>` or `nbgraph.<path>` (the mirror's same path)."""
+    return importlib.import_module(f"{api.lib}.{path}")
+
+
+def message_rows(messages) -> list:
+    return [(type(m).__name__, m.content, m.id) for m in messages]
+
+
+@program
+def a_node_pushes_messages_that_stream_at_once_and_join_the_state(api):
+    from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+
+    push_message = module(api, "graph.message").push_message
+
+    class Chat(TypedDict):
+        messages: Annotated[list[AnyMessage], api.add_messages]
+        notes: Annotated[list[AnyMessage], api.add_messages]
+
+    said = []
+
+    def chat(state):
+        try:
+            push_message(AIMessage("no id"))
+        except ValueError as error:
+            said.append(("refused", "Message ID is required" in str(error)))
+        first = push_message(AIMessage("one", id="m1"))
+        push_message(HumanMessage("aside", id="m2"), state_key="notes")
+        push_message(AIMessage("only streamed", id="m3"), state_key=None)
+        return {"messages": [first, AIMessage("returned", id="m4")]}
+
+    app = api.StateGraph(Chat).add_node("chat", chat).add_edge(api.START, "chat").compile()
+    chunks = []
+    for mode, chunk in app.stream({"messages": []}, stream_mode=["messages", "values"]):
+        if mode == "messages":
+            message, metadata = chunk
+            chunks.append(("messages", message.content, message.id, metadata["langgraph_node"]))
+        else:
+            chunks.append(("values", {k: message_rows(v) for k, v in chunk.items()}))
+    try:
+        push_message(AIMessage("outside", id="m5"))
+    except Exception as error:
+        said.append(type(error).__name__)
+    return chunks, said
+
+
+@program
+def add_messages_formats_for_openai_when_asked(api):
+    from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+
+    class Chat(TypedDict):
+        messages: Annotated[list[AnyMessage], api.add_messages(format="langchain-openai")]
+
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}}
+    blocks = [{"type": "text", "text": "look:"}, image]
+    app = (
+        api.StateGraph(Chat)
+        .add_node("n", lambda s: {"messages": [AIMessage("seen", id="a1")]})
+        .add_edge(api.START, "n")
+        .compile()
+    )
+    out = app.invoke({"messages": [HumanMessage(blocks, id="h1")]})
+    errors = []
+    for call in (lambda: api.add_messages(format="xml"), lambda: api.add_messages([], None)):
+        try:
+            call()
+        except ValueError as error:
+            errors.append(type(error).__name__)
+    return [(type(m).__name__, m.content) for m in out["messages"]], errors
+
+
+@program
+def a_pydantic_state_takes_message_pairs_as_input(api):
+    from langchain_core.messages import AnyMessage, HumanMessage
+    from pydantic import BaseModel
+
+    class Chat(BaseModel):
+        messages: Annotated[list[AnyMessage], api.add_messages]
+        turns: int = 0
+
+    seen = []
+
+    def reply(state):
+        seen.append([type(m).__name__ for m in state.messages])
+        return {"messages": [HumanMessage("ok")], "turns": state.turns + 1}
+
+    app = api.StateGraph(Chat).add_node("reply", reply).add_edge(api.START, "reply").compile()
+    out = app.invoke({"messages": [("user", "hi"), {"role": "assistant", "content": "yo"}, "x"]})
+    return [(type(m).__name__, m.content) for m in out["messages"]], out["turns"], seen
+
+
+@program
+def removing_a_message_that_is_not_there_is_refused(api):
+    from langchain_core.messages import HumanMessage, RemoveMessage
+
+    try:
+        api.add_messages([HumanMessage("hi", id="1")], RemoveMessage(id="2"))
+    except ValueError as error:  # (LangGraph's class; nbgraph's InvalidUpdateError is one)
+        return "Attempting to delete a message with an ID that doesn't exist" in str(error)
+    return "not refused"
+
+
+@program
+def a_builder_names_its_managed_fields(api):
+    class Steps(TypedDict):
+        left: api.RemainingSteps
+        n: int
+
+    class Last(TypedDict):
+        last: api.IsLastStep
+
+    def node(state: Last):
+        return {}
+
+    builder = api.StateGraph(Steps).add_node("node", node)
+    return sorted(builder.managed), "n" in builder.managed
