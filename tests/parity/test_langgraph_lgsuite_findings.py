@@ -196,6 +196,32 @@ def two_graphs_in_one_node_stream_under_their_own_namespaces(api):
     return shown
 
 
+@program
+def a_retried_node_counts_the_graphs_its_failed_attempts_ran(api):
+    sub = (
+        api.StateGraph(Count)
+        .add_node("inc", lambda s: {"n": s["n"] + 1})
+        .add_edge(api.START, "inc")
+    )
+    inner, attempts = sub.compile(), []
+
+    def flaky(state):
+        attempts.append(1)
+        out = inner.invoke(state)
+        if len(attempts) < 3:
+            raise ValueError("not yet")
+        return out
+
+    retry = api.RetryPolicy(initial_interval=0.001, jitter=False, retry_on=ValueError)
+    app = (
+        api.StateGraph(Count)
+        .add_node("flaky", flaky, retry_policy=retry)
+        .add_edge(api.START, "flaky")
+    )
+    chunks = app.compile(checkpointer=api.saver()).stream({"n": 1}, thread(), subgraphs=True)
+    return [(tuple(ns_shape(p) for p in ns), chunk) for ns, chunk in chunks]
+
+
 # ---------------------------------------------------------------------------------------------
 # A graph compiled with a saver of its own, run inside a node: LangGraph leaves its saver aside
 # and keeps its checkpoints in the parent's (none if the parent has none), as a subgraph's

@@ -132,19 +132,12 @@ class TaskEnv:
     `stream`: the task's writer (a `TaskStream`), `OWN_WRITER` (made when asked), or None
     (no writer: a router called outside a run, say)."""
 
-    __slots__ = ("_config", "_runs", "_runtime", "_stream", "run", "task")
+    __slots__ = ("_config", "_runtime", "_stream", "run", "task")
 
     def __init__(self, run: Any, task: Any, stream: Any = None) -> None:
         self.run, self.task, self._stream = run, task, stream
         self._config: dict[str, Any] | None = None
         self._runtime: Runtime[Any] | None = None
-        self._runs = 0
-
-    def count_run(self) -> int:
-        """Count a graph run the task's node starts; return how many it had started before
-        (`engine.core.nesting`: the run's place in its namespace)."""
-        self._runs += 1
-        return self._runs - 1
 
     def writer(self) -> TaskStream | None:
         """The task's stream writer (what `get_stream_writer()` returns), or None."""

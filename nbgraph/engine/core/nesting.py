@@ -75,7 +75,8 @@ def caller_now(per_node: bool = False, starts: bool = False) -> Caller | None:
     env = current_task_env()
     if env is None:
         return None
-    order = env.count_run() if starts else 0
+    order = len(env.task.subruns) if starts else 0  # (each run it started is kept there,
+    # `engine.nested.subruns`; a retried task's earlier attempts' too, as LangGraph counts)
     return Caller(env, current_scope(), env.relay(), order, per_node)  # (relay: the writer's)
 
 
