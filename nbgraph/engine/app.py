@@ -20,7 +20,7 @@ from nbgraph.engine.core.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.core.nesting import caller_now
 from nbgraph.engine.core.root_state import bare_field, root_chunks, root_output
 from nbgraph.engine.core.runlog import RunLog
-from nbgraph.engine.core.runtime import inherited, start_runtime
+from nbgraph.engine.core.runtime import addressed, inherited, start_runtime
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
 from nbgraph.engine.nested.states import held_tasks, named_thread, with_subgraph_states
@@ -248,11 +248,11 @@ class CompiledGraph(RunnableHabits):
             merged["callbacks"] = callbacks_inside_node()  # (a run with chain runs: the node's)
         durability = durability_of(kwargs)
         before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)
+        if caller is not None and addressed(merged):  # a call inside a node that names a
+            caller = None  # thread or checkpoint of its own: a run of its own, as LangGraph's
         own = not (self.checkpointer is None or isinstance(self.checkpointer, bool))
-        if caller is not None and not (own and merged["configurable"].get("thread_id")):
-            thread = inherited_thread(self, caller)  # a subgraph: its parent's saver, or None
-            # (LangGraph's too for a graph with a saver of its own, unless its call names a
-            # thread: then it runs that thread, below)
+        if caller is not None:  # a subgraph: its parent's saver, or None (a saver of its
+            thread = inherited_thread(self, caller)  # own too, as LangGraph's)
         elif not own:  # a plain run: none (`checkpointer=True` is refused)
             thread = refuse_root_true(self) if self.checkpointer is True else None
         else:

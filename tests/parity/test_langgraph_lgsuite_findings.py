@@ -451,3 +451,29 @@ def a_builder_names_its_managed_fields(api):
 
     builder = api.StateGraph(Steps).add_node("node", node)
     return sorted(builder.managed), "n" in builder.managed
+
+
+@program
+def a_graph_called_with_a_thread_of_its_own_inside_a_node_runs_on_its_own(api):
+    seen = []
+    for mode in (None, True, False, "saver"):
+        own = api.saver() if mode == "saver" else mode
+        child = api.StateGraph(Count).add_node("inc", lambda s: {"n": s["n"] + 1})
+        child = child.add_edge(api.START, "inc").compile(checkpointer=own)
+
+        def call(state, child=child):
+            try:
+                return {"n": child.invoke(state, {"configurable": {"thread_id": "mine"}})["n"]}
+            except RuntimeError as error:  # (checkpointer=True on a run of its own)
+                return {"n": -len(type(error).__name__)}
+
+        parent_saver = api.saver()
+        app = api.StateGraph(Count).add_node("call", call).add_edge(api.START, "call")
+        app = app.compile(checkpointer=parent_saver)
+        chunks = [(len(ns), c) for ns, c in app.stream({"n": 1}, thread(), subgraphs=True)]
+        listed = sorted(
+            {ns_shape(c.config["configurable"]["checkpoint_ns"]) for c in parent_saver.list(None)}
+        )
+        mine = [] if mode != "saver" else [c.metadata["step"] for c in own.list(thread("mine"))]
+        seen.append((mode, chunks, listed, mine))
+    return seen

@@ -18,6 +18,7 @@ __all__ = [
     "ContextT",
     "ExecutionInfo",
     "Runtime",
+    "addressed",
     "current_task_env",
     "enter_task",
     "get_config",
@@ -190,6 +191,16 @@ def _coerce_context(schema: Any, context: Any) -> Any:
 
 
 _ADDRESS_KEYS = frozenset({"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"})
+
+
+def addressed(config: Any) -> bool:
+    """Whether a run's config names a thread or checkpoint of its own (a non-empty
+    `thread_id`, `checkpoint_ns`, `checkpoint_id` or `checkpoint_map`; `inherited` never
+    passes the calling node's on). A graph invoked so inside a node is a run of its own,
+    as in LangGraph: it keeps its checkpoints in its own saver (none without one), and its
+    chunks are not its caller's."""
+    configurable = config.get("configurable") or {}
+    return any(configurable.get(key) not in (None, "", {}) for key in _ADDRESS_KEYS)
 
 
 def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tuple[Any, Any, Any]:
