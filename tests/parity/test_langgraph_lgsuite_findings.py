@@ -477,3 +477,42 @@ def a_graph_called_with_a_thread_of_its_own_inside_a_node_runs_on_its_own(api):
         mine = [] if mode != "saver" else [c.metadata["step"] for c in own.list(thread("mine"))]
         seen.append((mode, chunks, listed, mine))
     return seen
+
+
+@program
+def a_graph_called_with_a_thread_of_its_own_takes_no_context_or_store_from_its_caller(api):
+    from dataclasses import dataclass
+
+    @dataclass
+    class Who:
+        name: str
+
+    class Note(TypedDict):
+        note: str
+
+    def read(state, runtime: api.Runtime[Who]):
+        flags = (
+            runtime.context,
+            runtime.store is not None,
+            api.get_config()["configurable"].get("user"),
+        )
+        return {"note": repr(flags)}
+
+    child = (
+        api.StateGraph(Note, context_schema=Who)
+        .add_node("read", read)
+        .add_edge(api.START, "read")
+        .compile()
+    )
+
+    def call(state):
+        inherited = child.invoke(state)["note"]
+        own = child.invoke(state, {"configurable": {"thread_id": "own"}})["note"]
+        return {"note": f"{inherited} / {own}"}
+
+    app = (
+        api.StateGraph(Note, context_schema=Who).add_node("call", call).add_edge(api.START, "call")
+    )
+    app = app.compile(checkpointer=api.saver(), store=api.InMemoryStore())
+    config = {"configurable": {"thread_id": "t", "user": "u1"}}
+    return app.invoke({"note": ""}, config, context=Who("me"))

@@ -207,7 +207,8 @@ def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tupl
     """What a graph invoked inside a running node takes from that node's run, as LangGraph
     does: its context and store (unless given), its `recursion_limit`, `metadata`, `tags`
     and `configurable` keys (the call's own win, its tags come after; a checkpoint's
-    address is never inherited).
+    address is never inherited). A call that names a thread or checkpoint of its own
+    (`addressed`) takes only the `recursion_limit`, `metadata` and `tags`.
 
     Outside a node (`caller` None: `engine.core.nesting.caller_now`), `(config, context,
     store)` unchanged.
@@ -217,9 +218,15 @@ def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tupl
         return config, context, store
     parent = env.run
     given = dict(config or {})
-    outer = {
-        k: v for k, v in (parent.config.get("configurable") or {}).items() if k not in _ADDRESS_KEYS
-    }
+    if addressed(given):  # a run of its own (LangGraph: the node's configurable, where its
+        outer, parent_runtime = {}, False  # context and store are, is not passed on)
+    else:
+        outer = {
+            k: v
+            for k, v in (parent.config.get("configurable") or {}).items()
+            if k not in _ADDRESS_KEYS
+        }
+        parent_runtime = True
     if outer:
         given["configurable"] = {**outer, **(given.get("configurable") or {})}
     if "recursion_limit" in parent.config:
@@ -228,8 +235,9 @@ def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tupl
         given["metadata"] = {**parent.config["metadata"], **(given.get("metadata") or {})}
     if parent.config.get("tags"):
         given["tags"] = [*parent.config["tags"], *(given.get("tags") or ())]
-    context = getattr(parent, "context", None) if context is None else context
-    store = getattr(parent, "store", None) if store is None else store
+    if parent_runtime:
+        context = getattr(parent, "context", None) if context is None else context
+        store = getattr(parent, "store", None) if store is None else store
     return given, context, store
 
 
