@@ -29,7 +29,12 @@ from nbgraph.engine.persistence.durability import durability_of, finish
 from nbgraph.engine.persistence.history_snapshots import history_snapshots, paged
 from nbgraph.engine.persistence.listing import ThreadStates as ThreadStates  # (saver.list())
 from nbgraph.engine.persistence.persist import Thread
-from nbgraph.engine.persistence.snapshots import last_writer, state_snapshot, write_as_nodes
+from nbgraph.engine.persistence.snapshots import (
+    last_writer,
+    start_empty,
+    state_snapshot,
+    write_as_nodes,
+)
 from nbgraph.engine.runnable import RunnableHabits, refuse_non_saver
 from nbgraph.engine.streaming.namespaces import (
     SKIP,
@@ -206,14 +211,15 @@ class CompiledGraph(RunnableHabits):
                 f"update_state(as_node='__copy__'): thread {thread.root_id!r} has no checkpoint "
                 "to copy (Cannot copy a non-existent checkpoint); run it first."
             )
-        if restored is None:
+        if restored is None and (thread.ns or spec.semantics == "branches"):
             raise ValueError(
                 f"Thread {thread.root_id!r}{f' (checkpoint_ns {thread.ns!r})' if thread.ns else ''}"
                 " has no checkpoint to update; run it first."
             )
         if any(as_node == COPY for _, as_node in updates):  # (LangGraph's fork of a checkpoint)
             return _copied(thread, restored, len(updates))
-        writes = [(as_node or last_writer(restored), values) for values, as_node in updates]
+        first = START if restored is None else None  # (an empty thread: written as START)
+        writes = [(as_node or first or last_writer(restored), v) for v, as_node in updates]
         for (node, _), (_, given) in zip(writes, updates, strict=True):
             if node not in spec.nodes and node != START:
                 if given is None:  # (read from the thread: another graph's, or a damaged file)
@@ -230,8 +236,11 @@ class CompiledGraph(RunnableHabits):
         merged.update(config)
         run = _loop_class(spec)(spec, merged, thread)
         with self._claimed(run):  # (LangGraph: source "update", on a past checkpoint too)
-            run.resume(restored, keep_next=False)  # (a branch run: its lineages merged)
-            write_as_nodes(run, writes, due=restored.control["pull"])
+            if restored is None:  # (LangGraph: the thread's first checkpoint is the update)
+                start_empty(run)
+            else:
+                run.resume(restored, keep_next=False)  # (a branch run: its lineages merged)
+            write_as_nodes(run, writes, due=restored.control["pull"] if restored else {})
         own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
         return {"configurable": {**own, "checkpoint_id": thread.head}}
 
@@ -248,8 +257,8 @@ class CompiledGraph(RunnableHabits):
             merged["callbacks"] = callbacks_inside_node()  # (a run with chain runs: the node's)
         durability = durability_of(kwargs)
         before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)
-        if caller is not None and addressed(merged):  # a call inside a node that names a
-            caller = None  # thread or checkpoint of its own: a run of its own, as LangGraph's
+        if caller is not None and addressed(merged, caller.env):  # a call inside a node
+            caller = None  # naming a thread or checkpoint of its own: a run of its own
         own = not (self.checkpointer is None or isinstance(self.checkpointer, bool))
         if caller is not None:  # a subgraph: its parent's saver, or None (a saver of its
             thread = inherited_thread(self, caller)  # own too, as LangGraph's)

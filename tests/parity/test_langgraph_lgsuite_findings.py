@@ -516,3 +516,24 @@ def a_graph_called_with_a_thread_of_its_own_takes_no_context_or_store_from_its_c
     app = app.compile(checkpointer=api.saver(), store=api.InMemoryStore())
     config = {"configurable": {"thread_id": "t", "user": "u1"}}
     return app.invoke({"note": ""}, config, context=Who("me"))
+
+
+# ---------------------------------------------------------------------------------------------
+# update_state on a thread with no checkpoint yet: the update is its first checkpoint
+
+
+@program
+def updating_a_thread_that_has_no_checkpoint_starts_it(api):
+    seen, ids = [], Ids()
+    for as_node in (None, "work", "__start__"):
+        app = (
+            api.StateGraph(Trail)
+            .add_node("work", lambda s: {"trail": ["work"]})
+            .add_edge(api.START, "work")
+            .compile(checkpointer=api.saver())
+        )
+        config = thread(f"fresh-{as_node}")
+        app.update_state(config, {"trail": ["given"]}, as_node=as_node)
+        history = [snapshot_view(s, ids) for s in app.get_state_history(config)]
+        seen.append((history, app.invoke(None, config), app.invoke({"trail": ["more"]}, config)))
+    return seen

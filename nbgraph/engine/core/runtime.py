@@ -193,14 +193,19 @@ def _coerce_context(schema: Any, context: Any) -> Any:
 _ADDRESS_KEYS = frozenset({"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"})
 
 
-def addressed(config: Any) -> bool:
-    """Whether a run's config names a thread or checkpoint of its own (a non-empty
-    `thread_id`, `checkpoint_ns`, `checkpoint_id` or `checkpoint_map`; `inherited` never
-    passes the calling node's on). A graph invoked so inside a node is a run of its own,
-    as in LangGraph: it keeps its checkpoints in its own saver (none without one), and its
-    chunks are not its caller's."""
+def addressed(config: Any, env: Any) -> bool:
+    """Whether the config of a graph run started inside a node (`env`, the node's task)
+    names a thread or checkpoint of its own (a non-empty `thread_id`, `checkpoint_ns`,
+    `checkpoint_id` or `checkpoint_map`; `inherited` never passes the node's on). A graph
+    invoked so is a run of its own, as in LangGraph: it keeps its checkpoints in its own
+    saver (none without one), and its chunks are not its caller's. The node's own config
+    passed on (its `checkpoint_ns` with it) is not: LangGraph's carries the task's keys."""
     configurable = config.get("configurable") or {}
-    return any(configurable.get(key) not in (None, "", {}) for key in _ADDRESS_KEYS)
+    named = {k: configurable[k] for k in _ADDRESS_KEYS if configurable.get(k) not in (None, "", {})}
+    if not named or "checkpoint_ns" not in named:
+        return bool(named)
+    own = env.config().get("configurable") or {}
+    return any(own.get(key) != value for key, value in named.items())
 
 
 def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tuple[Any, Any, Any]:
@@ -218,7 +223,7 @@ def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tupl
         return config, context, store
     parent = env.run
     given = dict(config or {})
-    if addressed(given):  # a run of its own (LangGraph: the node's configurable, where its
+    if addressed(given, env):  # a run of its own (LangGraph: the node's configurable, where its
         outer, parent_runtime = {}, False  # context and store are, is not passed on)
     else:
         outer = {
