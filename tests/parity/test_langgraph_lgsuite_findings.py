@@ -480,6 +480,33 @@ def a_graph_called_with_a_thread_of_its_own_inside_a_node_runs_on_its_own(api):
 
 
 @program
+def a_graph_given_its_callers_config_stays_its_subgraph(api):
+    sub = (
+        api.StateGraph(Count)
+        .add_node("inc", lambda s: {"n": s["n"] + 1})
+        .add_edge(api.START, "inc")
+    )
+    inner, saver = sub.compile(), api.saver()
+
+    def call(state, config):
+        return {"n": inner.invoke(state, config)["n"]}
+
+    app = (
+        api.StateGraph(Count)
+        .add_node("call", call)
+        .add_edge(api.START, "call")
+        .compile(checkpointer=saver)
+    )
+    chunks = [
+        (tuple(ns_shape(p) for p in ns), c)
+        for ns, c in app.stream({"n": 1}, thread(), subgraphs=True)
+    ]
+    return chunks, sorted(
+        {ns_shape(c.config["configurable"]["checkpoint_ns"]) for c in saver.list(None)}
+    )
+
+
+@program
 def a_graph_called_with_a_thread_of_its_own_takes_no_context_or_store_from_its_caller(api):
     from dataclasses import dataclass
 
