@@ -564,3 +564,28 @@ def updating_a_thread_that_has_no_checkpoint_starts_it(api):
         history = [snapshot_view(s, ids) for s in app.get_state_history(config)]
         seen.append((history, app.invoke(None, config), app.invoke({"trail": ["more"]}, config)))
     return seen
+
+
+@program
+def a_memory_saver_answers_the_async_reads(api):
+    import asyncio
+
+    saver = api.InMemorySaver()  # (LangGraph's SqliteSaver refuses them; nbgraph's answers)
+    app = (
+        api.StateGraph(Count)
+        .add_node("inc", lambda s: {"n": s["n"] + 1})
+        .add_edge(api.START, "inc")
+    )
+    app = app.compile(checkpointer=saver)
+    app.invoke({"n": 1}, thread())
+
+    async def read():
+        latest = await saver.aget_tuple(thread())
+        listed = [
+            (c.metadata["step"], c.metadata["source"]) async for c in saver.alist(thread(), limit=2)
+        ]
+        await saver.adelete_thread("t")
+        left = [c async for c in saver.alist(thread())]
+        return latest.metadata["step"], latest.checkpoint["channel_values"]["n"], listed, left
+
+    return asyncio.run(read())
