@@ -222,6 +222,39 @@ def a_retried_node_counts_the_graphs_its_failed_attempts_ran(api):
     return [(tuple(ns_shape(p) for p in ns), chunk) for ns, chunk in chunks]
 
 
+@program
+def a_stateful_graph_inside_a_subgraph_keeps_its_history_across_the_parents_runs(api):
+    def ask(state):
+        return {"trail": [api.interrupt("which?")]}
+
+    inner = (
+        api.StateGraph(Trail)
+        .add_node("ask", ask)
+        .add_edge(api.START, "ask")
+        .compile(checkpointer=True)
+    )
+    middle = api.StateGraph(Trail).add_node("inner", inner).add_edge(api.START, "inner").compile()
+    saver = api.saver()
+    app = api.StateGraph(Trail).add_node("middle", middle).add_edge(api.START, "middle")
+    app = app.compile(checkpointer=saver)
+
+    def shape(snapshot):
+        tasks = [
+            (t.name, shape(t.state) if hasattr(t.state, "values") else None) for t in snapshot.tasks
+        ]
+        return snapshot.values, snapshot.next, tasks
+
+    seen = []
+    for turn in range(2):
+        seen.append(app.invoke({"trail": [f"in{turn}"]}, thread()))
+        seen.append(shape(app.get_state(thread(), subgraphs=True)))
+        seen.append(app.invoke(api.Command(resume=f"answer{turn}"), thread()))
+    seen.append(
+        sorted({ns_shape(c.config["configurable"]["checkpoint_ns"]) for c in saver.list(None)})
+    )
+    return seen
+
+
 # ---------------------------------------------------------------------------------------------
 # A graph compiled with a saver of its own, run inside a node: LangGraph leaves its saver aside
 # and keeps its checkpoints in the parent's (none if the parent has none), as a subgraph's
