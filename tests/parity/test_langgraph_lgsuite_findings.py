@@ -255,6 +255,41 @@ def a_stateful_graph_inside_a_subgraph_keeps_its_history_across_the_parents_runs
     return seen
 
 
+@program
+def a_node_in_graphs_its_caller_ran_twice_reads_their_namespaces(api):
+    class Seen(TypedDict):
+        seen: list
+
+    def leaf(state, config):
+        configurable, metadata = config["configurable"], config["metadata"]
+        names = (configurable["checkpoint_ns"], metadata.get("checkpoint_ns"))
+        return {
+            "seen": [
+                *names,
+                metadata["langgraph_checkpoint_ns"],
+                api.get_config()["configurable"]["checkpoint_ns"],
+            ]
+        }
+
+    shown = []
+    for mode in (True, None):
+        sub = (
+            api.StateGraph(Seen)
+            .add_node("leaf", leaf)
+            .add_edge(api.START, "leaf")
+            .compile(checkpointer=mode)
+        )
+
+        def call(state, sub=sub):
+            return {"seen": sub.invoke({"seen": []})["seen"] + sub.invoke({"seen": []})["seen"]}
+
+        app = api.StateGraph(Seen).add_node("call", call).add_edge(api.START, "call")
+        ids = Ids()
+        seen = app.compile(checkpointer=api.saver()).invoke({"seen": []}, thread())["seen"]
+        shown.append([ids.text(ns) for ns in seen])
+    return shown
+
+
 # ---------------------------------------------------------------------------------------------
 # A graph compiled with a saver of its own, run inside a node: LangGraph leaves its saver aside
 # and keeps its checkpoints in the parent's (none if the parent has none), as a subgraph's

@@ -22,7 +22,15 @@ from typing import Any
 from nbgraph.engine.core.interrupts import Scope, current_scope
 from nbgraph.engine.core.runtime import current_task_env
 
-__all__ = ["NS_SEP", "Caller", "caller_now", "checkpoint_ns", "namespace_of", "nested_ns"]
+__all__ = [
+    "NS_SEP",
+    "Caller",
+    "caller_now",
+    "checkpoint_ns",
+    "namespace_of",
+    "nested_ns",
+    "outermost_task_ns",
+]
 
 NS_SEP = "|"
 """What joins the parts of a namespace: `"outer:<task id>|inner:<task id>"`."""
@@ -92,6 +100,18 @@ def namespace_of(run: Any) -> tuple[str, ...]:
     if namespace is None:
         namespace = caller.namespace = nested_ns(namespace_of(caller.env.run), caller)
     return namespace
+
+
+def outermost_task_ns(run: Any) -> str | None:
+    """`"<node>:<task id>"` of the task of a plain run that a nested `run` runs inside, at
+    any depth (None: `run` is not nested). LangGraph puts it in a nested run's metadata
+    (`checkpoint_ns`), with its task id even where the namespace drops it."""
+    caller = getattr(run, "caller", None)
+    if caller is None:
+        return None
+    while getattr(caller.run, "caller", None) is not None:
+        caller = caller.run.caller
+    return f"{caller.env.task.node}:{caller.env.task_id}"
 
 
 def nested_ns(
