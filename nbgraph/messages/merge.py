@@ -18,8 +18,6 @@ from nbgraph.primitives import MISSING
 if TYPE_CHECKING:
     from nbgraph.messages.model import Message
 
-_UNSET: Any = object()  # (add_messages called without a side: its partial, as LangGraph's)
-
 __all__ = [
     "REMOVE_ALL_MESSAGES",
     "add_messages",
@@ -107,13 +105,14 @@ def with_ids(value: Any) -> Any:
     return [_with_id(m, m is not item) for m, item in zip(messages, given, strict=True)]
 
 
-def add_messages(left: Any = _UNSET, right: Any = _UNSET, *, format: str | None = None) -> Any:
+def add_messages(left: Any = None, right: Any = None, *, format: str | None = None) -> Any:
     """Merge an update into a list of messages (the reducer of a `messages` field); with
     only `format=` (`"langchain-openai"`), the reducer that also formats them, as LangGraph's.
 
-    Both sides may be MISSING, None, one message-like value or a list of them; each item
-    is read with `Message.coerce` and given an id if it has none. Then `left` followed
-    by `right` is applied in order to an empty list:
+    Both sides may be MISSING, one message-like value or a list of them (None on one side
+    is refused, as LangGraph's; on both, the reducer is returned); each item is read with
+    `Message.coerce` and given an id if it has none. Then `left` followed by `right` is
+    applied in order to an empty list:
 
     - `RemoveMessage(id=REMOVE_ALL_MESSAGES)` clears everything before it;
     - `RemoveMessage(id=x)` deletes the message with id x;
@@ -140,7 +139,7 @@ def add_messages(left: Any = _UNSET, right: Any = _UNSET, *, format: str | None 
     >>> [m.content for m in add_messages(merged, RemoveMessage(id=merged[0].id))]
     ['hello']
     """
-    if left is _UNSET or right is _UNSET or format is not None:
+    if left is None or right is None or format is not None:
         return _with_format(left, right, format)
     if lc.message_kind() == "langchain":
         return lc.lc_add_messages(
@@ -178,38 +177,41 @@ FORMATS = ("langchain-openai",)
 
 
 def _with_format(left: Any, right: Any, format: str | None) -> Any:
-    """`add_messages` called with `format`, or without both sides."""
-    if format is not None and format not in FORMATS:
-        raise ValueError(
-            f"add_messages: Unrecognized format={format!r}. Expected one of "
-            f"{', '.join(map(repr, FORMATS))}, None."
-        )
-    if left is _UNSET and right is _UNSET:  # (a reducer: LangGraph's partial, named here)
+    """`add_messages` called with `format`, or without a side (None), as LangGraph's: no
+    side gives the reducer, one side alone is refused."""
+    if left is None and right is None:  # (a reducer: LangGraph's partial, named here)
         return add_messages if format is None else _formatting(format)
-    if left is _UNSET or right is _UNSET:
+    if left is None or right is None:
         raise ValueError(
             "add_messages: Must specify non-null arguments for both 'left' and 'right'. Only "
-            f"received: '{'right' if left is _UNSET else 'left'}'."
+            f"received: '{'left' if left is not None else 'right'}' (a write of None to a "
+            "messages field is one; write [] for no messages)."
         )
     merged = add_messages(left, right)
-    return merged if format is None else formatted_messages(merged)
+    return merged if format is None else formatted_messages(merged, format)
 
 
 def _formatting(format: str) -> Any:
     def add_messages_formatted(left: Any, right: Any) -> list[Any]:
-        return formatted_messages(add_messages(left, right))
+        return add_messages(left, right, format=format)
 
     add_messages_formatted.__qualname__ = f"add_messages(format={format!r})"
     return add_messages_formatted
 
 
-def formatted_messages(messages: list[Any]) -> list[Any]:
+def formatted_messages(messages: list[Any], format: str = "langchain-openai") -> list[Any]:
     """Messages with their contents in OpenAI's shapes (text, `image_url` blocks, tool
     calls), kept as langchain messages: LangGraph's `format="langchain-openai"`.
 
     Raises:
+        ValueError: another `format` (LangGraph's text).
         ImportError: langchain_core is not installed (it does the formatting).
     """
+    if format not in FORMATS:
+        raise ValueError(
+            f"add_messages: Unrecognized format={format!r}. Expected one of "
+            f"{', '.join(map(repr, FORMATS))}, None."
+        )
     from langchain_core.messages import convert_to_messages, convert_to_openai_messages
 
     return convert_to_messages(convert_to_openai_messages(messages))
@@ -277,7 +279,7 @@ def add_messages_in_place(left: Any, right: Any) -> Any:
     >>> add_messages_in_place(current, [("assistant", "hello")]) is current
     True
     """
-    if type(left) is not list:
+    if type(left) is not list or right is None:
         return add_messages(left, right)
     incoming = [_with_id(m) for m in _as_messages(right, "right")]
     index = _index_of(left)

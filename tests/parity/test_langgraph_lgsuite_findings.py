@@ -465,13 +465,42 @@ def add_messages_formats_for_openai_when_asked(api):
         .compile()
     )
     out = app.invoke({"messages": [HumanMessage(blocks, id="h1")]})
-    errors = []
-    for call in (lambda: api.add_messages(format="xml"), lambda: api.add_messages([], None)):
+    ended = []
+    calls = (
+        lambda: api.add_messages(format="xml")([], []),  # (refused when it merges)
+        lambda: api.add_messages([], None),
+        lambda: api.add_messages(None, [HumanMessage("x", id="x")]),
+        lambda: callable(api.add_messages()),
+    )
+    for call in calls:
         try:
-            call()
+            ended.append(call())
         except ValueError as error:
-            errors.append(type(error).__name__)
-    return [(type(m).__name__, m.content) for m in out["messages"]], errors
+            ended.append(type(error).__name__)
+    return [(type(m).__name__, m.content) for m in out["messages"]], ended
+
+
+@program
+def a_node_writing_none_to_its_messages_is_refused(api):
+    from langchain_core.messages import AnyMessage, HumanMessage
+
+    class Chat(TypedDict):
+        messages: Annotated[list[AnyMessage], api.add_messages]
+
+    seen = []
+    for write in (None, [], HumanMessage("more", id="m")):
+        app = api.StateGraph(Chat).add_node("n", lambda s, w=write: {"messages": w})
+        app = app.add_edge(api.START, "n").compile()
+        try:
+            seen.append(
+                [
+                    m.content
+                    for m in app.invoke({"messages": [HumanMessage("hi", id="h")]})["messages"]
+                ]
+            )
+        except ValueError as error:
+            seen.append(("refused", "Must specify non-null arguments" in str(error)))
+    return seen
 
 
 @program
