@@ -129,11 +129,12 @@ def _task_chunks(
 
 def _call_chunks(calls: list[Task], modes: frozenset[str]) -> Iterable[Chunk]:
     """`"updates"` for finished `@task` calls: `{task name: what it returned}`, marked as
-    cached when it came from the checkpoint or the cache (as LangGraph streams them)."""
+    cached when it came from the node cache. A call restored from the checkpoint (it had
+    finished before the run paused) streams nothing again, as in LangGraph."""
     if "updates" not in modes:
         return
     for call in calls:
-        if call.error is None and not call.interrupts:
+        if call.error is None and not call.interrupts and (call.from_cache or not call.cached):
             chunk = {call.node: returned_value(call)}
             if call.cached:
                 chunk["__metadata__"] = {"cached": True}

@@ -560,6 +560,61 @@ def test_stream_updates_of_a_paused_task():
     same(program)
 
 
+def test_a_resume_streams_the_tasks_that_finished_before_the_pause_no_more():
+    def program(api):
+        @api.task
+        def write(topic: str) -> str:
+            return f"an essay about {topic}"
+
+        @api.task
+        def polish(text: str) -> str:
+            return text + "!"
+
+        @api.entrypoint(checkpointer=api.InMemorySaver())
+        def main(topic: str) -> dict:
+            essay = polish(write(topic).result()).result()
+            return {"essay": essay, "approved": api.interrupt({"essay": essay})}
+
+        seen = []
+        for n, mode in enumerate(["updates", ["updates", "values"], ["updates", "custom"]]):
+            seen.append(plain(list(main.stream("cats", thread(str(n)), stream_mode=mode))))
+            resume = api.Command(resume=True)
+            seen.append(plain(list(main.stream(resume, thread(str(n)), stream_mode=mode))))
+        return seen
+
+    out = same(program)[0]
+    assert out[1] == [{"main": {"essay": "an essay about cats!", "approved": True}}]
+
+
+def test_a_resume_after_an_error_streams_only_what_runs_again():
+    def program(api):
+        fail = [True]
+
+        @api.task
+        def fetch(x: int) -> int:
+            return x + 1
+
+        @api.task
+        def flaky(x: int) -> int:
+            if fail[0]:
+                fail[0] = False
+                raise ValueError("boom")
+            return x * 2
+
+        @api.entrypoint(checkpointer=api.InMemorySaver())
+        def main(x: int) -> int:
+            return flaky(fetch(x).result()).result()
+
+        first = []
+        try:
+            first.extend(main.stream(1, thread(), stream_mode="updates"))
+        except ValueError:
+            pass
+        return plain(first), plain(list(main.stream(None, thread(), stream_mode="updates")))
+
+    same(program)
+
+
 # ---------------------------------------------------------------------------------------------
 # policies
 
