@@ -499,6 +499,24 @@ def test_messages_stream():
     same(program)
 
 
+def test_messages_stream_tags_are_the_models_own():
+    """The docs filter the `messages` stream by `metadata["tags"] == ["joke"]`: inside an
+    agent (its model called in a `RunnableSequence`) the tags are the model's, no
+    `seq:step:N` bookkeeping; a model with no tags of its own has none."""
+
+    def program(lg):
+        joke = adding_model().with_config(tags=["joke"])
+        tagged = lg.create_react_agent(joke, [add, shout])
+        plain_agent = lg.create_react_agent(adding_model(), [add, shout], prompt="be brief")
+        out = []
+        for app in (tagged, plain_agent):
+            for message, meta in app.stream(QUESTION, stream_mode="messages"):
+                out.append((said(message), meta["langgraph_node"], meta.get("tags")))
+        return sorted(map(str, out))
+
+    same(program)
+
+
 def test_store_read_by_the_prompt_and_a_tool():
     def program(lg):
         store = lg.InMemoryStore()

@@ -16,7 +16,7 @@ from nbgraph.engine.core.injection import task_triggers, task_uuid
 from nbgraph.engine.core.tasks import Task, node_input
 from nbgraph.isolation import StateView
 
-__all__ = ["task_finished", "task_started"]
+__all__ = ["task_finished", "task_started", "user_tags"]
 
 _INTERNAL = frozenset(
     {
@@ -25,6 +25,12 @@ _INTERNAL = frozenset(
     }
 )  # fmt: skip
 """Metadata keys LangGraph leaves out of a task's start (the task's own fields say them)."""
+
+
+def user_tags(tags: Any) -> list[str]:
+    """The tags a `tasks` or `messages` chunk's metadata shows: all but langchain's
+    `seq:step:N` bookkeeping (a `RunnableSequence` tags each of its steps), as LangGraph."""
+    return [tag for tag in tags or () if not tag.startswith("seq:step")]
 
 
 def task_started(run: Any, task: Task) -> dict[str, Any]:
@@ -41,7 +47,7 @@ def task_started(run: Any, task: Task) -> dict[str, Any]:
     }
     config = run.config
     metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k not in _INTERNAL}
-    tags = [tag for tag in config.get("tags") or () if not tag.startswith("seq:step")]
+    tags = user_tags(config.get("tags"))
     if tags:
         metadata["tags"] = tags
     if metadata:
