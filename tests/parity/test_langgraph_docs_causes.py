@@ -16,6 +16,7 @@ import operator
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
 pytestmark = pytest.mark.langgraph
@@ -157,3 +158,49 @@ def test_values_chunks_list_fields_in_the_schemas_order():
         return [list(chunk) for chunk in chunks], list(app.invoke({"log": ["start"], "x": 0}))
 
     same(program)
+
+
+# --- add_node(metadata=...) ----------------------------------------------------------------
+
+
+def test_a_nodes_metadata_is_drawn_and_in_its_config():
+    def program(api):
+        seen = []
+
+        def a(state: State, config: RunnableConfig) -> dict:
+            own = api.get_config()["metadata"]
+            seen.append([(k, v) for k, v in config["metadata"].items() if "langgraph" not in k])
+            seen.append([(k, v) for k, v in own.items() if "langgraph" not in k])
+            return {"x": 1}
+
+        builder = api.StateGraph(State)
+        builder.add_node("a", a, metadata={"owner": "ada", "retries": 1})
+
+        def b(state: State) -> dict:
+            return {"log": ["b"]}
+
+        builder.add_node("b", b, metadata={"owner": "bo"})
+        app = (
+            builder.add_edge(api.START, "a")
+            .add_edge(api.START, "b")
+            .compile(interrupt_before=["b"], checkpointer=api.InMemorySaver())
+        )
+        drawn = {key: node.metadata for key, node in app.get_graph().nodes.items()}
+        mermaid = app.get_graph().draw_mermaid()
+        app.invoke({"x": 0}, {**thread(), "metadata": {"run": "r", "owner": "run"}})
+        tasks = list(app.stream(None, thread(), stream_mode="tasks"))
+        started = [chunk.get("metadata") for chunk in tasks if "input" in chunk]
+        return drawn, mermaid, seen, started
+
+    same(program)
+
+
+def test_a_node_metadata_that_is_not_a_dict_is_refused():
+    """LangGraph fails when it first reads it (a `ValueError`); nbgraph at `compile()`,
+    naming the node (a `GraphBuildError`, which is a `ValueError`)."""
+
+    def program(api):
+        builder = api.StateGraph(State).add_node("a", lambda state: {}, metadata=["owner"])
+        return builder.add_edge(api.START, "a").compile().get_graph().nodes["a"].metadata
+
+    assert same(program, raises=True, catchable=True)[0][0] == "raised"

@@ -1,18 +1,19 @@
 """`stream_mode="tasks"`: each task as it starts and as it finishes, in LangGraph's shape.
 
-A start is `{"id", "name", "input", "triggers"}` (and `"metadata"`, the run's own metadata,
-when there is some); a result is `{"id", "name", "error", "result", "interrupts"}`, where
-`result` holds the task's writes to the state's fields (`{"$writes": [...]}` for a field it
-wrote more than once) and `interrupts` each `interrupt()` that paused it as
-`{"value", "id", "response_schema"}`. The id is the task's LangGraph-shaped id: the one its config's
-`checkpoint_ns` and the namespace of the graphs it runs (`subgraphs=True`) carry.
+A start is `{"id", "name", "input", "triggers"}` (and `"metadata"`, the run's own metadata
+and its node's `add_node(metadata=...)`, when there is some); a result is `{"id", "name",
+"error", "result", "interrupts"}`, where `result` holds the task's writes to the state's
+fields (`{"$writes": [...]}` for a field it wrote more than once) and `interrupts` each
+`interrupt()` that paused it as `{"value", "id", "response_schema"}`. The id is the task's
+LangGraph-shaped id: the one its config's `checkpoint_ns` and the namespace of the graphs it
+runs (`subgraphs=True`) carry.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.core.injection import task_triggers, task_uuid
+from nbgraph.engine.core.injection import node_metadata, task_triggers, task_uuid
 from nbgraph.engine.core.tasks import Task, node_input
 from nbgraph.isolation import StateView
 
@@ -46,7 +47,8 @@ def task_started(run: Any, task: Task) -> dict[str, Any]:
         "triggers": task_triggers(spec, task),
     }
     config = run.config
-    metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k not in _INTERNAL}
+    given = {**(config.get("metadata") or {}), **node_metadata(spec, task)}
+    metadata = {k: v for k, v in given.items() if k not in _INTERNAL}
     tags = user_tags(config.get("tags"))
     if tags:
         metadata["tags"] = tags
