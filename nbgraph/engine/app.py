@@ -42,7 +42,7 @@ from nbgraph.engine.streaming.namespaces import (
 )
 from nbgraph.engine.streaming.parts import aoutput_of, as_parts, check_version, output_of
 from nbgraph.engine.streaming.streams import callbacks_inside_node
-from nbgraph.errors import CheckpointFileError, InvalidArgumentError
+from nbgraph.errors import CheckpointFileError, InvalidArgumentError, InvalidUpdateError
 from nbgraph.types import START, StateSnapshot
 
 __all__ = ["CompiledGraph"]
@@ -162,10 +162,11 @@ class CompiledGraph(RunnableHabits):
         checkpoint), as LangGraph does.
 
         Raises:
-            ValueError: no checkpointer, an empty thread, an unknown `as_node`, or a
-                `checkpoint_ns` that names no subgraph (a subgraph's thread is updated
-                through its parent, with its task's `state` config).
-            InvalidUpdateError: no `as_node`, and several nodes made the checkpoint.
+            ValueError: no checkpointer, an empty thread, or a `checkpoint_ns` that names
+                no subgraph (a subgraph's thread is updated through its parent, with its
+                task's `state` config).
+            InvalidUpdateError: an unknown `as_node` (LangGraph's class), or no `as_node`
+                and several nodes made the checkpoint.
         """
         return self._write_step(config, [(values, as_node)])
 
@@ -217,8 +218,9 @@ class CompiledGraph(RunnableHabits):
                         "the thread was made by another graph or its file is damaged; pass "
                         "as_node=."
                     )
-                raise ValueError(
-                    f"as_node={node!r} is not a node of this graph; nodes: {list(spec.nodes)}."
+                raise InvalidUpdateError(  # (LangGraph's class and first words)
+                    f"Node {node} does not exist: as_node={node!r} is not a node of this "
+                    f"graph; nodes: {list(spec.nodes)}."
                 )
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config)

@@ -13,6 +13,7 @@ the outcomes compared.
 import asyncio
 import dataclasses
 import operator
+import re
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -22,7 +23,7 @@ from pydantic import BaseModel
 pytestmark = pytest.mark.langgraph
 pytest.importorskip("langgraph")
 
-from tests.support.harness import Ids, plain, same  # noqa: E402
+from tests.support.harness import Ids, both, plain, same  # noqa: E402
 
 
 class State(TypedDict):
@@ -204,3 +205,81 @@ def test_a_node_metadata_that_is_not_a_dict_is_refused():
         return builder.add_edge(api.START, "a").compile().get_graph().nodes["a"].metadata
 
     assert same(program, raises=True, catchable=True)[0][0] == "raised"
+
+
+# --- errors a docs program catches and prints ------------------------------------------------
+
+
+def words(n: int) -> Any:
+    """An outcome's `message`: the first `n` words of an error's text (LangGraph's text,
+    where nbgraph's says more after it)."""
+    return lambda text: re.findall(r"[\w']+", text)[:n]
+
+
+def loop_graph(api: Any, **compile_options: Any) -> Any:
+    def again(state: State) -> dict:
+        return {"x": state["x"] + 1}
+
+    builder = api.StateGraph(State).add_node("again", again).add_edge(api.START, "again")
+    return builder.add_edge("again", "again").compile(**compile_options)
+
+
+def two_writers(api: Any) -> Any:
+    def write(state: State) -> dict:
+        return {"x": 1}
+
+    builder = api.StateGraph(State).add_node("a", write).add_node("b", write)
+    return builder.add_edge(api.START, "a").add_edge(api.START, "b").compile()
+
+
+def returns_int(api: Any) -> Any:
+    builder = api.StateGraph(State).add_node("a", lambda state: 5)
+    return builder.add_edge(api.START, "a").compile()
+
+
+def unknown_as_node(api: Any) -> Any:
+    app = two_steps(api, checkpointer=api.InMemorySaver())
+    app.invoke({"x": 1}, thread())
+    return app.update_state(thread(), {"x": 5}, as_node="unknown")
+
+
+ERRORS = {
+    "update_state(as_node=unknown)": (unknown_as_node, 4),
+    "recursion_limit=0": (lambda api: two_steps(api).invoke({"x": 1}, {"recursion_limit": 0}), 6),
+    "recursion_limit=-1": (lambda api: two_steps(api).invoke({"x": 1}, {"recursion_limit": -1}), 6),
+    "recursion limit reached": (
+        lambda api: loop_graph(api).invoke({"x": 1}, {"recursion_limit": 3}),
+        10,
+    ),
+    "two writes to one key": (lambda api: two_writers(api).invoke({"x": 1}), 10),
+    "a node returns an int": (lambda api: returns_int(api).invoke({"x": 1}), 4),
+    "invoke(None)": (lambda api: two_steps(api).invoke(None), 3),
+    "get_state without a checkpointer": (lambda api: two_steps(api).get_state(thread()), 0),
+    "no thread id": (
+        lambda api: loop_graph(api, checkpointer=api.InMemorySaver()).invoke({"x": 1}),
+        0,
+    ),  # fmt: skip
+    "edge to an unknown node": (
+        lambda api: (
+            api.StateGraph(State)
+            .add_node("a", lambda s: {})
+            .add_edge(api.START, "a")
+            .add_edge("a", "zz")
+            .compile()
+        ),
+        0,
+    ),  # fmt: skip
+}
+"""Each error: the program that raises it, and how many of its first words LangGraph's text
+and nbgraph's share (0: only the class is compared; nbgraph's text says more, on purpose)."""
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_an_error_a_program_catches_is_langgraphs_class_and_starts_with_its_words(name):
+    make, n = ERRORS[name]
+
+    def program(api):
+        return make(api)
+
+    lg, nb = both(program, raises=True, message=words(n) if n else None)
+    assert lg[0] == "raised" and nb == lg
