@@ -258,7 +258,7 @@ ERRORS = {
     "no thread id": (
         lambda api: loop_graph(api, checkpointer=api.InMemorySaver()).invoke({"x": 1}),
         0,
-    ),  # fmt: skip
+    ),
     "edge to an unknown node": (
         lambda api: (
             api.StateGraph(State)
@@ -268,7 +268,7 @@ ERRORS = {
             .compile()
         ),
         0,
-    ),  # fmt: skip
+    ),
 }
 """Each error: the program that raises it, and how many of its first words LangGraph's text
 and nbgraph's share (0: only the class is compared; nbgraph's text says more, on purpose)."""
