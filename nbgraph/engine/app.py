@@ -40,7 +40,13 @@ from nbgraph.engine.streaming.namespaces import (
     open_relay,
     with_namespaces,
 )
-from nbgraph.engine.streaming.parts import aoutput_of, as_parts, check_version, output_of
+from nbgraph.engine.streaming.parts import (
+    aoutput_of,
+    aparts_of,
+    check_version,
+    output_of,
+    parts_of,
+)
 from nbgraph.engine.streaming.streams import callbacks_inside_node
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError, InvalidUpdateError
 from nbgraph.types import START, StateSnapshot
@@ -360,11 +366,7 @@ class CompiledGraph(RunnableHabits):
                 "ns": namespace, "data": chunk}` (`nbgraph.engine.streaming.parts`).
         """
         if check_version(version) == "v2":
-            subgraphs = bool(kwargs.get("subgraphs", False))
-            modes = _mode_list(stream_mode or self.stream_mode)
-            yield from as_parts(
-                self.spec, self.stream(input, config, stream_mode=modes, **kwargs), subgraphs
-            )
+            yield from parts_of(self, input, config, stream_mode, kwargs)
             return
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
@@ -421,12 +423,8 @@ class CompiledGraph(RunnableHabits):
     ) -> AsyncIterator[Any]:
         """`stream` on the event loop (`subgraphs=True` and `version="v2"` too)."""
         if check_version(version) == "v2":
-            subgraphs = bool(kwargs.get("subgraphs", False))
-            modes = _mode_list(stream_mode or self.stream_mode)
-            items = self.astream(input, config, stream_mode=modes, **kwargs)
-            async for item in items:
-                for part in as_parts(self.spec, (item,), subgraphs):
-                    yield part
+            async for part in aparts_of(self, input, config, stream_mode, kwargs):
+                yield part
             return
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
@@ -496,10 +494,6 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
         output["__interrupt__"] = list(run.paused)
     field = bare_field(run.spec)
     return output if field is None else root_output(output, field)
-
-
-def _mode_list(stream_mode: str | Sequence[str]) -> list[str]:
-    return [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
 
 
 def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:

@@ -20,7 +20,15 @@ from nbgraph.blueprint import GraphSpec
 from nbgraph.errors import InvalidArgumentError
 from nbgraph.types import START, GraphOutput
 
-__all__ = ["VERSIONS", "aoutput_of", "as_parts", "check_version", "output_of"]
+__all__ = [
+    "VERSIONS",
+    "aoutput_of",
+    "aparts_of",
+    "as_parts",
+    "check_version",
+    "output_of",
+    "parts_of",
+]
 
 VERSIONS = ("v1", "v2")
 _INTERRUPT = "__interrupt__"
@@ -66,6 +74,31 @@ def _part(ns: tuple, mode: str, chunk: Any, output: Any, state: Any) -> dict:
         if isinstance(values, dict) and START not in chunk.get("next", ()):
             chunk = {**chunk, "values": state(values)}
     return {"type": mode, "ns": ns, "data": chunk}
+
+
+def _mode_list(stream_mode: Any) -> list[str]:
+    return [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
+
+
+def parts_of(
+    graph: Any, graph_input: Any, config: Any, stream_mode: Any, kwargs: dict[str, Any]
+) -> Iterator[dict]:
+    """`graph.stream(..., version="v2")`: its v1 stream, run with a list of modes, as parts."""
+    subgraphs = bool(kwargs.get("subgraphs", False))
+    modes = _mode_list(stream_mode or graph.stream_mode)
+    items = graph.stream(graph_input, config, stream_mode=modes, **kwargs)
+    return as_parts(graph.spec, items, subgraphs)
+
+
+async def aparts_of(
+    graph: Any, graph_input: Any, config: Any, stream_mode: Any, kwargs: dict[str, Any]
+) -> AsyncIterator[dict]:
+    """`parts_of` for `astream`."""
+    subgraphs = bool(kwargs.get("subgraphs", False))
+    modes = _mode_list(stream_mode or graph.stream_mode)
+    async for item in graph.astream(graph_input, config, stream_mode=modes, **kwargs):
+        for part in as_parts(graph.spec, (item,), subgraphs):
+            yield part
 
 
 def output_of(items: Iterable[Any], stream_mode: Any, version: str) -> Any:
