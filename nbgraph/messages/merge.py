@@ -158,11 +158,7 @@ def add_messages(left: Any, right: Any) -> list[Message]:
             elif message.id in position:
                 slots[position.pop(message.id)] = None
             else:
-                raise InvalidUpdateError(
-                    f"add_messages: cannot remove message id {message.id!r}: no message has "
-                    f"that id (expected the id of one of the {len(position)} current messages "
-                    "or of one earlier in this update)"
-                )
+                raise lc.unknown_removal(message.id, len(position))
         elif message.id in position:
             slots[position[message.id]] = message
         else:

@@ -283,3 +283,22 @@ def test_an_error_a_program_catches_is_langgraphs_class_and_starts_with_its_word
 
     lg, nb = both(program, raises=True, message=words(n) if n else None)
     assert lg[0] == "raised" and nb == lg
+
+
+def test_removing_a_message_no_one_has_says_langgraphs_words():
+    """LangGraph raises a `ValueError`; nbgraph an `InvalidUpdateError`, which is one."""
+
+    def program(api):
+        from langchain_core.messages import HumanMessage, RemoveMessage
+
+        def remove(state: Any) -> dict:
+            return {"messages": [RemoveMessage(id="nobody")]}
+
+        builder = api.StateGraph(api.MessagesState).add_node("remove", remove)
+        app = builder.add_edge(api.START, "remove").compile()
+        try:
+            app.invoke({"messages": [HumanMessage("hi", id="1")]})
+        except ValueError as error:  # (what a LangGraph program catches)
+            return words(11)(str(error))
+
+    assert same(program)[0][0] == "Attempting"
