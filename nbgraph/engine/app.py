@@ -49,7 +49,7 @@ from nbgraph.engine.streaming.parts import (
 )
 from nbgraph.engine.streaming.streams import callbacks_inside_node
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError, InvalidUpdateError
-from nbgraph.types import START, StateSnapshot
+from nbgraph.primitives import START, StateSnapshot
 
 __all__ = ["CompiledGraph"]
 

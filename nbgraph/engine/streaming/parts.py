@@ -18,7 +18,7 @@ from typing import Any
 
 from nbgraph.blueprint import GraphSpec
 from nbgraph.errors import InvalidArgumentError
-from nbgraph.types import START, GraphOutput
+from nbgraph.primitives import START, GraphOutput
 
 __all__ = [
     "VERSIONS",
