@@ -152,6 +152,38 @@ def test_a_v2_stream_of_subgraphs_names_each_parts_namespace():
     same(program)
 
 
+class Three(TypedDict):
+    x: int
+    log: Annotated[list, operator.add]
+    y: str
+
+
+@pytest.mark.parametrize("saver", ["memory", "sqlite"])
+def test_a_node_and_get_state_see_the_fields_in_the_schemas_order(saver, tmp_path):
+    """A docs program prints the state in a node: its keys in the schema's order, however
+    the run first wrote them (a reducer's default, the input's keys, a later step's)."""
+
+    def program(api):
+        seen = []
+
+        def a(state: Three) -> dict:
+            seen.append(list(state))
+            return {"y": "1", "log": ["a"]}
+
+        def b(state: Three) -> dict:
+            seen.append(list(state))
+            return {"x": 5}
+
+        builder = api.StateGraph(Three).add_node("a", a).add_node("b", b)
+        app = builder.add_edge(api.START, "a").add_edge("a", "b").compile(checkpointer=api.saver())
+        out = list(app.invoke({"y": "0", "x": 1}, thread()))
+        again = builder.compile(checkpointer=app.checkpointer)  # (the thread read back)
+        history = [list(s.values) for s in again.get_state_history(thread())]
+        return seen, out, list(again.get_state(thread()).values), history
+
+    same(program, saver=saver, folder=tmp_path)
+
+
 def test_values_chunks_list_fields_in_the_schemas_order():
     def program(api):
         app = two_steps(api)
