@@ -242,9 +242,8 @@ def apply_writes(
     pinned: Mapping[str, Any] | None = None,
 ) -> tuple[str, ...]:
     """Apply one step's writes to `values` (the caller's) in place, each field through its
-    reducer (`reduce_field`): the one place writes reach a state. Returns the fields
-    written, in first-write order. A step whose writes conflict is refused before any
-    field changes (`step` names it in the error).
+    reducer (`reduce_field`): the one place writes reach a state (kept in field order).
+    Returns the fields written, in first-write order; conflicting writes change nothing.
 
     Args:
         writes: by field, in first-write order, each field's `[(writer, value), ...]`

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from nbgraph.engine.core.calls import CALLS, RETURN
 from nbgraph.engine.core.injection import node_metadata, task_triggers, task_uuid
 from nbgraph.engine.core.tasks import Task, node_input
 from nbgraph.isolation import StateView
 
-__all__ = ["task_finished", "task_started", "user_tags"]
+__all__ = ["call_finished", "call_started", "task_finished", "task_started", "user_tags"]
 
 _INTERNAL = frozenset(
     {
@@ -90,3 +91,25 @@ def _interrupt(interrupt: Any) -> dict[str, Any]:
     """An `Interrupt` as LangGraph's `dataclasses.asdict` of it shows it."""
     schema = getattr(interrupt, "response_schema", None)
     return {"value": interrupt.value, "id": interrupt.id, "response_schema": schema}
+
+
+def call_started(run: Any, task: Task) -> dict[str, Any]:
+    """The `tasks` chunk of a `@task` call: its arguments as `(args, kwargs)`, LangGraph's."""
+    return {
+        "id": task_uuid(run, task),
+        "name": task.node,
+        "input": task.arg.input,
+        "triggers": ("__pregel_push",),
+    }
+
+
+def call_finished(run: Any, task: Task) -> dict[str, Any]:
+    """The `tasks` chunk of a finished `@task` call: what it returned as `{"__return__": value}`."""
+    returned = [value[0] for key, value in task.writes if key in (CALLS, RETURN)]
+    return {
+        "id": task_uuid(run, task),
+        "name": task.node,
+        "error": task.error,
+        "result": {"__return__": returned[0]} if returned else {},
+        "interrupts": [_interrupt(i) for i in task.interrupts],
+    }
