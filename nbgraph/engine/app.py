@@ -44,6 +44,9 @@ from nbgraph.engine.streaming.parts import (
     aoutput_of,
     aparts_of,
     check_version,
+    chunk_shape,
+    invoke_modes,
+    keyed,
     output_of,
     parts_of,
 )
@@ -260,6 +263,7 @@ class CompiledGraph(RunnableHabits):
         run = _loop_class(self.spec)(self.spec, merged, thread, caller)
         if before or after:
             run.breakpoints(before, after)
+        keyed(run, kwargs.pop("output_keys", None))  # (the keys its chunks show)
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         if caller is not None:  # a graph run inside a node: its log goes on that task
@@ -321,8 +325,9 @@ class CompiledGraph(RunnableHabits):
             InvalidUpdateError: a node returned something the state cannot take.
             Exception: whatever a node raised, with a note naming the node and step.
         """
-        if stream_mode != "values" or check_version(version) == "v2":
-            items = self.stream(input, config, stream_mode=stream_mode, version=version, **kwargs)
+        if stream_mode != "values" or check_version(version) == "v2" or "output_keys" in kwargs:
+            modes = invoke_modes(stream_mode, version)
+            items = self.stream(input, config, stream_mode=modes, version=version, **kwargs)
             return output_of(items, stream_mode, version)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
@@ -370,9 +375,9 @@ class CompiledGraph(RunnableHabits):
             return
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
+        shape = chunk_shape(self.spec, kwargs)  # (before `_start` takes `output_keys`)
         run = self._start(config, kwargs)
         relay = open_relay(run, modes, subgraphs)
-        shape = root_chunks(self.spec)
         with (
             self._running(run),
             contextlib.closing(drive(run, input, relay.modes, self.name)) as chunks,
@@ -397,8 +402,9 @@ class CompiledGraph(RunnableHabits):
         **kwargs: Any,
     ) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
-        if stream_mode != "values" or check_version(version) == "v2":
-            items = self.astream(input, config, stream_mode=stream_mode, version=version, **kwargs)
+        if stream_mode != "values" or check_version(version) == "v2" or "output_keys" in kwargs:
+            modes = invoke_modes(stream_mode, version)
+            items = self.astream(input, config, stream_mode=modes, version=version, **kwargs)
             return await aoutput_of(items, stream_mode, version)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
@@ -428,9 +434,9 @@ class CompiledGraph(RunnableHabits):
             return
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
+        shape = chunk_shape(self.spec, kwargs)  # (before `_start` takes `output_keys`)
         run = self._start(config, kwargs)
         relay = open_relay(run, modes, subgraphs)
-        shape = root_chunks(self.spec)
         with self._running(run):
             chunks = adrive(run, input, relay.modes, self.name)
             try:

@@ -152,6 +152,45 @@ def test_a_v2_stream_of_subgraphs_names_each_parts_namespace():
     same(program)
 
 
+@pytest.mark.parametrize("keys", ["x", ["x"], ["x", "y"], "y", ["log", "x"]], ids=repr)
+def test_output_keys_pick_what_the_chunks_and_the_result_show(keys):
+    """`output_keys="x"`: each chunk's `x` bare; a list: those fields, in its order; a
+    `values` chunk only when one of them changed."""
+
+    def program(api):
+        def c(state: Three) -> None:
+            return None
+
+        builder = api.StateGraph(Three).add_node("a", lambda s: {"x": s["x"] + 1, "log": ["a"]})
+        builder.add_node("b", lambda s: {"log": ["b"]}).add_node("c", c)
+        app = builder.add_edge(api.START, "a").add_edge("a", "b").add_edge("b", "c").compile()
+        given = {"x": 1}
+        return (
+            ordered(list(app.stream(given, stream_mode=["values", "updates"], output_keys=keys))),
+            ordered(app.invoke(given, output_keys=keys)),
+            ordered(asyncio.run(app.ainvoke(given, output_keys=keys))),
+        )
+
+    same(program)
+
+
+def test_output_keys_of_a_paused_run():
+    def program(api):
+        def ask(state: Three) -> dict:
+            return {"x": api.interrupt("how many?")}
+
+        builder = api.StateGraph(Three).add_node("ask", ask).add_edge(api.START, "ask")
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        return [
+            output(app.invoke({"x": 1}, thread("1"), output_keys="x")),
+            output(app.invoke({"x": 1}, thread("2"), output_keys=["log"])),
+            ordered(list(app.stream({"x": 1}, thread("3"), output_keys="x", stream_mode="values"))),
+            output(app.invoke({"x": 1}, thread("4"), output_keys="x", version="v2")),
+        ]
+
+    same(program)
+
+
 class Three(TypedDict):
     x: int
     log: Annotated[list, operator.add]

@@ -9,6 +9,9 @@ LangGraph returns them.
 - `invoke(stream_mode=m)` with `m` other than `"values"` returns the list of what
   `stream(stream_mode=m)` yields; `version="v2"` with `"values"` returns a `GraphOutput`
   (the last values and the questions that paused the run).
+- `output_keys=` (a field or a list of them): the chunks and `invoke`'s result show those
+  fields (one field named alone: its bare value), and `values` chunks come when one of
+  them changed, as LangGraph's.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from nbgraph.blueprint import GraphSpec
+from nbgraph.engine.core.root_state import is_root, root_chunks
 from nbgraph.errors import InvalidArgumentError
 from nbgraph.primitives import START, GraphOutput
 
@@ -26,6 +30,9 @@ __all__ = [
     "aparts_of",
     "as_parts",
     "check_version",
+    "chunk_shape",
+    "invoke_modes",
+    "keyed",
     "output_of",
     "parts_of",
 ]
@@ -101,15 +108,65 @@ async def aparts_of(
             yield part
 
 
+def invoke_modes(stream_mode: Any, version: str) -> Any:
+    """The modes `invoke` streams with (LangGraph's): v1 `"values"` also reads `"updates"`,
+    where the questions that paused the run are."""
+    return ["updates", "values"] if stream_mode == "values" and version == "v1" else stream_mode
+
+
 def output_of(items: Iterable[Any], stream_mode: Any, version: str) -> Any:
-    """What `invoke(stream_mode=..., version=...)` returns, from what `stream` yielded."""
+    """What `invoke(stream_mode=..., version=...)` returns, from what `stream` yielded with
+    `invoke_modes`: the chunks; with `"values"` the last values (and the questions)."""
     if stream_mode != "values":
         return list(items)
-    latest, interrupts = None, []  # (only v2 comes here: v1 values is invoke's own path)
-    for part in items:
-        latest = part["data"]
-        interrupts.extend(part.get("interrupts", ()))
-    return GraphOutput(value=latest, interrupts=tuple(interrupts))
+    latest, interrupts = None, []
+    for item in items:
+        if version == "v2":
+            latest = item["data"]
+            interrupts.extend(item.get("interrupts", ()))
+        elif item[0] == "values":
+            latest = item[1]
+        elif type(item[1]) is dict and _INTERRUPT in item[1]:
+            interrupts.extend(item[1][_INTERRUPT])
+    if version == "v2":
+        return GraphOutput(value=latest, interrupts=tuple(interrupts))
+    if not interrupts:
+        return latest
+    return {**latest, _INTERRUPT: interrupts} if type(latest) is dict else {_INTERRUPT: interrupts}
+
+
+def keyed(run: Any, output_keys: Any) -> None:
+    """`output_keys=`: the run's chunks show these fields only (a graph of bare values
+    keeps its own)."""
+    if output_keys is not None and not is_root(run.spec):
+        keys = [output_keys] if isinstance(output_keys, str) else list(output_keys)
+        run.stream_keys = frozenset(keys)
+
+
+def chunk_shape(spec: GraphSpec, kwargs: dict[str, Any]) -> Callable[[str, Any], Any] | None:
+    """What shapes a stream's chunks: a bare-valued graph's (`root_chunks`); with
+    `output_keys=`, `values` chunks in its order, and one key named alone (not in a list)
+    shown bare, in `values` and `updates` chunks alike (LangGraph's)."""
+    keys = kwargs.get("output_keys")
+    if keys is None or is_root(spec):
+        return root_chunks(spec)
+    bare = isinstance(keys, str)
+    order = [keys] if bare else list(keys)
+
+    def shape(mode: str, chunk: Any) -> Any:
+        if type(chunk) is not dict or mode not in ("values", "updates"):
+            return chunk
+        if mode == "updates":
+            if not bare:
+                return chunk
+            return {n: u.get(keys) if type(u) is dict and n != _INTERRUPT else u
+                    for n, u in chunk.items()}  # fmt: skip
+        if bare:
+            return chunk.get(keys) if _INTERRUPT not in chunk else {_INTERRUPT: chunk[_INTERRUPT]}
+        shown = {k: chunk[k] for k in order if k in chunk}
+        return {**shown, _INTERRUPT: chunk[_INTERRUPT]} if _INTERRUPT in chunk else shown
+
+    return shape
 
 
 async def aoutput_of(items: AsyncIterator[Any], stream_mode: Any, version: str) -> Any:
