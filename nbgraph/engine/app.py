@@ -45,13 +45,19 @@ from nbgraph.engine.streaming.parts import (
     aparts_of,
     check_version,
     chunk_shape,
-    invoke_modes,
     keyed,
     output_of,
     parts_of,
+    wants_chunks,
 )
 from nbgraph.engine.streaming.streams import callbacks_inside_node
-from nbgraph.errors import CheckpointFileError, InvalidArgumentError, InvalidUpdateError
+from nbgraph.errors import (
+    CheckpointFileError,
+    InvalidArgumentError,
+    InvalidUpdateError,
+    check_names,
+    wrong_argument,
+)
 from nbgraph.primitives import START, StateSnapshot
 
 __all__ = ["CompiledGraph"]
@@ -152,6 +158,7 @@ class CompiledGraph(RunnableHabits):
         As LangGraph's: `filter` keeps those whose metadata has each of its items, `before`
         (a checkpoint's config) those older than that checkpoint, `limit` at most that many.
         """
+        _check_history_arguments(filter, before, limit)
         snapshots = history_snapshots(self._thread(config), with_subgraph_states)
         if filter or before or limit is not None:
             snapshots = paged(snapshots, filter, before, limit)
@@ -189,6 +196,19 @@ class CompiledGraph(RunnableHabits):
         Raises:
             ValueError: no supersteps, or a superstep without updates.
         """
+        if (
+            isinstance(supersteps, (str, bytes))
+            or not isinstance(supersteps, Sequence)
+            or any(
+                isinstance(updates, (str, bytes)) or not isinstance(updates, Sequence)
+                for updates in supersteps
+            )
+        ):
+            raise wrong_argument(
+                "bulk_update_state(config, supersteps)",
+                "a list of supersteps, each a list of (values, as_node) updates",
+                supersteps,
+            )
         if len(supersteps) == 0:
             raise ValueError("No supersteps provided")
         if any(len(updates) == 0 for updates in supersteps):
@@ -252,6 +272,9 @@ class CompiledGraph(RunnableHabits):
             merged["callbacks"] = callbacks_inside_node()  # (a run with chain runs: the node's)
         durability = durability_of(kwargs)
         before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)
+        if before is not None or after is not None:  # (the common case: no call at all)
+            check_names("invoke(interrupt_before=)", before)
+            check_names("invoke(interrupt_after=)", after)
         if self.checkpointer is None or isinstance(self.checkpointer, bool):
             if caller is not None:  # a subgraph: its parent's saver, or None
                 thread = inherited_thread(self, caller)
@@ -300,24 +323,14 @@ class CompiledGraph(RunnableHabits):
             return contextlib.nullcontext()
         return run.thread.saver.claim(run.thread.thread_id)
 
-    def invoke(
-        self,
-        input: Any,
-        config: dict[str, Any] | None = None,
-        *,
-        stream_mode: Any = "values",
-        version: str = "v1",
-        **kwargs: Any,
-    ) -> Any:
+    def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """Run the graph to the end and return the final state (output schema applied).
 
         Args:
             input: the initial values (dict or model of the input schema).
             config: `{"recursion_limit": int, "max_concurrency": int, "configurable": {...}}`.
-            stream_mode: another mode than `"values"` (or a list of modes): the list of
-                chunks `stream` yields with it, as LangGraph's `invoke` returns them.
-            version: `"v2"`: a `GraphOutput` (with `"values"`), or the list of `StreamPart`
-                dicts (see `nbgraph.engine.streaming.parts`).
+            **kwargs: `stream_mode=` (not `"values"`: the chunks), `version="v2"` (a
+                `GraphOutput`), `output_keys=`, as LangGraph's (`engine.streaming.parts`).
 
         Raises:
             GraphRecursionError: more supersteps than `recursion_limit`.
@@ -325,10 +338,8 @@ class CompiledGraph(RunnableHabits):
             InvalidUpdateError: a node returned something the state cannot take.
             Exception: whatever a node raised, with a note naming the node and step.
         """
-        if stream_mode != "values" or check_version(version) == "v2" or "output_keys" in kwargs:
-            modes = invoke_modes(stream_mode, version)
-            items = self.stream(input, config, stream_mode=modes, version=version, **kwargs)
-            return output_of(items, stream_mode, version)
+        if wants_chunks(kwargs):  # (read from what `stream` yields, as LangGraph's)
+            return output_of(self.stream, input, config, kwargs)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
@@ -392,20 +403,10 @@ class CompiledGraph(RunnableHabits):
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
 
-    async def ainvoke(
-        self,
-        input: Any,
-        config: dict[str, Any] | None = None,
-        *,
-        stream_mode: Any = "values",
-        version: str = "v1",
-        **kwargs: Any,
-    ) -> Any:
+    async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
-        if stream_mode != "values" or check_version(version) == "v2" or "output_keys" in kwargs:
-            modes = invoke_modes(stream_mode, version)
-            items = self.astream(input, config, stream_mode=modes, version=version, **kwargs)
-            return await aoutput_of(items, stream_mode, version)
+        if wants_chunks(kwargs):
+            return await aoutput_of(self.astream, input, config, kwargs)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
@@ -504,6 +505,12 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
 
 def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:
     single = isinstance(stream_mode, str)
+    if not single and not (
+        isinstance(stream_mode, (list, tuple)) and all(isinstance(m, str) for m in stream_mode)
+    ):
+        raise wrong_argument(
+            "stream(stream_mode=)", f"one of {list(STREAM_MODES)} or a list of them", stream_mode
+        )
     modes = [stream_mode] if single else list(stream_mode)
     unknown = [m for m in modes if m not in STREAM_MODES]
     if unknown or not modes:
@@ -511,3 +518,13 @@ def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:
             f"Unknown stream_mode {unknown or stream_mode!r}; choose from {list(STREAM_MODES)}."
         )
     return frozenset(modes), single
+
+
+def _check_history_arguments(filter: Any, before: Any, limit: Any) -> None:
+    """Refuse `get_state_history`'s `filter`, `before` or `limit` of another type."""
+    if filter is not None and not isinstance(filter, Mapping):
+        raise wrong_argument("get_state_history(filter=)", "a dict of metadata or None", filter)
+    if before is not None and not isinstance(before, Mapping):
+        raise wrong_argument("get_state_history(before=)", "a checkpoint's config or None", before)
+    if limit is not None and (type(limit) is not int):
+        raise wrong_argument("get_state_history(limit=)", "an int or None", limit)

@@ -31,10 +31,12 @@ __all__ = [
     "as_parts",
     "check_version",
     "chunk_shape",
+    "collected",
     "invoke_modes",
     "keyed",
     "output_of",
     "parts_of",
+    "wants_chunks",
 ]
 
 VERSIONS = ("v1", "v2")
@@ -114,9 +116,37 @@ def invoke_modes(stream_mode: Any, version: str) -> Any:
     return ["updates", "values"] if stream_mode == "values" and version == "v1" else stream_mode
 
 
-def output_of(items: Iterable[Any], stream_mode: Any, version: str) -> Any:
-    """What `invoke(stream_mode=..., version=...)` returns, from what `stream` yielded with
-    `invoke_modes`: the chunks; with `"values"` the last values (and the questions)."""
+def wants_chunks(kwargs: dict[str, Any]) -> bool:
+    """Whether `invoke`'s keyword arguments ask for more than its own path gives: another
+    `stream_mode` than `"values"`, `version="v2"`, or `output_keys=`."""
+    mode, version = kwargs.get("stream_mode", "values"), kwargs.get("version", "v1")
+    return mode != "values" or check_version(version) == "v2" or "output_keys" in kwargs
+
+
+def output_of(
+    stream: Callable[..., Iterable[Any]], graph_input: Any, config: Any, kwargs: dict[str, Any]
+) -> Any:
+    """What `invoke(stream_mode=..., version=..., output_keys=...)` returns, from what
+    `stream` (the graph's) yields with `invoke_modes`."""
+    mode, version = kwargs.pop("stream_mode", "values"), kwargs.pop("version", "v1")
+    modes = invoke_modes(mode, version)
+    items = stream(graph_input, config, stream_mode=modes, version=version, **kwargs)
+    return collected(items, mode, version)
+
+
+async def aoutput_of(
+    astream: Callable[..., Any], graph_input: Any, config: Any, kwargs: dict[str, Any]
+) -> Any:
+    """`output_of` for `ainvoke`, over `astream`."""
+    mode, version = kwargs.pop("stream_mode", "values"), kwargs.pop("version", "v1")
+    modes = invoke_modes(mode, version)
+    items = astream(graph_input, config, stream_mode=modes, version=version, **kwargs)
+    return collected([item async for item in items], mode, version)
+
+
+def collected(items: Iterable[Any], stream_mode: Any, version: str) -> Any:
+    """`invoke`'s result from its stream's items: the chunks; with `"values"` the last
+    values (and the questions that paused the run), LangGraph's algorithm."""
     if stream_mode != "values":
         return list(items)
     latest, interrupts = None, []
@@ -167,8 +197,3 @@ def chunk_shape(spec: GraphSpec, kwargs: dict[str, Any]) -> Callable[[str, Any],
         return {**shown, _INTERRUPT: chunk[_INTERRUPT]} if _INTERRUPT in chunk else shown
 
     return shape
-
-
-async def aoutput_of(items: AsyncIterator[Any], stream_mode: Any, version: str) -> Any:
-    """`output_of` for `astream`'s items."""
-    return output_of([item async for item in items], stream_mode, version)
