@@ -43,11 +43,13 @@ from nbgraph.engine.streaming.namespaces import (
 from nbgraph.engine.streaming.parts import (
     aoutput_of,
     aparts_of,
+    aprinted,
     check_version,
     chunk_shape,
     keyed,
     output_of,
     parts_of,
+    printed,
     wants_chunks,
 )
 from nbgraph.engine.streaming.streams import callbacks_inside_node
@@ -381,8 +383,9 @@ class CompiledGraph(RunnableHabits):
             version: `"v2"`: each chunk as LangGraph's `StreamPart` dict, `{"type": mode,
                 "ns": namespace, "data": chunk}` (`nbgraph.engine.streaming.parts`).
         """
-        if check_version(version) == "v2":
-            yield from parts_of(self, input, config, stream_mode, kwargs)
+        if check_version(version) == "v2" or kwargs.get("print_mode"):
+            show = parts_of if version == "v2" else printed
+            yield from show(self, input, config, stream_mode, kwargs)
             return
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
@@ -429,8 +432,9 @@ class CompiledGraph(RunnableHabits):
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """`stream` on the event loop (`subgraphs=True` and `version="v2"` too)."""
-        if check_version(version) == "v2":
-            async for part in aparts_of(self, input, config, stream_mode, kwargs):
+        if check_version(version) == "v2" or kwargs.get("print_mode"):
+            show = aparts_of if version == "v2" else aprinted
+            async for part in show(self, input, config, stream_mode, kwargs):
                 yield part
             return
         subgraphs = bool(kwargs.pop("subgraphs", False))

@@ -11,7 +11,9 @@ the outcomes compared.
 # No `from __future__ import annotations`: state classes are defined inside functions.
 
 import asyncio
+import contextlib
 import dataclasses
+import io
 import operator
 import re
 from typing import Annotated, Any, TypedDict
@@ -373,3 +375,24 @@ def test_removing_a_message_no_one_has_says_langgraphs_words():
             return words(11)(str(error))
 
     assert same(program)[0][0] == "Attempting"
+
+
+def test_print_mode_prints_the_chunks_of_its_modes_as_langgraph():
+    def program(api):
+        inner = two_steps(api)
+        builder = api.StateGraph(State).add_node("inner", inner).add_edge(api.START, "inner")
+        app = builder.compile()
+        given = {"x": 1}
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            runs = [
+                list(app.stream(given, stream_mode="updates", print_mode="values")),
+                list(app.stream(given, stream_mode=["updates"], print_mode=["values", "updates"])),
+                app.invoke(given, print_mode="updates"),
+                len(list(app.stream(given, print_mode="values", subgraphs=True))),
+                asyncio.run(app.ainvoke(given, print_mode=["values"])),
+            ]
+        shown = re.sub(r"inner:[0-9a-f-]+", "inner:<id>", printed.getvalue())
+        return ordered(runs), shown.splitlines()
+
+    same(program)

@@ -12,6 +12,8 @@ LangGraph returns them.
 - `output_keys=` (a field or a list of them): the chunks and `invoke`'s result show those
   fields (one field named alone: its bare value), and `values` chunks come when one of
   them changed, as LangGraph's.
+- `print_mode=`: the chunks of those modes printed as LangGraph prints them (`[mode]` in
+  bold, then the chunk's repr), whatever is streamed.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "VERSIONS",
     "aoutput_of",
     "aparts_of",
+    "aprinted",
     "as_parts",
     "check_version",
     "chunk_shape",
@@ -36,6 +39,7 @@ __all__ = [
     "keyed",
     "output_of",
     "parts_of",
+    "printed",
     "wants_chunks",
 ]
 
@@ -120,7 +124,9 @@ def wants_chunks(kwargs: dict[str, Any]) -> bool:
     """Whether `invoke`'s keyword arguments ask for more than its own path gives: another
     `stream_mode` than `"values"`, `version="v2"`, or `output_keys=`."""
     mode, version = kwargs.get("stream_mode", "values"), kwargs.get("version", "v1")
-    return mode != "values" or check_version(version) == "v2" or "output_keys" in kwargs
+    if mode != "values" or check_version(version) == "v2":
+        return True
+    return "output_keys" in kwargs or bool(kwargs.get("print_mode"))
 
 
 def output_of(
@@ -197,3 +203,49 @@ def chunk_shape(spec: GraphSpec, kwargs: dict[str, Any]) -> Callable[[str, Any],
         return {**shown, _INTERRUPT: chunk[_INTERRUPT]} if _INTERRUPT in chunk else shown
 
     return shape
+
+
+def printed(
+    graph: Any, graph_input: Any, config: Any, stream_mode: Any, kwargs: dict[str, Any]
+) -> Iterator[Any]:
+    """`stream(..., print_mode=...)`: the chunks of those modes printed as they come
+    (LangGraph's `[mode] chunk` lines), the chunks of `stream_mode` yielded as usual."""
+    wanted, shown, subgraphs, single = _printing(graph, stream_mode, kwargs)
+    modes = list(dict.fromkeys([*wanted, *shown]))
+    for item in graph.stream(graph_input, config, stream_mode=modes, **kwargs):
+        out = _printed(item, wanted, shown, subgraphs, single)
+        if out is not _SKIP:
+            yield out
+
+
+async def aprinted(
+    graph: Any, graph_input: Any, config: Any, stream_mode: Any, kwargs: dict[str, Any]
+) -> AsyncIterator[Any]:
+    """`printed` for `astream`."""
+    wanted, shown, subgraphs, single = _printing(graph, stream_mode, kwargs)
+    modes = list(dict.fromkeys([*wanted, *shown]))
+    async for item in graph.astream(graph_input, config, stream_mode=modes, **kwargs):
+        out = _printed(item, wanted, shown, subgraphs, single)
+        if out is not _SKIP:
+            yield out
+
+
+_SKIP = object()
+
+
+def _printing(graph: Any, stream_mode: Any, kwargs: dict[str, Any]) -> tuple:
+    asked = stream_mode or graph.stream_mode
+    shown = _mode_list(kwargs.pop("print_mode"))
+    return _mode_list(asked), shown, bool(kwargs.get("subgraphs")), isinstance(asked, str)
+
+
+def _printed(item: Any, wanted: list, shown: list, subgraphs: bool, single: bool) -> Any:
+    ns, mode, chunk = item if subgraphs else ((), *item)
+    if mode in shown:
+        where = f" \033[1;30;33m[graph={ns}]\033[0m" if subgraphs and ns else ""
+        print(f"\033[1m[{mode}]\033[0m{where} {chunk!r}")
+    if mode not in wanted:
+        return _SKIP
+    if single:
+        return (ns, chunk) if subgraphs else chunk
+    return (ns, mode, chunk) if subgraphs else (mode, chunk)
