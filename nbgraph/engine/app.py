@@ -45,6 +45,18 @@ from nbgraph.engine.streaming.namespaces import (
     open_relay,
     with_namespaces,
 )
+from nbgraph.engine.streaming.parts import (
+    aoutput_of,
+    aparts_of,
+    aprinted,
+    check_version,
+    chunk_shape,
+    keyed,
+    output_of,
+    parts_of,
+    printed,
+    wants_chunks,
+)
 from nbgraph.engine.streaming.streams import callbacks_inside_node
 from nbgraph.errors import (
     CheckpointFileError,
@@ -173,10 +185,11 @@ class CompiledGraph(RunnableHabits):
         checkpoint), as LangGraph does.
 
         Raises:
-            ValueError: no checkpointer, an empty thread, an unknown `as_node`, or a
-                `checkpoint_ns` that names no subgraph (a subgraph's thread is updated
-                through its parent, with its task's `state` config).
-            InvalidUpdateError: no `as_node`, and several nodes made the checkpoint.
+            ValueError: no checkpointer, an empty thread, or a `checkpoint_ns` that names
+                no subgraph (a subgraph's thread is updated through its parent, with its
+                task's `state` config).
+            InvalidUpdateError: an unknown `as_node` (LangGraph's class), or no `as_node`
+                and several nodes made the checkpoint.
         """
         return self._write_step(config, [(values, as_node)])
 
@@ -249,8 +262,9 @@ class CompiledGraph(RunnableHabits):
                         "the thread was made by another graph or its file is damaged; pass "
                         "as_node=."
                     )
-                raise ValueError(
-                    f"as_node={node!r} is not a node of this graph; nodes: {list(spec.nodes)}."
+                raise InvalidUpdateError(  # (LangGraph's class and first words)
+                    f"Node {node} does not exist: as_node={node!r} is not a node of this "
+                    f"graph; nodes: {list(spec.nodes)}."
                 )
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config)
@@ -293,6 +307,7 @@ class CompiledGraph(RunnableHabits):
         run = _loop_class(self.spec)(self.spec, merged, thread, caller)
         if before or after:
             run.breakpoints(before, after)
+        keyed(run, kwargs.pop("output_keys", None))  # (the keys its chunks show)
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         if caller is not None:  # a graph run inside a node: its log goes on that task
@@ -332,6 +347,8 @@ class CompiledGraph(RunnableHabits):
         Args:
             input: the initial values (dict or model of the input schema).
             config: `{"recursion_limit": int, "max_concurrency": int, "configurable": {...}}`.
+            **kwargs: `stream_mode=` (not `"values"`: the chunks), `version="v2"` (a
+                `GraphOutput`), `output_keys=`, as LangGraph's (`engine.streaming.parts`).
 
         Raises:
             GraphRecursionError: more supersteps than `recursion_limit`.
@@ -339,6 +356,8 @@ class CompiledGraph(RunnableHabits):
             InvalidUpdateError: a node returned something the state cannot take.
             Exception: whatever a node raised, with a note naming the node and step.
         """
+        if wants_chunks(kwargs):  # (read from what `stream` yields, as LangGraph's)
+            return output_of(self.stream, input, config, kwargs)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
@@ -357,6 +376,7 @@ class CompiledGraph(RunnableHabits):
         config: dict[str, Any] | None = None,
         *,
         stream_mode: str | Sequence[str] | None = None,
+        version: str = "v1",
         **kwargs: Any,
     ) -> Iterator[Any]:
         """Run the graph, yielding as it goes.
@@ -376,12 +396,18 @@ class CompiledGraph(RunnableHabits):
                 `(namespace, mode, chunk)`, LangGraph's namespaces (`()` for this graph,
                 `("node:<task id>",)` for a graph run inside node `node`, deeper for deeper
                 graphs; see `nbgraph.engine.streaming.namespaces`).
+            version: `"v2"`: each chunk as LangGraph's `StreamPart` dict, `{"type": mode,
+                "ns": namespace, "data": chunk}` (`nbgraph.engine.streaming.parts`).
         """
+        if check_version(version) == "v2" or kwargs.get("print_mode"):
+            show = parts_of if version == "v2" else printed
+            yield from show(self, input, config, stream_mode, kwargs)
+            return
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
+        shape = chunk_shape(self.spec, kwargs)  # (before `_start` takes `output_keys`)
         run = self._start(config, kwargs)
         relay = open_relay(run, modes, subgraphs)
-        shape = root_chunks(self.spec)
         with (
             self._running(run),
             contextlib.closing(drive(run, input, relay.modes, self.name)) as chunks,
@@ -398,6 +424,8 @@ class CompiledGraph(RunnableHabits):
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
+        if wants_chunks(kwargs):
+            return await aoutput_of(self.astream, input, config, kwargs)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
@@ -416,14 +444,20 @@ class CompiledGraph(RunnableHabits):
         config: dict[str, Any] | None = None,
         *,
         stream_mode: str | Sequence[str] | None = None,
+        version: str = "v1",
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
-        """`stream` on the event loop (`subgraphs=True` too)."""
+        """`stream` on the event loop (`subgraphs=True` and `version="v2"` too)."""
+        if check_version(version) == "v2" or kwargs.get("print_mode"):
+            show = aparts_of if version == "v2" else aprinted
+            async for part in show(self, input, config, stream_mode, kwargs):
+                yield part
+            return
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
+        shape = chunk_shape(self.spec, kwargs)  # (before `_start` takes `output_keys`)
         run = self._start(config, kwargs)
         relay = open_relay(run, modes, subgraphs)
-        shape = root_chunks(self.spec)
         with self._running(run):
             chunks = adrive(run, input, relay.modes, self.name)
             try:

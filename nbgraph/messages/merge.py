@@ -159,11 +159,7 @@ def add_messages(left: Any = None, right: Any = None, *, format: str | None = No
             elif message.id in position:
                 slots[position.pop(message.id)] = None
             else:
-                raise InvalidUpdateError(
-                    "add_messages: Attempting to delete a message with an ID that doesn't "
-                    f"exist ({message.id!r}); expected the id of one of the {len(position)} "
-                    "current messages or of one earlier in this update"
-                )
+                raise lc.unknown_removal(message.id, len(position))
         elif message.id in position:
             slots[position[message.id]] = message
         else:

@@ -241,7 +241,14 @@ def task_metadata(run: Any, task: Any, namespace: str) -> dict[str, Any]:
         langgraph_path=path,
         langgraph_checkpoint_ns=namespace,
     )
+    metadata.update(node_metadata(run.spec, task))
     return metadata
+
+
+def node_metadata(spec: Any, task: Any) -> collections.abc.Mapping[str, Any]:
+    """The `add_node(metadata=...)` of a task's node (none for a `@task` call's task)."""
+    node = spec.nodes.get(task.node) if task.kind != "call" else None
+    return (node.metadata if node is not None else None) or {}
 
 
 def _node_config(run: Any, task: Any, task_id: str) -> dict[str, Any]:
