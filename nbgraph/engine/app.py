@@ -239,18 +239,13 @@ class CompiledGraph(RunnableHabits):
         thread = self._thread(config, strict=True)
         spec = thread.spec
         restored = thread.restore()
-        if restored is None and any(as_node == COPY for _, as_node in updates):
-            raise InvalidUpdateError(
-                f"update_state(as_node='__copy__'): thread {thread.root_id!r} has no checkpoint "
-                "to copy (Cannot copy a non-existent checkpoint); run it first."
-            )
+        if any(as_node == COPY for _, as_node in updates):  # (LangGraph's fork of a checkpoint)
+            return _copied(thread, restored, len(updates))
         if restored is None and (thread.ns or spec.semantics == "branches"):
             raise ValueError(
                 f"Thread {thread.root_id!r}{f' (checkpoint_ns {thread.ns!r})' if thread.ns else ''}"
                 " has no checkpoint to update; run it first."
             )
-        if any(as_node == COPY for _, as_node in updates):  # (LangGraph's fork of a checkpoint)
-            return _copied(thread, restored, len(updates))
         first = START if restored is None else None  # (an empty thread: written as START)
         writes = [(as_node or first or last_writer(restored), v) for v, as_node in updates]
         for (node, _), (_, given) in zip(writes, updates, strict=True):
@@ -518,8 +513,13 @@ def _copied(thread: Thread, restored: Any, count: int) -> dict[str, Any]:
     (`Thread.copy`), alone in its superstep; the copy's config.
 
     Raises:
-        InvalidUpdateError: other updates in the same superstep.
+        InvalidUpdateError: no checkpoint to copy, or other updates in the same superstep.
     """
+    if restored is None:
+        raise InvalidUpdateError(
+            f"update_state(as_node='__copy__'): thread {thread.root_id!r} has no checkpoint "
+            "to copy (Cannot copy a non-existent checkpoint); run it first."
+        )
     if count > 1:
         raise InvalidUpdateError(
             "as_node='__copy__' copies a checkpoint and takes no other update in its superstep "
