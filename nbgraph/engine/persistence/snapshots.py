@@ -24,6 +24,7 @@ from nbgraph.primitives import START, StateSnapshot
 __all__ = [
     "PendingTask",
     "Snapshots",
+    "checkpoint_config",
     "last_writer",
     "state_snapshot",
     "tasks_from",
@@ -107,12 +108,19 @@ class Snapshots:
         )
 
     def _config(self, checkpoint_id: str, parents: dict[str, str]) -> dict[str, Any]:
-        """A checkpoint's config; a subgraph's names the checkpoints its parents ran it
-        from too (LangGraph's `checkpoint_map`: invoking the parent with it travels there)."""
-        own = {"thread_id": self.root_id, "checkpoint_ns": self.ns, "checkpoint_id": checkpoint_id}
-        if parents:
-            own["checkpoint_map"] = {**parents, self.ns: checkpoint_id}
-        return {"configurable": own}
+        return checkpoint_config(self.root_id, self.ns, checkpoint_id, parents)
+
+
+def checkpoint_config(
+    root_id: str, ns: str, checkpoint_id: str | None, parents: dict[str, str]
+) -> dict[str, Any]:
+    """The config of a checkpoint of thread `root_id` (namespace `ns`), as LangGraph gives
+    it; a subgraph's (`parents`: the checkpoints its parents ran it from) names them too,
+    LangGraph's `checkpoint_map`: invoking the parent with it travels there."""
+    own = {"thread_id": root_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
+    if parents:
+        own["checkpoint_map"] = {**parents, ns: checkpoint_id}
+    return {"configurable": own}
 
 
 def _parents_of(checkpoint: Any) -> dict[str, str]:
