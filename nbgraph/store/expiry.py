@@ -49,14 +49,22 @@ class Expiry:
         config: LangGraph's `TTLConfig` (`default_ttl` minutes, `refresh_on_read`,
             `sweep_interval_minutes`), or None.
         delete: deletes one item `(namespace, key)` of the store (the sweep's).
+        sweep: what the sweeper thread calls, for a store that keeps its own times (an
+            SQLite file's); default `Expiry.sweep`.
 
     Raises:
         InvalidArgumentError: `config` is not a dict, or has an unknown key or a value of
             the wrong type.
     """
 
-    def __init__(self, config: Any, delete: Callable[[tuple[str, ...], str], None]) -> None:
+    def __init__(
+        self,
+        config: Any,
+        delete: Callable[[tuple[str, ...], str], None],
+        sweep: Callable[[], int] | None = None,
+    ) -> None:
         self.config = _checked_config(config)
+        self._sweep = sweep or self.sweep
         self.times: dict[tuple[tuple[str, ...], str], tuple[float, float]] = {}  # (at, ttl)
         self._delete = delete
         self._lock = threading.Lock()
@@ -123,7 +131,7 @@ class Expiry:
 
         def sweep_until_stopped() -> None:
             while not self._stop.wait(interval):
-                self.sweep()
+                self._sweep()
             if not future.done():
                 future.set_result(None)
 

@@ -65,6 +65,10 @@ class ChatStream(BaseCallbackHandler, _Streaming):  # type: ignore[misc]
         ns = graph_namespace(metadata)[self.base :]
         self.sink.put("messages", Nested(ns, (message, metadata)) if ns else (message, metadata))
 
+    def push(self, message: BaseMessage, metadata: dict[str, Any]) -> None:
+        """Send a message a node pushed (`push_message`), even one sent before."""
+        self._send(message, metadata, dedupe=False)
+
     def tap_output_iter(self, run_id: uuid.UUID, output: Any) -> Any:
         return output
 

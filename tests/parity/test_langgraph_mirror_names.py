@@ -1,0 +1,189 @@
+"""Differential programs: the names `nbgraph` gives at LangGraph's paths do what LangGraph's do.
+
+Every program imports what it uses from `<library>.<LangGraph's module>` (the plain rename
+of the imports), and runs on LangGraph and on nbgraph: a node raising `NodeInterrupt`,
+`MessageGraph`, `push_message`, a saver given `serde=JsonPlusSerializer()`, a
+`HumanInterrupt` request answered with a `HumanResponse`, LangGraph's exception classes
+caught by LangGraph's `except` clauses, `get_checkpoint_id`, `create_error_message`.
+"""
+
+# No `from __future__ import annotations`: states are read at run time by both engines.
+
+import importlib
+import operator
+import warnings
+from typing import Annotated, TypedDict
+
+import pytest
+
+from tests.support.harness import Programs, same
+
+pytestmark = pytest.mark.langgraph
+
+PROGRAMS = Programs()
+program = PROGRAMS.add
+
+
+@pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.__name__)
+def test_same_as_langgraph(prog) -> None:
+    same(prog, raises=True)
+
+
+def lg(api, module: str):
+    """`<library>.<module>`: LangGraph's module path with the library's name."""
+    return importlib.import_module(f"{api.lib}.{module}")
+
+
+class Log(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+@program
+def a_node_raising_node_interrupt_pauses_the_run(api):
+    errors, graph = lg(api, "errors"), lg(api, "graph")
+    memory = lg(api, "checkpoint.memory")
+
+    def guard(state):
+        if len(state["log"]) < 2:
+            raise errors.NodeInterrupt(f"too short: {len(state['log'])}")
+        return {"log": ["passed"]}
+
+    builder = graph.StateGraph(Log)
+    builder.add_node("guard", guard)
+    builder.add_edge(graph.START, "guard")
+    app = builder.compile(checkpointer=memory.InMemorySaver())
+    config = {"configurable": {"thread_id": "1"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = app.invoke({"log": ["a"]}, config)
+        paused = app.get_state(config)
+        app.update_state(config, {"log": ["b"]})
+        last = app.invoke(None, config)
+    return (
+        [i.value for i in first["__interrupt__"]],
+        paused.next,
+        [i.value for t in paused.tasks for i in t.interrupts],
+        last,
+        issubclass(errors.NodeInterrupt, errors.GraphInterrupt),
+    )
+
+
+@program
+def message_graph(api):
+    from langchain_core.messages import AIMessage
+
+    message = lg(api, "graph.message")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        builder = message.MessageGraph()
+    builder.add_node("reply", lambda messages: AIMessage(f"{len(messages)} so far", id="r"))
+    builder.add_edge("__start__", "reply")
+    out = builder.compile().invoke([("user", "hi")])
+    return [(type(m).__name__, m.content) for m in out]
+
+
+@program
+def push_message_streams_and_writes(api):
+    from langchain_core.messages import AIMessage
+
+    graph, message = lg(api, "graph"), lg(api, "graph.message")
+
+    class State(TypedDict):
+        messages: Annotated[list, message.add_messages]
+
+    def chat(state):
+        try:
+            message.push_message(AIMessage("no id"))
+        except ValueError as error:
+            refused = str(error)
+        message.push_message(AIMessage("first", id="1"))
+        message.push_message({"role": "user", "content": "again", "id": "3"})
+        message.push_message(AIMessage("second", id="4"), state_key=None)  # (streamed only)
+        return {"messages": [AIMessage(refused, id="2")]}
+
+    builder = graph.StateGraph(State)
+    builder.add_node("chat", chat)
+    builder.add_edge(graph.START, "chat")
+    chunks = list(builder.compile().stream({"messages": []}, stream_mode=["messages", "values"]))
+    streamed = [c[1][0].content for c in chunks if c[0] == "messages"]
+    final = [m.content for m in chunks[-1][1]["messages"]]
+    return streamed, final
+
+
+@program
+def a_saver_given_a_json_plus_serializer(api):
+    graph, memory = lg(api, "graph"), lg(api, "checkpoint.memory")
+    jsonplus = lg(api, "checkpoint.serde.jsonplus")
+    builder = graph.StateGraph(Log)
+    builder.add_node("a", lambda s: {"log": [["t", 1]]})
+    builder.add_edge(graph.START, "a")
+    saver = memory.InMemorySaver(serde=jsonplus.JsonPlusSerializer())
+    app = builder.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "s"}}
+    app.invoke({"log": []}, config)
+    serde = jsonplus.JsonPlusSerializer()
+    value = {"n": [1, 2.5, "x", None, True], "nested": {"k": "v"}}
+    return app.get_state(config).values, serde.loads_typed(serde.dumps_typed(value)) == value
+
+
+@program
+def a_human_interrupt_request_answered(api):
+    graph, types = lg(api, "graph"), lg(api, "types")
+    memory, prebuilt = lg(api, "checkpoint.memory"), lg(api, "prebuilt.interrupt")
+
+    def review(state):
+        request = prebuilt.HumanInterrupt(
+            action_request=prebuilt.ActionRequest(action="send", args={"to": "ada"}),
+            config=prebuilt.HumanInterruptConfig(
+                allow_ignore=True, allow_respond=True, allow_edit=True, allow_accept=True
+            ),
+            description="Send it?",
+        )
+        response = types.interrupt([request])[0]
+        return {"log": [response["type"], response["args"]]}
+
+    builder = graph.StateGraph(Log)
+    builder.add_node("review", review)
+    builder.add_edge(graph.START, "review")
+    app = builder.compile(checkpointer=memory.InMemorySaver())
+    config = {"configurable": {"thread_id": "h"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        asked = app.invoke({"log": []}, config)["__interrupt__"][0].value
+        answer = [{"type": "response", "args": "not now"}]
+        done = app.invoke(types.Command(resume=answer), config)
+    return asked, done
+
+
+@program
+def langgraphs_except_clauses_catch(api):
+    errors, graph = lg(api, "errors"), lg(api, "graph")
+    caught = []
+    builder = graph.StateGraph(Log)
+    builder.add_node("loop", lambda s: {"log": ["x"]})
+    builder.add_edge(graph.START, "loop")
+    builder.add_edge("loop", "loop")
+    try:
+        builder.compile().invoke({"log": []}, {"recursion_limit": 3})
+    except errors.GraphRecursionError:
+        caught.append("GraphRecursionError")
+    code = errors.ErrorCode.INVALID_CONCURRENT_GRAPH_UPDATE
+    message = errors.create_error_message(message="Two writes.", error_code=code)
+    base = lg(api, "checkpoint.base")
+    config = {"configurable": {"thread_id": "1", "checkpoint_id": "c1"}}
+    return caught, message, base.get_checkpoint_id(config), [c.value for c in errors.ErrorCode]
+
+
+@program
+def the_constants_and_type_aliases(api):
+    constants, types = lg(api, "constants"), lg(api, "types")
+    return (
+        constants.START,
+        constants.END,
+        constants.TAG_NOSTREAM,
+        constants.TAG_HIDDEN,
+        constants.CONF,
+        types.Durability.__args__,
+        types.StreamMode.__args__,
+        types.All.__args__,
+    )
