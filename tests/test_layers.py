@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "nbgraph.constants",
             "nbgraph.managed",
             "nbgraph.cache",
+            "nbgraph.typing",
         ),
     ),
 ]

@@ -86,6 +86,15 @@ class GraphBuilder(NodePolicies):
     def __repr__(self) -> str:
         return f"StateGraph({name_of(self.state_schema)}, nodes={list(self.nodes)})"
 
+    @property
+    def managed(self) -> dict[str, FieldSpec]:
+        """The state's fields the engine fills (`RemainingSteps`, `IsLastStep`), by name, as
+        LangGraph's `StateGraph.managed` lists them."""
+        state = read_schema(
+            self.state_schema, reducers=self.reducers, ephemeral=self.ephemeral, problems=[]
+        )
+        return {name: field for name, field in state.fields.items() if field.managed}
+
     # --- nodes -----------------------------------------------------------------------------
 
     def add_node(

@@ -187,3 +187,23 @@ def the_constants_and_type_aliases(api):
         types.StreamMode.__args__,
         types.All.__args__,
     )
+
+
+@program
+def a_builder_lists_its_managed_fields(api):
+    from typing import NotRequired, Required
+
+    graph, managed = lg(api, "graph"), lg(api, "managed")
+
+    class Plain(TypedDict):
+        left: managed.RemainingSteps
+        last: managed.IsLastStep
+        log: list
+
+    class Optional(TypedDict):
+        left: NotRequired[managed.RemainingSteps]
+
+    class Needed(TypedDict):
+        left: Required[managed.RemainingSteps]
+
+    return [sorted(graph.StateGraph(s).managed) for s in (Plain, Optional, Needed)]
