@@ -207,3 +207,45 @@ def a_builder_lists_its_managed_fields(api):
         left: Required[managed.RemainingSteps]
 
     return [sorted(graph.StateGraph(s).managed) for s in (Plain, Optional, Needed)]
+
+
+@program
+def interrupt_with_a_response_schema(api):
+    import pydantic
+
+    graph, types = lg(api, "graph"), lg(api, "types")
+    errors, memory = lg(api, "errors"), lg(api, "checkpoint.memory")
+
+    class Answer(pydantic.BaseModel):
+        ok: bool
+
+    class State(TypedDict):
+        out: str
+
+    def ask(state):
+        answer = types.interrupt("ok?", response_schema=Answer)
+        loose = types.interrupt("and?", response_schema={"type": "string"})
+        return {"out": f"{type(answer).__name__} {answer.ok} {loose}"}
+
+    builder = graph.StateGraph(State)
+    builder.add_node("ask", ask)
+    builder.add_edge(graph.START, "ask")
+    app = builder.compile(checkpointer=memory.InMemorySaver())
+    one, two = {"configurable": {"thread_id": "1"}}, {"configurable": {"thread_id": "2"}}
+    asked = app.invoke({"out": ""}, one)["__interrupt__"][0]
+    kept = app.get_state(one).tasks[0].interrupts[0].response_schema
+    second = app.invoke(types.Command(resume={"ok": True}), one)["__interrupt__"][0]
+    done = app.invoke(types.Command(resume=7), one)
+    app.invoke({"out": ""}, two)
+    try:
+        app.invoke(types.Command(resume={"ok": "maybe?"}), two)
+        refused = None
+    except pydantic.ValidationError as error:
+        refused = errors.is_invalid_resume(error)
+    return asked.response_schema, kept, second.response_schema, done, refused
+
+
+@program
+def overwrite_carries_its_tag(api):
+    types = lg(api, "types")
+    return types.Overwrite(["x"]).type, types.Overwrite(value=[1]) == types.Overwrite([1])
