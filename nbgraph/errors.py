@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any
 
 from nbgraph.primitives import Interrupt
+from nbgraph.warnings import LangGraphDeprecatedSinceV10
 
 __all__ = [
     "CheckpointFileError",
@@ -145,8 +146,8 @@ class NodeInterrupt(GraphInterrupt):
 
     def __init__(self, value: Any, id: str | None = None) -> None:
         warnings.warn(
-            "NodeInterrupt is deprecated: call nbgraph.types.interrupt(value) instead.",
-            DeprecationWarning,
+            "NodeInterrupt is deprecated. Please use `nbgraph.types.interrupt` instead.",
+            LangGraphDeprecatedSinceV10,
             stacklevel=2,
         )
         super().__init__(Interrupt(value, id or uuid.uuid4().hex))

@@ -76,9 +76,6 @@ EXCEPTIONS: dict[str, str] = {
         "the SQL of LangGraph's SQLite store; nbgraph's `SqliteStore` is in nbgraph.store.sqlite"
     ),
     "langgraph.version": "nbgraph's version is its own (`importlib.metadata.version('nbgraph')`)",
-    "langgraph.warnings": (
-        "LangGraph's deprecation-warning classes; nbgraph deprecates none of LangGraph's API"
-    ),
     # names: "langgraph.X:Name" -> why nbgraph.X has no Name
     "langgraph.checkpoint.base:DeltaChannelHistory": _NO_CHANNELS,
     "langgraph.checkpoint.base:EmptyChannelError": _NO_CHANNELS

@@ -249,3 +249,18 @@ def interrupt_with_a_response_schema(api):
 def overwrite_carries_its_tag(api):
     types = lg(api, "types")
     return types.Overwrite(["x"]).type, types.Overwrite(value=[1]) == types.Overwrite([1])
+
+
+@program
+def node_interrupt_warns_with_langgraphs_category(api):
+    errors, lg_warnings = lg(api, "errors"), lg(api, "warnings")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        errors.NodeInterrupt("stop")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", category=lg_warnings.LangGraphDeprecatedSinceV10)
+        errors.NodeInterrupt("quiet")
+    return [w.category.__name__ for w in seen], issubclass(
+        lg_warnings.LangGraphDeprecatedSinceV10, DeprecationWarning
+    )
