@@ -355,6 +355,17 @@ def test_the_47_most_common_docs_imports_resolve_at_their_langgraph_paths():
     assert unresolved == []
 
 
+def test_the_store_configs_docs_import_beyond_all():
+    """`langgraph.store.base` lists neither `IndexConfig` nor `TTLConfig` in `__all__`, but
+    its docs annotate stores with them."""
+    from nbgraph.store.base import IndexConfig, SearchItem, TTLConfig
+
+    theirs = _imported("langgraph.store.base")
+    for ours in (IndexConfig, TTLConfig):
+        assert set(ours.__annotations__) <= set(getattr(theirs, ours.__name__).__annotations__)
+    assert SearchItem.__name__ in vars(theirs)
+
+
 def test_a_renamed_program_runs():
     """The docs' first program, its imports renamed, runs on nbgraph as on LangGraph."""
     source = """

@@ -10,18 +10,39 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from nbgraph.errors import NbgraphError
 
 __all__ = [
     "NOT_PROVIDED",
     "BaseStore",
+    "IndexConfig",
     "InvalidNamespaceError",
     "Item",
     "SearchItem",
+    "TTLConfig",
     "check_namespace",
 ]
+
+
+class IndexConfig(TypedDict, total=False):
+    """A store's semantic index, as LangGraph spells it (`InMemoryStore(index=...)`): `embed`
+    (a function from texts to vectors, a langchain `Embeddings`, or a provider string),
+    `dims` (the vectors' length), `fields` (the paths of a value to embed)."""
+
+    dims: int
+    embed: Any
+    fields: list[str] | None
+
+
+class TTLConfig(TypedDict, total=False):
+    """A store's TTLs, as LangGraph spells them (`InMemoryStore(ttl=...)`): `default_ttl`
+    (minutes an item lives), `refresh_on_read`, `sweep_interval_minutes`."""
+
+    refresh_on_read: bool
+    default_ttl: float | None
+    sweep_interval_minutes: int | None
 
 
 class _NotProvided:
