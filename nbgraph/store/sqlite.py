@@ -116,10 +116,10 @@ class SqliteStore(BaseStore):
         self.conn: sqlite3.Connection = conn
         self.lock = threading.RLock()
         self.is_setup = False
-        self._index = None if index is None else VectorIndex(index)
+        self._index = None if index is None else VectorIndex(index, type(self).__name__)
         self.index_config = None if self._index is None else self._index.config
         self.embeddings = None if self._index is None else self._index.embedder
-        self._expiry = Expiry(ttl, self.delete, sweep=self.sweep_ttl)
+        self._expiry = Expiry(ttl, self.delete, sweep=self.sweep_ttl, owner=type(self).__name__)
         self.ttl_config = self._expiry.config
 
     @classmethod

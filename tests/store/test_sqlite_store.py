@@ -60,3 +60,20 @@ def test_a_deleted_or_expired_item_takes_its_vectors_with_it(tmp_path):
         assert store.sweep_ttl() == 1
         left = store.conn.execute("SELECT DISTINCT key FROM nbgraph_store_vectors").fetchall()
         assert sorted(k for (k,) in left) == ["d", "f"]
+
+
+def test_wrong_arguments_name_the_store_and_what_it_takes():
+    import pytest
+
+    from nbgraph.errors import InvalidArgumentError
+
+    cases = [
+        ({"ttl": {"bad": 1}}, r"SqliteStore\(ttl=\{'bad': 1\}\): the keys are"),
+        ({"index": {"dims": 2}}, r"SqliteStore\(index=...\): no 'embed'"),
+        ({"deserializer": len}, r"SqliteStore\(deserializer=.*expected deserializer=None"),
+    ]
+    for options, message in cases:
+        with pytest.raises(InvalidArgumentError, match=message):
+            SqliteStore(":memory:", **options)
+    with pytest.raises(InvalidArgumentError, match="an sqlite3.Connection, a file path"):
+        SqliteStore(5)
