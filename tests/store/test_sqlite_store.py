@@ -75,5 +75,5 @@ def test_wrong_arguments_name_the_store_and_what_it_takes():
     for options, message in cases:
         with pytest.raises(InvalidArgumentError, match=message):
             SqliteStore(":memory:", **options)
-    with pytest.raises(InvalidArgumentError, match="an sqlite3.Connection, a file path"):
+    with pytest.raises(InvalidArgumentError, match=r"an sqlite3\.Connection, a file path"):
         SqliteStore(5)
