@@ -29,7 +29,9 @@ _PREGEL = (
 )
 _STREAM_V2 = 'LangGraph 1.2\'s beta streaming protocol (`stream(version="v2")` transformers)'
 _SERVER = "LangGraph Server's (users, run control, remote graphs); nbgraph runs in-process"
-_TIMEOUTS = "node timeouts and run draining: nbgraph has no `TimeoutPolicy`"
+_TIMEOUTS = (
+    "node timeouts and run draining: nbgraph has no `TimeoutPolicy` (nor `Send(..., timeout=)`)"
+)
 
 EXCEPTIONS: dict[str, str] = {
     # whole modules: "langgraph.X" -> why nbgraph has no "nbgraph.X"
