@@ -168,7 +168,23 @@ class TaskNotFound(Exception):
 
 
 class UnknownInterruptError(Exception):
-    """A resume names an interrupt id the run does not have."""
+    """A resume that does not match the pending questions, as LangGraph's strict resume mode
+    raises it: `reason` is `"not_pending"` (it names the ids in `interrupt_ids`, not
+    pending), `"empty_map"` or `"ambiguous"` (one value for several questions);
+    `pending_ids` are the questions still waiting."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        interrupt_ids: Sequence[str] = (),
+        pending_ids: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.interrupt_ids = tuple(interrupt_ids)
+        self.pending_ids = tuple(pending_ids)
 
 
 def is_invalid_resume(error: BaseException) -> bool:

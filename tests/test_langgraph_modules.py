@@ -114,8 +114,13 @@ EXCEPTIONS: dict[str, str] = {
         "LangGraph's adapter of untyped serializers"
     ),
     "langgraph.errors:GraphDrained": _TIMEOUTS,
-    "langgraph.errors:NodeCancelledError": _TIMEOUTS,
-    "langgraph.errors:NodeError": _TIMEOUTS,
+    "langgraph.errors:NodeCancelledError": (
+        "a node's own `asyncio.CancelledError` goes through nbgraph unchanged (LangGraph 1.2 "
+        "wraps it)"
+    ),
+    "langgraph.errors:NodeError": (
+        "node error handlers (`add_node(..., error_handler=...)`, LangGraph 1.2): nbgraph has none"
+    ),
     "langgraph.errors:NodeTimeoutError": _TIMEOUTS,
     "langgraph.managed.is_last_step:RemainingStepsManager": (
         "how LangGraph's engine fills `RemainingSteps`"
