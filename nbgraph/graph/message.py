@@ -6,22 +6,14 @@ builder whose whole state is that list) and `push_message` (a node sends a messa
 `messages` stream, and writes it to its state, before it returns).
 """
 
-from typing import Annotated, Any
+from typing import Any
 
 from nbgraph.engine.core.runtime import current_task_env
 from nbgraph.engine.core.tasks import absorb_update
 from nbgraph.messages import REMOVE_ALL_MESSAGES, MessagesState, add_messages
-from nbgraph.notebook.graph import StateGraph
+from nbgraph.notebook.graph import MessageGraph
 
 __all__ = ["REMOVE_ALL_MESSAGES", "MessageGraph", "MessagesState", "add_messages", "push_message"]
-
-
-def MessageGraph(**kwargs: Any) -> StateGraph:
-    """A graph whose whole state is a list of messages merged by `add_messages` (LangGraph's
-    `MessageGraph`, deprecated there for `StateGraph(MessagesState)`): each node takes the
-    list and returns messages to add. Made as the `StateGraph` of that state.
-    """
-    return StateGraph(Annotated[list, add_messages], **kwargs)
 
 
 def push_message(message: Any, *, state_key: str | None = "messages") -> Any:

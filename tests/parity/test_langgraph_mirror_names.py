@@ -79,7 +79,11 @@ def message_graph(api):
     builder.add_node("reply", lambda messages: AIMessage(f"{len(messages)} so far", id="r"))
     builder.add_edge("__start__", "reply")
     out = builder.compile().invoke([("user", "hi")])
-    return [(type(m).__name__, m.content) for m in out]
+    kinds = (
+        isinstance(builder, message.MessageGraph),
+        isinstance(builder, lg(api, "graph").StateGraph),
+    )
+    return [(type(m).__name__, m.content) for m in out], kinds
 
 
 @program
