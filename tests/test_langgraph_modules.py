@@ -151,21 +151,8 @@ EXCEPTIONS: dict[str, str] = {
         "LangGraph's field-path reader; nbgraph's is nbgraph.store.paths.path_tokens"
     ),
     "langgraph.store.base:validate_op_namespace": (
-        "checks of store ops: nbgraph's stores have no batch of ops"
+        "LangGraph's check of a put op's namespace; nbgraph's is nbgraph.store.base.check_namespace"
     ),
-    **{
-        f"langgraph.store.base:{name}": "a store's batch of ops (`store.batch`): none in nbgraph"
-        for name in (
-            "GetOp",
-            "ListNamespacesOp",
-            "MatchCondition",
-            "NamespaceMatchType",
-            "NamespacePath",
-            "Op",
-            "PutOp",
-            "SearchOp",
-        )
-    },
     **{
         f"langgraph.types:{name}": _STREAM_V2 + ": its typed chunks"
         for name in (

@@ -31,6 +31,10 @@ def test_same_as_langgraph(prog) -> None:
     same(prog, raises=True)
 
 
+def lg(api, module: str):
+    return importlib.import_module(f"{api.lib}.{module}")
+
+
 def store_class(api, name="SqliteStore"):
     return getattr(importlib.import_module(f"{api.lib}.store.sqlite"), name)
 
@@ -225,3 +229,68 @@ def in_a_graph(api):
         app = builder.compile(store=store)
         app.invoke({"user": "ada", "seen": []})
         return app.invoke({"user": "bob", "seen": []})["seen"]
+
+
+def run_batch(store, base):
+    """Batches of puts, of reads, and of both (the reads see the store before the batch)."""
+    batches = [
+        [
+            base.PutOp(("docs", "a"), "1", {"n": 1}),
+            base.PutOp(("docs", "b"), "2", {"n": 0}),
+            base.PutOp(("docs", "b"), "2", {"n": 2}),
+            base.PutOp(("other",), "3", {"n": 3}),
+        ],
+        [
+            base.GetOp(("docs", "a"), "1"),
+            base.SearchOp(("docs",), filter={"n": 2}),
+            base.ListNamespacesOp(match_conditions=(base.MatchCondition("prefix", ("docs",)),)),
+            base.ListNamespacesOp(max_depth=1),
+        ],
+        [base.PutOp(("docs", "a"), "1", None), base.GetOp(("docs", "a"), "1")],
+        [base.GetOp(("docs", "a"), "1")],
+    ]
+    seen = []
+    for ops in batches:
+        for result in store.batch(ops):
+            if isinstance(result, list) and result and hasattr(result[0], "key"):
+                seen.append(found(result))
+            else:
+                seen.append(getattr(result, "value", result))
+    return seen
+
+
+@program
+def a_batch_of_ops(api):
+    base, memory = lg(api, "store.base"), lg(api, "store.memory")
+    with sqlite_store(api) as store:
+        on_file = run_batch(store, base)
+    in_memory = run_batch(memory.InMemoryStore(), base)
+
+    async def awaited():
+        return await memory.InMemoryStore().abatch(
+            [base.PutOp(("a",), "k", {"v": 1}), base.GetOp(("a",), "k")]
+        )
+
+    later = asyncio.run(awaited())
+    return on_file, in_memory, [getattr(r, "value", r) for r in later]
+
+
+def test_a_nodes_batch_is_kept_op_by_op_in_the_run():
+    """A node's `store.batch([...])` is kept in `run.store_ops` as the calls it stands for."""
+    from nbgraph.graph import START, StateGraph
+    from nbgraph.store.base import GetOp, PutOp
+    from nbgraph.store.memory import InMemoryStore
+
+    class State(TypedDict):
+        seen: dict
+
+    def node(state, *, store):
+        store.batch([PutOp(("m",), "k", {"v": 1}), GetOp(("m",), "k")])  # (reads first)
+        return {"seen": store.batch([GetOp(("m",), "k")])[0].value}
+
+    builder = StateGraph(State)
+    builder.add_node("node", node)
+    builder.add_edge(START, "node")
+    app = builder.compile(store=InMemoryStore())
+    assert app.invoke({"seen": {}}) == {"seen": {"v": 1}}
+    assert list(app.last_run.store_ops["op"]) == ["get", "put", "get"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nbgraph.isolation import isolate
+from nbgraph.store.base import BaseStore
 
 __all__ = ["RecordingStore", "StoreOp"]
 
@@ -105,3 +106,10 @@ class RecordingStore:
     async def adelete(self, namespace: Any, key: str) -> None:
         await self._store.adelete(namespace, key)
         self._keep("delete", namespace, key, None)
+
+    def batch(self, ops: Any) -> list[Any]:
+        """LangGraph's batch of ops (`BaseStore.batch`), each run (and kept) as its own call."""
+        return BaseStore.batch(self, ops)  # type: ignore[arg-type]
+
+    async def abatch(self, ops: Any) -> list[Any]:
+        return await BaseStore.abatch(self, ops)  # type: ignore[arg-type]
