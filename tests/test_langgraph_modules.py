@@ -51,8 +51,7 @@ EXCEPTIONS: dict[str, str] = {
     "langgraph.prebuilt.tool_validator": (
         "`ValidationNode`, deprecated in LangGraph 1.0 (use a model's structured output)"
     ),
-    "langgraph.cache.redis": "a node cache in Redis: nbgraph's node cache is `InMemoryCache`",
-    "langgraph.cache.sqlite": "a node cache in SQLite: nbgraph's node cache is `InMemoryCache`",
+    "langgraph.cache.redis": "a node cache in a Redis server: nbgraph's are in memory or in SQLite",
     "langgraph.checkpoint.base.id": "LangGraph's uuid6 checkpoint ids; nbgraph's ids are its own",
     "langgraph.checkpoint.serde.encrypted": (
         "`EncryptedSerializer`: nbgraph's savers write through their own codec (`serde=` takes "

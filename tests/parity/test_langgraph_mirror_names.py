@@ -268,3 +268,34 @@ def node_interrupt_warns_with_langgraphs_category(api):
     return [w.category.__name__ for w in seen], issubclass(
         lg_warnings.LangGraphDeprecatedSinceV10, DeprecationWarning
     )
+
+
+@program
+def a_node_cache_in_an_sqlite_file(api):
+    import os
+    import tempfile
+    import time
+
+    graph, types, sqlite = lg(api, "graph"), lg(api, "types"), lg(api, "cache.sqlite")
+    path = os.path.join(tempfile.mkdtemp(), "cache.db")
+    calls = []
+
+    def slow(state):
+        calls.append(state["log"][-1])
+        return {"log": [f"done {state['log'][-1]}"]}
+
+    def app(ttl=None):
+        builder = graph.StateGraph(Log)
+        builder.add_node("slow", slow, cache_policy=types.CachePolicy(ttl=ttl))
+        builder.add_edge(graph.START, "slow")
+        return builder.compile(cache=sqlite.SqliteCache(path=path))
+
+    outs = [app().invoke({"log": ["x"]}), app().invoke({"log": ["x"]})]  # (two caches)
+    outs.append(app().invoke({"log": ["y"]}))
+    short = app(ttl=1)
+    outs.append(short.invoke({"log": ["z"]}))
+    time.sleep(1.2)
+    outs.append(short.invoke({"log": ["z"]}))
+    short.clear_cache()
+    outs.append(app().invoke({"log": ["x"]}))
+    return outs, calls

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from nbgraph.isolation import isolate
-from nbgraph.store.base import BaseStore
 
 __all__ = ["RecordingStore", "StoreOp"]
 
@@ -109,7 +108,11 @@ class RecordingStore:
 
     def batch(self, ops: Any) -> list[Any]:
         """LangGraph's batch of ops (`BaseStore.batch`), each run (and kept) as its own call."""
+        from nbgraph.store.base import BaseStore  # (a batch is rare: `import nbgraph` stays light)
+
         return BaseStore.batch(self, ops)  # type: ignore[arg-type]
 
     async def abatch(self, ops: Any) -> list[Any]:
+        from nbgraph.store.base import BaseStore
+
         return await BaseStore.abatch(self, ops)  # type: ignore[arg-type]
