@@ -21,6 +21,8 @@ import pytest
 
 langgraph = pytest.importorskip("langgraph")
 
+pytestmark = pytest.mark.langgraph
+
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "langgraph.md"
 
 _NO_CHANNELS = "nbgraph has no channels: a state field is read with its reducer (nbgraph.schema)"
