@@ -6,6 +6,7 @@ The `Message` model is imported on the first call that has a message to read.
 from __future__ import annotations
 
 import contextlib
+import functools
 import operator
 from typing import TYPE_CHECKING, Any
 
@@ -105,8 +106,17 @@ def with_ids(value: Any) -> Any:
     return [_with_id(m, m is not item) for m, item in zip(messages, given, strict=True)]
 
 
-def add_messages(left: Any, right: Any) -> list[Message]:
+_ABSENT: Any = object()
+"""`add_messages`'s default for a side not given (None is a side: no messages)."""
+
+
+def add_messages(left: Any = _ABSENT, right: Any = _ABSENT, *, format: str | None = None) -> Any:
     """Merge an update into a list of messages (the reducer of a `messages` field).
+
+    Called with `format=` alone, it gives the reducer with that option, as LangGraph's
+    (`Annotated[list, add_messages(format="langchain-openai")]`): `"langchain-openai"`
+    gives the merged messages' contents in OpenAI's form (text and `image_url` blocks;
+    needs langchain_core).
 
     Both sides may be MISSING, None, one message-like value or a list of them; each item
     is read with `Message.coerce` and given an id if it has none. Then `left` followed
@@ -140,6 +150,26 @@ def add_messages(left: Any, right: Any) -> list[Message]:
     >>> [m.content for m in add_messages(merged, RemoveMessage(id=merged[0].id))]
     ['hello']
     """
+    if left is _ABSENT or right is _ABSENT:
+        if left is _ABSENT and right is _ABSENT:
+            return functools.partial(add_messages, format=format)
+        given = "left" if right is _ABSENT else "right"
+        raise ValueError(
+            "Must specify non-null arguments for both 'left' and 'right'. Only "
+            f"received: '{given}'."
+        )
+    merged = _merged(left, right)
+    if format is None:
+        return merged
+    if format != "langchain-openai":
+        raise ValueError(f"Unrecognized {format=}. Expected one of 'langchain-openai', None.")
+    from langchain_core.messages import convert_to_messages, convert_to_openai_messages
+
+    return convert_to_messages(convert_to_openai_messages(merged))
+
+
+def _merged(left: Any, right: Any) -> list[Message]:
+    """`add_messages` without its options."""
     if lc.message_kind() == "langchain":
         return lc.lc_add_messages(
             [_with_id(m) for m in _as_messages(left, "left")],

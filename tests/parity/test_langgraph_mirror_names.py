@@ -299,3 +299,44 @@ def a_node_cache_in_an_sqlite_file(api):
     short.clear_cache()
     outs.append(app().invoke({"log": ["x"]}))
     return outs, calls
+
+
+@program
+def add_messages_in_openai_format(api):
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    graph, message = lg(api, "graph"), lg(api, "graph.message")
+
+    class State(TypedDict):
+        messages: Annotated[list, message.add_messages(format="langchain-openai")]
+
+    def talk(state):
+        image = {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": "AA"},
+        }
+        return {
+            "messages": [
+                HumanMessage([{"type": "text", "text": "look"}, image], id="h"),
+                AIMessage(
+                    [{"type": "tool_use", "name": "f", "input": {"a": 1}, "id": "t"}], id="a"
+                ),
+            ]
+        }
+
+    builder = graph.StateGraph(State)
+    builder.add_node("talk", talk)
+    builder.add_edge(graph.START, "talk")
+    out = builder.compile().invoke({"messages": [("user", "hi")]})["messages"]
+    try:
+        message.add_messages([("user", "x")])
+        one_side = None
+    except ValueError as error:
+        one_side = str(error)
+    try:
+        message.add_messages([], [("user", "x")], format="other")
+        unknown = None
+    except ValueError as error:
+        unknown = str(error)
+    shapes = [(type(m).__name__, m.content, getattr(m, "tool_calls", None)) for m in out[1:]]
+    return shapes, one_side, unknown
