@@ -45,7 +45,6 @@ EXCEPTIONS: dict[str, str] = {
     "langgraph.pregel": _PREGEL,
     "langgraph.stream": _STREAM_V2,
     "langgraph.utils": "LangGraph's internal helpers (`RunnableCallable`, config patching)",
-    "langgraph.graph.ui": "LangGraph Platform's generative UI messages",
     "langgraph.managed.base": (
         "how LangGraph's engine fills managed fields; nbgraph.schema reads "
         "`RemainingSteps`/`IsLastStep`"

@@ -340,3 +340,49 @@ def add_messages_in_openai_format(api):
         unknown = str(error)
     shapes = [(type(m).__name__, m.content, getattr(m, "tool_calls", None)) for m in out[1:]]
     return shapes, one_side, unknown
+
+
+@program
+def ui_messages_pushed_merged_and_deleted(api):
+    from langchain_core.messages import AIMessage
+
+    graph, views = lg(api, "graph"), lg(api, "graph.ui")
+
+    class State(TypedDict):
+        ui: Annotated[list, views.ui_message_reducer]
+        log: list
+
+    def first(state):
+        views.push_ui_message(
+            "card", {"title": "a", "n": 1}, id="c1", message=AIMessage("x", id="m")
+        )
+        views.push_ui_message("note", {"text": "t"}, id="c2", state_key=None)  # (streamed only)
+        views.push_ui_message("gone", {}, id="c3")
+        return {"log": ["first"]}
+
+    def second(state):
+        views.push_ui_message("card", {"n": 2}, id="c1", merge=True)
+        views.delete_ui_message("c3")
+        return {"log": ["second"]}
+
+    builder = graph.StateGraph(State)
+    builder.add_node("first", first)
+    builder.add_node("second", second)
+    builder.add_edge(graph.START, "first")
+    builder.add_edge("first", "second")
+    chunks = list(builder.compile().stream({"ui": [], "log": []}, stream_mode=["custom", "values"]))
+    custom = [
+        (c["type"], c["id"], c.get("props"), c.get("metadata"))
+        for mode, c in chunks
+        if mode == "custom"
+    ]
+    final = [
+        (m["id"], m["name"], m["props"], m["metadata"].get("message_id"))
+        for m in chunks[-1][1]["ui"]
+    ]
+    try:
+        views.ui_message_reducer([], {"type": "remove-ui", "id": "nope"})
+        refused = None
+    except ValueError as error:
+        refused = str(error)
+    return custom, final, refused
