@@ -71,9 +71,6 @@ EXCEPTIONS: dict[str, str] = {
         "LangGraph's embedding adapters; nbgraph's store takes the embedder in `index={'embed': "
         "...}` (nbgraph.store.vectors)"
     ),
-    "langgraph.store.sqlite.aio": (
-        "`AsyncSqliteStore` on aiosqlite; nbgraph's `SqliteStore` has the async methods itself"
-    ),
     "langgraph.store.sqlite.base": (
         "the SQL of LangGraph's SQLite store; nbgraph's `SqliteStore` is in nbgraph.store.sqlite"
     ),

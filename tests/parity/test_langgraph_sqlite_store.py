@@ -1,10 +1,11 @@
 """Differential programs: `SqliteStore`, the store in an SQLite file, as LangGraph's.
 
-Each program imports `SqliteStore` from `<library>.store.sqlite` (the plain rename) and runs
-on LangGraph's (`langgraph-checkpoint-sqlite`) and nbgraph's: put, get, search with filters,
-limits and offsets (most recently written first), delete, namespaces, TTLs with their sweep,
-a file opened again, and a store in a graph's nodes. LangGraph's store compares times to the
-second, so the programs that wait sleep past one.
+Each program imports `SqliteStore` from `<library>.store.sqlite` (the plain rename; the
+async store from `.store.sqlite.aio`) and runs on LangGraph's (`langgraph-checkpoint-sqlite`)
+and nbgraph's: put, get, search with filters, limits and offsets (most recently written
+first), delete, namespaces, TTLs with their sweep, a file opened again, batches of ops, and a
+store in a graph's nodes. LangGraph's store compares times to the second, so the programs
+that wait sleep past one.
 """
 
 import asyncio
@@ -185,7 +186,8 @@ def the_ttl_sweeper(api):
 @program
 def the_async_store(api):
     async def main():
-        async with store_class(api, "AsyncSqliteStore").from_conn_string(":memory:") as store:
+        aio = lg(api, "store.sqlite.aio")
+        async with aio.AsyncSqliteStore.from_conn_string(":memory:") as store:
             if api.lib == "langgraph":
                 await store.setup()
             await store.aput(("a",), "k", {"v": 1})
