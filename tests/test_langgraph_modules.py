@@ -156,7 +156,6 @@ EXCEPTIONS: dict[str, str] = {
             "CheckpointStreamPart",
             "CustomStreamPart",
             "DebugStreamPart",
-            "GraphOutput",
             "MessagesStreamPart",
             "StreamPart",
             "TasksStreamPart",

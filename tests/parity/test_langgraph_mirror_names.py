@@ -98,12 +98,12 @@ def push_message_streams_and_writes(api):
     def chat(state):
         try:
             message.push_message(AIMessage("no id"))
-        except ValueError as error:
-            refused = str(error)
+        except ValueError as error:  # (nbgraph's text says more, from LangGraph's words)
+            refused = "Message ID is required" in str(error)
         message.push_message(AIMessage("first", id="1"))
         message.push_message({"role": "user", "content": "again", "id": "3"})
         message.push_message(AIMessage("second", id="4"), state_key=None)  # (streamed only)
-        return {"messages": [AIMessage(refused, id="2")]}
+        return {"messages": [AIMessage(f"refused: {refused}", id="2")]}
 
     builder = graph.StateGraph(State)
     builder.add_node("chat", chat)
@@ -331,13 +331,13 @@ def add_messages_in_openai_format(api):
     try:
         message.add_messages([("user", "x")])
         one_side = None
-    except ValueError as error:
-        one_side = str(error)
+    except ValueError as error:  # (nbgraph's texts say more, from LangGraph's words)
+        one_side = "Must specify non-null arguments for both 'left' and 'right'" in str(error)
     try:
         message.add_messages([], [("user", "x")], format="other")
         unknown = None
     except ValueError as error:
-        unknown = str(error)
+        unknown = "Unrecognized format='other'" in str(error)
     shapes = [(type(m).__name__, m.content, getattr(m, "tool_calls", None)) for m in out[1:]]
     return shapes, one_side, unknown
 
