@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "AmbiguousResumeError",
     "CheckpointFileError",
     "EmptyInputError",
     "GraphBuildError",
@@ -36,6 +37,11 @@ class InvalidUpdateError(NbgraphError, ValueError):
 
 class GraphRecursionError(NbgraphError, RecursionError):
     """The run took more supersteps than `recursion_limit` allows."""
+
+
+class AmbiguousResumeError(NbgraphError, RuntimeError):
+    """One plain `Command(resume=value)` was given while several interrupts wait; each must
+    be answered by its id. A `RuntimeError`, as LangGraph's error for the same call is."""
 
 
 class EmptyInputError(NbgraphError, ValueError):

@@ -25,7 +25,8 @@ class Schedule:
     Attributes:
         pull: node -> the nodes whose edges or routes triggered it, for the next step.
         push: `(sender, Send)` for the next step, in send order.
-        deferred: `defer=True` nodes triggered, waiting for a step with nothing else to run.
+        deferred: `defer=True` nodes triggered, waiting for a step that no edge or route
+            triggers a node for (`take`).
         seen: per waiting edge (`spec.waiting`), the sources that have fired so far.
         incoming: node -> `(source, state)` handed to a node that merges or filters states.
         pulls: the current step's tasks that are not Sends (a Send's index comes after).
@@ -67,20 +68,21 @@ class Schedule:
     # --- the next step -----------------------------------------------------------------------
 
     def take(self, step: int) -> tuple[dict[str, list[str]], list, list[Task]] | None:
-        """The next step, taken from the queues (the deferred nodes when nothing else is
-        due): `(pull, push, tasks)`, its tasks in write order; or None when nothing is left
-        to run."""
+        """The next step, taken from the queues: `(pull, push, tasks)`, its tasks in write
+        order; or None when nothing is left to run. The deferred nodes run in the first
+        step that no edge or route triggers a node for, beside the `Send`s due then (as in
+        LangGraph, whose deferred channels finish when a step updates no trigger)."""
         pull, push = self.pull, self.push
-        if pull or push:
+        if pull:
             self.pull = {}
-            if push:  # (an empty queue of Sends stays: a loop's step makes none)
-                self.push = []
             self.took_deferred = False
-        elif self.deferred:
-            pull, push, self.deferred = self.deferred, [], {}
+        elif self.deferred:  # (LangGraph's: beside the Sends still to run, if any)
+            pull, self.deferred = self.deferred, {}
             self.took_deferred = True
-        else:
+        elif not push:
             return None
+        if push:  # (an empty queue of Sends stays: a loop's step makes none)
+            self.push = []
         if len(pull) == 1 and not push:  # a lone task (a loop's step)
             ((name, sources),) = pull.items()
             self.pulls = 1
@@ -93,7 +95,8 @@ class Schedule:
         if self.took_deferred:
             self.deferred = pull
         else:
-            self.pull, self.push = pull, push
+            self.pull = pull
+        self.push = push
 
     def _tasks(self, step: int, pull: dict[str, list[str]], push: list) -> list[Task]:
         """A step's tasks in write order: the pulled nodes by name, then the Sends."""

@@ -14,7 +14,7 @@ from nbgraph.engine.core.calls import EntrypointState
 from nbgraph.engine.core.runlog import RootReset, StepLog, initial_values
 from nbgraph.engine.core.tasks import Task, absorb_output, prepared
 from nbgraph.engine.core.writes import applied_writes, apply_step
-from nbgraph.errors import EmptyInputError, InvalidUpdateError
+from nbgraph.errors import AmbiguousResumeError, EmptyInputError, InvalidUpdateError
 from nbgraph.isolation import isolate
 from nbgraph.schema import pydantic_updates
 from nbgraph.types import START, Command, Send
@@ -52,10 +52,10 @@ def begin(run: Any, input: Any) -> StepLog:
                 "Cannot use Command(resume=...) without checkpointer: a run without one "
                 "keeps nothing to resume (compile(checkpointer=MemorySaver()))."
             )
-        if restored is None or not restored.paused:
+        if restored is None:
             raise InvalidUpdateError(
-                "Command(resume=...) answers a run paused by interrupt(); this thread "
-                "has no pending interrupt."
+                "A Command as input acts on a thread's saved state, and this thread has "
+                "none yet; start it with a dict of initial values."
             )
         log = run.resume(restored)
         _take_command(run, input, restored.paused)
@@ -90,7 +90,8 @@ def resume(run: Any, restored: Any, keep_next: bool = True) -> StepLog:
     """Start from a checkpoint: its values (as a root reset of this run's record) and,
     unless new input replaces it, what was to run next and what had already finished."""
     run.values = run.log.final = restored.values
-    run.step, run.stop = restored.step, restored.step + run.limit + 1
+    # LangGraph's budget: a resumed call counts from the step after its checkpoint
+    run.step, run.stop = restored.step, restored.step + run.limit + 2
     run.thread.head = restored.checkpoint_id
     if keep_next and not restored.latest:
         run.thread.branch(restored)  # a replay grows a new branch from the past
@@ -184,8 +185,10 @@ def _answer(run: Any, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
             run.answers.setdefault(pending[interrupt_id], []).append(value)
             run.resumed[interrupt_id] = (pending[interrupt_id], value)  # (for subgraphs)
         return
+    if not pending:  # nothing asks: LangGraph keeps the answer unread and runs on
+        return
     if len(pending) != 1:
-        raise InvalidUpdateError(
+        raise AmbiguousResumeError(
             f"{len(pending)} interrupts are waiting; answer each by id: "
             f"Command(resume={{{', '.join(repr(i) + ': ...' for i in pending)}}})."
         )

@@ -50,11 +50,12 @@ def state_snapshot(
     finished = restored.finished if current and spec.semantics != "branches" else {}
     ids = next_task_ids(restored, spec)
     values = with_finished(spec, restored) if finished else restored.values
+    tasks = _pending_tasks(restored, spec, ids)
     return (snapshots or Snapshots(thread)).of(
         restored,
         values,
-        tuple(name for task_id, name in ids if task_id not in finished),
-        _pending_tasks(restored, spec, ids),
+        tuple(task.name for task in tasks if task.id not in finished),
+        tasks,
         tuple(i for asked in restored.asked.values() for i in asked),
         owned=owned and not finished,
     )
@@ -175,6 +176,8 @@ def tasks_from(
         error = errors.get(task_id)
         interrupts = tuple(asked.get(task_id, ()))
         tasks.append(_new(PendingTask, (task_id, name, path, error, interrupts, None, result)))
+    if pushed and len(tasks) > pushed:  # LangGraph lists a step's Sends first
+        tasks.sort(key=lambda task: task.path[0] != "__pregel_push")
     return tuple(tasks)
 
 

@@ -1,0 +1,184 @@
+"""Differential test: what the random differential fuzz (`tests/support/fuzz.py`) found, each
+as a small program run on real LangGraph and on nbgraph (`tests/support/harness.py`).
+
+- a deferred node beside pending `Send`s runs in the step after its trigger, with them;
+- a thread paused in a `Send` task beside a deferred node shows the question on that task;
+- a resumed call gets LangGraph's step budget (`recursion_limit + 1` from its checkpoint);
+- `Command(goto=..., update=...)` as input on a thread that is not paused runs;
+- one plain answer for several questions raises what LangGraph's `except RuntimeError` catches;
+- a `@task` calling a `@task` gets its own call's saved result when a run resumes;
+- under `durability="exit"`, a run that failed on a write conflict can still be looked at.
+"""
+
+# No `from __future__ import annotations`: the state classes are defined in functions.
+
+import operator
+from typing import Annotated, TypedDict
+
+import pytest
+
+from tests.support.harness import MODES, canonical_stream, outcome, plain, same
+
+pytestmark = pytest.mark.langgraph
+
+
+class Fan(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+    found: Annotated[list, operator.add]
+    digest: str
+    item: int
+
+
+def fan_out(api, interrupting: bool = False, **compile_options):
+    """`split` sends items to `visit` and has an edge to `digest`, a deferred node."""
+
+    def visit(state):
+        said = api.interrupt({"item": state["item"]}) if interrupting else "-"
+        return {"found": [state["item"]], "log": [f"visit {state['item']} {said}"]}
+
+    builder = api.StateGraph(Fan)
+    builder.add_node("split", lambda s: {"log": ["split"]})
+    builder.add_node("visit", visit)
+    builder.add_node(
+        "digest", lambda s: {"digest": "+".join(map(str, s["found"])), "log": ["digest"]},
+        defer=True,
+    )  # fmt: skip
+    builder.add_edge(api.START, "split")
+    count = 1 if interrupting else 3
+    builder.add_conditional_edges(
+        "split", lambda s: [api.Send("visit", {"item": i}) for i in range(count)]
+    )
+    builder.add_edge("split", "digest")
+    return builder.compile(**compile_options)
+
+
+def snapshot(state) -> dict:
+    return {
+        "values": plain(state.values),
+        "next": state.next,
+        "tasks": [(t.name, [plain(i.value) for i in t.interrupts]) for t in state.tasks],
+        "step": state.metadata["step"],
+    }
+
+
+def test_a_deferred_node_runs_beside_the_sends_due_in_its_step():
+    def program(api):
+        app = fan_out(api)
+        chunks = list(app.stream({"log": [], "found": []}, stream_mode=MODES))
+        return app.invoke({"log": [], "found": []}), canonical_stream(chunks, MODES)
+
+    same(program)
+
+
+def test_a_question_asked_in_a_send_task_beside_a_deferred_node_is_on_that_task():
+    def program(api):
+        app = fan_out(api, interrupting=True, checkpointer=api.InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        app.invoke({"log": [], "found": []}, config)
+        paused = snapshot(app.get_state(config))
+        history = [snapshot(s) for s in app.get_state_history(config)]
+        final = app.invoke(api.Command(resume="yes"), config)
+        return paused, history, plain(final)
+
+    same(program)
+
+
+class Log(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+def chain_after_question(api, length: int):
+    """`ask` (asks once) then `length` nodes in a line."""
+
+    def ask(state):
+        api.interrupt("go?")
+        return {"log": ["ask"]}
+
+    builder = api.StateGraph(Log).add_node("ask", ask).add_edge(api.START, "ask")
+    previous = "ask"
+    for i in range(length):
+        builder.add_node(f"n{i}", lambda s, i=i: {"log": [f"n{i}"]}).add_edge(previous, f"n{i}")
+        previous = f"n{i}"
+    return builder.compile(checkpointer=api.InMemorySaver())
+
+
+@pytest.mark.parametrize("length", [3, 4, 5])
+def test_a_resumed_call_has_the_step_budget_of_langgraph(length):
+    def program(api):
+        app = chain_after_question(api, length)
+        config = {"configurable": {"thread_id": "t"}, "recursion_limit": 4}
+        app.invoke({"log": []}, config)
+        answered = outcome(app.invoke, api.Command(resume="yes"), config)
+        again = outcome(app.invoke, None, config)  # (after a limit: how far it goes on)
+        return answered, again, snapshot(app.get_state(config))
+
+    same(program)
+
+
+def test_a_loop_resumed_after_its_limit_goes_as_far_as_on_langgraph():
+    def program(api):
+        app = (
+            api.StateGraph(Log)
+            .add_node("spin", lambda s: {"log": ["spin"]})
+            .add_edge(api.START, "spin")
+            .add_conditional_edges("spin", lambda s: "spin" if len(s["log"]) < 20 else api.END)
+            .compile(checkpointer=api.InMemorySaver())
+        )
+        config = {"configurable": {"thread_id": "t"}, "recursion_limit": 3}
+        calls = [outcome(app.invoke, {"log": []}, config)]
+        for _ in range(4):
+            calls.append(outcome(app.invoke, None, config))
+            calls.append(len(app.get_state(config).values["log"]))
+        return calls
+
+    same(program)
+
+
+def test_a_command_with_goto_or_update_runs_on_a_thread_that_is_not_paused():
+    def program(api):
+        app = (
+            api.StateGraph(Log)
+            .add_node("a", lambda s: {"log": ["a"]})
+            .add_node("b", lambda s: {"log": ["b"]})
+            .add_edge(api.START, "a")
+            .add_edge("a", api.END)
+            .add_edge("b", api.END)
+            .compile(checkpointer=api.InMemorySaver())
+        )
+        seen = []
+        commands = [
+            api.Command(goto="b"),
+            api.Command(update={"log": ["edited"]}, goto="b"),
+            api.Command(goto=["a", "b"]),
+            api.Command(resume="nobody asked"),
+        ]
+        for thread, command in enumerate(commands):
+            config = {"configurable": {"thread_id": str(thread)}}
+            app.invoke({"log": []}, config)
+            seen.append(outcome(app.invoke, command, config))
+            seen.append(snapshot(app.get_state(config)))
+            seen.append([snapshot(s)["step"] for s in app.get_state_history(config)])
+        return seen
+
+    same(program)
+
+
+def test_one_plain_answer_for_two_questions_raises_what_langgraph_code_catches():
+    def program(api):
+        builder = api.StateGraph(Log)
+        for name in ("left", "right"):
+            builder.add_node(name, lambda s, name=name: {"log": [api.interrupt(name)]})
+            builder.add_edge(api.START, name)
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        app.invoke({"log": []}, config)
+        try:
+            app.invoke(api.Command(resume="both"), config)
+        except RuntimeError as error:  # (what LangGraph raises; a LangGraph program catches it)
+            caught = "RuntimeError"
+            assert isinstance(error, RuntimeError)
+        ids = {i.value: i.id for i in app.get_state(config).interrupts}
+        answered = app.invoke(api.Command(resume={ids["left"]: 1, ids["right"]: 2}), config)
+        return caught, sorted(answered["log"])
+
+    same(program)
