@@ -182,3 +182,62 @@ def test_one_plain_answer_for_two_questions_raises_what_langgraph_code_catches()
         return caught, sorted(answered["log"])
 
     same(program)
+
+
+def nested_calls(api, *, ask_in: set, fail_first: set, ask_in_main: bool, saver):
+    """An entrypoint calling `work(i)` for four items at once; `work(i)` calls
+    `inner(i)`; the ones in `ask_in` ask a question, those in `fail_first` fail once."""
+    ran, failed = [], set()
+
+    @api.task
+    def inner(x):
+        ran.append(f"inner {x}")
+        return x + 100
+
+    @api.task
+    def work(i):
+        ran.append(f"work {i}")
+        if i in fail_first and i not in failed:
+            failed.add(i)
+            raise KeyError(f"work {i} fails once")
+        said = api.interrupt(f"work {i}?") if i in ask_in else ""
+        return [f"{i}{said}", inner(i).result()]
+
+    @api.entrypoint(checkpointer=saver)
+    def main(items):
+        got = [f.result() for f in [work(i) for i in items]]
+        if ask_in_main:
+            got.append(api.interrupt("done?"))
+        return got
+
+    return main, ran
+
+
+@pytest.mark.parametrize("saver", ["memory", "sqlite"])
+@pytest.mark.parametrize(
+    "ask_in, fail_first, ask_in_main",
+    [({1}, set(), False), (set(), {0}, False), ({1, 3}, {0}, True), ({2}, set(), True)],
+)
+def test_nested_task_calls_get_their_own_results_when_a_run_resumes(
+    tmp_path, saver, ask_in, fail_first, ask_in_main
+):
+    def program(api):
+        main, ran = nested_calls(api, ask_in=ask_in, fail_first=fail_first,
+                                 ask_in_main=ask_in_main, saver=api.saver())  # fmt: skip
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(main.invoke, list(range(4)), config, shape=plain)]
+        for turn in range(6):
+            state = main.get_state(config)
+            if not state.next:
+                break
+            asked = sorted((str(i.value), i.id) for i in state.interrupts)
+            if len(asked) > 1:
+                answer = {interrupt_id: f" a{turn}" for _, interrupt_id in asked}
+            else:
+                answer = f" a{turn}" if asked else None
+            command = None if answer is None else api.Command(resume=answer)
+            seen.append([value for value, _ in asked])
+            seen.append(outcome(main.invoke, command, config, shape=plain))
+        return seen, sorted(ran)
+
+    same(program, saver=saver, folder=tmp_path)

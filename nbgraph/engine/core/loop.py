@@ -64,6 +64,7 @@ class RunLoop:
         "__weakref__",
         "aexecute",
         "answers",
+        "call_places",
         "asks_parent",
         "at_breakpoint",
         "breaks_after",
@@ -124,6 +125,7 @@ class RunLoop:
         self.calls: Any = None  # the `@task` calls of the step running (engine.core.calls)
         self.finished: dict[str, dict[str, Any]] = {}  # restored tasks' writes, by task id
         self.answers: dict[str, list[Any]] = {}  # answers to interrupts, by task id
+        self.call_places: dict[str, int] = {}  # restored `@task` calls: call key -> index
         self.resumed: dict[str, tuple[str, Any]] = {}  # this run's answers: id -> (task, value)
         self.paused: list[Interrupt] = []  # why the run stopped for an answer
         self.at_breakpoint = ""  # "before" / "after" when a static breakpoint stopped it

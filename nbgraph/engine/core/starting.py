@@ -100,6 +100,12 @@ def resume(run: Any, restored: Any, keep_next: bool = True) -> StepLog:
         run.schedule.restore(restored.control)
         run.finished = dict(restored.finished)
         run.answers = {k: list(v["answers"]) for k, v in restored.paused.items()}
+        run.call_places = {
+            entry["key"]: int(task_id.split(":", 2)[1])
+            for entries in (restored.finished, restored.paused)
+            for task_id, entry in entries.items()
+            if "key" in entry
+        }
         run.past_breakpoint = True  # resuming steps over the breakpoint it stopped at
         if restored.updates:  # a Command's update and goto, kept while paused
             run.root_updated = True
