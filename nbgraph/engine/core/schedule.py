@@ -205,8 +205,9 @@ class Schedule:
         for route in routes:
             if isinstance(route, Send):
                 self.push.append((START, route))
-            elif route != END:
-                self.pull.setdefault(route, []).append(START)
+            elif route != END:  # (a deferred node waits, as a route to it does)
+                queue = self.deferred if self.spec.nodes[route].defer else self.pull
+                queue.setdefault(route, []).append(START)
 
     # --- a checkpoint's queues -----------------------------------------------------------------
 

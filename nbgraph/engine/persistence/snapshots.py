@@ -159,9 +159,9 @@ def tasks_from(
     finished tasks wrote, the errors they raised and what they asked, by task id."""
     pushed = 0
     tasks = []
-    pulled = control["pull"] or control.get("deferred") or ()
-    for task_id, name in ids:
-        if name in pulled:
+    pulls = len(ids) - len(control.get("push", ()))  # (the Sends come after the pulled nodes)
+    for position, (task_id, name) in enumerate(ids):
+        if position < pulls:
             path: tuple[Any, ...] = ("__pregel_pull", name)
         else:
             path, pushed = ("__pregel_push", pushed), pushed + 1
