@@ -379,7 +379,7 @@ def _thread(api: Any, program: Program, thread: str, streamed: bool) -> list:
     config: dict[str, Any] = {"configurable": {"thread_id": thread},
                               "recursion_limit": program.limit}  # fmt: skip
     options = {} if program.durability is None else {"durability": program.durability}
-    if api.lib == "langgraph" and program.durability in (None, "async"):
+    if api.lib == "langgraph" and program.durability in (None, "async") and program.saver != "none":
         options = {"durability": "sync"}  # (see `LANGGRAPH_ASYNC_RACE`)
     seen: list = []
     first = _one_call(app, {"log": [], "count": 0}, config, streamed, options)

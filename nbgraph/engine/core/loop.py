@@ -35,6 +35,7 @@ from nbgraph.engine.core.runlog import RootReset, RunLog, StepLog
 from nbgraph.engine.core.schedule import Schedule
 from nbgraph.engine.core.tasks import Task, state_for
 from nbgraph.engine.core.writes import (
+    applied_before_conflict,
     applied_writes,
     apply_writes,
     clear_ephemeral,
@@ -271,6 +272,10 @@ class RunLoop:
                 written = self._apply_step(tasks, log)
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
+            if self.thread is not None and self.thread.ends_at_exit:  # (LangGraph's "exit")
+                writes = group_writes(applied_writes(self.spec.fields, tasks, log.merged))
+                self.thread.step_failed(applied_before_conflict(
+                    self.spec.fields, self.values, writes, self.step))  # fmt: skip
             raise
         log.written = self.schedule.shared[written]  # (a long run keeps each tuple once)
         if self.ephemeral:

@@ -170,6 +170,20 @@ class Thread:
         """A subgraph's thread resumes its run where it paused (see `SubThread.enter`)."""
         return None
 
+    @property
+    def ends_at_exit(self) -> bool:
+        """Whether the run's checkpoints reach the saver only when it ends (durability
+        "exit")."""
+        return self._exit
+
+    def step_failed(self, values: dict[str, Any]) -> None:
+        """Durability "exit", a step whose writes conflict: the run's one checkpoint is the
+        last one it saved, as LangGraph's is then: holding `values` (the fields applied
+        before the conflicting one: `applied_before_conflict`), with nothing to run next
+        and none of the step's writes pending (LangGraph marked its triggers seen)."""
+        if self._exit and self.saver.saver.step_failed(self.thread_id):
+            self._whole = (values, None)
+
     # --- writing -----------------------------------------------------------------------------
 
     payload = staticmethod(checkpoint_payload)
