@@ -212,8 +212,9 @@ def _node_fn(api: Any, node: NodeDesc, failed: set) -> Callable[[Any], Any]:
 
     def run(state: Any) -> Any:
         log = state.get("log") or []
-        if node.fails_once and node.name not in failed:
-            failed.add(node.name)
+        seen = (node.name, repr(sorted(state.items())))  # (its first call with this state:
+        if node.fails_once and seen not in failed:  # the same whichever parallel task is first)
+            failed.add(seen)
             raise KeyError(f"{node.name} fails once")
         said = ""
         if node.asks:
@@ -350,9 +351,17 @@ def _one_call(app: Any, graph_input: Any, config: dict, streamed: bool, options:
         if streamed:
             chunks = list(app.stream(graph_input, config, stream_mode=MODES, **options))
             return ("ok", _around_questions(canonical_stream(chunks, MODES)))
-        return ("ok", plain(app.invoke(graph_input, config, **options)))
+        return ("ok", _questions_as_set(plain(app.invoke(graph_input, config, **options))))
     except Exception as error:  # (any error is an outcome compared)
         return _error(error)
+
+
+def _questions_as_set(output: Any) -> Any:
+    """An output's `__interrupt__` list sorted: LangGraph lists the questions of a step's
+    parallel tasks in the order the tasks asked them (as the threads go)."""
+    if isinstance(output, dict) and isinstance(output.get("__interrupt__"), (list, tuple)):
+        output = {**output, "__interrupt__": sorted(output["__interrupt__"], key=repr)}
+    return output
 
 
 def _around_questions(stream: list) -> list:

@@ -201,13 +201,21 @@ class Schedule:
         return where
 
     def take_gotos(self, routes: Any) -> None:
-        """Add a resuming Command's `goto` targets to the step that runs next."""
+        """Add a resuming Command's `goto` targets to the step that runs next. Deferred
+        nodes due in that step (nothing else was) stay due beside the nodes added, as in
+        LangGraph, whose deferred channels had finished; a deferred target waits for the
+        next step that triggers nothing (LangGraph's channel, written again, unfinishes)."""
+        due = not self.pull and bool(routes)
+        if due:
+            self.pull, self.deferred = self.deferred, {}
         for route in routes:
             if isinstance(route, Send):
                 self.push.append((START, route))
-            elif route != END:  # (a deferred node waits, as a route to it does)
-                queue = self.deferred if self.spec.nodes[route].defer else self.pull
-                queue.setdefault(route, []).append(START)
+            elif route != END and self.spec.nodes[route].defer:
+                sources = self.pull.pop(route, []) if due else []
+                self.deferred.setdefault(route, sources).append(START)
+            elif route != END:
+                self.pull.setdefault(route, []).append(START)
 
     # --- a checkpoint's queues -----------------------------------------------------------------
 

@@ -172,7 +172,10 @@ def _renumber(run: Any, before: dict[Any, int], after: dict[Any, int]) -> dict[s
         return task_id if new is None else f"{step}:{new}:{node}"
 
     ids = {*run.answers, *run.finished, *(task_id for task_id, _ in run.resumed.values())}
-    run.answers = {renamed(k): v for k, v in run.answers.items()}
+    step, push = run.step + 1, run.schedule.push  # (every task of the step that moved, so
+    ids.update(f"{step}:{index}:{key if isinstance(key, str) else push[key[1]][1].node}"
+               for key, index in before.items() if index in moved)  # fmt: skip
+    run.answers = {renamed(k): v for k, v in run.answers.items()}  # its snapshot finds them)
     run.finished = {renamed(k): v for k, v in run.finished.items()}
     run.resumed = {k: (renamed(task_id), v) for k, (task_id, v) in run.resumed.items()}
     return {k: renamed(k) for k in sorted(ids) if renamed(k) != k}

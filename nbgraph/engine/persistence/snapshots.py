@@ -49,14 +49,16 @@ def state_snapshot(
     `snapshots`: the thread's `Snapshots`, if made already."""
     finished = restored.finished if current and spec.semantics != "branches" else {}
     ids = next_task_ids(restored, spec)
-    values = with_finished(spec, restored) if finished else restored.values
+    if finished:  # (LangGraph's: of the checkpoint's tasks, not of those a goto added)
+        finished = {task_id: finished[task_id] for task_id, _ in ids if task_id in finished}
+    values = with_finished(spec, restored, finished) if finished else restored.values
     tasks = _pending_tasks(restored, spec, ids)
     return (snapshots or Snapshots(thread)).of(
         restored,
         values,
         tuple(task.name for task in tasks if task.id not in finished),
         tasks,
-        tuple(i for asked in restored.asked.values() for i in asked),
+        tuple(i for task in tasks for i in task.interrupts),  # (LangGraph's: the tasks')
         owned=owned and not finished,
     )
 
