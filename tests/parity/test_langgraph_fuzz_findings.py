@@ -249,25 +249,30 @@ class Clash(TypedDict):
     v: int
 
 
+@pytest.mark.parametrize("sends", [False, True])
 @pytest.mark.parametrize("log_first", [True, False])
 @pytest.mark.parametrize("durability", ["exit", "sync"])
 def test_a_run_that_failed_on_a_write_conflict_can_be_looked_at_as_on_langgraph(
-    durability, log_first
+    durability, log_first, sends
 ):
     def writes(name, v):  # (which field a task writes first decides what LangGraph keeps)
         return {"log": [name], "v": v} if log_first else {"v": v, "log": [name]}
 
     def program(api):
-        app = (
+        builder = (
             api.StateGraph(Clash)
             .add_node("first", lambda s: {"log": ["first"]})
-            .add_node("a", lambda s: writes("a", 1))
+            .add_node("a", lambda s: writes("a", s.get("v", 1)))
             .add_node("b", lambda s: writes("b", 2))
             .add_edge(api.START, "first")
-            .add_edge("first", "a")
-            .add_edge("first", "b")
-            .compile(checkpointer=api.InMemorySaver())
         )
+        if sends:  # (LangGraph keeps a failed step's Sends due, and their writes pending)
+            builder.add_conditional_edges(
+                "first", lambda s: [api.Send("a", {"v": 1}), api.Send("a", {"v": 2})]
+            )
+        else:
+            builder.add_edge("first", "a").add_edge("first", "b")
+        app = builder.compile(checkpointer=api.InMemorySaver())
         config = {"configurable": {"thread_id": "t"}}
         failed = outcome(app.invoke, {"log": []}, config, durability=durability)
         looked = outcome(lambda: snapshot(app.get_state(config)))

@@ -474,9 +474,12 @@ def compare(langgraph: dict, nbgraph: dict) -> str | None:
 
 def _what(a: Any, b: Any) -> str:
     """Which part differs: an error's class, a snapshot's key, or the value."""
-    if isinstance(a, tuple) and a and a[0] == "raised":
-        return f"raised {a[1]}" + (f" / nbgraph {b[1]}" if b and b[0] == "raised" else " / ok")
-    if isinstance(b, tuple) and b and b[0] == "raised":
+    def raised(x: Any) -> bool:
+        return isinstance(x, tuple) and len(x) == 3 and x[0] == "raised"
+
+    if raised(a):
+        return f"raised {a[1]}" + (f" / nbgraph {b[1]}" if raised(b) else " / ok")
+    if raised(b):
         return f"ok / nbgraph raised {b[1]}"
     if isinstance(a, dict) and isinstance(b, dict):
         keys = [k for k in a if not _same(a.get(k), b.get(k))]

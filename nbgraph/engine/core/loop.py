@@ -274,8 +274,8 @@ class RunLoop:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
             if self.thread is not None and self.thread.ends_at_exit:  # (LangGraph's "exit")
                 writes = group_writes(applied_writes(self.spec.fields, tasks, log.merged))
-                self.thread.step_failed(applied_before_conflict(
-                    self.spec.fields, self.values, writes, self.step))  # fmt: skip
+                values = applied_before_conflict(self.spec.fields, self.values, writes, self.step)
+                self.thread.step_failed(values, any(task.kind == "send" for task in tasks))
             raise
         log.written = self.schedule.shared[written]  # (a long run keeps each tuple once)
         if self.ephemeral:

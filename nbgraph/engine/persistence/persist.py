@@ -176,12 +176,13 @@ class Thread:
         "exit")."""
         return self._exit
 
-    def step_failed(self, values: dict[str, Any]) -> None:
+    def step_failed(self, values: dict[str, Any], sends: bool) -> None:
         """Durability "exit", a step whose writes conflict: the run's one checkpoint is the
         last one it saved, as LangGraph's is then: holding `values` (the fields applied
         before the conflicting one: `applied_before_conflict`), with nothing to run next
-        and none of the step's writes pending (LangGraph marked its triggers seen)."""
-        if self._exit and self.saver.saver.step_failed(self.thread_id):
+        and none of the step's writes pending (LangGraph marked its triggers seen), unless
+        the step had `sends`: then it stays due, with its writes (LangGraph's Sends stay)."""
+        if self._exit and (sends or self.saver.saver.step_failed(self.thread_id)):
             self._whole = (values, None)
 
     # --- writing -----------------------------------------------------------------------------
