@@ -280,3 +280,64 @@ def test_a_run_that_failed_on_a_write_conflict_can_be_looked_at_as_on_langgraph(
         return failed, looked, history, outcome(app.invoke, None, config, durability=durability)
 
     same(program)
+
+
+@pytest.mark.parametrize("stop", ["limit", "error"])
+def test_a_subgraph_stopped_by_the_step_limit_or_an_error_goes_on_where_it_stopped(stop):
+    def program(api):
+        ran, failed = [], set()
+
+        def step(name):
+            def run(state):
+                ran.append(name)
+                if stop == "error" and name == "i2" and not failed:
+                    failed.add(name)
+                    raise KeyError("i2 fails once")
+                return {"log": [name]}
+
+            return run
+
+        inner = api.StateGraph(Log)
+        previous = api.START
+        for name in ("i0", "i1", "i2", "i3"):
+            inner.add_node(name, step(name)).add_edge(previous, name)
+            previous = name
+        app = (
+            api.StateGraph(Log)
+            .add_node("sub", inner.compile())
+            .add_node("after", lambda s: {"log": ["after"]})
+            .add_edge(api.START, "sub")
+            .add_edge("sub", "after")
+            .compile(checkpointer=api.InMemorySaver())
+        )
+        limit = 2 if stop == "limit" else 25
+        config = {"configurable": {"thread_id": "t"}, "recursion_limit": limit}
+        seen = [outcome(app.invoke, {"log": []}, config)]
+        seen.append(outcome(app.invoke, None, config))
+        seen.append(snapshot(app.get_state(config)))
+        return seen, ran
+
+    same(program)
+
+
+def test_a_paused_step_whose_finished_writes_conflict_raises_as_on_langgraph():
+    def program(api):
+        app = (
+            api.StateGraph(Clash)
+            .add_node("ask", lambda s: {"log": [api.interrupt("ask?")]})
+            .add_node("b", lambda s: {"log": ["b"], "v": 1})
+            .add_node("c", lambda s: {"v": 2})
+            .add_edge(api.START, "ask")
+            .add_edge(api.START, "b")
+            .add_edge(api.START, "c")
+            .compile(checkpointer=api.InMemorySaver())
+        )
+        invoked = {"configurable": {"thread_id": "invoked"}}
+        streamed = {"configurable": {"thread_id": "streamed"}}
+        return (
+            outcome(app.invoke, {"log": []}, invoked),
+            outcome(lambda: list(app.stream({"log": []}, streamed, stream_mode="values"))),
+            outcome(lambda: snapshot(app.get_state(invoked))),
+        )
+
+    same(program)

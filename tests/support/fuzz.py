@@ -215,7 +215,8 @@ def _node_fn(api: Any, node: NodeDesc, failed: set) -> Callable[[Any], Any]:
         seen = (node.name, repr(sorted(state.items())))  # (its first call with this state:
         if node.fails_once and seen not in failed:  # the same whichever parallel task is first)
             failed.add(seen)
-            raise KeyError(f"{node.name} fails once")
+            time.sleep(0.02)  # (LangGraph drops the siblings that have not finished when a
+            raise KeyError(f"{node.name} fails once")  # task fails: let them finish first)
         said = ""
         if node.asks:
             said = f":{api.interrupt(f'{node.name}?')}"
@@ -365,17 +366,32 @@ def _questions_as_set(output: Any) -> Any:
 
 
 def _around_questions(stream: list) -> list:
-    """`canonical_stream`'s groups, with the updates on both sides of a paused step's
-    `values` chunk (the one holding `__interrupt__`) as one group: a task that ran beside
-    the one that asked finishes before or after that chunk is made, as the threads go."""
-    out = list(stream)
-    for index in range(1, len(out) - 1):
-        mode, chunk = out[index]
-        if mode == "values" and isinstance(chunk, dict) and "__interrupt__" in chunk:
-            before, after = out[index - 1], out[index + 1]
-            if before[0] == after[0] == "updates":
-                out[index - 1] = ("updates", sorted(before[1] + after[1]))
-                out[index + 1] = ("updates", [])
+    """`canonical_stream`'s groups, with a paused step's `values` chunks (those holding
+    `__interrupt__`, one per task that asked) as a set and the updates around them as one
+    group: tasks that ran beside the ones that asked finish before or after those chunks
+    are made, and the askers in any order, as the threads go."""
+
+    def asks(item: tuple) -> bool:
+        return item[0] == "values" and isinstance(item[1], dict) and "__interrupt__" in item[1]
+
+    out, index = list(stream), 1
+    while index < len(out) - 1:
+        if not asks(out[index]) or out[index - 1][0] != "updates":
+            index += 1
+            continue
+        end = index  # the window: updates, asking values, updates, asking values, ..., updates
+        while end + 2 < len(out) and out[end + 1][0] == "updates" and asks(out[end + 2]):
+            end += 2
+        if end + 1 >= len(out) or out[end + 1][0] != "updates":
+            index = end + 1
+            continue
+        window = out[index - 1 : end + 2]
+        updates = sorted(u for mode, group in window if mode == "updates" for u in group)
+        questions = sorted((item for item in window if item[0] == "values"), key=repr)
+        out[index - 1 : end + 2] = [("updates", updates)] + [
+            part for q in questions for part in (q, ("updates", []))
+        ]
+        index = end + 2
     return out
 
 

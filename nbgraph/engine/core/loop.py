@@ -66,6 +66,7 @@ class RunLoop:
         "aexecute",
         "answers",
         "call_places",
+        "resumes_step",
         "asks_parent",
         "at_breakpoint",
         "breaks_after",
@@ -127,6 +128,8 @@ class RunLoop:
         self.finished: dict[str, dict[str, Any]] = {}  # restored tasks' writes, by task id
         self.answers: dict[str, list[Any]] = {}  # answers to interrupts, by task id
         self.call_places: dict[str, int] = {}  # restored `@task` calls: call key -> index
+        self.resumes_step = -2  # the step a resumed thread's run goes on with (its subgraphs
+        # go on from their own checkpoints then, as LangGraph's do: engine.nested)
         self.resumed: dict[str, tuple[str, Any]] = {}  # this run's answers: id -> (task, value)
         self.paused: list[Interrupt] = []  # why the run stopped for an answer
         self.at_breakpoint = ""  # "before" / "after" when a static breakpoint stopped it

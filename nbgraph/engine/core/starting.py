@@ -107,6 +107,8 @@ def resume(run: Any, restored: Any, keep_next: bool = True) -> StepLog:
             if "key" in entry
         }
         run.past_breakpoint = True  # resuming steps over the breakpoint it stopped at
+        if restored.latest and restored.source == "loop":  # (a task of an update or a fork
+            run.resumes_step = run.step + 1  # is a new task on LangGraph: its graphs start anew)
         if restored.updates:  # a Command's update and goto, kept while paused
             run.root_updated = True
             routes = [r for update in restored.updates for r in update["routes"]]
