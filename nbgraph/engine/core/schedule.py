@@ -36,6 +36,7 @@ class Schedule:
 
     __slots__ = (
         "deferred",
+        "deferred_wait",
         "incoming",
         "plain",
         "pull",
@@ -54,6 +55,7 @@ class Schedule:
         self.pull: dict[str, list[str]] = {}
         self.push: list[tuple[str, Send]] = []
         self.deferred: dict[str, list[str]] = {}
+        self.deferred_wait = False  # a `goto` to a deferred node: it waits for a step to run
         self.seen: list[set[str]] = [set() for _ in spec.waiting]
         self.incoming: dict[str, list[tuple[str, Any]]] = {}
         self.pulls = 0
@@ -76,7 +78,7 @@ class Schedule:
         if pull:
             self.pull = {}
             self.took_deferred = False
-        elif self.deferred:  # (LangGraph's: beside the Sends still to run, if any)
+        elif self.deferred and not self.deferred_wait:  # (LangGraph's: beside the Sends due)
             pull, self.deferred = self.deferred, {}
             self.took_deferred = True
         elif not push:
@@ -118,6 +120,7 @@ class Schedule:
         """Queue what `tasks` trigger: their nodes' edges and waiting edges, and the routes
         they chose."""
         spec = self.spec
+        self.deferred_wait = False
         for task in tasks:
             source = task.node
             for target in spec.edges.get(source, ()):
@@ -139,6 +142,7 @@ class Schedule:
         """`trigger` for one task whose node's edges are plain (no filter, waiting edge,
         defer or merge at their targets: `NodePlan.plain`)."""
         source, pull, plain = task.node, self.pull, self.plain
+        self.deferred_wait = False
         for target in targets:
             queued = pull.get(target)
             if queued is None:
@@ -203,8 +207,9 @@ class Schedule:
     def take_gotos(self, routes: Any) -> None:
         """Add a resuming Command's `goto` targets to the step that runs next. Deferred
         nodes due in that step (nothing else was) stay due beside the nodes added, as in
-        LangGraph, whose deferred channels had finished; a deferred target waits for the
-        next step that triggers nothing (LangGraph's channel, written again, unfinishes)."""
+        LangGraph, whose deferred channels had finished; a deferred target waits until a step
+        has run and triggered nothing (LangGraph's channel, written again, unfinishes: when
+        no step runs, neither does it)."""
         due = not self.pull and bool(routes)
         if due:
             self.pull, self.deferred = self.deferred, {}
@@ -214,6 +219,7 @@ class Schedule:
             elif route != END and self.spec.nodes[route].defer:
                 sources = self.pull.pop(route, []) if due else []
                 self.deferred.setdefault(route, sources).append(START)
+                self.deferred_wait = True
             elif route != END:
                 self.pull.setdefault(route, []).append(START)
 
@@ -227,6 +233,7 @@ class Schedule:
         seen = control.get("seen") or [() for _ in self.spec.waiting]
         self.seen = [set(names) for names in seen]
         self.deferred = {k: list(v) for k, v in control.get("deferred", {}).items()}
+        self.deferred_wait = False
         incoming = control.get("incoming", {})
         self.incoming = {k: [tuple(p) for p in v] for k, v in incoming.items()}
 
