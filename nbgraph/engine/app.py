@@ -224,6 +224,8 @@ class CompiledGraph(RunnableHabits):
         run = _loop_class(spec)(spec, merged, thread)
         with self._claimed(run):  # (LangGraph: source "update", on a past checkpoint too)
             run.resume(restored, keep_next=False)  # (a branch run: its lineages merged)
+            if spec.semantics == "supersteps":  # (LangGraph's channels keep them)
+                run.schedule.keep_waiting(restored.control)
             write_as_nodes(run, writes, due=restored.control["pull"])
         own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
         return {"configurable": {**own, "checkpoint_id": thread.head}}

@@ -341,3 +341,65 @@ def test_a_paused_step_whose_finished_writes_conflict_raises_as_on_langgraph():
         )
 
     same(program)
+
+
+def looping_with_a_deferred_node(api):
+    """`spin` loops on itself and also triggers `tidy` (deferred), which goes back to
+    `spin`; the loop ends once the log has four entries."""
+    return (
+        api.StateGraph(Log)
+        .add_node("tidy", lambda s: {"log": ["tidy"]}, defer=True)
+        .add_node("spin", lambda s: {"log": ["spin"]})
+        .add_node("other", lambda s: {"log": ["other"]})
+        .add_edge(api.START, "spin")
+        .add_edge("tidy", "spin")
+        .add_conditional_edges(
+            "spin", lambda s: ["spin", "tidy"] if len(s["log"]) < 4 else api.END
+        )
+        .compile(checkpointer=api.InMemorySaver())
+    )
+
+
+@pytest.mark.parametrize("target", ["tidy", "other", "spin"])
+def test_a_goto_on_a_finished_or_stopped_thread_treats_deferred_nodes_as_langgraph(target):
+    def program(api):
+        app = looping_with_a_deferred_node(api)
+        seen = []
+        for thread, limit in (("finished", 25), ("stopped", 3)):
+            config = {"configurable": {"thread_id": thread}, "recursion_limit": limit}
+            seen.append(outcome(app.invoke, {"log": []}, config))
+            command = api.Command(goto=target, update={"log": [f"goto {target}"]})
+            seen.append(outcome(app.invoke, command, config))
+            seen.append(snapshot(app.get_state(config)))
+            seen.append(outcome(app.invoke, None, config))
+        return seen
+
+    same(program)
+
+
+@pytest.mark.parametrize("as_node", ["spin", "tidy"])
+def test_an_update_keeps_the_deferred_nodes_and_waiting_edges_that_wait(as_node):
+    def program(api):
+        app = looping_with_a_deferred_node(api)
+        config = {"configurable": {"thread_id": "t"}, "recursion_limit": 3}
+        seen = [outcome(app.invoke, {"log": []}, config)]
+        app.update_state(config, {"log": ["edited"]}, as_node=as_node)
+        seen.append(snapshot(app.get_state(config)))
+        seen.append(outcome(app.invoke, None, config))
+        joined = (
+            api.StateGraph(Log)
+            .add_node("a", lambda s: {"log": ["a"]})
+            .add_node("b", lambda s: {"log": [api.interrupt("b?")]})
+            .add_node("both", lambda s: {"log": ["both"]})
+            .add_edge(api.START, "a")
+            .add_edge("a", "b")
+            .add_edge(["a", "b"], "both")
+            .compile(checkpointer=api.InMemorySaver())
+        )
+        joined.invoke({"log": []}, config)
+        joined.update_state(config, {"log": ["b by hand"]}, as_node="b")
+        seen.append(snapshot(joined.get_state(config)))
+        seen.append(outcome(joined.invoke, None, config))
+        return seen
+
+    same(program)

@@ -225,6 +225,14 @@ class Schedule:
 
     # --- a checkpoint's queues -----------------------------------------------------------------
 
+    def keep_waiting(self, control: dict[str, Any]) -> None:
+        """Put back what waits at a checkpoint, not what was due: the deferred nodes and the
+        sources each waiting edge has seen (an update written as a node replaces the due
+        step; LangGraph's deferred and barrier channels keep their values)."""
+        self.deferred = {k: list(v) for k, v in control.get("deferred", {}).items()}
+        seen = control.get("seen") or [() for _ in self.spec.waiting]
+        self.seen = [set(names) for names in seen]
+
     def restore(self, control: dict[str, Any]) -> None:
         """Put back the queues a checkpoint kept (its `control`)."""
         self.pull = {k: list(v) for k, v in control["pull"].items()}
