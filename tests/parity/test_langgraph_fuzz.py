@@ -24,7 +24,8 @@ def test_random_programs_run_alike_on_both_libraries(block, tmp_path):
     for seed in range(block * SEEDS_PER_BLOCK, (block + 1) * SEEDS_PER_BLOCK):
         found = fuzz.run_seed(seed, tmp_path)
         if found.difference is not None and found.on_purpose is None:
-            differing.append(f"seed {seed}: {found.difference}\n" + "\n".join(found.program.lines()))
+            lines = "\n".join(found.program.lines())
+            differing.append(f"seed {seed}: {found.difference}\n{lines}")
     assert not differing, "\n\n".join(differing)
 
 

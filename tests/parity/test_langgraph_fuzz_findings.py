@@ -353,9 +353,7 @@ def looping_with_a_deferred_node(api):
         .add_node("other", lambda s: {"log": ["other"]})
         .add_edge(api.START, "spin")
         .add_edge("tidy", "spin")
-        .add_conditional_edges(
-            "spin", lambda s: ["spin", "tidy"] if len(s["log"]) < 4 else api.END
-        )
+        .add_conditional_edges("spin", lambda s: ["spin", "tidy"] if len(s["log"]) < 4 else api.END)
         .compile(checkpointer=api.InMemorySaver())
     )
 

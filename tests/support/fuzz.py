@@ -478,7 +478,7 @@ def compare(langgraph: dict, nbgraph: dict) -> str | None:
     """Where two observations first part (`"invoked call 2 (state): next"`), or None."""
     for way in ("invoked", "streamed"):
         lg, nb = langgraph[way], nbgraph[way]
-        for index, (a, b) in enumerate(zip(lg, nb)):
+        for a, b in zip(lg, nb, strict=False):
             if a[0] != b[0]:
                 return f"{way}: calls differ ({a[0]} / {b[0]})"
             if not _same(a[1], b[1]):
@@ -490,6 +490,7 @@ def compare(langgraph: dict, nbgraph: dict) -> str | None:
 
 def _what(a: Any, b: Any) -> str:
     """Which part differs: an error's class, a snapshot's key, or the value."""
+
     def raised(x: Any) -> bool:
         return isinstance(x, tuple) and len(x) == 3 and x[0] == "raised"
 
@@ -539,8 +540,8 @@ def run_seed(seed: int, folder: Path | None = None) -> Outcome:
     difference = compare(seen["langgraph"], seen["nbgraph"])
     purpose = None
     if difference is not None:
-        purpose = next((p.name for p in ON_PURPOSE
-                        if p.applies(program, seen["langgraph"], seen["nbgraph"])), None)  # fmt: skip
+        lg, nb = seen["langgraph"], seen["nbgraph"]
+        purpose = next((p.name for p in ON_PURPOSE if p.applies(program, lg, nb)), None)
     return Outcome(seed, difference, purpose, seen["langgraph"], seen["nbgraph"], program)
 
 
@@ -555,7 +556,8 @@ def _print_outcome(found: Outcome, width: int = 900) -> None:
     print(f"  differs at: {found.difference}")
     way = found.difference.split(" ")[0].rstrip(":")
     lg, nb = found.langgraph[way], found.nbgraph[way]
-    upto = next((i for i, (a, b) in enumerate(zip(lg, nb)) if not _same(a, b)), len(lg))
+    pairs = enumerate(zip(lg, nb, strict=False))
+    upto = next((i for i, (a, b) in pairs if not _same(a, b)), len(lg))
     for index in range(min(upto + 1, max(len(lg), len(nb)))):
         for lib, seen in (("langgraph", lg), ("nbgraph", nb)):
             if index < len(seen) and (index == upto or lib == "langgraph"):

@@ -9,7 +9,6 @@ from nbgraph import (
     END,
     START,
     Command,
-    InvalidUpdateError,
     MemorySaver,
     Run,
     SqliteSaver,
