@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -206,6 +207,8 @@ class CompiledGraph(RunnableHabits):
                 f"Thread {thread.root_id!r}{f' (checkpoint_ns {thread.ns!r})' if thread.ns else ''}"
                 " has no checkpoint to update; run it first."
             )
+        if restored.base is not None:  # (LangGraph's update starts from the checkpoint, not
+            restored = dataclasses.replace(restored, values=restored.base)  # from a Command's)
         writes = [(as_node or last_writer(restored), values) for values, as_node in updates]
         for (node, _), (_, given) in zip(writes, updates, strict=True):
             if node not in spec.nodes and node != START:

@@ -401,3 +401,45 @@ def test_an_update_keeps_the_deferred_nodes_and_waiting_edges_that_wait(as_node)
         return seen
 
     same(program)
+
+
+def test_an_update_leaves_a_due_deferred_node_due():
+    def program(api):
+        app = (
+            api.StateGraph(Log)
+            .add_node("a", lambda s: {"log": ["a"]})
+            .add_node("late", lambda s: {"log": ["late"]}, defer=True)
+            .add_node("aside", lambda s: {"log": ["aside"]})
+            .add_edge(api.START, "a")
+            .add_edge("a", "late")
+            .compile(checkpointer=api.InMemorySaver(), interrupt_before=["late"])
+        )
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config), snapshot(app.get_state(config))]
+        app.update_state(config, {"log": ["by hand"]}, as_node="aside")
+        seen += [snapshot(app.get_state(config)), outcome(app.invoke, None, config)]
+        return seen
+
+    same(program)
+
+
+def test_an_update_after_a_goto_starts_from_the_checkpoint_as_on_langgraph():
+    def program(api):
+        app = (
+            api.StateGraph(Log)
+            .add_node("a", lambda s: {"log": ["a"]})
+            .add_node("ask", lambda s: {"log": [api.interrupt("ask?")]})
+            .add_node("more", lambda s: {"log": ["more"]})
+            .add_edge(api.START, "a")
+            .add_conditional_edges("ask", lambda s: "more" if len(s["log"]) < 3 else api.END)
+            .compile(checkpointer=api.InMemorySaver())
+        )
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config)]
+        command = api.Command(goto="ask", update={"log": ["go"]})
+        seen.append(outcome(app.invoke, command, config, shape=plain))
+        app.update_state(config, {"log": ["by hand"]}, as_node="ask")
+        seen += [snapshot(app.get_state(config)), outcome(app.invoke, None, config)]
+        return seen
+
+    same(program)

@@ -228,8 +228,13 @@ class Schedule:
     def keep_waiting(self, control: dict[str, Any]) -> None:
         """Put back what waits at a checkpoint, not what was due: the deferred nodes and the
         sources each waiting edge has seen (an update written as a node replaces the due
-        step; LangGraph's deferred and barrier channels keep their values)."""
-        self.deferred = {k: list(v) for k, v in control.get("deferred", {}).items()}
+        step; LangGraph's deferred and barrier channels keep their values). Deferred nodes
+        that were due (nothing else was) stay due: LangGraph's channels had finished."""
+        deferred = {k: list(v) for k, v in control.get("deferred", {}).items()}
+        if control["pull"] or control.get("push"):
+            self.deferred = deferred
+        else:
+            self.pull, self.deferred = deferred, {}
         seen = control.get("seen") or [() for _ in self.spec.waiting]
         self.seen = [set(names) for names in seen]
 

@@ -429,6 +429,7 @@ class Thread:
             if "interrupts" in v
         }
         updates = [v for v in saved.values() if "update" in v]
+        base = {k: isolate(v) for k, v in values.items()} if updates else None
         for update in updates:  # what a resuming Command wrote while this checkpoint was head
             writes = [(START, key, value) for key, value in update["update"]]
             apply_step(self.spec.fields, values, writes, record.step)
@@ -444,6 +445,7 @@ class Thread:
             errors=errors,
             asked={k: v for k, v in asked.items() if k in paused} if latest else asked,
             moved=moved,
+            base=base,
         )
 
 
