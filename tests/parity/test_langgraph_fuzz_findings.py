@@ -17,7 +17,7 @@ from typing import Annotated, TypedDict
 
 import pytest
 
-from tests.support.harness import MODES, canonical_stream, outcome, plain, same
+from tests.support.harness import MODES, both, canonical_stream, outcome, plain, same
 
 pytestmark = pytest.mark.langgraph
 
@@ -443,3 +443,31 @@ def test_an_update_after_a_goto_starts_from_the_checkpoint_as_on_langgraph():
         return seen
 
     same(program)
+
+
+def test_under_exit_durability_a_stopped_subgraph_goes_on_where_it_stopped():
+    """On purpose (docs/langgraph.md): LangGraph's resumed task does not find the subgraph
+    checkpoint saved at exit and runs the subgraph again from its input; nbgraph goes on as
+    both libraries do under "sync"."""
+
+    def program(api, durability):
+        inner = api.StateGraph(Log)
+        previous = api.START
+        for name in ("i0", "i1", "i2", "i3"):
+            inner.add_node(name, lambda s, name=name: {"log": [name]}).add_edge(previous, name)
+            previous = name
+        app = (
+            api.StateGraph(Log)
+            .add_node("sub", inner.compile())
+            .add_edge(api.START, "sub")
+            .compile(checkpointer=api.InMemorySaver())
+        )
+        config = {"configurable": {"thread_id": "t"}, "recursion_limit": 2}
+        first = outcome(app.invoke, {"log": []}, config, durability=durability)
+        return first, outcome(app.invoke, None, config, durability=durability)
+
+    langgraph, nbgraph = both(program, "exit")
+    assert langgraph[0] == nbgraph[0] == ("raised", "GraphRecursionError")
+    assert langgraph[1] == ("raised", "GraphRecursionError")  # (started again, stopped again)
+    assert nbgraph[1] == ("ok", {"log": ["i0", "i1", "i2", "i3"]})
+    assert both(program, "sync")[0][1] == nbgraph[1]  # (what LangGraph does under "sync")

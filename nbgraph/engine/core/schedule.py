@@ -183,6 +183,8 @@ class Schedule:
             return
         node = self.spec.nodes[target]
         queue = self.deferred if node.defer else self.pull
+        if node.defer and target in self.pull:  # due already (`keep_waiting`): triggered
+            queue[target] = self.pull.pop(target)  # again, it waits again, as LangGraph's
         queue.setdefault(target, []).append(source)
         if capture and (state_filter is not None or node.merge not in NO_RESET):
             self.capture(target, source, task, state_filter)
