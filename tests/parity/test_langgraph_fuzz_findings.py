@@ -471,3 +471,30 @@ def test_under_exit_durability_a_stopped_subgraph_goes_on_where_it_stopped():
     assert langgraph[1] == ("raised", "GraphRecursionError")  # (started again, stopped again)
     assert nbgraph[1] == ("ok", {"log": ["i0", "i1", "i2", "i3"]})
     assert both(program, "sync")[0][1] == nbgraph[1]  # (what LangGraph does under "sync")
+
+
+def test_a_waiting_edge_counts_a_source_that_ran_twice_in_one_step_once():
+    def program(api):
+        app = (
+            api.StateGraph(Fan)
+            .add_node("split", lambda s: {"log": ["split"]})
+            .add_node("visit", lambda s: {"log": ["visit"]})
+            .add_node("other", lambda s: {"log": ["other"]})
+            .add_node("join", lambda s: {"log": ["join"]})
+            .add_edge(api.START, "split")
+            .add_edge("split", "visit")
+            .add_edge("split", "other")
+            .add_conditional_edges("split", lambda s: [api.Send("visit", {"log": []})])
+            .add_edge(["visit", "other"], "join")
+            .add_conditional_edges(
+                "join", lambda s: "other" if s["log"].count("join") < 2 else api.END
+            )
+            .compile(checkpointer=api.InMemorySaver())
+        )
+        config = {"configurable": {"thread_id": "t"}}
+        final = app.invoke({"log": []}, config)
+        # (next sorted: LangGraph lists a step's pulled nodes in the order they were added)
+        history = [sorted(snapshot(s)["next"]) for s in app.get_state_history(config)]
+        return sorted(final["log"]), history
+
+    same(program)

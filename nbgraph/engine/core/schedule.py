@@ -121,22 +121,24 @@ class Schedule:
         they chose."""
         spec = self.spec
         self.deferred_wait = False
+        waits: dict[int, Task] = {}  # the waiting edges the step's tasks reached (the last)
         for task in tasks:
             source = task.node
             for target in spec.edges.get(source, ()):
                 if target != END:
                     self.add(target, source, task, spec.filters.get((source, target)))
             for index in spec.waits_by_source.get(source, ()):
-                seen = self.seen[index]
-                seen.add(source)
-                edge = spec.waiting[index]
-                self.capture(edge.target, source, task, None)
-                if seen.issuperset(edge.sources):
-                    seen.clear()
-                    for waited in edge.sources:  # every source it waited for triggered it
-                        self.add(edge.target, waited, task, None, capture=False)
+                self.seen[index].add(source)
+                self.capture(spec.waiting[index].target, source, task, None)
+                waits[index] = task
             for route in task.routes:
                 self.take_route(source, task, route)
+        for index, task in waits.items():  # (once per step: a source that ran twice in it,
+            seen, edge = self.seen[index], spec.waiting[index]  # by a Send, counts once)
+            if seen.issuperset(edge.sources):
+                seen.clear()
+                for waited in edge.sources:  # every source it waited for triggered it
+                    self.add(edge.target, waited, task, None, capture=False)
 
     def trigger_plain(self, task: Task, targets: tuple[str, ...]) -> None:
         """`trigger` for one task whose node's edges are plain (no filter, waiting edge,
