@@ -207,14 +207,14 @@ def generate(seed: int) -> Program:
 # Building it in one library
 
 
-def _node_fn(api: Any, node: NodeDesc, failed: set) -> Callable[[Any], Any]:
-    """What `node` runs: deterministic in the state it is handed."""
+def _node_fn(api: Any, node: NodeDesc, phase: dict) -> Callable[[Any], Any]:
+    """What `node` runs: deterministic in the state it is handed (and `phase["first"]`: a
+    node that fails once fails in every task of it during the thread's first call, so
+    parallel tasks of it fail alike, and not after)."""
 
     def run(state: Any) -> Any:
         log = state.get("log") or []
-        seen = (node.name, repr(sorted(state.items())))  # (its first call with this state:
-        if node.fails_once and seen not in failed:  # the same whichever parallel task is first)
-            failed.add(seen)
+        if node.fails_once and phase["first"]:
             time.sleep(0.02)  # (LangGraph drops the siblings that have not finished when a
             raise KeyError(f"{node.name} fails once")  # task fails: let them finish first)
         said = ""
@@ -263,15 +263,16 @@ def _subgraph(api: Any, asks: bool) -> Any:
     return builder.add_edge(api.START, "inner").add_edge("inner", "inner2").compile()
 
 
-def build(api: Any, program: Program) -> Any:
-    """`program` compiled in `api`'s library (its saver from `api.saver()`)."""
+def build(api: Any, program: Program, phase: dict | None = None) -> Any:
+    """`program` compiled in `api`'s library (its saver from `api.saver()`); `phase`:
+    `{"first": bool}`, whether the thread's first call runs (its nodes that fail once fail)."""
     builder = api.StateGraph(State)
-    failed: set = set()
+    phase = {"first": True} if phase is None else phase
     for node in program.nodes:
         if node.subgraph:
             builder.add_node(node.name, _subgraph(api, program.sub_asks), defer=node.defer)
         else:
-            builder.add_node(node.name, _node_fn(api, node, failed), defer=node.defer)
+            builder.add_node(node.name, _node_fn(api, node, phase), defer=node.defer)
     for start in program.starts:
         builder.add_edge(api.START, start)
     for a, b in program.edges:
@@ -401,7 +402,8 @@ def _around_questions(stream: list) -> list:
 def _thread(api: Any, program: Program, thread: str, streamed: bool) -> list:
     """One thread's calls, invoked (`streamed` False) or streamed, with what follows each."""
     try:
-        app = build(api, program)
+        phase = {"first": True}
+        app = build(api, program, phase)
     except Exception as error:
         return [("build", _error(error))]
     config: dict[str, Any] = {"configurable": {"thread_id": thread},
@@ -411,6 +413,7 @@ def _thread(api: Any, program: Program, thread: str, streamed: bool) -> list:
         options = {"durability": "sync"}  # (see `LANGGRAPH_ASYNC_RACE`)
     seen: list = []
     first = _one_call(app, {"log": [], "count": 0}, config, streamed, options)
+    phase["first"] = False
     seen.append(("input", first))
     if program.saver == "none":
         return seen
