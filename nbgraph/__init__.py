@@ -17,9 +17,7 @@ from nbgraph.errors import (
 from nbgraph.messages import REMOVE_ALL_MESSAGES, add_messages
 from nbgraph.notebook import Run, StateGraph
 from nbgraph.policies import CachePolicy, RetryPolicy
-from nbgraph.reducers import first_write_wins, last_write_wins, register_reducer
-from nbgraph.schema import generate_state_schema
-from nbgraph.types import (
+from nbgraph.primitives import (
     END,
     MISSING,
     START,
@@ -35,6 +33,8 @@ from nbgraph.types import (
     StateSnapshot,
     Transient,
 )
+from nbgraph.reducers import first_write_wins, last_write_wins, register_reducer
+from nbgraph.schema import generate_state_schema
 from nbgraph.views.inspector import inspect
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import Any
 from nbgraph.messages import MESSAGE_TYPES
 from nbgraph.messages.langchain_messages import SHARED_TYPES
 from nbgraph.messages.merge import shared_messages
-from nbgraph.types import MISSING
+from nbgraph.primitives import MISSING
 
 __all__ = ["ATOMS", "Pending", "StateView", "isolate"]
 

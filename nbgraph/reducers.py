@@ -18,7 +18,7 @@ from typing import Any
 
 from nbgraph.errors import ReplayLimitError
 from nbgraph.messages import add_messages, add_messages_in_place, with_ids
-from nbgraph.types import MISSING
+from nbgraph.primitives import MISSING
 
 __all__ = [
     "Reducer",

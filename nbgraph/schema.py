@@ -13,19 +13,19 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, get_args, get_origin
 
+from nbgraph.primitives import (
+    MISSING,
+    Ephemeral,
+    Transient,
+    _IsLastStepMarker,
+    _RemainingStepsMarker,
+)
 from nbgraph.reducers import (
     Reducer,
     check_reducer_callable,
     get_reducer,
     reducer_from_callable,
     registered_names,
-)
-from nbgraph.types import (
-    MISSING,
-    Ephemeral,
-    Transient,
-    _IsLastStepMarker,
-    _RemainingStepsMarker,
 )
 
 __all__ = [

@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "nbgraph"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("basics", ("nbgraph.types", "nbgraph.errors", "nbgraph.policies")),
+    ("basics", ("nbgraph.primitives", "nbgraph.errors", "nbgraph.policies")),
     ("state", ("nbgraph.messages", "nbgraph.reducers", "nbgraph.schema", "nbgraph.isolation")),
     ("codec", ("nbgraph.codec",)),
     ("graph", ("nbgraph.blueprint",)),
@@ -25,6 +25,18 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("record", ("nbgraph.record",)),
     ("views", ("nbgraph.views",)),
     ("notebook", ("nbgraph.notebook", "nbgraph")),
+    (
+        "mirror",
+        (
+            "nbgraph.types",
+            "nbgraph.graph",
+            "nbgraph.config",
+            "nbgraph.runtime",
+            "nbgraph.constants",
+            "nbgraph.managed",
+            "nbgraph.cache",
+        ),
+    ),
 ]
 """Bottom up. A module belongs to the layer of its longest matching dotted prefix."""
 
@@ -338,12 +350,12 @@ def test_the_layer_test_finds_an_upward_import_inside_a_function(tmp_path):
         "__init__.py": "",
         "engine/__init__.py": "",
         "engine/probe.py": "def f():\n    from nbgraph.views import dot\n    return dot\n",
-        "engine/fine.py": "from nbgraph.types import END\nfrom . import probe\n",
+        "engine/fine.py": "from nbgraph.primitives import END\nfrom . import probe\n",
         "engine/typed.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
         "    from nbgraph.views import dot\n",
         "views/__init__.py": "",
         "views/dot.py": "from nbgraph.engine import fine\n",
-        "types.py": "END = 1\n",
+        "primitives.py": "END = 1\n",
     }.items():
         (package / name).parent.mkdir(parents=True, exist_ok=True)
         (package / name).write_text(source)

@@ -35,8 +35,8 @@ from nbgraph.blueprint.validate import (
     unreachable,
 )
 from nbgraph.errors import GraphBuildError
+from nbgraph.primitives import END, START
 from nbgraph.schema import FieldSpec, SchemaInfo, read_schema, schema_kind
-from nbgraph.types import END, START
 
 __all__ = ["GraphBuilder"]
 

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from nbgraph.blueprint.spec import GraphSpec
 from nbgraph.blueprint.subgraphs import graph_of_node
-from nbgraph.types import END, START
+from nbgraph.primitives import END, START
 
 __all__ = ["Edge", "Node", "drawable_parts"]
 

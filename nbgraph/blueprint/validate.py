@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.blueprint.spec import Branch, GraphSpec, NodeSpec
+from nbgraph.primitives import END, START
 from nbgraph.schema import FieldSpec, SchemaInfo
-from nbgraph.types import END, START
 
 if TYPE_CHECKING:
     from nbgraph.blueprint.builder import GraphBuilder

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from nbgraph.checkpoint.subthreads import split_key, sub_key
 from nbgraph.errors import InvalidArgumentError
-from nbgraph.types import Interrupt
+from nbgraph.primitives import Interrupt
 
 __all__ = ["CheckpointTuple", "list_checkpoints", "rebuild_states_with"]
 

@@ -22,7 +22,7 @@ from nbgraph.codec.placeholders import (
     UnloadedModel,
     Unrepresentable,
 )
-from nbgraph.types import MISSING, Overwrite, Send
+from nbgraph.primitives import MISSING, Overwrite, Send
 
 __all__ = ["BUILTIN_TYPES", "TAG", "decode_value"]
 

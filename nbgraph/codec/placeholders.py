@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.errors import NbgraphError
-from nbgraph.types import Mutation
+from nbgraph.primitives import Mutation
 
 __all__ = [
     "RecordedError",

@@ -43,7 +43,7 @@ from nbgraph.codec.placeholders import (
     UnloadedModel,
     Unrepresentable,
 )
-from nbgraph.types import MISSING, Mutation, Overwrite, Send
+from nbgraph.primitives import MISSING, Mutation, Overwrite, Send
 
 if TYPE_CHECKING:
     import pydantic

@@ -43,7 +43,7 @@ from nbgraph.engine.streaming.namespaces import (
 )
 from nbgraph.engine.streaming.streams import callbacks_inside_node
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError
-from nbgraph.types import START, StateSnapshot
+from nbgraph.primitives import START, StateSnapshot
 
 __all__ = ["CompiledGraph"]
 

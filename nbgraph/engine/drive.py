@@ -32,7 +32,7 @@ from nbgraph.engine.nested.edges import finish_handed
 from nbgraph.engine.nested.subruns import stops_caller
 from nbgraph.engine.streaming.streams import LiveSink, StreamScope
 from nbgraph.engine.streaming.task_events import task_finished, task_started
-from nbgraph.types import Command
+from nbgraph.primitives import Command
 
 __all__ = [
     "STEP_MODE",

@@ -21,7 +21,7 @@ from nbgraph.blueprint import jsonschema
 from nbgraph.blueprint.subgraphs import graph_of_node, subgraph_of
 from nbgraph.checkpoint.base import BaseSaver
 from nbgraph.errors import InvalidArgumentError
-from nbgraph.types import START
+from nbgraph.primitives import START
 
 __all__ = ["NodeView", "RunnableHabits", "config_list", "merge_configs", "refuse_non_saver"]
 

@@ -24,7 +24,7 @@ from nbgraph.engine.nested.subruns import pass_pause_up
 from nbgraph.engine.persistence.snapshots import write_as_node
 from nbgraph.errors import InvalidArgumentError, InvalidUpdateError
 from nbgraph.isolation import isolate
-from nbgraph.types import START, Command
+from nbgraph.primitives import START, Command
 
 __all__ = ["StepDriver"]
 

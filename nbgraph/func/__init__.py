@@ -31,7 +31,7 @@ from nbgraph.engine.core.injection import injections
 from nbgraph.errors import GraphBuildError
 from nbgraph.notebook.graph import StateGraph
 from nbgraph.policies import policy_problems
-from nbgraph.types import END, START
+from nbgraph.primitives import END, START
 
 __all__ = ["entrypoint", "task"]
 

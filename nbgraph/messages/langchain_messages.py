@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from nbgraph.errors import InvalidUpdateError, NbgraphError
 from nbgraph.messages.ids import new_message_id
-from nbgraph.types import MISSING
+from nbgraph.primitives import MISSING
 
 __all__ = [
     "LANGCHAIN_MESSAGE_CLASSES",

@@ -13,7 +13,7 @@ from nbgraph.errors import InvalidUpdateError
 from nbgraph.messages import langchain_messages as lc
 from nbgraph.messages.ids import new_message_id
 from nbgraph.messages.message_types import MESSAGE_TYPES
-from nbgraph.types import MISSING
+from nbgraph.primitives import MISSING
 
 if TYPE_CHECKING:
     from nbgraph.messages.model import Message

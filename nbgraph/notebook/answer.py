@@ -125,7 +125,7 @@ def answer(run: Run, resume: Any, interrupt_id: str | None = None) -> Run:
     Raises:
         AnswerError: the run cannot be answered now, or `interrupt_id` is not one it waits on.
     """
-    from nbgraph.types import Command
+    from nbgraph.primitives import Command
 
     problem = answer_problem(run)
     if problem is not None:

@@ -25,7 +25,7 @@ from nbgraph.messages import add_messages
 from nbgraph.notebook import StateGraph
 from nbgraph.prebuilt.agent_model import AgentModel, check_chat_history, state_value
 from nbgraph.prebuilt.tool_node import ToolNode
-from nbgraph.types import END, START, RemainingSteps, Send
+from nbgraph.primitives import END, START, RemainingSteps, Send
 
 __all__ = [
     "NEED_MORE_STEPS",

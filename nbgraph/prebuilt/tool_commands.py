@@ -21,7 +21,7 @@ from langchain_core.messages.tool import ToolOutputMixin
 from langchain_core.tools import BaseTool, StructuredTool
 
 from nbgraph.messages.merge import REMOVE_ALL_MESSAGES
-from nbgraph.types import Command
+from nbgraph.primitives import Command
 
 __all__ = ["checked_response", "content_of", "lifted"]
 

@@ -29,7 +29,7 @@ from nbgraph.prebuilt.tool_calls import (
     default_handle_tool_errors,
 )
 from nbgraph.prebuilt.tool_commands import lifted
-from nbgraph.types import Command, Send
+from nbgraph.primitives import Command, Send
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig

@@ -23,11 +23,11 @@ from nbgraph.engine.facts import (
     initial_values,
 )
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING, Mutation, Overwrite, is_overwrite
 from nbgraph.record.cells import ListTrails, plain
 from nbgraph.record.replaying import ExtendsLists, replay_graph
 from nbgraph.reducers import get_reducer
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING, Mutation, Overwrite, is_overwrite
 
 
 class _EffectRow(NamedTuple):

@@ -16,6 +16,7 @@ from nbgraph.blueprint import GraphSpec
 from nbgraph.engine.facts import RunLog, restored_values
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError, NbgraphError
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
 from nbgraph.record.lineages.states import BranchTimeline
 from nbgraph.record.run_context import ContextFacts
@@ -29,7 +30,6 @@ from nbgraph.record.tables import (
 )
 from nbgraph.record.timeline import Timeline
 from nbgraph.record.tree import StateTree, TreeNode
-from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     from pathlib import Path

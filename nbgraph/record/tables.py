@@ -9,10 +9,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from nbgraph.engine.facts import initial_values
+from nbgraph.primitives import MISSING
 from nbgraph.record.effects import Effect, same
 from nbgraph.record.text import safe_str
 from nbgraph.record.tree import TreeNode
-from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from nbgraph.engine.facts import TO_PARENT, RunLog, hands_to_parent
-from nbgraph.types import MISSING
+from nbgraph.primitives import MISSING
 
 __all__ = ["NodeKind", "StateTree", "TreeNode", "build_tree", "task_node"]
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from nbgraph.blueprint import GraphSpec
 from nbgraph.blueprint.subgraphs import is_compiled_graph
+from nbgraph.primitives import END, MISSING, START
 from nbgraph.record.text import safe_str, visible
 from nbgraph.record.text import short as text_of
-from nbgraph.types import END, MISSING, START
 from nbgraph.views.overlay import Overlay, ends_implicitly
 
 if TYPE_CHECKING:

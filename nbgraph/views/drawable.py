@@ -15,7 +15,7 @@ from typing import Any
 
 from nbgraph.blueprint.drawable import Edge, Node, drawable_parts
 from nbgraph.blueprint.spec import GraphSpec
-from nbgraph.types import END, START
+from nbgraph.primitives import END, START
 from nbgraph.views.dot import INK, label
 from nbgraph.views.mermaid import NODE_STYLES, first_and_last, mermaid_text
 from nbgraph.views.render import INSTALL_HINT, render_with, renderers

@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets
 
-from nbgraph.types import MISSING
+from nbgraph.primitives import MISSING
 
 __all__ = ["EDIT_CHARS", "ForkPanel", "edit_step"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbgraph.engine.facts import handed_text, hands_to_parent
-from nbgraph.types import END, MISSING, START, Send
+from nbgraph.primitives import END, MISSING, START, Send
 
 __all__ = ["FollowedTask", "Overlay", "ancestry", "ends_implicitly", "run_overlay"]
 

@@ -10,10 +10,10 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from nbgraph.primitives import MISSING
 from nbgraph.record.compare.messages import is_message
 from nbgraph.record.compare.values import first_difference
 from nbgraph.record.text import safe_str
-from nbgraph.types import MISSING
 from nbgraph.views.display import cell_text
 from nbgraph.views.table_view import NOT_APPLIED, readable_ids
 from nbgraph.views.theme import BORDER, CHANGED, ERROR, FADED

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from nbgraph.engine.facts import initial_values
+from nbgraph.primitives import MISSING
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr, short
-from nbgraph.types import MISSING
 from nbgraph.views.share_runs import Picture, SharedRun, pictures, shared_runs, tree_picture
 
 __all__ = ["page_data", "run_page", "save_html"]

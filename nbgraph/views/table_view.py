@@ -15,8 +15,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, ClassVar
 
+from nbgraph.primitives import MISSING
 from nbgraph.record.text import safe_repr
-from nbgraph.types import MISSING
 from nbgraph.views.theme import BORDER, CHANGED, FADED
 
 __all__ = [

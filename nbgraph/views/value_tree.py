@@ -10,8 +10,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nbgraph.primitives import MISSING
 from nbgraph.record.text import safe_repr
-from nbgraph.types import MISSING
 from nbgraph.views.dot import short
 from nbgraph.views.theme import BORDER
 

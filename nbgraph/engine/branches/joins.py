@@ -20,7 +20,7 @@ from nbgraph.engine.lineages.points import (
     strategy_name,
 )
 from nbgraph.isolation import isolate
-from nbgraph.types import END
+from nbgraph.primitives import END
 
 __all__ = ["finish", "join"]
 

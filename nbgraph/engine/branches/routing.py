@@ -14,7 +14,7 @@ from nbgraph.engine.core.runlog import RootReset
 from nbgraph.engine.core.tasks import Task, state_for
 from nbgraph.engine.lineages.points import Lineage
 from nbgraph.isolation import isolate
-from nbgraph.types import END, Send
+from nbgraph.primitives import END, Send
 
 __all__ = ["fire_waiting", "trigger_lineage"]
 

@@ -29,7 +29,7 @@ from nbgraph.engine.lineages.points import Lineage, ensure_values, grow
 from nbgraph.engine.persistence.persist import task_data, transient_fields, without
 from nbgraph.errors import CheckpointFileError
 from nbgraph.isolation import isolate
-from nbgraph.types import MISSING, Send
+from nbgraph.primitives import MISSING, Send
 
 __all__ = ["Arrival", "BranchLoop"]
 

@@ -42,7 +42,7 @@ from nbgraph.engine.core.tasks import (
 )
 from nbgraph.engine.core.writer import TaskStream
 from nbgraph.isolation import StateView, isolate
-from nbgraph.types import Command, Send
+from nbgraph.primitives import Command, Send
 
 __all__ = ["TaskRunner"]
 

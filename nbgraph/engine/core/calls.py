@@ -30,7 +30,7 @@ from nbgraph.engine.core.interrupts import GraphInterrupt
 from nbgraph.engine.core.runtime import current_task_env
 from nbgraph.engine.core.tasks import Task
 from nbgraph.policies import retry_policies
-from nbgraph.types import Ephemeral
+from nbgraph.primitives import Ephemeral
 
 __all__ = [
     "CALLS",

@@ -44,8 +44,8 @@ from nbgraph.engine.core.writes import (
 )
 from nbgraph.errors import GraphRecursionError
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING, START, Interrupt
 from nbgraph.schema import managed_value
-from nbgraph.types import MISSING, START, Interrupt
 
 __all__ = ["DEFAULT_RECURSION_LIMIT", "RunLoop"]
 

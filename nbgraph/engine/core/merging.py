@@ -13,8 +13,8 @@ from nbgraph.engine.core.runlog import RootReset
 from nbgraph.engine.core.writes import field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING
 
 __all__ = ["Values", "fold_states", "merged_resets", "state_pairs"]
 

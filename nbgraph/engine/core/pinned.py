@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nbgraph.isolation import isolate
-from nbgraph.types import MISSING
+from nbgraph.primitives import MISSING
 
 __all__ = [
     "Grown",

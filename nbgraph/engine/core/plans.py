@@ -15,8 +15,8 @@ from typing import Any
 
 from nbgraph.engine.core.injection import injections
 from nbgraph.engine.core.tasks import VIEWED
+from nbgraph.primitives import END
 from nbgraph.schema import FieldSpec
-from nbgraph.types import END
 
 __all__ = ["NO_RESET", "NodePlan", "RouterPlan", "plans_of"]
 

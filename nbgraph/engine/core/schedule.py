@@ -14,7 +14,7 @@ from typing import Any
 
 from nbgraph.engine.core.plans import NO_RESET
 from nbgraph.engine.core.tasks import Task
-from nbgraph.types import END, START, Send
+from nbgraph.primitives import END, START, Send
 
 __all__ = ["Schedule"]
 

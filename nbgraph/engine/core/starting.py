@@ -16,8 +16,8 @@ from nbgraph.engine.core.tasks import Task, absorb_output, prepared
 from nbgraph.engine.core.writes import applied_writes, apply_step
 from nbgraph.errors import AmbiguousResumeError, EmptyInputError, InvalidUpdateError
 from nbgraph.isolation import isolate
+from nbgraph.primitives import START, Command, Send
 from nbgraph.schema import pydantic_updates
-from nbgraph.types import START, Command, Send
 
 __all__ = ["begin", "resume"]
 

@@ -15,8 +15,8 @@ from nbgraph.engine.core.pinned import value_after
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.isolation import isolate
 from nbgraph.messages.merge import forget_messages
+from nbgraph.primitives import MISSING, Mutation, Overwrite, is_overwrite, overwrite_value
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING, Mutation, Overwrite, is_overwrite, overwrite_value
 
 __all__ = [
     "PLAIN_WRITES",

@@ -24,7 +24,7 @@ from nbgraph.engine.lineages.points import (
     keep_live_ephemeral,
 )
 from nbgraph.isolation import isolate
-from nbgraph.types import Mutation
+from nbgraph.primitives import Mutation
 
 __all__ = [
     "Descriptor",

@@ -21,8 +21,8 @@ from nbgraph.engine.core.writes import (
     reduce_field,
 )
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING, Mutation, is_overwrite
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING, Mutation, is_overwrite
 
 __all__ = [
     "Lineage",

@@ -21,7 +21,7 @@ from nbgraph.checkpoint.subthreads import sub_key
 from nbgraph.engine.nested.checkpoints import SubThread, join_ns, ns_part
 from nbgraph.engine.persistence.persist import Thread, thread_id_of
 from nbgraph.engine.persistence.snapshots import state_snapshot
-from nbgraph.types import StateSnapshot
+from nbgraph.primitives import StateSnapshot
 
 __all__ = ["held_tasks", "named_thread", "with_subgraph_states"]
 

@@ -16,7 +16,7 @@ from nbgraph.blueprint.subgraphs import subgraph_of
 from nbgraph.engine.persistence.chain import pull_task_ids, task_ids
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.engine.persistence.snapshots import Snapshots, state_snapshot, tasks_from
-from nbgraph.types import StateSnapshot
+from nbgraph.primitives import StateSnapshot
 
 __all__ = ["WithStates", "history_snapshots", "paged"]
 

@@ -36,8 +36,8 @@ from nbgraph.engine.persistence.restoring import (
 )
 from nbgraph.errors import CheckpointFileError
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING, START, Interrupt, Mutation, Send
 from nbgraph.reducers import callable_anywhere
-from nbgraph.types import MISSING, START, Interrupt, Mutation, Send
 
 __all__ = [
     "Thread",

@@ -26,7 +26,7 @@ from nbgraph.engine.lineages.checkpoints import live_points, merged_values, rebu
 from nbgraph.engine.persistence.checkpoint_shape import replayed_from_a_file
 from nbgraph.errors import CheckpointFileError, NbgraphError
 from nbgraph.isolation import isolate
-from nbgraph.types import MISSING, Interrupt
+from nbgraph.primitives import MISSING, Interrupt
 
 __all__ = [
     "LINEAGES",

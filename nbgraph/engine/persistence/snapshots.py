@@ -19,7 +19,7 @@ from nbgraph.engine.persistence.chain import next_task_ids, with_finished
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.errors import InvalidUpdateError
 from nbgraph.isolation import isolate
-from nbgraph.types import START, StateSnapshot
+from nbgraph.primitives import START, StateSnapshot
 
 __all__ = [
     "PendingTask",

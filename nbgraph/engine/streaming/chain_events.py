@@ -28,7 +28,7 @@ from nbgraph.engine.core.injection import task_metadata, task_uuid
 from nbgraph.engine.core.interrupts import GraphInterrupt
 from nbgraph.engine.core.nesting import checkpoint_ns
 from nbgraph.engine.core.tasks import Task
-from nbgraph.types import START
+from nbgraph.primitives import START
 
 try:
     from langchain_core.tracers._streaming import _StreamingCallbackHandler as _Streaming

@@ -26,7 +26,7 @@ from nbgraph.engine.core.nesting import checkpoint_ns
 from nbgraph.engine.core.tasks import Task
 from nbgraph.engine.streaming.namespaces import Nested, graph_namespace
 from nbgraph.engine.streaming.streams import LiveSink
-from nbgraph.types import Command
+from nbgraph.primitives import Command
 
 __all__ = ["ChatStream", "enter_node", "leave_node"]
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from nbgraph.engine.core.tasks import Task
 from nbgraph.engine.core.writer import TaskStream, current_writer
 from nbgraph.errors import InvalidArgumentError
-from nbgraph.types import Command
+from nbgraph.primitives import Command
 
 if TYPE_CHECKING:
     import asyncio

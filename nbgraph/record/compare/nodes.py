@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.primitives import MISSING
 from nbgraph.record.compare.messages import IDS_ONLY, compare_values
 from nbgraph.record.text import safe_str
-from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -7,10 +7,10 @@ from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.facts import PLAIN_WRITES, field_spec
+from nbgraph.primitives import MISSING
 from nbgraph.record.compare.messages import IDS_ONLY, compare_values, differs_for_good
 from nbgraph.record.effects import TableValues, grows_in_place, same
 from nbgraph.record.replaying import ExtendsLists
-from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -36,6 +36,7 @@ from nbgraph.codec.values import (
 )
 from nbgraph.engine.facts import RunLog, join_data
 from nbgraph.errors import GraphMismatchError, NbgraphError
+from nbgraph.primitives import MISSING
 from nbgraph.record.files.log_shape import LogShapeError, check_document, check_step_names
 from nbgraph.record.files.step_decoding import (
     BrokenDocument,
@@ -48,7 +49,6 @@ from nbgraph.record.files.step_encoding import encode_steps, needs_afters, step_
 from nbgraph.record.run_context import decode_store_ops, encode_store_ops
 from nbgraph.record.subruns.files import attach_subruns, encode_subruns
 from nbgraph.record.subruns.runs import subrun_logs
-from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -7,9 +7,9 @@ from typing import Any
 from nbgraph.blueprint import GraphSpec
 from nbgraph.codec.values import decode_error, decode_value
 from nbgraph.engine.facts import Attempt, Join, StepLog, Task, pinned_map
+from nbgraph.primitives import MISSING, Interrupt
 from nbgraph.record.files.log_shape import LIMIT, STEP_KEYS, TASK_KEYS, check_step
 from nbgraph.record.log_data import join_from_data, reset_from_data
-from nbgraph.types import MISSING, Interrupt
 
 __all__ = ["BrokenDocument", "checked_steps", "decode_join", "decode_step", "mapping"]
 

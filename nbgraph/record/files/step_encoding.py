@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from nbgraph.codec.nesting import ValueTooDeepError
 from nbgraph.codec.values import ValueEncoder, encode_error, encode_value, is_opaque
 from nbgraph.engine.facts import Attempt, Task, growth, join_data, pinned_data, reset_data
+from nbgraph.primitives import MISSING, Mutation, is_overwrite
 from nbgraph.reducers import callable_anywhere
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING, Mutation, is_overwrite
 
 if TYPE_CHECKING:
     from nbgraph.record.run import RunRecord

@@ -17,6 +17,7 @@ from typing import Any
 
 from nbgraph.engine.facts import RunLog, StepLog, Task, initial_values, replay_step
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING, Overwrite
 from nbgraph.record.langgraph.graph import (
     LangGraphHistoryError,
     channel_notes,
@@ -26,7 +27,6 @@ from nbgraph.record.langgraph.graph import (
 from nbgraph.record.langgraph.pauses import Pause, read_pauses
 from nbgraph.record.langgraph.tasks import NULL_TASK, Triggers, step_tasks, writes_by_task
 from nbgraph.record.langgraph.updates import update_tasks
-from nbgraph.types import MISSING, Overwrite
 
 __all__ = ["Checkpoint", "Checkpoints", "log_from_langgraph", "read_checkpoints"]
 

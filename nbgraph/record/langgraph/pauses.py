@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nbgraph.errors import InvalidArgumentError
-from nbgraph.types import MISSING
+from nbgraph.primitives import MISSING
 
 __all__ = ["Pause", "pauses_of", "read_pauses"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from nbgraph.engine.facts import Task, prepared
 from nbgraph.errors import NbgraphError
-from nbgraph.types import Interrupt, Overwrite, Send
+from nbgraph.primitives import Interrupt, Overwrite, Send
 
 __all__ = [
     "ERROR",

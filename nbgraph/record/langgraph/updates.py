@@ -16,8 +16,8 @@ from typing import Any
 
 from nbgraph.engine.facts import Task, field_spec, reduce_field
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING, Overwrite
 from nbgraph.record.langgraph.tasks import ERROR, INTERRUPT, NULL_TASK, Triggers, make_task
-from nbgraph.types import MISSING, Overwrite
 
 __all__ = ["update_tasks"]
 

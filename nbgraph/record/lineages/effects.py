@@ -21,6 +21,7 @@ from nbgraph.engine.facts import (
     keep_live_ephemeral,
 )
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING, START
 from nbgraph.record.effects import (
     Effect,
     TableValues,
@@ -31,7 +32,6 @@ from nbgraph.record.effects import (
     write_effect,
 )
 from nbgraph.record.lineages.states import LineageStates, input_state
-from nbgraph.types import MISSING, START
 
 __all__ = ["lineage_effect_rows"]
 

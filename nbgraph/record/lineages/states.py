@@ -27,9 +27,9 @@ from nbgraph.engine.facts import (
     rebuild_lineages,
 )
 from nbgraph.isolation import isolate
+from nbgraph.primitives import START
 from nbgraph.record.effects import collector_paused
 from nbgraph.record.timeline import MIN_SNAPSHOT_COST, Timeline, _copy, _size
-from nbgraph.types import START
 
 __all__ = ["BranchTimeline", "LineageStates", "input_state"]
 

@@ -29,12 +29,12 @@ from nbgraph.engine.facts import (
     reduce_field,
 )
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING
 from nbgraph.record.compare.values import first_difference
 from nbgraph.record.effects import is_conflict, same
 from nbgraph.record.run import RunRecord
 from nbgraph.record.tables import frame
 from nbgraph.schema import FieldSpec
-from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     import pandas as pd

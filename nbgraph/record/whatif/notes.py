@@ -17,9 +17,9 @@ from nbgraph.engine.facts import (
     routes_again,
 )
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING
 from nbgraph.record.effects import same
 from nbgraph.record.run import RunRecord
-from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     from nbgraph.blueprint import GraphSpec

@@ -23,6 +23,7 @@ from nbgraph.engine.facts import (
     merge_unreduced,
 )
 from nbgraph.isolation import isolate
+from nbgraph.primitives import MISSING
 from nbgraph.record.run import RunRecord
 from nbgraph.record.tables import frame
 from nbgraph.record.whatif.notes import consequences
@@ -34,7 +35,6 @@ from nbgraph.reducers import (
     registered_names,
 )
 from nbgraph.schema import FieldSpec, empty_factory
-from nbgraph.types import MISSING
 
 if TYPE_CHECKING:
     import pandas as pd
