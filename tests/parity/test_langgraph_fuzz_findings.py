@@ -498,3 +498,28 @@ def test_a_waiting_edge_counts_a_source_that_ran_twice_in_one_step_once():
         return sorted(final["log"]), history
 
     same(program)
+
+
+@pytest.mark.parametrize("as_node", ["other", "j"])
+def test_an_update_keeps_a_fired_waiting_edge_due(as_node):
+    def program(api):
+        app = (
+            api.StateGraph(Log)
+            .add_node("a", lambda s: {"log": ["a"]})
+            .add_node("c", lambda s: {"log": ["c"]})
+            .add_node("ask", lambda s: {"log": [api.interrupt("ask?")]})
+            .add_node("j", lambda s: {"log": ["j"]})
+            .add_node("other", lambda s: {"log": ["other"]})
+            .add_edge(api.START, "a")
+            .add_edge(api.START, "c")
+            .add_edge("a", "ask")
+            .add_edge(["a", "c"], "j")
+            .compile(checkpointer=api.InMemorySaver())
+        )
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config, shape=plain)]
+        app.update_state(config, {"log": ["by hand"]}, as_node=as_node)
+        seen += [snapshot(app.get_state(config)), outcome(app.invoke, None, config, shape=plain)]
+        return seen
+
+    same(program)

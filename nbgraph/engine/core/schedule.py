@@ -233,12 +233,18 @@ class Schedule:
         """Put back what waits at a checkpoint, not what was due: the deferred nodes and the
         sources each waiting edge has seen (an update written as a node replaces the due
         step; LangGraph's deferred and barrier channels keep their values). Deferred nodes
-        that were due (nothing else was) stay due: LangGraph's channels had finished."""
+        that were due (nothing else was) stay due: LangGraph's channels had finished; so
+        does the target of a waiting edge that fired (its barrier is full until it runs)."""
         deferred = {k: list(v) for k, v in control.get("deferred", {}).items()}
-        if control["pull"] or control.get("push"):
+        pull = control["pull"]
+        if pull or control.get("push"):
             self.deferred = deferred
         else:
             self.pull, self.deferred = deferred, {}
+        for edge in self.spec.waiting:
+            due = pull.get(edge.target, ())
+            if set(edge.sources) <= set(due):
+                self.pull.setdefault(edge.target, []).extend(edge.sources)
         seen = control.get("seen") or [() for _ in self.spec.waiting]
         self.seen = [set(names) for names in seen]
 
