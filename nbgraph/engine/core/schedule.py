@@ -237,7 +237,7 @@ class Schedule:
         does the target of a waiting edge that fired (its barrier is full until it runs)."""
         deferred = {k: list(v) for k, v in control.get("deferred", {}).items()}
         pull = control["pull"]
-        if pull or control.get("push"):
+        if pull:  # (else they were due, beside the Sends if any: `take`)
             self.deferred = deferred
         else:
             self.pull, self.deferred = deferred, {}
