@@ -523,3 +523,33 @@ def test_an_update_keeps_a_fired_waiting_edge_due(as_node):
         return seen
 
     same(program)
+
+
+def test_a_goto_beside_a_due_deferred_node_keeps_the_finished_sends_results():
+    def program(api):
+        failed = []
+
+        def late(state):
+            if not failed:
+                failed.append(1)
+                raise KeyError("late fails once")
+            return {"log": ["late"]}
+
+        app = (
+            api.StateGraph(Fan)
+            .add_node("split", lambda s: {"log": ["split"]})
+            .add_node("visit", lambda s: {"log": ["visit"]})
+            .add_node("late", late, defer=True)
+            .add_node("jump", lambda s: {"log": ["jump"]})
+            .add_edge(api.START, "split")
+            .add_edge("split", "late")
+            .add_conditional_edges("split", lambda s: [api.Send("visit", {"log": []})])
+            .compile(checkpointer=api.InMemorySaver())
+        )
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config), snapshot(app.get_state(config))]
+        chunks = app.stream(api.Command(goto="jump"), config, stream_mode="updates")
+        seen.append(sorted(map(repr, chunks)))
+        return seen
+
+    same(program)

@@ -202,8 +202,10 @@ class Schedule:
 
     def positions(self) -> dict[Any, int]:
         """Where each queued task stands in the next step's write order (`_tasks`' indices):
-        a pulled node by its name, the i-th Send by `("send", i)`."""
-        names = sorted(self.pull)
+        a pulled node by its name, the i-th Send by `("send", i)` (the deferred nodes when
+        they are due: `take`)."""
+        due = self.pull or ({} if self.deferred_wait else self.deferred)
+        names = sorted(due)
         where: dict[Any, int] = {name: index for index, name in enumerate(names)}
         where.update({("send", i): len(names) + i for i in range(len(self.push))})
         return where
