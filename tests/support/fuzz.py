@@ -599,7 +599,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     started, kinds, purposes, differing = time.monotonic(), Counter(), Counter(), []
-    for seed in range(args.seed, args.seed + args.programs):
+    for ran, seed in enumerate(range(args.seed, args.seed + args.programs), start=1):
+        if ran % 500 == 0 and not args.quiet:
+            print(f"... {ran} programs, {len(differing)} differ", flush=True)
         found = run_seed(seed)
         if found.difference is None:
             continue
