@@ -164,7 +164,7 @@ def _renumber(run: Any, before: dict[Any, int], after: dict[Any, int]) -> dict[s
     a node added before the paused one in write order moves it (as LangGraph, whose task
     ids do not hang on the order, gives them). Returns the ids that changed, `{old: new}`
     (the thread keeps them: `Thread.save_update`)."""
-    moved = {old: after[key] for key, old in before.items() if after[key] != old}
+    moved = {old: after[key] for key, old in before.items() if after.get(key, old) != old}
     if not moved:
         return {}
 
