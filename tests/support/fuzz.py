@@ -260,7 +260,14 @@ def _subgraph(api: Any, asks: bool) -> Any:
 
     builder = api.StateGraph(State).add_node("inner", inner)
     builder.add_node("inner2", lambda s: {"log": ["sub2"]})
-    return builder.add_edge(api.START, "inner").add_edge("inner", "inner2").compile()
+    graph = builder.add_edge(api.START, "inner").add_edge("inner", "inner2").compile()
+
+    def run_subgraph(state: Any) -> Any:  # (its new entries only: a subgraph added as the
+        seen = len(state.get("log") or [])  # node hands back its whole log, which `add`
+        out = graph.invoke(state)  # doubles, and a loop through it soon holds millions)
+        return {"log": out["log"][seen:], "count": 1}
+
+    return run_subgraph
 
 
 def build(api: Any, program: Program, phase: dict | None = None) -> Any:
