@@ -1,0 +1,293 @@
+"""`nbgraph.as_langgraph`: LangGraph code run unchanged on nbgraph, as a script, a test run and
+a notebook, each run recorded; and a clear refusal where the real langgraph is already loaded.
+
+The script and the test run are subprocesses (a fresh interpreter, as a user starts them); the
+notebook extension runs in a real Jupyter kernel (one for every notebook check)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+FUNCTIONAL_PROGRAM = """
+import json
+import sys
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.func import entrypoint, task
+from langgraph.types import Command, interrupt
+
+
+@task
+def double(number: int) -> int:
+    return 2 * number
+
+
+@entrypoint(checkpointer=InMemorySaver())
+def workflow(numbers: list[int]) -> dict:
+    doubled = [future.result() for future in [double(n) for n in numbers]]
+    verdict = interrupt({"doubled": doubled})
+    return {"doubled": doubled, "verdict": verdict}
+
+
+if __name__ == "__main__":
+    config = {"configurable": {"thread_id": "t"}}
+    paused = workflow.invoke([int(a) for a in sys.argv[1:]], config)
+    done = workflow.invoke(Command(resume="fine"), config)
+    print(json.dumps({
+        "paused": paused["__interrupt__"][0].value,
+        "done": done,
+        "argv": sys.argv[1:],
+        "app": type(workflow).__module__,
+    }))
+"""
+
+
+def python(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        env=ENV,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+AFTERWARDS = """
+import json, sys
+run = workflow.last_run
+print(json.dumps({
+    "same types": sys.modules["langgraph.types"] is sys.modules["nbgraph.types"],
+    "same memory": sys.modules["langgraph.checkpoint.memory"]
+    is sys.modules["nbgraph.checkpoint.memory"],
+    "run": type(run).__module__,
+    "tasks": [task.node for step in run.log.steps for task in step.tasks],
+}))
+"""
+"""Typed at `python -i`'s prompt after the script: its names, and the run it recorded."""
+
+RESULTS = {"paused": {"doubled": [2, 4]}, "done": {"doubled": [2, 4], "verdict": "fine"}}
+
+
+def test_a_langgraph_script_runs_unchanged_on_nbgraph_and_its_run_is_recorded(tmp_path):
+    (tmp_path / "program.py").write_text(FUNCTIONAL_PROGRAM)
+    args = ["-i", "-m", "nbgraph.as_langgraph", "program.py", "1", "2"]
+    done = python(*args, cwd=tmp_path, stdin=AFTERWARDS)
+    assert done.returncode == 0, done.stderr
+    printed, afterwards = (json.loads(line) for line in done.stdout.strip().splitlines())
+    assert printed == {**RESULTS, "argv": ["1", "2"], "app": "nbgraph.notebook.app"}
+    assert afterwards == {
+        "same types": True,
+        "same memory": True,
+        "run": "nbgraph.notebook.run",
+        "tasks": ["workflow", "double", "double"],  # the resumed run, recorded
+    }
+
+
+def test_the_same_script_on_the_real_langgraph_gives_the_same_results(tmp_path):
+    (tmp_path / "program.py").write_text(FUNCTIONAL_PROGRAM)
+    real = python("program.py", "1", "2", cwd=tmp_path)
+    assert real.returncode == 0, real.stderr
+    printed = json.loads(real.stdout)
+    assert printed == {**RESULTS, "argv": ["1", "2"], "app": printed["app"]}
+    assert printed["app"].startswith("langgraph.")
+
+
+def test_dash_m_runs_a_module_as_python_dash_m_would(tmp_path):
+    (tmp_path / "program.py").write_text(FUNCTIONAL_PROGRAM)
+    done = python("-m", "nbgraph.as_langgraph", "-m", "program", "3", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["done"] == {"doubled": [6], "verdict": "fine"}
+
+
+def test_the_runner_says_how_to_call_it_and_refuses_a_missing_file(tmp_path):
+    bare = python("-m", "nbgraph.as_langgraph", cwd=tmp_path)
+    assert bare.returncode == 2 and "python -m nbgraph.as_langgraph SCRIPT.py" in bare.stderr
+    missing = python("-m", "nbgraph.as_langgraph", "nowhere.py", cwd=tmp_path)
+    assert missing.returncode == 2 and "can't open file" in missing.stderr
+
+
+def test_langchain_stays_langchains_and_its_langgraph_imports_load_nbgraph(tmp_path):
+    """A program's langchain_core is LangChain's own; `langchain.agents`, built on LangGraph's
+    private modules, fails to import with an error naming the module and who imported it."""
+    (tmp_path / "chat.py").write_text(
+        textwrap.dedent(
+            """
+            import sys
+            from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+            from langchain_core.messages import AIMessage
+            from langgraph.prebuilt import ToolNode
+
+            model = GenericFakeChatModel(messages=iter([AIMessage("hi")]))
+            print(model.invoke("hello").content, AIMessage.__module__, ToolNode.__module__)
+            """
+        )
+    )
+    chat = python("-m", "nbgraph.as_langgraph", "chat.py", cwd=tmp_path)
+    assert chat.returncode == 0, chat.stderr
+    assert chat.stdout.split() == ["hi", "langchain_core.messages.ai", "nbgraph.prebuilt.tool_node"]
+    (tmp_path / "agent.py").write_text("from langchain.agents import create_agent\n")
+    agent = python("-m", "nbgraph.as_langgraph", "agent.py", cwd=tmp_path)
+    assert agent.returncode == 1
+    error = agent.stderr.strip().splitlines()[-1]
+    assert error.startswith("ModuleNotFoundError: No module named 'langgraph._internal'")
+    assert "private" in error and "Imported by langchain.agents." in error
+
+
+def test_pytest_dash_p_runs_a_test_run_on_nbgraph(tmp_path):
+    (tmp_path / "conftest.py").write_text(
+        "from langgraph.types import Command\nLOADED_BY_CONFTEST = Command.__module__\n"
+    )
+    (tmp_path / "test_program.py").write_text(
+        FUNCTIONAL_PROGRAM.split("if __name__")[0]
+        + textwrap.dedent(
+            """
+            import conftest
+
+
+            def test_the_workflow_pauses_and_resumes_on_nbgraph():
+                config = {"configurable": {"thread_id": "t"}}
+                assert workflow.invoke([5], config)["__interrupt__"][0].value == {"doubled": [10]}
+                assert workflow.invoke(Command(resume="ok"), config)["verdict"] == "ok"
+                assert conftest.LOADED_BY_CONFTEST.startswith("nbgraph.")
+                assert workflow.last_run.log.steps
+            """
+        )
+    )
+    args = ["-m", "pytest", "-p", "nbgraph.as_langgraph", "-p", "no:cacheprovider", "-q"]
+    done = python(*args, "test_program.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
+def test_install_uninstall_and_the_context_manager_switch_cleanly():
+    code = textwrap.dedent(
+        """
+        import json, sys
+        import nbgraph.types
+        from nbgraph.as_langgraph import as_langgraph, install, installed, uninstall
+
+        with as_langgraph():
+            import langgraph.errors
+            from langgraph.types import Command
+            inside = [installed(), Command is nbgraph.types.Command,
+                      nbgraph.types.__spec__.name, langgraph.errors.__name__]
+            try:
+                raise nbgraph.errors.GraphRecursionError("deep")
+            except langgraph.errors.GraphRecursionError:
+                inside.append("caught")
+        after = [installed(), "langgraph.types" in sys.modules]
+        install(); install()  # twice: one finder
+        twice = sum(type(f).__name__ == "LangGraphFinder" for f in sys.meta_path)
+        uninstall()
+        import langgraph.types  # the real one, now that nothing is switched on
+        print(json.dumps([inside, after, twice, langgraph.types.__name__]))
+        """
+    )
+    done = python("-c", code, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        [True, True, "nbgraph.types", "nbgraph.errors", "caught"],
+        [False, False],
+        1,
+        "langgraph.types",
+    ]
+
+
+def test_it_refuses_when_the_real_langgraph_is_already_imported():
+    import langgraph.types
+
+    from nbgraph.as_langgraph import (
+        LangGraphAlreadyImportedError,
+        install,
+        installed,
+        load_ipython_extension,
+        real_langgraph_modules,
+    )
+
+    assert "langgraph.types" in real_langgraph_modules()
+    finders = list(sys.meta_path)
+    with pytest.raises(LangGraphAlreadyImportedError) as raised:
+        install()
+    assert isinstance(raised.value, RuntimeError)
+    assert "langgraph.types" in raised.value.modules
+    assert "The real langgraph is already imported in this process (langgraph" in str(raised.value)
+    assert "before the first `import langgraph`" in str(raised.value)
+    with pytest.raises(LangGraphAlreadyImportedError, match="Restart the kernel"):
+        load_ipython_extension(None)
+    assert sys.meta_path == finders and not installed()
+    assert langgraph.types.__name__ == "langgraph.types"
+
+
+# --- the notebook extension, in a real kernel ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    manager = pytest.importorskip("jupyter_client.manager")
+    km, kc = manager.start_new_kernel(kernel_name="python3", env=ENV, cwd=str(ROOT))
+    try:
+        yield kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def run_cell(kc, code: str) -> tuple[str, str]:
+    """(what the cell printed, the error it raised as 'Name: message', or '')."""
+    printed, error = [], []
+
+    def hook(message):
+        content = message["content"]
+        if message["msg_type"] == "stream":
+            printed.append(content["text"])
+        elif message["msg_type"] == "error":
+            error.append(f"{content['ename']}: {content['evalue']}")
+
+    kc.execute_interactive(code, output_hook=hook, timeout=120)
+    return "".join(printed), "".join(error)
+
+
+@pytest.mark.slow
+def test_load_ext_in_a_kernel_runs_a_langgraph_program_unchanged_then_refuses_a_mix(kernel):
+    loaded, error = run_cell(kernel, "%load_ext nbgraph.as_langgraph")
+    assert error == "" and "`import langgraph` now loads nbgraph" in loaded
+    program = FUNCTIONAL_PROGRAM.split("if __name__")[0]
+    assert run_cell(kernel, program) == ("", "")
+    printed, error = run_cell(
+        kernel,
+        "import sys\n"
+        "config = {'configurable': {'thread_id': 'nb'}}\n"
+        "workflow.invoke([4], config)\n"
+        "print(workflow.invoke(Command(resume='yes'), config))\n"
+        "run = workflow.last_run\n"
+        "print(type(run).__module__, len(run.effects) > 0)\n"
+        "print(sys.modules['langgraph.func'] is sys.modules['nbgraph.func'])",
+    )
+    assert error == ""
+    assert printed.splitlines() == [
+        "{'doubled': [8], 'verdict': 'yes'}",
+        "nbgraph.notebook.run True",
+        "True",
+    ]
+    # switched off, the real langgraph loads; switching on again is refused, with what to do
+    assert run_cell(kernel, "%unload_ext nbgraph.as_langgraph\nimport langgraph.types") == (
+        "",
+        "",
+    )
+    _, error = run_cell(kernel, "%load_ext nbgraph.as_langgraph")
+    assert error.startswith("LangGraphAlreadyImportedError: The real langgraph is already")
+    assert "Restart the kernel" in error
