@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -21,6 +22,7 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("P
 
 FUNCTIONAL_PROGRAM = """
 import json
+import os
 import sys
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -49,6 +51,7 @@ if __name__ == "__main__":
         "done": done,
         "argv": sys.argv[1:],
         "app": type(workflow).__module__,
+        "path": sys.path[0] == os.path.dirname(os.path.abspath(__file__)),
     }))
 """
 
@@ -88,7 +91,7 @@ def test_a_langgraph_script_runs_unchanged_on_nbgraph_and_its_run_is_recorded(tm
     done = python(*args, cwd=tmp_path, stdin=AFTERWARDS)
     assert done.returncode == 0, done.stderr
     printed, afterwards = (json.loads(line) for line in done.stdout.strip().splitlines())
-    assert printed == {**RESULTS, "argv": ["1", "2"], "app": "nbgraph.notebook.app"}
+    assert printed == {**RESULTS, "argv": ["1", "2"], "app": "nbgraph.notebook.app", "path": True}
     assert afterwards == {
         "same types": True,
         "same memory": True,
@@ -102,7 +105,7 @@ def test_the_same_script_on_the_real_langgraph_gives_the_same_results(tmp_path):
     real = python("program.py", "1", "2", cwd=tmp_path)
     assert real.returncode == 0, real.stderr
     printed = json.loads(real.stdout)
-    assert printed == {**RESULTS, "argv": ["1", "2"], "app": printed["app"]}
+    assert printed == {**RESULTS, "argv": ["1", "2"], "app": printed["app"], "path": True}
     assert printed["app"].startswith("langgraph.")
 
 
@@ -129,16 +132,26 @@ def test_langchain_stays_langchains_and_its_langgraph_imports_load_nbgraph(tmp_p
             import sys
             from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
             from langchain_core.messages import AIMessage
-            from langgraph.prebuilt import ToolNode
+            from langgraph.prebuilt import ToolNode, create_react_agent
 
-            model = GenericFakeChatModel(messages=iter([AIMessage("hi")]))
+            model = GenericFakeChatModel(messages=iter([AIMessage("hi"), AIMessage("yes")]))
             print(model.invoke("hello").content, AIMessage.__module__, ToolNode.__module__)
+            agent = create_react_agent(model, tools=[])
+            answer = agent.invoke({"messages": [{"role": "user", "content": "ok?"}]})
+            print(answer["messages"][-1].content, type(agent).__module__, agent.last_run.status)
             """
         )
     )
     chat = python("-m", "nbgraph.as_langgraph", "chat.py", cwd=tmp_path)
     assert chat.returncode == 0, chat.stderr
-    assert chat.stdout.split() == ["hi", "langchain_core.messages.ai", "nbgraph.prebuilt.tool_node"]
+    assert chat.stdout.split() == [
+        "hi",
+        "langchain_core.messages.ai",
+        "nbgraph.prebuilt.tool_node",
+        "yes",
+        "nbgraph.notebook.app",
+        "done",
+    ]
     (tmp_path / "agent.py").write_text("from langchain.agents import create_agent\n")
     agent = python("-m", "nbgraph.as_langgraph", "agent.py", cwd=tmp_path)
     assert agent.returncode == 1
@@ -147,7 +160,7 @@ def test_langchain_stays_langchains_and_its_langgraph_imports_load_nbgraph(tmp_p
     assert "private" in error and "Imported by langchain.agents." in error
 
 
-def test_pytest_dash_p_runs_a_test_run_on_nbgraph(tmp_path):
+def test_pytest_dash_p_runs_a_test_run_on_nbgraph_and_so_do_addopts(tmp_path):
     (tmp_path / "conftest.py").write_text(
         "from langgraph.types import Command\nLOADED_BY_CONFTEST = Command.__module__\n"
     )
@@ -167,10 +180,30 @@ def test_pytest_dash_p_runs_a_test_run_on_nbgraph(tmp_path):
             """
         )
     )
-    args = ["-m", "pytest", "-p", "nbgraph.as_langgraph", "-p", "no:cacheprovider", "-q"]
-    done = python(*args, "test_program.py", cwd=tmp_path)
+    pytest_ = ["-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    done = python(*pytest_, "-p", "nbgraph.as_langgraph", "test_program.py", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+    # the project's own default, as docs/as-langgraph.md shows it
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\naddopts = "-p nbgraph.as_langgraph"\n'
+    )
+    by_default = python("-m", "pytest", "-p", "no:cacheprovider", "test_program.py", cwd=tmp_path)
+    assert by_default.returncode == 0, by_default.stdout + by_default.stderr
+    assert "1 passed" in by_default.stdout
+    assert "nbgraph.as_langgraph: import langgraph loads nbgraph" in by_default.stdout  # header
+
+
+def test_pytest_refuses_to_switch_after_a_plugin_loaded_the_real_langgraph(tmp_path):
+    (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    args = ["-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", "langgraph.types"]
+    done = python(*args, "-p", "nbgraph.as_langgraph", "test_nothing.py", cwd=tmp_path)
+    assert done.returncode != 0
+    assert "LangGraphAlreadyImportedError: The real langgraph is already imported" in done.stderr
+    assert "Give `-p nbgraph.as_langgraph` before any other `-p` option" in done.stderr
+
+
+NOWHERE = "No module named 'langgraph.nowhere'"
 
 
 def test_install_uninstall_and_the_context_manager_switch_cleanly():
@@ -189,6 +222,13 @@ def test_install_uninstall_and_the_context_manager_switch_cleanly():
                 raise nbgraph.errors.GraphRecursionError("deep")
             except langgraph.errors.GraphRecursionError:
                 inside.append("caught")
+            import importlib.metadata
+            inside.append(importlib.metadata.version("langgraph").split(".")[0])
+            try:
+                import langgraph.nowhere
+            except ImportError as error:
+                inside.append(str(error).split(":")[0])
+                inside.append("Imported by __main__." in str(error))
         after = [installed(), "langgraph.types" in sys.modules]
         install(); install()  # twice: one finder
         twice = sum(type(f).__name__ == "LangGraphFinder" for f in sys.meta_path)
@@ -200,7 +240,7 @@ def test_install_uninstall_and_the_context_manager_switch_cleanly():
     done = python("-c", code, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [
-        [True, True, "nbgraph.types", "nbgraph.errors", "caught"],
+        [True, True, "nbgraph.types", "nbgraph.errors", "caught", "1", NOWHERE, True],
         [False, False],
         1,
         "langgraph.types",
@@ -291,3 +331,24 @@ def test_load_ext_in_a_kernel_runs_a_langgraph_program_unchanged_then_refuses_a_
     _, error = run_cell(kernel, "%load_ext nbgraph.as_langgraph")
     assert error.startswith("LangGraphAlreadyImportedError: The real langgraph is already")
     assert "Restart the kernel" in error
+
+
+# --- the page's example, as the page says it runs ------------------------------------------
+
+
+def test_the_pages_script_prints_the_same_on_langgraph_and_on_nbgraph_and_is_recorded(tmp_path):
+    page = (ROOT / "docs" / "as-langgraph.md").read_text(encoding="utf-8")
+    script = re.search(r"```python\n(.*?)```", page, flags=re.S).group(1)
+    printed = re.search(r"Both print the same two lines:\n\n```text\n(.*?)```", page, re.S)
+    session = re.search(r"```text\n\$ python -i -m nbgraph.as_langgraph (.*?)```", page, re.S)
+    (tmp_path / "post.py").write_text(script)
+    real = python("post.py", "otters", cwd=tmp_path)
+    assert real.returncode == 0, real.stderr
+    assert real.stdout == printed.group(1)
+    typed = "".join(line[4:] + "\n" for line in session.group(1).splitlines() if line[:4] == ">>> ")
+    assert "graph.last_run" in typed
+    args = ["-i", "-m", "nbgraph.as_langgraph", "post.py", "otters"]
+    ours = python(*args, cwd=tmp_path, stdin=typed)
+    assert ours.returncode == 0 and "Traceback" not in ours.stderr, ours.stderr
+    assert ours.stdout.startswith(printed.group(1))
+    assert "after" in ours.stdout and "nbgraph drawing" in ours.stdout  # the effects, drawn

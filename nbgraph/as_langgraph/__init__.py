@@ -230,4 +230,4 @@ def pytest_plugin_registered(plugin: Any) -> None:
 
 
 def pytest_report_header() -> str:
-    return "nbgraph.as_langgraph: `import langgraph` loads nbgraph"
+    return "nbgraph.as_langgraph: import langgraph loads nbgraph"
