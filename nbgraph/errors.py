@@ -1,18 +1,44 @@
-"""The errors nbgraph raises: one base, each also the built-in error it refines."""
+"""The errors nbgraph raises: one base, each also the built-in error it refines.
+
+
+LangGraph's `langgraph.errors` names are here too, so `from langgraph.errors import X` becomes
+`from nbgraph.errors import X` and an `except` clause written for LangGraph's class catches
+what nbgraph raises: `GraphInterrupt` is the one `interrupt()` raises, `ParentCommand` the one
+a `Command(graph=Command.PARENT)` raises (`nbgraph.engine.core.tasks`, a subclass of this
+module's base of that name).
+"""
 
 from __future__ import annotations
 
+import uuid
+import warnings
+from collections.abc import Sequence
+from enum import Enum
+from typing import Any
+
+from nbgraph.primitives import Interrupt
+
 __all__ = [
     "CheckpointFileError",
+    "EmptyChannelError",
     "EmptyInputError",
+    "ErrorCode",
+    "GraphBubbleUp",
     "GraphBuildError",
+    "GraphInterrupt",
     "GraphMismatchError",
     "GraphRecursionError",
     "InvalidArgumentError",
     "InvalidUpdateError",
     "NbgraphError",
+    "NodeInterrupt",
     "NotebookFileError",
+    "ParentCommand",
     "ReplayLimitError",
+    "TaskNotFound",
+    "UnknownInterruptError",
+    "create_error_message",
+    "is_invalid_resume",
 ]
 
 
@@ -64,3 +90,88 @@ class GraphMismatchError(NbgraphError, ValueError):
 class ReplayLimitError(NbgraphError, ValueError):
     """Replaying a file's writes would build a value past the bound a file may ask for
     (docs/VALUES.md, "What loading a file may cost")."""
+
+
+class ErrorCode(Enum):
+    """The codes of LangGraph's troubleshooting pages (`create_error_message`)."""
+
+    GRAPH_RECURSION_LIMIT = "GRAPH_RECURSION_LIMIT"
+    INVALID_CONCURRENT_GRAPH_UPDATE = "INVALID_CONCURRENT_GRAPH_UPDATE"
+    INVALID_GRAPH_NODE_RETURN_VALUE = "INVALID_GRAPH_NODE_RETURN_VALUE"
+    MULTIPLE_SUBGRAPHS = "MULTIPLE_SUBGRAPHS"
+    INVALID_CHAT_HISTORY = "INVALID_CHAT_HISTORY"
+
+
+def create_error_message(*, message: str, error_code: ErrorCode) -> str:
+    """`message` followed by the address of LangGraph's page on `error_code`.
+
+    >>> create_error_message(message="Too deep.", error_code=ErrorCode.GRAPH_RECURSION_LIMIT)
+    'Too deep.\\nFor troubleshooting, visit: https://docs.langchain.com/oss/python/langgraph/errors/GRAPH_RECURSION_LIMIT'
+    """
+    return (
+        f"{message}\nFor troubleshooting, visit: "
+        f"https://docs.langchain.com/oss/python/langgraph/errors/{error_code.value}"
+    )
+
+
+class GraphBubbleUp(Exception):
+    """What a node raises to stop its task and pass something up to the run (a question for
+    a person, a command for the parent graph), not a failure."""
+
+
+class GraphInterrupt(GraphBubbleUp):
+    """Raised by `interrupt()` when its answer is not there yet; the engine catches it.
+
+    Made as nbgraph's engine makes it, `GraphInterrupt(interrupt, *more)`, or as LangGraph's,
+    `GraphInterrupt([interrupt, ...])`.
+
+    Attributes:
+        interrupt: the (first) question, or None.
+        interrupts: every question it carries (a paused subgraph passes all of its up).
+    """
+
+    def __init__(self, *interrupts: Any) -> None:
+        if len(interrupts) == 1 and isinstance(interrupts[0], Sequence):
+            interrupts = tuple(interrupts[0])
+        super().__init__(interrupts[0].value if interrupts else None)
+        self.interrupt = interrupts[0] if interrupts else None
+        self.interrupts = tuple(interrupts)
+
+
+class NodeInterrupt(GraphInterrupt):
+    """Raised by a node to pause the run with `value` as its question (LangGraph's older
+    form of `interrupt(value)`, deprecated there since 1.0; the node runs again from its
+    first line when the run is resumed, and raises again unless it asks no more)."""
+
+    def __init__(self, value: Any, id: str | None = None) -> None:
+        warnings.warn(
+            "NodeInterrupt is deprecated: call nbgraph.types.interrupt(value) instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        super().__init__(Interrupt(value, id or uuid.uuid4().hex))
+
+
+class ParentCommand(GraphBubbleUp):
+    """A `Command(graph=Command.PARENT)` on its way to the parent graph (what nbgraph raises
+    is `nbgraph.engine.core.tasks.ParentCommand`, a subclass)."""
+
+
+class EmptyChannelError(Exception):
+    """LangGraph's error for reading a channel that holds no value (nbgraph's state fields
+    read as missing instead; kept so `except` clauses naming it still import)."""
+
+
+class TaskNotFound(Exception):
+    """A task named by a resume or a write is not in the run (LangGraph's distributed mode)."""
+
+
+class UnknownInterruptError(Exception):
+    """A resume names an interrupt id the run does not have."""
+
+
+def is_invalid_resume(error: BaseException) -> bool:
+    """Whether `error` says a resume value did not fit (LangGraph's check, used by tool
+    wrappers to let such errors through): nbgraph raises none of that kind, so False unless
+    the error carries LangGraph's marker."""
+    return bool(getattr(error, "invalid_resume", False))

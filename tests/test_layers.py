@@ -25,6 +25,18 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("record", ("nbgraph.record",)),
     ("views", ("nbgraph.views",)),
     ("notebook", ("nbgraph.notebook", "nbgraph")),
+    (
+        "mirror",
+        (
+            "nbgraph.types",
+            "nbgraph.graph",
+            "nbgraph.config",
+            "nbgraph.runtime",
+            "nbgraph.constants",
+            "nbgraph.managed",
+            "nbgraph.cache",
+        ),
+    ),
 ]
 """Bottom up. A module belongs to the layer of its longest matching dotted prefix."""
 

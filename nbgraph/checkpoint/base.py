@@ -7,20 +7,25 @@ import contextlib
 import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 from nbgraph.checkpoint.tuples import CheckpointTuple, list_checkpoints
 from nbgraph.errors import NbgraphError
 
 __all__ = [
+    "BaseCheckpointSaver",
     "BaseSaver",
+    "Checkpoint",
+    "CheckpointMetadata",
     "CheckpointRecord",
+    "CheckpointTuple",
     "PendingWrite",
     "ThreadBusyError",
     "check_id",
     "check_links",
     "check_record",
     "check_thread_id",
+    "get_checkpoint_id",
     "missing_checkpoint",
     "record_of_fields",
 ]
@@ -284,3 +289,43 @@ def missing_checkpoint(thread_id: str, checkpoint_id: str) -> ValueError:
         f"Thread {thread_id!r} has no checkpoint {checkpoint_id!r} to save writes against; "
         "put the checkpoint first."
     )
+
+
+BaseCheckpointSaver = BaseSaver
+"""LangGraph's name of the savers' base class (`langgraph.checkpoint.base`): an annotation or
+an `isinstance` check written for LangGraph's works on nbgraph's savers. Its abstract methods
+are nbgraph's (`put(record)`, `get`, ...), not LangGraph's channel-versioned ones, so a saver
+written against LangGraph's protocol is not one of these (docs/langgraph.md)."""
+
+
+class Checkpoint(TypedDict, total=False):
+    """A checkpoint as `saver.list()`'s `CheckpointTuple.checkpoint` shows it (LangGraph's
+    `Checkpoint`; nbgraph's has no channel versions)."""
+
+    v: int
+    id: str
+    ts: str
+    channel_values: dict[str, Any]
+    channel_versions: dict[str, Any]
+    versions_seen: dict[str, dict[str, Any]]
+    updated_channels: list[str] | None
+
+
+class CheckpointMetadata(TypedDict, total=False):
+    """A checkpoint's metadata: where it came from (`"input"`, `"loop"`, `"update"`,
+    `"fork"`), its step, and its parents' checkpoint ids by namespace."""
+
+    source: str
+    step: int
+    parents: dict[str, str]
+    run_id: str
+
+
+def get_checkpoint_id(config: Mapping[str, Any]) -> str | None:
+    """The checkpoint id a config names (`configurable.checkpoint_id`), or None.
+
+    >>> get_checkpoint_id({"configurable": {"thread_id": "1", "checkpoint_id": "c"}})
+    'c'
+    """
+    configurable = config.get("configurable") or {}
+    return configurable.get("checkpoint_id") or configurable.get("thread_ts")

@@ -18,6 +18,7 @@ from nbgraph.checkpoint.base import (
     missing_checkpoint,
     record_of_fields,
 )
+from nbgraph.checkpoint.serde.jsonplus import saver_serde
 from nbgraph.checkpoint.subthreads import with_sub_keys
 from nbgraph.codec.nesting import deep_stack
 from nbgraph.isolation import isolate
@@ -53,7 +54,8 @@ class MemorySaver(BaseSaver):
     {'n': (1, 2)}
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, serde: Any = None) -> None:
+        self.serde = saver_serde(serde, type(self).__name__)  # (LangGraph's `serde=`)
         self._lock = threading.Lock()
         self._checkpoints: dict[str, dict[str, _Stored]] = {}  # in order of put
         self._writes: dict[tuple[str, str], list[tuple[str, str]]] = {}

@@ -60,6 +60,7 @@ class AsyncSqliteSaver(BaseSaver):
                 "`async with AsyncSqliteSaver.from_conn_string('checkpoints.db') as saver:`."
             )
         self.file = SqliteSaver(conn, **options)
+        self.serde = self.file.serde  # (LangGraph's `serde=`, one of `options`)
         try:
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:  # (made outside a loop: its sync methods run anywhere)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from nbgraph.errors import GraphInterrupt
 from nbgraph.primitives import Interrupt
 
 __all__ = [
@@ -25,20 +26,6 @@ __all__ = [
     "interrupt_scope",
     "leave_scope",
 ]
-
-
-class GraphInterrupt(Exception):
-    """Raised by `interrupt()` when its answer is not there yet; the engine catches it.
-
-    Attributes:
-        interrupt: the (first) question.
-        interrupts: every question it carries (a paused subgraph passes all of its up).
-    """
-
-    def __init__(self, interrupt: Interrupt, *more: Interrupt) -> None:
-        super().__init__(interrupt.value)
-        self.interrupt = interrupt
-        self.interrupts = (interrupt, *more)
 
 
 class SubgraphStopped(GraphInterrupt):

@@ -16,6 +16,7 @@ from nbgraph.blueprint import Branch, GraphSpec, NodeSpec
 from nbgraph.blueprint.subgraphs import is_compiled_graph
 from nbgraph.engine.core.writes import field_spec, reduce_field
 from nbgraph.errors import InvalidUpdateError, NbgraphError
+from nbgraph.errors import ParentCommand as _LangGraphParentCommand
 from nbgraph.isolation import Pending, StateView, isolate
 from nbgraph.messages.langchain_messages import MessageTypeError
 from nbgraph.primitives import (
@@ -60,7 +61,7 @@ class RouteError(NbgraphError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class ParentCommand(NbgraphError):
+class ParentCommand(NbgraphError, _LangGraphParentCommand):
     """A node returned `Command(graph=Command.PARENT, ...)`: it stops its graph's run, and
     the parent's task that ran that graph takes the command (LangGraph's `ParentCommand`).
     Raised out of a graph that has no parent.

@@ -24,6 +24,7 @@ from nbgraph.checkpoint.base import (
     missing_checkpoint,
 )
 from nbgraph.checkpoint.payloads import dump_payload, load_payload
+from nbgraph.checkpoint.serde.jsonplus import saver_serde
 from nbgraph.checkpoint.sqlite_claims import LIVE_OWNERS, check_unclaimed, new_owner, take_claim
 from nbgraph.checkpoint.sqlite_file import (
     FORMAT,
@@ -61,19 +62,18 @@ class SqliteSaver(BaseSaver):
 
     Several threads may share one saver, and several processes one file (WAL mode). A claim
     (see `claim`) is a row of the `claims` table, so it holds across processes too; its owner
-    is stored as `"host:pid:token"`. A claim left behind by a process that was killed is taken
-    over by the next claim once that process no longer exists on this host (checked with
-    `os.kill(pid, 0)`); a claim made on another host is never taken over, delete its row by
-    hand if its process is gone.
+    is stored as `"host:pid:token"`. A claim left by a killed process is taken over by the
+    next claim once that process no longer exists on this host (`os.kill(pid, 0)`); one made
+    on another host never is (delete its row by hand if its process is gone).
 
     Args:
         path: the database file, created if it does not exist or is empty; `":memory:"` for
-            a database that lives as long as the saver; or, as LangGraph's
-            `SqliteSaver(conn)`, an open `sqlite3.Connection` (open it with
-            `check_same_thread=False` to run graphs from several threads), whose database
-            gets nbgraph's tables if it has none. The saver uses that connection and leaves
-            it open when it closes. The tables are nbgraph's, not LangGraph's: a file
-            written by one library is not read by the other.
+            a database that lives as long as the saver; or, as LangGraph's `SqliteSaver(conn)`,
+            an open `sqlite3.Connection` (open it with `check_same_thread=False` to run
+            graphs from several threads), whose database gets nbgraph's tables if it has
+            none. The saver uses that connection and leaves it open when it closes. The
+            tables are nbgraph's, not LangGraph's: a file written by one library is not read
+            by the other.
         fsync: also wait for the disk on every commit (survives a power cut, much slower);
             without it a commit survives a killed process or kernel.
         models: classes (pydantic models, dataclasses, Enums) the values read back may be,
@@ -81,11 +81,12 @@ class SqliteSaver(BaseSaver):
         readonly: open the file only to read it (`get`, `history`, `Run.from_checkpointer`);
             writing raises `ReadOnlyCheckpointError`. By default (`None`) a file this
             process may not write (or whose folder it may not write) is opened read-only.
+        serde: LangGraph's serializer argument: None or nbgraph's `JsonPlusSerializer`.
 
     Raises:
-        CheckpointFileError: the file is not an SQLite database, is another application's,
-            or holds a newer schema version (the message names the file); or, read-only,
-            it does not exist. A failed open leaves the file as it was.
+        CheckpointFileError: the file (named) is not an SQLite database, is another
+            application's, holds a newer schema, or, read-only, does not exist. A failed
+            open leaves the file as it was.
         InvalidArgumentError: `path` is empty or not a path.
 
     >>> from nbgraph.checkpoint import CheckpointRecord
@@ -116,10 +117,11 @@ class SqliteSaver(BaseSaver):
         fsync: bool = False,
         models: Any = None,
         readonly: bool | None = None,
+        serde: Any = None,
     ) -> None:
-        self.fsync = fsync
+        self.serde = saver_serde(serde, type(self).__name__)  # (LangGraph's `serde=`)
+        self.fsync, self.readonly = fsync, bool(readonly)
         self.models = check_models(models)
-        self.readonly = bool(readonly)
         self._lock = threading.RLock()
         self._held: dict[str, str] = {}  # owner token -> thread id, for the claims of this saver
         self._known: set[tuple[str, str]] = set()  # checkpoints this saver put: no need to look

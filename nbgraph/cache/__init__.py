@@ -1,0 +1,1 @@
+"""LangGraph's `langgraph.cache`: caches of node results, given to `compile(cache=...)`."""

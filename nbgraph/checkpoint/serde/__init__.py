@@ -1,0 +1,1 @@
+"""LangGraph's `langgraph.checkpoint.serde`: how savers turn values into bytes and back."""
