@@ -351,4 +351,5 @@ def test_the_pages_script_prints_the_same_on_langgraph_and_on_nbgraph_and_is_rec
     ours = python(*args, cwd=tmp_path, stdin=typed)
     assert ours.returncode == 0 and "Traceback" not in ours.stderr, ours.stderr
     assert ours.stdout.startswith(printed.group(1))
-    assert "after" in ours.stdout and "nbgraph drawing" in ours.stdout  # the effects, drawn
+    steps, effects = ours.stdout[len(printed.group(1)) :].split("   step")[1:]
+    assert "review" in steps and "[review]" in effects  # the resumed run, recorded
