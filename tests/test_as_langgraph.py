@@ -123,6 +123,14 @@ def test_the_runner_says_how_to_call_it_and_refuses_a_missing_file(tmp_path):
     assert missing.returncode == 2 and "can't open file" in missing.stderr
 
 
+def test_a_failing_program_shows_its_own_traceback_and_exits_1_as_under_python(tmp_path):
+    (tmp_path / "failing.py").write_text("def check():\n    raise ValueError('no')\n\ncheck()\n")
+    ours = python("-m", "nbgraph.as_langgraph", "failing.py", cwd=tmp_path)
+    plain = python("failing.py", cwd=tmp_path)
+    assert (ours.returncode, ours.stderr) == (1, plain.stderr)
+    assert plain.stderr.startswith("Traceback") and "line 4, in <module>" in plain.stderr
+
+
 def test_langchain_stays_langchains_and_its_langgraph_imports_load_nbgraph(tmp_path):
     """A program's langchain_core is LangChain's own; `langchain.agents`, built on LangGraph's
     private modules, fails to import with an error naming the module and who imported it."""
