@@ -212,6 +212,7 @@ def test_pytest_refuses_to_switch_after_a_plugin_loaded_the_real_langgraph(tmp_p
 
 
 NOWHERE = "No module named 'langgraph.nowhere'"
+NO_NAME = "cannot import name 'NoSuchName' from 'nbgraph.types'"
 
 
 def test_install_uninstall_and_the_context_manager_switch_cleanly():
@@ -237,6 +238,10 @@ def test_install_uninstall_and_the_context_manager_switch_cleanly():
             except ImportError as error:
                 inside.append(str(error).split(":")[0])
                 inside.append("Imported by __main__." in str(error))
+            try:
+                from langgraph.types import NoSuchName
+            except ImportError as error:
+                inside.append(str(error).split(" (")[0])
         after = [installed(), "langgraph.types" in sys.modules]
         install(); install()  # twice: one finder
         twice = sum(type(f).__name__ == "LangGraphFinder" for f in sys.meta_path)
@@ -248,7 +253,7 @@ def test_install_uninstall_and_the_context_manager_switch_cleanly():
     done = python("-c", code, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [
-        [True, True, "nbgraph.types", "nbgraph.errors", "caught", "1", NOWHERE, True],
+        [True, True, "nbgraph.types", "nbgraph.errors", "caught", "1", NOWHERE, True, NO_NAME],
         [False, False],
         1,
         "langgraph.types",
