@@ -168,6 +168,30 @@ def test_langchain_stays_langchains_and_its_langgraph_imports_load_nbgraph(tmp_p
     assert "private" in error and "Imported by langchain.agents." in error
 
 
+def test_a_forked_child_keeps_the_switch_and_a_spawned_one_does_not(tmp_path):
+    (tmp_path / "children.py").write_text(
+        textwrap.dedent(
+            """
+            import multiprocessing
+
+
+            def loaded(_):
+                import langgraph.types
+                return langgraph.types.__name__
+
+
+            if __name__ == "__main__":
+                for method in ("fork", "spawn"):
+                    with multiprocessing.get_context(method).Pool(1) as pool:
+                        print(method, *pool.map(loaded, [0]))
+            """
+        )
+    )
+    done = python("-m", "nbgraph.as_langgraph", "children.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["fork nbgraph.types", "spawn langgraph.types"]
+
+
 def test_pytest_dash_p_runs_a_test_run_on_nbgraph_and_so_do_addopts(tmp_path):
     (tmp_path / "conftest.py").write_text(
         "from langgraph.types import Command\nLOADED_BY_CONFTEST = Command.__module__\n"
