@@ -123,6 +123,24 @@ def test_the_runner_says_how_to_call_it_and_refuses_a_missing_file(tmp_path):
     assert missing.returncode == 2 and "can't open file" in missing.stderr
 
 
+def test_the_runner_refuses_when_langgraph_was_imported_before_the_program(tmp_path):
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text("import langgraph.types\n")
+    (tmp_path / "program.py").write_text("print('ran')\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgraph.as_langgraph", "program.py"],
+        cwd=tmp_path,
+        env={**ENV, "PYTHONPATH": os.pathsep.join([ENV["PYTHONPATH"], str(tmp_path / "site")])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith("nbgraph.as_langgraph: The real langgraph is already imported")
+    assert "a sitecustomize or usercustomize module" in done.stderr
+
+
 def test_a_failing_program_shows_its_own_traceback_and_exits_1_as_under_python(tmp_path):
     (tmp_path / "failing.py").write_text("def check():\n    raise ValueError('no')\n\ncheck()\n")
     ours = python("-m", "nbgraph.as_langgraph", "failing.py", cwd=tmp_path)

@@ -58,6 +58,10 @@ IN_PYTEST = (
     "Give `-p nbgraph.as_langgraph` before any other `-p` option, and check that no "
     "sitecustomize or .pth file imports langgraph."
 )
+BEFORE_THE_PROGRAM = (
+    "Something imported it before the program started: a sitecustomize or usercustomize "
+    "module or a .pth file; remove that import for this run."
+)
 IN_A_PROGRAM = (
     "Call nbgraph.as_langgraph.install() before the first `import langgraph`, or run the "
     "program with `python -m nbgraph.as_langgraph SCRIPT.py` in a fresh process."

@@ -17,7 +17,7 @@ import sys
 import types
 from typing import Any
 
-from nbgraph.as_langgraph import install
+from nbgraph.as_langgraph import BEFORE_THE_PROGRAM, LangGraphAlreadyImportedError, install
 
 USAGE = """\
 usage: python -m nbgraph.as_langgraph SCRIPT.py [ARGS...]
@@ -51,7 +51,11 @@ def main(argv: list[str]) -> None:
     if argv[0] != "-m" and not os.path.exists(argv[0]):
         print(f"{sys.executable}: can't open file {os.path.abspath(argv[0])!r}", file=sys.stderr)
         raise SystemExit(2)
-    install()
+    try:
+        install(BEFORE_THE_PROGRAM)
+    except LangGraphAlreadyImportedError as refused:
+        print(f"nbgraph.as_langgraph: {refused}", file=sys.stderr)
+        raise SystemExit(1) from None
     sys.excepthook = _program_traceback
     namespace = _fresh_main()
     if argv[0] == "-m":
