@@ -19,6 +19,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+PYTEST_ENV = {**ENV, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+"""For the pytest runs: installed plugins left out (nbmake's import alone takes seconds)."""
 
 FUNCTIONAL_PROGRAM = """
 import json
@@ -56,11 +58,13 @@ if __name__ == "__main__":
 """
 
 
-def python(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+def python(
+    *args: str, cwd: Path, stdin: str | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, *args],
         cwd=cwd,
-        env=ENV,
+        env=env or ENV,
         input=stdin,
         capture_output=True,
         text=True,
@@ -231,14 +235,16 @@ def test_pytest_dash_p_runs_a_test_run_on_nbgraph_and_so_do_addopts(tmp_path):
         )
     )
     pytest_ = ["-m", "pytest", "-p", "no:cacheprovider", "-q"]
-    done = python(*pytest_, "-p", "nbgraph.as_langgraph", "test_program.py", cwd=tmp_path)
+    done = python(
+        *pytest_, "-p", "nbgraph.as_langgraph", "test_program.py", cwd=tmp_path, env=PYTEST_ENV
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
     # the project's own default, as docs/as-langgraph.md shows it
     (tmp_path / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\naddopts = "-p nbgraph.as_langgraph"\n'
     )
-    by_default = python("-m", "pytest", "-p", "no:cacheprovider", "test_program.py", cwd=tmp_path)
+    by_default = python(*pytest_[:-1], "test_program.py", cwd=tmp_path, env=PYTEST_ENV)
     assert by_default.returncode == 0, by_default.stdout + by_default.stderr
     assert "1 passed" in by_default.stdout
     assert "nbgraph.as_langgraph: import langgraph loads nbgraph" in by_default.stdout  # header
@@ -247,7 +253,9 @@ def test_pytest_dash_p_runs_a_test_run_on_nbgraph_and_so_do_addopts(tmp_path):
 def test_pytest_refuses_to_switch_after_a_plugin_loaded_the_real_langgraph(tmp_path):
     (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
     args = ["-m", "pytest", "-p", "no:cacheprovider", "-q", "-p", "langgraph.types"]
-    done = python(*args, "-p", "nbgraph.as_langgraph", "test_nothing.py", cwd=tmp_path)
+    done = python(
+        *args, "-p", "nbgraph.as_langgraph", "test_nothing.py", cwd=tmp_path, env=PYTEST_ENV
+    )
     assert done.returncode != 0
     assert "LangGraphAlreadyImportedError: The real langgraph is already imported" in done.stderr
     assert "Give `-p nbgraph.as_langgraph` before any other `-p` option" in done.stderr
