@@ -120,21 +120,40 @@ def _importer() -> str | None:
     return None
 
 
+def _in_langgraph(name: str) -> bool:
+    """Whether the installed LangGraph has the module `name`: its files are looked up on
+    `sys.path`, none is run."""
+    path, spec = None, None
+    parts = name.split(".")
+    for depth in range(1, len(parts) + 1):
+        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:depth]), path)
+        if spec is None:
+            return False
+        path = spec.submodule_search_locations
+        if path is None and depth < len(parts):
+            return False
+    return True
+
+
 def _missing(name: str, home: str) -> ModuleNotFoundError:
     """The error for a langgraph module nbgraph has no module for, saying who asked."""
-    private = any(part.startswith("_") for part in name.split(".")[1:])
-    why = (
-        "LangGraph's private modules are not mirrored"
-        if private
-        else "nbgraph does not mirror this module of LangGraph's; see docs/as-langgraph.md"
-    )
+    if not _in_langgraph(name):
+        why = "the installed LangGraph has no such module either"
+    elif any(part.startswith("_") for part in name.split(".")[1:]):
+        why = "LangGraph's private modules are not mirrored"
+    else:
+        why = "nbgraph does not mirror this module of LangGraph's; see docs/as-langgraph.md"
     importer = _importer()
     asked = f" Imported by {importer}." if importer and not _is_aliased(importer) else ""
     message = (
         f"No module named {name!r}: under nbgraph.as_langgraph, `{name}` is `{home}`, which "
-        f"does not exist ({why}).{asked} A program that needs it runs on the real LangGraph, "
-        "without nbgraph.as_langgraph (`nbgraph.trace(app, input)` then records a run)."
+        f"does not exist ({why}).{asked}"
     )
+    if not why.startswith("the installed"):
+        message += (
+            " A program that needs it runs on the real LangGraph, without "
+            "nbgraph.as_langgraph (`nbgraph.trace(app, input)` then records a run)."
+        )
     return ModuleNotFoundError(message, name=name)
 
 
