@@ -433,3 +433,16 @@ def test_the_pages_script_prints_the_same_on_langgraph_and_on_nbgraph_and_is_rec
     assert ours.stdout.startswith(printed.group(1))
     steps, effects = ours.stdout[len(printed.group(1)) :].split("   step")[1:]
     assert "review" in steps and "[review]" in effects  # the resumed run, recorded
+
+
+def test_only_langgraph_and_its_submodules_are_answered():
+    from nbgraph.as_langgraph import LangGraphFinder
+
+    finder = LangGraphFinder()
+    for other in ("langgraph_sdk", "langgraphx", "langchain", "langchain_core.messages"):
+        assert finder.find_spec(other) is None, other
+    spec = finder.find_spec("langgraph.graph.message")
+    assert (spec.name, spec.loader_state["home"]) == (
+        "langgraph.graph.message",
+        "nbgraph.graph.message",
+    )
