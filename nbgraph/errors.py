@@ -92,6 +92,29 @@ class ReplayLimitError(NbgraphError, ValueError):
     (docs/VALUES.md, "What loading a file may cost")."""
 
 
+def wrong_argument(call: str, expected: str, value: object) -> InvalidArgumentError:
+    """The error for `call`'s argument (`"compile(store=)"`) given `value`, naming what is
+    expected.
+
+    >>> str(wrong_argument("compile(store=)", "a store or None", 5))
+    'compile(store=): expected a store or None, got int 5.'
+    """
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:59] + "…"
+    return InvalidArgumentError(f"{call}: expected {expected}, got {type(value).__name__} {shown}.")
+
+
+def check_names(call: str, value: object, *, allow_none: bool = True) -> None:
+    """Refuse `value` unless it is node names: a str or an iterable of str (or None)."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, str):
+        return
+    if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
+        return
+    raise wrong_argument(call, "a node name or a list of node names", value)
+
+
 class ErrorCode(Enum):
     """The codes of LangGraph's troubleshooting pages (`create_error_message`)."""
 

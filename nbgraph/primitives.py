@@ -148,6 +148,16 @@ class Command(Generic[N]):
 
     PARENT: ClassVar[str] = "__parent__"
 
+    def __post_init__(self) -> None:
+        goto = self.goto
+        if goto is None or isinstance(goto, (str, Send)):
+            return
+        if isinstance(goto, (list, tuple)) and all(isinstance(g, (str, Send)) for g in goto):
+            return
+        from nbgraph.errors import wrong_argument  # (errors imports nothing of ours)
+
+        raise wrong_argument("Command(goto=)", "a node name, a Send, or a list of them", goto)
+
     def goto_targets(self) -> list[str | Send]:
         """The `goto` as a list of node names and `Send`s."""
         goto = self.goto

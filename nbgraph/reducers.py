@@ -9,11 +9,14 @@ first write to a field that has no starting value is taken as it is.
 from __future__ import annotations
 
 import builtins
+import contextlib
+import contextvars
 import inspect
+import math
 import operator
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nbgraph.errors import ReplayLimitError
@@ -28,6 +31,7 @@ __all__ = [
     "callable_anywhere",
     "check_reducer_callable",
     "first_write_wins",
+    "for_files",
     "function_from_ref",
     "function_ref",
     "get_reducer",
@@ -36,9 +40,11 @@ __all__ = [
     "merge",
     "minimum",
     "overwrite",
+    "plain_function",
     "reducer_from_callable",
     "register_reducer",
     "registered_names",
+    "replay_budget",
     "union",
 ]
 
@@ -142,6 +148,7 @@ def registered_names() -> list[str]:
 
 def reducer_from_callable(fn: ReducerFn) -> Reducer:
     """Wrap a bare two-argument callable (LangGraph's style) as a `Reducer`."""
+    fn = plain_function(fn)
     for registered in _REGISTRY.values():
         if registered.fn is fn:
             return registered
@@ -252,12 +259,31 @@ def union(old: Any, new: Any) -> list:
     if new is MISSING or new is None:
         return result
     items = new if isinstance(new, (list, tuple, set, frozenset)) else [new]
-    seen = list(result)
+    hashed, listed = set(), []  # (seen items: hashable ones in a set, the others listed)
+    for item in result:
+        _remember(item, hashed, listed)
     for item in items:
-        if item not in seen:
-            seen.append(item)
+        if not _seen(item, hashed, listed):
+            _remember(item, hashed, listed)
             result.append(item)
     return result
+
+
+def _remember(item: Any, hashed: set, listed: list) -> None:
+    try:
+        hashed.add(item)
+    except TypeError:  # (unhashable: a list, a dict)
+        listed.append(item)
+
+
+def _seen(item: Any, hashed: set, listed: list) -> bool:
+    """`item in seen` as a list would say (identity or ==), in time linear in `listed`."""
+    try:
+        if item in hashed:
+            return True
+    except TypeError:
+        pass
+    return item in listed
 
 
 def maximum(old: Any, new: Any) -> Any:
@@ -310,34 +336,214 @@ _KNOWN: dict[str, ReducerFn] = {
 }
 REPEAT_LIMIT = 1 << 16
 """The most items a sequence repeated by a file's `operator.mul` may hold (docs/VALUES.md)."""
+REPLAY_ALLOWANCE = 1 << 23
+"""The work (in units: see `units`) a file's replay may do beyond what its writes earn."""
+REPLAY_WORK_PER_UNIT = 256
+"""The work each unit of a file's writes earns its replay (docs/VALUES.md)."""
+
+_SEQUENCES = (str, bytes, bytearray, list, tuple)
 
 
-def _bounded(multiply: ReducerFn) -> ReducerFn:
-    """`multiply` (`operator.mul` or `imul`) as a file may name it: a str, bytes, list or
-    tuple repeated past `REPEAT_LIMIT` items is refused before it is built."""
+def units(value: Any) -> int:
+    """What a value weighs for the replay bounds: the length of a str, bytes or collection
+    (shallow: a copy copies references), the bytes of an int, the elements of a numpy
+    array, else 1. Reads no item.
 
-    def bounded(old: Any, new: Any) -> Any:
-        count, items = (new, old) if type(new) is int else (old, new)
-        if type(count) is int and isinstance(items, (str, bytes, bytearray, list, tuple)):
-            size = len(items) * max(count, 0)
-            if size > max(REPEAT_LIMIT, len(items)):
-                raise ReplayLimitError(
-                    f"{multiply.__name__} would repeat a {type(items).__name__} of "
-                    f"{len(items):,} items {count:,} times ({size:,} items); a reducer a file "
-                    f"names may make at most {REPEAT_LIMIT:,}."
-                )
-        return multiply(old, new)
-
-    bounded.__name__ = bounded.__qualname__ = multiply.__name__
-    return bounded
+    >>> units("abc"), units([1, [2, 3]]), units(2**64), units(None)
+    (3, 2, 9, 1)
+    """
+    kind = type(value)
+    if kind is int:
+        return value.bit_length() // 8 + 1
+    if isinstance(value, (*_SEQUENCES, dict, set, frozenset)):
+        return len(value)
+    size = getattr(value, "size", None) if _is_numpy(value) else None
+    return size if type(size) is int else 1
 
 
-_FROM_FILES: dict[str, ReducerFn] = {
-    **_KNOWN,
-    "operator.mul": _bounded(operator.mul),
-    "operator.imul": _bounded(operator.imul),
-}
-"""What a file's reducer name resolves to: the function itself, or a bounded form of it."""
+def _is_numpy(value: Any) -> bool:
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, (np.ndarray, np.generic))
+
+
+class ReplayBudget:
+    """The work one load may still do in reducers a file names: `REPLAY_ALLOWANCE` to start
+    with, and `REPLAY_WORK_PER_UNIT` more for each unit of each write folded."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = REPLAY_ALLOWANCE
+
+
+_LOAD_BUDGET: contextvars.ContextVar[ReplayBudget | None] = contextvars.ContextVar(
+    "nbgraph_replay_budget", default=None
+)
+
+
+@contextlib.contextmanager
+def replay_budget() -> Iterator[ReplayBudget]:
+    """One budget for every file-named reducer called inside (a whole load, its subruns')."""
+    budget = ReplayBudget()
+    token = _LOAD_BUDGET.set(budget)
+    try:
+        yield budget
+    finally:
+        _LOAD_BUDGET.reset(token)
+
+
+class FileReducer:
+    """A reducer function as a file may name it: before each call, the value it would make
+    and the work it would do are worked out from its operands' sizes (`units`), and a call
+    past a bound is refused with `ReplayLimitError` before it allocates.
+
+    The bounds (docs/VALUES.md, "What loading a file may cost"): a value no larger than its
+    two operands together (numpy broadcasting and `matmul` included), a repeated sequence
+    at most `REPEAT_LIMIT` items (whatever type its count: `operator.index`), and a load's
+    total work at most `REPLAY_ALLOWANCE` plus `REPLAY_WORK_PER_UNIT` per unit written.
+
+    The work is counted during a load (`replay_budget`): the load replays every write, so
+    once it passed, the views' replays of the same writes (`state_at`, `compare`) are not
+    counted again; each of their calls keeps the size bounds.
+    """
+
+    __slots__ = ("field", "function", "kind")
+
+    def __init__(self, function: ReducerFn, field: str = "?") -> None:
+        self.function = function
+        self.field = field
+        name = getattr(function, "__name__", "")
+        self.kind = name.rstrip("_").lstrip("i") if name in _SHAPED else name
+
+    @property
+    def __name__(self) -> str:  # (what tables call it)
+        return getattr(self.function, "__name__", type(self.function).__name__)
+
+    def __repr__(self) -> str:
+        return f"<{self.__name__}, bounded for a file>"
+
+    def __call__(self, old: Any, new: Any) -> Any:
+        made, work = _predict(self.kind, old, new)
+        bound = units(old) + units(new) + 8
+        if self.kind == "mul" and made > bound:
+            bound = max(REPEAT_LIMIT, units(old), units(new))
+        if made > bound:
+            self._refuse(
+                f"would make a value of {made:,} units from operands of "
+                f"{units(old):,} and {units(new):,}; a reducer a file names may make "
+                f"at most {bound:,}"
+            )
+        self.charge(work, units(new))
+        return self.function(old, new)
+
+    def charge(self, work: int, written: int) -> None:
+        """Count `work` against the load's budget (if a load is under way), which a write of
+        `written` units adds to; refuse the call past it."""
+        budget = _LOAD_BUDGET.get()
+        if budget is None:
+            return
+        budget.left += REPLAY_WORK_PER_UNIT * written - work
+        if budget.left < 0:
+            self._refuse(
+                f"would pass the work a file's replay may do ({REPLAY_ALLOWANCE:,} "
+                f"units plus {REPLAY_WORK_PER_UNIT} per unit the file's writes hold); "
+                "load it with graph=app to replay it with the program's own reducers"
+            )
+
+    def _refuse(self, why: str) -> None:
+        raise ReplayLimitError(f"field {self.field!r}: {self.__name__} {why}.")
+
+
+_SHAPED = frozenset({"mul", "imul", "matmul", "imatmul"})
+
+
+def _predict(kind: str, old: Any, new: Any) -> tuple[int, int]:
+    """The size of what `kind(old, new)` makes and the work it does, in `units`, from the
+    operands' sizes alone."""
+    if old is MISSING or new is MISSING:
+        old = () if old is MISSING else old
+        new = () if new is MISSING else new
+    a, b = units(old), units(new)
+    if kind == "mul":  # (a sequence repeated: whatever the count's type)
+        for items, count in ((old, new), (new, old)):
+            if isinstance(items, _SEQUENCES) and not isinstance(count, _SEQUENCES):
+                repeats = _index(count)
+                if repeats is not None:
+                    made = len(items) * max(repeats, 0)
+                    return made, made + a + b
+    if _is_numpy(old) or _is_numpy(new):
+        return _numpy_prediction(kind, old, new)
+    if kind == "mul" and type(old) is int and type(new) is int:  # (schoolbook: limbs x limbs)
+        return a + b, (a // 8 + 1) * (b // 8 + 1) + a + b
+    if kind == "union":  # (an unhashable item is looked for among the others: quadratic)
+        unhashable = sum(
+            1
+            for value in (old, new)
+            if isinstance(value, (list, tuple, set, frozenset))
+            for item in value
+            if type(item).__hash__ is None
+        )
+        return a + b, a + b + unhashable * unhashable
+    return a + b, a + b
+
+
+def _index(count: Any) -> int | None:
+    """`operator.index(count)`, or None if `count` is no integer (an enum, a numpy integer
+    and a bool are)."""
+    try:
+        return operator.index(count)
+    except TypeError:
+        return None
+
+
+def _numpy_prediction(kind: str, old: Any, new: Any) -> tuple[int, int]:
+    np = sys.modules["numpy"]
+    for value in (old, new):
+        if isinstance(value, np.ndarray) and value.dtype.kind == "O":
+            raise ReplayLimitError("a reducer a file names does not replay object arrays.")
+    try:
+        a, b = np.shape(old), np.shape(new)
+        shape = _matmul_shape(a, b) if kind == "matmul" else np.broadcast_shapes(a, b)
+    except (ValueError, TypeError):  # (numpy refuses them too, saying why)
+        return 1, 1
+    made = math.prod(shape)
+    inner = (a[-1] if a else 1) if kind == "matmul" else 1
+    return made, made * max(inner, 1) + math.prod(a) + math.prod(b)
+
+
+def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape `a @ b` has (numpy's rules: 1-D operands, broadcast batch dimensions)."""
+    np = sys.modules["numpy"]
+    if not a or not b:
+        raise ValueError("matmul: a scalar operand")
+    left = (1, *a) if len(a) == 1 else a
+    right = (*b, 1) if len(b) == 1 else b
+    if left[-1] != right[-2]:
+        raise ValueError("matmul: the inner sizes differ")
+    batch = np.broadcast_shapes(left[:-2], right[:-2])
+    shape = (*batch, left[-2], right[-1])
+    if len(a) == 1:
+        shape = (*shape[:-2], shape[-1])
+    if len(b) == 1:
+        shape = shape[:-1]
+    return shape
+
+
+def for_files(reducer: Reducer, field: str) -> Reducer:
+    """`reducer` as a file may name it for `field`: its function a `FileReducer` (an
+    in-place form is kept: `append`'s and `merge`'s only extend, linear in what is written)."""
+    if isinstance(reducer.fn, FileReducer):
+        return reducer
+    return replace(reducer, fn=FileReducer(reducer.fn, field))
+
+
+def plain_function(fn: Any) -> Any:
+    """The function a reducer calls: `fn` itself, or the one a `FileReducer` bounds."""
+    return fn.function if type(fn) is FileReducer else fn
+
+
+_FROM_FILES: dict[str, ReducerFn] = dict(_KNOWN)
+"""What a file's reducer name resolves to (`for_files` bounds it for the field)."""
 _OPTIONAL = {"langgraph.graph.message.add_messages": ("langgraph.graph.message", "add_messages")}
 
 
@@ -351,8 +557,9 @@ def function_ref(fn: object) -> str | None:
     >>> function_ref(operator.add), function_ref(lambda a, b: a)
     ('operator.add', None)
     """
+    fn = plain_function(fn)
     for ref, known in _KNOWN.items():
-        if known is fn or _FROM_FILES[ref] is fn:
+        if known is fn:
             return ref
     for ref, (module, attribute) in _OPTIONAL.items():
         loaded = sys.modules.get(module)
@@ -374,10 +581,11 @@ def callable_anywhere(reducer: Reducer) -> bool:
     """Whether any process can call this reducer again: one of nbgraph's own registered
     reducers, or a function `function_ref` always finds (the `operator` module's, say)."""
     registered = _REGISTRY.get(reducer.name)
-    module = getattr(reducer.fn, "__module__", None) or ""
-    if registered is not None and registered.fn is reducer.fn and module.startswith("nbgraph."):
+    fn = plain_function(reducer.fn)
+    module = getattr(fn, "__module__", None) or ""
+    if registered is not None and registered.fn is fn and module.startswith("nbgraph."):
         return True
-    ref = function_ref(reducer.fn)
+    ref = function_ref(fn)
     return ref is not None and ref in _KNOWN and not reducer.takes_missing
 
 

@@ -10,7 +10,8 @@ too, so the file asks the network for nothing. A widget with no static form (a p
 ipywidgets slider, say) keeps its view and the state it needs, as nbconvert keeps them: that
 widget alone needs the CDN's script to show. The file names require.js, MathJax or
 mermaid.js only when the notebook uses them (a kept widget or a JavaScript output, math in
-Markdown, a mermaid diagram).
+Markdown -- `$x$`, `$$x$$`, `\\(x\\)` outside code, not a price or a shell prompt --, a
+mermaid diagram).
 
 nbconvert (installed with JupyterLab, the `lab` extra) is imported when the function runs.
 """
@@ -33,7 +34,19 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 _NOT_STATIC = frozenset({WIDGET_VIEW, "text/plain"})
 """An output's forms that show no picture or table: what else it holds is its static form."""
 _MODEL_REFERENCE = re.compile(r"IPY_MODEL_([0-9A-Za-z_-]+)")
-_MATH = re.compile(r"\$|\\\(|\\\[|\\begin\{")
+_MATH = re.compile(
+    r"\$\$.+?\$\$"  # display math
+    r"|(?<![\\$\w])\$(?=[^\s$])[^$\n]*?[^\s\\$]\$(?![\d$])"  # $x$: not "$5 and $6"
+    r"|\\\(.+?\\\)|\\\[.+?\\\]|\\begin\{",
+    re.S,
+)
+"""Math as Jupyter's Markdown renders it, looked for outside code (`_CODE`)."""
+_CODE = re.compile(
+    r"^ {0,3}(```|~~~).*?(^ {0,3}\1|\Z)"  # a fenced block
+    r"|^(?: {4}|\t)[^\n]*"  # an indented line (a code block, or inside a list: no math either)
+    r"|(`+)[^\n]+?\3",  # a code span
+    re.M | re.S,
+)
 _TEMPLATE_NAME = "nbgraph_share.html.j2"
 _TEMPLATE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js_requirejs -%}
@@ -171,6 +184,7 @@ def _scripts_needed(notebook: Any, widgets: bool) -> dict[str, bool]:
     """Which of nbconvert's scripts from a CDN the page needs: require.js (a kept widget, a
     JavaScript output), MathJax (math in Markdown), mermaid.js (a mermaid diagram)."""
     markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    prose = _CODE.sub(" ", markdown)  # (a `$ pip install` in a code block is no math)
     kinds = {
         kind
         for cell in notebook.cells
@@ -179,7 +193,7 @@ def _scripts_needed(notebook: Any, widgets: bool) -> dict[str, bool]:
     }
     return {
         "require": widgets or "application/javascript" in kinds,
-        "math": bool(_MATH.search(markdown)) or "text/latex" in kinds,
+        "math": bool(_MATH.search(prose)) or "text/latex" in kinds,
         "mermaid": "```mermaid" in markdown or "text/vnd.mermaid" in kinds,
     }
 

@@ -102,6 +102,23 @@ def test_scripts_from_a_cdn_come_only_when_the_notebook_needs_them(tmp_path):
     assert not done["require"] and not done["mermaid"]
 
 
+@pytest.mark.parametrize(
+    ("markdown", "math"),
+    [
+        ("Install it:\n\n    $ pip install nbgraph\n\nA run costs about $0.02.", False),
+        ("```\n$ echo $HOME\n```\nIt costs $5 and $6 with `$x$`.", False),
+        ("Area: $x$, or $$\\sum_i x_i$$.", True),
+        ("Set \\(a\\) once.", True),
+    ],
+    ids=["prompt-and-price", "code-and-prices", "dollars", "parens"],
+)
+def test_mathjax_only_for_math_outside_code(tmp_path, markdown, math):
+    path, _ = _notebook(tmp_path, _inspector_bundle(), markdown=markdown)
+    page, done = export(path)
+    assert done["math"] is math
+    assert ("MathJax" in page) is math
+
+
 def test_the_command_writes_next_to_the_notebook_or_where_asked(tmp_path, capsys):
     path, _ = _notebook(tmp_path, _inspector_bundle())
     assert main([str(path)]) == 0

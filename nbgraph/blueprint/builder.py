@@ -34,7 +34,7 @@ from nbgraph.blueprint.validate import (
     ignored,
     unreachable,
 )
-from nbgraph.errors import GraphBuildError
+from nbgraph.errors import GraphBuildError, wrong_argument
 from nbgraph.primitives import END, START
 from nbgraph.schema import FieldSpec, SchemaInfo, read_schema, schema_kind
 
@@ -170,6 +170,10 @@ class GraphBuilder(NodePolicies):
         Args:
             nodes: functions (named by `__name__`) or `(name, function)` pairs.
         """
+        if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Sequence):
+            raise wrong_argument(
+                "add_sequence(nodes)", "a list of functions or (name, function) pairs", nodes
+            )
         if not nodes:
             self._problems.append("add_sequence() needs at least one node.")
             return self
@@ -254,6 +258,12 @@ class GraphBuilder(NodePolicies):
             mapping = literal_targets(path)
         elif isinstance(path_map, Mapping):
             mapping = dict(path_map)
+        elif not isinstance(path_map, (list, tuple, set, frozenset)):
+            raise wrong_argument(
+                f"add_conditional_edges({source!r}, path, path_map=)",
+                "a dict of return values to node names, a list of node names, or None",
+                path_map,
+            )
         else:
             mapping = {name: name for name in path_map}
         reads = self._reader_schema(f"Router {callable_name(path)!r} after {source!r}", path, None)

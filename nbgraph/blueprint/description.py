@@ -25,7 +25,14 @@ from nbgraph.codec.values import (
     qualified_name,
 )
 from nbgraph.errors import GraphMismatchError
-from nbgraph.reducers import Reducer, function_from_ref, function_ref, get_reducer
+from nbgraph.reducers import (
+    Reducer,
+    for_files,
+    function_from_ref,
+    function_ref,
+    get_reducer,
+    plain_function,
+)
 from nbgraph.schema import FieldSpec, SchemaInfo
 
 __all__ = [
@@ -59,7 +66,7 @@ class _Unavailable:
 def _registered(reducer: Reducer) -> bool:
     """Whether `reducer` is the one registered under its name (`operator.add`'s "add" is not)."""
     registered = get_reducer(reducer.name)
-    return registered is not None and registered.fn is reducer.fn
+    return registered is not None and registered.fn is plain_function(reducer.fn)
 
 
 def _encode_field(spec: FieldSpec) -> dict[str, Any]:
@@ -97,6 +104,8 @@ def _decode_field(data: dict[str, Any]) -> FieldSpec:
         if reducer is None:
             stub = _Unavailable(f"reducer {reducer_name!r} of field {name!r}", reducer_name)
             reducer = Reducer(reducer_name, stub)
+        else:  # (bounded as docs/VALUES.md says: "What loading a file may cost")
+            reducer = for_files(reducer, name)
     initial = data["initial"]
     if initial is not None:
         value = decode_value(initial["value"])

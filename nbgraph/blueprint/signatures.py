@@ -77,6 +77,14 @@ def destinations(fn: Any, declared: Any) -> tuple[str, ...] | None:
     None: the node declares no Command; `()`: it returns Commands to unknown places.
     """
     if declared is not None:
+        if not isinstance(declared, (list, tuple, dict, set, frozenset)):
+            from nbgraph.errors import wrong_argument
+
+            raise wrong_argument(
+                "add_node(..., destinations=)",
+                "a tuple of node names (or a dict of them to labels)",
+                declared,
+            )
         return tuple(declared)
     try:
         returned = typing.get_type_hints(fn).get("return")

@@ -25,6 +25,7 @@ __all__ = [
     "database_path",
     "inspect_file",
     "readonly_uri",
+    "row_seq",
     "row_text",
     "writable",
 ]
@@ -157,6 +158,13 @@ def check_row(row: tuple[Any, ...], where: str) -> None:
 def row_text(value: Any, what: str) -> str:
     if type(value) is not str:
         raise CheckpointFileError(f"{what} should be text, found {value!r}.")
+    return value
+
+
+def row_seq(value: Any, what: str) -> int:
+    """A write's `seq` column: an integer (the order writes arrived in)."""
+    if type(value) is not int:
+        raise CheckpointFileError(f"{what} should be an integer, found {value!r:.60}.")
     return value
 
 

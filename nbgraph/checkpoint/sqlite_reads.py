@@ -8,7 +8,7 @@ from typing import Any
 
 from nbgraph.checkpoint.base import CheckpointRecord, PendingWrite, record_of_fields
 from nbgraph.checkpoint.payloads import load_payload
-from nbgraph.checkpoint.sqlite_file import check_text_thread_id, is_time, reading, row_text
+from nbgraph.checkpoint.sqlite_file import check_text_thread_id, is_time, reading, row_seq, row_text
 from nbgraph.codec import nesting
 from nbgraph.codec.classes import named_classes
 
@@ -31,7 +31,7 @@ def thread_writes(saver: Any, thread_id: str) -> dict[str, list[PendingWrite]]:
             where = f"checkpoint {checkpoint_id!r} of thread {thread_id!r} in {saver._where}"
             write = PendingWrite(
                 row_text(task_id, f"A write's task id for {where}"),
-                seq,
+                row_seq(seq, f"The seq of a write of task {task_id!r} to {where}"),
                 load_payload(text, f"Write {seq} of task {task_id!r} to {where}"),
             )
             found.setdefault(checkpoint_id, []).append(write)

@@ -62,7 +62,10 @@ def decode_numpy(data: dict[str, Any]) -> Any:
     np = sys.modules.get("numpy")
     if np is None:
         return UnloadedModel("numpy:ndarray", {key: data[key] for key in _KEYS}, kind=NUMPY_TAG)
-    kind = np.dtype(dtype)
+    try:
+        kind = np.dtype(dtype)
+    except Exception as error:  # (numpy parses some dtype texts with `ast`: a SyntaxError)
+        raise ValueError(f"a numpy value's dtype {dtype!r:.60} is not a numpy dtype") from error
     if kind.kind not in _KINDS:
         raise ValueError(f"a numpy value's dtype {dtype!r} is not one nbgraph saves")
     array = np.frombuffer(base64.b64decode(text, validate=True), dtype=kind)

@@ -41,7 +41,7 @@ from nbgraph.engine.streaming.namespaces import (
     with_namespaces,
 )
 from nbgraph.engine.streaming.streams import callbacks_inside_node
-from nbgraph.errors import CheckpointFileError, InvalidArgumentError
+from nbgraph.errors import CheckpointFileError, InvalidArgumentError, check_names, wrong_argument
 from nbgraph.primitives import START, StateSnapshot
 
 __all__ = ["CompiledGraph"]
@@ -142,6 +142,7 @@ class CompiledGraph(RunnableHabits):
         As LangGraph's: `filter` keeps those whose metadata has each of its items, `before`
         (a checkpoint's config) those older than that checkpoint, `limit` at most that many.
         """
+        _check_history_arguments(filter, before, limit)
         snapshots = history_snapshots(self._thread(config), with_subgraph_states)
         if filter or before or limit is not None:
             snapshots = paged(snapshots, filter, before, limit)
@@ -178,6 +179,19 @@ class CompiledGraph(RunnableHabits):
         Raises:
             ValueError: no supersteps, or a superstep without updates.
         """
+        if (
+            isinstance(supersteps, (str, bytes))
+            or not isinstance(supersteps, Sequence)
+            or any(
+                isinstance(updates, (str, bytes)) or not isinstance(updates, Sequence)
+                for updates in supersteps
+            )
+        ):
+            raise wrong_argument(
+                "bulk_update_state(config, supersteps)",
+                "a list of supersteps, each a list of (values, as_node) updates",
+                supersteps,
+            )
         if len(supersteps) == 0:
             raise ValueError("No supersteps provided")
         if any(len(updates) == 0 for updates in supersteps):
@@ -240,6 +254,9 @@ class CompiledGraph(RunnableHabits):
             merged["callbacks"] = callbacks_inside_node()  # (a run with chain runs: the node's)
         durability = durability_of(kwargs)
         before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)
+        if before is not None or after is not None:  # (the common case: no call at all)
+            check_names("invoke(interrupt_before=)", before)
+            check_names("invoke(interrupt_after=)", after)
         if self.checkpointer is None or isinstance(self.checkpointer, bool):
             if caller is not None:  # a subgraph: its parent's saver, or None
                 thread = inherited_thread(self, caller)
@@ -452,6 +469,12 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
 
 def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:
     single = isinstance(stream_mode, str)
+    if not single and not (
+        isinstance(stream_mode, (list, tuple)) and all(isinstance(m, str) for m in stream_mode)
+    ):
+        raise wrong_argument(
+            "stream(stream_mode=)", f"one of {list(STREAM_MODES)} or a list of them", stream_mode
+        )
     modes = [stream_mode] if single else list(stream_mode)
     unknown = [m for m in modes if m not in STREAM_MODES]
     if unknown or not modes:
@@ -459,3 +482,13 @@ def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:
             f"Unknown stream_mode {unknown or stream_mode!r}; choose from {list(STREAM_MODES)}."
         )
     return frozenset(modes), single
+
+
+def _check_history_arguments(filter: Any, before: Any, limit: Any) -> None:
+    """Refuse `get_state_history`'s `filter`, `before` or `limit` of another type."""
+    if filter is not None and not isinstance(filter, Mapping):
+        raise wrong_argument("get_state_history(filter=)", "a dict of metadata or None", filter)
+    if before is not None and not isinstance(before, Mapping):
+        raise wrong_argument("get_state_history(before=)", "a checkpoint's config or None", before)
+    if limit is not None and (type(limit) is not int):
+        raise wrong_argument("get_state_history(limit=)", "an int or None", limit)

@@ -112,6 +112,10 @@ class RunnableHabits:
 
         >>> # graph.with_config(configurable={"thread_id": "t"}).invoke(...)
         """
+        if config is not None and not isinstance(config, Mapping):
+            from nbgraph.errors import wrong_argument
+
+            raise wrong_argument("with_config(config)", "a config dict or None", config)
         bound = copy.copy(self)
         bound._bound_config = merge_configs(self._bound_config, config, kwargs)
         return bound

@@ -28,7 +28,7 @@ from typing import Any, Generic, TypeVar
 
 from nbgraph.engine.core.calls import CallFuture, EntrypointState, call_task
 from nbgraph.engine.core.injection import injections
-from nbgraph.errors import GraphBuildError
+from nbgraph.errors import GraphBuildError, wrong_argument
 from nbgraph.notebook.graph import StateGraph
 from nbgraph.policies import policy_problems
 from nbgraph.primitives import END, START
@@ -73,6 +73,8 @@ def task(
     """
 
     def decorate(fn: Callable[..., Any]) -> _TaskFunction:
+        if not callable(fn):
+            raise wrong_argument("task(function)", "a function to make a task", fn)
         named = name or getattr(fn, "__name__", repr(fn))
         problems = policy_problems(f"Task {named!r}", retry_policy, cache_policy)
         if problems:

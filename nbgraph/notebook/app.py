@@ -159,6 +159,7 @@ class CompiledStateGraph(CompiledGraph):
         """
         from nbgraph.notebook.run_many import BatchInterrupted, run_many
 
+        _check_config("run_many(inputs, config=)", config)
         try:
             self.last_runs = run_many(
                 self,
@@ -211,3 +212,11 @@ def _live_view(record: Any) -> Any:
     view = LiveView(record)
     view.box.show()  # (displayed, and shown again with the whole run when it ends)
     return view
+
+
+def _check_config(call: str, config: Any) -> None:
+    """Refuse a `config` that is no dict (it would fail deep inside each run)."""
+    if config is not None and not isinstance(config, dict):
+        from nbgraph.errors import wrong_argument
+
+        raise wrong_argument(call, "a config dict or None", config)

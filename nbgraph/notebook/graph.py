@@ -75,6 +75,7 @@ class StateGraph(GraphBuilder):
         from nbgraph.notebook.app import CompiledStateGraph  # (the run loop loads here)
 
         ignored("compile()", options, keep=("store", "cache"))
+        _check_compile_arguments(interrupt_before, interrupt_after, store)
         cache = options.get("cache")
         extra = compile_problems(semantics, end_merge) + check_cache(cache)
         spec = self.validate(interrupt_before, interrupt_after, extra)
@@ -115,3 +116,17 @@ class StateGraph(GraphBuilder):
         from nbgraph.views.display import drawing_bundle
 
         return drawing_bundle(self.draw(), repr(self), include, exclude)
+
+
+def _check_compile_arguments(before: Any, after: Any, store: Any) -> None:
+    """Refuse `compile`'s `interrupt_before`/`after` that are not node names, and a `store`
+    that is no store (it would fail only when a node used it)."""
+    from nbgraph.errors import check_names, wrong_argument
+
+    check_names("compile(interrupt_before=)", before)
+    check_names("compile(interrupt_after=)", after)
+    if store is not None and not all(callable(getattr(store, m, None)) for m in _STORE_METHODS):
+        raise wrong_argument("compile(store=)", "a store (InMemoryStore(), ...) or None", store)
+
+
+_STORE_METHODS = ("get", "put", "search", "delete")

@@ -241,13 +241,17 @@ def run_recorded(
     app: Any, input: Any, config: dict[str, Any] | None, failure: BaseException | None = None
 ) -> Any:
     """`app.run(input, config)`; a run refused before its first step (a bad input, say) is
-    recorded as a failed run with no steps instead of raising. With `failure`, that failed
-    run is made directly (the graph is not run)."""
+    recorded as a failed run with no steps instead of raising, and so is any other
+    `BaseException` the run ends with (a node's `sys.exit()`: a `SystemExit`), except a
+    `KeyboardInterrupt`, the user's own Ctrl-C: that one input's run failed, not the batch.
+    With `failure`, that failed run is made directly (the graph is not run)."""
     from nbgraph.notebook.run import Run
 
     if failure is None:
         try:
             return app.run(input, config)
-        except Exception as error:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # (it belongs to this input's run)
             failure = error
     return Run(RunLog(app.spec, input, dict(config or {}), status="failed", error=failure))

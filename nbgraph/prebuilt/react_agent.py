@@ -258,6 +258,12 @@ def create_react_agent(
             tools bound to the model that are not the agent's.
         TypeError: an unknown keyword argument.
     """
+    if not isinstance(tools, (list, tuple, ToolNode)):
+        from nbgraph.errors import wrong_argument
+
+        raise wrong_argument(
+            "create_react_agent(model, tools=)", "a list of tools or a ToolNode", tools
+        )
     context_schema = _context_schema(context_schema, deprecated)
     state_schema = _state_schema(state_schema, response_format, version)
     tool_node, tool_list, builtin = _tool_parts(tools)

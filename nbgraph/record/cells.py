@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from itertools import islice
 from typing import Any, SupportsIndex, overload
 
-__all__ = ["ListPrefix", "ListTrails", "plain"]
+__all__ = ["ListPrefix", "ListTrails", "TextPrefix", "TextTrail", "plain"]
 
 
 class ListPrefix(Sequence):
@@ -92,8 +92,96 @@ class ListPrefix(Sequence):
 
 
 def plain(value: Any) -> Any:
-    """`value` itself, or the real list a `ListPrefix` cell stands for."""
-    return value.copy() if type(value) is ListPrefix else value
+    """`value` itself, or the real list (str) a `ListPrefix` (`TextPrefix`) cell stands for."""
+    kind = type(value)
+    return value.copy() if kind is ListPrefix or kind is TextPrefix else value
+
+
+class TextTrail:
+    """A str that a replay grows at its end (`operator.add` on a transcript): its pieces,
+    joined only when read, so N steps that each add k characters cost N*k, not N*N*k/2.
+
+    >>> trail = TextTrail("ab", "c")
+    >>> trail.add("de")
+    >>> trail.head(2), trail.text(4), len(trail)
+    ('ab', 'abcd', 5)
+    """
+
+    __slots__ = ("length", "pieces")
+
+    def __init__(self, *pieces: str) -> None:
+        self.pieces = list(pieces)
+        self.length = sum(map(len, pieces))
+
+    def __len__(self) -> int:
+        return self.length
+
+    def add(self, piece: str) -> None:
+        self.pieces.append(piece)
+        self.length += len(piece)
+
+    def text(self, length: int | None = None) -> str:
+        """The first `length` characters (default: all), as one str."""
+        if len(self.pieces) > 1:
+            self.pieces[:] = ["".join(self.pieces)]  # (joined once, kept joined)
+        whole = self.pieces[0] if self.pieces else ""
+        return whole if length is None or length >= len(whole) else whole[:length]
+
+    def head(self, count: int) -> str:
+        """At most the first `count` characters, reading only the pieces they are in."""
+        taken, size = [], 0
+        for piece in self.pieces:
+            if size >= count:
+                break
+            taken.append(piece[: count - size])
+            size += len(taken[-1])
+        return "".join(taken)
+
+
+class TextPrefix:
+    """A table cell: the first `length` characters of a `TextTrail` shared with other
+    cells; `str(cell)`, `cell.copy()` and `Effect.before`/`after` give the str itself.
+
+    >>> trail = TextTrail("ab"); cell = TextPrefix(trail, 2); trail.add("c")
+    >>> cell, cell == "ab", len(cell), str(cell)
+    ('ab', True, 2, 'ab')
+    """
+
+    __slots__ = ("length", "trail")
+
+    def __init__(self, trail: TextTrail, length: int) -> None:
+        self.trail = trail
+        self.length = length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def copy(self) -> str:
+        return self.trail.text(self.length)
+
+    def head(self, count: int) -> str:
+        return self.trail.head(min(count, self.length))
+
+    def __str__(self) -> str:
+        return self.copy()
+
+    def __repr__(self) -> str:
+        return repr(self.copy())
+
+    def __hash__(self) -> int:
+        return hash(self.copy())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TextPrefix):
+            if other.length != self.length:
+                return False
+            return other.trail is self.trail or self.copy() == other.copy()
+        if isinstance(other, str):
+            return len(other) == self.length and self.copy() == other
+        return NotImplemented
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (str, (self.copy(),))
 
 
 class ListTrails:

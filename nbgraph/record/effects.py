@@ -22,9 +22,10 @@ from nbgraph.engine.facts import (
     group_writes,
     initial_values,
 )
+from nbgraph.errors import ReplayLimitError
 from nbgraph.isolation import isolate
 from nbgraph.primitives import MISSING, Mutation, Overwrite, is_overwrite
-from nbgraph.record.cells import ListTrails, plain
+from nbgraph.record.cells import ListTrails, TextPrefix, TextTrail, plain
 from nbgraph.record.replaying import ExtendsLists, replay_graph
 from nbgraph.reducers import get_reducer
 from nbgraph.schema import FieldSpec
@@ -113,6 +114,8 @@ class TableValues:
         if type(value) is list:
             return self.trails.cell(name, value, appended)
         self.trails.forget(name)
+        if type(value) is TextTrail:
+            return TextPrefix(value, len(value))
         return value if value is MISSING else snapshot(value)
 
 
@@ -249,6 +252,17 @@ def _effect_rows(log: RunLog) -> list[Effect]:
     return rows
 
 
+def _texts_for(values: dict[str, Any], written: dict[str, Any], afters: Any) -> None:
+    """A field grown as a `TextTrail` becomes its str again before a write that is not one
+    more str (a `Mutation`, an `Overwrite`, a pinned value after the step), which expects it."""
+    for name, writes in written.items():
+        value = values.get(name)
+        if type(value) is TextTrail and (
+            (afters and name in afters) or any(type(new) is not str for _, new in writes)
+        ):
+            values[name] = value.text()
+
+
 class SuperstepEffects:
     """The replay behind `effect_rows` for a superstep run, one step after the other.
 
@@ -258,7 +272,7 @@ class SuperstepEffects:
     """
 
     def __init__(self, log: RunLog, values: dict[str, Any] | None = None) -> None:
-        self.graph = replay_graph(log.graph)  # (folds a concatenated list in place)
+        self.graph = replay_graph(log.graph, texts=True)  # (grows a list, a str, in place)
         # the replay's own values; reducers may change them in place
         self.values = initial_values(self.graph) if values is None else values
         self.cells = TableValues()
@@ -286,7 +300,11 @@ class SuperstepEffects:
         merge_id = f"merge:{number}" if step.applied else ""
         values, shown = self.values, self.shown
         if step.applied:  # (each row's before is its field's cell in `shown`)
-            apply_writes(fields, values, written, number, pinned=step.afters)
+            _texts_for(values, written, step.afters)
+            try:
+                apply_writes(fields, values, written, number, pinned=step.afters)
+            except ReplayLimitError as error:  # (a file's reducer: name the step)
+                raise ReplayLimitError(f"step {number}, {error}") from None
         for name, writes in written.items():
             spec = self.specs.get(name) or self.specs.setdefault(name, field_spec(fields, name))
             before = shown.get(name, MISSING)

@@ -14,6 +14,9 @@ import operator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.record.cells import TextTrail
+from nbgraph.reducers import plain_function
+
 if TYPE_CHECKING:
     from nbgraph.blueprint import GraphSpec
 
@@ -30,27 +33,50 @@ class ExtendsLists:
     (True, [1, 2], 3)
     """
 
-    __slots__ = ("fn",)
+    __slots__ = ("fn", "texts")
 
-    def __init__(self, fn: Any) -> None:
+    def __init__(self, fn: Any, texts: bool = False) -> None:
         self.fn = fn
+        self.texts = texts  # (a long str grows as a `TextTrail`: for table cells only)
 
     def __call__(self, old: Any, new: Any) -> Any:
         if type(old) is list and type(new) is list:
             old.extend(new)
             return old
+        if self.texts:
+            if type(old) is TextTrail:
+                if type(new) is str:
+                    self._charge(old, new)
+                    old.add(new)
+                    return old
+                old = old.text()
+            elif type(old) is str and type(new) is str and len(old) + len(new) > _TRAIL_AT:
+                self._charge(old, new)
+                return TextTrail(old, new)
         return self.fn(old, new)
 
+    def _charge(self, old: Any, new: str) -> None:
+        """A file's reducer counts the work the concatenation stands for (what `state_at`
+        will do), so a load refuses what a later view could not afford."""
+        charge = getattr(self.fn, "charge", None)
+        if charge is not None:
+            charge(len(old) + len(new), len(new))
 
-def replay_graph(graph: GraphSpec) -> GraphSpec:
-    """`graph`, or a copy whose concatenating list fields extend in place (see the module)."""
+
+_TRAIL_AT = 1 << 12  # (a str shorter than this is simply concatenated)
+
+
+def replay_graph(graph: GraphSpec, texts: bool = False) -> GraphSpec:
+    """`graph`, or a copy whose concatenating list fields extend in place (see the module);
+    with `texts`, a long str grows as a `TextTrail` (a replay whose values only become
+    table cells: `SuperstepEffects`)."""
     changed = {}
     for name, spec in graph.fields.items():
         reducer = spec.reducer
         if reducer is None or reducer.in_place is not None:
             continue
-        if any(reducer.fn is fn for fn in _CONCATENATING):
-            in_place = ExtendsLists(reducer.fn)
+        if any(plain_function(reducer.fn) is fn for fn in _CONCATENATING):
+            in_place = ExtendsLists(reducer.fn, texts)
             changed[name] = replace(spec, reducer=replace(reducer, in_place=in_place))
     if not changed:
         return graph

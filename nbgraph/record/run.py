@@ -444,10 +444,12 @@ def _replayed(cls: type[RunRecord], read: Any, where: str) -> Any:
         CheckpointFileError: the saved checkpoints do not fit together, naming `where`.
     """
     from nbgraph.record.files.serialize import replay
+    from nbgraph.reducers import replay_budget
 
     try:
-        run = cls(read())
-        replay(run, heads=False)  # (a thread's heads after update_state: not all points)
+        with replay_budget():  # (one for the whole read: linear in the thread)
+            run = cls(read())
+            replay(run, heads=False)  # (a thread's heads after update_state: not all points)
     except NbgraphError:
         raise
     except (RecursionError, MemoryError) as error:

@@ -8,9 +8,11 @@ class and the error. The text is not escaped here: callers escape it for HTML or
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from typing import Any
 
-from nbgraph.record.cells import ListPrefix
+from nbgraph.record.cells import ListPrefix, TextPrefix
 from nbgraph.record.message_text import is_langchain_message, message_text
 
 __all__ = ["safe_repr", "safe_str", "short", "visible"]
@@ -19,6 +21,7 @@ _ERROR_CHARS = 60
 _DEPTH = 100  # containers nested deeper than this are cut with "…" (repr's own limit is ~1000)
 _CONTAINERS = {dict: "}", list: "]", ListPrefix: "]", tuple: ")"}
 _OPENINGS = {"}": "{", "]": "[", ")": "("}
+_DATACLASS_FIELD = dataclasses._FIELD  # type: ignore[attr-defined]  # (not a ClassVar/InitVar)
 
 
 def safe_repr(value: Any) -> str:
@@ -81,8 +84,10 @@ def visible(text: str) -> str:
 def short(value: Any, width: int = 40) -> str:
     """A one-line text of at most `width` characters: the repr, cut with "…".
 
-    A long list, tuple or dict is only read as far as the text shows, so a cell holding a
-    100,000-item log costs what its first items cost.
+    Only as much of `value` is read as the text shows: a long str or bytes is sliced, a long
+    list, tuple, dict, set, or a dataclass's or pydantic model's fields are read item by
+    item, so a cell holding a 100,000-item log or a 10 MB transcript costs what its first
+    items cost (other objects keep their own repr).
 
     >>> short(list(range(100_000)), 20), short({"a": [1, 2]}), short("x\\ny")
     ('[0, 1, 2, 3, 4, 5, …', "{'a': [1, 2]}", "'x\\\\ny'")
@@ -92,18 +97,23 @@ def short(value: Any, width: int = 40) -> str:
 
 
 def _bounded(value: Any, budget: int, inside: tuple[int, ...] = ()) -> str:
-    """The repr of `value`, or (if longer than `budget`) at least its first `budget` chars.
+    """The repr of `value`, or (if longer than `budget`) at least its first `budget` chars,
+    reading only as much of `value` as that takes: a long str or bytes is sliced before its
+    repr, a collection (a set too), a dataclass's or a pydantic model's fields are read
+    item by item until the text is long enough. Other objects keep their own repr.
 
     `inside` holds the ids of the containers being written around `value`: a container met
     again inside itself is written as repr writes it (`[...]`, `{...}`), and one nested
     deeper than `_DEPTH` as "…", so no value makes the text recurse without end.
     """
     kind = type(value)
+    if kind in _TEXTS or kind is TextPrefix:
+        return _text_head(value, budget)
     closing = _CONTAINERS.get(kind)
     if closing is None or (kind is tuple and len(value) == 1):  # "(x,)": left to repr
         if is_langchain_message(value):  # langchain's repr spells every empty field
             return message_text(value)
-        return safe_repr(value)
+        return _object(value, budget, inside)
     opening = "[" if kind is ListPrefix else _OPENINGS[closing]
     if id(value) in inside:
         return f"{opening}...{closing}"
@@ -118,6 +128,82 @@ def _bounded(value: Any, budget: int, inside: tuple[int, ...] = ()) -> str:
     else:
         items = (_bounded(item, budget, inside) for item in value)
     return _joined(opening, items, closing, budget)
+
+
+_TEXTS = (str, bytes, bytearray)
+
+
+def _text_head(value: Any, budget: int) -> str:
+    """The repr of the first characters of a str or bytes (a `TextPrefix`'s too), enough to
+    fill `budget` once whitespace is collapsed (at most 64 times as many), its closing
+    quote replaced by "…" when the value goes on."""
+    length, taken = len(value), budget + 1
+    while True:
+        piece = value.head(taken) if type(value) is TextPrefix else value[:taken]
+        text = safe_repr(piece)
+        if taken >= length:
+            return text
+        if len(" ".join(text.split())) > budget or taken >= 64 * (budget + 1):
+            return text[:-1] + "…"
+        taken *= 4
+
+
+def _object(value: Any, budget: int, inside: tuple[int, ...]) -> str:
+    """`_bounded` for what is not a str, bytes, list, tuple or dict: a set, a dataclass or
+    a pydantic model read field by field (as their own repr writes them), else its repr."""
+    kind = type(value)
+    if kind in (set, frozenset):
+        if not value:
+            return safe_repr(value)
+        if id(value) in inside or len(inside) >= _DEPTH:
+            return f"{kind.__name__}(…)"
+        inside = (*inside, id(value))
+        items = (_bounded(item, budget, inside) for item in value)
+        text = _joined("{", items, "}", budget)
+        return text if kind is set else f"frozenset({text})"
+    fields = _fields(value)
+    if fields is None or id(value) in inside or len(inside) >= _DEPTH:
+        return safe_repr(value)
+    inside = (*inside, id(value))
+    parts = (f"{name}={_bounded(item, budget, inside)}" for name, item in fields)
+    return _joined(f"{_class_name(value)}(", parts, ")", budget)
+
+
+def _fields(value: Any) -> Any:
+    """The `(name, value)` pairs a dataclass's or pydantic model's own repr shows, or None
+    for another object (or one whose class writes its own repr)."""
+    kind = type(value)
+    method = getattr(kind, "__repr__", None)
+    made = getattr(getattr(method, "__wrapped__", None), "__qualname__", "")
+    params = getattr(kind, "__dataclass_params__", None)
+    try:
+        if params is not None and params.repr and "__create_fn__" in made:
+            shown = [
+                f
+                for f in kind.__dataclass_fields__.values()
+                if f.repr and f._field_type is _DATACLASS_FIELD
+            ]
+            return ((f.name, getattr(value, f.name)) for f in shown)
+        base = _pydantic_base()
+        if base is not None and isinstance(value, base) and method is base.__repr__:
+            return ((name, item) for name, item in value.__repr_args__() if name is not None)
+    except Exception:  # a half-built object: its own repr (guarded) says so
+        return None
+    return None
+
+
+def _class_name(value: Any) -> str:
+    name = getattr(value, "__repr_name__", None)
+    try:
+        shown = name() if callable(name) else type(value).__qualname__
+    except Exception:
+        shown = None
+    return shown if isinstance(shown, str) else type(value).__qualname__
+
+
+def _pydantic_base() -> Any:
+    module = sys.modules.get("pydantic")
+    return getattr(module, "BaseModel", None) if module is not None else None
 
 
 def _joined(opening: str, parts: Any, closing: str, budget: int) -> str:

@@ -30,6 +30,13 @@ def inspect(run: Any, other: Any = None) -> Inspector:
                 f"nbgraph.inspect({name}=): expected a run (app.last_run, Run.load(...)), got "
                 f"{type(value).__name__}."
             )
+    if not run.log.steps:  # (a run refused before its first step, say by run_many)
+        error = run.log.error
+        why = f" ({type(error).__name__}: {error})" if error is not None else ""
+        raise InvalidArgumentError(
+            f"nbgraph.inspect(run=): this run has no steps to show: it ended "
+            f"{run.log.status!r} before its first step{why}. Its error is run.error."
+        )
     from nbgraph.views.inspector_widget import Inspector
 
     return Inspector(run, other)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from nbgraph.record.text import safe_repr
+from nbgraph.record.text import safe_repr, short
 from nbgraph.views.theme import BORDER, CHANGED
 
 __all__ = ["order_table_html"]
@@ -55,7 +55,7 @@ def _result_html(value: Any, other: Any) -> str:
     """A list or tuple one item a line (the items unlike `other`'s at the same index
     marked); anything else as its repr. Long items are cut at their end, never the list."""
     if not isinstance(value, list | tuple):
-        return _marked(_repr(value), value != other)
+        return _marked(_repr(value), not _same(value, other))
     lines = []
     for index, item in enumerate(value[:_ITEMS]):
         differs = index >= len(other) or not _same(item, other[index])
@@ -73,8 +73,7 @@ def _same(left: Any, right: Any) -> bool:
 
 
 def _repr(value: Any) -> str:
-    text = safe_repr(value)
-    return html.escape(text if len(text) <= _ITEM_WIDTH else text[: _ITEM_WIDTH - 1] + "…")
+    return html.escape(short(value, _ITEM_WIDTH))  # (reads only what it shows)
 
 
 def _marked(text: str, differs: bool) -> str:

@@ -7,6 +7,7 @@ picture once.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -16,13 +17,30 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["INSTALL_HINT", "Rendered", "clear_cache", "render_svg", "render_with", "renderers"]
+__all__ = [
+    "INSTALL_HINT",
+    "LAYOUT_EDGES",
+    "LAYOUT_NODES",
+    "Rendered",
+    "clear_cache",
+    "layout_problem",
+    "render_svg",
+    "render_with",
+    "renderers",
+]
 
 INSTALL_HINT = (
     "No graphviz renderer found: install the `dot` program (Debian/Ubuntu: "
     "`sudo apt-get install graphviz`) or `pip install graphviz-pure`; showing the DOT source."
 )
 _TIMEOUT_SECONDS = 60
+LAYOUT_NODES = 1000
+"""The most nodes a picture is laid out with (a run file may describe any graph)."""
+LAYOUT_EDGES = 600
+"""The most edges a picture is laid out with: graphviz's layout time grows fast with them
+(a 20 x 20 block of edges: 0.5 s, 30 x 30: 7 s, 50 x 50: 2 minutes)."""
+_NODE_LINE = re.compile(r'^\s*(?:"(?:[^"\\]|\\.)*"|\w+)\s*(?:\[|;|$)', re.M)
+_KEYWORDS = frozenset({"graph", "node", "edge", "digraph", "subgraph", "strict"})
 
 
 @dataclass(frozen=True)
@@ -78,7 +96,12 @@ def render_with(
     source: str, fmt: str, available: Sequence[tuple[str, str]]
 ) -> tuple[bytes | None, str, list[str]]:
     """`source` rendered as `fmt` ("svg" or "png") by the first of `available` that works:
-    `(output, renderer name, [])`, or `(None, "", what each renderer said)`."""
+    `(output, renderer name, [])`, or `(None, "", what each renderer said)`. A graph past
+    `LAYOUT_NODES` or `LAYOUT_EDGES` is not laid out (`(None, "", [why])`), and a renderer
+    that times out is not followed by another (their timeouts would add up)."""
+    too_large = layout_problem(source)
+    if too_large:
+        return None, "", [too_large]
     problems = []
     for name, program in available:
         try:
@@ -89,7 +112,10 @@ def render_with(
                 timeout=_TIMEOUT_SECONDS,
                 check=False,
             )
-        except (OSError, subprocess.TimeoutExpired) as error:
+        except subprocess.TimeoutExpired as error:
+            problems.append(f"{name}: {error}")
+            break
+        except OSError as error:
             problems.append(f"{name}: {error}")
             continue
         if done.returncode == 0 and _LOOKS_RIGHT[fmt](done.stdout):
@@ -97,6 +123,24 @@ def render_with(
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         problems.append(f"{name} exited {done.returncode}: {message[-1] if message else ''}")
     return None, "", problems
+
+
+def layout_problem(source: str) -> str:
+    """Why `source` is too large to lay out quickly, or "" (counted from the DOT text: an
+    edge a `->` or `--`, a node a statement naming one).
+
+    >>> layout_problem("digraph { a -> b }"), layout_problem("digraph {" + "a -> b;" * 601)[:29]
+    ('', 'The graph is too large to lay')
+    """
+    edges = source.count("->") + source.count("--")
+    nodes = sum(1 for m in _NODE_LINE.finditer(source) if m.group().strip() not in _KEYWORDS)
+    if edges <= LAYOUT_EDGES and nodes <= LAYOUT_NODES:
+        return ""
+    return (
+        f"The graph is too large to lay out quickly ({nodes:,} nodes, {edges:,} edges; a "
+        f"picture is drawn for at most {LAYOUT_NODES:,} nodes and {LAYOUT_EDGES:,} edges): "
+        "showing its DOT source instead."
+    )
 
 
 def clear_cache() -> None:

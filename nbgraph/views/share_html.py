@@ -57,6 +57,8 @@ class _Strings:
     def __call__(self, text: str | None) -> int:
         if text is None:
             return -1
+        if type(text) is not str:  # (a dict state's key may be any hashable: its short text)
+            text = short(text, VALUE_WIDTH)
         found = self.index.get(text)
         if found is None:
             found = self.index[text] = len(self.index)
@@ -82,6 +84,10 @@ def save_html(run: Any, path: str | Path, title: str | None = None) -> Path:
     Returns:
         The path written.
     """
+    if title is not None and not isinstance(title, str):
+        from nbgraph.errors import wrong_argument
+
+        raise wrong_argument("run.save_html(path, title=)", "a str or None", title)
     target = Path(path)
     text = run_page(run, title)
     target.write_text(text, encoding="utf-8", errors="backslashreplace")

@@ -115,7 +115,7 @@ def _options(steps: Any) -> list[tuple[str, tuple[str, Any]]]:
         tasks = list(step.tasks) if step.step > 0 else []
         timed = [t for t in tasks if _timed(t)]
         spent = sum(_seconds(t) for t in timed)
-        status = "" if step.applied else " — failed"
+        status = "" if step.applied else _not_applied(tasks)
         names = "input" if step.step == 0 else f"{len(tasks)} task{'s' * (len(tasks) != 1)}"
         took = f", {duration_text(spent)}" if timed else ", time unknown" if tasks else ""
         options.append((f"step {step.step}: {names}{took}{status}", ("step", step.step)))
@@ -128,6 +128,14 @@ def _options(steps: Any) -> list[tuple[str, tuple[str, Any]]]:
             rest = tasks_text([t.node for t in tasks[len(listed) :]])
             options.append((f"    … {len(tasks) - len(listed)} more: {rest}", ("more", step.step)))
     return options
+
+
+def _not_applied(tasks: list[Any]) -> str:
+    """How a step whose writes never reached the state ended: paused by `interrupt()` (a
+    task asked, none failed), else failed."""
+    if any(t.interrupts for t in tasks) and not any(t.error is not None for t in tasks):
+        return " — paused"
+    return " — failed"
 
 
 def _timed(task: Any) -> bool:

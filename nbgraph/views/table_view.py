@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any, ClassVar
 
 from nbgraph.primitives import MISSING
-from nbgraph.record.text import safe_repr
+from nbgraph.record.text import short
 from nbgraph.views.theme import BORDER, CHANGED, FADED
 
 __all__ = [
@@ -82,8 +82,7 @@ def _cell(value: Any, width: int = _WIDTH) -> str:
     """A value's repr (quotes kept), cut to `width`, escaped; "—" for no value."""
     if value is MISSING:
         return "—"
-    text = safe_repr(value)
-    return html.escape(text if len(text) <= width else text[: width - 1] + "…")
+    return html.escape(short(value, width))  # (reads only what it shows)
 
 
 def _table(header: list[str], rows: list[tuple[str, list[str]]], total: int) -> str:

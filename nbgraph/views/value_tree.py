@@ -7,6 +7,7 @@ Pure functions returning escaped HTML: every key and value goes through `html.es
 from __future__ import annotations
 
 import html
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,7 +40,7 @@ def value_tree_html(value: Any, width: int = 80) -> str:
     if whole is not None:
         return html.escape(whole)
     tree = _children(value, 0)
-    full = None if tree and _large(value) else safe_repr(value)  # (a long log: the tree)
+    full = None if tree and _large(value) else _full(value)  # (a long log: the tree)
     if tree and full is not None and len(full) <= COPY_CHARS:  # and the text to copy
         tree += f"<details><summary><i>as text</i></summary>{_pre(full)}</details>"
     summary = f"<summary>{html.escape(short(value, width))}</summary>"
@@ -69,10 +70,26 @@ def _node(value: Any, depth: int) -> str:
     if whole is not None and (len(whole) <= 60 or _items(value) is None or depth >= _DEPTH):
         return html.escape(whole)
     if depth >= _DEPTH or _items(value) is None:
-        inside = _pre(safe_repr(value))
+        inside = _pre(_full(value))
     else:
         inside = _children(value, depth)
     return f"<details><summary>{html.escape(short(value, 60))}</summary>{inside}</details>"
+
+
+class _Cut(str):
+    """The repr of a long str's or bytes' first characters; `length`: what the whole has."""
+
+    length: int
+
+
+def _full(value: Any) -> str:
+    """The value's text to copy: its repr, or for a str or bytes longer than `COPY_CHARS`
+    the repr of its beginning (not the whole repr of a 10 MB transcript at every step)."""
+    if isinstance(value, str | bytes | bytearray) and len(value) > COPY_CHARS:
+        cut = _Cut(safe_repr(value[: COPY_CHARS + 1]))
+        cut.length = len(value)
+        return cut
+    return safe_repr(value)
 
 
 def _pre(full: str) -> str:
@@ -80,7 +97,8 @@ def _pre(full: str) -> str:
     sent to the browser at every step: the rest is counted, not sent)."""
     shown = html.escape(full[:COPY_CHARS])
     if len(full) > COPY_CHARS:
-        more = len(full) - COPY_CHARS
+        whole = full.length if isinstance(full, _Cut) else len(full)
+        more = whole - COPY_CHARS
         shown += f"<i>… {more:,} more characters (the value: run.state_at(step)[field])</i>"
     return f"<pre style='{_PRE}'>{shown}</pre>"
 
@@ -90,24 +108,39 @@ def _children(value: Any, depth: int) -> str:
     items = _items(value)
     if items is None:
         return ""
+    left = items.pop()[1] if items and items[-1][0] is _MORE else 0
     lines = [
         f"<div><span style='opacity:0.7'>{html.escape(key)}:</span> {_node(item, depth + 1)}</div>"
         for key, item in items[:_ITEMS]
     ]
-    if len(items) > _ITEMS:
-        lines.append(f"<div><i>… {len(items) - _ITEMS} more (see the table or state_at)</i></div>")
+    left += max(len(items) - _ITEMS, 0)
+    if left:
+        lines.append(f"<div><i>… {left} more (see the table or state_at)</i></div>")
     return f"<div style='{_INDENT}'>{''.join(lines)}</div>"
 
 
 def _items(value: Any) -> list[tuple[str, Any]] | None:
-    """(label, item) pairs of a list, tuple, set, mapping or object with fields; else None."""
+    """(label, item) pairs of a list, tuple, set, mapping or object with fields (at most
+    `_ITEMS`, then one `_More` of the count left); else None."""
     if isinstance(value, Mapping):
-        return [(safe_repr(k), v) for k, v in value.items()]
+        return _first((safe_repr(k), v) for k, v in value.items()) + _more(value)
     if isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray):
-        return [(f"[{i}]", v) for i, v in enumerate(value)]
+        return _first((f"[{i}]", v) for i, v in enumerate(value)) + _more(value)
     if isinstance(value, set | frozenset):
-        return [("·", v) for v in value]
+        return _first(("·", v) for v in value) + _more(value)
     fields = getattr(value, "__dict__", None)
     if isinstance(fields, dict) and fields:
         return [(str(k), v) for k, v in fields.items()]
     return None
+
+
+_MORE = "…more"
+
+
+def _first(pairs: Any) -> list[tuple[str, Any]]:
+    return list(itertools.islice(pairs, _ITEMS))
+
+
+def _more(value: Any) -> list[tuple[str, Any]]:
+    """`[(_MORE, count)]` for a container of more than `_ITEMS` items, else `[]`."""
+    return [(_MORE, len(value) - _ITEMS)] if len(value) > _ITEMS else []

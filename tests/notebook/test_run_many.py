@@ -657,3 +657,30 @@ def test_ctrl_c_on_a_process_pool_keeps_the_runs_handed_to_its_workers():
     assert 2 <= len(stopped.runs) <= 9 and all(run.status == "done" for run in stopped.runs)
     assert sorted(stopped.runs.indexes + stopped.not_run) == list(range(30))
     assert again[0].status == "done"  # the pool goes on
+
+
+def _exits_on_two(state):
+    if state["x"] == 2:
+        sys.exit(3)
+    return {"log": [state["x"]]}
+
+
+@pytest.mark.parametrize("executor", [None, "pool"], ids=["default", "ThreadPoolExecutor"])
+def test_one_input_calling_sys_exit_fails_that_run_only(executor):
+    app = (
+        StateGraph(State)
+        .add_node("n", _exits_on_two)
+        .add_edge(START, "n")
+        .add_edge("n", END)
+        .compile()
+    )
+    pool = ThreadPoolExecutor(2) if executor else None
+    try:
+        runs = app.run_many(
+            [{"x": x, "log": []} for x in range(5)], executor=pool, progress=False, chunk_size=1
+        )
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    assert [run.status for run in runs] == ["done", "done", "failed", "done", "done"]
+    assert isinstance(runs[2].error, SystemExit) and runs[2].error.code == 3

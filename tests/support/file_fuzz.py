@@ -1,7 +1,9 @@
 """A seeded mutation fuzzer over run files and checkpoint files: every failure must be named.
 
 Valid files are made once (run files of plain, failing, fan-out, subgraph and branch-lineage
-runs; SQLite checkpoint files of a plain and a branch thread), then each case edits one of
+runs, and with numpy the small hostile ones of `hostile_files.SMALL`: broadcasting arrays,
+int-like repeat counts, a tuple added again and again; SQLite checkpoint files of a plain
+and a branch thread), then each case edits one of
 them at random (a value replaced, an entry dropped or added, a list reordered, the text cut
 or a character changed; in SQLite, one column of one row of `checkpoints` or `writes`, or a
 few bytes of the file) and
@@ -26,13 +28,16 @@ import contextlib
 import copy
 import datetime
 import decimal
+import importlib.util
 import json
 import operator
 import os
 import random
+import resource
 import shutil
 import signal
 import sqlite3
+import sys
 import tempfile
 import traceback
 from collections import Counter
@@ -63,6 +68,7 @@ class Counts:
     raw: list[tuple[str, str]] = field(default_factory=list)
     hangs: list[str] = field(default_factory=list)
     kinds: Counter = field(default_factory=Counter)
+    grown_mb: float = 0.0  # how far the process's peak memory rose during the cases
 
     def line(self) -> str:
         return (
@@ -161,7 +167,14 @@ def run_documents() -> list[dict[str, Any]]:
         _subgraph_app().run({"log": [], "count": 0}),
         _branch_app().run({"log": []}),
     ]
-    return [json.loads(run.to_json()) for run in runs]
+    documents = [json.loads(run.to_json()) for run in runs]
+    if "numpy" in sys.modules or importlib.util.find_spec("numpy") is not None:
+        import numpy  # noqa: F401  (numpy values decode as arrays, as in a notebook)
+
+        from tests.support.hostile_files import SMALL
+
+        documents += [json.loads(make()) for make in SMALL.values()]  # (hostile, but valid)
+    return documents
 
 
 _THREADS = {"plain": _plain_app, "branch": _branch_app, "paused": _paused_app}
@@ -390,6 +403,7 @@ def fuzz(cases: int, seed: int = 0, sqlite_share: float = 0.25) -> Counts:
     rng = random.Random(seed)
     counts = Counts()
     documents = run_documents()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     folder = tempfile.mkdtemp(prefix="nbgraph-fuzz-")
     try:
         valid = checkpoint_file(folder)
@@ -409,6 +423,7 @@ def fuzz(cases: int, seed: int = 0, sqlite_share: float = 0.25) -> Counts:
             _case(counts, edit, lambda text=text, look=look: read_run(text, look=look))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    counts.grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak) / 1024
     return counts
 
 

@@ -2,7 +2,7 @@
 and its return, kept on the task), subruns told apart by their input, playing at a chosen
 speed, and a click on a node at its only run saying so."""
 
-from typing import Annotated, Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
 from nbgraph import END, START, RetryPolicy, Run, Send, StateGraph
 from nbgraph.views.clicks import click_note
@@ -254,3 +254,26 @@ def test_a_step_with_many_routed_tasks_shows_the_first_ones_and_counts_the_rest(
     html = routing_html(run, 2, run.log.steps[2].tasks)
     assert html.count("routing after work") == 12
     assert "… and 18 more routed tasks" in html
+
+
+def _concatenated(old, new):
+    return __import__("numpy").concatenate([old, new])
+
+
+class _Arrays(TypedDict):
+    arr: Annotated[Any, _concatenated]
+
+
+def test_order_sensitivity_html_on_numpy_results_shows_the_table():
+    np = __import__("pytest").importorskip("numpy")
+    app = (
+        StateGraph(_Arrays)
+        .add_node("a", lambda s: {"arr": np.array([1])})
+        .add_node("b", lambda s: {"arr": np.array([2])})
+        .add_edge(START, "a")
+        .add_edge(START, "b")
+        .compile()
+    )
+    table = app.run({"arr": np.array([0])}).order_sensitivity()
+    html = table._repr_html_()  # (compared a whole array result with `!=`: ambiguous)
+    assert "array([0, 1, 2])" in html and "array([0, 2, 1])" in html

@@ -232,3 +232,31 @@ def test_a_value_whose_repr_raises_draws_as_a_placeholder():
         short([1, Broken()], 80) == '[1, <Broken: repr raised RuntimeError: closed "handle" <b>>]'
     )
     assert short(list(range(10**6)), 12) == "[0, 1, 2, 3…"  # long values are read as far as shown
+
+
+class _Log(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+def test_a_loaded_run_with_a_dense_graph_is_not_laid_out(tmp_path):
+    import json
+    import time
+
+    from nbgraph import Run
+    from nbgraph.views.render import LAYOUT_EDGES, layout_problem, render_svg
+
+    app = StateGraph(_Log).add_node("a", lambda s: {"log": ["a"]}).add_edge(START, "a").compile()
+    assert layout_problem("digraph {a -> b}") == ""
+    doc = json.loads(app.run({"log": []}).to_json())
+    node = doc["graph"]["nodes"][0]
+    doc["graph"]["nodes"] = [dict(node, name=f"n{i}") for i in range(300)] + [node]
+    for i in range(30):  # a 30 x 30 block: 900 edges, about 7 s of graphviz layout
+        doc["graph"]["edges"][f"n{i}"] = [f"n{j}" for j in range(30)]
+    run = Run.from_json(json.dumps(doc))
+    started = time.perf_counter()
+    page = run.save_html(tmp_path / "dense.html").read_text(encoding="utf-8")
+    assert time.perf_counter() - started < 5
+    assert "too large to lay out" in page
+    dense = "digraph {" + "".join(f"a{i} -> b{i};" for i in range(LAYOUT_EDGES + 1)) + "}"
+    shown = render_svg(dense)
+    assert shown.svg is None and f"{LAYOUT_EDGES:,} edges" in shown.problem

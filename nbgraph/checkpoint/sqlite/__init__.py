@@ -39,6 +39,7 @@ from nbgraph.checkpoint.sqlite_file import (
     inspect_file,
     reading,
     readonly_uri,
+    row_seq,
     row_text,
     writable,
 )
@@ -352,7 +353,7 @@ class SqliteSaver(BaseSaver):
             return [
                 PendingWrite(
                     row_text(task_id, f"A write's task id for {where}"),
-                    seq,
+                    row_seq(seq, f"The seq of a write of task {task_id!r} to {where}"),
                     load_payload(text, f"Write {seq} of task {task_id!r} to {where}"),
                 )
                 for task_id, seq, text in rows

@@ -218,7 +218,7 @@ class BranchLoop(RunLoop):
             self._ids.update(points)
             self._restore_control(restored.control, points)
             self.finished = dict(restored.finished)
-            self.answers = {k: list(v["answers"]) for k, v in restored.paused.items()}
+            self.answers = {k: list(v.get("answers", ())) for k, v in restored.paused.items()}
             self.past_breakpoint = True  # resuming steps over the breakpoint it stopped at
             live = self.live()
             self.values = self.log.final = restored.values

@@ -98,7 +98,7 @@ def resume(run: Any, restored: Any, keep_next: bool = True) -> StepLog:
     if keep_next:
         run.schedule.restore(restored.control)
         run.finished = dict(restored.finished)
-        run.answers = {k: list(v["answers"]) for k, v in restored.paused.items()}
+        run.answers = {k: list(v.get("answers", ())) for k, v in restored.paused.items()}
         run.past_breakpoint = True  # resuming steps over the breakpoint it stopped at
         if restored.updates:  # a Command's update and goto, kept while paused
             run.root_updated = True

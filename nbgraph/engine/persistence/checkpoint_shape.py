@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from nbgraph.codec.shapes import NAMES, STR, ListOf, MapOf, Obj, Pair
 from nbgraph.engine.core.retrying import attempts_problems
-from nbgraph.errors import CheckpointFileError, NbgraphError
+from nbgraph.errors import CheckpointFileError, NbgraphError, ReplayLimitError
 
 __all__ = ["checked_saver", "replayed_from_a_file"]
 
@@ -41,6 +41,8 @@ def replayed_from_a_file(apply: _F) -> _F:
     def replay(spec: Any, values: Any, payload: Any, step: Any) -> Any:
         try:
             return apply(spec, values, payload, step)
+        except ReplayLimitError as error:  # (a reducer the file names: name the step)
+            raise ReplayLimitError(f"step {step}, {error}") from None
         except NbgraphError:
             raise
         except Exception as error:

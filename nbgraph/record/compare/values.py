@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nbgraph.record.text import safe_repr
+from nbgraph.record.text import safe_repr, short
 
 __all__ = ["first_difference"]
 
@@ -99,5 +99,4 @@ def _fields(value: Any) -> dict[str, Any] | None:
 
 
 def _short(value: Any, width: int = 40) -> str:
-    text = safe_repr(value)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return short(value, width)  # (reads only what it shows)

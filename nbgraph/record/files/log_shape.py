@@ -225,6 +225,9 @@ def _step_problems(steps: list[dict[str, Any]], nodes: set[str]) -> Iterator[str
         number = step["step"]
         if previous is not None and number <= previous:
             yield f"step {number} (entry {index} of 'steps') does not come after step {previous}"
+        elif previous is not None and number != previous + 1:
+            entry = f"step {number} (entry {index} of 'steps')"
+            yield f"{entry} follows step {previous}: a step is missing"
         previous = number
         tasks = step["tasks"]
         if len(tasks) > 1 and len({task["index"] for task in tasks}) != len(tasks):

@@ -49,6 +49,7 @@ from nbgraph.record.files.step_encoding import encode_steps, needs_afters, step_
 from nbgraph.record.run_context import decode_store_ops, encode_store_ops
 from nbgraph.record.subruns.files import attach_subruns, encode_subruns
 from nbgraph.record.subruns.runs import subrun_logs
+from nbgraph.reducers import replay_budget
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -459,7 +460,8 @@ def checked_run(cls: type[RunRecord], log: RunLog, where: str = "The text") -> R
     """
     try:
         run = cls(log)
-        replay(run, tree=False)
+        with replay_budget():  # (one for the whole load: linear in the file)
+            replay(run, tree=False)
     except (RecursionError, MemoryError) as error:
         raise RunFileError(f"{where} holds a run too large to read ({error}).") from None
     except Exception as error:

@@ -373,9 +373,10 @@ def _guess_order_dependent(spec: FieldSpec, written: Sequence[Any] = ()) -> bool
     True
     """
     reducer = spec.reducer
-    if reducer is None or any(reducer.fn is fn for fn in _ORDER_FREE):
+    fn = None if reducer is None else builtin.plain_function(reducer.fn)
+    if reducer is None or any(fn is known for known in _ORDER_FREE):
         return False
-    if any(reducer.fn is fn for fn in _ADDITION):
+    if any(fn is known for known in _ADDITION):
         numeric = spec.type in _NUMBER_TYPES or (
             bool(written) and all(isinstance(v, numbers.Number) for v in written)
         )

@@ -16,7 +16,7 @@
   var runs = [{ name: -1, label: -1, parent: -1, at: null, status: data.status, error: data.error,
                 picture: data.picture, initial: data.initial, steps: data.steps }]
     .concat(data.subruns);
-  var childrenOf = {};  // "run:step position:task position" -> the runs that task started
+  var childrenOf = Object.create(null);  // "run:step position:task position" -> the runs that task started
   runs.forEach(function (r, index) {
     if (r.parent < 0) return;
     var key = r.parent + ":" + r.at[0] + ":" + r.at[1];
@@ -55,7 +55,7 @@
   // a graph's picture: DOT id (its <title>) -> element, and node name -> DOT ids
   var pictures = data.pictures.map(function (info, index) {
     var holder = document.querySelector('.nbg-graph[data-picture="' + index + '"]');
-    var p = { holder: holder, info: info, boxes: {}, idsOfName: {}, edges: [] };
+    var p = { holder: holder, info: info, boxes: Object.create(null), idsOfName: Object.create(null), edges: [] };
     var svg = holder && holder.querySelector("svg");
     if (!svg) return p;
     svg.querySelectorAll("g.node").forEach(function (g) {
@@ -80,7 +80,7 @@
   });
 
   // the state tree: "run:step" -> its boxes; a click opens that run at that step
-  var treeBoxes = {};
+  var treeBoxes = Object.create(null);
   var marked = [];
   var treeSvg = document.querySelector("#nbg-tree svg");
   if (treeSvg) {
@@ -141,16 +141,20 @@
   }
 
   function summary(tasks) {
-    var counts = {};
-    var order = [];
+    var counts = new Map();  // (not a plain object: a node may be named "constructor")
     tasks.forEach(function (task) {
       var name = text(task[0]);
-      if (!(name in counts)) { counts[name] = 0; order.push(name); }
-      counts[name] += 1;
+      counts.set(name, (counts.get(name) || 0) + 1);
     });
-    return order.map(function (name) {
-      return counts[name] > 1 ? name + " ×" + counts[name] : name;
+    return Array.from(counts, function (pair) {
+      return pair[1] > 1 ? pair[0] + " ×" + pair[1] : pair[0];
     }).join(", ");
+  }
+
+  function paused(step) {
+    // a step whose writes never reached the state because a task asked (none failed)
+    return !step[4] && step[1].some(function (t) { return t[1] === PAUSED; }) &&
+      !step[1].some(function (t) { return t[1] === FAILED; });
   }
 
   var STATUS = ["ran", "failed", "paused (interrupt)", "cached"];
@@ -235,7 +239,9 @@
     box.textContent = "";
     var asked = step[1].filter(function (t) { return t[1] === PAUSED; });
     var lines = [];
-    if (!step[4] && step[0] > 0) lines.push("This step failed: its writes never reached the state.");
+    if (!step[4] && step[0] > 0 && !paused(step)) {
+      lines.push("This step failed: its writes never reached the state.");
+    }
     if (asked.length) lines.push("Paused here, waiting for an answer: " + summary(asked) + ".");
     lines.forEach(function (line) {
       var p = document.createElement("p");
@@ -253,7 +259,7 @@
 
   function paint(step, previous) {
     if (!P) return;
-    var ran = {}, failed = {}, before = {};
+    var ran = Object.create(null), failed = Object.create(null), before = Object.create(null);
     step[1].forEach(function (t) {
       (P.idsOfName[t[0]] || []).forEach(function (id) {
         ran[id] = true;
@@ -288,7 +294,7 @@
     var last = position === steps.length - 1;
     slider.value = String(position);
     var what = step[0] === 0 ? "the input" : summary(step[1]) || "no tasks";
-    var status = step[4] ? "" : " — failed";
+    var status = step[4] ? "" : paused(step) ? " — paused" : " — failed";
     var where = current === 0 ? "" : text(R.name) + ", ";
     $("nbg-label").textContent = where + "step " + step[0] + " of " +
       steps[steps.length - 1][0] + ": " + what + status;
@@ -302,7 +308,7 @@
   }
 
   function firstShown(r) {
-    var failedAt = r.steps.findIndex(function (s) { return !s[4] && s[0] > 0; });
+    var failedAt = r.steps.findIndex(function (s) { return !s[4] && s[0] > 0 && !paused(s); });
     return failedAt >= 0 ? failedAt : Math.min(1, r.steps.length - 1);
   }
 
