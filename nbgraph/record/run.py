@@ -21,6 +21,7 @@ from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, eff
 from nbgraph.record.lineages.states import BranchTimeline
 from nbgraph.record.run_context import ContextFacts
 from nbgraph.record.subruns.trees import run_tree, subrun_positions
+from nbgraph.record.text import plural, status_text
 from nbgraph.record.tables import (
     diff_frame,
     field_history_frame,
@@ -66,7 +67,10 @@ class RunRecord(ContextFacts):
     def __repr__(self) -> str:
         steps = len(self.log.steps) - 1
         tasks = sum(len(s.tasks) for s in self.log.steps[1:])
-        return f"<Run {self.status}: {steps} supersteps, {tasks} tasks>"
+        return (
+            f"<Run {status_text(self.status)}: {plural(steps, 'superstep')}, "
+            f"{plural(tasks, 'task')}>"
+        )
 
     # --- the facts -------------------------------------------------------------------------
 

@@ -13,10 +13,12 @@ from collections.abc import Iterable
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.primitives import MISSING
 from nbgraph.record.run_context import context_line
-from nbgraph.record.text import safe_repr
+from nbgraph.record.text import NO_VALUE, safe_repr
 from nbgraph.views.dot import short
 from nbgraph.views.render import render_svg, render_with, renderers
+from nbgraph.views.table_view import duration_text
 from nbgraph.views.theme import themed_svg
 
 if TYPE_CHECKING:
@@ -144,6 +146,16 @@ def cell_text(value: Any, width: int = 60) -> str:
 
 _VALUE_COLUMNS = ("before", "after", "value", "from", "to", "this", "other")
 """Columns holding state values: `styled` shows them as their repr (quotes kept)."""
+_DURATION_COLUMNS = ("duration",)
+"""Columns holding seconds: `styled` shows them in units ("0.33 ms")."""
+_BOUNDED = "max-width:30em;overflow-wrap:anywhere;vertical-align:top"
+"""Every cell of a styled table: a long value wraps inside its column instead of pushing
+the columns after it off-screen."""
+
+
+def value_text(value: Any, width: int = 60) -> str:
+    """A state value's short text: its repr (quotes kept), `NO_VALUE` for no value."""
+    return NO_VALUE if value is MISSING else short(value, width)
 
 
 def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str = "nbgraph") -> Any:
@@ -156,7 +168,11 @@ def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str =
     styler = frame.style.format(lambda value: html.escape(cell_text(value)))
     values = [c for c in frame.columns if c in _VALUE_COLUMNS]
     if values:  # state values keep their quotes: '1' and 1 differ
-        styler = styler.format(lambda value: html.escape(short(value, 60)), subset=values)
+        styler = styler.format(lambda value: html.escape(value_text(value, 60)), subset=values)
+    times = [c for c in frame.columns if c in _DURATION_COLUMNS]
+    if times:  # "0.33 ms", not 0.000331845
+        styler = styler.format(lambda value: html.escape(duration_text(value)), subset=times)
+    styler = styler.set_table_styles([{"selector": "td", "props": _BOUNDED}])
     styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
     styler = styler.set_uuid(uuid)
     if changed is not None:
