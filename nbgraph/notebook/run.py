@@ -221,6 +221,25 @@ class Run(RunRecord):
         grown.forks = self.forks  # (the thread's forks, whichever of its runs made them)
         return grown
 
+    def catch_up(self, grown: Run) -> Run:
+        """Make this object the record of `grown`, the thread this run paused on, grown by
+        an answer (`answer`, `review_calls`): its steps, status and tables become `grown`'s.
+        The inspector's answer panel does this, so the run a notebook holds and the
+        inspector show the same thing after an answer. Returns this run.
+
+        Raises:
+            InvalidArgumentError: `grown` is not a `Run`.
+        """
+        if not isinstance(grown, Run):
+            raise InvalidArgumentError(
+                f"run.catch_up(grown): expected the Run an answer returned, got "
+                f"{type(grown).__name__}."
+            )
+        if grown is not self:
+            self.__dict__.clear()  # (its cached tables too: they are the paused run's)
+            self.__dict__.update(grown.__dict__)
+        return self
+
     @property
     def pending_calls(self) -> Any:
         """The tool calls this run waits to have approved at a breakpoint (paused before the

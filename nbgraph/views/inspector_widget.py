@@ -384,6 +384,8 @@ class Inspector(ipywidgets.VBox):
         asked = [(t.node, i.value) for t in log.tasks for i in t.interrupts]
         if not asked:
             return ""
+        if getattr(self.run, "questions", None):  # the answer panel shows each question once
+            return f"<div><b>Paused at step {step}, waiting for an answer</b> (below).</div>"
         items = "".join(
             f"<li><b>{_escape(node)}</b> asks: {_escape(safe_repr(value))}</li>"
             for node, value in asked

@@ -200,7 +200,9 @@ def _effect_row(
     style = ERROR if effect.conflict else CHANGED if effect.changed else ""
     after = f"<i>{html.escape(unapplied)}</i>"
     if effect.applied:  # a long text's change marked, else the value
-        marked = changed_text_html(effect.cell("before"), effect.cell("after"), 50)
+        cell = getattr(effect, "cell", None)  # (the table's cells: a text trail not joined)
+        old, new = (cell("before"), cell("after")) if cell else (effect.before, effect.after)
+        marked = changed_text_html(old, new, 50)
         after = marked if marked is not None else _value_html(effect.after, 50, messages=3)
     cells = [
         html.escape(effect.field),

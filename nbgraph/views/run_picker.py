@@ -15,7 +15,18 @@ from nbgraph.views.snapshot import with_snapshot
 
 __all__ = ["RunPicker"]
 
-_ALL = None  # (the "any" choice: no status or path is None)
+class _Any:
+    """The "any" choice of the status and path pickers. Not None: a Dropdown whose value is
+    None has nothing picked, and shows blank (the "any" label was never seen)."""
+
+    def __repr__(self) -> str:
+        return "any"
+
+    def __bool__(self) -> bool:
+        return False  # (no filter)
+
+
+_ALL = _Any()
 
 
 class RunPicker(ipywidgets.VBox):

@@ -201,7 +201,7 @@
     if (!step[2].length) return fill("nbg-effects", "this step wrote nothing");
     var notesOf = function (flags) {
       var notes = [];
-      if (flags & NOT_APPLIED) notes.push("not applied");
+      if (flags & NOT_APPLIED) notes.push(paused(step) ? "paused (waiting for an answer)" : "not applied");
       if (flags & CONFLICT) notes.push("conflict");
       return notes.join(", ");
     };
