@@ -21,7 +21,6 @@ from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, eff
 from nbgraph.record.lineages.states import BranchTimeline
 from nbgraph.record.run_context import ContextFacts
 from nbgraph.record.subruns.trees import run_tree, subrun_positions
-from nbgraph.record.text import plural, status_text
 from nbgraph.record.tables import (
     diff_frame,
     field_history_frame,
@@ -29,6 +28,7 @@ from nbgraph.record.tables import (
     states_frame,
     task_frame,
 )
+from nbgraph.record.text import plural, status_text
 from nbgraph.record.timeline import Timeline
 from nbgraph.record.tree import StateTree, TreeNode
 

@@ -15,6 +15,7 @@ from nbgraph.views.snapshot import with_snapshot
 
 __all__ = ["RunPicker"]
 
+
 class _Any:
     """The "any" choice of the status and path pickers. Not None: a Dropdown whose value is
     None has nothing picked, and shows blank (the "any" label was never seen)."""
@@ -78,7 +79,7 @@ class RunPicker(ipywidgets.VBox):
             for position, (index, status, path) in enumerate(
                 zip(self._indexes, self._statuses, self._paths, strict=True)
             )
-            if self.status.value in (_ALL, status) and self.path.value in (_ALL, path)
+            if _matches(self.status.value, status) and _matches(self.path.value, path)
         ]
         self.run.options = options
         self.run.value = options[0][1] if options else None
@@ -108,6 +109,11 @@ class RunPicker(ipywidgets.VBox):
         """Saved: the picked run's inspector as a snapshot too (`views.snapshot`)."""
         bundle = super()._repr_mimebundle_(**kwargs)
         return with_snapshot(bundle, self.inspector, "A batch's run picker")
+
+
+def _matches(picked: Any, value: str) -> bool:
+    """Whether a run's status (path) passes its picker: "any" (or nothing picked) or it."""
+    return picked is _ALL or picked is None or picked == value
 
 
 def _path_label(path: str) -> str:

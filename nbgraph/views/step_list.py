@@ -138,7 +138,6 @@ def _not_applied(tasks: list[Any]) -> str:
     return f" — {ending(tasks)}"
 
 
-
 def _timed(task: Any) -> bool:
     """Whether the task's time is known (a run imported from LangGraph has none)."""
     return bool(task.started or task.ended)

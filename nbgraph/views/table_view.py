@@ -176,7 +176,8 @@ def values_table_html(frame: Any) -> str:
     times = [str(c) in _DURATIONS for c in frame.columns]
     rows = []
     for index, record in zip(
-        frame.index[:_MAX_ROWS], frame.head(_MAX_ROWS).itertuples(index=False, name=None),
+        frame.index[:_MAX_ROWS],
+        frame.head(_MAX_ROWS).itertuples(index=False, name=None),
         strict=True,
     ):
         cells = [

@@ -34,8 +34,9 @@ def node_frame_text(error: BaseException) -> str:
     >>> try:
     ...     convert()
     ... except ValueError as error:
-    ...     print(node_frame_text(error).splitlines()[:2])
-    ['ValueError: bad', 'raised in convert (<doctest nbgraph.views.traceback_panel.node_frame_text[0]>, line 2)']
+    ...     said, where = node_frame_text(error).splitlines()[:2]
+    >>> said, where.startswith("raised in convert (<doctest"), where.endswith("line 2)")
+    ('ValueError: bad', True, True)
     """
     frame = _node_frame(error) if error.__traceback__ is not None else None
     if frame is None:

@@ -129,9 +129,7 @@ def test_one_word_for_no_value_everywhere():
 
 
 def test_durations_are_in_units_in_the_batch_table():
-    app = (
-        StateGraph(S).add_node("a", lambda s: {"ok": True}).add_edge(START, "a").compile()
-    )
+    app = StateGraph(S).add_node("a", lambda s: {"ok": True}).add_edge(START, "a").compile()
     runs = app.run_many([{"calls": []}, {"calls": []}], progress=False)
     html = runs._repr_html_()
     assert re.search(r">\d[\d.]* (µs|ms|s)<", html), html
@@ -139,9 +137,7 @@ def test_durations_are_in_units_in_the_batch_table():
 
 
 def test_the_batch_pickers_show_any_status_and_any_path():
-    app = (
-        StateGraph(S).add_node("a", lambda s: {"ok": True}).add_edge(START, "a").compile()
-    )
+    app = StateGraph(S).add_node("a", lambda s: {"ok": True}).add_edge(START, "a").compile()
     picker = app.run_many([{"calls": []}, {"calls": []}], progress=False).inspect()
     assert picker.status.index == 0 and picker.status.label == "any status (2)"
     assert picker.path.index == 0 and picker.path.label == "any path"
@@ -190,7 +186,8 @@ def test_the_question_is_shown_once():
     inspector = run.inspect()
     inspector.go(1)
     shown = inspector.error.value + "".join(
-        getattr(child, "value", "") for row in inspector.answer_panel.rows
+        getattr(child, "value", "")
+        for row in inspector.answer_panel.rows
         for child in row.box.children
     )
     assert shown.count("question") == 1, shown
