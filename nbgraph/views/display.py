@@ -19,6 +19,7 @@ from nbgraph.record.text import NO_VALUE, safe_repr
 from nbgraph.views.dot import short
 from nbgraph.views.render import render_svg, render_with, renderers
 from nbgraph.views.table_view import duration_text
+from nbgraph.views.text_diff import changed_text_html
 from nbgraph.views.theme import themed_svg
 
 if TYPE_CHECKING:
@@ -153,6 +154,20 @@ _BOUNDED = "max-width:30em;overflow-wrap:anywhere;vertical-align:top"
 the columns after it off-screen."""
 
 
+class Marked:
+    """A cell already written as escaped HTML (a long text's change marked,
+    `views.text_diff`): `styled` shows it as it is."""
+
+    __slots__ = ("html",)
+
+    def __init__(self, html_text: str) -> None:
+        self.html = html_text
+
+
+def _value_cell(value: Any) -> str:
+    return value.html if isinstance(value, Marked) else html.escape(value_text(value, 60))
+
+
 def value_text(value: Any, width: int = 60) -> str:
     """A state value's short text: its repr (quotes kept), `NO_VALUE` for no value."""
     return NO_VALUE if value is MISSING else short(value, width)
@@ -168,7 +183,7 @@ def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str =
     styler = frame.style.format(lambda value: html.escape(cell_text(value)))
     values = [c for c in frame.columns if c in _VALUE_COLUMNS]
     if values:  # state values keep their quotes: '1' and 1 differ
-        styler = styler.format(lambda value: html.escape(value_text(value, 60)), subset=values)
+        styler = styler.format(_value_cell, subset=values)
     times = [c for c in frame.columns if c in _DURATION_COLUMNS]
     if times:  # "0.33 ms", not 0.000331845
         styler = styler.format(lambda value: html.escape(duration_text(value)), subset=times)
@@ -196,6 +211,16 @@ def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
     for column in changed.columns:
         changed[column] = False
     changed["after"] = effects["changed"].astype(bool).to_numpy()
+    marked = [  # a long text's change marked in its `after` cell
+        changed_text_html(before, after, 60)
+        for before, after in zip(effects["before"], effects["after"], strict=True)
+    ]
+    if any(m is not None for m in marked):
+        shown = shown.copy()
+        shown["after"] = [
+            Marked(m) if m is not None else after
+            for m, after in zip(marked, effects["after"], strict=True)
+        ]
     steps = last_tasks(run, max_rows)[["step", "node", "triggers", "writes", "status"]]
     head = html.escape(repr(run))
     facts = context_line(run.log)

@@ -74,7 +74,8 @@ def test_a_long_texts_change_is_marked_in_the_inspector_and_the_effects_table():
     run = values_run()
     inspector = run.inspect()
     inspector.go(2)
-    for html in (inspector.effects.value, run.effects._repr_html_()):
+    summary = run._repr_mimebundle_()["text/html"]
+    for html in (inspector.effects.value, run.effects._repr_html_(), summary):
         assert "<del>B</del><ins>C</ins>" in html
         assert "…2,488 same…" in html  # the common beginning and end counted, not shown
 
