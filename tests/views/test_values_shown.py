@@ -11,12 +11,17 @@ import json
 import operator
 import random
 import re
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from nbgraph import END, START, MemorySaver, StateGraph, interrupt
+from nbgraph.views import share_html
 from nbgraph.views.panels import state_html
 from nbgraph.views.share_html import run_page
 from nbgraph.views.step_list import tasks_text
@@ -249,3 +254,41 @@ def test_the_shared_page_of_a_failed_run_shows_the_users_frame_first():
     assert "raise ValueError" in first[2]
     assert error.index("raised in convert_rate") < error.index("Traceback")
     assert "<img" not in page.split('id="nbgraph-data"')[1].split("</script>")[0]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
+def test_the_shared_page_says_paused_in_a_paused_steps_effects_and_not_in_red():
+    source = (Path(share_html.__file__).parent / "static" / "share_html.js").read_text()
+
+    def function(name: str) -> str:
+        start = source.index(f"  function {name}(")
+        return source[start : source.index("\n  }\n", start) + 4]
+
+    program = "\n".join(
+        [
+            "var FAILED = 1, PAUSED = 2, NOT_APPLIED = 2, CONFLICT = 4, CHANGED = 1;",
+            "var R = {error: -1}; function text(x) { return x; }",
+            "var made = []; var boxes = {};",
+            "var document = {createElement: function (t) {",
+            "  var e = {tag: t, children: [], className: '', textContent: '',",
+            "    appendChild: function (c) { this.children.push(c); }};",
+            "  made.push(e); return e; }};",
+            "function $(id) { return boxes[id] = boxes[id] || document.createElement(id); }",
+            "function cell(tr, value, className) { var td = document.createElement('td');",
+            "  td.textContent = value; td.className = className || ''; tr.appendChild(td); }",
+            "function fill(id, what) { boxes[id] = what; }",
+            "function table(headings, rows) { return rows; }",
+            *(function(name) for name in ("summary", "paused", "showStopped", "showEffects")),
+            "var step = [1, [['ask', PAUSED], ['note', 0]], [['log', 'add', '[]',",
+            "  'note: [1]', '[1]', NOT_APPLIED]], [], 0];",
+            "showStopped(step, true); showEffects(step);",
+            "var notes = boxes['nbg-effects'][0].children[5];",
+            "var said = boxes['nbg-stopped'].children.map(function (p) {",
+            "  return [p.textContent, p.className]; });",
+            "console.log(JSON.stringify([said, notes.textContent, notes.className]));",
+        ]
+    )
+    out = subprocess.run(["node", "-e", program], capture_output=True, text=True, check=True)
+    said, note, kind = json.loads(out.stdout)
+    assert said == [["Paused here, waiting for an answer: ask.", "nbg-paused"]]
+    assert note == "paused (waiting for an answer)" and kind == "nbg-paused"
