@@ -305,7 +305,7 @@ def test_save_and_load_a_folder(tmp_path):
 def test_repr_and_escaped_html():
     app = build()
     runs = app.run_many([{"x": 1, "label": "<script>alert(1)</script>", "log": []}], progress=False)
-    assert repr(runs) == "<Runs: 1 runs, 0 failed, 1 distinct paths>"
+    assert repr(runs) == "<Runs: 1 run, 0 failed, 1 distinct path>"
     page = runs._repr_html_()
     assert "<script>" not in page and "&lt;script&gt;" not in page  # label became "small"
     evil = (
