@@ -36,6 +36,7 @@ from nbgraph.primitives import MISSING
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import NO_VALUE, safe_repr, short
 from nbgraph.views.share_runs import Picture, SharedRun, pictures, shared_runs, tree_picture
+from nbgraph.views.text_diff import changed_text_plain
 from nbgraph.views.traceback_panel import node_frame_text
 
 __all__ = ["page_data", "run_page", "save_html"]
@@ -244,7 +245,7 @@ def _state_changes(run: Any, steps: list[list[Any]], strings: _Strings) -> None:
                 strings(str(effect.reducer)),
                 _effect_value(effect.cell("before"), strings),
                 strings(_writes_text(effect.writes)),
-                _effect_value(after, strings),
+                _effect_after(effect.cell("before"), after, strings),
                 flags,
             ]
         )
@@ -260,6 +261,13 @@ def _state_changes(run: Any, steps: list[list[Any]], strings: _Strings) -> None:
 def _effect_value(value: Any, strings: _Strings) -> int:
     """An effect's before or after: its short text, or `NO_VALUE` for no value."""
     return strings(NO_VALUE) if value is MISSING else strings.value(value)
+
+
+def _effect_after(before: Any, after: Any, strings: _Strings) -> int:
+    """An effect's after: a long text's change marked in words (`[-old-]{+new+}`,
+    `views.text_diff`), else as `_effect_value`."""
+    marked = changed_text_plain(before, after, VALUE_WIDTH)
+    return strings(marked) if marked is not None else _effect_value(after, strings)
 
 
 def _writes_text(writes: list[tuple[str, Any]]) -> str:

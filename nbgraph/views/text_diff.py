@@ -14,7 +14,7 @@ from typing import Any
 
 from nbgraph.record.cells import TextPrefix
 
-__all__ = ["changed_text_html", "common_ends"]
+__all__ = ["changed_text_html", "changed_text_plain", "common_ends"]
 
 _CONTEXT = 12
 """Characters shown on each side of the change."""
@@ -31,28 +31,87 @@ def changed_text_html(before: Any, after: Any, width: int = 60) -> str | None:
     >>> changed_text_html("ab", "ac") is None
     True
     """
-    texts = _texts(before, after)
-    if texts is None:
+    parts = _change(before, after, width)
+    if parts is None:
         return None
-    old, new = texts
-    if max(len(old), len(new)) <= width or old == new:
+    marks = {"same": "<i>…{} same…</i>", "del": "<del>{}</del>", "ins": "<ins>{}</ins>"}
+    shown = "".join(
+        marks[kind].format(f"{piece:,}" if kind == "same" else html.escape(piece))
+        if kind in marks
+        else html.escape(piece)
+        for kind, piece in parts
+    )
+    return f"<span class='nbgraph-text-diff'>{shown}</span>"
+
+
+def changed_text_plain(before: Any, after: Any, width: int = 60) -> str | None:
+    """As `changed_text_html`, in plain text (for a page that shows text, not HTML): the
+    old middle as `[-old-]`, the new one as `{+new+}`, as `git diff --word-diff` writes them.
+
+    >>> changed_text_plain("A" * 30 + "B" + "A" * 30, "A" * 30 + "C" + "A" * 30, 20)
+    '…18 same… AAAAAAAAAAAA[-B-]{+C+}AAAAAAAAAAAA …18 same…'
+    """
+    parts = _change(before, after, width)
+    if parts is None:
         return None
-    start, end = common_ends(old, new)
-    removed, added = old[start : len(old) - end], new[start : len(new) - end]
-    left = new[max(0, start - _CONTEXT) : start]
-    right = new[len(new) - end : len(new) - end + _CONTEXT] if end else ""
-    parts = []
+    marks = {"same": "…{:,} same…", "del": "[-{}-]", "ins": "{{+{}+}}"}
+    shown = [marks[kind].format(piece) if kind in marks else piece for kind, piece in parts]
+    if parts[0][0] == "same":
+        shown[0] += " "
+    if parts[-1][0] == "same":
+        shown[-1] = " " + shown[-1]
+    return "".join(shown)
+
+
+def _change(before: Any, after: Any, width: int) -> list[tuple[str, Any]] | None:
+    """The pieces that show a long text's change: ("same", count) for the common beginning
+    and end not shown, ("text", context), ("del", old middle), ("ins", new middle); None when
+    the two are not both texts, are equal, or are short enough to read whole."""
+    grown = _grown(before, after, width)
+    if grown is not None:  # a text that grew at its end: nothing to compare
+        (start, left, added), removed, end, right = grown, "", 0, ""
+    else:
+        texts = _texts(before, after)
+        if texts is None:
+            return None
+        old, new = texts
+        if max(len(old), len(new)) <= width or old == new:
+            return None
+        start, end = common_ends(old, new)
+        removed, added = old[start : len(old) - end], new[start : len(new) - end]
+        left = new[max(0, start - _CONTEXT) : start]
+        right = new[len(new) - end : len(new) - end + _CONTEXT] if end else ""
+    parts: list[tuple[str, Any]] = []
     if start > len(left):
-        parts.append(_count(start - len(left)))
-    parts.append(_piece(left))
+        parts.append(("same", start - len(left)))
+    parts.append(("text", _piece(left)))
     if removed:
-        parts.append(f"<del>{_piece(removed, width)}</del>")
+        parts.append(("del", _piece(removed, width)))
     if added:
-        parts.append(f"<ins>{_piece(added, width)}</ins>")
-    parts.append(_piece(right))
+        parts.append(("ins", _piece(added, width)))
+    parts.append(("text", _piece(right)))
     if end > len(right):
-        parts.append(_count(end - len(right)))
-    return "<span class='nbgraph-text-diff'>" + "".join(parts) + "</span>"
+        parts.append(("same", end - len(right)))
+    return parts
+
+
+def _grown(before: Any, after: Any, width: int) -> tuple[int, str, str] | None:
+    """For two cells of one text trail (a transcript grown at its end, `record.cells`):
+    where it grew, the context before that and what was added (at most `width` + 1
+    characters of it read); None for anything else, or a text short enough to read whole."""
+    if not (type(before) is TextPrefix and type(after) is TextPrefix):
+        return None
+    if before.trail is not after.trail or not before.length < after.length:
+        return None
+    if after.length <= width:
+        return None
+    whole = after.trail.text()  # (joined once per trail, kept joined: no copy)
+    start = before.length
+    return (
+        start,
+        whole[max(0, start - _CONTEXT) : start],
+        whole[start : min(after.length, start + width + 1)],
+    )
 
 
 def _texts(before: Any, after: Any) -> tuple[str, str] | None:
@@ -98,11 +157,6 @@ def _shared(same: Any, most: int) -> int:
 
 
 def _piece(text: str, width: int = 10_000) -> str:
-    """A piece of the text as repr writes it inside quotes (a newline as `\\n`), escaped."""
+    """A piece of the text as repr writes it inside quotes (a newline as `\\n`), not escaped."""
     cut = text if len(text) <= width else text[: width - 1]
-    shown = repr(cut)[1:-1]
-    return html.escape(shown) + ("…" if len(text) > width else "")
-
-
-def _count(same: int) -> str:
-    return f"<i>…{same:,} same…</i>"
+    return repr(cut)[1:-1] + ("…" if len(text) > width else "")

@@ -85,6 +85,30 @@ def test_a_long_texts_change_is_marked_in_the_inspector_and_the_effects_table():
         assert "…2,488 same…" in html  # the common beginning and end counted, not shown
 
 
+class Chat(TypedDict, total=False):
+    transcript: Annotated[str, operator.add]
+
+
+def test_a_transcript_grown_at_its_end_shows_what_was_added_without_comparing():
+    app = (
+        StateGraph(Chat)
+        .add_node("talk", lambda s: {"transcript": f"turn {len(s['transcript'])}|"})
+        .add_conditional_edges("talk", lambda s: END if len(s["transcript"]) > 3e6 else "talk")
+        .add_edge(START, "talk")
+        .compile()
+    )
+    run = app.with_config(recursion_limit=100).run({"transcript": "x" * 3_000_000})
+    cell = run.effects["after"].iloc[-1]
+    assert type(cell).__name__ == "TextPrefix"  # (the case that must not join nor compare)
+    inspector = run.inspect()
+    inspector.go(inspector.steps[-1])
+    assert (
+        "<ins>turn 3000" in inspector.effects.value
+        and "…2,999,988 same…" in inspector.effects.value
+    )
+    assert "{+turn 3000" in run_page(run)  # the shared page marks it in words
+
+
 def test_the_change_is_found_exactly_and_read_at_c_speed():
     rng = random.Random(37)
     for _ in range(300):
