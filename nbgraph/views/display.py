@@ -18,7 +18,7 @@ from nbgraph.record.run_context import context_line
 from nbgraph.record.text import NO_VALUE, safe_repr
 from nbgraph.views.dot import short
 from nbgraph.views.render import render_svg, render_with, renderers
-from nbgraph.views.table_view import duration_text
+from nbgraph.views.table_view import duration_text, not_applied
 from nbgraph.views.text_diff import changed_text_html
 from nbgraph.views.theme import themed_svg
 
@@ -197,6 +197,23 @@ def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str =
     return styler
 
 
+def _marked_after(run: Any, effects: Any) -> list[str | None]:
+    """Per effect row, its `after` cell as HTML when it needs more than the value: a step
+    not applied (paused at `interrupt()`, or failed: `table_view.not_applied`), a long text's
+    change marked (`views.text_diff`); None for the others."""
+    applied = effects["applied"] if "applied" in effects else [True] * len(effects)
+    cells = []
+    for step, before, after, done in zip(
+        effects["step"], effects["before"], effects["after"], applied, strict=True
+    ):
+        if not done:  # (the last steps: looked up from the end)
+            tasks = next((s.tasks for s in reversed(run.log.steps) if s.step == step), ())
+            cells.append(f"<i>{html.escape(not_applied(tasks))}</i>")
+        else:
+            cells.append(changed_text_html(before, after, 60))
+    return cells
+
+
 def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
     """A compact HTML summary of a run: status line, its picture (SVG made by graphviz from
     escaped labels), tasks, and what each step changed.
@@ -211,10 +228,7 @@ def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
     for column in changed.columns:
         changed[column] = False
     changed["after"] = effects["changed"].astype(bool).to_numpy()
-    marked = [  # a long text's change marked in its `after` cell
-        changed_text_html(before, after, 60)
-        for before, after in zip(effects["before"], effects["after"], strict=True)
-    ]
+    marked = _marked_after(run, effects)  # a long text's change, a step paused or failed
     if any(m is not None for m in marked):
         shown = shown.copy()
         shown["after"] = [

@@ -208,7 +208,9 @@ def test_a_paused_run_reads_paused_in_every_view():
     table = run.effects._repr_html_()
     assert "paused for an answer" in table and "the step failed" not in table
     assert "run paused" in inspector.graph.caption
-    assert "failed" not in run._repr_mimebundle_()["text/html"].split("<svg")[0]
+    summary = run._repr_mimebundle_()["text/html"]
+    assert "failed" not in summary.split("<svg")[0]
+    assert "paused for an answer" in summary and "the step failed" not in summary
 
 
 def test_the_question_is_shown_once():
