@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from nbgraph.engine.core.caching import InMemoryCache
     from nbgraph.engine.core.runtime import Runtime, get_config, get_runtime, get_store
     from nbgraph.engine.core.writer import StreamWriter, get_stream_writer
+    from nbgraph.engine.streaming.push import push_message
     from nbgraph.func import entrypoint, task
     from nbgraph.messages import Message, MessagesState, RemoveMessage
     from nbgraph.notebook.langgraph_trace import atrace, trace
@@ -104,6 +105,7 @@ __all__ = [
     "interrupt",
     "last_write_wins",
     "pauses_of",
+    "push_message",
     "register_reducer",
     "task",
     "trace",
@@ -126,6 +128,7 @@ _ON_FIRST_USE = {
     "get_store": "nbgraph.engine.core.runtime",
     "StreamWriter": "nbgraph.engine.core.writer",
     "get_stream_writer": "nbgraph.engine.core.writer",
+    "push_message": "nbgraph.engine.streaming.push",
     "trace": "nbgraph.notebook.langgraph_trace",
     "atrace": "nbgraph.notebook.langgraph_trace",
     "pauses_of": "nbgraph.record.langgraph.pauses",

@@ -24,6 +24,7 @@ __all__ = [
     "Command",
     "Ephemeral",
     "EphemeralValue",
+    "GraphOutput",
     "Interrupt",
     "IsLastStep",
     "Mutation",
@@ -269,3 +270,46 @@ class Interrupt:
 
     value: Any
     id: str = ""
+
+
+@dataclass(frozen=True)
+class GraphOutput(Generic[N]):
+    """What `invoke`/`ainvoke` return with `version="v2"` (LangGraph's): the final output
+    (`value`, in the output schema's own form) and the questions that paused the run.
+
+    `result["__interrupt__"]`, `result[key]` and `key in result` still read as a v1 result
+    did, with a `DeprecationWarning` (as LangGraph's).
+    """
+
+    value: Any
+    interrupts: tuple[Interrupt, ...] = ()
+
+    def __getitem__(self, key: str) -> Any:
+        _warn_item_access()
+        if key == "__interrupt__":
+            return self.interrupts
+        if isinstance(self.value, dict):
+            return self.value[key]
+        try:
+            return getattr(self.value, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def __contains__(self, key: object) -> bool:
+        _warn_item_access()
+        if key == "__interrupt__":
+            return bool(self.interrupts)
+        if isinstance(self.value, dict):
+            return key in self.value
+        return isinstance(key, str) and hasattr(self.value, key)
+
+
+def _warn_item_access() -> None:
+    import warnings
+
+    warnings.warn(
+        "Reading a GraphOutput as a dict is deprecated: use result.value for the output and "
+        "result.interrupts for the questions that paused the run.",
+        DeprecationWarning,
+        stacklevel=3,
+    )

@@ -35,7 +35,7 @@ from nbgraph.blueprint.validate import (
     unreachable,
 )
 from nbgraph.errors import GraphBuildError, wrong_argument
-from nbgraph.primitives import END, START
+from nbgraph.primitives import END, START, IsLastStep, RemainingSteps
 from nbgraph.schema import FieldSpec, SchemaInfo, read_schema, schema_kind
 
 __all__ = ["GraphBuilder"]
@@ -86,6 +86,22 @@ class GraphBuilder(NodePolicies):
     def __repr__(self) -> str:
         return f"StateGraph({name_of(self.state_schema)}, nodes={list(self.nodes)})"
 
+    @property
+    def managed(self) -> dict[str, Any]:
+        """The managed fields of the graph's schemas (state, input, output, the nodes' own),
+        by name: each is `RemainingSteps` or `IsLastStep`, which the engine fills in every
+        step (LangGraph's `StateGraph.managed`)."""
+        schemas = [self.state_schema, self.input_schema, self.output_schema]
+        schemas += [node.input.cls for node in self.nodes.values() if node.input is not None]
+        found: dict[str, Any] = {}
+        for schema in schemas:
+            if schema_kind(schema) in (None, "dict"):
+                continue
+            for name, field in read_schema(schema, problems=[]).fields.items():
+                if field.managed:
+                    found.setdefault(name, RemainingSteps if field.type is int else IsLastStep)
+        return found
+
     # --- nodes -----------------------------------------------------------------------------
 
     def add_node(
@@ -112,10 +128,11 @@ class GraphBuilder(NodePolicies):
             input_schema: the schema this node reads (default: its first parameter's
                 annotation, else the state schema). Keys only declared here are private.
             **options: `destinations=` names where its `Command(goto=...)` may go (also read
-                from a `-> Command[Literal["a", "b"]]` annotation); `metadata` is accepted
-                for LangGraph compatibility. `retry_policy=` takes a `RetryPolicy` or a
-                list of them (the first whose `retry_on` matches applies); `cache_policy=`
-                a `CachePolicy`, used when the graph is compiled with `cache=`.
+                from a `-> Command[Literal["a", "b"]]` annotation); `metadata=` a dict,
+                added to the node's config metadata and shown by `get_graph()` (LangGraph's).
+                `retry_policy=` takes a `RetryPolicy` or a list of them (the first whose
+                `retry_on` matches applies); `cache_policy=` a `CachePolicy`, used when the
+                graph is compiled with `cache=`.
 
         Returns:
             The builder, so calls chain.
@@ -146,10 +163,21 @@ class GraphBuilder(NodePolicies):
             merge=merge,
             destinations=destinations(action, options.pop("destinations", None)),
             afn=async_form(action),
+            metadata=self._node_metadata(name, options.pop("metadata", None)),
             **self._policies(name, options),
         )
-        ignored(f"add_node({name!r})", options, keep=("metadata",))
+        ignored(f"add_node({name!r})", options, keep=())
         return self
+
+    def _node_metadata(self, name: str, metadata: Any) -> dict[str, Any] | None:
+        """`add_node(metadata=...)`: a dict (copied), or None."""
+        if metadata is None or isinstance(metadata, Mapping):
+            return None if metadata is None else dict(metadata)
+        self._problems.append(
+            f"Node {name!r}: metadata= must be a dict, got {metadata!r} "
+            f"(a {type(metadata).__name__})."
+        )
+        return None
 
     def _reader_schema(self, who: str, fn: Callable[..., Any], declared: Any) -> SchemaInfo | None:
         """The schema a node or router reads: `declared`, else its first parameter's

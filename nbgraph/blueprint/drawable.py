@@ -120,9 +120,10 @@ def _add(nodes: dict[str, Node], edges: list[Edge], edge: Edge) -> None:
 
 
 def _metadata(spec: GraphSpec, name: str) -> dict[str, Any]:
-    """What LangGraph's drawing notes on a node: defer, interrupts, a tool node's tools."""
+    """What LangGraph's drawing notes on a node: its `metadata=`, defer, interrupts, a tool
+    node's tools."""
     node = spec.nodes[name]
-    metadata: dict[str, Any] = {}
+    metadata: dict[str, Any] = dict(node.metadata or {})
     if node.defer:
         metadata["defer"] = True
     before, after = name in spec.interrupt_before, name in spec.interrupt_after

@@ -29,6 +29,7 @@ class NodeSpec:
     retry: tuple[Any, ...] = ()  # RetryPolicy each: the first whose retry_on matches applies
     cache: Any = None  # a CachePolicy: reuse its writes for an input it has seen
     afn: Callable[..., Any] | None = None  # its async form, run instead in an async run
+    metadata: Mapping[str, Any] | None = None  # `add_node(metadata=...)`: in its config, drawn
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import abc
 import contextlib
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypedDict
 
-from nbgraph.checkpoint.tuples import CheckpointTuple, list_checkpoints
+from nbgraph.checkpoint.tuples import CheckpointTuple, checkpoint_tuple, list_checkpoints
 from nbgraph.errors import NbgraphError
 
 __all__ = [
@@ -203,6 +203,31 @@ class BaseSaver(abc.ABC):
         `checkpoint_id` if it names one, only those older than `before`'s, only those whose
         metadata has every item of `filter`, at most `limit`."""
         return list_checkpoints(self, config, filter=filter, before=before, limit=limit)
+
+    def get_tuple(self, config: Mapping[str, Any]) -> CheckpointTuple | None:
+        """The checkpoint `config` names (its thread's latest without a `checkpoint_id`, of
+        its `checkpoint_ns` or `""`) as LangGraph's `CheckpointTuple`, or None."""
+        return checkpoint_tuple(self, config)
+
+    async def aget_tuple(self, config: Mapping[str, Any]) -> CheckpointTuple | None:
+        """`get_tuple`, awaitable (LangGraph's saver method)."""
+        return self.get_tuple(config)
+
+    async def alist(
+        self,
+        config: Mapping[str, Any] | None,
+        *,
+        filter: Mapping[str, Any] | None = None,
+        before: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """`list`, as an async iterator (LangGraph's saver method)."""
+        for item in self.list(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    async def adelete_thread(self, thread_id: Any) -> None:
+        """`delete_thread`, awaitable (LangGraph's saver method)."""
+        self.delete_thread(thread_id)
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

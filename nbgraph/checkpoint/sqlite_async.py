@@ -22,7 +22,7 @@ from typing import Any
 
 from nbgraph.checkpoint.base import BaseSaver, CheckpointRecord, PendingWrite
 from nbgraph.checkpoint.sqlite import SqliteSaver
-from nbgraph.checkpoint.tuples import CheckpointTuple, list_checkpoints
+from nbgraph.checkpoint.tuples import CheckpointTuple, checkpoint_tuple, list_checkpoints
 from nbgraph.errors import InvalidArgumentError
 
 __all__ = ["AsyncSqliteSaver"]
@@ -49,6 +49,8 @@ class AsyncSqliteSaver(BaseSaver):
     >>> asyncio.run(main())
     []
     """
+
+    lists_by_time = True  # list() of several threads: newest first across them (LangGraph's)
 
     batches = True  # (durability "async": the engine hands it checkpoints in `put_batch`es)
 
@@ -156,7 +158,7 @@ class AsyncSqliteSaver(BaseSaver):
                 `aget_tuple` there).
         """
         self._off_the_loop("await checkpointer.aget_tuple(...)")
-        return next(list_checkpoints(self, config, limit=1), None)
+        return checkpoint_tuple(self, config)
 
     def list(
         self,
@@ -191,8 +193,7 @@ class AsyncSqliteSaver(BaseSaver):
 
     async def aget_tuple(self, config: Mapping[str, Any]) -> CheckpointTuple | None:
         """`get_tuple`, awaitable."""
-        found = list_checkpoints(self, config, limit=1)
-        return await asyncio.to_thread(next, found, None)
+        return await asyncio.to_thread(checkpoint_tuple, self, config)
 
     async def alist(
         self,

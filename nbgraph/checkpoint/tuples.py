@@ -7,15 +7,17 @@ first checkpoint describes (so no compiled graph is needed, in any process).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import heapq
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from nbgraph.checkpoint.subthreads import split_key, sub_key
+from nbgraph.checkpoint.subthreads import split_key, sub_key, with_sub_keys
 from nbgraph.errors import InvalidArgumentError
 from nbgraph.primitives import Interrupt
 
-__all__ = ["CheckpointTuple", "list_checkpoints", "rebuild_states_with"]
+__all__ = ["CheckpointTuple", "checkpoint_tuple", "list_checkpoints", "rebuild_states_with"]
 
 
 class CheckpointTuple(NamedTuple):
@@ -51,7 +53,9 @@ def list_checkpoints(
     limit: int | None = None,
 ) -> Iterator[CheckpointTuple]:
     """The checkpoints of `config`'s thread (every thread's if `config` is None), newest
-    first, as LangGraph's `saver.list(...)`: only `config`'s `checkpoint_id` if it has one,
+    first, as LangGraph's `saver.list(...)`: with no `checkpoint_ns` in `config`, those of
+    its subgraphs too (the thread's first, then each subgraph thread's, in the order they
+    began); only `config`'s `checkpoint_id` if it has one,
     only those older than `before`'s checkpoint, only those whose metadata has every item
     of `filter`, at most `limit`."""
     if limit is not None and (type(limit) is not int or limit < 0):
@@ -69,24 +73,44 @@ def list_checkpoints(
                 f"{str(given)[:40]!r}."
             )
     configurable = dict((config or {}).get("configurable") or {})
-    ns = configurable.get("checkpoint_ns") or ""
+    ns = configurable.get("checkpoint_ns")
     thread_id = configurable.get("thread_id")
-    # (None: every thread, subgraphs' too, each shown with its checkpoint_ns)
-    threads = saver.threads() if thread_id is None else [sub_key(str(thread_id), ns)]
+    if thread_id is None:  # every thread, subgraphs' too, each shown with its checkpoint_ns
+        threads = saver.threads()
+    elif ns is None:  # the thread and its subgraphs' threads (LangGraph's: every namespace)
+        threads = with_sub_keys(saver.threads(), str(thread_id))
+    else:
+        threads = [sub_key(str(thread_id), ns)]
     wanted = configurable.get("checkpoint_id")
     before_id = ((before or {}).get("configurable") or {}).get("checkpoint_id")
     count = 0
-    for thread in threads:
-        for item in _thread_tuples(saver, thread, wanted, before_id):
-            if filter and any(item.metadata.get(k, _NONE) != v for k, v in filter.items()):
-                continue
-            if limit is not None and count >= limit:
-                return
-            count += 1
-            yield item
+    listed = [_thread_tuples(saver, thread, wanted, before_id) for thread in threads]
+    if getattr(saver, "lists_by_time", False) and len(listed) > 1:  # (LangGraph's SQLite
+        items: Iterable[CheckpointTuple] = heapq.merge(*listed, key=_made, reverse=True)
+    else:  # saver: newest first across threads; its memory saver: thread by thread)
+        items = itertools.chain.from_iterable(listed)
+    for item in items:
+        if filter and any(item.metadata.get(k, _NONE) != v for k, v in filter.items()):
+            continue
+        if limit is not None and count >= limit:
+            return
+        count += 1
+        yield item
+
+
+def _made(item: CheckpointTuple) -> str:
+    return item.checkpoint["ts"]  # (ISO times in UTC: they sort as the times do)
 
 
 _NONE = object()
+
+
+def checkpoint_tuple(saver: Any, config: Mapping[str, Any]) -> CheckpointTuple | None:
+    """LangGraph's `saver.get_tuple(config)`: the checkpoint `config` names, or its thread's
+    latest (of its `checkpoint_ns`, `""` if it names none), or None."""
+    configurable = dict((config or {}).get("configurable") or {})
+    configurable.setdefault("checkpoint_ns", "")
+    return next(list_checkpoints(saver, {"configurable": configurable}, limit=1), None)
 
 
 def _thread_tuples(

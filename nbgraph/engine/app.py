@@ -20,7 +20,7 @@ from nbgraph.engine.core.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.core.nesting import caller_now
 from nbgraph.engine.core.root_state import bare_field, root_chunks, root_output
 from nbgraph.engine.core.runlog import RunLog
-from nbgraph.engine.core.runtime import inherited, start_runtime
+from nbgraph.engine.core.runtime import addressed, inherited, start_runtime
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
 from nbgraph.engine.nested.states import held_tasks, named_thread, with_subgraph_states
@@ -29,7 +29,12 @@ from nbgraph.engine.persistence.durability import durability_of, finish
 from nbgraph.engine.persistence.history_snapshots import history_snapshots, paged
 from nbgraph.engine.persistence.listing import ThreadStates as ThreadStates  # (saver.list())
 from nbgraph.engine.persistence.persist import Thread
-from nbgraph.engine.persistence.snapshots import last_writer, state_snapshot, write_as_nodes
+from nbgraph.engine.persistence.snapshots import (
+    last_writer,
+    start_empty,
+    state_snapshot,
+    write_as_nodes,
+)
 from nbgraph.engine.runnable import RunnableHabits, refuse_non_saver
 from nbgraph.engine.streaming.namespaces import (
     SKIP,
@@ -40,8 +45,26 @@ from nbgraph.engine.streaming.namespaces import (
     open_relay,
     with_namespaces,
 )
+from nbgraph.engine.streaming.parts import (
+    aoutput_of,
+    aparts_of,
+    aprinted,
+    check_version,
+    chunk_shape,
+    keyed,
+    output_of,
+    parts_of,
+    printed,
+    wants_chunks,
+)
 from nbgraph.engine.streaming.streams import callbacks_inside_node
-from nbgraph.errors import CheckpointFileError, InvalidArgumentError, check_names, wrong_argument
+from nbgraph.errors import (
+    CheckpointFileError,
+    InvalidArgumentError,
+    InvalidUpdateError,
+    check_names,
+    wrong_argument,
+)
 from nbgraph.primitives import START, StateSnapshot
 
 __all__ = ["CompiledGraph"]
@@ -162,10 +185,11 @@ class CompiledGraph(RunnableHabits):
         checkpoint), as LangGraph does.
 
         Raises:
-            ValueError: no checkpointer, an empty thread, an unknown `as_node`, or a
-                `checkpoint_ns` that names no subgraph (a subgraph's thread is updated
-                through its parent, with its task's `state` config).
-            InvalidUpdateError: no `as_node`, and several nodes made the checkpoint.
+            ValueError: no checkpointer, an empty thread, or a `checkpoint_ns` that names
+                no subgraph (a subgraph's thread is updated through its parent, with its
+                task's `state` config).
+            InvalidUpdateError: an unknown `as_node` (LangGraph's class), or no `as_node`
+                and several nodes made the checkpoint.
         """
         return self._write_step(config, [(values, as_node)])
 
@@ -215,12 +239,15 @@ class CompiledGraph(RunnableHabits):
         thread = self._thread(config, strict=True)
         spec = thread.spec
         restored = thread.restore()
-        if restored is None:
+        if any(as_node == COPY for _, as_node in updates):  # (LangGraph's fork of a checkpoint)
+            return _copied(thread, restored, len(updates))
+        if restored is None and (thread.ns or spec.semantics == "branches"):
             raise ValueError(
                 f"Thread {thread.root_id!r}{f' (checkpoint_ns {thread.ns!r})' if thread.ns else ''}"
                 " has no checkpoint to update; run it first."
             )
-        writes = [(as_node or last_writer(restored), values) for values, as_node in updates]
+        first = START if restored is None else None  # (an empty thread: written as START)
+        writes = [(as_node or first or last_writer(restored), v) for v, as_node in updates]
         for (node, _), (_, given) in zip(writes, updates, strict=True):
             if node not in spec.nodes and node != START:
                 if given is None:  # (read from the thread: another graph's, or a damaged file)
@@ -230,22 +257,27 @@ class CompiledGraph(RunnableHabits):
                         "the thread was made by another graph or its file is damaged; pass "
                         "as_node=."
                     )
-                raise ValueError(
-                    f"as_node={node!r} is not a node of this graph; nodes: {list(spec.nodes)}."
+                raise InvalidUpdateError(  # (LangGraph's class and first words)
+                    f"Node {node} does not exist: as_node={node!r} is not a node of this "
+                    f"graph; nodes: {list(spec.nodes)}."
                 )
         merged = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
         merged.update(config)
         run = _loop_class(spec)(spec, merged, thread)
         with self._claimed(run):  # (LangGraph: source "update", on a past checkpoint too)
-            run.resume(restored, keep_next=False)  # (a branch run: its lineages merged)
-            write_as_nodes(run, writes, due=restored.control["pull"])
+            if restored is None:  # (LangGraph: the thread's first checkpoint is the update)
+                start_empty(run)
+            else:
+                run.resume(restored, keep_next=False)  # (a branch run: its lineages merged)
+            write_as_nodes(run, writes, due=restored.control["pull"] if restored else {})
         own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
         return {"configurable": {**own, "checkpoint_id": thread.head}}
 
     # --- running ---------------------------------------------------------------------------
 
     def _start(self, config: dict[str, Any] | None, kwargs: dict[str, Any]) -> RunLoop:
-        caller = caller_now()  # (a run inside a node: asked once, here; engine.core.nesting)
+        caller = caller_now(self.checkpointer is True, starts=True)  # (a run inside a node:
+        # asked once, here; engine.core.nesting)
         config, context, store = inherited(
             self._with_bound(config), kwargs.pop("context", None), self.store, caller
         )  # (with_config's first; a graph run inside a node inherits that node's context)
@@ -257,17 +289,20 @@ class CompiledGraph(RunnableHabits):
         if before is not None or after is not None:  # (the common case: no call at all)
             check_names("invoke(interrupt_before=)", before)
             check_names("invoke(interrupt_after=)", after)
-        if self.checkpointer is None or isinstance(self.checkpointer, bool):
-            if caller is not None:  # a subgraph: its parent's saver, or None
-                thread = inherited_thread(self, caller)
-            else:  # a plain run: none (`checkpointer=True` is refused)
-                thread = refuse_root_true(self) if self.checkpointer is True else None
+        if caller is not None and addressed(merged, caller.env):  # a call inside a node
+            caller = None  # naming a thread or checkpoint of its own: a run of its own
+        own = not (self.checkpointer is None or isinstance(self.checkpointer, bool))
+        if caller is not None:  # a subgraph: its parent's saver, or None (a saver of its
+            thread = inherited_thread(self, caller)  # own too, as LangGraph's)
+        elif not own:  # a plain run: none (`checkpointer=True` is refused)
+            thread = refuse_root_true(self) if self.checkpointer is True else None
         else:
             thread = Thread(self.checkpointer, self.spec, merged)
             thread.defer(durability if self.spec.semantics != "branches" else "sync")
         run = _loop_class(self.spec)(self.spec, merged, thread, caller)
         if before or after:
             run.breakpoints(before, after)
+        keyed(run, kwargs.pop("output_keys", None))  # (the keys its chunks show)
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         if caller is not None:  # a graph run inside a node: its log goes on that task
@@ -288,15 +323,12 @@ class CompiledGraph(RunnableHabits):
                 try:
                     yield
                 finally:
-                    if run.thread is not None and self._owns_thread():
+                    if run.thread is not None and not run.thread.ns:  # (not a subgraph's)
                         _finish_thread(run)  # (durability: what waits is written now)
                     if run.unsettled is not None:
                         _release_later(run.unsettled, claim.pop_all())
         finally:
             self.last_log = run.log
-
-    def _owns_thread(self) -> bool:
-        return self.checkpointer is not None and not isinstance(self.checkpointer, bool)
 
     def _claimed(self, run: RunLoop) -> Any:
         """Hold the run's thread id for the whole run (a second run of it is refused)."""
@@ -310,6 +342,8 @@ class CompiledGraph(RunnableHabits):
         Args:
             input: the initial values (dict or model of the input schema).
             config: `{"recursion_limit": int, "max_concurrency": int, "configurable": {...}}`.
+            **kwargs: `stream_mode=` (not `"values"`: the chunks), `version="v2"` (a
+                `GraphOutput`), `output_keys=`, as LangGraph's (`engine.streaming.parts`).
 
         Raises:
             GraphRecursionError: more supersteps than `recursion_limit`.
@@ -317,6 +351,8 @@ class CompiledGraph(RunnableHabits):
             InvalidUpdateError: a node returned something the state cannot take.
             Exception: whatever a node raised, with a note naming the node and step.
         """
+        if wants_chunks(kwargs):  # (read from what `stream` yields, as LangGraph's)
+            return output_of(self.stream, input, config, kwargs)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
@@ -335,6 +371,7 @@ class CompiledGraph(RunnableHabits):
         config: dict[str, Any] | None = None,
         *,
         stream_mode: str | Sequence[str] | None = None,
+        version: str = "v1",
         **kwargs: Any,
     ) -> Iterator[Any]:
         """Run the graph, yielding as it goes.
@@ -354,12 +391,18 @@ class CompiledGraph(RunnableHabits):
                 `(namespace, mode, chunk)`, LangGraph's namespaces (`()` for this graph,
                 `("node:<task id>",)` for a graph run inside node `node`, deeper for deeper
                 graphs; see `nbgraph.engine.streaming.namespaces`).
+            version: `"v2"`: each chunk as LangGraph's `StreamPart` dict, `{"type": mode,
+                "ns": namespace, "data": chunk}` (`nbgraph.engine.streaming.parts`).
         """
+        if check_version(version) == "v2" or kwargs.get("print_mode"):
+            show = parts_of if version == "v2" else printed
+            yield from show(self, input, config, stream_mode, kwargs)
+            return
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
+        shape = chunk_shape(self.spec, kwargs)  # (before `_start` takes `output_keys`)
         run = self._start(config, kwargs)
         relay = open_relay(run, modes, subgraphs)
-        shape = root_chunks(self.spec)
         with (
             self._running(run),
             contextlib.closing(drive(run, input, relay.modes, self.name)) as chunks,
@@ -376,6 +419,8 @@ class CompiledGraph(RunnableHabits):
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
+        if wants_chunks(kwargs):
+            return await aoutput_of(self.astream, input, config, kwargs)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
         with self._running(run):
@@ -394,14 +439,20 @@ class CompiledGraph(RunnableHabits):
         config: dict[str, Any] | None = None,
         *,
         stream_mode: str | Sequence[str] | None = None,
+        version: str = "v1",
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
-        """`stream` on the event loop (`subgraphs=True` too)."""
+        """`stream` on the event loop (`subgraphs=True` and `version="v2"` too)."""
+        if check_version(version) == "v2" or kwargs.get("print_mode"):
+            show = aparts_of if version == "v2" else aprinted
+            async for part in show(self, input, config, stream_mode, kwargs):
+                yield part
+            return
         subgraphs = bool(kwargs.pop("subgraphs", False))
         modes, single = _modes(stream_mode or self.stream_mode)
+        shape = chunk_shape(self.spec, kwargs)  # (before `_start` takes `output_keys`)
         run = self._start(config, kwargs)
         relay = open_relay(run, modes, subgraphs)
-        shape = root_chunks(self.spec)
         with self._running(run):
             chunks = adrive(run, input, relay.modes, self.name)
             try:
@@ -451,6 +502,34 @@ def _release_later(wait: Callable[[], object], claim: contextlib.ExitStack) -> N
 
 
 _NO_MODES: frozenset[str] = frozenset()
+
+
+COPY = "__copy__"
+"""`update_state(config, None, as_node=COPY)` copies the checkpoint (LangGraph's constant)."""
+
+
+def _copied(thread: Thread, restored: Any, count: int) -> dict[str, Any]:
+    """`update_state`'s `as_node="__copy__"`: the checkpoint copied as its sibling
+    (`Thread.copy`), alone in its superstep; the copy's config.
+
+    Raises:
+        InvalidUpdateError: no checkpoint to copy, or other updates in the same superstep.
+    """
+    if restored is None:
+        raise InvalidUpdateError(
+            f"update_state(as_node='__copy__'): thread {thread.root_id!r} has no checkpoint "
+            "to copy (Cannot copy a non-existent checkpoint); run it first."
+        )
+    if count > 1:
+        raise InvalidUpdateError(
+            "as_node='__copy__' copies a checkpoint and takes no other update in its superstep "
+            f"(got {count}; Cannot copy checkpoint with multiple updates): put the updates in "
+            "a superstep of their own after it (bulk_update_state)."
+        )
+    with thread.saver.claim(thread.thread_id):
+        checkpoint_id = thread.copy(restored)
+    own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}
+    return {"configurable": {**own, "checkpoint_id": checkpoint_id}}
 
 
 def _loop_class(spec: GraphSpec) -> type[RunLoop]:

@@ -31,7 +31,12 @@ from nbgraph.engine.core.tasks import Task, update_chunk
 from nbgraph.engine.nested.edges import finish_handed
 from nbgraph.engine.nested.subruns import stops_caller
 from nbgraph.engine.streaming.streams import LiveSink, StreamScope
-from nbgraph.engine.streaming.task_events import task_finished, task_started
+from nbgraph.engine.streaming.task_events import (
+    call_finished,
+    call_started,
+    task_finished,
+    task_started,
+)
 from nbgraph.primitives import Command
 
 __all__ = [
@@ -109,7 +114,7 @@ def _task_chunks(
 ) -> Iterable[Chunk]:
     writes = None if scope.returned is None else scope.returned_writes(task)  # (as returned)
     if run.calls is not None:  # the `@task` calls it waited for
-        yield from _call_chunks(run.calls.unreported(), modes)
+        yield from _call_chunks(run, run.calls.unreported(), modes)
     if task.interrupts:  # as LangGraph: the question, and the state it was asked in
         if "updates" in modes:
             yield "updates", {_INTERRUPT: task.interrupts}
@@ -127,17 +132,22 @@ def _task_chunks(
         )
 
 
-def _call_chunks(calls: list[Task], modes: frozenset[str]) -> Iterable[Chunk]:
+def _call_chunks(run: RunLoop, calls: list[Task], modes: frozenset[str]) -> Iterable[Chunk]:
     """`"updates"` for finished `@task` calls: `{task name: what it returned}`, marked as
-    cached when it came from the checkpoint or the cache (as LangGraph streams them)."""
-    if "updates" not in modes:
-        return
+    cached when it came from the node cache; `"tasks"`: each call's start and, when it ran,
+    its result. A call restored from the checkpoint (it had finished before the run paused)
+    streams its start alone, as in LangGraph (a cache hit its start and its update)."""
     for call in calls:
-        if call.error is None and not call.interrupts:
+        if "tasks" in modes:
+            yield "tasks", call_started(run, call)
+        restored = call.cached and not call.from_cache
+        if "updates" in modes and call.error is None and not call.interrupts and not restored:
             chunk = {call.node: returned_value(call)}
             if call.cached:
                 chunk["__metadata__"] = {"cached": True}
             yield "updates", chunk
+        if "tasks" in modes and not call.cached:
+            yield "tasks", call_finished(run, call)
 
 
 def _step_chunks(
@@ -274,7 +284,7 @@ def drive(
             running = None
             if run.calls is not None:  # (calls that ended after their caller's chunks)
                 run.calls.settle()
-                yield from _call_chunks(run.calls.unreported(), modes)
+                yield from _call_chunks(run, run.calls.unreported(), modes)
             yield from _step_chunks(run, run.commit(tasks), modes, scope)
         yield from _end_chunks(run, modes)
     except BaseException as error:
@@ -342,7 +352,7 @@ async def adrive(
             running = []
             if run.calls is not None:  # (calls that ended after their caller's chunks)
                 await run.calls.asettle()
-                for chunk in _call_chunks(run.calls.unreported(), modes):
+                for chunk in _call_chunks(run, run.calls.unreported(), modes):
                     yield chunk
             for chunk in _step_chunks(run, run.commit(tasks), modes, scope):
                 yield chunk

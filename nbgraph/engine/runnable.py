@@ -11,10 +11,11 @@ input and output schemas (`graph.jsonschema`), `nodes`, `get_subgraphs`, and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import functools
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from nbgraph.blueprint import jsonschema
@@ -276,6 +277,137 @@ class RunnableHabits:
         for pair in self.get_subgraphs(namespace=namespace, recurse=recurse):
             yield pair
 
+    def batch_as_completed(
+        self,
+        inputs: Sequence[Any],
+        config: Any = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> Iterator[tuple[int, Any]]:
+        """`batch`, yielding `(index, output)` as each run finishes (a LangChain Runnable's).
+
+        Same arguments as `batch`.
+        """
+        if not inputs:
+            return
+        configs = config_list(config, len(inputs))
+        workers = next((c.get("max_concurrency") for c in configs if c), None)
+
+        def one(index: int) -> tuple[int, Any]:
+            try:
+                return index, self.invoke(inputs[index], configs[index], **kwargs)  # type: ignore[attr-defined]
+            except Exception as e:
+                if return_exceptions:
+                    return index, e
+                raise
+
+        if len(inputs) == 1:
+            yield one(0)
+            return
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(one, index) for index in range(len(inputs))]
+            try:
+                for future in as_completed(futures):
+                    yield future.result()
+            finally:  # (the caller stopped early, or a run failed: the rest are not waited on)
+                for future in futures:
+                    future.cancel()
+
+    async def abatch_as_completed(
+        self,
+        inputs: Sequence[Any],
+        config: Any = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> AsyncIterator[tuple[int, Any]]:
+        """`abatch`, yielding `(index, output)` as each run finishes.
+
+        Same arguments as `batch`.
+        """
+        if not inputs:
+            return
+        configs = config_list(config, len(inputs))
+        limit = next((c.get("max_concurrency") for c in configs if c), None)
+        gate = asyncio.Semaphore(limit) if limit else contextlib.nullcontext()
+
+        async def one(index: int) -> tuple[int, Any]:
+            async with gate:
+                try:
+                    return index, await self.ainvoke(inputs[index], configs[index], **kwargs)  # type: ignore[attr-defined]
+                except Exception as e:
+                    if return_exceptions:
+                        return index, e
+                    raise
+
+        runs = [asyncio.ensure_future(one(index)) for index in range(len(inputs))]
+        try:
+            for run in asyncio.as_completed(runs):
+                yield await run
+        finally:
+            for run in runs:
+                run.cancel()
+
+    def transform(self, input: Iterator[Any], config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        """A LangChain Runnable's `transform`: the input chunks added up (a later one
+        replaces what cannot be added), then `stream` over the whole input."""
+        yield from self.stream(_added_up(input), config, **kwargs)  # type: ignore[attr-defined]
+
+    async def atransform(
+        self, input: AsyncIterator[Any], config: Any = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """`transform` over an async iterator of input chunks, with `astream`."""
+        whole = _added_up([chunk async for chunk in input])
+        async for chunk in self.astream(whole, config, **kwargs):  # type: ignore[attr-defined]
+            yield chunk
+
+    # --- LangChain's composition: the graph seen as a LangChain Runnable ---------------------
+
+    def with_retry(self, **kwargs: Any) -> Any:
+        """LangChain's `with_retry` (`stop_after_attempt=`, ...) over this graph's runs."""
+        return _as_runnable(self).with_retry(**kwargs)
+
+    def with_fallbacks(self, fallbacks: Sequence[Any], **kwargs: Any) -> Any:
+        """LangChain's `with_fallbacks`: the fallbacks run when this graph's run fails."""
+        return _as_runnable(self).with_fallbacks([_lc(f) for f in fallbacks], **kwargs)
+
+    def with_listeners(self, **listeners: Any) -> Any:
+        """LangChain's `with_listeners(on_start=, on_end=, on_error=)`: each gets the run."""
+        return _as_runnable(self).with_listeners(**listeners)
+
+    def with_alisteners(self, **listeners: Any) -> Any:
+        """LangChain's `with_alisteners`: async listeners of the graph's run."""
+        return _as_runnable(self).with_alisteners(**listeners)
+
+    def with_types(self, **types: Any) -> Any:
+        """LangChain's `with_types(input_type=, output_type=)`."""
+        return _as_runnable(self).with_types(**types)
+
+    def bind(self, **kwargs: Any) -> Any:
+        """LangChain's `bind`: each run called with these keyword arguments too."""
+        return _as_runnable(self).bind(**kwargs)
+
+    def pick(self, keys: str | list[str]) -> Any:
+        """LangChain's `pick`: the output's `keys` (one key: its value)."""
+        return _as_runnable(self).pick(keys)
+
+    def assign(self, **kwargs: Any) -> Any:
+        """LangChain's `assign`: the output with keys computed from it added."""
+        return _as_runnable(self).assign(**kwargs)
+
+    def pipe(self, *others: Any, name: str | None = None) -> Any:
+        """LangChain's `pipe`: `graph | others[0] | ...`."""
+        return _as_runnable(self).pipe(*map(_lc, others), name=name)
+
+    def map(self) -> Any:
+        """LangChain's `map`: a Runnable that runs the graph on each input of a list."""
+        return _as_runnable(self).map()
+
+    def as_tool(self, *args: Any, **kwargs: Any) -> Any:
+        """LangChain's `as_tool`: the graph as a tool a model can call."""
+        return _as_runnable(self).as_tool(*args, **kwargs)
+
     # --- events -------------------------------------------------------------------------------
 
     def stream_events(self, input: Any, config: Any = None, *, version: str = "v2", **kw: Any):
@@ -304,6 +436,14 @@ class RunnableHabits:
         from nbgraph.engine.streaming.events import astream_events
 
         return astream_events(self, input, config, version, kwargs)
+
+    def astream_log(self, input: Any, config: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        """LangChain's `astream_log`: `RunLogPatch`es of this graph's run (`diff=False`:
+        whole `RunLog`s), filtered by `include_names=`, `include_types=`, ... as LangChain's.
+        Needs langchain_core."""
+        from nbgraph.engine.streaming.events import astream_log
+
+        return astream_log(self, input, config, kwargs)
 
     def __or__(self, other: Any) -> Any:
         """`graph | runnable`: a LangChain `RunnableSequence` (needs langchain_core)."""
@@ -336,7 +476,7 @@ def _node_views(graph: Any) -> dict[str, NodeView]:
     for name, node in spec.nodes.items():
         added = subgraph_of(spec, name)
         bound = added if added is not None else getattr(node.fn, "runnable", node.fn)
-        views[name] = NodeView(name, bound, graph_of_node(spec, name), None)
+        views[name] = NodeView(name, bound, graph_of_node(spec, name), node.metadata)
     return views
 
 
@@ -349,13 +489,33 @@ def _as_runnable(graph: Any) -> Any:
             "graph | runnable chains need langchain_core: pip install nbgraph[langchain]"
         ) from e
 
-    def invoke(graph_input: Any, config: Any = None) -> Any:
-        return graph.invoke(graph_input, _own_keys(config))
+    def invoke(graph_input: Any, config: Any = None, **kwargs: Any) -> Any:
+        return graph.invoke(graph_input, _own_keys(config), **kwargs)
 
-    async def ainvoke(graph_input: Any, config: Any = None) -> Any:
-        return await graph.ainvoke(graph_input, _own_keys(config))
+    async def ainvoke(graph_input: Any, config: Any = None, **kwargs: Any) -> Any:
+        return await graph.ainvoke(graph_input, _own_keys(config), **kwargs)
 
     return RunnableLambda(invoke, afunc=ainvoke, name=graph.name or "LangGraph")
+
+
+def _lc(other: Any) -> Any:
+    """`other` as LangChain takes it: an nbgraph graph as a LangChain Runnable."""
+    return _as_runnable(other) if isinstance(other, RunnableHabits) else other
+
+
+def _added_up(chunks: Any) -> Any:
+    """Input chunks added up as LangChain's `transform` adds them (`a + b`; a chunk that
+    cannot be added replaces the total)."""
+    total: Any = None
+    for index, chunk in enumerate(chunks):
+        if index == 0:
+            total = chunk
+            continue
+        try:
+            total = total + chunk
+        except TypeError:
+            total = chunk
+    return total
 
 
 def _own_keys(config: Any) -> dict[str, Any] | None:

@@ -1,16 +1,20 @@
 """LangGraph's `langgraph.graph.message`: the `messages` reducer and the state built on it.
 
 `add_messages` (merge by id, `RemoveMessage` deletes, `REMOVE_ALL_MESSAGES` clears),
-`MessagesState` (a state of one `messages` field) and `MessageGraph` (LangGraph's older
-builder whose whole state is that list).
+`MessagesState` (a state of one `messages` field), `MessageGraph` (LangGraph's older
+builder whose whole state is that list) and `push_message` (a node streams a message at once;
+it loads langchain_core, so on first use).
 """
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from nbgraph.messages import REMOVE_ALL_MESSAGES, MessagesState, add_messages
 from nbgraph.notebook.graph import StateGraph
 
-__all__ = ["REMOVE_ALL_MESSAGES", "MessageGraph", "MessagesState", "add_messages"]
+if TYPE_CHECKING:
+    from nbgraph.engine.streaming.push import push_message
+
+__all__ = ["REMOVE_ALL_MESSAGES", "MessageGraph", "MessagesState", "add_messages", "push_message"]
 
 
 def MessageGraph(**kwargs: Any) -> StateGraph:
@@ -19,3 +23,11 @@ def MessageGraph(**kwargs: Any) -> StateGraph:
     list and returns messages to add. Made as the `StateGraph` of that state.
     """
     return StateGraph(Annotated[list, add_messages], **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "push_message":  # (its module imports langchain_core: loaded when asked)
+        from nbgraph.engine.streaming.push import push_message
+
+        return push_message
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,6 +29,7 @@ __all__ = [
     "lc_as_messages",
     "lc_with_id",
     "message_kind",
+    "unknown_removal",
     "use_message_kind",
 ]
 
@@ -221,14 +222,20 @@ def lc_add_messages(left: list[Any], right: list[Any], remove_all: str) -> list[
                 to_remove.discard(message.id)
                 merged[existing] = message
         elif is_remove(message):
-            raise InvalidUpdateError(
-                f"add_messages: cannot remove message id {message.id!r}: no message has that "
-                f"id (expected the id of one of the {len(left)} current messages or of one "
-                "earlier in this update)"
-            )
+            raise unknown_removal(message.id, len(left))
         else:
             position[message.id] = len(merged)
             merged.append(message)
     if to_remove:
         merged = [m for m in merged if m.id not in to_remove]
     return merged
+
+
+def unknown_removal(message_id: Any, count: int) -> InvalidUpdateError:
+    """The error of a `RemoveMessage` whose id no message has: LangGraph's words first
+    (a program may match them), then what was expected."""
+    return InvalidUpdateError(
+        f"Attempting to delete a message with an ID that doesn't exist ('{message_id}'): "
+        f"add_messages expected the id of one of the {count} current messages or of one "
+        "earlier in this update."
+    )

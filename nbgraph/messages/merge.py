@@ -105,12 +105,14 @@ def with_ids(value: Any) -> Any:
     return [_with_id(m, m is not item) for m, item in zip(messages, given, strict=True)]
 
 
-def add_messages(left: Any, right: Any) -> list[Message]:
-    """Merge an update into a list of messages (the reducer of a `messages` field).
+def add_messages(left: Any = None, right: Any = None, *, format: str | None = None) -> Any:
+    """Merge an update into a list of messages (the reducer of a `messages` field); with
+    only `format=` (`"langchain-openai"`), the reducer that also formats them, as LangGraph's.
 
-    Both sides may be MISSING, None, one message-like value or a list of them; each item
-    is read with `Message.coerce` and given an id if it has none. Then `left` followed
-    by `right` is applied in order to an empty list:
+    Both sides may be MISSING, one message-like value or a list of them (None on one side
+    is refused, as LangGraph's; on both, the reducer is returned); each item is read with
+    `Message.coerce` and given an id if it has none. Then `left` followed by `right` is
+    applied in order to an empty list:
 
     - `RemoveMessage(id=REMOVE_ALL_MESSAGES)` clears everything before it;
     - `RemoveMessage(id=x)` deletes the message with id x;
@@ -125,9 +127,6 @@ def add_messages(left: Any, right: Any) -> list[Message]:
         left: the current messages.
         right: the update.
 
-    Returns:
-        The merged messages.
-
     Raises:
         TypeError: an item is not message-like (the error says which one).
         InvalidUpdateError: a `RemoveMessage` names an id that is not there
@@ -140,6 +139,8 @@ def add_messages(left: Any, right: Any) -> list[Message]:
     >>> [m.content for m in add_messages(merged, RemoveMessage(id=merged[0].id))]
     ['hello']
     """
+    if left is None or right is None or format is not None:
+        return _with_format(left, right, format)
     if lc.message_kind() == "langchain":
         return lc.lc_add_messages(
             [_with_id(m) for m in _as_messages(left, "left")],
@@ -158,17 +159,58 @@ def add_messages(left: Any, right: Any) -> list[Message]:
             elif message.id in position:
                 slots[position.pop(message.id)] = None
             else:
-                raise InvalidUpdateError(
-                    f"add_messages: cannot remove message id {message.id!r}: no message has "
-                    f"that id (expected the id of one of the {len(position)} current messages "
-                    "or of one earlier in this update)"
-                )
+                raise lc.unknown_removal(message.id, len(position))
         elif message.id in position:
             slots[position[message.id]] = message
         else:
             position[message.id] = len(slots)
             slots.append(message)
     return [m for m in slots if m is not None]
+
+
+FORMATS = ("langchain-openai",)
+"""The `format`s `add_messages` takes: `"langchain-openai"` (LangGraph's one)."""
+
+
+def _with_format(left: Any, right: Any, format: str | None) -> Any:
+    """`add_messages` called with `format`, or without a side (None), as LangGraph's: no
+    side gives the reducer, one side alone is refused."""
+    if left is None and right is None:  # (a reducer: LangGraph's partial, named here)
+        return add_messages if format is None else _formatting(format)
+    if left is None or right is None:
+        raise ValueError(
+            "add_messages: Must specify non-null arguments for both 'left' and 'right'. Only "
+            f"received: '{'left' if left is not None else 'right'}' (a write of None to a "
+            "messages field is one; write [] for no messages)."
+        )
+    merged = add_messages(left, right)
+    return merged if format is None else formatted_messages(merged, format)
+
+
+def _formatting(format: str) -> Any:
+    def add_messages_formatted(left: Any, right: Any) -> list[Any]:
+        return add_messages(left, right, format=format)
+
+    add_messages_formatted.__qualname__ = f"add_messages(format={format!r})"
+    return add_messages_formatted
+
+
+def formatted_messages(messages: list[Any], format: str = "langchain-openai") -> list[Any]:
+    """Messages with their contents in OpenAI's shapes (text, `image_url` blocks, tool
+    calls), kept as langchain messages: LangGraph's `format="langchain-openai"`.
+
+    Raises:
+        ValueError: another `format` (LangGraph's text).
+        ImportError: langchain_core is not installed (it does the formatting).
+    """
+    if format not in FORMATS:
+        raise ValueError(
+            f"add_messages: Unrecognized format={format!r}. Expected one of "
+            f"{', '.join(map(repr, FORMATS))}, None."
+        )
+    from langchain_core.messages import convert_to_messages, convert_to_openai_messages
+
+    return convert_to_messages(convert_to_openai_messages(messages))
 
 
 class _Index:
@@ -233,7 +275,7 @@ def add_messages_in_place(left: Any, right: Any) -> Any:
     >>> add_messages_in_place(current, [("assistant", "hello")]) is current
     True
     """
-    if type(left) is not list:
+    if type(left) is not list or right is None:
         return add_messages(left, right)
     incoming = [_with_id(m) for m in _as_messages(right, "right")]
     index = _index_of(left)

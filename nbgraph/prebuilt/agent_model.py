@@ -14,7 +14,16 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
-from langchain_core.runnables import Runnable, RunnableBinding, RunnableLambda, RunnableSequence
+from langchain_core.runnables import (
+    Runnable,
+    RunnableBinding,
+    RunnableConfig,
+    RunnableLambda,
+    RunnableSequence,
+)
+
+from nbgraph.engine.core.injection import injections
+from nbgraph.engine.core.runtime import current_task_env
 
 __all__ = ["PROMPT_NAME", "AgentModel", "check_chat_history", "state_value"]
 
@@ -46,11 +55,38 @@ def prompt_runnable(prompt: Any) -> Runnable:
     if isinstance(prompt, Runnable):
         return prompt
     if callable(prompt):
-        return RunnableLambda(prompt, name=PROMPT_NAME)
+        return RunnableLambda(_filled(prompt), name=PROMPT_NAME)
     raise ValueError(
         f"create_react_agent: `prompt` must be a str, a SystemMessage, a function of the "
         f"state or a Runnable; got {prompt!r} (a {type(prompt).__name__})."
     )
+
+
+def _filled(prompt: Callable[..., Any]) -> Callable[..., Any]:
+    """`prompt`, given what its signature asks for besides the state, as LangGraph gives it:
+    `store`, `runtime`, `writer` from the running task (`injections`, the engine's one
+    reading of a signature), `config` the prompt Runnable's own (langchain passes it)."""
+    wanted = tuple((name, what) for name, what in injections(prompt) if what != "config")
+    if not wanted:
+        return prompt
+    takes_config = any(what == "config" for _, what in injections(prompt))
+
+    def arguments(config: Any) -> dict[str, Any]:
+        env = current_task_env()
+        found = {name: None if env is None else env.value(what) for name, what in wanted}
+        return {**found, "config": config} if takes_config else found
+
+    if inspect.iscoroutinefunction(prompt):
+
+        async def afilled(state: Any, config: RunnableConfig) -> Any:
+            return await prompt(state, **arguments(config))
+
+        return afilled
+
+    def filled(state: Any, config: RunnableConfig) -> Any:
+        return prompt(state, **arguments(config))
+
+    return filled
 
 
 def _messages_of(state: Any) -> list[Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, Union, get_args, get_origin
+from typing import Any, Generic, Union, get_args, get_origin
 
 from langchain_core.tools import BaseTool, InjectedToolArg, InjectedToolCallId
 from langchain_core.tools.base import (
@@ -20,6 +20,7 @@ from langchain_core.tools.base import (
     _is_injected_arg_type,
     get_all_basemodel_annotations,
 )
+from typing_extensions import TypeVar
 
 from nbgraph.engine.core.runtime import no_op_writer
 
@@ -31,8 +32,8 @@ __all__ = [
     "ToolRuntime",
 ]
 
-ContextT = TypeVar("ContextT")
-StateT = TypeVar("StateT")
+ContextT = TypeVar("ContextT", default=None)  # (defaults: `ToolRuntime[Context]` is enough)
+StateT = TypeVar("StateT", default=dict)
 
 
 class InjectedState(InjectedToolArg):

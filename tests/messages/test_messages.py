@@ -350,19 +350,29 @@ def test_the_result_never_holds_duplicate_ids() -> None:
     assert summary(out) == [("1", "user", "second")]
 
 
-@pytest.mark.parametrize("empty", [MISSING, None, []])
+@pytest.mark.parametrize("empty", [MISSING, []])
 def test_missing_or_none_left(empty: Any) -> None:
     out = add_messages(empty, [("user", "hi"), msg("ai", "hello", "a")])
     assert [(m.role, m.content) for m in out] == [("user", "hi"), ("assistant", "hello")]
     assert out[0].id
 
 
-@pytest.mark.parametrize("empty", [MISSING, None, []])
+@pytest.mark.parametrize("empty", [MISSING, []])
 def test_missing_or_none_right(empty: Any) -> None:
     left = [msg("user", "q", "1")]
     out = add_messages(left, empty)
     assert summary(out) == [("1", "user", "q")]
     assert out is not left
+
+
+def test_none_on_one_side_is_refused_and_on_both_gives_the_reducer() -> None:
+    """As LangGraph's: a write of None to a messages field is an error (write [] for
+    none); `add_messages()` with no side is the reducer itself."""
+    with pytest.raises(ValueError, match=r"Must specify non-null arguments.*'left'"):
+        add_messages([msg("user", "q", "1")], None)
+    with pytest.raises(ValueError, match="Only received: 'right'"):
+        add_messages(None, [msg("user", "q", "1")])
+    assert add_messages() is add_messages
 
 
 def test_both_missing() -> None:

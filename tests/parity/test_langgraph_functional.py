@@ -7,6 +7,8 @@ their values, next nodes and the names and interrupts of their tasks.
 """
 
 import asyncio
+import contextlib
+import operator
 import threading
 import time
 from typing import Any
@@ -556,6 +558,165 @@ def test_stream_updates_of_a_paused_task():
         first = list(main.stream(1, thread(), stream_mode="updates"))
         second = list(main.stream(api.Command(resume=41), thread(), stream_mode="updates"))
         return plain(first), plain(second)
+
+    same(program)
+
+
+def test_a_resume_streams_the_tasks_that_finished_before_the_pause_no_more():
+    def program(api):
+        @api.task
+        def write(topic: str) -> str:
+            return f"an essay about {topic}"
+
+        @api.task
+        def polish(text: str) -> str:
+            return text + "!"
+
+        @api.entrypoint(checkpointer=api.InMemorySaver())
+        def main(topic: str) -> dict:
+            essay = polish(write(topic).result()).result()
+            return {"essay": essay, "approved": api.interrupt({"essay": essay})}
+
+        seen = []
+        for n, mode in enumerate(["updates", ["updates", "values"], ["updates", "custom"]]):
+            seen.append(plain(list(main.stream("cats", thread(str(n)), stream_mode=mode))))
+            resume = api.Command(resume=True)
+            seen.append(plain(list(main.stream(resume, thread(str(n)), stream_mode=mode))))
+        return seen
+
+    out = same(program)[0]
+    assert out[1] == [{"main": {"essay": "an essay about cats!", "approved": True}}]
+
+
+def test_a_resume_after_an_error_streams_only_what_runs_again():
+    def program(api):
+        fail = [True]
+
+        @api.task
+        def fetch(x: int) -> int:
+            return x + 1
+
+        @api.task
+        def flaky(x: int) -> int:
+            if fail[0]:
+                fail[0] = False
+                raise ValueError("boom")
+            return x * 2
+
+        @api.entrypoint(checkpointer=api.InMemorySaver())
+        def main(x: int) -> int:
+            return flaky(fetch(x).result()).result()
+
+        first = []
+        with contextlib.suppress(ValueError):  # (the chunks before the error are kept)
+            for chunk in main.stream(1, thread(), stream_mode="updates"):
+                first.append(chunk)
+        return plain(first), plain(list(main.stream(None, thread(), stream_mode="updates")))
+
+    same(program)
+
+
+def tasks_chunks(chunks: list) -> list:
+    """`tasks` chunks without their ids (each library's own), errors by repr."""
+    out = []
+    for chunk in chunks:
+        shown = {k: v for k, v in chunk.items() if k != "id"}
+        if shown.get("error") is not None:
+            shown["error"] = repr(shown["error"])
+        if shown.get("interrupts"):
+            shown["interrupts"] = [i["value"] for i in shown["interrupts"]]
+        out.append(shown)
+    return out
+
+
+def test_the_tasks_stream_shows_each_call_and_the_entrypoint_as_langgraph():
+    """Each `@task` call's start (its `(args, kwargs)`) and result (`{"__return__": ...}`);
+    on resume a finished call's start alone; a cache hit's start alone; the entrypoint's
+    own task with its bare input and `{"__end__": ...}`."""
+
+    def program(api):
+        @api.task
+        def write(topic: str, *, style: str = "plain") -> str:
+            return f"essay {topic} {style}"
+
+        @api.task(cache_policy=api.CachePolicy())
+        def double(x: int) -> int:
+            return x * 2
+
+        @api.task
+        def boom(x: int) -> int:
+            raise ValueError("boom")
+
+        @api.entrypoint(checkpointer=api.InMemorySaver(), cache=api.InMemoryCache())
+        def main(topic: str) -> dict:
+            essay = write(topic, style="fancy").result()
+            doubled = double(3).result()
+            with contextlib.suppress(ValueError):
+                boom(1).result()
+            return {"essay": essay, "ok": api.interrupt(essay), "doubled": doubled}
+
+        @api.entrypoint(checkpointer=api.InMemorySaver())
+        def saving(x: int, *, previous: Any = None) -> Any:
+            return api.entrypoint.final(value=x * 2, save=(previous or 0) + x)
+
+        out = []
+        for name in ("1", "2"):
+            out.append(tasks_chunks(main.stream("cats", thread(name), stream_mode="tasks")))
+            resume = api.Command(resume=True)
+            out.append(tasks_chunks(main.stream(resume, thread(name), stream_mode="tasks")))
+        for x in (3, 4):
+            chunks = saving.stream(x, thread(), stream_mode=["tasks", "updates"])
+            out.append([(m, tasks_chunks([c]) if m == "tasks" else c) for m, c in chunks])
+        return out
+
+    same(program)
+
+
+def test_the_tasks_and_updates_of_an_async_entrypoint_interleave_as_langgraph():
+    def program(api):
+        @api.task
+        async def write(topic: str) -> str:
+            return f"essay {topic}"
+
+        @api.entrypoint(checkpointer=api.InMemorySaver())
+        async def main(topic: str) -> dict:
+            essay = await write(topic)
+            return {"essay": essay, "ok": api.interrupt(essay)}
+
+        async def go() -> list:
+            out = []
+            for given in ("cats", api.Command(resume=True)):
+                chunks = main.astream(given, thread(), stream_mode=["tasks", "updates"])
+                out.append([(m, tasks_chunks([c]) if m == "tasks" else plain(c))
+                            async for m, c in chunks])  # fmt: skip
+            return out
+
+        return asyncio.run(go())
+
+    same(program)
+
+
+def test_the_tasks_stream_of_a_graph_node_calling_a_task():
+    def program(api):
+        from typing import Annotated, TypedDict
+
+        class State(TypedDict):
+            x: int
+            log: Annotated[list, operator.add]
+
+        @api.task
+        def double(x: int) -> int:
+            return 2 * x
+
+        def node(state: State) -> dict:
+            doubled = double(state["x"]).result()
+            return {"x": doubled, "log": [api.interrupt(doubled)]}
+
+        builder = api.StateGraph(State).add_node("node", node).add_edge(api.START, "node")
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        first = tasks_chunks(app.stream({"x": 3, "log": []}, thread(), stream_mode="tasks"))
+        again = app.stream(api.Command(resume="yes"), thread(), stream_mode="tasks")
+        return first, tasks_chunks(again)
 
     same(program)
 

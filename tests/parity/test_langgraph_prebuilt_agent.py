@@ -10,6 +10,7 @@ model was asked (`model.seen`), the tools bound to it, `get_state` where a threa
 """
 
 import asyncio
+import dataclasses
 import itertools
 import operator
 from typing import Annotated, Any
@@ -31,6 +32,7 @@ from langchain_core.messages import (  # noqa: E402
     SystemMessage,
 )
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder  # noqa: E402
+from langchain_core.runnables import RunnableConfig  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
@@ -495,6 +497,71 @@ def test_messages_stream():
         keys = ("langgraph_node", "langgraph_step", "langgraph_triggers")
         out = [(said(m), {k: meta.get(k) for k in keys}) for m, meta in pairs]
         return sorted(map(str, out))
+
+    same(program)
+
+
+def test_messages_stream_tags_are_the_models_own():
+    """The docs filter the `messages` stream by `metadata["tags"] == ["joke"]`: inside an
+    agent (its model called in a `RunnableSequence`) the tags are the model's, no
+    `seq:step:N` bookkeeping; a model with no tags of its own has none."""
+
+    def program(lg):
+        joke = adding_model().with_config(tags=["joke"])
+        tagged = lg.create_react_agent(joke, [add, shout])
+        plain_agent = lg.create_react_agent(adding_model(), [add, shout], prompt="be brief")
+        out = []
+        for app in (tagged, plain_agent):
+            for message, meta in app.stream(QUESTION, stream_mode="messages"):
+                out.append((said(message), meta["langgraph_node"], meta.get("tags")))
+        return sorted(map(str, out))
+
+    same(program)
+
+
+def test_a_prompt_function_is_given_the_store_runtime_writer_and_config_it_asks_for():
+    """The docs' prompt `def prompt(state, config)`, `(state, *, store: BaseStore)`,
+    `(state, runtime: Runtime[Context])`, `(state, writer)`: each gets what it names."""
+
+    @dataclasses.dataclass
+    class Context:
+        user: str
+
+    def program(lg):
+        store = lg.InMemoryStore()
+        store.put(("users",), "ada", {"city": "Paris"})
+
+        def by_store(state, *, store: lg.BaseStore):
+            return [SystemMessage(f"lives in {store.get(('users',), 'ada').value}"),
+                    *state["messages"]]  # fmt: skip
+
+        def by_runtime(state, runtime: lg.Runtime[Context]):
+            shown = f"user {runtime.context.user}, store {runtime.store is not None}"
+            return [SystemMessage(shown), *state["messages"]]
+
+        def by_writer_and_config(state, config: RunnableConfig, writer: lg.StreamWriter):
+            writer({"prompt": config["configurable"]["k"]})
+            return [SystemMessage("wrote"), *state["messages"]]
+
+        async def by_store_async(state, *, store: lg.BaseStore):
+            return [SystemMessage(f"async {store.get(('users',), 'ada').value}"),
+                    *state["messages"]]  # fmt: skip
+
+        config = {"configurable": {"k": "v"}}
+        out = []
+        for prompt in (by_store, by_runtime, by_writer_and_config, by_store_async):
+            model = ScriptedChatModel(replies=["ok"])
+            app = lg.create_react_agent(
+                model, [], prompt=prompt, store=store, context_schema=Context
+            )
+            if prompt is by_store_async:
+                asyncio.run(app.ainvoke(QUESTION, config, context=Context("ada")))
+                custom = []
+            else:
+                custom = list(app.stream(QUESTION, config, stream_mode="custom",
+                                         context=Context("ada")))  # fmt: skip
+            out.append((prompt.__name__, seen(model), custom))
+        return out
 
     same(program)
 

@@ -962,3 +962,109 @@ def test_context_jsonschema_and_aget_graph():
         return seen
 
     same(program)
+
+
+# ---------------------------------------------------------------------------------------------
+# the rest of a LangChain Runnable's methods
+
+
+def log_shape(patches: list) -> list:
+    """`astream_log` patches by their ops, run ids and times left out (each run's own)."""
+    ids = Ids()
+    out = []
+    for patch in patches:
+        for op in patch.ops:
+            value = op.get("value")
+            if isinstance(value, dict) and "id" in value:
+                value = {k: value.get(k) for k in ("name", "type", "tags", "streamed_output")}
+            elif op["path"].endswith("_time"):
+                value = "<time>"
+            out.append((op["op"], op["path"], ids.text(repr(value))))
+    return out
+
+
+def test_astream_log_of_two_nodes_and_its_filters():
+    def program(api):
+        _, app = two_steps(api)
+
+        async def go():
+            patches = [p async for p in app.astream_log({"x": 1, "log": []})]
+            whole = None
+            async for run_log in app.astream_log(
+                {"x": 1, "log": []}, diff=False, include_names=["b"]
+            ):
+                whole = run_log
+            state = whole.state
+            return log_shape(patches), state["final_output"], sorted(state["logs"])
+
+        return asyncio.run(go())
+
+    same(program)
+
+
+def test_batch_as_completed_and_its_async_form():
+    def program(api):
+        _, app = two_steps(api)
+        inputs = [{"x": n, "log": []} for n in range(4)]
+
+        def failing(state: State) -> dict:
+            if state["x"] == 2:
+                raise ValueError("two")
+            return {"log": ["ok"]}
+
+        builder = api.StateGraph(State).add_node("f", failing).add_edge(api.START, "f")
+        fails = builder.compile()
+
+        async def go():
+            done = [pair async for pair in app.abatch_as_completed(inputs)]
+            caught = [pair async for pair in fails.abatch_as_completed(
+                inputs, return_exceptions=True)]  # fmt: skip
+            return sorted(done, key=repr), sorted(map(repr, caught))
+
+        sync = sorted(app.batch_as_completed(inputs, {"max_concurrency": 2}), key=repr)
+        caught = sorted(map(repr, fails.batch_as_completed(inputs, return_exceptions=True)))
+        try:
+            list(fails.batch_as_completed(inputs))
+        except ValueError as error:
+            raised = str(error)
+        return sync, caught, asyncio.run(go()), list(app.batch_as_completed([])), raised
+
+    same(program)
+
+
+def test_langchains_composition_methods_run_the_graph():
+    def program(api):
+        _, app = two_steps(api)
+        heard = []
+        listened = app.with_listeners(
+            on_start=lambda run: heard.append(("start", run.name)),
+            on_end=lambda run: heard.append(("end", run.name, run.outputs)),
+        )
+        given = {"x": 1, "log": []}
+        out = [
+            type(app.with_retry(stop_after_attempt=2)).__name__,
+            app.with_retry(stop_after_attempt=2).invoke(given),
+            app.pick("x").invoke(given),
+            app.pick(["log"]).invoke(given),
+            app.assign(y=lambda s: s["x"] * 10).invoke(given),
+            listened.invoke(given),
+            app.with_types(input_type=dict).invoke(given),
+            app.with_fallbacks([app]).invoke(given),
+            app.pipe(lambda s: s["x"]).invoke(given),
+            app.map().invoke([given, {"x": 5, "log": []}]),
+            app.bind(stream_mode="updates").invoke(given),
+            list(app.transform(iter([given]))),
+            asyncio.run(app.pick("x").ainvoke(given)),
+        ]
+        return out, heard
+
+    same(program)
+
+
+def test_node_views_show_a_nodes_metadata():
+    def program(api):
+        builder = api.StateGraph(State).add_node("a", step_a, metadata={"owner": "ada"})
+        app = builder.add_node("b", step_b).add_edge(api.START, "a").add_edge("a", "b").compile()
+        return {name: node.metadata for name, node in app.nodes.items()}
+
+    same(program)

@@ -9,6 +9,7 @@ calls, tool_call_id, name, status); the ids a library made are compared by struc
 """
 
 import asyncio
+import dataclasses
 import operator
 from typing import Annotated, Any, TypedDict
 
@@ -303,6 +304,35 @@ def tool_runtime(api: Any) -> dict:
 @pytest.mark.parametrize("saver", ["memory", "sqlite"])
 def test_tool_runtime_with_a_checkpointer_store_and_context(saver: str, tmp_path: Any) -> None:
     same(tool_runtime, saver=saver, folder=tmp_path)
+
+
+def tool_runtime_of_one_type(api: Any) -> dict:
+    """The docs' `runtime: ToolRuntime[Context]`: one type argument (the state's defaults)."""
+    ToolRuntime = api.ToolRuntime
+
+    @dataclasses.dataclass
+    class Context:
+        user_id: str
+
+    @tool
+    def whoami(runtime: ToolRuntime[Context]) -> str:
+        """Who the user is."""
+        return f"{runtime.context.user_id}, {len(runtime.state['messages'])} messages"
+
+    @tool
+    def bare(runtime: ToolRuntime) -> str:
+        """The runtime, unparametrized."""
+        return runtime.context.user_id
+
+    reply = AIMessage("", tool_calls=[call("whoami", "c1"), call("bare", "c2")])
+    app = agent(api, api.MessagesState, [whoami, bare], reply, graph_kwargs={
+        "context_schema": Context})  # fmt: skip
+    schemas = [t.tool_call_schema.model_json_schema() for t in (whoami, bare)]
+    return {"run": run(app, ASK, context=Context("ada")), "schemas": schemas}
+
+
+def test_tool_runtime_takes_one_type_argument() -> None:
+    same(tool_runtime_of_one_type)
 
 
 def async_tools(api: Any) -> dict:

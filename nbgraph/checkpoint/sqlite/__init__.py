@@ -458,3 +458,6 @@ class SqliteSaver(BaseSaver):
                 "INSERT OR IGNORE INTO nbgraph_meta VALUES (?, ?)",
                 [("format", FORMAT), ("schema_version", str(SCHEMA_VERSION))],
             )
+
+
+SqliteSaver.lists_by_time = True  # list() of several threads: newest first across them (LangGraph)

@@ -43,7 +43,7 @@ def run_config(config: Any, kwargs: dict[str, Any] | None = None) -> dict[str, A
     True
     >>> run_config(None, {"recursion_limit": 0})  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
-    InvalidArgumentError: recursion_limit must be an integer of at least 1 ...
+    InvalidArgumentError: recursion_limit must be at least 1 ...
     """
     if config is not None and not isinstance(config, Mapping):
         raise InvalidArgumentError(
@@ -81,7 +81,7 @@ def _count_problem(name: str, value: Any, meaning: str, none: bool = False) -> s
         return ""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return ""  # (True is an int, and not a count)
-    return f"{name} must be an integer of at least 1 ({meaning}), got {_shown(value)}."
+    return f"{name} must be at least 1 (an integer: {meaning}), got {_shown(value)}."
 
 
 def _configurable_problem(value: Any) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT
-from nbgraph.engine.core.nesting import checkpoint_ns, namespace_of
+from nbgraph.engine.core.nesting import checkpoint_ns, outermost_task_ns
 from nbgraph.engine.core.runtime import ExecutionInfo, Runtime, enter_task, leave_task, no_op_writer
 from nbgraph.engine.core.store_record import RecordingStore
 from nbgraph.engine.core.tasks import ParentCommand
@@ -224,9 +224,9 @@ def task_metadata(run: Any, task: Any, namespace: str) -> dict[str, Any]:
     thread_id = (config.get("configurable") or {}).get("thread_id")
     if thread_id is not None:
         metadata.setdefault("thread_id", thread_id)
-    outer = namespace_of(run)
+    outer = outermost_task_ns(run)
     if outer:  # (LangGraph: a subgraph's metadata names the outermost task it runs in)
-        metadata.setdefault("checkpoint_ns", outer[0])
+        metadata.setdefault("checkpoint_ns", outer)
     if task.kind == "send":
         path: tuple[Any, ...] = ("__pregel_push", task.index - getattr(run, "pulls", 0), False)
     elif task.kind == "call":  # (LangGraph's: the caller's path, the call's place, True)
@@ -241,7 +241,14 @@ def task_metadata(run: Any, task: Any, namespace: str) -> dict[str, Any]:
         langgraph_path=path,
         langgraph_checkpoint_ns=namespace,
     )
+    metadata.update(node_metadata(run.spec, task))
     return metadata
+
+
+def node_metadata(spec: Any, task: Any) -> collections.abc.Mapping[str, Any]:
+    """The `add_node(metadata=...)` of a task's node (none for a `@task` call's task)."""
+    node = spec.nodes.get(task.node) if task.kind != "call" else None
+    return (node.metadata if node is not None else None) or {}
 
 
 def _node_config(run: Any, task: Any, task_id: str) -> dict[str, Any]:

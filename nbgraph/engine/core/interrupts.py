@@ -40,19 +40,17 @@ class SubgraphStopped(GraphInterrupt):
 
 
 class Scope:
-    """One node call's interrupt answers, and how many `interrupt()` calls (and subgraph
-    runs) it has made.
+    """One node call's interrupt answers, and how many `interrupt()` calls it has made.
 
     `key` (thread and task) names its interrupts; it is worked out only if one is asked.
     """
 
-    __slots__ = ("answers", "asked", "subgraphs", "task", "thread_id")
+    __slots__ = ("answers", "asked", "task", "thread_id")
 
     def __init__(self, thread_id: str, task: Any, answers: list[Any] | None = None) -> None:
         self.thread_id, self.task = thread_id, task
         self.answers = answers if answers is not None else []
         self.asked = 0
-        self.subgraphs = 0  # graphs this node call has run (engine.subgraph_checkpoints)
 
     @property
     def key(self) -> str:

@@ -18,8 +18,10 @@ __all__ = ["output", "output_of", "paused_values", "stream_values", "touched_str
 
 
 def stream_values(run: Any) -> dict[str, Any]:
-    """Every stored field (isolated), as `stream_mode="values"` shows it."""
-    return {k: isolate(v) for k, v in run.values.items() if k in run.stream_keys}
+    """Every stored field (isolated), as `stream_mode="values"` shows it: in the order the
+    schemas declare them, as LangGraph's (not the order they were first written in)."""
+    values, keys = run.values, run.stream_keys
+    return {k: isolate(values[k]) for k in run.spec.fields if k in keys and k in values}
 
 
 def output(run: Any) -> dict[str, Any]:

@@ -80,9 +80,24 @@ def _entry_chunks(node: str) -> Callable[[str, Any], Any]:
             return root_output(chunk, _OUTPUT) if type(chunk) is dict else chunk
         if mode == "updates" and type(chunk) is dict and type(chunk.get(node)) is dict:
             return {**chunk, node: chunk[node].get(_OUTPUT)}
+        if mode == "tasks" and type(chunk) is dict and chunk.get("name") == node:
+            return _entry_task(chunk)
         return chunk
 
     return shape
+
+
+def _entry_task(chunk: dict[str, Any]) -> dict[str, Any]:
+    """The entrypoint's own `tasks` chunk as LangGraph's: its bare input, triggered by
+    `__start__`; its result `{"__end__": what it returned}` (`{}` while paused)."""
+    if "input" in chunk:
+        given = chunk["input"]
+        bare = given.get("input") if type(given) is dict else given
+        return {**chunk, "input": bare, "triggers": ("__start__",)}
+    result = chunk.get("result")
+    if type(result) is dict and _OUTPUT in result:
+        return {**chunk, "result": {"__end__": result[_OUTPUT]}}
+    return chunk
 
 
 def root_chunks(spec: Any) -> Callable[[str, Any], Any] | None:

@@ -18,6 +18,7 @@ __all__ = [
     "ContextT",
     "ExecutionInfo",
     "Runtime",
+    "addressed",
     "current_task_env",
     "enter_task",
     "get_config",
@@ -192,11 +193,27 @@ def _coerce_context(schema: Any, context: Any) -> Any:
 _ADDRESS_KEYS = frozenset({"thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map"})
 
 
+def addressed(config: Any, env: Any) -> bool:
+    """Whether the config of a graph run started inside a node (`env`, the node's task)
+    names a thread or checkpoint of its own (a non-empty `thread_id`, `checkpoint_ns`,
+    `checkpoint_id` or `checkpoint_map`; `inherited` never passes the node's on). A graph
+    invoked so is a run of its own, as in LangGraph: it keeps its checkpoints in its own
+    saver (none without one), and its chunks are not its caller's. The node's own config
+    passed on (its `checkpoint_ns` with it) is not: LangGraph's carries the task's keys."""
+    configurable = config.get("configurable") or {}
+    named = {k: configurable[k] for k in _ADDRESS_KEYS if configurable.get(k) not in (None, "", {})}
+    if not named or "checkpoint_ns" not in named:
+        return bool(named)
+    own = env.config().get("configurable") or {}
+    return any(own.get(key) != value for key, value in named.items())
+
+
 def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tuple[Any, Any, Any]:
     """What a graph invoked inside a running node takes from that node's run, as LangGraph
     does: its context and store (unless given), its `recursion_limit`, `metadata`, `tags`
     and `configurable` keys (the call's own win, its tags come after; a checkpoint's
-    address is never inherited).
+    address is never inherited). A call that names a thread or checkpoint of its own
+    (`addressed`) takes only the `recursion_limit`, `metadata` and `tags`.
 
     Outside a node (`caller` None: `engine.core.nesting.caller_now`), `(config, context,
     store)` unchanged.
@@ -206,9 +223,15 @@ def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tupl
         return config, context, store
     parent = env.run
     given = dict(config or {})
-    outer = {
-        k: v for k, v in (parent.config.get("configurable") or {}).items() if k not in _ADDRESS_KEYS
-    }
+    if addressed(given, env):  # a run of its own (LangGraph: the node's configurable, where its
+        outer, parent_runtime = {}, False  # context and store are, is not passed on)
+    else:
+        outer = {
+            k: v
+            for k, v in (parent.config.get("configurable") or {}).items()
+            if k not in _ADDRESS_KEYS
+        }
+        parent_runtime = True
     if outer:
         given["configurable"] = {**outer, **(given.get("configurable") or {})}
     if "recursion_limit" in parent.config:
@@ -217,8 +240,9 @@ def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tupl
         given["metadata"] = {**parent.config["metadata"], **(given.get("metadata") or {})}
     if parent.config.get("tags"):
         given["tags"] = [*parent.config["tags"], *(given.get("tags") or ())]
-    context = getattr(parent, "context", None) if context is None else context
-    store = getattr(parent, "store", None) if store is None else store
+    if parent_runtime:
+        context = getattr(parent, "context", None) if context is None else context
+        store = getattr(parent, "store", None) if store is None else store
     return given, context, store
 
 

@@ -194,6 +194,14 @@ def _answer(run: Any, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
     run.resumed[interrupt_id] = (task_id, resume)  # (a subgraph's task finds it by id)
 
 
+def _read_in(field_info: Any, value: Any) -> Any:
+    """An input value as its field's reducer reads a write (`prepare`: `add_messages`' makes
+    messages of `("user", "hi")` pairs), before a pydantic state validates it."""
+    if field_info is None or field_info.reducer is None or field_info.reducer.prepare is None:
+        return value
+    return prepared(field_info, value)
+
+
 def _input_pairs(run: Any, input: Any) -> list[tuple[str, Any]]:
     schema = run.spec.input
     if schema.cls is EntrypointState:  # an entrypoint's input is any one value
@@ -201,6 +209,9 @@ def _input_pairs(run: Any, input: Any) -> list[tuple[str, Any]]:
     if schema.kind == "pydantic":
         if isinstance(input, schema.cls):
             return pydantic_updates(input)
+        if isinstance(input, Mapping):  # (a messages field's pairs and dicts are messages
+            fields = run.spec.fields  # first, as its reducer makes them: LangGraph's order)
+            input = {k: _read_in(fields.get(k), v) for k, v in input.items()}
         model = schema.cls.model_validate(input)  # raises pydantic's ValidationError
         given = input.keys() if isinstance(input, Mapping) else type(model).model_fields
         return [(k, getattr(model, k)) for k in given if k in type(model).model_fields]

@@ -242,9 +242,8 @@ def apply_writes(
     pinned: Mapping[str, Any] | None = None,
 ) -> tuple[str, ...]:
     """Apply one step's writes to `values` (the caller's) in place, each field through its
-    reducer (`reduce_field`): the one place writes reach a state. Returns the fields
-    written, in first-write order. A step whose writes conflict is refused before any
-    field changes (`step` names it in the error).
+    reducer (`reduce_field`): the one place writes reach a state (kept in field order).
+    Returns the fields written, in first-write order; conflicting writes change nothing.
 
     Args:
         writes: by field, in first-write order, each field's `[(writer, value), ...]`
@@ -258,7 +257,7 @@ def apply_writes(
     >>> apply_writes(fields, values, [("log", ["b"]), ("n", 1)], 1, source="node"), values
     (('log', 'n'), {'log': ['a', 'b'], 'n': 1})
     """
-    grouped = source is None
+    grouped, known = source is None, len(values)
     if grouped:
         items: Iterable[tuple[str, Any]] = writes.items()  # type: ignore[union-attr]
         for name, field_writes in items:  # (all or nothing: conflicts first)
@@ -293,11 +292,31 @@ def apply_writes(
         if not grouped:
             field_writes = [(source, new)]
         values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
+    if len(values) != known:  # a field's first value: the state keeps the schemas' order
+        in_field_order(fields, values)
     if grouped:
         return tuple(writes)
     if count == 2:  # (not one field twice: that took the grouped form above)
         return writes[0][0], writes[1][0]  # type: ignore[index]
     return (writes[0][0],) if count == 1 else tuple(dict(writes))  # type: ignore
+
+
+def in_field_order(fields: Mapping[str, FieldSpec], values: dict[str, Any]) -> None:
+    """Put `values`' keys (in place) in the order the schemas declare the fields, as
+    LangGraph reads its channels: a node, `get_state` and a stream show the state so;
+    keys no schema declares go last.
+
+    >>> values = {"log": [], "x": 1, "extra": 0}
+    >>> in_field_order({"x": FieldSpec("x"), "log": FieldSpec("log")}, values); values
+    {'x': 1, 'log': [], 'extra': 0}
+    """
+    order = [name for name in fields if name in values]
+    if len(order) < len(values):
+        order += [name for name in values if name not in fields]
+    if order != list(values):
+        items = [(name, values[name]) for name in order]
+        values.clear()
+        values.update(items)
 
 
 def apply_step(

@@ -25,10 +25,18 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.checkpoint.subthreads import sub_key
+from nbgraph.engine.core.nesting import NS_SEP, nested_ns
 from nbgraph.engine.persistence.chain import next_task_ids
 from nbgraph.engine.persistence.persist import Thread
 
-__all__ = ["SubThread", "inherited_thread", "join_ns", "ns_part", "refuse_root_true"]
+__all__ = [
+    "SubThread",
+    "inherited_thread",
+    "join_ns",
+    "refuse_root_true",
+    "subgraph_mode",
+    "task_ns",
+]
 
 
 def join_ns(outer: str, part: str) -> str:
@@ -36,9 +44,20 @@ def join_ns(outer: str, part: str) -> str:
     return f"{outer}|{part}" if outer else part
 
 
-def ns_part(node: str, task_id: str, mode: Any) -> str:
-    """A subgraph task's namespace part: `node:task id`, or `node` for `checkpointer=True`."""
-    return node if mode is True else f"{node}:{task_id}"
+def task_ns(outer: str, node: str, task_id: str, mode: Any) -> str:
+    """Where the graph of a subgraph task (`node`, `task_id`) inside namespace `outer` keeps
+    its checkpoints: `outer|node:task id`; for `checkpointer=True` (`mode`), every part
+    without its task id (`outer's nodes|node`), as `engine.core.nesting.nested_ns` names it."""
+    ns = join_ns(outer, f"{node}:{task_id}")
+    return NS_SEP.join(part.partition(":")[0] for part in ns.split(NS_SEP)) if mode is True else ns
+
+
+def subgraph_mode(app: Any) -> Any:
+    """How a subgraph node's graph keeps checkpoints inside its parent: its `checkpointer`
+    (None, True or False); a saver of its own counts as None, as LangGraph leaves it aside
+    inside a checkpointed parent."""
+    mode = getattr(app, "checkpointer", None)
+    return mode if isinstance(mode, bool) else None
 
 
 class SubThread(Thread):
@@ -82,9 +101,10 @@ class SubThread(Thread):
 
 
 def inherited_thread(app: Any, caller: Any) -> SubThread | None:
-    """The thread of a subgraph (`compile(checkpointer=None)` or `True`) run inside a node
-    of a checkpointed run (`caller`: the node that starts it, `engine.core.nesting`); None
-    outside one, or with `checkpointer=False`.
+    """The thread of a subgraph (`compile(checkpointer=None)` or `True`, or a saver of its
+    own, which LangGraph leaves aside inside a node) run inside a node of a checkpointed run
+    (`caller`: the node that starts it, `engine.core.nesting`, which also names its
+    namespace); None outside one, or with `checkpointer=False`.
 
     A task the parent resumes resumes the subgraph where it stopped. Otherwise a
     `checkpointer=None` subgraph starts afresh; if its namespace has checkpoints already (a
@@ -95,19 +115,14 @@ def inherited_thread(app: Any, caller: Any) -> SubThread | None:
     Raises:
         RuntimeError: `checkpointer=True`, run outside a node (see `refuse_root_true`).
     """
-    mode = app.checkpointer
+    mode = subgraph_mode(app)
     if caller is None:
         refuse_root_true(app)
     if mode is False or caller is None or caller.run.thread is None:
         return None
     parent, task = caller.run, caller.task
     outer = parent.thread
-    ns = join_ns(outer.ns, ns_part(task.node, task.id, mode))
-    scope = caller.scope  # (the node call's: it counts the graphs the call runs)
-    if scope is not None and mode is None:
-        if scope.subgraphs:  # a node function's second graph run: `node:<id>|1`, ...
-            ns = join_ns(ns, str(scope.subgraphs))
-        scope.subgraphs += 1
+    ns = NS_SEP.join(nested_ns(tuple(outer.ns.split(NS_SEP)) if outer.ns else (), caller, task.id))
     thread = SubThread(outer.saver, app.spec, outer.root_id, ns)
     thread.parent_run, thread.parent_task = parent, task
     restored = thread.restore()

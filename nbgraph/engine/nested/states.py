@@ -18,7 +18,7 @@ from typing import Any
 
 from nbgraph.blueprint.subgraphs import subgraph_of
 from nbgraph.checkpoint.subthreads import sub_key
-from nbgraph.engine.nested.checkpoints import SubThread, join_ns, ns_part
+from nbgraph.engine.nested.checkpoints import SubThread, join_ns, subgraph_mode, task_ns
 from nbgraph.engine.persistence.persist import Thread, thread_id_of
 from nbgraph.engine.persistence.snapshots import state_snapshot
 from nbgraph.primitives import StateSnapshot
@@ -55,7 +55,7 @@ def named_thread(app: Any, config: dict[str, Any], strict: bool) -> SubThread | 
         node, _, task_id = part.partition(":")
         inner = subgraph_of(spec, node)
         if inner is not None:
-            spec, stored = inner.spec, join_ns(stored, ns_part(node, task_id, inner.checkpointer))
+            spec, stored = inner.spec, task_ns(stored, node, task_id, subgraph_mode(inner))
             continue
         stored = join_ns(stored, part)  # a node function that invoked a graph: as described
         spec = _described_spec(app.checkpointer, sub_key(root, stored))
@@ -94,9 +94,9 @@ def with_subgraph_states(
             tasks.append(task)
             continue
         shown = join_ns(thread.ns, f"{task.name}:{task.id}")  # (with checkpointer=True too)
-        mode = getattr(app, "checkpointer", False)
-        if app is not None and (mode is None or mode is True):
-            ns, spec = join_ns(thread.ns, ns_part(task.name, task.id, mode)), app.spec
+        mode = subgraph_mode(app) if app is not None else False
+        if mode is not False:
+            ns, spec = task_ns(thread.ns, task.name, task.id, mode), app.spec
         else:  # a paused node function that invoked a graph, if it kept checkpoints here
             ns, key = shown, sub_key(thread.root_id, shown)
             spec = _described_spec(thread.saver, key) if asked else None

@@ -250,6 +250,17 @@ class Thread:
                    "points": [], "next": restored.control}  # fmt: skip
         self.save(restored.step + 1, "fork", payload, restored.values)
 
+    def copy(self, restored: Restored) -> str:
+        """LangGraph's `update_state(config, None, as_node="__copy__")`: a copy of the
+        checkpoint `restored` as its sibling (the same parent and state, what runs next the
+        same, source "fork", the next step), without its pending writes: a question it had
+        asked, or a task that had finished there, runs again from the copy. Returns its id.
+        """
+        payload = {"resets": [], "tasks": [], "merged": [], "afters": {}, "cleared": [],
+                   "points": [], "next": restored.control}  # fmt: skip
+        self.head = restored.parent_id  # (its delta is empty: its snapshot is its state)
+        return self.save(restored.step + 1, "fork", payload, restored.values, force_snapshot=True)
+
     def save_update(self, task: Task, moved: dict[str, str] | None = None) -> None:
         """Keep a resuming `Command`'s update and goto with the paused checkpoint (LangGraph
         keeps them as pending writes): `get_state` shows the updated state, and a resume

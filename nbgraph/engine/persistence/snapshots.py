@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.root_state import bare_field, root_value
-from nbgraph.engine.core.runlog import StepLog
+from nbgraph.engine.core.runlog import StepLog, initial_values
 from nbgraph.engine.core.tasks import Task, absorb_output
 from nbgraph.engine.persistence.chain import next_task_ids, with_finished
 from nbgraph.engine.persistence.persist import Thread
@@ -244,6 +244,14 @@ def write_as_nodes(
         loop.route(task)
         task.ended = time.time()
     return loop.commit(tasks, source="update")
+
+
+def start_empty(loop: RunLoop) -> None:
+    """Start `update_state` on a thread that has no checkpoint yet from the schema's empty
+    values: LangGraph writes the update as the thread's first checkpoint (step 0, source
+    "update"), and a run of the thread goes on from there."""
+    loop.values = loop.log.final = initial_values(loop.spec)
+    loop.step, loop.stop = -1, loop.limit
 
 
 def _keep_fired_joins(run: RunLoop, pending: Mapping[str, Sequence[str]], node: str) -> None:

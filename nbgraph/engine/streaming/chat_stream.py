@@ -26,6 +26,7 @@ from nbgraph.engine.core.nesting import checkpoint_ns
 from nbgraph.engine.core.tasks import Task
 from nbgraph.engine.streaming.namespaces import Nested, graph_namespace
 from nbgraph.engine.streaming.streams import LiveSink
+from nbgraph.engine.streaming.task_events import user_tags
 from nbgraph.primitives import Command
 
 __all__ = ["ChatStream", "enter_node", "leave_node"]
@@ -36,7 +37,6 @@ except ImportError:  # pragma: no cover (older langchain_core)
     _Streaming = object  # type: ignore[assignment,misc]
 
 _NOSTREAM = "nostream"  # LangGraph's tag: a chat model called with it is not streamed
-_INTERNAL_TAG = "langsmith:"
 
 
 class ChatStream(BaseCallbackHandler, _Streaming):  # type: ignore[misc]
@@ -65,6 +65,11 @@ class ChatStream(BaseCallbackHandler, _Streaming):  # type: ignore[misc]
         ns = graph_namespace(metadata)[self.base :]
         self.sink.put("messages", Nested(ns, (message, metadata)) if ns else (message, metadata))
 
+    def send(self, message: BaseMessage, metadata: dict[str, Any]) -> None:
+        """Send a message a node pushes (`push_message`), with the node's `metadata`; the
+        node's returning it later does not send it again."""
+        self._send(message, metadata, dedupe=False)
+
     def tap_output_iter(self, run_id: uuid.UUID, output: Any) -> Any:
         return output
 
@@ -78,9 +83,9 @@ class ChatStream(BaseCallbackHandler, _Streaming):  # type: ignore[misc]
         if metadata and "langgraph_node" in metadata and not (tags and _NOSTREAM in tags):
             if not self.subgraphs and graph_namespace(metadata)[self.base :]:
                 return  # (LangGraph: a subgraph's tokens only with subgraphs=True)
-            user_tags = [tag for tag in tags or () if not tag.startswith(_INTERNAL_TAG)]
-            if user_tags:
-                metadata["tags"] = user_tags
+            shown = user_tags(tags)
+            if shown:
+                metadata["tags"] = shown
             self.metadata[run_id] = metadata
 
     def on_llm_new_token(

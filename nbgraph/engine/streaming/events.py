@@ -1,10 +1,10 @@
-"""`astream_events(version="v2")`: LangChain's event stream of a graph run, made by
-langchain_core's own event stream handler hearing the run's callbacks
+"""`astream_events(version="v2")` and `astream_log`: LangChain's event stream and run log
+of a graph run, made by langchain_core's own handlers hearing the run's callbacks
 (`engine.streaming.chain_events`): the graph's `on_chain_start/stream/end`, each node's,
 and those of the chat models, tools and custom events the nodes call.
 
 The run is the graph's `astream` with the handler in its config's callbacks: no other way
-of running it. langchain_core is imported only when events are asked for.
+of running it. langchain_core is imported only when events or a log are asked for.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-__all__ = ["astream_events"]
+__all__ = ["astream_events", "astream_log"]
 
 _FILTERS = (
     "include_names",
@@ -50,3 +50,33 @@ def astream_events(
     return _astream_events_implementation_v2(
         graph, graph_input, config, **filters, **kwargs
     )  # (it calls `graph.astream` with its handler among the config's callbacks)
+
+
+def astream_log(
+    graph: Any, graph_input: Any, config: Any, kwargs: dict[str, Any]
+) -> AsyncIterator[Any]:
+    """LangChain's `astream_log` of `graph.astream(graph_input, config, **kwargs)`:
+    `RunLogPatch`es (`RunLog`s with `diff=False`) of the graph's run, its streamed chunks
+    and the runs inside it that the `include_*`/`exclude_*` filters keep.
+
+    Raises:
+        ImportError: langchain_core is not installed.
+    """
+    try:
+        from langchain_core.tracers.log_stream import (
+            LogStreamCallbackHandler,
+            _astream_log_implementation,
+        )
+    except ImportError as error:
+        raise ImportError(
+            "astream_log streams LangChain's run log, which needs langchain_core: "
+            f"pip install nbgraph[langchain] ({error})"
+        ) from None
+    diff = kwargs.pop("diff", True)
+    listed = kwargs.pop("with_streamed_output_list", True)
+    filters = {key: kwargs.pop(key) for key in _FILTERS if key in kwargs}
+    handler = LogStreamCallbackHandler(auto_close=False, _schema_format="original", **filters)
+    return _astream_log_implementation(  # (it calls `graph.astream` with the handler)
+        graph, graph_input, config, stream=handler, diff=diff,
+        with_streamed_output_list=listed, **kwargs,
+    )  # fmt: skip

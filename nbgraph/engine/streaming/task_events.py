@@ -1,22 +1,24 @@
 """`stream_mode="tasks"`: each task as it starts and as it finishes, in LangGraph's shape.
 
-A start is `{"id", "name", "input", "triggers"}` (and `"metadata"`, the run's own metadata,
-when there is some); a result is `{"id", "name", "error", "result", "interrupts"}`, where
-`result` holds the task's writes to the state's fields (`{"$writes": [...]}` for a field it
-wrote more than once) and `interrupts` each `interrupt()` that paused it as
-`{"value", "id", "response_schema"}`. The id is the task's LangGraph-shaped id: the one its config's
-`checkpoint_ns` and the namespace of the graphs it runs (`subgraphs=True`) carry.
+A start is `{"id", "name", "input", "triggers"}` (and `"metadata"`, the run's own metadata
+and its node's `add_node(metadata=...)`, when there is some); a result is `{"id", "name",
+"error", "result", "interrupts"}`, where `result` holds the task's writes to the state's
+fields (`{"$writes": [...]}` for a field it wrote more than once) and `interrupts` each
+`interrupt()` that paused it as `{"value", "id", "response_schema"}`. The id is the task's
+LangGraph-shaped id: the one its config's `checkpoint_ns` and the namespace of the graphs it
+runs (`subgraphs=True`) carry.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.core.injection import task_triggers, task_uuid
+from nbgraph.engine.core.calls import CALLS, RETURN
+from nbgraph.engine.core.injection import node_metadata, task_triggers, task_uuid
 from nbgraph.engine.core.tasks import Task, node_input
 from nbgraph.isolation import StateView
 
-__all__ = ["task_finished", "task_started"]
+__all__ = ["call_finished", "call_started", "task_finished", "task_started", "user_tags"]
 
 _INTERNAL = frozenset(
     {
@@ -25,6 +27,12 @@ _INTERNAL = frozenset(
     }
 )  # fmt: skip
 """Metadata keys LangGraph leaves out of a task's start (the task's own fields say them)."""
+
+
+def user_tags(tags: Any) -> list[str]:
+    """The tags a `tasks` or `messages` chunk's metadata shows: all but langchain's
+    `seq:step:N` bookkeeping (a `RunnableSequence` tags each of its steps), as LangGraph."""
+    return [tag for tag in tags or () if not tag.startswith("seq:step")]
 
 
 def task_started(run: Any, task: Task) -> dict[str, Any]:
@@ -40,8 +48,9 @@ def task_started(run: Any, task: Task) -> dict[str, Any]:
         "triggers": task_triggers(spec, task),
     }
     config = run.config
-    metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k not in _INTERNAL}
-    tags = [tag for tag in config.get("tags") or () if not tag.startswith("seq:step")]
+    given = {**(config.get("metadata") or {}), **node_metadata(spec, task)}
+    metadata = {k: v for k, v in given.items() if k not in _INTERNAL}
+    tags = user_tags(config.get("tags"))
     if tags:
         metadata["tags"] = tags
     if metadata:
@@ -82,3 +91,25 @@ def _interrupt(interrupt: Any) -> dict[str, Any]:
     """An `Interrupt` as LangGraph's `dataclasses.asdict` of it shows it."""
     schema = getattr(interrupt, "response_schema", None)
     return {"value": interrupt.value, "id": interrupt.id, "response_schema": schema}
+
+
+def call_started(run: Any, task: Task) -> dict[str, Any]:
+    """The `tasks` chunk of a `@task` call: its arguments as `(args, kwargs)`, LangGraph's."""
+    return {
+        "id": task_uuid(run, task),
+        "name": task.node,
+        "input": task.arg.input,
+        "triggers": ("__pregel_push",),
+    }
+
+
+def call_finished(run: Any, task: Task) -> dict[str, Any]:
+    """The `tasks` chunk of a finished `@task` call: what it returned as `{"__return__": value}`."""
+    returned = [value[0] for key, value in task.writes if key in (CALLS, RETURN)]
+    return {
+        "id": task_uuid(run, task),
+        "name": task.node,
+        "error": task.error,
+        "result": {"__return__": returned[0]} if returned else {},
+        "interrupts": [_interrupt(i) for i in task.interrupts],
+    }

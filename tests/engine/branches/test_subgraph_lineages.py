@@ -100,7 +100,7 @@ def test_a_branch_runs_drawings_and_inspector_show_each_lineages_subrun():
         "subgraph sb — 1 task inside",
     ]
     tree_source = run.draw_tree().source
-    assert list(labels(tree_source).values()).count("subgraph input\\nlog ← []\\nfoo ← 'A'") == 1
+    assert list(labels(tree_source).values()).count("subgraph input\\nfoo ← 'A'\\nlog ← []") == 1
     for drawing in (source, tree_source):
         subprocess.run(["dot", "-Tsvg"], input=drawing.encode(), check=True, capture_output=True)
     inspector = run.inspect()

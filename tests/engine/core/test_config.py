@@ -63,7 +63,7 @@ def every_entry_point(app, config):
 def test_a_recursion_limit_that_is_not_a_positive_integer_is_refused(limit):
     outcomes = every_entry_point(counter(), {"recursion_limit": limit})
     (message,) = set(outcomes.values())  # every entry point says the same
-    assert message.startswith("recursion_limit must be an integer of at least 1")
+    assert message.startswith("recursion_limit must be at least 1 (an integer")
     assert f"got {limit!r}" in message
 
 
@@ -71,7 +71,7 @@ def test_a_recursion_limit_that_is_not_a_positive_integer_is_refused(limit):
 def test_a_max_concurrency_that_is_not_a_positive_integer_is_refused(value):
     outcomes = every_entry_point(fan_out(), {"max_concurrency": value})
     (message,) = set(outcomes.values())  # ainvoke no longer takes 0 as "no limit"
-    assert message.startswith("max_concurrency must be an integer of at least 1")
+    assert message.startswith("max_concurrency must be at least 1 (an integer")
     assert f"got {value!r}" in message and "None for no limit" in message
 
 

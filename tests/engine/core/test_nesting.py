@@ -30,9 +30,9 @@ def test_a_plain_invoke_asks_once_and_calls_no_nested_code(monkeypatch):
     asked = []
     real = nesting.caller_now
 
-    def counted():
+    def counted(*args, **kwargs):
         asked.append(1)
-        return real()
+        return real(*args, **kwargs)
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a plain run called the nested runs' code")
