@@ -34,7 +34,7 @@ from typing import Any
 from nbgraph.engine.facts import initial_values
 from nbgraph.primitives import MISSING
 from nbgraph.record.run_context import context_line
-from nbgraph.record.text import NO_VALUE, safe_repr, short
+from nbgraph.record.text import NO_VALUE, safe_repr, short, status_text
 from nbgraph.views.share_runs import Picture, SharedRun, pictures, shared_runs, tree_picture
 from nbgraph.views.text_diff import changed_text_plain
 from nbgraph.views.traceback_panel import node_frame_text
@@ -281,7 +281,7 @@ def _writes_text(writes: list[tuple[str, Any]]) -> str:
 
 
 def _facts(run: Any) -> list[str]:
-    facts = [f"status: {run.status}"]
+    facts = [f"status: {status_text(run.status)}"]
     context = context_line(run.log)
     if context:
         facts.append(context)

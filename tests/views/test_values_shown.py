@@ -211,6 +211,8 @@ def test_a_paused_run_reads_paused_in_every_view():
     summary = run._repr_mimebundle_()["text/html"]
     assert "failed" not in summary.split("<svg")[0]
     assert "paused for an answer" in summary and "the step failed" not in summary
+    page = run_page(run)
+    assert "status: paused (waiting for an answer)" in page and "status: interrupted" not in page
 
 
 def test_the_question_is_shown_once():
