@@ -39,7 +39,8 @@ def value_tree_html(value: Any, width: int = 80) -> str:
         return NO_VALUE
     table = frame_html(value)
     if table is not None:  # a DataFrame or Series: a small table, not pandas' internals
-        return f"<details class='nbgraph-value' open>{table}</details>"
+        shown = " open" if width >= 80 else ""  # (open in the state panel, folded in a cell)
+        return f"<details class='nbgraph-value'{shown}>{table}</details>"
     whole = _fitting(value, width)
     if whole is not None:
         return html.escape(whole)
