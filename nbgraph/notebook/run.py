@@ -283,6 +283,17 @@ class Run(RunRecord):
 
         return inspect(self, other)
 
+    def quiz(self, fields: Any = None, steps: Any = None) -> Any:
+        """Predict, then see: an ipywidgets quiz over this run's merges. At each (step,
+        field) where a reducer folded writes, it shows the value before and each write with
+        its writer, asks for the value after, then says right or wrong and spells out the
+        reducer's fold (`views.quiz`). `fields`, `steps`: only the merges of these fields
+        (a name or names) and steps (a number or numbers).
+        """
+        from nbgraph.views.quiz import quiz
+
+        return quiz(self, fields, steps)
+
     def save_html(self, path: str | Path, title: str | None = None) -> Path:
         """Save this run as one self-contained HTML file to open in any browser, offline
         and with no kernel: the graph, every step's tasks, reducer effects and state, the
