@@ -20,6 +20,7 @@ from nbgraph.primitives import Interrupt
 from nbgraph.warnings import LangGraphDeprecatedSinceV10
 
 __all__ = [
+    "AmbiguousResumeError",
     "CheckpointFileError",
     "EmptyChannelError",
     "EmptyInputError",
@@ -63,6 +64,11 @@ class InvalidUpdateError(NbgraphError, ValueError):
 
 class GraphRecursionError(NbgraphError, RecursionError):
     """The run took more supersteps than `recursion_limit` allows."""
+
+
+class AmbiguousResumeError(NbgraphError, RuntimeError):
+    """One plain `Command(resume=value)` was given while several interrupts wait; each must
+    be answered by its id. A `RuntimeError`, as LangGraph's error for the same call is."""
 
 
 class EmptyInputError(NbgraphError, ValueError):
