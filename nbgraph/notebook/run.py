@@ -16,6 +16,13 @@ from nbgraph.record.subruns.runs import subrun_logs
 __all__ = ["Run"]
 
 
+def _values(frame: Any) -> Any:
+    """`frame` displayed as `views.table_view.values_table_html` (its data unchanged)."""
+    from nbgraph.views.table_view import shown, values_table_html
+
+    return shown(frame, values_table_html)
+
+
 class Run(RunRecord):
     """One recorded run of a compiled graph: its tables and states (`RunRecord`), and
     its drawings.
@@ -49,9 +56,14 @@ class Run(RunRecord):
     def effects(self) -> Any:
         """`RunRecord.effects` (the same columns and cells), shown compactly in a notebook:
         flags in one column, quotes kept, tree ids in words (`views.table_view`)."""
-        from nbgraph.views.table_view import effects_table_html, shown
+        from functools import partial
 
-        return shown(RunRecord.effects.func(self), effects_table_html)
+        from nbgraph.views.table_view import effects_table_html, ending, shown
+
+        paused = frozenset(
+            s.step for s in self.log.steps if not s.applied and ending(s.tasks) == "paused"
+        )
+        return shown(RunRecord.effects.func(self), partial(effects_table_html, paused=paused))
 
     @cached_property
     def steps(self) -> Any:
@@ -59,6 +71,28 @@ class Run(RunRecord):
         from nbgraph.views.table_view import shown, steps_table_html
 
         return shown(RunRecord.steps.func(self), steps_table_html)
+
+    @cached_property
+    def custom(self) -> Any:
+        """`RunRecord.custom`, shown with quotes kept (`views.table_view.values_table_html`)."""
+        return _values(RunRecord.custom.func(self))
+
+    @cached_property
+    def states(self) -> Any:
+        """`RunRecord.states`, shown with quotes kept and one word for no value."""
+        return _values(RunRecord.states.func(self))
+
+    def field_history(self, field: str) -> Any:
+        """`RunRecord.field_history`, shown with quotes kept and one word for no value."""
+        return _values(super().field_history(field))
+
+    def diff(self, a: Any, b: Any) -> Any:
+        """`RunRecord.diff`, shown with quotes kept and one word for no value."""
+        return _values(super().diff(a, b))
+
+    def compare(self, other: Any) -> Any:
+        """`RunRecord.compare`, shown with quotes kept and one word for no value."""
+        return _values(super().compare(other))
 
     def order_sensitivity(self, max_orders: int = 120, seed: int = 0) -> Any:
         """`RunRecord.order_sensitivity` (the same columns and cells), shown with each result
@@ -186,6 +220,25 @@ class Run(RunRecord):
         grown = answer(self, resume, interrupt_id)
         grown.forks = self.forks  # (the thread's forks, whichever of its runs made them)
         return grown
+
+    def catch_up(self, grown: Run) -> Run:
+        """Make this object the record of `grown`, the thread this run paused on, grown by
+        an answer (`answer`, `review_calls`): its steps, status and tables become `grown`'s.
+        The inspector's answer panel does this, so the run a notebook holds and the
+        inspector show the same thing after an answer. Returns this run.
+
+        Raises:
+            InvalidArgumentError: `grown` is not a `Run`.
+        """
+        if not isinstance(grown, Run):
+            raise InvalidArgumentError(
+                f"run.catch_up(grown): expected the Run an answer returned, got "
+                f"{type(grown).__name__}."
+            )
+        if grown is not self:
+            self.__dict__.clear()  # (its cached tables too: they are the paused run's)
+            self.__dict__.update(grown.__dict__)
+        return self
 
     @property
     def pending_calls(self) -> Any:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, overload
 from nbgraph.errors import NbgraphError
 from nbgraph.notebook.run import Run
 from nbgraph.record.batch import batch_effects, batch_table, paths_frame, run_summary
+from nbgraph.record.text import plural
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -171,7 +172,8 @@ class Runs:
         summaries = self._summaries()
         failed = sum(s["status"] == "failed" for s in summaries)
         paths = len({s["path"] for s in summaries})
-        return f"<Runs: {len(self)} runs, {failed} failed, {paths} distinct paths>"
+        count, distinct = plural(len(self), "run"), plural(paths, "distinct path")
+        return f"<Runs: {count}, {failed} failed, {distinct}>"
 
     def _repr_html_(self) -> str:
         from nbgraph.views.runs_html import runs_html

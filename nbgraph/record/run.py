@@ -28,6 +28,7 @@ from nbgraph.record.tables import (
     states_frame,
     task_frame,
 )
+from nbgraph.record.text import plural, status_text
 from nbgraph.record.timeline import Timeline
 from nbgraph.record.tree import StateTree, TreeNode
 
@@ -66,7 +67,10 @@ class RunRecord(ContextFacts):
     def __repr__(self) -> str:
         steps = len(self.log.steps) - 1
         tasks = sum(len(s.tasks) for s in self.log.steps[1:])
-        return f"<Run {self.status}: {steps} supersteps, {tasks} tasks>"
+        return (
+            f"<Run {status_text(self.status)}: {plural(steps, 'superstep')}, "
+            f"{plural(tasks, 'task')}>"
+        )
 
     # --- the facts -------------------------------------------------------------------------
 

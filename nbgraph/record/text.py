@@ -15,13 +15,39 @@ from typing import Any
 from nbgraph.record.cells import ListPrefix, TextPrefix
 from nbgraph.record.message_text import is_langchain_message, message_text
 
-__all__ = ["safe_repr", "safe_str", "short", "visible"]
+__all__ = ["NO_VALUE", "plural", "safe_repr", "safe_str", "short", "status_text", "visible"]
 
 _ERROR_CHARS = 60
 _DEPTH = 100  # containers nested deeper than this are cut with "…" (repr's own limit is ~1000)
 _CONTAINERS = {dict: "}", list: "]", ListPrefix: "]", tuple: ")"}
 _OPENINGS = {"}": "{", "]": "[", ")": "("}
 _DATACLASS_FIELD = dataclasses._FIELD  # type: ignore[attr-defined]  # (not a ClassVar/InitVar)
+
+
+NO_VALUE = "MISSING"
+"""The one word every view shows for a field with no value yet (a cell holding `MISSING`):
+the name of the object the cell holds, so what is read is what can be typed."""
+
+_STATUS_WORDS = {"interrupted": "paused (waiting for an answer)"}
+
+
+def status_text(status: str) -> str:
+    """A run's status in words: a run paused at `interrupt()` reads "paused", not as a
+    failure (its `status` stays `"interrupted"`, LangGraph's word for it).
+
+    >>> status_text("interrupted"), status_text("done")
+    ('paused (waiting for an answer)', 'done')
+    """
+    return _STATUS_WORDS.get(status, status)
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """`count` and the word, plural unless the count is 1.
+
+    >>> plural(1, "superstep"), plural(2, "node"), plural(0, "entry", "entries")
+    ('1 superstep', '2 nodes', '0 entries')
+    """
+    return f"{count} {word if count == 1 else words or word + 's'}"
 
 
 def safe_repr(value: Any) -> str:
@@ -152,6 +178,12 @@ def _object(value: Any, budget: int, inside: tuple[int, ...]) -> str:
     """`_bounded` for what is not a str, bytes, list, tuple or dict: a set, a dataclass or
     a pydantic model read field by field (as their own repr writes them), else its repr."""
     kind = type(value)
+    plain = _plain_scalar(value)
+    if plain is not None:
+        return plain
+    table = _table_text(value)
+    if table is not None:
+        return table
     if kind in (set, frozenset):
         if not value:
             return safe_repr(value)
@@ -167,6 +199,44 @@ def _object(value: Any, budget: int, inside: tuple[int, ...]) -> str:
     inside = (*inside, id(value))
     parts = (f"{name}={_bounded(item, budget, inside)}" for name, item in fields)
     return _joined(f"{_class_name(value)}(", parts, ")", budget)
+
+
+def _plain_scalar(value: Any) -> str | None:
+    """A numpy scalar as the Python number or bool it holds (`np.True_` → `True`,
+    `np.float64(0.5)` → `0.5`); None for anything else. numpy is not imported here."""
+    module = sys.modules.get("numpy")
+    if module is None or not isinstance(value, module.generic):
+        return None
+    try:
+        item = value.item()
+    except Exception:
+        return None
+    return safe_repr(item) if isinstance(item, bool | int | float | complex | str) else None
+
+
+_COLUMNS_NAMED = 6
+
+
+def _table_text(value: Any) -> str | None:
+    """A pandas DataFrame or Series in one line: its kind, shape and column names (a
+    Series: its name and first values); None for anything else. Reads only the head."""
+    module = sys.modules.get("pandas")
+    if module is None:
+        return None
+    try:
+        if isinstance(value, module.DataFrame):
+            rows, columns = value.shape
+            names = [safe_str(c) for c in value.columns[:_COLUMNS_NAMED]]
+            more = ", …" if columns > _COLUMNS_NAMED else ""
+            return f"DataFrame {rows}×{columns} [{', '.join(names)}{more}]"
+        if isinstance(value, module.Series):
+            head = ", ".join(_bounded(v, 40, ()) for v in value.head(_COLUMNS_NAMED).tolist())
+            more = ", …" if len(value) > _COLUMNS_NAMED else ""
+            name = "" if value.name is None else f" {safe_str(value.name)}"
+            return f"Series{name} ({plural(len(value), 'row')}): [{head}{more}]"
+    except Exception:  # a half-built frame: its own repr (guarded) says so
+        return None
+    return None
 
 
 def _fields(value: Any) -> Any:

@@ -133,7 +133,11 @@ class AnswerPanel:
             grown = run.review_calls(resume) if at_breakpoint else run.answer(resume)
         except Exception as error:  # shown in the panel: the person fixes it and retries
             return self._fail(f"Could not resume: {type(error).__name__}: {error}")
-        before = len(inspector.run.log.steps)
+        before = len(run.log.steps)
+        catch_up = getattr(run, "catch_up", None)
+        if callable(catch_up):  # the run the notebook holds becomes the thread so far too
+            grown = catch_up(grown)
+            self._for = None  # (the same object, grown: its questions are asked again)
         self.last_run = grown
         inspector.reopen(grown, inspector.other, grown.log.steps[-1].step)
         added = max(0, len(grown.log.steps) - before + (not at_breakpoint))  # (paused: again)
@@ -192,7 +196,8 @@ class QuestionRow:
             options=[_TEXT, _JSON],
             value=_JSON if structured else _TEXT,
             description="as",
-            layout={"width": "140px"},
+            layout={"width": "8.5em"},  # room for "JSON" beside its label, not "JSC"
+            style={"description_width": "initial"},
         )
 
     def value(self) -> Any:

@@ -13,10 +13,13 @@ from collections.abc import Iterable
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.primitives import MISSING
 from nbgraph.record.run_context import context_line
-from nbgraph.record.text import safe_repr
+from nbgraph.record.text import NO_VALUE, safe_repr
 from nbgraph.views.dot import short
 from nbgraph.views.render import render_svg, render_with, renderers
+from nbgraph.views.table_view import duration_text, not_applied
+from nbgraph.views.text_diff import changed_text_html
 from nbgraph.views.theme import themed_svg
 
 if TYPE_CHECKING:
@@ -144,6 +147,30 @@ def cell_text(value: Any, width: int = 60) -> str:
 
 _VALUE_COLUMNS = ("before", "after", "value", "from", "to", "this", "other")
 """Columns holding state values: `styled` shows them as their repr (quotes kept)."""
+_DURATION_COLUMNS = ("duration",)
+"""Columns holding seconds: `styled` shows them in units ("0.33 ms")."""
+_BOUNDED = "max-width:30em;overflow-wrap:anywhere;vertical-align:top"
+"""Every cell of a styled table: a long value wraps inside its column instead of pushing
+the columns after it off-screen."""
+
+
+class Marked:
+    """A cell already written as escaped HTML (a long text's change marked,
+    `views.text_diff`): `styled` shows it as it is."""
+
+    __slots__ = ("html",)
+
+    def __init__(self, html_text: str) -> None:
+        self.html = html_text
+
+
+def _value_cell(value: Any) -> str:
+    return value.html if isinstance(value, Marked) else html.escape(value_text(value, 60))
+
+
+def value_text(value: Any, width: int = 60) -> str:
+    """A state value's short text: its repr (quotes kept), `NO_VALUE` for no value."""
+    return NO_VALUE if value is MISSING else short(value, width)
 
 
 def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str = "nbgraph") -> Any:
@@ -156,7 +183,11 @@ def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str =
     styler = frame.style.format(lambda value: html.escape(cell_text(value)))
     values = [c for c in frame.columns if c in _VALUE_COLUMNS]
     if values:  # state values keep their quotes: '1' and 1 differ
-        styler = styler.format(lambda value: html.escape(short(value, 60)), subset=values)
+        styler = styler.format(_value_cell, subset=values)
+    times = [c for c in frame.columns if c in _DURATION_COLUMNS]
+    if times:  # "0.33 ms", not 0.000331845
+        styler = styler.format(lambda value: html.escape(duration_text(value)), subset=times)
+    styler = styler.set_table_styles([{"selector": "td", "props": _BOUNDED}])
     styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
     styler = styler.set_uuid(uuid)
     if changed is not None:
@@ -164,6 +195,23 @@ def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str =
             lambda _: changed.replace({True: _CHANGED_CSS, False: ""}).astype(str), axis=None
         )
     return styler
+
+
+def _marked_after(run: Any, effects: Any) -> list[str | None]:
+    """Per effect row, its `after` cell as HTML when it needs more than the value: a step
+    not applied (paused at `interrupt()`, or failed: `table_view.not_applied`), a long text's
+    change marked (`views.text_diff`); None for the others."""
+    applied = effects["applied"] if "applied" in effects else [True] * len(effects)
+    cells = []
+    for step, before, after, done in zip(
+        effects["step"], effects["before"], effects["after"], applied, strict=True
+    ):
+        if not done:  # (the last steps: looked up from the end)
+            tasks = next((s.tasks for s in reversed(run.log.steps) if s.step == step), ())
+            cells.append(f"<i>{html.escape(not_applied(tasks))}</i>")
+        else:
+            cells.append(changed_text_html(before, after, 60))
+    return cells
 
 
 def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
@@ -180,6 +228,13 @@ def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
     for column in changed.columns:
         changed[column] = False
     changed["after"] = effects["changed"].astype(bool).to_numpy()
+    marked = _marked_after(run, effects)  # a long text's change, a step paused or failed
+    if any(m is not None for m in marked):
+        shown = shown.copy()
+        shown["after"] = [
+            Marked(m) if m is not None else after
+            for m, after in zip(marked, effects["after"], strict=True)
+        ]
     steps = last_tasks(run, max_rows)[["step", "node", "triggers", "writes", "status"]]
     head = html.escape(repr(run))
     facts = context_line(run.log)

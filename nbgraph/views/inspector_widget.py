@@ -37,7 +37,7 @@ from nbgraph.views.router_panel import routing_html
 from nbgraph.views.snapshot import snapshot_html
 from nbgraph.views.step_list import StepList, tasks_text
 from nbgraph.views.subrun_nav import SubrunNav
-from nbgraph.views.table_view import readable_id, readable_ids
+from nbgraph.views.table_view import ending, not_applied, readable_id, readable_ids
 from nbgraph.views.theme import themed_svg
 from nbgraph.views.traceback_panel import traceback_html
 
@@ -348,9 +348,10 @@ class Inspector(ipywidgets.VBox):
             writers = self.branch_writers.get(step, set()) if self.branch else None
             mine = _writes_on_branch(log, self.branch_tasks) if self.branch else None
             ops = [o for o in self.run.log.store_ops if o.step == step]
+            unapplied = not_applied(log.tasks)  # paused at interrupt(), or failed
             self.effects.value = (
-                "<b>reducer effects</b>"
-                + effects_html(effects, fields, writers, mine)
+                "<b>reducer effects</b><br>"
+                + effects_html(effects, fields, writers, mine, unapplied)
                 + custom_html(log.tasks)  # what the step's nodes streamed
                 + routing_html(self.run, step, log.tasks)  # why it went where it went
                 + store_ops_html(ops)
@@ -383,6 +384,8 @@ class Inspector(ipywidgets.VBox):
         asked = [(t.node, i.value) for t in log.tasks for i in t.interrupts]
         if not asked:
             return ""
+        if getattr(self.run, "questions", None):  # the answer panel shows each question once
+            return f"<div><b>Paused at step {step}, waiting for an answer</b> (below).</div>"
         items = "".join(
             f"<li><b>{_escape(node)}</b> asks: {_escape(safe_repr(value))}</li>"
             for node, value in asked
@@ -391,7 +394,7 @@ class Inspector(ipywidgets.VBox):
 
     def _label(self, step: int, log: Any) -> str:
         tasks = tasks_text([t.node for t in log.tasks]) if step > 0 else "input"
-        status = "" if log.applied else " — <b>failed</b>"
+        status = "" if log.applied else f" — <b>{ending(log.tasks)}</b>"
         if any(hands_to_parent(t.error) for t in log.tasks):  # Command.PARENT, not a failure
             status = " — <b>handed to the parent graph</b> (Command.PARENT)"
         on_branch = self.branch is None or step in self.branch_writers or step == 0

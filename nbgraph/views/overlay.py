@@ -14,6 +14,7 @@ from typing import Any
 
 from nbgraph.engine.facts import handed_text, hands_to_parent
 from nbgraph.primitives import END, MISSING, START, Send
+from nbgraph.record.text import plural, status_text
 
 __all__ = ["FollowedTask", "Overlay", "ancestry", "ends_implicitly", "run_overlay"]
 
@@ -194,7 +195,8 @@ def _counts(run: Any, upto: int | None = None) -> Overlay:
     if upto is not None:  # (the caption is the whole run's: `run_overlay` keeps the base's)
         return overlay
     tasks = [t for s in log.steps[1:] for t in s.tasks]
-    status = f"run {run.status}: {len(log.steps) - 1} supersteps, {len(tasks)} tasks"
+    steps = plural(len(log.steps) - 1, "superstep")
+    status = f"run {status_text(run.status)}: {steps}, {plural(len(tasks), 'task')}"
     retried, cached = sum(len(t.attempts) for t in tasks), sum(t.from_cache for t in tasks)
     if retried:  # retry_policy=: the failed attempts before each task's last
         status += f", {retried} failed attempt{'s' * (retried > 1)} retried"

@@ -13,9 +13,10 @@ from typing import Any
 from nbgraph.primitives import MISSING
 from nbgraph.record.compare.messages import is_message
 from nbgraph.record.compare.values import first_difference
-from nbgraph.record.text import safe_str
+from nbgraph.record.text import NO_VALUE, safe_str
 from nbgraph.views.display import cell_text
 from nbgraph.views.table_view import NOT_APPLIED, readable_ids
+from nbgraph.views.text_diff import changed_text_html
 from nbgraph.views.theme import BORDER, CHANGED, ERROR, FADED
 from nbgraph.views.value_tree import value_tree_html
 
@@ -39,7 +40,7 @@ _CELL = f"border:1px solid {BORDER};padding:2px 6px;text-align:left;vertical-ali
 
 def text(value: Any, width: int = 80) -> str:
     """The short display form of a value, escaped for HTML."""
-    return html.escape("—" if value is MISSING else cell_text(value, width))
+    return html.escape(NO_VALUE if value is MISSING else cell_text(value, width))
 
 
 _MESSAGE_WIDTH = 160
@@ -132,6 +133,7 @@ def effects_html(
     fields: Iterable[str] | None = None,
     writers: Iterable[str] | None = None,
     mine: dict[str, list[bool]] | None = None,
+    unapplied: str = NOT_APPLIED,
 ) -> str:
     """A step's reducer effects: field, before → each write with its writer → reducer → after
     (and flags, when a row has one). A field's many writes (a `Send` fan-out's) and a step's
@@ -144,6 +146,8 @@ def effects_html(
         writers: writes by other writers are greyed out (None: none are).
         mine: per field, whether each of its writes is on the followed branch (a task's,
             not a node's: one of a fan-out's tasks); overrides `writers` for those fields.
+        unapplied: the `after` cell of a step that was not applied (`table_view.not_applied`:
+            paused at `interrupt()`, or failed).
     """
     keep = set(fields) if fields is not None else None
     kept = [e for e in effects if keep is None or e.field in keep]
@@ -156,7 +160,7 @@ def effects_html(
             )
         return "<i>this step wrote nothing</i>"
     flagged = any(getattr(e, name) for e in kept for name in _FLAGS)
-    rows = [_effect_row(e, writers, (mine or {}).get(e.field), flagged) for e in kept]
+    rows = [_effect_row(e, writers, (mine or {}).get(e.field), flagged, unapplied) for e in kept]
     header = ["field", "before", "writes (in order)", "reducer", "after"]
     header += ["flags"] * flagged
     table = table_html(header, rows[:ROWS_SHOWN], values=[1, 2, 4], kind=EFFECTS_CLASS)
@@ -173,7 +177,11 @@ def _folded(summary: str, body: str) -> str:
 
 
 def _effect_row(
-    effect: Any, writers: Iterable[str] | None, mine: list[bool] | None, flagged: bool
+    effect: Any,
+    writers: Iterable[str] | None,
+    mine: list[bool] | None,
+    flagged: bool,
+    unapplied: str = NOT_APPLIED,
 ) -> tuple[str, list[str]]:
     """One effect's row: its writes greyed when off the followed branch, folded when many."""
     names = set(writers) if writers is not None else None
@@ -190,7 +198,12 @@ def _effect_row(
         note = f"{more} more writes" + (f", {followed} on the followed branch" if followed else "")
         writes += _folded(note, "<br>".join(lines[WRITES_SHOWN:]))
     style = ERROR if effect.conflict else CHANGED if effect.changed else ""
-    after = _value_html(effect.after, 50, messages=3) if effect.applied else f"<i>{NOT_APPLIED}</i>"
+    after = f"<i>{html.escape(unapplied)}</i>"
+    if effect.applied:  # a long text's change marked, else the value
+        cell = getattr(effect, "cell", None)  # (the table's cells: a text trail not joined)
+        old, new = (cell("before"), cell("after")) if cell else (effect.before, effect.after)
+        marked = changed_text_html(old, new, 50)
+        after = marked if marked is not None else _value_html(effect.after, 50, messages=3)
     cells = [
         html.escape(effect.field),
         _value_html(effect.before, 50, messages=2),

@@ -15,7 +15,19 @@ from nbgraph.views.snapshot import with_snapshot
 
 __all__ = ["RunPicker"]
 
-_ALL = None  # (the "any" choice: no status or path is None)
+
+class _Any:
+    """The "any" choice of the status and path pickers. Not None: a Dropdown whose value is
+    None has nothing picked, and shows blank (the "any" label was never seen)."""
+
+    def __repr__(self) -> str:
+        return "any"
+
+    def __bool__(self) -> bool:
+        return False  # (no filter)
+
+
+_ALL = _Any()
 
 
 class RunPicker(ipywidgets.VBox):
@@ -67,7 +79,7 @@ class RunPicker(ipywidgets.VBox):
             for position, (index, status, path) in enumerate(
                 zip(self._indexes, self._statuses, self._paths, strict=True)
             )
-            if self.status.value in (_ALL, status) and self.path.value in (_ALL, path)
+            if _matches(self.status.value, status) and _matches(self.path.value, path)
         ]
         self.run.options = options
         self.run.value = options[0][1] if options else None
@@ -97,6 +109,11 @@ class RunPicker(ipywidgets.VBox):
         """Saved: the picked run's inspector as a snapshot too (`views.snapshot`)."""
         bundle = super()._repr_mimebundle_(**kwargs)
         return with_snapshot(bundle, self.inspector, "A batch's run picker")
+
+
+def _matches(picked: Any, value: str) -> bool:
+    """Whether a run's status (path) passes its picker: "any" (or nothing picked) or it."""
+    return picked is _ALL or picked is None or picked == value
 
 
 def _path_label(path: str) -> str:

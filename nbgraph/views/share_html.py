@@ -34,8 +34,10 @@ from typing import Any
 from nbgraph.engine.facts import initial_values
 from nbgraph.primitives import MISSING
 from nbgraph.record.run_context import context_line
-from nbgraph.record.text import safe_repr, short
+from nbgraph.record.text import NO_VALUE, safe_repr, short, status_text
 from nbgraph.views.share_runs import Picture, SharedRun, pictures, shared_runs, tree_picture
+from nbgraph.views.text_diff import changed_text_plain
+from nbgraph.views.traceback_panel import node_frame_text
 
 __all__ = ["page_data", "run_page", "save_html"]
 
@@ -241,9 +243,9 @@ def _state_changes(run: Any, steps: list[list[Any]], strings: _Strings) -> None:
             [
                 strings(effect.field),
                 strings(str(effect.reducer)),
-                strings.value(effect.cell("before")),
+                _effect_value(effect.cell("before"), strings),
                 strings(_writes_text(effect.writes)),
-                strings.value(after),
+                _effect_after(effect.cell("before"), after, strings),
                 flags,
             ]
         )
@@ -254,6 +256,18 @@ def _state_changes(run: Any, steps: list[list[Any]], strings: _Strings) -> None:
             if log.applied:
                 state = run.timeline.after(log.step)
                 row[3] = [[strings(k), strings.value(v)] for k, v in state.items()]
+
+
+def _effect_value(value: Any, strings: _Strings) -> int:
+    """An effect's before or after: its short text, or `NO_VALUE` for no value."""
+    return strings(NO_VALUE) if value is MISSING else strings.value(value)
+
+
+def _effect_after(before: Any, after: Any, strings: _Strings) -> int:
+    """An effect's after: a long text's change marked in words (`[-old-]{+new+}`,
+    `views.text_diff`), else as `_effect_value`."""
+    marked = changed_text_plain(before, after, VALUE_WIDTH)
+    return strings(marked) if marked is not None else _effect_value(after, strings)
 
 
 def _writes_text(writes: list[tuple[str, Any]]) -> str:
@@ -267,7 +281,7 @@ def _writes_text(writes: list[tuple[str, Any]]) -> str:
 
 
 def _facts(run: Any) -> list[str]:
-    facts = [f"status: {run.status}"]
+    facts = [f"status: {status_text(run.status)}"]
     context = context_line(run.log)
     if context:
         facts.append(context)
@@ -276,12 +290,19 @@ def _facts(run: Any) -> list[str]:
 
 
 def _error_text(error: BaseException) -> str:
-    """The error and its traceback, as Python prints them (cut to a readable length)."""
+    """Where the node's own code raised the error (`traceback_panel.node_frame_text`), then
+    the error and its traceback as Python prints them (cut to a readable length)."""
     try:
         text = "".join(traceback.format_exception(error))
     except Exception:  # (a broken __str__ or traceback: the repr will do)
         text = safe_repr(error)
-    return text if len(text) <= _TRACEBACK_CHARS else "…" + text[-_TRACEBACK_CHARS:]
+    if len(text) > _TRACEBACK_CHARS:
+        text = "…" + text[-_TRACEBACK_CHARS:]
+    try:  # the node's own frame first, as the inspector shows it; then the whole traceback
+        first = node_frame_text(error)
+    except Exception:
+        first = ""
+    return f"{first}\n\nthe whole traceback:\n{text}" if first else text
 
 
 def _json_for_script(data: Any) -> str:

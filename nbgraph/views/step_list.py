@@ -12,7 +12,8 @@ from typing import Any
 
 import ipywidgets
 
-from nbgraph.views.table_view import duration_text
+from nbgraph.record.text import plural
+from nbgraph.views.table_view import duration_text, ending
 from nbgraph.views.value_tree import value_tree_html
 
 __all__ = ["StepList", "tasks_text"]
@@ -35,7 +36,8 @@ def tasks_text(nodes: list[str], names: int = 4) -> str:
     parts = [f"{n} ×{c}" if c > 1 else n for n, c in counts.items()]
     if len(parts) <= names:
         return ", ".join(parts)
-    return f"{', '.join(parts[:names])} and {len(parts) - names} other nodes"
+    others = plural(len(parts) - names, "other node")
+    return f"{', '.join(parts[:names])} and {others}"
 
 
 class StepList:
@@ -133,9 +135,7 @@ def _options(steps: Any) -> list[tuple[str, tuple[str, Any]]]:
 def _not_applied(tasks: list[Any]) -> str:
     """How a step whose writes never reached the state ended: paused by `interrupt()` (a
     task asked, none failed), else failed."""
-    if any(t.interrupts for t in tasks) and not any(t.error is not None for t in tasks):
-        return " — paused"
-    return " — failed"
+    return f" — {ending(tasks)}"
 
 
 def _timed(task: Any) -> bool:

@@ -16,7 +16,8 @@ from functools import cache
 from typing import Any, ClassVar
 
 from nbgraph.primitives import MISSING
-from nbgraph.record.text import short
+from nbgraph.record.text import NO_VALUE, short
+from nbgraph.views.text_diff import changed_text_html
 from nbgraph.views.theme import BORDER, CHANGED, FADED
 
 __all__ = [
@@ -29,12 +30,31 @@ __all__ = [
     "steps_table_html",
 ]
 
-_CELL = f"border:1px solid {BORDER};padding:2px 6px;text-align:left;vertical-align:top"
+_CELL = (
+    f"border:1px solid {BORDER};padding:2px 6px;text-align:left;vertical-align:top;"
+    "max-width:30em;overflow-wrap:anywhere"  # a long value wraps in its column
+)
 _TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
 _WIDTH = 60
 _MAX_ROWS = 200
 _FLAGS = ("conflict", "overwrite_bypass", "dropped_key", "root_reset")
 NOT_APPLIED = "(not applied: the step failed)"
+PAUSED = "(not applied yet: paused for an answer)"
+"""An `after` cell of a step paused at `interrupt()`: its writes wait for the answer."""
+
+
+def ending(tasks: Any) -> str:
+    """Why a step's writes never reached the state: "paused" (a task asked with
+    `interrupt()` and none failed) or "failed"."""
+    tasks = list(tasks)
+    if any(t.interrupts for t in tasks) and not any(t.error is not None for t in tasks):
+        return "paused"
+    return "failed"
+
+
+def not_applied(tasks: Any) -> str:
+    """The `after` cell of a step that was not applied: paused or failed (`ending`)."""
+    return PAUSED if ending(tasks) == "paused" else NOT_APPLIED
 
 
 def readable_id(tree_id: Any) -> str:
@@ -79,10 +99,17 @@ def duration_text(seconds: Any) -> str:
 
 
 def _cell(value: Any, width: int = _WIDTH) -> str:
-    """A value's repr (quotes kept), cut to `width`, escaped; "—" for no value."""
+    """A value's repr (quotes kept), cut to `width`, escaped; `NO_VALUE` for no value."""
     if value is MISSING:
-        return "—"
+        return NO_VALUE
     return html.escape(short(value, width))  # (reads only what it shows)
+
+
+def _changed_cell(before: Any, after: Any, width: int = _WIDTH) -> str:
+    """An `after` cell: a long text that changed shows its changed part marked
+    (`views.text_diff`), anything else as `_cell`."""
+    marked = changed_text_html(before, after, width)
+    return marked if marked is not None else _cell(after, width)
 
 
 def _table(header: list[str], rows: list[tuple[str, list[str]]], total: int) -> str:
@@ -97,16 +124,20 @@ def _table(header: list[str], rows: list[tuple[str, list[str]]], total: int) -> 
     )
 
 
-def effects_table_html(frame: Any) -> str:
-    """`run.effects` compact: step, field, where, reducer, before, writes, after, flags."""
+def effects_table_html(frame: Any, paused: frozenset[int] = frozenset()) -> str:
+    """`run.effects` compact: step, field, where, reducer, before, writes, after, flags.
+    `paused`: the steps paused at `interrupt()` (their writes wait for an answer; they did
+    not fail)."""
     rows = []
     for row in frame.head(_MAX_ROWS).to_dict("records"):
         flags = [name for name in _FLAGS if row.get(name)]
         applied = row.get("applied", True)
+        waiting = row["step"] in paused
         if not applied:
-            flags.append("not applied")
+            flags.append("paused" if waiting else "not applied")
         writes = "<br>".join(f"{html.escape(str(w))}: {_cell(v)}" for w, v in row["writes"])
-        after = f"<i>{NOT_APPLIED}</i>" if not applied else _cell(row["after"])
+        unapplied = PAUSED if waiting else NOT_APPLIED
+        after = f"<i>{unapplied}</i>" if not applied else _changed_cell(row["before"], row["after"])
         style = CHANGED if row.get("changed") else "" if applied else FADED
         where = html.escape(readable_id(row.get("point", ""))) if row.get("point") else ""
         cells = [str(row["step"]), html.escape(str(row["field"])), where]
@@ -135,6 +166,29 @@ def steps_table_html(frame: Any) -> str:
         rows.append(("", cells))
     header = ["step", "node", "task id", "kind", "triggers", "writes", "duration", "status"]
     return _table([*header, "error"], rows, len(frame))
+
+
+def values_table_html(frame: Any) -> str:
+    """Any table of values (`run.states`, `run.field_history(f)`, `run.custom`, `run.diff`,
+    `run.compare`): each cell its repr, quotes kept (`['fetch', 'JPY']`), `NO_VALUE` for no
+    value, numpy scalars as plain numbers, a DataFrame cell as its shape; durations in units."""
+    header = [str(frame.index.name or ""), *map(str, frame.columns)]
+    times = [str(c) in _DURATIONS for c in frame.columns]
+    rows = []
+    for index, record in zip(
+        frame.index[:_MAX_ROWS],
+        frame.head(_MAX_ROWS).itertuples(index=False, name=None),
+        strict=True,
+    ):
+        cells = [
+            html.escape(duration_text(v)) if timed else _cell(v)
+            for v, timed in zip(record, times, strict=True)
+        ]
+        rows.append(("", [html.escape(short(index, 30)), *cells]))
+    return _table(header, rows, len(frame))
+
+
+_DURATIONS = frozenset({"duration"})
 
 
 def shown(frame: Any, render: Callable[[Any], str]) -> Any:

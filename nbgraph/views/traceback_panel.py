@@ -9,7 +9,7 @@ from pathlib import Path
 
 from nbgraph.views.theme import ERROR
 
-__all__ = ["traceback_html"]
+__all__ = ["node_frame_text", "traceback_html"]
 
 _PACKAGE = str(Path(__file__).resolve().parents[1])
 """nbgraph's own files: frames there are the engine's, not the node's."""
@@ -22,6 +22,33 @@ def _node_frame(error: BaseException) -> traceback.FrameSummary | None:
     frames = traceback.extract_tb(error.__traceback__) if error.__traceback__ else []
     outside = [f for f in frames if not str(Path(f.filename).resolve()).startswith(_PACKAGE)]
     return (outside or frames or [None])[-1]
+
+
+def node_frame_text(error: BaseException) -> str:
+    """The error and where the node's own code raised it, first, as plain text: `ValueError:
+    bad`, then `raised in convert (cell.py, line 3)` and that line; the file named without
+    its folder (a server's path means nothing to a reader). "" without a traceback.
+
+    >>> def convert():
+    ...     raise ValueError("bad")
+    >>> try:
+    ...     convert()
+    ... except ValueError as error:
+    ...     said, where = node_frame_text(error).splitlines()[:2]
+    >>> said, where.startswith("raised in convert (<doctest"), where.endswith("line 2)")
+    ('ValueError: bad', True, True)
+    """
+    frame = _node_frame(error) if error.__traceback__ is not None else None
+    if frame is None:
+        return ""
+    try:
+        message = str(error)
+    except Exception:  # (a broken __str__: the class will do)
+        message = ""
+    said = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    where = f"raised in {frame.name} ({Path(frame.filename).name}, line {frame.lineno})"
+    line = f"\n    {frame.line}" if frame.line else ""
+    return f"{said}\n{where}{line}"
 
 
 def traceback_html(error: BaseException | None, node: str | None = None) -> str:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import html
 import itertools
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nbgraph.primitives import MISSING
-from nbgraph.record.text import safe_repr
+from nbgraph.record.text import NO_VALUE, safe_repr, safe_str
 from nbgraph.views.dot import short
 from nbgraph.views.theme import BORDER
 
@@ -35,7 +36,11 @@ def value_tree_html(value: Any, width: int = 80) -> str:
     True
     """
     if value is MISSING:
-        return "—"
+        return NO_VALUE
+    table = frame_html(value)
+    if table is not None:  # a DataFrame or Series: a small table, not pandas' internals
+        shown = " open" if width >= 80 else ""  # (open in the state panel, folded in a cell)
+        return f"<details class='nbgraph-value'{shown}>{table}</details>"
     whole = _fitting(value, width)
     if whole is not None:
         return html.escape(whole)
@@ -64,8 +69,57 @@ def _large(value: Any) -> bool:
         return False
 
 
+_FRAME_ROWS, _FRAME_COLUMNS = 5, 6
+"""The rows and columns of a DataFrame (a Series) a panel shows; the rest are counted."""
+_FRAME_CELL = f"border:1px solid {BORDER};padding:0 4px;text-align:left"
+
+
+def frame_html(value: Any) -> str | None:
+    """A pandas DataFrame or Series as a `<summary>` (its kind and shape) and a table of its
+    first rows and columns, escaped; None for anything else (pandas is not imported here).
+
+    >>> import pandas as pd
+    >>> out = frame_html(pd.DataFrame({"x": [1, 2], "y": ["a", "<b>"]}))
+    >>> "DataFrame 2×2" in out, "&#x27;&lt;b&gt;&#x27;" in out, "_mgr" in out
+    (True, True, False)
+    """
+    pandas = sys.modules.get("pandas")
+    if pandas is None or not isinstance(value, pandas.DataFrame | pandas.Series):
+        return None
+    try:
+        frame = value.to_frame() if isinstance(value, pandas.Series) else value
+        part = frame.iloc[:_FRAME_ROWS, :_FRAME_COLUMNS]
+        head = "".join(f"<th style='{_FRAME_CELL}'>{_label(c)}</th>" for c in part.columns)
+        rows = "".join(
+            f"<tr><th style='{_FRAME_CELL}'>{_label(index)}</th>"
+            + "".join(f"<td style='{_FRAME_CELL}'>{html.escape(short(v, 30))}</td>" for v in row)
+            + "</tr>"
+            for index, row in zip(part.index, part.itertuples(index=False, name=None), strict=True)
+        )
+    except Exception:  # a half-built frame: its text (guarded) says so
+        return None
+    more = []
+    if len(frame) > _FRAME_ROWS:
+        more.append(f"{len(frame) - _FRAME_ROWS:,} more rows")
+    if frame.shape[1] > _FRAME_COLUMNS:
+        more.append(f"{frame.shape[1] - _FRAME_COLUMNS:,} more columns")
+    note = f"<div><i>… {', '.join(more)}</i></div>" if more else ""
+    return (
+        f"<summary>{html.escape(short(value, 60))}</summary>"
+        f"<table style='border-collapse:collapse'><thead><tr><th style='{_FRAME_CELL}'></th>"
+        f"{head}</tr></thead><tbody>{rows}</tbody></table>{note}"
+    )
+
+
+def _label(value: Any) -> str:
+    return html.escape(safe_str(value)[:40])
+
+
 def _node(value: Any, depth: int) -> str:
     """One nested value: its text when short or too deep, else a `<details>` of its items."""
+    table = frame_html(value)
+    if table is not None:
+        return f"<details>{table}</details>"
     whole = _fitting(value, 200)
     if whole is not None and (len(whole) <= 60 or _items(value) is None or depth >= _DEPTH):
         return html.escape(whole)

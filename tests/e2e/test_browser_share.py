@@ -353,3 +353,52 @@ def test_an_inspector_without_its_kernel_says_so(frontend, tmp_path):
     assert "widgets" in nbformat.read(saved, as_version=4).metadata
     assert "the kernel that made this inspector is gone" in found["line"], found
     assert found["icons"] == 0, "one line, not an icon on every control"
+
+
+class Asked(TypedDict, total=False):
+    text: str
+    log: Annotated[list, operator.add]
+    answer: str
+
+
+def test_a_paused_runs_page_says_paused_not_in_red_and_marks_a_long_texts_change(tmp_path):
+    """Issue 37: a step paused at `interrupt()` reads paused (label, effects note, the line
+    under the picture), in the page's ordinary colour, not a failure's red; a 5,000-character
+    text's change is marked in words."""
+    from playwright.sync_api import sync_playwright
+
+    from nbgraph import MemorySaver, interrupt
+
+    app = (
+        StateGraph(Asked)
+        .add_node("edit", lambda s: {"text": "A" * 2500 + "C" + "A" * 2500})
+        .add_node("ask", lambda s: {"answer": interrupt("ok?")})
+        .add_node("note", lambda s: {"log": ["noted"]})
+        .add_edge(START, "edit")
+        .add_edge("edit", "ask")
+        .add_edge("edit", "note")
+        .compile(checkpointer=MemorySaver())
+    )
+    run = app.run({"text": "A" * 2500 + "B" + "A" * 2500, "log": []},
+                  {"configurable": {"thread_id": "paused-page"}})  # fmt: skip
+    path = run.save_html(tmp_path / "paused.html")
+    errors: list[str] = []
+    requests: list[str] = []
+    with sync_playwright() as playwright:
+        browser, page = open_offline(playwright, path.resolve().as_uri(), errors, requests)
+        try:
+            assert page.evaluate(LABEL) == "step 1 of 2: edit"
+            assert "[-B-]{+C+}" in page.inner_text("#nbg-effects")
+            page.keyboard.press("End")
+            assert page.evaluate(LABEL) == "step 2 of 2: ask, note — paused"
+            assert "paused (waiting for an answer)" in page.inner_text("#nbg-effects")
+            line = page.locator("#nbg-stopped p").first
+            assert line.inner_text().startswith("Paused here, waiting for an answer: ask")
+            red = "rgb(153, 0, 0)"
+            assert line.evaluate("p => getComputedStyle(p).color") != red
+            note = page.locator("#nbg-effects td").last
+            assert note.evaluate("td => getComputedStyle(td).color") != red
+        finally:
+            browser.close()
+    assert not errors, errors
+    assert all(r.startswith(("file:", "data:")) for r in requests), requests

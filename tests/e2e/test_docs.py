@@ -19,6 +19,9 @@ DOCS = ROOT / "docs"
 # pages with their own tests); their Python examples run as written.
 GUIDE = ["index", "engine", "record", "inspector", "stepper", "persistence", "many-runs"]
 GUIDE += ["langgraph", "performance"]
+# Pages whose Python examples run elsewhere: as-langgraph's are LangGraph programs, run under
+# `python -m nbgraph.as_langgraph` by tests/test_as_langgraph.py (not in this process).
+RUN_ELSEWHERE = ["as-langgraph"]
 TABLES = ["What runs", "What differs on purpose", "What does not run yet"]
 TEST_FILE = re.compile(r"`(tests/[\w/]+\.py)(?:::(\w+))?`")
 
@@ -91,7 +94,8 @@ DEVELOPMENT_LOG = [
 
 
 @pytest.mark.parametrize(
-    "page", ["README.md", "benchmarks/README.md", *(f"docs/{p}.md" for p in GUIDE)]
+    "page",
+    ["README.md", "benchmarks/README.md", *(f"docs/{p}.md" for p in GUIDE + RUN_ELSEWHERE)],
 )
 def test_no_page_reads_like_a_development_log(page: str) -> None:
     text = (ROOT / page).read_text(encoding="utf-8")
@@ -147,7 +151,7 @@ def test_the_site_builds_strict_offline_with_the_notebooks_and_their_outputs(tmp
         assert "widget-view+json" not in html, name  # no widget left to draw from a CDN
 
 
-@pytest.mark.parametrize("page", ["README.md", *(f"docs/{p}.md" for p in GUIDE)])
+@pytest.mark.parametrize("page", ["README.md", *(f"docs/{p}.md" for p in GUIDE + RUN_ELSEWHERE)])
 def test_every_file_a_page_names_exists(page: str) -> None:
     """The test files, scripts and notebooks a page names in code spans are in the repository."""
     text = (ROOT / page).read_text(encoding="utf-8")

@@ -305,7 +305,7 @@ def test_save_and_load_a_folder(tmp_path):
 def test_repr_and_escaped_html():
     app = build()
     runs = app.run_many([{"x": 1, "label": "<script>alert(1)</script>", "log": []}], progress=False)
-    assert repr(runs) == "<Runs: 1 runs, 0 failed, 1 distinct paths>"
+    assert repr(runs) == "<Runs: 1 run, 0 failed, 1 distinct path>"
     page = runs._repr_html_()
     assert "<script>" not in page and "&lt;script&gt;" not in page  # label became "small"
     evil = (
@@ -327,13 +327,13 @@ def test_the_picker_filters_and_shows_the_inspector():
     picker.status.value = "failed"
     assert [value for _, value in picker.run.options] == [3]
     assert picker.inspector.run is runs[3]
-    picker.status.value = None
+    picker.status.index = 0  # "any status"
     picker.path.value = "double → big"
     assert [label for label, _ in picker.run.options] == [
         "#4 · done · double → big",
         "#5 · done · double → big",
     ]
-    assert picker.pick(2).run is runs[2] and picker.path.value is None
+    assert picker.pick(2).run is runs[2] and picker.path.index == 0  # "any path" again
     with pytest.raises(IndexError, match="no run of input 9"):
         picker.pick(9)
 

@@ -124,7 +124,8 @@ def test_a_failed_run_carries_its_traceback():
     run = app.run({"n": 0, "log": []})
     data = page_data(run)
     error = data["strings"][data["error"]]
-    assert error.startswith("Traceback") and "ValueError: bad <value>" in error
+    assert error.startswith("ValueError: bad <value>\nraised in boom (test_share_html.py")
+    assert "\nTraceback (most recent call last)" in error  # the whole traceback after it
     assert data["steps"][1][4] == 0 and data["steps"][1][1][0][1] == 1  # not applied, failed
 
 

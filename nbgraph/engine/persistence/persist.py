@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sized
 from typing import Any
 
 from nbgraph.blueprint import GraphSpec
+from nbgraph.checkpoint.tuples import asked_entry, asked_interrupt
 from nbgraph.engine.core.pinned import growth, kept_copy, pinned_data
 from nbgraph.engine.core.retrying import attempts_data
 from nbgraph.engine.core.runlog import initial_values, reset_data
@@ -190,6 +191,21 @@ class Thread:
         (`engine.persistence.travel`). A subgraph's thread keeps its parent's."""
         self.replay = replay_of(self, restored)
 
+    @property
+    def ends_at_exit(self) -> bool:
+        """Whether the run's checkpoints reach the saver only when it ends (durability
+        "exit")."""
+        return self._exit
+
+    def step_failed(self, values: dict[str, Any], sends: bool) -> None:
+        """Durability "exit", a step whose writes conflict: the run's one checkpoint is the
+        last one it saved, as LangGraph's is then: holding `values` (the fields applied
+        before the conflicting one: `applied_before_conflict`), with nothing to run next
+        and none of the step's writes pending (LangGraph marked its triggers seen), unless
+        the step had `sends`: then it stays due, with its writes (LangGraph's Sends stay)."""
+        if self._exit and (sends or self.saver.saver.step_failed(self.thread_id)):
+            self._whole = (values, None)
+
     # --- writing -----------------------------------------------------------------------------
 
     payload = staticmethod(checkpoint_payload)
@@ -318,7 +334,7 @@ class Thread:
             self.saver.put_write(self.thread_id, self.head, task.id, entry)
             return
         if task.interrupts or task.held:  # (held: paused with no question, `SubgraphStopped`)
-            asked = [{"value": i.value, "id": i.id} for i in task.interrupts]
+            asked = [asked_entry(i) for i in task.interrupts]
             payload = {"interrupts": asked, "answers": list(answers or ())}
             if task.kind == "call":  # (answered by id; its caller shows the question)
                 payload["call"] = True
@@ -326,6 +342,8 @@ class Thread:
             skip = transient_fields(self.spec)
             writes = [w for w in task.writes if w[0] not in skip]
             payload = {"writes": writes, "routes": list(task.routes)}
+        if task.call_key:  # (a resume finds the call by its place, not its index)
+            payload["key"] = task.call_key
         self.saver.put_write(self.thread_id, self.head, task.id, payload)
 
     # --- reading the thread back (a state at a checkpoint: engine.persistence.restoring) ---
@@ -441,11 +459,12 @@ class Thread:
         # a resume takes them out one by one); a replay of a past checkpoint runs them again
         finished = dict(done) if latest else {}
         paused = {
-            k: {**v, "interrupts": [Interrupt(i["value"], i["id"]) for i in v["interrupts"]]}
+            k: {**v, "interrupts": [asked_interrupt(i) for i in v["interrupts"]]}
             for k, v in saved.items()
             if "interrupts" in v
         }
         updates = [v for v in saved.values() if "update" in v]
+        base = {k: isolate(v) for k, v in values.items()} if updates else None
         for update in updates:  # what a resuming Command wrote while this checkpoint was head
             writes = [(START, key, value) for key, value in update["update"]]
             apply_step(self.spec.fields, values, writes, record.step)
@@ -462,6 +481,7 @@ class Thread:
             asked={k: v for k, v in asked.items() if k in paused} if latest else asked,
             moved=moved,
             parents=parents,
+            base=base,
         )
 
 
@@ -479,9 +499,7 @@ def _entries(writes: list[Any]) -> tuple[dict, dict[str, str], dict[str, list], 
             continue
         if "interrupts" in write.payload and "call" not in write.payload:  # what was
             # asked, for the snapshot's tasks (a `@task` call's: its caller's task shows it)
-            asked[write.task_id] = [
-                Interrupt(i["value"], i["id"]) for i in write.payload["interrupts"]
-            ]
+            asked[write.task_id] = [asked_interrupt(i) for i in write.payload["interrupts"]]
         for old, new in write.payload.get("moved", {}).items():
             moved[old] = new
             for entries in (saved, asked, errors):

@@ -201,7 +201,7 @@
     if (!step[2].length) return fill("nbg-effects", "this step wrote nothing");
     var notesOf = function (flags) {
       var notes = [];
-      if (flags & NOT_APPLIED) notes.push("not applied");
+      if (flags & NOT_APPLIED) notes.push(paused(step) ? "paused (waiting for an answer)" : "not applied");
       if (flags & CONFLICT) notes.push("conflict");
       return notes.join(", ");
     };
@@ -213,7 +213,7 @@
       cell(tr, text(e[2]));
       cell(tr, text(e[3]));
       cell(tr, text(e[4]), e[5] & CHANGED ? "nbg-changed" : "");
-      if (anyNotes) cell(tr, notesOf(e[5]), "nbg-bad");
+      if (anyNotes) cell(tr, notesOf(e[5]), paused(step) ? "nbg-paused" : "nbg-bad");
       return tr;
     });
     var headings = ["field", "reducer", "before", "writes", "after"];
@@ -238,15 +238,17 @@
     var box = $("nbg-stopped");
     box.textContent = "";
     var asked = step[1].filter(function (t) { return t[1] === PAUSED; });
-    var lines = [];
+    var lines = [];  // [text, class]: a failure in red, a pause not (it waits, it did not fail)
     if (!step[4] && step[0] > 0 && !paused(step)) {
-      lines.push("This step failed: its writes never reached the state.");
+      lines.push(["This step failed: its writes never reached the state.", "nbg-bad"]);
     }
-    if (asked.length) lines.push("Paused here, waiting for an answer: " + summary(asked) + ".");
+    if (asked.length) {
+      lines.push(["Paused here, waiting for an answer: " + summary(asked) + ".", "nbg-paused"]);
+    }
     lines.forEach(function (line) {
       var p = document.createElement("p");
-      p.className = "nbg-bad";
-      p.textContent = line;
+      p.className = line[1];
+      p.textContent = line[0];
       box.appendChild(p);
     });
     if (last && R.error >= 0) {
