@@ -278,4 +278,4 @@ def _keep_fired_joins(run: RunLoop, pending: Mapping[str, Sequence[str]], node: 
     for index in run.spec.waits_by_source.get(node, ()):
         edge = run.spec.waiting[index]
         if set(edge.sources) <= set(pending.get(edge.target, ())):
-            run.schedule.seen[index] = set(edge.sources) - {node}
+            run.schedule.fire_again(index, node)
