@@ -21,7 +21,6 @@ by LangGraph's `SqliteStore` is not read by this one, nor the other way round.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import json
 import os
@@ -35,10 +34,8 @@ from typing import Any
 
 from nbgraph.checkpoint.payloads import dump_payload, load_payload
 from nbgraph.errors import InvalidArgumentError
-from nbgraph.store.base import NOT_PROVIDED, BaseStore, Item, SearchItem, check_namespace
-from nbgraph.store.expiry import Expiry
-from nbgraph.store.memory import labels_fit
-from nbgraph.store.vectors import VectorIndex
+from nbgraph.store.base import Item, SearchItem, SearchOp, check_namespace
+from nbgraph.store.indexed import IndexedStore, PendingPut, search_items
 
 __all__ = ["AsyncSqliteStore", "SqliteStore"]
 
@@ -81,7 +78,7 @@ def _under(prefix: tuple[str, ...]) -> tuple[str, list[Any]]:
     return "(prefix = ? OR substr(prefix, 1, ?) = ?)", [text, len(text) + 1, text + "."]
 
 
-class SqliteStore(BaseStore):
+class SqliteStore(IndexedStore):
     """Items kept in an SQLite database, shared by every thread and process that opens it.
 
     Args:
@@ -100,8 +97,6 @@ class SqliteStore(BaseStore):
             is given; `index`/`ttl` as `InMemoryStore`'s.
     """
 
-    supports_ttl = True
-
     def __init__(
         self, conn: Any, *, index: Any = None, ttl: Any = None, deserializer: Any = None
     ) -> None:
@@ -116,11 +111,7 @@ class SqliteStore(BaseStore):
         self.conn: sqlite3.Connection = conn
         self.lock = threading.RLock()
         self.is_setup = False
-        self._index = None if index is None else VectorIndex(index, type(self).__name__)
-        self.index_config = None if self._index is None else self._index.config
-        self.embeddings = None if self._index is None else self._index.embedder
-        self._expiry = Expiry(ttl, self.delete, sweep=self.sweep_ttl, owner=type(self).__name__)
-        self.ttl_config = self._expiry.config
+        super().__init__(index=index, ttl=ttl)
 
     @classmethod
     @contextlib.contextmanager
@@ -188,45 +179,11 @@ class SqliteStore(BaseStore):
                 self._refresh(cur, [row[:2]], refresh_ttl)
         return None if row is None else _item(row)
 
-    def search(
-        self,
-        namespace_prefix: tuple[str, ...],
-        /,
-        *,
-        query: str | None = None,
-        filter: dict[str, Any] | None = None,
-        limit: int = 10,
-        offset: int = 0,
-        refresh_ttl: bool | None = None,
-    ) -> list[SearchItem]:
-        """Items under `namespace_prefix` whose values match `filter`: with `query` and an
-        index, the most similar first (`score`: cosine similarity); else the most recently
-        written first, to the second, in the order written within one (`score` None)."""
-        ranked = query and self._index is not None
-        vector = self._index.embedder.embed_query(query) if ranked else None
-        return self._search(namespace_prefix, filter, vector, limit, offset, refresh_ttl)
-
-    async def asearch(
-        self,
-        namespace_prefix: tuple[str, ...],
-        /,
-        *,
-        query: str | None = None,
-        filter: dict[str, Any] | None = None,
-        limit: int = 10,
-        offset: int = 0,
-        refresh_ttl: bool | None = None,
-    ) -> list[SearchItem]:
-        """`search`, awaitable: an `async def` embedding function is awaited."""
-        ranked = query and self._index is not None
-        vector = await self._index.embedder.aembed_query(query) if ranked else None
-        return self._search(namespace_prefix, filter, vector, limit, offset, refresh_ttl)
-
-    def _search(
-        self, prefix: Any, filter: Any, vector: Any, limit: int, offset: int, refresh: Any
-    ) -> list[SearchItem]:
-        condition, params = _under(check_namespace(prefix, prefix=True))
-        wanted, values = _filter_sql(filter or {})
+    def _search(self, op: SearchOp, vector: Any) -> list[SearchItem]:
+        """The most recently written items first (without a query), to the second, in the
+        order written within one."""
+        condition, params = _under(check_namespace(op.namespace_prefix, prefix=True))
+        wanted, values = _filter_sql(op.filter or {})
         with self._cursor() as cur:
             rows = cur.execute(
                 f"SELECT {_COLUMNS} FROM nbgraph_store WHERE {' AND '.join([condition, *wanted])} "
@@ -236,14 +193,9 @@ class SqliteStore(BaseStore):
             found = list(map(_item, rows))
             if vector is not None and found:
                 self._index.vectors = self._vectors_of(cur, condition, params)
-                kept = self._index.rank(vector, found, offset, limit)
-            else:
-                kept = [(None, item) for item in found[offset : offset + limit]]
-            self._refresh(cur, [(_text(i.namespace), i.key) for _, i in kept], refresh)
-        return [
-            SearchItem(i.namespace, i.key, i.value, i.created_at, i.updated_at, score)
-            for score, i in kept
-        ]
+            kept = self._ranked(found, vector, op.offset, op.limit)
+            self._refresh(cur, [(_text(i.namespace), i.key) for _, i in kept], op.refresh_ttl)
+        return search_items(kept)
 
     def _vectors_of(self, cur: sqlite3.Cursor, condition: str, params: list[Any]) -> dict:
         """The stored vectors of the items under a prefix, as `VectorIndex` keeps them."""
@@ -255,96 +207,26 @@ class SqliteStore(BaseStore):
             vectors.setdefault((tuple(prefix.split(".")), key), {})[field] = json.loads(vector)
         return vectors
 
-    def list_namespaces(
-        self,
-        *,
-        prefix: Sequence[str] | None = None,
-        suffix: Sequence[str] | None = None,
-        max_depth: int | None = None,
-        limit: int = 100,
-        offset: int = 0,
-    ) -> list[tuple[str, ...]]:
-        """The namespaces that hold items, sorted, filtered by prefix/suffix (`"*"` matches
-        any label), cut to `max_depth` labels."""
+    def _namespaces(self) -> list[tuple[str, ...]]:
+        """The namespaces that hold items."""
         with self._cursor() as cur:
             rows = cur.execute("SELECT DISTINCT prefix FROM nbgraph_store").fetchall()
-        namespaces = [
-            ns
-            for ns in (tuple(row[0].split(".")) for row in rows)
-            if (not prefix or labels_fit(ns[: len(prefix)], prefix))
-            and (not suffix or (len(ns) >= len(suffix) and labels_fit(ns[-len(suffix) :], suffix)))
-        ]
-        if max_depth is not None:
-            namespaces = list({ns[:max_depth] for ns in namespaces})
-        return sorted(namespaces)[offset : offset + limit]
+        return [tuple(row[0].split(".")) for row in rows]
 
     # --- writing ---------------------------------------------------------------------------
 
-    def put(
-        self,
-        namespace: tuple[str, ...],
-        key: str,
-        value: dict[str, Any],
-        index: Any = None,
-        *,
-        ttl: Any = NOT_PROVIDED,
-    ) -> None:
-        put = self._put_of(namespace, key, value, index, ttl)
-        if put is not None:
-            distinct = list(dict.fromkeys(text for _, text in put[-1]))
-            vectors = self._index.embedder.embed_documents(distinct) if distinct else []
-            self._write(*put, vectors)
-
-    async def aput(
-        self,
-        namespace: tuple[str, ...],
-        key: str,
-        value: dict[str, Any],
-        index: Any = None,
-        *,
-        ttl: Any = NOT_PROVIDED,
-    ) -> None:
-        """`put`, awaitable: an `async def` embedding function is awaited."""
-        put = self._put_of(namespace, key, value, index, ttl)
-        if put is not None:
-            distinct = list(dict.fromkeys(text for _, text in put[-1]))
-            vectors = await self._index.embedder.aembed_documents(distinct) if distinct else []
-            self._write(*put, vectors)
-
-    def _put_of(self, namespace: Any, key: Any, value: Any, index: Any, ttl: Any) -> Any:
-        """A put checked: `(namespace, key, value, ttl minutes, texts to embed)`, or None
-        when the value is None (the item was deleted)."""
-        namespace = check_namespace(namespace)
-        if value is None:
-            self.delete(namespace, key)
-            return None
-        if not isinstance(value, dict):
-            raise TypeError(
-                f"store.put({namespace}, {key!r}, ...): the value must be a dict, "
-                f"got {type(value).__name__}."
-            )
-        minutes = self._expiry.ttl_of(ttl)
-        texts = [] if self._index is None else self._index.texts(value, index)
-        return namespace, str(key), dict(value), minutes, texts
-
-    def _write(
-        self,
-        namespace: tuple[str, ...],
-        key: str,
-        value: dict[str, Any],
-        minutes: float | None,
-        texts: list[tuple[str, str]],
-        vectors: list,
-    ) -> None:
+    def _write(self, put: PendingPut, vectors: list) -> None:
+        namespace, key = put.namespace, put.key
         where, kept = (namespace, key), {}
-        if texts:  # (checked before the item is stored: one vector per text)
+        if put.texts:  # (checked before the item is stored: one vector per text)
             with self.lock:
-                self._index.keep(where, texts, vectors)
+                self._index.keep(where, put.texts, vectors)
                 kept = self._index.vectors.pop(where, {})
-        payload = dump_payload(value, f"The store's value at {namespace}, {key!r}")
+        payload = dump_payload(put.value, f"The store's value at {namespace}, {key!r}")
         now = datetime.now(UTC).strftime(
             "%Y-%m-%d %H:%M:%S"
         )  # (naive UTC to the second, as LangGraph's)
+        minutes = put.minutes
         expires = None if minutes is None else time.time() + minutes * 60
         with self._cursor() as cur:
             seq = cur.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM nbgraph_store").fetchone()
@@ -390,19 +272,6 @@ class SqliteStore(BaseStore):
             )
         return len(expired)
 
-    def start_ttl_sweeper(
-        self, sweep_interval_minutes: float | None = None
-    ) -> concurrent.futures.Future[None]:
-        """Call `sweep_ttl` every `sweep_interval_minutes` (or the config's, or 5) on a
-        daemon thread until `stop_ttl_sweeper`; the future is done when it stops (at once
-        for a store without `ttl=`)."""
-        return self._expiry.start_sweeper(sweep_interval_minutes)
-
-    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper thread; whether it stopped within `timeout` seconds (or was not
-        running)."""
-        return self._expiry.stop_sweeper(timeout)
-
 
 class AsyncSqliteStore(SqliteStore):
     """`SqliteStore` opened in an `async with` block, as LangGraph's `AsyncSqliteStore`:
@@ -415,12 +284,8 @@ class AsyncSqliteStore(SqliteStore):
     async def from_conn_string(  # type: ignore[override]
         cls, conn_string: str, *, index: Any = None, ttl: Any = None
     ) -> AsyncIterator[AsyncSqliteStore]:
-        store = cls(_connect(conn_string), index=index, ttl=ttl)
-        store._owned = True
-        try:
+        with super().from_conn_string(conn_string, index=index, ttl=ttl) as store:
             yield store
-        finally:
-            store.close()
 
 
 _FILTER_KEY = re.compile(r"^[a-zA-Z0-9_.-]+$")
