@@ -14,27 +14,16 @@ from nbgraph.prebuilt.injection import (
     InjectedToolCallId,
     ToolRuntime,
 )
-from nbgraph.prebuilt.react_agent import (
-    AgentState,
-    AgentStatePydantic,
-    AgentStateWithStructuredResponse,
-    AgentStateWithStructuredResponsePydantic,
-    create_react_agent,
-    create_tool_calling_executor,
-)
+from nbgraph.prebuilt.react_agent import *  # noqa: F403
+from nbgraph.prebuilt.react_agent import __all__ as _agent_names
 from nbgraph.prebuilt.tool_node import ToolNode, tools_condition
 
 __all__ = [
-    "AgentState",
-    "AgentStatePydantic",
-    "AgentStateWithStructuredResponse",
-    "AgentStateWithStructuredResponsePydantic",
     "InjectedState",
     "InjectedStore",
     "InjectedToolCallId",
     "ToolNode",
     "ToolRuntime",
-    "create_react_agent",
-    "create_tool_calling_executor",
     "tools_condition",
 ]
+__all__ += _agent_names  # (`create_react_agent` and its states)

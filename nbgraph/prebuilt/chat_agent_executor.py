@@ -1,20 +1,8 @@
 """LangGraph's `langgraph.prebuilt.chat_agent_executor`: `create_react_agent` and the states
-its agents keep (they live in `nbgraph.prebuilt.react_agent`)."""
+its agents keep (they live in `nbgraph.prebuilt.react_agent`, whose `__all__` is this
+module's)."""
 
-from nbgraph.prebuilt.react_agent import (
-    AgentState,
-    AgentStatePydantic,
-    AgentStateWithStructuredResponse,
-    AgentStateWithStructuredResponsePydantic,
-    create_react_agent,
-    create_tool_calling_executor,
-)
+from nbgraph.prebuilt import react_agent as _react_agent
+from nbgraph.prebuilt.react_agent import *  # noqa: F403
 
-__all__ = [
-    "AgentState",
-    "AgentStatePydantic",
-    "AgentStateWithStructuredResponse",
-    "AgentStateWithStructuredResponsePydantic",
-    "create_react_agent",
-    "create_tool_calling_executor",
-]
+__all__ = list(_react_agent.__all__)

@@ -27,8 +27,7 @@ from nbgraph.prebuilt.agent_model import AgentModel, check_chat_history, state_v
 from nbgraph.prebuilt.tool_node import ToolNode
 from nbgraph.primitives import END, START, RemainingSteps, Send
 
-__all__ = [
-    "NEED_MORE_STEPS",
+__all__ = [  # (LangGraph's `chat_agent_executor.__all__`; that facade reads this list)
     "AgentState",
     "AgentStatePydantic",
     "AgentStateWithStructuredResponse",
