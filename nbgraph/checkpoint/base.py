@@ -95,6 +95,9 @@ class PendingWrite:
     payload: Any
 
 
+_DONE = object()
+
+
 class BaseSaver(abc.ABC):
     """Stores the checkpoints and pending writes of threads; see `MemorySaver`, `SqliteSaver`.
 
@@ -209,9 +212,16 @@ class BaseSaver(abc.ABC):
         its `checkpoint_ns` or `""`) as LangGraph's `CheckpointTuple`, or None."""
         return checkpoint_tuple(self, config)
 
+    # --- LangGraph's awaitable methods: the synchronous ones, run by `_awaited` -------------
+
+    async def _awaited(self, call: Any, *args: Any) -> Any:
+        """How an awaitable method runs its synchronous form: here on the calling thread; a
+        saver whose calls wait on a disk runs them on a worker thread."""
+        return call(*args)
+
     async def aget_tuple(self, config: Mapping[str, Any]) -> CheckpointTuple | None:
         """`get_tuple`, awaitable (LangGraph's saver method)."""
-        return self.get_tuple(config)
+        return await self._awaited(self.get_tuple, config)
 
     async def alist(
         self,
@@ -221,13 +231,15 @@ class BaseSaver(abc.ABC):
         before: Mapping[str, Any] | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        """`list`, as an async iterator (LangGraph's saver method)."""
-        for item in self.list(config, filter=filter, before=before, limit=limit):
+        """`list`, as an async iterator (LangGraph's saver method; each tuple read by
+        `_awaited`)."""
+        found = iter(self.list(config, filter=filter, before=before, limit=limit))
+        while (item := await self._awaited(next, found, _DONE)) is not _DONE:
             yield item
 
     async def adelete_thread(self, thread_id: Any) -> None:
         """`delete_thread`, awaitable (LangGraph's saver method)."""
-        self.delete_thread(thread_id)
+        await self._awaited(self.delete_thread, thread_id)
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

@@ -27,8 +27,6 @@ from nbgraph.errors import InvalidArgumentError
 
 __all__ = ["AsyncSqliteSaver"]
 
-_DONE = object()
-
 
 class AsyncSqliteSaver(BaseSaver):
     """Checkpoints in an SQLite file (`SqliteSaver`'s), with LangGraph's async methods.
@@ -191,45 +189,21 @@ class AsyncSqliteSaver(BaseSaver):
 
     # --- LangGraph's awaitable methods -----------------------------------------------------
 
-    async def aget_tuple(self, config: Mapping[str, Any]) -> CheckpointTuple | None:
-        """`get_tuple`, awaitable."""
-        return await asyncio.to_thread(checkpoint_tuple, self, config)
-
-    async def alist(
-        self,
-        config: Mapping[str, Any] | None,
-        *,
-        filter: Mapping[str, Any] | None = None,
-        before: Mapping[str, Any] | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """`list`, as an async iterator (each tuple read on a worker thread)."""
-        found = list_checkpoints(self, config, filter=filter, before=before, limit=limit)
-        while True:
-            item = await asyncio.to_thread(next, found, _DONE)
-            if item is _DONE:
-                return
-            yield item
+    async def _awaited(self, call: Any, *args: Any) -> Any:
+        """Each awaitable method's synchronous form runs on a worker thread (off the loop's,
+        so the refusals above do not apply)."""
+        return await asyncio.to_thread(call, *args)
 
     async def aput(self, record: CheckpointRecord) -> None:
         """`put`, awaitable (nbgraph's `CheckpointRecord`, not LangGraph's checkpoint dict)."""
-        await asyncio.to_thread(self.file.put, record)
+        await self._awaited(self.file.put, record)
 
     async def aput_write(
         self, thread_id: str, checkpoint_id: str, task_id: str, payload: Any
     ) -> None:
         """`put_write`, awaitable."""
-        await asyncio.to_thread(self.file.put_write, thread_id, checkpoint_id, task_id, payload)
-
-    async def adelete_thread(self, thread_id: Any) -> None:
-        """`delete_thread`, awaitable: the thread's checkpoints and writes (its subgraphs'
-        too) are deleted.
-
-        Raises:
-            ThreadBusyError: a run (of any process) holds the thread.
-        """
-        await asyncio.to_thread(self.file.delete_thread, thread_id)
+        await self._awaited(self.file.put_write, thread_id, checkpoint_id, task_id, payload)
 
     async def aclose(self) -> None:
         """`close`, awaitable."""
-        await asyncio.to_thread(self.file.close)
+        await self._awaited(self.file.close)
