@@ -9,29 +9,19 @@ caught by LangGraph's `except` clauses, `get_checkpoint_id`, `create_error_messa
 
 # No `from __future__ import annotations`: states are read at run time by both engines.
 
-import importlib
 import operator
 import warnings
 from typing import Annotated, TypedDict
 
 import pytest
 
-from tests.support.harness import Programs, same
+from tests.support.harness import Programs, lib_module
 
 pytestmark = pytest.mark.langgraph
 
 PROGRAMS = Programs()
 program = PROGRAMS.add
-
-
-@pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.__name__)
-def test_same_as_langgraph(prog) -> None:
-    same(prog, raises=True)
-
-
-def lg(api, module: str):
-    """`<library>.<module>`: LangGraph's module path with the library's name."""
-    return importlib.import_module(f"{api.lib}.{module}")
+test_same_as_langgraph = PROGRAMS.test(raises=True)
 
 
 class Log(TypedDict):
@@ -40,8 +30,8 @@ class Log(TypedDict):
 
 @program
 def a_node_raising_node_interrupt_pauses_the_run(api):
-    errors, graph = lg(api, "errors"), lg(api, "graph")
-    memory = lg(api, "checkpoint.memory")
+    errors, graph = lib_module(api, "errors"), lib_module(api, "graph")
+    memory = lib_module(api, "checkpoint.memory")
 
     def guard(state):
         if len(state["log"]) < 2:
@@ -72,7 +62,7 @@ def a_node_raising_node_interrupt_pauses_the_run(api):
 def message_graph(api):
     from langchain_core.messages import AIMessage
 
-    message = lg(api, "graph.message")
+    message = lib_module(api, "graph.message")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         builder = message.MessageGraph()
@@ -81,7 +71,7 @@ def message_graph(api):
     out = builder.compile().invoke([("user", "hi")])
     kinds = (
         isinstance(builder, message.MessageGraph),
-        isinstance(builder, lg(api, "graph").StateGraph),
+        isinstance(builder, lib_module(api, "graph").StateGraph),
     )
     return [(type(m).__name__, m.content) for m in out], kinds
 
@@ -90,7 +80,7 @@ def message_graph(api):
 def push_message_streams_and_writes(api):
     from langchain_core.messages import AIMessage
 
-    graph, message = lg(api, "graph"), lg(api, "graph.message")
+    graph, message = lib_module(api, "graph"), lib_module(api, "graph.message")
 
     class State(TypedDict):
         messages: Annotated[list, message.add_messages]
@@ -116,8 +106,8 @@ def push_message_streams_and_writes(api):
 
 @program
 def a_saver_given_a_json_plus_serializer(api):
-    graph, memory = lg(api, "graph"), lg(api, "checkpoint.memory")
-    jsonplus = lg(api, "checkpoint.serde.jsonplus")
+    graph, memory = lib_module(api, "graph"), lib_module(api, "checkpoint.memory")
+    jsonplus = lib_module(api, "checkpoint.serde.jsonplus")
     builder = graph.StateGraph(Log)
     builder.add_node("a", lambda s: {"log": [["t", 1]]})
     builder.add_edge(graph.START, "a")
@@ -132,8 +122,8 @@ def a_saver_given_a_json_plus_serializer(api):
 
 @program
 def a_human_interrupt_request_answered(api):
-    graph, types = lg(api, "graph"), lg(api, "types")
-    memory, prebuilt = lg(api, "checkpoint.memory"), lg(api, "prebuilt.interrupt")
+    graph, types = lib_module(api, "graph"), lib_module(api, "types")
+    memory, prebuilt = lib_module(api, "checkpoint.memory"), lib_module(api, "prebuilt.interrupt")
 
     def review(state):
         request = prebuilt.HumanInterrupt(
@@ -161,7 +151,7 @@ def a_human_interrupt_request_answered(api):
 
 @program
 def langgraphs_except_clauses_catch(api):
-    errors, graph = lg(api, "errors"), lg(api, "graph")
+    errors, graph = lib_module(api, "errors"), lib_module(api, "graph")
     caught = []
     builder = graph.StateGraph(Log)
     builder.add_node("loop", lambda s: {"log": ["x"]})
@@ -173,14 +163,14 @@ def langgraphs_except_clauses_catch(api):
         caught.append("GraphRecursionError")
     code = errors.ErrorCode.INVALID_CONCURRENT_GRAPH_UPDATE
     message = errors.create_error_message(message="Two writes.", error_code=code)
-    base = lg(api, "checkpoint.base")
+    base = lib_module(api, "checkpoint.base")
     config = {"configurable": {"thread_id": "1", "checkpoint_id": "c1"}}
     return caught, message, base.get_checkpoint_id(config), [c.value for c in errors.ErrorCode]
 
 
 @program
 def the_constants_and_type_aliases(api):
-    constants, types = lg(api, "constants"), lg(api, "types")
+    constants, types = lib_module(api, "constants"), lib_module(api, "types")
     return (
         constants.START,
         constants.END,
@@ -197,7 +187,7 @@ def the_constants_and_type_aliases(api):
 def a_builder_lists_its_managed_fields(api):
     from typing import NotRequired, Required
 
-    graph, managed = lg(api, "graph"), lg(api, "managed")
+    graph, managed = lib_module(api, "graph"), lib_module(api, "managed")
 
     class Plain(TypedDict):
         left: managed.RemainingSteps
@@ -217,8 +207,8 @@ def a_builder_lists_its_managed_fields(api):
 def interrupt_with_a_response_schema(api):
     import pydantic
 
-    graph, types = lg(api, "graph"), lg(api, "types")
-    errors, memory = lg(api, "errors"), lg(api, "checkpoint.memory")
+    graph, types = lib_module(api, "graph"), lib_module(api, "types")
+    errors, memory = lib_module(api, "errors"), lib_module(api, "checkpoint.memory")
 
     class Answer(pydantic.BaseModel):
         ok: bool
@@ -251,13 +241,13 @@ def interrupt_with_a_response_schema(api):
 
 @program
 def overwrite_carries_its_tag(api):
-    types = lg(api, "types")
+    types = lib_module(api, "types")
     return types.Overwrite(["x"]).type, types.Overwrite(value=[1]) == types.Overwrite([1])
 
 
 @program
 def node_interrupt_warns_with_langgraphs_category(api):
-    errors, lg_warnings = lg(api, "errors"), lg(api, "warnings")
+    errors, lg_warnings = lib_module(api, "errors"), lib_module(api, "warnings")
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         errors.NodeInterrupt("stop")
@@ -276,7 +266,11 @@ def a_node_cache_in_an_sqlite_file(api):
     import tempfile
     import time
 
-    graph, types, sqlite = lg(api, "graph"), lg(api, "types"), lg(api, "cache.sqlite")
+    graph, types, sqlite = (
+        lib_module(api, "graph"),
+        lib_module(api, "types"),
+        lib_module(api, "cache.sqlite"),
+    )
     path = os.path.join(tempfile.mkdtemp(), "cache.db")
     calls = []
 
@@ -305,7 +299,7 @@ def a_node_cache_in_an_sqlite_file(api):
 def add_messages_in_openai_format(api):
     from langchain_core.messages import AIMessage, HumanMessage
 
-    graph, message = lg(api, "graph"), lg(api, "graph.message")
+    graph, message = lib_module(api, "graph"), lib_module(api, "graph.message")
 
     class State(TypedDict):
         messages: Annotated[list, message.add_messages(format="langchain-openai")]
@@ -346,7 +340,7 @@ def add_messages_in_openai_format(api):
 def ui_messages_pushed_merged_and_deleted(api):
     from langchain_core.messages import AIMessage
 
-    graph, views = lg(api, "graph"), lg(api, "graph.ui")
+    graph, views = lib_module(api, "graph"), lib_module(api, "graph.ui")
 
     class State(TypedDict):
         ui: Annotated[list, views.ui_message_reducer]

@@ -19,21 +19,13 @@ from typing import TypedDict
 
 import pytest
 
-from tests.support.harness import Programs, same
+from tests.support.harness import Programs, lib_module
 
 pytestmark = pytest.mark.langgraph
 
 PROGRAMS = Programs()
 program = PROGRAMS.add
-
-
-@pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.__name__)
-def test_same_as_langgraph(prog) -> None:
-    same(prog, raises=True)
-
-
-def lg(api, module: str):
-    return importlib.import_module(f"{api.lib}.{module}")
+test_same_as_langgraph = PROGRAMS.test(raises=True)
 
 
 def store_class(api, name="SqliteStore"):
@@ -186,7 +178,7 @@ def the_ttl_sweeper(api):
 @program
 def the_async_store(api):
     async def main():
-        aio = lg(api, "store.sqlite.aio")
+        aio = lib_module(api, "store.sqlite.aio")
         async with aio.AsyncSqliteStore.from_conn_string(":memory:") as store:
             if api.lib == "langgraph":
                 await store.setup()
@@ -263,7 +255,7 @@ def run_batch(store, base):
 
 @program
 def a_batch_of_ops(api):
-    base, memory = lg(api, "store.base"), lg(api, "store.memory")
+    base, memory = lib_module(api, "store.base"), lib_module(api, "store.memory")
     with sqlite_store(api) as store:
         on_file = run_batch(store, base)
     in_memory = run_batch(memory.InMemoryStore(), base)

@@ -18,17 +18,13 @@ from typing import TypedDict
 
 import pytest
 
-from tests.support.harness import Programs, same
+from tests.support.harness import Programs
 
 pytestmark = pytest.mark.langgraph
 
 PROGRAMS = Programs()
 program = PROGRAMS.add
-
-
-@pytest.mark.parametrize("prog", PROGRAMS, ids=lambda p: p.__name__)
-def test_same_as_langgraph(prog) -> None:
-    same(prog, raises=True)
+test_same_as_langgraph = PROGRAMS.test(raises=True)
 
 
 WORDS = ("cat", "dog", "fish", "tree", "car")

@@ -35,6 +35,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
+import pytest
+
 LIBRARIES = ("langgraph", "nbgraph")
 
 LANGGRAPH_HOMES = {
@@ -98,11 +100,25 @@ what a function makes of the text (e.g. whether it names the limit)."""
 class Programs(list):
     """A test module's differential programs, in the order they are written: decorate each
     with `@program` (`PROGRAMS = Programs(); program = PROGRAMS.add`), and parametrize one
-    test over `PROGRAMS`."""
+    test over `PROGRAMS` (`test_same_as_langgraph = PROGRAMS.test(raises=True)`)."""
 
     def add(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         self.append(fn)
         return fn
+
+    def test(self, **options: Any) -> Callable[..., None]:
+        """One test per program (named by it): `same(program, **options)`."""
+
+        @pytest.mark.parametrize("prog", self, ids=lambda p: p.__name__)
+        def test_same_as_langgraph(prog: Callable[..., Any]) -> None:
+            same(prog, **options)
+
+        return test_same_as_langgraph
+
+
+def lib_module(api: Any, module: str) -> Any:
+    """`<library>.<module>`: LangGraph's module path (`"store.sqlite"`) in `api`'s library."""
+    return importlib.import_module(f"{api.lib}.{module}")
 
 
 class Log(TypedDict):
