@@ -491,28 +491,35 @@ def test_stream_values_of_a_paused_run_and_the_config_a_call_sees():
     same(program)
 
 
+def fetch_then_flaky(api, calls: list):
+    """An entrypoint `main(x)`: `flaky(fetch(x))`, whose `flaky` task raises the first time
+    it runs; each task call is appended to `calls`."""
+    fail = [True]
+
+    @api.task
+    def fetch(x: int) -> int:
+        calls.append(("fetch", x))
+        return x + 1
+
+    @api.task
+    def flaky(x: int) -> int:
+        calls.append(("flaky", x))
+        if fail[0]:
+            fail[0] = False
+            raise ValueError("boom")
+        return x * 2
+
+    @api.entrypoint(checkpointer=api.InMemorySaver())
+    def main(x: int) -> int:
+        return flaky(fetch(x).result()).result()
+
+    return main
+
+
 def test_resume_after_error_does_not_rerun_finished_tasks():
     def program(api):
         calls = []
-        fail = [True]
-
-        @api.task
-        def fetch(x: int) -> int:
-            calls.append(("fetch", x))
-            return x + 1
-
-        @api.task
-        def flaky(x: int) -> int:
-            calls.append(("flaky", x))
-            if fail[0]:
-                fail[0] = False
-                raise ValueError("boom")
-            return x * 2
-
-        @api.entrypoint(checkpointer=api.InMemorySaver())
-        def main(x: int) -> int:
-            return flaky(fetch(x).result()).result()
-
+        main = fetch_then_flaky(api, calls)
         try:
             main.invoke(1, thread())
         except ValueError as error:
@@ -590,23 +597,7 @@ def test_a_resume_streams_the_tasks_that_finished_before_the_pause_no_more():
 
 def test_a_resume_after_an_error_streams_only_what_runs_again():
     def program(api):
-        fail = [True]
-
-        @api.task
-        def fetch(x: int) -> int:
-            return x + 1
-
-        @api.task
-        def flaky(x: int) -> int:
-            if fail[0]:
-                fail[0] = False
-                raise ValueError("boom")
-            return x * 2
-
-        @api.entrypoint(checkpointer=api.InMemorySaver())
-        def main(x: int) -> int:
-            return flaky(fetch(x).result()).result()
-
+        main = fetch_then_flaky(api, [])
         first = []
         with contextlib.suppress(ValueError):  # (the chunks before the error are kept)
             for chunk in main.stream(1, thread(), stream_mode="updates"):

@@ -61,6 +61,12 @@ def _parent(api: Any, *subgraphs: tuple[str, Any], saver: Any = None) -> Any:
     return builder.compile(checkpointer=saver or api.saver())
 
 
+def _two_levels(api: Any, seen: list) -> Any:
+    """A parent graph around a stateful subgraph `outer` that holds a stateful `inner`."""
+    inner = _keeper(api, seen, "inner")
+    return _parent(api, ("outer", _keeper(api, seen, "outer", inner)))
+
+
 def _run_twice_then(api: Any, app: Any, seen: list, travel: str) -> dict[str, Any]:
     """Two runs on one thread, then a replay (or a fork) from the second run's start, then a
     third run: what the subgraphs held each time."""
@@ -99,17 +105,13 @@ def stateful_subgraph_forked_from_the_second_run(api):
 @program
 def two_levels_of_stateful_subgraphs_replayed(api):
     seen: list = []
-    inner = _keeper(api, seen, "inner")
-    app = _parent(api, ("outer", _keeper(api, seen, "outer", inner)))
-    return _run_twice_then(api, app, seen, "replay")
+    return _run_twice_then(api, _two_levels(api, seen), seen, "replay")
 
 
 @program
 def two_levels_of_stateful_subgraphs_forked(api):
     seen: list = []
-    inner = _keeper(api, seen, "inner")
-    app = _parent(api, ("outer", _keeper(api, seen, "outer", inner)))
-    return _run_twice_then(api, app, seen, "fork")
+    return _run_twice_then(api, _two_levels(api, seen), seen, "fork")
 
 
 @program
