@@ -15,6 +15,7 @@ by structure only (`Ids`).
 # No `from __future__ import annotations`: state classes are read at run time by both engines.
 
 import asyncio
+import functools
 import operator
 from typing import Annotated, Any, TypedDict
 
@@ -59,6 +60,17 @@ def _parent(api: Any, *subgraphs: tuple[str, Any], saver: Any = None) -> Any:
     for name, sub in subgraphs:
         builder.add_node(name, sub).add_edge("stamp", name)
     return builder.compile(checkpointer=saver or api.saver())
+
+
+def _noting_step(api: Any, ran: list, name: str, asks: bool = False) -> Any:
+    """A node that appends `(name, how many notes it saw)` to `ran` and notes its name (and,
+    if it `asks`, the answer to its interrupt)."""
+
+    def run(s):
+        ran.append((name, len(s["notes"])))
+        return {"notes": [f"{name}:{api.interrupt(name)}" if asks else name]}
+
+    return run
 
 
 def _two_levels(api: Any, seen: list) -> Any:
@@ -359,12 +371,7 @@ def replay_the_latest_checkpoint_while_a_stateful_subgraph_waits(api):
     own latest checkpoint (named by id: a replay), answered, replayed again when done."""
     ran: list = []
 
-    def step(name, asks=False):
-        def run(s):
-            ran.append((name, len(s["notes"])))
-            return {"notes": [f"{name}:{api.interrupt(name)}" if asks else name]}
-
-        return run
+    step = functools.partial(_noting_step, api, ran)
 
     sub = (
         api.StateGraph(Notes)
@@ -478,12 +485,7 @@ def asks_through_replays_and_forks(api, mode):
     call, what ran, the result and `get_state(subgraphs=True)`."""
     ran: list = []
 
-    def step(name, asks=False):
-        def run(s):
-            ran.append((name, len(s["notes"])))
-            return {"notes": [f"{name}:{api.interrupt(name)}" if asks else name]}
-
-        return run
+    step = functools.partial(_noting_step, api, ran)
 
     sub = (
         api.StateGraph(Notes)
