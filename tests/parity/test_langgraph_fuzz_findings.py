@@ -7,7 +7,9 @@ as a small program run on real LangGraph and on nbgraph (`tests/support/harness.
 - `Command(goto=..., update=...)` as input on a thread that is not paused runs;
 - one plain answer for several questions raises what LangGraph's `except RuntimeError` catches;
 - a `@task` calling a `@task` gets its own call's saved result when a run resumes;
-- under `durability="exit"`, a run that failed on a write conflict can still be looked at.
+- under `durability="exit"`, a run that failed on a write conflict can still be looked at;
+- a `goto` after `Send`s failed on a write conflict moves their task ids, each keeping its own
+  finished writes.
 """
 
 # No `from __future__ import annotations`: the state classes are defined in functions.
@@ -550,6 +552,41 @@ def test_a_goto_beside_a_due_deferred_node_keeps_the_finished_sends_results():
         seen = [outcome(app.invoke, {"log": []}, config), snapshot(app.get_state(config))]
         chunks = app.stream(api.Command(goto="jump"), config, stream_mode="updates")
         seen.append(sorted(map(repr, chunks)))
+        return seen
+
+    same(program)
+
+
+@pytest.mark.parametrize("follow", ["goto", "update"])
+def test_a_goto_after_sends_failed_on_a_write_conflict_keeps_each_sends_writes(follow):
+    """Two `Send`s to one node write one field without a reducer: the step fails. A
+    `Command(goto=)` on the thread then adds a node before them in the step, so their task
+    ids move; each keeps its own finished writes (none is lost to the other's new id), and
+    the step fails again as on LangGraph."""
+
+    def program(api):
+        builder = (
+            api.StateGraph(Clash)
+            .add_node("first", lambda s: {"log": ["first"]})
+            .add_node("a", lambda s: {"log": ["a"], "v": s.get("v", 1)})
+            .add_node("c", lambda s: {"log": ["c"]})
+            .add_edge(api.START, "first")
+            .add_edge("c", api.END)
+        )
+        builder.add_conditional_edges(
+            "first", lambda s: [api.Send("a", {"v": 1}), api.Send("a", {"v": 2})]
+        )
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config)]
+        if follow == "goto":
+            command = api.Command(goto="c", update={"log": ["goto"]})
+            seen.append(outcome(app.invoke, command, config))
+        else:
+            seen.append(outcome(lambda: bool(app.update_state(config, {"log": ["u"]}, "c"))))
+        seen.append(outcome(lambda: snapshot(app.get_state(config))))
+        seen.append(outcome(app.invoke, None, config))
+        seen.append(outcome(lambda: snapshot(app.get_state(config))))
         return seen
 
     same(program)

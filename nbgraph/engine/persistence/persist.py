@@ -500,11 +500,11 @@ def _entries(writes: list[Any]) -> tuple[dict, dict[str, str], dict[str, list], 
         if "interrupts" in write.payload and "call" not in write.payload:  # what was
             # asked, for the snapshot's tasks (a `@task` call's: its caller's task shows it)
             asked[write.task_id] = [asked_interrupt(i) for i in write.payload["interrupts"]]
-        for old, new in write.payload.get("moved", {}).items():
-            moved[old] = new
-            for entries in (saved, asked, errors):
-                if old in entries:
-                    entries[new] = entries.pop(old)
+        renames = write.payload.get("moved", {})
+        moved.update(renames)
+        for entries in (saved, asked, errors):  # all at once: a new id may be another's old
+            taken = {new: entries.pop(old) for old, new in renames.items() if old in entries}
+            entries.update(taken)
         saved[write.task_id] = write.payload  # a task's latest entry wins
     return saved, errors, asked, moved
 
