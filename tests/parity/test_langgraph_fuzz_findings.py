@@ -9,7 +9,9 @@ as a small program run on real LangGraph and on nbgraph (`tests/support/harness.
 - a `@task` calling a `@task` gets its own call's saved result when a run resumes;
 - under `durability="exit"`, a run that failed on a write conflict can still be looked at;
 - a `goto` after `Send`s failed on a write conflict moves their task ids, each keeping its own
-  finished writes.
+  finished writes;
+- under `durability="exit"`, a step of pulled nodes and `Send`s failed on a write conflict
+  keeps only the `Send`s due.
 """
 
 # No `from __future__ import annotations`: the state classes are defined in functions.
@@ -586,6 +588,40 @@ def test_a_goto_after_sends_failed_on_a_write_conflict_keeps_each_sends_writes(f
             seen.append(outcome(lambda: bool(app.update_state(config, {"log": ["u"]}, "c"))))
         seen.append(outcome(lambda: snapshot(app.get_state(config))))
         seen.append(outcome(app.invoke, None, config))
+        seen.append(outcome(lambda: snapshot(app.get_state(config))))
+        return seen
+
+    same(program)
+
+
+@pytest.mark.parametrize("log_first", [True, False])
+def test_under_exit_durability_a_failed_step_keeps_only_its_sends_due(log_first):
+    """A step of two pulled nodes and a `Send` fails on a write conflict under
+    `durability="exit"`: the checkpoint saved at exit keeps the `Send` due with its writes
+    (`get_state` shows them applied, `invoke(None)` takes them without running it again);
+    the pulled nodes are not due any more."""
+
+    def writes(name, v):
+        return {"log": [name], "v": v} if log_first else {"v": v, "log": [name]}
+
+    def program(api):
+        builder = (
+            api.StateGraph(Clash)
+            .add_node("first", lambda s: {"log": ["first"]})
+            .add_node("a", lambda s: writes("a", 1))
+            .add_node("b", lambda s: {"log": ["b"]})
+            .add_node("c", lambda s: writes("c", s["v"]))
+            .add_edge(api.START, "first")
+            .add_edge("first", "a")
+            .add_edge("first", "b")
+        )
+        builder.add_conditional_edges("first", lambda s: [api.Send("c", {"v": 2})])
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config, durability="exit")]
+        seen.append(outcome(lambda: snapshot(app.get_state(config))))
+        seen.append(outcome(lambda: [snapshot(s) for s in app.get_state_history(config)]))
+        seen.append(outcome(app.invoke, None, config, durability="exit"))
         seen.append(outcome(lambda: snapshot(app.get_state(config))))
         return seen
 

@@ -188,17 +188,25 @@ class Deferred:
         if failed is not None:
             raise failed
 
-    def step_failed(self, thread_id: str) -> bool:
+    def step_failed(self, thread_id: str, sends: bool) -> bool:
         """Under "exit": the thread's last checkpoint has nothing to run next, and the
         writes held against it are dropped (`Thread.step_failed`); False if the run saved
-        no checkpoint on that thread."""
+        no checkpoint on that thread. With `sends` (the step ran Sends) only those stay due,
+        with their writes (LangGraph's Sends stay; the nodes it pulled had their triggers
+        seen): `_sends_kept`."""
         if thread_id not in self.finals:
             return False
         thread, record = self.finals[thread_id]
-        payload = {**record.payload, "next": {"pull": {}}}
+        control = record.payload["next"]
+        kept = _sends_kept(control) if sends else None
+        next_ = {"pull": {}} if kept is None else kept[0]
+        payload = {**record.payload, "next": next_}
         self.finals[thread_id] = (thread, record._replace(payload=payload))
         with self._lock:
-            self.ops = [op for op in self.ops if op[1][0] != thread_id]
+            ops = [op for op in self.ops if op[1][0] != thread_id]
+            if kept is not None:
+                ops += [op for op in map(kept[1], self.ops) if op is not None]
+            self.ops = ops
         return True
 
     def _exit_ops(self) -> list[tuple[str, tuple]]:
@@ -220,6 +228,28 @@ class Deferred:
         ops += [op for op in self.ops if op[1][:2] in lasts or op[1][0] not in self.finals]
         self.finals, self.bases = {}, {}
         return ops
+
+
+def _sends_kept(control: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """A failed step's `control` with only its Sends due (and the deferred nodes, due beside
+    them), and a function that renumbers a held write of a Send task to its index in that
+    step (`step:index:node`: the nodes pulled before it are gone) and drops the others'."""
+    deferred = control.get("deferred", {}) if control["pull"] else {}
+    before = len(control["pull"] or control.get("deferred", {}))
+    shift = before - len(deferred)
+    kept = {**control, "pull": {}, "deferred": deferred}
+
+    def renumbered(op: tuple[str, tuple]) -> tuple[str, tuple] | None:
+        thread_id, checkpoint_id, task_id, payload = op[1]
+        parts = task_id.split(":", 2)
+        if len(parts) != 3 or not parts[1].isdigit():  # (a resuming Command's update)
+            return op
+        step, index, node = parts
+        if int(index) < before:
+            return None
+        return op[0], (thread_id, checkpoint_id, f"{step}:{int(index) - shift}:{node}", payload)
+
+    return kept, renumbered
 
 
 def _write_batch(saver: Any, ops: list[tuple[str, tuple]]) -> None:

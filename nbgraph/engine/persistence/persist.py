@@ -202,8 +202,9 @@ class Thread:
         last one it saved, as LangGraph's is then: holding `values` (the fields applied
         before the conflicting one: `applied_before_conflict`), with nothing to run next
         and none of the step's writes pending (LangGraph marked its triggers seen), unless
-        the step had `sends`: then it stays due, with its writes (LangGraph's Sends stay)."""
-        if self._exit and (sends or self.saver.saver.step_failed(self.thread_id)):
+        the step had `sends`: then they stay due, with their writes (LangGraph's Sends stay;
+        the nodes it pulled do not)."""
+        if self._exit and self.saver.saver.step_failed(self.thread_id, sends):
             self._whole = (values, None)
 
     # --- writing -----------------------------------------------------------------------------
