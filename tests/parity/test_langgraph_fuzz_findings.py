@@ -11,7 +11,8 @@ as a small program run on real LangGraph and on nbgraph (`tests/support/harness.
 - a `goto` after `Send`s failed on a write conflict moves their task ids, each keeping its own
   finished writes;
 - under `durability="exit"`, a step of pulled nodes and `Send`s failed on a write conflict
-  keeps only the `Send`s due.
+  keeps only the `Send`s due, and the nodes triggered before the conflicting field (shown,
+  not run by a resume, as LangGraph's).
 """
 
 # No `from __future__ import annotations`: the state classes are defined in functions.
@@ -616,6 +617,44 @@ def test_under_exit_durability_a_failed_step_keeps_only_its_sends_due(log_first)
             .add_edge("first", "b")
         )
         builder.add_conditional_edges("first", lambda s: [api.Send("c", {"v": 2})])
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config, durability="exit")]
+        seen.append(outcome(lambda: snapshot(app.get_state(config))))
+        seen.append(outcome(lambda: [snapshot(s) for s in app.get_state_history(config)]))
+        seen.append(outcome(app.invoke, None, config, durability="exit"))
+        seen.append(outcome(lambda: snapshot(app.get_state(config))))
+        return seen
+
+    same(program)
+
+
+@pytest.mark.parametrize("sends", [False, True])
+def test_under_exit_durability_a_failed_step_keeps_what_was_triggered_before_the_conflict(
+    sends,
+):
+    """A step of `a`, `b`, `c` (in that write order) fails on `b`'s and `c`'s writes to `v`
+    under `durability="exit"`. LangGraph's checkpoint then holds what was written before
+    that field: `a`'s log entry, and `a`'s edge to `d` (or the `Send`s `a` makes), so `d`
+    is due; `b` and `c` are not."""
+
+    def program(api):
+        builder = (
+            api.StateGraph(Clash)
+            .add_node("first", lambda s: {"log": ["first"]})
+            .add_node("a", lambda s: {"log": ["a"]})
+            .add_node("b", lambda s: {"v": 1})
+            .add_node("c", lambda s: {"v": 2})
+            .add_node("d", lambda s: {"log": [f"d {s.get('v')}"]})
+            .add_edge(api.START, "first")
+            .add_edge("first", "a")
+            .add_edge("first", "b")
+            .add_edge("first", "c")
+        )
+        if sends:
+            builder.add_conditional_edges("a", lambda s: [api.Send("d", {"log": []})] * 2)
+        else:
+            builder.add_edge("a", "d")
         app = builder.compile(checkpointer=api.InMemorySaver())
         config = {"configurable": {"thread_id": "t"}}
         seen = [outcome(app.invoke, {"log": []}, config, durability="exit")]

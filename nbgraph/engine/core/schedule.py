@@ -266,7 +266,8 @@ class Schedule:
 
     def restore(self, control: dict[str, Any]) -> None:
         """Put back the queues a checkpoint kept (its `control`)."""
-        self.pull = {k: list(v) for k, v in control["pull"].items()}
+        shown = control.get("shown", ())  # (due in the snapshot only: `Deferred.step_failed`)
+        self.pull = {k: list(v) for k, v in control["pull"].items() if k not in shown}
         push = control.get("push", ())
         self.push = [(sender, Send(node, arg)) for sender, node, arg in push]
         seen = control.get("seen") or [() for _ in self.spec.waiting]

@@ -197,14 +197,16 @@ class Thread:
         "exit")."""
         return self._exit
 
-    def step_failed(self, values: dict[str, Any], sends: bool) -> None:
+    def step_failed(
+        self, values: dict[str, Any], pulled: dict[str, list[str]], pushed: list | None
+    ) -> None:
         """Durability "exit", a step whose writes conflict: the run's one checkpoint is the
         last one it saved, as LangGraph's is then: holding `values` (the fields applied
-        before the conflicting one: `applied_before_conflict`), with nothing to run next
-        and none of the step's writes pending (LangGraph marked its triggers seen), unless
-        the step had `sends`: then they stay due, with their writes (LangGraph's Sends stay;
-        the nodes it pulled do not)."""
-        if self._exit and self.saver.saver.step_failed(self.thread_id, sends):
+        before the conflicting one: `applied_before_conflict`), with `pulled` to run next
+        (the nodes triggered before it) and the step's own Sends, with their writes, unless
+        it sent new ones before it (`pushed`: those, without writes). LangGraph marked the
+        triggers of the nodes it pulled seen. See `Deferred.step_failed`."""
+        if self._exit and self.saver.saver.step_failed(self.thread_id, pulled, pushed):
             self._whole = (values, None)
 
     # --- writing -----------------------------------------------------------------------------
