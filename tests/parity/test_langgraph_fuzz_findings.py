@@ -12,7 +12,9 @@ as a small program run on real LangGraph and on nbgraph (`tests/support/harness.
   finished writes;
 - under `durability="exit"`, a step of pulled nodes and `Send`s failed on a write conflict
   keeps only the `Send`s due, and the nodes triggered before the conflicting field (shown,
-  not run by a resume, as LangGraph's).
+  not run by a resume, as LangGraph's);
+- an update that triggers only a deferred node while deferred nodes are due runs it beside
+  them.
 """
 
 # No `from __future__ import annotations`: the state classes are defined in functions.
@@ -662,6 +664,35 @@ def test_under_exit_durability_a_failed_step_keeps_what_was_triggered_before_the
         seen.append(outcome(lambda: [snapshot(s) for s in app.get_state_history(config)]))
         seen.append(outcome(app.invoke, None, config, durability="exit"))
         seen.append(outcome(lambda: snapshot(app.get_state(config))))
+        return seen
+
+    same(program)
+
+
+def test_an_update_that_triggers_only_a_deferred_node_runs_it_beside_those_due():
+    """A thread stopped before `n3`, a deferred node due (nothing else was). An update
+    written as `n1`, whose edge goes to `n2`, also deferred, triggers no other node: on
+    LangGraph the deferred channels finish, so `n2` and `n3` both run next (not `n3`, then
+    `n2`)."""
+
+    def program(api):
+        app = (
+            api.StateGraph(Log)
+            .add_node("n1", lambda s: {"log": ["n1"]})
+            .add_node("n2", lambda s: {"log": ["n2"]}, defer=True)
+            .add_node("n3", lambda s: {"log": ["n3"]}, defer=True)
+            .add_edge(api.START, "n2")
+            .add_edge("n1", "n2")
+            .add_edge("n2", "n3")
+            .compile(checkpointer=api.InMemorySaver(), interrupt_before=["n3"])
+        )
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config)]
+        app.update_state(config, {"log": ["update as n1"]}, as_node="n1")
+        seen.append(snapshot(app.get_state(config)))
+        chunks = app.stream(None, config, stream_mode="updates", interrupt_before=[])
+        seen.append(outcome(lambda: list(chunks)))
+        seen.append(snapshot(app.get_state(config)))
         return seen
 
     same(program)

@@ -37,6 +37,7 @@ class Schedule:
     __slots__ = (
         "deferred",
         "deferred_wait",
+        "finished",
         "incoming",
         "plain",
         "pull",
@@ -56,6 +57,7 @@ class Schedule:
         self.push: list[tuple[str, Send]] = []
         self.deferred: dict[str, list[str]] = {}
         self.deferred_wait = False  # a `goto` to a deferred node: it waits for a step to run
+        self.finished: frozenset[str] = frozenset()  # deferred nodes due when an update came
         self.seen: list[set[str]] = [set() for _ in spec.waiting]
         self.incoming: dict[str, list[tuple[str, Any]]] = {}
         self.pulls = 0
@@ -139,6 +141,8 @@ class Schedule:
                 seen.clear()
                 for waited in edge.sources:  # every source it waited for triggered it
                     self.add(edge.target, waited, task, None, capture=False)
+        if self.finished:
+            self._finish()
 
     def trigger_plain(self, task: Task, targets: tuple[str, ...]) -> None:
         """`trigger` for one task whose node's edges are plain (no filter, waiting edge,
@@ -160,6 +164,19 @@ class Schedule:
                     queued.append(source)
             else:
                 self.take_route(source, task, route)
+        if self.finished:
+            self._finish()
+
+    def _finish(self) -> None:
+        """After an update written as a node while deferred nodes were due (`finished`, by
+        `keep_waiting`): if it triggered no node that is not one of them, the deferred nodes
+        it triggered are due beside them (LangGraph's channels finish when a step updates no
+        trigger: every deferred node waiting runs)."""
+        if self.pull.keys() <= self.finished:
+            for name, sources in self.deferred.items():
+                self.pull.setdefault(name, []).extend(sources)
+            self.deferred = {}
+        self.finished = frozenset()
 
     def take_route(self, source: str, task: Task, route: Any) -> None:
         """Queue one route a task chose: a `Send`, END, or a node."""
@@ -243,6 +260,7 @@ class Schedule:
             self.deferred = deferred
         else:
             self.pull, self.deferred = deferred, {}
+            self.finished = frozenset(deferred)  # (`_finish`, once the update is written)
         for edge in self.spec.waiting:
             due = pull.get(edge.target, ())
             if set(edge.sources) <= set(due):
