@@ -13,8 +13,8 @@ as a small program run on real LangGraph and on nbgraph (`tests/support/harness.
 - under `durability="exit"`, a step of pulled nodes and `Send`s failed on a write conflict
   keeps only the `Send`s due, and the nodes triggered before the conflicting field (shown,
   not run by a resume, as LangGraph's);
-- an update that triggers only a deferred node while deferred nodes are due runs it beside
-  them.
+- an update that triggers only a deferred node while deferred nodes (or a fired join's
+  target) are due runs it beside them.
 """
 
 # No `from __future__ import annotations`: the state classes are defined in functions.
@@ -689,6 +689,38 @@ def test_an_update_that_triggers_only_a_deferred_node_runs_it_beside_those_due()
         config = {"configurable": {"thread_id": "t"}}
         seen = [outcome(app.invoke, {"log": []}, config)]
         app.update_state(config, {"log": ["update as n1"]}, as_node="n1")
+        seen.append(snapshot(app.get_state(config)))
+        chunks = app.stream(None, config, stream_mode="updates", interrupt_before=[])
+        seen.append(outcome(lambda: list(chunks)))
+        seen.append(snapshot(app.get_state(config)))
+        return seen
+
+    same(program)
+
+
+def test_an_update_that_triggers_only_a_deferred_node_runs_it_beside_a_fired_join():
+    """A thread stopped before `q`, the target of a waiting edge `[a, b] -> q` that fired.
+    An update written as `x`, whose edge goes to `z` (deferred), triggers no other node:
+    on LangGraph `z` runs next beside `q` (its channel finishes; the join's barrier is
+    still full)."""
+
+    def program(api):
+        app = (
+            api.StateGraph(Log)
+            .add_node("a", lambda s: {"log": ["a"]})
+            .add_node("b", lambda s: {"log": ["b"]})
+            .add_node("q", lambda s: {"log": ["q"]})
+            .add_node("x", lambda s: {"log": ["x"]})
+            .add_node("z", lambda s: {"log": ["z"]}, defer=True)
+            .add_edge(api.START, "a")
+            .add_edge(api.START, "b")
+            .add_edge(["a", "b"], "q")
+            .add_edge("x", "z")
+            .compile(checkpointer=api.InMemorySaver(), interrupt_before=["q"])
+        )
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config)]
+        app.update_state(config, {"log": ["update as x"]}, as_node="x")
         seen.append(snapshot(app.get_state(config)))
         chunks = app.stream(None, config, stream_mode="updates", interrupt_before=[])
         seen.append(outcome(lambda: list(chunks)))

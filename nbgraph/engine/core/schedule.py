@@ -37,8 +37,8 @@ class Schedule:
     __slots__ = (
         "deferred",
         "deferred_wait",
-        "finished",
         "incoming",
+        "kept_due",
         "plain",
         "pull",
         "pulls",
@@ -57,7 +57,7 @@ class Schedule:
         self.push: list[tuple[str, Send]] = []
         self.deferred: dict[str, list[str]] = {}
         self.deferred_wait = False  # a `goto` to a deferred node: it waits for a step to run
-        self.finished: frozenset[str] = frozenset()  # deferred nodes due when an update came
+        self.kept_due: frozenset[str] = frozenset()  # due when an update came (`_finish`)
         self.seen: list[set[str]] = [set() for _ in spec.waiting]
         self.incoming: dict[str, list[tuple[str, Any]]] = {}
         self.pulls = 0
@@ -141,7 +141,7 @@ class Schedule:
                 seen.clear()
                 for waited in edge.sources:  # every source it waited for triggered it
                     self.add(edge.target, waited, task, None, capture=False)
-        if self.finished:
+        if self.kept_due:
             self._finish()
 
     def trigger_plain(self, task: Task, targets: tuple[str, ...]) -> None:
@@ -164,19 +164,19 @@ class Schedule:
                     queued.append(source)
             else:
                 self.take_route(source, task, route)
-        if self.finished:
+        if self.kept_due:
             self._finish()
 
     def _finish(self) -> None:
-        """After an update written as a node while deferred nodes were due (`finished`, by
-        `keep_waiting`): if it triggered no node that is not one of them, the deferred nodes
-        it triggered are due beside them (LangGraph's channels finish when a step updates no
-        trigger: every deferred node waiting runs)."""
-        if self.pull.keys() <= self.finished:
+        """After an update written as a node while nodes were due (`kept_due`, by
+        `keep_waiting`: deferred nodes due, a fired join's target): if it triggered no node
+        but deferred ones, the deferred nodes waiting are due beside those (LangGraph's
+        channels finish when a step updates no trigger; the due ones stay available)."""
+        if self.pull.keys() <= self.kept_due:
             for name, sources in self.deferred.items():
                 self.pull.setdefault(name, []).extend(sources)
             self.deferred = {}
-        self.finished = frozenset()
+        self.kept_due = frozenset()
 
     def take_route(self, source: str, task: Task, route: Any) -> None:
         """Queue one route a task chose: a `Send`, END, or a node."""
@@ -260,13 +260,13 @@ class Schedule:
             self.deferred = deferred
         else:
             self.pull, self.deferred = deferred, {}
-            self.finished = frozenset(deferred)  # (`_finish`, once the update is written)
         for edge in self.spec.waiting:
             due = pull.get(edge.target, ())
             if set(edge.sources) <= set(due):
                 self.pull.setdefault(edge.target, []).extend(edge.sources)
         seen = control.get("seen") or [() for _ in self.spec.waiting]
         self.seen = [set(names) for names in seen]
+        self.kept_due = frozenset(self.pull)  # (`_finish`, once the update is written)
 
     def fire_again(self, index: int, writer: str) -> None:
         """An update written as `writer`, a source of waiting edge `index` that had fired
