@@ -624,7 +624,7 @@ def task_retry_policy(api):
     def wobbly(x):
         tries["wobbly"] += 1
         if tries["wobbly"] < 2:
-            raise RuntimeError("wobble")
+            raise ConnectionError("wobble")
         return x * 2
 
     @api.entrypoint()
@@ -732,3 +732,191 @@ def none_input_on_a_fresh_thread(api):
     app.add_edge(api.START, "a")
     app = app.compile(checkpointer=api.InMemorySaver())
     return outcome(app.invoke, None, thread())[:2]
+
+
+# --- More of the same suite's public surface ----------------------------------------------------
+
+
+@program
+def breakpoints_given_to_invoke(api):
+    builder = api.StateGraph(Notes)
+    for name in ("a", "b", "c"):
+        builder.add_node(name, lambda s, name=name: {"notes": [name]})
+    builder.add_edge(api.START, "a")
+    builder.add_edge("a", "b")
+    builder.add_edge("b", "c")
+    app, config = builder.compile(checkpointer=api.InMemorySaver()), thread()
+    first = app.invoke({"notes": []}, config, interrupt_before=["b"])
+    second = app.invoke(None, config, interrupt_after=["b"])
+    third = app.invoke(None, config)
+    return first, second, third, app.get_state(config).next
+
+
+@program
+def add_sequence_and_a_waiting_join(api):
+    builder = api.StateGraph(Notes)
+    builder.add_sequence(
+        [("one", lambda s: {"notes": ["one"]}), ("two", lambda s: {"notes": ["two"]})]
+    )
+    builder.add_node("side", lambda s: {"notes": ["side"]})
+    builder.add_node("join", lambda s: {"notes": ["join"]})
+    builder.add_edge(api.START, "one")
+    builder.add_edge(api.START, "side")
+    builder.add_edge(["two", "side"], "join")
+    return builder.compile().invoke({"notes": []})
+
+
+@program
+def deferred_node_waits_for_the_fan_out(api):
+    builder = api.StateGraph(Notes)
+    builder.add_node("fan", lambda s: {})
+    builder.add_node("slow", lambda s: {"notes": ["slow"]})
+    builder.add_node("quick", lambda s: {"notes": ["quick"]})
+    builder.add_node("after_slow", lambda s: {"notes": ["after_slow"]})
+    builder.add_node("last", lambda s: {"notes": [f"last saw {len(s['notes'])}"]}, defer=True)
+    builder.add_edge(api.START, "fan")
+    builder.add_edge("fan", "slow")
+    builder.add_edge("fan", "quick")
+    builder.add_edge("slow", "after_slow")
+    builder.add_edge("quick", "last")
+    builder.add_edge("after_slow", "last")
+    return builder.compile().invoke({"notes": []})
+
+
+@program
+def router_mixing_a_node_name_and_sends(api):
+    builder = api.StateGraph(Notes)
+    builder.add_node("pick", lambda s: {})
+    builder.add_node("each", lambda s: {"notes": [f"each {s['n']}"]})
+    builder.add_node("once", lambda s: {"notes": ["once"]})
+    builder.add_edge(api.START, "pick")
+    builder.add_conditional_edges(
+        "pick", lambda s: ["once", *(api.Send("each", {"n": i}) for i in (1, 2))]
+    )
+    return sorted(builder.compile().invoke({"notes": []})["notes"])
+
+
+@program
+def remove_messages_and_remove_all(api):
+    from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+
+    def trim(state):
+        return {"messages": [RemoveMessage(id="h1")]}
+
+    def wipe(state):
+        return {"messages": [RemoveMessage(id=api.REMOVE_ALL_MESSAGES), AIMessage("fresh", id="f")]}
+
+    def graph(*names):
+        builder = api.StateGraph(api.MessagesState)
+        builder.add_sequence([(name, {"trim": trim, "wipe": wipe}[name]) for name in names])
+        builder.add_edge(api.START, names[0])
+        return builder.compile()
+
+    given = [HumanMessage("hi", id="h1"), AIMessage("yo", id="a1")]
+    trimmed = [m.id for m in graph("trim").invoke({"messages": given})["messages"]]
+    wiped = graph("trim", "wipe").invoke({"messages": given})["messages"]
+    return trimmed, [(m.id, m.content) for m in wiped]
+
+
+@program
+def node_reads_its_config(api):
+    def node(state, config):
+        return {"notes": [config["configurable"]["who"], api.get_config()["configurable"]["who"]]}
+
+    builder = api.StateGraph(Notes)
+    builder.add_node("node", node)
+    builder.add_edge(api.START, "node")
+    app = builder.compile()
+    plain_call = app.invoke({"notes": []}, {"configurable": {"who": "x"}})
+    bound = app.with_config(configurable={"who": "y"}).invoke({"notes": []})
+    return plain_call, bound
+
+
+@program
+def node_returning_an_unknown_key(api):
+    builder = api.StateGraph(Notes)
+    builder.add_node("odd", lambda s: {"nope": 1})
+    builder.add_edge(api.START, "odd")
+    return outcome(builder.compile().invoke, {"notes": []})[:2]
+
+
+@program
+def retries_run_out(api):
+    tries: Counter = Counter()
+
+    def always(state):
+        tries["n"] += 1
+        raise ConnectionError("down")
+
+    policy = api.RetryPolicy(max_attempts=3, initial_interval=0.0, jitter=False)
+    builder = api.StateGraph(Notes)
+    builder.add_node("always", always, retry_policy=policy)
+    builder.add_edge(api.START, "always")
+    return outcome(builder.compile().invoke, {"notes": []})[:2], dict(tries)
+
+
+@program
+def same_thread_invoked_twice_keeps_adding(api):
+    app = api.StateGraph(Notes)
+    app.add_node("a", lambda s: {"notes": ["a"], "n": len(s["notes"])})
+    app.add_edge(api.START, "a")
+    app, config = app.compile(checkpointer=api.InMemorySaver()), thread()
+    app.invoke({"notes": ["x"]}, config)
+    second = app.invoke({"notes": ["y"]}, config)
+    return second, [s.metadata["source"] for s in app.get_state_history(config)]
+
+
+@program
+def entrypoint_asks_and_resumes_with_an_update(api):
+    @api.entrypoint(checkpointer=api.InMemorySaver())
+    def flow(topic: str):
+        draft = f"about {topic}"
+        verdict = api.interrupt({"draft": draft})
+        return f"{draft}: {verdict}"
+
+    config = thread()
+    streamed = list(flow.stream("cats", config, stream_mode="updates"))
+    waiting = flow.get_state(config)
+    done = flow.invoke(api.Command(resume="approved"), config)
+    return streamed, waiting.next, [i.value for i in waiting.interrupts], done
+
+
+@program
+def get_state_of_a_thread_paused_in_a_subgraph(api):
+    child = api.StateGraph(Notes)
+    child.add_node("prep", lambda s: {"notes": ["prep"]})
+    child.add_node("ask", lambda s: {"notes": [api.interrupt("go?")]})
+    child.add_edge(api.START, "prep")
+    child.add_edge("prep", "ask")
+    builder = api.StateGraph(Notes)
+    builder.add_node("sub", child.compile())
+    builder.add_edge(api.START, "sub")
+    app, config = builder.compile(checkpointer=api.InMemorySaver()), thread()
+    app.invoke({"notes": []}, config)
+    outer = app.get_state(config, subgraphs=True)
+    inner = outer.tasks[0].state
+    return (
+        summary(outer)["next"],
+        [i.value for i in outer.interrupts],
+        (inner.values, inner.next, [t.name for t in inner.tasks]),
+        app.invoke(api.Command(resume="yes"), config),
+    )
+
+
+@program
+def bulk_update_state_in_supersteps(api):
+    app = api.StateGraph(Notes)
+    app.add_node("a", lambda s: {"notes": ["a"]})
+    app.add_node("b", lambda s: {"notes": ["b"]})
+    app.add_edge(api.START, "a")
+    app.add_edge("a", "b")
+    app, config = app.compile(checkpointer=api.InMemorySaver()), thread()
+    app.bulk_update_state(
+        config,
+        [
+            [api.StateUpdate({"notes": ["start"]}, api.START)],
+            [api.StateUpdate({"notes": ["as a"]}, "a")],
+        ],
+    )
+    state = app.get_state(config)
+    return state.values, state.next, app.invoke(None, config)
