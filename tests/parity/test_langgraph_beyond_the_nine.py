@@ -11,6 +11,7 @@ observes; the test runs it on real LangGraph and on nbgraph and compares.
 
 import asyncio
 import dataclasses
+import importlib
 import operator
 from collections import Counter
 from typing import Annotated, Any, TypedDict
@@ -920,3 +921,90 @@ def bulk_update_state_in_supersteps(api):
     )
     state = app.get_state(config)
     return state.values, state.next, app.invoke(None, config)
+
+
+@program
+def error_classes_and_codes(api):
+    errors = importlib.import_module(f"{api.lib}.errors")
+
+    def deep():
+        raise errors.GraphRecursionError("deep")
+
+    caught = outcome(deep)
+    return (
+        sorted(code.value for code in errors.ErrorCode),
+        [
+            issubclass(errors.GraphRecursionError, RecursionError),
+            issubclass(errors.GraphInterrupt, errors.GraphBubbleUp),
+            issubclass(errors.ParentCommand, errors.GraphBubbleUp),
+            issubclass(errors.InvalidUpdateError, Exception),
+        ],
+        caught,
+        "went wrong"
+        in errors.create_error_message(
+            message="went wrong", error_code=errors.ErrorCode.GRAPH_RECURSION_LIMIT
+        ),
+    )
+
+
+@program
+def get_subgraphs_by_namespace_and_recursively(api):
+    def identity(state):
+        return {}
+
+    bottom = api.StateGraph(Notes)
+    bottom.add_node("leaf", identity)
+    bottom.add_edge(api.START, "leaf")
+    middle = api.StateGraph(Notes)
+    middle.add_node("inner", bottom.compile())
+    middle.add_edge(api.START, "inner")
+    middle = middle.compile()
+    top = api.StateGraph(Notes)
+    top.add_node("part", middle)
+    top.add_node("part_2", middle)
+    top.add_edge(api.START, "part")
+    top.add_edge("part", "part_2")
+    app = top.compile()
+
+    def names(**kwargs):
+        return sorted(name for name, _ in app.get_subgraphs(**kwargs))
+
+    return (
+        names(),
+        names(recurse=True),
+        names(namespace="part_2"),
+        names(namespace="part_2|inner", recurse=True),
+        names(namespace="part|inner", recurse=True),
+    )
+
+
+@program
+def clear_cache_of_no_nodes_of_one_and_of_all(api):
+    calls: list = []
+
+    def bump(state):
+        calls.append(state["value"])
+        return {"value": state["value"] + 1}
+
+    builder = api.StateGraph(dict)
+    builder.add_node(
+        "bump", bump, cache_policy=api.CachePolicy(key_func=lambda s: str(s["value"] % 2))
+    )
+    builder.add_edge(api.START, "bump")
+    app = builder.compile(cache=api.InMemoryCache())
+    seen = [app.invoke({"value": 1}), app.invoke({"value": 3})]
+    app.clear_cache([])
+    seen.append(app.invoke({"value": 1}))
+    app.clear_cache(["bump"])
+    seen.append(app.invoke({"value": 5}))
+    app.clear_cache()
+    seen.append(app.invoke({"value": 7}))
+    return seen, calls
+
+
+@program
+def cache_key_func_returning_an_int(api):
+    builder = api.StateGraph(dict)
+    builder.add_node("n", lambda s: s, cache_policy=api.CachePolicy(key_func=lambda s: 1))
+    builder.add_edge(api.START, "n")
+    return outcome(builder.compile(cache=api.InMemoryCache()).invoke, {"v": 1})[:2]
