@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import importlib
 import operator
+import time
 from collections import Counter
 from typing import Annotated, Any, TypedDict
 
@@ -1008,3 +1009,33 @@ def cache_key_func_returning_an_int(api):
     builder.add_node("n", lambda s: s, cache_policy=api.CachePolicy(key_func=lambda s: 1))
     builder.add_edge(api.START, "n")
     return outcome(builder.compile(cache=api.InMemoryCache()).invoke, {"v": 1})[:2]
+
+
+def test_retries_under_a_checkpointer_wait_and_leave_nothing_pending(monkeypatch) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(time, "sleep", waits.append)
+
+    def prog(api):
+        tries: Counter = Counter()
+
+        def shaky(state):
+            tries["n"] += 1
+            if tries["n"] < 4:
+                raise ConnectionError("blip")
+            return {"notes": ["steady"]}
+
+        policy = api.RetryPolicy(
+            max_attempts=5, initial_interval=0.01, backoff_factor=2.0, jitter=False,
+            retry_on=ConnectionError,
+        )  # fmt: skip
+        builder = api.StateGraph(Notes)
+        builder.add_node("shaky", shaky, retry_policy=policy)
+        builder.add_edge(api.START, "shaky")
+        app, config = builder.compile(checkpointer=api.InMemorySaver()), thread()
+        result = app.invoke({"notes": []}, config)
+        state = app.get_state(config)
+        history = list(app.get_state_history(config))
+        return {"result": result, "tries": dict(tries), "next": state.next, "history": len(history)}
+
+    langgraph, _ = same(prog, sleeps=waits, shape=plain)
+    assert langgraph["sleeps"] == [0.01, 0.02, 0.04]
