@@ -28,20 +28,24 @@ class Log(TypedDict):
     log: Annotated[list, operator.add]
 
 
+def one_node_app(api, node):
+    """`START -> node` (named as the function) on a `Log` state, with an in-memory saver."""
+    graph = lib_module(api, "graph")
+    builder = graph.StateGraph(Log).add_node(node.__name__, node)
+    builder.add_edge(graph.START, node.__name__)
+    return builder.compile(checkpointer=lib_module(api, "checkpoint.memory").InMemorySaver())
+
+
 @program
 def a_node_raising_node_interrupt_pauses_the_run(api):
-    errors, graph = lib_module(api, "errors"), lib_module(api, "graph")
-    memory = lib_module(api, "checkpoint.memory")
+    errors = lib_module(api, "errors")
 
     def guard(state):
         if len(state["log"]) < 2:
             raise errors.NodeInterrupt(f"too short: {len(state['log'])}")
         return {"log": ["passed"]}
 
-    builder = graph.StateGraph(Log)
-    builder.add_node("guard", guard)
-    builder.add_edge(graph.START, "guard")
-    app = builder.compile(checkpointer=memory.InMemorySaver())
+    app = one_node_app(api, guard)
     config = {"configurable": {"thread_id": "1"}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -122,8 +126,7 @@ def a_saver_given_a_json_plus_serializer(api):
 
 @program
 def a_human_interrupt_request_answered(api):
-    graph, types = lib_module(api, "graph"), lib_module(api, "types")
-    memory, prebuilt = lib_module(api, "checkpoint.memory"), lib_module(api, "prebuilt.interrupt")
+    types, prebuilt = lib_module(api, "types"), lib_module(api, "prebuilt.interrupt")
 
     def review(state):
         request = prebuilt.HumanInterrupt(
@@ -136,10 +139,7 @@ def a_human_interrupt_request_answered(api):
         response = types.interrupt([request])[0]
         return {"log": [response["type"], response["args"]]}
 
-    builder = graph.StateGraph(Log)
-    builder.add_node("review", review)
-    builder.add_edge(graph.START, "review")
-    app = builder.compile(checkpointer=memory.InMemorySaver())
+    app = one_node_app(api, review)
     config = {"configurable": {"thread_id": "h"}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
