@@ -19,6 +19,7 @@ from typing import Any
 from nbgraph.primitives import Interrupt
 
 __all__ = [
+    "AmbiguousResumeError",
     "CheckpointFileError",
     "EmptyChannelError",
     "EmptyInputError",
@@ -62,6 +63,11 @@ class InvalidUpdateError(NbgraphError, ValueError):
 
 class GraphRecursionError(NbgraphError, RecursionError):
     """The run took more supersteps than `recursion_limit` allows."""
+
+
+class AmbiguousResumeError(NbgraphError, RuntimeError):
+    """One plain `Command(resume=value)` was given while several interrupts wait; each must
+    be answered by its id. A `RuntimeError`, as LangGraph's error for the same call is."""
 
 
 class EmptyInputError(NbgraphError, ValueError):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -247,6 +248,7 @@ class CompiledGraph(RunnableHabits):
                 " has no checkpoint to update; run it first."
             )
         first = START if restored is None else None  # (an empty thread: written as START)
+        restored = _before_commands(restored)
         writes = [(as_node or first or last_writer(restored), v) for v, as_node in updates]
         for (node, _), (_, given) in zip(writes, updates, strict=True):
             if node not in spec.nodes and node != START:
@@ -265,10 +267,7 @@ class CompiledGraph(RunnableHabits):
         merged.update(config)
         run = _loop_class(spec)(spec, merged, thread)
         with self._claimed(run):  # (LangGraph: source "update", on a past checkpoint too)
-            if restored is None:  # (LangGraph: the thread's first checkpoint is the update)
-                start_empty(run)
-            else:
-                run.resume(restored, keep_next=False)  # (a branch run: its lineages merged)
+            _start_update(run, restored)
             write_as_nodes(run, writes, due=restored.control["pull"] if restored else {})
         own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
         return {"configurable": {**own, "checkpoint_id": thread.head}}
@@ -531,6 +530,25 @@ def _copied(thread: Thread, restored: Any, count: int) -> dict[str, Any]:
         checkpoint_id = thread.copy(restored)
     own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}
     return {"configurable": {**own, "checkpoint_id": checkpoint_id}}
+
+
+def _before_commands(restored: Any) -> Any:
+    """A checkpoint as `update_state` writes on it: without the update of a `Command` kept
+    pending there (LangGraph's update starts from the checkpoint's own values)."""
+    if restored is None or restored.base is None:
+        return restored
+    return dataclasses.replace(restored, values=restored.base)
+
+
+def _start_update(run: RunLoop, restored: Any) -> None:
+    """Start `update_state`'s run: from nothing on an empty thread (LangGraph: the thread's
+    first checkpoint is the update), else from `restored`, keeping what waits there."""
+    if restored is None:
+        start_empty(run)
+        return
+    run.resume(restored, keep_next=False)  # (a branch run: its lineages merged)
+    if run.spec.semantics == "supersteps":  # (LangGraph's deferred and barrier channels)
+        run.schedule.keep_waiting(restored.control)
 
 
 def _loop_class(spec: GraphSpec) -> type[RunLoop]:

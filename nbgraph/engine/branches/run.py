@@ -204,7 +204,7 @@ class BranchLoop(RunLoop):
 
     def resume(self, restored: Any, keep_next: bool = True) -> StepLog:
         """Start from a checkpoint's lineages; recorded as this run's first points."""
-        self.step, self.stop = restored.step, restored.step + self.limit + 1
+        self.step, self.stop = restored.step, restored.step + self.limit + 2  # (LangGraph's budget)
         self.thread.head = restored.checkpoint_id
         if keep_next and not restored.latest:
             self.thread.branch(restored)  # a replay grows a new branch from the past

@@ -180,19 +180,36 @@ class StepCalls:
     """The calls started in a run's current step: their tasks (joined to the step's at its
     commit), their futures, and the threads sync calls run on."""
 
-    __slots__ = ("futures", "lock", "pool", "reported", "tasks")
+    __slots__ = ("counts", "futures", "lock", "next_index", "places", "pool", "reported", "tasks")
 
-    def __init__(self) -> None:
+    def __init__(self, places: dict[str, int] | None = None) -> None:
         self.tasks: list[Task] = []
         self.futures: list[Any] = []
         self.lock = threading.Lock()
         self.pool: ThreadPoolExecutor | None = None
         self.reported: set[int] = set()  # (ids of) the calls already streamed as updates
+        self.places = places or {}  # a resumed step's saved calls: call key -> index
+        self.counts: dict[str, int] = {}  # calls made so far, by caller (its key)
+        self.next_index = 0
 
     def new_task(self, step: int, first: int, name: str, parent: Task, call: Call) -> Task:
+        """The task of a call `parent` makes: its index is the one the same call had when
+        the step ran before (`places`: so it finds its saved result and answers), else the
+        next one no saved call holds."""
+        caller = parent.call_key or parent.id
         with self.lock:
-            index = first + len(self.tasks)
+            count = self.counts.get(caller, 0)
+            self.counts[caller] = count + 1
+            key = f"{caller}>{count}"
+            index = self.places.get(key)
+            if index is None:
+                index = max(first + len(self.tasks), self.next_index)
+                taken = set(self.places.values())
+                while index in taken:
+                    index += 1
+                self.next_index = index + 1
             task = Task(step, index, name, kind="call", arg=call, triggers=(parent.node,))
+            task.call_key = key
             self.tasks.append(task)
         return task
 
@@ -247,8 +264,9 @@ def call_task(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, poli
     retry, cache = policies
     call = Call(name, fn, args, kwargs, retry, cache)
     calls = run.calls
-    if calls is None:
-        calls = run.calls = StepCalls()
+    if calls is None:  # (the step's first call: a resumed step's saved places, used once)
+        calls = run.calls = StepCalls(run.call_places)
+        run.call_places = {}
     task = calls.new_task(parent.step, run.step_size, name, parent, call)
     task.started = time.time()
     if run.finished:  # it finished before a pause or a failure: its result is kept

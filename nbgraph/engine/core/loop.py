@@ -35,6 +35,7 @@ from nbgraph.engine.core.runlog import RootReset, RunLog, StepLog
 from nbgraph.engine.core.schedule import Schedule
 from nbgraph.engine.core.tasks import Task, state_for
 from nbgraph.engine.core.writes import (
+    applied_before_conflict,
     applied_writes,
     apply_writes,
     clear_ephemeral,
@@ -68,6 +69,7 @@ class RunLoop:
         "at_breakpoint",
         "breaks_after",
         "breaks_before",
+        "call_places",
         "caller",
         "calls",
         "config",
@@ -86,6 +88,7 @@ class RunLoop:
         "plans",
         "relay",
         "resumed",
+        "resumes_step",
         "root_updated",
         "route",
         "runner",
@@ -124,6 +127,9 @@ class RunLoop:
         self.calls: Any = None  # the `@task` calls of the step running (engine.core.calls)
         self.finished: dict[str, dict[str, Any]] = {}  # restored tasks' writes, by task id
         self.answers: dict[str, list[Any]] = {}  # answers to interrupts, by task id
+        self.call_places: dict[str, int] = {}  # restored `@task` calls: call key -> index
+        self.resumes_step = -2  # the step a resumed thread's run goes on with (its subgraphs
+        # go on from their own checkpoints then, as LangGraph's do: engine.nested)
         self.resumed: dict[str, tuple[str, Any]] = {}  # this run's answers: id -> (task, value)
         self.paused: list[Interrupt] = []  # why the run stopped for an answer
         self.at_breakpoint = ""  # "before" / "after" when a static breakpoint stopped it
@@ -269,6 +275,10 @@ class RunLoop:
                 written = self._apply_step(tasks, log)
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
+            if self.thread is not None and self.thread.ends_at_exit:  # (LangGraph's "exit")
+                writes = group_writes(applied_writes(self.spec.fields, tasks, log.merged))
+                values = applied_before_conflict(self.spec.fields, self.values, writes, self.step)
+                self.thread.step_failed(values, any(task.kind == "send" for task in tasks))
             raise
         log.written = self.schedule.shared[written]  # (a long run keeps each tuple once)
         if self.ephemeral:

@@ -11,7 +11,6 @@ from typing import Any
 from nbgraph.engine.core.calls import EntrypointState
 from nbgraph.engine.core.runlog import StepLog
 from nbgraph.engine.core.writes import applied_writes, apply_writes, group_writes
-from nbgraph.errors import InvalidUpdateError
 from nbgraph.isolation import isolate
 
 __all__ = ["output", "output_of", "paused_values", "stream_values", "touched_stream_keys"]
@@ -49,15 +48,9 @@ def _with_paused_writes(run: Any) -> dict[str, Any] | None:
     if not done or run.spec.semantics != "supersteps":
         return None
     values = {k: isolate(v) for k, v in run.values.items()}
-    try:
-        apply_writes(
-            run.spec.fields,
-            values,
-            group_writes(applied_writes(run.spec.fields, done)),
-            run.step,
-        )
-    except InvalidUpdateError:  # their conflict is raised when the step runs again
-        return None
+    # (writes that conflict raise InvalidUpdateError here, as LangGraph's output raises it)
+    apply_writes(run.spec.fields, values, group_writes(applied_writes(run.spec.fields, done)),
+                 run.step)  # fmt: skip
     return values
 
 

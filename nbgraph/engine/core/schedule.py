@@ -25,7 +25,8 @@ class Schedule:
     Attributes:
         pull: node -> the nodes whose edges or routes triggered it, for the next step.
         push: `(sender, Send)` for the next step, in send order.
-        deferred: `defer=True` nodes triggered, waiting for a step with nothing else to run.
+        deferred: `defer=True` nodes triggered, waiting for a step that no edge or route
+            triggers a node for (`take`).
         seen: per waiting edge (`spec.waiting`), the sources that have fired so far.
         incoming: node -> `(source, state)` handed to a node that merges or filters states.
         pulls: the current step's tasks that are not Sends (a Send's index comes after).
@@ -35,6 +36,7 @@ class Schedule:
 
     __slots__ = (
         "deferred",
+        "deferred_wait",
         "incoming",
         "plain",
         "pull",
@@ -53,6 +55,7 @@ class Schedule:
         self.pull: dict[str, list[str]] = {}
         self.push: list[tuple[str, Send]] = []
         self.deferred: dict[str, list[str]] = {}
+        self.deferred_wait = False  # a `goto` to a deferred node: it waits for a step to run
         self.seen: list[set[str]] = [set() for _ in spec.waiting]
         self.incoming: dict[str, list[tuple[str, Any]]] = {}
         self.pulls = 0
@@ -67,20 +70,21 @@ class Schedule:
     # --- the next step -----------------------------------------------------------------------
 
     def take(self, step: int) -> tuple[dict[str, list[str]], list, list[Task]] | None:
-        """The next step, taken from the queues (the deferred nodes when nothing else is
-        due): `(pull, push, tasks)`, its tasks in write order; or None when nothing is left
-        to run."""
+        """The next step, taken from the queues: `(pull, push, tasks)`, its tasks in write
+        order; or None when nothing is left to run. The deferred nodes run in the first
+        step that no edge or route triggers a node for, beside the `Send`s due then (as in
+        LangGraph, whose deferred channels finish when a step updates no trigger)."""
         pull, push = self.pull, self.push
-        if pull or push:
+        if pull:
             self.pull = {}
-            if push:  # (an empty queue of Sends stays: a loop's step makes none)
-                self.push = []
             self.took_deferred = False
-        elif self.deferred:
-            pull, push, self.deferred = self.deferred, [], {}
+        elif self.deferred and not self.deferred_wait:  # (LangGraph's: beside the Sends due)
+            pull, self.deferred = self.deferred, {}
             self.took_deferred = True
-        else:
+        elif not push:
             return None
+        if push:  # (an empty queue of Sends stays: a loop's step makes none)
+            self.push = []
         if len(pull) == 1 and not push:  # a lone task (a loop's step)
             ((name, sources),) = pull.items()
             self.pulls = 1
@@ -93,7 +97,8 @@ class Schedule:
         if self.took_deferred:
             self.deferred = pull
         else:
-            self.pull, self.push = pull, push
+            self.pull = pull
+        self.push = push
 
     def _tasks(self, step: int, pull: dict[str, list[str]], push: list) -> list[Task]:
         """A step's tasks in write order: the pulled nodes by name, then the Sends."""
@@ -115,27 +120,31 @@ class Schedule:
         """Queue what `tasks` trigger: their nodes' edges and waiting edges, and the routes
         they chose."""
         spec = self.spec
+        self.deferred_wait = False
+        waits: dict[int, Task] = {}  # the waiting edges the step's tasks reached (the last)
         for task in tasks:
             source = task.node
             for target in spec.edges.get(source, ()):
                 if target != END:
                     self.add(target, source, task, spec.filters.get((source, target)))
             for index in spec.waits_by_source.get(source, ()):
-                seen = self.seen[index]
-                seen.add(source)
-                edge = spec.waiting[index]
-                self.capture(edge.target, source, task, None)
-                if seen.issuperset(edge.sources):
-                    seen.clear()
-                    for waited in edge.sources:  # every source it waited for triggered it
-                        self.add(edge.target, waited, task, None, capture=False)
+                self.seen[index].add(source)
+                self.capture(spec.waiting[index].target, source, task, None)
+                waits[index] = task
             for route in task.routes:
                 self.take_route(source, task, route)
+        for index, task in waits.items():  # (once per step: a source that ran twice in it,
+            seen, edge = self.seen[index], spec.waiting[index]  # by a Send, counts once)
+            if seen.issuperset(edge.sources):
+                seen.clear()
+                for waited in edge.sources:  # every source it waited for triggered it
+                    self.add(edge.target, waited, task, None, capture=False)
 
     def trigger_plain(self, task: Task, targets: tuple[str, ...]) -> None:
         """`trigger` for one task whose node's edges are plain (no filter, waiting edge,
         defer or merge at their targets: `NodePlan.plain`)."""
         source, pull, plain = task.node, self.pull, self.plain
+        self.deferred_wait = False
         for target in targets:
             queued = pull.get(target)
             if queued is None:
@@ -176,6 +185,8 @@ class Schedule:
             return
         node = self.spec.nodes[target]
         queue = self.deferred if node.defer else self.pull
+        if node.defer and target in self.pull:  # due already (`keep_waiting`): triggered
+            queue[target] = self.pull.pop(target)  # again, it waits again, as LangGraph's
         queue.setdefault(target, []).append(source)
         if capture and (state_filter is not None or node.merge not in NO_RESET):
             self.capture(target, source, task, state_filter)
@@ -191,21 +202,53 @@ class Schedule:
 
     def positions(self) -> dict[Any, int]:
         """Where each queued task stands in the next step's write order (`_tasks`' indices):
-        a pulled node by its name, the i-th Send by `("send", i)`."""
-        names = sorted(self.pull)
+        a pulled node by its name, the i-th Send by `("send", i)` (the deferred nodes when
+        they are due: `take`)."""
+        due = self.pull or ({} if self.deferred_wait else self.deferred)
+        names = sorted(due)
         where: dict[Any, int] = {name: index for index, name in enumerate(names)}
         where.update({("send", i): len(names) + i for i in range(len(self.push))})
         return where
 
     def take_gotos(self, routes: Any) -> None:
-        """Add a resuming Command's `goto` targets to the step that runs next."""
+        """Add a resuming Command's `goto` targets to the step that runs next. Deferred
+        nodes due in that step (nothing else was) stay due beside the nodes added, as in
+        LangGraph, whose deferred channels had finished; a deferred target waits until a step
+        has run and triggered nothing (LangGraph's channel, written again, unfinishes: when
+        no step runs, neither does it)."""
+        due = not self.pull and bool(routes)
+        if due:
+            self.pull, self.deferred = self.deferred, {}
         for route in routes:
             if isinstance(route, Send):
                 self.push.append((START, route))
+            elif route != END and self.spec.nodes[route].defer:
+                sources = self.pull.pop(route, []) if due else []
+                self.deferred.setdefault(route, sources).append(START)
+                self.deferred_wait = True
             elif route != END:
                 self.pull.setdefault(route, []).append(START)
 
     # --- a checkpoint's queues -----------------------------------------------------------------
+
+    def keep_waiting(self, control: dict[str, Any]) -> None:
+        """Put back what waits at a checkpoint, not what was due: the deferred nodes and the
+        sources each waiting edge has seen (an update written as a node replaces the due
+        step; LangGraph's deferred and barrier channels keep their values). Deferred nodes
+        that were due (nothing else was) stay due: LangGraph's channels had finished; so
+        does the target of a waiting edge that fired (its barrier is full until it runs)."""
+        deferred = {k: list(v) for k, v in control.get("deferred", {}).items()}
+        pull = control["pull"]
+        if pull:  # (else they were due, beside the Sends if any: `take`)
+            self.deferred = deferred
+        else:
+            self.pull, self.deferred = deferred, {}
+        for edge in self.spec.waiting:
+            due = pull.get(edge.target, ())
+            if set(edge.sources) <= set(due):
+                self.pull.setdefault(edge.target, []).extend(edge.sources)
+        seen = control.get("seen") or [() for _ in self.spec.waiting]
+        self.seen = [set(names) for names in seen]
 
     def restore(self, control: dict[str, Any]) -> None:
         """Put back the queues a checkpoint kept (its `control`)."""
@@ -215,6 +258,7 @@ class Schedule:
         seen = control.get("seen") or [() for _ in self.spec.waiting]
         self.seen = [set(names) for names in seen]
         self.deferred = {k: list(v) for k, v in control.get("deferred", {}).items()}
+        self.deferred_wait = False
         incoming = control.get("incoming", {})
         self.incoming = {k: [tuple(p) for p in v] for k, v in incoming.items()}
 

@@ -14,7 +14,7 @@ from nbgraph.engine.core.calls import EntrypointState
 from nbgraph.engine.core.runlog import RootReset, StepLog, initial_values
 from nbgraph.engine.core.tasks import Task, absorb_output, prepared
 from nbgraph.engine.core.writes import applied_writes, apply_step
-from nbgraph.errors import EmptyInputError, InvalidUpdateError
+from nbgraph.errors import AmbiguousResumeError, EmptyInputError, InvalidUpdateError
 from nbgraph.isolation import isolate
 from nbgraph.primitives import START, Command, Send
 from nbgraph.schema import pydantic_updates
@@ -52,10 +52,10 @@ def begin(run: Any, input: Any) -> StepLog:
                 "Cannot use Command(resume=...) without checkpointer: a run without one "
                 "keeps nothing to resume (compile(checkpointer=MemorySaver()))."
             )
-        if restored is None or not restored.paused:
+        if restored is None:
             raise InvalidUpdateError(
-                "Command(resume=...) answers a run paused by interrupt(); this thread "
-                "has no pending interrupt."
+                "A Command as input acts on a thread's saved state, and this thread has "
+                "none yet; start it with a dict of initial values."
             )
         log = run.resume(restored)
         _take_command(run, input, restored.paused)
@@ -90,7 +90,8 @@ def resume(run: Any, restored: Any, keep_next: bool = True) -> StepLog:
     """Start from a checkpoint: its values (as a root reset of this run's record) and,
     unless new input replaces it, what was to run next and what had already finished."""
     run.values = run.log.final = restored.values
-    run.step, run.stop = restored.step, restored.step + run.limit + 1
+    # LangGraph's budget: a resumed call counts from the step after its checkpoint
+    run.step, run.stop = restored.step, restored.step + run.limit + 2
     run.thread.head = restored.checkpoint_id
     if keep_next and not restored.latest:
         run.thread.branch(restored)  # a replay grows a new branch from the past
@@ -99,7 +100,15 @@ def resume(run: Any, restored: Any, keep_next: bool = True) -> StepLog:
         run.schedule.restore(restored.control)
         run.finished = dict(restored.finished)
         run.answers = {k: list(v.get("answers", ())) for k, v in restored.paused.items()}
+        run.call_places = {
+            entry["key"]: int(task_id.split(":", 2)[1])
+            for entries in (restored.finished, restored.paused)
+            for task_id, entry in entries.items()
+            if "key" in entry
+        }
         run.past_breakpoint = True  # resuming steps over the breakpoint it stopped at
+        if restored.latest and restored.source == "loop":  # (a task of an update or a fork
+            run.resumes_step = run.step + 1  # is a new task on LangGraph: its graphs start anew)
         if restored.updates:  # a Command's update and goto, kept while paused
             run.root_updated = True
             routes = [r for update in restored.updates for r in update["routes"]]
@@ -155,7 +164,7 @@ def _renumber(run: Any, before: dict[Any, int], after: dict[Any, int]) -> dict[s
     a node added before the paused one in write order moves it (as LangGraph, whose task
     ids do not hang on the order, gives them). Returns the ids that changed, `{old: new}`
     (the thread keeps them: `Thread.save_update`)."""
-    moved = {old: after[key] for key, old in before.items() if after[key] != old}
+    moved = {old: after[key] for key, old in before.items() if after.get(key, old) != old}
     if not moved:
         return {}
 
@@ -165,7 +174,10 @@ def _renumber(run: Any, before: dict[Any, int], after: dict[Any, int]) -> dict[s
         return task_id if new is None else f"{step}:{new}:{node}"
 
     ids = {*run.answers, *run.finished, *(task_id for task_id, _ in run.resumed.values())}
-    run.answers = {renamed(k): v for k, v in run.answers.items()}
+    step, push = run.step + 1, run.schedule.push  # (every task of the step that moved, so
+    ids.update(f"{step}:{index}:{key if isinstance(key, str) else push[key[1]][1].node}"
+               for key, index in before.items() if index in moved)  # fmt: skip
+    run.answers = {renamed(k): v for k, v in run.answers.items()}  # its snapshot finds them)
     run.finished = {renamed(k): v for k, v in run.finished.items()}
     run.resumed = {k: (renamed(task_id), v) for k, (task_id, v) in run.resumed.items()}
     return {k: renamed(k) for k in sorted(ids) if renamed(k) != k}
@@ -184,8 +196,10 @@ def _answer(run: Any, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
             run.answers.setdefault(pending[interrupt_id], []).append(value)
             run.resumed[interrupt_id] = (pending[interrupt_id], value)  # (for subgraphs)
         return
+    if not pending:  # nothing asks: LangGraph keeps the answer unread and runs on
+        return
     if len(pending) != 1:
-        raise InvalidUpdateError(
+        raise AmbiguousResumeError(
             f"{len(pending)} interrupts are waiting; answer each by id: "
             f"Command(resume={{{', '.join(repr(i) + ': ...' for i in pending)}}})."
         )

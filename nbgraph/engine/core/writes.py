@@ -22,6 +22,7 @@ __all__ = [
     "PLAIN_WRITES",
     "FieldChange",
     "Write",
+    "applied_before_conflict",
     "applied_writes",
     "apply_step",
     "apply_writes",
@@ -299,6 +300,24 @@ def apply_writes(
     if count == 2:  # (not one field twice: that took the grouped form above)
         return writes[0][0], writes[1][0]  # type: ignore[index]
     return (writes[0][0],) if count == 1 else tuple(dict(writes))  # type: ignore
+
+
+def applied_before_conflict(
+    fields: Mapping[str, FieldSpec],
+    values: dict[str, Any],
+    writes: Mapping[str, Sequence[tuple[str, Any]]],
+    step: int,
+) -> dict[str, Any]:
+    """A copy of `values` with a refused step's `writes` (`group_writes`) applied field by
+    field in first-write order up to the first field they conflict on: what LangGraph's
+    channels hold after such a step (its `apply_writes` updates channels one at a time)."""
+    values = {k: isolate(v) for k, v in values.items()}
+    for name, field_writes in writes.items():
+        try:
+            apply_writes(fields, values, {name: field_writes}, step)
+        except InvalidUpdateError:
+            break
+    return values
 
 
 def in_field_order(fields: Mapping[str, FieldSpec], values: dict[str, Any]) -> None:

@@ -131,7 +131,8 @@ def inherited_thread(app: Any, caller: Any) -> SubThread | None:
     restored = thread.restore()
     if restored is None:
         return thread
-    if task.id in parent.answers:  # the parent resumes the task that ran it
+    if task.id in parent.answers or task.step == parent.resumes_step:  # the parent
+        # resumes the task that ran it (paused, or stopped by an error or the step limit)
         thread.resume_from = restored
     elif mode is None:
         thread.fresh = True

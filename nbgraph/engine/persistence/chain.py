@@ -159,11 +159,14 @@ def pull_task_ids(names: Sequence[str], step: int) -> list[tuple[str, str]]:
     return [(f"{step}:{index}:{name}", name) for index, name in enumerate(names)]
 
 
-def with_finished(spec: GraphSpec, restored: Restored) -> dict[str, Any]:
+def with_finished(
+    spec: GraphSpec, restored: Restored, finished: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A checkpoint's values with its finished tasks' saved writes applied (LangGraph's
-    `get_state` after a step in which one task failed and its siblings finished)."""
+    `get_state` after a step in which one task failed and its siblings finished);
+    `finished`: those tasks' entries (default: all the checkpoint's)."""
     tasks = []
-    for task_id, done in restored.finished.items():
+    for task_id, done in (restored.finished if finished is None else finished).items():
         step, index, node = task_id.split(":", 2)
         writes = [tuple(w) for w in done["writes"]]
         tasks.append(Task(int(step), int(index), node, "edge", writes=writes))

@@ -188,6 +188,19 @@ class Deferred:
         if failed is not None:
             raise failed
 
+    def step_failed(self, thread_id: str) -> bool:
+        """Under "exit": the thread's last checkpoint has nothing to run next, and the
+        writes held against it are dropped (`Thread.step_failed`); False if the run saved
+        no checkpoint on that thread."""
+        if thread_id not in self.finals:
+            return False
+        thread, record = self.finals[thread_id]
+        payload = {**record.payload, "next": {"pull": {}}}
+        self.finals[thread_id] = (thread, record._replace(payload=payload))
+        with self._lock:
+            self.ops = [op for op in self.ops if op[1][0] != thread_id]
+        return True
+
     def _exit_ops(self) -> list[tuple[str, tuple]]:
         """Each thread's last checkpoint after the one the run started from, holding the
         whole state, then the writes held against the checkpoints the threads end at."""

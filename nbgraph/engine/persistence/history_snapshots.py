@@ -79,8 +79,9 @@ class _Shown:
             ids = pull_task_ids(names, record.step + 1)
         else:
             ids = task_ids(control, record.step + 1, self.spec)
-            names = tuple([name for _, name in ids])
         tasks = tasks_from(control, ids, done) if ids else ()
+        if len(control) != 1 or not pull:
+            names = tuple([task.name for task in tasks])
         snapshot = self.snapshots.of(record, values, names, tasks)
         plain = self.plain
         for task in tasks:

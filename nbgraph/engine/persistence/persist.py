@@ -170,6 +170,21 @@ class Thread:
         """A subgraph's thread resumes its run where it paused (see `SubThread.enter`)."""
         return None
 
+    @property
+    def ends_at_exit(self) -> bool:
+        """Whether the run's checkpoints reach the saver only when it ends (durability
+        "exit")."""
+        return self._exit
+
+    def step_failed(self, values: dict[str, Any], sends: bool) -> None:
+        """Durability "exit", a step whose writes conflict: the run's one checkpoint is the
+        last one it saved, as LangGraph's is then: holding `values` (the fields applied
+        before the conflicting one: `applied_before_conflict`), with nothing to run next
+        and none of the step's writes pending (LangGraph marked its triggers seen), unless
+        the step had `sends`: then it stays due, with its writes (LangGraph's Sends stay)."""
+        if self._exit and (sends or self.saver.saver.step_failed(self.thread_id)):
+            self._whole = (values, None)
+
     # --- writing -----------------------------------------------------------------------------
 
     payload = staticmethod(checkpoint_payload)
@@ -304,6 +319,8 @@ class Thread:
             skip = transient_fields(self.spec)
             writes = [w for w in task.writes if w[0] not in skip]
             payload = {"writes": writes, "routes": list(task.routes)}
+        if task.call_key:  # (a resume finds the call by its place, not its index)
+            payload["key"] = task.call_key
         self.saver.put_write(self.thread_id, self.head, task.id, payload)
 
     # --- reading the thread back (a state at a checkpoint: engine.persistence.restoring) ---
@@ -423,6 +440,7 @@ class Thread:
             if "interrupts" in v
         }
         updates = [v for v in saved.values() if "update" in v]
+        base = {k: isolate(v) for k, v in values.items()} if updates else None
         for update in updates:  # what a resuming Command wrote while this checkpoint was head
             writes = [(START, key, value) for key, value in update["update"]]
             apply_step(self.spec.fields, values, writes, record.step)
@@ -438,6 +456,7 @@ class Thread:
             errors=errors,
             asked={k: v for k, v in asked.items() if k in paused} if latest else asked,
             moved=moved,
+            base=base,
         )
 
 

@@ -49,13 +49,16 @@ def state_snapshot(
     `snapshots`: the thread's `Snapshots`, if made already."""
     finished = restored.finished if current and spec.semantics != "branches" else {}
     ids = next_task_ids(restored, spec)
-    values = with_finished(spec, restored) if finished else restored.values
+    if finished:  # (LangGraph's: of the checkpoint's tasks, not of those a goto added)
+        finished = {task_id: finished[task_id] for task_id, _ in ids if task_id in finished}
+    values = with_finished(spec, restored, finished) if finished else restored.values
+    tasks = _pending_tasks(restored, spec, ids)
     return (snapshots or Snapshots(thread)).of(
         restored,
         values,
-        tuple(name for task_id, name in ids if task_id not in finished),
-        _pending_tasks(restored, spec, ids),
-        tuple(i for asked in restored.asked.values() for i in asked),
+        tuple(task.name for task in tasks if task.id not in finished),
+        tasks,
+        tuple(i for task in tasks for i in task.interrupts),  # (LangGraph's: the tasks')
         owned=owned and not finished,
     )
 
@@ -158,9 +161,9 @@ def tasks_from(
     finished tasks wrote, the errors they raised and what they asked, by task id."""
     pushed = 0
     tasks = []
-    pulled = control["pull"] or control.get("deferred") or ()
-    for task_id, name in ids:
-        if name in pulled:
+    pulls = len(ids) - len(control.get("push", ()))  # (the Sends come after the pulled nodes)
+    for position, (task_id, name) in enumerate(ids):
+        if position < pulls:
             path: tuple[Any, ...] = ("__pregel_pull", name)
         else:
             path, pushed = ("__pregel_push", pushed), pushed + 1
@@ -175,6 +178,8 @@ def tasks_from(
         error = errors.get(task_id)
         interrupts = tuple(asked.get(task_id, ()))
         tasks.append(_new(PendingTask, (task_id, name, path, error, interrupts, None, result)))
+    if pushed and len(tasks) > pushed:  # LangGraph lists a step's Sends first
+        tasks.sort(key=lambda task: task.path[0] != "__pregel_push")
     return tuple(tasks)
 
 
