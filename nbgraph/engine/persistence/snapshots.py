@@ -161,9 +161,10 @@ def tasks_from(
     finished tasks wrote, the errors they raised and what they asked, by task id."""
     pushed = 0
     tasks = []
-    pulls = len(ids) - len(control.get("push", ()))  # (the Sends come after the pulled nodes)
+    push = "push" in control and control["push"]  # (the Sends come after the pulled nodes;
+    pulls = len(ids) - len(push) if push else None  # None: no Sends, all pulled)
     for position, (task_id, name) in enumerate(ids):
-        if position < pulls:
+        if pulls is None or position < pulls:
             path: tuple[Any, ...] = ("__pregel_pull", name)
         else:
             path, pushed = ("__pregel_push", pushed), pushed + 1
