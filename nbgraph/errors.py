@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any
 
 from nbgraph.primitives import Interrupt
+from nbgraph.warnings import LangGraphDeprecatedSinceV10
 
 __all__ = [
     "AmbiguousResumeError",
@@ -174,8 +175,8 @@ class NodeInterrupt(GraphInterrupt):
 
     def __init__(self, value: Any, id: str | None = None) -> None:
         warnings.warn(
-            "NodeInterrupt is deprecated: call nbgraph.types.interrupt(value) instead.",
-            DeprecationWarning,
+            "NodeInterrupt is deprecated. Please use `nbgraph.types.interrupt` instead.",
+            LangGraphDeprecatedSinceV10,
             stacklevel=2,
         )
         super().__init__(Interrupt(value, id or uuid.uuid4().hex))
@@ -196,7 +197,23 @@ class TaskNotFound(Exception):
 
 
 class UnknownInterruptError(Exception):
-    """A resume names an interrupt id the run does not have."""
+    """A resume that does not match the pending questions, as LangGraph's strict resume mode
+    raises it: `reason` is `"not_pending"` (it names the ids in `interrupt_ids`, not
+    pending), `"empty_map"` or `"ambiguous"` (one value for several questions);
+    `pending_ids` are the questions still waiting."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str,
+        interrupt_ids: Sequence[str] = (),
+        pending_ids: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.interrupt_ids = tuple(interrupt_ids)
+        self.pending_ids = tuple(pending_ids)
 
 
 def is_invalid_resume(error: BaseException) -> bool:

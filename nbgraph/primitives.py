@@ -10,8 +10,8 @@ the names that need the engine (`interrupt`); the package's own modules import t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Generic, NamedTuple, TypeVar
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 from nbgraph.policies import CachePolicy, RetryPolicy
 
@@ -100,6 +100,7 @@ class Overwrite:
     """
 
     value: Any
+    type: Literal["__overwrite__"] = "__overwrite__"  # (LangGraph's tag of its JSON form)
 
 
 OVERWRITE_KEY = "__overwrite__"
@@ -270,6 +271,9 @@ class Interrupt:
 
     value: Any
     id: str = ""
+    response_schema: Any = field(default=None, kw_only=True)
+    """The JSON schema of the answer `interrupt(value, response_schema=...)` asked for, or
+    None."""
 
 
 @dataclass(frozen=True)

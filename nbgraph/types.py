@@ -12,6 +12,7 @@ from typing import Literal
 from nbgraph.checkpoint.base import BaseSaver
 from nbgraph.engine.core.interrupts import interrupt
 from nbgraph.engine.core.writer import StreamWriter
+from nbgraph.engine.persistence.snapshots import PendingTask as PregelTask
 from nbgraph.primitives import *  # noqa: F403  (the public names, `primitives.__all__`)
 from nbgraph.primitives import __all__ as _primitives
 
@@ -20,6 +21,7 @@ __all__ = [
     "All",
     "Checkpointer",
     "Durability",
+    "PregelTask",
     "StreamMode",
     "StreamWriter",
     "interrupt",

@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "nbgraph"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("basics", ("nbgraph.primitives", "nbgraph.errors", "nbgraph.policies")),
+    ("basics", ("nbgraph.primitives", "nbgraph.errors", "nbgraph.policies", "nbgraph.warnings")),
     ("state", ("nbgraph.messages", "nbgraph.reducers", "nbgraph.schema", "nbgraph.isolation")),
     ("codec", ("nbgraph.codec",)),
     ("graph", ("nbgraph.blueprint",)),
@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "nbgraph.constants",
             "nbgraph.managed",
             "nbgraph.cache",
+            "nbgraph.typing",
         ),
     ),
 ]

@@ -195,7 +195,7 @@ def _pending_tuples(pending: list[Any]) -> list[tuple[str, str, Any]]:
         if "error" in payload:
             out.append((write.task_id, "__error__", payload["error"]))
         elif "interrupts" in payload:
-            asked = [Interrupt(i.get("value"), i.get("id", "")) for i in payload["interrupts"]]
+            asked = [asked_interrupt(i) for i in payload["interrupts"]]
             out.append((write.task_id, "__interrupt__", asked))
         for field, value in payload.get("writes") or payload.get("update") or ():
             out.append((write.task_id, field, value))
@@ -211,3 +211,19 @@ def _config(key: str, checkpoint_id: str) -> dict[str, Any]:
             "checkpoint_id": checkpoint_id,
         }
     }
+
+
+def asked_entry(interrupt: Interrupt) -> dict[str, Any]:
+    """A question as a saver keeps it among a task's pending writes (its answer's schema
+    only when it has one)."""
+    entry = {"value": interrupt.value, "id": interrupt.id}
+    if interrupt.response_schema is not None:
+        entry["response_schema"] = interrupt.response_schema
+    return entry
+
+
+def asked_interrupt(entry: Mapping[str, Any]) -> Interrupt:
+    """The `Interrupt` of a question `asked_entry` kept."""
+    return Interrupt(
+        entry.get("value"), entry.get("id", ""), response_schema=entry.get("response_schema")
+    )

@@ -6,23 +6,15 @@ builder whose whole state is that list) and `push_message` (a node streams a mes
 it loads langchain_core, so on first use).
 """
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 from nbgraph.messages import REMOVE_ALL_MESSAGES, MessagesState, add_messages
-from nbgraph.notebook.graph import StateGraph
+from nbgraph.notebook.graph import MessageGraph
 
 if TYPE_CHECKING:
     from nbgraph.engine.streaming.push import push_message
 
 __all__ = ["REMOVE_ALL_MESSAGES", "MessageGraph", "MessagesState", "add_messages", "push_message"]
-
-
-def MessageGraph(**kwargs: Any) -> StateGraph:
-    """A graph whose whole state is a list of messages merged by `add_messages` (LangGraph's
-    `MessageGraph`, deprecated there for `StateGraph(MessagesState)`): each node takes the
-    list and returns messages to add. Made as the `StateGraph` of that state.
-    """
-    return StateGraph(Annotated[list, add_messages], **kwargs)
 
 
 def __getattr__(name: str) -> Any:

@@ -5,17 +5,18 @@ checked spec to a `CompiledStateGraph`, and `draw()`, the graph as it stands.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from nbgraph.blueprint.builder import GraphBuilder
 from nbgraph.blueprint.validate import compile_problems, ignored
 from nbgraph.engine.core.caching import check_cache
+from nbgraph.messages import add_messages
 from nbgraph.schema import read_schema
 
 if TYPE_CHECKING:
     from nbgraph.notebook.app import CompiledStateGraph
 
-__all__ = ["StateGraph"]
+__all__ = ["MessageGraph", "StateGraph"]
 
 
 class StateGraph(GraphBuilder):
@@ -130,3 +131,12 @@ def _check_compile_arguments(before: Any, after: Any, store: Any) -> None:
 
 
 _STORE_METHODS = ("get", "put", "search", "delete")
+
+
+class MessageGraph(StateGraph):
+    """A graph whose whole state is a list of messages merged by `add_messages` (LangGraph's
+    `MessageGraph`, deprecated there for `StateGraph(MessagesState)`): each node takes the
+    list and returns messages to add."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(Annotated[list, add_messages], **kwargs)

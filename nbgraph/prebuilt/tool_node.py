@@ -21,10 +21,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from nbgraph.engine.core.runtime import current_task_env
 from nbgraph.isolation import StateView
-from nbgraph.prebuilt.injection import ToolInjections, ToolRuntime, no_runtime
+from nbgraph.prebuilt.injection import (
+    InjectedState,
+    InjectedStore,
+    ToolInjections,
+    ToolRuntime,
+    no_runtime,
+)
 from nbgraph.prebuilt.tool_calls import (
     ToolCall,
     ToolCallRequest,
+    ToolInvocationError,
     as_tool,
     default_handle_tool_errors,
 )
@@ -34,7 +41,15 @@ from nbgraph.primitives import Command, Send
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
 
-__all__ = ["ToolNode", "tools_condition"]
+__all__ = [  # (with the names LangGraph's `langgraph.prebuilt.tool_node` gives too)
+    "InjectedState",
+    "InjectedStore",
+    "ToolCallRequest",
+    "ToolInvocationError",
+    "ToolNode",
+    "ToolRuntime",
+    "tools_condition",
+]
 
 _CONFIG_KEYS = ("tags", "metadata", "callbacks", "run_name", "max_concurrency", "configurable")
 """The keys of nbgraph's config a langchain tool is handed (`recursion_limit` stays here)."""

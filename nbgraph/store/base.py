@@ -8,20 +8,106 @@ string labels, the first of which may not be `"langgraph"`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from nbgraph.errors import NbgraphError
 
 __all__ = [
     "NOT_PROVIDED",
     "BaseStore",
+    "GetOp",
+    "IndexConfig",
     "InvalidNamespaceError",
     "Item",
+    "ListNamespacesOp",
+    "MatchCondition",
+    "NamespaceMatchType",
+    "NamespacePath",
+    "Op",
+    "PutOp",
     "SearchItem",
+    "SearchOp",
+    "TTLConfig",
+    "batch_order",
     "check_namespace",
+    "op_call",
 ]
+
+
+class IndexConfig(TypedDict, total=False):
+    """A store's semantic index, as LangGraph spells it (`InMemoryStore(index=...)`): `embed`
+    (a function from texts to vectors, a langchain `Embeddings`, or a provider string),
+    `dims` (the vectors' length), `fields` (the paths of a value to embed)."""
+
+    dims: int
+    embed: Any
+    fields: list[str] | None
+
+
+class TTLConfig(TypedDict, total=False):
+    """A store's TTLs, as LangGraph spells them (`InMemoryStore(ttl=...)`): `default_ttl`
+    (minutes an item lives), `refresh_on_read`, `sweep_interval_minutes`."""
+
+    refresh_on_read: bool
+    default_ttl: float | None
+    sweep_interval_minutes: int | None
+
+
+NamespacePath = tuple[str, ...]
+"""A namespace, or a pattern of one (`"*"` matches any label)."""
+
+NamespaceMatchType = Literal["prefix", "suffix"]
+
+
+class GetOp(NamedTuple):
+    """`store.get(namespace, key)` as one op of `store.batch`."""
+
+    namespace: tuple[str, ...]
+    key: str
+    refresh_ttl: bool = True
+
+
+class SearchOp(NamedTuple):
+    """`store.search(namespace_prefix, ...)` as one op of `store.batch`."""
+
+    namespace_prefix: tuple[str, ...]
+    filter: dict[str, Any] | None = None
+    limit: int = 10
+    offset: int = 0
+    query: str | None = None
+    refresh_ttl: bool = True
+
+
+class PutOp(NamedTuple):
+    """`store.put(namespace, key, value, ...)` as one op of `store.batch` (a None value
+    deletes; `ttl` None: the item does not expire)."""
+
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any] | None
+    index: Literal[False] | list[str] | None = None
+    ttl: float | None = None
+
+
+class MatchCondition(NamedTuple):
+    """A namespace pattern `list_namespaces` keeps: its `"prefix"` or its `"suffix"`."""
+
+    match_type: NamespaceMatchType
+    path: NamespacePath
+
+
+class ListNamespacesOp(NamedTuple):
+    """`store.list_namespaces(...)` as one op of `store.batch`."""
+
+    match_conditions: tuple[MatchCondition, ...] | None = None
+    max_depth: int | None = None
+    limit: int = 100
+    offset: int = 0
+
+
+Op = GetOp | SearchOp | PutOp | ListNamespacesOp
 
 
 class _NotProvided:
@@ -221,3 +307,69 @@ class BaseStore(ABC):
 
     async def alist_namespaces(self, **kwargs: Any) -> list[tuple[str, ...]]:
         return self.list_namespaces(**kwargs)
+
+    # --- LangGraph's batch of ops ----------------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Any]:
+        """Run a batch of ops (`GetOp`, `SearchOp`, `PutOp`, `ListNamespacesOp`) as
+        LangGraph's stores do: the reads first, in order, on the store as it was before the
+        batch, then the puts (the last one of each key); the results in the ops' order
+        (None for a put)."""
+        ops = list(ops)
+        results: list[Any] = [None] * len(ops)
+        for index, op in batch_order(ops):
+            method, args, kwargs = op_call(op)
+            result = getattr(self, method)(*args, **kwargs)
+            if index is not None:
+                results[index] = result
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Any]:
+        """`batch`, awaitable: each op through the awaitable methods."""
+        ops = list(ops)
+        results: list[Any] = [None] * len(ops)
+        for index, op in batch_order(ops):
+            method, args, kwargs = op_call(op)
+            result = await getattr(self, "a" + method)(*args, **kwargs)
+            if index is not None:
+                results[index] = result
+        return results
+
+
+def batch_order(ops: list[Any]) -> list[tuple[int | None, Any]]:
+    """The order a batch runs in: `(index, op)` of each read, then `(None, put)` of the last
+    put of each `(namespace, key)`."""
+    reads = [(index, op) for index, op in enumerate(ops) if not isinstance(op, PutOp)]
+    puts: dict[tuple[Any, str], PutOp] = {}
+    for op in ops:
+        if isinstance(op, PutOp):
+            puts[(tuple(op.namespace), op.key)] = op
+    return [*reads, *((None, op) for op in puts.values())]
+
+
+def op_call(op: Any) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
+    """The store method (and its arguments) an op of `batch` stands for.
+
+    Raises:
+        TypeError: not one of the four ops.
+    """
+    if isinstance(op, GetOp):
+        return "get", (op.namespace, op.key), {"refresh_ttl": op.refresh_ttl}
+    if isinstance(op, SearchOp):
+        options = {"filter": op.filter, "limit": op.limit, "offset": op.offset}
+        return (
+            "search",
+            (op.namespace_prefix,),
+            {**options, "query": op.query, "refresh_ttl": op.refresh_ttl},
+        )
+    if isinstance(op, PutOp):
+        return "put", (op.namespace, op.key, op.value, op.index), {"ttl": op.ttl}
+    if isinstance(op, ListNamespacesOp):
+        kinds = {"prefix": None, "suffix": None}
+        for condition in op.match_conditions or ():
+            kinds[condition.match_type] = condition.path
+        options = {"max_depth": op.max_depth, "limit": op.limit, "offset": op.offset}
+        return "list_namespaces", (), {**kinds, **options}
+    raise TypeError(
+        f"store.batch: {op!r} is not an op; expected GetOp, SearchOp, PutOp or ListNamespacesOp."
+    )

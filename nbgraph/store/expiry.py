@@ -49,14 +49,24 @@ class Expiry:
         config: LangGraph's `TTLConfig` (`default_ttl` minutes, `refresh_on_read`,
             `sweep_interval_minutes`), or None.
         delete: deletes one item `(namespace, key)` of the store (the sweep's).
+        sweep: what the sweeper thread calls, for a store that keeps its own times (an
+            SQLite file's); default `Expiry.sweep`.
+        owner: the store's class name, for the messages.
 
     Raises:
         InvalidArgumentError: `config` is not a dict, or has an unknown key or a value of
             the wrong type.
     """
 
-    def __init__(self, config: Any, delete: Callable[[tuple[str, ...], str], None]) -> None:
-        self.config = _checked_config(config)
+    def __init__(
+        self,
+        config: Any,
+        delete: Callable[[tuple[str, ...], str], None],
+        sweep: Callable[[], int] | None = None,
+        owner: str = "InMemoryStore",
+    ) -> None:
+        self.config = _checked_config(config, owner)
+        self._sweep = sweep or self.sweep
         self.times: dict[tuple[tuple[str, ...], str], tuple[float, float]] = {}  # (at, ttl)
         self._delete = delete
         self._lock = threading.Lock()
@@ -123,7 +133,7 @@ class Expiry:
 
         def sweep_until_stopped() -> None:
             while not self._stop.wait(interval):
-                self.sweep()
+                self._sweep()
             if not future.done():
                 future.set_result(None)
 
@@ -146,12 +156,12 @@ class Expiry:
         return True
 
 
-def _checked_config(config: Any) -> dict[str, Any] | None:
+def _checked_config(config: Any, owner: str) -> dict[str, Any] | None:
     if config is None:
         return None
     if not isinstance(config, Mapping):
         raise InvalidArgumentError(
-            "InMemoryStore(ttl=...) takes a dict like {'default_ttl': 60, 'refresh_on_read': "
+            f"{owner}(ttl=...) takes a dict like {{'default_ttl': 60, 'refresh_on_read': "
             f"True}}; got {type(config).__name__}."
         )
     for key, value in config.items():
@@ -162,9 +172,9 @@ def _checked_config(config: Any) -> dict[str, Any] | None:
             or (bool not in kinds and isinstance(value, bool))
         ):
             raise InvalidArgumentError(
-                f"InMemoryStore(ttl={{{key!r}: {value!r}}}): the keys are "
+                f"{owner}(ttl={{{key!r}: {value!r}}}): the keys are "
                 f"{list(_CONFIG_KEYS)}: default_ttl and sweep_interval_minutes in minutes, "
                 "refresh_on_read a bool."
             )
-    check_ttl(config.get("default_ttl"), "InMemoryStore(ttl={'default_ttl': ...})")
+    check_ttl(config.get("default_ttl"), f"{owner}(ttl={{'default_ttl': ...}})")
     return dict(config)

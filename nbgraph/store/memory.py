@@ -24,7 +24,7 @@ from nbgraph.store.base import NOT_PROVIDED, BaseStore, Item, SearchItem, check_
 from nbgraph.store.expiry import Expiry
 from nbgraph.store.vectors import VectorIndex
 
-__all__ = ["InMemoryStore"]
+__all__ = ["InMemoryStore", "labels_fit", "value_matches"]
 
 _Place = tuple[tuple[str, ...], str]
 
@@ -198,7 +198,7 @@ class InMemoryStore(BaseStore):
             for namespace, items in list(self._data.items())
             if namespace[: len(prefix)] == prefix
             for item in list(items.values())
-            if not filter or all(_matches(item.value.get(k), v) for k, v in filter.items())
+            if not filter or all(value_matches(item.value.get(k), v) for k, v in filter.items())
         ]
 
     def _results(
@@ -226,8 +226,8 @@ class InMemoryStore(BaseStore):
         namespaces = [
             ns
             for ns in list(self._data)
-            if (not prefix or _fits(ns[: len(prefix)], prefix))
-            and (not suffix or (len(ns) >= len(suffix) and _fits(ns[-len(suffix) :], suffix)))
+            if (not prefix or labels_fit(ns[: len(prefix)], prefix))
+            and (not suffix or (len(ns) >= len(suffix) and labels_fit(ns[-len(suffix) :], suffix)))
         ]
         if max_depth is not None:
             namespaces = list({ns[:max_depth] for ns in namespaces})
@@ -253,7 +253,7 @@ class InMemoryStore(BaseStore):
         return self._expiry.stop_sweeper(timeout)
 
 
-def _fits(labels: Sequence[str], pattern: Sequence[str]) -> bool:
+def labels_fit(labels: Sequence[str], pattern: Sequence[str]) -> bool:
     """Whether `labels` match `pattern` label by label (`"*"` matches any label)."""
     return len(labels) == len(pattern) and all(
         p in ("*", x) for x, p in zip(labels, pattern, strict=True)
@@ -270,7 +270,7 @@ _OPERATORS = {
 }
 
 
-def _matches(value: Any, wanted: Any) -> bool:
+def value_matches(value: Any, wanted: Any) -> bool:
     """A `search(filter=...)` condition, as LangGraph's in-memory store reads it."""
     if isinstance(wanted, dict):
         if any(k.startswith("$") for k in wanted):
@@ -280,11 +280,13 @@ def _matches(value: Any, wanted: Any) -> bool:
                 if not _OPERATORS[op](value, operand):
                     return False
             return True
-        return isinstance(value, dict) and all(_matches(value.get(k), v) for k, v in wanted.items())
+        return isinstance(value, dict) and all(
+            value_matches(value.get(k), v) for k, v in wanted.items()
+        )
     if isinstance(wanted, (list, tuple)):
         return (
             isinstance(value, (list, tuple))
             and len(value) == len(wanted)
-            and all(_matches(a, b) for a, b in zip(value, wanted, strict=True))
+            and all(value_matches(a, b) for a, b in zip(value, wanted, strict=True))
         )
     return value == wanted

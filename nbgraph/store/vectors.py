@@ -111,24 +111,24 @@ class VectorIndex:
             list of path strings.
     """
 
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: Any, owner: str = "InMemoryStore") -> None:
         if not isinstance(config, Mapping):
             raise InvalidArgumentError(
-                "InMemoryStore(index=...) takes a dict like {'embed': my_function, 'dims': "
+                f"{owner}(index=...) takes a dict like {{'embed': my_function, 'dims': "
                 f"1536, 'fields': ['text']}}; got {type(config).__name__}."
             )
         unknown = [key for key in config if key not in _INDEX_KEYS]
         if unknown or config.get("embed") is None:
             problem = f"unknown keys {unknown}" if unknown else "no 'embed'"
             raise InvalidArgumentError(
-                f"InMemoryStore(index=...): {problem}; the keys are {list(_INDEX_KEYS)}, and "
+                f"{owner}(index=...): {problem}; the keys are {list(_INDEX_KEYS)}, and "
                 "'embed' (a function from a list of texts to their vectors, or a langchain "
                 "Embeddings object) is required."
             )
         fields = config.get("fields") or [WHOLE]
         if isinstance(fields, str) or not all(isinstance(f, str) for f in fields):
             raise InvalidArgumentError(
-                f"InMemoryStore(index={{'fields': ...}}) takes a list of paths like ['text', "
+                f"{owner}(index={{'fields': ...}}) takes a list of paths like ['text', "
                 f"'sections[*].body']; got {fields!r}."
             )
         self.config = dict(config)

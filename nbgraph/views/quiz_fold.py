@@ -186,8 +186,7 @@ def judge(answer: str, merge: Merge) -> Verdict:
         return Verdict(
             False,
             False,
-            "Type the value after the merge first, as Python "
-            "(for example [1, 2], 3 or 'text').",
+            "Type the value after the merge first, as Python (for example [1, 2], 3 or 'text').",
         )
     if text == "MISSING":
         guess: Any = MISSING

@@ -48,7 +48,12 @@ def answer(quiz, text):
 def test_the_quiz_walks_the_merges_in_run_order_with_writes_in_write_order():
     quiz = fan_in_run().quiz()
     assert [(m.step, m.field) for m in quiz.merges] == [
-        (0, "log"), (0, "last"), (1, "log"), (1, "last"), (2, "log"), (2, "last"),
+        (0, "log"),
+        (0, "last"),
+        (1, "log"),
+        (1, "last"),
+        (2, "log"),
+        (2, "last"),
     ]
     at(quiz, 1, "log")
     shown = quiz.question.value

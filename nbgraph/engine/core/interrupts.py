@@ -111,7 +111,7 @@ def _unsaved_scope() -> Scope:
     return Scope("", task)
 
 
-def interrupt(value: Any) -> Any:
+def interrupt(value: Any, *, response_schema: Any = None) -> Any:
     """Pause the run here until a person answers; return their answer once resumed.
 
     Call it inside a node. The run stops and `invoke` returns the state with
@@ -119,14 +119,44 @@ def interrupt(value: Any) -> Any:
     `invoke(Command(resume=answer), config)` runs the node again from its first line, and
     this call returns `answer` (without one, nothing is kept to resume).
 
+    With `response_schema` (a type pydantic can read, or a JSON schema as a dict), the
+    question carries its JSON schema (`Interrupt.response_schema`), and a type's answer is
+    returned validated (a pydantic model made from a dict, say), as in LangGraph.
+
     Raises:
         RuntimeError: called outside a node of a running graph.
+        pydantic.ValidationError: the answer does not fit `response_schema`'s type.
     """
     scope = _SCOPE.get()
     if scope is None:
         scope = _unsaved_scope()
     index = scope.asked
     scope.asked += 1
+    adapter = _adapter(response_schema)
     if index < len(scope.answers):
-        return scope.answers[index]
-    raise GraphInterrupt(Interrupt(value, _interrupt_id(scope.key, index)))
+        answer = scope.answers[index]
+        return answer if adapter is None else _validated(adapter, answer)
+    schema = adapter.json_schema() if adapter is not None else response_schema
+    raise GraphInterrupt(Interrupt(value, _interrupt_id(scope.key, index), response_schema=schema))
+
+
+def _adapter(response_schema: Any) -> Any:
+    """A pydantic `TypeAdapter` of a type given as `response_schema` (None for none, or for
+    a JSON schema given as a dict: that one is shown, not checked, as in LangGraph)."""
+    if response_schema is None or isinstance(response_schema, dict):
+        return None
+    from pydantic import TypeAdapter  # (only for a question that asks for a shape)
+
+    return TypeAdapter(response_schema)
+
+
+def _validated(adapter: Any, answer: Any) -> Any:
+    """`answer` read as the asked type; a `ValidationError` is marked as a wrong answer
+    (`nbgraph.errors.is_invalid_resume`), so a tool node lets it through."""
+    from pydantic import ValidationError
+
+    try:
+        return adapter.validate_python(answer)
+    except ValidationError as error:
+        error.invalid_resume = True  # type: ignore[attr-defined]
+        raise

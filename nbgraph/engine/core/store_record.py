@@ -105,3 +105,14 @@ class RecordingStore:
     async def adelete(self, namespace: Any, key: str) -> None:
         await self._store.adelete(namespace, key)
         self._keep("delete", namespace, key, None)
+
+    def batch(self, ops: Any) -> list[Any]:
+        """LangGraph's batch of ops (`BaseStore.batch`), each run (and kept) as its own call."""
+        from nbgraph.store.base import BaseStore  # (a batch is rare: `import nbgraph` stays light)
+
+        return BaseStore.batch(self, ops)  # type: ignore[arg-type]
+
+    async def abatch(self, ops: Any) -> list[Any]:
+        from nbgraph.store.base import BaseStore
+
+        return await BaseStore.abatch(self, ops)  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sized
 from typing import Any
 
 from nbgraph.blueprint import GraphSpec
+from nbgraph.checkpoint.tuples import asked_entry, asked_interrupt
 from nbgraph.engine.core.pinned import growth, kept_copy, pinned_data
 from nbgraph.engine.core.retrying import attempts_data
 from nbgraph.engine.core.runlog import initial_values, reset_data
@@ -311,7 +312,7 @@ class Thread:
             self.saver.put_write(self.thread_id, self.head, task.id, entry)
             return
         if task.interrupts or task.held:  # (held: paused with no question, `SubgraphStopped`)
-            asked = [{"value": i.value, "id": i.id} for i in task.interrupts]
+            asked = [asked_entry(i) for i in task.interrupts]
             payload = {"interrupts": asked, "answers": list(answers or ())}
             if task.kind == "call":  # (answered by id; its caller shows the question)
                 payload["call"] = True
@@ -435,7 +436,7 @@ class Thread:
         # a resume takes them out one by one); a replay of a past checkpoint runs them again
         finished = dict(done) if latest else {}
         paused = {
-            k: {**v, "interrupts": [Interrupt(i["value"], i["id"]) for i in v["interrupts"]]}
+            k: {**v, "interrupts": [asked_interrupt(i) for i in v["interrupts"]]}
             for k, v in saved.items()
             if "interrupts" in v
         }
@@ -474,9 +475,7 @@ def _entries(writes: list[Any]) -> tuple[dict, dict[str, str], dict[str, list], 
             continue
         if "interrupts" in write.payload and "call" not in write.payload:  # what was
             # asked, for the snapshot's tasks (a `@task` call's: its caller's task shows it)
-            asked[write.task_id] = [
-                Interrupt(i["value"], i["id"]) for i in write.payload["interrupts"]
-            ]
+            asked[write.task_id] = [asked_interrupt(i) for i in write.payload["interrupts"]]
         for old, new in write.payload.get("moved", {}).items():
             moved[old] = new
             for entries in (saved, asked, errors):
