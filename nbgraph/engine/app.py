@@ -31,6 +31,7 @@ from nbgraph.engine.persistence.history_snapshots import history_snapshots, page
 from nbgraph.engine.persistence.listing import ThreadStates as ThreadStates  # (saver.list())
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.engine.persistence.snapshots import (
+    checkpoint_config,
     last_writer,
     start_empty,
     state_snapshot,
@@ -269,8 +270,7 @@ class CompiledGraph(RunnableHabits):
         with self._claimed(run):  # (LangGraph: source "update", on a past checkpoint too)
             _start_update(run, restored)
             write_as_nodes(run, writes, due=restored.control["pull"] if restored else {})
-        own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}  # (LangGraph's keys)
-        return {"configurable": {**own, "checkpoint_id": thread.head}}
+        return checkpoint_config(thread.root_id, thread.ns, thread.head, thread.parents)
 
     # --- running ---------------------------------------------------------------------------
 
@@ -528,8 +528,7 @@ def _copied(thread: Thread, restored: Any, count: int) -> dict[str, Any]:
         )
     with thread.saver.claim(thread.thread_id):
         checkpoint_id = thread.copy(restored)
-    own = {"thread_id": thread.root_id, "checkpoint_ns": thread.ns}
-    return {"configurable": {**own, "checkpoint_id": checkpoint_id}}
+    return checkpoint_config(thread.root_id, thread.ns, checkpoint_id, thread.parents)
 
 
 def _before_commands(restored: Any) -> Any:

@@ -268,8 +268,19 @@ def _node_config(run: Any, task: Any, task_id: str) -> dict[str, Any]:
     metadata = task_metadata(run, task, namespace)
     configurable.setdefault("checkpoint_id", None)
     configurable["checkpoint_ns"] = namespace
+    if getattr(run, "caller", None) is not None and "thread_id" not in configurable:
+        outer = _outermost(run)  # (a subgraph's node sees the thread it runs under)
+        if "thread_id" in (outer.config.get("configurable") or {}):
+            configurable["thread_id"] = outer.config["configurable"]["thread_id"]
     config.update(configurable=configurable, metadata=metadata, callbacks=None)
     return config
+
+
+def _outermost(run: Any) -> Any:
+    """The run a nested `run` runs inside of, at the top (a run started outside a node)."""
+    while getattr(run, "caller", None) is not None:
+        run = run.caller.run
+    return run
 
 
 def call_with(env: TaskEnv, fn: Callable[..., Any], wanted: tuple, state: Any) -> Any:

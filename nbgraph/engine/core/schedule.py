@@ -250,6 +250,20 @@ class Schedule:
         seen = control.get("seen") or [() for _ in self.spec.waiting]
         self.seen = [set(names) for names in seen]
 
+    def fire_again(self, index: int, writer: str) -> None:
+        """An update written as `writer`, a source of waiting edge `index` that had fired
+        (its target still due, kept by `keep_waiting`): the join fires again when the
+        update's task triggers it (LangGraph's full barrier takes the write), so its target
+        is queued once, by that firing."""
+        edge = self.spec.waiting[index]
+        self.seen[index] = set(edge.sources) - {writer}
+        queued = self.pull.get(edge.target, [])
+        for source in edge.sources:
+            if source in queued:
+                queued.remove(source)
+        if not queued:
+            self.pull.pop(edge.target, None)
+
     def restore(self, control: dict[str, Any]) -> None:
         """Put back the queues a checkpoint kept (its `control`)."""
         self.pull = {k: list(v) for k, v in control["pull"].items()}

@@ -33,6 +33,9 @@ def begin(run: Any, input: Any) -> StepLog:
         if resumed is not None:
             return resumed
     restored = run.thread.restore() if run.thread is not None else None
+    if run.thread is not None:  # (a replay: its stateful subgraphs start from their past)
+        resumes = input is None or (isinstance(input, Command) and input.resume is None)
+        run.thread.travel(restored if resumes else None)  # (new input, an answer: no)
     if input is None:
         if restored is None:
             raise EmptyInputError(

@@ -11,7 +11,10 @@ How a compiled subgraph persists depends on its `compile(checkpointer=...)`:
   subgraph resumes from its own latest checkpoint, at the node that asked — its earlier
   nodes do not run again.
 - `True`: the same, under `checkpoint_ns = "<node>"`: one thread per node that keeps its
-  state across the parent's runs (new input is applied on top of it).
+  state across the parent's runs (new input is applied on top of it). When the parent
+  travels back in time (a replay or fork), it starts from its state as of the checkpoint
+  replayed (`engine.persistence.travel`); a parent's config that names one of its
+  checkpoints (`checkpoint_map`, which its snapshots' configs carry) resumes it there.
 - `False`: no checkpoints. An `interrupt()` inside still pauses the parent (through the
   parent's interrupt scope, which the calling task has set), and the resumed parent runs the
   subgraph again from its start.
@@ -89,6 +92,10 @@ class SubThread(Thread):
             return None
         return super().restore(checkpoint_id, latest_id, listed)
 
+    def travel(self, restored: Any) -> None:
+        """A subgraph's run travels as its parent's does (`inherited_thread` gave it the
+        parent's `replay`)."""
+
     def enter(self, run: Any) -> Any:
         """Resume `run` from `resume_from` with the answers the parent got for its task
         (None: not resuming, so the run starts from its input)."""
@@ -112,6 +119,9 @@ def inherited_thread(app: Any, caller: Any) -> SubThread | None:
     new root there, and the old checkpoints stay in history. A node call's second graph run
     (and later ones) gets a namespace of its own, `node:<task id>|1`, ...
 
+    A `checkpointer=True` subgraph starts from its latest state, or from a past one when the
+    parent's run travels in time (`_travels`).
+
     Raises:
         RuntimeError: `checkpointer=True`, run outside a node (see `refuse_root_true`).
     """
@@ -128,6 +138,10 @@ def inherited_thread(app: Any, caller: Any) -> SubThread | None:
     ns = NS_SEP.join(nested_ns(tuple(outer.ns.split(NS_SEP)) if outer.ns else (), caller, task.id))
     thread = SubThread(outer.saver, app.spec, outer.root_id, ns)
     thread.parent_run, thread.parent_task = parent, task
+    thread.replay, thread.targets = outer.replay, outer.targets  # (the root run's)
+    thread.parents = {**outer.parents, outer.ns: outer.head}  # (the step it runs in)
+    if mode is True and _travels(thread, ns):
+        return thread
     restored = thread.restore()
     if restored is None:
         return thread
@@ -137,6 +151,30 @@ def inherited_thread(app: Any, caller: Any) -> SubThread | None:
     elif mode is None:
         thread.fresh = True
     return thread
+
+
+def _travels(thread: SubThread, ns: str) -> bool:
+    """Whether a `checkpointer=True` subgraph's run starts from a past checkpoint, and set
+    `thread` to start there: the one the parent's config named for it (`Thread.targets`,
+    LangGraph's `checkpoint_map`: it resumes there, its questions asked again), or, the
+    first time it runs in a replay of its parent, the last one made before the replayed
+    checkpoint (`Replay`: the run's input is applied on top of it; none: it starts empty).
+    Later runs in the same parent run (a loop) start from its latest, as others do."""
+    replay = thread.replay
+    target = thread.targets.pop(ns, None) if thread.targets else None  # (taken once)
+    if target is not None:
+        thread.start_id = target
+        thread.resume_from = thread.restore()
+        if replay is not None:
+            replay.first_visit(ns)
+        return True
+    if replay is None or not replay.first_visit(ns):
+        return False
+    past = replay.checkpoint_before(thread.saver, thread.thread_id)
+    if past is None:  # a replay to before its first run
+        thread.fresh = thread.restore() is not None
+    thread.start_id = past
+    return True
 
 
 def refuse_root_true(app: Any) -> None:

@@ -69,6 +69,9 @@ def named_thread(app: Any, config: dict[str, Any], strict: bool) -> SubThread | 
             break
     thread = SubThread(app.checkpointer, spec, root, stored)
     thread.start_id = configurable.get("checkpoint_id")
+    record = thread.saver.get(thread.thread_id, thread.start_id)
+    if record is not None:  # (an update made here is made under the same parents)
+        thread.parents = dict(record.payload.get("parents", ()))
     return thread
 
 

@@ -269,7 +269,7 @@ def _optional_problems(payload: dict[str, Any]) -> Iterator[str]:
     for key in ("resets", "merged", "cleared", "points", "joins", "heads"):
         if type(payload.get(key, [])) is not list:
             yield f"{key!r} should be a list, found {_kind(payload[key])}"
-    for key in ("afters", "graph"):
+    for key in ("afters", "graph", "parents"):
         if type(payload.get(key, {})) is not dict:
             yield f"{key!r} should be an object, found {_kind(payload[key])}"
     if type(payload.get("graph")) is dict:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import random
-import time
 from collections.abc import Callable, Iterator, Sized
 from typing import Any
 
@@ -35,6 +34,7 @@ from nbgraph.engine.persistence.restoring import (
     apply_delta,
     restore_branches,
 )
+from nbgraph.engine.persistence.travel import now, replay_of
 from nbgraph.errors import CheckpointFileError
 from nbgraph.isolation import isolate
 from nbgraph.primitives import MISSING, START, Interrupt, Mutation, Send
@@ -129,6 +129,11 @@ class Thread:
         root_id: the thread id a config names (a subgraph's thread: its parent's).
         ns: the checkpoint namespace (`""`; a subgraph's thread: see
             `engine.subgraph_checkpoints`).
+        parents: a subgraph's thread: the checkpoint each of its parents ran it from, by
+            namespace (kept with each of its checkpoints; LangGraph's `checkpoint_map`).
+        targets: the subgraph checkpoints the run starts its subgraphs from, by namespace
+            (a config naming a subgraph's checkpoint through its parent).
+        replay: the run's time travel (`engine.persistence.travel.Replay`), or None.
     """
 
     ns = ""
@@ -136,12 +141,20 @@ class Thread:
     def __init__(self, saver: Any, spec: GraphSpec, config: dict[str, Any]) -> None:
         self.saver, self.spec = checked_saver(saver), spec  # what it reads back is checked
         self.thread_id = thread_id_of(config)
-        self.start_id: str | None = (config.get("configurable") or {}).get("checkpoint_id")
+        configurable = config.get("configurable") or {}
+        self.start_id: str | None = configurable.get("checkpoint_id")
+        self.parents: dict[str, str] = {}
+        self.targets: dict[str, str] = {}
+        if configurable.get("checkpoint_ns"):  # a subgraph's checkpoint, named to its parent:
+            mapped = dict(configurable.get("checkpoint_map") or {})  # (LangGraph's config)
+            self.start_id, self.targets = mapped.pop("", None), mapped  # the parent's run
+            # starts from the checkpoint that ran it, the subgraph from the one named
         self.head: str | None = None
         self._cost = 0
         self.kept: dict[str, Any] = {}  # pinned fields' values at the head, to see growth
         self.pinned = _pinned_fields(spec)
         self.root_id = self.thread_id
+        self.replay: Any = None
         self._set_put()
 
     def defer(self, mode: str) -> None:
@@ -170,6 +183,13 @@ class Thread:
     def enter(self, run: Any) -> Any:
         """A subgraph's thread resumes its run where it paused (see `SubThread.enter`)."""
         return None
+
+    def travel(self, restored: Restored | None) -> None:
+        """Note whether the run picking up the thread at `restored` (None: it starts from
+        new input, or answers an interrupt) travels back in time, as it does when its config
+        names a checkpoint: its stateful subgraphs then start from their past state
+        (`engine.persistence.travel`). A subgraph's thread keeps its parent's."""
+        self.replay = replay_of(self, restored)
 
     @property
     def ends_at_exit(self) -> bool:
@@ -211,6 +231,8 @@ class Thread:
             force_snapshot: take a snapshot now (a branch run's new root).
         """
         cost = self._cost + 1
+        if self.parents:  # a subgraph's checkpoint: the checkpoints its parents ran it from
+            payload["parents"] = self.parents
         for task in payload["tasks"]:
             for _, value in task["writes"]:
                 kind = type(value)  # (`_size`, its common cases inline: every step)
@@ -229,7 +251,7 @@ class Thread:
             self._cost = 0
         checkpoint_id = f"{step:08d}-{_IDS.getrandbits(48):012x}"
         record = self._record(
-            self.thread_id, checkpoint_id, self.head, step, source, time.time(), payload, snapshot
+            self.thread_id, checkpoint_id, self.head, step, source, now(), payload, snapshot
         )
         if self._exit:
             self.saver.saver.put(record, self)
@@ -426,8 +448,9 @@ class Thread:
         head = (record.checkpoint_id, record.step, record.source, record.created_at,
                 record.parent_id, values, record.payload["next"])  # fmt: skip
         tasks = record.payload.get("tasks", [])
+        parents = record.payload.get("parents", _NONE)  # (a subgraph's checkpoint's)
         if writes is not None and not writes:  # (the history's: nothing pending here)
-            return Restored(*head, tasks=tasks, latest=latest, lineages=lineages)
+            return Restored(*head, tasks=tasks, latest=latest, lineages=lineages, parents=parents)
         if writes is None:
             writes = self.saver.pending_writes(self.thread_id, record.checkpoint_id)
         saved, errors, asked, moved = _entries(writes)
@@ -457,6 +480,7 @@ class Thread:
             errors=errors,
             asked={k: v for k, v in asked.items() if k in paused} if latest else asked,
             moved=moved,
+            parents=parents,
             base=base,
         )
 

@@ -63,6 +63,7 @@ class Restored:
     asked: dict[str, list[Interrupt]] = field(default_factory=dict)  # shown: still waiting
     # (latest) or ever asked at this checkpoint (a past one, as LangGraph's history shows)
     moved: dict[str, str] = field(default_factory=dict)  # task ids a resuming goto changed
+    parents: dict[str, str] = field(default_factory=dict)  # a subgraph's: its parents' ids
     base: dict[str, Any] | None = None  # with `updates`: the values before them
 
 

@@ -24,6 +24,7 @@ from nbgraph.primitives import START, StateSnapshot
 __all__ = [
     "PendingTask",
     "Snapshots",
+    "checkpoint_config",
     "last_writer",
     "state_snapshot",
     "tasks_from",
@@ -93,34 +94,45 @@ class Snapshots:
             values = {k: isolate(v) for k, v in values.items() if known is None or k in known}
         elif known is not None and not values.keys() <= known:
             values = {k: v for k, v in values.items() if k in known}
-        parent_id, root_id, ns = checkpoint.parent_id, self.root_id, self.ns
+        parent_id, checkpoint_id = checkpoint.parent_id, checkpoint.checkpoint_id
+        parents = _parents_of(checkpoint) if self.ns else _NONE
         return _new(
             StateSnapshot,
             (
                 root_value(values, self.root) if self.root else values,
                 next,
-                {
-                    "configurable": {
-                        "thread_id": root_id,
-                        "checkpoint_ns": ns,
-                        "checkpoint_id": checkpoint.checkpoint_id,
-                    }
-                },
-                {"source": checkpoint.source, "step": checkpoint.step, "parents": {}},
+                self._config(checkpoint_id, parents),
+                {"source": checkpoint.source, "step": checkpoint.step, "parents": dict(parents)},
                 datetime.fromtimestamp(checkpoint.created_at, tz=UTC).isoformat(),
-                None
-                if parent_id is None
-                else {
-                    "configurable": {
-                        "thread_id": root_id,
-                        "checkpoint_ns": ns,
-                        "checkpoint_id": parent_id,
-                    }
-                },
+                None if parent_id is None else self._config(parent_id, parents),
                 tasks,
                 interrupts,
             ),
         )
+
+    def _config(self, checkpoint_id: str, parents: dict[str, str]) -> dict[str, Any]:
+        return checkpoint_config(self.root_id, self.ns, checkpoint_id, parents)
+
+
+def checkpoint_config(
+    root_id: str, ns: str, checkpoint_id: str | None, parents: dict[str, str]
+) -> dict[str, Any]:
+    """The config of a checkpoint of thread `root_id` (namespace `ns`), as LangGraph gives
+    it; a subgraph's (`parents`: the checkpoints its parents ran it from) names them too,
+    LangGraph's `checkpoint_map`: invoking the parent with it travels there."""
+    own = {"thread_id": root_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
+    if parents:
+        own["checkpoint_map"] = {**parents, ns: checkpoint_id}
+    return {"configurable": own}
+
+
+def _parents_of(checkpoint: Any) -> dict[str, str]:
+    """The checkpoints a subgraph's checkpoint was made under, by namespace (`""`: the
+    root's), from a saver's record or a `Restored`."""
+    payload = getattr(checkpoint, "payload", None)
+    if payload is not None:
+        return payload.get("parents", _NONE)
+    return getattr(checkpoint, "parents", _NONE)
 
 
 class PendingTask(NamedTuple):
@@ -267,4 +279,4 @@ def _keep_fired_joins(run: RunLoop, pending: Mapping[str, Sequence[str]], node: 
     for index in run.spec.waits_by_source.get(node, ()):
         edge = run.spec.waiting[index]
         if set(edge.sources) <= set(pending.get(edge.target, ())):
-            run.schedule.seen[index] = set(edge.sources) - {node}
+            run.schedule.fire_again(index, node)
