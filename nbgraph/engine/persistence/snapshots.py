@@ -101,17 +101,16 @@ class Snapshots:
             (
                 root_value(values, self.root) if self.root else values,
                 next,
-                self._config(checkpoint_id, parents),
+                checkpoint_config(self.root_id, self.ns, checkpoint_id, parents),
                 {"source": checkpoint.source, "step": checkpoint.step, "parents": dict(parents)},
                 datetime.fromtimestamp(checkpoint.created_at, tz=UTC).isoformat(),
-                None if parent_id is None else self._config(parent_id, parents),
+                None
+                if parent_id is None
+                else checkpoint_config(self.root_id, self.ns, parent_id, parents),
                 tasks,
                 interrupts,
             ),
         )
-
-    def _config(self, checkpoint_id: str, parents: dict[str, str]) -> dict[str, Any]:
-        return checkpoint_config(self.root_id, self.ns, checkpoint_id, parents)
 
 
 def checkpoint_config(
@@ -188,8 +187,8 @@ def tasks_from(
             result = {}
             for key, value in saved["writes"]:
                 result.setdefault(key, value)
-        error = errors.get(task_id)
-        interrupts = tuple(asked.get(task_id, ()))
+        error = errors.get(task_id) if errors else None  # (none asked of a history's: its
+        interrupts = tuple(asked.get(task_id, ())) if asked else ()  # maps are empty)
         tasks.append(_new(PendingTask, (task_id, name, path, error, interrupts, None, result)))
     if pushed and len(tasks) > pushed:  # LangGraph lists a step's Sends first
         tasks.sort(key=lambda task: task.path[0] != "__pregel_push")
