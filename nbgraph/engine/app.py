@@ -139,7 +139,9 @@ class CompiledGraph(RunnableHabits):
         return named_thread(self, config, strict) or Thread(self.checkpointer, self.spec, config)
 
     def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
-        """The thread at its latest checkpoint (or `configurable.checkpoint_id`'s).
+        """The thread at its latest checkpoint (or `configurable.checkpoint_id`'s: then, as
+        LangGraph, the checkpoint as recorded, without the writes of tasks that finished in
+        its step since).
 
         `values` is the full state, `next` the nodes that run when the thread resumes. A
         thread without checkpoints (new, or deleted) has LangGraph's empty snapshot: no
@@ -151,7 +153,8 @@ class CompiledGraph(RunnableHabits):
         restored = thread.restore()
         if restored is None:
             return StateSnapshot({}, (), config, None, None, None)
-        snapshot = state_snapshot(thread.spec, thread, restored, current=True)
+        current = not (config.get("configurable") or {}).get("checkpoint_id")  # (LangGraph's)
+        snapshot = state_snapshot(thread.spec, thread, restored, current=current)
         return with_subgraph_states(thread, snapshot, subgraphs, held_tasks(restored))
 
     def get_state_history(

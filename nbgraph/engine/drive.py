@@ -186,7 +186,17 @@ def _scope(run: RunLoop, modes: frozenset[str], name: str, input: Any) -> Stream
     if "checkpoints" in modes and run.thread is not None:
         resumed = input is None or isinstance(input, Command)
         scope.checkpoints = CheckpointStream(run, resumed)
+    if scope.sink is not None:  # `@task` calls' chunks go live, in order with what they wrote
+        run.call_ended = functools.partial(_live_call_chunks, run, modes, scope.sink)
     return scope
+
+
+def _live_call_chunks(run: RunLoop, modes: frozenset[str], sink: LiveSink) -> None:
+    """A `@task` call ended: its chunks join the live ones, after those it streamed itself
+    (LangGraph's order: each call's update when it ends, not after its caller's)."""
+    if run.calls is not None:
+        for mode, chunk in _call_chunks(run, run.calls.unreported(), modes):
+            sink.put(mode, chunk)
 
 
 def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> None:

@@ -310,12 +310,16 @@ def _runs_async(run: Any, parent: Task) -> bool:
 def _execute(run: Any, task: Task, call: Call) -> Task:
     run.task_path[0](task)  # (`TaskRunner.execute`, through a streamed run's scope)
     _keep_call_in_cache(run.spec.cache, task, call)
+    if run.call_ended is not None:
+        run.call_ended()
     return task
 
 
 async def _aexecute(run: Any, task: Task, call: Call) -> Task:
     await run.task_path[1](task)
     _keep_call_in_cache(run.spec.cache, task, call)
+    if run.call_ended is not None:
+        run.call_ended()
     return task
 
 

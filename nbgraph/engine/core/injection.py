@@ -116,8 +116,11 @@ def injections(fn: Callable[..., Any]) -> tuple[tuple[str, str], ...]:
 
 def task_uuid(run: Any, task: Any) -> str:
     """A task's id as LangGraph shows it (a uuid): in its config's `checkpoint_ns`, the
-    namespace of the graphs it runs, and `stream_mode="tasks"`."""
-    return str(uuid.uuid5(_TASK_NS, f"{id(run)}:{task.id}"))
+    namespace of the graphs it runs, and `stream_mode="tasks"`. As LangGraph's, it is made
+    from the checkpoint its step runs from, so a resumed task shows the id it paused with."""
+    thread = getattr(run, "thread", None)
+    base = getattr(thread, "head", None) or id(run)  # (no saver: the run's own)
+    return str(uuid.uuid5(_TASK_NS, f"{base}:{task.id}"))
 
 
 OWN_WRITER: Any = object()

@@ -69,6 +69,7 @@ class RunLoop:
         "at_breakpoint",
         "breaks_after",
         "breaks_before",
+        "call_ended",
         "call_places",
         "caller",
         "calls",
@@ -125,6 +126,7 @@ class RunLoop:
         self.relay: Any = None  # a streamed run's namespaces (engine.streaming.namespaces)
         self.thread = thread  # a persistence Thread when the graph has a checkpointer
         self.calls: Any = None  # the `@task` calls of the step running (engine.core.calls)
+        self.call_ended: Callable[[], None] | None = None  # a streamed run's (engine.drive)
         self.finished: dict[str, dict[str, Any]] = {}  # restored tasks' writes, by task id
         self.answers: dict[str, list[Any]] = {}  # answers to interrupts, by task id
         self.call_places: dict[str, int] = {}  # restored `@task` calls: call key -> index

@@ -478,7 +478,7 @@ class Thread:
             updates=updates,
             done=done,
             errors=errors,
-            asked={k: v for k, v in asked.items() if k in paused} if latest else asked,
+            asked=asked,
             moved=moved,
             parents=parents,
             base=base,

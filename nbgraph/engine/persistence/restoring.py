@@ -60,8 +60,8 @@ class Restored:
     updates: list[dict[str, Any]] = field(default_factory=list)  # resuming Commands' (in values)
     done: dict[str, dict[str, Any]] = field(default_factory=dict)  # saved writes, any checkpoint
     errors: dict[str, str] = field(default_factory=dict)  # failed tasks' errors, as reprs
-    asked: dict[str, list[Interrupt]] = field(default_factory=dict)  # shown: still waiting
-    # (latest) or ever asked at this checkpoint (a past one, as LangGraph's history shows)
+    asked: dict[str, list[Interrupt]] = field(default_factory=dict)  # ever asked at this
+    # checkpoint, answered or not (get_state of the latest shows those still waiting: paused)
     moved: dict[str, str] = field(default_factory=dict)  # task ids a resuming goto changed
     parents: dict[str, str] = field(default_factory=dict)  # a subgraph's: its parents' ids
     base: dict[str, Any] | None = None  # with `updates`: the values before them

@@ -53,7 +53,10 @@ def state_snapshot(
     if finished:  # (LangGraph's: of the checkpoint's tasks, not of those a goto added)
         finished = {task_id: finished[task_id] for task_id, _ in ids if task_id in finished}
     values = with_finished(spec, restored, finished) if finished else restored.values
-    tasks = _pending_tasks(restored, spec, ids)
+    asked = restored.asked
+    if current and restored.latest:  # (LangGraph's: only the questions still waiting)
+        asked = {task_id: said for task_id, said in asked.items() if task_id in restored.paused}
+    tasks = tasks_from(restored.control, ids, restored.done, restored.errors, asked)
     return (snapshots or Snapshots(thread)).of(
         restored,
         values,
@@ -150,17 +153,6 @@ class PendingTask(NamedTuple):
     result: dict[str, Any] | None = None
 
 
-def _pending_tasks(
-    restored: Any, spec: Any = None, ids: list[tuple[str, str]] | None = None
-) -> tuple[PendingTask, ...]:
-    """The tasks that run from a checkpoint, with what the thread keeps of each (`spec`:
-    its graph's, for a branch checkpoint's tasks, one per lineage; `ids`: their
-    `next_task_ids`, if known)."""
-    if ids is None:
-        ids = next_task_ids(restored, spec)
-    return tasks_from(restored.control, ids, restored.done, restored.errors, restored.asked)
-
-
 def tasks_from(
     control: dict[str, Any],
     ids: list[tuple[str, str]],
@@ -168,8 +160,8 @@ def tasks_from(
     errors: dict[str, Any] = _NONE,
     asked: dict[str, Any] = _NONE,
 ) -> tuple[PendingTask, ...]:
-    """`_pending_tasks` from a checkpoint's parts: its control (`next`), the tasks' ids, what
-    finished tasks wrote, the errors they raised and what they asked, by task id."""
+    """The tasks that run from a checkpoint, from its parts: its control (`next`), the tasks'
+    ids, what finished tasks wrote, the errors they raised and what they asked, by task id."""
     pushed = 0
     tasks = []
     push = "push" in control and control["push"]  # (the Sends come after the pulled nodes;
