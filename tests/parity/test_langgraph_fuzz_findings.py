@@ -7,7 +7,14 @@ as a small program run on real LangGraph and on nbgraph (`tests/support/harness.
 - `Command(goto=..., update=...)` as input on a thread that is not paused runs;
 - one plain answer for several questions raises what LangGraph's `except RuntimeError` catches;
 - a `@task` calling a `@task` gets its own call's saved result when a run resumes;
-- under `durability="exit"`, a run that failed on a write conflict can still be looked at.
+- under `durability="exit"`, a run that failed on a write conflict can still be looked at;
+- a `goto` after `Send`s failed on a write conflict moves their task ids, each keeping its own
+  finished writes;
+- under `durability="exit"`, a step of pulled nodes and `Send`s failed on a write conflict
+  keeps only the `Send`s due, and the nodes triggered before the conflicting field (shown,
+  not run by a resume, as LangGraph's);
+- an update that triggers only a deferred node while deferred nodes (or a fired join's
+  target) are due runs it beside them.
 """
 
 # No `from __future__ import annotations`: the state classes are defined in functions.
@@ -550,6 +557,174 @@ def test_a_goto_beside_a_due_deferred_node_keeps_the_finished_sends_results():
         seen = [outcome(app.invoke, {"log": []}, config), snapshot(app.get_state(config))]
         chunks = app.stream(api.Command(goto="jump"), config, stream_mode="updates")
         seen.append(sorted(map(repr, chunks)))
+        return seen
+
+    same(program)
+
+
+@pytest.mark.parametrize("follow", ["goto", "update"])
+def test_a_goto_after_sends_failed_on_a_write_conflict_keeps_each_sends_writes(follow):
+    """Two `Send`s to one node write one field without a reducer: the step fails. A
+    `Command(goto=)` on the thread then adds a node before them in the step, so their task
+    ids move; each keeps its own finished writes (none is lost to the other's new id), and
+    the step fails again as on LangGraph."""
+
+    def program(api):
+        builder = (
+            api.StateGraph(Clash)
+            .add_node("first", lambda s: {"log": ["first"]})
+            .add_node("a", lambda s: {"log": ["a"], "v": s.get("v", 1)})
+            .add_node("c", lambda s: {"log": ["c"]})
+            .add_edge(api.START, "first")
+            .add_edge("c", api.END)
+        )
+        builder.add_conditional_edges(
+            "first", lambda s: [api.Send("a", {"v": 1}), api.Send("a", {"v": 2})]
+        )
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config)]
+        if follow == "goto":
+            command = api.Command(goto="c", update={"log": ["goto"]})
+            seen.append(outcome(app.invoke, command, config))
+        else:
+            seen.append(outcome(lambda: bool(app.update_state(config, {"log": ["u"]}, "c"))))
+        seen.append(outcome(lambda: snapshot(app.get_state(config))))
+        seen.append(outcome(app.invoke, None, config))
+        seen.append(outcome(lambda: snapshot(app.get_state(config))))
+        return seen
+
+    same(program)
+
+
+@pytest.mark.parametrize("log_first", [True, False])
+def test_under_exit_durability_a_failed_step_keeps_only_its_sends_due(log_first):
+    """A step of two pulled nodes and a `Send` fails on a write conflict under
+    `durability="exit"`: the checkpoint saved at exit keeps the `Send` due with its writes
+    (`get_state` shows them applied, `invoke(None)` takes them without running it again);
+    the pulled nodes are not due any more."""
+
+    def writes(name, v):
+        return {"log": [name], "v": v} if log_first else {"v": v, "log": [name]}
+
+    def program(api):
+        builder = (
+            api.StateGraph(Clash)
+            .add_node("first", lambda s: {"log": ["first"]})
+            .add_node("a", lambda s: writes("a", 1))
+            .add_node("b", lambda s: {"log": ["b"]})
+            .add_node("c", lambda s: writes("c", s["v"]))
+            .add_edge(api.START, "first")
+            .add_edge("first", "a")
+            .add_edge("first", "b")
+        )
+        builder.add_conditional_edges("first", lambda s: [api.Send("c", {"v": 2})])
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config, durability="exit")]
+        seen.append(outcome(lambda: snapshot(app.get_state(config))))
+        seen.append(outcome(lambda: [snapshot(s) for s in app.get_state_history(config)]))
+        seen.append(outcome(app.invoke, None, config, durability="exit"))
+        seen.append(outcome(lambda: snapshot(app.get_state(config))))
+        return seen
+
+    same(program)
+
+
+@pytest.mark.parametrize("sends", [False, True])
+def test_under_exit_durability_a_failed_step_keeps_what_was_triggered_before_the_conflict(
+    sends,
+):
+    """A step of `a`, `b`, `c` (in that write order) fails on `b`'s and `c`'s writes to `v`
+    under `durability="exit"`. LangGraph's checkpoint then holds what was written before
+    that field: `a`'s log entry, and `a`'s edge to `d` (or the `Send`s `a` makes), so `d`
+    is due; `b` and `c` are not."""
+
+    def program(api):
+        builder = (
+            api.StateGraph(Clash)
+            .add_node("first", lambda s: {"log": ["first"]})
+            .add_node("a", lambda s: {"log": ["a"]})
+            .add_node("b", lambda s: {"v": 1})
+            .add_node("c", lambda s: {"v": 2})
+            .add_node("d", lambda s: {"log": [f"d {s.get('v')}"]})
+            .add_edge(api.START, "first")
+            .add_edge("first", "a")
+            .add_edge("first", "b")
+            .add_edge("first", "c")
+        )
+        if sends:
+            builder.add_conditional_edges("a", lambda s: [api.Send("d", {"log": []})] * 2)
+        else:
+            builder.add_edge("a", "d")
+        app = builder.compile(checkpointer=api.InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config, durability="exit")]
+        seen.append(outcome(lambda: snapshot(app.get_state(config))))
+        seen.append(outcome(lambda: [snapshot(s) for s in app.get_state_history(config)]))
+        seen.append(outcome(app.invoke, None, config, durability="exit"))
+        seen.append(outcome(lambda: snapshot(app.get_state(config))))
+        return seen
+
+    same(program)
+
+
+def test_an_update_that_triggers_only_a_deferred_node_runs_it_beside_those_due():
+    """A thread stopped before `n3`, a deferred node due (nothing else was). An update
+    written as `n1`, whose edge goes to `n2`, also deferred, triggers no other node: on
+    LangGraph the deferred channels finish, so `n2` and `n3` both run next (not `n3`, then
+    `n2`)."""
+
+    def program(api):
+        app = (
+            api.StateGraph(Log)
+            .add_node("n1", lambda s: {"log": ["n1"]})
+            .add_node("n2", lambda s: {"log": ["n2"]}, defer=True)
+            .add_node("n3", lambda s: {"log": ["n3"]}, defer=True)
+            .add_edge(api.START, "n2")
+            .add_edge("n1", "n2")
+            .add_edge("n2", "n3")
+            .compile(checkpointer=api.InMemorySaver(), interrupt_before=["n3"])
+        )
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config)]
+        app.update_state(config, {"log": ["update as n1"]}, as_node="n1")
+        seen.append(snapshot(app.get_state(config)))
+        chunks = app.stream(None, config, stream_mode="updates", interrupt_before=[])
+        seen.append(outcome(lambda: list(chunks)))
+        seen.append(snapshot(app.get_state(config)))
+        return seen
+
+    same(program)
+
+
+def test_an_update_that_triggers_only_a_deferred_node_runs_it_beside_a_fired_join():
+    """A thread stopped before `q`, the target of a waiting edge `[a, b] -> q` that fired.
+    An update written as `x`, whose edge goes to `z` (deferred), triggers no other node:
+    on LangGraph `z` runs next beside `q` (its channel finishes; the join's barrier is
+    still full)."""
+
+    def program(api):
+        app = (
+            api.StateGraph(Log)
+            .add_node("a", lambda s: {"log": ["a"]})
+            .add_node("b", lambda s: {"log": ["b"]})
+            .add_node("q", lambda s: {"log": ["q"]})
+            .add_node("x", lambda s: {"log": ["x"]})
+            .add_node("z", lambda s: {"log": ["z"]}, defer=True)
+            .add_edge(api.START, "a")
+            .add_edge(api.START, "b")
+            .add_edge(["a", "b"], "q")
+            .add_edge("x", "z")
+            .compile(checkpointer=api.InMemorySaver(), interrupt_before=["q"])
+        )
+        config = {"configurable": {"thread_id": "t"}}
+        seen = [outcome(app.invoke, {"log": []}, config)]
+        app.update_state(config, {"log": ["update as x"]}, as_node="x")
+        seen.append(snapshot(app.get_state(config)))
+        chunks = app.stream(None, config, stream_mode="updates", interrupt_before=[])
+        seen.append(outcome(lambda: list(chunks)))
+        seen.append(snapshot(app.get_state(config)))
         return seen
 
     same(program)

@@ -44,7 +44,7 @@ from nbgraph.engine.core.writes import (
 )
 from nbgraph.errors import GraphRecursionError
 from nbgraph.isolation import isolate
-from nbgraph.primitives import MISSING, START, Interrupt
+from nbgraph.primitives import MISSING, START, Interrupt, Send
 from nbgraph.schema import managed_value
 
 __all__ = ["DEFAULT_RECURSION_LIMIT", "RunLoop"]
@@ -278,9 +278,7 @@ class RunLoop:
         except Exception as error:
             error.add_note(f"nbgraph: while applying the writes of step {self.step}")
             if self.thread is not None and self.thread.ends_at_exit:  # (LangGraph's "exit")
-                writes = group_writes(applied_writes(self.spec.fields, tasks, log.merged))
-                values = applied_before_conflict(self.spec.fields, self.values, writes, self.step)
-                self.thread.step_failed(values, any(task.kind == "send" for task in tasks))
+                self._failed_at_exit(tasks, log)
             raise
         log.written = self.schedule.shared[written]  # (a long run keeps each tuple once)
         if self.ephemeral:
@@ -292,6 +290,22 @@ class RunLoop:
         if self.breaks_after:  # (compiled or `invoke`'s, with or without a saver)
             self.stop_after(tasks)
         return log
+
+    def _failed_at_exit(self, tasks: list[Task], log: StepLog) -> None:
+        """Under durability "exit", a step whose writes failed to apply: what LangGraph's
+        checkpoint holds then (its channels updated one at a time, in first-write order, up
+        to the conflicting one): the fields written before it (`applied_before_conflict`),
+        the nodes triggered by the tasks before the first that wrote it (their edges and
+        routes come after their writes), and the step's new Sends if one of those tasks sent
+        one (else the step's own Sends stay due). `Thread.step_failed` keeps them."""
+        writes = group_writes(applied_writes(self.spec.fields, tasks, log.merged))
+        values, field = applied_before_conflict(self.spec.fields, self.values, writes, self.step)
+        first = next((i for i, t in enumerate(tasks) for w in t.writes if w[0] == field), 0)
+        before = {task.node for task in tasks[:first]}
+        pulled = {k: list(v) for k, v in self.schedule.pull.items() if before & set(v)}
+        sent = any(isinstance(r, Send) for task in tasks[:first] for r in task.routes)
+        pushed = [[s, send.node, send.arg] for s, send in self.schedule.push] if sent else None
+        self.thread.step_failed(values, pulled, pushed)
 
     def _apply_step(self, tasks: list[Task], log: StepLog) -> tuple[str, ...]:
         """A step of several tasks: its writes applied in write order (a `state_merger`

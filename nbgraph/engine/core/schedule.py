@@ -38,6 +38,7 @@ class Schedule:
         "deferred",
         "deferred_wait",
         "incoming",
+        "kept_due",
         "plain",
         "pull",
         "pulls",
@@ -56,6 +57,7 @@ class Schedule:
         self.push: list[tuple[str, Send]] = []
         self.deferred: dict[str, list[str]] = {}
         self.deferred_wait = False  # a `goto` to a deferred node: it waits for a step to run
+        self.kept_due: frozenset[str] = frozenset()  # due when an update came (`_finish`)
         self.seen: list[set[str]] = [set() for _ in spec.waiting]
         self.incoming: dict[str, list[tuple[str, Any]]] = {}
         self.pulls = 0
@@ -139,6 +141,8 @@ class Schedule:
                 seen.clear()
                 for waited in edge.sources:  # every source it waited for triggered it
                     self.add(edge.target, waited, task, None, capture=False)
+        if self.kept_due:
+            self._finish()
 
     def trigger_plain(self, task: Task, targets: tuple[str, ...]) -> None:
         """`trigger` for one task whose node's edges are plain (no filter, waiting edge,
@@ -160,6 +164,19 @@ class Schedule:
                     queued.append(source)
             else:
                 self.take_route(source, task, route)
+        if self.kept_due:
+            self._finish()
+
+    def _finish(self) -> None:
+        """After an update written as a node while nodes were due (`kept_due`, by
+        `keep_waiting`: deferred nodes due, a fired join's target): if it triggered no node
+        but deferred ones, the deferred nodes waiting are due beside those (LangGraph's
+        channels finish when a step updates no trigger; the due ones stay available)."""
+        if self.pull.keys() <= self.kept_due:
+            for name, sources in self.deferred.items():
+                self.pull.setdefault(name, []).extend(sources)
+            self.deferred = {}
+        self.kept_due = frozenset()
 
     def take_route(self, source: str, task: Task, route: Any) -> None:
         """Queue one route a task chose: a `Send`, END, or a node."""
@@ -249,6 +266,7 @@ class Schedule:
                 self.pull.setdefault(edge.target, []).extend(edge.sources)
         seen = control.get("seen") or [() for _ in self.spec.waiting]
         self.seen = [set(names) for names in seen]
+        self.kept_due = frozenset(self.pull)  # (`_finish`, once the update is written)
 
     def fire_again(self, index: int, writer: str) -> None:
         """An update written as `writer`, a source of waiting edge `index` that had fired
@@ -266,7 +284,8 @@ class Schedule:
 
     def restore(self, control: dict[str, Any]) -> None:
         """Put back the queues a checkpoint kept (its `control`)."""
-        self.pull = {k: list(v) for k, v in control["pull"].items()}
+        shown = control.get("shown", ())  # (due in the snapshot only: `Deferred.step_failed`)
+        self.pull = {k: list(v) for k, v in control["pull"].items() if k not in shown}
         push = control.get("push", ())
         self.push = [(sender, Send(node, arg)) for sender, node, arg in push]
         seen = control.get("seen") or [() for _ in self.spec.waiting]

@@ -307,17 +307,18 @@ def applied_before_conflict(
     values: dict[str, Any],
     writes: Mapping[str, Sequence[tuple[str, Any]]],
     step: int,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], str | None]:
     """A copy of `values` with a refused step's `writes` (`group_writes`) applied field by
     field in first-write order up to the first field they conflict on: what LangGraph's
-    channels hold after such a step (its `apply_writes` updates channels one at a time)."""
+    channels hold after such a step (its `apply_writes` updates channels one at a time);
+    and that field's name (None if none conflicts)."""
     values = {k: isolate(v) for k, v in values.items()}
     for name, field_writes in writes.items():
         try:
             apply_writes(fields, values, {name: field_writes}, step)
         except InvalidUpdateError:
-            break
-    return values
+            return values, name
+    return values, None
 
 
 def in_field_order(fields: Mapping[str, FieldSpec], values: dict[str, Any]) -> None:

@@ -251,6 +251,9 @@ def _control_problems(control: Any) -> Iterator[str]:
     push = control.get("push", [])
     if type(push) is not list or any(type(p) is not list or len(p) != 3 for p in push):
         yield "'next'.'push' should be a list of [sender, node, arg]"
+    shown = control.get("shown", [])  # (pulled nodes a resume does not run)
+    if type(shown) is not list or any(type(name) is not str for name in shown):
+        yield "'next'.'shown' should be a list of node names"
     seen = control.get("seen", [])
     if type(seen) is not list or any(
         type(s) is not list or any(type(name) is not str for name in s) for s in seen

@@ -188,17 +188,23 @@ class Deferred:
         if failed is not None:
             raise failed
 
-    def step_failed(self, thread_id: str) -> bool:
-        """Under "exit": the thread's last checkpoint has nothing to run next, and the
-        writes held against it are dropped (`Thread.step_failed`); False if the run saved
-        no checkpoint on that thread."""
+    def step_failed(
+        self, thread_id: str, pulled: dict[str, list[str]], pushed: list | None
+    ) -> bool:
+        """Under "exit": the thread's last checkpoint has `pulled` to run next, and its own
+        Sends (or `pushed`, new Sends), and keeps the held writes of the tasks that are due
+        again, renumbered to their place in that step (`_due_again`); False if the run saved
+        no checkpoint on that thread (`Thread.step_failed`)."""
         if thread_id not in self.finals:
             return False
         thread, record = self.finals[thread_id]
-        payload = {**record.payload, "next": {"pull": {}}}
+        control, renumbered = _due_again(record.payload["next"], pulled, pushed)
+        payload = {**record.payload, "next": control}
         self.finals[thread_id] = (thread, record._replace(payload=payload))
         with self._lock:
+            mine = [renumbered(op) for op in self.ops if op[1][0] == thread_id]
             self.ops = [op for op in self.ops if op[1][0] != thread_id]
+            self.ops += [op for op in mine if op[1]]
         return True
 
     def _exit_ops(self) -> list[tuple[str, tuple]]:
@@ -220,6 +226,48 @@ class Deferred:
         ops += [op for op in self.ops if op[1][:2] in lasts or op[1][0] not in self.finals]
         self.finals, self.bases = {}, {}
         return ops
+
+
+def _due_again(
+    control: dict[str, Any], pulled: dict[str, list[str]], pushed: list | None
+) -> tuple[dict[str, Any], Any]:
+    """A failed step's `control` (what it ran) made what its checkpoint runs next: `pulled`
+    and the deferred nodes still waiting (not those that ran), then its Sends (or
+    `pushed`); the pulled nodes the step did not run are only shown (`"shown"`: its
+    snapshot lists them, a resume does not run them, as LangGraph's). And a function that
+    renumbers a held write of a task due again to its index in that step
+    (`step:index:node`; pulled nodes by name, Sends by their place: LangGraph's task ids,
+    which find pending writes, do not hang on the other tasks) and empties the others'
+    (`(kind, ())`)."""
+    deferred = control.get("deferred", {}) if control["pull"] else {}
+    due = {**control, "pull": pulled, "deferred": deferred}
+    shown = sorted(set(pulled) - set(control["pull"] or control.get("deferred", {})))
+    if shown:  # (LangGraph's resume looks only at the nodes the last checkpoint triggered)
+        due["shown"] = shown
+    if pushed is not None:
+        due["push"] = pushed
+
+    def places(queues: dict[str, Any]) -> dict[Any, int]:
+        names = sorted(queues["pull"] or queues.get("deferred", {}))
+        where: dict[Any, int] = {name: index for index, name in enumerate(names)}
+        sends = len(queues.get("push", ()))
+        where.update({("send", i): len(names) + i for i in range(sends)})
+        return where
+
+    old = {index: key for key, index in places(control).items()}
+    new = places(due)
+
+    def renumbered(op: tuple[str, tuple]) -> tuple[str, tuple]:
+        thread_id, checkpoint_id, task_id, payload = op[1]
+        parts = task_id.split(":", 2)
+        if len(parts) != 3 or not parts[1].isdigit():  # (a resuming Command's update)
+            return op
+        key = old.get(int(parts[1]))
+        if new.get(key) is None:
+            return op[0], ()
+        return op[0], (thread_id, checkpoint_id, f"{parts[0]}:{new[key]}:{parts[2]}", payload)
+
+    return due, renumbered
 
 
 def _write_batch(saver: Any, ops: list[tuple[str, tuple]]) -> None:

@@ -197,13 +197,16 @@ class Thread:
         "exit")."""
         return self._exit
 
-    def step_failed(self, values: dict[str, Any], sends: bool) -> None:
+    def step_failed(
+        self, values: dict[str, Any], pulled: dict[str, list[str]], pushed: list | None
+    ) -> None:
         """Durability "exit", a step whose writes conflict: the run's one checkpoint is the
         last one it saved, as LangGraph's is then: holding `values` (the fields applied
-        before the conflicting one: `applied_before_conflict`), with nothing to run next
-        and none of the step's writes pending (LangGraph marked its triggers seen), unless
-        the step had `sends`: then it stays due, with its writes (LangGraph's Sends stay)."""
-        if self._exit and (sends or self.saver.saver.step_failed(self.thread_id)):
+        before the conflicting one: `applied_before_conflict`), with `pulled` to run next
+        (the nodes triggered before it) and the step's own Sends, with their writes, unless
+        it sent new ones before it (`pushed`: those, without writes). LangGraph marked the
+        triggers of the nodes it pulled seen. See `Deferred.step_failed`."""
+        if self._exit and self.saver.saver.step_failed(self.thread_id, pulled, pushed):
             self._whole = (values, None)
 
     # --- writing -----------------------------------------------------------------------------
@@ -500,11 +503,11 @@ def _entries(writes: list[Any]) -> tuple[dict, dict[str, str], dict[str, list], 
         if "interrupts" in write.payload and "call" not in write.payload:  # what was
             # asked, for the snapshot's tasks (a `@task` call's: its caller's task shows it)
             asked[write.task_id] = [asked_interrupt(i) for i in write.payload["interrupts"]]
-        for old, new in write.payload.get("moved", {}).items():
-            moved[old] = new
-            for entries in (saved, asked, errors):
-                if old in entries:
-                    entries[new] = entries.pop(old)
+        renames = write.payload.get("moved", {})
+        moved.update(renames)
+        for entries in (saved, asked, errors):  # all at once: a new id may be another's old
+            taken = {new: entries.pop(old) for old, new in renames.items() if old in entries}
+            entries.update(taken)
         saved[write.task_id] = write.payload  # a task's latest entry wins
     return saved, errors, asked, moved
 
