@@ -21,7 +21,7 @@ from nbgraph.engine.core.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.core.nesting import caller_now
 from nbgraph.engine.core.root_state import bare_field, root_chunks, root_output
 from nbgraph.engine.core.runlog import RunLog
-from nbgraph.engine.core.runtime import addressed, inherited, start_runtime
+from nbgraph.engine.core.runtime import inherited, start_runtime
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
 from nbgraph.engine.nested.states import held_tasks, named_thread, with_subgraph_states
@@ -280,7 +280,7 @@ class CompiledGraph(RunnableHabits):
     def _start(self, config: dict[str, Any] | None, kwargs: dict[str, Any]) -> RunLoop:
         caller = caller_now(self.checkpointer is True, starts=True)  # (a run inside a node:
         # asked once, here; engine.core.nesting)
-        config, context, store = inherited(
+        config, context, store, nested = inherited(
             self._with_bound(config), kwargs.pop("context", None), self.store, caller
         )  # (with_config's first; a graph run inside a node inherits that node's context)
         merged = run_config(config, kwargs)
@@ -291,8 +291,8 @@ class CompiledGraph(RunnableHabits):
         if before is not None or after is not None:  # (the common case: no call at all)
             check_names("invoke(interrupt_before=)", before)
             check_names("invoke(interrupt_after=)", after)
-        if caller is not None and addressed(merged, caller.env):  # a call inside a node
-            caller = None  # naming a thread or checkpoint of its own: a run of its own
+        caller = nested  # (None for a call inside a node naming a thread or checkpoint of
+        # its own: a run of its own; `inherited` asks, once)
         own = not (self.checkpointer is None or isinstance(self.checkpointer, bool))
         if caller is not None:  # a subgraph: its parent's saver, or None (a saver of its
             thread = inherited_thread(self, caller)  # own too, as LangGraph's)
@@ -304,7 +304,8 @@ class CompiledGraph(RunnableHabits):
         run = _loop_class(self.spec)(self.spec, merged, thread, caller)
         if before or after:
             run.breakpoints(before, after)
-        keyed(run, kwargs.pop("output_keys", None))  # (the keys its chunks show)
+        if "output_keys" in kwargs:  # (the keys its chunks show)
+            keyed(run, kwargs.pop("output_keys"))
         start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         if caller is not None:  # a graph run inside a node: its log goes on that task
@@ -353,7 +354,7 @@ class CompiledGraph(RunnableHabits):
             InvalidUpdateError: a node returned something the state cannot take.
             Exception: whatever a node raised, with a note naming the node and step.
         """
-        if wants_chunks(kwargs):  # (read from what `stream` yields, as LangGraph's)
+        if kwargs and wants_chunks(kwargs):  # (read from what `stream` yields, as LangGraph's)
             return output_of(self.stream, input, config, kwargs)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
@@ -421,7 +422,7 @@ class CompiledGraph(RunnableHabits):
 
     async def ainvoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
         """`invoke` on the event loop: `async def` nodes are awaited, sync ones use threads."""
-        if wants_chunks(kwargs):
+        if kwargs and wants_chunks(kwargs):
             return await aoutput_of(self.astream, input, config, kwargs)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)

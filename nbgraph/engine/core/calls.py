@@ -80,9 +80,11 @@ class Returned:
 class Call:
     """What a task call runs: `fn(*args, **kwargs)` with the task's retry and cache policies;
     also the plan the task path reads (`fn`, `afn`, `wanted`, `awanted`, `viewed`, `routers`,
-    `node`)."""
+    `node`). Its `key` is its place among the step's calls: its caller's task id (or key),
+    `>`, and how many calls that caller made before it (the same on every run of the step,
+    whatever order calls on threads start in)."""
 
-    __slots__ = ("args", "cache", "fn", "kwargs", "node", "user_fn")
+    __slots__ = ("args", "cache", "fn", "key", "kwargs", "node", "user_fn")
     wanted: tuple[()] = ()
     awanted: tuple[()] = ()
     viewed = False
@@ -92,6 +94,8 @@ class Call:
         self, name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, retry: Any, cache: Any
     ) -> None:
         self.user_fn, self.args, self.kwargs, self.cache = fn, args, kwargs, cache
+        self.key = ""  # (`StepCalls.new_task`'s; kept here, not on its Task: every task
+        # of every run would carry the slot)
         is_async = inspect.iscoroutinefunction(fn)
         self.fn = self._acall if is_async else self._call
         self.node = NodeSpec(name, fn, is_async=is_async, retry=_policies(retry))
@@ -196,7 +200,7 @@ class StepCalls:
         """The task of a call `parent` makes: its index is the one the same call had when
         the step ran before (`places`: so it finds its saved result and answers), else the
         next one no saved call holds."""
-        caller = parent.call_key or parent.id
+        caller = parent.arg.key if parent.kind == "call" else parent.id
         with self.lock:
             count = self.counts.get(caller, 0)
             self.counts[caller] = count + 1
@@ -209,7 +213,7 @@ class StepCalls:
                     index += 1
                 self.next_index = index + 1
             task = Task(step, index, name, kind="call", arg=call, triggers=(parent.node,))
-            task.call_key = key
+            call.key = key
             self.tasks.append(task)
         return task
 

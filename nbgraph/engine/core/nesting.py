@@ -83,8 +83,9 @@ def caller_now(per_node: bool = False, starts: bool = False) -> Caller | None:
     env = current_task_env()
     if env is None:
         return None
-    order = len(env.task.subruns) if starts else 0  # (each run it started is kept there,
+    runs = env.task.subruns if starts else ()  # (each run it started is kept there,
     # `engine.nested.subruns`; a retried task's earlier attempts' too, as LangGraph counts)
+    order = len(runs) if runs else 0  # (the first: none before it, nothing to count)
     return Caller(env, current_scope(), env.relay(), order, per_node)  # (relay: the writer's)
 
 

@@ -200,31 +200,37 @@ def addressed(config: Any, env: Any) -> bool:
     invoked so is a run of its own, as in LangGraph: it keeps its checkpoints in its own
     saver (none without one), and its chunks are not its caller's. The node's own config
     passed on (its `checkpoint_ns` with it) is not: LangGraph's carries the task's keys."""
-    configurable = config.get("configurable") or {}
-    named = {k: configurable[k] for k in _ADDRESS_KEYS if configurable.get(k) not in (None, "", {})}
+    configurable, named = config.get("configurable") or {}, {}
+    for key in _ADDRESS_KEYS:  # (a loop, no comprehension: a call inside a node asks)
+        if key in configurable and configurable[key] not in (None, "", {}):
+            named[key] = configurable[key]
     if not named or "checkpoint_ns" not in named:
         return bool(named)
     own = env.config().get("configurable") or {}
     return any(own.get(key) != value for key, value in named.items())
 
 
-def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tuple[Any, Any, Any]:
+def inherited(
+    config: Any, context: Any, store: Any, caller: Any = None
+) -> tuple[Any, Any, Any, Any]:
     """What a graph invoked inside a running node takes from that node's run, as LangGraph
     does: its context and store (unless given), its `recursion_limit`, `metadata`, `tags`
     and `configurable` keys (the call's own win, its tags come after; a checkpoint's
     address is never inherited). A call that names a thread or checkpoint of its own
-    (`addressed`) takes only the `recursion_limit`, `metadata` and `tags`.
+    (`addressed`) takes only the `recursion_limit`, `metadata` and `tags`, and is a run of
+    its own: its caller comes back None.
 
-    Outside a node (`caller` None: `engine.core.nesting.caller_now`), `(config, context,
-    store)` unchanged.
+    Returns `(config, context, store, caller)`; outside a node (`caller` None:
+    `engine.core.nesting.caller_now`), all four unchanged.
     """
     env = caller.env if caller is not None else None
     if env is None or not hasattr(config if config is not None else {}, "get"):
-        return config, context, store
+        return config, context, store, caller
     parent = env.run
     given = dict(config or {})
-    if addressed(given, env):  # a run of its own (LangGraph: the node's configurable, where its
-        outer, parent_runtime = {}, False  # context and store are, is not passed on)
+    if given and addressed(given, env):  # a run of its own (LangGraph: the node's
+        outer, parent_runtime, caller = {}, False, None  # configurable, where its context
+        # and store are, is not passed on; asked here only: `run_config` adds no address)
     else:
         outer = {
             k: v
@@ -243,7 +249,7 @@ def inherited(config: Any, context: Any, store: Any, caller: Any = None) -> tupl
     if parent_runtime:
         context = getattr(parent, "context", None) if context is None else context
         store = getattr(parent, "store", None) if store is None else store
-    return given, context, store
+    return given, context, store, caller
 
 
 def start_runtime(run: Any, store: Any, schema: Any, context: Any) -> None:

@@ -112,9 +112,6 @@ class Task:
             when its node's `retry_policy` tried it again.
         from_cache: its writes and routes came from the node cache (`cache_policy=`).
         cache_key: its key in the node cache, when its node has a cache policy.
-        call_key: a `@task` call's place among the calls: its caller's task id (or
-            call key), `>`, and how many calls that caller made before it (the same on
-            every run of the step, whatever order calls on threads start in).
         subruns: the `RunLog`s of the graphs run inside its node (a subgraph added as the
             node, or graphs its function invoked), in start order.
         returned: what its routers returned, in order (kept for the views: why it went
@@ -141,7 +138,6 @@ class Task:
     attempts: tuple[Any, ...] = ()
     from_cache: bool = False
     cache_key: Any = None
-    call_key: str = ""
     subruns: list[Any] | tuple[()] = ()
     returned: tuple[Any, ...] = ()
 

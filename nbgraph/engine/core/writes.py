@@ -250,15 +250,14 @@ def apply_writes(
         writes: by field, in first-write order, each field's `[(writer, value), ...]`
             (`group_writes`); or, with `source` (its node), one task's `[(field, value),
             ...]`: a field written once as a plain value is set without a list made for it.
-        pinned: values after the step (`value_after`) of fields whose reducer cannot be
-            called here (a run file's, a checkpoint's): taken instead of folded.
+        pinned: values after the step (`value_after`), taken unfolded (a file's, a checkpoint's).
 
     >>> from nbgraph.reducers import get_reducer
     >>> values, fields = {"log": ["a"]}, {"log": FieldSpec("log", list, get_reducer("append"))}
     >>> apply_writes(fields, values, [("log", ["b"]), ("n", 1)], 1, source="node"), values
     (('log', 'n'), {'log': ['a', 'b'], 'n': 1})
     """
-    grouped, known = source is None, len(values)
+    grouped, fresh = source is None, False  # fresh: a field gets its first value
     if grouped:
         items: Iterable[tuple[str, Any]] = writes.items()  # type: ignore[union-attr]
         for name, field_writes in items:  # (all or nothing: conflicts first)
@@ -271,6 +270,7 @@ def apply_writes(
     else:
         items = writes  # type: ignore[assignment]
     for name, field_writes in items:
+        fresh = fresh or name not in values
         spec, new = fields.get(name) or FieldSpec(name), field_writes  # (one task's: a value)
         if grouped:
             if pinned and name in pinned:
@@ -293,7 +293,7 @@ def apply_writes(
         if not grouped:
             field_writes = [(source, new)]
         values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
-    if len(values) != known:  # a field's first value: the state keeps the schemas' order
+    if fresh:  # a field's first value: the state keeps the schemas' order
         in_field_order(fields, values)
     if grouped:
         return tuple(writes)
@@ -330,10 +330,12 @@ def in_field_order(fields: Mapping[str, FieldSpec], values: dict[str, Any]) -> N
     >>> in_field_order({"x": FieldSpec("x"), "log": FieldSpec("log")}, values); values
     {'x': 1, 'log': [], 'extra': 0}
     """
-    order = [name for name in fields if name in values]
-    if len(order) < len(values):
-        order += [name for name in values if name not in fields]
-    if order != list(values):
+    order, now = list(filter(values.__contains__, fields)), list(values)
+    if order == now:  # (the common case, a run's input in order: no comprehension made)
+        return
+    if len(order) < len(now):
+        order += [name for name in now if name not in fields]
+    if order != now:
         items = [(name, values[name]) for name in order]
         values.clear()
         values.update(items)

@@ -125,10 +125,13 @@ def inherited_thread(app: Any, caller: Any) -> SubThread | None:
     Raises:
         RuntimeError: `checkpointer=True`, run outside a node (see `refuse_root_true`).
     """
-    mode = subgraph_mode(app)
     if caller is None:
         refuse_root_true(app)
-    if mode is False or caller is None or caller.run.thread is None:
+        return None
+    if caller.run.thread is None:  # (an unsaved parent: no mode to ask)
+        return None
+    mode = subgraph_mode(app)
+    if mode is False:
         return None
     parent, task = caller.run, caller.task
     outer = parent.thread

@@ -71,7 +71,8 @@ class _Shown:
             values[name] = transient()
         control = record.payload["next"]
         pull = control["pull"]
-        if len(control) == 1 and pull:  # (nodes pulled, nothing else: a loop's checkpoint)
+        looped = len(control) == 1 and pull  # (nodes pulled, nothing else: a loop's checkpoint)
+        if looped:
             key = tuple(pull)
             names = self.pulled.get(key)
             if names is None:
@@ -80,7 +81,7 @@ class _Shown:
         else:
             ids = task_ids(control, record.step + 1, self.spec)
         tasks = tasks_from(control, ids, done) if ids else ()
-        if len(control) != 1 or not pull:
+        if not looped:  # (the names in the tasks' order: Sends first)
             names = tuple([task.name for task in tasks])
         snapshot = self.snapshots.of(record, values, names, tasks)
         plain = self.plain

@@ -345,8 +345,8 @@ class Thread:
             skip = transient_fields(self.spec)
             writes = [w for w in task.writes if w[0] not in skip]
             payload = {"writes": writes, "routes": list(task.routes)}
-        if task.call_key:  # (a resume finds the call by its place, not its index)
-            payload["key"] = task.call_key
+        if task.kind == "call" and task.arg.key:  # (a resume finds the call by its place,
+            payload["key"] = task.arg.key  # not its index)
         self.saver.put_write(self.thread_id, self.head, task.id, payload)
 
     # --- reading the thread back (a state at a checkpoint: engine.persistence.restoring) ---

@@ -104,17 +104,16 @@ class Snapshots:
             (
                 root_value(values, self.root) if self.root else values,
                 next,
-                self._config(checkpoint_id, parents),
+                checkpoint_config(self.root_id, self.ns, checkpoint_id, parents),
                 {"source": checkpoint.source, "step": checkpoint.step, "parents": dict(parents)},
                 datetime.fromtimestamp(checkpoint.created_at, tz=UTC).isoformat(),
-                None if parent_id is None else self._config(parent_id, parents),
+                None
+                if parent_id is None
+                else checkpoint_config(self.root_id, self.ns, parent_id, parents),
                 tasks,
                 interrupts,
             ),
         )
-
-    def _config(self, checkpoint_id: str, parents: dict[str, str]) -> dict[str, Any]:
-        return checkpoint_config(self.root_id, self.ns, checkpoint_id, parents)
 
 
 def checkpoint_config(
@@ -165,9 +164,10 @@ def tasks_from(
     ids, what finished tasks wrote, the errors they raised and what they asked, by task id."""
     pushed = 0
     tasks = []
-    pulls = len(ids) - len(control.get("push", ()))  # (the Sends come after the pulled nodes)
+    push = "push" in control and control["push"]  # (the Sends come after the pulled nodes;
+    pulls = len(ids) - len(push) if push else None  # None: no Sends, all pulled)
     for position, (task_id, name) in enumerate(ids):
-        if position < pulls:
+        if pulls is None or position < pulls:
             path: tuple[Any, ...] = ("__pregel_pull", name)
         else:
             path, pushed = ("__pregel_push", pushed), pushed + 1
@@ -179,8 +179,8 @@ def tasks_from(
             result = {}
             for key, value in saved["writes"]:
                 result.setdefault(key, value)
-        error = errors.get(task_id)
-        interrupts = tuple(asked.get(task_id, ()))
+        error = errors.get(task_id) if errors else None  # (none asked of a history's: its
+        interrupts = tuple(asked.get(task_id, ())) if asked else ()  # maps are empty)
         tasks.append(_new(PendingTask, (task_id, name, path, error, interrupts, None, result)))
     if pushed and len(tasks) > pushed:  # LangGraph lists a step's Sends first
         tasks.sort(key=lambda task: task.path[0] != "__pregel_push")
