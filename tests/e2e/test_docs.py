@@ -47,7 +47,8 @@ def assert_names_tests(where: str, text: str) -> None:
     for path, function in named:
         source = (ROOT / path).read_text(encoding="utf-8") if (ROOT / path).is_file() else None
         assert source is not None, f"{where}: {path} does not exist"
-        wanted = rf"^(async )?def {function}\(" if function else r"^(async )?def test_"
+        name = function or r"test_\w*"  # (a def, or a test a helper made: `Programs.test`)
+        wanted = rf"^((async )?def {name}\(|{name} = )"
         assert re.search(wanted, source, flags=re.M), f"{where}: {path} has no such test"
 
 
