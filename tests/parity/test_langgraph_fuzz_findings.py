@@ -686,14 +686,7 @@ def test_an_update_that_triggers_only_a_deferred_node_runs_it_beside_those_due()
             .add_edge("n2", "n3")
             .compile(checkpointer=api.InMemorySaver(), interrupt_before=["n3"])
         )
-        config = {"configurable": {"thread_id": "t"}}
-        seen = [outcome(app.invoke, {"log": []}, config)]
-        app.update_state(config, {"log": ["update as n1"]}, as_node="n1")
-        seen.append(snapshot(app.get_state(config)))
-        chunks = app.stream(None, config, stream_mode="updates", interrupt_before=[])
-        seen.append(outcome(lambda: list(chunks)))
-        seen.append(snapshot(app.get_state(config)))
-        return seen
+        return updated_then_run_on(app, as_node="n1")
 
     same(program)
 
@@ -718,13 +711,19 @@ def test_an_update_that_triggers_only_a_deferred_node_runs_it_beside_a_fired_joi
             .add_edge("x", "z")
             .compile(checkpointer=api.InMemorySaver(), interrupt_before=["q"])
         )
-        config = {"configurable": {"thread_id": "t"}}
-        seen = [outcome(app.invoke, {"log": []}, config)]
-        app.update_state(config, {"log": ["update as x"]}, as_node="x")
-        seen.append(snapshot(app.get_state(config)))
-        chunks = app.stream(None, config, stream_mode="updates", interrupt_before=[])
-        seen.append(outcome(lambda: list(chunks)))
-        seen.append(snapshot(app.get_state(config)))
-        return seen
+        return updated_then_run_on(app, as_node="x")
 
     same(program)
+
+
+def updated_then_run_on(app, as_node: str) -> list:
+    """Run `app` on a thread to its breakpoint, write an update as `as_node`, then go on
+    past the breakpoint: what each call gives, and the snapshots between."""
+    config = {"configurable": {"thread_id": "t"}}
+    seen = [outcome(app.invoke, {"log": []}, config)]
+    app.update_state(config, {"log": [f"update as {as_node}"]}, as_node=as_node)
+    seen.append(snapshot(app.get_state(config)))
+    chunks = app.stream(None, config, stream_mode="updates", interrupt_before=[])
+    seen.append(outcome(lambda: list(chunks)))
+    seen.append(snapshot(app.get_state(config)))
+    return seen
