@@ -22,7 +22,7 @@ from nbgraph.engine.facts import field_spec, reduce_field
 from nbgraph.isolation import isolate
 from nbgraph.primitives import MISSING, is_overwrite, overwrite_value
 from nbgraph.record.compare.messages import is_message
-from nbgraph.record.text import safe_repr
+from nbgraph.record.text import short
 from nbgraph.views.table_view import readable_id
 from nbgraph.views.theme import BORDER, ERROR, FADED
 
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 _LONG = 2000
-"""A value's repr is cut after this many characters (its whole text stays in the run)."""
+"""A value is shown up to this many characters (its whole value stays in the run)."""
 
 _MESSAGE_RULE = (
     "a message whose id is already in the list replaces that message (matched by id); "
@@ -51,8 +51,7 @@ def shown(value: Any, note: bool = False) -> str:
     "MISSING (no value yet)"), not escaped."""
     if value is MISSING:
         return "MISSING (no value yet)" if note else "MISSING"
-    text = safe_repr(value)
-    return text if len(text) <= _LONG else text[:_LONG] + f"… ({len(text):,} characters)"
+    return short(value, _LONG)  # (reads only what it shows: a look costs what it shows)
 
 
 @dataclass

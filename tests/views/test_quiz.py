@@ -256,3 +256,21 @@ def test_a_run_read_from_a_file_is_quizzed_with_the_same_folds(tmp_path):
     quiz = at(Run.load(path).quiz(), 1, "log")
     assert "Right!" in answer(quiz, "['a', 'b']")
     assert "operator.add(['a'], ['b']) -> ['a', 'b']" in html.unescape(quiz.feedback.value)
+
+
+def test_a_merges_values_are_shown_reading_only_what_is_shown():
+    """The quiz's text of a value reads as much of it as it shows (issue 36's rule for
+    every look at a value): a long list's later items are never asked for their repr."""
+    from nbgraph.views.quiz_fold import shown
+
+    asked = []
+
+    class Item:
+        def __repr__(self):
+            asked.append(self)
+            return "item"
+
+    text = shown([Item() for _ in range(100_000)])
+    assert text.startswith("[item, item")
+    assert len(text) <= 2000
+    assert len(asked) < 1000
