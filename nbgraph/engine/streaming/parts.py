@@ -134,8 +134,7 @@ def output_of(
 ) -> Any:
     """What `invoke(stream_mode=..., version=..., output_keys=...)` returns, from what
     `stream` (the graph's) yields with `invoke_modes`."""
-    mode, version = kwargs.pop("stream_mode", "values"), kwargs.pop("version", "v1")
-    modes = invoke_modes(mode, version)
+    mode, version, modes = _invoked(kwargs)
     items = stream(graph_input, config, stream_mode=modes, version=version, **kwargs)
     return collected(items, mode, version)
 
@@ -144,10 +143,16 @@ async def aoutput_of(
     astream: Callable[..., Any], graph_input: Any, config: Any, kwargs: dict[str, Any]
 ) -> Any:
     """`output_of` for `ainvoke`, over `astream`."""
-    mode, version = kwargs.pop("stream_mode", "values"), kwargs.pop("version", "v1")
-    modes = invoke_modes(mode, version)
+    mode, version, modes = _invoked(kwargs)
     items = astream(graph_input, config, stream_mode=modes, version=version, **kwargs)
     return collected([item async for item in items], mode, version)
+
+
+def _invoked(kwargs: dict[str, Any]) -> tuple[Any, str, Any]:
+    """What an `invoke` call asks of its stream: its mode and version (taken out of
+    `kwargs`), and the modes its stream runs with."""
+    mode, version = kwargs.pop("stream_mode", "values"), kwargs.pop("version", "v1")
+    return mode, version, invoke_modes(mode, version)
 
 
 def collected(items: Iterable[Any], stream_mode: Any, version: str) -> Any:
@@ -210,8 +215,7 @@ def printed(
 ) -> Iterator[Any]:
     """`stream(..., print_mode=...)`: the chunks of those modes printed as they come
     (LangGraph's `[mode] chunk` lines), the chunks of `stream_mode` yielded as usual."""
-    wanted, shown, subgraphs, single = _printing(graph, stream_mode, kwargs)
-    modes = list(dict.fromkeys([*wanted, *shown]))
+    wanted, shown, subgraphs, single, modes = _printing(graph, stream_mode, kwargs)
     for item in graph.stream(graph_input, config, stream_mode=modes, **kwargs):
         out = _printed(item, wanted, shown, subgraphs, single)
         if out is not _SKIP:
@@ -222,8 +226,7 @@ async def aprinted(
     graph: Any, graph_input: Any, config: Any, stream_mode: Any, kwargs: dict[str, Any]
 ) -> AsyncIterator[Any]:
     """`printed` for `astream`."""
-    wanted, shown, subgraphs, single = _printing(graph, stream_mode, kwargs)
-    modes = list(dict.fromkeys([*wanted, *shown]))
+    wanted, shown, subgraphs, single, modes = _printing(graph, stream_mode, kwargs)
     async for item in graph.astream(graph_input, config, stream_mode=modes, **kwargs):
         out = _printed(item, wanted, shown, subgraphs, single)
         if out is not _SKIP:
@@ -235,8 +238,9 @@ _SKIP = object()
 
 def _printing(graph: Any, stream_mode: Any, kwargs: dict[str, Any]) -> tuple:
     asked = stream_mode or graph.stream_mode
-    shown = _mode_list(kwargs.pop("print_mode"))
-    return _mode_list(asked), shown, bool(kwargs.get("subgraphs")), isinstance(asked, str)
+    wanted, shown = _mode_list(asked), _mode_list(kwargs.pop("print_mode"))
+    modes = list(dict.fromkeys([*wanted, *shown]))  # (the stream runs with both)
+    return wanted, shown, bool(kwargs.get("subgraphs")), isinstance(asked, str), modes
 
 
 def _printed(item: Any, wanted: list, shown: list, subgraphs: bool, single: bool) -> Any:
