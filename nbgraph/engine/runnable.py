@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import copy
 import functools
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
@@ -144,21 +144,30 @@ class RunnableHabits:
         """
         if not inputs:
             return []
+        one, workers = self._batch_runs(inputs, config, return_exceptions, kwargs)
+        if len(inputs) == 1:
+            return [one(0)[1]]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return [output for _, output in pool.map(one, range(len(inputs)))]
+
+    def _batch_runs(
+        self, inputs: Sequence[Any], config: Any, return_exceptions: bool, kwargs: dict
+    ) -> tuple[Callable[[int], tuple[int, Any]], int | None]:
+        """`batch`'s and `batch_as_completed`'s run of one input, by index (`(index,
+        output)`, the exception as output with `return_exceptions`), and the pool's size
+        (the configs' `max_concurrency`)."""
         configs = config_list(config, len(inputs))
         workers = next((c.get("max_concurrency") for c in configs if c), None)
 
-        def one(pair: tuple[Any, Any]) -> Any:
+        def one(index: int) -> tuple[int, Any]:
             try:
-                return self.invoke(pair[0], pair[1], **kwargs)  # type: ignore[attr-defined]
+                return index, self.invoke(inputs[index], configs[index], **kwargs)  # type: ignore[attr-defined]
             except Exception as e:
                 if return_exceptions:
-                    return e
+                    return index, e
                 raise
 
-        if len(inputs) == 1:
-            return [one((inputs[0], configs[0]))]
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(one, zip(inputs, configs, strict=True)))
+        return one, workers
 
     async def abatch(
         self,
@@ -291,17 +300,7 @@ class RunnableHabits:
         """
         if not inputs:
             return
-        configs = config_list(config, len(inputs))
-        workers = next((c.get("max_concurrency") for c in configs if c), None)
-
-        def one(index: int) -> tuple[int, Any]:
-            try:
-                return index, self.invoke(inputs[index], configs[index], **kwargs)  # type: ignore[attr-defined]
-            except Exception as e:
-                if return_exceptions:
-                    return index, e
-                raise
-
+        one, workers = self._batch_runs(inputs, config, return_exceptions, kwargs)
         if len(inputs) == 1:
             yield one(0)
             return
