@@ -374,10 +374,6 @@ class GraphBuilder(NodePolicies):
         branches: dict[str, list[Branch]] = {}
         for branch in self.branches:
             branches.setdefault(branch.source, []).append(branch)
-        waits_by_source: dict[str, list[int]] = {}
-        for index, edge in enumerate(self.waiting):
-            for source in edge.sources:
-                waits_by_source.setdefault(source, []).append(index)
         return GraphSpec(
             state=state,
             input=input_info,
@@ -390,7 +386,6 @@ class GraphBuilder(NodePolicies):
             filters=dict(self.filters),
             state_merger=self.state_merger,
             open_schema=state.kind == "dict",
-            waits_by_source={k: tuple(v) for k, v in waits_by_source.items()},
         )
 
 

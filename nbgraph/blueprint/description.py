@@ -279,7 +279,6 @@ def _decode_graph(data: dict[str, Any]) -> GraphSpec:
         open_schema=bool(data["open_schema"]),
         interrupt_before=tuple(data["interrupt_before"]),
         interrupt_after=tuple(data["interrupt_after"]),
-        waits_by_source=_waits_by_source(waiting),
         semantics=data.get("semantics", "supersteps"),
         end_merge=_decode_merge(data.get("end_merge"), "END's merge") or "delta",
     )
@@ -304,15 +303,6 @@ def _decode_branch(item: dict[str, Any]) -> Branch:
     stub = _Unavailable(f"router {router!r} after {source!r}", router)
     path_map = None if pairs is None else {decode_value(k): t for k, t in pairs}
     return Branch(source, stub, path_map, bool(item["is_async"]), bool(item["takes_config"]))
-
-
-def _waits_by_source(waiting: tuple[WaitingEdge, ...]) -> dict[str, tuple[int, ...]]:
-    """Per source node, the indices of the waiting edges it is one of the sources of."""
-    found: dict[str, list[int]] = {}
-    for index, edge in enumerate(waiting):
-        for source in edge.sources:
-            found.setdefault(source, []).append(index)
-    return {source: tuple(ids) for source, ids in found.items()}
 
 
 def _fresh(value: Any) -> Any:

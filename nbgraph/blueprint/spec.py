@@ -5,7 +5,7 @@ drawings once every check has passed.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -73,10 +73,18 @@ class GraphSpec:
     open_schema: bool = False
     interrupt_before: tuple[str, ...] = ()
     interrupt_after: tuple[str, ...] = ()
-    waits_by_source: dict[str, tuple[int, ...]] = field(default_factory=dict)
     semantics: str = "supersteps"
     end_merge: Callable[[list[Any]], Any] | str = "delta"
     cache: Any = None  # `compile(cache=...)`: where nodes with a cache_policy keep writes
+
+    @cached_property
+    def waits_by_source(self) -> dict[str, tuple[int, ...]]:
+        """Per source node, the indices of the waiting edges it is one of the sources of."""
+        found: dict[str, list[int]] = {}
+        for index, edge in enumerate(self.waiting):
+            for source in edge.sources:
+                found.setdefault(source, []).append(index)
+        return {source: tuple(ids) for source, ids in found.items()}
 
     @cached_property
     def ephemeral(self) -> tuple[str, ...]:

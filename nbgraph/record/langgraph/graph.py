@@ -98,10 +98,6 @@ def spec_from_langgraph(app: Any) -> GraphSpec:
         WaitingEdge(tuple(sources), target)
         for sources, target in sorted(builder.waiting_edges, key=repr)
     )
-    waits: dict[str, list[int]] = {}
-    for index, edge in enumerate(waiting):
-        for source in edge.sources:
-            waits.setdefault(source, []).append(index)
     return GraphSpec(
         state=state,
         input=input_info,
@@ -115,7 +111,6 @@ def spec_from_langgraph(app: Any) -> GraphSpec:
         open_schema=state.kind == "dict",
         interrupt_before=_names(getattr(app, "interrupt_before_nodes", ()), nodes),
         interrupt_after=_names(getattr(app, "interrupt_after_nodes", ()), nodes),
-        waits_by_source={k: tuple(v) for k, v in waits.items()},
     )
 
 
