@@ -52,3 +52,20 @@ def test_the_ci_seeds_reach_every_feature_the_generator_has():
 def test_a_seed_makes_the_same_program_every_time():
     assert fuzz.generate(7) == fuzz.generate(7)
     assert fuzz.generate(7) != fuzz.generate(8)
+
+
+def test_the_command_runs_more_programs_and_says_what_differs(capsys, monkeypatch):
+    """`python -m tests.support.fuzz --programs N --seed S`: runs the N seeds from S, prints
+    the count, and exits 1 with the differing seeds named when a program differs."""
+    assert fuzz.main(["--programs", "3", "--seed", "0", "--quiet"]) == 0
+    assert "3 programs (seeds 0..2)" in capsys.readouterr().out
+
+    def differing(seed, folder=None):
+        program = fuzz.generate(seed)
+        return fuzz.Outcome(seed, "call 0: output / a", None, {}, {}, program)
+
+    monkeypatch.setattr(fuzz, "run_seed", differing)
+    monkeypatch.setattr(fuzz, "_print_outcome", lambda found: print(f"program {found.seed}"))
+    assert fuzz.main(["--programs", "2", "--seed", "5", "--show", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "seed 5: call 0: output / a" in out and "2 differ" in out and "program 5" in out
