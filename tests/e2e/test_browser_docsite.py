@@ -7,11 +7,7 @@ page's picture) measures at least 10 px on screen.
 """
 
 import base64
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -56,24 +52,10 @@ HEADINGS = """() => [...document.querySelectorAll('.jp-MarkdownCell :is(h2, h3, 
               code: !!h.querySelector('code')}))"""
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    """The site, built as `dev.sh docs` builds it, in a fresh folder (mkdocs-jupyter's cache
-    of executed notebooks goes to the working directory: none is reused)."""
-    mkdocs = Path(sys.executable).with_name("mkdocs")
-    program = str(mkdocs) if mkdocs.exists() else shutil.which("mkdocs")
-    if not program:
-        pytest.skip("install the docs extra: pip install -e .[docs]")
-    where = tmp_path_factory.mktemp("docsite")
-    done = subprocess.run(
-        [program, "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(where / "site")],
-        cwd=where,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    return where / "site"
+@pytest.fixture
+def site(docs_site) -> Path:
+    """The site, built once for this file and tests/e2e/test_docs.py (tests/e2e/conftest.py)."""
+    return docs_site
 
 
 def _pages(site: Path) -> list[str]:

@@ -5,11 +5,7 @@ like a development log, and the site builds with `mkdocs build --strict` (a brok
 import contextlib
 import importlib.util
 import io
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -122,22 +118,11 @@ def test_the_saved_widget_state_setting_is_said_plainly() -> None:
 
 
 @pytest.mark.slow
-def test_the_site_builds_strict_offline_with_the_notebooks_and_their_outputs(tmp_path) -> None:
-    """`mkdocs build --strict` (warnings, among them broken links and anchors, fail it); the
-    notebooks are executed and shown with their outputs; no page loads a script or a style
-    sheet from the network."""
-    mkdocs = Path(sys.executable).with_name("mkdocs")
-    program = str(mkdocs) if mkdocs.exists() else shutil.which("mkdocs")
-    assert program, "install the docs extra: pip install -e .[docs]"
-    site = tmp_path / "site"
-    done = subprocess.run(
-        [program, "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
-        cwd=tmp_path,  # (mkdocs-jupyter's cache goes to the working directory)
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
+def test_the_site_builds_strict_offline_with_the_notebooks_and_their_outputs(docs_site) -> None:
+    """`mkdocs build --strict` (warnings, among them broken links and anchors, fail it:
+    the `docs_site` fixture, tests/e2e/conftest.py); the notebooks are executed and shown
+    with their outputs; no page loads a script or a style sheet from the network."""
+    site = docs_site
     pages = {p.relative_to(site).as_posix(): p.read_text("utf-8") for p in site.rglob("*.html")}
     assert "langgraph/index.html" in pages and "index.html" in pages
     notebooks = sorted(p for p in pages if p.startswith("notebooks/") and p.count("/") == 2)
