@@ -113,7 +113,10 @@ def _name(name: str, why: str) -> str:
 
 
 def _plain(value: Any) -> str:
-    return value_tree_html(value, _WIDTH)
+    """A cell of a row about the step (its tasks, outcome): words, not a value's repr."""
+    if isinstance(value, (list, tuple)):
+        return html.escape(", ".join(map(str, value))) or "<i>none</i>"
+    return html.escape(str(value))
 
 
 def _row(name: str, left: str, right: str, marked: str | None = None, against: str = "") -> str:
