@@ -71,6 +71,7 @@ class CompareView(ipywidgets.VBox):
         )
         self.summary = ipywidgets.HTML(summary_html(self.found, names, lasts))
         self.label = ipywidgets.HTML()
+        self.label.add_class("nbgraph-compare-label")
         self.picture = ipywidgets.HTML(layout=_PICTURE)
         self.fields = ipywidgets.HTML(layout=_PANEL)
         self._wire()
