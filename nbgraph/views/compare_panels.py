@@ -36,10 +36,11 @@ COMPARE_CLASS = "nbgraph-compare"
 _WIDTH = 60  # a value's one line, in characters, before it unfolds
 _TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px;width:100%"
 _CELL = f"border:1px solid {BORDER};padding:3px 6px;text-align:left;vertical-align:top"
-_VALUE = f"{_CELL};min-width:18em;overflow-wrap:anywhere"
-"""A run's column: room for 20+ characters a line before a value wraps."""
+_VALUE = f"{_CELL};overflow-wrap:anywhere"
+"""A run's column: half the width (the field's name is on a row of its own above)."""
 _LINE = "display:flex;gap:0 6px"
-_KEY = f"flex:0 0 4.5em;font-style:italic;{FADED}"
+_KEY = f"flex:0 0 4.6em;white-space:nowrap;font-style:italic;{FADED}"
+_HEAD = "font-weight:normal;background:color-mix(in srgb, currentColor 6%, transparent)"
 
 
 def summary_html(found: Divergence, names: tuple[str, str], lasts: tuple[int, int]) -> str:
@@ -100,7 +101,7 @@ def differences_html(
         cells.append(_row(_name(name, where), left, right, long, f"vs {names[0]}"))
     if not cells:
         return "<i>no difference at this step</i>"
-    head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in ("field", *names))
+    head = "".join(f"<th style='{_CELL};width:50%'>{html.escape(h)}</th>" for h in names)
     return (
         f"<table class='nbgraph-compare-fields' style='{_TABLE}'><thead><tr>{head}</tr></thead>"
         f"<tbody>{''.join(cells)}</tbody></table>"
@@ -108,7 +109,7 @@ def differences_html(
 
 
 def _name(name: str, why: str) -> str:
-    note = f"<div style='{FADED};font-size:11px'>{html.escape(why)}</div>" if why else ""
+    note = f" <span style='{FADED};font-weight:normal'>— {html.escape(why)}</span>" if why else ""
     return f"<b>{html.escape(str(name))}</b>{note}"
 
 
@@ -123,9 +124,9 @@ def _row(name: str, left: str, right: str, marked: str | None = None, against: s
     if marked is not None:  # (a long text: where it differs from the left one, marked)
         key = f"<span style='{_KEY}'>{html.escape(against)}</span>"
         right += f"<div style='{_LINE}'>{key}<span>{marked}</span></div>"
-    return (
-        f"<tr><td style='{_CELL}'>{name}</td>"
-        f"<td class='nbgraph-value' style='{_VALUE}'>{left}</td>"
+    return (  # the field's name across both columns, then each run's values: the whole width
+        f"<tr><th colspan='2' style='{_CELL};{_HEAD}'>{name}</th></tr>"
+        f"<tr><td class='nbgraph-value' style='{_VALUE}'>{left}</td>"
         f"<td class='nbgraph-value' style='{_VALUE}'>{right}</td></tr>"
     )
 

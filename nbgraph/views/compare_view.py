@@ -65,9 +65,12 @@ class CompareView(ipywidgets.VBox):
             tooltip="go to the first step where the runs differ",
             disabled=first is None,
             button_style="warning" if first is not None else "",
+            layout={"width": "auto"},
         )
         self.next_difference = ipywidgets.Button(
-            description="next difference ▶▶", disabled=len(self.found.steps) < 2
+            description="next difference ▶▶",
+            disabled=len(self.found.steps) < 2,
+            layout={"width": "auto"},
         )
         self.summary = ipywidgets.HTML(summary_html(self.found, names, lasts))
         self.label = ipywidgets.HTML()

@@ -79,12 +79,20 @@ view => {
     const box = e => e.getBoundingClientRect();
     const lines = [...view.querySelectorAll('table.nbgraph-compare-fields td.nbgraph-value')]
         .flatMap(td => [...td.querySelectorAll(':scope > div > span:last-child')])
-        .map(span => {
-            const height = span.getBoundingClientRect().height;
-            const line = parseFloat(getComputedStyle(span).lineHeight) || 15;
-            const count = Math.max(1, Math.round(height / line));
-            return {text: span.textContent, lines: count,
-                    perLine: span.textContent.length / count};
+        .map(span => {  // its lines (the distinct tops of its text's boxes), and how many
+            const range = document.createRange();  // characters a line holds
+            range.selectNodeContents(span);
+            const tops = [...range.getClientRects()].map(r => r.top).sort((a, b) => a - b);
+            const count = tops.filter((top, i) => i === 0 || top - tops[i - 1] > 5).length;
+            const probe = document.createElement('span');
+            probe.style.font = getComputedStyle(span).font;
+            probe.style.whiteSpace = 'pre';
+            probe.textContent = '0'.repeat(40);
+            span.appendChild(probe);
+            const char = probe.getBoundingClientRect().width / 40;
+            probe.remove();
+            return {text: span.textContent, lines: Math.max(1, count),
+                    perLine: span.getBoundingClientRect().width / char};
         });
     return {
         output: box(output).width,

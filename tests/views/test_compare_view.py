@@ -106,7 +106,7 @@ def test_only_the_fields_that_differ_are_shown_with_each_runs_writes(runs):
     assert "<b>jp</b>: {&#x27;jp&#x27;: 93.8}" in fields  # the fix
     assert "key &#x27;eu&#x27;: 93.8 vs 99.0" in fields  # where the values after part
     header = re.search(r"<thead>(.*?)</thead>", fields).group(1)
-    assert [h for h in re.findall(r">([^<>]+)</th>", header)] == ["field", "buggy", "fixed"]
+    assert re.findall(r">([^<>]+)</th>", header) == ["buggy", "fixed"]
 
 
 def test_one_picture_holds_both_runs_and_marks_the_node_whose_writes_differ(runs):
