@@ -94,7 +94,8 @@ def differences_html(
     for name in found.fields(step):
         sides = [_side(run, step, name) for run in runs]
         where = first_difference(sides[0][2], sides[1][2])
-        where = where.replace("on the left", f"in {names[0]}").replace("on the right", f"in {names[1]}")
+        for side, run_name in zip(("on the left", "on the right"), names, strict=True):
+            where = where.replace(side, f"in {run_name}")
         long = changed_text_html(sides[0][2], sides[1][2], _WIDTH)  # (a long text: marked)
         left = _cell(sides[0], sides[1][1])
         right = _cell(sides[1], sides[0][1])

@@ -9,6 +9,7 @@ tests/views/test_compare_view.py.
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +27,8 @@ from tests.support.browser import (
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.dot]
+
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "compare-view.png"
 
 APP = """
 from typing import Annotated, TypedDict
@@ -146,6 +149,9 @@ def test_the_comparison_is_readable_at_1000_px_and_one_control_steps_both(served
                 arg=view.element_handle(),
                 timeout=30_000,
             )
+            if frontend == "jupyterlab" and theme == "light":  # the picture in the docs
+                page.wait_for_timeout(300)
+                view.screenshot(path=str(SCREENSHOT))
         finally:
             browser.close()
     assert real_errors(errors, url) == []
