@@ -83,7 +83,7 @@ def differences_html(
     field that differs at `step` (after it, or in what a node wrote to it): in each run's
     column its value before the step, each write with its writer, and after; under the
     field's name, where the two values after first differ."""
-    rows = found.rows.get(step)
+    rows = found.step_rows(step)
     cells = []
     if rows is not None:
         for record in rows.to_dict("records"):
@@ -91,8 +91,9 @@ def differences_html(
                 why = record.get("why") or record.get("note") or ""
                 cells.append(_row(_name(record["what"], why), _plain(record["this"]),
                                   _plain(record["other"])))  # fmt: skip
+    reads = [_read(run, step) for run in runs]
     for name in found.fields(step):
-        sides = [_side(run, step, name) for run in runs]
+        sides = [_side(read, name) for read in reads]
         where = first_difference(sides[0][2], sides[1][2])
         for side, run_name in zip(("on the left", "on the right"), names, strict=True):
             where = where.replace(side, f"in {run_name}")
@@ -132,15 +133,23 @@ def _row(name: str, left: str, right: str, marked: str | None = None, against: s
     )
 
 
-def _side(run: Any, step: int, name: str) -> tuple[Any, list[tuple[str, Any]], Any, Any]:
-    """A run's field at `step`: (before, writes, after, its step's log or None)."""
+def _read(run: Any, step: int) -> tuple[Any, dict[str, Any], dict[str, Any], dict] | None:
+    """What a run's column reads at `step`, once for every field: (its log, the state its
+    tasks read, the state after it, its writes by field); None for a step it has not."""
     if step not in run.timeline.index:
-        return MISSING, [], MISSING, None
+        return None
     log = run.timeline.step_log(step)
-    before = run.timeline.start_of(step).get(name, MISSING) if step > 0 else MISSING
-    writes = writes_by_field(log).get(name, [])
-    after = run.state_at(step).get(name, MISSING) if log.applied else MISSING
-    return before, writes, after, log
+    before = run.timeline.start_of(step) if step > 0 else {}
+    after = run.state_at(step) if log.applied else {}
+    return log, before, after, writes_by_field(log)
+
+
+def _side(read: Any, name: str) -> tuple[Any, list[tuple[str, Any]], Any, Any]:
+    """A run's field at the step (`_read`): (before, writes, after, the step's log or None)."""
+    if read is None:
+        return MISSING, [], MISSING, None
+    log, before, after, writes = read
+    return before.get(name, MISSING), writes.get(name, []), after.get(name, MISSING), log
 
 
 def _cell(side: tuple[Any, list[tuple[str, Any]], Any, Any], theirs: list) -> str:

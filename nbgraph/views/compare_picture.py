@@ -100,10 +100,13 @@ def _nodes_writing_differently(
     return nodes_writing_differently(this.timeline.step_log(mine), other.timeline.step_log(theirs))
 
 
-def compare_pictures(this: Any, other: Any, step: int, names: tuple[str, str]) -> list[Drawn]:
+def compare_pictures(
+    this: Any, other: Any, step: int, names: tuple[str, str], same: bool | None = None
+) -> list[Drawn]:
     """What the comparison shows at `step`: one drawing with both runs over it when their
-    graphs draw the same, else each run's own picture at that step (titled with its name)."""
-    if same_drawing(this, other):
+    graphs draw the same (`same`; None: found out here), else each run's own picture at
+    that step (titled with its name)."""
+    if same if same is not None else same_drawing(this, other):
         overlay = compare_overlay(this, other, step, names)
         return [_drawn("", graph_dot(this.graph, overlay))]
     shown = []

@@ -25,7 +25,7 @@ from nbgraph.views.compare_panels import (
     pictures_html,
     summary_html,
 )
-from nbgraph.views.compare_picture import compare_pictures
+from nbgraph.views.compare_picture import compare_pictures, same_drawing
 
 __all__ = ["CompareView", "compare_snapshot_html"]
 
@@ -53,6 +53,7 @@ class CompareView(ipywidgets.VBox):
         super().__init__()
         self.runs, self.names = (this, other), names
         self.found: Divergence = divergence(this, other)
+        self._same = same_drawing(this, other)  # (one drawing holds both runs)
         lasts = (this.log.steps[-1].step, other.log.steps[-1].step)
         self.slider = ipywidgets.IntSlider(
             min=0, max=max(lasts), description="step", continuous_update=False
@@ -130,7 +131,7 @@ class CompareView(ipywidgets.VBox):
             self.fields.value = differences_html(step, self.runs, self.names, self.found)
 
     def _drawn(self, step: int) -> list[Any]:
-        return compare_pictures(*self.runs, step, self.names)
+        return compare_pictures(*self.runs, step, self.names, self._same)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         """ipywidgets' bundle with a `text/html` snapshot of the shown step (for wherever

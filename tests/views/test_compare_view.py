@@ -164,3 +164,33 @@ def test_two_equal_runs_say_so_and_open_at_step_one(runs):
     view = fixed.compare_view(_quotes("jp").run({"quotes": {}, "log": []}))
     assert view.found.first is None and view.first.disabled and view.step == 1
     assert "No difference" in view.summary.value
+
+
+def test_branch_lineage_runs_are_compared_node_by_node_at_the_steps_the_nodes_ran():
+    """With branch lineages `compare` aligns runs by node; its rows about the whole run (the
+    final state) belong to the last step, not to every step."""
+
+    class Joined(TypedDict, total=False):
+        x: int
+        log: Annotated[list, operator.add]
+
+    def app(value):
+        return (
+            StateGraph(Joined)
+            .add_node("a", lambda s: {"x": value, "log": ["a"]})
+            .add_node("b", lambda s: {"log": ["b"]})
+            .add_node("c", lambda s: {"log": [f"c saw {s.get('x')}"]})
+            .add_edge(START, "a").add_edge(START, "b").add_edge(["a", "b"], "c")
+            .add_edge("c", END)
+            .compile(semantics="branches")
+        )  # fmt: skip
+
+    this, other = app(1).run({"log": []}), app(2).run({"log": []})
+    assert "node" in this.compare(other).columns  # (node-aligned)
+    view = this.compare_view(other)
+    assert view.found.steps == [1, 2] and view.step == 1
+    assert "<b>x</b>" in view.fields.value and "<b>log</b>" not in view.fields.value
+    view.go(0)
+    assert "no difference at this step" in view.fields.value  # (not the final state's rows)
+    view.go(2)
+    assert "c saw 1" in view.fields.value and "c saw 2" in view.fields.value

@@ -37,20 +37,31 @@ class Divergence:
         steps: the steps where the runs differ (tasks, outcome, a field after the step, or
             a node's writes), in order.
         writes: per step, the fields some node wrote differently in the two runs.
+        last: the last step of `this`: where a node-aligned table's rows about the whole
+            run (the outcome, how often a node ran, the final state) belong.
     """
 
     rows: dict[int, Any]
     steps: list[int]
     writes: dict[int, list[str]] = field(default_factory=dict)
+    last: int | None = None
 
     @property
     def first(self) -> int | None:
         """The first step where the runs differ, or None when they do not."""
         return self.steps[0] if self.steps else None
 
+    def step_rows(self, step: int) -> Any:
+        """The compare rows of `step` (None: none): its own, and in a node-aligned table
+        the rows about the whole run at the last step only."""
+        rows = self.rows.get(step)
+        if rows is not None and "occurrence" in rows.columns and step != self.last:
+            rows = rows[rows["occurrence"] >= 0]
+        return rows
+
     def fields(self, step: int) -> list[str]:
         """The fields that differ at `step`: after it, or in what a node wrote to them."""
-        rows = self.rows.get(step)
+        rows = self.step_rows(step)
         named = [] if rows is None else [w for w in rows["what"] if w not in ROW_KINDS]
         return list(dict.fromkeys([*named, *self.writes.get(step, [])]))
 
@@ -83,7 +94,7 @@ def divergence(this: Any, other: Any, frame: Any = None) -> Divergence:
     steps = sorted(set(own) | set(writes))
     if not steps and len(frame):  # only rows about the whole run (a node-aligned table)
         steps = [this.log.steps[-1].step]
-    return Divergence(rows, steps, writes)
+    return Divergence(rows, steps, writes, this.log.steps[-1].step)
 
 
 def writes_by_field(step: Any) -> dict[str, list[tuple[str, Any]]]:
