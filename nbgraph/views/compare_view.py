@@ -30,7 +30,7 @@ from nbgraph.views.compare_picture import compare_pictures, same_drawing
 __all__ = ["CompareView", "compare_snapshot_html"]
 
 _PICTURE = {"flex": "1 1 420px", "min_width": "0", "overflow": "hidden"}
-_PANEL = {"flex": "1 1 560px", "min_width": "0", "overflow": "auto"}
+_PANEL = {"flex": "1 1 520px", "min_width": "0", "overflow": "auto"}
 """The picture and the fields side by side when the output has room for both (about 1,000
 px), else one above the other, each the whole width: never a picture squeezed to a strip."""
 _NOTE = (
@@ -159,7 +159,7 @@ def compare_snapshot_html(view: CompareView) -> str:
         "<div style='display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start'>"
         f"<div style='flex:1 1 420px;min-width:0;overflow:auto'>"
         f"{pictures_html(view._drawn(step), static=True)}</div>"
-        f"<div style='flex:1 1 560px;min-width:0;overflow:auto'>{view.fields.value}</div></div>"
+        f"<div style='flex:1 1 520px;min-width:0;overflow:auto'>{view.fields.value}</div></div>"
     )
     return (
         f"<div class='{COMPARE_CLASS} nbgraph-snapshot' "

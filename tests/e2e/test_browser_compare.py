@@ -1,7 +1,8 @@
 """`run.compare_view(other)` in a real browser: in JupyterLab 4 and Notebook 7, light and
-dark, at a 1,000 px window, the comparison is readable (its picture wider than 400 px, no
-value wrapped under 20 characters a line, nothing to scroll sideways) and one control steps
-both runs; a notebook saved with it shows its snapshot when reopened untrusted, and in
+dark, at a 1,000 px window (the picture above the fields) and a 1,400 px one (a ~1,000 px
+output: side by side), the comparison is readable (its picture wider than 400 px, no value
+wrapped under 20 characters a line, nothing to scroll sideways) and one control steps both
+runs; a notebook saved with it shows its snapshot when reopened untrusted, and in
 `python -m nbgraph.share`'s page, with nothing fetched from the network. The HTML behind it:
 tests/views/test_compare_view.py.
 """
@@ -104,6 +105,8 @@ view => {
         overflow: output.scrollWidth - output.clientWidth,
         lines,
         label: view.querySelector('.nbgraph-compare-label').innerText,
+        beside: box(view.querySelector('table.nbgraph-compare-fields')).left
+            >= box(picture).right - 1,
         marked: [...view.querySelectorAll('svg g.node text')].map(t => t.textContent),
     };
 }
@@ -149,8 +152,10 @@ def test_the_comparison_is_readable_at_1000_px_and_one_control_steps_both(served
                 arg=view.element_handle(),
                 timeout=30_000,
             )
+            page.set_viewport_size({"width": 1400, "height": 2000})  # a ~1,000 px output
+            page.wait_for_timeout(800)
+            wide = view.evaluate(MEASURE)
             if frontend == "jupyterlab" and theme == "light":  # the picture in the docs
-                page.wait_for_timeout(300)
                 view.screenshot(path=str(SCREENSHOT))
         finally:
             browser.close()
@@ -164,8 +169,11 @@ def test_the_comparison_is_readable_at_1000_px_and_one_control_steps_both(served
     assert first["picture"] > 400 and first["svg"] > 300, first
     assert first["overflow"] <= 1, first
     assert len(first["lines"]) >= 10, first["lines"]
-    for line in first["lines"] + stepped["lines"]:
+    for line in first["lines"] + stepped["lines"] + wide["lines"]:
         assert line["lines"] == 1 or line["perLine"] >= 20, line
+    # a 1,000 px output (a 1,400 px window): the picture and the fields side by side
+    assert not first["beside"] and wide["beside"], (first, wide)
+    assert wide["picture"] > 400 and wide["overflow"] <= 1 and wide["output"] >= 900, wide
     # one control stepped both: step 4 is summarise in each run, and cheapest differs
     assert "buggy: summarise" in stepped["label"] and "fixed: summarise" in stepped["label"]
     assert any("cheapest" in line["text"] or "at $" in line["text"] for line in stepped["lines"])
