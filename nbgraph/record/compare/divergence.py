@@ -9,6 +9,7 @@ state after it came out equal (a write an overwrite or a reducer hid).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from nbgraph.record.compare.messages import compare_values
 
 __all__ = [
     "Divergence",
+    "RowsByStep",
     "divergence",
     "nodes_writing_differently",
     "rows_by_step",
@@ -41,7 +43,7 @@ class Divergence:
             run (the outcome, how often a node ran, the final state) belong.
     """
 
-    rows: dict[int, Any]
+    rows: Mapping[int, Any]
     steps: list[int]
     writes: dict[int, list[str]] = field(default_factory=dict)
     last: int | None = None
@@ -145,22 +147,47 @@ def _writes_by_node(step: Any) -> dict[str, dict[str, list[Any]]]:
     return found
 
 
-def rows_by_step(run: Any, frame: Any) -> dict[int, Any]:
-    """`run.compare(other)`'s rows per step of `run`, grouped in one pass: a step-aligned
-    table by its `step`; a node-aligned one (either run used branch lineages) by the step of
-    the node's run each row is about, its whole-run rows (`occurrence` -1: the outcome, how
-    often a node ran, the final state) at every step."""
+class RowsByStep(Mapping):
+    """`run.compare(other)`'s rows per step: positions found in one pass, each step's table
+    made when it is asked for (a long run's thousands of differing steps cost no table
+    each up front)."""
+
+    def __init__(self, frame: Any, positions: dict[int, list[int]]) -> None:
+        self.frame, self.positions = frame, positions
+
+    def __getitem__(self, step: int) -> Any:
+        return self.frame.iloc[self.positions[step]]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.positions)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+
+def rows_by_step(run: Any, frame: Any) -> RowsByStep:
+    """`run.compare(other)`'s rows per step of `run`: a step-aligned table by its `step`; a
+    node-aligned one (either run used branch lineages) by the step of the node's run each
+    row is about, its whole-run rows (`occurrence` -1: the outcome, how often a node ran,
+    the final state) at every step."""
+    positions: dict[int, list[int]] = {}
     if "step" in frame.columns:
-        return {int(step): rows for step, rows in frame.groupby("step", sort=False)}
+        for i, step in enumerate(frame["step"]):
+            positions.setdefault(int(step), []).append(i)
+        return RowsByStep(frame, positions)
     steps = _node_row_steps(run, frame)
     whole_run = [i for i, step in enumerate(steps) if step is None]
-    grouped: dict[int, list[int]] = {}
     for i, step in enumerate(steps):
         if step is not None:
-            grouped.setdefault(step, []).append(i)
-    by_step = {step: frame.iloc[sorted(rows + whole_run)] for step, rows in grouped.items()}
-    everywhere = frame.iloc[whole_run]
-    return {s: by_step.get(s, everywhere) for s in (x.step for x in run.log.steps)}
+            positions.setdefault(step, []).append(i)
+    return RowsByStep(
+        frame,
+        {
+            s: sorted(positions.get(s, []) + whole_run)
+            for s in (x.step for x in run.log.steps)
+            if s in positions or whole_run
+        },
+    )
 
 
 def _node_row_steps(run: Any, frame: Any) -> list[int | None]:
