@@ -194,3 +194,27 @@ def test_branch_lineage_runs_are_compared_node_by_node_at_the_steps_the_nodes_ra
     assert "no difference at this step" in view.fields.value  # (not the final state's rows)
     view.go(2)
     assert "c saw 1" in view.fields.value and "c saw 2" in view.fields.value
+
+
+def test_where_the_runs_take_other_ways_the_picture_says_which_run_ran_what():
+    def app(way):
+        return (
+            StateGraph(dict)
+            .add_node("route", lambda s: {"n": 1})
+            .add_node("left", lambda s: {"n": 2})
+            .add_node("right", lambda s: {"n": 3})
+            .add_edge(START, "route")
+            .add_conditional_edges("route", lambda s: way, ["left", "right"])
+            .add_edge("left", END).add_edge("right", END)
+            .compile()
+        )  # fmt: skip
+
+    this, other = app("left").run({"n": 0}), app("right").run({"n": 0})
+    view = this.compare_view(other, names=("went left", "went right"))
+    assert view.step == view.found.first == 2
+    overlay = compare_overlay(this, other, 2, view.names)
+    assert overlay.current == {"left", "right"}
+    assert overlay.notes["left"] == "went left ×1, went right ×0 — only in went left"
+    assert overlay.notes["right"] == "went left ×0, went right ×1 — only in went right"
+    assert "<b>tasks</b>" in view.fields.value  # the step's tasks differ: a row says so
+    assert "went left: left" in view.label.value and "went right: right" in view.label.value
