@@ -78,5 +78,8 @@ def test_the_notebooks_table_names_the_comparison_view_notebook_04_uses():
     row = next(line for line in README.read_text().splitlines() if "04_debug_a_branch" in line)
     assert "`run.compare_view(fixed)`" in row
     notebook = nbformat.read(README.parent / "notebooks" / "04_debug_a_branch.ipynb", 4)
-    cell = next(c.source for c in notebook.cells if "run.compare_view(fixed" in c.source)
-    assert "assert compared.step == 3" in cell and "compared.fields.value" in cell
+    sources = [c.source for c in notebook.cells]
+    shown = next(i for i, s in enumerate(sources) if "run.compare_view(fixed" in s)
+    assert sources[shown].rstrip().endswith("compared")  # displayed, then checked below
+    assert "assert compared.step == 3" in sources[shown + 1]
+    assert "compared.fields.value" in sources[shown + 1]
