@@ -19,8 +19,12 @@ from nbgraph.views.dot import graph_dot
 from nbgraph.views.overlay import Overlay, run_overlay
 from nbgraph.views.render import render_svg
 
-__all__ = ["Drawn", "compare_overlay", "compare_pictures", "same_drawing"]
+__all__ = ["DIFFER", "DIFFER_INK", "Drawn", "compare_overlay", "compare_pictures", "same_drawing"]
 
+DIFFER = "≠ writes differ"
+DIFFER_INK = "#7b1fa2"
+"""The outline of a node the runs differ at (its writes, or it ran in one run only): apart
+from the step's orange and a failure's red."""
 READABLE_PX = 10
 """The smallest label, in pixels, a fitted picture is scaled down to (it scrolls instead)."""
 _PT = 4 / 3  # graphviz sizes its SVG in points; the screen counts pixels
@@ -85,7 +89,7 @@ def compare_overlay(this: Any, other: Any, step: int, names: tuple[str, str]) ->
         elif node in b.current and node not in a.current:
             lines.append(f"only in {names[1]}")
         if node in differ:
-            lines.append("≠ writes differ")
+            lines.append(DIFFER)
         if lines:
             both.notes[node] = " — ".join(lines)
     return both
@@ -108,7 +112,12 @@ def compare_pictures(
     that step (titled with its name)."""
     if same if same is not None else same_drawing(this, other):
         overlay = compare_overlay(this, other, step, names)
-        return [_drawn("", graph_dot(this.graph, overlay))]
+        drawing = graph_dot(this.graph, overlay)
+        ids = getattr(drawing, "nbgraph_ids", {})
+        for node, note in overlay.notes.items():  # (a node the runs differ at: its outline)
+            if node in ids and (DIFFER in note or "only in" in note):
+                drawing.node(ids[node], color=DIFFER_INK, penwidth="3.5")
+        return [_drawn("", drawing)]
     shown = []
     for run, name in zip((this, other), names, strict=True):
         at = _step_of(run, step)

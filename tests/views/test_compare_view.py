@@ -118,6 +118,7 @@ def test_one_picture_holds_both_runs_and_marks_the_node_whose_writes_differ(runs
     assert overlay.notes == {"jp": "≠ writes differ"}
     (picture,) = compare_pictures(buggy, fixed, 1, ("buggy", "fixed"))
     assert picture.title == "" and "writes differ" in picture.svg
+    assert picture.svg.count('stroke="#7b1fa2"') == 1  # jp's outline: where the runs part
 
 
 def test_runs_of_graphs_drawn_differently_get_a_picture_each():
