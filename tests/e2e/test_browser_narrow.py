@@ -106,7 +106,7 @@ inspector => {
                 - parseFloat(style.paddingRight);
             canvas.font = getComputedStyle(text.parentElement).font;
             const char = canvas.measureText(content).width / content.length;
-            found.push({text: content.slice(0, 30), lines: tops.size,
+            found.push({text: content.slice(0, 30), lines: tops.size, block: block.tagName + '.' + block.className + ' ' + block.getAttribute('style'),
                         chars: Math.round(room / char * 10) / 10});
         }
     }
@@ -135,7 +135,7 @@ def _measure(page, inspectors, width: int) -> dict:
 def test_the_inspector_stacks_by_itself_when_narrow_and_values_keep_20_characters(served):
     from playwright.sync_api import sync_playwright
 
-    url, frontend, theme = served
+    url, _, theme = served
     errors: list[str] = []
     with sync_playwright() as playwright:
         browser, page = open_notebook(playwright, url, errors, height=1600)
@@ -180,7 +180,8 @@ def test_the_inspector_stacks_by_itself_when_narrow_and_values_keep_20_character
     # every wrapped value has room for 20 characters a line or more (at both widths)
     for fit in (wide["auto"], narrow["auto"], beside_narrow):
         assert fit["values"], fit  # (the long question, message and URL do wrap)
-        assert min(v["chars"] for v in fit["values"]) >= 20, fit["values"]
+        narrowest = min(fit["values"], key=lambda v: v["chars"])
+        assert narrowest["chars"] >= 20, (narrowest, fit)
     # a layout picked wins over the width: side by side at 800 px, stacked at 1400 px
     assert beside_narrow["beside"] and not beside_narrow["stacked"], beside_narrow
     assert stacked_wide["stacked"] and stacked_wide["picture"] >= 0.9 * stacked_wide["output"]
