@@ -2,7 +2,8 @@
 width"): in a window 800 px wide it stacks by itself (the step list, then the picture on
 nearly the output's whole width, then the panels), in one 1400 px wide it stays side by side,
 and it follows the window when it is resized; a layout picked in the *layout* buttons wins
-over the width; no value in the state or effects panel wraps under 20 characters a line —
+over the width; no value in the state or effects panel, nor in the run's effects table,
+wraps under 20 characters a line —
 in JupyterLab 4 and Notebook 7, light and dark (`tests/support/browser.py`). The classes and
 CSS behind it: tests/views/test_views_legible.py.
 """
@@ -55,7 +56,10 @@ run = app.run({"question": QUESTION,
 """,
     "auto = run.inspect(); auto.go(2); auto",
     "picked = run.inspect(); picked.go(2); picked",  # (a layout picked by a click, below)
+    "run.effects",
 ]
+PANELS = ".nbgraph-panels td.nbgraph-value, .nbgraph-panels table.nbgraph-effects td > div"
+"""The state panel's values, and the effects panel's cells."""
 
 LAYOUT = """
 inspector => {
@@ -75,19 +79,17 @@ inspector => {
 """
 
 VALUES = """
-inspector => {
+(root, cells) => {
     // every value shown in the state and effects panels (with the state's trees unfolded):
     // for each text that wraps (its characters on more than one line), how many characters
     // a line its block has room for: the block's content width over the text's mean
     // character width in its own font
-    for (const details of inspector.querySelectorAll('.nbgraph-panels td details')) {
+    for (const details of root.querySelectorAll('td details')) {
         details.open = true;
     }
-    const cells = [...inspector.querySelectorAll(
-        '.nbgraph-panels td.nbgraph-value, .nbgraph-panels table.nbgraph-effects td > div')];
     const canvas = document.createElement('canvas').getContext('2d');
     const found = [];
-    for (const cell of cells) {
+    for (const cell of root.querySelectorAll(cells)) {
         const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
         for (let text = walker.nextNode(); text; text = walker.nextNode()) {
             const content = text.textContent;
@@ -106,7 +108,8 @@ inspector => {
                 - parseFloat(style.paddingRight);
             canvas.font = getComputedStyle(text.parentElement).font;
             const char = canvas.measureText(content).width / content.length;
-            found.push({text: content.slice(0, 30), lines: tops.size, block: block.tagName + '.' + block.className + ' ' + block.getAttribute('style'),
+            found.push({text: content.slice(0, 30), lines: tops.size,
+                        block: `${block.tagName}.${block.className}`,
                         chars: Math.round(room / char * 10) / 10});
         }
     }
@@ -127,7 +130,7 @@ def _measure(page, inspectors, width: int) -> dict:
     page.set_viewport_size({"width": width, "height": 1600})
     page.wait_for_timeout(800)  # (laid out again, the pictures sized to their room)
     return {
-        name: {**inspector.evaluate(LAYOUT), "values": inspector.evaluate(VALUES)}
+        name: {**inspector.evaluate(LAYOUT), "values": inspector.evaluate(VALUES, PANELS)}
         for name, inspector in inspectors.items()
     }
 
@@ -149,6 +152,8 @@ def test_the_inspector_stacks_by_itself_when_narrow_and_values_keep_20_character
             auto, picked = (page.locator(".nbgraph-inspector").nth(i) for i in range(2))
             inspectors = {"auto": auto}
             wide, narrow = _measure(page, inspectors, 1400), _measure(page, inspectors, 800)
+            table = page.locator(".jp-RenderedHTMLCommon:has(table)").last  # run.effects
+            narrow_table = table.evaluate(VALUES, "td, th")
             wide_again = _measure(page, inspectors, 1400)  # (the window widened again)
             picked.locator(".widget-toggle-button", has_text="side by side").click()
             page.wait_for_function(  # (the click's class arrives from the kernel)
@@ -182,6 +187,10 @@ def test_the_inspector_stacks_by_itself_when_narrow_and_values_keep_20_character
         assert fit["values"], fit  # (the long question, message and URL do wrap)
         narrowest = min(fit["values"], key=lambda v: v["chars"])
         assert narrowest["chars"] >= 20, (narrowest, fit)
+    # the run's effects table at 800 px: no column squeezed to a few letters a line
+    assert narrow_table, "its long values wrap"
+    narrowest = min(narrow_table, key=lambda v: v["chars"])
+    assert narrowest["chars"] >= 20, (narrowest, narrow_table)
     # a layout picked wins over the width: side by side at 800 px, stacked at 1400 px
     assert beside_narrow["beside"] and not beside_narrow["stacked"], beside_narrow
     assert stacked_wide["stacked"] and stacked_wide["picture"] >= 0.9 * stacked_wide["output"]
