@@ -57,6 +57,7 @@ run = app.run({"question": QUESTION,
     "auto = run.inspect(); auto.go(2); auto",
     "picked = run.inspect(); picked.go(2); picked",  # (a layout picked by a click, below)
     "run.effects",
+    "import ipywidgets\nipywidgets.HBox([run.inspect(), run.inspect()])",  # (two, one row)
 ]
 PANELS = ".nbgraph-panels td.nbgraph-value, .nbgraph-panels table.nbgraph-effects td > div"
 """The state panel's values, and the effects panel's cells."""
@@ -144,15 +145,18 @@ def test_the_inspector_stacks_by_itself_when_narrow_and_values_keep_20_character
         browser, page = open_notebook(playwright, url, errors, height=1600)
         try:
             page.wait_for_function(
-                "document.querySelectorAll('.nbgraph-inspector').length == 2 && [...document"
+                "document.querySelectorAll('.nbgraph-inspector').length == 4 && [...document"
                 ".querySelectorAll('.nbgraph-inspector')].every(i => i.querySelector("
                 "'svg g.node') && i.querySelector('table.nbgraph-effects'))",
                 timeout=120_000,
             )
-            auto, picked = (page.locator(".nbgraph-inspector").nth(i) for i in range(2))
+            auto, picked, left, right = (
+                page.locator(".nbgraph-inspector").nth(i) for i in range(4)
+            )
             inspectors = {"auto": auto}
-            wide, narrow = _measure(page, inspectors, 1400), _measure(page, inspectors, 800)
-            table = page.locator(".jp-RenderedHTMLCommon:has(table)").last  # run.effects
+            wide = _measure(page, {"auto": auto, "left": left, "right": right}, 1400)
+            narrow = _measure(page, inspectors, 800)
+            table = page.locator(".jp-RenderedHTMLCommon", has_text="compact view")  # run.effects
             narrow_table = table.evaluate(VALUES, "td, th")
             wide_again = _measure(page, inspectors, 1400)  # (the window widened again)
             picked.locator(".widget-toggle-button", has_text="side by side").click()
@@ -178,6 +182,9 @@ def test_the_inspector_stacks_by_itself_when_narrow_and_values_keep_20_character
     for fit in (wide["auto"], wide_again["auto"]):
         assert fit["beside"] and not fit["stacked"], fit
         assert fit["picture"] <= 0.6 * fit["output"], fit
+    # two inspectors in one row share it, each stacked by itself (half the output is narrow)
+    for fit in (wide["left"], wide["right"]):
+        assert fit["stacked"] and 0.4 * fit["output"] <= fit["picture"] <= 0.6 * fit["output"]
     # 800 px: stacked by itself, the picture on nearly the output's whole width
     fit = narrow["auto"]
     assert fit["stacked"] and not fit["beside"], fit
