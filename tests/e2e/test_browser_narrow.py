@@ -5,14 +5,21 @@ and it follows the window when it is resized; a layout picked in the *layout* bu
 over the width; no value in the state or effects panel, nor in the run's effects table,
 wraps under 20 characters a line —
 in JupyterLab 4 and Notebook 7, light and dark (`tests/support/browser.py`). The classes and
-CSS behind it: tests/views/test_views_legible.py.
+CSS behind it: tests/views/test_views_legible.py. With `NBGRAPH_UPDATE_SCREENSHOT=1`,
+Notebook 7's light screenshot of the stacked inspector is copied to docs/inspector-narrow.png.
 """
+
+import os
+import shutil
+from pathlib import Path
 
 import pytest
 
 from tests.support.browser import THEMED, open_notebook, real_errors, served_themed
 
 pytestmark = pytest.mark.browser
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 CELLS = [
     """
@@ -136,10 +143,19 @@ def _measure(page, inspectors, width: int) -> dict:
     }
 
 
-def test_the_inspector_stacks_by_itself_when_narrow_and_values_keep_20_characters(served):
+def _screenshot(page, inspector, path: Path) -> None:
+    """The top of `inspector` (its controls, steps, picture and state), as shown."""
+    inspector.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)
+    box = inspector.bounding_box()
+    clip = {"x": box["x"], "y": max(0, box["y"]), "width": box["width"], "height": 1400}
+    page.screenshot(path=str(path), clip=clip)
+
+
+def test_the_inspector_stacks_by_itself_when_narrow_and_values_keep_20_characters(served, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    url, _, theme = served
+    url, frontend, theme = served
     errors: list[str] = []
     with sync_playwright() as playwright:
         browser, page = open_notebook(playwright, url, errors, height=1600)
@@ -158,6 +174,7 @@ def test_the_inspector_stacks_by_itself_when_narrow_and_values_keep_20_character
             narrow = _measure(page, inspectors, 800)
             table = page.locator(".jp-RenderedHTMLCommon", has_text="compact view")  # run.effects
             narrow_table = table.evaluate(VALUES, "td, th")
+            _screenshot(page, picked, tmp_path / "inspector-narrow.png")  # (stacked: auto)
             wide_again = _measure(page, inspectors, 1400)  # (the window widened again)
             picked.locator(".widget-toggle-button", has_text="side by side").click()
             page.wait_for_function(  # (the click's class arrives from the kernel)
@@ -176,6 +193,8 @@ def test_the_inspector_stacks_by_itself_when_narrow_and_values_keep_20_character
             dark = page.evaluate("document.body.dataset.jpThemeLight === 'false'")
         finally:
             browser.close()
+    if os.environ.get("NBGRAPH_UPDATE_SCREENSHOT") and (frontend, theme) == ("notebook7", "light"):
+        shutil.copy(tmp_path / "inspector-narrow.png", DOCS / "inspector-narrow.png")
     assert real_errors(errors, url) == []
     assert dark == (theme == "dark")
     # 1400 px: three columns, the picture sharing the width; again after a narrow window
