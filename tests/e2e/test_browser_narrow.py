@@ -2,7 +2,7 @@
 width"): in a window 800 px wide it stacks by itself (the step list, then the picture on
 nearly the output's whole width, then the panels), in one 1400 px wide it stays side by side,
 and it follows the window when it is resized; a layout picked in the *layout* buttons wins
-over the width; no value in the state or effects panel, nor in the run's effects table,
+over the width; no value in the state, effects or comparison panel, nor in the run's effects table,
 wraps under 20 characters a line —
 in JupyterLab 4 and Notebook 7, light and dark (`tests/support/browser.py`). The classes and
 CSS behind it: tests/views/test_views_legible.py. With `NBGRAPH_UPDATE_SCREENSHOT=1`,
@@ -61,13 +61,13 @@ app = (
 run = app.run({"question": QUESTION,
                "messages": [HumanMessage(QUESTION, id="user-1")], "notes": []})
 """,
-    "auto = run.inspect(); auto.go(2); auto",
+    "auto = run.inspect(); auto.go(2); auto.compare_mode.value = 'another step'; auto",
     "picked = run.inspect(); picked.go(2); picked",  # (a layout picked by a click, below)
     "run.effects",
     "import ipywidgets\nipywidgets.HBox([run.inspect(), run.inspect()])",  # (two, one row)
 ]
-PANELS = ".nbgraph-panels td.nbgraph-value, .nbgraph-panels table.nbgraph-effects td > div"
-"""The state panel's values, and the effects panel's cells."""
+PANELS = "td.nbgraph-value, .nbgraph-panels table.nbgraph-effects td > div"
+"""The values of the state panel and of the comparison, and the effects panel's cells."""
 
 LAYOUT = """
 inspector => {
@@ -82,6 +82,8 @@ inspector => {
         steps: s.width,
         stacked: g.top >= s.bottom - 1 && p.top >= g.bottom - 1,
         beside: g.left >= s.right - 1 && p.left >= g.right - 1 && Math.abs(p.top - g.top) < 2,
+        compared: inspector.querySelectorAll('td.nbgraph-value').length
+            - inspector.querySelectorAll('.nbgraph-panels td.nbgraph-value').length,
     };
 }
 """
@@ -204,6 +206,7 @@ def test_the_inspector_stacks_by_itself_when_narrow_and_values_keep_20_character
     # two inspectors in one row share it, each stacked by itself (half the output is narrow)
     for fit in (wide["left"], wide["right"]):
         assert fit["stacked"] and 0.4 * fit["output"] <= fit["picture"] <= 0.6 * fit["output"]
+    assert wide["auto"]["compared"] > 0  # (step 2 compared with step 0: their values)
     # 800 px: stacked by itself, the picture on nearly the output's whole width
     fit = narrow["auto"]
     assert fit["stacked"] and not fit["beside"], fit
