@@ -338,6 +338,8 @@ def test_a_subrun_stepped_into_and_a_later_cell_s_twin_keep_the_layout_picked():
     inspector.open_run(inspector.run, 1)  # (what stepping into a subrun and back does)
     assert inspector.arrangement.value == "stacked"
     assert "nbgraph-stacked" in inspector._dom_classes
+    twin = inspector.earlier._twin()  # (what a later cell's output hands the earlier one)
+    assert twin.arrangement.value == "stacked" and "nbgraph-stacked" in twin._dom_classes
     inspector.arrangement.value = "auto"
     assert "nbgraph-stacked" not in inspector._dom_classes
     assert "nbgraph-auto" in inspector._dom_classes
