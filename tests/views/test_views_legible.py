@@ -400,3 +400,25 @@ def test_a_followed_tasks_label_is_escaped():
     for renderer in renderers():  # each renderer nbgraph may pick reads the label
         output, name, problems = render_with(source, "svg", [renderer])
         assert output and b"&lt;img" in output, (renderer, problems)
+
+
+def test_a_run_s_tables_keep_20_characters_a_line_and_scroll_sideways_when_narrow():
+    class Notes(TypedDict, total=False):
+        note: str
+
+    long = "the north river floods in March " * 3
+    run = (
+        StateGraph(Notes).add_node("write", lambda s: {"note": long})
+        .add_edge(START, "write").add_edge("write", END).compile().run({"note": "a"})
+    )  # fmt: skip
+    shown = run.effects._repr_html_()
+    assert shown.startswith("<div style='overflow-x:auto'><table")  # (scrolls, not squeezes)
+    heads = re.findall(r"<th style='[^']*min-width:(\d+)ch'>([^<]*)</th>", shown)
+    assert {name: int(room) for room, name in heads} == {  # (a header never wraps)
+        "step": 4, "field": 5, "at": 2, "reducer": 7, "before": 6, "writes": 6, "after": 5,
+        "flags": 5,
+    }  # fmt: skip
+    rooms = re.findall(r"<td style='[^']*min-width:(\d+)ch'>([^<]*)</td>", shown)
+    assert ("3", "&#x27;a&#x27;") in rooms  # a short value: its own length, never wrapped
+    assert [room for room, cell in rooms if cell.startswith("write: ")] == ["22"]  # (long)
+    assert "min-width:" in run.steps._repr_html_()
