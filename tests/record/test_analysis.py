@@ -150,9 +150,7 @@ def test_guess_reads_numbers_from_the_values_when_the_type_is_not_declared():
     assert _order_dependent(FieldSpec("n", Any, add), [1, 2.5]) is False
     assert _order_dependent(FieldSpec("n", Any, add), [[1], [2]]) is True
     assert _order_dependent(FieldSpec("n", Any, add), []) is True
-    assert (
-        _order_dependent(FieldSpec("x", float, reducer_from_callable(operator.add))) is False
-    )
+    assert _order_dependent(FieldSpec("x", float, reducer_from_callable(operator.add))) is False
     assert _order_dependent(FieldSpec("x", str)) is False  # no reducer: one write per step
     assert _order_dependent(FieldSpec("x", int, get_reducer("min"))) is False
 

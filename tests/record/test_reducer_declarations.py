@@ -3,8 +3,6 @@ reducer a user declares is treated as it says, one nobody declared is not assume
 or to be free of order. (Before, the record compared the reducer's function with a few known
 ones, so a user's appending or order-free reducer was never seen as such.)"""
 
-from __future__ import annotations
-
 import operator
 import uuid
 from typing import Annotated, Any, TypedDict
@@ -26,8 +24,10 @@ def _registered(**declared: Any) -> str:
 
 
 def _graph(reducer: Any) -> Any:
-    state = TypedDict("State", {"log": Annotated[list, reducer]})
-    graph = StateGraph(state)
+    class State(TypedDict):  # (no `from __future__ import annotations`: a local reducer)
+        log: Annotated[list, reducer]
+
+    graph = StateGraph(State)
     graph.add_node("a", lambda state: {"log": [1]})
     graph.set_entry_point("a")
     return graph.compile().spec
