@@ -209,6 +209,102 @@ def _shares_state(node: ast.ClassDef) -> bool:
     return False
 
 
+ONE_WRITER: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "RunLoop": ("nbgraph.engine.core.loop", ("run", "loop"), ("BranchLoop",)),
+    "Schedule": ("nbgraph.engine.core.schedule", ("schedule",), ()),
+}
+"""The objects with one writer: class -> (the module that defines it, the names a reference
+to one goes by (`run.x`, `self.loop.x`), its subclasses). Only the defining module assigns
+their slots: anything else asks a method (`Schedule.restore`, `RunLoop.apply`) or hands the
+run a hook when it is made (`RunLoop(..., hooks=)`).
+
+A write is `<receiver>.<slot> = / += / del` outside that module. The receiver is known by
+its name; a slot no other class of the package has is known by the slot's name alone, on any
+receiver. `self` in a subclass (`BranchLoop`, `engine.branches.run`) is the subclass's own
+object: its methods are the run's methods for that semantics (they override `RunLoop`'s)."""
+
+
+def _slots(tree: ast.AST, name: str) -> set[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            for item in node.body:
+                if isinstance(item, ast.Assign) and "__slots__" in map(ast.unparse, item.targets):
+                    return set(ast.literal_eval(item.value)) - {"__weakref__"}
+    raise AssertionError(f"{name} has no __slots__ (ONE_WRITER reads them)")
+
+
+def _assigned(node: ast.AST) -> list[ast.Attribute]:
+    """The attributes an assignment, augmented assignment or `del` writes."""
+    if isinstance(node, ast.Assign | ast.Delete):
+        targets = node.targets
+    elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+        targets = [node.target]
+    else:
+        return []
+    found: list[ast.Attribute] = []
+    while targets:
+        target, *targets = targets
+        if isinstance(target, ast.Tuple | ast.List):
+            targets.extend(target.elts)
+        elif isinstance(target, ast.Starred):
+            targets.append(target.value)
+        elif isinstance(target, ast.Attribute):
+            found.append(target)
+    return found
+
+
+def _receiver_name(node: ast.expr) -> str | None:
+    """`run` for `run.x`, `self.run.x` and `item.run.x`: the name a receiver goes by."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
+def outside_writers(package: Path = PACKAGE) -> list[str]:
+    """Every assignment of a `ONE_WRITER` object's slot outside its own module, as
+    `file:line: module writes Class.slot`."""
+    trees = {module_name(p, package): (p, ast.parse(p.read_text())) for p in package.rglob("*.py")}
+    others: set[str] = set()  # the fields of other classes: declared, or set on `self`
+    for _, tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name not in ONE_WRITER:
+                others.update(
+                    item.target.id
+                    for item in node.body
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+                )
+                others.update(
+                    target.attr
+                    for child in ast.walk(node)
+                    for target in _assigned(child)
+                    if ast.unparse(target.value) == "self"
+                )
+    found = []
+    for name, (home, receivers, subclasses) in ONE_WRITER.items():
+        slots = _slots(trees[home][1], name)
+        unique = slots - others
+        for module, (path, tree) in sorted(trees.items()):
+            if module == home:
+                continue
+            own = {
+                id(child)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.ClassDef) and node.name in subclasses
+                for child in ast.walk(node)
+            }
+            for node in ast.walk(tree):
+                for target in _assigned(node):
+                    if target.attr not in slots:
+                        continue
+                    receiver = _receiver_name(target.value)
+                    if receiver == "self" and id(node) in own:
+                        continue
+                    if receiver in receivers or target.attr in unique:
+                        where = f"{path.relative_to(package.parent)}:{node.lineno}"
+                        found.append(f"{where}: {module} writes {name}.{target.attr}")
+    return found
+
+
 def upward_imports(package: Path = PACKAGE) -> list[str]:
     """Every import in `package` that runs upward, as `file:line: who (layer) imports what`."""
     upward = set()
