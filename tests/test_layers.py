@@ -305,6 +305,36 @@ def outside_writers(package: Path = PACKAGE) -> list[str]:
     return found
 
 
+def reducer_guesses(package: Path = PACKAGE) -> list[str]:
+    """Places outside `nbgraph/reducers.py` that guess what a reducer is from its function:
+    a comparison (`is`, `in`, `==`) of a reducer's `fn` or `in_place` with anything but
+    None, or a call of `plain_function` (the function a file's reducer wraps). A reducer
+    says what it is (`Reducer.appends`, `extends_in_place`, `order_matters`)."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if module_name(path, package) == "nbgraph.reducers":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            guess = None
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("plain_function"):
+                guess = ast.unparse(node)
+            elif isinstance(node, ast.Compare) and not any(
+                isinstance(side, ast.Constant) and side.value is None
+                for side in (node.left, *node.comparators)
+            ):
+                for side in (node.left, *node.comparators):
+                    for part in ast.walk(side):
+                        if (
+                            isinstance(part, ast.Attribute)
+                            and part.attr in ("fn", "in_place")
+                            and "reducer" in ast.unparse(part.value).lower()
+                        ):
+                            guess = ast.unparse(node)
+            if guess is not None:
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {guess}")
+    return found
+
+
 def upward_imports(package: Path = PACKAGE) -> list[str]:
     """Every import in `package` that runs upward, as `file:line: who (layer) imports what`."""
     upward = set()
@@ -438,6 +468,69 @@ def test_the_engine_and_class_rules_find_what_they_forbid(tmp_path):
     ]
     assert spread_classes(package) == [
         "nbgraph.engine.core.whole.Whole takes state from nbgraph.engine.core.parts.Part"
+    ]
+
+
+def test_only_its_own_module_writes_a_run_or_its_schedule():
+    found = outside_writers()
+    assert not found, (
+        "RunLoop and Schedule have one writer, their own class: hand the run a value it "
+        "applies (`RunLoop.start`), a hook (`RunLoop.hook`), or call a method named for what "
+        "it means (`Schedule.drop_due`) instead of:\n" + "\n".join(found)
+    )
+
+
+def test_the_one_writer_rule_finds_outside_writes(tmp_path):
+    package = tmp_path / "nbgraph"
+    for name, source in {
+        "__init__.py": "",
+        "engine/__init__.py": "",
+        "engine/core/__init__.py": "",
+        "engine/core/loop.py": "class RunLoop:\n    __slots__ = ('step', 'values', 'paused_at')\n"
+        "    def go(self):\n        self.step = 1\n",
+        "engine/core/schedule.py": "class Schedule:\n    __slots__ = ('pull', 'seen')\n",
+        "engine/core/other.py": "class Log:\n    def __init__(self):\n        self.values = {}\n"
+        "        self.seen = set()\n"
+        "def start(run, item, log, point):\n    run.step = 0\n    item.run.values = {}\n"
+        "    del item.loop.step\n    point.paused_at += 1\n    log.values = {}\n"
+        "    run.schedule.seen = []\n    run.schedule.pull, x = {}, 1\n",
+        "engine/branches.py": "from nbgraph.engine.core.loop import RunLoop\n"
+        "class BranchLoop(RunLoop):\n    def go(self):\n        self.step = 2\n",
+    }.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(source)
+    assert sorted(outside_writers(package)) == [
+        f"nbgraph/engine/core/other.py:{line}: nbgraph.engine.core.other writes {what}"
+        for line, what in [
+            (11, "Schedule.seen"),
+            (12, "Schedule.pull"),
+            (6, "RunLoop.step"),
+            (7, "RunLoop.values"),
+            (8, "RunLoop.step"),
+            (9, "RunLoop.paused_at"),  # (a slot no other class has: any receiver)
+        ]
+    ]  # (not `log.values`, another class's field; not BranchLoop's own `self.step`)
+
+
+def test_no_reducer_property_is_guessed_outside_the_reducers_module():
+    found = reducer_guesses()
+    assert not found, "ask the reducer (Reducer.appends, order_matters):\n" + "\n".join(found)
+
+
+def test_the_reducer_rule_finds_a_guess(tmp_path):
+    package = tmp_path / "nbgraph"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "reducers.py").write_text("def plain_function(fn):\n    return fn\n")
+    (package / "guess.py").write_text(
+        "import operator\nfrom nbgraph.reducers import plain_function\n"
+        "def appends(spec):\n    return spec.reducer.fn is operator.add\n"
+        "def known(reducer):\n    return plain_function(reducer.fn)\n"
+        "def has(spec):\n    return spec.reducer.in_place is not None\n"
+    )
+    assert reducer_guesses(package) == [
+        "nbgraph/guess.py:4: spec.reducer.fn is operator.add",
+        "nbgraph/guess.py:6: plain_function(reducer.fn)",
     ]
 
 

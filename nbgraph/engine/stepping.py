@@ -251,7 +251,7 @@ def _update_lineages(loop: Any, node: str, values: Any) -> StepLog:
     loop.sends.clear()
     loop.ended.clear()
     loop.captured = [[] for _ in loop.captured]
-    loop.schedule.seen = [set() for _ in loop.schedule.seen]
+    loop.schedule.forget_seen()
     loop.start_merged(merged, loop.step + 1)
     return write_as_node(loop, node, values, due=due)
 
