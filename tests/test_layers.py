@@ -233,12 +233,24 @@ def _slots(tree: ast.AST, name: str) -> set[str]:
     raise AssertionError(f"{name} has no __slots__ (ONE_WRITER reads them)")
 
 
-def _assigned(node: ast.AST) -> list[ast.Attribute]:
-    """The attributes an assignment, augmented assignment or `del` writes."""
+MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "popitem", "clear", "update", "setdefault", "add"}
+    | {"remove", "discard"}
+)
+"""Methods that change a list, dict or set in place: `run.answers.setdefault(...)` writes
+the run as much as `run.answers = ...` does."""
+
+
+def _assigned(node: ast.AST, deep: bool = False) -> list[ast.Attribute]:
+    """The attributes an assignment, augmented assignment or `del` writes; with `deep`,
+    also those whose value one changes in place (`x.slot[k] = v`, `x.slot.append(v)`,
+    `x.slot[i].add(v)`)."""
     if isinstance(node, ast.Assign | ast.Delete):
-        targets = node.targets
+        targets = list(node.targets)
     elif isinstance(node, ast.AugAssign | ast.AnnAssign):
         targets = [node.target]
+    elif deep and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        targets = [node.func.value] if node.func.attr in MUTATORS else []
     else:
         return []
     found: list[ast.Attribute] = []
@@ -250,6 +262,8 @@ def _assigned(node: ast.AST) -> list[ast.Attribute]:
             targets.append(target.value)
         elif isinstance(target, ast.Attribute):
             found.append(target)
+        elif deep and isinstance(target, ast.Subscript):
+            targets.append(target.value)
     return found
 
 
@@ -293,7 +307,7 @@ def outside_writers(package: Path = PACKAGE) -> list[str]:
                 for child in ast.walk(node)
             }
             for node in ast.walk(tree):
-                for target in _assigned(node):
+                for target in _assigned(node, deep=True):
                     if target.attr not in slots:
                         continue
                     receiver = _receiver_name(target.value)
@@ -493,7 +507,9 @@ def test_the_one_writer_rule_finds_outside_writes(tmp_path):
         "        self.seen = set()\n"
         "def start(run, item, log, point):\n    run.step = 0\n    item.run.values = {}\n"
         "    del item.loop.step\n    point.paused_at += 1\n    log.values = {}\n"
-        "    run.schedule.seen = []\n    run.schedule.pull, x = {}, 1\n",
+        "    run.schedule.seen = []\n    run.schedule.pull, x = {}, 1\n"
+        "    run.schedule.seen[0].add('a')\n    loop.values['k'] = 1\n"
+        "    run.values.setdefault('k', []).append(2)\n    log.values.clear()\n",
         "engine/branches.py": "from nbgraph.engine.core.loop import RunLoop\n"
         "class BranchLoop(RunLoop):\n    def go(self):\n        self.step = 2\n",
     }.items():
@@ -504,12 +520,16 @@ def test_the_one_writer_rule_finds_outside_writes(tmp_path):
         for line, what in [
             (11, "Schedule.seen"),
             (12, "Schedule.pull"),
+            (13, "Schedule.seen"),  # (changed in place: `add`, `x[k] = v`, `setdefault`)
+            (14, "RunLoop.values"),
+            (15, "RunLoop.values"),
             (6, "RunLoop.step"),
             (7, "RunLoop.values"),
             (8, "RunLoop.step"),
             (9, "RunLoop.paused_at"),  # (a slot no other class has: any receiver)
         ]
-    ]  # (not `log.values`, another class's field; not BranchLoop's own `self.step`)
+    ]  # (not `log.values`, another class's field; not BranchLoop's own `self.step`; the
+    # `.append` on what `setdefault` returned is the same write, counted once)
 
 
 def test_no_reducer_property_is_guessed_outside_the_reducers_module():

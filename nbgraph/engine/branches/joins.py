@@ -68,7 +68,7 @@ def join(loop: Any, name: str, points: list[Lineage], strategy: Any = ...) -> Li
     if name == END:
         loop.log.end = join
     else:
-        loop.joins.append(join)
+        loop.add_join(join)
     return point
 
 

@@ -33,7 +33,7 @@ def trigger_lineage(loop: Any, task: Task, point: Lineage) -> bool:
         reached = True
         point.holders += 1
         loop.captured[index].append((source, point))
-        loop.schedule.seen[index].add(source)
+        loop.schedule.mark_seen(index, source)
     for route in task.routes:
         reached = True
         if isinstance(route, Send):

@@ -106,6 +106,10 @@ class BranchLoop(RunLoop):
             serve_from_cache(self.spec, tasks, self.runner.node_input)
         return tasks
 
+    def add_join(self, join: Join) -> None:
+        """A merge the step's tasks read (`engine.branches.joins`)."""
+        self.joins.append(join)
+
     def hand(self, task: Task, point: Lineage) -> None:
         task.parent = point.id
         self.reads[task] = point

@@ -189,6 +189,23 @@ class RunLoop:
 
     start = _start  # (take a `starting.Start`)
 
+    def restore(self, task: Task) -> bool:
+        """Take a task's writes from the checkpoint instead of running it again (`finished`
+        hands each once: `next_tasks`, the task path, a `@task` call)."""
+        done = self.finished.pop(task.id, None)
+        if done is None:
+            return False
+        task.writes = [tuple(write) for write in done["writes"]]
+        task.routes = list(done["routes"])
+        task.ended = task.started
+        return True
+
+    def answer(self, task_id: str, interrupt_id: str, value: Any) -> None:
+        """An answer to interrupt `interrupt_id`, asked by task `task_id`: the task reads it
+        (`answers`), and a graph run inside it finds it by id (`resumed`)."""
+        self.answers.setdefault(task_id, []).append(value)
+        self.resumed[interrupt_id] = (task_id, value)
+
     def reset_values(self, values: dict[str, Any]) -> None:
         """The run's state replaced: a merging node's reset (`engine.core.merging`), the
         merged end of branch lineages (`engine.branches.joins`)."""
@@ -252,7 +269,7 @@ class RunLoop:
         if self.finished:  # tasks that finished before a pause or a failure are not run again
             for task in tasks:
                 task.started = time.time()
-                task.cached = self.runner.restore(task)
+                task.cached = self.restore(task)
         if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
             serve_from_cache(self.spec, tasks, self.runner.node_input)
         return tasks

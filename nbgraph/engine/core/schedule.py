@@ -300,6 +300,17 @@ class Schedule:
 
     # --- what an update or a branch run changes -------------------------------------------------
 
+    def mark_seen(self, index: int, source: str) -> None:
+        """`source` has fired, for waiting edge `index` (a branch run's lineage reached it)."""
+        self.seen[index].add(source)
+
+    def queue_once(self) -> None:
+        """Each node queued for the next step, triggered by each of its sources once (a
+        stepper's update queues what was due again: LangGraph's update adds no source
+        twice)."""
+        for target, sources in self.pull.items():
+            self.pull[target] = list(dict.fromkeys(sources))
+
     def drop_due(self) -> None:
         """Drop the step that was due: an update stands in for it (as in LangGraph)."""
         self.pull, self.push = {}, []

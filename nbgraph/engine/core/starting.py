@@ -264,8 +264,7 @@ def _answer(run: Any, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
             pending.setdefault(i.id, task_id)
     if isinstance(resume, dict) and resume and set(resume) <= set(pending):
         for interrupt_id, value in resume.items():
-            run.answers.setdefault(pending[interrupt_id], []).append(value)
-            run.resumed[interrupt_id] = (pending[interrupt_id], value)  # (for subgraphs)
+            run.answer(pending[interrupt_id], interrupt_id, value)  # (subgraphs: by id)
         return
     if not pending:  # nothing asks: LangGraph keeps the answer unread and runs on
         return
@@ -275,8 +274,7 @@ def _answer(run: Any, resume: Any, paused: dict[str, dict[str, Any]]) -> None:
             f"Command(resume={{{', '.join(repr(i) + ': ...' for i in pending)}}})."
         )
     ((interrupt_id, task_id),) = pending.items()
-    run.answers.setdefault(task_id, []).append(resume)
-    run.resumed[interrupt_id] = (task_id, resume)  # (a subgraph's task finds it by id)
+    run.answer(task_id, interrupt_id, resume)  # (a subgraph's task finds it by id)
 
 
 def _read_in(field_info: Any, value: Any) -> Any:
