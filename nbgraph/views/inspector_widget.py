@@ -14,6 +14,7 @@ from typing import Any
 import ipywidgets
 
 from nbgraph.engine.facts import hands_to_parent, initial_values
+from nbgraph.record.compare.divergence import rows_by_step
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
 from nbgraph.views.answer_panel import AnswerPanel
@@ -437,7 +438,7 @@ class Inspector(ipywidgets.VBox):
             )
         if mode == "the other run" and self.other is not None and self.run is self._made_for:
             if self._compared is None:
-                self._compared = _rows_by_step(self.run, self.run.compare(self.other))
+                self._compared = rows_by_step(self.run, self.run.compare(self.other))
             frame = self._compared.get(step)
             return f"<b>this run vs the other, step {step}</b>" + diff_html(frame, "this", "other")
         return ""
@@ -475,31 +476,6 @@ def _field_names(run: Any) -> list[str]:
         written = (k for s in run.log.steps for t in s.tasks for k, _ in t.writes)
         fields += [k for k in dict.fromkeys(written) if k not in fields]
     return fields
-
-
-def _rows_by_step(run: Any, frame: Any) -> dict[int, Any]:
-    """`run.compare(other)`'s rows per step of `run`, grouped in one pass: a step-aligned
-    table by its `step`; a node-aligned one (either run used branch lineages) by the step of
-    the node's run each row is about, its whole-run rows (`occurrence` -1: the outcome, how
-    often a node ran, the final state) at every step."""
-    if "step" in frame.columns:
-        return {int(step): rows for step, rows in frame.groupby("step", sort=False)}
-    steps = [
-        run.tree[ids[k]].step if k >= 0 and k < len(ids) else None
-        for ids, k in zip(
-            (run.tree.by_name.get(node, []) for node in frame["node"]),
-            frame["occurrence"],
-            strict=True,
-        )
-    ]
-    whole_run = [i for i, step in enumerate(steps) if step is None]
-    grouped: dict[int, list[int]] = {}
-    for i, step in enumerate(steps):
-        if step is not None:
-            grouped.setdefault(step, []).append(i)
-    by_step = {step: frame.iloc[sorted(rows + whole_run)] for step, rows in grouped.items()}
-    everywhere = frame.iloc[whole_run]
-    return {s: by_step.get(s, everywhere) for s in (x.step for x in run.log.steps)}
 
 
 def _lineage_label(task_id: str, parents: dict[str, str]) -> str:
