@@ -62,28 +62,9 @@ class Effect(_EffectRow):
 
     __slots__ = ()
 
-    def __new__(
-        cls,
-        *,
-        step: int,
-        field: str,
-        reducer: str,
-        before: Any,
-        writes: list[tuple[str, Any]],
-        writers: list[str],
-        after: Any,
-        changed: bool,
-        applied: bool,
-        conflict: bool = False,
-        overwrite_bypass: bool = False,
-        dropped_key: bool = False,
-        root_reset: bool = False,
-        point: str = "",
-        winner: str = "",
-    ) -> Effect:
-        return tuple.__new__(cls, (step, field, reducer, before, writes, writers, after, changed,
-                                   applied, conflict, overwrite_bypass, dropped_key, root_reset,
-                                   point, winner))  # fmt: skip
+    def __new__(cls, **cells: Any) -> Effect:
+        """`Effect(step=..., field=..., ...)`: the cells by keyword (`effect_row`)."""
+        return effect_row(**cells)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # (pickle and copy rebuild from the cells, not through the keyword-only __new__)
@@ -106,7 +87,39 @@ class Effect(_EffectRow):
 
 def _effect_from_cells(cells: tuple[Any, ...]) -> Effect:
     """An `Effect` from its cells in column order (unpickling, copying)."""
-    return tuple.__new__(Effect, cells)
+    return _new_row(Effect, cells)
+
+
+_new_row = tuple.__new__
+
+
+def effect_row(
+    *,
+    step: int,
+    field: str,
+    reducer: str,
+    before: Any,
+    writes: list[tuple[str, Any]],
+    writers: list[str],
+    after: Any,
+    changed: bool,
+    applied: bool,
+    conflict: bool = False,
+    overwrite_bypass: bool = False,
+    dropped_key: bool = False,
+    root_reset: bool = False,
+    point: str = "",
+    winner: str = "",
+) -> Effect:
+    """The one way an `Effect` is built: each cell by its column's name.
+
+    A plain function, not `Effect.__new__` (which calls it): `type.__call__` hands a
+    Python `__new__` its keywords as a new dict, twice the cost of this call; rows are built
+    one per field a step wrote (`benchmarks/looking.py`).
+    """
+    return _new_row(Effect, (step, field, reducer, before, writes, writers, after, changed,
+                             applied, conflict, overwrite_bypass, dropped_key, root_reset, point,
+                             winner))  # fmt: skip
 
 
 EFFECT_COLUMNS = _EffectRow._fields
@@ -204,7 +217,7 @@ def write_effect(
         if type(value) is Overwrite or (spec.reducer is not None and is_overwrite(value)):
             bypass = True
             break
-    return Effect(
+    return effect_row(
         step=step,
         field=spec.name,
         reducer=spec.reducer_name,
@@ -227,23 +240,53 @@ def reset_effects(
     for name in [*old, *(n for n in new if n not in old)]:
         before, after = old.get(name, MISSING), new.get(name, MISSING)
         if not same(before, after):
-            yield Effect(step=step, field=name, reducer=reason, before=before,
-                         writes=[(writer, after)], writers=[writer], after=after, changed=True,
-                         applied=True, root_reset=True, point=point)  # fmt: skip
+            yield effect_row(
+                step=step,
+                field=name,
+                reducer=reason,
+                before=before,
+                writes=[(writer, after)],
+                writers=[writer],
+                after=after,
+                changed=True,
+                applied=True,
+                root_reset=True,
+                point=point,
+            )
 
 
 def cleared_effect(step: int, name: str, before: Any, point: str) -> Effect:
     """An ephemeral field dropped because nothing wrote it."""
-    return Effect(step=step, field=name, reducer="cleared", before=before, writes=[],
-                  writers=[], after=MISSING, changed=True, applied=True, point=point)  # fmt: skip
+    return effect_row(
+        step=step,
+        field=name,
+        reducer="cleared",
+        before=before,
+        writes=[],
+        writers=[],
+        after=MISSING,
+        changed=True,
+        applied=True,
+        point=point,
+    )
 
 
 def dropped_effects(step: int, task: Any, point: str = "") -> Iterator[Effect]:
     """What a task wrote to keys the state does not have (dropped, with a warning)."""
     for key, value, _why in task.dropped:
-        yield Effect(step=step, field=key, reducer="dropped", before=MISSING,
-                     writes=[(task.node, value)], writers=[task.node], after=MISSING,
-                     changed=False, applied=False, dropped_key=True, point=point)  # fmt: skip
+        yield effect_row(
+            step=step,
+            field=key,
+            reducer="dropped",
+            before=MISSING,
+            writes=[(task.node, value)],
+            writers=[task.node],
+            after=MISSING,
+            changed=False,
+            applied=False,
+            dropped_key=True,
+            point=point,
+        )
 
 
 def merge_effect(
@@ -260,7 +303,7 @@ def merge_effect(
     """A field at a join of branch lineages: each branch's value (`given`, by branch name),
     merged by `strategy`; `winner`, where they disagreed, the branch whose value was kept;
     `pinned`: the merged state was recorded, not recomputed (a root reset's row)."""
-    return Effect(
+    return effect_row(
         step=step,
         field=field,
         reducer=strategy,

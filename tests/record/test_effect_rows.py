@@ -40,10 +40,16 @@ def test_an_effect_survives_pickle_and_copy():
     assert row._replace(step=5).step == 5
 
 
+def test_an_unknown_column_is_an_error():
+    with pytest.raises(TypeError, match="colour"):
+        Effect(step=1, field="n", reducer="r", before=0, writes=[], writers=[], after=0,
+               changed=False, applied=True, colour="red")  # fmt: skip
+
+
 def test_only_the_effects_module_builds_an_effect():
     builders = sorted(
         str(path.relative_to(PACKAGE))
         for path in PACKAGE.rglob("*.py")
-        if re.search(r"\bEffect\(", path.read_text(encoding="utf-8"))
+        if re.search(r"\b(Effect|effect_row)\(", path.read_text(encoding="utf-8"))
     )
     assert builders == ["record/effects.py"]
