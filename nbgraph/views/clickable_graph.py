@@ -44,7 +44,8 @@ class ClickablePicture(anywidget.AnyWidget):
     10 px.
 
     Clicks and keys arrive as custom messages (`{"event": "click", "id": ...}`,
-    `{"event": "key", "key": "ArrowLeft"}`); `PictureClicks` acts on them.
+    `{"event": "key", "key": "ArrowLeft"}`, also "ArrowRight", "Home" and "End");
+    `PictureClicks` acts on them.
     """
 
     _esm = STATIC / "clickable_graph.js"
@@ -118,12 +119,17 @@ class PictureClicks:
         return step
 
     def key(self, key: str) -> int | None:
-        """Act on an arrow key: one step back or forward; return the step moved to."""
-        move = _STEP_KEYS.get(key)
-        if move is None:
+        """Act on a key: an arrow steps back or forward, Home goes to step 0 and End to the
+        last step; return the step moved to (None for another key)."""
+        inspector = self.inspector
+        ends = {"Home": inspector.slider.min, "End": inspector.slider.max}
+        if key in ends:
+            inspector.go(ends[key])
+        elif key in _STEP_KEYS:
+            inspector.go(inspector.step + _STEP_KEYS[key])
+        else:
             return None
-        self.inspector.go(self.inspector.step + move)
-        return self.inspector.step
+        return inspector.step
 
     def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):

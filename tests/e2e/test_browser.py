@@ -234,6 +234,15 @@ def test_a_live_run_advances_then_clicks_keys_and_a_fork_in_the_browser(jupyterl
             fork_text.press("ArrowLeft")  # typing in a field: the arrow moves the cursor only
             page.wait_for_timeout(500)
             assert _label(page).startswith("step 7")
+            # Home and End go to the first and last steps, and Home does not scroll the page
+            inspector.locator(".nbgraph-step-label").click()
+            page.keyboard.press("End")
+            _wait_label(page, "step 8")
+            top = inspector.bounding_box()["y"]
+            page.keyboard.press("Home")
+            _wait_label(page, "step 0")
+            page.wait_for_timeout(300)
+            assert inspector.bounding_box()["y"] == top
             # edit and fork at step 1: the topic
             page.locator(".nbgraph-inspector g.node", has_text="plan").first.click()
             _wait_label(page, "step 1")

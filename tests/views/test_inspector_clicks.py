@@ -222,6 +222,17 @@ def test_left_and_right_arrows_step_and_stop_at_the_ends():
     assert inspector.step == 0
 
 
+def test_home_goes_to_step_0_and_end_to_the_last_step():
+    inspector = looping_run().inspect()
+    picture = inspector.clicks.picture
+    send(picture, event="key", key="End")
+    assert inspector.step == 4 and inspector.clicks.handled[-1][1] == 4
+    send(picture, event="key", key="Home")
+    assert inspector.step == 0 and inspector.clicks.handled[-1][1] == 0
+    send(picture, event="key", key="PageDown")  # another key: nothing moves
+    assert inspector.step == 0 and inspector.clicks.handled[-1][1] is None
+
+
 # --- edit and fork -------------------------------------------------------------------------
 
 
