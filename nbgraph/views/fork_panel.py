@@ -18,6 +18,7 @@ from typing import Any
 import ipywidgets
 
 from nbgraph.primitives import MISSING
+from nbgraph.record.text import plural
 
 __all__ = ["EDIT_CHARS", "ForkPanel", "edit_step"]
 
@@ -179,7 +180,7 @@ def _fork_note(made: Any, step: int, edited: int, field: str, value: Any) -> str
     shown = html.escape(json.dumps(value, ensure_ascii=False)[:80])
     differs = made.branch.compare(made.original)
     if "step" not in differs.columns:  # (branch lineages: compared node by node)
-        where = f"the comparison with the original has {len(differs)} rows"
+        where = f"the comparison with the original has {plural(len(differs), 'row')}"
     elif len(differs):
         steps = sorted({int(s) for s in differs["step"]})
         where = f"it differs from the original at step{'s' * (len(steps) != 1)} {_ranges(steps)}"

@@ -258,6 +258,34 @@ def test_counts_are_singular_for_one():
     assert "1 superstep, 1 task" in run.inspect().graph.caption
 
 
+def test_every_count_of_one_reads_singular():
+    from nbgraph import InMemoryCache
+    from nbgraph.store.memory import InMemoryStore
+    from nbgraph.views.display import drawing_text
+
+    app = StateGraph(S).add_node("a", lambda s: {"ok": 1}).add_edge(START, "a").compile()
+    assert repr(app).endswith(": 1 node>")
+    store = InMemoryStore()
+    store.put(("ns",), "k", {"v": 1})
+    assert repr(store) == "<InMemoryStore: 1 item in 1 namespace>"
+    assert repr(InMemoryCache()) == "InMemoryCache(0 entries)"
+    drawing = app.draw()
+    drawing.nbgraph_ids = {"a": "n2"}
+    assert drawing_text(drawing).startswith("<nbgraph drawing of 1 box:")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
+def test_the_shared_pages_counts_read_singular_for_one():
+    source = (Path(share_html.__file__).parent / "static" / "share_html.js").read_text()
+    assert '" more tasks' not in source and '" more subruns' not in source
+    start = source.index("  function plural(")
+    program = source[start : source.index("\n  }\n", start) + 4] + (
+        "console.log(JSON.stringify([plural(1, 'more task'), plural(3, 'more subrun')]));"
+    )
+    out = subprocess.run(["node", "-e", program], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == ["1 more task", "3 more subruns"]
+
+
 def test_the_effects_panel_heading_is_apart_from_its_text():
     app = StateGraph(S).add_node("a", lambda s: {}).add_edge(START, "a").compile()
     inspector = app.run({"calls": []}).inspect()
