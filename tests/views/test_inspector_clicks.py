@@ -222,6 +222,21 @@ def test_left_and_right_arrows_step_and_stop_at_the_ends():
     assert inspector.step == 0
 
 
+def test_the_node_picker_names_the_shown_steps_node_and_its_run():
+    inspector = looping_run().inspect()
+    assert (inspector.node.value, inspector.occurrence.value) == ("count", 0)  # step 1
+    inspector.go(4)
+    assert (inspector.node.value, inspector.occurrence.value) == ("done", 0)
+    inspector.go(3)
+    assert (inspector.node.value, inspector.occurrence.value) == ("count", 2)
+    inspector.node.value, inspector.occurrence.value = "count", 1
+    inspector.jump.click()  # "go to that run": step 2, and the picker still says so
+    assert inspector.step == 2
+    assert (inspector.node.value, inspector.occurrence.value) == ("count", 1)
+    inspector.go(0)  # the input: no node ran, the picker stays
+    assert (inspector.node.value, inspector.occurrence.value) == ("count", 1)
+
+
 def test_home_goes_to_step_0_and_end_to_the_last_step():
     inspector = looping_run().inspect()
     picture = inspector.clicks.picture
