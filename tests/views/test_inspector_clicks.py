@@ -294,6 +294,8 @@ def test_the_fork_box_is_empty_until_a_field_is_picked_then_follows_the_step():
     inspector = run.inspect()
     panel = inspector.fork_panel
     assert panel.value.value == ""  # nothing was asked for: nothing is sent
+    assert panel.field.label == "(pick a field)"  # and the picker names no field
+    assert panel.fork() is None and "Pick the field to edit first" in panel.status.value
     panel.field.value = "notes"
     assert json.loads(panel.value.value) == []
     inspector.go(3)
