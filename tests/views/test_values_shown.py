@@ -148,6 +148,29 @@ def test_every_table_keeps_quotes_and_shows_numbers_and_booleans_plainly():
     assert "max-width:30em" in pieces["effects"]
 
 
+def test_slices_of_a_table_keep_quotes_as_the_whole_table_does():
+    run = values_run()
+    effects = run.effects
+    rows = effects["field"] == "calls"
+    quoted = "(&#x27;fetch&#x27;, &#x27;JPY&#x27;)"
+    for name, piece in {
+        "head": effects.head(),
+        "columns": effects[["field", "after"]],
+        "loc": effects.loc[rows],
+        "loc columns": effects.loc[rows, ["step", "writes"]],
+        "iloc": effects.iloc[:5],
+        "query": effects.query("field == 'calls'"),
+        "states": run.states.tail(2),
+        "history": run.field_history("calls").iloc[-1:],
+    }.items():
+        html = piece._repr_html_()
+        assert quoted in html and "(fetch, JPY)" not in html, name
+    assert "compact view" in effects.head()._repr_html_()  # the rows keep the table's view
+    assert ">True<" in effects[["field", "after"]]._repr_html_()  # not np.True_
+    assert "max-width:30em" in effects[["field", "after"]]._repr_html_()
+    assert ">MISSING<" in effects[["field", "before"]]._repr_html_()
+
+
 def test_one_word_for_no_value_everywhere():
     run = values_run()
     inspector = run.inspect()
