@@ -44,8 +44,8 @@ class ClickablePicture(anywidget.AnyWidget):
     10 px.
 
     Clicks and keys arrive as custom messages (`{"event": "click", "id": ...}`,
-    `{"event": "key", "key": "ArrowLeft"}`, also "ArrowRight", "Home" and "End");
-    `PictureClicks` acts on them.
+    `{"event": "key", "key": "ArrowLeft"}`, also "ArrowRight", "Home" and "End"; and
+    `{"event": "left"}` when the focus leaves the inspector); `PictureClicks` acts on them.
     """
 
     _esm = STATIC / "clickable_graph.js"
@@ -140,6 +140,8 @@ class PictureClicks:
             moved = self.click(str(content.get("id", "")))
         elif event == "key":
             moved = self.key(str(content.get("key", "")))
+        elif event == "left":  # the focus left the inspector: its output keeps this step
+            self.inspector.earlier.left()
         else:
             return
         self.handled.append((content, moved))

@@ -454,6 +454,9 @@ class Inspector(ipywidgets.VBox):
             bundle["text/html"] = snapshot_html(self)
         return bundle
 
+    def _ipython_display_(self) -> None:
+        self.earlier.display()  # (with a display id: the snapshot follows, `earlier.left`)
+
     def __repr__(self) -> str:
         return f"<Inspector of {self.run!r}, at step {self.slider.value}>"
 

@@ -46,6 +46,10 @@ function attachKeys(model, el, tries) {
       setTimeout(() => host.focus({ preventScroll: true }), 0);
     }
   });
+  // the focus leaving the inspector: the kernel keeps the shown step in the saved notebook
+  host.addEventListener("focusout", (event) => {
+    if (!host.contains(event.relatedTarget)) host._nbgraphSend({ event: "left" });
+  });
 }
 
 const PT = 4 / 3; // graphviz sizes its SVG in points; the screen counts pixels
