@@ -14,7 +14,7 @@ import pytest
 import nbgraph
 from tests.parity.compat_programs import CASES, CHECKPOINT_CASES, asking_graph
 from tests.record.import_views import capture_apps, differences, record_view, thread_view
-from tests.support.harness import api_for
+from tests.support.harness import api_for, both
 
 pytestmark = pytest.mark.langgraph
 
@@ -120,30 +120,6 @@ def test_imported_record_agrees_with_nbgraph(case):
 # --- checkpointed programs: resumes, updates, replays, forks -------------------------------
 
 
-def both_threads(program: Any, tmp_path: Any, saver: str = "memory") -> list[tuple[dict, dict]]:
-    """The program run on LangGraph and on nbgraph (each with its saver of kind `saver`);
-    each thread it used, imported from LangGraph and rebuilt from nbgraph's saver, as
-    `thread_view`s."""
-    lg_api = api_for("langgraph", saver=saver, folder=tmp_path)
-    nb_api = api_for("nbgraph", saver=saver, folder=tmp_path)
-    lg_apps, nb_apps = capture_apps(lg_api), capture_apps(nb_api)
-    program(lg_api)
-    program(nb_api)
-    saver_of_nbgraph = nb_apps[-1].checkpointer  # (each program compiles one app)
-    pairs = []
-    for thread_id in sorted(saver_of_nbgraph.threads()):
-        config = {"configurable": {"thread_id": thread_id}}
-        imported = nbgraph.Run.from_langgraph(lg_apps[-1], config)
-        ours = nbgraph.Run.from_checkpointer(saver_of_nbgraph, thread_id, graph=nb_apps[-1])
-        view, other = thread_view(imported), thread_view(ours)
-        view["compare"] = imported.compare(ours).to_dict("records")
-        other["compare"] = []
-        pairs.append((view, other))
-    lg_api.close()
-    nb_api.close()
-    return pairs
-
-
 THREAD_DIFFERENCES = {
     "lone_failure_shows_its_error": (
         ["steps", "tree", "status", "compare"],
@@ -162,7 +138,12 @@ THREAD_DIFFERENCES = {
 def test_imported_thread_agrees_with_nbgraph(program, saver, tmp_path):
     pytest.importorskip("langgraph.checkpoint.sqlite")
     expected, _why = THREAD_DIFFERENCES.get(program.__name__.removeprefix("ckpt_"), ([], ""))
-    for imported, ours in both_threads(program, tmp_path, saver):
+    lg, nb = both(program, saver=saver, folder=tmp_path, records=True)
+    assert [t for t, _ in lg.threads] == [t for t, _ in nb.threads]
+    for (_, imported_run), (_, our_run) in zip(lg.threads, nb.threads, strict=True):
+        imported, ours = thread_view(imported_run), thread_view(our_run)
+        imported["compare"] = imported_run.compare(our_run).to_dict("records")
+        ours["compare"] = []
         assert differences(imported, ours) == expected, (imported, ours)
 
 
@@ -209,12 +190,8 @@ PLAN_INPUT = {"log": [], "total": 0, "note": ""}
 def both_runs() -> tuple[Any, Any]:
     """The plan program's run imported from LangGraph, and the same program's nbgraph run."""
     pytest.importorskip("langgraph")
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    app = plan_program(api_for("langgraph")).compile(checkpointer=InMemorySaver())
-    app.invoke(PLAN_INPUT, THREAD)
-    imported = nbgraph.Run.from_langgraph(app, THREAD)
-    ours = plan_program(api_for("nbgraph")).compile().run(PLAN_INPUT)
+    lg, nb = both(lambda api: plan_program(api).compile().invoke(PLAN_INPUT), records=True)
+    (imported,), (ours,) = lg.calls, nb.calls
     return imported, ours
 
 
