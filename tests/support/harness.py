@@ -33,7 +33,7 @@ import sqlite3
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, NamedTuple, TypedDict
 
 import pytest
 
@@ -114,6 +114,37 @@ class Programs(list):
             same(prog, **options)
 
         return test_same_as_langgraph
+
+
+class Differs(NamedTuple):
+    """A known difference between the two libraries' records of a program, declared where
+    the program is (`@differs(...)`) and asserted as it is: `keys`, what differs (for a
+    record imported from LangGraph, the keys of `deep_view` in tests/record/import_views.py);
+    `why`; `doc`, the heading of docs/langgraph.md that says so."""
+
+    keys: tuple[str, ...]
+    why: str
+    doc: str
+
+
+def differs(
+    known: Differs | None = None, *, params: dict[str, Differs | None] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare on a program or a differential test function how its records differ between
+    the libraries: `known` for each of its parameter sets, `params` for those named by
+    their pytest id (`"how0-limit1"`, overriding `known`). Read with `known_difference`."""
+
+    def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.differs = {"": known, **(params or {})}  # type: ignore[attr-defined]
+        return fn
+
+    return declare
+
+
+def known_difference(fn: Callable[..., Any], param: str = "") -> Differs | None:
+    """The difference `@differs` declared on `fn` for its parameter set `param`, or None."""
+    declared = getattr(fn, "differs", {})
+    return declared[param] if param in declared else declared.get("")
 
 
 def lib_module(api: Any, module: str) -> Any:

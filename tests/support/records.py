@@ -15,6 +15,72 @@ from typing import Any
 
 import nbgraph
 from nbgraph.checkpoint.subthreads import SEP
+from tests.support.harness import Differs
+
+IMPORT_DOC = "Reading a LangGraph app's runs"
+"""docs/langgraph.md's heading on imported records and where they differ from nbgraph's."""
+
+
+@dataclass(frozen=True)
+class Why:
+    """Why a program's imported records differ from nbgraph's (or why there is nothing to
+    import); `at(*keys)` is the `Differs` a program declares with it."""
+
+    text: str
+    doc: str = IMPORT_DOC
+
+    def at(self, *keys: str) -> Differs:
+        return Differs(tuple(keys), self.text, self.doc)
+
+
+NO_RUN = Why("no graph runs (a drawing, the store, a function called directly): nothing to import")
+NBGRAPH_ONLY = Why("it runs nbgraph only (an nbgraph feature, not a differential run)")
+PAIRING = Why(
+    "the calls cannot be paired one to one: batch runs them on threads at once, a chain or a "
+    "refused context calls the app another way on each engine"
+)
+APPLY = Why(
+    "an error raised while LangGraph applies a step's writes (InvalidUpdateError, a "
+    "MessageTypeError of the reducer) or a recursion limit: the history keeps no error and "
+    "shows the step still to run (status 'interrupted', with a note)"
+)
+SAVER_RECORD = Why(
+    "the thread ends failed or paused: nbgraph's record rebuilt from its saver keeps no failed "
+    "or paused step, LangGraph's history keeps it, so the import shows it as nbgraph's live "
+    "run does"
+)
+PARENT = Why(
+    "Command.PARENT: LangGraph's subgraph history keeps no trace of the node that handed the "
+    "command up (it raised before a checkpoint), so the subrun shows that node still to run "
+    "(status 'interrupted', with a note) where nbgraph's shows it and status 'to_parent'"
+)
+UNDETECTED = Why(
+    "a graph built inside a node's function: LangGraph does not detect it as a subgraph, so "
+    "its checkpoints cannot be read with its graph; not imported, said in run.warnings"
+)
+NS_REUSE = Why(
+    "a replay or fork runs the subgraph again in a new namespace on LangGraph (its task id "
+    "comes from the checkpoint), in the same one on nbgraph (step-based task ids), whose "
+    "rebuilt subrun then has the earlier runs as forks"
+)
+OWN_THREAD = Why(
+    "a subgraph compiled with checkpointer=True is not imported (said in run.warnings)"
+)
+DROPPED = Why(
+    "keys a subgraph's parent lacks: LangGraph drops them before writing, so the history has "
+    "no dropped_key rows"
+)
+UPDATE = Why(
+    "update_state of a past checkpoint: LangGraph keeps no writes for it, so they are read "
+    "from the values it made (an Overwrite of the list, with a note)"
+)
+SERDE = Why("LangGraph's saver keeps tuples as lists (its serializer): the values read back differ")
+CONFIG = Why(
+    "the nodes write what they see of their config, and the saver the proof gives LangGraph's "
+    "call adds checkpoint keys to it"
+)
+REASONS = {name: why for name, why in globals().items() if isinstance(why, Why)}
+"""Every reason a record imported from LangGraph differs, by name."""
 
 
 @dataclass
@@ -41,6 +107,11 @@ def recorded(lib: str, program: Any) -> Records:
             returned = program()
         except Exception as exc:
             error = exc
+    return kept(lib, recorder, returned, error)
+
+
+def kept(lib: str, recorder: "Recorder", returned: Any = None, error: Any = None) -> Records:
+    """What `recorder` saw on `lib`, with the threads of its checkpointed apps read now."""
     records = Records(recorder.records, [], returned, error, recorder.apps)
     for app in checkpointed(recorder.apps):
         for thread_id in thread_ids(lib, app.checkpointer):
