@@ -12,7 +12,13 @@ observations; `same(program, *args)` asserts they are equal. Only the imports di
   `api.lib` names the library.
 - What differs between suites on purpose is a parameter of `both`: the savers (`saver`,
   `folder`), whether a raised error is an outcome (`raises`, `message`, `catchable`), how a
-  result is shaped before it is compared (`shape`), the waits a retry made (`sleeps`).
+  result is shaped before it is compared (`shape`), the waits a retry made (`sleeps`), and
+  whether what is observed is the program's runs as each library's record (`records`: each
+  call's and each thread's, subgraphs' runs included; `tests/support/records.py`).
+- `streamed(app, input, config, stream_mode)`: a stream's chunks in `canonical_stream`'s form.
+- `@differs(Differs(...))` on a program: how its observations differ between the libraries,
+  known and asserted as it is, with the reason and the docs/langgraph.md heading that says so
+  (read with `known_difference`); no table elsewhere keyed by the program's name.
 - `outcome(call)`: how a call ended, the one shape every suite compares: `("ok", value)` or
   `("raised", kind)` (`("raised", kind, text)` when the message is compared too). The kind
   of an error is `error_kind`'s: LangGraph's graph errors by name (each library has its own

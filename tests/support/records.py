@@ -79,6 +79,14 @@ CONFIG = Why(
     "the nodes write what they see of their config, and the saver the proof gives LangGraph's "
     "call adds checkpoint keys to it"
 )
+RECURSION_AT_END = Why(
+    "GraphRecursionError is raised after the last step, whose checkpoint has nothing left to "
+    "run: the history is that of a finished thread"
+)
+UNKNOWN_KEYS = Why(
+    "LangGraph drops a key that is not a channel before it is written: the history has no "
+    "trace of it, so the record has no dropped_key row"
+)
 REASONS = {name: why for name, why in globals().items() if isinstance(why, Why)}
 """Every reason a record imported from LangGraph differs, by name."""
 
