@@ -105,7 +105,7 @@ class CompiledGraph(RunnableHabits):
         self.stream_mode = "updates"
 
     def __repr__(self) -> str:
-        return f"<CompiledStateGraph {self.name!r}: {len(self.spec.nodes)} nodes>"
+        return f"<CompiledStateGraph {self.name!r}: {_nodes_text(len(self.spec.nodes))}>"
 
     # --- checkpoints -------------------------------------------------------------------------
 
@@ -592,3 +592,8 @@ def _check_history_arguments(filter: Any, before: Any, limit: Any) -> None:
         raise wrong_argument("get_state_history(before=)", "a checkpoint's config or None", before)
     if limit is not None and (type(limit) is not int):
         raise wrong_argument("get_state_history(limit=)", "an int or None", limit)
+
+
+def _nodes_text(count: int) -> str:
+    """`1 node`, `2 nodes` (a compiled graph's repr)."""
+    return f"{count} node{'s' * (count != 1)}"
