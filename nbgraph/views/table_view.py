@@ -5,6 +5,9 @@ keep their quotes (`'1'` and `1` differ), long text is left-aligned, an unapplie
 `after` says so instead of looking deleted, and tree ids (`task:2:0:b`, `join:3:d`,
 `reset:…`) become words. `run.steps` shows durations as "0.12 ms". `shown(frame, html)`
 gives a DataFrame (a subclass only in how it displays; slices are plain DataFrames).
+
+`effect_cells` is the one HTML renderer of an effect row (its cells by column name): this
+table and the inspector's step panel (`views/panels.py` `effects_html`) both show its cells.
 """
 
 from __future__ import annotations
