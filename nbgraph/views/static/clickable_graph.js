@@ -262,20 +262,29 @@ function render({ model, el }) {
     following = requestAnimationFrame(() => {
       size();
       follow(picture);
-      showChosenRows(el.closest(".nbgraph-inspector"));
-      setTimeout(() => showChosenRows(el.closest(".nbgraph-inspector")), 150); // (its own message)
+      // the list is another widget: its row may be chosen, or its view put on the page, a
+      // moment after this picture's (a <select> chosen while off the page stays unscrolled)
+      for (const wait of [0, 150, 600]) {
+        setTimeout(() => showChosenRows(el.closest(".nbgraph-inspector")), wait);
+      }
     });
   };
-  // a new room (the window, the layout): the default zoom is worked out again, outside the
-  // observer's callback (a size set inside it would be a resize loop)
+  // a new room (the window, the layout): the default zoom is worked out again and the shown
+  // step followed, outside the observer's callback (a size set inside it would be a resize
+  // loop). Only when the room changed: a panel growing beside the picture is no reason to
+  // undo a pan.
   let refit = 0;
+  let roomSeen = "";
   const resized = new ResizeObserver(() => {
     if (zoom !== null) return;
     cancelAnimationFrame(refit);
     refit = requestAnimationFrame(() => {
-      const before = el.dataset.zoom;
+      const box = room(el, picture);
+      const seen = [box.width, box.height, picture.clientWidth, picture.clientHeight].join();
+      if (seen === roomSeen) return;
+      roomSeen = seen;
       size();
-      if (el.dataset.zoom !== before) follow(picture);
+      follow(picture);
     });
   });
   resized.observe(picture);
