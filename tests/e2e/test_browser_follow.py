@@ -138,7 +138,8 @@ SEEN = """
     const l = list.getBoundingClientRect();
     const rows = {left: l.left, right: l.right, top: l.top + list.clientTop};
     rows.bottom = rows.top + list.clientHeight;
-    const listed = Boolean(row) && row.textContent.replace(/\u00a0/g, ' ').startsWith(`step ${step}:`)
+    const text = row ? row.textContent.replace(/\u00a0/g, ' ') : '';
+    const listed = text.startsWith(`step ${step}:`)
         && inside({...row.getBoundingClientRect().toJSON(), left: l.left, right: l.right}, rows);
     const shown = label.startsWith(`step ${step}`) && at.test(caption);
     return {

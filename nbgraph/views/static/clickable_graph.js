@@ -260,6 +260,7 @@ function render({ model, el }) {
   const followSoon = () => {
     cancelAnimationFrame(following);
     following = requestAnimationFrame(() => {
+      observeParent();
       size();
       follow(picture);
       // the list is another widget: its row may be chosen, or its view put on the page, a
@@ -288,7 +289,13 @@ function render({ model, el }) {
     });
   });
   resized.observe(picture);
-  if (el.parentElement) resized.observe(el.parentElement);
+  let parentSeen = null; // the box the picture's room is measured in, once on the page
+  const observeParent = () => {
+    if (el.parentElement && el.parentElement !== parentSeen) {
+      parentSeen = el.parentElement;
+      resized.observe(parentSeen);
+    }
+  };
 
   const mark = () => {
     const clickable = new Set(model.get("clickable"));
