@@ -10,6 +10,7 @@ With `NBGRAPH_UPDATE_SCREENSHOT=1`, JupyterLab's light screenshot of the 200-nod
 inspector following step 12 is copied to `docs/inspector-fitted.png`.
 """
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -206,7 +207,7 @@ def test_the_picture_and_the_step_list_follow_every_step(served, tmp_path):
                     "ps => ps.map(p => parseFloat(p.dataset.zoom))"
                 )
             big = page.locator(".nbgraph-inspector").nth(5)
-            page.set_viewport_size({"width": 1400, "height": 1000})
+            page.set_viewport_size({"width": 1400, "height": 1500})  # (the whole inspector)
             big.scroll_into_view_if_needed()
             big.locator(".nbgraph-step-label").click()
             for _ in range(12):
@@ -218,7 +219,9 @@ def test_the_picture_and_the_step_list_follow_every_step(served, tmp_path):
     if os.environ.get("NBGRAPH_UPDATE_SCREENSHOT") and (frontend, theme) == ("jupyterlab", "light"):
         shutil.copy(tmp_path / "inspector-fitted.png", DOCS / "inspector-fitted.png")
     assert real_errors(errors, url) == []
-    assert missed == {1400: [], 800: []}, missed
+    assert missed == {1400: [], 800: []}, "\n".join(
+        f"{width} px: {json.dumps(seen)}" for width, seens in missed.items() for seen in seens
+    )
     # fitted: the quote run's graph and the 30-node graph's zoom is the fit (no label under
     # 10 px is checked by tests/e2e/test_browser_legible.py); every picture has a zoom
     for width, zoom in zooms.items():

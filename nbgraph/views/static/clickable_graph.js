@@ -97,7 +97,7 @@ function inContent(frame, rect) {
 // The scroll offset along one axis that shows [start, end] (centred when it fits), else
 // shows [first, firstEnd] (the first marked box) with as much of the rest as fits after it.
 function offset(view, start, end, first, firstEnd) {
-  if (end - start + 2 * MARGIN <= view) return (start + end) / 2 - view / 2;
+  if (end - start <= view) return (start + end) / 2 - view / 2; // (margins as room allows)
   if (firstEnd - first + 2 * MARGIN > view) return (first + firstEnd) / 2 - view / 2;
   return Math.min(Math.max(start - MARGIN, firstEnd + MARGIN - view), first - MARGIN);
 }
