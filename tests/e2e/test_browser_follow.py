@@ -7,7 +7,8 @@ stepping from the step it opened at to the other end at 1400 px, and back at 800
 JupyterLab 4 and Notebook 7, light and dark (`tests/support/browser.py`).
 
 With `NBGRAPH_UPDATE_SCREENSHOT=1`, JupyterLab's light screenshot of the 200-node graph's
-inspector following step 12 is copied to `docs/inspector-fitted.png`.
+inspector following step 12 is copied to `docs/inspector-fitted.png`. A pan is not undone
+until the step changes.
 """
 
 import json
@@ -214,11 +215,19 @@ def test_the_picture_and_the_step_list_follow_every_step(served, tmp_path):
                 page.keyboard.press("ArrowRight")
             page.wait_for_function(f"a => ({SEEN})(a).ok", arg=[5, 12], timeout=10_000)
             big.screenshot(path=str(tmp_path / "inspector-fitted.png"))
+            # a pan is the user's: the picture stays where it was put until the step changes
+            frame = big.locator(".nbgraph-picture-svg")
+            frame.evaluate("f => { f.scrollLeft = 0; f.scrollTop = 0; }")
+            page.wait_for_timeout(1500)
+            panned = frame.evaluate("f => [f.scrollLeft, f.scrollTop]")
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function(f"a => ({SEEN})(a).ok", arg=[5, 13], timeout=10_000)
         finally:
             browser.close()
     if os.environ.get("NBGRAPH_UPDATE_SCREENSHOT") and (frontend, theme) == ("jupyterlab", "light"):
         shutil.copy(tmp_path / "inspector-fitted.png", DOCS / "inspector-fitted.png")
     assert real_errors(errors, url) == []
+    assert panned == [0, 0]  # (then step 13 was followed)
     assert missed == {1400: [], 800: []}, "\n".join(
         f"{width} px: {json.dumps(seen)}" for width, seens in missed.items() for seen in seens
     )
