@@ -154,14 +154,18 @@ class Inspector(ipywidgets.VBox):
         self.step_label = w.HTML()
         self.step_label.add_class("nbgraph-step-label")
         self.node = w.Dropdown(
-            options=sorted(self._runs), description="node", layout={"width": "220px"}
+            options=sorted(self._runs),
+            description="node",
+            layout={"width": "220px", "max_width": "100%"},
         )
         self.occurrence = w.BoundedIntText(
             value=0, min=0, max=0, description="run #", layout={"width": "160px"}
         )
         self.jump = w.Button(description="go to that run")
         self.branch_pick = w.Dropdown(
-            options=[ALL_BRANCHES], description="branch", layout={"width": "320px"}
+            options=[ALL_BRANCHES],
+            description="branch",
+            layout={"width": "320px", "max_width": "100%"},
         )
         self.fields = w.SelectMultiple(
             options=fields, value=tuple(fields), rows=min(6, len(fields)), description="fields"
