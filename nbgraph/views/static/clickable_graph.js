@@ -103,7 +103,7 @@ function offset(view, start, end, first, firstEnd) {
 }
 
 // Scroll `frame` so that the boxes marked as the shown step are in view: all of them,
-// centred, when they fit; else the first one. The step list's chosen row likewise.
+// centred, when they fit; else the first one (in the drawing's order) and what fits after it.
 function follow(frame) {
   const boxes = [...frame.querySelectorAll("g.node.nbgraph-current")];
   if (!boxes.length || !frame.clientWidth) return;
@@ -120,6 +120,8 @@ function follow(frame) {
 }
 
 // Keep each step list's chosen row (an ipywidgets Select: a <select size=N>) in view.
+// Chromium scrolls a list box to a row chosen while it is shown, not to one chosen while it
+// was hidden (display: none; seen with Chromium 156): this scrolls it at each step change.
 function showChosenRows(host) {
   if (!host) return;
   for (const list of host.querySelectorAll(".nbgraph-steps select")) {
