@@ -2,6 +2,7 @@
 new column would shift every later cell silently), and only `record/effects.py` builds one."""
 
 import copy
+import inspect
 import pickle
 import re
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nbgraph.primitives import MISSING
-from nbgraph.record.effects import EFFECT_COLUMNS, Effect, cleared_effect
+from nbgraph.record.effects import EFFECT_COLUMNS, Effect, cleared_effect, effect_row
 
 PACKAGE = Path(__file__).parents[2] / "nbgraph"
 
@@ -53,3 +54,10 @@ def test_only_the_effects_module_builds_an_effect():
         if re.search(r"\b(Effect|effect_row)\(", path.read_text(encoding="utf-8"))
     )
     assert builders == ["record/effects.py"]
+
+
+def test_the_builder_puts_each_keyword_in_its_own_column():
+    # (a column added to `_EffectRow` and `effect_row` in different orders fails here)
+    assert list(inspect.signature(effect_row).parameters) == list(EFFECT_COLUMNS)
+    row = effect_row(**{name: f"<{name}>" for name in EFFECT_COLUMNS})
+    assert [row.cell(name) for name in EFFECT_COLUMNS] == [f"<{n}>" for n in EFFECT_COLUMNS]
