@@ -100,8 +100,6 @@ class TaskRunner:
                     self._took(task, plan, output)
                 if plan.routers:
                     self._route(task, plan, env, values)
-                if task.dropped:
-                    warn_dropped(run.spec, run.log.warnings, task)
             except Exception as error:
                 self._caught(task, error)
             finally:
@@ -173,8 +171,13 @@ class TaskRunner:
             task.error = error
 
     def _done(self, task: Task, scope: Scope | None) -> Task:
+        """After a task's last attempt: its end, its cache entry, its routes shared, what it
+        wrote kept where a sibling may fail; a warning if an attempt that raised nothing
+        dropped keys."""
         run = self.run
         task.ended = time.time()
+        if task.dropped and task.error is None and not task.interrupts and not task.held:
+            warn_dropped(run.spec, run.log.warnings, task)
         if task.cache_key is not None:
             keep_in_cache(run.spec, task)
         routes = task.routes
@@ -244,13 +247,7 @@ class TaskRunner:
                 result = call_with(env, router.fn, router.wanted, state)
                 if inspect.isawaitable(result):
                     result = await awaited(result)
-                if run.observer is not None:
-                    run.observer.routed(task, router.branch, state, result)
-                if type(result) is not list or not _all_sends(result):
-                    task.returned = (*task.returned, result)
-                absorb_route(run.spec, router.branch, task, result)
-            if task.dropped:
-                warn_dropped(run.spec, run.log.warnings, task)
+                self._routed(task, router, state, result)
         except Exception as error:
             self._caught(task, error)
         finally:
@@ -278,15 +275,17 @@ class TaskRunner:
         nodes = spec.nodes
         for router in plan.routers:
             state = router_view(spec, task, values, known) if router.viewed else None
-            if state is None:
-                state = self._router_input(task, router, values)
+            if state is None:  # (`_router_input`'s first question asked here: self-loop budget)
+                state = self._router_state(task, router, values)
             result = call_with(env, router.fn, router.wanted, state)
-            if run.observer is not None:  # (a run whose config has callbacks)
-                run.observer.routed(task, router.branch, state, result)
-            if type(result) is not list or not _all_sends(result):  # (the views show why it
-                task.returned = (*task.returned, result)  # went there; Sends: its routes)
-            if type(result) is str and result in nodes and router.branch.path_map is None:
-                if task.routes:  # (`absorb_route`'s common case, asked first)
+            if (  # `_routed` for a router naming a node, inline: it pays a frame a step in
+                type(result) is str  # the self-loop budget (benchmarks/budgets.json)
+                and run.observer is None
+                and result in nodes
+                and router.branch.path_map is None
+            ):
+                task.returned = (*task.returned, result)
+                if task.routes:
                     task.routes.append(result)  # type: ignore[union-attr]
                 else:
                     task.routes = [result]
@@ -296,16 +295,30 @@ class TaskRunner:
                 raise TypeError(
                     f"The router after {task.node!r} is async; use `await app.ainvoke(...)`."
                 )
-            absorb_route(run.spec, router.branch, task, result)
+            self._routed(task, router, state, result)
+
+    def _routed(self, task: Task, router: RouterPlan, state: Any, result: Any) -> None:
+        """After a router returned `result` (awaited, in an async run) given `state`: the
+        callbacks told, the task's `returned` and routes take it (`execute` and `aexecute`)."""
+        run = self.run
+        if run.observer is not None:  # (a run whose config has callbacks)
+            run.observer.routed(task, router.branch, state, result)
+        if type(result) is not list or not _all_sends(result):  # (the views show why it
+            task.returned = (*task.returned, result)  # went there; Sends: its routes)
+        absorb_route(run.spec, router.branch, task, result)
 
     def _router_input(self, task: Task, router: RouterPlan, values: dict[str, Any]) -> Any:
         """The state a router sees: the step's start plus only this task's writes (a viewed
         router's view made in one pass when the task wrote each field once: `router_view`)."""
-        run = self.run
         if router.viewed:
-            view = router_view(run.spec, task, values, run.plans.known)
+            view = router_view(self.run.spec, task, values, self.run.plans.known)
             if view is not None:
                 return view
+        return self._router_state(task, router, values)
+
+    def _router_state(self, task: Task, router: RouterPlan, values: dict[str, Any]) -> Any:
+        """`router_state` for `task`'s router: with the run's managed values."""
+        run = self.run
         managed = run.managed_values() if run.managed else _NO_MANAGED
         return router_state(run.spec, task, values, managed, router.branch)
 
