@@ -5,8 +5,8 @@ schema of its entries' types, then checks that the names it uses agree (tasks ru
 the graph, steps go up, a task sits in its step). A file that was damaged or edited is
 refused here, at load time, with the path of the first entry that is wrong, instead of
 loading and failing later in a table, a drawing or the inspector. `Run.load` checks the
-document without its steps, then each step as it is decoded (`check_step`, or the inline
-check of `nbgraph.record.files.step_decoding` for a common one), then the steps' names
+document without its steps, then each step as it is decoded (`check_step`; a common step
+by `fits_plain_step`, the run file's one fast reader), then the steps' names
 (`check_step_names`): the same checks and messages.
 """
 
@@ -74,7 +74,7 @@ class _Steps(Shape):
         if type(value) is not list:
             return False
         step_fits = _STEP.fits
-        return all(_plain_step(step) or step_fits(step) for step in value)
+        return all(fits_plain_step(step) or step_fits(step) for step in value)
 
     def problems(self, value: Any, path: str) -> Iterator[str]:
         return self.schema.problems(value, path)
@@ -90,7 +90,7 @@ LIMIT = 2**62
 table's int64 column)."""
 
 
-def _plain_step(step: Any) -> bool:
+def fits_plain_step(step: Any) -> bool:
     """True if `step` is a common step and fits `_STEP`; False: not sure (ask the schema)."""
     if type(step) is not dict or step.keys() != STEP_KEYS:
         return False
@@ -106,11 +106,11 @@ def _plain_step(step: Any) -> bool:
         and step["resets"] == []
         and (afters is None or type(afters) is dict)
         and type(step["tasks"]) is list
-        and all(map(_plain_task, step["tasks"]))
+        and all(map(_fits_plain_task, step["tasks"]))
     )
 
 
-def _plain_task(task: Any) -> bool:
+def _fits_plain_task(task: Any) -> bool:
     if type(task) is not dict:
         return False
     keys = task.keys()
@@ -198,7 +198,7 @@ def check_document(document: dict[str, Any], steps: bool = True) -> None:
 def check_step(step: Any, index: int) -> None:
     """Raise `LogShapeError` unless `step`, entry `index` of a run document's steps, has
     the shape of a step (the message as `check_document`'s)."""
-    if not (_plain_step(step) or _STEP.fits(step)):
+    if not (fits_plain_step(step) or _STEP.fits(step)):
         for problem in _STEP.problems(step, f"document['run']['steps'][{index}]"):
             raise LogShapeError(problem)
 
