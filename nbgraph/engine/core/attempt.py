@@ -6,7 +6,9 @@ routers run, again after a wait while its retry policy retries — from its node
 `TaskRunner.execute` runs a task synchronously; `aexecute` takes the same steps on the event
 loop and differs only where it awaits what an async node or router returned. A lone task's
 step (a loop's) takes the same path: its short cuts (a viewed node, a router's view made in
-one pass) are branches of it, chosen by the plan.
+one pass) are branches of it, chosen by the plan. After a router returned, both take
+`_routed`; the few questions `execute` asks inline first each name the budget in
+`benchmarks/budgets.json` that shows they pay.
 """
 
 from __future__ import annotations
@@ -82,7 +84,10 @@ class TaskRunner:
             entered = enter_task(env)  # what get_config(), get_runtime(), the writer answer
             try:
                 values = run.read(task) if run.lineages else run.values
-                if plan.viewed and task.kind == "edge":  # (`_input`'s common case)
+                # Inline first questions of `_input`, `_took` and `_attempted` below: each saves a
+                # frame a task, which every call budget in benchmarks/budgets.json shows (the
+                # 1,000 Sends' too, but for `_input`'s: send tasks are not viewed).
+                if plan.viewed and task.kind == "edge":  # (`_input`'s first question)
                     state = StateView(values)
                 else:
                     state = self._input(task, plan, values)
@@ -94,7 +99,7 @@ class TaskRunner:
                         output = call_with(env, plan.fn, plan.wanted, state)
                     finally:
                         leave_scope(inside)
-                if type(output) is dict and run.tap is None:  # (`_took`'s common case)
+                if type(output) is dict and run.tap is None:  # (`_took`'s first question)
                     absorb_update(run.spec, plan.node, task, output)
                 else:
                     self._took(task, plan, output)
@@ -104,7 +109,7 @@ class TaskRunner:
                 self._caught(task, error)
             finally:
                 leave_task(entered)
-            if task.error is None:  # (`_attempted`'s common case)
+            if task.error is None:  # (`_attempted`'s first question)
                 self._done(task, scope)
                 return task
             wait = self._attempted(task, plan, scope)
@@ -145,7 +150,7 @@ class TaskRunner:
     def _attempted(self, task: Task, plan: NodePlan, scope: Scope | None) -> float | None:
         """After an attempt: done (None), or the wait before the node's retry policy tries
         it again."""
-        if task.error is None:  # (next_attempt's first question, asked here: the hot path)
+        if task.error is None:  # (`execute` asks this inline first)
             self._done(task, scope)
             return None
         error = task.error
