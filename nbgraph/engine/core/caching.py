@@ -131,7 +131,7 @@ def _key(namespace: Namespace, raw: Any, task: Task) -> FullKey:
     raw = raw.encode() if isinstance(raw, str) else raw
     if not isinstance(raw, (bytes, bytearray, memoryview)):
         raise TypeError(
-            f"The CachePolicy.key_func of {task.kind} task {task.node!r} returned {raw!r} "
+            f"The CachePolicy.key_func of {_what(task)} returned {raw!r} "
             f"({type(raw).__name__}) at step {task.step}; expected str or bytes."
         )
     return namespace, hashlib.sha256(raw).hexdigest()
@@ -184,6 +184,10 @@ def serve_call_from_cache(cache: Any, task: Task, call: Any) -> None:
         _namespace(call.user_fn, task.node), policy.key_func(*call.args, **call.kwargs), task
     )
     _serve(cache, {task.cache_key: task})
+
+
+def _what(task: Task) -> str:
+    return f"task {task.node!r}" if task.kind == "call" else f"node {task.node!r}"
 
 
 def _serve(cache: Any, keyed: dict[FullKey, Task]) -> None:

@@ -27,7 +27,7 @@ from typing import Annotated, Any, TypedDict
 from nbgraph.blueprint import NodeSpec
 from nbgraph.engine.core.caching import serve_call_from_cache
 from nbgraph.engine.core.interrupts import GraphInterrupt
-from nbgraph.engine.core.runtime import current_task_env
+from nbgraph.engine.core.runtime import running_task_env
 from nbgraph.engine.core.tasks import Task
 from nbgraph.policies import retry_policies
 from nbgraph.primitives import Ephemeral
@@ -256,9 +256,7 @@ def call_task(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, poli
     Raises:
         RuntimeError: called outside a running task (LangGraph's error and message).
     """
-    env = current_task_env()
-    if env is None:
-        raise RuntimeError("Called get_config outside of a runnable context")
+    env = running_task_env("get_config")  # (LangGraph's message)
     run, parent = env.run, env.task
     if run.lineages:
         raise NotImplementedError(
