@@ -128,6 +128,11 @@
     return t;
   }
 
+  // "1 more task", "2 more tasks": a count and its words, plural unless the count is 1
+  function plural(count, words) {
+    return count + " " + words + (count === 1 ? "" : "s");
+  }
+
   function fill(id, node) {
     var box = $(id);
     box.textContent = "";
@@ -192,7 +197,7 @@
     if (tasks.length > MAX_TASK_ROWS) {
       var more = document.createElement("p");
       more.className = "nbg-quiet";
-      more.textContent = "… and " + (tasks.length - MAX_TASK_ROWS) + " more tasks (" +
+      more.textContent = "… and " + plural(tasks.length - MAX_TASK_ROWS, "more task") + " (" +
         summary(tasks) + ")";
       $("nbg-tasks").appendChild(more);
     }
@@ -386,7 +391,7 @@
   });
   if (runs.length > 1 || data.left_out) $("nbg-runs").hidden = false;
   if (data.left_out) {
-    $("nbg-left-out").textContent = data.left_out + " more subruns ran, not in this file";
+    $("nbg-left-out").textContent = plural(data.left_out, "more subrun") + " ran, not in this file";
   }
   picker.addEventListener("change", function () { stop(); openRun(Number(picker.value), null); });
   $("nbg-back").addEventListener("click", function () {
