@@ -8,7 +8,7 @@ from nbgraph.blueprint import GraphSpec
 from nbgraph.codec.values import decode_error, decode_value
 from nbgraph.engine.facts import Attempt, Join, StepLog, Task, pinned_map
 from nbgraph.primitives import MISSING, Interrupt
-from nbgraph.record.files.log_shape import check_step
+from nbgraph.record.files.log_shape import PLAIN_TASK, check_step, read_plain_step
 from nbgraph.record.log_data import join_from_data, reset_from_data
 
 __all__ = ["BrokenDocument", "checked_steps", "decode_join", "decode_step", "mapping"]
@@ -51,12 +51,6 @@ def _decode_attempt(data: dict[str, Any]) -> Attempt:
     return Attempt(data["number"], data["started"], data["ended"], error, data["wait"])
 
 
-_PLAIN_TASK = frozenset(
-    {"step", "index", "node", "kind", "triggers", "writes", "started", "ended", "routes",
-     "returned"}
-)  # fmt: skip
-
-
 def _task_from_plain_data(data: dict[str, Any]) -> Task:
     """A task of the common kind (no arg, error, retries, custom chunks, ...) whose values
     need no decoding (`decode_step`'s `plain`): `_decode_task`'s result, made directly."""
@@ -89,7 +83,7 @@ def decode_step(
         return StepLog(
             data["step"],
             [
-                _task_from_plain_data(t) if t.keys() <= _PLAIN_TASK else _decode_task(t)
+                _task_from_plain_data(t) if t.keys() <= PLAIN_TASK else _decode_task(t)
                 for t in tasks
             ],
             graph.fields,
@@ -128,18 +122,22 @@ def decode_step(
 def checked_steps(
     steps: list[Any], graph: GraphSpec, functions: bool, plain: bool = False
 ) -> list[StepLog]:
-    """The steps back from their data, each checked first (`check_step`, whose fast reader
-    of a common step is the run file's one, beside its schema in `log_shape`; the document's
-    other entries are checked already); a common step of a document with no tagged value
-    (`plain`) is decoded without the general decoding (`decode_step`).
+    """The steps back from their data, each checked first (`check_step`; the document's
+    other entries are checked already): a common step of a document with no tagged value
+    (`plain`) is checked as it is read, in one pass, by the run file's one fast reader
+    (`log_shape.read_plain_step`, beside the schema).
 
     Raises:
         LogShapeError: a step is not shaped as a step, naming its entry.
     """
     decoded = []
+    fields = graph.fields
     for index, data in enumerate(steps):
-        check_step(data, index)
-        decoded.append(decode_step(data, graph, functions, plain))
+        step = read_plain_step(data, fields) if plain else None
+        if step is None:  # not a common step, or not sure: the schema says
+            check_step(data, index)
+            step = decode_step(data, graph, functions, plain)
+        decoded.append(step)
     return decoded
 
 
