@@ -269,11 +269,13 @@ class TaskRunner:
         nodes = spec.nodes
         for router in plan.routers:
             state = router_view(spec, task, values, known) if router.viewed else None
-            if state is None:  # (`_router_input`'s first question asked here: self-loop budget)
+            if state is None:  # (`_router_input`'s first question, inline: see below)
                 state = self._router_state(task, router, values)
             result = call_with(env, router.fn, router.wanted, state)
-            if (  # `_routed` for a router naming a node, inline: it pays a frame a step in
-                type(result) is str  # the self-loop budget (benchmarks/budgets.json)
+            if (  # `_routed` for a router naming a node, inline, as `router_view` above: they
+                # save 5 frames and 1 a router call, which the self-loop (all three), agent and
+                # subgraph budgets show (benchmarks/budgets.json)
+                type(result) is str
                 and run.observer is None
                 and result in nodes
                 and router.branch.path_map is None
