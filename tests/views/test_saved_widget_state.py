@@ -28,7 +28,10 @@ const models = new Map([
 ]);
 const view = id => ({ output_type: "display_data",
   data: { "application/vnd.jupyter.widget-view+json": { model_id: id } } });
-const cells = [{ outputs: [view("live"), { output_type: "stream" }] }, { outputs: [view("shown")] }];
+const cells = [
+  { outputs: [view("live"), { output_type: "stream" }] },
+  { outputs: [view("shown")] },
+];
 const manager = {
   _modelsSync: models,
   _context: { model: { toJSON: () => ({ cells }) } },
