@@ -554,6 +554,76 @@ def test_every_module_says_what_it_is_in_one_short_sentence():
     )
 
 
+_UNIT = r"(?:µs|ns|ms|s|seconds?|minutes?|[kKMG]B)\b"
+MEASURED = re.compile(
+    r"(?<![\w.])\d[\d,.]*\s*"
+    + _UNIT  # 2.5 µs, 1.13 MB
+    + r"|(?<![\w.])\d+(?:\.\d+)?\s*×(?!\s*\d)"  # 6.2× (not a 2×2 frame)
+    + r"|\b(?:twice|\w+ times) as (?:fast|slow)"
+    + r"|\ba (?:half|third|quarter|fifth|tenth) of [^.]{0,40}\btime\b"
+)
+"""A measured time, size or ratio in a docstring: it goes stale there unseen."""
+
+SPECIFIED = ("a random 0-1 s", "every 50 ms", "every 350 ms", "interval is 700 ms", "10 MB")
+"""Numbers with units that docstrings give as what the code does (an interval it keeps, a
+size in an example), not as what it was measured to cost."""
+
+_QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|^\s*>>> .*(?:\n(?!\s*$).*)*", re.M)
+"""Quoted text and doctests (a `>>>` line and the lines after it up to a blank one)."""
+
+
+def measured_in_docstrings(package: Path = PACKAGE) -> list[str]:
+    """Measured times, sizes and ratios in the package's docstrings (of modules, classes,
+    functions and attributes), as `file:line: what`. Quoted and doctest text is left out."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            body = getattr(node, "body", None)
+            for item in body if isinstance(body, list) else ():
+                if not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant)):
+                    continue
+                if not isinstance(text := item.value.value, str):
+                    continue
+                text = " ".join(_QUOTED.sub("", text).split())
+                for phrase in SPECIFIED:
+                    text = text.replace(phrase, "")
+                found.extend(
+                    f"{path.relative_to(package.parent)}:{item.lineno}: {match.group(0)}"
+                    for match in MEASURED.finditer(text)
+                )
+    return found
+
+
+def test_no_docstring_holds_a_measured_time():
+    found = measured_in_docstrings()
+    assert not found, (
+        "measured numbers go stale in docstrings: put them in benchmarks/README.md "
+        '("Timings behind the code", naming the module) and say there only which way the '
+        "choice went (a number that is the code's behaviour goes in SPECIFIED):\n"
+        + "\n".join(found)
+    )
+
+
+def test_the_timing_rule_finds_measured_numbers(tmp_path):
+    package = tmp_path / "nbgraph"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        '"""Fast (~2.5 µs a call).\n\n>>> 3 * 2.0  # 6.0 s\n"""\n'
+        "X = 1\n"
+        '"""The limit: 20 x 20 takes 7 s; `"0.12 ms"` is how a time shows."""\n'
+        "def f():\n"
+        '    """4.7–6.2× the JSON file, a fifth of a dataclass\'s time, twice as fast;\n'
+        '    a DataFrame 2×2; a random 0-1 s wait."""\n'
+    )
+    assert measured_in_docstrings(package) == [
+        "nbgraph/__init__.py:1: 2.5 µs",
+        "nbgraph/__init__.py:6: 7 s",
+        "nbgraph/__init__.py:8: 6.2×",
+        "nbgraph/__init__.py:8: a fifth of a dataclass's time",
+        "nbgraph/__init__.py:8: twice as fast",
+    ]
+
+
 def test_the_generated_sections_replace_only_their_own_text(tmp_path):
     package = tmp_path / "nbgraph"
     for name, source in {
