@@ -40,10 +40,15 @@ class ForkPanel:
     def __init__(self, inspector: Any) -> None:
         self.inspector = inspector
         w = ipywidgets
-        self.field = w.Dropdown(options=[], description="edit", layout={"width": "220px"})
-        self.as_node = w.Dropdown(options=[_AUTO], description="as", layout={"width": "260px"})
+        self.field = w.Dropdown(
+            options=[], description="edit", layout={"width": "220px", "max_width": "100%"}
+        )
+        self.as_node = w.Dropdown(
+            options=[_AUTO], description="as", layout={"width": "260px", "max_width": "100%"}
+        )
         self.value = w.Textarea(
-            placeholder=_PLACEHOLDER, layout={"width": "320px", "height": "3.2em"}
+            placeholder=_PLACEHOLDER,
+            layout={"width": "320px", "max_width": "100%", "height": "3.2em"},
         )
         self.button = w.Button(
             description="edit and fork here", icon="code-branch", layout={"width": "auto"}

@@ -32,7 +32,9 @@ class SubrunNav:
         w = ipywidgets
         self.inspector = inspector
         self.crumbs = w.HTML()
-        self.pick = w.Dropdown(options=[], description="subrun", layout={"width": "440px"})
+        self.pick = w.Dropdown(
+            options=[], description="subrun", layout={"width": "440px", "max_width": "100%"}
+        )
         self.into = w.Button(description="step into ▸", tooltip="show this subrun's steps")
         self.back = w.Button(description="◀ back", tooltip="back to the run that started it")
         self.into.on_click(lambda _: self.step_into())
