@@ -457,7 +457,7 @@ def module_list(package: Path = PACKAGE) -> str:
         groups.setdefault((layer, floor), []).append((name, path))
     lines: list[str] = []
     for layer, floor in sorted(groups):
-        if floor <= 0:
+        if f"### {layer + 1} {LAYERS[layer][0]}" not in lines:
             lines += [f"### {layer + 1} {LAYERS[layer][0]}", ""]
         if floor >= 0:
             lines += [_floor_heading(floor), ""]
@@ -598,8 +598,8 @@ def test_no_docstring_holds_a_measured_time():
     found = measured_in_docstrings()
     assert not found, (
         "measured numbers go stale in docstrings: put them in benchmarks/README.md "
-        '("Timings behind the code", naming the module) and say there only which way the '
-        "choice went (a number that is the code's behaviour goes in SPECIFIED):\n"
+        '("Timings behind the code", naming the module) and let the docstring say only which '
+        "way the choice went (a number that is the code's behaviour goes in SPECIFIED):\n"
         + "\n".join(found)
     )
 
