@@ -13,7 +13,7 @@ from typing import Any
 
 import ipywidgets
 
-from nbgraph.record.text import short
+from nbgraph.record.text import plural, short
 
 __all__ = ["SubrunNav"]
 
@@ -81,7 +81,8 @@ class SubrunNav:
             )
         if not 0 <= index < len(run.subruns):
             raise ValueError(
-                f"The run has {len(run.subruns)} subrun(s) (run.subruns); {index} is not one."
+                f"The run has {plural(len(run.subruns), 'subrun')} (run.subruns); "
+                f"{index} is not one."
             )
         inspector.open_run(run.subruns[index])
 
