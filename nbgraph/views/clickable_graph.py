@@ -22,6 +22,7 @@ import traitlets
 from nbgraph.views.clicks import (
     branch_boxes,
     click_note,
+    graph_current,
     graph_targets,
     marked,
     next_run_step,
@@ -100,7 +101,8 @@ class PictureClicks:
             drawing = graph_dot(run.graph, overlay, caption=False)  # (the caption: outside)
             self.picture.caption = overlay.caption
             self.targets = graph_targets(drawing, run.graph.nodes)
-            self.picture.current, self.picture.faded = [], []
+            self.picture.current = graph_current(drawing, overlay.current)  # (followed)
+            self.picture.faded = []
         self.picture.clickable = sorted(self.targets)
         return drawing
 
