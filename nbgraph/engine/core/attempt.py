@@ -1,7 +1,8 @@
-"""Running a task: the one path every task of every run takes — its node called with the
-state it reads and what its signature asks for, its output read into writes and routes, its
-routers run, again after a wait while its retry policy retries — from its node's plan
+"""Running a task: the one path every task of every run takes, from its node's plan
 (`engine.core.plans`).
+
+Its node is called with the state it reads and what its signature asks for, its output read into
+writes and routes, its routers run, and all again after a wait while its retry policy retries.
 
 `TaskRunner.execute` runs a task synchronously; `aexecute` takes the same steps on the event
 loop and differs only where it awaits what an async node or router returned. A lone task's

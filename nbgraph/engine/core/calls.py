@@ -1,6 +1,8 @@
-"""Task calls: a function decorated with `@task` (`nbgraph.func`), called inside a running
-task, runs as a task of the same step — a `"call"` task on the one task path
-(`TaskRunner.execute` / `aexecute`), started at once and returning a future.
+"""Task calls: a `@task` function called inside a running task runs as a `"call"` task of the
+same step, returning a future.
+
+A function decorated with `@task` (`nbgraph.func`) runs on the one task path
+(`TaskRunner.execute` / `aexecute`), started at once.
 
 The call task's id holds its step and its position among the step's tasks (the calling
 node's first, then its calls in call order), so a run that reruns the node after a pause or

@@ -68,7 +68,7 @@ _STEP = Obj(
 
 class _Steps(Shape):
     """`ListOf(_STEP)`, with a fast check for the common step: one whose tasks ran plain
-    nodes (no resets, merges, errors or retries), checked inline, a few µs a step; any
+    nodes (no resets, merges, errors or retries), checked inline; any
     other step takes the schema's check (`problems` is always the schema's)."""
 
     def __init__(self) -> None:
