@@ -293,6 +293,35 @@ class Run(RunRecord):
 
         return inspect(self, other)
 
+    def compare_view(self, other: Any, names: tuple[str, str] = ("this", "other")) -> Any:
+        """One widget comparing this run with `other` (a buggy and a fixed run, say): one
+        step control drives both; the first step where they differ is marked and one click
+        away; one picture holds both runs' paths (two pictures if their graphs draw
+        differently); the fields that differ at the step, before and after in each run side
+        by side (`views.compare_view`; what differs is `compare(other)`'s finding). Its
+        display keeps a static snapshot for untrusted copies, `nbgraph.share` and the docs.
+
+        Raises:
+            InvalidArgumentError: `other` is not a run, or `names` not two texts.
+        """
+        from nbgraph.views.compare_view import CompareView
+
+        if not isinstance(other, RunRecord):
+            raise InvalidArgumentError(
+                f"run.compare_view(other): expected another run (a Run: app.last_run, "
+                f"app.run(...), Run.load(...)), got {type(other).__name__}."
+            )
+        if (
+            not isinstance(names, (tuple, list))
+            or len(names) != 2
+            or not all(isinstance(n, str) for n in names)
+        ):
+            raise InvalidArgumentError(
+                f"run.compare_view(names=): expected two texts, like ('buggy', 'fixed'), "
+                f"got {names!r}."
+            )
+        return CompareView(self, other, (names[0], names[1]))
+
     def quiz(self, fields: Any = None, steps: Any = None) -> Any:
         """Predict, then see: an ipywidgets quiz over this run's merges. At each (step,
         field) where a reducer folded writes, it shows the value before and each write with

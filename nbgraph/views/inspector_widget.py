@@ -14,6 +14,7 @@ from typing import Any
 import ipywidgets
 
 from nbgraph.engine.facts import hands_to_parent, initial_values
+from nbgraph.record.compare.divergence import rows_by_step
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
 from nbgraph.views.answer_panel import AnswerPanel
@@ -41,22 +42,24 @@ from nbgraph.views.table_view import ending, not_applied, readable_id, readable_
 from nbgraph.views.theme import themed_svg
 from nbgraph.views.traceback_panel import traceback_html
 
-__all__ = ["ALL_BRANCHES", "Inspector"]
+__all__ = ["ALL_BRANCHES", "ARRANGEMENTS", "Inspector"]
 
 ALL_BRANCHES = "(all branches)"
 """The branch picker's first choice: no branch highlighted."""
 
-_GRAPH_BESIDE = {"flex": "0 1 auto", "max_width": "50%", "min_width": "0", "overflow": "hidden"}
-_PANELS_BESIDE = {"flex": "1 1 50%", "min_width": "0", "overflow": "auto"}
-_GRAPH_STACKED = {"width": "100%", "min_width": "0", "overflow": "hidden"}
-_PANELS_STACKED = {"width": "100%", "overflow": "auto"}
-_STEPS_BESIDE = {"flex": "0 0 auto", "max_width": "34%", "overflow": "auto"}
-_STEPS_STACKED = {"width": "100%", "overflow": "auto"}
-"""The picture and the panels' room side by side: the step list its own column, the
-picture what its drawing needs, at most half of the rest, and the panels the rest; stacked,
-the step list, the picture and the panels one above the other, each the output's whole
-width. The picture keeps readable labels and scrolls inside its box
-(`views.clickable_graph`)."""
+ARRANGEMENTS = {
+    "auto": "nbgraph-auto",
+    "side by side": "nbgraph-beside",
+    "stacked": "nbgraph-stacked",
+}
+"""The inspector's layouts (`Inspector.arrange`), each a class on its root that the CSS it
+ships lays out (`views/static/clickable_graph.css`): side by side, the step list its own
+column, the picture what its drawing needs, at most half of the rest, and the panels the
+rest; stacked, the step list, the picture and the panels one above the other, each the
+output's whole width; "auto" (the default) side by side where the output has room for three
+columns, else stacked: decided in the browser by the output's real width (a CSS container
+query), so the kernel knows nothing of pixels, and a sidebar opened or closed re-lays it
+out. The picture keeps readable labels and scrolls inside its box (`views.clickable_graph`)."""
 
 
 class Inspector(ipywidgets.VBox):
@@ -98,6 +101,7 @@ class Inspector(ipywidgets.VBox):
         self._make_controls(_field_names(run), last, other is not None)
         self._wire_controls()
         self._lay_out()
+        self.arrange(self.arrangement.value)
         self._node_changed(None)
         start = self.failed_step if self.failed_step is not None else min(1, last)
         start = start if step is None else step
@@ -166,12 +170,13 @@ class Inspector(ipywidgets.VBox):
         self.compare_mode = w.ToggleButtons(options=modes, description="compare")
         self.compare_step = w.IntSlider(min=0, max=last, description="with step")
         self.arrangement = w.ToggleButtons(
-            options=["side by side", "stacked"],
+            options=list(ARRANGEMENTS),
+            value=_arranged(self._dom_classes),  # (a subrun stepped into keeps the pick)
             description="layout",
-            style={"button_width": "115px"},
+            style={"button_width": "100px"},
         )
         self.graph = self.clicks.picture  # (clicks on nodes and tree boxes, arrows)
-        self.graph.layout = ipywidgets.Layout(**_GRAPH_BESIDE)
+        self.graph.add_class("nbgraph-graph")
         self.state = w.HTML()
         self.effects = w.HTML()
         self.comparison = w.HTML()
@@ -190,17 +195,17 @@ class Inspector(ipywidgets.VBox):
             control.observe(lambda _: self.show(self.slider.value), "value")
 
     def _lay_out(self) -> None:
-        """The controls in rows (they wrap, never squeeze their buttons), the step list, and
-        the picture (at most half the width) beside the state and effects panels; or
-        stacked (`arrange`)."""
+        """The controls in rows (they wrap, never squeeze their buttons), the step list, the
+        picture and the state and effects panels, side by side or stacked (`arrange`: each
+        box a class the shipped CSS lays out, no inline style from the kernel)."""
         w = ipywidgets
-        self.panels = w.VBox([self.state, self.effects], layout=_PANELS_BESIDE)
-        self.panels.add_class("nbgraph-panels")
-        self.body = w.HBox([self.graph, self.panels], layout={"flex": "1 1 auto", "min_width": "0"})
+        self.panels = w.VBox([self.state, self.effects])
+        self.body = w.HBox([self.graph, self.panels])
         steps = w.VBox([self.step_list.select, self.step_list.task_panel])
-        steps.layout = w.Layout(**_STEPS_BESIDE)
-        steps.add_class("nbgraph-steps")
-        self.middle = w.HBox([steps, self.body], layout={"width": "100%"})
+        self.middle = w.HBox([steps, self.body])
+        for box, name in ((self.panels, "panels"), (self.body, "body"), (steps, "steps")):
+            box.add_class(f"nbgraph-{name}")  # (laid out by the CSS: `ARRANGEMENTS`)
+        self.middle.add_class("nbgraph-middle")
         self.fork_note = w.HTML()  # why there is no fork row, when there is none
         rows = [
             w.HBox([self.play, self.previous, self.slider, self.next, self.step_label]),
@@ -234,22 +239,15 @@ class Inspector(ipywidgets.VBox):
         )
 
     def arrange(self, how: str) -> None:
-        """Lay the picture and the panels out: `"side by side"` (the step list, then the
-        picture at most half the rest, the panels the rest) or `"stacked"` (the step list,
-        the picture and the panels one above the other, each the whole width)."""
-        if how not in ("side by side", "stacked"):
-            raise ValueError(f"arrange() takes 'side by side' or 'stacked', not {how!r}.")
-        stacked = how == "stacked"
-        self.middle.layout.flex_flow = "column" if stacked else "row"
-        steps = self.middle.children[0]
-        self.body.layout.flex_flow = "column" if stacked else "row"
-        for widget, beside, above in (
-            (steps, _STEPS_BESIDE, _STEPS_STACKED),
-            (self.graph, _GRAPH_BESIDE, _GRAPH_STACKED),
-            (self.panels, _PANELS_BESIDE, _PANELS_STACKED),
-        ):  # the shown layout changed in place: a new Layout would leave the old one's
-            for key in {**beside, **above}:  # styles on the page (a 50% max-width, stacked)
-                setattr(widget.layout, key, (above if stacked else beside).get(key))
+        """Lay the step list, the picture and the panels out: `"side by side"` (the step
+        list, then the picture at most half the rest, the panels the rest), `"stacked"`
+        (one above the other, each the whole width) or `"auto"` (the default: side by side
+        on an output wide enough for three columns, else stacked; the browser decides, by
+        the output's width: `ARRANGEMENTS`)."""
+        if how not in ARRANGEMENTS:
+            raise ValueError(f"arrange() takes 'auto', 'side by side' or 'stacked', not {how!r}.")
+        for name, css_class in ARRANGEMENTS.items():
+            (self.add_class if name == how else self.remove_class)(css_class)
         self.arrangement.value = how
 
     def reopen(self, run: Any, other: Any, step: int | None = None) -> None:
@@ -437,7 +435,7 @@ class Inspector(ipywidgets.VBox):
             )
         if mode == "the other run" and self.other is not None and self.run is self._made_for:
             if self._compared is None:
-                self._compared = _rows_by_step(self.run, self.run.compare(self.other))
+                self._compared = rows_by_step(self.run, self.run.compare(self.other))
             frame = self._compared.get(step)
             return f"<b>this run vs the other, step {step}</b>" + diff_html(frame, "this", "other")
         return ""
@@ -453,6 +451,11 @@ class Inspector(ipywidgets.VBox):
 
     def __repr__(self) -> str:
         return f"<Inspector of {self.run!r}, at step {self.slider.value}>"
+
+
+def _arranged(classes: Any) -> str:
+    """The layout an inspector's root classes say (`ARRANGEMENTS`); "auto" when none does."""
+    return next((name for name, c in ARRANGEMENTS.items() if c in classes), "auto")
 
 
 def _writes_on_branch(log: Any, tasks: set[str]) -> dict[str, list[bool]] | None:
@@ -475,31 +478,6 @@ def _field_names(run: Any) -> list[str]:
         written = (k for s in run.log.steps for t in s.tasks for k, _ in t.writes)
         fields += [k for k in dict.fromkeys(written) if k not in fields]
     return fields
-
-
-def _rows_by_step(run: Any, frame: Any) -> dict[int, Any]:
-    """`run.compare(other)`'s rows per step of `run`, grouped in one pass: a step-aligned
-    table by its `step`; a node-aligned one (either run used branch lineages) by the step of
-    the node's run each row is about, its whole-run rows (`occurrence` -1: the outcome, how
-    often a node ran, the final state) at every step."""
-    if "step" in frame.columns:
-        return {int(step): rows for step, rows in frame.groupby("step", sort=False)}
-    steps = [
-        run.tree[ids[k]].step if k >= 0 and k < len(ids) else None
-        for ids, k in zip(
-            (run.tree.by_name.get(node, []) for node in frame["node"]),
-            frame["occurrence"],
-            strict=True,
-        )
-    ]
-    whole_run = [i for i, step in enumerate(steps) if step is None]
-    grouped: dict[int, list[int]] = {}
-    for i, step in enumerate(steps):
-        if step is not None:
-            grouped.setdefault(step, []).append(i)
-    by_step = {step: frame.iloc[sorted(rows + whole_run)] for step, rows in grouped.items()}
-    everywhere = frame.iloc[whole_run]
-    return {s: by_step.get(s, everywhere) for s in (x.step for x in run.log.steps)}
 
 
 def _lineage_label(task_id: str, parents: dict[str, str]) -> str:

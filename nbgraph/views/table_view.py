@@ -113,15 +113,39 @@ def _changed_cell(before: Any, after: Any, width: int = _WIDTH) -> str:
 
 
 def _table(header: list[str], rows: list[tuple[str, list[str]]], total: int) -> str:
-    head = "".join(f"<th style='{_CELL}'>{html.escape(h)}</th>" for h in header)
+    """The table, in a box that scrolls sideways when the output is narrower than the
+    table: each cell keeps its room (`_room`), no column is squeezed to a letter a line."""
+    head = "".join(
+        f"<th style='{_CELL};{_room(html.escape(h))}'>{html.escape(h)}</th>" for h in header
+    )
     body = "".join(
-        f"<tr style='{style}'>" + "".join(f"<td style='{_CELL}'>{c}</td>" for c in cells) + "</tr>"
+        f"<tr style='{style}'>"
+        + "".join(f"<td style='{_CELL};{_room(c)}'>{c}</td>" for c in cells)
+        + "</tr>"
         for style, cells in rows
     )
     more = f"<p><i>first {len(rows)} of {total} rows</i></p>" if total > len(rows) else ""
     return (
-        f"<table style='{_TABLE}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+        f"<div style='overflow-x:auto'><table style='{_TABLE}'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{body}</tbody></table></div>{more}"
     )
+
+
+_ROOM = 22
+"""The characters a line a long cell keeps (at most `max-width`, 30em): at any output width,
+its text wraps at 22 characters or more, never a few letters a line."""
+
+
+def _room(cell: str) -> str:
+    """A cell's min-width (a cell's escaped HTML): its longest line, in characters of the
+    table's monospace font (`ch`), up to `_ROOM`: a short cell never wraps, a long one wraps
+    at `_ROOM` characters or more.
+
+    >>> _room("step"), _room("a: 1<br>b: <i>&#x27;12345&#x27;</i>"), _room("x" * 100)
+    ('min-width:4ch', 'min-width:10ch', 'min-width:22ch')
+    """
+    lines = (html.unescape(re.sub(r"<[^>]*>", "", line)) for line in cell.split("<br>"))
+    return f"min-width:{min(max(map(len, lines)), _ROOM)}ch"
 
 
 def effects_table_html(frame: Any, paused: frozenset[int] = frozenset()) -> str:

@@ -144,6 +144,8 @@ def test_the_site_builds_strict_offline_with_the_notebooks_and_their_outputs(tmp
     quick = pages["notebooks/01_quickstart/index.html"]
     assert "jp-OutputArea-output" in quick and "<svg" in quick  # executed: outputs, drawings
     assert "nbgraph-snapshot" in quick  # an inspector shows its static snapshot
+    debug = pages["notebooks/04_debug_a_branch/index.html"]  # the buggy and fixed runs compared
+    assert "nbgraph-compare nbgraph-snapshot" in debug and "first differ at step 3" in debug
     for name, html in pages.items():
         remote = re.findall(r"<(?:script|link)\b[^>]*(?:src|href)=\"(https?:[^\"]+)\"", html)
         assert not remote, (name, remote)

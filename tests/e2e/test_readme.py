@@ -68,3 +68,18 @@ def test_the_pictured_run_is_the_quick_start():
     run = pictures.quick_start_run()
     assert run.output == eval(claimed.group(2))
     assert set(run.steps["node"]) >= {"a", "b", "c"}
+
+
+def test_the_notebooks_table_names_the_comparison_view_notebook_04_uses():
+    """The README says notebook 04 steps its buggy and fixed runs in `run.compare_view`:
+    the notebook does, and checks what the view shows (it runs under `pytest --nbmake`)."""
+    import nbformat
+
+    row = next(line for line in README.read_text().splitlines() if "04_debug_a_branch" in line)
+    assert "`run.compare_view(fixed)`" in row
+    notebook = nbformat.read(README.parent / "notebooks" / "04_debug_a_branch.ipynb", 4)
+    sources = [c.source for c in notebook.cells]
+    shown = next(i for i, s in enumerate(sources) if "run.compare_view(fixed" in s)
+    assert sources[shown].rstrip().endswith("compared")  # displayed, then checked below
+    assert "assert compared.step == 3" in sources[shown + 1]
+    assert "compared.fields.value" in sources[shown + 1]

@@ -44,22 +44,29 @@ def fan_app(long: str = "x" * 120):
 
 def test_the_picture_and_the_panels_share_the_width_or_stacked_each_takes_all_of_it():
     inspector = fan_app().run({"log": []}).inspect()
-    assert inspector.graph.layout.max_width == "50%" and inspector.graph.layout.min_width == "0"
-    assert inspector.panels.layout.flex == "1 1 50%" and inspector.panels.layout.min_width == "0"
     assert inspector.body.children == (inspector.graph, inspector.panels)
+    assert "nbgraph-graph" in inspector.graph._dom_classes  # (laid out by the shipped CSS)
+    assert "nbgraph-auto" in inspector._dom_classes  # side by side if wide, else stacked
     assert "max-width:100%" not in inspector.graph.value  # never shrunk to its room: it scrolls
     assert "run done" not in inspector.graph.value and "run done" in inspector.graph.caption
     inspector.go(3)
     task_d = next(o for o in inspector.branch_pick.options if o.endswith(":d"))
-    inspector.branch_pick.value = task_d  # following a branch keeps the same room
-    assert inspector.graph.layout.max_width == "50%"
+    inspector.branch_pick.value = task_d  # following a branch keeps the same layout
+    assert _layout(inspector) == ("auto", ["nbgraph-auto"])
     inspector.arrangement.value = "stacked"
-    assert inspector.body.layout.flex_flow == "column"
-    assert inspector.graph.layout.width == "100%" and inspector.panels.layout.width == "100%"
+    assert _layout(inspector) == ("stacked", ["nbgraph-stacked"])
     inspector.arrange("side by side")
-    assert inspector.body.layout.flex_flow == "row" and inspector.graph.layout.max_width == "50%"
-    with pytest.raises(ValueError, match="'side by side' or 'stacked'"):
+    assert _layout(inspector) == ("side by side", ["nbgraph-beside"])
+    with pytest.raises(ValueError, match="'auto', 'side by side' or 'stacked', not 'sideways'"):
         inspector.arrange("sideways")
+    assert _layout(inspector) == ("side by side", ["nbgraph-beside"])
+
+
+def _layout(inspector) -> tuple[str, list[str]]:
+    """The layout picked in the buttons, and the layout classes on the inspector's root."""
+    classes = [c for c in inspector._dom_classes if c in ("nbgraph-auto", "nbgraph-beside",
+               "nbgraph-stacked")]  # fmt: skip
+    return inspector.arrangement.value, classes
 
 
 def test_a_long_value_unfolds_into_a_tree_and_its_whole_text_escaped():

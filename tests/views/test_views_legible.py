@@ -300,12 +300,64 @@ def test_messages_in_the_effects_panel_one_a_line_in_a_table_a_narrow_panel_stac
 def test_stacked_gives_the_step_list_the_picture_and_the_panels_the_whole_width():
     inspector = fan_out_run(3).inspect()
     steps = inspector.middle.children[0]
-    assert inspector.middle.layout.flex_flow in (None, "row") and steps.layout.max_width == "34%"
+    boxes = (inspector.middle, steps, inspector.body, inspector.graph, inspector.panels)
+    names = ("middle", "steps", "body", "graph", "panels")
+    for box, name in zip(boxes, names, strict=True):  # laid out by the CSS, by class:
+        assert f"nbgraph-{name}" in box._dom_classes, name  # no inline style from the
+        assert box.layout.flex_flow is None and box.layout.width is None, name  # kernel
+        assert box.layout.max_width is None and box.layout.flex is None, name
+    assert inspector.arrangement.options == ("auto", "side by side", "stacked")
+    assert inspector.arrangement.value == "auto" and "nbgraph-auto" in inspector._dom_classes
     inspector.arrange("stacked")
-    assert inspector.middle.layout.flex_flow == "column" and steps.layout.width == "100%"
-    assert inspector.graph.layout.width == "100%" and inspector.panels.layout.width == "100%"
-    inspector.arrange("side by side")
-    assert inspector.middle.layout.flex_flow == "row" and steps.layout.max_width == "34%"
+    assert "nbgraph-stacked" in inspector._dom_classes
+    assert "nbgraph-auto" not in inspector._dom_classes
+    from nbgraph.views.clickable_graph import STATIC
+
+    css = (STATIC / "clickable_graph.css").read_text()
+    rules = _rules(css)
+    stacked = ".nbgraph-inspector.nbgraph-stacked .nbgraph-"
+    for name in ("middle", "body"):  # stacked: one above the other, each the whole width
+        assert rules[stacked + name]["flex-direction"] == "column", name
+    for name in ("steps", "graph", "panels"):
+        assert rules[stacked + name]["width"] == "100%", name
+    assert rules[".nbgraph-inspector .nbgraph-graph"]["max-width"] == "50%"  # side by side
+    assert rules[".nbgraph-inspector .nbgraph-steps"]["max-width"] == "34%"
+    # auto: the same stacked rules, for the auto class, under a query on the inspector's width
+    assert rules[".nbgraph-inspector"]["container"] == "nbgraph-inspector / inline-size"
+    query = re.search(r"@container nbgraph-inspector \(max-width: (\d+)px\) \{(.*?)\n\}", css, re.S)
+    assert query and 700 <= int(query.group(1)) <= 960, "narrower than three columns need"
+    auto = _rules(query.group(2))
+    for selector, declarations in rules.items():
+        if selector.startswith(".nbgraph-inspector.nbgraph-stacked .nbgraph-"):
+            assert auto[selector.replace("stacked", "auto")] == declarations, selector
+
+
+def test_a_subrun_stepped_into_and_a_later_cell_s_twin_keep_the_layout_picked():
+    inspector = fan_out_run(3).inspect()
+    inspector.arrange("stacked")
+    inspector.open_run(inspector.run, 1)  # (what stepping into a subrun and back does)
+    assert inspector.arrangement.value == "stacked"
+    assert "nbgraph-stacked" in inspector._dom_classes
+    twin = inspector.earlier._twin()  # (what a later cell's output hands the earlier one)
+    assert twin.arrangement.value == "stacked" and "nbgraph-stacked" in twin._dom_classes
+    inspector.arrangement.value = "auto"
+    assert "nbgraph-stacked" not in inspector._dom_classes
+    assert "nbgraph-auto" in inspector._dom_classes
+
+
+def _rules(css: str) -> dict[str, dict[str, str]]:
+    """A flat CSS text's rules: each selector of a rule -> its declarations (comments
+    dropped; a later rule's declarations added to an earlier one's)."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    rules: dict[str, dict[str, str]] = {}
+    for selectors, body in re.findall(r"([^{}@]+)\{([^{}]*)\}", css):
+        declarations = dict(
+            (name.strip(), value.strip())
+            for name, value in (d.split(":", 1) for d in body.split(";") if ":" in d)
+        )
+        for selector in selectors.split(","):
+            rules.setdefault(" ".join(selector.split()), {}).update(declarations)
+    return rules
 
 
 def _cells(source: str, node: str) -> list[tuple[str, str]]:
@@ -348,3 +400,25 @@ def test_a_followed_tasks_label_is_escaped():
     for renderer in renderers():  # each renderer nbgraph may pick reads the label
         output, name, problems = render_with(source, "svg", [renderer])
         assert output and b"&lt;img" in output, (renderer, problems)
+
+
+def test_a_run_s_tables_keep_20_characters_a_line_and_scroll_sideways_when_narrow():
+    class Notes(TypedDict, total=False):
+        note: str
+
+    long = "the north river floods in March " * 3
+    run = (
+        StateGraph(Notes).add_node("write", lambda s: {"note": long})
+        .add_edge(START, "write").add_edge("write", END).compile().run({"note": "a"})
+    )  # fmt: skip
+    shown = run.effects._repr_html_()
+    assert shown.startswith("<div style='overflow-x:auto'><table")  # (scrolls, not squeezes)
+    heads = re.findall(r"<th style='[^']*min-width:(\d+)ch'>([^<]*)</th>", shown)
+    assert {name: int(room) for room, name in heads} == {  # (a header never wraps)
+        "step": 4, "field": 5, "at": 2, "reducer": 7, "before": 6, "writes": 6, "after": 5,
+        "flags": 5,
+    }  # fmt: skip
+    rooms = re.findall(r"<td style='[^']*min-width:(\d+)ch'>([^<]*)</td>", shown)
+    assert ("3", "&#x27;a&#x27;") in rooms  # a short value: its own length, never wrapped
+    assert [room for room, cell in rooms if cell.startswith("write: ")] == ["22"]  # (long)
+    assert "min-width:" in run.steps._repr_html_()
