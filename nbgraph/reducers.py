@@ -35,6 +35,7 @@ __all__ = [
     "function_from_ref",
     "function_ref",
     "get_reducer",
+    "is_registered",
     "last_write_wins",
     "maximum",
     "merge",
@@ -63,6 +64,15 @@ class Reducer:
             engine uses it only on values it owns, so a run costs what was written.
         prepare: an optional `(new) -> new` the engine applies to each write as it takes it
             in (`append_messages` gives messages their ids there, so replays agree).
+        appends: folding a list into a list keeps the old items, in order, and adds the
+            written ones after them (`append`; `operator.add` on lists). Declared where the
+            reducer is made; False for a reducer nobody declared (nothing is assumed).
+        order: whether folding concurrent writes in another order could give another
+            value: `"free"` (`max`, `min`), `"free for numbers"` (addition), or
+            `"matters"` (the default: a reducer nobody declared).
+
+    What a reducer is, it says here: the record, the replays and the what-if analysis ask
+    it (`appends`, `extends_in_place`, `order_matters`), never guess from its function.
     """
 
     name: str
@@ -70,9 +80,34 @@ class Reducer:
     takes_missing: bool = False
     in_place: ReducerFn | None = None
     prepare: Callable[[Any], Any] | None = None
+    appends: bool = False
+    order: str = "matters"
+
+    @property
+    def extends_in_place(self) -> bool:
+        """Whether its in-place form grows the old list itself (`appends`, with an
+        `in_place`): a replay's list keeps its items and only grows.
+
+        >>> get_reducer("append").extends_in_place, get_reducer("merge").extends_in_place
+        (True, False)
+        """
+        return self.appends and self.in_place is not None
+
+    def order_matters(self, numbers: bool = False) -> bool:
+        """Whether concurrent writes folded in another order could give another value;
+        `numbers`: every value folded is a number (addition commutes on numbers).
+
+        >>> get_reducer("max").order_matters(), get_reducer("add").order_matters(True)
+        (False, False)
+        >>> unknown = reducer_from_callable(lambda old, new: new)
+        >>> get_reducer("add").order_matters(), unknown.order_matters(), unknown.appends
+        (True, True, False)
+        """
+        return self.order != "free" and not (numbers and self.order == "free for numbers")
 
 
 _REGISTRY: dict[str, Reducer] = {}
+_ORDERS = ("matters", "free", "free for numbers")
 
 
 def register_reducer(
@@ -80,6 +115,8 @@ def register_reducer(
     *,
     in_place: ReducerFn | None = None,
     prepare: Callable[[Any], Any] | None = None,
+    appends: bool = False,
+    order: str = "matters",
 ) -> Callable[[ReducerFn], ReducerFn]:
     """Register `fn(old, new) -> merged` under `name` (EvoFabric's `StateUpdater.register`).
 
@@ -92,6 +129,10 @@ def register_reducer(
         name: the string used in `Annotated[T, name]`.
         in_place: optional faster variant allowed to change `old` in place.
         prepare: optional `(new) -> new` applied to each write as the engine takes it in.
+        appends: True if folding a list into a list only adds the written items after
+            the old ones (`Reducer.appends`; left False, nothing is assumed).
+        order: `"free"` if the order writes are folded in never changes the result,
+            `"free for numbers"` if it does not on numbers (`Reducer.order`).
 
     Returns:
         A decorator that registers the function and returns it unchanged.
@@ -110,7 +151,9 @@ def register_reducer(
         problem = check_reducer_callable(fn)
         if problem:
             raise ValueError(f"Reducer {name!r}: {problem}")
-        _REGISTRY[name] = Reducer(name, fn, True, in_place, prepare)
+        if order not in _ORDERS:
+            raise ValueError(f"Reducer {name!r}: order must be one of {_ORDERS}, got {order!r}.")
+        _REGISTRY[name] = Reducer(name, fn, True, in_place, prepare, appends, order)
         return fn
 
     return decorator
@@ -141,19 +184,33 @@ def get_reducer(name: str) -> Reducer | None:
     return _REGISTRY.get(name)
 
 
+def is_registered(reducer: Reducer) -> bool:
+    """Whether `reducer` is the one registered under its name (`operator.add`'s "add" is not).
+
+    >>> is_registered(get_reducer("add")), is_registered(reducer_from_callable(operator.add))
+    (True, False)
+    """
+    registered = _REGISTRY.get(reducer.name)
+    return registered is not None and registered.fn is plain_function(reducer.fn)
+
+
 def registered_names() -> list[str]:
     """Every registered reducer name, sorted."""
     return sorted(_REGISTRY)
 
 
-def reducer_from_callable(fn: ReducerFn) -> Reducer:
-    """Wrap a bare two-argument callable (LangGraph's style) as a `Reducer`."""
+def reducer_from_callable(fn: ReducerFn, name: str | None = None) -> Reducer:
+    """Wrap a bare two-argument callable (LangGraph's style) as a `Reducer` (named `name`,
+    or the function's name); a well-known function says what it is (`_DECLARED`), any
+    other declares nothing."""
     fn = plain_function(fn)
-    for registered in _REGISTRY.values():
-        if registered.fn is fn:
-            return registered
-    name = getattr(fn, "__name__", None) or type(fn).__name__
-    return Reducer(name, fn, takes_missing=False)
+    if name is None:
+        for registered in _REGISTRY.values():
+            if registered.fn is fn:
+                return registered
+        name = getattr(fn, "__name__", None) or type(fn).__name__
+    appends, order = _DECLARED.get(id(fn), (False, "matters"))
+    return Reducer(name, fn, False, appends=appends, order=order)
 
 
 def check_reducer_callable(fn: object) -> str | None:
@@ -313,14 +370,27 @@ def minimum(old: Any, new: Any) -> Any:
 
 
 register_reducer("overwrite")(overwrite)
-register_reducer("append", in_place=_append_in_place)(append)
-register_reducer("add")(add)
-_REGISTRY["sum"] = Reducer("sum", add, takes_missing=True)
+register_reducer("append", in_place=_append_in_place, appends=True)(append)
+register_reducer("add", appends=True, order="free for numbers")(add)
+_REGISTRY["sum"] = replace(_REGISTRY["add"], name="sum")
 register_reducer("merge", in_place=_merge_in_place)(merge)
 register_reducer("union")(union)
-register_reducer("max")(maximum)
-register_reducer("min")(minimum)
+register_reducer("max", order="free")(maximum)
+register_reducer("min", order="free")(minimum)
 register_reducer("append_messages", prepare=with_ids, in_place=add_messages_in_place)(add_messages)
+
+
+_DECLARED: dict[int, tuple[bool, str]] = {
+    id(operator.add): (True, "free for numbers"),
+    id(operator.iadd): (True, "free for numbers"),
+    id(operator.concat): (True, "matters"),
+    id(operator.iconcat): (True, "matters"),
+    id(builtins.max): (False, "free"),
+    id(builtins.min): (False, "free"),
+}
+"""What the well-known bare callables are, `(appends, order)`, by the function's id (they
+live as long as the process): `Annotated[list, operator.add]` appends, `max` is free of
+order. A callable not here declares nothing (`Reducer`'s defaults)."""
 
 
 # --- functions any process can find again ------------------------------------------------

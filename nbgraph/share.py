@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from nbgraph.errors import NotebookFileError
+from nbgraph.record.text import plural
 
 __all__ = ["keep_static_forms", "main", "notebook_html"]
 
@@ -216,11 +217,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     target = Path(args.output or Path(args.notebook).with_suffix(".html"))
     target.write_text(text, encoding="utf-8")
-    print(f"wrote {target} ({done['replaced']} widget(s) shown as their snapshot)")
+    print(f"wrote {target} ({plural(done['replaced'], 'widget')} shown as their snapshot)")
     if done["kept"]:
         names = ", ".join(sorted(set(done["kept"])))
         print(
-            f"note: {len(done['kept'])} widget(s) with no static form ({names}) are kept as "
+            f"note: {plural(len(done['kept']), 'widget')} with no static form ({names}) kept as "
             "nbconvert keeps them: they show only with the network (a script from a CDN)",
             file=sys.stderr,
         )

@@ -209,6 +209,146 @@ def _shares_state(node: ast.ClassDef) -> bool:
     return False
 
 
+ONE_WRITER: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "RunLoop": ("nbgraph.engine.core.loop", ("run", "loop"), ("BranchLoop",)),
+    "Schedule": ("nbgraph.engine.core.schedule", ("schedule",), ()),
+}
+"""The objects with one writer: class -> (the module that defines it, the names a reference
+to one goes by (`run.x`, `self.loop.x`), its subclasses). Only the defining module assigns
+their slots: anything else asks a method (`Schedule.restore`, `RunLoop.apply`) or hands the
+run a hook when it is made (`RunLoop(..., hooks=)`).
+
+A write is `<receiver>.<slot> = / += / del` outside that module. The receiver is known by
+its name; a slot no other class of the package has is known by the slot's name alone, on any
+receiver. `self` in a subclass (`BranchLoop`, `engine.branches.run`) is the subclass's own
+object: its methods are the run's methods for that semantics (they override `RunLoop`'s)."""
+
+
+def _slots(tree: ast.AST, name: str) -> set[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            for item in node.body:
+                if isinstance(item, ast.Assign) and "__slots__" in map(ast.unparse, item.targets):
+                    return set(ast.literal_eval(item.value)) - {"__weakref__"}
+    raise AssertionError(f"{name} has no __slots__ (ONE_WRITER reads them)")
+
+
+MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "popitem", "clear", "update", "setdefault", "add"}
+    | {"remove", "discard"}
+)
+"""Methods that change a list, dict or set in place: `run.answers.setdefault(...)` writes
+the run as much as `run.answers = ...` does."""
+
+
+def _assigned(node: ast.AST, deep: bool = False) -> list[ast.Attribute]:
+    """The attributes an assignment, augmented assignment or `del` writes; with `deep`,
+    also those whose value one changes in place (`x.slot[k] = v`, `x.slot.append(v)`,
+    `x.slot[i].add(v)`)."""
+    if isinstance(node, ast.Assign | ast.Delete):
+        targets = list(node.targets)
+    elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+        targets = [node.target]
+    elif deep and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        targets = [node.func.value] if node.func.attr in MUTATORS else []
+    else:
+        return []
+    found: list[ast.Attribute] = []
+    while targets:
+        target, *targets = targets
+        if isinstance(target, ast.Tuple | ast.List):
+            targets.extend(target.elts)
+        elif isinstance(target, ast.Starred):
+            targets.append(target.value)
+        elif isinstance(target, ast.Attribute):
+            found.append(target)
+        elif deep and isinstance(target, ast.Subscript):
+            targets.append(target.value)
+    return found
+
+
+def _receiver_name(node: ast.expr) -> str | None:
+    """`run` for `run.x`, `self.run.x` and `item.run.x`: the name a receiver goes by."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
+def outside_writers(package: Path = PACKAGE) -> list[str]:
+    """Every assignment of a `ONE_WRITER` object's slot outside its own module, as
+    `file:line: module writes Class.slot`."""
+    trees = {module_name(p, package): (p, ast.parse(p.read_text())) for p in package.rglob("*.py")}
+    others: set[str] = set()  # the fields of other classes: declared, or set on `self`
+    for _, tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name not in ONE_WRITER:
+                others.update(
+                    item.target.id
+                    for item in node.body
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+                )
+                others.update(
+                    target.attr
+                    for child in ast.walk(node)
+                    for target in _assigned(child)
+                    if ast.unparse(target.value) == "self"
+                )
+    found = []
+    for name, (home, receivers, subclasses) in ONE_WRITER.items():
+        slots = _slots(trees[home][1], name)
+        unique = slots - others
+        for module, (path, tree) in sorted(trees.items()):
+            if module == home:
+                continue
+            own = {
+                id(child)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.ClassDef) and node.name in subclasses
+                for child in ast.walk(node)
+            }
+            for node in ast.walk(tree):
+                for target in _assigned(node, deep=True):
+                    if target.attr not in slots:
+                        continue
+                    receiver = _receiver_name(target.value)
+                    if receiver == "self" and id(node) in own:
+                        continue
+                    if receiver in receivers or target.attr in unique:
+                        where = f"{path.relative_to(package.parent)}:{node.lineno}"
+                        found.append(f"{where}: {module} writes {name}.{target.attr}")
+    return found
+
+
+def reducer_guesses(package: Path = PACKAGE) -> list[str]:
+    """Places outside `nbgraph/reducers.py` that guess what a reducer is from its function:
+    a comparison (`is`, `in`, `==`) of a reducer's `fn` or `in_place` with anything but
+    None, or a call of `plain_function` (the function a file's reducer wraps). A reducer
+    says what it is (`Reducer.appends`, `extends_in_place`, `order_matters`)."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if module_name(path, package) == "nbgraph.reducers":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            guess = None
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("plain_function"):
+                guess = ast.unparse(node)
+            elif isinstance(node, ast.Compare) and not any(
+                isinstance(side, ast.Constant) and side.value is None
+                for side in (node.left, *node.comparators)
+            ):
+                for side in (node.left, *node.comparators):
+                    for part in ast.walk(side):
+                        if (
+                            isinstance(part, ast.Attribute)
+                            and part.attr in ("fn", "in_place")
+                            and "reducer" in ast.unparse(part.value).lower()
+                        ):
+                            guess = ast.unparse(node)
+            if guess is not None:
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {guess}")
+    return found
+
+
 def upward_imports(package: Path = PACKAGE) -> list[str]:
     """Every import in `package` that runs upward, as `file:line: who (layer) imports what`."""
     upward = set()
@@ -342,6 +482,75 @@ def test_the_engine_and_class_rules_find_what_they_forbid(tmp_path):
     ]
     assert spread_classes(package) == [
         "nbgraph.engine.core.whole.Whole takes state from nbgraph.engine.core.parts.Part"
+    ]
+
+
+def test_only_its_own_module_writes_a_run_or_its_schedule():
+    found = outside_writers()
+    assert not found, (
+        "RunLoop and Schedule have one writer, their own class: hand the run a value it "
+        "applies (`RunLoop.start`), a hook (`RunLoop.hook`), or call a method named for what "
+        "it means (`Schedule.drop_due`) instead of:\n" + "\n".join(found)
+    )
+
+
+def test_the_one_writer_rule_finds_outside_writes(tmp_path):
+    package = tmp_path / "nbgraph"
+    for name, source in {
+        "__init__.py": "",
+        "engine/__init__.py": "",
+        "engine/core/__init__.py": "",
+        "engine/core/loop.py": "class RunLoop:\n    __slots__ = ('step', 'values', 'paused_at')\n"
+        "    def go(self):\n        self.step = 1\n",
+        "engine/core/schedule.py": "class Schedule:\n    __slots__ = ('pull', 'seen')\n",
+        "engine/core/other.py": "class Log:\n    def __init__(self):\n        self.values = {}\n"
+        "        self.seen = set()\n"
+        "def start(run, item, log, point):\n    run.step = 0\n    item.run.values = {}\n"
+        "    del item.loop.step\n    point.paused_at += 1\n    log.values = {}\n"
+        "    run.schedule.seen = []\n    run.schedule.pull, x = {}, 1\n"
+        "    run.schedule.seen[0].add('a')\n    loop.values['k'] = 1\n"
+        "    run.values.setdefault('k', []).append(2)\n    log.values.clear()\n",
+        "engine/branches.py": "from nbgraph.engine.core.loop import RunLoop\n"
+        "class BranchLoop(RunLoop):\n    def go(self):\n        self.step = 2\n",
+    }.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(source)
+    assert sorted(outside_writers(package)) == [
+        f"nbgraph/engine/core/other.py:{line}: nbgraph.engine.core.other writes {what}"
+        for line, what in [
+            (11, "Schedule.seen"),
+            (12, "Schedule.pull"),
+            (13, "Schedule.seen"),  # (changed in place: `add`, `x[k] = v`, `setdefault`)
+            (14, "RunLoop.values"),
+            (15, "RunLoop.values"),
+            (6, "RunLoop.step"),
+            (7, "RunLoop.values"),
+            (8, "RunLoop.step"),
+            (9, "RunLoop.paused_at"),  # (a slot no other class has: any receiver)
+        ]
+    ]  # (not `log.values`, another class's field; not BranchLoop's own `self.step`; the
+    # `.append` on what `setdefault` returned is the same write, counted once)
+
+
+def test_no_reducer_property_is_guessed_outside_the_reducers_module():
+    found = reducer_guesses()
+    assert not found, "ask the reducer (Reducer.appends, order_matters):\n" + "\n".join(found)
+
+
+def test_the_reducer_rule_finds_a_guess(tmp_path):
+    package = tmp_path / "nbgraph"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "reducers.py").write_text("def plain_function(fn):\n    return fn\n")
+    (package / "guess.py").write_text(
+        "import operator\nfrom nbgraph.reducers import plain_function\n"
+        "def appends(spec):\n    return spec.reducer.fn is operator.add\n"
+        "def known(reducer):\n    return plain_function(reducer.fn)\n"
+        "def has(spec):\n    return spec.reducer.in_place is not None\n"
+    )
+    assert reducer_guesses(package) == [
+        "nbgraph/guess.py:4: spec.reducer.fn is operator.add",
+        "nbgraph/guess.py:6: plain_function(reducer.fn)",
     ]
 
 

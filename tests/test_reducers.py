@@ -498,3 +498,70 @@ def test_langgraph_add_messages_is_found_again_only_where_langgraph_is_loaded() 
     assert ref == "langgraph.graph.message.add_messages"
     assert function_from_ref(ref) is message.add_messages
     assert not callable_anywhere(reducer_from_callable(message.add_messages))
+
+
+# --- what a reducer says it is -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "appends", "order"),
+    [
+        ("append", True, "matters"),
+        ("add", True, "free for numbers"),
+        ("sum", True, "free for numbers"),
+        ("max", False, "free"),
+        ("min", False, "free"),
+        ("overwrite", False, "matters"),
+        ("merge", False, "matters"),
+        ("union", False, "matters"),
+        ("append_messages", False, "matters"),  # (a message with a known id replaces it)
+    ],
+)
+def test_each_built_in_declares_whether_it_appends_and_whether_order_matters(
+    name: str, appends: bool, order: str
+) -> None:
+    reducer = get_reducer(name)
+    assert (reducer.appends, reducer.order) == (appends, order)
+    assert reducer.order_matters() is (order != "free")
+    assert reducer.order_matters(numbers=True) is (order == "matters")
+
+
+@pytest.mark.parametrize(
+    ("fn", "appends", "order"),
+    [
+        (operator.add, True, "free for numbers"),
+        (operator.iadd, True, "free for numbers"),
+        (operator.concat, True, "matters"),
+        (operator.iconcat, True, "matters"),
+        (max, False, "free"),
+        (min, False, "free"),
+        (operator.mul, False, "matters"),
+        (lambda old, new: old + new, False, "matters"),  # nobody declared it: nothing assumed
+    ],
+)
+def test_a_bare_callable_declares_what_it_is_known_to_be_and_nothing_else(
+    fn: Any, appends: bool, order: str
+) -> None:
+    reducer = reducer_from_callable(fn)
+    assert (reducer.appends, reducer.order) == (appends, order)
+
+
+def test_a_registered_reducer_declares_nothing_unless_told() -> None:
+    plain, told = unique_name("plain"), unique_name("told")
+    register_reducer(plain)(lambda old, new: new)
+    register_reducer(told, appends=True, order="free")(lambda old, new: new)
+
+    assert (get_reducer(plain).appends, get_reducer(plain).order) == (False, "matters")
+    assert (get_reducer(told).appends, get_reducer(told).order) == (True, "free")
+
+
+def test_an_unknown_order_is_a_value_error_naming_the_reducer_and_the_choices() -> None:
+    name = unique_name("bad_order")
+    with pytest.raises(ValueError, match=f"{name}.*'free for numbers'.*'commutes'"):
+        register_reducer(name, order="commutes")(lambda old, new: new)
+
+
+def test_extends_in_place_needs_both_appending_and_an_in_place_form() -> None:
+    assert get_reducer("append").extends_in_place
+    assert not get_reducer("add").extends_in_place  # (appends, but makes a new list)
+    assert not get_reducer("merge").extends_in_place  # (in place, but does not append)

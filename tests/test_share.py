@@ -92,7 +92,7 @@ def test_a_widget_with_no_static_form_is_kept_as_nbconvert_keeps_it(tmp_path, ca
     assert "nbgraph-snapshot" in page
     assert "require" in page and "html-manager" in page, "the kept widget's script, as ever"
     assert main([str(path)]) == 0
-    assert "1 widget(s) with no static form (IntSliderModel)" in capsys.readouterr().err
+    assert "1 widget with no static form (IntSliderModel)" in capsys.readouterr().err
 
 
 def test_scripts_from_a_cdn_come_only_when_the_notebook_needs_them(tmp_path):
@@ -123,7 +123,7 @@ def test_the_command_writes_next_to_the_notebook_or_where_asked(tmp_path, capsys
     path, _ = _notebook(tmp_path, _inspector_bundle())
     assert main([str(path)]) == 0
     assert "nbgraph-snapshot" in (tmp_path / "saved.html").read_text(encoding="utf-8")
-    assert "1 widget(s) shown as their snapshot" in capsys.readouterr().out
+    assert "1 widget shown as their snapshot" in capsys.readouterr().out
     written = notebook_html(path, tmp_path / "elsewhere.html")
     assert written == tmp_path / "elsewhere.html" and written.stat().st_size > 10_000
 

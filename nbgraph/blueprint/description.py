@@ -31,7 +31,8 @@ from nbgraph.reducers import (
     function_from_ref,
     function_ref,
     get_reducer,
-    plain_function,
+    is_registered,
+    reducer_from_callable,
 )
 from nbgraph.schema import FieldSpec, SchemaInfo
 
@@ -63,12 +64,6 @@ class _Unavailable:
         return f"<unavailable {self.what}>"
 
 
-def _registered(reducer: Reducer) -> bool:
-    """Whether `reducer` is the one registered under its name (`operator.add`'s "add" is not)."""
-    registered = get_reducer(reducer.name)
-    return registered is not None and registered.fn is plain_function(reducer.fn)
-
-
 def _encode_field(spec: FieldSpec) -> dict[str, Any]:
     reducer = spec.reducer
     initial = None
@@ -78,7 +73,7 @@ def _encode_field(spec: FieldSpec) -> dict[str, Any]:
             loaded = isinstance(empty, (Unrepresentable, UnloadedModel))  # kept as it was
             kind = empty.class_name if loaded else _type_text(type(empty))
             initial = {"type": kind, "value": encode_value(empty)}
-    registered = reducer is not None and _registered(reducer)
+    registered = reducer is not None and is_registered(reducer)
     ref = function_ref(reducer.fn) if reducer is not None and not registered else None
     return {
         "name": spec.name,
@@ -100,7 +95,7 @@ def _decode_field(data: dict[str, Any]) -> FieldSpec:
         reducer = get_reducer(reducer_name) if data["registered"] else None
         found = function_from_ref(data["function"]) if data.get("function") else None
         if found is not None:  # a well-known function: the very one (`operator.add`)
-            reducer = Reducer(reducer_name, found)
+            reducer = reducer_from_callable(found, reducer_name)
         if reducer is None:
             stub = _Unavailable(f"reducer {reducer_name!r} of field {name!r}", reducer_name)
             reducer = Reducer(reducer_name, stub)

@@ -21,7 +21,7 @@ from nbgraph.engine.core.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.core.nesting import caller_now
 from nbgraph.engine.core.root_state import bare_field, root_chunks, root_output
 from nbgraph.engine.core.runlog import RunLog
-from nbgraph.engine.core.runtime import inherited, start_runtime
+from nbgraph.engine.core.runtime import coerce_context, inherited
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
 from nbgraph.engine.nested.states import held_tasks, named_thread, with_subgraph_states
@@ -53,7 +53,7 @@ from nbgraph.engine.streaming.parts import (
     aprinted,
     check_version,
     chunk_shape,
-    keyed,
+    output_keys_of,
     output_of,
     parts_of,
     printed,
@@ -105,7 +105,7 @@ class CompiledGraph(RunnableHabits):
         self.stream_mode = "updates"
 
     def __repr__(self) -> str:
-        return f"<CompiledStateGraph {self.name!r}: {len(self.spec.nodes)} nodes>"
+        return f"<CompiledStateGraph {self.name!r}: {_nodes_text(len(self.spec.nodes))}>"
 
     # --- checkpoints -------------------------------------------------------------------------
 
@@ -291,8 +291,8 @@ class CompiledGraph(RunnableHabits):
         if before is not None or after is not None:  # (the common case: no call at all)
             check_names("invoke(interrupt_before=)", before)
             check_names("invoke(interrupt_after=)", after)
-        caller = nested  # (None for a call inside a node naming a thread or checkpoint of
-        # its own: a run of its own; `inherited` asks, once)
+        caller = nested  # (None for a call inside a node naming a thread or checkpoint of its
+        # own: a run of its own; `inherited` asks, once. Below: the keys its chunks show)
         own = not (self.checkpointer is None or isinstance(self.checkpointer, bool))
         if caller is not None:  # a subgraph: its parent's saver, or None (a saver of its
             thread = inherited_thread(self, caller)  # own too, as LangGraph's)
@@ -301,12 +301,12 @@ class CompiledGraph(RunnableHabits):
         else:
             thread = Thread(self.checkpointer, self.spec, merged)
             thread.defer(durability if self.spec.semantics != "branches" else "sync")
-        run = _loop_class(self.spec)(self.spec, merged, thread, caller)
+        keys = output_keys_of(self.spec, kwargs) if "output_keys" in kwargs else None
+        context = None if context is None else coerce_context(self.context_schema, context)
+        loop = _loop_class(self.spec)  # (the run is handed its store, context and keys)
+        run = loop(self.spec, merged, thread, caller, store=store, context=context, keys=keys)
         if before or after:
             run.breakpoints(before, after)
-        if "output_keys" in kwargs:  # (the keys its chunks show)
-            keyed(run, kwargs.pop("output_keys"))
-        start_runtime(run, store, self.context_schema, context)
         self.last_log = run.log
         if caller is not None:  # a graph run inside a node: its log goes on that task
             keep_subrun(run)
@@ -592,3 +592,8 @@ def _check_history_arguments(filter: Any, before: Any, limit: Any) -> None:
         raise wrong_argument("get_state_history(before=)", "a checkpoint's config or None", before)
     if limit is not None and (type(limit) is not int):
         raise wrong_argument("get_state_history(limit=)", "an int or None", limit)
+
+
+def _nodes_text(count: int) -> str:
+    """`1 node`, `2 nodes` (a compiled graph's repr)."""
+    return f"{count} node{'s' * (count != 1)}"

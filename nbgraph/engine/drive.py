@@ -25,7 +25,7 @@ from typing import Any
 
 from nbgraph.engine.checkpoint_stream import CheckpointStream
 from nbgraph.engine.core.calls import returned_value
-from nbgraph.engine.core.loop import RunLoop
+from nbgraph.engine.core.loop import Hooks, RunLoop
 from nbgraph.engine.core.runlog import StepLog
 from nbgraph.engine.core.tasks import Task, update_chunk
 from nbgraph.engine.nested.edges import finish_handed
@@ -187,7 +187,7 @@ def _scope(run: RunLoop, modes: frozenset[str], name: str, input: Any) -> Stream
         resumed = input is None or isinstance(input, Command)
         scope.checkpoints = CheckpointStream(run, resumed)
     if scope.sink is not None:  # `@task` calls' chunks go live, in order with what they wrote
-        run.call_ended = functools.partial(_live_call_chunks, run, modes, scope.sink)
+        run.hook(Hooks(call_ended=functools.partial(_live_call_chunks, run, modes, scope.sink)))
     return scope
 
 
@@ -300,9 +300,8 @@ def drive(
     except BaseException as error:
         try:
             if pool is not None and running is not None:
-                run.unsettled = pool.stop  # (what waits, should a second Ctrl-C cut this short)
-                pool.stop()
-                run.unsettled = None
+                with run.waiting_for(pool.stop):  # (should a second Ctrl-C cut it short)
+                    pool.stop()
             if running is not None:
                 run.record_stopped(running)
         finally:
@@ -373,9 +372,8 @@ async def adrive(
             if running:  # cancel the async tasks (and those not started), wait for the threads
                 for future in running:
                     future.cancel()
-                run.unsettled = functools.partial(pool.shutdown, wait=True)
-                await asyncio.wait([*running, *threads])
-                run.unsettled = None
+                with run.waiting_for(functools.partial(pool.shutdown, wait=True)):
+                    await asyncio.wait([*running, *threads])
                 run.record_stopped(tasks)
         finally:
             _finish(run, error, scope)

@@ -231,9 +231,8 @@ class StepDriver:
         if spec.semantics == "branches":
             return _update_lineages(loop, node, values)
         log = write_as_node(loop, node, values, replace_due=node in _next_names(loop))
-        for target, sources in loop.schedule.pull.items():  # (what was due stays due, once: as in
-            loop.schedule.pull[target] = list(dict.fromkeys(sources))  # LangGraph, an update adds)
-        return log
+        loop.schedule.queue_once()  # (what was due stays due, once: as in LangGraph, an update
+        return log  # adds)
 
 
 def _update_lineages(loop: Any, node: str, values: Any) -> StepLog:
@@ -251,7 +250,7 @@ def _update_lineages(loop: Any, node: str, values: Any) -> StepLog:
     loop.sends.clear()
     loop.ended.clear()
     loop.captured = [[] for _ in loop.captured]
-    loop.schedule.seen = [set() for _ in loop.schedule.seen]
+    loop.schedule.forget_seen()
     loop.start_merged(merged, loop.step + 1)
     return write_as_node(loop, node, values, due=due)
 

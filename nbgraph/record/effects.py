@@ -26,8 +26,7 @@ from nbgraph.errors import ReplayLimitError
 from nbgraph.isolation import isolate
 from nbgraph.primitives import MISSING, Mutation, Overwrite, is_overwrite
 from nbgraph.record.cells import ListTrails, TextPrefix, TextTrail, plain
-from nbgraph.record.replaying import ExtendsLists, replay_graph
-from nbgraph.reducers import get_reducer
+from nbgraph.record.replaying import replay_graph
 from nbgraph.schema import FieldSpec
 
 
@@ -119,17 +118,12 @@ class TableValues:
         return value if value is MISSING else snapshot(value)
 
 
-_APPEND = get_reducer("append")
-
-
 def grows_in_place(spec: FieldSpec, writes: list[tuple[str, Any]]) -> bool:
-    """Whether folding `writes` into this field only appends to its list in place (the
-    `append` reducer, or a replay's `operator.add` on lists, plain writes): the replay's
-    list keeps its items and grows."""
+    """Whether folding `writes` into this field only appends to its list in place (its
+    reducer says so: `Reducer.extends_in_place`, as `append` and a replay's `operator.add`
+    on lists do; plain writes): the replay's list keeps its items and grows."""
     reducer = spec.reducer
-    if reducer is None or _APPEND is None:
-        return False
-    if reducer.in_place is not _APPEND.in_place and type(reducer.in_place) is not ExtendsLists:
+    if reducer is None or not reducer.extends_in_place:
         return False
     return not any(is_overwrite(new) or isinstance(new, Mutation) for _, new in writes)
 

@@ -1,5 +1,6 @@
 """The graph a record's replays fold writes with: the recorded graph, except that a list
-concatenated by `operator.add` (LangGraph's way of growing a list) is extended in the
+concatenated by a reducer that appends without an in-place form (it says so:
+`Reducer.appends`; `operator.add` is LangGraph's way of growing a list) is extended in the
 replay's own list, which is what `old + new` makes, without copying the old items again.
 
 The engine makes a new list every step for such a field (its reducer is the user's
@@ -10,24 +11,21 @@ the short way; any other pair (a tuple, a subclass, a number) calls the function
 
 from __future__ import annotations
 
-import operator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.record.cells import TextTrail
-from nbgraph.reducers import plain_function
 
 if TYPE_CHECKING:
     from nbgraph.blueprint import GraphSpec
 
 __all__ = ["ExtendsLists", "replay_graph"]
 
-_CONCATENATING = (operator.add, operator.concat, operator.iadd, operator.iconcat)
-
 
 class ExtendsLists:
     """A reducer's in-place form for a replay: `old.extend(new)` for two lists, else `fn`.
 
+    >>> import operator
     >>> old = [1]
     >>> ExtendsLists(operator.add)(old, [2]) is old, old, ExtendsLists(operator.add)(1, 2)
     (True, [1, 2], 3)
@@ -75,7 +73,7 @@ def replay_graph(graph: GraphSpec, texts: bool = False) -> GraphSpec:
         reducer = spec.reducer
         if reducer is None or reducer.in_place is not None:
             continue
-        if any(plain_function(reducer.fn) is fn for fn in _CONCATENATING):
+        if reducer.appends:  # (it says so: `Reducer.appends`)
             in_place = ExtendsLists(reducer.fn, texts)
             changed[name] = replace(spec, reducer=replace(reducer, in_place=in_place))
     if not changed:

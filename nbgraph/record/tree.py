@@ -13,6 +13,7 @@ from typing import Any, Literal, NamedTuple
 
 from nbgraph.engine.facts import TO_PARENT, RunLog, hands_to_parent
 from nbgraph.primitives import MISSING
+from nbgraph.record.text import plural
 
 __all__ = ["NodeKind", "StateTree", "TreeNode", "build_tree", "task_node"]
 
@@ -194,7 +195,8 @@ class StateTree:
             return self.nodes[ids[occurrence]]
         except IndexError:
             raise IndexError(
-                f"Node {name!r} ran {len(ids)} time(s); occurrence {occurrence} does not exist."
+                f"Node {name!r} ran {plural(len(ids), 'time')}; "
+                f"occurrence {occurrence} does not exist."
             ) from None
 
     def _add(self, node: TreeNode) -> None:

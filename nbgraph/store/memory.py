@@ -53,7 +53,9 @@ class InMemoryStore(IndexedStore):
 
     def __repr__(self) -> str:
         count = sum(len(items) for items in self._data.values())
-        return f"<InMemoryStore: {count} items in {len(self._data)} namespaces>"
+        spaces = len(self._data)
+        items = f"{count} item{'s' * (count != 1)}"
+        return f"<InMemoryStore: {items} in {spaces} namespace{'s' * (spaces != 1)}>"
 
     def get(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None

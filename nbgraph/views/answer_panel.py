@@ -188,7 +188,8 @@ class QuestionRow:
 
     def _free_answer(self, asked: Any) -> None:
         self.text = ipywidgets.Textarea(
-            placeholder="your answer", layout={"width": "420px", "height": "3.2em"}
+            placeholder="your answer",
+            layout={"width": "420px", "max_width": "100%", "height": "3.2em"},
         )
         self.text.add_class("nbgraph-answer-text")
         structured = not isinstance(asked, str)
@@ -284,11 +285,12 @@ class _Decision:
         self.pick.add_class("nbgraph-decision")
         self.args = w.Textarea(
             value=json.dumps(action.args, indent=1, default=repr),
-            layout={"width": "420px", "height": "4.5em", "display": "none"},
+            layout={"width": "420px", "max_width": "100%", "height": "4.5em", "display": "none"},
         )
         self.args.add_class("nbgraph-edit-args")
         self.reason = w.Text(
-            placeholder="why (optional)", layout={"width": "420px", "display": "none"}
+            placeholder="why (optional)",
+            layout={"width": "420px", "max_width": "100%", "display": "none"},
         )
         self.pick.observe(lambda _: self._shown(), "value")
         self.box = w.VBox([w.HTML(f"tool call <code>{call}</code>{about}"), self.pick,

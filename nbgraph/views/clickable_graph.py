@@ -1,6 +1,7 @@
 """The inspector's picture as a small `anywidget`: the graph (or the state tree) drawn by
 graphviz, where a click on a node jumps to that node's next run and a click on a state-tree
-box jumps to its step; left/right arrows step while the inspector has focus.
+box jumps to its step; left/right arrows step, Home and End go to the first and last steps,
+while the inspector has focus.
 
 The JavaScript and CSS ship in the package (`views/static/`), so nothing is fetched at run
 time. The browser sends back only the synthetic DOT id of what was clicked (`views.clicks`
@@ -45,7 +46,8 @@ class ClickablePicture(anywidget.AnyWidget):
     10 px.
 
     Clicks and keys arrive as custom messages (`{"event": "click", "id": ...}`,
-    `{"event": "key", "key": "ArrowLeft"}`); `PictureClicks` acts on them.
+    `{"event": "key", "key": "ArrowLeft"}`, also "ArrowRight", "Home" and "End"; and
+    `{"event": "left"}` when the focus leaves the inspector); `PictureClicks` acts on them.
     """
 
     _esm = STATIC / "clickable_graph.js"
@@ -121,12 +123,17 @@ class PictureClicks:
         return step
 
     def key(self, key: str) -> int | None:
-        """Act on an arrow key: one step back or forward; return the step moved to."""
-        move = _STEP_KEYS.get(key)
-        if move is None:
+        """Act on a key: an arrow steps back or forward, Home goes to step 0 and End to the
+        last step; return the step moved to (None for another key)."""
+        inspector = self.inspector
+        ends = {"Home": inspector.slider.min, "End": inspector.slider.max}
+        if key in ends:
+            inspector.go(ends[key])
+        elif key in _STEP_KEYS:
+            inspector.go(inspector.step + _STEP_KEYS[key])
+        else:
             return None
-        self.inspector.go(self.inspector.step + move)
-        return self.inspector.step
+        return inspector.step
 
     def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if not isinstance(content, dict):
@@ -137,6 +144,8 @@ class PictureClicks:
             moved = self.click(str(content.get("id", "")))
         elif event == "key":
             moved = self.key(str(content.get("key", "")))
+        elif event == "left":  # the focus left the inspector: its output keeps this step
+            self.inspector.earlier.left()
         else:
             return
         self.handled.append((content, moved))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbgraph.primitives import MISSING
 from nbgraph.record.run_context import context_line
-from nbgraph.record.text import NO_VALUE, safe_repr
+from nbgraph.record.text import NO_VALUE, plural, safe_repr
 from nbgraph.views.dot import short
 from nbgraph.views.fitted import fitted_html
 from nbgraph.views.render import render_svg, render_with, renderers
@@ -138,7 +138,8 @@ def _drawing_class() -> type:
 def drawing_text(dot: graphviz.Digraph) -> str:
     """A drawing's `text/plain`: what it is, and where its DOT text is."""
     boxes = len(getattr(dot, "nbgraph_ids", {}))
-    return f"<nbgraph drawing of {boxes} boxes: a graphviz.Digraph (.source: its DOT text)>"
+    boxes_text = plural(boxes, "box", "boxes")
+    return f"<nbgraph drawing of {boxes_text}: a graphviz.Digraph (.source: its DOT text)>"
 
 
 def cell_text(value: Any, width: int = 60) -> str:

@@ -207,7 +207,7 @@ def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, ex
         _waiting(dot, ids, index, wait.sources, wait.target, overlay)
     for source, branches in spec.branches.items():
         for branch in branches:
-            _branch(dot, ids, source, branch, overlay)
+            _branch(dot, ids, source, branch, overlay, spec.nodes)
     for name, node in spec.nodes.items():
         for target in node.destinations or ():
             _edge(dot, ids, name, target, overlay, style="dotted", marks=["goto"])
@@ -547,24 +547,69 @@ def _taken(
     return attrs
 
 
-def _branch(dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | None) -> None:
+def _branch(
+    dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | None, names: Any
+) -> None:
     if branch.path_map is None:
-        router = f"router{source}"
-        hint = "→ any node or Send"
-        dot.node(
-            ids(router), label(_router_name(source, branch.name)), shape="diamond", fontcolor=INK
-        )
-        attrs = _edge_attrs(source, router, None, {"style": "dashed"}, [hint])
-        dot.edge(ids(source), ids(router), **attrs)
-        dot.edge(
-            ids(router), ids(END), style="dotted", label=label("or END"), color=INK, fontcolor=INK
-        )
+        _open_router(dot, ids, source, branch, overlay, names)
         return
     by_target: dict[str, list[str]] = {}
     for key, target in branch.path_map.items():
         by_target.setdefault(target, []).append(safe_str(key))
     for target, keys in by_target.items():
         _edge(dot, ids, source, target, overlay, style="dashed", marks=[" | ".join(keys)])
+
+
+def _open_router(
+    dot: Any, ids: _Ids, source: str, branch: Any, overlay: Overlay | None, names: Any
+) -> None:
+    """A router without a path map: a diamond, "or END", and a dotted "maybe" way to each
+    node its code names (`lambda s: "draft" if ... else "write"`: the loop back to draft is
+    drawn, as LangGraph's drawing does not). A way the run took is drawn by `_dynamic_edges`."""
+    router = f"router{source}"
+    dot.node(ids(router), label(_router_name(source, branch.name)), shape="diamond", fontcolor=INK)
+    attrs = _edge_attrs(source, router, None, {"style": "dashed"}, ["→ any node or Send"])
+    dot.edge(ids(source), ids(router), **attrs)
+    dotted = {"style": "dotted", "color": INK, "fontcolor": INK}
+    for target in named_targets(branch.router, names):
+        way = (source, target)
+        if overlay is None or not (overlay.edges.get(way) or overlay.sends.get(way)):
+            shown = ids.alias.get(target, target)  # (a folded node: its summary box)
+            dot.edge(ids(router), ids(shown), label=label("maybe"), **dotted)
+    dot.edge(ids(router), ids(END), label=label("or END"), **dotted)
+
+
+def named_targets(router: Any, names: Any) -> list[str]:
+    """The nodes in `names` that a router's code names, in order: its string constants
+    (nested functions' too) and the strings it reads from globals or its closure. A guess
+    at where a router without a path map may go, for the drawing only.
+
+    >>> DONE = "write"
+    >>> named_targets(lambda s: "draft" if s else DONE, {"draft", "write", "plan"})
+    ['draft', 'write']
+    """
+    function = getattr(router, "__func__", router)  # (a bound method's function)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return []
+    scope = getattr(function, "__globals__", {})
+    found: list[Any] = []
+
+    def read(code: Any) -> None:
+        for const in code.co_consts:
+            if hasattr(const, "co_consts"):
+                read(const)
+            else:
+                found.extend(const if isinstance(const, (tuple, frozenset)) else [const])
+        found.extend(scope.get(name) for name in code.co_names)
+
+    read(code)
+    for cell in getattr(function, "__closure__", None) or ():
+        try:
+            found.append(cell.cell_contents)
+        except ValueError:  # (an empty cell)
+            continue
+    return [name for name in dict.fromkeys(f for f in found if isinstance(f, str)) if name in names]
 
 
 def _router_name(source: str, name: str) -> str:

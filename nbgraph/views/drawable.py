@@ -16,6 +16,7 @@ from typing import Any
 from nbgraph.blueprint.drawable import Edge, Node, drawable_parts
 from nbgraph.blueprint.spec import GraphSpec
 from nbgraph.primitives import END, START
+from nbgraph.record.text import plural
 from nbgraph.views.dot import INK, label
 from nbgraph.views.mermaid import NODE_STYLES, first_and_last, mermaid_text
 from nbgraph.views.render import INSTALL_HINT, render_with, renderers
@@ -41,7 +42,9 @@ class DrawableGraph:
         return cls(*drawable_parts(spec, xray))
 
     def __repr__(self) -> str:
-        return f"<DrawableGraph: {len(self.nodes)} nodes, {len(self.edges)} edges>"
+        return (
+            f"<DrawableGraph: {plural(len(self.nodes), 'node')}, {plural(len(self.edges), 'edge')}>"
+        )
 
     def first_node(self) -> Node | None:
         """The single node no edge enters, or None."""

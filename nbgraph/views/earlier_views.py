@@ -8,6 +8,11 @@ comm (its model id) while the inspector in the user's variable goes on under the
 fresh one. Only code run by a later cell does this (an `execute_request` on the kernel's
 main thread); clicks in the front-end, Play's timer and a live run's updates move the
 shown inspector as before. Outside a kernel (tests, nbconvert), nothing happens.
+
+The output also keeps a static snapshot (`views.snapshot`) for a notebook reopened without
+the widget. An inspector displayed on its own gets a display id (`display`), and when the
+person leaves it (the focus goes elsewhere, `left`) at another step than its snapshot
+shows, its output is sent again: the saved notebook keeps where they left it.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ class EarlierViews:
         shown_in: the execution count of the cell that displayed it (None: not displayed).
         last: what it showed last (`remember`): run, step, branch, fields, compare, layout.
         twins: the twins that took earlier outputs (kept, as the outputs are).
+        handle: the display handle of its latest output, while it shows this inspector.
+        kept: the snapshot (`text/html`) that output holds.
     """
 
     def __init__(self, inspector: Any, now: Any = cell_running) -> None:
@@ -52,6 +59,30 @@ class EarlierViews:
         self.shown_in: int | None = None
         self.last: dict[str, Any] | None = None
         self.twins: list[Any] = []
+        self.handle: Any = None
+        self.kept: str | None = None
+
+    def display(self) -> None:
+        """Display the inspector (its own bundle, snapshot included) with a display id."""
+        from IPython.display import display
+
+        bundle = self.inspector._repr_mimebundle_()
+        if bundle is not None:
+            self.handle = display(bundle, raw=True, display_id=True)
+            self.kept = bundle.get("text/html")
+
+    def left(self) -> bool:
+        """The person left the inspector: if its snapshot now differs from the one its
+        output keeps (another step, layout or comparison), send the output again (the view
+        is drawn again from the same widget). True when it did."""
+        if self.handle is None:
+            return False
+        bundle = self.inspector._repr_mimebundle_()
+        if bundle is None or bundle.get("text/html") == self.kept:
+            return False
+        self.handle.update(bundle, raw=True)
+        self.kept = bundle.get("text/html")
+        return True
 
     def displayed(self) -> None:
         """The inspector is being displayed (by the running cell, if any)."""
@@ -87,6 +118,7 @@ class EarlierViews:
         self.inspector.send_state()
         self.twins.append(twin)
         self.shown_in = None  # shown nowhere now, until the later cell displays it
+        self.handle = None  # (that output is the twin's now: never sent this one again)
         return True
 
     def _twin(self) -> Any:

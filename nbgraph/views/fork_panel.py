@@ -18,10 +18,13 @@ from typing import Any
 import ipywidgets
 
 from nbgraph.primitives import MISSING
+from nbgraph.record.text import plural
 
 __all__ = ["EDIT_CHARS", "ForkPanel", "edit_step"]
 
 _AUTO = "(the node that made the checkpoint)"
+_NO_FIELD = "(pick a field)"
+"""The field picker's first option: no field picked yet (the box stays empty)."""
 _PLACEHOLDER = "pick a field to edit its value here, as JSON"
 EDIT_CHARS = 20_000
 """The longest value the box is filled with (as the panels' text to copy, `COPY_CHARS`)."""
@@ -38,10 +41,15 @@ class ForkPanel:
     def __init__(self, inspector: Any) -> None:
         self.inspector = inspector
         w = ipywidgets
-        self.field = w.Dropdown(options=[], description="edit", layout={"width": "220px"})
-        self.as_node = w.Dropdown(options=[_AUTO], description="as", layout={"width": "260px"})
+        self.field = w.Dropdown(
+            options=[], description="edit", layout={"width": "220px", "max_width": "100%"}
+        )
+        self.as_node = w.Dropdown(
+            options=[_AUTO], description="as", layout={"width": "260px", "max_width": "100%"}
+        )
         self.value = w.Textarea(
-            placeholder=_PLACEHOLDER, layout={"width": "320px", "height": "3.2em"}
+            placeholder=_PLACEHOLDER,
+            layout={"width": "320px", "max_width": "100%", "height": "3.2em"},
         )
         self.button = w.Button(
             description="edit and fork here", icon="code-branch", layout={"width": "auto"}
@@ -49,7 +57,6 @@ class ForkPanel:
         self.status = w.HTML()
         self.last_fork: Any = None
         self._step: int | None = None
-        self._asked = False  # a field was picked: the box follows its value from step to step
         self._refreshing = False
         self.box = w.VBox(
             [w.HBox([self.field, self.as_node, self.value, self.button]), self.status]
@@ -61,13 +68,13 @@ class ForkPanel:
     def refresh(self, step: int) -> None:
         """Follow the shown step: its value of the field, its writers, whether it can fork."""
         run = self.inspector.run
-        fields = list(self.inspector.fields.options)
+        fields = [_NO_FIELD, *self.inspector.fields.options]
         if list(self.field.options) != fields:
             picked = self.field.value
             self._refreshing = True  # (new options: not a person's pick)
             try:
                 self.field.options = fields
-                self.field.value = picked if picked in fields else (fields[0] if fields else None)
+                self.field.value = picked if picked in fields else _NO_FIELD
             finally:
                 self._refreshing = False
         problem = getattr(run, "fork_problem", "This run cannot fork.")
@@ -91,6 +98,8 @@ class ForkPanel:
         """Parse the value, fork at the shown step, and show the result; on bad input or a
         refused fork, say why in the panel (and return None)."""
         field, step = self.field.value, self.inspector.step
+        if field in (None, _NO_FIELD):
+            return self._fail("Pick the field to edit first (the 'edit' list).")
         try:
             value = json.loads(self.value.value)
         except ValueError as error:
@@ -119,16 +128,15 @@ class ForkPanel:
     def _picked(self) -> None:
         """A person picked a field: the box shows its value, and follows it step by step."""
         if not self._refreshing:
-            self._asked = True
             self._fill_value()
 
     def _fill_value(self) -> None:
         """The picked field's value at the shown step as JSON in the box: only once a field
-        was picked (asked for), only when the run can fork, and only up to `EDIT_CHARS`
+        was picked (not `_NO_FIELD`), only when the run can fork, and only up to `EDIT_CHARS`
         (the box is synced to the browser: a larger value is not sent, the panel says so)."""
         step, field = self._step, self.field.value
         self.value.placeholder = _PLACEHOLDER
-        if not self._asked or self.button.disabled or step is None or field is None:
+        if field in (None, _NO_FIELD) or self.button.disabled or step is None:
             self.value.value = ""
             return
         inspector = self.inspector
@@ -179,7 +187,7 @@ def _fork_note(made: Any, step: int, edited: int, field: str, value: Any) -> str
     shown = html.escape(json.dumps(value, ensure_ascii=False)[:80])
     differs = made.branch.compare(made.original)
     if "step" not in differs.columns:  # (branch lineages: compared node by node)
-        where = f"the comparison with the original has {len(differs)} rows"
+        where = f"the comparison with the original has {plural(len(differs), 'row')}"
     elif len(differs):
         steps = sorted({int(s) for s in differs["step"]})
         where = f"it differs from the original at step{'s' * (len(steps) != 1)} {_ranges(steps)}"

@@ -7,6 +7,7 @@ imports ipywidgets: `nbgraph.views.inspector` loads it only when an inspector is
 
 from __future__ import annotations
 
+import bisect
 import threading
 from collections import Counter
 from typing import Any
@@ -119,7 +120,8 @@ class Inspector(ipywidgets.VBox):
         self._state_after: tuple[int, dict[str, Any]] | None = None
         self._compared: Any = None
         self.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
-        self._runs = Counter(t.node for s in run.log.steps[1:] for t in s.tasks)
+        self._ran_at = _steps_of_nodes(run)  # node -> the step of each of its runs
+        self._runs = Counter({node: len(steps) for node, steps in self._ran_at.items()})
 
     def grow(self, run: Any) -> None:
         """Show `run`, the same run with more steps (a live run, `views.live_view`): the
@@ -154,14 +156,18 @@ class Inspector(ipywidgets.VBox):
         self.step_label = w.HTML()
         self.step_label.add_class("nbgraph-step-label")
         self.node = w.Dropdown(
-            options=sorted(self._runs), description="node", layout={"width": "220px"}
+            options=sorted(self._runs),
+            description="node",
+            layout={"width": "220px", "max_width": "100%"},
         )
         self.occurrence = w.BoundedIntText(
             value=0, min=0, max=0, description="run #", layout={"width": "160px"}
         )
         self.jump = w.Button(description="go to that run")
         self.branch_pick = w.Dropdown(
-            options=[ALL_BRANCHES], description="branch", layout={"width": "320px"}
+            options=[ALL_BRANCHES],
+            description="branch",
+            layout={"width": "320px", "max_width": "100%"},
         )
         self.fields = w.SelectMultiple(
             options=fields, value=tuple(fields), rows=min(6, len(fields)), description="fields"
@@ -339,6 +345,7 @@ class Inspector(ipywidgets.VBox):
             self.effects.hold_sync(),
         ):
             self.step_label.value = self._label(step, log)
+            _pick_shown_node(self, step, log)  # the node picker names a node of this step
             self.graph.value = self._picture(step)
             state = self._state(step, log)
             changed = {e.field for e in effects if e.changed}
@@ -449,8 +456,33 @@ class Inspector(ipywidgets.VBox):
             bundle["text/html"] = snapshot_html(self)
         return bundle
 
+    def _ipython_display_(self) -> None:
+        self.earlier.display()  # (with a display id: the snapshot follows, `earlier.left`)
+
     def __repr__(self) -> str:
         return f"<Inspector of {self.run!r}, at step {self.slider.value}>"
+
+
+def _steps_of_nodes(run: Any) -> dict[str, list[int]]:
+    """Each node that ran -> the step of each of its runs, in order (a step twice for a
+    node that ran twice in it)."""
+    ran_at: dict[str, list[int]] = {}
+    for log in run.log.steps[1:]:
+        for task in log.tasks:
+            ran_at.setdefault(task.node, []).append(log.step)
+    return ran_at
+
+
+def _pick_shown_node(inspector: Any, step: int, log: Any) -> None:
+    """The node picker and its "run #" follow the shown step: the picked node if it ran at
+    `step`, else the step's first node, and which of that node's runs this step is (so "go to
+    that run" stays at this step). A step no node ran at (the input) leaves them."""
+    names = [task.node for task in log.tasks if task.node in inspector._ran_at]
+    if not names or step == 0:
+        return
+    node = inspector.node.value if inspector.node.value in names else names[0]
+    inspector.node.value = node  # (sets "run #"'s maximum first: `_node_changed`)
+    inspector.occurrence.value = bisect.bisect_left(inspector._ran_at[node], step)
 
 
 def _arranged(classes: Any) -> str:

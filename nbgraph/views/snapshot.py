@@ -36,14 +36,18 @@ _EMPTY = (
 
 def snapshot_html(inspector: Any) -> str:
     """The inspector's shown step as static HTML: its label, picture, messages and panels
-    (each already escaped where it was built), side by side as in the widget."""
+    (each already escaped where it was built), side by side as in the widget. The picture's
+    box and the panels' carry classes (`nbgraph-snapshot-picture`, `nbgraph-snapshot-panels`)
+    a page's style sheet can lay out anew (the docs site's `docs/stylesheets/pictures.css`)."""
     note = _NOTE.format(step=int(inspector.step), last=int(inspector.steps[-1]))
     label = f"<p>{inspector.step_label.value}</p>"
     picture = inspector.graph.value
     beside = (
         "<div style='display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start'>"
-        f"<div style='max-width:40%;overflow:auto'>{picture_html(picture, picture)}</div>"
-        f"<div style='flex:1 1 60%;min-width:0;overflow:auto'>{inspector.state.value}"
+        f"<div class='nbgraph-snapshot-picture' style='max-width:40%;overflow:auto'>"
+        f"{picture_html(picture, picture)}</div>"
+        f"<div class='nbgraph-snapshot-panels' style='flex:1 1 60%;min-width:0;overflow:auto'>"
+        f"{inspector.state.value}"
         f"{inspector.effects.value}</div></div>"
     )
     compared = inspector.comparison.value

@@ -13,7 +13,7 @@ from typing import Any
 
 import ipywidgets
 
-from nbgraph.record.text import short
+from nbgraph.record.text import plural, short
 
 __all__ = ["SubrunNav"]
 
@@ -32,7 +32,9 @@ class SubrunNav:
         w = ipywidgets
         self.inspector = inspector
         self.crumbs = w.HTML()
-        self.pick = w.Dropdown(options=[], description="subrun", layout={"width": "440px"})
+        self.pick = w.Dropdown(
+            options=[], description="subrun", layout={"width": "440px", "max_width": "100%"}
+        )
         self.into = w.Button(description="step into ▸", tooltip="show this subrun's steps")
         self.back = w.Button(description="◀ back", tooltip="back to the run that started it")
         self.into.on_click(lambda _: self.step_into())
@@ -79,7 +81,8 @@ class SubrunNav:
             )
         if not 0 <= index < len(run.subruns):
             raise ValueError(
-                f"The run has {len(run.subruns)} subrun(s) (run.subruns); {index} is not one."
+                f"The run has {plural(len(run.subruns), 'subrun')} (run.subruns); "
+                f"{index} is not one."
             )
         inspector.open_run(run.subruns[index])
 

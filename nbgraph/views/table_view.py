@@ -217,8 +217,11 @@ _DURATIONS = frozenset({"duration"})
 
 def shown(frame: Any, render: Callable[[Any], str]) -> Any:
     """`frame` as a DataFrame that displays as `render(frame)` in a notebook (its data, text
-    form and every operation unchanged; what operations return is a plain DataFrame)."""
-    return _shown_class()(frame, render)
+    form and every operation unchanged). What operations return displays the same way
+    (`run.effects.head()`, `.loc[...]`, `.query(...)`), or, where `render` needs a column the
+    result lost (`run.effects[["field", "after"]]`), as `values_table_html`: quotes kept on
+    strings in every slice, as in the whole table."""
+    return _shown_class()(frame, render=render)
 
 
 @cache
@@ -230,16 +233,19 @@ def _shown_class() -> type:
 
         _metadata: ClassVar[list[str]] = ["_render"]
 
-        def __init__(self, data: Any = None, render: Any = None, *args: Any, **kw: Any) -> None:
+        def __init__(self, data: Any = None, *args: Any, render: Any = None, **kw: Any) -> None:
             super().__init__(data, *args, **kw)
             self._render = render
 
         @property
         def _constructor(self) -> type:
-            return pd.DataFrame
+            return ShownFrame  # (pandas copies `_render` onto what it makes: `_metadata`)
 
         def _repr_html_(self) -> str:
-            render = getattr(self, "_render", None)
-            return render(self) if render is not None else super()._repr_html_()
+            render = getattr(self, "_render", None) or values_table_html
+            try:
+                return render(self)
+            except Exception:  # (a column its view reads left out, or changed in kind)
+                return values_table_html(self)
 
     return ShownFrame

@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nbgraph.record.text import plural
+
 __all__ = [
     "DECISIONS",
     "Action",
@@ -124,8 +126,8 @@ def review_answer(review: Review, decisions: Sequence[tuple[str, Any]]) -> Any:
     """
     if len(decisions) != len(review.actions):
         raise ReviewAnswerError(
-            f"The review has {len(review.actions)} tool calls and {len(decisions)} decisions "
-            "were given: decide each one."
+            f"The review has {plural(len(review.actions), 'tool call')} but got "
+            f"{plural(len(decisions), 'decision')}: decide each one."
         )
     for number, (action, (kind, detail)) in enumerate(
         zip(review.actions, decisions, strict=True), 1

@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.facts import handed_text, hands_to_parent
+from nbgraph.record.text import plural
 from nbgraph.views.dot import (
     FADED,
     FAILED_FILL,
@@ -127,7 +128,9 @@ def _draw_tree(dot: Any, tree: Any, node_id: Any, width: int) -> None:
         if step in hidden:
             start, end, names = hidden[step]
             if step == start:
-                summary = f"… steps {start}–{end}: {len(names)} tasks ({_counts(names)}) …"
+                summary = (
+                    f"… steps {start}–{end}: {plural(len(names), 'task')} ({_counts(names)}) …"
+                )
                 collapsed = f"{tree.prefix}collapsed:{start}"
                 dot.node(
                     node_id(collapsed),

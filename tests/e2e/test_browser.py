@@ -181,6 +181,13 @@ TIME_CLICK = """
 """
 
 
+KEPT = """
+text => window.jupyterapp.shell.currentWidget.content.model.cells.get(1).outputs.toJSON()
+    .some(output => String((output.data || {})['text/html'] || '').includes(text))
+"""
+"""Whether the inspector's output (cell 1) holds a snapshot with `text` (what a save keeps)."""
+
+
 def _label(page) -> str:
     return page.locator(".nbgraph-inspector .nbgraph-step-label").inner_text()
 
@@ -234,6 +241,15 @@ def test_a_live_run_advances_then_clicks_keys_and_a_fork_in_the_browser(jupyterl
             fork_text.press("ArrowLeft")  # typing in a field: the arrow moves the cursor only
             page.wait_for_timeout(500)
             assert _label(page).startswith("step 7")
+            # Home and End go to the first and last steps, and Home does not scroll the page
+            inspector.locator(".nbgraph-step-label").click()
+            page.keyboard.press("End")
+            _wait_label(page, "step 8")
+            top = inspector.bounding_box()["y"]
+            page.keyboard.press("Home")
+            _wait_label(page, "step 0")
+            page.wait_for_timeout(300)
+            assert inspector.bounding_box()["y"] == top
             # edit and fork at step 1: the topic
             page.locator(".nbgraph-inspector g.node", has_text="plan").first.click()
             _wait_label(page, "step 1")
@@ -316,6 +332,13 @@ def test_a_saved_notebook_reopens_with_its_inspector_drawn(jupyterlab, tmp_path)
             page.wait_for_function(
                 "document.querySelector('.nbgraph-inspector svg g.node') !== null", timeout=90_000
             )
+            # step to the last step, then leave the inspector: its output keeps that step
+            page.locator(".nbgraph-inspector .nbgraph-step-label").click()
+            page.keyboard.press("End")
+            _wait_label(page, "step 3")
+            page.locator(".jp-Cell .jp-InputArea-editor").first.click()  # (the first cell)
+            page.wait_for_function(KEPT, arg="at step 3 of 3", timeout=30_000)
+            _wait_label(page, "step 3")  # drawn again from the same widget, at its step
             page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
             deadline = time.monotonic() + 30
             while "widget-state" not in saved.read_text() and time.monotonic() < deadline:
@@ -336,7 +359,9 @@ def test_a_saved_notebook_reopens_with_its_inspector_drawn(jupyterlab, tmp_path)
     models = state["application/vnd.jupyter.widget-state+json"]["state"]
     assert any(m["model_name"] == "AnyModel" for m in models.values()), "the clickable picture"
     assert "model not found" not in content
-    assert "step 1" in reopened and "plan" in reopened
+    assert "step 3" in reopened and "plan" in reopened
+    kept = json.dumps(nbformat.read(saved, as_version=4).cells[1].outputs)
+    assert "A snapshot of the inspector at step 3 of 3" in kept
 
 
 # --- play with two views, the dark theme (the inspector UX of issue 18) -----------------------

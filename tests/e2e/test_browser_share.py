@@ -189,6 +189,16 @@ def test_a_failed_run_opens_at_its_failing_step(tmp_path):
             assert page.evaluate(LABEL) == "step 2 of 2: boom — failed"
             stopped = page.inner_text("#nbg-stopped")
             assert "This step failed" in stopped and "ValueError: bad <value>" in stopped
+            # the user's frame first, as the inspector shows it; the engine's frames folded
+            shown = page.inner_text("#nbg-stopped pre.nbg-error >> nth=0")
+            assert shown.startswith("ValueError: bad <value>")
+            assert "\nraised in boom (test_browser_share.py, line " in shown
+            assert "Traceback" not in stopped and "nbgraph/engine" not in stopped
+            whole = page.locator("#nbg-stopped details.nbg-traceback")
+            assert not whole.evaluate("d => d.open")
+            page.click("#nbg-stopped details.nbg-traceback summary")
+            unfolded = whole.inner_text()
+            assert "Traceback (most recent call last)" in unfolded and "nbgraph" in unfolded
             failed = page.evaluate(f"{NAMES} NAMES('g.node.nbg-failed')")
             assert failed == ["boom"]
             page.emulate_media(color_scheme="dark")  # the page follows the system's theme

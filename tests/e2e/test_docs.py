@@ -3,12 +3,9 @@ like a development log, and the site builds with `mkdocs build --strict` (a brok
 """
 
 import contextlib
+import importlib.util
 import io
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -121,22 +118,11 @@ def test_the_saved_widget_state_setting_is_said_plainly() -> None:
 
 
 @pytest.mark.slow
-def test_the_site_builds_strict_offline_with_the_notebooks_and_their_outputs(tmp_path) -> None:
-    """`mkdocs build --strict` (warnings, among them broken links and anchors, fail it); the
-    notebooks are executed and shown with their outputs; no page loads a script or a style
-    sheet from the network."""
-    mkdocs = Path(sys.executable).with_name("mkdocs")
-    program = str(mkdocs) if mkdocs.exists() else shutil.which("mkdocs")
-    assert program, "install the docs extra: pip install -e .[docs]"
-    site = tmp_path / "site"
-    done = subprocess.run(
-        [program, "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)],
-        cwd=tmp_path,  # (mkdocs-jupyter's cache goes to the working directory)
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
+def test_the_site_builds_strict_offline_with_the_notebooks_and_their_outputs(docs_site) -> None:
+    """`mkdocs build --strict` (warnings, among them broken links and anchors, fail it:
+    the `docs_site` fixture, tests/e2e/conftest.py); the notebooks are executed and shown
+    with their outputs; no page loads a script or a style sheet from the network."""
+    site = docs_site
     pages = {p.relative_to(site).as_posix(): p.read_text("utf-8") for p in site.rglob("*.html")}
     assert "langgraph/index.html" in pages and "index.html" in pages
     notebooks = sorted(p for p in pages if p.startswith("notebooks/") and p.count("/") == 2)
@@ -152,6 +138,47 @@ def test_the_site_builds_strict_offline_with_the_notebooks_and_their_outputs(tmp
         for host in ("fonts.googleapis", "unpkg.com", "jsdelivr"):
             assert host not in html, (name, host)
         assert "widget-view+json" not in html, name  # no widget left to draw from a CDN
+        assert 'data-md-component="source"' not in html, name  # (it asks api.github.com)
+
+
+def test_a_notebook_pages_table_of_contents_keeps_code_spans_and_the_headings_anchors() -> None:
+    """docs/hooks.py makes a notebook page's table of contents from the page's headings:
+    mkdocs-jupyter's own cut every code span out ("3. Who wrote ? and") and linked to
+    anchors no heading had. (tests/e2e/test_browser_docsite.py checks the built site.)"""
+    pytest.importorskip("mkdocs_jupyter", reason="install the docs extra: pip install -e .[docs]")
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    heading = (
+        '<h2 id="3-who-wrote-quotes-runwriters">3. Who wrote <code>quotes</code>? '
+        '<code>run.writers()</code> &amp; <code>a&lt;b</code><a class="anchor-link" '
+        'href="#3-who-wrote-quotes-runwriters">¶</a></h2>'
+    )
+    page = (
+        f'<div class="jp-Cell jp-MarkdownCell"><h1 id="title">Title</h1>{heading}'
+        '<h3 id="under">under it</h3></div><div class="jp-Cell jp-CodeCell">'
+        '<h2 id="out">an output\'s heading</h2></div>'
+        '<div class="jp-Cell jp-MarkdownCell"><h2 id="next">Next</h2></div>'
+    )
+    [title] = hooks.notebook_toc_tokens(page)
+    assert (title["name"], title["id"]) == ("Title", "title")
+    names = [(t["name"], t["id"], [c["id"] for c in t["children"]]) for t in title["children"]]
+    assert names == [
+        ("3. Who wrote quotes? run.writers() &amp; a&lt;b", "3-who-wrote-quotes-runwriters",
+         ["under"]),
+        ("Next", "next", []),
+    ]  # fmt: skip
+
+
+def test_the_sites_repository_link_asks_nothing_of_github() -> None:
+    """Material's header link to the repository carries `data-md-component="source"`, which
+    makes each page ask api.github.com for stars and the latest release: the site overrides
+    that partial with the plain link."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert re.search(r"^  custom_dir: docs/overrides\b", config, flags=re.M)
+    partial = (DOCS / "overrides" / "partials" / "source.html").read_text(encoding="utf-8")
+    link = partial.split("-#}")[-1]  # (the comment above it names the attribute)
+    assert 'class="md-source"' in link and "data-md-component" not in link
 
 
 @pytest.mark.parametrize("page", ["README.md", *(f"docs/{p}.md" for p in GUIDE + RUN_ELSEWHERE)])

@@ -155,6 +155,15 @@ def test_10_shows_the_inspector_its_text_promises():
     assert text(shown).rstrip().endswith("inspector")  # displayed, not only made
 
 
+def test_01_saves_its_shared_page_where_a_browser_user_can_open_it():
+    """Not a server's temp folder a browser cannot reach: next to the notebook, linked."""
+    found = cells(NOTEBOOKS / "01_quickstart.ipynb")
+    saving = text(found[first_cell(found, "run.save_html(")])
+    assert re.search(r"run\.save_html\(\"[\w.-]+\.html\"\)", saving)  # a relative path
+    assert "tempfile" not in saving and "gettempdir" not in saving and "/tmp" not in saving
+    assert saving.rstrip().endswith("FileLink(str(shared))")  # a link the browser opens
+
+
 def test_after_run_all_no_output_above_the_answers_gives_one_away():
     """Run All, as a learner might first: every output above the answers section (the
     quizzes' saved forms included) asks, and none shows an exercise's answer."""

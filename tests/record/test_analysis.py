@@ -9,7 +9,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 
 from nbgraph import END, MISSING, START, InvalidUpdateError, Run, Send, StateGraph
-from nbgraph.record.whatif.analysis import _guess_order_dependent
+from nbgraph.record.whatif.analysis import _order_dependent
 from nbgraph.record.whatif.remerge import RemergedRun
 from nbgraph.reducers import get_reducer, reducer_from_callable
 from nbgraph.schema import FieldSpec
@@ -147,14 +147,12 @@ def test_writers_leaves_out_fields_only_the_input_wrote():
 
 def test_guess_reads_numbers_from_the_values_when_the_type_is_not_declared():
     add = get_reducer("add")
-    assert _guess_order_dependent(FieldSpec("n", Any, add), [1, 2.5]) is False
-    assert _guess_order_dependent(FieldSpec("n", Any, add), [[1], [2]]) is True
-    assert _guess_order_dependent(FieldSpec("n", Any, add), []) is True
-    assert (
-        _guess_order_dependent(FieldSpec("x", float, reducer_from_callable(operator.add))) is False
-    )
-    assert _guess_order_dependent(FieldSpec("x", str)) is False  # no reducer: one write per step
-    assert _guess_order_dependent(FieldSpec("x", int, get_reducer("min"))) is False
+    assert _order_dependent(FieldSpec("n", Any, add), [1, 2.5]) is False
+    assert _order_dependent(FieldSpec("n", Any, add), [[1], [2]]) is True
+    assert _order_dependent(FieldSpec("n", Any, add), []) is True
+    assert _order_dependent(FieldSpec("x", float, reducer_from_callable(operator.add))) is False
+    assert _order_dependent(FieldSpec("x", str)) is False  # no reducer: one write per step
+    assert _order_dependent(FieldSpec("x", int, get_reducer("min"))) is False
 
 
 # --- order_sensitivity -------------------------------------------------------------------------

@@ -217,3 +217,17 @@ def test_the_panel_is_part_of_the_shown_inspector():
     inspector = run.inspect()
     assert inspector.answer_panel.box in _descendants(inspector)
     assert inspector.answer_panel.box.layout.display != "none"
+
+
+def test_fixed_width_boxes_shrink_to_a_narrow_output():
+    """The answer and fork panels' text boxes and pickers keep their width when there is room
+    and never push a narrow (stacked) inspector into scrolling sideways."""
+    _, run = paused({"ask": {"question": "why?", "x": 1}})
+    inspector = run.inspect()
+    widths = [  # wider than a third of the narrowest output seen (368 px in JupyterLab)
+        widget for widget in _descendants(inspector)
+        if str(getattr(getattr(widget, "layout", None), "width", "") or "").endswith("px")
+        and int(widget.layout.width[:-2]) > 240
+    ]  # fmt: skip
+    assert len(widths) >= 4  # the answer box, the branch picker, the fork's as and value
+    assert [w for w in widths if w.layout.max_width != "100%"] == []

@@ -222,6 +222,32 @@ def test_left_and_right_arrows_step_and_stop_at_the_ends():
     assert inspector.step == 0
 
 
+def test_the_node_picker_names_the_shown_steps_node_and_its_run():
+    inspector = looping_run().inspect()
+    assert (inspector.node.value, inspector.occurrence.value) == ("count", 0)  # step 1
+    inspector.go(4)
+    assert (inspector.node.value, inspector.occurrence.value) == ("done", 0)
+    inspector.go(3)
+    assert (inspector.node.value, inspector.occurrence.value) == ("count", 2)
+    inspector.node.value, inspector.occurrence.value = "count", 1
+    inspector.jump.click()  # "go to that run": step 2, and the picker still says so
+    assert inspector.step == 2
+    assert (inspector.node.value, inspector.occurrence.value) == ("count", 1)
+    inspector.go(0)  # the input: no node ran, the picker stays
+    assert (inspector.node.value, inspector.occurrence.value) == ("count", 1)
+
+
+def test_home_goes_to_step_0_and_end_to_the_last_step():
+    inspector = looping_run().inspect()
+    picture = inspector.clicks.picture
+    send(picture, event="key", key="End")
+    assert inspector.step == 4 and inspector.clicks.handled[-1][1] == 4
+    send(picture, event="key", key="Home")
+    assert inspector.step == 0 and inspector.clicks.handled[-1][1] == 0
+    send(picture, event="key", key="PageDown")  # another key: nothing moves
+    assert inspector.step == 0 and inspector.clicks.handled[-1][1] is None
+
+
 # --- edit and fork -------------------------------------------------------------------------
 
 
@@ -268,6 +294,8 @@ def test_the_fork_box_is_empty_until_a_field_is_picked_then_follows_the_step():
     inspector = run.inspect()
     panel = inspector.fork_panel
     assert panel.value.value == ""  # nothing was asked for: nothing is sent
+    assert panel.field.label == "(pick a field)"  # and the picker names no field
+    assert panel.fork() is None and "Pick the field to edit first" in panel.status.value
     panel.field.value = "notes"
     assert json.loads(panel.value.value) == []
     inspector.go(3)

@@ -135,3 +135,40 @@ def test_a_run_picker_saves_the_picked_run_s_snapshot():
     picker.path.value = next(p for _, p in picker.path.options if p and "b" in p)
     assert picker.inspector is None  # (the filters leave no run)
     assert "A batch's run picker" in picker._repr_mimebundle_()["text/html"]
+
+
+class FakeHandle:
+    """What `IPython.display.display(..., display_id=True)` returns: records updates."""
+
+    def __init__(self, shown: dict) -> None:
+        self.shown, self.updates = shown, []
+
+    def update(self, bundle: dict, raw: bool = False) -> None:
+        assert raw
+        self.updates.append(bundle)
+
+
+@pytest.mark.dot
+def test_the_saved_snapshot_follows_the_step_the_person_left_the_inspector_at(monkeypatch):
+    import IPython.display
+
+    handles: list[FakeHandle] = []
+
+    def display(bundle, raw=False, display_id=None):
+        assert raw and display_id is True
+        handles.append(FakeHandle(bundle))
+        return handles[-1]
+
+    monkeypatch.setattr(IPython.display, "display", display)
+    inspector = _run().inspect()
+    inspector._ipython_display_()  # (how a cell's last expression displays it)
+    (handle,) = handles
+    assert WIDGET in handle.shown and "at step 1 of 2" in handle.shown["text/html"]
+    picture = inspector.clicks.picture
+    picture._handle_custom_msg({"event": "key", "key": "End"}, [])  # the person steps...
+    picture._handle_custom_msg({"event": "left"}, [])  # ...then clicks elsewhere
+    (update,) = handle.updates
+    assert "at step 2 of 2" in update["text/html"]  # what a saved notebook keeps now
+    assert update[WIDGET]["model_id"] == handle.shown[WIDGET]["model_id"]  # the same widget
+    picture._handle_custom_msg({"event": "left"}, [])  # left again at the same step
+    assert len(handle.updates) == 1  # nothing new to keep: not sent again

@@ -148,6 +148,29 @@ def test_every_table_keeps_quotes_and_shows_numbers_and_booleans_plainly():
     assert "max-width:30em" in pieces["effects"]
 
 
+def test_slices_of_a_table_keep_quotes_as_the_whole_table_does():
+    run = values_run()
+    effects = run.effects
+    rows = effects["field"] == "calls"
+    quoted = "(&#x27;fetch&#x27;, &#x27;JPY&#x27;)"
+    for name, piece in {
+        "head": effects.head(),
+        "columns": effects[["field", "after"]],
+        "loc": effects.loc[rows],
+        "loc columns": effects.loc[rows, ["step", "writes"]],
+        "iloc": effects.iloc[:5],
+        "query": effects.query("field == 'calls'"),
+        "states": run.states.tail(2),
+        "history": run.field_history("calls").iloc[-1:],
+    }.items():
+        html = piece._repr_html_()
+        assert quoted in html and "(fetch, JPY)" not in html, name
+    assert "compact view" in effects.head()._repr_html_()  # the rows keep the table's view
+    assert ">True<" in effects[["field", "after"]]._repr_html_()  # not np.True_
+    assert "max-width:30em" in effects[["field", "after"]]._repr_html_()
+    assert ">MISSING<" in effects[["field", "before"]]._repr_html_()
+
+
 def test_one_word_for_no_value_everywhere():
     run = values_run()
     inspector = run.inspect()
@@ -256,6 +279,34 @@ def test_counts_are_singular_for_one():
     run = app.run({"calls": []})
     assert repr(run) == "<Run done: 1 superstep, 1 task>"
     assert "1 superstep, 1 task" in run.inspect().graph.caption
+
+
+def test_every_count_of_one_reads_singular():
+    from nbgraph import InMemoryCache
+    from nbgraph.store.memory import InMemoryStore
+    from nbgraph.views.display import drawing_text
+
+    app = StateGraph(S).add_node("a", lambda s: {"ok": 1}).add_edge(START, "a").compile()
+    assert repr(app).endswith(": 1 node>")
+    store = InMemoryStore()
+    store.put(("ns",), "k", {"v": 1})
+    assert repr(store) == "<InMemoryStore: 1 item in 1 namespace>"
+    assert repr(InMemoryCache()) == "InMemoryCache(0 entries)"
+    drawing = app.draw()
+    drawing.nbgraph_ids = {"a": "n2"}
+    assert drawing_text(drawing).startswith("<nbgraph drawing of 1 box:")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
+def test_the_shared_pages_counts_read_singular_for_one():
+    source = (Path(share_html.__file__).parent / "static" / "share_html.js").read_text()
+    assert '" more tasks' not in source and '" more subruns' not in source
+    start = source.index("  function plural(")
+    program = source[start : source.index("\n  }\n", start) + 4] + (
+        "console.log(JSON.stringify([plural(1, 'more task'), plural(3, 'more subrun')]));"
+    )
+    out = subprocess.run(["node", "-e", program], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == ["1 more task", "3 more subruns"]
 
 
 def test_the_effects_panel_heading_is_apart_from_its_text():

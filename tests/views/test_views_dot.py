@@ -82,6 +82,50 @@ def test_router_without_path_map_draws_a_dynamic_choice():
     assert "ran ×2" in labels(source)[w]
 
 
+WRITE = "write"  # a router may name a node through a global
+
+
+def looping_app():
+    """draft loops on itself through a lambda router with no path map, then goes to write."""
+    return (
+        StateGraph(S)
+        .add_node("draft", lambda s: {"log": ["d"]})
+        .add_node(WRITE, lambda s: {"note": "done"})
+        .add_edge(START, "draft")
+        .add_conditional_edges("draft", lambda s: "draft" if len(s["log"]) < 3 else WRITE)
+        .add_edge(WRITE, END)
+        .compile()
+    )
+
+
+def test_a_lambda_routers_loop_is_drawn_back_to_its_node():
+    """LangGraph's drawing of this graph has no way back to draft and none to write (its
+    get_graph() knows only draft -> END, which ours mirrors); nbgraph's draw() adds a dotted
+    "maybe" way from the router to each node its code names."""
+    from langgraph.graph import StateGraph as LangGraph
+
+    app = looping_app()
+    theirs = LangGraph(S)
+    theirs.add_node("draft", lambda s: {"log": ["d"]})
+    theirs.add_node(WRITE, lambda s: {"note": "done"})
+    theirs.add_edge(START, "draft")
+    theirs.add_conditional_edges("draft", lambda s: "draft" if len(s["log"]) < 3 else WRITE)
+    theirs.add_edge(WRITE, END)
+    as_pairs = lambda graph: sorted((e.source, e.target) for e in graph.edges)  # noqa: E731
+    assert as_pairs(app.get_graph()) == as_pairs(theirs.compile().get_graph())
+    source = app.draw().source
+    draft, write = node_id(source, "draft"), node_id(source, "write")
+    router = node_id(source, "route after draft")
+    maybe = {e[1] for e in edges(source) if e[0] == router and "maybe" in e[2]}
+    assert maybe == {draft, write}
+    # over a run, the ways it took are drawn from draft itself (counted), not as "maybe"
+    run_source = app.run({"log": []}).draw().source
+    draft = node_id(run_source, "draft")
+    taken = {e[1]: e[2] for e in edges(run_source) if e[0] == draft}
+    assert "×2" in taken[draft] and "×1" in taken[node_id(run_source, "write")]
+    assert not [e for e in edges(run_source) if "maybe" in e[2]]
+
+
 def test_run_overlay_counts_runs_and_taken_edges_and_marks_the_failure():
     def boom(state):
         raise KeyError("missing tool")

@@ -68,7 +68,7 @@ def join(loop: Any, name: str, points: list[Lineage], strategy: Any = ...) -> Li
     if name == END:
         loop.log.end = join
     else:
-        loop.joins.append(join)
+        loop.add_join(join)
     return point
 
 
@@ -119,7 +119,7 @@ def finish(loop: Any) -> None:
     points = [point for _, point in loop.ended]
     final = join(loop, END, points, loop.spec.end_merge)
     loop.ended = [(END, final)]  # held until the run ends: a checkpoint's final state
-    loop.values = loop.log.final = final.values  # type: ignore[assignment]
+    loop.reset_values(final.values)  # type: ignore[arg-type]
 
 
 def _id(point: Lineage | None) -> str:

@@ -33,7 +33,7 @@ def trigger_lineage(loop: Any, task: Task, point: Lineage) -> bool:
         reached = True
         point.holders += 1
         loop.captured[index].append((source, point))
-        loop.schedule.seen[index].add(source)
+        loop.schedule.mark_seen(index, source)
     for route in task.routes:
         reached = True
         if isinstance(route, Send):
@@ -75,7 +75,7 @@ def _filtered(loop: Any, source: str, target: str, point: Lineage) -> Lineage:
     reset = RootReset(
         loop.step + 1, target, "state_filter", (source,), dropped, recorded, reset_id, point.id
     )
-    loop.pending_resets = [*loop.pending_resets, reset]  # the next step's tasks read it
+    loop.add_reset(reset)  # the next step's tasks read it
     point.frozen = True
     reset = Lineage(reset_id, "reset", point, writes=tuple(recorded.items()), values=values)
     loop.made(reset)

@@ -43,9 +43,14 @@ class BranchLoop(RunLoop):
     lineages = True  # each task reads its own lineage (`read`)
 
     def __init__(
-        self, spec: GraphSpec, config: dict[str, Any], thread: Any = None, caller: Any = MISSING
+        self,
+        spec: GraphSpec,
+        config: dict[str, Any],
+        thread: Any = None,
+        caller: Any = MISSING,
+        **given: Any,
     ) -> None:
-        super().__init__(spec, config, thread, caller)
+        super().__init__(spec, config, thread, caller, **given)
         self.log.semantics = "branches"
         self.arrivals: dict[str, list[Arrival]] = {}
         self.sends: list[tuple[str, Send, Lineage]] = []
@@ -91,7 +96,7 @@ class BranchLoop(RunLoop):
                 )
                 self.hand(task, point)
                 tasks.append(task)
-        self.schedule.pulls = len(tasks)
+        self.schedule.took(len(tasks))
         for sender, send, point in sends:
             task = Task(self.step, len(tasks), send.node, "send", arg=send.arg, triggers=(sender,))
             self.hand(task, point)
@@ -100,6 +105,10 @@ class BranchLoop(RunLoop):
         if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
             serve_from_cache(self.spec, tasks, self.runner.node_input)
         return tasks
+
+    def add_join(self, join: Join) -> None:
+        """A merge the step's tasks read (`engine.branches.joins`)."""
+        self.joins.append(join)
 
     def hand(self, task: Task, point: Lineage) -> None:
         task.parent = point.id
@@ -263,9 +272,7 @@ class BranchLoop(RunLoop):
         for point_id, (sender, node, arg) in zip(lineages["sends"], pushed, strict=True):
             self.sends.append((sender, Send(node, arg), held(point_id)))
         self.captured = [[(s, held(i)) for s, i in items] for items in lineages["captured"]]
-        self.schedule.seen = [
-            set(names) for names in control.get("seen") or [() for _ in self.schedule.seen]
-        ]
+        self.schedule.restore_seen(control)
         self.ended = [(s, held(i)) for s, i in lineages["ended"]]
 
     def _root(self, task: Task) -> Lineage:

@@ -75,7 +75,7 @@ class TaskRunner:
         writer = OWN_WRITER if stream is None else stream
         while True:  # an attempt, then another while the retry policy asks for one
             task.started = time.time()
-            if task.cached or (run.finished and self.restore(task)):
+            if task.cached or (run.finished and run.restore(task)):
                 return task
             scope = None if run.thread is None else self._scope(task)
             env = TaskEnv(run, task, writer)
@@ -200,17 +200,6 @@ class TaskRunner:
         answers = run.answers.get(task.id) if run.answers else None
         return Scope(run.thread.thread_id, task, answers)
 
-    def restore(self, task: Task) -> bool:
-        """Take a task's writes from the checkpoint instead of running it again."""
-        run = self.run
-        done = run.finished.pop(task.id, None)
-        if done is None:
-            return False
-        task.writes = [tuple(write) for write in done["writes"]]
-        task.routes = list(done["routes"])
-        task.ended = task.started
-        return True
-
     async def aexecute(self, task: Task, stream: TaskStream | None = None) -> Task:
         """`execute` on the event loop: the same steps, awaiting what an async node or
         router returns; again after an `asyncio.sleep` while its retry policy retries."""
@@ -226,7 +215,7 @@ class TaskRunner:
         awaitable (the only difference)."""
         run = self.run
         task.started = time.time()
-        if task.cached or (run.finished and self.restore(task)):
+        if task.cached or (run.finished and run.restore(task)):
             return None
         scope = None if run.thread is None else self._scope(task)
         env = TaskEnv(run, task, writer)

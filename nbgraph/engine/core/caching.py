@@ -52,7 +52,8 @@ class InMemoryCache:
         self._lock = threading.RLock()
 
     def __repr__(self) -> str:
-        return f"InMemoryCache({sum(map(len, self._entries.values()))} entries)"
+        count = sum(map(len, self._entries.values()))
+        return f"InMemoryCache({count} {'entry' if count == 1 else 'entries'})"
 
     def get(self, keys: Sequence[FullKey]) -> dict[FullKey, Any]:
         """The live values kept under these keys (expired ones are dropped)."""

@@ -268,13 +268,12 @@ def call_task(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, poli
     retry, cache = policies
     call = Call(name, fn, args, kwargs, retry, cache)
     calls = run.calls
-    if calls is None:  # (the step's first call: a resumed step's saved places, used once)
-        calls = run.calls = StepCalls(run.call_places)
-        run.call_places = {}
+    if calls is None:  # (the step's first call opens them: `RunLoop.step_calls`)
+        calls = run.step_calls()
     task = calls.new_task(parent.step, run.step_size, name, parent, call)
     task.started = time.time()
     if run.finished:  # it finished before a pause or a failure: its result is kept
-        task.cached = run.runner.restore(task)
+        task.cached = run.restore(task)
     if not task.cached and cache is not None and run.spec.cache is not None:
         _serve_call_from_cache(run.spec.cache, task, call)
     future = _start(run, calls, task, call, parent)

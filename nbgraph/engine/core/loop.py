@@ -15,16 +15,18 @@ merging node (`engine.core.merging`) and what callers see of its values
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 from nbgraph.blueprint import GraphSpec
 from nbgraph.blueprint.validate import expand
 from nbgraph.engine.core import outputs, starting
 from nbgraph.engine.core.attempt import TaskRunner
 from nbgraph.engine.core.caching import serve_from_cache
+from nbgraph.engine.core.calls import StepCalls
 from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.core.config import run_config
 from nbgraph.engine.core.merging import merged_resets
@@ -47,9 +49,67 @@ from nbgraph.isolation import isolate
 from nbgraph.primitives import MISSING, START, Interrupt, Send
 from nbgraph.schema import managed_value
 
-__all__ = ["DEFAULT_RECURSION_LIMIT", "RunLoop"]
+__all__ = ["DEFAULT_RECURSION_LIMIT", "Hooks", "RunLoop"]
 
 _NO_MANAGED: dict[str, Any] = {}
+
+
+class Hooks(NamedTuple):
+    """What hears a run, handed to it in one piece (`RunLoop.hook`) before it begins, as
+    Burr's lifecycle hooks are: the run calls them, nothing else sets them. None leaves a
+    hook as it was.
+
+    Attributes:
+        tap: `tap(task, output)` hears each node's output (`engine.streaming.streams`).
+        observer: hears what a task does between its start and its end: each router's
+            call (`routed(task, branch, state, result)`) and each retry (`retrying(task,
+            error)`); a run whose config has langchain callbacks (`chain_events`).
+        sink: where a streamed run's live chunks go (`engine.streaming`).
+        relay: a streamed run's namespaces (`engine.streaming.namespaces`).
+        task_path: `(execute, aexecute)`, how a `@task` call runs (a streamed run's scope
+            swaps in its own, to stream chat tokens).
+        call_ended: called when a `@task` call ends (a streamed run's: `engine.drive`).
+    """
+
+    tap: Callable[[Task, Any], None] | None = None
+    observer: Any = None
+    sink: Any = None
+    relay: Any = None
+    task_path: tuple[Callable, Callable] | None = None
+    call_ended: Callable[[], None] | None = None
+
+
+def _start(run: RunLoop, start: starting.Start) -> None:
+    """`RunLoop.start`: take what starting the run worked out (`starting.Start`; MISSING:
+    as it was). Field by field, without a loop of `setattr`: every `invoke` starts a run.
+    (A function of this module, the run's one writer: the class stays readable.)"""
+    if start.values is not MISSING:
+        run.values = run.log.final = start.values
+    if start.step is not MISSING:
+        run.step, run.stop = start.step, start.stop
+    if start.finished is not MISSING:
+        run.finished = start.finished
+    if start.answers is not MISSING:
+        run.answers = start.answers
+    if start.call_places is not MISSING:
+        run.call_places = start.call_places
+    if start.resumed is not MISSING:
+        run.resumed = start.resumed
+    if start.past_breakpoint is not MISSING:
+        run.past_breakpoint = start.past_breakpoint
+    if start.resumes_step is not MISSING:
+        run.resumes_step = start.resumes_step
+    if start.root_updated is not MISSING:
+        run.root_updated = start.root_updated
+
+
+def _waiting_for(run: RunLoop, rest: Callable[[], object]) -> Iterator[None]:
+    """`RunLoop.waiting_for`: while a stopped step waits for its nodes, `rest()` waits for
+    them, should the wait itself be cut short (a second Ctrl-C): it stays set then, for
+    `app._running` to call."""
+    run.unsettled = rest
+    yield
+    run.unsettled = None
 
 
 class RunLoop:
@@ -62,71 +122,27 @@ class RunLoop:
     """
 
     __slots__ = (
-        "__weakref__",
-        "aexecute",
-        "answers",
-        "asks_parent",
-        "at_breakpoint",
-        "breaks_after",
-        "breaks_before",
-        "call_ended",
-        "call_places",
-        "caller",
-        "calls",
-        "config",
-        "context",
-        "ephemeral",
-        "execute",
-        "finished",
-        "joins",
-        "limit",
-        "log",
-        "managed",
-        "observer",
-        "past_breakpoint",
-        "paused",
-        "pending_resets",
-        "plans",
-        "relay",
-        "resumed",
-        "resumes_step",
-        "root_updated",
-        "route",
-        "runner",
-        "schedule",
-        "sink",
-        "spec",
-        "step",
-        "step_size",
-        "stop",
-        "store",
-        "stream_keys",
-        "tap",
-        "task_path",
-        "thread",
-        "unsettled",
-        "values",
-    )  # (a run's every attribute read is a slot's: the engine reads them at every task)
+        "__weakref__", "aexecute", "answers", "asks_parent", "at_breakpoint", "breaks_after",
+        "breaks_before", "call_ended", "call_places", "caller", "calls", "config", "context",
+        "ephemeral", "execute", "finished", "joins", "limit", "log", "managed", "observer",
+        "past_breakpoint", "paused", "pending_resets", "plans", "relay", "resumed", "resumes_step",
+        "root_updated", "route", "runner", "schedule", "sink", "spec", "step", "step_size", "stop",
+        "store", "stream_keys", "tap", "task_path", "thread", "unsettled", "values",
+    )  # fmt: skip
+    # (a run's every attribute read is a slot's: the engine reads them at every task)
     lineages = False  # each task reads its own lineage's values (`read`: branch runs)
 
-    def __init__(
-        self, spec: GraphSpec, config: dict[str, Any], thread: Any = None, caller: Any = MISSING
-    ) -> None:
+    def __init__(self, spec: GraphSpec, config: dict[str, Any], thread: Any = None,
+                 caller: Any = MISSING, *, store: Any = None, context: Any = None,
+                 keys: frozenset[str] | None = None) -> None:  # fmt: skip
         self.spec = spec
         self.config = config
         self.joins: list[Any] | tuple[()] = ()  # the merges the step's tasks read (branches)
-        self.tap: Callable[[Task, Any], None] | None = None  # hears each node's output (streams)
-        self.observer: Any = None
-        """Hears what a task does between its start and its end: each router's call
-        (`routed(task, branch, state, result)`) and each retry (`retrying(task, error)`);
-        a run whose config has langchain callbacks (`engine.streaming.chain_events`)."""
-        self.context: Any = None  # invoke(..., context=...), as the nodes' runtime gives it
-        self.store: Any = None  # compile(store=...)
-        self.sink: Any = None  # where a streamed run's live chunks go (engine.streaming)
-        self.relay: Any = None  # a streamed run's namespaces (engine.streaming.namespaces)
+        self.tap = self.observer = self.sink = self.relay = self.call_ended = None  # (`Hooks`)
+        self.context: Any = context  # invoke(..., context=...), as the nodes' runtime gives it
+        self.store: Any = store  # compile(store=...)
         self.thread = thread  # a persistence Thread when the graph has a checkpointer
-        self.calls: Any = None  # the `@task` calls of the step running (engine.core.calls)
-        self.call_ended: Callable[[], None] | None = None  # a streamed run's (engine.drive)
+        self.calls: StepCalls | None = None  # the `@task` calls of the step running
         self.finished: dict[str, dict[str, Any]] = {}  # restored tasks' writes, by task id
         self.answers: dict[str, list[Any]] = {}  # answers to interrupts, by task id
         self.call_places: dict[str, int] = {}  # restored `@task` calls: call key -> index
@@ -145,9 +161,10 @@ class RunLoop:
         self.schedule = Schedule(spec, self._state_after)
         self.managed = tuple(f for f in spec.fields.values() if f.managed)
         self.ephemeral = spec.ephemeral
-        self.stream_keys = shown_keys(spec)
+        self.stream_keys = shown_keys(spec) if keys is None else keys  # (`output_keys=`)
         self.plans = plans_of(spec)  # per node: what running it takes (engine.core.plans)
         self.log = RunLog(spec, MISSING, config)
+        self.log.context = context
         self.pending_resets: list[RootReset] | tuple[()] = ()
         self.root_updated = False  # a resuming Command's update: the next step records it
         self.step_size = 0  # tasks in the step being run
@@ -160,8 +177,57 @@ class RunLoop:
         self.asks_parent = thread is None and caller is not None  # (its questions pause it)
         self.runner = runner = TaskRunner(self)
         self.execute, self.aexecute, self.route = runner.execute, runner.aexecute, runner.route
-        self.task_path = (runner.execute, runner.aexecute)  # how a `@task` call runs (a
-        # streamed run's scope swaps in its own, to stream chat tokens: engine.streaming)
+        self.task_path = (runner.execute, runner.aexecute)  # how a `@task` call runs
+
+    # --- what others hand the run (it is their one way in: tests/test_layers.py) ----------
+
+    def hook(self, hooks: Hooks) -> None:
+        """Take the run's observers (`Hooks`; None leaves one as it was), before it begins."""
+        for name, hook in zip(Hooks._fields, hooks, strict=True):
+            if hook is not None:
+                setattr(self, name, hook)
+
+    start = _start  # (take a `starting.Start`)
+
+    def restore(self, task: Task) -> bool:
+        """Take a task's writes from the checkpoint instead of running it again (`finished`
+        hands each once: `next_tasks`, the task path, a `@task` call)."""
+        done = self.finished.pop(task.id, None)
+        if done is None:
+            return False
+        task.writes = [tuple(write) for write in done["writes"]]
+        task.routes = list(done["routes"])
+        task.ended = task.started
+        return True
+
+    def answer(self, task_id: str, interrupt_id: str, value: Any) -> None:
+        """An answer to interrupt `interrupt_id`, asked by task `task_id`: the task reads it
+        (`answers`), and a graph run inside it finds it by id (`resumed`)."""
+        self.answers.setdefault(task_id, []).append(value)
+        self.resumed[interrupt_id] = (task_id, value)
+
+    def reset_values(self, values: dict[str, Any]) -> None:
+        """The run's state replaced: a merging node's reset (`engine.core.merging`), the
+        merged end of branch lineages (`engine.branches.joins`)."""
+        self.values = self.log.final = values
+
+    def add_reset(self, reset: RootReset) -> None:
+        """A reset the next step's tasks read (a branch run's merge: `branches.routing`)."""
+        self.pending_resets = [*self.pending_resets, reset]
+
+    def update_step(self) -> int:
+        """The step an update is written in (`update_state`): the next one."""
+        self.step += 1
+        return self.step
+
+    def step_calls(self) -> StepCalls:
+        """The `@task` calls of the step running, opened by its first call (a resumed
+        step's saved places, used once)."""
+        if self.calls is None:
+            self.calls, self.call_places = StepCalls(self.call_places), {}
+        return self.calls
+
+    waiting_for = contextlib.contextmanager(_waiting_for)  # (a stopped step's wait)
 
     @property
     def pulls(self) -> int:
@@ -203,7 +269,7 @@ class RunLoop:
         if self.finished:  # tasks that finished before a pause or a failure are not run again
             for task in tasks:
                 task.started = time.time()
-                task.cached = self.runner.restore(task)
+                task.cached = self.restore(task)
         if self.spec.cache is not None:  # cache_policy=: a seen input's writes, not run again
             serve_from_cache(self.spec, tasks, self.runner.node_input)
         return tasks
@@ -388,12 +454,20 @@ class RunLoop:
     # --- starting, and what callers see (engine.core.starting, engine.core.outputs) --------
 
     def begin(self, input: Any) -> StepLog:
-        """Record the input and apply it (`starting.begin`); or resume a checkpoint."""
-        return starting.begin(self, input)
+        """Record the input and apply it; or resume a checkpoint (`starting.begin` says
+        which, and what the run starts from: this applies it)."""
+        start = starting.begin(self, input)
+        self.start(start)
+        if start.writes is None:
+            return start.log
+        return starting.input_step(self, start.writes)
 
     def resume(self, restored: Any, keep_next: bool = True) -> StepLog:
         """Start from a checkpoint (`starting.resume`; branch runs start from lineages)."""
-        return starting.resume(self, restored, keep_next)
+        start = starting.resume(self, restored, keep_next)
+        self.start(start)
+        self.log.steps.append(start.log)
+        return start.log
 
     def warn(self, message: str, stacklevel: int = 7) -> None:
         """Warn the caller (and keep the warning in the run's log): the default stack level

@@ -69,7 +69,7 @@ def _reset(run: Any, node: str, reason: str, sources: tuple[str, ...], state: An
             f"state does not have; they were dropped: {unknown}."
         )
     dropped = tuple(k for k in run.values if k not in new)
-    run.values = run.log.final = new
+    run.reset_values(new)
     recorded = {k: isolate(v) for k, v in new.items()}  # the engine may extend `new` in place
     return RootReset(run.step, node, reason, sources, dropped, recorded)
 

@@ -19,6 +19,7 @@ __all__ = [
     "ExecutionInfo",
     "Runtime",
     "addressed",
+    "coerce_context",
     "current_task_env",
     "enter_task",
     "get_config",
@@ -27,7 +28,6 @@ __all__ = [
     "inherited",
     "leave_task",
     "no_op_writer",
-    "start_runtime",
 ]
 
 ContextT = TypeVar("ContextT")
@@ -167,7 +167,7 @@ leave_task = _TASK.reset
 """`leave_task(token)`: undo `enter_task`."""
 
 
-def _coerce_context(schema: Any, context: Any) -> Any:
+def coerce_context(schema: Any, context: Any) -> Any:
     """The context a run's nodes see: a dict given for a dataclass or pydantic schema is
     made into one (as LangGraph does); anything else is kept as given.
 
@@ -175,7 +175,7 @@ def _coerce_context(schema: Any, context: Any) -> Any:
     >>> @dataclass
     ... class Ctx:
     ...     user: str = "anon"
-    >>> _coerce_context(Ctx, {"user": "ada"})
+    >>> coerce_context(Ctx, {"user": "ada"})
     Ctx(user='ada')
     """
     if context is None or schema is None or not isinstance(context, dict):
@@ -250,9 +250,3 @@ def inherited(
         context = getattr(parent, "context", None) if context is None else context
         store = getattr(parent, "store", None) if store is None else store
     return given, context, store, caller
-
-
-def start_runtime(run: Any, store: Any, schema: Any, context: Any) -> None:
-    """Give a run its store and its context (coerced to `schema`, and kept in its log)."""
-    run.store = store
-    run.context = run.log.context = _coerce_context(schema, context)

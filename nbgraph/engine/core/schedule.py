@@ -264,8 +264,7 @@ class Schedule:
             due = pull.get(edge.target, ())
             if set(edge.sources) <= set(due):
                 self.pull.setdefault(edge.target, []).extend(edge.sources)
-        seen = control.get("seen") or [() for _ in self.spec.waiting]
-        self.seen = [set(names) for names in seen]
+        self.restore_seen(control)
         self.kept_due = frozenset(self.pull)  # (`_finish`, once the update is written)
 
     def fire_again(self, index: int, writer: str) -> None:
@@ -288,12 +287,42 @@ class Schedule:
         self.pull = {k: list(v) for k, v in control["pull"].items() if k not in shown}
         push = control.get("push", ())
         self.push = [(sender, Send(node, arg)) for sender, node, arg in push]
-        seen = control.get("seen") or [() for _ in self.spec.waiting]
-        self.seen = [set(names) for names in seen]
+        self.restore_seen(control)
         self.deferred = {k: list(v) for k, v in control.get("deferred", {}).items()}
         self.deferred_wait = False
         incoming = control.get("incoming", {})
         self.incoming = {k: [tuple(p) for p in v] for k, v in incoming.items()}
+
+    def restore_seen(self, control: dict[str, Any]) -> None:
+        """Put back the sources each waiting edge had seen at a checkpoint (`control`)."""
+        seen = control.get("seen") or [() for _ in self.spec.waiting]
+        self.seen = [set(names) for names in seen]
+
+    # --- what an update or a branch run changes -------------------------------------------------
+
+    def mark_seen(self, index: int, source: str) -> None:
+        """`source` has fired, for waiting edge `index` (a branch run's lineage reached it)."""
+        self.seen[index].add(source)
+
+    def queue_once(self) -> None:
+        """Each node queued for the next step, triggered by each of its sources once (a
+        stepper's update queues what was due again: LangGraph's update adds no source
+        twice)."""
+        for target, sources in self.pull.items():
+            self.pull[target] = list(dict.fromkeys(sources))
+
+    def drop_due(self) -> None:
+        """Drop the step that was due: an update stands in for it (as in LangGraph)."""
+        self.pull, self.push = {}, []
+
+    def forget_seen(self) -> None:
+        """Start every waiting edge afresh (a branch run's update merges its lineages)."""
+        self.seen = [set() for _ in self.seen]
+
+    def took(self, pulls: int) -> None:
+        """A step taken by a branch run (which makes its own tasks): `pulls` of them are not
+        Sends (a Send's index comes after)."""
+        self.pulls = pulls
 
 
 class _Interned(dict):

@@ -206,5 +206,4 @@ def _give_answers(run: Any, restored: Any, parent: Any, task: Any) -> None:
         task_id = pending.get(interrupt_id, first)
         if task_id is None:
             continue
-        run.answers.setdefault(task_id, []).append(value)
-        run.resumed[interrupt_id] = (task_id, value)  # (a subgraph of this one finds it)
+        run.answer(task_id, interrupt_id, value)  # (a subgraph of this one finds it by id)

@@ -20,7 +20,6 @@ from nbgraph.blueprint import GraphSpec
 from nbgraph.engine.core.runlog import initial_values
 from nbgraph.engine.persistence.chain import HistoryWalk, parent_chain
 from nbgraph.isolation import ATOMS, isolate
-from nbgraph.reducers import get_reducer
 
 __all__ = ["HELD_ITEMS", "MIN_BLOCK", "Fold", "history_states", "is_line"]
 
@@ -119,12 +118,12 @@ def _items(value: Any) -> int:
 
 
 _GROWN = frozenset({list, tuple, *ATOMS})  # what `append` adds without changing old items
-_APPEND = getattr(get_reducer("append"), "in_place", None)  # (extends the list, in place)
 
 
 class _Copier:
     """Copies a segment's working states (`isolate`, field by field), and remembers, for a
-    list of atoms in a field whose reducer is `append`, how much of it was checked: while
+    list of atoms in a field whose reducer appends (`Reducer.appends`), how much of that
+    list (the same object: `append` extends it in place) was checked: while
     the fold only appends to that list (plain steps writing lists or atoms to it), the
     next copy checks only the items added since.
 
@@ -136,7 +135,7 @@ class _Copier:
         self.appending = {
             name
             for name, field in spec.fields.items()
-            if field.reducer is not None and field.reducer.in_place is _APPEND is not None
+            if field.reducer is not None and field.reducer.appends
         }
         self.checked: dict[str, tuple[list, int]] = {}  # field: (its list, items checked)
 

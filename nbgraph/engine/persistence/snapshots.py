@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from nbgraph.engine.core.loop import RunLoop
 from nbgraph.engine.core.root_state import bare_field, root_value
 from nbgraph.engine.core.runlog import StepLog, initial_values
+from nbgraph.engine.core.starting import Start
 from nbgraph.engine.core.tasks import Task, absorb_output
 from nbgraph.engine.persistence.chain import next_task_ids, with_finished
 from nbgraph.engine.persistence.persist import Thread
@@ -235,10 +236,10 @@ def write_as_nodes(
 ) -> StepLog:
     """`write_as_node` for several `(node, values)` writes in one step (one task each, in
     order; `bulk_update_state`'s superstep), committed as one checkpoint."""
-    loop.step += 1
+    step = loop.update_step()
     tasks = []
     for index, (node, values) in enumerate(writes):
-        task = Task(loop.step, index, node, "update", started=time.time())
+        task = Task(step, index, node, "update", started=time.time())
         if loop.spec.semantics == "branches":
             loop.hand(task, loop.resumed_point)  # type: ignore[attr-defined]
         if bare_field(loop.spec) == "output" and node in loop.spec.nodes:  # an entrypoint's
@@ -248,7 +249,7 @@ def write_as_nodes(
             _keep_fired_joins(loop, due, node)
         tasks.append(task)
     if replace_due:  # (LangGraph: the update stands in for the due step)
-        loop.schedule.pull, loop.schedule.push = {}, []
+        loop.schedule.drop_due()
     for task in tasks:
         loop.route(task)
         task.ended = time.time()
@@ -259,8 +260,7 @@ def start_empty(loop: RunLoop) -> None:
     """Start `update_state` on a thread that has no checkpoint yet from the schema's empty
     values: LangGraph writes the update as the thread's first checkpoint (step 0, source
     "update"), and a run of the thread goes on from there."""
-    loop.values = loop.log.final = initial_values(loop.spec)
-    loop.step, loop.stop = -1, loop.limit
+    loop.start(Start(initial_values(loop.spec), -1, loop.limit))
 
 
 def _keep_fired_joins(run: RunLoop, pending: Mapping[str, Sequence[str]], node: str) -> None:

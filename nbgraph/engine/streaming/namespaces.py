@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+from nbgraph.engine.core.loop import Hooks
 from nbgraph.engine.core.nesting import NS_SEP, namespace_of
 from nbgraph.engine.streaming.streams import LIVE_MODES, LiveSink
 
@@ -128,8 +129,9 @@ def open_relay(run: Any, modes: frozenset[str], subgraphs: bool) -> _Relay:
         relay = caller.relay
         if relay is not None and relay.subgraphs and relay.sink is not None:
             outer = relay
-    run.relay = _Relay(run, modes, subgraphs, outer)
-    return run.relay
+    relay = _Relay(run, modes, subgraphs, outer)
+    run.hook(Hooks(relay=relay))
+    return relay
 
 
 def inherit_relay(run: Any) -> frozenset[str]:
@@ -139,7 +141,7 @@ def inherit_relay(run: Any) -> frozenset[str]:
     relay = caller.relay if caller is not None else None
     if relay is None or (relay.sink is None and relay.chat is None):
         return _NONE
-    run.relay = relay
+    run.hook(Hooks(relay=relay))
     return relay.inner_modes()
 
 

@@ -36,7 +36,7 @@ __all__ = [
     "chunk_shape",
     "collected",
     "invoke_modes",
-    "keyed",
+    "output_keys_of",
     "output_of",
     "parts_of",
     "printed",
@@ -176,12 +176,13 @@ def collected(items: Iterable[Any], stream_mode: Any, version: str) -> Any:
     return {**latest, _INTERRUPT: interrupts} if type(latest) is dict else {_INTERRUPT: interrupts}
 
 
-def keyed(run: Any, output_keys: Any) -> None:
-    """`output_keys=`: the run's chunks show these fields only (a graph of bare values
-    keeps its own)."""
-    if output_keys is not None and not is_root(run.spec):
-        keys = [output_keys] if isinstance(output_keys, str) else list(output_keys)
-        run.stream_keys = frozenset(keys)
+def output_keys_of(spec: GraphSpec, kwargs: dict[str, Any]) -> frozenset[str] | None:
+    """`output_keys=` (taken from a call's `kwargs`): the fields a run's chunks show
+    (`RunLoop(keys=)`); None: its own (a graph of bare values keeps its own)."""
+    output_keys = kwargs.pop("output_keys")
+    if output_keys is None or is_root(spec):
+        return None
+    return frozenset([output_keys] if isinstance(output_keys, str) else output_keys)
 
 
 def chunk_shape(spec: GraphSpec, kwargs: dict[str, Any]) -> Callable[[str, Any], Any] | None:

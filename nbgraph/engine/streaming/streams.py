@@ -18,6 +18,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.engine.core.loop import Hooks
 from nbgraph.engine.core.tasks import Task
 from nbgraph.engine.core.writer import TaskStream, current_writer
 from nbgraph.errors import InvalidArgumentError
@@ -150,27 +151,33 @@ class StreamScope:
         """What each task's node returned, when the caller streams `"updates"` or `"tasks"`
         and a field's reducer prepares what it is written (messages): those chunks show a
         write as the node returned it, as LangGraph's do (`returned_writes`)."""
+        tap = None  # (the run's hooks: handed to it once, and only when there are some)
         if modes & _RETURNED_MODES and not run.spec.unprepared.issuperset(run.spec.fields):
             self.returned = {}
-            run.tap = self._returned
+            tap = self._returned
         if run.config.get("callbacks"):
             self.events = _chain_runs(run, name)
-            run.tap, run.observer = self._returned, self.events
+            tap = self._returned
         if relay is None:
             self.sink = LiveSink(modes) if modes and modes & LIVE_MODES else None
-            if self.sink is None:
-                return  # (invoke(): nothing live)
+            if self.sink is None:  # (invoke(): nothing live)
+                if tap is not None:
+                    run.hook(Hooks(tap=tap, observer=self.events))
+                return
         else:
             self._relayed(relay, modes)
-        run.sink = self.sink  # (each task's writer sends to it: `RunLoop.execute`)
         if self.sink is not None and self.sink.messages and self.chat is None:
             self.chat = _chat_handler(self.sink)
             if relay is not None:  # (shared by the runs inside: see engine.namespaces)
                 relay.chat = self.chat
                 self.chat.subgraphs, self.chat.base = relay.subgraphs, relay.base
+        task_path = None
         if self.chat is not None:
-            run.tap = self._returned
-            run.task_path = (self.execute, self.aexecute)  # (`@task` calls: engine.core.calls)
+            tap = self._returned
+            task_path = (self.execute, self.aexecute)  # (`@task` calls: engine.core.calls)
+        run.hook(  # (each task's writer sends to the sink: `RunLoop.execute`)
+            Hooks(tap=tap, observer=self.events, sink=self.sink, task_path=task_path)
+        )
 
     def _relayed(self, relay: Any, modes: frozenset[str]) -> None:
         from nbgraph.engine.streaming.namespaces import scope_sink

@@ -11,14 +11,12 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-import operator
 import random
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nbgraph import reducers as builtin
 from nbgraph.engine.facts import (
     RunLog,
     StepLog,
@@ -66,8 +64,6 @@ _ORDER_COLUMNS = (
     "differs_at",
 )
 
-_ORDER_FREE = (builtin.maximum, builtin.minimum, max, min)
-_ADDITION = (builtin.add, operator.add)
 _NUMBER_TYPES = (int, float, complex, bool)
 _Outcome = tuple[bool, Any]
 """A fold's result: `(True, value)`, or `(False, the exception it raised)`."""
@@ -298,7 +294,7 @@ def writers(run: RunRecord) -> pd.DataFrame:
         if name in tried:
             dependent, basis = tried[name], "tried"
         else:
-            dependent, basis = _guess_order_dependent(spec, written.get(name, ())), "guessed"
+            dependent, basis = _order_dependent(spec, written.get(name, ())), "guessed"
         rows.append(
             (
                 name,
@@ -360,25 +356,25 @@ def _tried_order_dependence(run: RunRecord, max_orders: int = 120) -> dict[str, 
     return dependent
 
 
-def _guess_order_dependent(spec: FieldSpec, written: Sequence[Any] = ()) -> bool:
+def _order_dependent(spec: FieldSpec, written: Sequence[Any] = ()) -> bool:
     """Whether concurrent writes to this field could give another value in another order.
 
     False for a field without a reducer, for `max`/`min`, and for addition on numbers (the
     declared type, or else every value in `written`); True otherwise.
 
+    >>> import operator
     >>> from nbgraph.reducers import get_reducer, reducer_from_callable
-    >>> _guess_order_dependent(FieldSpec("n", int, get_reducer("add")))
+    >>> _order_dependent(FieldSpec("n", int, get_reducer("add")))
     False
-    >>> _guess_order_dependent(FieldSpec("log", list, reducer_from_callable(operator.add)))
+    >>> _order_dependent(FieldSpec("log", list, reducer_from_callable(operator.add)))
     True
     """
-    reducer = spec.reducer
-    fn = None if reducer is None else builtin.plain_function(reducer.fn)
-    if reducer is None or any(fn is known for known in _ORDER_FREE):
+    reducer = spec.reducer  # (what it is, it says: `Reducer.order_matters`)
+    if reducer is None or not reducer.order_matters():
         return False
-    if any(fn is known for known in _ADDITION):
-        numeric = spec.type in _NUMBER_TYPES or (
-            bool(written) and all(isinstance(v, numbers.Number) for v in written)
-        )
-        return not numeric
-    return True
+    if reducer.order_matters(numbers=True):
+        return True
+    return not (
+        spec.type in _NUMBER_TYPES
+        or (bool(written) and all(isinstance(v, numbers.Number) for v in written))
+    )

@@ -1,7 +1,7 @@
 // nbgraph's clickable picture (an anywidget module, shipped in the package: no CDN).
 // The SVG comes from graphviz with synthetic node ids in each <g class="node"><title>; a click
-// sends that id to the kernel, which knows what it stands for. Left/right arrows, while the
-// inspector around this picture has focus, send a step request.
+// sends that id to the kernel, which knows what it stands for. Left/right arrows, Home and End,
+// while the inspector around this picture has focus, send a step request.
 
 function isTyping(target) {
   if (!target || !target.closest) return false;
@@ -10,6 +10,8 @@ function isTyping(target) {
       target.closest(".widget-slider, .widget-hslider, .noUi-target")
   );
 }
+
+const STEP_KEYS = ["ArrowLeft", "ArrowRight", "Home", "End"];
 
 function attachKeys(model, el, tries) {
   const host = el.closest(".nbgraph-inspector");
@@ -30,7 +32,7 @@ function attachKeys(model, el, tries) {
       window.removeEventListener("keydown", onKey, true);
       return;
     }
-    if (event.key !== "ArrowLeft" && event.key !== "ArrowRight") return;
+    if (!STEP_KEYS.includes(event.key)) return; // (Home must not scroll the notebook)
     if (!host.contains(event.target)) return;
     if (event.altKey || event.ctrlKey || event.metaKey || isTyping(event.target)) return;
     event.preventDefault();
@@ -43,6 +45,10 @@ function attachKeys(model, el, tries) {
     if (!isTyping(event.target) && !event.target.closest("button")) {
       setTimeout(() => host.focus({ preventScroll: true }), 0);
     }
+  });
+  // the focus leaving the inspector: the kernel keeps the shown step in the saved notebook
+  host.addEventListener("focusout", (event) => {
+    if (!host.contains(event.relatedTarget)) host._nbgraphSend({ event: "left" });
   });
 }
 

@@ -6,6 +6,7 @@
   var data = JSON.parse(document.getElementById("nbgraph-data").textContent);
   var S = data.strings;
   var FAILED = 1, PAUSED = 2, CACHED = 3;
+  var WHOLE = "\n\nthe whole traceback:\n";  // (share_html.py `_error_text` puts it there)
   var CHANGED = 1, NOT_APPLIED = 2, CONFLICT = 4;
   var MAX_TASK_ROWS = 60;
   var $ = function (id) { return document.getElementById(id); };
@@ -127,6 +128,11 @@
     return t;
   }
 
+  // "1 more task", "2 more tasks": a count and its words, plural unless the count is 1
+  function plural(count, words) {
+    return count + " " + words + (count === 1 ? "" : "s");
+  }
+
   function fill(id, node) {
     var box = $(id);
     box.textContent = "";
@@ -191,7 +197,7 @@
     if (tasks.length > MAX_TASK_ROWS) {
       var more = document.createElement("p");
       more.className = "nbg-quiet";
-      more.textContent = "… and " + (tasks.length - MAX_TASK_ROWS) + " more tasks (" +
+      more.textContent = "… and " + plural(tasks.length - MAX_TASK_ROWS, "more task") + " (" +
         summary(tasks) + ")";
       $("nbg-tasks").appendChild(more);
     }
@@ -251,12 +257,28 @@
       p.textContent = line[0];
       box.appendChild(p);
     });
-    if (last && R.error >= 0) {
-      var pre = document.createElement("pre");
-      pre.className = "nbg-error";
-      pre.textContent = text(R.error);
-      box.appendChild(pre);
-    }
+    if (last && R.error >= 0) showError(box, text(R.error));
+  }
+
+  // The error where the node's own code raised it, as the inspector shows it; Python's whole
+  // traceback (the engine's frames first) folded under it (share_html.py `_error_text`).
+  function showError(box, error) {
+    var cut = error.indexOf(WHOLE);
+    var pre = document.createElement("pre");
+    pre.className = "nbg-error";
+    pre.textContent = cut < 0 ? error : error.slice(0, cut);
+    box.appendChild(pre);
+    if (cut < 0) return;
+    var more = document.createElement("details");
+    more.className = "nbg-traceback";
+    var head = document.createElement("summary");
+    head.textContent = "the whole traceback";
+    var whole = document.createElement("pre");
+    whole.className = "nbg-error";
+    whole.textContent = error.slice(cut + WHOLE.length);
+    more.appendChild(head);
+    more.appendChild(whole);
+    box.appendChild(more);
   }
 
   function paint(step, previous) {
@@ -369,7 +391,7 @@
   });
   if (runs.length > 1 || data.left_out) $("nbg-runs").hidden = false;
   if (data.left_out) {
-    $("nbg-left-out").textContent = data.left_out + " more subruns ran, not in this file";
+    $("nbg-left-out").textContent = plural(data.left_out, "more subrun") + " ran, not in this file";
   }
   picker.addEventListener("change", function () { stop(); openRun(Number(picker.value), null); });
   $("nbg-back").addEventListener("click", function () {
