@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -122,7 +123,7 @@ def fitted_html(svg: str, legend: Sequence[tuple[str, str]] = (), alt: str = "a 
         f"<div class='nbgraph-fitted' style='overflow-x:auto;max-width:100%'>"
         f"<img class='nbgraph-fitted-picture' alt='{alt}' src='{source}' "
         f"style='display:block;width:100%;max-width:{size.width:.0f}px;"
-        f"min-width:{size.floor:.0f}px;height:auto;margin:0'></div>"
+        f"min-width:{math.ceil(size.floor - 1e-6)}px;height:auto;margin:0'></div>"
     )
     full = ""
     if size.width >= FULL_SIZE_FROM:
