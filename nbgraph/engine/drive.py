@@ -1,7 +1,8 @@
 """Driving a `RunLoop`: executing each step's tasks (inline, on a thread pool, or on the event
 loop) and shaping what `stream()` yields for each stream mode.
 
-The step logic is all in `RunLoop`; the two drivers differ only in how a step's tasks execute.
+The step logic is all in `RunLoop`, and what a run streams around it in `_StepBody`, which
+both drivers call: they differ only in how a step's tasks execute and where they wait.
 
 A run stopped in the middle of a step (Ctrl-C, a cancelled `ainvoke`, a stream closed early)
 starts no more of the step's tasks and waits for those already running in threads (async
@@ -200,6 +201,7 @@ def _live_call_chunks(run: RunLoop, modes: frozenset[str], sink: LiveSink) -> No
 
 
 def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> None:
+    """The run's status, and the end of its stream scope (`error`: what stopped it)."""
     if error is not None and finish_handed(run, error):  # Command.PARENT: not a failure
         scope.ended(None)
         return
@@ -209,6 +211,55 @@ def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> No
         run.log.status = "interrupted" if run.paused or run.at_breakpoint else "done"
     run.log.error = error
     scope.ended(error)
+
+
+# --- the step body both drivers share ------------------------------------------------------------
+
+
+class _StepBody:
+    """What a run streams around its steps, in order: the opening step, each step's started
+    tasks, each finished task (or live chunk), the committed step, the end. `drive` and
+    `adrive` both call it; they differ only in how a step's tasks execute and where they wait
+    (the `@task` calls' settling, the tasks' ending)."""
+
+    __slots__ = ("modes", "run", "scope")
+
+    def __init__(self, run: RunLoop, modes: frozenset[str], scope: StreamScope) -> None:
+        self.run, self.modes, self.scope = run, modes, scope
+
+    def opening(self, log: StepLog) -> Iterable[Chunk]:
+        """The chunks of the run's first step (`log`: the driver's `run.begin`, called there
+        so that its warnings point at the caller's line)."""
+        return _step_chunks(self.run, log, self.modes - {"debug"}, self.scope)
+
+    def started(self, tasks: list[Task]) -> Iterable[Chunk]:
+        return _started_chunks(self.run, tasks, self.modes) if self.modes else ()
+
+    def finished(self, item: Task | Chunk) -> Iterable[Chunk]:
+        """A live chunk, sent while the step runs, as it is; a finished task's chunks."""
+        if type(item) is tuple:
+            return (item,)
+        return _task_chunks(self.run, item, self.modes, self.scope)  # type: ignore[arg-type]
+
+    def settled(self) -> Iterable[Chunk]:
+        """The step's `@task` calls that ended after their caller's chunks (the driver
+        settles them first, and commits the step after their chunks)."""
+        run = self.run
+        return () if run.calls is None else _call_chunks(run, run.calls.unreported(), self.modes)
+
+    def committed(self, log: StepLog) -> Iterable[Chunk]:
+        return _step_chunks(self.run, log, self.modes, self.scope)
+
+    def ended(self) -> Iterable[Chunk]:
+        return _end_chunks(self.run, self.modes)
+
+    def failed(self, error: BaseException, stopped: list[Task] | None) -> None:
+        """The run stops on `error`, its step's tasks (`stopped`) ended or cancelled."""
+        try:
+            if stopped is not None:
+                self.run.record_stopped(stopped)
+        finally:
+            _finish(self.run, error, self.scope)
 
 
 # --- sync ----------------------------------------------------------------------------------------
@@ -254,6 +305,16 @@ def _fill(future: Future[Task], execute: Callable[[Task], Task], task: Task) -> 
         future.set_exception(error)
 
 
+def _inline(
+    execute: Callable[[Task], Task], tasks: list[Task], sink: LiveSink
+) -> Iterator[Task | Chunk]:
+    """The tasks run one at a time in this thread, each followed by the live chunks it sent."""
+    for task in tasks:
+        done = execute(task)
+        yield from sink.drain()
+        yield done
+
+
 def drive(
     run: RunLoop, input: Any, modes: frozenset[str], name: str = "LangGraph"
 ) -> Iterator[Chunk]:
@@ -261,20 +322,21 @@ def drive(
     graph's, for the chain run langchain callbacks in its config hear)."""
     max_workers = run.config.get("max_concurrency")
     scope = _scope(run, modes, name, input)
+    body = _StepBody(run, modes, scope)
     sink = scope.sink
     execute = run.execute if scope.plain else scope.execute  # (the task's one path)
     pool: _StepPool | None = None
     running: list[Task] | None = None  # the step being executed, until its commit
     try:
         scope.started(input)
-        yield from _step_chunks(run, run.begin(input), modes - {"debug"}, scope)
+        yield from body.opening(run.begin(input))
         while (tasks := run.next_tasks()) is not None:
-            if modes:  # (invoke(): no chunks to make)
-                yield from _started_chunks(run, tasks, modes)
+            if modes:  # (invoke(): no chunks to make, and no call to make none: the budgets)
+                yield from body.started(tasks)
             running = tasks
-            inline = len(tasks) == 1 or max_workers == 1  # one at a time: no thread needed
-            if inline:
-                finished: Iterable[Task | Chunk] = map(execute, tasks)
+            finished: Iterable[Task | Chunk]
+            if len(tasks) == 1 or max_workers == 1:  # one at a time: no thread needed
+                finished = map(execute, tasks) if sink is None else _inline(execute, tasks, sink)
             else:
                 pool = pool or _StepPool(max_workers)
                 finished = pool.start(execute, tasks, sink)
@@ -284,28 +346,21 @@ def drive(
                 running = None
                 run.commit(tasks)
                 continue
-            for task in finished:
-                if type(task) is tuple:  # a live chunk, sent while the step runs
-                    yield task
-                    continue
-                if inline and sink is not None:
-                    yield from sink.drain()
-                yield from _task_chunks(run, task, modes, scope)  # type: ignore[arg-type]
+            for item in finished:
+                yield from body.finished(item)
             running = None
-            if run.calls is not None:  # (calls that ended after their caller's chunks)
+            if run.calls is not None:
                 run.calls.settle()
-                yield from _call_chunks(run, run.calls.unreported(), modes)
-            yield from _step_chunks(run, run.commit(tasks), modes, scope)
-        yield from _end_chunks(run, modes)
+            yield from body.settled()
+            yield from body.committed(run.commit(tasks))
+        yield from body.ended()
     except BaseException as error:
         try:
             if pool is not None and running is not None:
                 with run.waiting_for(pool.stop):  # (should a second Ctrl-C cut it short)
                     pool.stop()
-            if running is not None:
-                run.record_stopped(running)
         finally:
-            _finish(run, error, scope)
+            body.failed(error, running)
         raise
     finally:
         if pool is not None:
@@ -320,67 +375,84 @@ async def adrive(
     run: RunLoop, input: Any, modes: frozenset[str], name: str = "LangGraph"
 ) -> AsyncIterator[Chunk]:
     """`drive` on the event loop: async nodes are awaited, sync ones run in threads."""
-    limit = run.config.get("max_concurrency")
-    semaphore = asyncio.Semaphore(limit) if limit is not None else None
-    pool = ThreadPoolExecutor(thread_name_prefix="nbgraph")  # threads start when first used
-    threads: list[asyncio.Future[Task]] = []  # the step's sync nodes, running in the pool
     scope = _scope(run, modes, name, input)
-    sink = scope.sink
-    if sink is not None:
-        sink.bind()
-
-    async def execute(task: Task) -> Task:
-        if semaphore is None:
-            return await _execute_one(scope, task, pool, threads)
-        async with semaphore:
-            return await _execute_one(scope, task, pool, threads)
-
+    body = _StepBody(run, modes, scope)
+    step = _AsyncStep(scope)
     running: list[asyncio.Future[Task]] = []  # the step being executed, until its commit
     try:
         scope.started(input, on_event_loop=True)
-        for chunk in _step_chunks(run, run.begin(input), modes - {"debug"}, scope):
+        for chunk in body.opening(run.begin(input)):
             yield chunk
         while (tasks := run.next_tasks()) is not None:
-            for chunk in _started_chunks(run, tasks, modes) if modes else ():
+            for chunk in body.started(tasks):
                 yield chunk
-            threads.clear()
-            running = [asyncio.ensure_future(execute(task)) for task in tasks]
-            if sink is not None:
-                for future in running:
-                    future.add_done_callback(sink.finished)
-                async for item in sink.auntil_done(len(running)):
-                    if type(item) is tuple:  # a live chunk, sent while the step runs
-                        yield item
-                    else:
-                        for chunk in _task_chunks(run, item, modes, scope):  # type: ignore[arg-type]
-                            yield chunk
-            else:
-                for next_done in asyncio.as_completed(running):
-                    for chunk in _task_chunks(run, await next_done, modes, scope):
-                        yield chunk
-            running = []
-            if run.calls is not None:  # (calls that ended after their caller's chunks)
-                await run.calls.asettle()
-                for chunk in _call_chunks(run, run.calls.unreported(), modes):
+            running = step.start(tasks)
+            async for item in step.finished(running):
+                for chunk in body.finished(item):
                     yield chunk
-            for chunk in _step_chunks(run, run.commit(tasks), modes, scope):
+            running = []
+            if run.calls is not None:
+                await run.calls.asettle()
+            for chunk in body.settled():
                 yield chunk
-        for chunk in _end_chunks(run, modes):
+            for chunk in body.committed(run.commit(tasks)):
+                yield chunk
+        for chunk in body.ended():
             yield chunk
     except BaseException as error:
         try:
             if running:  # cancel the async tasks (and those not started), wait for the threads
-                for future in running:
-                    future.cancel()
-                with run.waiting_for(functools.partial(pool.shutdown, wait=True)):
-                    await asyncio.wait([*running, *threads])
-                run.record_stopped(tasks)
+                await step.stop(running)
         finally:
-            _finish(run, error, scope)
+            body.failed(error, tasks if running else None)
         raise
     finally:
-        pool.shutdown(wait=False)
+        step.pool.shutdown(wait=False)
     _finish(run, None, scope)
+
+
+class _AsyncStep:
+    """Runs a step's tasks on the event loop (sync nodes in threads), at most
+    `max_concurrency` at a time, and stops them."""
+
+    def __init__(self, scope: StreamScope) -> None:
+        limit = scope.run.config.get("max_concurrency")
+        self.scope = scope
+        self.semaphore = asyncio.Semaphore(limit) if limit is not None else None
+        self.pool = ThreadPoolExecutor(thread_name_prefix="nbgraph")  # threads start when used
+        self.threads: list[asyncio.Future[Task]] = []  # the step's sync nodes, in the pool
+        if scope.sink is not None:
+            scope.sink.bind()
+
+    def start(self, tasks: list[Task]) -> list[asyncio.Future[Task]]:
+        self.threads.clear()
+        running = [asyncio.ensure_future(self.execute(task)) for task in tasks]
+        if self.scope.sink is not None:
+            for future in running:
+                future.add_done_callback(self.scope.sink.finished)
+        return running
+
+    async def finished(self, running: list[asyncio.Future[Task]]) -> AsyncIterator[Task | Chunk]:
+        """The tasks as they finish (and the live chunks they send, as they come)."""
+        if self.scope.sink is not None:
+            async for item in self.scope.sink.auntil_done(len(running)):
+                yield item
+            return
+        for next_done in asyncio.as_completed(running):
+            yield await next_done
+
+    async def execute(self, task: Task) -> Task:
+        if self.semaphore is None:
+            return await _execute_one(self.scope, task, self.pool, self.threads)
+        async with self.semaphore:
+            return await _execute_one(self.scope, task, self.pool, self.threads)
+
+    async def stop(self, running: list[asyncio.Future[Task]]) -> None:
+        """Cancel the async tasks (and those not started), and wait for the threads."""
+        for future in running:
+            future.cancel()
+        with self.scope.run.waiting_for(functools.partial(self.pool.shutdown, wait=True)):
+            await asyncio.wait([*running, *self.threads])
 
 
 async def _execute_one(
