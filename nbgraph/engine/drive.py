@@ -1,8 +1,9 @@
 """Driving a `RunLoop`: executing each step's tasks (inline, on a thread pool, or on the event
 loop) and shaping what `stream()` yields for each stream mode.
 
-The step logic is all in `RunLoop`, and what a run streams around it in `_StepBody`, which
-both drivers call: they differ only in how a step's tasks execute and where they wait.
+The step logic is all in `RunLoop`, and what a run streams around it in the `_*_chunks`
+functions both drivers call in the same order: the drivers differ only in how a step's tasks
+execute and where they wait.
 
 A run stopped in the middle of a step (Ctrl-C, a cancelled `ainvoke`, a stream closed early)
 starts no more of the step's tasks and waits for those already running in threads (async
@@ -213,53 +214,36 @@ def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> No
     scope.ended(error)
 
 
-# --- the step body both drivers share ------------------------------------------------------------
+# --- the step body both drivers share: what they stream, step by step ---------------------------
 
 
-class _StepBody:
-    """What a run streams around its steps, in order: the opening step, each step's started
-    tasks, each finished task (or live chunk), the committed step, the end. `drive` and
-    `adrive` both call it; they differ only in how a step's tasks execute and where they wait
-    (the `@task` calls' settling, the tasks' ending)."""
+# (Plain functions, not an object: `invoke()` makes none per run, the call budgets.)
 
-    __slots__ = ("modes", "run", "scope")
 
-    def __init__(self, run: RunLoop, modes: frozenset[str], scope: StreamScope) -> None:
-        self.run, self.modes, self.scope = run, modes, scope
+def _finished_chunks(
+    run: RunLoop, item: Task | Chunk, modes: frozenset[str], scope: StreamScope
+) -> Iterable[Chunk]:
+    """A live chunk, sent while the step runs, as it is; a finished task's chunks."""
+    if type(item) is tuple:
+        return (item,)
+    return _task_chunks(run, item, modes, scope)  # type: ignore[arg-type]
 
-    def opening(self, log: StepLog) -> Iterable[Chunk]:
-        """The chunks of the run's first step (`log`: the driver's `run.begin`, called there
-        so that its warnings point at the caller's line)."""
-        return _step_chunks(self.run, log, self.modes - {"debug"}, self.scope)
 
-    def started(self, tasks: list[Task]) -> Iterable[Chunk]:
-        return _started_chunks(self.run, tasks, self.modes) if self.modes else ()
+def _settled_chunks(run: RunLoop, modes: frozenset[str]) -> Iterable[Chunk]:
+    """The step's `@task` calls that ended after their caller's chunks (the driver settles
+    them first, and commits the step after their chunks)."""
+    return () if run.calls is None else _call_chunks(run, run.calls.unreported(), modes)
 
-    def finished(self, item: Task | Chunk) -> Iterable[Chunk]:
-        """A live chunk, sent while the step runs, as it is; a finished task's chunks."""
-        if type(item) is tuple:
-            return (item,)
-        return _task_chunks(self.run, item, self.modes, self.scope)  # type: ignore[arg-type]
 
-    def settled(self) -> Iterable[Chunk]:
-        """The step's `@task` calls that ended after their caller's chunks (the driver
-        settles them first, and commits the step after their chunks)."""
-        run = self.run
-        return () if run.calls is None else _call_chunks(run, run.calls.unreported(), self.modes)
-
-    def committed(self, log: StepLog) -> Iterable[Chunk]:
-        return _step_chunks(self.run, log, self.modes, self.scope)
-
-    def ended(self) -> Iterable[Chunk]:
-        return _end_chunks(self.run, self.modes)
-
-    def failed(self, error: BaseException, stopped: list[Task] | None) -> None:
-        """The run stops on `error`, its step's tasks (`stopped`) ended or cancelled."""
-        try:
-            if stopped is not None:
-                self.run.record_stopped(stopped)
-        finally:
-            _finish(self.run, error, self.scope)
+def _failed(
+    run: RunLoop, error: BaseException, scope: StreamScope, stopped: list[Task] | None
+) -> None:
+    """The run stops on `error`, its step's tasks (`stopped`) ended or cancelled."""
+    try:
+        if stopped is not None:
+            run.record_stopped(stopped)
+    finally:
+        _finish(run, error, scope)
 
 
 # --- sync ----------------------------------------------------------------------------------------
@@ -322,17 +306,16 @@ def drive(
     graph's, for the chain run langchain callbacks in its config hear)."""
     max_workers = run.config.get("max_concurrency")
     scope = _scope(run, modes, name, input)
-    body = _StepBody(run, modes, scope)
     sink = scope.sink
     execute = run.execute if scope.plain else scope.execute  # (the task's one path)
     pool: _StepPool | None = None
     running: list[Task] | None = None  # the step being executed, until its commit
     try:
         scope.started(input)
-        yield from body.opening(run.begin(input))
+        yield from _step_chunks(run, run.begin(input), modes - {"debug"}, scope)
         while (tasks := run.next_tasks()) is not None:
-            if modes:  # (invoke(): no chunks to make, and no call to make none: the budgets)
-                yield from body.started(tasks)
+            if modes:  # (invoke(): no chunks to make)
+                yield from _started_chunks(run, tasks, modes)
             running = tasks
             finished: Iterable[Task | Chunk]
             if len(tasks) == 1 or max_workers == 1:  # one at a time: no thread needed
@@ -347,20 +330,20 @@ def drive(
                 run.commit(tasks)
                 continue
             for item in finished:
-                yield from body.finished(item)
+                yield from _finished_chunks(run, item, modes, scope)
             running = None
             if run.calls is not None:
                 run.calls.settle()
-            yield from body.settled()
-            yield from body.committed(run.commit(tasks))
-        yield from body.ended()
+            yield from _settled_chunks(run, modes)
+            yield from _step_chunks(run, run.commit(tasks), modes, scope)
+        yield from _end_chunks(run, modes)
     except BaseException as error:
         try:
             if pool is not None and running is not None:
                 with run.waiting_for(pool.stop):  # (should a second Ctrl-C cut it short)
                     pool.stop()
         finally:
-            body.failed(error, running)
+            _failed(run, error, scope, running)
         raise
     finally:
         if pool is not None:
@@ -376,35 +359,34 @@ async def adrive(
 ) -> AsyncIterator[Chunk]:
     """`drive` on the event loop: async nodes are awaited, sync ones run in threads."""
     scope = _scope(run, modes, name, input)
-    body = _StepBody(run, modes, scope)
     step = _AsyncStep(scope)
     running: list[asyncio.Future[Task]] = []  # the step being executed, until its commit
     try:
         scope.started(input, on_event_loop=True)
-        for chunk in body.opening(run.begin(input)):
+        for chunk in _step_chunks(run, run.begin(input), modes - {"debug"}, scope):
             yield chunk
         while (tasks := run.next_tasks()) is not None:
-            for chunk in body.started(tasks):
+            for chunk in _started_chunks(run, tasks, modes) if modes else ():
                 yield chunk
             running = step.start(tasks)
             async for item in step.finished(running):
-                for chunk in body.finished(item):
+                for chunk in _finished_chunks(run, item, modes, scope):
                     yield chunk
             running = []
             if run.calls is not None:
                 await run.calls.asettle()
-            for chunk in body.settled():
+            for chunk in _settled_chunks(run, modes):
                 yield chunk
-            for chunk in body.committed(run.commit(tasks)):
+            for chunk in _step_chunks(run, run.commit(tasks), modes, scope):
                 yield chunk
-        for chunk in body.ended():
+        for chunk in _end_chunks(run, modes):
             yield chunk
     except BaseException as error:
         try:
             if running:  # cancel the async tasks (and those not started), wait for the threads
                 await step.stop(running)
         finally:
-            body.failed(error, tasks if running else None)
+            _failed(run, error, scope, tasks if running else None)
         raise
     finally:
         step.pool.shutdown(wait=False)

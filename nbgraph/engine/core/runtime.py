@@ -121,16 +121,21 @@ _TASK: ContextVar[Any] = ContextVar("nbgraph_task_env", default=None)
 """The running task's environment (an `engine.injection.TaskEnv`: `.config()`, `.runtime()`)."""
 
 
+def _running_env(asker: str) -> Any:
+    """The running task's environment; outside a node, LangGraph's error naming `asker`."""
+    env = _TASK.get()
+    if env is None:
+        raise RuntimeError(f"Called {asker} outside of a runnable context")
+    return env
+
+
 def get_config() -> dict[str, Any]:
     """The config of the node running now (what a `config` parameter would receive).
 
     Raises:
         RuntimeError: called outside a running node.
     """
-    env = _TASK.get()
-    if env is None:
-        raise RuntimeError("Called get_config outside of a runnable context")
-    return env.config()
+    return _running_env("get_config").config()
 
 
 def get_runtime(context_schema: Any = None) -> Runtime[Any]:
@@ -139,10 +144,7 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     Raises:
         RuntimeError: called outside a running node.
     """
-    env = _TASK.get()
-    if env is None:
-        raise RuntimeError("Called get_runtime outside of a runnable context")
-    return env.runtime()
+    return _running_env("get_runtime").runtime()
 
 
 def get_store() -> Any:
