@@ -93,7 +93,8 @@ class StepFinished:
     type: str = field(default="step", init=False)
 
 
-# --- chunks ------------------------------------------------------------------------------------
+# --- the step body both drivers share: what each stage of a run streams, in order ---------------
+# (Plain functions, not an object: `invoke()` makes none per run, so its call budgets hold.)
 
 
 def _started_chunks(run: RunLoop, tasks: list[Task], modes: frozenset[str]) -> Iterable[Chunk]:
@@ -214,12 +215,6 @@ def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> No
     scope.ended(error)
 
 
-# --- the step body both drivers share: what they stream, step by step ---------------------------
-
-
-# (Plain functions, not an object: `invoke()` makes none per run, the call budgets.)
-
-
 def _finished_chunks(
     run: RunLoop, item: Task | Chunk, modes: frozenset[str], scope: StreamScope
 ) -> Iterable[Chunk]:
@@ -233,17 +228,6 @@ def _settled_chunks(run: RunLoop, modes: frozenset[str]) -> Iterable[Chunk]:
     """The step's `@task` calls that ended after their caller's chunks (the driver settles
     them first, and commits the step after their chunks)."""
     return () if run.calls is None else _call_chunks(run, run.calls.unreported(), modes)
-
-
-def _failed(
-    run: RunLoop, error: BaseException, scope: StreamScope, stopped: list[Task] | None
-) -> None:
-    """The run stops on `error`, its step's tasks (`stopped`) ended or cancelled."""
-    try:
-        if stopped is not None:
-            run.record_stopped(stopped)
-    finally:
-        _finish(run, error, scope)
 
 
 # --- sync ----------------------------------------------------------------------------------------
@@ -342,8 +326,10 @@ def drive(
             if pool is not None and running is not None:
                 with run.waiting_for(pool.stop):  # (should a second Ctrl-C cut it short)
                     pool.stop()
+            if running is not None:
+                run.record_stopped(running)
         finally:
-            _failed(run, error, scope, running)
+            _finish(run, error, scope)
         raise
     finally:
         if pool is not None:
@@ -385,8 +371,9 @@ async def adrive(
         try:
             if running:  # cancel the async tasks (and those not started), wait for the threads
                 await step.stop(running)
+                run.record_stopped(tasks)
         finally:
-            _failed(run, error, scope, tasks if running else None)
+            _finish(run, error, scope)
         raise
     finally:
         step.pool.shutdown(wait=False)
