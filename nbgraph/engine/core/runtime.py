@@ -28,6 +28,7 @@ __all__ = [
     "inherited",
     "leave_task",
     "no_op_writer",
+    "running_task_env",
 ]
 
 ContextT = TypeVar("ContextT")
@@ -121,21 +122,13 @@ _TASK: ContextVar[Any] = ContextVar("nbgraph_task_env", default=None)
 """The running task's environment (an `engine.injection.TaskEnv`: `.config()`, `.runtime()`)."""
 
 
-def _running_env(asker: str) -> Any:
-    """The running task's environment; outside a node, LangGraph's error naming `asker`."""
-    env = _TASK.get()
-    if env is None:
-        raise RuntimeError(f"Called {asker} outside of a runnable context")
-    return env
-
-
 def get_config() -> dict[str, Any]:
     """The config of the node running now (what a `config` parameter would receive).
 
     Raises:
         RuntimeError: called outside a running node.
     """
-    return _running_env("get_config").config()
+    return running_task_env("get_config").config()
 
 
 def get_runtime(context_schema: Any = None) -> Runtime[Any]:
@@ -144,7 +137,7 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     Raises:
         RuntimeError: called outside a running node.
     """
-    return _running_env("get_runtime").runtime()
+    return running_task_env("get_runtime").runtime()
 
 
 def get_store() -> Any:
@@ -154,6 +147,14 @@ def get_store() -> Any:
         RuntimeError: called outside a running node.
     """
     return get_runtime().store
+
+
+def running_task_env(what: str) -> Any:
+    """The running task's environment; outside a node, LangGraph's error naming `what`."""
+    env = _TASK.get()
+    if env is None:
+        raise RuntimeError(f"Called {what} outside of a runnable context")
+    return env
 
 
 current_task_env = _TASK.get
