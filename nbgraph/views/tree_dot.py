@@ -52,9 +52,7 @@ def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
     _draw_tree(dot, tree, node_id, width)
     dot.nbgraph_ids = ids  # tree id -> DOT id: what a click maps back (clicks.py)
     _legend(dot)
-    from nbgraph.views.display import as_drawing  # (display imports views.dot)
-
-    return as_drawing(dot)  # shows as SVG and PNG (a notebook reopened untrusted)
+    return dot  # a `drawing`: shows as SVG and PNG (a notebook reopened untrusted)
 
 
 _FONT = "Helvetica"
