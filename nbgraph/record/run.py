@@ -18,7 +18,6 @@ from nbgraph.errors import CheckpointFileError, InvalidArgumentError, NbgraphErr
 from nbgraph.isolation import isolate
 from nbgraph.primitives import MISSING
 from nbgraph.record.effects import EFFECT_COLUMNS, Effect, collector_paused, effect_rows
-from nbgraph.record.lineages.effects import lineage_effect_rows
 from nbgraph.record.lineages.states import BranchTimeline
 from nbgraph.record.run_context import ContextFacts
 from nbgraph.record.subruns.trees import run_tree, subrun_positions
@@ -32,13 +31,13 @@ from nbgraph.record.tables import (
 from nbgraph.record.text import plural, status_text
 from nbgraph.record.timeline import Timeline
 from nbgraph.record.tree import StateTree, TreeNode
-from nbgraph.record.whatif.analysis import order_sensitivity, writers
-from nbgraph.record.whatif.remerge import RemergedRun, remerge
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import pandas as pd
+
+    from nbgraph.record.whatif.remerge import RemergedRun
 
 __all__ = ["NotSupportedForBranchesError", "RunRecord", "StateRef"]
 
@@ -230,6 +229,8 @@ class RunRecord(ContextFacts):
     def effect_list(self) -> list[Effect]:
         """`effects` as a list of `Effect` named tuples (no pandas needed)."""
         if self.log.semantics == "branches":
+            from nbgraph.record.lineages.effects import lineage_effect_rows  # (import time)
+
             with collector_paused():
                 return lineage_effect_rows(self.log)
         return effect_rows(self.log)
@@ -385,6 +386,8 @@ class RunRecord(ContextFacts):
         >>> row.field, row.writers, int(row.concurrent_steps), bool(row.order_dependent)
         ('log', ['a', 'b'], 1, True)
         """
+        from nbgraph.record.whatif.analysis import writers  # (its imports cost `import nbgraph`)
+
         return writers(self.log, self.graph, self.timeline)
 
     def remerge(self, reducers: dict[str, Any]) -> RemergedRun:
@@ -406,6 +409,8 @@ class RunRecord(ContextFacts):
         >>> new.status, type(new.error).__name__
         ('failed', 'InvalidUpdateError')
         """
+        from nbgraph.record.whatif.remerge import remerge  # (import time, as `writers`)
+
         self._supersteps_only("remerge")
         return remerge(self, reducers)
 
@@ -425,6 +430,8 @@ class RunRecord(ContextFacts):
         >>> table[["field", "order_a", "result_a", "order_b", "result_b"]].values.tolist()
         [['log', ['a', 'b'], ['a', 'b'], ['b', 'a'], ['b', 'a']]]
         """
+        from nbgraph.record.whatif.analysis import order_sensitivity  # (import time)
+
         self._supersteps_only("order_sensitivity")
         return order_sensitivity(self.log, self.graph, self.timeline, max_orders, seed)
 
