@@ -20,7 +20,8 @@ from typing import Annotated, Any, TypedDict
 
 import pydantic
 
-from tests.support.harness import canonical_stream, outcome, plain
+from tests.support.harness import canonical_stream, differs, outcome, plain
+from tests.support.records import APPLY, RECURSION_AT_END, SAVER_RECORD, UNKNOWN_KEYS
 
 LIST_MODES = ["values", "updates"]
 
@@ -194,6 +195,7 @@ def case_defer_join_after_uneven_branches(api):
     return g.compile(), {"log": []}, None
 
 
+@differs(APPLY.at("status"))
 @compat_case
 def case_conflicting_writes_plain_field(api):
     class S(TypedDict):
@@ -447,6 +449,7 @@ def case_node_returns_non_dict(api):
     return g.compile(), {"n": 3, "log": []}, None
 
 
+@differs(UNKNOWN_KEYS.at("effects"))
 @compat_case
 def case_node_returns_unknown_keys(api):
     g = api.StateGraph(RouteState)
@@ -495,11 +498,13 @@ def counting_loop(api, recursion_limit):
     return g.compile(), {"count": 0, "log": []}, {"recursion_limit": recursion_limit}
 
 
+@differs(APPLY.at("status"))
 @compat_case
 def case_self_loop_recursion_limit_n_minus_1(api):
     return counting_loop(api, LOOP_RUNS - 1)
 
 
+@differs(RECURSION_AT_END.at("status"))
 @compat_case
 def case_self_loop_recursion_limit_n(api):
     return counting_loop(api, LOOP_RUNS)
@@ -657,6 +662,7 @@ def case_overwrite_append_field(api):
     return g.compile(), {"log": ["in1", "in2"]}, None
 
 
+@differs(APPLY.at("status"))
 @compat_case
 def case_two_overwrites_one_step(api):
     g = api.StateGraph(LogState)
@@ -1000,6 +1006,7 @@ def ckpt_sibling_failure_pending_writes_and_resume(api):
             history_view(app, thread())]  # fmt: skip
 
 
+@differs(SAVER_RECORD.at("steps", "tree", "status", "compare"))
 @checkpoint_case
 def ckpt_lone_failure_shows_its_error(api):
     def broken(state):

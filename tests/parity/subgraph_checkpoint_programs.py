@@ -12,7 +12,8 @@ import asyncio
 import operator
 from typing import Annotated, Any, TypedDict
 
-from tests.support.harness import Ids, ignored, outcome, plain
+from tests.support.harness import Ids, differs, ignored, outcome, plain
+from tests.support.records import NS_REUSE, OWN_THREAD, SAVER_RECORD
 
 
 class S(TypedDict):
@@ -293,6 +294,7 @@ def update_subgraph_state_program(api):
     return seen
 
 
+@differs(NS_REUSE.at("run/3:0:sub:forks", "run/3:0:sub:tree"))
 def replay_and_fork_program(api):
     """Replaying the parent from the checkpoint before the subgraph ran runs it again from
     its start (and it asks again); so does a fork made with `update_state`."""
@@ -315,6 +317,7 @@ def replay_and_fork_program(api):
     return seen
 
 
+@differs(SAVER_RECORD.at("run:steps", "run:subruns", "run:tree"))
 def refusals_program(api):
     """What LangGraph refuses about subgraph threads, refused the same way (error kind)."""
     ids, calls = Ids(), []
@@ -334,6 +337,7 @@ def refusals_program(api):
     return seen
 
 
+@differs(OWN_THREAD.at("run:subruns"))
 def root_checkpointer_modes_program(api):
     """`checkpointer=True` on a graph run on its own is refused (and reading its state);
     inside a parent without a checkpointer it runs; `checkpointer=False` has no state."""

@@ -17,7 +17,8 @@ import pydantic
 import pytest
 from langchain_core.runnables import RunnableConfig
 
-from tests.support.harness import Ids, both, outcome
+from tests.support.harness import Ids, both, differs, outcome
+from tests.support.records import CONFIG, NO_RUN, PAIRING, SERDE
 
 pytestmark = pytest.mark.langgraph
 
@@ -142,6 +143,7 @@ def test_send_tasks_and_joins_name_their_triggers_as_langgraph():
     assert nb == lg
 
 
+@differs(SERDE.at("run:effects", "run:final", "run:steps"))
 def test_a_sends_path_counts_among_the_steps_sends_when_an_edge_task_runs_beside_it():
     class Seen(TypedDict):
         seen: Annotated[list, lambda a, b: a + b]
@@ -188,6 +190,7 @@ def test_a_config_annotated_otherwise_is_not_passed_and_warned_about():
     assert nb == (("raised", "TypeError"), True)
 
 
+@differs(NO_RUN.at())
 def test_get_config_and_get_runtime_outside_a_run_raise():
     def program(api):
         return outcome(api.get_config), outcome(api.get_runtime)
@@ -292,6 +295,7 @@ def test_context_in_the_async_forms():
     assert nb == lg
 
 
+@differs(PAIRING.at("2 calls recorded"))
 def test_bad_context_fails_as_in_langgraph():
     def program(api):
         graph = api.StateGraph(Count, context_schema=DataContext)
@@ -426,6 +430,7 @@ def test_runtime_store_and_get_store_are_the_compiled_store():
     assert nb == lg
 
 
+@differs(NO_RUN.at())
 def test_store_api_put_get_search_delete_and_namespaces():
     def program(api):
         store = api.InMemoryStore()
@@ -498,6 +503,16 @@ def test_what_a_runtime_holds():
     assert nb == lg
 
 
+@differs(
+    CONFIG.at(
+        "run/1:0:outer:effects",
+        "run/1:0:outer:final",
+        "run/1:0:outer:steps",
+        "run:effects",
+        "run:final",
+        "run:steps",
+    )
+)
 def test_a_graph_invoked_inside_a_node_inherits_context_store_and_configurable():
     def program(api):
         def inner(state, runtime: api.Runtime):
@@ -536,6 +551,7 @@ def test_a_graph_invoked_inside_a_node_inherits_context_store_and_configurable()
     assert nb == lg
 
 
+@differs(NO_RUN.at())
 def test_the_store_keeps_langgraphs_small_habits():
     def program(api):
         store = api.InMemoryStore()

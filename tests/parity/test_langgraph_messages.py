@@ -34,7 +34,8 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
-from tests.support.harness import Ids, Programs, same
+from tests.support.harness import Ids, Programs, differs, same
+from tests.support.records import APPLY, NO_RUN, UPDATE
 
 pytestmark = pytest.mark.langgraph
 
@@ -134,6 +135,7 @@ def remove_all_messages(api):
     return one_node(api, node).invoke({"messages": [("user", "a"), ("ai", "b")]})
 
 
+@differs(APPLY.at("run:status"))
 @program
 def remove_an_unknown_id_is_an_error(api):
     return one_node(api, lambda s: {"messages": [RemoveMessage(id="nope")]}).invoke(
@@ -251,6 +253,7 @@ def memory_saver_keeps_a_conversation(api):
     return {"values": state.values, "history": history}
 
 
+@differs(UPDATE.at("run:effects", "run:steps"))
 @program
 def update_state_with_messages(api):
     app = (
@@ -268,6 +271,7 @@ def update_state_with_messages(api):
     return app.get_state(config).values
 
 
+@differs(NO_RUN.at())
 @program
 def add_messages_called_directly(api):
     merged = api.add_messages([("user", "a"), HumanMessage("b", id="b")], [("ai", "c")])
@@ -284,6 +288,7 @@ def operator_add_field_keeps_messages_as_given(api):
     return app.invoke({"messages": [HumanMessage("a")]})
 
 
+@differs(APPLY.at("run:status", "run:steps", "run:tree"))
 @program
 def a_value_neither_library_reads_is_an_error(api):
     return one_node(api, lambda s: {"messages": [object()]}).invoke({"messages": []})
@@ -331,6 +336,7 @@ def test_same_as_langgraph(program) -> None:
     same(program, raises=True, catchable=True, shape=canonical)
 
 
+@differs(NO_RUN.at())
 def test_the_canonical_form_keeps_id_structure() -> None:
     a = canonical([HumanMessage("x", id="1b4e28ba-2fa1-11d2-883f-0016d3cca427")] * 2)
     b = canonical(
@@ -394,6 +400,7 @@ def sqlite_outcome(engine: str, folder: Path) -> Any:
     return canonical(outputs)
 
 
+@differs(NO_RUN.at())
 def test_sqlite_saver_keeps_langchain_messages_across_processes(tmp_path: Path) -> None:
     (tmp_path / "lg").mkdir()
     (tmp_path / "nb").mkdir()

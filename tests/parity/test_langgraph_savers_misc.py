@@ -15,7 +15,7 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 
-from tests.support.harness import Programs, api_for, canonical_stream, plain, same
+from tests.support.harness import Programs, api_for, canonical_stream, plain, same, streamed
 
 pytestmark = pytest.mark.langgraph
 
@@ -301,12 +301,6 @@ def test_a_saver_on_a_connection_leaves_it_open_and_from_conn_string_closes(tmp_
 # Root-channel states: StateGraph(Annotated[list, operator.add]), StateGraph(int)
 
 
-def both_modes(app, graph_input, config=None) -> list:
-    """The chunks of both modes, parallel tasks' updates in a stable order (as compat's)."""
-    modes = ["updates", "values"]
-    return canonical_stream(list(app.stream(graph_input, config, stream_mode=modes)), modes)
-
-
 @program
 def root_list_invoke_stream_get_state_update_state(api):
     builder = api.StateGraph(Annotated[list, operator.add])
@@ -319,7 +313,7 @@ def root_list_invoke_stream_get_state_update_state(api):
     app = builder.compile(checkpointer=api.InMemorySaver())
     first = app.invoke(["x"], THREAD)
     state = snapshot_view(app.get_state(THREAD))
-    chunks = both_modes(app, ["y"], THREAD)
+    chunks = streamed(app, ["y"], THREAD)
     app.update_state(THREAD, ["u"])
     history = [snapshot_view(s) for s in app.get_state_history(THREAD)]
     return first, state, chunks, history
@@ -343,7 +337,7 @@ def root_list_sends_and_routers(api):
     builder.add_conditional_edges("1.1", lambda s: [api.Send("2", len(s))])
     builder.add_conditional_edges("2", lambda s: "3" if isinstance(s, list) else api.END)
     app = builder.compile()
-    return app.invoke(["0"]), both_modes(app, ["0"])
+    return app.invoke(["0"]), streamed(app, ["0"])
 
 
 @program
@@ -354,7 +348,7 @@ def root_int_without_reducer(api):
     builder.add_edge(api.START, "inc")
     builder.add_edge("inc", "double")
     app = builder.compile()
-    return app.invoke(1), both_modes(app, 5), list(app.stream(3))
+    return app.invoke(1), streamed(app, 5), list(app.stream(3))
 
 
 @program
@@ -499,7 +493,7 @@ def root_list_interrupt_and_resume(api):
     app = builder.compile(checkpointer=api.InMemorySaver())
     paused = app.invoke(["x"], THREAD)
     asked = [i.value for i in paused["__interrupt__"]]
-    resumed = both_modes(app, api.Command(resume="yes"), THREAD)
+    resumed = streamed(app, api.Command(resume="yes"), THREAD)
     other = {"configurable": {"thread_id": "2"}}
     chunks = list(app.stream(["z"], other, stream_mode="values"))
     shown = [c if isinstance(c, list) else sorted(c) for c in chunks]

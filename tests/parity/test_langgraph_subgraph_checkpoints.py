@@ -28,7 +28,8 @@ from tests.parity.subgraph_checkpoint_programs import (
     three_node_subgraph,
     update_subgraph_state_program,
 )
-from tests.support.harness import api_for, both
+from tests.support.harness import api_for, both, differs
+from tests.support.records import NBGRAPH_ONLY, NO_RUN
 
 pytestmark = pytest.mark.langgraph
 
@@ -82,6 +83,7 @@ with SqliteSaver(sys.argv[1]) as saver:
 """
 
 
+@differs(NO_RUN.at())
 def test_a_subgraph_paused_in_one_process_resumes_at_its_node_in_another(tmp_path):
     """SqliteSaver: the subgraph's checkpoints outlive the process that paused it; a new
     process resumes it at `b` (`a` does not run again)."""
@@ -104,6 +106,7 @@ def test_a_subgraph_paused_in_one_process_resumes_at_its_node_in_another(tmp_pat
     assert resumed == ["ran b", "{'x': ['i', 'i', 'a', 'b!']}"]
 
 
+@differs(NBGRAPH_ONLY.at("0 apps with a saver"))
 def test_run_from_checkpointer_rebuilds_subruns_as_the_live_run_has_them():
     """`Run.from_checkpointer` hangs each subgraph thread's rebuilt run on the task that ran
     it, nested as deep as the live run's: the tables are equal."""
@@ -144,6 +147,7 @@ def test_run_from_checkpointer_rebuilds_subruns_as_the_live_run_has_them():
                 assert got_inner.task == want_inner.task
 
 
+@differs(NBGRAPH_ONLY.at("0 apps with a saver"))
 def test_delete_thread_deletes_its_subgraphs_threads(tmp_path):
     """`delete_thread` of a parent's thread deletes its subgraphs' threads too."""
     from nbgraph.checkpoint import SqliteSaver

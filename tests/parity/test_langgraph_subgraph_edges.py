@@ -17,7 +17,17 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 
-from tests.support.harness import MODES, api_for, both, canonical_stream, observe, outcome, plain
+from tests.support.harness import (
+    MODES,
+    api_for,
+    both,
+    canonical_stream,
+    differs,
+    observe,
+    outcome,
+    plain,
+)
+from tests.support.records import APPLY, DROPPED, NBGRAPH_ONLY, PARENT, SAVER_RECORD
 
 pytestmark = pytest.mark.langgraph
 
@@ -59,6 +69,7 @@ def handing_program(api, how: str = "node"):
     return observe(app, {"n": 0, "log": []}, warned=True), app
 
 
+@differs(PARENT.at("run/1:0:s:status", "run/1:0:s:steps", "run/1:0:s:tree"))
 @pytest.mark.parametrize("how", ["node", "function"])
 def test_a_subrun_handed_to_the_parent_runs_as_on_langgraph_and_is_no_failure(how):
     (langgraph, _), (ours, app) = both(handing_program, how)
@@ -154,6 +165,7 @@ def extra_keys_program(api):
     return seen
 
 
+@differs(DROPPED.at("run:effects"))
 def test_keys_the_parent_lacks_are_dropped_silently_as_on_langgraph():
     langgraph, ours = both(extra_keys_program)
     assert ours == langgraph
@@ -161,6 +173,7 @@ def test_keys_the_parent_lacks_are_dropped_silently_as_on_langgraph():
     assert ours[2][1]["final"] == {"foo": "x! secret=None"}  # (Out has no 'secret')
 
 
+@differs(NBGRAPH_ONLY.at("0 calls recorded"))
 def test_dropped_subgraph_keys_stay_in_the_record():
     import nbgraph
 
@@ -186,6 +199,7 @@ def test_dropped_subgraph_keys_stay_in_the_record():
     assert run.subruns[0].output == {"foo": "y", "extra": "e"}
 
 
+@differs(NBGRAPH_ONLY.at("0 calls recorded"))
 def test_a_function_node_returning_unknown_keys_still_warns():
     """Only a compiled graph's own keys are dropped silently: a node function's unknown key
     is nbgraph's documented difference (a `UserWarning`, kept in `run.warnings`)."""
@@ -262,6 +276,20 @@ def raising_program(api, error_type: type, where: str):
 WHERE = ["node", "parallel", "deep", "function", "async"]
 
 
+@differs(
+    SAVER_RECORD.at("run:status", "run:steps", "run:subruns", "run:tree"),
+    params={
+        "error_type0-where1": SAVER_RECORD.at(
+            "run:effects", "run:status", "run:steps", "run:subruns", "run:tree"
+        ),
+        "error_type1-where1": SAVER_RECORD.at(
+            "run:effects", "run:status", "run:steps", "run:subruns", "run:tree"
+        ),
+        "error_type2-where1": SAVER_RECORD.at(
+            "run:effects", "run:status", "run:steps", "run:subruns", "run:tree"
+        ),
+    },
+)
 @pytest.mark.parametrize("where", WHERE)
 @pytest.mark.parametrize("error_type", [ValueError, KeyError, RuntimeError])
 def test_a_subgraph_node_that_raises_fails_the_parents_task_as_on_langgraph(error_type, where):
@@ -306,6 +334,16 @@ def recursion_program(api, limit: int, inner_steps: int, how: str):
     )
 
 
+@differs(
+    params={
+        "limit2-how0": APPLY.at("run/2:0:s:status"),
+        "limit2-how1": APPLY.at("run/2:0:s:status"),
+        "limit3-how0": APPLY.at("run/2:0:s:status"),
+        "limit3-how1": APPLY.at("run/2:0:s:status"),
+        "limit5-how0": APPLY.at("run/2:0:s:status"),
+        "limit5-how1": APPLY.at("run/2:0:s:status"),
+    }
+)
 @pytest.mark.parametrize("how", ["node", "function"])
 @pytest.mark.parametrize(
     ("limit", "inner_steps"), [(5, 3), (5, 4), (5, 5), (3, 3), (10, 9), (10, 11)]
@@ -414,6 +452,7 @@ def test_one_subgraph_used_twice_and_in_parallel_runs_as_on_langgraph_with_disti
     assert [list(s.steps.subruns) for s in subs] == [[[]]] * 6
 
 
+@differs(NBGRAPH_ONLY.at("0 calls recorded"))
 def test_parallel_subruns_are_listed_in_the_same_order_every_run():
     """Parallel tasks start on threads in whatever order; the subruns are listed by step
     and write order, the same way every time."""
@@ -461,6 +500,19 @@ CONFIGS = [
 ]
 
 
+@differs(
+    params={
+        "limit0-config4": APPLY.at("run/1:0:s:status"),
+        "limit1-config0": APPLY.at("run/1:0:s:status"),
+        "limit1-config1": APPLY.at("run/1:0:s:status"),
+        "limit1-config2": APPLY.at("run/1:0:s:status"),
+        "limit1-config4": APPLY.at("run/1:0:s:status"),
+        "limit2-config0": APPLY.at("run/1:0:s:status"),
+        "limit2-config1": APPLY.at("run/1:0:s:status"),
+        "limit2-config2": APPLY.at("run/1:0:s:status"),
+        "limit2-config4": APPLY.at("run/1:0:s:status"),
+    }
+)
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: str(c and list(c)))
 @pytest.mark.parametrize(("limit", "inner_steps"), [(5, 4), (5, 6), (25, 30)])
 def test_a_subgraph_invoked_with_its_own_config_takes_the_limit_as_on_langgraph(

@@ -13,7 +13,17 @@ from typing import Annotated, Literal, TypedDict
 
 import pytest
 
-from tests.support.harness import MODES, api_for, both, canonical_stream, observe, outcome, plain
+from tests.support.harness import (
+    MODES,
+    api_for,
+    both,
+    canonical_stream,
+    differs,
+    observe,
+    outcome,
+    plain,
+)
+from tests.support.records import APPLY, NBGRAPH_ONLY, NO_RUN, PARENT, UNDETECTED
 from tests.support.subgraphs import Shared, recorded_app, shared_subgraph
 
 pytestmark = pytest.mark.langgraph
@@ -187,6 +197,7 @@ def conditional_program(api):
     return [observe(app, {"n": n, "path": []}) for n in (3, 30)]
 
 
+@differs(APPLY.at("run:status"))
 def parallel_program(api):
     """Two subgraph nodes in one step, both appending to the parent's list."""
     parent = api.StateGraph(Shared)
@@ -252,6 +263,11 @@ def interrupt_program(api):
     return seen
 
 
+@differs(
+    PARENT.at(
+        "run/1:0:subgraph_node:status", "run/1:0:subgraph_node:steps", "run/1:0:subgraph_node:tree"
+    )
+)
 def parent_command_program(api):
     """LangGraph's test_parent_command_goto: a subgraph node's `Command.PARENT` goes to a
     node of the parent, with the command's update (the subgraph's own writes are dropped)."""
@@ -283,6 +299,7 @@ def parent_command_program(api):
     return observe(parent.compile(), {"dialog_state": ["init"]})
 
 
+@differs(PARENT.at("run/1:0:subgraph:status", "run/1:0:subgraph:steps", "run/1:0:subgraph:tree"))
 def parent_command_choice_program(api):
     """The docs' "navigate to a node in a parent graph", each way, plus the parent's own
     edge from the subgraph node (the goto is added to it)."""
@@ -310,6 +327,7 @@ def parent_command_choice_program(api):
     return [observe(make(choice), {"foo": ""}) for choice in "ab"]
 
 
+@differs(UNDETECTED.at("run:subruns"))
 def parent_command_nested_program(api):
     """Two levels down, `Command.PARENT` reaches the middle graph only; a function node that
     invokes a subgraph takes its `Command.PARENT` as its own output."""
@@ -343,6 +361,7 @@ def parent_command_nested_program(api):
     return observe(parent.compile(), {"foo": "", "log": []})
 
 
+@differs(PARENT.at("run/1:0:child:status", "run/1:0:child:steps", "run/1:0:child:tree"))
 def parent_command_async_program(api):
     """`Command.PARENT` from an async subgraph node, under `ainvoke`."""
 
@@ -359,6 +378,7 @@ def parent_command_async_program(api):
     return plain(asyncio.run(parent.compile().ainvoke({"foo": "", "log": []})))
 
 
+@differs(PARENT.at("run:status", "run:steps", "run:tree"))
 def parent_command_at_the_top_program(api):
     """`Command.PARENT` in a graph that has no parent: an error on both."""
 
@@ -450,6 +470,7 @@ def test_subgraph_programs_behave_as_on_langgraph(program):
     assert ours == langgraph
 
 
+@differs(NO_RUN.at())
 def test_a_compiled_graph_added_without_a_name_is_named_as_langgraph_names_it():
     def names(api):
         parent = api.StateGraph(Shared)
@@ -463,6 +484,7 @@ def test_a_compiled_graph_added_without_a_name_is_named_as_langgraph_names_it():
 # --- the record: a run's subruns ---------------------------------------------------------------
 
 
+@differs(NBGRAPH_ONLY.at("0 calls recorded"))
 def test_a_run_lists_its_subruns_with_their_parent_and_task():
     app = recorded_app()
     app.invoke({"foo": "x", "log": []})
@@ -484,6 +506,7 @@ def test_a_run_lists_its_subruns_with_their_parent_and_task():
     assert run.subruns is subs  # built once
 
 
+@differs(NBGRAPH_ONLY.at("0 calls recorded"))
 def test_subruns_are_listed_in_start_order():
     import nbgraph
 
@@ -501,6 +524,7 @@ def test_subruns_are_listed_in_start_order():
     assert [list(sub.steps.node) for sub in subs] == [["a"], ["b"], ["c"]]
 
 
+@differs(NBGRAPH_ONLY.at("0 calls recorded"))
 def test_async_runs_keep_their_subruns_too():
     app = recorded_app()
     asyncio.run(app.ainvoke({"foo": "x", "log": []}))
@@ -509,6 +533,7 @@ def test_async_runs_keep_their_subruns_too():
     assert all(len(sub.steps) == 1 for sub in subs)
 
 
+@differs(NBGRAPH_ONLY.at("0 calls recorded"))
 def test_run_files_keep_the_subruns(tmp_path):
     import nbgraph
 
@@ -525,6 +550,7 @@ def test_run_files_keep_the_subruns(tmp_path):
     assert leaf.task == "1:0:deep" and leaf.output == {"foo": "x!", "log": ["first", "leaf"]}
 
 
+@differs(NBGRAPH_ONLY.at("0 calls recorded"))
 def test_a_damaged_subrun_in_a_run_file_is_refused_by_name():
     import json
 
@@ -543,6 +569,7 @@ def test_a_damaged_subrun_in_a_run_file_is_refused_by_name():
     )
 
 
+@differs(NBGRAPH_ONLY.at("0 apps with a saver"))
 def test_a_resumed_subgraph_continues_at_the_node_that_asked():
     """As in LangGraph, a subgraph without a checkpointer of its own keeps its checkpoints
     in its parent's saver, and the resumed parent resumes it at the node that asked: the

@@ -22,7 +22,8 @@ from langchain_core.messages import AIMessage  # noqa: E402
 from langchain_core.runnables import RunnableLambda  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 
-from tests.support.harness import Ids, api_for, both, raised  # noqa: E402
+from tests.support.harness import Ids, api_for, both, differs, raised  # noqa: E402
+from tests.support.records import CONFIG, NO_RUN, PAIRING  # noqa: E402
 
 _TYPES = {"assistant": "ai", "user": "human"}
 
@@ -255,6 +256,7 @@ def test_tool_calls_run_in_parallel_and_answer_in_call_order():
     assert [m[3] for m in nbgraph[1][0]] == ["c0", "c1", "c2"]
 
 
+@differs(NO_RUN.at())
 @pytest.mark.parametrize(
     "state",
     [
@@ -370,6 +372,18 @@ def counting(lg, **compile_options):
     )
 
 
+@differs(
+    params={
+        "call0": NO_RUN.at(),
+        "call1": PAIRING.at("1 calls recorded"),
+        "call2": PAIRING.at("1 calls recorded"),
+        "call3": NO_RUN.at(),
+        "call4": PAIRING.at("1 calls recorded"),
+        "call5": PAIRING.at("1 calls recorded"),
+        "call6": PAIRING.at("run:effects", "run:final", "run:steps"),
+        "call7": PAIRING.at("run:effects", "run:final", "run:status", "run:steps", "run:tree"),
+    }
+)
 @pytest.mark.parametrize(
     "call",
     [
@@ -396,6 +410,7 @@ def test_batch_and_abatch(call):
     assert nbgraph == langgraph
 
 
+@differs(CONFIG.at("run:effects", "run:final", "run:steps"))
 def test_with_config_merges_under_each_call():
     def program(lg):
         bound = counting(lg).with_config(
@@ -434,6 +449,7 @@ def test_async_thread_methods():
     assert nbgraph == langgraph
 
 
+@differs(PAIRING.at("3 calls recorded"))
 def test_a_graph_in_a_chain():
     def program(lg):
         app = counting(lg)
@@ -565,6 +581,7 @@ def drawing(lg, build, **compile_options):
     }
 
 
+@differs(NO_RUN.at())
 @pytest.mark.parametrize("build", BUILDS, ids=[b.__name__[6:] for b in BUILDS])
 def test_get_graph_and_draw_mermaid_as_langgraph(build):
     langgraph, nbgraph = both(lambda lg: drawing(lg, build), raises=True, message="first line")
@@ -573,6 +590,7 @@ def test_get_graph_and_draw_mermaid_as_langgraph(build):
     assert nbgraph == langgraph
 
 
+@differs(NO_RUN.at())
 def test_get_graph_marks_interrupts():
     def program(lg):
         return drawing(
@@ -587,6 +605,7 @@ def test_get_graph_marks_interrupts():
     assert nbgraph == langgraph
 
 
+@differs(NO_RUN.at())
 def test_draw_mermaid_options():
     def program(lg):
         g = build_path_map(lg).compile().get_graph()
@@ -599,6 +618,7 @@ def test_draw_mermaid_options():
     assert nbgraph == langgraph
 
 
+@differs(NO_RUN.at())
 def test_draw_mermaid_png_is_drawn_offline(tmp_path, monkeypatch):
     import socket
 

@@ -89,8 +89,3 @@ def deep_differences(a: dict, b: dict, where: str = "run") -> list[str]:
     for (task, sub_a), (_, sub_b) in zip(a["subruns"], b["subruns"], strict=True):
         found.extend(deep_differences(sub_a, sub_b, f"{where}/{task}"))
     return found
-
-
-def checkpointed(apps: list) -> list:
-    """The apps compiled with a saver of their own (the roots of the program's threads)."""
-    return [app for app in apps if app.checkpointer not in (None, True, False)]

@@ -2,8 +2,9 @@
 tests/record/test_langgraph_import_subgraphs.py that each LangGraph run imported into nbgraph's
 record (`Run.from_langgraph`) agrees with nbgraph's own record of the same program.
 
-A `Recorder` sees every top-level call of a compiled app while a program runs, on LangGraph
-(each imported right after) or on nbgraph (its record kept). `differential_programs()` lists
+A `Recorder` (tests/support/records.py) sees every top-level call of a compiled app while a
+program runs, on LangGraph (each imported right after) or on nbgraph (its record kept); the
+harness's `both(program, records=True)` runs a program so. `differential_programs()` lists
 the programs of the suites in `MODULES` and their other test functions, each with its
 parameter sets, ready to run under both recorders.
 """
@@ -13,120 +14,9 @@ from typing import Any
 
 import pytest
 
-import nbgraph
-from nbgraph.checkpoint.subthreads import SEP
-from tests.record.import_views import checkpointed, deep_differences, deep_view
-from tests.support.harness import Ids, api_for
-
-
-class Recorder:
-    """While a program runs, every top-level call of a compiled app that has no checkpointer
-    of its own is recorded: on LangGraph it runs with an `InMemorySaver` on a fresh thread
-    (`import-<n>`, unless the call names one) and the thread is imported right after
-    (`Run.from_langgraph`); on nbgraph the call's own record is kept (`app.last_run`,
-    subruns included). Calls inside a run (subgraphs) pass through. `records` holds, per
-    call, the run or why there is none; `apps`, every app compiled meanwhile."""
-
-    def __init__(self) -> None:
-        self.depth = 0
-        self.records: list[Any] = []
-        self.apps: list[Any] = []
-
-    @contextlib.contextmanager
-    def compiling(self, builder: Any) -> Any:
-        """Keep every app `builder.compile` makes (the checkpointed ones hold threads)."""
-        compile_, apps = builder.compile, self.apps
-
-        def compile(graph, *args, **kwargs):
-            app = compile_(graph, *args, **kwargs)
-            apps.append(app)
-            return app
-
-        builder.compile = compile
-        try:
-            yield
-        finally:
-            builder.compile = compile_
-
-    @contextlib.contextmanager
-    def on_langgraph(self) -> Any:
-        from langgraph.checkpoint.memory import InMemorySaver
-        from langgraph.pregel import Pregel
-
-        stream, astream, recorder = Pregel.stream, Pregel.astream, self
-
-        def own(app: Any, config: Any) -> Any:
-            if recorder.depth or app.checkpointer is not None:
-                return None
-            app.checkpointer = InMemorySaver()
-            config = dict(config or {})
-            configurable = {**config.get("configurable", {})}  # (a fresh saver per call)
-            configurable.setdefault("thread_id", f"import-{len(recorder.records)}")
-            config["configurable"] = configurable
-            return config
-
-        def done(app: Any, config: Any) -> None:
-            try:
-                recorder.records.append(nbgraph.Run.from_langgraph(app, config))
-            except nbgraph.LangGraphHistoryError as exc:
-                recorder.records.append(f"no history: {exc}")
-            finally:
-                app.checkpointer = None
-
-        def recorded_stream(app, input, config=None, **kwargs):
-            config_ = own(app, config)
-            recorder.depth += 1
-            try:
-                yield from stream(app, input, config_ or config, **kwargs)
-            finally:
-                recorder.depth -= 1
-                if config_ is not None:
-                    done(app, config_)
-
-        async def recorded_astream(app, input, config=None, **kwargs):
-            config_ = own(app, config)
-            recorder.depth += 1
-            try:
-                async for chunk in astream(app, input, config_ or config, **kwargs):
-                    yield chunk
-            finally:
-                recorder.depth -= 1
-                if config_ is not None:
-                    done(app, config_)
-
-        from langgraph.graph import StateGraph
-
-        Pregel.stream, Pregel.astream = recorded_stream, recorded_astream
-        try:
-            with self.compiling(StateGraph):
-                yield self
-        finally:
-            Pregel.stream, Pregel.astream = stream, astream
-
-    @contextlib.contextmanager
-    def on_nbgraph(self) -> Any:
-        from nbgraph.engine.app import CompiledGraph
-
-        running, recorder = CompiledGraph._running, self
-
-        @contextlib.contextmanager
-        def recorded_running(app, run):
-            top = recorder.depth == 0 and app.checkpointer is None
-            recorder.depth += 1
-            try:
-                with running(app, run):
-                    yield
-            finally:
-                recorder.depth -= 1
-                if top:
-                    recorder.records.append(app.last_run)
-
-        CompiledGraph._running = recorded_running
-        try:
-            with self.compiling(nbgraph.StateGraph):
-                yield self
-        finally:
-            CompiledGraph._running = running
+from tests.record.import_views import deep_differences, deep_view
+from tests.support.harness import Differs, Ids, both, known_difference
+from tests.support.records import Recorder, Records, checkpointed, kept
 
 
 def by_structure(view: Any) -> Any:
@@ -134,43 +24,25 @@ def by_structure(view: Any) -> Any:
     return Ids().text(repr(view))
 
 
-def run_both(run_langgraph: Any, run_nbgraph: Any) -> tuple[Recorder, Recorder]:
-    """Each callable run under its engine's recorder (what it raises is its own business:
-    the differential tests judge it)."""
-    lg, nb = Recorder(), Recorder()
-    with lg.on_langgraph(), contextlib.suppress(Exception):
-        run_langgraph()
-    with nb.on_nbgraph(), contextlib.suppress(Exception):
-        run_nbgraph()
-    return lg, nb
-
-
-def paired_records(lg: Recorder, nb: Recorder) -> list[tuple[str, Any, Any]]:
+def paired_records(lg: Records, nb: Records) -> list[tuple[str, Any, Any]]:
     """`(what, imported, nbgraph's)`: each top-level call without a saver (nbgraph's live
     record), then each thread of each app compiled with a saver (nbgraph's record rebuilt
     from its saver), in order."""
-    if len(lg.records) != len(nb.records):
-        return [("calls", f"{len(lg.records)} calls recorded", f"{len(nb.records)}")]
-    pairs = zip(lg.records, nb.records, strict=True)
+    if len(lg.calls) != len(nb.calls):
+        return [("calls", f"{len(lg.calls)} calls recorded", f"{len(nb.calls)}")]
+    pairs = zip(lg.calls, nb.calls, strict=True)
     found = [(f"call {i}", a, b) for i, (a, b) in enumerate(pairs)]
     lg_roots, nb_roots = checkpointed(lg.apps), checkpointed(nb.apps)
     if len(lg_roots) != len(nb_roots):
         return [("apps", f"{len(lg_roots)} apps with a saver", f"{len(nb_roots)}")]
-    for index, (lg_app, nb_app) in enumerate(zip(lg_roots, nb_roots, strict=True)):
-        for thread_id in nb_app.checkpointer.threads():
-            if SEP in thread_id:
-                continue
-            config = {"configurable": {"thread_id": thread_id}}
-            try:
-                imported: Any = nbgraph.Run.from_langgraph(lg_app, config)
-            except nbgraph.LangGraphHistoryError as exc:
-                imported = f"no history: {exc}"
-            ours = nbgraph.Run.from_checkpointer(nb_app.checkpointer, thread_id, graph=nb_app)
-            found.append((f"app {index} thread {thread_id}", imported, ours))
+    if [t for t, _ in lg.threads] != [t for t, _ in nb.threads]:
+        return [("threads", f"{len(lg.threads)} threads imported", f"{len(nb.threads)}")]
+    for (thread_id, imported), (_, ours) in zip(lg.threads, nb.threads, strict=True):
+        found.append((f"thread {thread_id}", imported, ours))
     return found
 
 
-def record_differences(lg: Recorder, nb: Recorder) -> list[list[str]]:
+def record_differences(lg: Records, nb: Records) -> list[list[str]]:
     """Per call and thread, the keys of `deep_view` that differ (ids by structure)."""
     found = []
     for _what, imported, ours in paired_records(lg, nb):
@@ -181,11 +53,6 @@ def record_differences(lg: Recorder, nb: Recorder) -> list[list[str]]:
         keys = deep_differences(a, b)
         found.append([k for k in keys if by_structure(_at(a, k)) != by_structure(_at(b, k))])
     return found
-
-
-def call_differences(program: Any, lg_api: Any, nb_api: Any) -> list[list[str]]:
-    """`record_differences` of a program written against an api namespace."""
-    return record_differences(*run_both(lambda: program(lg_api), lambda: program(nb_api)))
 
 
 def input_rows_sorted(view: dict) -> dict:
@@ -227,7 +94,7 @@ def parametrized(fn: Any) -> list[tuple[str, dict]]:
     return sets
 
 
-def run_test_function(fn: Any, kwargs: dict) -> tuple[Recorder, Recorder]:
+def run_test_function(fn: Any, kwargs: dict) -> tuple[Records, Records]:
     """A differential test function (it runs LangGraph and nbgraph itself) run under both
     recorders; its fixtures `sleeps`, `monkeypatch`, `tmp_path` given as pytest would."""
     import inspect
@@ -248,7 +115,7 @@ def run_test_function(fn: Any, kwargs: dict) -> tuple[Recorder, Recorder]:
         outcomes = (Exception, pytest.fail.Exception, pytest.skip.Exception)
         with contextlib.suppress(*outcomes):  # (the differential test itself judges them)
             fn(**kwargs)
-    return lg, nb
+    return kept("langgraph", lg), kept("nbgraph", nb)
 
 
 MODULES = (
@@ -261,17 +128,19 @@ programs of compat_programs.py are test_langgraph_import.py's). They are replaye
 used: nothing of theirs is called but their programs and test functions."""
 
 
-def differential_programs() -> list[tuple[str, Any]]:
-    """`(id, run)` for every program of `MODULES`: a `PROGRAMS` list's programs (run on the
-    harness's two apis), and every other test function of the module with each of its
-    parameter sets (it runs both engines itself). `run()` gives `(lg, nb)` recorders."""
+def differential_programs() -> list[tuple[str, Any, Differs | None]]:
+    """`(id, run, known)` for every program of `MODULES`: a `PROGRAMS` list's programs (run on
+    the harness's two apis), and every other test function of the module with each of its
+    parameter sets (it runs both engines itself). `run()` gives `(lg, nb)` `Records`;
+    `known` is how their records differ, as the program declares (`@differs`), or None."""
     import importlib
 
     found = []
     for name in MODULES:
         module = importlib.import_module(f"tests.parity.{name}")
         for program in getattr(module, "PROGRAMS", ()):
-            found.append((f"{name}::{program.__name__}", _program_run(program)))
+            ident = f"{name}::{program.__name__}"
+            found.append((ident, _program_run(program), known_difference(program)))
         for attr, fn in vars(module).items():
             if attr.startswith("test_") and callable(fn):
                 sets = parametrized(fn)
@@ -279,13 +148,13 @@ def differential_programs() -> list[tuple[str, Any]]:
                     continue  # it runs the PROGRAMS above
                 for param, kwargs in sets:
                     ident = f"{name}::{attr}" + (f"[{param}]" if param else "")
-                    found.append((ident, _test_run(fn, kwargs)))
+                    found.append((ident, _test_run(fn, kwargs), known_difference(fn, param)))
     return found
 
 
 def _program_run(program: Any) -> Any:
-    def run() -> tuple[Recorder, Recorder]:
-        return run_both(lambda: program(api_for("langgraph")), lambda: program(api_for("nbgraph")))
+    def run() -> tuple[Records, Records]:
+        return both(program, records=True, raises=True)  # (what it raises: the test judges)
 
     return run
 

@@ -14,39 +14,11 @@ import pytest
 import nbgraph
 from tests.parity.compat_programs import CASES, CHECKPOINT_CASES, asking_graph
 from tests.record.import_views import capture_apps, differences, record_view, thread_view
-from tests.support.harness import api_for
+from tests.support.harness import api_for, both, known_difference
 
 pytestmark = pytest.mark.langgraph
 
 THREAD = {"configurable": {"thread_id": "t"}}
-HISTORY_CANNOT_TELL = {
-    "conflicting_writes_plain_field": (
-        ["status"],
-        "InvalidUpdateError is raised while LangGraph applies the step's writes: it saves no "
-        "checkpoint and no error, so the history shows the step still to run",
-    ),
-    "two_overwrites_one_step": (["status"], "as above (InvalidUpdateError on apply)"),
-    "self_loop_recursion_limit_n_minus_1": (
-        ["status"],
-        "GraphRecursionError is raised before the next step runs: the history shows that step "
-        "planned, not the error",
-    ),
-    "self_loop_recursion_limit_n": (
-        ["status"],
-        "GraphRecursionError is raised after the last step, whose checkpoint has nothing left "
-        "to run: the history is that of a finished thread",
-    ),
-    "node_returns_unknown_keys": (
-        ["effects"],
-        "LangGraph drops a key that is not a channel before it is written: the history has no "
-        "trace of it, so the record has no dropped_key row",
-    ),
-}
-"""Programs whose LangGraph history cannot tell what nbgraph's record holds: the keys of
-`record_view` that differ, and why. A status the history cannot explain is also said in the
-imported record's `warnings`."""
-
-
 # --- running a program both ways ------------------------------------------------------------
 
 
@@ -107,9 +79,9 @@ def test_imported_record_agrees_with_nbgraph(case):
             nbgraph_record(case)
         return
     ours = nbgraph_record(case)
-    name = case.__name__.removeprefix("case_")
     found = differences(record_view(imported), record_view(ours))
-    expected, _why = HISTORY_CANNOT_TELL.get(name, ([], ""))
+    known = known_difference(case)  # (`@differs` on the case: what the history cannot tell)
+    expected = list(known.keys) if known else []
     assert found == expected, (found, record_view(imported), record_view(ours))
     if not expected:  # and compare(), the record's own comparison, finds nothing either
         assert len(imported.compare(ours)) == 0, imported.compare(ours).to_dict("records")
@@ -120,49 +92,20 @@ def test_imported_record_agrees_with_nbgraph(case):
 # --- checkpointed programs: resumes, updates, replays, forks -------------------------------
 
 
-def both_threads(program: Any, tmp_path: Any, saver: str = "memory") -> list[tuple[dict, dict]]:
-    """The program run on LangGraph and on nbgraph (each with its saver of kind `saver`);
-    each thread it used, imported from LangGraph and rebuilt from nbgraph's saver, as
-    `thread_view`s."""
-    lg_api = api_for("langgraph", saver=saver, folder=tmp_path)
-    nb_api = api_for("nbgraph", saver=saver, folder=tmp_path)
-    lg_apps, nb_apps = capture_apps(lg_api), capture_apps(nb_api)
-    program(lg_api)
-    program(nb_api)
-    saver_of_nbgraph = nb_apps[-1].checkpointer  # (each program compiles one app)
-    pairs = []
-    for thread_id in sorted(saver_of_nbgraph.threads()):
-        config = {"configurable": {"thread_id": thread_id}}
-        imported = nbgraph.Run.from_langgraph(lg_apps[-1], config)
-        ours = nbgraph.Run.from_checkpointer(saver_of_nbgraph, thread_id, graph=nb_apps[-1])
-        view, other = thread_view(imported), thread_view(ours)
-        view["compare"] = imported.compare(ours).to_dict("records")
-        other["compare"] = []
-        pairs.append((view, other))
-    lg_api.close()
-    nb_api.close()
-    return pairs
-
-
-THREAD_DIFFERENCES = {
-    "lone_failure_shows_its_error": (
-        ["steps", "tree", "status", "compare"],
-        "nbgraph's own checkpointer record keeps no failed step (the thread is paused before "
-        "`broken`); LangGraph's history keeps the failed task and its error, so the imported "
-        "record shows the failed step and status 'failed', as nbgraph's live run does",
-    ),
-}
-"""Where the imported thread knows more than nbgraph's record rebuilt from its saver."""
-
-
 @pytest.mark.parametrize("saver", ["memory", "sqlite"])
 @pytest.mark.parametrize(
     "program", CHECKPOINT_CASES, ids=[c.__name__.removeprefix("ckpt_") for c in CHECKPOINT_CASES]
 )
 def test_imported_thread_agrees_with_nbgraph(program, saver, tmp_path):
     pytest.importorskip("langgraph.checkpoint.sqlite")
-    expected, _why = THREAD_DIFFERENCES.get(program.__name__.removeprefix("ckpt_"), ([], ""))
-    for imported, ours in both_threads(program, tmp_path, saver):
+    known = known_difference(program)  # (where the imported thread knows more than the saver)
+    expected = list(known.keys) if known else []
+    lg, nb = both(program, saver=saver, folder=tmp_path, records=True)
+    assert [t for t, _ in lg.threads] == [t for t, _ in nb.threads]
+    for (_, imported_run), (_, our_run) in zip(lg.threads, nb.threads, strict=True):
+        imported, ours = thread_view(imported_run), thread_view(our_run)
+        imported["compare"] = imported_run.compare(our_run).to_dict("records")
+        ours["compare"] = []
         assert differences(imported, ours) == expected, (imported, ours)
 
 
@@ -209,12 +152,8 @@ PLAN_INPUT = {"log": [], "total": 0, "note": ""}
 def both_runs() -> tuple[Any, Any]:
     """The plan program's run imported from LangGraph, and the same program's nbgraph run."""
     pytest.importorskip("langgraph")
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    app = plan_program(api_for("langgraph")).compile(checkpointer=InMemorySaver())
-    app.invoke(PLAN_INPUT, THREAD)
-    imported = nbgraph.Run.from_langgraph(app, THREAD)
-    ours = plan_program(api_for("nbgraph")).compile().run(PLAN_INPUT)
+    lg, nb = both(lambda api: plan_program(api).compile().invoke(PLAN_INPUT), records=True)
+    (imported,), (ours,) = lg.calls, nb.calls
     return imported, ours
 
 

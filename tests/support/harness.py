@@ -12,7 +12,13 @@ observations; `same(program, *args)` asserts they are equal. Only the imports di
   `api.lib` names the library.
 - What differs between suites on purpose is a parameter of `both`: the savers (`saver`,
   `folder`), whether a raised error is an outcome (`raises`, `message`, `catchable`), how a
-  result is shaped before it is compared (`shape`), the waits a retry made (`sleeps`).
+  result is shaped before it is compared (`shape`), the waits a retry made (`sleeps`), and
+  whether what is observed is the program's runs as each library's record (`records`: each
+  call's and each thread's, subgraphs' runs included; `tests/support/records.py`).
+- `streamed(app, input, config, stream_mode)`: a stream's chunks in `canonical_stream`'s form.
+- `@differs(Differs(...))` on a program: how its observations differ between the libraries,
+  known and asserted as it is, with the reason and the docs/langgraph.md heading that says so
+  (read with `known_difference`); no table elsewhere keyed by the program's name.
 - `outcome(call)`: how a call ended, the one shape every suite compares: `("ok", value)` or
   `("raised", kind)` (`("raised", kind, text)` when the message is compared too). The kind
   of an error is `error_kind`'s: LangGraph's graph errors by name (each library has its own
@@ -33,7 +39,7 @@ import sqlite3
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, NamedTuple, TypedDict
 
 import pytest
 
@@ -114,6 +120,37 @@ class Programs(list):
             same(prog, **options)
 
         return test_same_as_langgraph
+
+
+class Differs(NamedTuple):
+    """A known difference between the two libraries' records of a program, declared where
+    the program is (`@differs(...)`) and asserted as it is: `keys`, what differs (for a
+    record imported from LangGraph, the keys of `deep_view` in tests/record/import_views.py);
+    `why`; `doc`, the heading of docs/langgraph.md that says so."""
+
+    keys: tuple[str, ...]
+    why: str
+    doc: str
+
+
+def differs(
+    known: Differs | None = None, *, params: dict[str, Differs | None] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare on a program or a differential test function how its records differ between
+    the libraries: `known` for each of its parameter sets, `params` for those named by
+    their pytest id (`"how0-limit1"`, overriding `known`). Read with `known_difference`."""
+
+    def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.differs = {"": known, **(params or {})}  # type: ignore[attr-defined]
+        return fn
+
+    return declare
+
+
+def known_difference(fn: Callable[..., Any], param: str = "") -> Differs | None:
+    """The difference `@differs` declared on `fn` for its parameter set `param`, or None."""
+    declared = getattr(fn, "differs", {})
+    return declared[param] if param in declared else declared.get("")
 
 
 def lib_module(api: Any, module: str) -> Any:
@@ -201,6 +238,7 @@ def both(
     catchable: bool = False,
     shape: Callable[[Any], Any] | None = None,
     sleeps: list[float] | None = None,
+    records: bool = False,
 ) -> tuple[Any, Any]:
     """`program(api, *args)` run on LangGraph, then on nbgraph: `(langgraph's, nbgraph's)`.
 
@@ -215,6 +253,10 @@ def both(
     - `shape`: applied to what the program returned (e.g. `plain`).
     - `sleeps`: the list a patched `time.sleep` appends to; it is emptied before each library
       and what it holds after is added to the outcome under `"sleeps"`.
+    - `records`: what is observed is the program's runs as each library's record
+      (`tests/support/records.py`'s `Records`: a record per top-level call without a saver,
+      and one per thread of each app compiled with a saver, imported from LangGraph's history
+      or nbgraph's own), what it returned (shaped, an outcome with `raises`) in `returned`.
     """
     assert not (catchable and message), "a caught error's message is its own"
     kinds = (saver, saver) if isinstance(saver, str) else saver
@@ -225,14 +267,14 @@ def both(
             sleeps.clear()
         error = None
         try:
-            observed = program(namespace, *args)
-            observed = observed if shape is None else shape(observed)
+            observed = _run(program, namespace, args, records, shape)
             if raises:
-                observed = ("ok", observed)
+                observed = _returned(observed, ("ok", _returned(observed)))
         except Exception as exc:
             if not raises:
                 raise
-            error, observed = exc, raised(exc, message)
+            error, kept = exc, getattr(exc, "nbgraph_test_records", None)
+            observed = _returned(kept, raised(exc, message))
         finally:
             namespace.close()
         if sleeps is not None:
@@ -247,6 +289,34 @@ def both(
     ):
         seen[1] = seen[0]
     return seen[0], seen[1]
+
+
+def _run(program: Callable[..., Any], api: Any, args: tuple, records: bool, shape: Any) -> Any:
+    """What `both` observes of one library's run: what the program returned (shaped), or with
+    `records` its `Records`; an error it raised propagates (`records` holds what was made)."""
+    if not records:
+        observed = program(api, *args)
+        return observed if shape is None else shape(observed)
+    from tests.support.records import recorded
+
+    seen = recorded(api.lib, lambda: program(api, *args))
+    if seen.error is not None:
+        seen.error.nbgraph_test_records = seen  # type: ignore[attr-defined]
+        raise seen.error
+    seen.returned = seen.returned if shape is None else shape(seen.returned)
+    return seen
+
+
+def _returned(observed: Any, value: Any = ...) -> Any:
+    """Without `value`: what a program returned (a `Records`' `returned`, else `observed`).
+    With it: `observed` with what it returned replaced by `value` (a `Records` kept)."""
+    is_records = type(observed).__name__ == "Records"
+    if value is ...:
+        return observed.returned if is_records else observed
+    if is_records:
+        observed.returned = value
+        return observed
+    return value
 
 
 def same(program: Callable[..., Any], *args: Any, **options: Any) -> tuple[Any, Any]:
@@ -375,6 +445,14 @@ def canonical_stream(chunks: list, stream_mode: Any) -> list:
             pending.append(stable_repr(plain(chunk)))
     out.append(("updates", sorted(pending)))
     return out
+
+
+def streamed(app: Any, graph_input: Any, config: Any = None, stream_mode: Any = None) -> list:
+    """`app.stream(graph_input, config, stream_mode=...)`'s chunks as `canonical_stream` gives
+    them; `stream_mode` is `MODES` unless given."""
+    stream_mode = MODES if stream_mode is None else stream_mode
+    chunks = list(app.stream(graph_input, config, stream_mode=stream_mode))
+    return canonical_stream(chunks, stream_mode)
 
 
 def observe(app: Any, graph_input: Any, config: Any = None, *, warned: bool = False) -> tuple:

@@ -16,7 +16,7 @@ import pytest
 from nbgraph import END, START, MemorySaver, StateGraph
 from nbgraph.engine.drive import StepFinished, TaskFinished, TaskStarted
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 class Log(TypedDict):
