@@ -2,6 +2,12 @@
 
 The run is the README's quick start, a fan-out whose join is END; the picture is the graph
 with the run drawn over it (`run.draw()`), written to `docs/run.svg`.
+
+The inspector's screenshots need a browser: the browser tests take them and, with
+`NBGRAPH_UPDATE_SCREENSHOT=1`, copy them here — `inspector.png` (tests/e2e/test_browser.py),
+`inspector-200-tasks.png` and `drawing-dark.png` (tests/e2e/test_browser_legible.py),
+`inspector-fitted.png` (tests/e2e/test_browser_follow.py: the fitted picture following step
+12 of a 200-node graph).
 """
 
 import operator

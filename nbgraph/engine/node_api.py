@@ -15,7 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.engine.core.interrupts import Scope, current_scope
-from nbgraph.engine.core.runtime import ExecutionInfo, Runtime, current_task_env
+from nbgraph.engine.core.runtime import (
+    ExecutionInfo,
+    Runtime,
+    current_task_env,
+    running_task_env,
+)
 from nbgraph.engine.core.writer import StreamWriter, current_writer
 from nbgraph.errors import GraphInterrupt, Interrupt
 
@@ -37,10 +42,7 @@ def get_config() -> dict[str, Any]:
     Raises:
         RuntimeError: called outside a running node.
     """
-    env = current_task_env()
-    if env is None:
-        raise RuntimeError("Called get_config outside of a runnable context")
-    return env.config()
+    return running_task_env("get_config").config()
 
 
 def get_runtime(context_schema: Any = None) -> Runtime[Any]:
@@ -49,10 +51,7 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     Raises:
         RuntimeError: called outside a running node.
     """
-    env = current_task_env()
-    if env is None:
-        raise RuntimeError("Called get_runtime outside of a runnable context")
-    return env.runtime()
+    return running_task_env("get_runtime").runtime()
 
 
 def get_store() -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "branch_boxes",
     "click_note",
+    "graph_current",
     "graph_targets",
     "marked",
     "next_run_step",
@@ -27,6 +28,25 @@ def graph_targets(drawing: Any, nodes: Any) -> dict[str, str]:
     a subgraph's cluster are not targets."""
     ids = getattr(drawing, "nbgraph_ids", {})
     return {dot_id: name for name, dot_id in ids.items() if name in nodes}
+
+
+def graph_current(drawing: Any, nodes: Any) -> list[str]:
+    """The DOT ids of the boxes that stand for `nodes` (the nodes running at the shown
+    step, `Overlay.current`) in a graph drawing: each node's own box, or the summary box a
+    wide fan-out folded it into. The inspector's picture marks them and scrolls them into
+    view. Names the drawing does not show are left out.
+
+    >>> from nbgraph import START, StateGraph
+    >>> from nbgraph.views.dot import graph_dot
+    >>> spec = StateGraph(dict).add_node("a", lambda s: {}).add_edge(START, "a").compile().spec
+    >>> drawing = graph_dot(spec)
+    >>> graph_current(drawing, {START}) == [drawing.nbgraph_ids[START]]
+    True
+    """
+    ids = getattr(drawing, "nbgraph_ids", {})
+    alias = getattr(drawing, "nbgraph_alias", {})
+    boxes = {ids.get(alias.get(name, name)) for name in nodes}
+    return sorted(box for box in boxes if box is not None)
 
 
 def tree_targets(drawing: Any, run: Any) -> dict[str, int]:

@@ -150,6 +150,7 @@ def graph_dot(
         dot.attr(label=label(*(w for line in lines for w in wrapped(line))), labelloc="t")
     _draw_body(dot, ids, spec, overlay, expand)
     dot.nbgraph_ids = dict(ids.ids)  # node name -> DOT id: what a click maps back (clicks.py)
+    dot.nbgraph_alias = dict(ids.alias)  # a node folded into a summary box -> that box's name
     return dot  # a `drawing`: shows as SVG and PNG (a notebook reopened untrusted)
 
 

@@ -1,6 +1,7 @@
-"""What a running node can ask for besides its state: `Runtime` (the run's context, store and
-stream writer), and the running task's environment, which the node API's `get_config()` /
-`get_runtime()` / `get_store()` read (`nbgraph.engine.node_api`).
+"""A running task's `Runtime` (the run's context, store and stream writer) and environment.
+
+The node API's `get_config()` / `get_runtime()` / `get_store()` read them
+(`nbgraph.engine.node_api`).
 
 A task's environment is set in a context variable for the length of its call (the engine's
 `engine.injection` does it), so helpers deep inside a node find it as LangGraph's do.
@@ -25,6 +26,7 @@ __all__ = [
     "inherited",
     "leave_task",
     "no_op_writer",
+    "running_task_env",
 ]
 
 ContextT = TypeVar("ContextT")
@@ -116,6 +118,14 @@ class Runtime(Generic[ContextT]):
 
 _TASK: ContextVar[Any] = ContextVar("nbgraph_task_env", default=None)
 """The running task's environment (an `engine.injection.TaskEnv`: `.config()`, `.runtime()`)."""
+
+
+def running_task_env(what: str) -> Any:
+    """The running task's environment; outside a node, LangGraph's error naming `what`."""
+    env = _TASK.get()
+    if env is None:
+        raise RuntimeError(f"Called {what} outside of a runnable context")
+    return env
 
 
 current_task_env = _TASK.get

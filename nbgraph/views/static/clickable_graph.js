@@ -55,6 +55,7 @@ function attachKeys(model, el, tries) {
 const PT = 4 / 3; // graphviz sizes its SVG in points; the screen counts pixels
 const READABLE_PX = 10; // the smallest label, in pixels, at the default zoom
 const ZOOMS = [0.25, 0.35, 0.5, 0.67, 0.8, 0.9, 1, 1.25, 1.5, 2, 3];
+const MARGIN = 12; // pixels kept around the followed boxes when they are scrolled into view
 
 function naturalSize(svg) {
   const points = (name) => parseFloat(svg.getAttribute(name) || "0");
@@ -69,6 +70,77 @@ function readableZoom(svg) {
     if (size > 0 && size < smallest) smallest = size;
   }
   return Number.isFinite(smallest) ? READABLE_PX / (smallest * PT) : 1;
+}
+
+// The room the picture may take: the width its box may grow to (its max-width within its
+// parent: half the inspector beside the panels, all of it stacked), and its box's max-height.
+function room(el, picture) {
+  const parent = el.parentElement;
+  let width = picture.clientWidth || el.clientWidth;
+  if (parent && parent.clientWidth > 0) {
+    const style = getComputedStyle(el);
+    const own = ["paddingLeft", "paddingRight", "borderLeftWidth", "borderRightWidth"];
+    const spent = own.reduce((sum, name) => sum + (parseFloat(style[name]) || 0), 0);
+    const max = style.maxWidth;
+    let cap = parent.clientWidth;
+    if (max.endsWith("%")) cap = (parent.clientWidth * parseFloat(max)) / 100;
+    else if (max.endsWith("px")) cap = Math.min(cap, parseFloat(max));
+    width = cap - spent;
+  }
+  const most = parseFloat(getComputedStyle(picture).maxHeight);
+  const height = Number.isFinite(most) && most > 0 ? most : window.innerHeight * 0.7;
+  return { width: Math.max(0, width), height };
+}
+
+// Where `rect` (a box on the screen) lies in `frame`'s scrolled content, in pixels.
+function inContent(frame, rect) {
+  const at = frame.getBoundingClientRect();
+  const left = rect.left - at.left - frame.clientLeft + frame.scrollLeft;
+  const top = rect.top - at.top - frame.clientTop + frame.scrollTop;
+  return { left, top, right: left + rect.width, bottom: top + rect.height };
+}
+
+// The scroll offset along one axis that shows [start, end] (centred when it fits), else
+// shows [first, firstEnd] (the first marked box) with as much of the rest as fits after it.
+function offset(view, start, end, first, firstEnd) {
+  if (end - start <= view) return (start + end) / 2 - view / 2; // (margins as room allows)
+  if (firstEnd - first + 2 * MARGIN > view) return (first + firstEnd) / 2 - view / 2;
+  return Math.min(Math.max(start - MARGIN, firstEnd + MARGIN - view), first - MARGIN);
+}
+
+// Scroll `frame` so that the boxes marked as the shown step are in view: all of them,
+// centred, when they fit; else the first one (in the drawing's order) and what fits after it.
+function follow(frame) {
+  const boxes = [...frame.querySelectorAll("g.node.nbgraph-current")];
+  if (!boxes.length || !frame.clientWidth) return;
+  const rects = boxes.map((box) => inContent(frame, box.getBoundingClientRect()));
+  const all = rects.reduce((a, r) => ({
+    left: Math.min(a.left, r.left),
+    top: Math.min(a.top, r.top),
+    right: Math.max(a.right, r.right),
+    bottom: Math.max(a.bottom, r.bottom),
+  }));
+  const first = rects[0];
+  frame.scrollLeft = offset(frame.clientWidth, all.left, all.right, first.left, first.right);
+  frame.scrollTop = offset(frame.clientHeight, all.top, all.bottom, first.top, first.bottom);
+}
+
+// Keep each step list's chosen row (an ipywidgets Select: a <select size=N>) in view.
+// Chromium scrolls a list box to a row chosen while it is shown, not to one chosen while it
+// was hidden (display: none; seen with Chromium 156): this scrolls it at each step change.
+function showChosenRows(host) {
+  if (!host) return;
+  for (const list of host.querySelectorAll(".nbgraph-steps select")) {
+    const row = list.options[list.selectedIndex];
+    if (!row || !list.clientHeight) continue;
+    const top = row.getBoundingClientRect().top - list.getBoundingClientRect().top
+      - list.clientTop + list.scrollTop;
+    const rowHeight = row.getBoundingClientRect().height || 16;
+    if (top < list.scrollTop) list.scrollTop = Math.max(0, top - rowHeight);
+    else if (top + rowHeight > list.scrollTop + list.clientHeight) {
+      list.scrollTop = top + 2 * rowHeight - list.clientHeight;
+    }
+  }
 }
 
 function render({ model, el }) {
@@ -92,7 +164,8 @@ function render({ model, el }) {
     bar.appendChild(button);
     return button;
   });
-  // zoom: out, readable (the default: the room it has, never below readable labels), in
+  // zoom: out, fit (the default: the whole drawing in its box, never below readable
+  // labels), in
   let zoom = null; // null: the default zoom, worked out for each drawing
   const zoomButton = (text, title, action) => {
     const button = document.createElement("button");
@@ -103,6 +176,7 @@ function render({ model, el }) {
     button.addEventListener("click", () => {
       action();
       size();
+      follow(picture); // the shown step stays in view at the new zoom
     });
     bar.appendChild(button);
     return button;
@@ -117,7 +191,7 @@ function render({ model, el }) {
     zoom = next === undefined ? now : next;
   };
   zoomButton("−", "zoom out", () => step(-1));
-  zoomButton("fit", "the default zoom: as much as fits, labels still readable", () => {
+  zoomButton("fit", "fit the drawing to its box (labels never under 10 px)", () => {
     zoom = null;
   });
   zoomButton("+", "zoom in", () => step(+1));
@@ -130,13 +204,18 @@ function render({ model, el }) {
   picture.className = "nbgraph-picture-svg";
   el.append(bar, caption, note, picture);
 
+  // the default zoom: the drawing fitted to its box, width and height (never above its own
+  // size), but never with a label under READABLE_PX: a large drawing then scrolls, and
+  // each step change scrolls the shown step into view (follow)
   const defaultZoom = () => {
     const svg = shown();
     if (!svg) return 1;
     const natural = naturalSize(svg);
-    const room = picture.clientWidth || el.clientWidth || natural.width;
-    const fit = natural.width > 0 ? Math.min(1, (room - 4) / natural.width) : 1;
-    return Math.min(1, Math.max(fit, readableZoom(svg)));
+    if (!(natural.width > 0 && natural.height > 0)) return 1;
+    const box = room(el, picture);
+    if (!(box.width > 0)) return Math.max(1, readableZoom(svg)); // (not on the page yet)
+    const fit = Math.min(1, (box.width - 4) / natural.width, (box.height - 4) / natural.height);
+    return Math.max(fit, readableZoom(svg));
   };
   const size = () => {
     const svg = shown();
@@ -172,15 +251,59 @@ function render({ model, el }) {
     (event) => {
       if (!event.ctrlKey) return; // ctrl + wheel zooms; the wheel alone scrolls
       event.preventDefault();
+      const before = current();
+      const at = picture.getBoundingClientRect();
+      const x = event.clientX - at.left, y = event.clientY - at.top;
       step(event.deltaY < 0 ? +1 : -1);
       size();
+      const ratio = current() / before; // the point under the pointer stays there
+      picture.scrollLeft = (picture.scrollLeft + x) * ratio - x;
+      picture.scrollTop = (picture.scrollTop + y) * ratio - y;
     },
     { passive: false }
   );
+  // Follow the shown step: once per step change (the drawing, or which boxes are marked,
+  // changed), after the browser has laid the new drawing out. Never on a pan or a scroll.
+  let following = 0;
+  const followSoon = () => {
+    cancelAnimationFrame(following);
+    following = requestAnimationFrame(() => {
+      observeParent();
+      size();
+      follow(picture);
+      // the list is another widget: its row may be chosen, or its view put on the page, a
+      // moment after this picture's (a <select> chosen while off the page stays unscrolled)
+      for (const wait of [0, 150, 600]) {
+        setTimeout(() => showChosenRows(el.closest(".nbgraph-inspector")), wait);
+      }
+    });
+  };
+  // a new room (the window, the layout): the default zoom is worked out again and the shown
+  // step followed, outside the observer's callback (a size set inside it would be a resize
+  // loop). Only when the room changed: a panel growing beside the picture is no reason to
+  // undo a pan.
+  let refit = 0;
+  let roomSeen = "";
   const resized = new ResizeObserver(() => {
-    if (zoom === null) size();
+    if (zoom !== null) return;
+    cancelAnimationFrame(refit);
+    refit = requestAnimationFrame(() => {
+      const box = room(el, picture);
+      const seen = [box.width, box.height, picture.clientWidth, picture.clientHeight].join();
+      if (seen === roomSeen) return;
+      roomSeen = seen;
+      size();
+      follow(picture);
+    });
   });
   resized.observe(picture);
+  let parentSeen = null; // the box the picture's room is measured in, once on the page
+  const observeParent = () => {
+    if (el.parentElement && el.parentElement !== parentSeen) {
+      parentSeen = el.parentElement;
+      resized.observe(parentSeen);
+    }
+  };
 
   const mark = () => {
     const clickable = new Set(model.get("clickable"));
@@ -199,8 +322,14 @@ function render({ model, el }) {
     picture.innerHTML = model.get("value");
     size();
     mark();
+    followSoon();
+  };
+  const marked = () => {
+    mark();
+    followSoon();
   };
   const showKind = () => {
+    el.dataset.kind = model.get("kind");
     for (const button of buttons) {
       button.classList.toggle("nbgraph-picked", button.dataset.kind === model.get("kind"));
     }
@@ -213,7 +342,7 @@ function render({ model, el }) {
   };
   model.on("change:value", draw);
   model.on("change:clickable", mark);
-  model.on("change:current", mark);
+  model.on("change:current", marked);
   model.on("change:faded", mark);
   model.on("change:kind", showKind);
   model.on("change:note", showNote);
@@ -222,7 +351,7 @@ function render({ model, el }) {
   showKind();
   showNote();
   showCaption();
-  requestAnimationFrame(size); // the room is known once the view is on the page
+  followSoon(); // the room is known once the view is on the page
 
   picture.addEventListener("click", (event) => {
     const g = event.target.closest ? event.target.closest("g.node") : null;
@@ -235,7 +364,7 @@ function render({ model, el }) {
   return () => {
     model.off("change:value", draw);
     model.off("change:clickable", mark);
-    model.off("change:current", mark);
+    model.off("change:current", marked);
     model.off("change:faded", mark);
     model.off("change:kind", showKind);
     model.off("change:note", showNote);
@@ -243,7 +372,84 @@ function render({ model, el }) {
     window.removeEventListener("mousemove", onMove);
     window.removeEventListener("mouseup", onUp);
     resized.disconnect();
+    cancelAnimationFrame(following);
+    cancelAnimationFrame(refit);
   };
 }
 
-export default { render };
+// --- a saved notebook keeps the widget state its outputs show (issue 37: "model not found") ---
+// JupyterLab's and Notebook 7's widget manager saves only models with a live comm
+// (`get_state_sync`). A notebook reopened with a kernel that did not make its widgets
+// (restarted, shut down, a new server) shows them from the state saved in the file, as models
+// with no comm; the next save (yours, or the 2-minute autosave: restoring them marks the
+// notebook changed) wrote an empty state, and the reopen after that showed "Error displaying
+// widget: model not found". Once per manager, the saved state also keeps those comm-less
+// models that an output of the notebook still shows (and the models inside them).
+const KEEPS_SHOWN = Symbol.for("nbgraph.keepsShownWidgetState");
+const VIEW = "application/vnd.jupyter.widget-view+json";
+
+function shownModelIds(manager) {
+  const context = manager._context || manager.context;
+  const notebook = context && context.model ? context.model.toJSON() : null;
+  const ids = [];
+  for (const cell of (notebook && notebook.cells) || []) {
+    for (const output of cell.outputs || []) {
+      const view = output.data && output.data[VIEW];
+      if (view && view.model_id) ids.push(view.model_id);
+    }
+  }
+  return ids;
+}
+
+function modelsInside(value, models, found, depth) {
+  if (!value || typeof value !== "object" || depth > 4) return;
+  if (typeof value.model_id === "string" && models.get(value.model_id) === value) {
+    found.push(value);
+    return;
+  }
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    modelsInside(item, models, found, depth + 1);
+  }
+}
+
+function deadButShown(manager) {
+  const models = manager._modelsSync;
+  const seen = new Set();
+  const dead = [];
+  const todo = shownModelIds(manager).map((id) => models.get(id)).filter(Boolean);
+  while (todo.length) {
+    const model = todo.pop();
+    if (seen.has(model)) continue;
+    seen.add(model);
+    if (!model.comm_live) dead.push(model);
+    modelsInside(model.attributes, models, todo, 0);
+  }
+  return dead;
+}
+
+function keepShownWidgetState(manager) {
+  if (!manager || manager[KEEPS_SHOWN] || typeof manager.get_state_sync !== "function") return;
+  if (!(manager._modelsSync instanceof Map)) return; // (another manager: leave it as it is)
+  const save = manager.get_state_sync;
+  manager.get_state_sync = function (options) {
+    let dead = [];
+    try {
+      dead = deadButShown(this);
+    } catch (error) {
+      console.warn("nbgraph: could not list the widgets the notebook shows", error);
+    }
+    for (const model of dead) model._comm_live = true; // (the field: no event, no redraw)
+    try {
+      return save.call(this, options);
+    } finally {
+      for (const model of dead) model._comm_live = false;
+    }
+  };
+  manager[KEEPS_SHOWN] = true;
+}
+
+function initialize({ model }) {
+  keepShownWidgetState(model.widget_manager);
+}
+
+export default { initialize, render };
