@@ -321,17 +321,15 @@ def merge_effect(
 
 
 def effect_rows(log: RunLog) -> list[Effect]:
-    """Every (step, field) the run touched, in step order: resets, writes, clears, drops.
+    """Every (step, field) a superstep run touched, in step order: resets, writes, clears, drops.
 
-    `point` names the state tree node a row's `after` belongs to (a step's merge, a reset; in
-    a branch-lineage run, a task's lineage or a join); `winner`, at a join where branches
-    disagreed, the branch whose value the merged state kept.
+    `point` names the state tree node a row's `after` belongs to (a step's merge, a reset). A
+    branch-lineage run's rows come from `record.lineages.effects.lineage_effect_rows`, built
+    on this module (`point` a task's lineage or a join; `winner`, at a join where branches
+    disagreed, the branch whose value the merged state kept); `RunRecord.effect_list` picks.
     """
     if log.semantics == "branches":
-        from nbgraph.record.lineages.effects import lineage_effect_rows
-
-        with collector_paused():
-            return lineage_effect_rows(log)
+        raise ValueError("A branch-lineage run's rows: use lineage_effect_rows.")
     with collector_paused():
         return _effect_rows(log)
 

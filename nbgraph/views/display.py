@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbgraph.primitives import MISSING
 from nbgraph.record.run_context import context_line
-from nbgraph.record.text import NO_VALUE, plural, safe_repr
-from nbgraph.views.dot import short
+from nbgraph.record.text import NO_VALUE, plural, safe_repr, short
 from nbgraph.views.fitted import fitted_html
 from nbgraph.views.render import render_svg, render_with, renderers
 from nbgraph.views.table_view import duration_text, not_applied
@@ -109,6 +108,13 @@ def _png(source: str) -> bytes | None:
     if end > 0:  # the root graph's last statement: a size graphviz scales the drawing to fit
         source = f'{source[:end]}\tgraph [size="{_PNG_INCHES},{_PNG_INCHES}"]\n}}\n'
     return render_with(source, "png", renderers())[0]
+
+
+def drawing(name: str, **attrs: Any) -> graphviz.Digraph:
+    """An empty `graphviz.Digraph` that shows in a notebook as `as_drawing` makes it: its
+    SVG themed (a transparent page, ink readable on a light and a dark page: `views.theme`),
+    a PNG beside it, a line of text."""
+    return _drawing_class()(name, **attrs)
 
 
 def as_drawing(dot: graphviz.Digraph) -> graphviz.Digraph:

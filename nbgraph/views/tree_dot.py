@@ -58,9 +58,7 @@ def tree_dot(run: Any, width: int = 28, legend: bool = True) -> graphviz.Digraph
     _draw_tree(dot, tree, node_id, width)
     dot.nbgraph_ids = ids  # tree id -> DOT id: what a click maps back (clicks.py)
     dot.nbgraph_legend = legend_of(dot.body) if legend else ()
-    from nbgraph.views.display import as_drawing  # (display imports views.dot)
-
-    return as_drawing(dot)  # shows as SVG and PNG (a notebook reopened untrusted)
+    return dot  # a `drawing`: shows as SVG and PNG (a notebook reopened untrusted)
 
 
 _FONT = "Helvetica"
