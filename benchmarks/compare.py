@@ -647,7 +647,7 @@ def overhead_row(steps: int, rounds: int) -> Row:
 def record_rows(steps: int, rounds: int) -> list[Row]:
     """`run.effects`, `run.state_at` at random steps, the inspector's step change."""
     from nbgraph import Run
-    from nbgraph.views import render
+    from nbgraph.views.drawings import render
 
     api = api_nbgraph()
     app = loop_graph(api, steps)

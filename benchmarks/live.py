@@ -18,7 +18,7 @@ import IPython.display
 from timing import call_seconds
 
 from nbgraph import END, START, StateGraph
-from nbgraph.views import live_view
+from nbgraph.views.inspector import live_view
 
 
 class S(TypedDict):

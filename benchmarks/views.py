@@ -13,7 +13,7 @@ from typing import Annotated, TypedDict
 from timing import best_seconds
 
 from nbgraph import END, START, StateGraph
-from nbgraph.views import render
+from nbgraph.views.drawings import render
 
 
 def wide_graph(n: int):

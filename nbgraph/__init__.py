@@ -34,7 +34,7 @@ from nbgraph.primitives import (
 )
 from nbgraph.reducers import first_write_wins, last_write_wins, register_reducer
 from nbgraph.schema import generate_state_schema
-from nbgraph.views.inspector import inspect
+from nbgraph.views.inspector.inspector import inspect
 
 if TYPE_CHECKING:
     from nbgraph.checkpoint import SqliteSaver

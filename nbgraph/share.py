@@ -4,7 +4,7 @@
 nbconvert's HTML of a notebook saved with its widget state draws each widget with a script
 it loads from a CDN: offline, or once that CDN is gone, an inspector is an empty box. Each
 nbgraph widget's output (an inspector, a live run, a run picker) also carries a static
-snapshot (`views/snapshot.py`). Exported through `notebook_html`, an output holding both a
+snapshot (`views/inspector/snapshot.py`). Exported through `notebook_html`, an output holding both a
 widget view and a static form keeps the static form alone, and the saved widget state goes
 too, so the file asks the network for nothing. A widget with no static form (a plain
 ipywidgets slider, say) keeps its view and the state it needs, as nbconvert keeps them: that

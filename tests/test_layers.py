@@ -581,23 +581,23 @@ def test_the_layer_test_finds_an_upward_import_inside_a_function(tmp_path):
     for name, source in {
         "__init__.py": "",
         "engine/__init__.py": "",
-        "engine/probe.py": "def f():\n    from nbgraph.views import dot\n    return dot\n",
+        "engine/probe.py": "def f():\n    from nbgraph.views.drawings import dot\n    return dot\n",
         "engine/fine.py": "from nbgraph.primitives import END\nfrom . import probe\n",
         "engine/typed.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-        "    from nbgraph.views import dot\n",
+        "    from nbgraph.views.drawings import dot\n",
         "views/__init__.py": "",
-        "views/dot.py": "from nbgraph.engine import fine\n",
+        "views/drawings/dot.py": "from nbgraph.engine import fine\n",
         "primitives.py": "END = 1\n",
     }.items():
         (package / name).parent.mkdir(parents=True, exist_ok=True)
         (package / name).write_text(source)
-    views = "nbgraph.views.dot (views)"
+    views = "nbgraph.views.drawings.dot (views)"
     assert upward_imports(package) == [
         f"nbgraph/engine/probe.py:2: nbgraph.engine.probe (engine) imports {views}",
         f"nbgraph/engine/typed.py:3: nbgraph.engine.typed (engine) imports {views}",
     ]
     assert modules_in_cycles(package) == [
-        ["nbgraph.engine.fine", "nbgraph.engine.probe", "nbgraph.views.dot"]
+        ["nbgraph.engine.fine", "nbgraph.engine.probe", "nbgraph.views.drawings.dot"]
     ]
 
 
@@ -623,7 +623,7 @@ def test_the_facts_rule_finds_engine_imports_past_the_facts(tmp_path):
         "record/whole.py": "from nbgraph import engine\n",
         "views/__init__.py": "",
         "views/fine.py": "from nbgraph.engine.facts import RunLog\n",
-        "views/dot.py": "def f():\n    from nbgraph.engine.core.runlog import RunLog\n",
+        "views/drawings/dot.py": "def f():\n    from nbgraph.engine.core.runlog import RunLog\n",
         "notebook/__init__.py": "",
         "notebook/app.py": "from nbgraph.engine.core.runlog import RunLog\n",  # (it may)
     }.items():
@@ -636,7 +636,8 @@ def test_the_facts_rule_finds_engine_imports_past_the_facts(tmp_path):
         f"nbgraph/record/probe.py:2: nbgraph.record.probe imports {runlog}nbgraph.engine.facts",
         f"nbgraph/record/typed.py:3: nbgraph.record.typed imports {runlog}nbgraph.engine.facts",
         f"nbgraph/record/whole.py:1: nbgraph.record.whole imports {engine}nbgraph.engine.facts",
-        f"nbgraph/views/dot.py:2: nbgraph.views.dot imports {views}nbgraph.engine.facts",
+        "nbgraph/views/drawings/dot.py:2: nbgraph.views.drawings.dot imports "
+        f"{views}nbgraph.engine.facts",
     ]
     assert upward_imports(package) == []
 
@@ -660,7 +661,8 @@ def summary(path: Path) -> str:
 
 
 def _shown(module: str, package: Path = PACKAGE) -> str:
-    """`nbgraph/views/dot.py` for `nbgraph.views.dot` (a package: its `__init__.py`)."""
+    """`nbgraph/views/drawings/dot.py` for `nbgraph.views.drawings.dot` (a package: its
+    `__init__.py`)."""
     where = package.parent / Path(*module.split("."))
     path = where / "__init__.py" if where.is_dir() else where.with_suffix(".py")
     return str(path.relative_to(package.parent))
@@ -903,6 +905,31 @@ def test_classes_and_functions_stay_readable(path: Path):
             assert length <= MAX_CLASS_LINES, f"class {node.name}: {length} lines"
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             assert length <= MAX_FUNCTION_LINES * 1.1, f"{node.name}: {length} lines"
+
+
+MAX_FOLDER_MODULES = 20
+"""A folder of the package holds at most this many modules (its `__init__.py` aside): past
+that, it is a hall, and its modules go into sub-packages named for what they are."""
+
+
+def crowded_folders(package: Path = PACKAGE) -> dict[str, int]:
+    """Folders of `package` holding more than `MAX_FOLDER_MODULES` modules, with their count."""
+    counts: dict[str, int] = {}
+    for path in package.rglob("*.py"):
+        if path.name != "__init__.py":
+            folder = str(path.parent.relative_to(package.parent))
+            counts[folder] = counts.get(folder, 0) + 1
+    return {folder: n for folder, n in counts.items() if n > MAX_FOLDER_MODULES}
+
+
+def test_no_folder_holds_more_than_twenty_modules(tmp_path):
+    assert crowded_folders() == {}
+    hall = tmp_path / "nbgraph" / "hall"
+    hall.mkdir(parents=True)
+    for n in range(MAX_FOLDER_MODULES + 1):
+        (hall / f"m{n}.py").write_text("")
+    (hall / "__init__.py").write_text("")
+    assert crowded_folders(tmp_path / "nbgraph") == {"nbgraph/hall": MAX_FOLDER_MODULES + 1}
 
 
 def modules_importing_tests(tests: Path) -> list[str]:

@@ -19,9 +19,9 @@ from nbgraph.engine.core.caching import clear_node_cache
 from nbgraph.engine.core.config import run_config
 from nbgraph.engine.core.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.core.nesting import caller_now
+from nbgraph.engine.core.node_context.runtime import coerce_context, inherited
 from nbgraph.engine.core.root_state import bare_field, root_chunks, root_output
 from nbgraph.engine.core.runlog import RunLog
-from nbgraph.engine.core.runtime import coerce_context, inherited
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
 from nbgraph.engine.nested.states import held_tasks, named_thread, with_subgraph_states

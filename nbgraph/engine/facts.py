@@ -22,6 +22,7 @@ import inspect
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.engine.core.node_context.store_record import StoreOp
 from nbgraph.engine.core.pinned import growth, pinned_data, pinned_map
 from nbgraph.engine.core.retrying import Attempt
 from nbgraph.engine.core.runlog import (
@@ -34,7 +35,6 @@ from nbgraph.engine.core.runlog import (
     replay_step,
     reset_data,
 )
-from nbgraph.engine.core.store_record import StoreOp
 from nbgraph.engine.core.tasks import Task, absorb_route, prepared, router_state
 from nbgraph.engine.core.writes import (
     PLAIN_WRITES,
@@ -169,7 +169,7 @@ def routes_again(
     the run's context; a store is not reached again).
     """
     from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT
-    from nbgraph.engine.core.injection import call
+    from nbgraph.engine.core.node_context.injection import call
 
     scratch = Task(task.step, task.index, task.node, task.kind, writes=task.writes)
     config = log.config

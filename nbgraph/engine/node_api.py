@@ -4,8 +4,10 @@ config), `get_runtime()` (its `Runtime`: context, store, stream writer), `get_st
 a person's answer); outside a running node each raises `RuntimeError`, as LangGraph's do.
 
 The engine's floor just above the core: the core keeps the mechanisms these read (the running
-task's environment, `core.runtime`; its writer, `core.writer`; the interrupt scope,
-`core.interrupts`), and nothing in the engine calls these functions. The public modules, in
+task's environment, `core.node_context.runtime`; its writer, `core.node_context.writer`; the
+interrupt scope,
+`core.node_context.interrupts`), and nothing in the engine calls these functions. The public
+modules, in
 LangGraph's spelling, import them from here: `nbgraph.config`, `nbgraph.runtime`,
 `nbgraph.types`, `nbgraph`.
 """
@@ -14,14 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.core.interrupts import Scope, current_scope
-from nbgraph.engine.core.runtime import (
+from nbgraph.engine.core.node_context.interrupts import Scope, current_scope
+from nbgraph.engine.core.node_context.runtime import (
     ExecutionInfo,
     Runtime,
     current_task_env,
     running_task_env,
 )
-from nbgraph.engine.core.writer import StreamWriter, current_writer
+from nbgraph.engine.core.node_context.writer import StreamWriter, current_writer
 from nbgraph.errors import GraphInterrupt, Interrupt
 
 __all__ = [

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 from nbgraph.engine.core.calls import CallFuture, EntrypointState, call_task
-from nbgraph.engine.core.injection import injections
+from nbgraph.engine.core.node_context.injection import injections
 from nbgraph.errors import GraphBuildError, wrong_argument
 from nbgraph.notebook.graph import StateGraph
 from nbgraph.policies import policy_problems

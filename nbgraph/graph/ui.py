@@ -15,7 +15,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal, TypedDict
 
-from nbgraph.engine.core.runtime import current_task_env
+from nbgraph.engine.core.node_context.runtime import current_task_env
 from nbgraph.engine.core.tasks import absorb_update
 from nbgraph.engine.node_api import get_config, get_stream_writer
 

@@ -14,7 +14,7 @@ from nbgraph.engine.core.runlog import RunLog
 from nbgraph.engine.drive import STEP_MODE, drive
 from nbgraph.notebook.fork import attach_app
 from nbgraph.notebook.run import Run, cell_number
-from nbgraph.views.drawable import DrawableGraph
+from nbgraph.views.drawings.drawable import DrawableGraph
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -194,21 +194,23 @@ class CompiledStateGraph(CompiledGraph):
         """The graph as a `graphviz.Digraph` (render it, or let Jupyter show it); with
         `expand`, a compiled graph added as a node is drawn inside it as a cluster, else
         as one box."""
-        from nbgraph.views.dot import graph_dot  # drawings read the spec; they never run it
+        from nbgraph.views.drawings.dot import (
+            graph_dot,  # drawings read the spec; they never run it
+        )
 
         return graph_dot(self.spec, expand=expand)
 
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None, **kwargs: Any
     ) -> dict[str, Any]:
-        from nbgraph.views.display import drawing_bundle
+        from nbgraph.views.drawings.display import drawing_bundle
 
         return drawing_bundle(self.draw(), repr(self), include, exclude)
 
 
 def _live_view(record: Any) -> Any:
     """The live inspector, displayed now (`run(live=True)`)."""
-    from nbgraph.views.live_view import LiveView
+    from nbgraph.views.inspector.live_view import LiveView
 
     view = LiveView(record)
     view.box.show()  # (displayed, and shown again with the whole run when it ends)

@@ -3,7 +3,8 @@ thread run on.
 
 A run paused before a node (`interrupt_before=["tools"]`) whose state ends with an AI message
 calling tools waits for a person to approve, edit or reject those calls. What the panel
-(`views.answer_panel`) or `Run.review_calls` decides is done as LangGraph's own programs do it,
+(`views.panels.answer_panel`) or `Run.review_calls` decides is done as LangGraph's own programs do
+it,
 through the app:
 
 - approve every call: the thread runs on (`app.run(None, config)`);

@@ -103,7 +103,9 @@ class StateGraph(GraphBuilder):
                 cluster holding that graph's own drawing (nested ones too); False: one box,
                 as `app.draw(expand=False)` draws it.
         """
-        from nbgraph.views.dot import graph_dot  # drawings read the spec; they never run it
+        from nbgraph.views.drawings.dot import (
+            graph_dot,  # drawings read the spec; they never run it
+        )
 
         problems: list[str] = []
         state = read_schema(
@@ -114,7 +116,7 @@ class StateGraph(GraphBuilder):
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None, **kwargs: Any
     ) -> dict[str, Any]:
-        from nbgraph.views.display import drawing_bundle
+        from nbgraph.views.drawings.display import drawing_bundle
 
         return drawing_bundle(self.draw(), repr(self), include, exclude)
 

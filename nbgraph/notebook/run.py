@@ -17,8 +17,8 @@ __all__ = ["Run"]
 
 
 def _values(frame: Any) -> Any:
-    """`frame` displayed as `views.table_view.values_table_html` (its data unchanged)."""
-    from nbgraph.views.table_view import shown, values_table_html
+    """`frame` displayed as `views.panels.table_view.values_table_html` (its data unchanged)."""
+    from nbgraph.views.panels.table_view import shown, values_table_html
 
     return shown(frame, values_table_html)
 
@@ -55,10 +55,10 @@ class Run(RunRecord):
     @cached_property
     def effects(self) -> Any:
         """`RunRecord.effects` (the same columns and cells), shown compactly in a notebook:
-        flags in one column, quotes kept, tree ids in words (`views.table_view`)."""
+        flags in one column, quotes kept, tree ids in words (`views.panels.table_view`)."""
         from functools import partial
 
-        from nbgraph.views.table_view import effects_table_html, ending, shown
+        from nbgraph.views.panels.table_view import effects_table_html, ending, shown
 
         paused = frozenset(
             s.step for s in self.log.steps if not s.applied and ending(s.tasks) == "paused"
@@ -67,14 +67,15 @@ class Run(RunRecord):
 
     @cached_property
     def steps(self) -> Any:
-        """`RunRecord.steps`, shown with readable durations (`views.table_view`)."""
-        from nbgraph.views.table_view import shown, steps_table_html
+        """`RunRecord.steps`, shown with readable durations (`views.panels.table_view`)."""
+        from nbgraph.views.panels.table_view import shown, steps_table_html
 
         return shown(RunRecord.steps.func(self), steps_table_html)
 
     @cached_property
     def custom(self) -> Any:
-        """`RunRecord.custom`, shown with quotes kept (`views.table_view.values_table_html`)."""
+        """`RunRecord.custom`, shown with quotes kept
+        (`views.panels.table_view.values_table_html`)."""
         return _values(RunRecord.custom.func(self))
 
     @cached_property
@@ -96,9 +97,10 @@ class Run(RunRecord):
 
     def order_sensitivity(self, max_orders: int = 120, seed: int = 0) -> Any:
         """`RunRecord.order_sensitivity` (the same columns and cells), shown with each result
-        whole, one item a line, quotes kept, the differing items marked (`views.order_view`)."""
-        from nbgraph.views.order_view import order_table_html
-        from nbgraph.views.table_view import shown
+        whole, one item a line, quotes kept, the differing items marked
+        (`views.panels.order_view`)."""
+        from nbgraph.views.panels.order_view import order_table_html
+        from nbgraph.views.panels.table_view import shown
 
         return shown(RunRecord.order_sensitivity(self, max_orders, seed), order_table_html)
 
@@ -158,8 +160,8 @@ class Run(RunRecord):
             expand: a node that ran a graph is a cluster holding that graph with its
                 subruns' counts (what ran inside, how often); False: one box.
         """
-        from nbgraph.views.dot import graph_dot
-        from nbgraph.views.overlay import run_overlay
+        from nbgraph.views.drawings.dot import graph_dot
+        from nbgraph.views.drawings.overlay import run_overlay
 
         if step is not None and (type(step) is not int):
             raise InvalidArgumentError(
@@ -182,7 +184,7 @@ class Run(RunRecord):
                 DOT text: it never widens the drawing.
         """
         from nbgraph.record.effects import collector_paused
-        from nbgraph.views.tree_dot import tree_dot
+        from nbgraph.views.drawings.tree_dot import tree_dot
 
         if not isinstance(legend, bool):
             raise InvalidArgumentError(
@@ -289,7 +291,7 @@ class Run(RunRecord):
 
     def inspect(self, other: RunRecord | None = None) -> Any:
         """An ipywidgets inspector to step through this run (optionally against `other`)."""
-        from nbgraph.views.inspector import inspect
+        from nbgraph.views.inspector.inspector import inspect
 
         return inspect(self, other)
 
@@ -298,13 +300,13 @@ class Run(RunRecord):
         step control drives both; the first step where they differ is marked and one click
         away; one picture holds both runs' paths (two pictures if their graphs draw
         differently); the fields that differ at the step, before and after in each run side
-        by side (`views.compare_view`; what differs is `compare(other)`'s finding). Its
+        by side (`views.compare.compare_view`; what differs is `compare(other)`'s finding). Its
         display keeps a static snapshot for untrusted copies, `nbgraph.share` and the docs.
 
         Raises:
             InvalidArgumentError: `other` is not a run, or `names` not two texts.
         """
-        from nbgraph.views.compare_view import CompareView
+        from nbgraph.views.compare.compare_view import CompareView
 
         if not isinstance(other, RunRecord):
             raise InvalidArgumentError(
@@ -326,10 +328,10 @@ class Run(RunRecord):
         """Predict, then see: an ipywidgets quiz over this run's merges. At each (step,
         field) where a reducer folded writes, it shows the value before and each write with
         its writer, asks for the value after, then says right or wrong and spells out the
-        reducer's fold (`views.quiz`). `fields`, `steps`: only the merges of these fields
+        reducer's fold (`views.quiz.quiz`). `fields`, `steps`: only the merges of these fields
         (a name or names) and steps (a number or numbers).
         """
-        from nbgraph.views.quiz import quiz
+        from nbgraph.views.quiz.quiz import quiz
 
         return quiz(self, fields, steps)
 
@@ -337,7 +339,7 @@ class Run(RunRecord):
         """Save this run as one self-contained HTML file to open in any browser, offline
         and with no kernel: the graph, every step's tasks, reducer effects and state, the
         state tree and each subrun's own steps, stepped with buttons, the arrow keys and
-        clicks on nodes and tree boxes (`views.share_html`; what a long run's file costs:
+        clicks on nodes and tree boxes (`views.share.share_html`; what a long run's file costs:
         `benchmarks/share_html.py`).
 
         Args:
@@ -347,14 +349,14 @@ class Run(RunRecord):
         Returns:
             The path written.
         """
-        from nbgraph.views.share_html import save_html
+        from nbgraph.views.share.share_html import save_html
 
         return save_html(self, path, title)
 
     def _repr_mimebundle_(
         self, include: Any = None, exclude: Any = None, **kwargs: Any
     ) -> dict[str, Any]:
-        from nbgraph.views.display import HTML, SVG, drawing_bundle, run_html, wanted
+        from nbgraph.views.drawings.display import HTML, SVG, drawing_bundle, run_html, wanted
 
         if self.shown_live_in is not None and self.shown_live_in == cell_number():
             return {"text/plain": f"{self!r}, shown live above"}  # (not the run twice)

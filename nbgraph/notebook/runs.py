@@ -158,7 +158,7 @@ class Runs:
     def inspect(self) -> Any:
         """A run picker (filter by status and path, then pick a run) in front of the
         inspector of the picked run (an ipywidgets `VBox`)."""
-        from nbgraph.views.run_picker import RunPicker
+        from nbgraph.views.inspector.run_picker import RunPicker
 
         summaries = self._summaries()
         return RunPicker(
@@ -176,7 +176,7 @@ class Runs:
         return f"<Runs: {count}, {failed} failed, {distinct}>"
 
     def _repr_html_(self) -> str:
-        from nbgraph.views.runs_html import runs_html
+        from nbgraph.views.share.runs_html import runs_html
 
         return runs_html(repr(self), self.paths(), self.table)
 

@@ -149,7 +149,7 @@ class Stepper:
         """The effects of the steps just taken (`logs`, from the state `before` them), shown
         with the last one drawn over the graph."""
         from nbgraph.record.tails import steps_effects
-        from nbgraph.views.step_view import step_effects
+        from nbgraph.views.inspector.step_view import step_effects
 
         taken = [log for log in logs if log is not None]
         run = self.run
@@ -160,7 +160,7 @@ class Stepper:
         return f"<Stepper {self.app.name or 'graph'!r}: {self._caption()}>"
 
     def _repr_html_(self) -> str:
-        from nbgraph.views.step_view import stepper_html
+        from nbgraph.views.inspector.step_view import stepper_html
 
         question = "; ".join(repr(getattr(i, "value", i)) for i in self.interrupts)
         return stepper_html(self._caption(), self.state, question) + (

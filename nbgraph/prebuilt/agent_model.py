@@ -24,8 +24,8 @@ from langchain_core.runnables import (
     RunnableSequence,
 )
 
-from nbgraph.engine.core.injection import injections
-from nbgraph.engine.core.runtime import current_task_env
+from nbgraph.engine.core.node_context.injection import injections
+from nbgraph.engine.core.node_context.runtime import current_task_env
 
 __all__ = ["PROMPT_NAME", "AgentModel", "check_chat_history", "state_value"]
 

@@ -23,7 +23,7 @@ from langchain_core.tools.base import (
 )
 from typing_extensions import TypeVar
 
-from nbgraph.engine.core.runtime import no_op_writer
+from nbgraph.engine.core.node_context.runtime import no_op_writer
 
 __all__ = [
     "InjectedState",

@@ -3,7 +3,7 @@
 
 A node asks `interrupt([HumanInterrupt(...)])` and reads the `HumanResponse` it is resumed
 with. nbgraph's inspector shows such a request as a tool-call review
-(`nbgraph.views.tool_review`). LangGraph marks these deprecated since 1.0 (moved to
+(`nbgraph.views.panels.tool_review`). LangGraph marks these deprecated since 1.0 (moved to
 `langchain.agents.interrupt`); here they are plain typed dicts.
 
 >>> request = HumanInterrupt(

@@ -18,7 +18,7 @@ import pydantic
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, ToolException
 
-from nbgraph.engine.core.interrupts import GraphInterrupt
+from nbgraph.engine.core.node_context.interrupts import GraphInterrupt
 from nbgraph.engine.core.tasks import ParentCommand
 from nbgraph.prebuilt.injection import ToolInjections, ToolRuntime
 from nbgraph.prebuilt.tool_commands import checked_response

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
-from nbgraph.engine.core.runtime import current_task_env
+from nbgraph.engine.core.node_context.runtime import current_task_env
 from nbgraph.isolation import StateView
 from nbgraph.prebuilt.injection import (
     InjectedState,

@@ -34,8 +34,8 @@ from nbgraph.messages import Message, message_kind, use_message_kind
 from nbgraph.messages.langchain_messages import MessageTypeError
 from nbgraph.record.compare.messages import compare_values
 from nbgraph.record.message_text import message_text
-from nbgraph.views.display import cell_text
-from nbgraph.views.panels import state_html
+from nbgraph.views.drawings.display import cell_text
+from nbgraph.views.panels.panels import state_html
 from tests.support.messages import CALL, keep_all_graph, rich_messages
 
 ROOT = Path(__file__).resolve().parents[2]

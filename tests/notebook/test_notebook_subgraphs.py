@@ -344,7 +344,7 @@ def test_a_sent_subgraphs_cluster_counts_each_branch_its_runs_took():
 
 
 def test_a_faded_subgraph_node_is_faded_inside_its_cluster_too():
-    from nbgraph.views.dot import FADED, HIGHLIGHT_INK
+    from nbgraph.views.drawings.dot import FADED, HIGHLIGHT_INK
 
     api = api_for("nbgraph")
     run = quote_app(api, {"EUR", "JPY"}).run({"item": "a kettle"})

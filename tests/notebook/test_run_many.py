@@ -1,5 +1,6 @@
 """`app.run_many` and `Runs` (nbgraph/notebook/run_many.py, runs.py, workers.py; record/batch.py;
-views/run_picker.py, runs_html.py) on threads and processes; Dask is in test_run_many_dask.py."""
+views/inspector/run_picker.py, runs_html.py) on threads and processes; Dask is in
+test_run_many_dask.py."""
 
 from __future__ import annotations
 

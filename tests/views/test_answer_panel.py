@@ -1,4 +1,4 @@
-"""The inspector's answer panel (`nbgraph/views/answer_panel.py`), headless: a run paused at
+"""The inspector's answer panel (`nbgraph/views/panels/answer_panel.py`), headless: a run paused at
 `interrupt()` shows its questions; an answer resumes the thread and the inspector shows the
 run grown by the resumed steps; tool-call reviews get approve / edit / reject; bad answers
 get a message naming the question and the field; everything shown is escaped."""

@@ -14,7 +14,7 @@ import pytest
 from nbgraph import END, START, StateGraph
 from nbgraph.errors import InvalidArgumentError
 from nbgraph.record.compare.divergence import divergence, writes_differ
-from nbgraph.views.compare_picture import compare_overlay, compare_pictures, same_drawing
+from nbgraph.views.compare.compare_picture import compare_overlay, compare_pictures, same_drawing
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 

@@ -1,4 +1,5 @@
-"""Stand-alone drawings fitted to their output (`views/fitted.py`): the HTML a notebook shows
+"""Stand-alone drawings fitted to their output (`views/drawings/fitted.py`): the HTML a notebook
+shows
 for `app.draw()`, `run.draw()` and `run.draw_tree()` — the picture as wide as the output, never
 below 10 px labels, its full size one click away, the tree's legend one line under it — made
 only of what JupyterLab's sanitizer keeps. In a browser: `tests/e2e/test_browser_drawings.py`."""
@@ -12,7 +13,7 @@ import pytest
 
 from nbgraph import END, START, StateGraph
 from nbgraph.errors import InvalidArgumentError
-from nbgraph.views.fitted import FULL_SIZE_FROM, MIN_LABEL_PX, fitted_html, natural_size
+from nbgraph.views.drawings.fitted import FULL_SIZE_FROM, MIN_LABEL_PX, fitted_html, natural_size
 
 KEPT_BY_SANITIZER = {"div", "img", "details", "summary", "span"}
 """Tags JupyterLab's sanitizer keeps (`<style>` it drops: only an enhancement here)."""

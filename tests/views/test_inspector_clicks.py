@@ -14,9 +14,9 @@ import pytest
 from nbgraph import END, START, Send, StateGraph
 from nbgraph.checkpoint.memory import MemorySaver
 from nbgraph.notebook.fork import ForkError
-from nbgraph.views.clickable_graph import STATIC, ClickablePicture
-from nbgraph.views.clicks import graph_targets, next_run_step
-from nbgraph.views.render import render_svg
+from nbgraph.views.drawings.render import render_svg
+from nbgraph.views.inspector.clickable_graph import STATIC, ClickablePicture
+from nbgraph.views.inspector.clicks import graph_targets, next_run_step
 from tests.support.harness import api_for
 
 ODD = 'se"arch <b>& more'  # a node name with a quote, spaces, markup and an ampersand
@@ -305,7 +305,7 @@ def test_the_fork_box_is_empty_until_a_field_is_picked_then_follows_the_step():
 def test_the_fork_box_is_never_filled_when_the_run_cannot_fork(monkeypatch):
     """Issue 28: a run with no checkpointer serialised the whole shown field into the box
     (a synced Textarea) at every step (repros2/14: a 2M-item list, 17 MB a step)."""
-    from nbgraph.views import fork_panel
+    from nbgraph.views.panels import fork_panel
 
     encoded = []
     monkeypatch.setattr(fork_panel, "_bounded_json", lambda value: encoded.append(value))
@@ -322,7 +322,7 @@ def test_the_fork_box_is_never_filled_when_the_run_cannot_fork(monkeypatch):
 
 
 def test_the_fork_box_holds_a_long_value_only_as_far_as_its_bound():
-    from nbgraph.views.fork_panel import EDIT_CHARS, _bounded_json
+    from nbgraph.views.panels.fork_panel import EDIT_CHARS, _bounded_json
 
     app = (
         StateGraph(State)
@@ -514,7 +514,7 @@ def test_both_renderers_name_each_node_group_by_its_click_id(renderer):
     uses (the `dot` program, the graphviz-pure binary) write the DOT id there."""
     import subprocess
 
-    from nbgraph.views.render import renderers
+    from nbgraph.views.drawings.render import renderers
 
     program = dict(renderers()).get(renderer)
     if program is None:
@@ -541,7 +541,7 @@ def test_the_live_views_first_redraw_does_not_hold_back_the_next(monkeypatch):
     import time
 
     from nbgraph import Run
-    from nbgraph.views.live_view import LiveView
+    from nbgraph.views.inspector.live_view import LiveView
 
     monkeypatch.setattr(LiveView, "first_after", 0.0)
     app = build().compile()

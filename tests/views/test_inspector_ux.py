@@ -10,7 +10,7 @@ import pytest
 
 from nbgraph import END, START, StateGraph
 from nbgraph.record.compare.values import first_difference
-from nbgraph.views.value_tree import value_tree_html
+from nbgraph.views.panels.value_tree import value_tree_html
 
 EVIL = "<img src=x onerror=alert(1)>"
 
@@ -122,7 +122,7 @@ def test_order_sensitivity_says_where_the_two_results_differ():
 def test_play_runs_to_the_last_step_with_the_inspector_displayed_twice():
     import ipywidgets
 
-    from nbgraph.views.playback import Playback
+    from nbgraph.views.inspector.playback import Playback
 
     inspector = fan_app().run({"log": []}).inspect()
     for _ in range(2):  # two views of one model: ipywidgets.Play's timer lives in each view
@@ -187,7 +187,7 @@ def test_following_a_branch_marks_the_current_step():
 def test_panels_and_picture_follow_jupyterlabs_theme_variables():
     import re
 
-    from nbgraph.views import panels, theme
+    from nbgraph.views.panels import panels, theme
 
     inspector = fan_app().run({"log": []}).inspect()
     inspector.go(2)
@@ -312,7 +312,7 @@ def test_quotes_tell_a_string_from_a_number_and_unapplied_is_not_missing():
 
 
 def test_steps_show_readable_durations_and_ids_read_as_words():
-    from nbgraph.views.table_view import duration_text, readable_id, readable_ids
+    from nbgraph.views.panels.table_view import duration_text, readable_id, readable_ids
 
     run = fan_app().run({"log": []})
     shown = run.steps._repr_html_()
@@ -423,7 +423,7 @@ def test_a_long_runs_list_shows_the_steps_around_the_shown_one():
 
 
 def test_a_huge_value_sends_a_bounded_text():
-    from nbgraph.views.value_tree import COPY_CHARS
+    from nbgraph.views.panels.value_tree import COPY_CHARS
 
     shown = value_tree_html("z" * 1_000_000, 50)
     assert len(shown) < COPY_CHARS + 1_000 and "more characters" in shown
@@ -434,7 +434,7 @@ def test_a_huge_value_sends_a_bounded_text():
 def test_the_run_summary_and_a_stepped_step_keep_quotes_on_values():
     import pandas as pd
 
-    from nbgraph.views.display import styled
+    from nbgraph.views.drawings.display import styled
 
     frame = pd.DataFrame({"field": ["x", "y"], "after": ["1", 1]}, dtype=object)
     shown = styled(frame).to_html()

@@ -11,8 +11,8 @@ import pytest
 
 from nbgraph import END, START, StateGraph
 from nbgraph.notebook.run import Run
-from nbgraph.views import live_view
-from nbgraph.views.live_view import LiveView
+from nbgraph.views.inspector import live_view
+from nbgraph.views.inspector.live_view import LiveView
 
 
 class S(TypedDict):

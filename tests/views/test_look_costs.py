@@ -1,13 +1,13 @@
 """A value shown in a panel or table is read only as far as it is shown: a 10 MB str is
 not turned whole into its repr, a 600,000-item dict not listed whole, at every step."""
 
-from nbgraph.views.table_view import _cell
-from nbgraph.views.value_tree import COPY_CHARS, value_tree_html
+from nbgraph.views.panels.table_view import _cell
+from nbgraph.views.panels.value_tree import COPY_CHARS, value_tree_html
 
 
 def test_a_long_text_is_shown_from_its_beginning_without_its_whole_repr(monkeypatch):
     import nbgraph.record.text as text
-    import nbgraph.views.value_tree as tree
+    import nbgraph.views.panels.value_tree as tree
 
     lengths = []
     for module in (text, tree):

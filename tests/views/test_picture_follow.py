@@ -13,9 +13,9 @@ from typing import Annotated, TypedDict
 import pytest
 
 from nbgraph import END, START, StateGraph
-from nbgraph.views.clickable_graph import STATIC
-from nbgraph.views.clicks import graph_current
-from nbgraph.views.render import render_svg
+from nbgraph.views.drawings.render import render_svg
+from nbgraph.views.inspector.clickable_graph import STATIC
+from nbgraph.views.inspector.clicks import graph_current
 
 
 class Log(TypedDict, total=False):
@@ -66,7 +66,7 @@ def test_a_failed_step_marks_the_node_that_raised():
 def test_a_node_folded_into_a_fan_outs_summary_box_marks_that_box():
     graph = StateGraph(Log).add_node("plan", lambda s: {"log": ["plan"]})
     graph.add_edge(START, "plan")
-    for i in range(20):  # more than views.dot folds: the last 12 share one box
+    for i in range(20):  # more than views.drawings.dot folds: the last 12 share one box
         graph.add_node(f"w{i:02d}", lambda s, i=i: {"log": [i]})
         graph.add_edge("plan", f"w{i:02d}").add_edge(f"w{i:02d}", END)
     run = graph.compile().run({"log": []})

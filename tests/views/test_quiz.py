@@ -261,7 +261,7 @@ def test_a_run_read_from_a_file_is_quizzed_with_the_same_folds(tmp_path):
 def test_a_merges_values_are_shown_reading_only_what_is_shown():
     """The quiz's text of a value reads as much of it as it shows (issue 36's rule for
     every look at a value): a long list's later items are never asked for their repr."""
-    from nbgraph.views.quiz_fold import shown
+    from nbgraph.views.quiz.quiz_fold import shown
 
     asked = []
 

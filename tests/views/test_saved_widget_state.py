@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from nbgraph.views.clickable_graph import STATIC
+from nbgraph.views.inspector.clickable_graph import STATIC
 
 PROGRAM = """
 const { default: picture } = await import(process.argv[1]);

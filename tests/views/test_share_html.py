@@ -11,8 +11,8 @@ import pytest
 
 from nbgraph import END, START, Send, StateGraph
 from nbgraph.record.text import short
-from nbgraph.views import render
-from nbgraph.views.share_html import VALUE_WIDTH, page_data, run_page
+from nbgraph.views.drawings import render
+from nbgraph.views.share.share_html import VALUE_WIDTH, page_data, run_page
 
 NAME = 'w "q" <script>alert(1)</script>\udc80'
 VALUE = "</script><img src=x onerror=alert(2)>&amp; 'it' \udc80"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nbgraph.views.share_html import EFFECT_CELLS
+from nbgraph.views.share.share_html import EFFECT_CELLS
 
 SCRIPT = Path(__file__).parents[2] / "nbgraph" / "views" / "static" / "share_html.js"
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs node")

@@ -11,7 +11,7 @@ from typing import TypedDict
 import pytest
 
 from nbgraph import END, START, MemorySaver, StateGraph, interrupt
-from nbgraph.views.step_list import _options
+from nbgraph.views.inspector.step_list import _options
 
 SCRIPT = Path(__file__).parents[2] / "nbgraph" / "views" / "static" / "share_html.js"
 

@@ -1,4 +1,4 @@
-"""A shared run's subruns and state tree (`views/share_runs.py`, in `run.save_html`'s page):
+"""A shared run's subruns and state tree (`views/share/share_runs.py`, in `run.save_html`'s page):
 each subrun's own steps, effects and state, placed at the task that started it and told apart
 by its input; nested subruns depth first; the tree's boxes mapped to their run and step, long
 runs summarised; everything escaped. In a browser: `tests/e2e/test_browser_share_notebook.py`."""
@@ -11,8 +11,8 @@ from typing import Annotated, TypedDict
 import pytest
 
 from nbgraph import END, START, Send, StateGraph
-from nbgraph.views.share_html import run_page
-from nbgraph.views.share_runs import shared_runs
+from nbgraph.views.share.share_html import run_page
+from nbgraph.views.share.share_runs import shared_runs
 
 pytestmark = pytest.mark.dot
 

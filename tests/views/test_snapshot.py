@@ -12,8 +12,8 @@ import graphviz
 import pytest
 
 from nbgraph import END, START, StateGraph
-from nbgraph.views.display import as_drawing, drawing_bundle, picture_html
-from nbgraph.views.snapshot import SnapshotBox
+from nbgraph.views.drawings.display import as_drawing, drawing_bundle, picture_html
+from nbgraph.views.inspector.snapshot import SnapshotBox
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -59,7 +59,7 @@ def test_the_inspector_snapshot_keeps_its_picture_as_an_image_too():
 
 @pytest.mark.dot
 def test_a_live_box_snapshots_the_inspector_inside_it():
-    from nbgraph.views.inspector_widget import Inspector
+    from nbgraph.views.inspector.inspector_widget import Inspector
 
     box = SnapshotBox()
     empty = box._repr_mimebundle_()

@@ -5,8 +5,8 @@ speed, and a click on a node at its only run saying so."""
 from typing import Annotated, Any, Literal, TypedDict
 
 from nbgraph import END, START, RetryPolicy, Run, Send, StateGraph
-from nbgraph.views.clicks import click_note
-from nbgraph.views.router_panel import router_input, routing_html
+from nbgraph.views.inspector.clicks import click_note
+from nbgraph.views.panels.router_panel import router_input, routing_html
 
 
 class Ticket(TypedDict, total=False):

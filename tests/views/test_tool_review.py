@@ -1,4 +1,5 @@
-"""Tool-call reviews (`nbgraph/views/tool_review.py`) against their real consumer: langchain's
+"""Tool-call reviews (`nbgraph/views/panels/tool_review.py`) against their real consumer:
+langchain's
 `HumanInTheLoopMiddleware` in a `create_agent` run on LangGraph pauses with its review; the
 answer `review_answer` writes for a person's decisions is resumed with, and the middleware
 must do what the person decided (the edited call runs, the rejected one does not)."""
@@ -12,7 +13,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from nbgraph.views.tool_review import ReviewAnswerError, review_answer, review_of
+from nbgraph.views.panels.tool_review import ReviewAnswerError, review_answer, review_of
 from tests.support.scripted_model import ScriptedChatModel, calls, tool_call
 
 pytestmark = pytest.mark.langgraph

@@ -21,11 +21,11 @@ import pandas as pd
 import pytest
 
 from nbgraph import END, START, MemorySaver, StateGraph, interrupt
-from nbgraph.views import share_html
-from nbgraph.views.panels import state_html
-from nbgraph.views.share_html import run_page
-from nbgraph.views.step_list import tasks_text
-from nbgraph.views.text_diff import changed_text_html, common_ends
+from nbgraph.views.inspector.step_list import tasks_text
+from nbgraph.views.panels.panels import state_html
+from nbgraph.views.panels.text_diff import changed_text_html, common_ends
+from nbgraph.views.share import share_html
+from nbgraph.views.share.share_html import run_page
 
 EVIL = "<img src=x onerror=alert(1)>"
 LONG_BEFORE = "A" * 2500 + "B" + "A" * 2500
@@ -284,7 +284,7 @@ def test_counts_are_singular_for_one():
 def test_every_count_of_one_reads_singular():
     from nbgraph import InMemoryCache
     from nbgraph.store.memory import InMemoryStore
-    from nbgraph.views.display import drawing_text
+    from nbgraph.views.drawings.display import drawing_text
 
     app = StateGraph(S).add_node("a", lambda s: {"ok": 1}).add_edge(START, "a").compile()
     assert repr(app).endswith(": 1 node>")
@@ -299,7 +299,7 @@ def test_every_count_of_one_reads_singular():
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
 def test_the_shared_pages_counts_read_singular_for_one():
-    source = (Path(share_html.__file__).parent / "static" / "share_html.js").read_text()
+    source = (Path(share_html.__file__).parents[1] / "static" / "share_html.js").read_text()
     assert '" more tasks' not in source and '" more subruns' not in source
     start = source.index("  function plural(")
     program = source[start : source.index("\n  }\n", start) + 4] + (
@@ -337,7 +337,7 @@ def test_the_shared_page_of_a_failed_run_shows_the_users_frame_first():
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
 def test_the_shared_page_says_paused_in_a_paused_steps_effects_and_not_in_red():
-    source = (Path(share_html.__file__).parent / "static" / "share_html.js").read_text()
+    source = (Path(share_html.__file__).parents[1] / "static" / "share_html.js").read_text()
 
     def function(name: str) -> str:
         start = source.index(f"  function {name}(")

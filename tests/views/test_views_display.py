@@ -11,8 +11,8 @@ from typing import Annotated, TypedDict
 import pytest
 
 from nbgraph import START, StateGraph
-from nbgraph.views import render
-from nbgraph.views.display import drawing_bundle, run_html, styled
+from nbgraph.views.drawings import render
+from nbgraph.views.drawings.display import drawing_bundle, run_html, styled
 
 EVIL = "<img src=x onerror=alert(1)>"
 
@@ -74,7 +74,7 @@ def test_without_dot_on_path_graphviz_pure_still_draws():
         import json, operator
         from typing import Annotated, TypedDict
         from nbgraph import START, StateGraph
-        from nbgraph.views import render
+        from nbgraph.views.drawings import render
 
         class S(TypedDict):
             log: Annotated[list, operator.add]

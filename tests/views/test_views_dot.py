@@ -7,7 +7,7 @@ from typing import Annotated, Literal, TypedDict
 import pytest
 
 from nbgraph import END, START, Command, Send, StateGraph
-from nbgraph.views.dot import label
+from nbgraph.views.drawings.dot import label
 from tests.support.dot import edges, labels
 
 
@@ -260,7 +260,7 @@ class Broken:
 
 
 def test_a_value_whose_repr_raises_draws_as_a_placeholder():
-    from nbgraph.views.dot import short
+    from nbgraph.views.drawings.dot import short
 
     run = (
         StateGraph(dict)
@@ -287,7 +287,7 @@ def test_a_loaded_run_with_a_dense_graph_is_not_laid_out(tmp_path):
     import time
 
     from nbgraph import Run
-    from nbgraph.views.render import LAYOUT_EDGES, layout_problem, render_svg
+    from nbgraph.views.drawings.render import LAYOUT_EDGES, layout_problem, render_svg
 
     app = StateGraph(_Log).add_node("a", lambda s: {"log": ["a"]}).add_edge(START, "a").compile()
     assert layout_problem("digraph {a -> b}") == ""

@@ -8,9 +8,9 @@ import pytest
 
 import nbgraph
 from nbgraph import END, START, StateGraph
-from nbgraph.views.inspector_widget import ALL_BRANCHES
-from nbgraph.views.panels import effects_html, state_html
-from nbgraph.views.theme import CHANGED, FADED
+from nbgraph.views.drawings.theme import CHANGED, FADED
+from nbgraph.views.inspector.inspector_widget import ALL_BRANCHES
+from nbgraph.views.panels.panels import effects_html, state_html
 
 EVIL = "<img src=x onerror=alert(1)>"
 
@@ -295,7 +295,7 @@ def test_a_value_that_contains_itself_shows_as_repr_shows_it():
 def test_a_lone_surrogate_in_a_node_name_is_drawn_and_shown_escaped():
     """Issue 28 (repros2/13): a node name holding half an emoji raised UnicodeEncodeError
     from every picture and the inspector; it shows as its escape, as in a value's repr."""
-    from nbgraph.views.dot import label
+    from nbgraph.views.drawings.dot import label
 
     name = "answer \ud83d <b>"
     app = StateGraph(dict).add_node(name, lambda s: {"f": 1}).add_edge(START, name).compile()

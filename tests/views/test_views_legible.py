@@ -13,10 +13,10 @@ from typing import Annotated, TypedDict
 import pytest
 
 from nbgraph import END, START, Send, StateGraph
-from nbgraph.views.dot import FADED_FILL, FADED_TEXT
-from nbgraph.views.panels import ROWS_SHOWN, WRITES_SHOWN, effects_html
-from nbgraph.views.render import render_svg, render_with, renderers
-from nbgraph.views.theme import FADED
+from nbgraph.views.drawings.dot import FADED_FILL, FADED_TEXT
+from nbgraph.views.drawings.render import render_svg, render_with, renderers
+from nbgraph.views.drawings.theme import FADED
+from nbgraph.views.panels.panels import ROWS_SHOWN, WRITES_SHOWN, effects_html
 
 EVIL = "<img src=x onerror=alert(1)>"
 
@@ -207,8 +207,8 @@ def test_rows_of_controls_wrap_rather_than_squeeze_their_buttons():
 
 def test_a_task_whose_time_was_not_recorded_says_unknown_not_0_us():
     from nbgraph.record.tree import TreeNode
-    from nbgraph.views.step_list import _options
-    from nbgraph.views.table_view import steps_table_html
+    from nbgraph.views.inspector.step_list import _options
+    from nbgraph.views.panels.table_view import steps_table_html
 
     assert math.isnan(TreeNode("task:1:0:a", "task", 1, "a").duration)
     assert TreeNode("merge:1", "merge", 1, "merge").duration == 0.0
@@ -277,8 +277,8 @@ def chat_run():
 
 
 def test_messages_in_the_effects_panel_one_a_line_in_a_table_a_narrow_panel_stacks():
-    from nbgraph.views.clickable_graph import STATIC
-    from nbgraph.views.panels import EFFECTS_CLASS
+    from nbgraph.views.inspector.clickable_graph import STATIC
+    from nbgraph.views.panels.panels import EFFECTS_CLASS
 
     inspector = chat_run().inspect()
     inspector.go(3)
@@ -311,7 +311,7 @@ def test_stacked_gives_the_step_list_the_picture_and_the_panels_the_whole_width(
     inspector.arrange("stacked")
     assert "nbgraph-stacked" in inspector._dom_classes
     assert "nbgraph-auto" not in inspector._dom_classes
-    from nbgraph.views.clickable_graph import STATIC
+    from nbgraph.views.inspector.clickable_graph import STATIC
 
     css = (STATIC / "clickable_graph.css").read_text()
     rules = _rules(css)
@@ -368,7 +368,7 @@ def _cells(source: str, node: str) -> list[tuple[str, str]]:
 
 
 def test_one_task_of_a_fan_out_is_drawn_apart_from_its_faded_siblings():
-    from nbgraph.views.dot import FADED_TEXT, HIGHLIGHT_FILL
+    from nbgraph.views.drawings.dot import FADED_TEXT, HIGHLIGHT_FILL
 
     run = fan_out_run(200)
     task = run.log.steps[2].tasks[37]

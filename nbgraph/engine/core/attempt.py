@@ -21,17 +21,18 @@ from typing import Any
 
 from nbgraph.engine.core.caching import keep_in_cache
 from nbgraph.engine.core.calls import Returned, result_write
-from nbgraph.engine.core.injection import OWN_WRITER, TaskEnv, awaited, call_with
-from nbgraph.engine.core.interrupts import (
+from nbgraph.engine.core.node_context.injection import OWN_WRITER, TaskEnv, awaited, call_with
+from nbgraph.engine.core.node_context.interrupts import (
     GraphInterrupt,
     Scope,
     enter_scope,
     interrupt_scope,
     leave_scope,
 )
+from nbgraph.engine.core.node_context.runtime import enter_task, leave_task
+from nbgraph.engine.core.node_context.writer import TaskStream
 from nbgraph.engine.core.plans import NodePlan, RouterPlan
 from nbgraph.engine.core.retrying import next_attempt
-from nbgraph.engine.core.runtime import enter_task, leave_task
 from nbgraph.engine.core.tasks import (
     Task,
     absorb_output,
@@ -43,7 +44,6 @@ from nbgraph.engine.core.tasks import (
     router_view,
     warn_dropped,
 )
-from nbgraph.engine.core.writer import TaskStream
 from nbgraph.isolation import StateView, isolate
 from nbgraph.primitives import Command, Send
 

@@ -28,8 +28,8 @@ from typing import Annotated, Any, TypedDict
 
 from nbgraph.blueprint import NodeSpec
 from nbgraph.engine.core.caching import serve_call_from_cache
-from nbgraph.engine.core.interrupts import GraphInterrupt
-from nbgraph.engine.core.runtime import running_task_env
+from nbgraph.engine.core.node_context.interrupts import GraphInterrupt
+from nbgraph.engine.core.node_context.runtime import running_task_env
 from nbgraph.engine.core.tasks import Task
 from nbgraph.policies import retry_policies
 from nbgraph.primitives import Ephemeral

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.core.interrupts import Scope, current_scope
-from nbgraph.engine.core.runtime import current_task_env
+from nbgraph.engine.core.node_context.interrupts import Scope, current_scope
+from nbgraph.engine.core.node_context.runtime import current_task_env
 
 __all__ = [
     "NS_SEP",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.core.injection import injections
+from nbgraph.engine.core.node_context.injection import injections
 from nbgraph.engine.core.tasks import VIEWED
 from nbgraph.primitives import END
 from nbgraph.schema import FieldSpec

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbgraph.engine.core.interrupts import GraphInterrupt, SubgraphStopped
+from nbgraph.engine.core.node_context.interrupts import GraphInterrupt, SubgraphStopped
 
 __all__ = ["keep_subrun", "pass_pause_up", "stops_caller"]
 

@@ -26,9 +26,9 @@ from langchain_core.callbacks import CallbackManager
 from langchain_core.runnables.config import var_child_runnable_config
 
 from nbgraph.blueprint.subgraphs import subgraph_of
-from nbgraph.engine.core.injection import task_metadata, task_uuid
-from nbgraph.engine.core.interrupts import GraphInterrupt
 from nbgraph.engine.core.nesting import checkpoint_ns
+from nbgraph.engine.core.node_context.injection import task_metadata, task_uuid
+from nbgraph.engine.core.node_context.interrupts import GraphInterrupt
 from nbgraph.engine.core.tasks import Task
 from nbgraph.primitives import START
 

@@ -21,8 +21,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk
 from langchain_core.runnables.config import var_child_runnable_config
 
-from nbgraph.engine.core.injection import task_metadata, task_uuid
 from nbgraph.engine.core.nesting import checkpoint_ns
+from nbgraph.engine.core.node_context.injection import task_metadata, task_uuid
 from nbgraph.engine.core.tasks import Task
 from nbgraph.engine.streaming.namespaces import Nested, graph_namespace
 from nbgraph.engine.streaming.streams import LiveSink

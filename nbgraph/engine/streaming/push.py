@@ -16,7 +16,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.runnables.config import var_child_runnable_config
 
-from nbgraph.engine.core.runtime import current_task_env
+from nbgraph.engine.core.node_context.runtime import current_task_env
 from nbgraph.engine.core.tasks import absorb_update
 from nbgraph.engine.streaming.chat_stream import ChatStream
 from nbgraph.engine.streaming.namespaces import graph_namespace

@@ -1,7 +1,7 @@
 """Live streams: what a node sends out while it runs — `get_stream_writer()`'s custom chunks
 and, with langchain_core, the chat model tokens of `stream_mode="messages"`.
 
-Each task runs with its writer (`engine.core.writer.TaskStream`) in context.
+Each task runs with its writer (`engine.core.node_context.writer.TaskStream`) in context.
 What a node writes is kept on the task (`Task.custom`, for the record) and, when the caller
 streams `"custom"`, put on the run's `LiveSink` the moment it is written. The drivers read
 the sink while a step's tasks run, so custom and messages chunks reach the caller
@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.core.loop import Hooks
+from nbgraph.engine.core.node_context.writer import TaskStream, current_writer
 from nbgraph.engine.core.tasks import Task
-from nbgraph.engine.core.writer import TaskStream, current_writer
 from nbgraph.errors import InvalidArgumentError
 from nbgraph.primitives import Command
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.engine.core.calls import CALLS, RETURN
-from nbgraph.engine.core.injection import node_metadata, task_triggers, task_uuid
+from nbgraph.engine.core.node_context.injection import node_metadata, task_triggers, task_uuid
 from nbgraph.engine.core.tasks import Task, node_input
 from nbgraph.isolation import StateView
 

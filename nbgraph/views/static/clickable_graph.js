@@ -20,7 +20,7 @@ function attachKeys(model, el, tries) {
     return;
   }
   // the latest picture drawn in this inspector's box takes the keys (after a later cell,
-  // a twin's picture takes the box: views/earlier_views.py)
+  // a twin's picture takes the box: views/inspector/earlier_views.py)
   host._nbgraphSend = (message) => model.send(message);
   if (host.dataset.nbgraphKeys) return; // one listener per inspector, however many views
   host.dataset.nbgraphKeys = "1";
@@ -318,7 +318,7 @@ function render({ model, el }) {
     }
   };
   const draw = () => {
-    // graphviz's SVG: every label was escaped when the DOT was built (views.dot.label)
+    // graphviz's SVG: every label was escaped when the DOT was built (views.drawings.dot.label)
     picture.innerHTML = model.get("value");
     size();
     mark();

@@ -1,4 +1,4 @@
-// nbgraph's shared run (views/share_html.py): a kernel-less inspector in plain JavaScript.
+// nbgraph's shared run (views/share/share_html.py): a kernel-less inspector in plain JavaScript.
 // It reads the run (and its subruns) from the page's JSON data and puts every text on the
 // page with textContent (never as HTML); it fetches nothing.
 (function () {

@@ -27,7 +27,7 @@ from nbgraph import (
 )
 from nbgraph.engine.core.retrying import matching_policy, retry_wait
 from nbgraph.policies import default_cache_key, default_retry_on
-from nbgraph.views.panels import attempts_html
+from nbgraph.views.panels.panels import attempts_html
 
 
 class S(TypedDict):

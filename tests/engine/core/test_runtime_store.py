@@ -99,7 +99,7 @@ def test_an_older_run_file_without_them_loads_and_a_damaged_one_is_refused():
 
 def test_views_show_the_context_and_store_calls_escaped():
     pytest.importorskip("ipywidgets")
-    from nbgraph.views.display import run_html
+    from nbgraph.views.drawings.display import run_html
 
     run = memory_app().run({"n": 1}, context={"user": EVIL.replace(".", "")})
     html = run_html(run)
