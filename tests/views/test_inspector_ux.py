@@ -187,7 +187,8 @@ def test_following_a_branch_marks_the_current_step():
 def test_panels_and_picture_follow_jupyterlabs_theme_variables():
     import re
 
-    from nbgraph.views.panels import panels, theme
+    from nbgraph.views.drawings import theme
+    from nbgraph.views.panels import panels
 
     inspector = fan_app().run({"log": []}).inspect()
     inspector.go(2)
