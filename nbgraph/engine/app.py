@@ -27,7 +27,7 @@ from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
 from nbgraph.engine.nested.states import held_tasks, named_thread, with_subgraph_states
 from nbgraph.engine.nested.subruns import keep_subrun, pass_pause_up
 from nbgraph.engine.persistence.durability import durability_of, finish
-from nbgraph.engine.persistence.history_snapshots import history_snapshots, in_blocks, paged
+from nbgraph.engine.persistence.history_snapshots import blocks, history_snapshots, paged
 from nbgraph.engine.persistence.listing import ThreadStates as ThreadStates  # (saver.list())
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.engine.persistence.snapshots import (
@@ -171,10 +171,11 @@ class CompiledGraph(RunnableHabits):
         (a checkpoint's config) those older than that checkpoint, `limit` at most that many.
         """
         _check_history_arguments(filter, before, limit)
-        snapshots = in_blocks(history_snapshots(self._thread(config), with_subgraph_states))
+        snapshots = history_snapshots(self._thread(config), with_subgraph_states)
         if filter or before or limit is not None:
             snapshots = paged(snapshots, filter, before, limit)
-        yield from snapshots
+        for block in blocks(snapshots):  # (made with the collector paused)
+            yield from block
 
     def update_state(
         self, config: dict[str, Any], values: Any, as_node: str | None = None

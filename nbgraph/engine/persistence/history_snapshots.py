@@ -20,7 +20,7 @@ from nbgraph.engine.persistence.persist import Thread
 from nbgraph.engine.persistence.snapshots import Snapshots, state_snapshot, tasks_from
 from nbgraph.primitives import StateSnapshot
 
-__all__ = ["BLOCK", "WithStates", "history_snapshots", "in_blocks", "paged"]
+__all__ = ["BLOCK", "WithStates", "blocks", "history_snapshots", "paged"]
 
 WithStates = Callable[[Thread, StateSnapshot, bool], StateSnapshot]
 """`with_states(thread, snapshot, recurse)`: the snapshot with its subgraph tasks' states
@@ -99,8 +99,8 @@ class _Shown:
 BLOCK = 256  # the most snapshots built at once, the collector paused
 
 
-def in_blocks(snapshots: Iterator[StateSnapshot], most: int = BLOCK) -> Iterator[StateSnapshot]:
-    """`snapshots`, made in blocks with the cyclic garbage collector paused: 1, 2, 4, ...
+def blocks(snapshots: Iterator[StateSnapshot], most: int = BLOCK) -> Iterator[list[StateSnapshot]]:
+    """`snapshots` in lists, each made with the cyclic garbage collector paused: 1, 2, 4, ...
     up to `most` at a time (a reader who stops early had at most twice what it read made).
 
     Every snapshot holds its own copy of each list (no snapshot sees another's changes), so
@@ -122,7 +122,8 @@ def in_blocks(snapshots: Iterator[StateSnapshot], most: int = BLOCK) -> Iterator
                     gc.freeze()
                     gc.unfreeze()
                 gc.enable()
-        yield from block
+        if block:
+            yield block
         if len(block) < size:
             return
         size = min(2 * size, most)
