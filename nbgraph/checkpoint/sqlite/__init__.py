@@ -288,6 +288,20 @@ class SqliteSaver(BaseSaver):
             rows = self._connection().execute(query, (thread_id,)).fetchall()
         return records_of(self, rows)
 
+    def history_slice(
+        self, thread_id: str, start: int, stop: int | None = None
+    ) -> list[CheckpointRecord]:
+        check_text_thread_id(thread_id)
+        start = max(0, start)
+        count = -1 if stop is None else max(0, stop - start)
+        query = (
+            f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? "
+            "ORDER BY seq DESC LIMIT ? OFFSET ?"
+        )
+        with self._lock, reading(self._where):
+            rows = self._connection().execute(query, (thread_id, count, start)).fetchall()
+        return records_of(self, rows)
+
     def history_ids(self, thread_id: str) -> list[str]:
         check_text_thread_id(thread_id)
         query = "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC"
