@@ -211,10 +211,9 @@ class _Copier:
             if kind is list and key in appending:
                 seen = checked.get(key)
                 start = seen[1] if seen is not None and seen[0] is value else 0
-                if start <= len(value) and (
-                    start == len(value) or set(map(type, value[start:])) <= ATOMS
-                ):
-                    checked[key] = (value, len(value))
+                size = len(value)
+                if start <= size and (start == size or set(map(type, value[start:])) <= ATOMS):
+                    checked[key] = (value, size)
                     copied[key] = value[:]
                     continue
                 checked.pop(key, None)
