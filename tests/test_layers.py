@@ -9,6 +9,8 @@ runs upward fails here too.
 from __future__ import annotations
 
 import ast
+import difflib
+import re
 from pathlib import Path
 
 import pytest
@@ -619,24 +621,255 @@ def test_the_facts_rule_finds_engine_imports_past_the_facts(tmp_path):
     assert upward_imports(package) == []
 
 
-def test_the_architecture_doc_lists_every_module_in_its_layer():
-    doc = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text()
-    listed: dict[str, str] = {}
-    layer = ""
-    for line in doc.split("## Every module", 1)[1].splitlines():
-        if line.startswith("### "):
-            layer = line.split()[-1]
-        elif line.startswith("- `nbgraph/"):
-            listed[line.split("`")[1]] = layer
-    on_disk = {str(p.relative_to(PACKAGE.parent)) for p in MODULES}
-    assert sorted(on_disk - set(listed)) == [], "modules docs/ARCHITECTURE.md does not list"
-    assert sorted(set(listed) - on_disk) == [], "modules docs/ARCHITECTURE.md lists, not on disk"
-    wrong = [
-        f"{path} is listed under {layer}, its layer is {LAYERS[layer_of(name)][0]}"
-        for path, layer in listed.items()
-        if LAYERS[layer_of(name := module_name(PACKAGE.parent / path))][0] != layer
+ARCHITECTURE = PACKAGE.parent / "docs" / "ARCHITECTURE.md"
+
+MAX_SUMMARY = 200
+"""A module's docstring opens with one sentence of at most this many characters: what the
+module is, its line in the doc's module list. The rest of the docstring says the rest."""
+
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\.\.)\.(?=\s+[A-Z`(\"'*])|\.$")
+
+
+def summary(path: Path) -> str:
+    """A module's one line: its docstring's first sentence (up to a full stop that a new
+    sentence follows, or the end of the first paragraph), on one line."""
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    paragraph = " ".join(doc.split("\n\n")[0].split())
+    end = _SENTENCE_END.search(paragraph)
+    return paragraph[: end.end()] if end else paragraph
+
+
+def _shown(module: str, package: Path = PACKAGE) -> str:
+    """`nbgraph/views/dot.py` for `nbgraph.views.dot` (a package: its `__init__.py`)."""
+    where = package.parent / Path(*module.split("."))
+    path = where / "__init__.py" if where.is_dir() else where.with_suffix(".py")
+    return str(path.relative_to(package.parent))
+
+
+def _floor_heading(floor: int) -> str:
+    if floor == len(ENGINE_FLOORS):
+        return "#### top: the engine's own modules"
+    places = ", ".join(
+        f"`{_shown(p)[len('nbgraph/') : -len('__init__.py')]}`" for p in ENGINE_FLOORS[floor]
+    )
+    return f"#### floor {floor + 1}: {places}"
+
+
+def module_list(package: Path = PACKAGE) -> str:
+    """The doc's module list: each layer (the engine by its floors), each module in it with
+    its docstring's first sentence, as `python tests/test_layers.py --modules` prints it."""
+    groups: dict[tuple[int, int], list[tuple[str, Path]]] = {}
+    for path in package.rglob("*.py"):
+        name = module_name(path, package)
+        layer = layer_of(name)
+        floor = engine_floor(name)[0] if LAYERS[layer][0] == "engine" else -1
+        groups.setdefault((layer, floor), []).append((name, path))
+    lines: list[str] = []
+    for layer, floor in sorted(groups):
+        if f"### {layer + 1} {LAYERS[layer][0]}" not in lines:
+            lines += [f"### {layer + 1} {LAYERS[layer][0]}", ""]
+        if floor >= 0:
+            lines += [_floor_heading(floor), ""]
+        for _, path in sorted(groups[layer, floor]):
+            lines.append(f"- `{path.relative_to(package.parent)}` — {summary(path)}")
+        lines.append("")
+    return "\n".join(lines).strip() + "\n"
+
+
+def cycles_text(package: Path = PACKAGE) -> str:
+    """The doc's account of the import cycles, as `python tests/test_layers.py` finds them."""
+    cycles = modules_in_cycles(package)
+    if not cycles:
+        return "`python tests/test_layers.py` finds no import cycle.\n"
+    count = sum(map(len, cycles))
+    lines = [
+        f"`python tests/test_layers.py` finds {len(cycles)} import "
+        f"{'cycle' if len(cycles) == 1 else 'cycles'} ({count} modules), each inside one layer:",
+        "",
     ]
-    assert wrong == []
+    for cycle in sorted(cycles, key=lambda c: (layer_of(c[0]), c)):
+        shown = " ↔ ".join(f"`{_shown(m, package)[len('nbgraph/') :]}`" for m in cycle)
+        lines.append(f"- {LAYERS[layer_of(cycle[0])][0]}: {shown}")
+    return "\n".join(lines) + "\n"
+
+
+def generated(package: Path = PACKAGE) -> dict[str, str]:
+    """The doc's sections made from the code, by the name their markers carry."""
+    return {"module list": module_list(package), "import cycles": cycles_text(package)}
+
+
+_HINTS = {
+    "module list": "edit the docstrings, not these lines",
+    "import cycles": "change the imports, not these lines",
+}
+
+
+def _markers(name: str) -> tuple[str, str]:
+    return (
+        f"<!-- {name}: written by `python tests/test_layers.py --write`; {_HINTS[name]} -->",
+        f"<!-- end of {name} -->",
+    )
+
+
+def doc_section(doc: str, name: str) -> str:
+    """The text between a generated section's markers in the doc."""
+    begin, end = _markers(name)
+    if begin not in doc or end not in doc:
+        raise AssertionError(f"docs/ARCHITECTURE.md has no markers for its {name}: {begin}")
+    return doc.split(begin, 1)[1].split(end, 1)[0].strip("\n") + "\n"
+
+
+def with_sections(doc: str, sections: dict[str, str]) -> str:
+    """The doc with each generated section's text put between its markers."""
+    for name, text in sections.items():
+        begin, end = _markers(name)
+        doc_section(doc, name)  # (the markers are there)
+        head, rest = doc.split(begin, 1)
+        doc = f"{head}{begin}\n\n{text}\n{end}{rest.split(end, 1)[1]}"
+    return doc
+
+
+def test_the_architecture_doc_lists_the_modules_and_cycles_the_code_has():
+    doc = ARCHITECTURE.read_text()
+    stale = []
+    for name, text in generated().items():
+        if doc_section(doc, name) != text:
+            diff = difflib.unified_diff(
+                doc_section(doc, name).splitlines(),
+                text.splitlines(),
+                "doc",
+                "code",
+                lineterm="",
+                n=0,
+            )
+            stale.append(f"{name}:\n" + "\n".join(list(diff)[2:40]))
+    assert not stale, (
+        "docs/ARCHITECTURE.md differs from the code; run `python tests/test_layers.py --write` "
+        "(it rewrites these sections from the modules' docstrings and imports):\n"
+        + "\n".join(stale)
+    )
+
+
+def test_every_module_says_what_it_is_in_one_short_sentence():
+    wrong = [
+        f"{path.relative_to(PACKAGE.parent)}: "
+        + (f"{len(line)} characters" if line else "no docstring")
+        for path in MODULES
+        if not (line := summary(path)) or len(line) > MAX_SUMMARY
+    ]
+    assert not wrong, (
+        f"a module's docstring opens with one sentence of at most {MAX_SUMMARY} characters "
+        "(its line in docs/ARCHITECTURE.md):\n" + "\n".join(wrong)
+    )
+
+
+_UNIT = r"(?:µs|ns|ms|s|seconds?|minutes?|[kKMG]B)\b"
+MEASURED = re.compile(
+    r"(?<![\w.])\d[\d,.]*\s*"
+    + _UNIT  # 2.5 µs, 1.13 MB
+    + r"|(?<![\w.])\d+(?:\.\d+)?\s*×(?!\s*\d)"  # 6.2× (not a 2×2 frame)
+    + r"|\b(?:twice|\w+ times) as (?:fast|slow)"
+    + r"|\ba (?:half|third|quarter|fifth|tenth) of [^.]{0,40}\btime\b"
+)
+"""A measured time, size or ratio in a docstring: it goes stale there unseen."""
+
+SPECIFIED = ("a random 0-1 s", "every 50 ms", "every 350 ms", "interval is 700 ms", "10 MB")
+"""Numbers with units that docstrings give as what the code does (an interval it keeps, a
+size in an example), not as what it was measured to cost."""
+
+_QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|^\s*>>> .*(?:\n(?!\s*$).*)*", re.M)
+"""Quoted text and doctests (a `>>>` line and the lines after it up to a blank one)."""
+
+
+def measured_in_docstrings(package: Path = PACKAGE) -> list[str]:
+    """Measured times, sizes and ratios in the package's docstrings (of modules, classes,
+    functions and attributes), as `file:line: what`. Quoted and doctest text is left out."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            body = getattr(node, "body", None)
+            for item in body if isinstance(body, list) else ():
+                if not (isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant)):
+                    continue
+                if not isinstance(text := item.value.value, str):
+                    continue
+                text = " ".join(_QUOTED.sub("", text).split())
+                for phrase in SPECIFIED:
+                    text = text.replace(phrase, "")
+                found.extend(
+                    f"{path.relative_to(package.parent)}:{item.lineno}: {match.group(0)}"
+                    for match in MEASURED.finditer(text)
+                )
+    return found
+
+
+def test_no_docstring_holds_a_measured_time():
+    found = measured_in_docstrings()
+    assert not found, (
+        "measured numbers go stale in docstrings: put them in benchmarks/README.md "
+        '("Timings behind the code", naming the module) and let the docstring say only which '
+        "way the choice went (a number that is the code's behaviour goes in SPECIFIED):\n"
+        + "\n".join(found)
+    )
+
+
+def test_the_timing_rule_finds_measured_numbers(tmp_path):
+    package = tmp_path / "nbgraph"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        '"""Fast (~2.5 µs a call).\n\n>>> 3 * 2.0  # 6.0 s\n"""\n'
+        "X = 1\n"
+        '"""The limit: 20 x 20 takes 7 s; `"0.12 ms"` is how a time shows."""\n'
+        "def f():\n"
+        '    """4.7–6.2× the JSON file, a fifth of a dataclass\'s time, twice as fast;\n'
+        '    a DataFrame 2×2; a random 0-1 s wait."""\n'
+    )
+    assert measured_in_docstrings(package) == [
+        "nbgraph/__init__.py:1: 2.5 µs",
+        "nbgraph/__init__.py:6: 7 s",
+        "nbgraph/__init__.py:8: 6.2×",
+        "nbgraph/__init__.py:8: a fifth of a dataclass's time",
+        "nbgraph/__init__.py:8: twice as fast",
+    ]
+
+
+def test_the_generated_sections_replace_only_their_own_text(tmp_path):
+    package = tmp_path / "nbgraph"
+    for name, source in {
+        "__init__.py": '"""The names."""\n',
+        "errors.py": '"""Errors, e.g. one. More here."""\nfrom nbgraph import primitives\n',
+        "primitives.py": '"""Value types.\n\nMore."""\nfrom nbgraph import errors\n',
+        "engine/__init__.py": '"""The engine."""\n',
+        "engine/core/__init__.py": '"""The core: one run."""\n',
+        "engine/app.py": '"""`App`: a graph\nthat runs. Details."""\n',
+    }.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(source)
+    sections = generated(package)
+    assert sections["module list"] == (
+        "### 1 basics\n\n"
+        "- `nbgraph/errors.py` — Errors, e.g. one.\n"
+        "- `nbgraph/primitives.py` — Value types.\n\n"
+        "### 6 engine\n\n"
+        "#### floor 1: `engine/core/`\n\n"
+        "- `nbgraph/engine/core/__init__.py` — The core: one run.\n\n"
+        "#### top: the engine's own modules\n\n"
+        "- `nbgraph/engine/__init__.py` — The engine.\n"
+        "- `nbgraph/engine/app.py` — `App`: a graph that runs.\n\n"
+        "### 9 notebook\n\n"
+        "- `nbgraph/__init__.py` — The names.\n"
+    )
+    assert sections["import cycles"] == (
+        "`python tests/test_layers.py` finds 1 import cycle (2 modules), each inside one layer:"
+        "\n\n- basics: `errors.py` ↔ `primitives.py`\n"
+    )
+    begin, end = _markers("module list")
+    doc = f"# Doc\n\n{begin}\nold\n{end}\n\nafter\n" + "\n".join(_markers("import cycles"))
+    written = with_sections(doc, sections)
+    assert written.startswith(f"# Doc\n\n{begin}\n\n### 1 basics\n")
+    assert f"\n\n{end}\n\nafter\n" in written and "old" not in written
+    assert with_sections(written, sections) == written
+    assert doc_section(written, "import cycles") == sections["import cycles"]
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE.parent)))
@@ -678,10 +911,25 @@ def test_no_test_module_imports_another(tmp_path):
     ]
 
 
-if __name__ == "__main__":  # the import graph of a checkout: python tests/test_layers.py [nbgraph/]
-    import sys
-
-    root = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else PACKAGE
+def _main(arguments: list[str]) -> None:
+    """python tests/test_layers.py [--modules] [--write] [nbgraph/]: the import graph of a
+    checkout (upward imports, floor crossings, spread classes, cycles); with `--modules`,
+    the doc's module list instead; with `--write`, docs/ARCHITECTURE.md's generated
+    sections (the module list, the import cycles) rewritten from the code."""
+    flags = {a for a in arguments if a.startswith("--")}
+    paths = [a for a in arguments if not a.startswith("--")]
+    if flags - {"--modules", "--write"}:
+        raise SystemExit(
+            f"unknown option {sorted(flags - {'--modules', '--write'})}: {_main.__doc__}"
+        )
+    root = Path(paths[0]).resolve() if paths else PACKAGE
+    if "--write" in flags:
+        ARCHITECTURE.write_text(with_sections(ARCHITECTURE.read_text(), generated(root)))
+        print(f"wrote the module list and the import cycles into {ARCHITECTURE}")
+    if "--modules" in flags:
+        print(module_list(root), end="")
+    if flags:
+        return
     found, cycles = upward_imports(root), modules_in_cycles(root)
     print("\n".join(found))
     print(f"{len(found)} upward imports in {len(list(root.rglob('*.py')))} modules")
@@ -694,3 +942,9 @@ if __name__ == "__main__":  # the import graph of a checkout: python tests/test_
     for cycle in cycles:
         print(f"cycle of {len(cycle)}: {', '.join(cycle)}")
     print(f"{sum(map(len, cycles))} modules in {len(cycles)} cycles")
+
+
+if __name__ == "__main__":
+    import sys
+
+    _main(sys.argv[1:])

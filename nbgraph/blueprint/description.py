@@ -1,8 +1,9 @@
-"""A compiled graph as plain JSON data and back: what a run file or a thread's first checkpoint
-keeps so the record can be read in another process (no functions: a loaded graph's nodes,
-routers, merges and filters are stand-ins that say so when called), its shape, and the check
-that a graph given with `graph=` is the one recorded.
-"""
+"""A compiled graph as plain JSON data and back, so a run file or a thread's first checkpoint
+can be read in another process.
+
+A loaded graph has no functions: its nodes, routers, merges and filters are stand-ins that say
+so when called. Also here: the data's shape, and the check that a graph given with `graph=` is
+the one recorded."""
 
 from __future__ import annotations
 

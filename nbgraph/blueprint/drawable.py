@@ -1,6 +1,7 @@
-"""A compiled graph's structure as LangGraph's `get_graph()` gives it: its nodes (`__start__`,
-each node, `__end__`) and its edges, each with `source`, `target`, `data` (a path map's
-label when it differs from the target) and `conditional`.
+"""A compiled graph's structure as LangGraph's `get_graph()` gives it: its nodes and edges.
+
+The nodes are `__start__`, each node and `__end__`; each edge has `source`, `target`, `data` (a
+path map's label when it differs from the target) and `conditional`.
 
 The edges are the ones LangGraph's drawing finds: those from nodes a run can reach from
 START; a router's edges when its targets are known (a path map, or `-> Literal[...]`); an

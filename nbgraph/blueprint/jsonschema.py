@@ -1,6 +1,8 @@
-"""A compiled graph's input and output schemas as LangGraph gives them: `get_input_schema()`
-and `get_output_schema()` (pydantic models) and their JSON schemas (`get_input_jsonschema()`,
-`get_output_jsonschema()`).
+"""A compiled graph's input and output schemas as LangGraph gives them, as pydantic models and
+as JSON schemas.
+
+`get_input_schema()` and `get_output_schema()` give the models, `get_input_jsonschema()` and
+`get_output_jsonschema()` their JSON schemas.
 
 As LangGraph: a pydantic state is its own schema; a TypedDict's JSON schema is pydantic's of
 it; any other state (a dataclass) becomes a model named `<graph>Input` / `<graph>Output` of

@@ -1,7 +1,7 @@
-"""What a node's or router's function says about itself: its name, whether it is async or
-takes `config`, the schema its first parameter reads, where its Commands go, and a router's
-`-> Literal[...]` targets.
-"""
+"""What a node's or router's function says about itself: its name, parameters and return type.
+
+That is whether it is async or takes `config`, the schema its first parameter reads, where its
+Commands go, and a router's `-> Literal[...]` targets."""
 
 from __future__ import annotations
 

@@ -299,7 +299,7 @@ _ATOMS = frozenset({int, float, str, bool, type(None), bytes, complex, type(MISS
 def _clone(value: Any) -> Any:
     """A copy of `value` that shares no mutable object with it (atoms are shared).
 
-    Plain containers are copied here, level by level, which is several times faster than
+    Plain containers are copied here, level by level, which is faster than
     `copy.deepcopy`; anything else goes through `isolate` (deepcopy, or the value itself
     when it cannot be copied).
 

@@ -1,6 +1,8 @@
-"""Where a saver keeps a subgraph's checkpoints: a thread of its own, keyed by the parent's
-thread id and the subgraph's `checkpoint_ns` (see `engine.subgraph_checkpoints`), so savers
-need no notion of namespaces."""
+"""Where a saver keeps a subgraph's checkpoints: a thread of its own, so savers need no notion
+of namespaces.
+
+The thread is keyed by the parent's thread id and the subgraph's `checkpoint_ns` (see
+`engine.subgraph_checkpoints`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""`stream_mode="checkpoints"`: each checkpoint a run saves, as LangGraph streams it — the
-shape of `get_state()` as a dict (`config`, `parent_config`, `values`, `metadata`, `next`,
-`tasks`), read back from the thread through the one snapshot builder
+"""`stream_mode="checkpoints"`: each checkpoint a run saves, as LangGraph streams it.
+
+A chunk is the shape of `get_state()` as a dict (`config`, `parent_config`, `values`,
+`metadata`, `next`, `tasks`), read back from the thread through the one snapshot builder
 (`engine.persistence.snapshots`).
 
 Only a run with a checkpointer streams checkpoints, as in LangGraph. Under

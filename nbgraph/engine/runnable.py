@@ -1,7 +1,9 @@
-"""The habits a LangChain `Runnable` has, on a compiled graph: `batch` and `abatch`,
-`with_config`, the async forms of the thread methods (`aget_state`, `aupdate_state`,
-`aget_state_history`), `graph | runnable` chains, `get_name`, the
-input and output schemas (`graph.jsonschema`), `nodes`, `get_subgraphs`, and
+"""The habits a LangChain `Runnable` has, on a compiled graph: batches, configs, async thread
+methods, chains, schemas and events.
+
+That is `batch` and `abatch`, `with_config`, the async forms of the thread methods
+(`aget_state`, `aupdate_state`, `aget_state_history`), `graph | runnable` chains, `get_name`,
+the input and output schemas (`graph.jsonschema`), `nodes`, `get_subgraphs`, and
 `astream_events` (`engine.streaming.events`).
 
 `RunnableHabits` is a mixin of the engine's `CompiledGraph`: each habit is a thin loop over

@@ -2,9 +2,10 @@
 without a system call each.
 
 `uuid.uuid4()` reads 16 bytes from `os.urandom` and builds a `UUID` object before it is
-formatted (~2.5 µs); a message id needs uniqueness, not secrecy, so the 122 random bits come
-from a private generator (seeded from `os.urandom`, reseeded in a forked child; a node's
-`random.seed()` does not touch it) and are formatted directly (~0.8 µs).
+formatted; a message id needs uniqueness, not secrecy, so the 122 random bits come from a
+private generator (seeded from `os.urandom`, reseeded in a forked child; a node's
+`random.seed()` does not touch it) and are formatted directly, which is faster (the times:
+benchmarks/README.md, "Timings behind the code").
 """
 
 from __future__ import annotations

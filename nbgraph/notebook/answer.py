@@ -1,6 +1,8 @@
-"""Answering a run paused at `interrupt()`: `Command(resume=...)` on the run's thread, through
-the app's own `run` (what the inspector's answer panel does; `Run.answer` is the call), and
-the thread so far as one record: the paused run's steps, then the resumed ones.
+"""`Run.answer`: a run paused at `interrupt()` answered with `Command(resume=...)`, and the
+thread so far as one record.
+
+The answer goes on the run's thread through the app's own `run` (what the inspector's answer
+panel does); the record holds the paused run's steps, then the resumed ones.
 
 A paused run's questions are its paused step's interrupts, one or more per task
 (`questions`); one question is answered with its value, several by interrupt id

@@ -1,7 +1,8 @@
-"""`CompiledStateGraph`: what `StateGraph.compile()` returns — the engine's `CompiledGraph`
-(invoke, stream, their async forms, the thread's checkpoints) with each run's record as an
-`nbgraph.Run` (`run()`, `last_run`) and the graph's drawing.
-"""
+"""`CompiledStateGraph`: what `StateGraph.compile()` returns, the engine's graph with each run's
+record as a `Run`.
+
+The engine's `CompiledGraph` (invoke, stream, their async forms, the thread's checkpoints) with
+each run's record as an `nbgraph.Run` (`run()`, `last_run`) and the graph's drawing."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
-"""Approving tool calls at a breakpoint: a run paused before a node (`interrupt_before=
-["tools"]`) whose state ends with an AI message calling tools waits for a person to approve,
-edit or reject those calls. What the panel (`views.answer_panel`) or `Run.review_calls`
-decides is done as LangGraph's own programs do it, through the app:
+"""`Run.review_calls`: tool calls waiting at a breakpoint approved, edited or rejected, then the
+thread run on.
+
+A run paused before a node (`interrupt_before=["tools"]`) whose state ends with an AI message
+calling tools waits for a person to approve, edit or reject those calls. What the panel
+(`views.answer_panel`) or `Run.review_calls` decides is done as LangGraph's own programs do it,
+through the app:
 
 - approve every call: the thread runs on (`app.run(None, config)`);
 - edit some: the AI message is written again with the same id and the edited calls

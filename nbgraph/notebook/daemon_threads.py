@@ -1,7 +1,9 @@
-"""`DaemonThreadPool`: `run_many`'s default executor, threads that do not hold the process
-open at exit, so a run abandoned by a second Ctrl-C (a node that never returns) does not keep
-a script from ending. Python cannot stop a thread: that run goes on until its node returns or
-the process ends."""
+"""`DaemonThreadPool`: `run_many`'s default executor, whose threads do not hold the process open
+at exit.
+
+So a run abandoned by a second Ctrl-C (a node that never returns) does not keep a script from
+ending. Python cannot stop a thread: that run goes on until its node returns or the process
+ends."""
 
 from __future__ import annotations
 

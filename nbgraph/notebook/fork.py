@@ -1,6 +1,8 @@
-"""Forking a checkpointed run at one of its steps: `update_state` on that step's checkpoint
-with edited values, then the run continued from there on the same app (what the
-inspector's "edit and fork here" does; `Run.fork` is the call).
+"""`Run.fork`: a checkpointed run forked at one of its steps with edited values, then continued
+on the same app.
+
+The fork is `update_state` on that step's checkpoint, then the run continued from there (what
+the inspector's "edit and fork here" does).
 
 A `Run` made by an app in this session knows it (`Run.app`) and the thread's checkpoint it
 ended at (`Run.checkpoint_head`); a run's step `k` is the checkpoint numbered `k` on the

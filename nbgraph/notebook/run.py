@@ -327,8 +327,8 @@ class Run(RunRecord):
         """Save this run as one self-contained HTML file to open in any browser, offline
         and with no kernel: the graph, every step's tasks, reducer effects and state, the
         state tree and each subrun's own steps, stepped with buttons, the arrow keys and
-        clicks on nodes and tree boxes (`views.share_html`; a 10,000-step run: about 0.5 s
-        of CPU and 1.1 MB).
+        clicks on nodes and tree boxes (`views.share_html`; what a long run's file costs:
+        `benchmarks/share_html.py`).
 
         Args:
             path: the file to write (e.g. `"run.html"`).

@@ -1,7 +1,7 @@
-"""`Runs`: the runs of one graph over many inputs (what `app.run_many` returns), in input
-order: each a full `Run`, with the batch's tables, paths, a picker in front of the inspector,
-and a folder of run files.
-"""
+"""`Runs`: the runs of one graph over many inputs (what `app.run_many` returns), in input order.
+
+Each is a full `Run`; the batch has its tables, paths, a picker in front of the inspector, and a
+folder of run files."""
 
 from __future__ import annotations
 

@@ -229,8 +229,8 @@ def _run_one(graph: Any, index: int, input: Any, config: dict[str, Any] | None) 
 
 
 def _compact_run_json(run: Any) -> str:
-    """`Run.to_json()`'s document, without indentation: Python's C encoder writes that, a few
-    times faster than the indented text, and `Run.from_json` reads both."""
+    """`Run.to_json()`'s document, without indentation: Python's C encoder writes that,
+    faster than the indented text, and `Run.from_json` reads both."""
     from nbgraph.codec import nesting
     from nbgraph.record.files.serialize import run_document
 

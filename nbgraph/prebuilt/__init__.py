@@ -1,8 +1,9 @@
-"""Ready-made nodes, routers and agents, as `langgraph.prebuilt` has them: `ToolNode` runs the
-tool calls of the latest AI message, `tools_condition` routes to it or to END,
-`create_react_agent` builds the model-and-tools loop on them; `InjectedState`,
-`InjectedStore`, `InjectedToolCallId` and `ToolRuntime` mark the tool parameters the tool
-node fills (hidden from the model).
+"""Ready-made nodes, routers and agents, as `langgraph.prebuilt` has them.
+
+`ToolNode` runs the tool calls of the latest AI message, `tools_condition` routes to it or to
+END, `create_react_agent` builds the model-and-tools loop on them; `InjectedState`,
+`InjectedStore`, `InjectedToolCallId` and `ToolRuntime` mark the tool parameters the tool node
+fills (hidden from the model).
 
 Needs `langchain_core` (`pip install nbgraph[langchain]`); it is imported when this package
 is, never by `import nbgraph`.

@@ -1,6 +1,8 @@
-"""The model side of a prebuilt agent: its prompt, the chat model it calls (fixed, or chosen
-per call by a function of the state and the runtime), the tools bound to it, and the model a
-structured response is asked of — as LangGraph's `create_react_agent` treats them.
+"""The model side of a prebuilt agent, as LangGraph's `create_react_agent` treats it: prompt,
+chat model, tools.
+
+That is its prompt, the chat model it calls (fixed, or chosen per call by a function of the
+state and the runtime), the tools bound to it, and the model a structured response is asked of.
 
 The prompt is a langchain `Runnable` named "Prompt" put in front of the model, so a traced or
 streamed run shows the same chain as LangGraph's.

@@ -1,6 +1,7 @@
-"""What a tool may be handed besides the model's arguments, as `langgraph.prebuilt` has it:
-`InjectedState` (the whole state, or one field), `InjectedStore`, `ToolRuntime`, and
-langchain's own `InjectedToolCallId`.
+"""What a tool may be handed besides the model's arguments, as `langgraph.prebuilt` has it.
+
+`InjectedState` (the whole state, or one field), `InjectedStore`, `ToolRuntime`, and langchain's
+own `InjectedToolCallId`.
 
 Each is a langchain "injected argument", so langchain leaves it out of the schema the model
 sees (`tool.tool_call_schema`); `ToolNode` fills it. What a tool asks for is read once per

@@ -1,6 +1,7 @@
 """`create_react_agent`: LangGraph's prebuilt tool-calling agent, built on nbgraph's own
-`StateGraph` and `ToolNode`, with its states (`AgentState`, `AgentStatePydantic`, and the
-two with a `structured_response`).
+`StateGraph` and `ToolNode`.
+
+With its states: `AgentState`, `AgentStatePydantic`, and the two with a `structured_response`.
 
 The graph is LangGraph's, node for node: `agent` calls the model; `tools` runs the tool
 calls of its answer (version "v1": the whole message in one task; "v2", the default: one

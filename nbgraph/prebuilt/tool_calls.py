@@ -1,8 +1,8 @@
-"""One tool call run as LangGraph's `ToolNode` runs it: the tool invoked with the call and
-what the tool node injects, its response checked (`tool_commands`), a failure turned into an
-error `ToolMessage` (or raised) as `handle_tool_errors` says, with LangGraph's texts; and
-`wrap_tool_call` / `awrap_tool_call` around it.
-"""
+"""One tool call run as LangGraph's `ToolNode` runs it, with LangGraph's texts.
+
+The tool is invoked with the call and what the tool node injects, its response checked
+(`tool_commands`), a failure turned into an error `ToolMessage` (or raised) as
+`handle_tool_errors` says; and `wrap_tool_call` / `awrap_tool_call` around it."""
 
 from __future__ import annotations
 

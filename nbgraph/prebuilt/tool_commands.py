@@ -1,6 +1,8 @@
-"""What a tool returned, as LangGraph's `ToolNode` takes it: a `ToolMessage` (its content made
-message content), a `Command` (checked: an update to this graph answers the call with a
-`ToolMessage`), or a list of them (exactly one answer).
+"""What a tool returned, checked as LangGraph's `ToolNode` checks it: a `ToolMessage`, a
+`Command`, or a list of them.
+
+A `ToolMessage`'s content is made message content; a `Command` is checked (an update to this
+graph answers the call with a `ToolMessage`); a list holds exactly one answer.
 
 A function's nbgraph `Command` passes through langchain's tool call as it is only if langchain
 sees a `ToolOutputMixin`, so the tool node calls a copy of each tool whose returned Commands

@@ -132,12 +132,12 @@ def grows_in_place(spec: FieldSpec, writes: list[tuple[str, Any]]) -> bool:
 def collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many small acyclic rows.
 
-    Without it, building a 100,000-row table spends most of its time in collections that
-    walk the rows built so far (measured: 1.4 s with, 0.56 s without). On leaving, what the
-    block built is moved to the oldest generation (`gc.freeze()` then `gc.unfreeze()`, when
-    nothing else is frozen): the young collection that would otherwise follow walks all of
-    it once more, about a quarter of a µs an object (a third of `Run.load`'s time at 10,000
-    steps, `benchmarks/looking.py`); a full collection still walks it, as any old object.
+    Without it, building a long table spends most of its time in collections that walk
+    the rows built so far. On leaving, what the block built is moved to the oldest
+    generation (`gc.freeze()` then `gc.unfreeze()`, when nothing else is frozen): the young
+    collection that would otherwise follow walks all of it once more; a full collection
+    still walks it, as any old object. (The times: benchmarks/README.md, "Timings behind
+    the code".)
     """
     was_enabled = gc.isenabled()
     gc.disable()

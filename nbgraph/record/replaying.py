@@ -1,7 +1,10 @@
-"""The graph a record's replays fold writes with: the recorded graph, except that a list
-concatenated by a reducer that appends without an in-place form (it says so:
-`Reducer.appends`; `operator.add` is LangGraph's way of growing a list) is extended in the
-replay's own list, which is what `old + new` makes, without copying the old items again.
+"""The graph a record's replays fold writes with: a list grown by a reducer that appends is
+extended in the replay's own list.
+
+It is the recorded graph, except that a list concatenated by a reducer that appends without an
+in-place form (it says so: `Reducer.appends`; `operator.add` is LangGraph's way of growing a
+list) is extended in the replay's own list, which is what `old + new` makes, without copying
+the old items again.
 
 The engine makes a new list every step for such a field (its reducer is the user's
 callable); a replay owns its values (`Timeline`, `SuperstepEffects`), so folding N steps

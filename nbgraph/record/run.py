@@ -235,7 +235,9 @@ class RunRecord(ContextFacts):
         """One row per (step, field) written: before, writes with writers, reducer, after.
 
         Columns: step, field, reducer, before, writes, writers, after, changed, applied,
-        conflict, overwrite_bypass, dropped_key, root_reset. Values stay Python objects;
+        conflict, overwrite_bypass, dropped_key, root_reset, point (the state tree node the
+        row's `after` belongs to), winner (at a join of branch lineages, the branch whose
+        value was kept). Values stay Python objects;
         `MISSING` marks "no value". A list's `before`/`after` is a read-only `ListPrefix`
         sharing one list with the field's other rows (so a growing log costs what was
         written): it reads and compares like a list; `list(cell)` gives a list to change.

@@ -1,7 +1,8 @@
-"""What a run was given besides its input, and what it did outside its state: the runtime
-context (`invoke(..., context=...)`) and the store calls its nodes made, as `Run.context` and
-`Run.store_ops`; and both as JSON for the run file.
-"""
+"""A run's runtime context and its nodes' store calls: `Run.context`, `Run.store_ops`, and both
+in the run file.
+
+What a run was given besides its input (`invoke(..., context=...)`), and what it did outside its
+state (the store calls its nodes made), kept as JSON in the run file too."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The run-file codec's old home, kept so code that imports it from here keeps working: the
-codec itself is `nbgraph.record.files.serialize` (issue 27 put the record's run-file modules in
-`record/files/`)."""
+"""The run-file codec's old home, kept so code that imports it from here keeps working.
+
+The codec itself is `nbgraph.record.files.serialize` (issue 27 put the record's run-file modules
+in `record/files/`)."""
 
 from nbgraph.record.files.serialize import (
     RunFileError,

@@ -1,7 +1,7 @@
-"""A run's pandas tables (`Run.effects`, `steps`, `states`, `field_history`, `diff`): cells
-stay the Python objects the run holds; numbers and flags are typed. pandas is imported only
-when a table is built, never by `import nbgraph`.
-"""
+"""A run's pandas tables: `Run.effects`, `steps`, `states`, `field_history`, `diff`.
+
+Cells stay the Python objects the run holds; numbers and flags are typed. pandas is imported
+only when a table is built, never by `import nbgraph`."""
 
 from __future__ import annotations
 

@@ -24,7 +24,8 @@ class TreeNode(NamedTuple):
     """One node of the state tree (immutable; `node._replace(...)` gives a changed copy).
 
     A named tuple, not a dataclass: a long run's tree has two nodes a step, and a tuple is
-    built in a fifth of a frozen dataclass's time (`benchmarks/looking.py`).
+    built much faster than a frozen dataclass (`benchmarks/looking.py`; benchmarks/README.md,
+    "Timings behind the code").
 
     Attributes:
         id: `"input"`, `"task:<step>:<index>:<node>"`, `"merge:<step>"`,

@@ -1,9 +1,9 @@
-"""`IndexedStore`: what LangGraph's stores with a semantic index and TTLs (`InMemoryStore`,
-`SqliteStore`) do alike, once: a put checked and embedded (sync or awaited), a search's
-query embedded and its candidates ranked, `list_namespaces`' patterns, the TTL sweeper.
-Each store keeps only where its items live (`_write`, `_search`, `_namespaces`, `get`,
-`delete`).
-"""
+"""`IndexedStore`: what the stores with a semantic index and TTLs (`InMemoryStore`,
+`SqliteStore`) do alike, once.
+
+That is a put checked and embedded (sync or awaited), a search's query embedded and its
+candidates ranked, `list_namespaces`' patterns, the TTL sweeper. Each store keeps only where its
+items live (`_write`, `_search`, `_namespaces`, `get`, `delete`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
-"""`InMemoryStore`: a `BaseStore` in a dict, as `langgraph.store.memory.InMemoryStore`, with
-its semantic index (`index={"embed": ..., "dims": ..., "fields": [...]}`, `store.vectors`)
-and the TTLs of LangGraph's stores that have them (`ttl={...}`, `put(..., ttl=)`,
-`sweep_ttl`; `store.expiry`). Keys are made strings, and a namespace once read or written is
-listed by `list_namespaces` even when empty, as LangGraph's store does.
+"""`InMemoryStore`: a `BaseStore` in a dict, as `langgraph.store.memory.InMemoryStore`, with a
+semantic index and TTLs.
+
+Its semantic index: `index={"embed": ..., "dims": ..., "fields": [...]}`, `store.vectors`; the
+TTLs of LangGraph's stores that have them: `ttl={...}`, `put(..., ttl=)`, `sweep_ttl`,
+`store.expiry`. Keys are made strings, and a namespace once read or written is listed by
+`list_namespaces` even when empty, as LangGraph's store does.
 
 >>> store = InMemoryStore()
 >>> store.put(("memories", "1"), "a", {"data": "User name is Bob"})

@@ -1,7 +1,10 @@
-"""The inspector's answer panel: a run paused at `interrupt()` shows each question (per task
-when several wait) with a box to answer it, or, for a tool-call review (`views.tool_review`),
-approve / edit / reject (or respond, where allowed) per tool call; "answer and resume"
-resumes the thread and the inspector shows the run grown by the resumed steps.
+"""The inspector's answer panel: a paused run's questions answered, or its tool calls reviewed,
+and the run resumed.
+
+A run paused at `interrupt()` shows each question (per task when several wait) with a box to
+answer it, or, for a tool-call review (`views.tool_review`), approve / edit / reject (or
+respond, where allowed) per tool call; "answer and resume" resumes the thread (`Run.answer`) and
+the inspector shows the run grown by the resumed steps.
 
 Views never drive the engine themselves: the panel calls the run's own `answer`
 (`Command(resume=...)` through the app's `run`, in the notebook layer). A bad answer (text

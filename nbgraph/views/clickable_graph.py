@@ -1,7 +1,9 @@
-"""The inspector's picture as a small `anywidget`: the graph (or the state tree) drawn by
-graphviz, where a click on a node jumps to that node's next run and a click on a state-tree
-box jumps to its step; left/right arrows step, Home and End go to the first and last steps,
-while the inspector has focus.
+"""The inspector's picture as a small `anywidget`: clicks on nodes and state-tree boxes, arrow,
+Home and End keys.
+
+The graph (or the state tree) drawn by graphviz, where a click on a node jumps to that node's
+next run and a click on a state-tree box jumps to its step; left/right arrows step, Home and End
+go to the first and last steps, while the inspector has focus.
 
 The JavaScript and CSS ship in the package (`views/static/`), so nothing is fetched at run
 time. The browser sends back only the synthetic DOT id of what was clicked (`views.clicks`

@@ -1,6 +1,8 @@
-"""The picture of two runs compared at one step: their graph drawn once with both runs
-over it (`compare_overlay`), or, for two runs of graphs drawn differently, each run's own
-picture, one above the other.
+"""The picture of two runs compared at one step: both over one drawing of their graph, or a
+picture each.
+
+Their graph is drawn once with both runs over it (`compare_overlay`); two runs of graphs drawn
+differently get each run's own picture, one above the other.
 
 Over one drawing, a node either run ran at the step is marked "runs this step", with a line
 saying in which run when only one ran it, and "≠ writes differ" when its writes differ

@@ -1,7 +1,8 @@
-"""Two runs compared in one widget (`run.compare_view(other)`): one step control drives both,
-the first step where they differ is marked and one click away, one picture holds both runs
-(`views.compare_picture`), and only the fields that differ are shown, before and after in
-each run side by side (`views.compare_panels`).
+"""`run.compare_view(other)`: two runs compared in one widget, one step control driving both.
+
+The first step where they differ is marked and one click away, one picture holds both runs
+(`views.compare_picture`), and only the fields that differ are shown, before and after in each
+run side by side (`views.compare_panels`).
 
 What differs is `run.compare(other)`'s finding (`record.compare.divergence`), read once.
 The widget's display also carries a static snapshot (`text/html`) of the step it shows, so

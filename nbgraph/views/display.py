@@ -89,8 +89,9 @@ def drawing_bundle(
 
 
 _PNG_INCHES = 24
-"""The PNG copy is at most this many inches (at 96 dpi: 2,304 px) each way: a 200-node
-fan-out drawn at full size is a 23,000-px, 1 MB PNG in the notebook; capped, 28 KB."""
+"""The PNG copy is at most this many inches (at 96 dpi: 2,304 px) each way: a wide fan-out
+drawn at full size would be a PNG many times the notebook's width (the sizes:
+benchmarks/README.md, "Timings behind the code")."""
 
 
 @lru_cache(maxsize=64)

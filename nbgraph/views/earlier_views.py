@@ -1,6 +1,8 @@
-"""A shown inspector stays as it was shown: code in a later cell that moves it (`go`,
-`follow`, a control's value) changes only the inspector the later cell shows, never the
-output of the cell that showed it first.
+"""A shown inspector stays as it was shown: a later cell's code moves only the inspector that
+cell shows.
+
+Code in a later cell that moves it (`go`, `follow`, a control's value) changes only the
+inspector the later cell shows, never the output of the cell that showed it first.
 
 A widget's views all follow its one model, so the earlier output is handed over to a twin:
 an inspector made at the state the earlier output showed, which takes the earlier output's

@@ -1,8 +1,10 @@
-"""The inspector's "edit and fork here": pick a field, edit its value as JSON at the shown
-step, and fork a checkpointed run there (`Run.fork`: `update_state` on that step's
-checkpoint, then the run continued on the same app). The inspector then shows the fork (the
-thread's branch through the edit, at the edit's step), with the branch forked from in its
-state tree and as "the other run" to compare with; the fork is kept in `run.forks`.
+"""The inspector's "edit and fork here": a field's value edited as JSON, and the run forked at
+the shown step.
+
+Pick a field, edit its value, and fork a checkpointed run there (`Run.fork`: `update_state` on
+that step's checkpoint, then the run continued on the same app). The inspector then shows the
+fork (the thread's branch through the edit, at the edit's step), with the branch forked from in
+its state tree and as "the other run" to compare with; the fork is kept in `run.forks`.
 
 Views never drive the engine themselves: the panel calls the run's own `fork`, which the
 notebook layer provides; a run that cannot fork (no checkpointer, no app) says why and its

@@ -1,7 +1,8 @@
-"""A graph as Mermaid flowchart text, written as langchain_core's `draw_mermaid` writes it
-(the same lines for the same nodes and edges), so `app.get_graph().draw_mermaid()` gives on
-nbgraph the text it gives on LangGraph.
-"""
+"""A graph as Mermaid flowchart text, line for line as langchain_core's `draw_mermaid` writes
+it.
+
+The same lines for the same nodes and edges, so `app.get_graph().draw_mermaid()` gives on
+nbgraph the text it gives on LangGraph."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""How `run.order_sensitivity()` shows in a notebook: the two fold orders and their results
-whole, one item a line, quotes kept, the items where the results part marked — never cut
-before the difference the table is there to show (the data unchanged).
-"""
+"""How `run.order_sensitivity()` shows in a notebook: both fold orders' results whole, the
+differing items marked.
+
+One item a line, quotes kept, the items where the results part marked: never cut before the
+difference the table is there to show (the data unchanged)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`run.quiz()`: predict, then see. An ipywidgets quiz over a recorded run's merges.
+"""`run.quiz()`: predict, then see; an ipywidgets quiz over a recorded run's merges.
 
 At each merge (`views.quiz_fold`) the learner sees the value before, each write with its
 writer in write order and the reducer, types the value after, and checks: right or wrong,

@@ -38,7 +38,7 @@ LAYOUT_NODES = 1000
 """The most nodes a picture is laid out with (a run file may describe any graph)."""
 LAYOUT_EDGES = 600
 """The most edges a picture is laid out with: graphviz's layout time grows fast with them
-(a 20 x 20 block of edges: 0.5 s, 30 x 30: 7 s, 50 x 50: 2 minutes)."""
+(the times: benchmarks/README.md, "Timings behind the code")."""
 _NODE_LINE = re.compile(r'^\s*(?:"(?:[^"\\]|\\.)*"|\w+)\s*(?:\[|;|$)', re.M)
 _KEYWORDS = frozenset({"graph", "node", "edge", "digraph", "subgraph", "strict"})
 

@@ -14,12 +14,10 @@ Everything that came from a user or a node reaches the page as JSON (every `<`, 
 escaped, so no text can close the data's script element) and is put on the page with
 `textContent`, never as HTML; the SVGs are graphviz's, made from escaped labels.
 
-Size and time, measured by `benchmarks/share_html.py` on a shared 2-core VM: a run of 10,000
-supersteps (two nodes taking turns; a counter, a growing list, a short text) is written with
-0.44–0.58 s of CPU (4.7–6.2× `run.save`'s JSON file of the same run, 0.1 s; building the
-state tree, `run.tree`, is about 0.07 s of it) to a file of 1.13 MB, which Chromium opens
-from disk in about 0.2 s. Long values are cut to `VALUE_WIDTH` characters, so the size grows
-with the steps, not with the values.
+Long values are cut to `VALUE_WIDTH` characters, so the size grows with the steps, not with
+the values. `benchmarks/share_html.py` measures what a long run's page costs to write, its
+size and how long a browser takes to open it (benchmarks/README.md, "Timings behind the
+code").
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""The inspector's list of steps and tasks beside the slider: each step with its time, each
-task under it with its own; picking a step goes there, picking a task goes to its step and
-shows what the task read (`run.state_at("task:<id>")`) and what it wrote.
+"""The inspector's list of steps and tasks beside the slider, with their times; a picked task's
+input and output.
+
+Each step has its time, each task under it its own; picking a step goes there, picking a task
+goes to its step and shows what the task read (`run.state_at("task:<id>")`) and what it wrote.
 
 A long run lists the steps around the shown one (`_WINDOW` each side), so the list stays small.
 """

@@ -1,6 +1,6 @@
 """How a run's tables show in a notebook: compact, readable, escaped — the data unchanged.
 
-`run.effects` keeps its 15 columns as data; shown, its flags fold into one column, values
+`run.effects` keeps every column as data; shown, its flags fold into one column, values
 keep their quotes (`'1'` and `1` differ), long text is left-aligned, an unapplied step's
 `after` says so instead of looking deleted, and tree ids (`task:2:0:b`, `join:3:d`,
 `reset:…`) become words. `run.steps` shows durations as "0.12 ms". `shown(frame, html)`

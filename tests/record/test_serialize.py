@@ -817,13 +817,13 @@ def test_a_paused_run_file_keeps_what_its_tasks_asked():
 def test_a_router_loops_steps_are_read_by_the_fast_check_and_decoding() -> None:
     """A plain step whose task went through a router (routes and `returned` saved) is checked
     and decoded by the fast paths, and reads back the same as the general decoding gives."""
-    from nbgraph.record.files.log_shape import _plain_step
+    from nbgraph.record.files.log_shape import fits_plain_step
     from nbgraph.record.files.step_decoding import decode_step
 
     run = _loop_run()
     steps = json.loads(run.to_json())["run"]["steps"]
     assert steps[1]["tasks"][0]["returned"] == ["tick"]
-    assert all(_plain_step(step) for step in steps)
+    assert all(fits_plain_step(step) for step in steps)
     spec = run.log.graph
     for data, recorded in zip(steps, run.log.steps, strict=True):
         fast, general = decode_step(data, spec, False, plain=True), decode_step(data, spec, False)

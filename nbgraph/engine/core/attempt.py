@@ -1,12 +1,15 @@
-"""Running a task: the one path every task of every run takes — its node called with the
-state it reads and what its signature asks for, its output read into writes and routes, its
-routers run, again after a wait while its retry policy retries — from its node's plan
+"""Running a task: the one path every task of every run takes, from its node's plan
 (`engine.core.plans`).
+
+Its node is called with the state it reads and what its signature asks for, its output read into
+writes and routes, its routers run, and all again after a wait while its retry policy retries.
 
 `TaskRunner.execute` runs a task synchronously; `aexecute` takes the same steps on the event
 loop and differs only where it awaits what an async node or router returned. A lone task's
 step (a loop's) takes the same path: its short cuts (a viewed node, a router's view made in
-one pass) are branches of it, chosen by the plan.
+one pass) are branches of it, chosen by the plan. After a router returned, both take
+`_routed`; the few questions `execute` asks inline first each name the budget in
+`benchmarks/budgets.json` that shows they pay.
 """
 
 from __future__ import annotations
@@ -82,7 +85,10 @@ class TaskRunner:
             entered = enter_task(env)  # what get_config(), get_runtime(), the writer answer
             try:
                 values = run.read(task) if run.lineages else run.values
-                if plan.viewed and task.kind == "edge":  # (`_input`'s common case)
+                # Inline first questions of `_input`, `_took` and `_attempted` below: each saves a
+                # frame a task, which every call budget in benchmarks/budgets.json shows (the
+                # 1,000 Sends' too, but for `_input`'s: send tasks are not viewed).
+                if plan.viewed and task.kind == "edge":  # (`_input`'s first question)
                     state = StateView(values)
                 else:
                     state = self._input(task, plan, values)
@@ -94,19 +100,17 @@ class TaskRunner:
                         output = call_with(env, plan.fn, plan.wanted, state)
                     finally:
                         leave_scope(inside)
-                if type(output) is dict and run.tap is None:  # (`_took`'s common case)
+                if type(output) is dict and run.tap is None:  # (`_took`'s first question)
                     absorb_update(run.spec, plan.node, task, output)
                 else:
                     self._took(task, plan, output)
                 if plan.routers:
                     self._route(task, plan, env, values)
-                if task.dropped:
-                    warn_dropped(run.spec, run.log.warnings, task)
             except Exception as error:
                 self._caught(task, error)
             finally:
                 leave_task(entered)
-            if task.error is None:  # (`_attempted`'s common case)
+            if task.error is None:  # (`_attempted`'s first question)
                 self._done(task, scope)
                 return task
             wait = self._attempted(task, plan, scope)
@@ -147,7 +151,7 @@ class TaskRunner:
     def _attempted(self, task: Task, plan: NodePlan, scope: Scope | None) -> float | None:
         """After an attempt: done (None), or the wait before the node's retry policy tries
         it again."""
-        if task.error is None:  # (next_attempt's first question, asked here: the hot path)
+        if task.error is None:  # (`execute` asks this inline first)
             self._done(task, scope)
             return None
         error = task.error
@@ -173,8 +177,13 @@ class TaskRunner:
             task.error = error
 
     def _done(self, task: Task, scope: Scope | None) -> Task:
+        """After a task's last attempt: its end, its cache entry, its routes shared, what it
+        wrote kept where a sibling may fail; a warning if an attempt that raised nothing
+        dropped keys."""
         run = self.run
         task.ended = time.time()
+        if task.dropped and task.error is None and not task.interrupts and not task.held:
+            warn_dropped(run.spec, run.log.warnings, task)
         if task.cache_key is not None:
             keep_in_cache(run.spec, task)
         routes = task.routes
@@ -233,13 +242,7 @@ class TaskRunner:
                 result = call_with(env, router.fn, router.wanted, state)
                 if inspect.isawaitable(result):
                     result = await awaited(result)
-                if run.observer is not None:
-                    run.observer.routed(task, router.branch, state, result)
-                if type(result) is not list or not _all_sends(result):
-                    task.returned = (*task.returned, result)
-                absorb_route(run.spec, router.branch, task, result)
-            if task.dropped:
-                warn_dropped(run.spec, run.log.warnings, task)
+                self._routed(task, router, state, result)
         except Exception as error:
             self._caught(task, error)
         finally:
@@ -267,15 +270,19 @@ class TaskRunner:
         nodes = spec.nodes
         for router in plan.routers:
             state = router_view(spec, task, values, known) if router.viewed else None
-            if state is None:
-                state = self._router_input(task, router, values)
+            if state is None:  # (`_router_input`'s first question, inline: see below)
+                state = self._router_state(task, router, values)
             result = call_with(env, router.fn, router.wanted, state)
-            if run.observer is not None:  # (a run whose config has callbacks)
-                run.observer.routed(task, router.branch, state, result)
-            if type(result) is not list or not _all_sends(result):  # (the views show why it
-                task.returned = (*task.returned, result)  # went there; Sends: its routes)
-            if type(result) is str and result in nodes and router.branch.path_map is None:
-                if task.routes:  # (`absorb_route`'s common case, asked first)
+            if (  # `_routed` for a router naming a node, inline, as `router_view` above: they
+                # save 5 frames and 1 a router call, which the self-loop (all three), agent and
+                # subgraph budgets show (benchmarks/budgets.json)
+                type(result) is str
+                and run.observer is None
+                and result in nodes
+                and router.branch.path_map is None
+            ):
+                task.returned = (*task.returned, result)
+                if task.routes:
                     task.routes.append(result)  # type: ignore[union-attr]
                 else:
                     task.routes = [result]
@@ -285,16 +292,30 @@ class TaskRunner:
                 raise TypeError(
                     f"The router after {task.node!r} is async; use `await app.ainvoke(...)`."
                 )
-            absorb_route(run.spec, router.branch, task, result)
+            self._routed(task, router, state, result)
+
+    def _routed(self, task: Task, router: RouterPlan, state: Any, result: Any) -> None:
+        """After a router returned `result` (awaited, in an async run) given `state`: the
+        callbacks told, the task's `returned` and routes take it (`execute` and `aexecute`)."""
+        run = self.run
+        if run.observer is not None:  # (a run whose config has callbacks)
+            run.observer.routed(task, router.branch, state, result)
+        if type(result) is not list or not _all_sends(result):  # (the views show why it
+            task.returned = (*task.returned, result)  # went there; Sends: its routes)
+        absorb_route(run.spec, router.branch, task, result)
 
     def _router_input(self, task: Task, router: RouterPlan, values: dict[str, Any]) -> Any:
         """The state a router sees: the step's start plus only this task's writes (a viewed
         router's view made in one pass when the task wrote each field once: `router_view`)."""
-        run = self.run
         if router.viewed:
-            view = router_view(run.spec, task, values, run.plans.known)
+            view = router_view(self.run.spec, task, values, self.run.plans.known)
             if view is not None:
                 return view
+        return self._router_state(task, router, values)
+
+    def _router_state(self, task: Task, router: RouterPlan, values: dict[str, Any]) -> Any:
+        """`router_state` for `task`'s router: with the run's managed values."""
+        run = self.run
         managed = run.managed_values() if run.managed else _NO_MANAGED
         return router_state(run.spec, task, values, managed, router.branch)
 

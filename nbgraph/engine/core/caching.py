@@ -28,6 +28,7 @@ __all__ = [
     "check_cache",
     "clear_node_cache",
     "keep_in_cache",
+    "serve_call_from_cache",
     "serve_from_cache",
 ]
 
@@ -113,13 +114,28 @@ def check_cache(cache: Any) -> list[str]:
     return []
 
 
-def _node_namespace(spec: GraphSpec, node: str) -> Namespace:
-    """The cache namespace of a node's writes: its name and its function's module and
-    qualified name (as LangGraph's), so graphs sharing a cache keep apart."""
-    fn = spec.nodes[node].fn
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+def _namespace(fn: Any, name: str) -> Namespace:
+    """The cache namespace of the writes of a node or `@task` `name` running `fn`: its name
+    and its function's module and qualified name (as LangGraph's), so graphs sharing a cache
+    keep apart."""
+    qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
     module = getattr(fn, "__module__", None)
-    return (_WRITES, f"{module}.{name}" if name and module else "__dynamic__", node)
+    return (_WRITES, f"{module}.{qualname}" if qualname and module else "__dynamic__", name)
+
+
+def _node_namespace(spec: GraphSpec, node: str) -> Namespace:
+    return _namespace(spec.nodes[node].fn, node)
+
+
+def _key(namespace: Namespace, raw: Any, task: Task) -> FullKey:
+    """A task's key in the cache: what its policy's `key_func` returned (`raw`), hashed."""
+    raw = raw.encode() if isinstance(raw, str) else raw
+    if not isinstance(raw, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"The CachePolicy.key_func of {_what(task)} returned {raw!r} "
+            f"({type(raw).__name__}) at step {task.step}; expected str or bytes."
+        )
+    return namespace, hashlib.sha256(raw).hexdigest()
 
 
 def clear_node_cache(spec: GraphSpec, nodes: Sequence[str] | None = None) -> None:
@@ -156,17 +172,30 @@ def serve_from_cache(spec: GraphSpec, tasks: list[Task], inputs: Any) -> None:
                 f"{task.step} (its CachePolicy.key_func)"
             )
             raise
-        raw = raw.encode() if isinstance(raw, str) else raw
-        if not isinstance(raw, (bytes, bytearray, memoryview)):
-            raise TypeError(
-                f"The CachePolicy.key_func of node {task.node!r} returned {raw!r} "
-                f"({type(raw).__name__}) at step {task.step}; expected str or bytes."
-            )
-        task.cache_key = (_node_namespace(spec, task.node), hashlib.sha256(raw).hexdigest())
+        task.cache_key = _key(_node_namespace(spec, task.node), raw, task)
         keyed.setdefault(task.cache_key, task)
+    _serve(spec.cache, keyed)
+
+
+def serve_call_from_cache(cache: Any, task: Task, call: Any) -> None:
+    """`serve_from_cache` for a `@task` call (`engine.core.calls.Call`) with a cache policy:
+    its key made from the call's arguments; a hit takes the result kept for them."""
+    policy = call.cache
+    task.cache_key = _key(
+        _namespace(call.user_fn, task.node), policy.key_func(*call.args, **call.kwargs), task
+    )
+    _serve(cache, {task.cache_key: task})
+
+
+def _what(task: Task) -> str:
+    return f"task {task.node!r}" if task.kind == "call" else f"node {task.node!r}"
+
+
+def _serve(cache: Any, keyed: dict[FullKey, Task]) -> None:
+    """The tasks of `keyed` whose keys the cache holds take their writes and routes from it."""
     if not keyed:
         return
-    for key, (writes, routes) in spec.cache.get(list(keyed)).items():
+    for key, (writes, routes) in cache.get(list(keyed)).items():
         task = keyed[key]
         task.writes = [tuple(write) for write in writes]
         task.routes = list(routes)
@@ -176,8 +205,9 @@ def serve_from_cache(spec: GraphSpec, tasks: list[Task], inputs: Any) -> None:
 
 def keep_in_cache(spec: GraphSpec, task: Task) -> None:
     """Keep a finished task's writes and routes under its key (even none: LangGraph keeps
-    those too), unless it failed, was interrupted or was served from the cache."""
+    those too), unless it failed, was interrupted or was served from the cache. A `@task`
+    call's policy is its `Call`'s, a node's its `NodeSpec`'s."""
     if task.cache_key is None or task.cached or task.error is not None or task.interrupts:
         return
-    ttl = spec.nodes[task.node].cache.ttl
-    spec.cache.set({task.cache_key: ((list(task.writes), list(task.routes)), ttl)})
+    policy = task.arg.cache if task.kind == "call" else spec.nodes[task.node].cache
+    spec.cache.set({task.cache_key: ((list(task.writes), list(task.routes)), policy.ttl)})

@@ -1,6 +1,8 @@
-"""Task calls: a function decorated with `@task` (`nbgraph.func`), called inside a running
-task, runs as a task of the same step — a `"call"` task on the one task path
-(`TaskRunner.execute` / `aexecute`), started at once and returning a future.
+"""Task calls: a `@task` function called inside a running task runs as a `"call"` task of the
+same step, returning a future.
+
+A function decorated with `@task` (`nbgraph.func`) runs on the one task path
+(`TaskRunner.execute` / `aexecute`), started at once.
 
 The call task's id holds its step and its position among the step's tasks (the calling
 node's first, then its calls in call order), so a run that reruns the node after a pause or
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import hashlib
 import inspect
 import operator
 import threading
@@ -26,8 +27,9 @@ from concurrent.futures import wait as wait_all
 from typing import Annotated, Any, TypedDict
 
 from nbgraph.blueprint import NodeSpec
+from nbgraph.engine.core.caching import serve_call_from_cache
 from nbgraph.engine.core.interrupts import GraphInterrupt
-from nbgraph.engine.core.runtime import current_task_env
+from nbgraph.engine.core.runtime import running_task_env
 from nbgraph.engine.core.tasks import Task
 from nbgraph.policies import retry_policies
 from nbgraph.primitives import Ephemeral
@@ -256,9 +258,7 @@ def call_task(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, poli
     Raises:
         RuntimeError: called outside a running task (LangGraph's error and message).
     """
-    env = current_task_env()
-    if env is None:
-        raise RuntimeError("Called get_config outside of a runnable context")
+    env = running_task_env("get_config")  # (LangGraph's message)
     run, parent = env.run, env.task
     if run.lineages:
         raise NotImplementedError(
@@ -275,7 +275,7 @@ def call_task(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, poli
     if run.finished:  # it finished before a pause or a failure: its result is kept
         task.cached = run.restore(task)
     if not task.cached and cache is not None and run.spec.cache is not None:
-        _serve_call_from_cache(run.spec.cache, task, call)
+        serve_call_from_cache(run.spec.cache, task, call)
     future = _start(run, calls, task, call, parent)
     calls.futures.append(future)
     return CallFuture(task, future)
@@ -291,12 +291,12 @@ def _start(run: Any, calls: StepCalls, task: Task, call: Call, parent: Task) -> 
                 f"Task {task.node!r} is async; call it from an async entrypoint (or node) run "
                 "with `await app.ainvoke(...)`."
             )
-        return asyncio.ensure_future(_aexecute(run, task, call))
+        return asyncio.ensure_future(_aexecute(run, task))
     with calls.lock:
         if calls.pool is None:
             calls.pool = ThreadPoolExecutor(thread_name_prefix="nbgraph-call")
         pool = calls.pool
-    return pool.submit(contextvars.copy_context().run, _execute, run, task, call)
+    return pool.submit(contextvars.copy_context().run, _execute, run, task)
 
 
 def _runs_async(run: Any, parent: Task) -> bool:
@@ -306,44 +306,16 @@ def _runs_async(run: Any, parent: Task) -> bool:
     return run.plans.of(parent.node).is_async
 
 
-def _execute(run: Any, task: Task, call: Call) -> Task:
-    run.task_path[0](task)  # (`TaskRunner.execute`, through a streamed run's scope)
-    _keep_call_in_cache(run.spec.cache, task, call)
+def _execute(run: Any, task: Task) -> Task:
+    run.task_path[0](task)  # (`TaskRunner.execute`, through a streamed run's scope; it
+    # keeps a call with a cache key in the cache: `caching.keep_in_cache`)
     if run.call_ended is not None:
         run.call_ended()
     return task
 
 
-async def _aexecute(run: Any, task: Task, call: Call) -> Task:
+async def _aexecute(run: Any, task: Task) -> Task:
     await run.task_path[1](task)
-    _keep_call_in_cache(run.spec.cache, task, call)
     if run.call_ended is not None:
         run.call_ended()
     return task
-
-
-_CALL_NS = "__pregel_ns_writes"
-
-
-def _cache_key(task: Task, call: Call) -> tuple[tuple[str, ...], str]:
-    raw = call.cache.key_func(*call.args, **call.kwargs)
-    raw = raw.encode() if isinstance(raw, str) else raw
-    fn = call.user_fn
-    name = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', task.node)}"
-    return (_CALL_NS, name, task.node), hashlib.sha256(bytes(raw)).hexdigest()
-
-
-def _serve_call_from_cache(cache: Any, task: Task, call: Call) -> None:
-    """A call with a cache policy whose arguments were seen: its kept result, not run."""
-    key = _cache_key(task, call)  # (not `task.cache_key`: that is a node's, of the graph)
-    found = cache.get([key])
-    if key in found:
-        task.writes = [tuple(write) for write in found[key]]
-        task.cached = task.from_cache = True
-        task.ended = time.time()
-
-
-def _keep_call_in_cache(cache: Any, task: Task, call: Call) -> None:
-    if call.cache is None or cache is None or task.cached or task.error or task.interrupts:
-        return
-    cache.set({_cache_key(task, call): (list(task.writes), call.cache.ttl)})

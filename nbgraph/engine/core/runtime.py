@@ -28,6 +28,7 @@ __all__ = [
     "inherited",
     "leave_task",
     "no_op_writer",
+    "running_task_env",
 ]
 
 ContextT = TypeVar("ContextT")
@@ -127,10 +128,7 @@ def get_config() -> dict[str, Any]:
     Raises:
         RuntimeError: called outside a running node.
     """
-    env = _TASK.get()
-    if env is None:
-        raise RuntimeError("Called get_config outside of a runnable context")
-    return env.config()
+    return running_task_env("get_config").config()
 
 
 def get_runtime(context_schema: Any = None) -> Runtime[Any]:
@@ -139,10 +137,7 @@ def get_runtime(context_schema: Any = None) -> Runtime[Any]:
     Raises:
         RuntimeError: called outside a running node.
     """
-    env = _TASK.get()
-    if env is None:
-        raise RuntimeError("Called get_runtime outside of a runnable context")
-    return env.runtime()
+    return running_task_env("get_runtime").runtime()
 
 
 def get_store() -> Any:
@@ -152,6 +147,14 @@ def get_store() -> Any:
         RuntimeError: called outside a running node.
     """
     return get_runtime().store
+
+
+def running_task_env(what: str) -> Any:
+    """The running task's environment; outside a node, LangGraph's error naming `what`."""
+    env = _TASK.get()
+    if env is None:
+        raise RuntimeError(f"Called {what} outside of a runnable context")
+    return env
 
 
 current_task_env = _TASK.get

@@ -1,7 +1,8 @@
-"""A task's writer: what `get_stream_writer()` returns inside a node, and a node's `writer`
-parameter and `runtime.stream_writer` are — the chunks a node writes, kept on its task
-(`Task.custom`, for the record) and handed to the run's live sink when the caller streams
-`"custom"` (`engine.streaming.streams`).
+"""A task's writer: what `get_stream_writer()`, a node's `writer` parameter and
+`runtime.stream_writer` are.
+
+The chunks a node writes are kept on its task (`Task.custom`, for the record) and handed to the
+run's live sink when the caller streams `"custom"` (`engine.streaming.streams`).
 
 A task's writer is found through its environment (`engine.core.injection.TaskEnv`, the one
 context variable a running task sets: `TaskRunner.execute`), made the first time something

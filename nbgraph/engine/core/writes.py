@@ -30,6 +30,7 @@ __all__ = [
     "combine_mutations",
     "conflicting_writers",
     "field_spec",
+    "fold_one",
     "group_task_writes",
     "group_writes",
     "merge_unreduced",
@@ -80,12 +81,8 @@ def group_task_writes(
 ) -> dict[str, list[tuple[str, Any]]]:
     """`group_writes` for one task's `(field, value)` writes, added to `grouped` (in write
     order) without making `(writer, field, value)` triples first; returns `grouped`."""
-    for key, value in writes:
-        group = grouped.get(key)
-        if group is None:
-            grouped[key] = [(node, value)]
-        else:
-            group.append((node, value))
+    for key, value in writes:  # (a task writing a field twice: the rare case)
+        grouped.setdefault(key, []).append((node, value))
     return grouped
 
 
@@ -99,20 +96,8 @@ def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], s
             `Overwrite`s to one field, in one step (naming the field, writers and step).
     """
     reducer = spec.reducer
-    if len(writes) == 1:  # the common case, kept short
-        new = writes[0][1]
-        if type(new) is Overwrite:
-            return new.value if reducer is None else isolate(new.value)
-        if reducer is not None and type(new) is dict and is_overwrite(new):
-            return isolate(overwrite_value(new))
-        if isinstance(new, Mutation):
-            return new.apply(forget_messages(old))
-        if reducer is None:
-            return new
-        if old is MISSING and not reducer.takes_missing:
-            return isolate(new)
-        result = (reducer.in_place or reducer.fn)(old, new)
-        return isolate(result) if result is new else result
+    if len(writes) == 1:
+        return fold_one(reducer, old, writes[0][1])
     writes = combine_mutations(writes)
     if reducer is None:
         return _last_value(spec, old, writes, step)
@@ -135,6 +120,29 @@ def reduce_field(spec: FieldSpec, old: Any, writes: Sequence[tuple[str, Any]], s
             result = fn(value, new)
             value = isolate(result) if result is new else result
     return value
+
+
+def fold_one(reducer: Any, old: Any, new: Any) -> Any:
+    """A field's one write of a step (`new`) folded into its old value (MISSING if none)
+    through its `reducer` (None: the write is the value): `reduce_field` of one write, the
+    one place a lone write is folded (`apply_writes` asks only its first question inline).
+
+    >>> from nbgraph.reducers import get_reducer
+    >>> fold_one(get_reducer("append"), ["a"], ["b"]), fold_one(None, 1, Overwrite(2))
+    (['a', 'b'], 2)
+    """
+    if type(new) is Overwrite:
+        return new.value if reducer is None else isolate(new.value)
+    if reducer is not None and type(new) is dict and is_overwrite(new):
+        return isolate(overwrite_value(new))
+    if isinstance(new, Mutation):
+        return new.apply(forget_messages(old))
+    if reducer is None:
+        return new
+    if old is MISSING and not reducer.takes_missing:
+        return isolate(new)
+    result = (reducer.in_place or reducer.fn)(old, new)
+    return isolate(result) if result is new else result
 
 
 def combine_mutations(writes: Sequence[tuple[str, Any]]) -> Sequence[tuple[str, Any]]:
@@ -280,19 +288,17 @@ def apply_writes(
                 values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
                 continue
             new = field_writes[0][1]
-        if type(new) in PLAIN_WRITES:  # one plain write: `reduce_field`'s first case, kept short
-            reducer = spec.reducer
-            if reducer is None:
-                values[name] = new
+        reducer = spec.reducer
+        if type(new) in PLAIN_WRITES:  # `fold_one` of a plain write, inline: a frame a field
+            if reducer is None:  # a step, which the budgets of self-loop + MemorySaver and
+                values[name] = new  # SqliteSaver, agent and history show (budgets.json)
                 continue
             old = values.get(name, MISSING)
-            if old is not MISSING or reducer.takes_missing:
+            if old is not MISSING:
                 result = (reducer.in_place or reducer.fn)(old, new)
                 values[name] = isolate(result) if result is new else result
                 continue
-        if not grouped:
-            field_writes = [(source, new)]
-        values[name] = reduce_field(spec, values.get(name, MISSING), field_writes, step)
+        values[name] = fold_one(reducer, values.get(name, MISSING), new)
     if fresh:  # a field's first value: the state keeps the schemas' order
         in_field_order(fields, values)
     if grouped:

@@ -121,7 +121,7 @@ def _check_checkpoint(record: Any, saver: Any = None) -> Any:
     """
     snapshot = record.snapshot
     if (
-        _plain_payload(record.payload)
+        fits_plain_payload(record.payload)
         and (snapshot is None or type(snapshot) is dict)
         and type(record.step) is int
     ):
@@ -142,7 +142,7 @@ def _check_checkpoint(record: Any, saver: Any = None) -> Any:
     return record
 
 
-def _plain_payload(payload: Any) -> bool:
+def fits_plain_payload(payload: Any) -> bool:
     """Whether `payload` is a loop step's usual delta (`tasks` and `next`, tasks without
     extras), well shaped: a fast yes for most checkpoints; `False` means "look closer"."""
     if type(payload) is not dict or len(payload) != 2:
@@ -157,7 +157,7 @@ def _plain_payload(payload: Any) -> bool:
         if type(waiting) is not list:
             return False
     for task in tasks:  # noqa: SIM110 - a plain loop: faster than all() over a generator
-        if not _plain_task(task):
+        if not _fits_plain_task(task):
             return False
     return True
 
@@ -165,7 +165,7 @@ def _plain_payload(payload: Any) -> bool:
 _TASK_KEYS = frozenset(("id", "node", "kind", "triggers", "writes", "routes", "started", "ended"))
 
 
-def _plain_task(task: Any) -> bool:
+def _fits_plain_task(task: Any) -> bool:
     if type(task) is not dict or task.keys() != _TASK_KEYS:
         return False
     if not (type(task["id"]) is str and type(task["node"]) is str and type(task["kind"]) is str):

@@ -1,6 +1,9 @@
-"""`saver.list()`'s states: a thread's states rebuilt from its deltas with the engine's replay
-and the graph its first checkpoint describes, registered with the savers
-(`nbgraph.checkpoint.tuples.rebuild_states_with`), which never import the engine."""
+"""`saver.list()`'s states: a thread's states rebuilt from its deltas, for savers that never
+import the engine.
+
+The states are rebuilt with the engine's replay and the graph the thread's first checkpoint
+describes; this module registers the rebuild with the savers
+(`nbgraph.checkpoint.tuples.rebuild_states_with`)."""
 
 from __future__ import annotations
 

@@ -168,7 +168,7 @@ class Thread:
         self._exit = isinstance(target, Deferred) and target.mode == "exit"
         from nbgraph.checkpoint.base import CheckpointRecord  # the saver's record type
 
-        self._record = CheckpointRecord  # (imported once: an import costs ~1 µs a step)
+        self._record = CheckpointRecord  # (imported once, not at each step)
         self._whole: tuple[dict, Any] = ({}, None)
         self._put = self.saver.put
 

@@ -1,8 +1,9 @@
-"""A thread read and written from outside a run: a checkpoint as `get_state` and
-`get_state_history` show it (`StateSnapshot` with its `PendingTask`s), and writing as a
-node (`write_as_node`, the step `update_state` and the stepper's `update()` take) with its
-rules (which node, and which joins stay fired).
-"""
+"""A thread read and written from outside a run: the one `StateSnapshot` builder and the one
+"write as a node" step.
+
+A checkpoint is shown as `get_state` and `get_state_history` show it (`StateSnapshot` with its
+`PendingTask`s); writing as a node (`write_as_node`, the step `update_state` and the stepper's
+`update()` take) has its rules (which node, and which joins stay fired)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,13 @@
-"""LangChain callbacks on a run (`config["callbacks"]`), as LangGraph fires them: the graph's
-own chain run (`on_chain_start` with the input, `on_chain_end` with the final state), and
-one chain run per task, named after its node, a child of the graph's (tag
+"""LangChain callbacks on a run (`config["callbacks"]`), as LangGraph fires them: a chain run
+for the graph and one per task.
+
+The graph's own chain run has `on_chain_start` with the input and `on_chain_end` with the final
+state. Each task's chain run is named after its node, a child of the graph's (tag
 `graph:step:<n>`, LangGraph's task metadata), with its input, its output streamed
-(`on_chain_stream`) and ended (`on_chain_end`) or failed (`on_chain_error`). Inside the
-node, langchain's config (the context variable langchain_core keeps it in) holds the task
-run's child callbacks (tag `seq:step:1`), so the chat models, tools and custom events a node
-calls are children of its run.
+(`on_chain_stream`) and ended (`on_chain_end`) or failed (`on_chain_error`). Inside the node,
+langchain's config (the context variable langchain_core keeps it in) holds the task run's child
+callbacks (tag `seq:step:1`), so the chat models, tools and custom events a node calls are
+children of its run.
 
 `astream_events` (langchain_core's event stream handler, `engine.streaming.events`) and any
 tracer passed in `config["callbacks"]` hear the same runs. The tasks still run on the one

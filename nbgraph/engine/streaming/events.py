@@ -1,7 +1,9 @@
-"""`astream_events(version="v2")` and `astream_log`: LangChain's event stream and run log
-of a graph run, made by langchain_core's own handlers hearing the run's callbacks
-(`engine.streaming.chain_events`): the graph's `on_chain_start/stream/end`, each node's,
-and those of the chat models, tools and custom events the nodes call.
+"""`astream_events(version="v2")` and `astream_log`: LangChain's event stream and run log of a
+graph run.
+
+They are made by langchain_core's own handlers hearing the run's callbacks
+(`engine.streaming.chain_events`): the graph's `on_chain_start/stream/end`, each node's, and
+those of the chat models, tools and custom events the nodes call.
 
 The run is the graph's `astream` with the handler in its config's callbacks: no other way
 of running it. langchain_core is imported only when events or a log are asked for.

@@ -1,7 +1,8 @@
-"""Comparing two runs node by node, with the reason for each difference: what `Run.compare`
-does when either run used branch lineages (a step there is not a moment both runs share,
-but "the k-th run of node n" is).
-"""
+"""Comparing two runs node by node, with the reason for each difference: `Run.compare` for
+branch-lineage runs.
+
+In a run that used branch lineages a step is not a moment both runs share, but "the k-th run of
+node n" is."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ schema of its entries' types, then checks that the names it uses agree (tasks ru
 the graph, steps go up, a task sits in its step). A file that was damaged or edited is
 refused here, at load time, with the path of the first entry that is wrong, instead of
 loading and failing later in a table, a drawing or the inspector. `Run.load` checks the
-document without its steps, then each step as it is decoded (`check_step`, or the inline
-check of `nbgraph.record.files.step_decoding` for a common one), then the steps' names
+document without its steps, then each step as it is decoded (`check_step`; a common step
+by `fits_plain_step`, the run file's one fast reader), then the steps' names
 (`check_step_names`): the same checks and messages.
 """
 
@@ -17,16 +17,20 @@ from typing import Any
 
 from nbgraph.blueprint.description import GRAPH, graph_name_problems
 from nbgraph.codec.shapes import ANY, BOOL, NAMES, STR, Is, ListOf, MapOf, Obj, Pair, Shape
+from nbgraph.engine.facts import StepLog, Task
 from nbgraph.errors import NbgraphError
 
 __all__ = [
     "LIMIT",
+    "PLAIN_TASK",
     "STEP_KEYS",
     "TASK_KEYS",
     "LogShapeError",
     "check_document",
     "check_step",
     "check_step_names",
+    "fits_plain_step",
+    "read_plain_step",
 ]
 
 
@@ -64,7 +68,7 @@ _STEP = Obj(
 
 class _Steps(Shape):
     """`ListOf(_STEP)`, with a fast check for the common step: one whose tasks ran plain
-    nodes (no resets, merges, errors or retries), checked inline, a few µs a step; any
+    nodes (no resets, merges, errors or retries), checked inline; any
     other step takes the schema's check (`problems` is always the schema's)."""
 
     def __init__(self) -> None:
@@ -74,7 +78,7 @@ class _Steps(Shape):
         if type(value) is not list:
             return False
         step_fits = _STEP.fits
-        return all(_plain_step(step) or step_fits(step) for step in value)
+        return all(read_plain_step(step) is not None or step_fits(step) for step in value)
 
     def problems(self, value: Any, path: str) -> Iterator[str]:
         return self.schema.problems(value, path)
@@ -84,76 +88,113 @@ STEP_KEYS = frozenset(_STEP.required)
 """The entries of a step with no joins, heads or kept values."""
 TASK_KEYS = frozenset(_TASK.required)
 """The entries every task has."""
-_TASK_PLAIN_KEYS = TASK_KEYS | {"routes", "returned", "arg", "parent", "from_cache"}
+PLAIN_TASK = TASK_KEYS | {"routes", "returned"}
+"""The entries of a plain task (no arg, error, retries, custom chunks, ...)."""
+_NO_FIELDS: dict[str, Any] = {}
 LIMIT = 2**62
 """A step number, task index or time is between -LIMIT and LIMIT (as `Is`: it fits a
 table's int64 column)."""
 
 
-def _plain_step(step: Any) -> bool:
-    """True if `step` is a common step and fits `_STEP`; False: not sure (ask the schema)."""
-    if type(step) is not dict or step.keys() != STEP_KEYS:
-        return False
-    number, cleared, afters = step["step"], step["cleared"], step["afters"]
-    return (
+def fits_plain_step(step: Any) -> bool:
+    """True if `step` is a common step and fits `_STEP` (`read_plain_step` reads it); False:
+    not sure (ask the schema)."""
+    return read_plain_step(step) is not None
+
+
+def _hashed(name: Any) -> Any:
+    hash(name)
+    return name
+
+
+def read_plain_step(data: Any, fields: Any = _NO_FIELDS) -> StepLog | None:
+    """The run file's one fast reader: `data` as a `StepLog` (of `fields`) if it is a common
+    step (no resets, merges, afters, joins or heads; plain tasks: `_read_plain_task`) that
+    fits `_STEP`, read in one pass; None if not, or not sure (then the schema reads it, and
+    `step_decoding.decode_step` decodes it). Values are taken as they are: for a document
+    with no tagged value (`$type`). What `decode_step` would make of it."""
+    if type(data) is not dict or data.keys() != STEP_KEYS:
+        return None
+    number, applied, cleared, tasks = data["step"], data["applied"], data["cleared"], data["tasks"]
+    written = data["written"]
+    if not (
         type(number) is int
-        and -LIMIT < number < LIMIT
-        and type(step["applied"]) is bool
-        and type(step["written"]) is list
+        and _LOW < number < _HIGH
+        and type(applied) is bool
+        and type(written) is list
         and type(cleared) is list
-        and (not cleared or all(type(name) is str for name in cleared))
-        and step["merged"] == []
-        and step["resets"] == []
-        and (afters is None or type(afters) is dict)
-        and type(step["tasks"]) is list
-        and all(map(_plain_task, step["tasks"]))
-    )
+        and data["merged"] == []
+        and data["resets"] == []
+        and data["afters"] is None
+        and type(tasks) is list
+    ) or (cleared and not all(type(name) is str for name in cleared)):
+        return None
+    decoded = []
+    for task in tasks:
+        one = _read_plain_task(task)
+        if one is None:
+            return None
+        decoded.append(one)
+    try:  # (a written field is a name: hashable; if not, the decoder says so)
+        names = tuple(map(_hashed, written))
+    except TypeError:
+        return None
+    return StepLog(number, decoded, fields, written=names, cleared=tuple(cleared), applied=applied)
 
 
-def _plain_task(task: Any) -> bool:
+_SEQUENCES = (list, tuple)  # (a list from JSON; the tuple: an entry left out)
+_TIMES = (float, int)
+_LOW, _HIGH = -LIMIT, LIMIT
+_EARLIEST, _LATEST = float(-LIMIT), float(LIMIT)  # (the same numbers: 2**62 is a float's)
+
+
+def _read_plain_task(task: Any) -> Task | None:
+    """`task` as a `Task` if it is a plain one (`PLAIN_TASK`'s entries) that fits `_TASK`;
+    None if not, or not sure."""
     if type(task) is not dict:
-        return False
+        return None
     keys = task.keys()
-    if not keys >= TASK_KEYS or not keys <= _TASK_PLAIN_KEYS:
-        return False
+    if not (keys >= TASK_KEYS and keys <= PLAIN_TASK):
+        return None
     step, index, triggers, writes = task["step"], task["index"], task["triggers"], task["writes"]
-    started, ended = task["started"], task["ended"]
-    return (
+    started, ended, node, kind = task["started"], task["ended"], task["node"], task["kind"]
+    routes, returned = task.get("routes", ()), task.get("returned", ())
+    if not (
         type(step) is int
-        and -LIMIT < step < LIMIT
+        and _LOW < step < _HIGH
         and type(index) is int
-        and -LIMIT < index < LIMIT
-        and type(task["node"]) is str
-        and type(task["kind"]) is str
+        and _LOW < index < _HIGH
+        and type(node) is str
+        and type(kind) is str
         and type(triggers) is list
-        and all(map(_is_str, triggers))
         and type(writes) is list
-        and all(map(_is_pair, writes))
         and type(started) in _TIMES
-        and -LIMIT < started < LIMIT  # (nan fails both)
+        and _EARLIEST < started < _LATEST  # (nan fails both)
         and type(ended) in _TIMES
-        and -LIMIT < ended < LIMIT
-        and (len(keys) == _REQUIRED or _plain_options(task))
-    )
-
-
-_REQUIRED, _TIMES = len(TASK_KEYS), (float, int)
-
-
-def _is_str(value: Any) -> bool:
-    return type(value) is str
-
-
-def _is_pair(value: Any) -> bool:
-    return type(value) is list and len(value) == 2
-
-
-def _plain_options(task: dict[str, Any]) -> bool:
-    return (
-        type(task.get("routes", [])) is list
-        and type(task.get("returned", [])) is list
-        and type(task.get("parent", "")) is str
-        and type(task.get("from_cache", False)) is bool
+        and _EARLIEST < ended < _LATEST
+        and type(routes) in _SEQUENCES
+        and type(returned) in _SEQUENCES
+    ):
+        return None
+    for trigger in triggers:
+        if type(trigger) is not str:
+            return None
+    pairs = []
+    for pair in writes:
+        if type(pair) is not list or len(pair) != 2 or pair[0].__hash__ is None:
+            return None
+        pairs.append((pair[0], pair[1]))
+    return Task(
+        step,
+        index,
+        node,
+        kind,
+        triggers=tuple(triggers),
+        writes=pairs,
+        routes=routes or (),
+        started=float(started),
+        ended=float(ended),
+        returned=tuple(returned),
     )
 
 
@@ -198,7 +239,7 @@ def check_document(document: dict[str, Any], steps: bool = True) -> None:
 def check_step(step: Any, index: int) -> None:
     """Raise `LogShapeError` unless `step`, entry `index` of a run document's steps, has
     the shape of a step (the message as `check_document`'s)."""
-    if not (_plain_step(step) or _STEP.fits(step)):
+    if not _STEP.fits(step):  # (its callers asked `read_plain_step` first)
         for problem in _STEP.problems(step, f"document['run']['steps'][{index}]"):
             raise LogShapeError(problem)
 

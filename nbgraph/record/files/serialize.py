@@ -183,8 +183,8 @@ def _utf8(dumps: Callable[..., str], data: Any, **options: Any) -> bytes:
 
 
 def _compact() -> Callable[[Any], bytes]:
-    """How a value (a step, say) becomes compact UTF-8 JSON: by `orjson.dumps` (about twice
-    as fast as json's C encoder), or by json's encoder, compact too, without orjson or for
+    """How a value (a step, say) becomes compact UTF-8 JSON: by `orjson.dumps` (faster than
+    json's C encoder), or by json's encoder, compact too, without orjson or for
     what orjson leaves (an int over 64 bits, a lone surrogate, nesting past 255 levels)."""
     encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 

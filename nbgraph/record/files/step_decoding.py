@@ -8,7 +8,7 @@ from nbgraph.blueprint import GraphSpec
 from nbgraph.codec.values import decode_error, decode_value
 from nbgraph.engine.facts import Attempt, Join, StepLog, Task, pinned_map
 from nbgraph.primitives import MISSING, Interrupt
-from nbgraph.record.files.log_shape import LIMIT, STEP_KEYS, TASK_KEYS, check_step
+from nbgraph.record.files.log_shape import PLAIN_TASK, check_step, read_plain_step
 from nbgraph.record.log_data import join_from_data, reset_from_data
 
 __all__ = ["BrokenDocument", "checked_steps", "decode_join", "decode_step", "mapping"]
@@ -51,13 +51,7 @@ def _decode_attempt(data: dict[str, Any]) -> Attempt:
     return Attempt(data["number"], data["started"], data["ended"], error, data["wait"])
 
 
-_PLAIN_TASK = frozenset(
-    {"step", "index", "node", "kind", "triggers", "writes", "started", "ended", "routes",
-     "returned"}
-)  # fmt: skip
-
-
-def _plain_task(data: dict[str, Any]) -> Task:
+def _task_from_plain_data(data: dict[str, Any]) -> Task:
     """A task of the common kind (no arg, error, retries, custom chunks, ...) whose values
     need no decoding (`decode_step`'s `plain`): `_decode_task`'s result, made directly."""
     return Task(
@@ -88,7 +82,10 @@ def decode_step(
         tasks = data["tasks"]
         return StepLog(
             data["step"],
-            [_plain_task(t) if t.keys() <= _PLAIN_TASK else _decode_task(t) for t in tasks],
+            [
+                _task_from_plain_data(t) if t.keys() <= PLAIN_TASK else _decode_task(t)
+                for t in tasks
+            ],
             graph.fields,
             written=tuple(_field(name) for name in data["written"]),
             cleared=tuple(data["cleared"]),
@@ -127,7 +124,8 @@ def checked_steps(
 ) -> list[StepLog]:
     """The steps back from their data, each checked first (`check_step`; the document's
     other entries are checked already): a common step of a document with no tagged value
-    (`plain`) is checked as it is decoded, reading each entry once.
+    (`plain`) is checked as it is read, in one pass, by the run file's one fast reader
+    (`log_shape.read_plain_step`, beside the schema).
 
     Raises:
         LogShapeError: a step is not shaped as a step, naming its entry.
@@ -135,98 +133,12 @@ def checked_steps(
     decoded = []
     fields = graph.fields
     for index, data in enumerate(steps):
-        step = _checked_plain_step(data, fields) if plain else None
+        step = read_plain_step(data, fields) if plain else None
         if step is None:  # not a common step, or not sure: the schema says
             check_step(data, index)
             step = decode_step(data, graph, functions, plain)
         decoded.append(step)
     return decoded
-
-
-def _checked_plain_step(data: Any, fields: Any) -> StepLog | None:
-    """`data` as a `StepLog` if it is a common step (no resets, merges, afters, joins or
-    heads; plain tasks: `_checked_plain_task`) that fits `check_step`; None if not, or
-    not sure. What `decode_step` would make of it."""
-    if type(data) is not dict or data.keys() != STEP_KEYS:
-        return None
-    number, applied, cleared, tasks = data["step"], data["applied"], data["cleared"], data["tasks"]
-    written = data["written"]
-    if not (
-        type(number) is int
-        and _LOW < number < _HIGH
-        and type(applied) is bool
-        and type(written) is list
-        and type(cleared) is list
-        and data["merged"] == []
-        and data["resets"] == []
-        and data["afters"] is None
-        and type(tasks) is list
-    ) or (cleared and not all(type(name) is str for name in cleared)):
-        return None
-    decoded = []
-    for task in tasks:
-        one = _checked_plain_task(task)
-        if one is None:
-            return None
-        decoded.append(one)
-    names = tuple(map(_field, written))
-    return StepLog(number, decoded, fields, written=names, cleared=tuple(cleared), applied=applied)
-
-
-_SEQUENCES = (list, tuple)  # (a list from JSON; the tuple: an entry left out)
-_TIMES = (float, int)
-_LOW, _HIGH = -LIMIT, LIMIT
-_EARLIEST, _LATEST = float(-LIMIT), float(LIMIT)  # (the same numbers: 2**62 is a float's)
-
-
-def _checked_plain_task(task: Any) -> Task | None:
-    """`task` as a `Task` if it is a plain one (`_PLAIN_TASK`'s entries) that fits
-    `check_step`; None if not, or not sure."""
-    if type(task) is not dict:
-        return None
-    keys = task.keys()
-    if not (keys >= TASK_KEYS and keys <= _PLAIN_TASK):
-        return None
-    step, index, triggers, writes = task["step"], task["index"], task["triggers"], task["writes"]
-    started, ended, node, kind = task["started"], task["ended"], task["node"], task["kind"]
-    routes, returned = task.get("routes", ()), task.get("returned", ())
-    if not (
-        type(step) is int
-        and _LOW < step < _HIGH
-        and type(index) is int
-        and _LOW < index < _HIGH
-        and type(node) is str
-        and type(kind) is str
-        and type(triggers) is list
-        and type(writes) is list
-        and type(started) in _TIMES
-        and _EARLIEST < started < _LATEST  # (nan fails both)
-        and type(ended) in _TIMES
-        and _EARLIEST < ended < _LATEST
-        and type(routes) in _SEQUENCES
-        and type(returned) in _SEQUENCES
-    ):
-        return None
-    for trigger in triggers:
-        if type(trigger) is not str:
-            return None
-    pairs = []
-    for pair in writes:
-        if type(pair) is not list or len(pair) != 2:
-            return None
-        pairs.append((_field(pair[0]), pair[1]))
-    return Task(
-        step,
-        index,
-        node,
-        kind,
-        triggers=tuple(triggers),
-        writes=pairs,
-        routes=routes or (),
-        started=float(started),
-        ended=float(ended),
-        returned=tuple(returned),
-    )
 
 
 def _field(name: Any) -> Any:

@@ -1,6 +1,8 @@
-"""A compiled LangGraph graph read into nbgraph's `GraphSpec`, through its public parts only:
-`app.builder` (the `StateGraph`: schemas, nodes, edges, routers) and its channels (each
-field's reducer: `BinaryOperatorAggregate`'s operator, `LastValue` = overwrite,
+"""A compiled LangGraph graph read into nbgraph's `GraphSpec`, through its public parts only;
+the import's errors.
+
+It reads `app.builder` (the `StateGraph`: schemas, nodes, edges, routers) and the graph's
+channels (each field's reducer: `BinaryOperatorAggregate`'s operator, `LastValue` = overwrite,
 `EphemeralValue`, `Topic`, `add_messages`, ...). langgraph itself is never imported here.
 
 The spec has no functions: its nodes and routers are stand-ins that say the run was imported

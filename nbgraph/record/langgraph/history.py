@@ -1,7 +1,9 @@
-"""A LangGraph thread's history read into nbgraph's `RunLog`, through LangGraph's public API:
-`app.get_state_history(config)` (each checkpoint's values, metadata, parent and planned
-tasks with their errors and interrupts) and the checkpointer's `list(config)` (each
-checkpoint's pending writes: every task's writes in order). langgraph is never imported.
+"""A LangGraph thread's history read into nbgraph's `RunLog` through LangGraph's public API
+(`Run.from_langgraph`).
+
+It reads `app.get_state_history(config)` (each checkpoint's values, metadata, parent and planned
+tasks with their errors and interrupts) and the checkpointer's `list(config)` (each checkpoint's
+pending writes: every task's writes in order). langgraph is never imported.
 
 A LangGraph checkpoint at step `s` is nbgraph's state after step `s` (`merge:s`); the tasks
 run from it (its pending writes) are nbgraph's step `s + 1`. The thread's input checkpoint

@@ -1,6 +1,9 @@
-"""One superstep of an imported LangGraph thread: its tasks rebuilt from a checkpoint's
-snapshot (`get_state_history`: names, paths, errors, interrupts) and the checkpointer's
-pending writes (`CheckpointTuple.pending_writes`: every write of every task, in order).
+"""One superstep of an imported LangGraph thread: its tasks, their writes, triggers, sends,
+errors and interrupts.
+
+The tasks are rebuilt from a checkpoint's snapshot (`get_state_history`: names, paths, errors,
+interrupts) and the checkpointer's pending writes (`CheckpointTuple.pending_writes`: every write
+of every task, in order).
 
 LangGraph applies a step's writes task by task in the order of the tasks' paths
 (`task_path_str` of `path[:3]`, pulls before pushes); a task's `index` here is that order,

@@ -1,6 +1,8 @@
-"""`Run.effects` for a branch-lineage run: the effect of each task's writes on its own
-lineage, and what every join did to each field (each branch's value, the strategy, the
-result, and which branch won where they disagreed).
+"""`Run.effects` for a branch-lineage run: each task's writes on its own lineage, and what every
+join did.
+
+A join's rows give each field's value in each branch, the strategy, the result, and which branch
+won where they disagreed.
 
 One forward pass over the log, holding the state of each lineage point only while something
 still reads it; a point read once is continued in place, so a long loop costs what it wrote.

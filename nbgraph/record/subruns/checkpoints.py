@@ -1,7 +1,10 @@
-"""Subruns rebuilt from a saver: `Run.from_checkpointer` finds the threads its subgraphs
-kept in the same saver (`engine.subgraph_checkpoints`: the parent's thread id and a
-`checkpoint_ns` of `<node>:<task id>`) and hangs each one's rebuilt log on the task that
-ran it, as a live run keeps them (`Task.subruns`), down to any depth."""
+"""Subruns rebuilt from a saver: `Run.from_checkpointer`'s subgraph threads hung on the tasks
+that ran them.
+
+`Run.from_checkpointer` finds the threads its subgraphs kept in the same saver
+(`engine.subgraph_checkpoints`: the parent's thread id and a `checkpoint_ns` of `<node>:<task
+id>`) and hangs each one's rebuilt log on the task that ran it, as a live run keeps them
+(`Task.subruns`), down to any depth."""
 
 from __future__ import annotations
 

@@ -377,4 +377,79 @@ function render({ model, el }) {
   };
 }
 
-export default { render };
+// --- a saved notebook keeps the widget state its outputs show (issue 37: "model not found") ---
+// JupyterLab's and Notebook 7's widget manager saves only models with a live comm
+// (`get_state_sync`). A notebook reopened with a kernel that did not make its widgets
+// (restarted, shut down, a new server) shows them from the state saved in the file, as models
+// with no comm; the next save (yours, or the 2-minute autosave: restoring them marks the
+// notebook changed) wrote an empty state, and the reopen after that showed "Error displaying
+// widget: model not found". Once per manager, the saved state also keeps those comm-less
+// models that an output of the notebook still shows (and the models inside them).
+const KEEPS_SHOWN = Symbol.for("nbgraph.keepsShownWidgetState");
+const VIEW = "application/vnd.jupyter.widget-view+json";
+
+function shownModelIds(manager) {
+  const context = manager._context || manager.context;
+  const notebook = context && context.model ? context.model.toJSON() : null;
+  const ids = [];
+  for (const cell of (notebook && notebook.cells) || []) {
+    for (const output of cell.outputs || []) {
+      const view = output.data && output.data[VIEW];
+      if (view && view.model_id) ids.push(view.model_id);
+    }
+  }
+  return ids;
+}
+
+function modelsInside(value, models, found, depth) {
+  if (!value || typeof value !== "object" || depth > 4) return;
+  if (typeof value.model_id === "string" && models.get(value.model_id) === value) {
+    found.push(value);
+    return;
+  }
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    modelsInside(item, models, found, depth + 1);
+  }
+}
+
+function deadButShown(manager) {
+  const models = manager._modelsSync;
+  const seen = new Set();
+  const dead = [];
+  const todo = shownModelIds(manager).map((id) => models.get(id)).filter(Boolean);
+  while (todo.length) {
+    const model = todo.pop();
+    if (seen.has(model)) continue;
+    seen.add(model);
+    if (!model.comm_live) dead.push(model);
+    modelsInside(model.attributes, models, todo, 0);
+  }
+  return dead;
+}
+
+function keepShownWidgetState(manager) {
+  if (!manager || manager[KEEPS_SHOWN] || typeof manager.get_state_sync !== "function") return;
+  if (!(manager._modelsSync instanceof Map)) return; // (another manager: leave it as it is)
+  const save = manager.get_state_sync;
+  manager.get_state_sync = function (options) {
+    let dead = [];
+    try {
+      dead = deadButShown(this);
+    } catch (error) {
+      console.warn("nbgraph: could not list the widgets the notebook shows", error);
+    }
+    for (const model of dead) model._comm_live = true; // (the field: no event, no redraw)
+    try {
+      return save.call(this, options);
+    } finally {
+      for (const model of dead) model._comm_live = false;
+    }
+  };
+  manager[KEEPS_SHOWN] = true;
+}
+
+function initialize({ model }) {
+  keepShownWidgetState(model.widget_manager);
+}
+
+export default { initialize, render };
