@@ -99,17 +99,25 @@ class _Shown:
 BLOCK = 256  # the most snapshots built at once, the collector paused
 
 
-def blocks(snapshots: Iterator[StateSnapshot], most: int = BLOCK) -> Iterator[list[StateSnapshot]]:
-    """`snapshots` in lists, each made with the cyclic garbage collector paused: 1, 2, 4, ...
-    up to `most` at a time (a reader who stops early had at most twice what it read made).
+def blocks(
+    snapshots: Iterator[StateSnapshot],
+    filter: Mapping[str, Any] | None = None,
+    before: Mapping[str, Any] | None = None,
+    limit: int | None = None,
+) -> Iterator[list[StateSnapshot]]:
+    """`snapshots` (paged by `filter`, `before`, `limit`, as `paged` does) in lists, each
+    made with the cyclic garbage collector paused: 1, 2, 4, ... up to `BLOCK` at a time (a
+    reader who stops early had at most twice what it read made).
 
     Every snapshot holds its own copy of each list (no snapshot sees another's changes), so
     a thread's history holds about n²/2 list items; with the collector on, its young
-    collections walked the lists made so far again and again (a third of the time at 1,000
-    checkpoints). Made in a block, then moved to the oldest generation at once
+    collections walked the lists made so far again and again (`benchmarks/README.md`,
+    "Timings behind the code"). Made in a block, then moved to the oldest generation at once
     (`gc.freeze()`/`gc.unfreeze()`, when nothing else is frozen), each is walked once more
     at most, as any old object. Only nbgraph's code runs while the collector is paused.
     """
+    if filter or before or limit is not None:
+        snapshots = paged(snapshots, filter, before, limit)
     size = 1
     while True:
         was_enabled = gc.isenabled()
@@ -126,7 +134,7 @@ def blocks(snapshots: Iterator[StateSnapshot], most: int = BLOCK) -> Iterator[li
             yield block
         if len(block) < size:
             return
-        size = min(2 * size, most)
+        size = min(2 * size, BLOCK)
 
 
 def paged(
