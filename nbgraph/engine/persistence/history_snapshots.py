@@ -114,7 +114,8 @@ def blocks(
     collections walked the lists made so far again and again (`benchmarks/README.md`,
     "Timings behind the code"). Made in a block, then moved to the oldest generation at once
     (`gc.freeze()`/`gc.unfreeze()`, when nothing else is frozen), each is walked once more
-    at most, as any old object. Only nbgraph's code runs while the collector is paused.
+    at most, as any old object. Only nbgraph's code runs in this thread while the collector is
+    paused (a block: a few milliseconds); the pause is the process's, as `gc.disable` is.
     """
     if filter or before or limit is not None:
         snapshots = paged(snapshots, filter, before, limit)
