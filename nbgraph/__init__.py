@@ -4,7 +4,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.checkpoint import InMemorySaver, MemorySaver
-from nbgraph.engine.core.interrupts import interrupt
 from nbgraph.engine.core.tasks import RouteError
 from nbgraph.errors import (
     EmptyInputError,
@@ -40,8 +39,15 @@ from nbgraph.views.inspector import inspect
 if TYPE_CHECKING:
     from nbgraph.checkpoint import SqliteSaver
     from nbgraph.engine.core.caching import InMemoryCache
-    from nbgraph.engine.core.runtime import Runtime, get_config, get_runtime, get_store
-    from nbgraph.engine.core.writer import StreamWriter, get_stream_writer
+    from nbgraph.engine.node_api import (
+        Runtime,
+        StreamWriter,
+        get_config,
+        get_runtime,
+        get_store,
+        get_stream_writer,
+        interrupt,
+    )
     from nbgraph.engine.streaming.push import push_message
     from nbgraph.func import entrypoint, task
     from nbgraph.messages import Message, MessagesState, RemoveMessage
@@ -122,12 +128,13 @@ _ON_FIRST_USE = {
     "BaseStore": "nbgraph.store",
     "InMemoryStore": "nbgraph.store",
     "InMemoryCache": "nbgraph.engine.core.caching",
-    "Runtime": "nbgraph.engine.core.runtime",
-    "get_config": "nbgraph.engine.core.runtime",
-    "get_runtime": "nbgraph.engine.core.runtime",
-    "get_store": "nbgraph.engine.core.runtime",
-    "StreamWriter": "nbgraph.engine.core.writer",
-    "get_stream_writer": "nbgraph.engine.core.writer",
+    "Runtime": "nbgraph.engine.node_api",
+    "StreamWriter": "nbgraph.engine.node_api",
+    "get_config": "nbgraph.engine.node_api",
+    "get_runtime": "nbgraph.engine.node_api",
+    "get_store": "nbgraph.engine.node_api",
+    "get_stream_writer": "nbgraph.engine.node_api",
+    "interrupt": "nbgraph.engine.node_api",
     "push_message": "nbgraph.engine.streaming.push",
     "trace": "nbgraph.notebook.langgraph_trace",
     "atrace": "nbgraph.notebook.langgraph_trace",
@@ -139,7 +146,8 @@ _ON_FIRST_USE = {
 }
 """Names imported when first used: the message model imports pydantic, the SQLite saver
 `sqlite3`, the prebuilt tool node `langchain_core`; `import nbgraph` needs none of them.
-The node cache, the runtime and the stream writer load with the engine's run loop;
+The node cache and the node API (`get_config`, `get_runtime`, `get_store`,
+`get_stream_writer`, `interrupt`: `nbgraph.engine.node_api`) load with the engine's run loop;
 `trace`, `atrace`, `pauses_of` and the LangGraph import's errors with the import
 (`Run.from_langgraph`); `entrypoint` and `task` (the functional API) with `nbgraph.func`.
 (`ToolNode` and `tools_condition` are here as LangGraph programs import them from

@@ -5,7 +5,6 @@
 they raise `RuntimeError`.
 """
 
-from nbgraph.engine.core.runtime import get_config, get_store
-from nbgraph.engine.core.writer import get_stream_writer
+from nbgraph.engine.node_api import get_config, get_store, get_stream_writer
 
 __all__ = ["get_config", "get_store", "get_stream_writer"]

@@ -13,10 +13,10 @@ from __future__ import annotations
 import uuid
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from nbgraph.primitives import Interrupt
 from nbgraph.warnings import LangGraphDeprecatedSinceV10
 
 __all__ = [
@@ -147,6 +147,20 @@ def create_error_message(*, message: str, error_code: ErrorCode) -> str:
 class GraphBubbleUp(Exception):
     """What a node raises to stop its task and pass something up to the run (a question for
     a person, a command for the parent graph), not a failure."""
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """A pause requested by a node (answered with `Command(resume=...)`): the question a
+    `GraphInterrupt` carries, so it lives here, below `nbgraph.primitives` (which imports this
+    module: a `Command` refuses a wrong argument with `wrong_argument`). Users import it from
+    `nbgraph.types`, as LangGraph's `langgraph.types.Interrupt`."""
+
+    value: Any
+    id: str = ""
+    response_schema: Any = field(default=None, kw_only=True)
+    """The JSON schema of the answer `interrupt(value, response_schema=...)` asked for, or
+    None."""
 
 
 class GraphInterrupt(GraphBubbleUp):

@@ -2,7 +2,8 @@
 
 `MISSING`, `START`/`END`, `Send`, `Command`, `Overwrite`, `Mutation`, the
 field markers `Ephemeral`, `RemainingSteps` and `IsLastStep`, and (from `nbgraph.policies`, where
-LangGraph's `langgraph.types` has them) `RetryPolicy` and `CachePolicy`.
+LangGraph's `langgraph.types` has them) `RetryPolicy` and `CachePolicy`, and (from
+`nbgraph.errors`, beside the `GraphInterrupt` that carries it) `Interrupt`.
 
 Users import these from `nbgraph.types`, LangGraph's spelling (`langgraph.types`), which adds
 the names that need the engine (`interrupt`); the package's own modules import them from here.
@@ -10,9 +11,10 @@ the names that need the engine (`interrupt`); the package's own modules import t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
+from nbgraph.errors import Interrupt, wrong_argument
 from nbgraph.policies import CachePolicy, RetryPolicy
 
 __all__ = [
@@ -156,8 +158,6 @@ class Command(Generic[N]):
             return
         if isinstance(goto, (list, tuple)) and all(isinstance(g, (str, Send)) for g in goto):
             return
-        from nbgraph.errors import wrong_argument  # (errors imports nothing of ours)
-
         raise wrong_argument("Command(goto=)", "a node name, a Send, or a list of them", goto)
 
     def goto_targets(self) -> list[str | Send]:
@@ -263,17 +263,6 @@ class StateUpdate(NamedTuple):
     values: dict[str, Any] | None
     as_node: str | None = None
     task_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Interrupt:
-    """A pause requested by a node (answered with `Command(resume=...)`)."""
-
-    value: Any
-    id: str = ""
-    response_schema: Any = field(default=None, kw_only=True)
-    """The JSON schema of the answer `interrupt(value, response_schema=...)` asked for, or
-    None."""
 
 
 @dataclass(frozen=True)

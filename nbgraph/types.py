@@ -10,8 +10,7 @@ aliases LangGraph annotates with (`StreamMode`, `Durability`, `All`, `Checkpoint
 from typing import Literal
 
 from nbgraph.checkpoint.base import BaseSaver
-from nbgraph.engine.core.interrupts import interrupt
-from nbgraph.engine.core.writer import StreamWriter
+from nbgraph.engine.node_api import StreamWriter, interrupt
 from nbgraph.engine.persistence.snapshots import PendingTask as PregelTask
 from nbgraph.primitives import *  # noqa: F403  (the public names, `primitives.__all__`)
 from nbgraph.primitives import __all__ as _primitives

@@ -45,12 +45,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 ENGINE_FLOORS: list[tuple[str, ...]] = [
     ("nbgraph.engine.core",),
+    ("nbgraph.engine.node_api",),
     ("nbgraph.engine.lineages",),
     ("nbgraph.engine.persistence",),
     ("nbgraph.engine.nested", "nbgraph.engine.streaming", "nbgraph.engine.branches"),
 ]
 """The engine's sub-packages, bottom up: the core (one run, its tasks, its writes) imports
-none of the features built on it; branch lineages as data sit on the core; persistence on
+none of the features built on it; the node API (`get_config`, `interrupt`, ...: what a node
+calls, and what the public `nbgraph.config`, `.runtime`, `.types` import) on the core alone;
+branch lineages as data sit on the core; persistence on
 both; nested runs, streaming and the branch run loop on those, and not on each other. The
 engine's own top modules (`app`, `drive`, `stepping`, `runnable`) compose them all."""
 
@@ -439,6 +442,23 @@ def modules_in_cycles(package: Path = PACKAGE) -> list[list[str]]:
 
 MODULES = sorted(PACKAGE.rglob("*.py"))
 
+ALLOWED_CYCLES = [
+    [
+        "nbgraph.engine.streaming.chat_stream",
+        "nbgraph.engine.streaming.namespaces",
+        "nbgraph.engine.streaming.streams",
+    ]
+]
+"""The one import cycle left: a live stream's sink, its namespaces and its chat events call
+each other while a run streams. Every other dependency runs one way."""
+
+
+def test_imports_run_one_way_but_in_streaming():
+    assert modules_in_cycles() == ALLOWED_CYCLES, (
+        "a new import cycle: move the shared piece down into a module both use, or hand the "
+        "lower module what it needs as an argument (an import inside a function counts too)"
+    )
+
 
 def test_no_module_imports_from_a_layer_above_its_own():
     upward = upward_imports()
@@ -650,7 +670,8 @@ def _floor_heading(floor: int) -> str:
     if floor == len(ENGINE_FLOORS):
         return "#### top: the engine's own modules"
     places = ", ".join(
-        f"`{_shown(p)[len('nbgraph/') : -len('__init__.py')]}`" for p in ENGINE_FLOORS[floor]
+        f"`{_shown(p)[len('nbgraph/') :].removesuffix('__init__.py')}`"
+        for p in ENGINE_FLOORS[floor]
     )
     return f"#### floor {floor + 1}: {places}"
 

@@ -400,11 +400,7 @@ class CompiledGraph(RunnableHabits):
             show = parts_of if version == "v2" else printed
             yield from show(self, input, config, stream_mode, kwargs)
             return
-        subgraphs = bool(kwargs.pop("subgraphs", False))
-        modes, single = _modes(stream_mode or self.stream_mode)
-        shape = chunk_shape(self.spec, kwargs)  # (before `_start` takes `output_keys`)
-        run = self._start(config, kwargs)
-        relay = open_relay(run, modes, subgraphs)
+        run, relay, shape, single = _open_stream(self, config, stream_mode, kwargs)
         with (
             self._running(run),
             contextlib.closing(drive(run, input, relay.modes, self.name)) as chunks,
@@ -450,11 +446,7 @@ class CompiledGraph(RunnableHabits):
             async for part in show(self, input, config, stream_mode, kwargs):
                 yield part
             return
-        subgraphs = bool(kwargs.pop("subgraphs", False))
-        modes, single = _modes(stream_mode or self.stream_mode)
-        shape = chunk_shape(self.spec, kwargs)  # (before `_start` takes `output_keys`)
-        run = self._start(config, kwargs)
-        relay = open_relay(run, modes, subgraphs)
+        run, relay, shape, single = _open_stream(self, config, stream_mode, kwargs)
         with self._running(run):
             chunks = adrive(run, input, relay.modes, self.name)
             try:
@@ -564,6 +556,18 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
         output["__interrupt__"] = list(run.paused)
     field = bare_field(run.spec)
     return output if field is None else root_output(output, field)
+
+
+def _open_stream(
+    app: CompiledGraph, config: Any, stream_mode: Any, kwargs: dict[str, Any]
+) -> tuple[RunLoop, Any, Any, bool]:
+    """`stream`'s and `astream`'s start: the run, its relay (the modes it drives, and whether
+    the chunks carry namespaces), the chunks' shape, and whether one mode was asked for."""
+    subgraphs = bool(kwargs.pop("subgraphs", False))
+    modes, single = _modes(stream_mode or app.stream_mode)
+    shape = chunk_shape(app.spec, kwargs)  # (before `_start` takes `output_keys`)
+    run = app._start(config, kwargs)
+    return run, open_relay(run, modes, subgraphs), shape, single
 
 
 def _modes(stream_mode: str | Sequence[str]) -> tuple[frozenset[str], bool]:

@@ -1,7 +1,9 @@
 """Driving a `RunLoop`: executing each step's tasks (inline, on a thread pool, or on the event
 loop) and shaping what `stream()` yields for each stream mode.
 
-The step logic is all in `RunLoop`; the two drivers differ only in how a step's tasks execute.
+The step logic is all in `RunLoop`, and what a run streams around it in the `_*_chunks`
+functions both drivers call in the same order: the drivers differ only in how a step's tasks
+execute and where they wait.
 
 A run stopped in the middle of a step (Ctrl-C, a cancelled `ainvoke`, a stream closed early)
 starts no more of the step's tasks and waits for those already running in threads (async
@@ -91,7 +93,8 @@ class StepFinished:
     type: str = field(default="step", init=False)
 
 
-# --- chunks ------------------------------------------------------------------------------------
+# --- the step body both drivers share: what each stage of a run streams, in order ---------------
+# (Plain functions, not an object: `invoke()` makes none per run, so its call budgets hold.)
 
 
 def _started_chunks(run: RunLoop, tasks: list[Task], modes: frozenset[str]) -> Iterable[Chunk]:
@@ -200,6 +203,7 @@ def _live_call_chunks(run: RunLoop, modes: frozenset[str], sink: LiveSink) -> No
 
 
 def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> None:
+    """The run's status, and the end of its stream scope (`error`: what stopped it)."""
     if error is not None and finish_handed(run, error):  # Command.PARENT: not a failure
         scope.ended(None)
         return
@@ -209,6 +213,21 @@ def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> No
         run.log.status = "interrupted" if run.paused or run.at_breakpoint else "done"
     run.log.error = error
     scope.ended(error)
+
+
+def _finished_chunks(
+    run: RunLoop, item: Task | Chunk, modes: frozenset[str], scope: StreamScope
+) -> Iterable[Chunk]:
+    """A live chunk, sent while the step runs, as it is; a finished task's chunks."""
+    if type(item) is tuple:
+        return (item,)
+    return _task_chunks(run, item, modes, scope)  # type: ignore[arg-type]
+
+
+def _settled_chunks(run: RunLoop, modes: frozenset[str]) -> Iterable[Chunk]:
+    """The step's `@task` calls that ended after their caller's chunks (the driver settles
+    them first, and commits the step after their chunks)."""
+    return () if run.calls is None else _call_chunks(run, run.calls.unreported(), modes)
 
 
 # --- sync ----------------------------------------------------------------------------------------
@@ -254,6 +273,16 @@ def _fill(future: Future[Task], execute: Callable[[Task], Task], task: Task) -> 
         future.set_exception(error)
 
 
+def _inline(
+    execute: Callable[[Task], Task], tasks: list[Task], sink: LiveSink
+) -> Iterator[Task | Chunk]:
+    """The tasks run one at a time in this thread, each followed by the live chunks it sent."""
+    for task in tasks:
+        done = execute(task)
+        yield from sink.drain()
+        yield done
+
+
 def drive(
     run: RunLoop, input: Any, modes: frozenset[str], name: str = "LangGraph"
 ) -> Iterator[Chunk]:
@@ -272,9 +301,9 @@ def drive(
             if modes:  # (invoke(): no chunks to make)
                 yield from _started_chunks(run, tasks, modes)
             running = tasks
-            inline = len(tasks) == 1 or max_workers == 1  # one at a time: no thread needed
-            if inline:
-                finished: Iterable[Task | Chunk] = map(execute, tasks)
+            finished: Iterable[Task | Chunk]
+            if len(tasks) == 1 or max_workers == 1:  # one at a time: no thread needed
+                finished = map(execute, tasks) if sink is None else _inline(execute, tasks, sink)
             else:
                 pool = pool or _StepPool(max_workers)
                 finished = pool.start(execute, tasks, sink)
@@ -284,17 +313,12 @@ def drive(
                 running = None
                 run.commit(tasks)
                 continue
-            for task in finished:
-                if type(task) is tuple:  # a live chunk, sent while the step runs
-                    yield task
-                    continue
-                if inline and sink is not None:
-                    yield from sink.drain()
-                yield from _task_chunks(run, task, modes, scope)  # type: ignore[arg-type]
+            for item in finished:
+                yield from _finished_chunks(run, item, modes, scope)
             running = None
-            if run.calls is not None:  # (calls that ended after their caller's chunks)
+            if run.calls is not None:
                 run.calls.settle()
-                yield from _call_chunks(run, run.calls.unreported(), modes)
+            yield from _settled_chunks(run, modes)
             yield from _step_chunks(run, run.commit(tasks), modes, scope)
         yield from _end_chunks(run, modes)
     except BaseException as error:
@@ -320,21 +344,8 @@ async def adrive(
     run: RunLoop, input: Any, modes: frozenset[str], name: str = "LangGraph"
 ) -> AsyncIterator[Chunk]:
     """`drive` on the event loop: async nodes are awaited, sync ones run in threads."""
-    limit = run.config.get("max_concurrency")
-    semaphore = asyncio.Semaphore(limit) if limit is not None else None
-    pool = ThreadPoolExecutor(thread_name_prefix="nbgraph")  # threads start when first used
-    threads: list[asyncio.Future[Task]] = []  # the step's sync nodes, running in the pool
     scope = _scope(run, modes, name, input)
-    sink = scope.sink
-    if sink is not None:
-        sink.bind()
-
-    async def execute(task: Task) -> Task:
-        if semaphore is None:
-            return await _execute_one(scope, task, pool, threads)
-        async with semaphore:
-            return await _execute_one(scope, task, pool, threads)
-
+    step = _AsyncStep(scope)
     running: list[asyncio.Future[Task]] = []  # the step being executed, until its commit
     try:
         scope.started(input, on_event_loop=True)
@@ -343,26 +354,15 @@ async def adrive(
         while (tasks := run.next_tasks()) is not None:
             for chunk in _started_chunks(run, tasks, modes) if modes else ():
                 yield chunk
-            threads.clear()
-            running = [asyncio.ensure_future(execute(task)) for task in tasks]
-            if sink is not None:
-                for future in running:
-                    future.add_done_callback(sink.finished)
-                async for item in sink.auntil_done(len(running)):
-                    if type(item) is tuple:  # a live chunk, sent while the step runs
-                        yield item
-                    else:
-                        for chunk in _task_chunks(run, item, modes, scope):  # type: ignore[arg-type]
-                            yield chunk
-            else:
-                for next_done in asyncio.as_completed(running):
-                    for chunk in _task_chunks(run, await next_done, modes, scope):
-                        yield chunk
-            running = []
-            if run.calls is not None:  # (calls that ended after their caller's chunks)
-                await run.calls.asettle()
-                for chunk in _call_chunks(run, run.calls.unreported(), modes):
+            running = step.start(tasks)
+            async for item in step.finished(running):
+                for chunk in _finished_chunks(run, item, modes, scope):
                     yield chunk
+            running = []
+            if run.calls is not None:
+                await run.calls.asettle()
+            for chunk in _settled_chunks(run, modes):
+                yield chunk
             for chunk in _step_chunks(run, run.commit(tasks), modes, scope):
                 yield chunk
         for chunk in _end_chunks(run, modes):
@@ -370,17 +370,58 @@ async def adrive(
     except BaseException as error:
         try:
             if running:  # cancel the async tasks (and those not started), wait for the threads
-                for future in running:
-                    future.cancel()
-                with run.waiting_for(functools.partial(pool.shutdown, wait=True)):
-                    await asyncio.wait([*running, *threads])
+                await step.stop(running)
                 run.record_stopped(tasks)
         finally:
             _finish(run, error, scope)
         raise
     finally:
-        pool.shutdown(wait=False)
+        step.pool.shutdown(wait=False)
     _finish(run, None, scope)
+
+
+class _AsyncStep:
+    """Runs a step's tasks on the event loop (sync nodes in threads), at most
+    `max_concurrency` at a time, and stops them."""
+
+    def __init__(self, scope: StreamScope) -> None:
+        limit = scope.run.config.get("max_concurrency")
+        self.scope = scope
+        self.semaphore = asyncio.Semaphore(limit) if limit is not None else None
+        self.pool = ThreadPoolExecutor(thread_name_prefix="nbgraph")  # threads start when used
+        self.threads: list[asyncio.Future[Task]] = []  # the step's sync nodes, in the pool
+        if scope.sink is not None:
+            scope.sink.bind()
+
+    def start(self, tasks: list[Task]) -> list[asyncio.Future[Task]]:
+        self.threads.clear()
+        running = [asyncio.ensure_future(self.execute(task)) for task in tasks]
+        if self.scope.sink is not None:
+            for future in running:
+                future.add_done_callback(self.scope.sink.finished)
+        return running
+
+    async def finished(self, running: list[asyncio.Future[Task]]) -> AsyncIterator[Task | Chunk]:
+        """The tasks as they finish (and the live chunks they send, as they come)."""
+        if self.scope.sink is not None:
+            async for item in self.scope.sink.auntil_done(len(running)):
+                yield item
+            return
+        for next_done in asyncio.as_completed(running):
+            yield await next_done
+
+    async def execute(self, task: Task) -> Task:
+        if self.semaphore is None:
+            return await _execute_one(self.scope, task, self.pool, self.threads)
+        async with self.semaphore:
+            return await _execute_one(self.scope, task, self.pool, self.threads)
+
+    async def stop(self, running: list[asyncio.Future[Task]]) -> None:
+        """Cancel the async tasks (and those not started), and wait for the threads."""
+        for future in running:
+            future.cancel()
+        with self.scope.run.waiting_for(functools.partial(self.pool.shutdown, wait=True)):
+            await asyncio.wait([*running, *self.threads])
 
 
 async def _execute_one(

@@ -15,9 +15,9 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal, TypedDict
 
-from nbgraph.engine.core.runtime import current_task_env, get_config
+from nbgraph.engine.core.runtime import current_task_env
 from nbgraph.engine.core.tasks import absorb_update
-from nbgraph.engine.core.writer import get_stream_writer
+from nbgraph.engine.node_api import get_config, get_stream_writer
 
 __all__ = [
     "AnyUIMessage",

@@ -173,13 +173,23 @@ class Run(RunRecord):
         overlay = run_overlay(self, step=step, branch=branch)
         return graph_dot(self.graph, overlay, expand=expand)
 
-    def draw_tree(self) -> Any:
-        """The state tree as a `graphviz.Digraph` (long runs summarised)."""
+    def draw_tree(self, legend: bool = True) -> Any:
+        """The state tree as a `graphviz.Digraph` (long runs summarised).
+
+        Args:
+            legend: shown in a notebook, one line under the picture says what the drawing's
+                edge styles mean; False leaves it out. The legend is never part of the
+                DOT text: it never widens the drawing.
+        """
         from nbgraph.record.effects import collector_paused
         from nbgraph.views.tree_dot import tree_dot
 
+        if not isinstance(legend, bool):
+            raise InvalidArgumentError(
+                f"run.draw_tree(legend=): expected True or False, got {legend!r}."
+            )
         with collector_paused():  # (a long run's tree: the collector would walk it again)
-            return tree_dot(self)
+            return tree_dot(self, legend=legend)
 
     def fork(self, step: int, values: dict[str, Any], as_node: str | None = None) -> Any:
         """Edit the state after `step` and run on from there: `update_state(values)` on that
@@ -348,7 +358,8 @@ class Run(RunRecord):
 
         if self.shown_live_in is not None and self.shown_live_in == cell_number():
             return {"text/plain": f"{self!r}, shown live above"}  # (not the run twice)
-        bundle = drawing_bundle(self.draw(), repr(self), include, exclude)
+        without_html = [*(exclude or ()), HTML]  # (the run's HTML is its own, below)
+        bundle = drawing_bundle(self.draw(), repr(self), include, without_html)
         if wanted(HTML, include, exclude):  # front-ends show one type: put the picture in it
             bundle[HTML] = run_html(self, picture=bundle.get(SVG, ""))
         return bundle

@@ -51,13 +51,24 @@ class _EffectRow(NamedTuple):
 
 
 class Effect(_EffectRow):
-    """One row of `Run.effects`.
+    """One row of `Run.effects`, built by keyword only (`Effect(step=..., field=..., ...)`):
+    the producers are the builders below (`write_effect`, `reset_effects`, `cleared_effect`,
+    `dropped_effects`, `merge_effect`), so a new column is added here and there, never by
+    position (`tests/record/test_effect_rows.py`).
 
     The table cells of a list that grows are `ListPrefix` views of one list the field's rows
     share (`cell`, `run.effects`); `before` and `after` give real lists of their own.
     """
 
     __slots__ = ()
+
+    def __new__(cls, **cells: Any) -> Effect:
+        """`Effect(step=..., field=..., ...)`: the cells by keyword (`effect_row`)."""
+        return effect_row(**cells)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # (pickle and copy rebuild from the cells, not through the keyword-only __new__)
+        return _effect_from_cells, (tuple(self),)
 
     @property
     def before(self) -> Any:
@@ -72,6 +83,43 @@ class Effect(_EffectRow):
     def cell(self, column: str) -> Any:
         """What the table holds in `column` (for a growing list: a shared `ListPrefix`)."""
         return tuple.__getitem__(self, EFFECT_COLUMNS.index(column))
+
+
+def _effect_from_cells(cells: tuple[Any, ...]) -> Effect:
+    """An `Effect` from its cells in column order (unpickling, copying)."""
+    return _new_row(Effect, cells)
+
+
+_new_row = tuple.__new__
+
+
+def effect_row(
+    *,
+    step: int,
+    field: str,
+    reducer: str,
+    before: Any,
+    writes: list[tuple[str, Any]],
+    writers: list[str],
+    after: Any,
+    changed: bool,
+    applied: bool,
+    conflict: bool = False,
+    overwrite_bypass: bool = False,
+    dropped_key: bool = False,
+    root_reset: bool = False,
+    point: str = "",
+    winner: str = "",
+) -> Effect:
+    """The one way an `Effect` is built: each cell by its column's name.
+
+    A plain function, not `Effect.__new__` (which calls it): `type.__call__` hands a
+    Python `__new__` its keywords as a new dict, twice the cost of this call; rows are built
+    one per field a step wrote (`benchmarks/looking.py`).
+    """
+    return _new_row(Effect, (step, field, reducer, before, writes, writers, after, changed,
+                             applied, conflict, overwrite_bypass, dropped_key, root_reset, point,
+                             winner))  # fmt: skip
 
 
 EFFECT_COLUMNS = _EffectRow._fields
@@ -169,21 +217,19 @@ def write_effect(
         if type(value) is Overwrite or (spec.reducer is not None and is_overwrite(value)):
             bypass = True
             break
-    return Effect(
-        step,
-        spec.name,
-        spec.reducer_name,
-        before,
-        writes,
-        [writer for writer, _ in writes],
-        after,
-        applied and not same(before, after),
-        applied,
-        len(writes) > 1 and is_conflict(spec, writes),
-        bypass,
-        False,
-        False,
-        point,
+    return effect_row(
+        step=step,
+        field=spec.name,
+        reducer=spec.reducer_name,
+        before=before,
+        writes=writes,
+        writers=[writer for writer, _ in writes],
+        after=after,
+        changed=applied and not same(before, after),
+        applied=applied,
+        conflict=len(writes) > 1 and is_conflict(spec, writes),
+        overwrite_bypass=bypass,
+        point=point,
     )
 
 
@@ -194,35 +240,96 @@ def reset_effects(
     for name in [*old, *(n for n in new if n not in old)]:
         before, after = old.get(name, MISSING), new.get(name, MISSING)
         if not same(before, after):
-            yield Effect(step, name, reason, before, [(writer, after)], [writer], after,
-                         True, True, False, False, False, True, point)  # fmt: skip
+            yield effect_row(
+                step=step,
+                field=name,
+                reducer=reason,
+                before=before,
+                writes=[(writer, after)],
+                writers=[writer],
+                after=after,
+                changed=True,
+                applied=True,
+                root_reset=True,
+                point=point,
+            )
 
 
 def cleared_effect(step: int, name: str, before: Any, point: str) -> Effect:
     """An ephemeral field dropped because nothing wrote it."""
-    return Effect(step, name, "cleared", before, [], [], MISSING, True, True,
-                  False, False, False, False, point)  # fmt: skip
+    return effect_row(
+        step=step,
+        field=name,
+        reducer="cleared",
+        before=before,
+        writes=[],
+        writers=[],
+        after=MISSING,
+        changed=True,
+        applied=True,
+        point=point,
+    )
 
 
 def dropped_effects(step: int, task: Any, point: str = "") -> Iterator[Effect]:
     """What a task wrote to keys the state does not have (dropped, with a warning)."""
     for key, value, _why in task.dropped:
-        yield Effect(step, key, "dropped", MISSING, [(task.node, value)], [task.node],
-                     MISSING, False, False, False, False, True, False, point)  # fmt: skip
+        yield effect_row(
+            step=step,
+            field=key,
+            reducer="dropped",
+            before=MISSING,
+            writes=[(task.node, value)],
+            writers=[task.node],
+            after=MISSING,
+            changed=False,
+            applied=False,
+            dropped_key=True,
+            point=point,
+        )
+
+
+def merge_effect(
+    step: int,
+    field: str,
+    strategy: str,
+    before: Any,
+    given: list[tuple[str, Any]],
+    after: Any,
+    pinned: bool,
+    point: str,
+    winner: str,
+) -> Effect:
+    """A field at a join of branch lineages: each branch's value (`given`, by branch name),
+    merged by `strategy`; `winner`, where they disagreed, the branch whose value was kept;
+    `pinned`: the merged state was recorded, not recomputed (a root reset's row)."""
+    return effect_row(
+        step=step,
+        field=field,
+        reducer=strategy,
+        before=before,
+        writes=given,
+        writers=[name for name, _ in given],
+        after=after,
+        changed=not same(before, after),
+        applied=True,
+        conflict=bool(winner),
+        root_reset=pinned,
+        point=point,
+        winner=winner,
+    )
 
 
 def effect_rows(log: RunLog) -> list[Effect]:
-    """Every (step, field) the run touched, in step order: resets, writes, clears, drops.
+    """Every (step, field) a superstep run touched, in step order: resets, writes, clears, drops.
 
-    `point` names the state tree node a row's `after` belongs to (a step's merge, a reset; in
-    a branch-lineage run, a task's lineage or a join); `winner`, at a join where branches
-    disagreed, the branch whose value the merged state kept.
+    `point` names the state tree node a row's `after` belongs to (a step's merge, a reset). A
+    branch-lineage run's rows come from `record.lineages.effects.lineage_effect_rows`, built
+    on this module (`point` a task's lineage or a join; `winner`, at a join where branches
+    disagreed, the branch whose value the merged state kept); `RunRecord.effect_list` picks.
     """
     if log.semantics == "branches":
-        from nbgraph.record.lineages.effects import lineage_effect_rows
-
-        with collector_paused():
-            return lineage_effect_rows(log)
+        raise ValueError("A branch-lineage run's rows: use lineage_effect_rows.")
     with collector_paused():
         return _effect_rows(log)
 

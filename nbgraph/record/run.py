@@ -228,6 +228,11 @@ class RunRecord(ContextFacts):
     @cached_property
     def effect_list(self) -> list[Effect]:
         """`effects` as a list of `Effect` named tuples (no pandas needed)."""
+        if self.log.semantics == "branches":
+            from nbgraph.record.lineages.effects import lineage_effect_rows  # (import time)
+
+            with collector_paused():
+                return lineage_effect_rows(self.log)
         return effect_rows(self.log)
 
     @cached_property
@@ -383,9 +388,9 @@ class RunRecord(ContextFacts):
         >>> row.field, row.writers, int(row.concurrent_steps), bool(row.order_dependent)
         ('log', ['a', 'b'], 1, True)
         """
-        from nbgraph.record.whatif.analysis import writers
+        from nbgraph.record.whatif.analysis import writers  # (its imports cost `import nbgraph`)
 
-        return writers(self)
+        return writers(self.log, self.graph, self.timeline)
 
     def remerge(self, reducers: dict[str, Any]) -> RemergedRun:
         """This run had some fields other reducers: the recorded writes replayed, no node re-run.
@@ -406,7 +411,7 @@ class RunRecord(ContextFacts):
         >>> new.status, type(new.error).__name__
         ('failed', 'InvalidUpdateError')
         """
-        from nbgraph.record.whatif.remerge import remerge
+        from nbgraph.record.whatif.remerge import remerge  # (import time, as `writers`)
 
         self._supersteps_only("remerge")
         return remerge(self, reducers)
@@ -427,10 +432,10 @@ class RunRecord(ContextFacts):
         >>> table[["field", "order_a", "result_a", "order_b", "result_b"]].values.tolist()
         [['log', ['a', 'b'], ['a', 'b'], ['b', 'a'], ['b', 'a']]]
         """
-        from nbgraph.record.whatif.analysis import order_sensitivity
+        from nbgraph.record.whatif.analysis import order_sensitivity  # (import time)
 
         self._supersteps_only("order_sensitivity")
-        return order_sensitivity(self, max_orders, seed)
+        return order_sensitivity(self.log, self.graph, self.timeline, max_orders, seed)
 
     def _supersteps_only(self, what: str) -> None:
         if self.log.semantics == "branches":

@@ -30,6 +30,7 @@ from nbgraph.views.clicks import (
 )
 from nbgraph.views.dot import graph_dot
 from nbgraph.views.overlay import run_overlay
+from nbgraph.views.tree_dot import legend_text
 
 __all__ = ["STATIC", "ClickablePicture", "PictureClicks"]
 
@@ -95,7 +96,9 @@ class PictureClicks:
             tasks = self.inspector.branch_tasks if branch else set()
             boxes = branch_boxes(drawing, run, tasks) if tasks else None
             self.picture.current, self.picture.faded = marked(steps, step, boxes)
-            self.picture.caption = f"state tree of the run — step {step} marked"
+            legend = legend_text(getattr(drawing, "nbgraph_legend", ()))  # (not in the picture)
+            caption = f"state tree of the run — step {step} marked"
+            self.picture.caption = f"{caption} — {legend}" if legend else caption
         else:
             overlay = run_overlay(run, step=step, branch=branch)  # (following: step marked)
             drawing = graph_dot(run.graph, overlay, caption=False)  # (the caption: outside)

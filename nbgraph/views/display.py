@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from nbgraph.primitives import MISSING
 from nbgraph.record.run_context import context_line
-from nbgraph.record.text import NO_VALUE, plural, safe_repr
-from nbgraph.views.dot import short
+from nbgraph.record.text import NO_VALUE, plural, safe_repr, short
+from nbgraph.views.fitted import fitted_html
 from nbgraph.views.render import render_svg, render_with, renderers
 from nbgraph.views.table_view import duration_text, not_applied
 from nbgraph.views.text_diff import changed_text_html
@@ -65,22 +65,28 @@ def drawing_bundle(
     include: Iterable[str] | None = None,
     exclude: Iterable[str] | None = None,
 ) -> dict[str, Any]:
-    """`text/plain` and, when it renders, `image/svg+xml` and `image/png`; else the DOT
-    source and a hint.
+    """`text/plain` and, when it renders, `text/html`, `image/svg+xml` and `image/png`;
+    else the DOT source and a hint.
 
-    The PNG is for whatever will not show an SVG: JupyterLab and Notebook 7 show an untrusted
-    notebook's SVG output as its text (an SVG may hold scripts), but a PNG as the picture.
-    Front-ends that show SVG prefer it, and nbconvert's HTML takes the SVG.
+    The HTML is what JupyterLab, Notebook 7 and nbconvert show (they rank it first, and an
+    untrusted notebook's HTML is sanitized, not refused): the picture fitted to the output's
+    width, its full size a click away, and the drawing's legend (`nbgraph_legend`, set by
+    `tree_dot`) one line under it (`views.fitted`). The SVG is for front-ends that show no
+    HTML; the PNG for those that show no SVG either.
     """
     bundle: dict[str, Any] = {_PLAIN: text}
-    if not (wanted(SVG, include, exclude) or wanted(PNG, include, exclude)):
+    if not any(wanted(mime, include, exclude) for mime in (HTML, SVG, PNG)):
         return bundle
     rendered = render_svg(drawing.source)
     if rendered.svg is None:
         bundle[_PLAIN] = f"{text}\n{rendered.problem}\n\n{drawing.source}"
         return bundle
-    if wanted(SVG, include, exclude):  # a transparent page, ink readable on any theme
-        bundle[SVG] = themed_svg(rendered.svg)
+    themed = themed_svg(rendered.svg)  # a transparent page, ink readable on any theme
+    if wanted(HTML, include, exclude):
+        legend = getattr(drawing, "nbgraph_legend", ())
+        bundle[HTML] = fitted_html(themed, legend, alt=text)
+    if wanted(SVG, include, exclude):
+        bundle[SVG] = themed
     if wanted(PNG, include, exclude):
         png = _png(drawing.source)
         if png is not None:
@@ -102,6 +108,13 @@ def _png(source: str) -> bytes | None:
     if end > 0:  # the root graph's last statement: a size graphviz scales the drawing to fit
         source = f'{source[:end]}\tgraph [size="{_PNG_INCHES},{_PNG_INCHES}"]\n}}\n'
     return render_with(source, "png", renderers())[0]
+
+
+def drawing(name: str, **attrs: Any) -> graphviz.Digraph:
+    """An empty `graphviz.Digraph` that shows in a notebook as `as_drawing` makes it: its
+    SVG themed (a transparent page, ink readable on a light and a dark page: `views.theme`),
+    a PNG beside it, a line of text."""
+    return _drawing_class()(name, **attrs)
 
 
 def as_drawing(dot: graphviz.Digraph) -> graphviz.Digraph:

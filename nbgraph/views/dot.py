@@ -14,7 +14,6 @@ other.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import html
 import re
 from collections.abc import Iterable
@@ -25,7 +24,10 @@ from nbgraph.blueprint.subgraphs import is_compiled_graph
 from nbgraph.primitives import END, MISSING, START
 from nbgraph.record.text import safe_str, visible
 from nbgraph.record.text import short as text_of
+from nbgraph.views.display import drawing
 from nbgraph.views.overlay import Overlay, ends_implicitly
+from nbgraph.views.theme import FADED_INK as FADED
+from nbgraph.views.theme import INK
 
 if TYPE_CHECKING:
     import graphviz
@@ -49,9 +51,8 @@ __all__ = [
     "short",
 ]
 
-# Six-digit colours only: graphviz rejects the three-digit form.
-INK = "#333333"
-FADED = "#c8c8c8"
+# Six-digit colours only: graphviz rejects the three-digit form. (INK and FADED, the two a
+# drawing's SVG has recoloured for the theme, are `views.theme`'s.)
 FADED_TEXT = "#707070"  # a faded node's label: mid grey on its light box, on any theme
 FADED_FILL = "#f4f4f4"
 RAN_FILL = "#d9ead3"
@@ -88,29 +89,6 @@ _CAPTION_WIDTH = 90
 
 _FAN_OUT = 12
 """A node with more ways out than this has its targets staggered over several ranks."""
-
-
-def drawing(name: str, **attrs: Any) -> graphviz.Digraph:
-    """An empty `graphviz.Digraph` that shows in a notebook through
-    `views.display.drawing_bundle`: its SVG themed (a transparent page, ink readable on a
-    light and a dark page: `views.theme`) instead of graphviz's white page."""
-    return _drawing_class()(name, **attrs)
-
-
-@functools.cache
-def _drawing_class() -> type:
-    import graphviz
-
-    class Drawing(graphviz.Digraph):
-        """A graphviz Digraph with nbgraph's themed notebook display."""
-
-        def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **_: Any) -> Any:
-            from nbgraph.views.display import drawing_bundle
-
-            text = f"<nbgraph drawing {self.name!r}: its DOT text is .source>"
-            return drawing_bundle(self, text, include, exclude)
-
-    return Drawing
 
 
 def wrapped(text: str, width: int = _CAPTION_WIDTH) -> list[str]:
@@ -173,9 +151,7 @@ def graph_dot(
     _draw_body(dot, ids, spec, overlay, expand)
     dot.nbgraph_ids = dict(ids.ids)  # node name -> DOT id: what a click maps back (clicks.py)
     dot.nbgraph_alias = dict(ids.alias)  # a node folded into a summary box -> that box's name
-    from nbgraph.views.display import as_drawing  # (display imports this module)
-
-    return as_drawing(dot)  # shows as SVG and PNG (a notebook reopened untrusted)
+    return dot  # a `drawing`: shows as SVG and PNG (a notebook reopened untrusted)
 
 
 def _draw_body(dot: Any, ids: _Ids, spec: GraphSpec, overlay: Overlay | None, expand: bool) -> None:

@@ -15,8 +15,7 @@ from nbgraph.record.compare.messages import is_message
 from nbgraph.record.compare.values import first_difference
 from nbgraph.record.text import NO_VALUE, safe_str
 from nbgraph.views.display import cell_text
-from nbgraph.views.table_view import NOT_APPLIED, readable_ids
-from nbgraph.views.text_diff import changed_text_html
+from nbgraph.views.table_view import EFFECT_FLAGS, NOT_APPLIED, effect_cells, readable_ids
 from nbgraph.views.theme import BORDER, CHANGED, ERROR, FADED
 from nbgraph.views.value_tree import value_tree_html
 
@@ -121,7 +120,6 @@ WRITES_SHOWN = 6
 """A field's writes shown at once in a step's effects; the rest fold under a count."""
 ROWS_SHOWN = 30
 """A step's effect rows shown at once; the rest fold under a count."""
-_FLAGS = ("conflict", "overwrite_bypass", "dropped_key", "root_reset")
 EFFECTS_CLASS = "nbgraph-effects"
 """The class of a step's effects table: in a panel narrower than the table needs, the
 inspector's CSS shows each row as one block, before, writes and after each on the panel's
@@ -159,7 +157,7 @@ def effects_html(
                 f"all filtered out by the field picker: {', '.join(hidden)}</i>"
             )
         return "<i>this step wrote nothing</i>"
-    flagged = any(getattr(e, name) for e in kept for name in _FLAGS)
+    flagged = any(getattr(e, name) for e in kept for name in EFFECT_FLAGS)
     rows = [_effect_row(e, writers, (mine or {}).get(e.field), flagged, unapplied) for e in kept]
     header = ["field", "before", "writes (in order)", "reducer", "after"]
     header += ["flags"] * flagged
@@ -198,22 +196,16 @@ def _effect_row(
         note = f"{more} more writes" + (f", {followed} on the followed branch" if followed else "")
         writes += _folded(note, "<br>".join(lines[WRITES_SHOWN:]))
     style = ERROR if effect.conflict else CHANGED if effect.changed else ""
-    after = f"<i>{html.escape(unapplied)}</i>"
-    if effect.applied:  # a long text's change marked, else the value
-        cell = getattr(effect, "cell", None)  # (the table's cells: a text trail not joined)
-        old, new = (cell("before"), cell("after")) if cell else (effect.before, effect.after)
-        marked = changed_text_html(old, new, 50)
-        after = marked if marked is not None else _value_html(effect.after, 50, messages=3)
-    cells = [
-        html.escape(effect.field),
-        _value_html(effect.before, 50, messages=2),
-        writes or "—",
-        html.escape(effect.reducer),
-        after,
-    ]
-    if flagged:
-        cells.append(html.escape(", ".join(n for n in _FLAGS if getattr(effect, n))))
-    return style, cells
+    cells = effect_cells(
+        effect,
+        lambda value: _value_html(value, 50, messages=2),
+        unapplied,
+        width=50,
+        writes=writes,
+        after_value=lambda value: _value_html(value, 50, messages=3),
+    )
+    shown = [cells[name] for name in ("field", "before", "writes", "reducer", "after")]
+    return style, shown + [cells["flags"]] * flagged
 
 
 _LEFT_COLUMNS, _RIGHT_COLUMNS = ("a", "from", "this", "result_a"), ("b", "to", "other", "result_b")

@@ -46,6 +46,8 @@ _MAX_WRITES = 6
 _TRACEBACK_CHARS = 6000
 _OK, _FAILED, _PAUSED, _CACHED = 0, 1, 2, 3
 _CHANGED, _NOT_APPLIED, _CONFLICT = 1, 2, 4
+EFFECT_CELLS = ("field", "reducer", "before", "writes", "after", "flags")
+"""The cells of an effect row in the page's data, in order (the data's `effectColumns`)."""
 
 
 class _Strings:
@@ -134,8 +136,9 @@ def page_data(
     parent that started it); `pictures`, each `{"ids": DOT id -> node name, "problem":
     why it is not drawn}`; and `tree` (`{"ids": DOT id -> [run, step], "problem": ...}`).
     A step is `[number, tasks, effects, state changes, applied]`, a task `[node, status,
-    triggers, what ran inside it]`, an effect `[field, reducer, before, writes, after,
-    flags]`, a state change `[field, value]` (value -1: the field is gone).
+    triggers, what ran inside it]`, an effect a row of cells named once by `effectColumns`
+    (`EFFECT_CELLS`: the page reads each cell by that name, never by position), a state
+    change `[field, value]` (value -1: the field is gone).
 
     Args:
         run: a `nbgraph.Run`.
@@ -153,6 +156,7 @@ def page_data(
     strings = _Strings()
     runs = runs if runs is not None else shared_runs(run)[0]
     data: dict[str, Any] = {"title": repr(run), **_run_data(runs[0], strings)}
+    data["effectColumns"] = list(EFFECT_CELLS)
     data["facts"] = [strings(t) for t in _facts(run)]
     data["subruns"] = [
         {
@@ -237,16 +241,15 @@ def _state_changes(run: Any, steps: list[list[Any]], strings: _Strings) -> None:
             | (0 if effect.applied else _NOT_APPLIED)
             | (_CONFLICT if effect.conflict else 0)
         )
-        row[2].append(
-            [
-                strings(effect.field),
-                strings(str(effect.reducer)),
-                _effect_value(effect.cell("before"), strings),
-                strings(_writes_text(effect.writes)),
-                _effect_after(effect.cell("before"), after, strings),
-                flags,
-            ]
-        )
+        cells = {
+            "field": strings(effect.field),
+            "reducer": strings(str(effect.reducer)),
+            "before": _effect_value(effect.cell("before"), strings),
+            "writes": strings(_writes_text(effect.writes)),
+            "after": _effect_after(effect.cell("before"), after, strings),
+            "flags": flags,
+        }
+        row[2].append([cells[name] for name in EFFECT_CELLS])
         if effect.applied and not branches:
             row[3].append([strings(effect.field), strings.value(after)])
     if branches:  # lineages merge: the state after a step is the timeline's, not a fold

@@ -20,6 +20,7 @@ from nbgraph.record.text import short
 from nbgraph.views.clicks import graph_targets
 from nbgraph.views.display import svg_element
 from nbgraph.views.dot import graph_dot
+from nbgraph.views.fitted import legend_html
 from nbgraph.views.render import render_svg
 
 __all__ = ["MAX_SUBRUNS", "Picture", "SharedRun", "pictures", "shared_runs", "tree_picture"]
@@ -172,4 +173,5 @@ def tree_picture(runs: list[SharedRun]) -> Picture:
         summary = _SUMMARY_BOX.match(tree_id)
         if summary and summary.group(1) in index_of:
             targets[dot_id] = [index_of[summary.group(1)], int(summary.group(2))]
-    return Picture(svg_element(rendered.svg), "", targets)
+    legend = legend_html(getattr(drawing, "nbgraph_legend", ()))  # (under it, not in it)
+    return Picture(svg_element(rendered.svg) + legend, "", targets)

@@ -5,6 +5,9 @@ keep their quotes (`'1'` and `1` differ), long text is left-aligned, an unapplie
 `after` says so instead of looking deleted, and tree ids (`task:2:0:b`, `join:3:d`,
 `reset:…`) become words. `run.steps` shows durations as "0.12 ms". `shown(frame, html)`
 gives a DataFrame (a subclass only in how it displays; slices are plain DataFrames).
+
+`effect_cells` is the one HTML renderer of an effect row (its cells by column name): this
+table and the inspector's step panel (`views/panels.py` `effects_html`) both show its cells.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from nbgraph.views.text_diff import changed_text_html
 from nbgraph.views.theme import BORDER, CHANGED, FADED
 
 __all__ = [
+    "EFFECT_FLAGS",
     "NOT_APPLIED",
     "duration_text",
+    "effect_cells",
     "effects_table_html",
     "readable_id",
     "readable_ids",
@@ -37,7 +42,6 @@ _CELL = (
 _TABLE = "border-collapse:collapse;font-family:monospace;font-size:12px"
 _WIDTH = 60
 _MAX_ROWS = 200
-_FLAGS = ("conflict", "overwrite_bypass", "dropped_key", "root_reset")
 NOT_APPLIED = "(not applied: the step failed)"
 PAUSED = "(not applied yet: paused for an answer)"
 """An `after` cell of a step paused at `interrupt()`: its writes wait for the answer."""
@@ -148,25 +152,87 @@ def _room(cell: str) -> str:
     return f"min-width:{min(max(map(len, lines)), _ROOM)}ch"
 
 
+EFFECT_FLAGS = ("conflict", "overwrite_bypass", "dropped_key", "root_reset")
+"""The flag columns of an effect row its HTML names, in this order (`effect_cells`)."""
+
+
+def effect_cells(
+    effect: Any,
+    value: Callable[[Any], str],
+    unapplied: str,
+    width: int = _WIDTH,
+    writes: str | None = None,
+    after_value: Callable[[Any], str] | None = None,
+) -> dict[str, str]:
+    """One effect row's HTML cells, by column name: `field`, `reducer`, `before`, `writes`,
+    `after` (a long text's change marked, `views.text_diff`; `unapplied` in italics for a
+    step not applied) and `flags` (`EFFECT_FLAGS` it has). The one HTML renderer of an effect
+    row: the notebook's `run.effects` table and the inspector's step panel (`panels`) both
+    show these cells, each picking the columns it shows.
+
+    Args:
+        effect: an `Effect`, or a `run.effects` row read as one (`_FrameRow`).
+        value: a value's escaped HTML (`before`, each write's, `after`).
+        writes: the writes cell, if the caller draws it (the inspector greys and folds).
+        after_value: the `after` value's HTML, if not `value`'s.
+    """
+    after = f"<i>{html.escape(unapplied)}</i>"
+    if effect.applied:  # (the table's cells, if it has them: a text trail not joined)
+        cell = getattr(effect, "cell", None)
+        old, new = (cell("before"), cell("after")) if cell else (effect.before, effect.after)
+        marked = changed_text_html(old, new, width)
+        after = marked if marked is not None else (after_value or value)(effect.after)
+    if writes is None:
+        writes = "<br>".join(f"{html.escape(str(w))}: {value(v)}" for w, v in effect.writes)
+    return {
+        "field": html.escape(str(effect.field)),
+        "reducer": html.escape(str(effect.reducer)),
+        "before": value(effect.before),
+        "writes": writes or "—",
+        "after": after,
+        "flags": html.escape(", ".join(name for name in EFFECT_FLAGS if getattr(effect, name))),
+    }
+
+
+class _FrameRow:
+    """A `run.effects` row (a record of the frame) read as an `Effect`: a column the user
+    left out of the frame reads as its usual value (applied, not changed, no flag)."""
+
+    __slots__ = ("record",)
+    _USUAL: ClassVar[dict[str, Any]] = {"applied": True, "changed": False, "point": ""}
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        self.record = record
+
+    def __getattr__(self, name: str) -> Any:
+        record = object.__getattribute__(self, "record")
+        if name in record:
+            return record[name]
+        if name in _FrameRow._USUAL or name in EFFECT_FLAGS:
+            return _FrameRow._USUAL.get(name, False)
+        raise AttributeError(name)
+
+    def cell(self, column: str) -> Any:
+        return getattr(self, column)
+
+
 def effects_table_html(frame: Any, paused: frozenset[int] = frozenset()) -> str:
     """`run.effects` compact: step, field, where, reducer, before, writes, after, flags.
     `paused`: the steps paused at `interrupt()` (their writes wait for an answer; they did
     not fail)."""
     rows = []
-    for row in frame.head(_MAX_ROWS).to_dict("records"):
-        flags = [name for name in _FLAGS if row.get(name)]
-        applied = row.get("applied", True)
-        waiting = row["step"] in paused
-        if not applied:
-            flags.append("paused" if waiting else "not applied")
-        writes = "<br>".join(f"{html.escape(str(w))}: {_cell(v)}" for w, v in row["writes"])
-        unapplied = PAUSED if waiting else NOT_APPLIED
-        after = f"<i>{unapplied}</i>" if not applied else _changed_cell(row["before"], row["after"])
-        style = CHANGED if row.get("changed") else "" if applied else FADED
-        where = html.escape(readable_id(row.get("point", ""))) if row.get("point") else ""
-        cells = [str(row["step"]), html.escape(str(row["field"])), where]
-        cells += [html.escape(str(row["reducer"])), _cell(row["before"]), writes or "—", after]
-        rows.append((style, [*cells, html.escape(", ".join(flags))]))
+    for record in frame.head(_MAX_ROWS).to_dict("records"):
+        row = _FrameRow(record)
+        waiting = row.step in paused
+        cells = effect_cells(row, _cell, PAUSED if waiting else NOT_APPLIED)
+        if not row.applied:
+            more = "paused" if waiting else "not applied"
+            cells["flags"] = f"{cells['flags']}, {more}" if cells["flags"] else more
+        style = CHANGED if row.changed else "" if row.applied else FADED
+        where = html.escape(readable_id(row.point)) if row.point else ""
+        shown = [str(row.step), cells["field"], where]
+        shown += [cells[name] for name in ("reducer", "before", "writes", "after", "flags")]
+        rows.append((style, shown))
     header = ["step", "field", "at", "reducer", "before", "writes", "after", "flags"]
     note = "<p><i>compact view: every column is in the DataFrame (run.effects.columns)</i></p>"
     return _table(header, rows, len(frame)) + note

@@ -3,21 +3,25 @@ fallback outside JupyterLab) for the panels, and a drawing's SVG made to follow 
 
 graphviz knows no CSS, so a drawing is made with fixed colours and its SVG adjusted here:
 the white page becomes transparent, and a small `<style>` inside the SVG (scoped to the
-drawing's own class) redraws the ink (`views.dot.INK`: outlines, edges, edge labels, text
-outside boxes) in the theme's text colour. CSS beats graphviz's presentation attributes, so
-nothing else of the SVG changes. Shown inline (the inspector, a run's HTML), the theme's
-variables apply; shown as an image (`image/svg+xml`, an `<img>` that sees no page CSS), the
-fallbacks apply: a mid grey readable on a light and on a dark page. Node fills stay light
-pastels with dark text, readable on either theme; a faded node keeps a light box with mid
-grey text.
+drawing's own class) redraws the ink (`INK`, which `views.dot` draws with: outlines, edges,
+edge labels, text outside boxes) in the theme's text colour. CSS beats graphviz's
+presentation attributes, so nothing else of the SVG changes. Shown inline (the inspector, a
+run's HTML), the theme's variables apply; shown as an image (`image/svg+xml`, an `<img>`
+that sees no page CSS), the fallbacks apply: a mid grey readable on a light and on a dark
+page. Node fills stay light pastels with dark text, readable on either theme; a faded node
+keeps a light box with mid grey text.
 """
 
 from __future__ import annotations
 
-from nbgraph.views.dot import FADED as FADED_INK
-from nbgraph.views.dot import INK
+__all__ = ["BORDER", "CHANGED", "DRAWING_CLASS", "ERROR", "FADED", "FADED_INK", "INK", "themed_svg"]
 
-__all__ = ["BORDER", "CHANGED", "DRAWING_CLASS", "ERROR", "FADED", "themed_svg"]
+# Six-digit colours only: graphviz rejects the three-digit form.
+INK = "#333333"
+"""A drawing's ink (`views.dot`): outlines, edges, text outside boxes; `themed_svg` redraws
+it in the theme's text colour."""
+FADED_INK = "#c8c8c8"
+"""A faded node's outline and a faded edge (`views.dot.FADED`); themed as `INK` is."""
 
 _TEXT = "var(--jp-content-font-color1, #333333)"
 CHANGED = (

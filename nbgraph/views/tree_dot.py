@@ -7,6 +7,7 @@ collapse into one box, and a step with many tasks shows the first few and a coun
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.facts import handed_text, hands_to_parent
@@ -29,20 +30,25 @@ from nbgraph.views.dot import (
 if TYPE_CHECKING:
     import graphviz
 
-__all__ = ["tree_dot"]
+__all__ = ["legend_of", "legend_text", "tree_dot"]
 
 _KEEP_ENDS = 2  # steps kept at each end of a collapsed stretch
 _MIN_STRETCH = 6  # a stretch of one-task steps longer than this collapses
 _TASKS_PER_STEP = 8  # a step with more tasks shows this many and a count
 
 
-def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
-    """The state tree of `run` as a Digraph (summarised when long or wide)."""
+def tree_dot(run: Any, width: int = 28, legend: bool = True) -> graphviz.Digraph:
+    """The state tree of `run` as a Digraph (summarised when long or wide).
+
+    With `legend`, the drawing carries the edge styles it uses and what each means
+    (`nbgraph_legend`): its notebook display shows them as one line of text under the
+    picture (`views.fitted`), not inside it, so the legend never widens the drawing.
+    """
     tree = run.tree
     compact = {"rankdir": "LR", "nodesep": "0.15", "ranksep": "0.3", "fontname": _FONT}
     dot = drawing("tree", graph_attr=compact)
-    dot.attr("node", fontname=_FONT, fontsize="10", color=INK, margin="0.08,0.03")
-    dot.attr("edge", color=INK, arrowsize="0.6", fontname=_FONT, fontsize="9", fontcolor=INK)
+    dot.attr("node", fontname=_FONT, fontsize=_FONT_SIZE, color=INK, margin="0.08,0.03")
+    dot.attr("edge", color=INK, arrowsize="0.6", fontname=_FONT, fontsize=_FONT_SIZE, fontcolor=INK)
     ids: dict[str, str] = {}
 
     def node_id(tree_id: str) -> str:
@@ -51,35 +57,53 @@ def tree_dot(run: Any, width: int = 28) -> graphviz.Digraph:
     node_id.drawn = ids  # type: ignore[attr-defined]  # parents not drawn map to `previous`
     _draw_tree(dot, tree, node_id, width)
     dot.nbgraph_ids = ids  # tree id -> DOT id: what a click maps back (clicks.py)
-    _legend(dot)
-    from nbgraph.views.display import as_drawing  # (display imports views.dot)
-
-    return as_drawing(dot)  # shows as SVG and PNG (a notebook reopened untrusted)
+    dot.nbgraph_legend = legend_of(dot.body) if legend else ()
+    return dot  # a `drawing`: shows as SVG and PNG (a notebook reopened untrusted)
 
 
 _FONT = "Helvetica"
+_FONT_SIZE = "10"
+"""Every label's size, in points (13.3 CSS px at the drawing's own size): one size, so a
+drawing fitted to its output (`views.fitted`) shrinks to 75% before a label is under 10 px."""
 _LEGEND = (
-    ("solid", "state passed on (numbers: merge order)"),
+    ("solid", "state passed on"),
     ("dashed", "collapsed steps, or another branch of the thread"),
     ("bold", "a subgraph's input, from the task that ran it"),
     ("dotted", "fields a merge cleared"),
 )
 """The edge styles of a tree drawing, as its legend shows them."""
+_EDGE_STYLE = re.compile(r"\bstyle=(\w+)")
 
 
-def _legend(dot: Any) -> None:
-    """A small box of one edge per style with what it means."""
-    with dot.subgraph(name="cluster_legend") as legend:
-        legend.attr(
-            label="edges", fontsize="9", style="dashed", color=FADED, fontname=_FONT, fontcolor=INK
-        )
-        for index, (style, meaning) in enumerate(_LEGEND):
-            start, end = f"legend{index}a", f"legend{index}b"
-            legend.node(start, label(""), shape="point", width="0.05")
-            legend.node(
-                end, label(meaning), shape="plaintext", fontsize="9", height="0.2", fontcolor=INK
-            )
-            legend.edge(start, end, style=style)
+def legend_of(body: list[str]) -> tuple[tuple[str, str], ...]:
+    """The legend of a tree drawing's DOT statements: the edge styles they use, each with
+    what it means; "numbers: merge order" when an edge is numbered.
+
+    >>> legend_of(["\\tt0 -> t1 [label=1]", "\\tt1 -> t2 [style=dotted]"])
+    (('solid', 'state passed on (numbers: merge order)'), ('dotted', 'fields a merge cleared'))
+    """
+    edges = [line for line in body if " -> " in line]
+    used = set()
+    for line in edges:
+        found = _EDGE_STYLE.search(line)
+        used.add(found.group(1) if found else "solid")
+    numbered = any(re.search(r"\blabel=", line) for line in edges)
+    return tuple(
+        (style, f"{meaning} (numbers: merge order)" if style == "solid" and numbered else meaning)
+        for style, meaning in _LEGEND
+        if style in used
+    )
+
+
+def legend_text(legend: Any) -> str:
+    """A legend (`legend_of`) as one line of plain text, for a caption.
+
+    >>> legend_text((("solid", "state passed on"), ("dashed", "collapsed steps")))
+    'edges: solid, state passed on; dashed, collapsed steps'
+    """
+    if not legend:
+        return ""
+    return "edges: " + "; ".join(f"{style}, {meaning}" for style, meaning in legend)
 
 
 def _draw_tree(dot: Any, tree: Any, node_id: Any, width: int) -> None:
@@ -215,7 +239,6 @@ def _draw_merge(
         shape="ellipse",
         width="0.3",
         height="0.25",
-        fontsize="9",
         style="filled",
         fillcolor="#ffffff",
     )
@@ -223,7 +246,7 @@ def _draw_merge(
         dot.edge(node_id(previous), node_id(merge.id))
     for order, parent in enumerate(merge.parents, start=1):
         if parent in {n.id for n in shown}:
-            dot.edge(node_id(parent), node_id(merge.id), label=label(str(order)), fontsize="8")
+            dot.edge(node_id(parent), node_id(merge.id), label=label(str(order)))
     if extra:
         dot.edge(node_id(f"{tree.prefix}more:{step}"), node_id(merge.id), color=FADED)
     if merge.dropped:
@@ -234,7 +257,7 @@ def _draw_merge(
 def _draw_cleared(dot: Any, merge: Any, node_id: Any, cleared_id: str) -> None:
     """The fields a step's merge cleared, as a note on the merge."""
     cleared = f"cleared: {', '.join(merge.dropped)}"
-    dot.node(node_id(cleared_id), label(cleared), shape="plaintext", fontsize="9", fontcolor=INK)
+    dot.node(node_id(cleared_id), label(cleared), shape="plaintext", fontcolor=INK)
     dot.edge(node_id(merge.id), node_id(cleared_id), style="dotted", arrowhead="none")
 
 
@@ -254,7 +277,7 @@ def _draw_join(dot: Any, node: Any, node_id: Any) -> None:
     )
     for order, parent in enumerate(node.parents, start=1):
         if parent in node_id.drawn:
-            dot.edge(node_id(parent), node_id(node.id), label=label(str(order)), fontsize="8")
+            dot.edge(node_id(parent), node_id(node.id), label=label(str(order)))
 
 
 def _parent_edges(dot: Any, node: Any, node_id: Any, fallback: str) -> None:

@@ -163,7 +163,7 @@ def test_labels_readable_one_task_followed_and_the_theme_followed(served, tmp_pa
             )
             page.wait_for_timeout(800)  # (the pictures sized to their room)
             measured = _measure(page)
-            drawing = page.locator(".jp-OutputArea-output img").last
+            drawing = page.locator(".jp-OutputArea-output img.nbgraph-fitted-picture").last
             measured["white"] = drawing.evaluate(WHITE_SHARE)
             many = page.locator(".nbgraph-inspector").first
             many.screenshot(path=str(tmp_path / "inspector-200-tasks.png"))

@@ -142,12 +142,14 @@ def a_connection_given(api):
 
 @program
 def default_ttl_and_sweep(api):
-    with sqlite_store(api, ttl={"default_ttl": 0.01}) as store:  # (0.6 s)
+    # 3 s: the puts and the first sweep must come well inside it on a loaded machine (at
+    # 0.6 s, the first sweep once found "short" already expired on one side)
+    with sqlite_store(api, ttl={"default_ttl": 0.05}) as store:
         store.put(("t",), "short", {"v": 1})
         store.put(("t",), "never", {"v": 2}, ttl=None)
         store.put(("t",), "long", {"v": 3}, ttl=10)
         before = store.sweep_ttl()
-        time.sleep(2.2)
+        time.sleep(4)
         swept = store.sweep_ttl()
         keys = sorted(i.key for i in store.search(("t",), refresh_ttl=False))
         return before, swept, keys, store.get(("t",), "short"), store.ttl_config

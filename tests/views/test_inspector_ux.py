@@ -336,16 +336,17 @@ def test_diff_columns_are_not_named_like_nodes():
 # --- 8. state-tree drawings -------------------------------------------------------------------
 
 
-def test_the_tree_is_drawn_left_to_right_in_one_font_with_a_legend():
+def test_the_tree_is_drawn_left_to_right_in_one_font_with_a_legend_beside_it():
     import re
 
-    source = fan_app().run({"log": []}).draw_tree().source
+    drawing = fan_app().run({"log": []}).draw_tree()
+    source = drawing.source
     assert "rankdir=LR" in source
     fonts = set(re.findall(r"fontname=(\w+)", source))
-    assert fonts == {"Helvetica"}  # nodes, edges, the legend: one font
-    assert "subgraph cluster_legend" in source
-    for style in ("solid", "dashed", "bold", "dotted"):
-        assert f"[style={style}]" in source
+    assert fonts == {"Helvetica"}  # nodes and edges: one font
+    assert set(re.findall(r"fontsize=(\w+)", source)) == {"10"}  # and one size
+    assert "cluster_legend" not in source  # the legend: a line under the picture, not in it
+    assert drawing.nbgraph_legend == (("solid", "state passed on (numbers: merge order)"),)
     assert "merge 2" in source  # two parents: a merge, numbered
     assert "merge 1" not in source and "merge 3" not in source  # one parent: no merge circle
     ids = {text.split("\\n")[0]: i for i, text in re.findall(r'(\w+) \[label="([^"]*)"', source)}

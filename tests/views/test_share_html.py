@@ -44,12 +44,19 @@ def _texts(data: dict, indices) -> list[str]:
     return [data["strings"][i] if i >= 0 else None for i in indices]
 
 
+def _column(data: dict, rows: list, name: str) -> list:
+    """Each effect row's cell `name`, read through the data's `effectColumns`."""
+    return [row[data["effectColumns"].index(name)] for row in rows]
+
+
 def test_the_data_holds_each_step_its_tasks_effects_and_state():
     run = _loop_run()
     data = page_data(run)
     assert [s[0] for s in data["steps"]] == [0, 1, 2, 3]
     assert all(_texts(data, [t[0] for t in s[1]]) == [NAME] for s in data["steps"][1:])
-    fields, _, before, _, after, flags = zip(*data["steps"][2][2], strict=True)
+    fields, before, after, flags = (
+        _column(data, data["steps"][2][2], name) for name in ("field", "before", "after", "flags")
+    )
     assert _texts(data, fields) == ["n", "log"]
     assert _texts(data, after) == ["2", repr([VALUE, VALUE])]
     assert _texts(data, before) == ["1", repr([VALUE])]
@@ -96,9 +103,9 @@ def test_long_values_are_cut_and_wide_steps_summarised():
     data = page_data(app.run({"items": []}))
     assert len(data["steps"][2][1]) == 200
     assert max(len(t) for t in data["strings"]) <= 500  # the writes' text: a few, then counts
-    after = data["steps"][2][2][0][4]
+    (after,) = _column(data, data["steps"][2][2][:1], "after")
     assert len(data["strings"][after]) <= VALUE_WIDTH
-    writes = data["strings"][data["steps"][2][2][0][3]]
+    (writes,) = _texts(data, _column(data, data["steps"][2][2][:1], "writes"))
     assert writes.endswith("… work ×194")
 
 

@@ -78,9 +78,10 @@ def test_each_subrun_holds_its_own_steps_effects_and_state():
             ["read"],
         ]
         (effect,) = sub["steps"][1][2]
-        assert _texts(data, [effect[0], effect[3]])[0] == "log"
+        assert _texts(data, [effect[data["effectColumns"].index("field")]]) == ["log"]
     (wrote,) = sky["steps"][1][2]
-    assert data["strings"][wrote[4]] == repr([f"{VALUE} <sky>"])  # read back exactly
+    after = wrote[data["effectColumns"].index("after")]
+    assert data["strings"][after] == repr([f"{VALUE} <sky>"])  # read back exactly
     assert sky["picture"] == sea["picture"] == 1, "one picture of the subgraph, shared"
     assert len(data["pictures"]) == 2 and set(data["pictures"][1]["ids"].values()) == {
         data["strings"].index("search"),

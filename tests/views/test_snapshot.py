@@ -86,7 +86,7 @@ def test_a_drawing_is_a_digraph_that_also_displays_as_png():
     drawing = _run().draw()
     assert isinstance(drawing, graphviz.Digraph) and "ran ×1" in drawing.source
     bundle = drawing._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "image/svg+xml", "image/png"}
+    assert set(bundle) == {"text/plain", "text/html", "image/svg+xml", "image/png"}
     assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG\r\n\x1a\n")
     assert "Digraph at 0x" not in bundle["text/plain"] and "DOT" in bundle["text/plain"]
     assert set(drawing._repr_mimebundle_(include=["image/png"])) == {"text/plain", "image/png"}

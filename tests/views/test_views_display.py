@@ -36,7 +36,8 @@ def test_graph_and_run_bundles_have_text_and_svg_made_by_dot():
     render.clear_cache()
     compiled = app()
     bundle = compiled._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "image/svg+xml", "image/png"}
+    assert set(bundle) == {"text/plain", "text/html", "image/svg+xml", "image/png"}
+    assert "nbgraph-fit" in bundle["text/html"]  # what a notebook shows: the picture fitted
     assert bundle["image/svg+xml"].lstrip().startswith(("<?xml", "<svg"))
     assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG")  # untrusted shows it
     assert render.renderers()[0][0] == "dot"
@@ -91,7 +92,7 @@ def test_without_dot_on_path_graphviz_pure_still_draws():
     assert done.returncode == 0, done.stderr
     renderers, mimes = done.stdout.strip().splitlines()
     assert renderers == '["graphviz-pure"]'
-    assert mimes == '["image/png", "image/svg+xml", "text/plain"]'
+    assert mimes == '["image/png", "image/svg+xml", "text/html", "text/plain"]'
 
 
 def test_with_no_renderer_at_all_the_dot_source_and_one_hint_are_shown(monkeypatch):

@@ -1,9 +1,10 @@
-"""What a running node can ask for besides its state: `Runtime` (the run's context, store and
-stream writer), and `get_config()` / `get_runtime()` / `get_store()` from inside a node.
+"""A running task's `Runtime` (the run's context, store and stream writer) and environment.
 
-A task's config and runtime are set in context variables for the length of its call (the
-engine's `engine.injection` does it), so helpers deep inside a node find them as LangGraph's
-do; outside a run they raise `RuntimeError`, as LangGraph's do.
+The node API's `get_config()` / `get_runtime()` / `get_store()` read them
+(`nbgraph.engine.node_api`).
+
+A task's environment is set in a context variable for the length of its call (the engine's
+`engine.injection` does it), so helpers deep inside a node find it as LangGraph's do.
 """
 
 from __future__ import annotations
@@ -22,9 +23,6 @@ __all__ = [
     "coerce_context",
     "current_task_env",
     "enter_task",
-    "get_config",
-    "get_runtime",
-    "get_store",
     "inherited",
     "leave_task",
     "no_op_writer",
@@ -120,33 +118,6 @@ class Runtime(Generic[ContextT]):
 
 _TASK: ContextVar[Any] = ContextVar("nbgraph_task_env", default=None)
 """The running task's environment (an `engine.injection.TaskEnv`: `.config()`, `.runtime()`)."""
-
-
-def get_config() -> dict[str, Any]:
-    """The config of the node running now (what a `config` parameter would receive).
-
-    Raises:
-        RuntimeError: called outside a running node.
-    """
-    return running_task_env("get_config").config()
-
-
-def get_runtime(context_schema: Any = None) -> Runtime[Any]:
-    """The `Runtime` of the node running now (`context_schema` only helps type checkers).
-
-    Raises:
-        RuntimeError: called outside a running node.
-    """
-    return running_task_env("get_runtime").runtime()
-
-
-def get_store() -> Any:
-    """The store of the node running now (None if the graph was compiled without one).
-
-    Raises:
-        RuntimeError: called outside a running node.
-    """
-    return get_runtime().store
 
 
 def running_task_env(what: str) -> Any:

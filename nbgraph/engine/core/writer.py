@@ -1,5 +1,5 @@
-"""A task's writer: what `get_stream_writer()`, a node's `writer` parameter and
-`runtime.stream_writer` are.
+"""A task's writer: what `get_stream_writer()` (`engine.node_api`), a node's `writer`
+parameter and `runtime.stream_writer` are.
 
 The chunks a node writes are kept on its task (`Task.custom`, for the record) and handed to the
 run's live sink when the caller streams `"custom"` (`engine.streaming.streams`).
@@ -21,7 +21,6 @@ __all__ = [
     "StreamWriter",
     "TaskStream",
     "current_writer",
-    "get_stream_writer",
 ]
 
 StreamWriter = Callable[[Any], None]
@@ -53,32 +52,6 @@ class TaskStream:
 
     def __repr__(self) -> str:
         return f"<stream writer of {self.task.node!r} at step {self.task.step}>"
-
-
-def get_stream_writer() -> StreamWriter:
-    """The writer of the node running now: `writer(chunk)` sends `chunk` to
-    `stream(..., stream_mode="custom")` (as LangGraph's `get_stream_writer`).
-
-    What a node writes is also kept in the run's record (`run.custom`), whether or not the
-    caller streams `"custom"`; when it does not, writing sends nothing, as in LangGraph.
-
-    Returns:
-        A function of one argument, the chunk (any value).
-
-    Raises:
-        RuntimeError: called outside a node of a running graph.
-
-    >>> get_stream_writer()  # doctest: +IGNORE_EXCEPTION_DETAIL
-    Traceback (most recent call last):
-    RuntimeError: get_stream_writer() was called outside a node ...
-    """
-    writer = current_writer()
-    if writer is None:
-        raise RuntimeError(
-            "get_stream_writer() was called outside a node of a running graph; call it "
-            "inside a node, where it returns the function that streams custom chunks."
-        )
-    return writer
 
 
 def current_writer() -> TaskStream | None:

@@ -129,20 +129,23 @@ class ChatStream(BaseCallbackHandler, _Streaming):  # type: ignore[misc]
             self._find(output, metadata)
 
     def _find(self, output: Any, metadata: dict[str, Any]) -> None:
+        """The messages in what a node returned: a message, a list of them, or a state
+        whose top-level values are messages or lists of them."""
         if isinstance(output, BaseMessage):
             self._send(output, metadata, dedupe=True)
         elif isinstance(output, Sequence):
-            for value in output:
-                if isinstance(value, BaseMessage):
-                    self._send(value, metadata, dedupe=True)
+            self._send_all(output, metadata)
         else:
             for value in _values(output):
                 if isinstance(value, BaseMessage):
                     self._send(value, metadata, dedupe=True)
                 elif isinstance(value, Sequence):
-                    for item in value:
-                        if isinstance(item, BaseMessage):
-                            self._send(item, metadata, dedupe=True)
+                    self._send_all(value, metadata)
+
+    def _send_all(self, values: Sequence[Any], metadata: dict[str, Any]) -> None:
+        for value in values:
+            if isinstance(value, BaseMessage):
+                self._send(value, metadata, dedupe=True)
 
 
 def _values(state: Any) -> Sequence[Any]:

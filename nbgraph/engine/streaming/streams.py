@@ -75,11 +75,8 @@ class LiveSink:
         """Chunks as they come, and each of `count` tasks as it finishes (sync driver)."""
         while count:
             item = self.queue.get()
-            if type(item) is _Done:
-                count -= 1
-                yield _result(item.item)
-            else:
-                yield item
+            count -= type(item) is _Done
+            yield _taken(item)
 
     def bind(self) -> None:
         """Wake the running event loop when something is put (the async driver)."""
@@ -100,11 +97,8 @@ class LiveSink:
                 if self.queue.empty():
                     await self._wake.wait()
                 continue
-            if type(item) is _Done:
-                count -= 1
-                yield _result(item.item)
-            else:
-                yield item
+            count -= type(item) is _Done
+            yield _taken(item)
 
     def _notify(self) -> None:
         loop, wake = self._loop, self._wake
@@ -124,8 +118,13 @@ class _Done:
         self.item = item
 
 
-def _result(item: Any) -> Task:
-    return item if type(item) is Task else item.result()
+def _taken(item: Any) -> Chunk | Task:
+    """What the sink's queue held: a live chunk as it is; a finished task (or the future
+    holding it: its result, or its error raised)."""
+    if type(item) is not _Done:
+        return item
+    done = item.item
+    return done if type(done) is Task else done.result()
 
 
 class StreamScope:

@@ -27,6 +27,7 @@ from nbgraph.record.langgraph.graph import (
     spec_from_langgraph,
 )
 from nbgraph.record.langgraph.pauses import Pause, read_pauses
+from nbgraph.record.langgraph.subruns import attach_langgraph_subruns
 from nbgraph.record.langgraph.tasks import NULL_TASK, Triggers, step_tasks, writes_by_task
 from nbgraph.record.langgraph.updates import update_tasks
 
@@ -79,15 +80,25 @@ def log_from_langgraph(app: Any, config: Any) -> RunLog:
         NotALangGraphError: `app` is not a compiled LangGraph graph.
         LangGraphHistoryError: no checkpointer, no thread id, no checkpoints, no task results.
     """
-    from nbgraph.record.langgraph.subruns import attach_langgraph_subruns
-
     check_langgraph_app(app, "Run.from_langgraph")
     thread_id, head_id, thread = _thread(app, config)
     found = read_checkpoints(app, thread, thread_id)
     origins: list[tuple[Any, Any]] = []
     log = _thread_log(app, found, thread_id, head_id, origins)
-    attach_langgraph_subruns(log, origins, app, app, _thread_log)
+    attach_langgraph_subruns(log, origins, app, app, namespace_log)
     return log
+
+
+def namespace_log(
+    graph: Any, root: Any, thread: dict[str, Any], thread_id: str, origins: list[tuple[Any, Any]]
+) -> RunLog | None:
+    """The `RunLog` of the checkpoint namespace `thread` names, run by `graph` (a subgraph)
+    and read through `root` (the thread's app); None when it kept no checkpoint."""
+    try:
+        found = read_checkpoints(root, thread, thread_id)
+    except LangGraphHistoryError:
+        return None
+    return _thread_log(graph, found, thread_id, None, origins)
 
 
 def _thread_log(

@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from nbgraph.record.langgraph.graph import LangGraphHistoryError
-
 __all__ = ["attach_langgraph_subruns"]
 
 
@@ -41,8 +39,9 @@ def attach_langgraph_subruns(
         origins: `(task, PregelTask)` for each of its tasks (`step_tasks`' `origins`).
         root: the thread's app (its history and checkpointer read every namespace).
         graph: the graph `log` is a run of (the root, or a subgraph).
-        build: `langgraph_history.thread_log`, called as
-            `build(subgraph, checkpoints, thread_id, None, origins)`.
+        build: `record.langgraph.history.namespace_log`, called as
+            `build(subgraph, root, thread, thread_id, origins)`: the namespace's `RunLog`, or
+            None when it kept no checkpoint (history imports this module, not the reverse).
         namespaces: the thread's checkpoint namespaces (read from the checkpointer if None).
     """
     thread_id = str(log.config["configurable"]["thread_id"])
@@ -74,15 +73,11 @@ def _subrun(
     root: Any, sub: Any, thread_id: str, ns: str, build: Callable[..., Any], namespaces: list[str]
 ) -> Any:
     """The imported run kept under namespace `ns` (None: it kept no checkpoint)."""
-    from nbgraph.record.langgraph.history import read_checkpoints
-
     thread = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns}}
-    try:
-        found = read_checkpoints(root, thread, thread_id)
-    except LangGraphHistoryError:
-        return None  # the subgraph kept no checkpoint (it had not started)
     inner: list[tuple[Any, Any]] = []
-    sublog = build(sub, found, thread_id, None, inner)
+    sublog = build(sub, root, thread, thread_id, inner)
+    if sublog is None:
+        return None  # the subgraph kept no checkpoint (it had not started)
     sublog.config = thread
     attach_langgraph_subruns(sublog, inner, root, sub, build, namespaces)
     return sublog

@@ -29,6 +29,7 @@ from nbgraph.record.effects import (
     TableValues,
     cleared_effect,
     dropped_effects,
+    merge_effect,
     reset_effects,
     same,
     write_effect,
@@ -183,25 +184,11 @@ class _Pass:
             if disagreed:  # one branch's value kept, another's lost: who won
                 kept = [n for n, v in zip(names, given, strict=True) if same(v, after)]
                 winner = kept[-1] if kept else ""
-            self.rows.append(
-                Effect(
-                    join.step,
-                    name,
-                    join.strategy,
-                    before,
-                    [(n, v) for n, v in zip(names, given, strict=True)],
-                    names,
-                    after,
-                    not same(before, after),
-                    True,
-                    bool(winner),
-                    False,
-                    False,
-                    join.values is not None,
-                    join.id,
-                    winner,
-                )
-            )
+            given_by = [(n, v) for n, v in zip(names, given, strict=True)]
+            recorded = join.values is not None
+            row = merge_effect(join.step, name, join.strategy, before, given_by, after, recorded,
+                               join.id, winner)  # fmt: skip
+            self.rows.append(row)
         for point_id in {*join.parents, *([join.base] if join.base in self.values else [])}:
             if point_id in self.values:
                 self._take(point_id)

@@ -30,8 +30,8 @@ from nbgraph.isolation import isolate
 from nbgraph.primitives import MISSING
 from nbgraph.record.compare.values import first_difference
 from nbgraph.record.effects import is_conflict, same
-from nbgraph.record.run import RunRecord
 from nbgraph.record.tables import frame
+from nbgraph.record.timeline import Timeline
 from nbgraph.schema import FieldSpec
 
 if TYPE_CHECKING:
@@ -195,16 +195,18 @@ def _try_orders(
 class _Starts(dict):
     """The state at the start of each step, rebuilt once per step asked for."""
 
-    def __init__(self, run: RunRecord) -> None:
+    def __init__(self, timeline: Timeline) -> None:
         super().__init__()
-        self.run = run
+        self.timeline = timeline
 
     def __missing__(self, step: int) -> dict[str, Any]:
-        self[step] = self.run.timeline.start_of(step)
+        self[step] = self.timeline.start_of(step)
         return self[step]
 
 
-def order_sensitivity(run: RunRecord, max_orders: int = 120, seed: int = 0) -> pd.DataFrame:
+def order_sensitivity(
+    log: RunLog, graph: GraphSpec, timeline: Timeline, max_orders: int = 120, seed: int = 0
+) -> pd.DataFrame:
     """The fields whose value after a step depends on the order its tasks' writes came in.
 
     For each applied superstep, each field that two or more tasks wrote is folded again from
@@ -216,7 +218,7 @@ def order_sensitivity(run: RunRecord, max_orders: int = 120, seed: int = 0) -> p
     skipped. Tasks of one node sent more than once in a step are told apart as `node#0`, ...
 
     Args:
-        run: the recorded run.
+        log, graph, timeline: the recorded run's log, graph and states (`RunRecord`'s).
         max_orders: how many orders to try at most per (step, field); at least 2.
         seed: seeds the random orders when not all of them are tried.
 
@@ -228,9 +230,9 @@ def order_sensitivity(run: RunRecord, max_orders: int = 120, seed: int = 0) -> p
     """
     if isinstance(max_orders, bool) or not isinstance(max_orders, int) or max_orders < 2:
         raise ValueError(f"max_orders must be an integer of at least 2, got {max_orders!r}.")
-    graph, rng, starts = run.graph, random.Random(seed), _Starts(run)
+    rng, starts = random.Random(seed), _Starts(timeline)
     rows = []
-    for group in _concurrent_writes(run.log, applied_only=True):
+    for group in _concurrent_writes(log, applied_only=True):
         if not _refoldable(group):
             continue
         trial = _try_orders(graph, group, starts[group.step.step], max_orders, rng)
@@ -266,7 +268,7 @@ class _FieldWrites:
     conflict: bool = False
 
 
-def writers(run: RunRecord) -> pd.DataFrame:
+def writers(log: RunLog, graph: GraphSpec, timeline: Timeline) -> pd.DataFrame:
     """Per field a node wrote, who wrote it, when, how often together, and whether order matters.
 
     The input (step 0) is not a writer: only fields a node wrote get a row, in first-write
@@ -285,9 +287,8 @@ def writers(run: RunRecord) -> pd.DataFrame:
         writes (how many), concurrent_steps (steps where two or more tasks wrote it),
         overwrite_conflict, order_dependent, order_basis.
     """
-    graph = run.graph
-    stats, written = _tally_writes(run)
-    tried = _tried_order_dependence(run)
+    stats, written = _tally_writes(log, graph)
+    tried = _tried_order_dependence(log, graph, timeline)
     rows = []
     for name, entry in stats.items():
         spec = field_spec(graph.fields, name)
@@ -311,15 +312,17 @@ def writers(run: RunRecord) -> pd.DataFrame:
     return frame(rows, _WRITER_COLUMNS)
 
 
-def _tally_writes(run: RunRecord) -> tuple[dict[str, _FieldWrites], dict[str, list[Any]]]:
+def _tally_writes(
+    log: RunLog, graph: GraphSpec
+) -> tuple[dict[str, _FieldWrites], dict[str, list[Any]]]:
     """Per field a node wrote, its `_FieldWrites`; and per field, every value written to it.
 
     Writes of tasks that raised are left out; the values include the input's (step 0).
     """
-    fields = run.graph.fields
+    fields = graph.fields
     stats: dict[str, _FieldWrites] = {}
     written: dict[str, list[Any]] = {}
-    for step in run.log.steps:
+    for step in log.steps:
         together: Counter[str] = Counter()
         for task in step.tasks:
             if task.error is not None:
@@ -343,15 +346,17 @@ def _tally_writes(run: RunRecord) -> tuple[dict[str, _FieldWrites], dict[str, li
     return stats, written
 
 
-def _tried_order_dependence(run: RunRecord, max_orders: int = 120) -> dict[str, bool]:
+def _tried_order_dependence(
+    log: RunLog, graph: GraphSpec, timeline: Timeline, max_orders: int = 120
+) -> dict[str, bool]:
     """Per field written concurrently, whether some step's task orders disagree."""
     dependent: dict[str, bool] = {}
-    rng, starts = random.Random(0), _Starts(run)
-    for group in _concurrent_writes(run.log, applied_only=False):
+    rng, starts = random.Random(0), _Starts(timeline)
+    for group in _concurrent_writes(log, applied_only=False):
         if dependent.get(group.field) or not _refoldable(group):
             continue
         start = starts[group.step.step]
-        trial = _try_orders(run.graph, group, start, max_orders, rng, stop_early=True)
+        trial = _try_orders(graph, group, start, max_orders, rng, stop_early=True)
         dependent[group.field] = trial.other is not None
     return dependent
 

@@ -19,10 +19,10 @@ from nbgraph.engine.facts import (
 from nbgraph.isolation import isolate
 from nbgraph.primitives import MISSING
 from nbgraph.record.effects import same
-from nbgraph.record.run import RunRecord
 
 if TYPE_CHECKING:
     from nbgraph.blueprint import GraphSpec
+    from nbgraph.record.run import RunRecord  # (two runs compared; run.py calls this module)
     from nbgraph.record.whatif.remerge import RemergedRun
 
 __all__ = ["consequences"]

@@ -24,7 +24,6 @@ from nbgraph.engine.facts import (
 )
 from nbgraph.isolation import isolate
 from nbgraph.primitives import MISSING
-from nbgraph.record.run import RunRecord
 from nbgraph.record.tables import frame
 from nbgraph.record.whatif.notes import consequences
 from nbgraph.reducers import (
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from nbgraph.blueprint import GraphSpec
+    from nbgraph.record.run import RunRecord
 
 __all__ = ["RemergedRun", "remerge"]
 
@@ -49,8 +49,11 @@ _ROUTING_COLUMNS = ("step", "node", "recorded", "would_route")
 # --- the same writes through other reducers ------------------------------------------------------
 
 
-class RemergedRun(RunRecord):
-    """A run rebuilt from another run's recorded writes under other reducers (`Run.remerge`).
+class RemergedRun:
+    """A run rebuilt from another run's recorded writes under other reducers (`Run.remerge`):
+    what it adds to the source run's own class (`RunRecord`, or `nbgraph.Run`, which draws),
+    put on top of that class by `remerge` (so the record's run module imports this one, not
+    the other way).
 
     Attributes:
         source: the run whose writes were replayed.
@@ -86,8 +89,6 @@ def _remerged_class(base: type[RunRecord]) -> type[RemergedRun]:
     """`RemergedRun` on top of `base`: a re-merged `nbgraph.Run` is an `nbgraph.Run` too."""
     if issubclass(base, RemergedRun):
         return base
-    if issubclass(RemergedRun, base):
-        return RemergedRun
     return type("RemergedRun", (RemergedRun, base), {"__doc__": RemergedRun.__doc__})
 
 

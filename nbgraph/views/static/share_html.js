@@ -13,6 +13,18 @@
   var text = function (i) { return i < 0 ? "" : S[i]; };
   var own = function (object, key) { return Object.prototype.hasOwnProperty.call(object, key); };
 
+  function columnReader(names) {
+    // a row's cell by column name, through the names the data gives once (`effectColumns`):
+    // a column added or moved in share_html.py is still read right, a missing one is an error
+    var at = Object.create(null);
+    names.forEach(function (name, index) { at[name] = index; });
+    return function (row, name) {
+      if (!(name in at)) throw new Error("the page's data has no column " + name);
+      return row[at[name]];
+    };
+  }
+  var effect = columnReader(data.effectColumns);  // effect(e, "field"): an effect row's cell
+
   // the runs: 0 is the run itself, k the subrun data.subruns[k - 1]
   var runs = [{ name: -1, label: -1, parent: -1, at: null, status: data.status, error: data.error,
                 picture: data.picture, initial: data.initial, steps: data.steps }]
@@ -211,15 +223,16 @@
       if (flags & CONFLICT) notes.push("conflict");
       return notes.join(", ");
     };
-    var anyNotes = step[2].some(function (e) { return notesOf(e[5]) !== ""; });
+    var anyNotes = step[2].some(function (e) { return notesOf(effect(e, "flags")) !== ""; });
     var rows = step[2].map(function (e) {
       var tr = document.createElement("tr");
-      cell(tr, text(e[0]));
-      cell(tr, text(e[1]));
-      cell(tr, text(e[2]));
-      cell(tr, text(e[3]));
-      cell(tr, text(e[4]), e[5] & CHANGED ? "nbg-changed" : "");
-      if (anyNotes) cell(tr, notesOf(e[5]), paused(step) ? "nbg-paused" : "nbg-bad");
+      var flags = effect(e, "flags");
+      cell(tr, text(effect(e, "field")));
+      cell(tr, text(effect(e, "reducer")));
+      cell(tr, text(effect(e, "before")));
+      cell(tr, text(effect(e, "writes")));
+      cell(tr, text(effect(e, "after")), flags & CHANGED ? "nbg-changed" : "");
+      if (anyNotes) cell(tr, notesOf(flags), paused(step) ? "nbg-paused" : "nbg-bad");
       return tr;
     });
     var headings = ["field", "reducer", "before", "writes", "after"];
@@ -229,7 +242,9 @@
   function showState(here) {
     var state = R.states[here];
     var changed = {};
-    R.steps[here][2].forEach(function (e) { if (e[5] & CHANGED) changed[e[0]] = true; });
+    R.steps[here][2].forEach(function (e) {
+      if (effect(e, "flags") & CHANGED) changed[effect(e, "field")] = true;
+    });
     var rows = R.fieldOrder.filter(function (f) { return f in state; }).map(function (f) {
       var tr = document.createElement("tr");
       cell(tr, text(f));

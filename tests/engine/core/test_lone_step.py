@@ -20,8 +20,8 @@ from nbgraph import END, START, Command, MemorySaver, Overwrite, Send, StateGrap
 from nbgraph.engine.core import loop as run_loop
 from nbgraph.engine.core import plans
 from nbgraph.engine.core.attempt import TaskRunner
-from nbgraph.engine.core.writer import get_stream_writer
 from nbgraph.engine.core.writes import apply_writes, group_task_writes
+from nbgraph.engine.node_api import get_stream_writer
 from nbgraph.errors import GraphRecursionError
 
 

@@ -357,3 +357,58 @@ def test_a_cancelled_ainvoke_cancels_async_nodes_and_waits_for_threads():
     assert not stopped.applied and [t.node for t in stopped.tasks] == ["b_thread"]
     assert asyncio.run(app.ainvoke(None, config)) == {"log": ["a_async", "b_thread", "c_queued"]}
     assert seen["ran"].count("b_thread") == 1  # taken from its pending writes on resume
+
+
+# --- one step body: the sync and async drivers stream the same ---------------------------------
+
+
+def _twin_app():
+    from nbgraph import get_stream_writer, interrupt, task
+
+    @task
+    def double(x: int) -> int:
+        return 2 * x
+
+    def a(state):
+        get_stream_writer()({"a": "working"})
+        return {"log": [f"a{double(len(state['log'])).result()}"]}
+
+    def b(state):
+        return {"log": [interrupt("b asks")]}
+
+    return (
+        StateGraph(Log)
+        .add_node("a", a)
+        .add_node("b", b)
+        .add_node("c", lambda s: {"log": ["c"]})
+        .add_edge(START, "a")
+        .add_edge(START, "c")
+        .add_edge("a", "b")
+        .compile(checkpointer=MemorySaver())
+    )
+
+
+def test_stream_and_astream_yield_the_same_chunks_in_the_same_order():
+    """`drive` and `adrive` share their step body: for the same run (a parallel step, a custom
+    chunk, a `@task` call, a pause, its resume) both stream the same chunks in one order."""
+    from nbgraph import Command
+
+    modes = ["values", "updates", "custom"]
+
+    def sync_chunks(thread):
+        app, config = _twin_app(), {"configurable": {"thread_id": thread}, "max_concurrency": 1}
+        first = list(app.stream({"log": []}, config, stream_mode=modes))
+        return first + list(app.stream(Command(resume="yes"), config, stream_mode=modes))
+
+    async def async_chunks(thread):
+        app, config = _twin_app(), {"configurable": {"thread_id": thread}, "max_concurrency": 1}
+        first = [c async for c in app.astream({"log": []}, config, stream_mode=modes)]
+        again = app.astream(Command(resume="yes"), config, stream_mode=modes)
+        return first + [c async for c in again]
+
+    chunks = sync_chunks("t")
+    assert ("custom", {"a": "working"}) in chunks
+    assert ("updates", {"double": 0}) in chunks
+    assert any(mode == "updates" and "__interrupt__" in chunk for mode, chunk in chunks)
+    assert chunks[-1] == ("values", {"log": ["a0", "c", "yes"]})
+    assert asyncio.run(async_chunks("t")) == chunks  # (a new saver each: the same ids)
