@@ -122,6 +122,13 @@ class BaseSaver(abc.ABC):
     def history(self, thread_id: str) -> list[CheckpointRecord]:
         """Every checkpoint of a thread, newest (latest put) first; `[]` for an unknown thread."""
 
+    def history_slice(
+        self, thread_id: str, start: int, stop: int | None = None
+    ) -> list[CheckpointRecord]:
+        """`history(thread_id)[start:stop]` (newest first), reading only those checkpoints
+        (savers override it; the history's reader reads a thread's newest ones first)."""
+        return self.history(thread_id)[start:stop]
+
     def history_ids(self, thread_id: str) -> list[str]:
         """The checkpoint ids of a thread, newest (latest put) first: `history` without
         reading the checkpoints (savers override it to skip decoding them)."""

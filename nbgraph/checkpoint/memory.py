@@ -104,6 +104,15 @@ class MemorySaver(BaseSaver):
             items = list(self._checkpoints.get(thread_id, {}).items())
         return [_record(thread_id, key, stored) for key, stored in reversed(items)]
 
+    def history_slice(
+        self, thread_id: str, start: int, stop: int | None = None
+    ) -> list[CheckpointRecord]:
+        check_thread_id(thread_id)
+        with self._lock:
+            items = list(self._checkpoints.get(thread_id, {}).items())
+        items.reverse()
+        return [_record(thread_id, key, stored) for key, stored in items[start:stop]]
+
     def history_ids(self, thread_id: str) -> list[str]:
         check_thread_id(thread_id)
         with self._lock:

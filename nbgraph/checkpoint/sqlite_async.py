@@ -109,6 +109,11 @@ class AsyncSqliteSaver(BaseSaver):
     def history(self, thread_id: str) -> list[CheckpointRecord]:
         return self.file.history(thread_id)
 
+    def history_slice(
+        self, thread_id: str, start: int, stop: int | None = None
+    ) -> list[CheckpointRecord]:
+        return self.file.history_slice(thread_id, start, stop)
+
     def history_ids(self, thread_id: str) -> list[str]:
         return self.file.history_ids(thread_id)
 

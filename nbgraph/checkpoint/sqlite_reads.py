@@ -12,7 +12,23 @@ from nbgraph.checkpoint.sqlite_file import check_text_thread_id, is_time, readin
 from nbgraph.codec import nesting
 from nbgraph.codec.classes import named_classes
 
-__all__ = ["records_of", "thread_writes"]
+__all__ = ["history_slice", "records_of", "thread_writes"]
+
+
+def history_slice(
+    saver: Any, thread_id: str, columns: str, start: int, stop: int | None = None
+) -> list[CheckpointRecord]:
+    """`saver.history(thread_id)[start:stop]` (newest first) in one query reading only
+    those rows (`columns`: the saver's checkpoint columns)."""
+    check_text_thread_id(thread_id)
+    start = max(0, start)
+    count = -1 if stop is None else max(0, stop - start)  # (-1: no limit)
+    query = (
+        f"SELECT {columns} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?"
+    )
+    with saver._lock, reading(saver._where):
+        rows = saver._connection().execute(query, (thread_id, count, start)).fetchall()
+    return records_of(saver, rows)
 
 
 def thread_writes(saver: Any, thread_id: str) -> dict[str, list[PendingWrite]]:

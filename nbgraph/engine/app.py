@@ -27,7 +27,7 @@ from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
 from nbgraph.engine.nested.states import held_tasks, named_thread, with_subgraph_states
 from nbgraph.engine.nested.subruns import keep_subrun, pass_pause_up
 from nbgraph.engine.persistence.durability import durability_of, finish
-from nbgraph.engine.persistence.history_snapshots import history_snapshots, paged
+from nbgraph.engine.persistence.history_snapshots import blocks, history_snapshots
 from nbgraph.engine.persistence.listing import ThreadStates as ThreadStates  # (saver.list())
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.engine.persistence.snapshots import (
@@ -172,9 +172,8 @@ class CompiledGraph(RunnableHabits):
         """
         _check_history_arguments(filter, before, limit)
         snapshots = history_snapshots(self._thread(config), with_subgraph_states)
-        if filter or before or limit is not None:
-            snapshots = paged(snapshots, filter, before, limit)
-        yield from snapshots
+        for block in blocks(snapshots, filter, before, limit):  # (the collector paused)
+            yield from block
 
     def update_state(
         self, config: dict[str, Any], values: Any, as_node: str | None = None

@@ -132,6 +132,16 @@ def test_history_is_newest_first_and_keeps_parents(saver: BaseSaver) -> None:
     assert saver.history("unknown") == []
 
 
+def test_history_slice_reads_what_history_would_slice(saver: BaseSaver) -> None:
+    put_chain(saver, "t1", 7)
+    put_chain(saver, "t2", 3)
+    whole = saver.history("t1")
+    for start, stop in [(0, 3), (3, 6), (6, None), (2, None), (0, 100), (9, None), (4, 2)]:
+        got = saver.history_slice("t1", start, stop)
+        assert got == whole[start:stop], (start, stop)
+    assert saver.history_slice("unknown", 0, 5) == []
+
+
 def test_created_at_is_kept(saver: BaseSaver) -> None:
     saver.put(CheckpointRecord("t1", "c1", None, 0, "input", 1234.5, None))
     got = saver.get("t1")

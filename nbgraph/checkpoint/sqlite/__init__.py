@@ -43,7 +43,7 @@ from nbgraph.checkpoint.sqlite_file import (
     row_text,
     writable,
 )
-from nbgraph.checkpoint.sqlite_reads import records_of, thread_writes
+from nbgraph.checkpoint.sqlite_reads import history_slice, thread_writes
 from nbgraph.checkpoint.subthreads import split_key, sub_prefix
 from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.errors import CheckpointFileError, NbgraphError
@@ -282,11 +282,10 @@ class SqliteSaver(BaseSaver):
         return None if row is None else self._record(row)
 
     def history(self, thread_id: str) -> list[CheckpointRecord]:
-        check_text_thread_id(thread_id)
-        query = f"SELECT {_COLUMNS} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC"
-        with self._lock, reading(self._where):
-            rows = self._connection().execute(query, (thread_id,)).fetchall()
-        return records_of(self, rows)
+        return history_slice(self, thread_id, _COLUMNS, 0)
+
+    def history_slice(self, thread_id: str, start: int, stop: int | None = None) -> list:
+        return history_slice(self, thread_id, _COLUMNS, start, stop)
 
     def history_ids(self, thread_id: str) -> list[str]:
         check_text_thread_id(thread_id)

@@ -83,6 +83,13 @@ class _CheckedSaver:
             return [_check_checkpoint(record, self.saver) for record in records]
         return (_check_checkpoint(record, self.saver) for record in records)
 
+    def history_slice(self, thread_id: str, start: int, stop: int | None = None) -> list[Any]:
+        """The saver's `history_slice`, checked (`history(...)[start:stop]` if it has none)."""
+        reader = getattr(self.saver, "history_slice", None)
+        if reader is None:
+            return self.history(thread_id)[start:stop]
+        return [_check_checkpoint(r, self.saver) for r in reader(thread_id, start, stop)]
+
     def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[Any]:
         writes = self.saver.pending_writes(thread_id, checkpoint_id)
         where = f"checkpoint {checkpoint_id!r} of thread {thread_id!r} in {self.saver!r}"

@@ -36,9 +36,9 @@ def history_states(
     """`(record, values, writes)` of every checkpoint, newest first: `writes` the saver's
     pending writes of that checkpoint, or None when they are to be read one by one.
 
-    The newest costs what `get_state` costs: its chain back to a snapshot, read and folded
-    (the chain's other states are kept for what follows). Then the rest of the thread is
-    read at once.
+    The newest costs about what `get_state` costs: its chain back to a snapshot, read a
+    page of the newest checkpoints at a time (`_newest_line`), and folded (the chain's other
+    states are kept for what follows). Then the rest of the thread is read at once.
 
     Args:
         thread: the `Thread` read (its saver already checks what it returns).
@@ -46,12 +46,20 @@ def history_states(
         ids: `Thread._ids_from`: the newest id, then the other ids newest first.
         fold: `apply_delta`.
     """
-    chain = parent_chain(thread.saver, newest, lambda r: r.snapshot is not None)
+    records = _newest_line(thread.saver, thread.thread_id, newest)  # newest first
+    sliced = records is not None
+    if records is None:  # (not the thread's newest rows: forks, or a saver without slices)
+        chain = parent_chain(thread.saver, newest, lambda r: r.snapshot is not None)
+    else:
+        chain = records[: next(i for i, r in enumerate(records, 1) if _ends_chain(r))]
     chain.reverse()  # oldest first: a line from a snapshot (or the thread's first)
     states = _linear_states(thread.spec, chain, fold)
     yield (*next(states), None)
     latest = newest.checkpoint_id
-    records = thread.saver.history(thread.thread_id)  # newest first
+    if records is None:
+        records = thread.saver.history(thread.thread_id)
+    else:  # (the rest of the thread, read once: what is read already is not read again)
+        records += thread.saver.history_slice(thread.thread_id, len(records))
     if records[:1] and records[0].checkpoint_id == latest and is_line(records):
         writes = _thread_writes(thread)
         older = records[len(chain) :]
@@ -59,12 +67,52 @@ def history_states(
         for record, values in itertools.chain(states, _linear_states(thread.spec, older, fold)):
             yield record, values, None if writes is None else writes.get(record.checkpoint_id, [])
         return
+    if sliced:  # (read afresh: the chain's snapshot was folded in place)
+        records = thread.saver.history(thread.thread_id)
     walk = HistoryWalk(thread, fold)  # forks: state by state
     walk.records.update((record.checkpoint_id, record) for record in records)
     walk.first, walk.loaded = False, True
     for checkpoint_id in ids(latest):
         if checkpoint_id != latest:
             yield (*walk.state_of(checkpoint_id), None)
+
+
+FIRST_PAGE = 16  # the newest checkpoints read at once first; then 32, 64, ...
+
+
+def _ends_chain(record: Any) -> bool:
+    return record.snapshot is not None or record.parent_id is None
+
+
+def _newest_line(saver: Any, thread_id: str, newest: Any) -> list[Any] | None:
+    """The thread's newest checkpoints, newest first, read a page at a time (16, 32, ...)
+    until one of them is a snapshot or the thread's first: `newest`'s chain in a few reads
+    (a page each, not a read a checkpoint), and what the last page read past it. None when
+    those rows are not `newest` and its parents in line (forks, or checkpoints added
+    meanwhile), or the saver cannot read a slice of a thread."""
+    reader = getattr(saver, "history_slice", None)
+    if reader is None:
+        return None
+    records: list[Any] = []
+    size = FIRST_PAGE
+    while True:
+        page = reader(thread_id, len(records), len(records) + size)
+        if not page:
+            return None
+        expected = records[-1].parent_id if records else newest.checkpoint_id
+        if page[0].checkpoint_id != expected:
+            return None
+        for child, parent in itertools.pairwise(page):
+            if _ends_chain(child):  # (past it: checked with the rest, `is_line`)
+                return records + page
+            if child.parent_id != parent.checkpoint_id:
+                return None
+        records += page
+        if _ends_chain(records[-1]):
+            return records
+        if len(page) < size:
+            return None
+        size *= 2
 
 
 def is_line(records: list[Any]) -> bool:
@@ -163,10 +211,9 @@ class _Copier:
             if kind is list and key in appending:
                 seen = checked.get(key)
                 start = seen[1] if seen is not None and seen[0] is value else 0
-                if start <= len(value) and (
-                    start == len(value) or set(map(type, value[start:])) <= ATOMS
-                ):
-                    checked[key] = (value, len(value))
+                size = len(value)
+                if start <= size and (start == size or set(map(type, value[start:])) <= ATOMS):
+                    checked[key] = (value, size)
                     copied[key] = value[:]
                     continue
                 checked.pop(key, None)

@@ -401,3 +401,39 @@ def test_the_history_shows_each_checkpoint_as_get_state_does(saver):
     log = Run.from_checkpointer(saver, "t").log
     (update,) = [task for step in log.steps for task in step.tasks if task.kind == "update"]
     assert update.node == "ask" and update.ended >= update.started > 0
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_history_snapshots_own_their_lists_and_the_collector_comes_back_on(kind, tmp_path):
+    import gc
+
+    from nbgraph import MemorySaver
+
+    saver = MemorySaver() if kind == "memory" else SqliteSaver(str(tmp_path / "h.sqlite"))
+    app = (
+        StateGraph(dict, reducers={"log": "append"})
+        .add_node("tick", lambda s: {"n": s["n"] + 1, "log": [f"item-{s['n']}"]})
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: "__end__" if s["n"] >= 600 else "tick")
+        .compile(checkpointer=saver)
+    )
+    cfg = config() | {"recursion_limit": 700}
+    app.invoke({"n": 0, "log": []}, cfg)
+    history = list(app.get_state_history(cfg))  # (blocks of 1, 2, 4, ... 256: several)
+    assert gc.isenabled() and not gc.get_freeze_count()
+    logs = [snapshot.values["log"] for snapshot in history if "log" in snapshot.values]
+    assert len({id(log) for log in logs}) == len(logs)  # no two share a list
+    expected = [list(log) for log in logs]
+    for log in logs:  # each changed in place: none of the others sees it
+        log.append("mine")
+        log[:1] = ["changed"] if log[:1] else []
+    for log, before in zip(logs, expected, strict=True):
+        assert log[1:-1] == before[1:]
+    again = [s.values["log"] for s in app.get_state_history(cfg) if "log" in s.values]
+    assert again == expected  # nor does the saver
+    gc.disable()
+    try:
+        list(app.get_state_history(cfg, limit=3))
+        assert not gc.isenabled()  # (a paused collector stays paused)
+    finally:
+        gc.enable()
