@@ -108,6 +108,11 @@ def test_step_effects_show_the_step_drawn_and_escaped():
     assert "<svg" in page and "<script>" not in page and "&lt;script&gt;" in page
     assert "step 1" in page
     assert "<script>" not in st._repr_html_()
+    # the one renderer of effect rows, as `run.effects` shows them: quotes kept, the flags
+    from nbgraph.views.panels.table_view import effects_table_html
+
+    assert effects_table_html(st.run.effects[st.run.effects["step"] == 1]) in page
+    assert "&#x27;&lt;script&gt;x&lt;/script&gt;&#x27;" in page and ">flags</th>" in page
 
 
 def test_update_changes_the_state_as_a_recorded_write():

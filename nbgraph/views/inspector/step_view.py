@@ -9,13 +9,12 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from nbgraph.views.drawings.display import picture_html, styled
+from nbgraph.views.drawings.display import picture_html
 from nbgraph.views.drawings.render import render_svg
 from nbgraph.views.panels.panels import state_html
+from nbgraph.views.panels.table_view import effects_table_html
 
 __all__ = ["StepEffects", "step_effects", "stepper_html"]
-
-_SHOWN = ["step", "field", "reducer", "before", "writes", "after"]
 
 
 class StepEffects(pd.DataFrame):
@@ -36,16 +35,10 @@ class StepEffects(pd.DataFrame):
         return pd.DataFrame
 
     def _repr_html_(self) -> str:  # type: ignore[override]
-        shown = pd.DataFrame(self)[[c for c in _SHOWN if c in self.columns]]
-        changed = shown.copy()
-        for column in changed.columns:
-            changed[column] = False
-        if "changed" in self.columns:
-            changed["after"] = self["changed"].astype(bool).to_numpy()
         svg = render_svg(self.picture).svg if self.picture else None
-        table = (
-            styled(shown, changed, uuid="nbgraph-step").to_html()
-            if len(shown)
+        table = (  # the one HTML renderer of effect rows (`table_view.effect_cells`)
+            effects_table_html(pd.DataFrame(self))
+            if len(self)
             else "<p><i>this step wrote nothing</i></p>"
         )
         return (
