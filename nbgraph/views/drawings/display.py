@@ -19,8 +19,7 @@ from nbgraph.record.text import NO_VALUE, plural, safe_repr, short
 from nbgraph.views.drawings.fitted import fitted_html
 from nbgraph.views.drawings.render import render_svg, render_with, renderers
 from nbgraph.views.drawings.theme import themed_svg
-from nbgraph.views.panels.table_view import duration_text, not_applied
-from nbgraph.views.panels.text_diff import changed_text_html
+from nbgraph.views.panels.table_view import duration_text, effects_table_html, ending
 
 if TYPE_CHECKING:
     import graphviz
@@ -171,18 +170,8 @@ _BOUNDED = "max-width:30em;overflow-wrap:anywhere;vertical-align:top"
 the columns after it off-screen."""
 
 
-class Marked:
-    """A cell already written as escaped HTML (a long text's change marked,
-    `views.panels.text_diff`): `styled` shows it as it is."""
-
-    __slots__ = ("html",)
-
-    def __init__(self, html_text: str) -> None:
-        self.html = html_text
-
-
 def _value_cell(value: Any) -> str:
-    return value.html if isinstance(value, Marked) else html.escape(value_text(value, 60))
+    return html.escape(value_text(value, 60))
 
 
 def value_text(value: Any, width: int = 60) -> str:
@@ -214,23 +203,6 @@ def styled(frame: pd.DataFrame, changed: pd.DataFrame | None = None, uuid: str =
     return styler
 
 
-def _marked_after(run: Any, effects: Any) -> list[str | None]:
-    """Per effect row, its `after` cell as HTML when it needs more than the value: a step
-    not applied (paused at `interrupt()`, or failed: `table_view.not_applied`), a long text's
-    change marked (`views.panels.text_diff`); None for the others."""
-    applied = effects["applied"] if "applied" in effects else [True] * len(effects)
-    cells = []
-    for step, before, after, done in zip(
-        effects["step"], effects["before"], effects["after"], applied, strict=True
-    ):
-        if not done:  # (the last steps: looked up from the end)
-            tasks = next((s.tasks for s in reversed(run.log.steps) if s.step == step), ())
-            cells.append(f"<i>{html.escape(not_applied(tasks))}</i>")
-        else:
-            cells.append(changed_text_html(before, after, 60))
-    return cells
-
-
 def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
     """A compact HTML summary of a run: status line, its picture (SVG made by graphviz from
     escaped labels), tasks, and what each step changed.
@@ -240,18 +212,11 @@ def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
     from nbgraph.record.tails import last_effects, last_tasks
 
     effects, total = last_effects(run, max_rows)
-    shown = effects[["step", "field", "reducer", "before", "writes", "after"]]
-    changed = shown.copy()
-    for column in changed.columns:
-        changed[column] = False
-    changed["after"] = effects["changed"].astype(bool).to_numpy()
-    marked = _marked_after(run, effects)  # a long text's change, a step paused or failed
-    if any(m is not None for m in marked):
-        shown = shown.copy()
-        shown["after"] = [
-            Marked(m) if m is not None else after
-            for m, after in zip(marked, effects["after"], strict=True)
-        ]
+    shown = set(effects["step"])
+    paused = frozenset(  # (the last steps: looked up from the end)
+        s.step for s in reversed(run.log.steps)
+        if s.step in shown and not s.applied and ending(s.tasks) == "paused"
+    )  # fmt: skip
     steps = last_tasks(run, max_rows)[["step", "node", "triggers", "writes", "status"]]
     head = html.escape(repr(run))
     facts = context_line(run.log)
@@ -266,7 +231,7 @@ def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
         f"<div class='nbgraph-run'><p><b>{head}</b></p>{error}{picture_html(picture)}"
         f"<details open><summary>tasks</summary>{styled(steps, uuid='nbgraph-steps').to_html()}"
         f"</details><details open><summary>effects (changed values highlighted)</summary>"
-        f"{styled(shown, changed, uuid='nbgraph-effects').to_html()}{more}</details></div>"
+        f"{effects_table_html(effects, paused)}{more}</details></div>"
     )
 
 
