@@ -22,6 +22,7 @@ import inspect
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.engine.core.collector import collector_paused
 from nbgraph.engine.core.node_context.store_record import StoreOp
 from nbgraph.engine.core.pinned import growth, pinned_data, pinned_map
 from nbgraph.engine.core.retrying import Attempt
@@ -77,6 +78,7 @@ __all__ = [
     "apply_writes",
     "checked_saver",
     "clear_ephemeral",
+    "collector_paused",
     "common_base",
     "conflicting_writers",
     "delta_merge",

@@ -7,9 +7,7 @@ reducer, the value after, whether it changed, and why it is special (a conflict,
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from nbgraph.codec.values import same as same  # the codec's equality, used across the record
@@ -17,6 +15,7 @@ from nbgraph.engine.facts import (
     RunLog,
     applied_writes,
     apply_writes,
+    collector_paused,
     conflicting_writers,
     field_spec,
     group_writes,
@@ -174,29 +173,6 @@ def grows_in_place(spec: FieldSpec, writes: list[tuple[str, Any]]) -> bool:
     if reducer is None or not reducer.extends_in_place:
         return False
     return not any(is_overwrite(new) or isinstance(new, Mutation) for _, new in writes)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many small acyclic rows.
-
-    Without it, building a long table spends most of its time in collections that walk
-    the rows built so far. On leaving, what the block built is moved to the oldest
-    generation (`gc.freeze()` then `gc.unfreeze()`, when nothing else is frozen): the young
-    collection that would otherwise follow walks all of it once more; a full collection
-    still walks it, as any old object. (The times: benchmarks/README.md, "Timings behind
-    the code".)
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if not gc.get_freeze_count():  # (someone's frozen objects stay frozen)
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 # --- the four kinds of row (supersteps and branch lineages build the same rows) -------------

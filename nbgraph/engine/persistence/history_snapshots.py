@@ -9,12 +9,12 @@ a thread with branch semantics, goes the general way (`Thread.history`, `state_s
 
 from __future__ import annotations
 
-import gc
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from nbgraph.blueprint.subgraphs import subgraph_of
+from nbgraph.engine.core.collector import collector_paused
 from nbgraph.engine.persistence.chain import pull_task_ids, task_ids
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.engine.persistence.snapshots import Snapshots, state_snapshot, tasks_from
@@ -121,16 +121,8 @@ def blocks(
         snapshots = paged(snapshots, filter, before, limit)
     size = 1
     while True:
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             block = list(itertools.islice(snapshots, size))
-        finally:
-            if was_enabled:
-                if not gc.get_freeze_count():  # (someone's frozen objects stay frozen)
-                    gc.freeze()
-                    gc.unfreeze()
-                gc.enable()
         if block:
             yield block
         if len(block) < size:
