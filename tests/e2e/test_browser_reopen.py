@@ -21,7 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import FRONTENDS, LAUNCH_ARGS, browser_or_skip, real_errors, serve
+from tests.support.browser import (
+    FRONTENDS,
+    LAUNCH_ARGS,
+    browser_or_skip,
+    open_page,
+    real_errors,
+    serve,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -59,24 +66,7 @@ SETTLED = f"""n => {{ const w = ({WIDGETS})();
 
 
 def _open(browser, url: str, errors: list[str]):
-    page = browser.new_page(viewport={"width": 1400, "height": 1200})
-    page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
-    page.on(
-        "console",
-        lambda message: (
-            errors.append(f"console: {message.text}") if message.type == "error" else None
-        ),
-    )
-    page.goto(url, timeout=90_000)
-    page.wait_for_function(
-        "window.jupyterapp && window.jupyterapp.shell.currentWidget "
-        "&& window.jupyterapp.shell.currentWidget.sessionContext",
-        timeout=90_000,
-    )
-    page.evaluate(
-        "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.ready; }"
-    )
-    return page
+    return open_page(browser, url, errors, height=1200)
 
 
 def _save(page) -> None:

@@ -5,8 +5,9 @@ through Playwright (`../shared/JUPYTER-NOTES.md`).
 - `serve(frontend, tmp_path, notebooks)`: a context manager that writes `notebooks`
   (`{file name: [cell source, ...]}`) to a fresh root, starts the server and yields
   `Served(base, token, path)`; `served.url(name)` is a notebook's URL.
-- `open_notebook(playwright, url, errors, height)`: Chromium on the notebook, its page and
-  console errors collected in `errors`, every cell started.
+- `open_page(browser, url, errors, height)`: a page on the notebook, its page and console
+  errors collected in `errors`, the kernel ready; `open_notebook(playwright, url, errors,
+  height)`: Chromium on it, every cell started.
 - `execute_notebook(folder, cells)`: a notebook run by nbconvert, saved with its widget state.
 - `served_themed(request, tmp_path, name, cells)`: `serve` for a fixture parametrized by
   `THEMED` (each front-end, light and dark); yields `(url, frontend, theme)`.
@@ -257,11 +258,9 @@ def real_errors(errors: list[str], url: str) -> list[str]:
     return [e for e in errors if not ("/notebooks/" in url and known in e)]
 
 
-def open_notebook(playwright, url: str, errors: list[str], height: int = 2400):
-    """Chromium on `url`, its errors collected, the notebook's kernel ready, every cell
-    started (not awaited: the command settles only when every cell has run). The default
-    height shows the whole inspector. Returns `(browser, page)`."""
-    browser = playwright.chromium.launch(executable_path=browser_or_skip(), args=LAUNCH_ARGS)
+def open_page(browser, url: str, errors: list[str], height: int = 2400):
+    """A new page of `browser` on the notebook at `url`, its errors collected in `errors`,
+    once the notebook's kernel is ready."""
     page = browser.new_page(viewport={"width": 1400, "height": height})
     page.on("pageerror", lambda error: errors.append(f"page error: {error} {error.stack}"))
     page.on(
@@ -276,6 +275,17 @@ def open_notebook(playwright, url: str, errors: list[str], height: int = 2400):
         "&& window.jupyterapp.shell.currentWidget.sessionContext",
         timeout=90_000,
     )
-    page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.ready")
+    page.evaluate(
+        "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.ready; }"
+    )
+    return page
+
+
+def open_notebook(playwright, url: str, errors: list[str], height: int = 2400):
+    """Chromium on `url` (`open_page`), every cell started (not awaited: the command
+    settles only when every cell has run). The default height shows the whole inspector.
+    Returns `(browser, page)`."""
+    browser = playwright.chromium.launch(executable_path=browser_or_skip(), args=LAUNCH_ARGS)
+    page = open_page(browser, url, errors, height)
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     return browser, page
