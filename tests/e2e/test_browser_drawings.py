@@ -21,7 +21,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.sign import NotebookNotary
 
 from tests.support.browser import (
     LAUNCH_ARGS,
@@ -167,6 +166,10 @@ def test_drawings_fit_their_output_in_each_lesson(config, executed, tmp_path, mo
     frontend, theme, width, trust = config
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))  # (the server's notary)
     (tmp_path / "data").mkdir()
+    # (imported here: importing nbformat.sign changes how sqlite3 binds datetimes for the
+    # whole process, and collecting this file must not: tests.support.harness)
+    from nbformat.sign import NotebookNotary
+
     notary = NotebookNotary(data_dir=str(tmp_path / "data"))
     errors: list[str] = []
     results: dict[str, list[dict]] = {}

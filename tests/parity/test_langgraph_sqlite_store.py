@@ -19,7 +19,7 @@ from typing import TypedDict
 
 import pytest
 
-from tests.support.harness import Programs, lib_module
+from tests.support.harness import Programs, lib_module, python_sqlite_datetimes
 
 pytestmark = pytest.mark.langgraph
 
@@ -34,7 +34,7 @@ def store_class(api, name="SqliteStore"):
 
 @contextlib.contextmanager
 def sqlite_store(api, path=":memory:", **options):
-    with store_class(api).from_conn_string(path, **options) as store:
+    with python_sqlite_datetimes(), store_class(api).from_conn_string(path, **options) as store:
         store.setup()
         yield store
 
@@ -142,15 +142,12 @@ def a_connection_given(api):
 
 @program
 def default_ttl_and_sweep(api):
-    # 3 s: the puts and the first sweep come well inside it on a loaded machine (at 0.6 s the
-    # first sweep once found "short" expired on one side); swept 5 s later, past LangGraph's
-    # SQLite store's whole-second times
-    with sqlite_store(api, ttl={"default_ttl": 0.05}) as store:
+    with sqlite_store(api, ttl={"default_ttl": 0.01}) as store:  # (0.6 s)
         store.put(("t",), "short", {"v": 1})
         store.put(("t",), "never", {"v": 2}, ttl=None)
         store.put(("t",), "long", {"v": 3}, ttl=10)
         before = store.sweep_ttl()
-        time.sleep(5)
+        time.sleep(2.2)
         swept = store.sweep_ttl()
         keys = sorted(i.key for i in store.search(("t",), refresh_ttl=False))
         return before, swept, keys, store.get(("t",), "short"), store.ttl_config
@@ -158,14 +155,14 @@ def default_ttl_and_sweep(api):
 
 @program
 def refresh_on_read_keeps_an_item(api):
-    with sqlite_store(api, ttl={"default_ttl": 0.1, "refresh_on_read": True}) as store:  # (6 s)
+    with sqlite_store(api, ttl={"default_ttl": 0.05, "refresh_on_read": True}) as store:
         for key in ("read", "unread", "read_no_refresh", "searched"):
             store.put(("r",), key, {"k": key})
-        time.sleep(4)
+        time.sleep(2)
         store.get(("r",), "read")
         store.get(("r",), "read_no_refresh", refresh_ttl=False)
         store.search(("r",), filter={"k": "searched"})
-        time.sleep(4)
+        time.sleep(2)
         return store.sweep_ttl(), sorted(i.key for i in store.search(("r",), refresh_ttl=False))
 
 

@@ -18,7 +18,7 @@ from typing import TypedDict
 
 import pytest
 
-from tests.support.harness import Programs
+from tests.support.harness import Programs, python_sqlite_datetimes
 
 pytestmark = pytest.mark.langgraph
 
@@ -248,7 +248,7 @@ def ttl_store(api, ttl=None):
     if api.lib == "langgraph":
         from langgraph.store.sqlite import SqliteStore
 
-        with SqliteStore.from_conn_string(":memory:", ttl=ttl) as store:
+        with python_sqlite_datetimes(), SqliteStore.from_conn_string(":memory:", ttl=ttl) as store:
             store.setup()
             yield store
     else:
@@ -261,14 +261,12 @@ def keys(store, prefix) -> list:
 
 @program
 def default_ttl_and_sweep(api):
-    # 3 s: the puts and the first sweep come well inside it on a loaded machine; swept 5 s
-    # later, past LangGraph's SQLite store's whole-second times
-    with ttl_store(api, {"default_ttl": 0.05}) as store:
+    with ttl_store(api, {"default_ttl": 0.01}) as store:  # (0.6 s)
         store.put(("t",), "short", {"v": 1})
         store.put(("t",), "never", {"v": 2}, ttl=None)
         store.put(("t",), "long", {"v": 3}, ttl=10)
         before = store.sweep_ttl()
-        time.sleep(5)
+        time.sleep(2.2)  # (LangGraph's SQLite store compares times to the second)
         swept = store.sweep_ttl()
         return before, swept, keys(store, ("t",)), store.get(("t",), "short"), store.supports_ttl
 
@@ -276,21 +274,21 @@ def default_ttl_and_sweep(api):
 @program
 def a_ttl_per_put_without_a_config(api):
     with ttl_store(api) as store:
-        store.put(("p",), "brief", {"v": 1}, ttl=0.01)  # (0.6 s)
+        store.put(("p",), "brief", {"v": 1}, ttl=0.01)
         store.put(("p",), "kept", {"v": 2})
-        time.sleep(3)  # (LangGraph's SQLite store compares times to the second)
+        time.sleep(2.2)
         return store.sweep_ttl(), keys(store, ("p",)), store.ttl_config
 
 
 @program
 def refresh_on_read_keeps_an_item(api):
-    with ttl_store(api, {"default_ttl": 0.1, "refresh_on_read": True}) as store:  # (6 s)
+    with ttl_store(api, {"default_ttl": 0.05, "refresh_on_read": True}) as store:  # (3 s)
         for key in ("read", "unread", "read_no_refresh"):
             store.put(("r",), key, {"k": key})
-        time.sleep(4)
+        time.sleep(2)
         store.get(("r",), "read")
         store.get(("r",), "read_no_refresh", refresh_ttl=False)
-        time.sleep(4)
+        time.sleep(2)
         return store.sweep_ttl(), keys(store, ("r",))
 
 

@@ -31,13 +31,15 @@ observations; `same(program, *args)` asserts they are equal. Only the imports di
   by value; parallel tasks' chunks as a multiset within a step).
 """
 
+import contextlib
+import datetime
 import importlib
 import itertools
 import operator
 import re
 import sqlite3
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, NamedTuple, TypedDict
 
@@ -521,3 +523,22 @@ class Ids:
         if isinstance(value, list | tuple):
             return type(value)(self.deep(v) for v in value)
         return value
+
+
+@contextlib.contextmanager
+def python_sqlite_datetimes() -> Iterator[None]:
+    """`sqlite3` binds a `datetime` as Python itself does ("YYYY-MM-DD HH:MM:SS...") while
+    the block runs. Importing `nbformat.sign` (as a test module or Jupyter may) registers, for
+    the whole process, an adapter writing "YYYY-MM-DDTHH:MM:SS": LangGraph's SQLite store
+    then compares its expiry times with SQLite's `CURRENT_TIMESTAMP` as text, and no item
+    ever expires. The adapter the process had is put back afterwards."""
+    key = (datetime.datetime, sqlite3.PrepareProtocol)
+    had = sqlite3.adapters.get(key)
+    sqlite3.register_adapter(datetime.datetime, lambda value: value.isoformat(" "))
+    try:
+        yield
+    finally:
+        if had is None:
+            sqlite3.adapters.pop(key, None)
+        else:
+            sqlite3.adapters[key] = had
