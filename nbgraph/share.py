@@ -217,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     target = Path(args.output or Path(args.notebook).with_suffix(".html"))
     target.write_text(text, encoding="utf-8")
-    print(f"wrote {target} ({plural(done['replaced'], 'widget')} shown as their snapshot)")
+    replaced = done["replaced"]
+    whose = "its snapshot" if replaced == 1 else "their snapshots"
+    print(f"wrote {target} ({plural(replaced, 'widget')} shown as {whose})")
     if done["kept"]:
         names = ", ".join(sorted(set(done["kept"])))
         print(

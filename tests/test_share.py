@@ -123,7 +123,7 @@ def test_the_command_writes_next_to_the_notebook_or_where_asked(tmp_path, capsys
     path, _ = _notebook(tmp_path, _inspector_bundle())
     assert main([str(path)]) == 0
     assert "nbgraph-snapshot" in (tmp_path / "saved.html").read_text(encoding="utf-8")
-    assert "1 widget shown as their snapshot" in capsys.readouterr().out
+    assert "1 widget shown as its snapshot" in capsys.readouterr().out
     written = notebook_html(path, tmp_path / "elsewhere.html")
     assert written == tmp_path / "elsewhere.html" and written.stat().st_size > 10_000
 

@@ -211,7 +211,7 @@ def test_the_share_page_shows_the_comparison_with_nothing_fetched(executed, tmp_
     command = [sys.executable, "-m", "nbgraph.share", str(executed), "-o", "out.html"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "1 widget(s) shown as their snapshot" in done.stdout and not done.stderr
+    assert "1 widget shown as its snapshot" in done.stdout and not done.stderr
     url = (tmp_path / "out.html").resolve().as_uri()
     errors: list[str] = []
     requests: list[str] = []

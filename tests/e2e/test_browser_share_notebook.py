@@ -42,7 +42,7 @@ def test_a_notebook_with_widget_state_exported_by_nbgraph_share_shows_its_snapsh
     command = [sys.executable, "-m", "nbgraph.share", str(notebook), "-o", "out.html"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "2 widgets shown as their snapshot" in done.stdout
+    assert "2 widgets shown as their snapshots" in done.stdout
     page_text = (tmp_path / "out.html").read_text(encoding="utf-8")
     assert "application/vnd.jupyter.widget" not in page_text, "no widget view, no state"
     for cdn in ("unpkg", "jsdelivr", "cdnjs", "require.min.js"):
