@@ -19,6 +19,8 @@ need_system_packages() {
     "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
     if [ "${1:-}" = test ]; then  # the browser test drives Debian's Chromium
         [ -x /usr/bin/chromium ] || missing+=(chromium)
+        # the shared page's and the picture's JavaScript run in node in the unit tests
+        command -v node >/dev/null 2>&1 || missing+=(nodejs)
     fi
     if [ ${#missing[@]} -gt 0 ]; then
         if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
