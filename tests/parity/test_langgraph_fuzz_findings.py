@@ -68,6 +68,18 @@ def snapshot(state) -> dict:
     }
 
 
+def failed_then_resumed(app) -> list:
+    """Under `durability="exit"`: what an `invoke` that fails, the state and history after
+    it, a resume, and the state after that give (each an `outcome`)."""
+    config = {"configurable": {"thread_id": "t"}}
+    seen = [outcome(app.invoke, {"log": []}, config, durability="exit")]
+    seen.append(outcome(lambda: snapshot(app.get_state(config))))
+    seen.append(outcome(lambda: [snapshot(s) for s in app.get_state_history(config)]))
+    seen.append(outcome(app.invoke, None, config, durability="exit"))
+    seen.append(outcome(lambda: snapshot(app.get_state(config))))
+    return seen
+
+
 def test_a_deferred_node_runs_beside_the_sends_due_in_its_step():
     def program(api):
         app = fan_out(api)
@@ -619,14 +631,7 @@ def test_under_exit_durability_a_failed_step_keeps_only_its_sends_due(log_first)
             .add_edge("first", "b")
         )
         builder.add_conditional_edges("first", lambda s: [api.Send("c", {"v": 2})])
-        app = builder.compile(checkpointer=api.InMemorySaver())
-        config = {"configurable": {"thread_id": "t"}}
-        seen = [outcome(app.invoke, {"log": []}, config, durability="exit")]
-        seen.append(outcome(lambda: snapshot(app.get_state(config))))
-        seen.append(outcome(lambda: [snapshot(s) for s in app.get_state_history(config)]))
-        seen.append(outcome(app.invoke, None, config, durability="exit"))
-        seen.append(outcome(lambda: snapshot(app.get_state(config))))
-        return seen
+        return failed_then_resumed(builder.compile(checkpointer=api.InMemorySaver()))
 
     same(program)
 
@@ -657,14 +662,7 @@ def test_under_exit_durability_a_failed_step_keeps_what_was_triggered_before_the
             builder.add_conditional_edges("a", lambda s: [api.Send("d", {"log": []})] * 2)
         else:
             builder.add_edge("a", "d")
-        app = builder.compile(checkpointer=api.InMemorySaver())
-        config = {"configurable": {"thread_id": "t"}}
-        seen = [outcome(app.invoke, {"log": []}, config, durability="exit")]
-        seen.append(outcome(lambda: snapshot(app.get_state(config))))
-        seen.append(outcome(lambda: [snapshot(s) for s in app.get_state_history(config)]))
-        seen.append(outcome(app.invoke, None, config, durability="exit"))
-        seen.append(outcome(lambda: snapshot(app.get_state(config))))
-        return seen
+        return failed_then_resumed(builder.compile(checkpointer=api.InMemorySaver()))
 
     same(program)
 
