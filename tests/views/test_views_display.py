@@ -190,3 +190,34 @@ def test_a_long_run_displays_its_last_rows_without_building_its_tables():
     columns = ["step", "node", "task_id", "triggers", "writes", "status"]
     tasks = last_tasks(run, 3)[columns].values.tolist()
     assert tasks == whole.steps.tail(3)[columns].values.tolist()
+
+
+def test_a_long_runs_summary_reads_only_its_last_steps_for_paused_ones():
+    """The run's summary says which shown steps are paused by reading the log from its end,
+    up to the first step shown, never the whole log (a long run's repr stays cheap)."""
+    import operator
+    from typing import Annotated, TypedDict
+
+    from nbgraph import END, START, StateGraph
+    from nbgraph.views.drawings.display import run_html
+
+    class Loop(TypedDict):
+        n: int
+        log: Annotated[list, operator.add]
+
+    graph = StateGraph(Loop).add_node("tick", lambda s: {"n": s["n"] + 1, "log": [s["n"]]})
+    graph.add_edge(START, "tick")
+    graph.add_conditional_edges("tick", lambda s: END if s["n"] >= 300 else "tick")
+    run = graph.compile().run({"n": 0, "log": []}, {"recursion_limit": 1000})
+
+    read = []
+
+    class Counted(list):
+        def __reversed__(self):
+            for step in super().__reversed__():
+                read.append(step.step)
+                yield step
+
+    run.log.steps = Counted(run.log.steps)
+    page = run_html(run, max_rows=5)
+    assert "tick" in page and 0 < len(read) <= 10, len(read)

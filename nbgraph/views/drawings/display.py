@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import itertools
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -213,10 +214,9 @@ def run_html(run: Any, max_rows: int = 20, picture: str = "") -> str:
 
     effects, total = last_effects(run, max_rows)
     shown = set(effects["step"])
-    paused = frozenset(  # (the last steps: looked up from the end)
-        s.step for s in reversed(run.log.steps)
-        if s.step in shown and not s.applied and ending(s.tasks) == "paused"
-    )  # fmt: skip
+    first = min(shown, default=0)  # the last steps alone: read from the end, up to `first`
+    last_steps = itertools.takewhile(lambda s: s.step >= first, reversed(run.log.steps))
+    paused = frozenset(s.step for s in last_steps if not s.applied and ending(s.tasks) == "paused")
     steps = last_tasks(run, max_rows)[["step", "node", "triggers", "writes", "status"]]
     head = html.escape(repr(run))
     facts = context_line(run.log)
