@@ -28,6 +28,7 @@ from nbgraph.engine.core.attempt import TaskRunner
 from nbgraph.engine.core.caching import serve_from_cache
 from nbgraph.engine.core.calls import StepCalls
 from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
+from nbgraph.engine.core.columns import StepColumns
 from nbgraph.engine.core.config import run_config
 from nbgraph.engine.core.merging import merged_resets
 from nbgraph.engine.core.nesting import caller_now
@@ -163,7 +164,7 @@ class RunLoop:
         self.ephemeral = spec.ephemeral
         self.stream_keys = shown_keys(spec) if keys is None else keys  # (`output_keys=`)
         self.plans = plans_of(spec)  # per node: what running it takes (engine.core.plans)
-        self.log = RunLog(spec, MISSING, config)
+        self.log = RunLog(spec, MISSING, config, StepColumns(spec.fields))
         self.log.context = context
         self.pending_resets: list[RootReset] | tuple[()] = ()
         self.root_updated = False  # a resuming Command's update: the next step records it

@@ -7,7 +7,7 @@ rebuilt by replaying the recorded writes through the same reducers (`replay_step
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -179,7 +179,9 @@ class RunLog:
         graph: the compiled graph's spec.
         input: the input as given (isolated).
         config: the run's config.
-        steps: step 0 (the input applied) and every superstep after it.
+        steps: step 0 (the input applied) and every superstep after it: any sequence of
+            `StepLog`s (an engine run's: `engine.core.columns.StepColumns`, kept as columns;
+            a loaded run's: a list or its own sequence). Add a step with `steps.append`.
         status: `"running"`, `"done"`, `"failed"`, `"interrupted"` (paused for an answer,
             or at an `interrupt_before`/`interrupt_after` breakpoint) or `"to_parent"` (a
             subgraph's run stopped by `Command.PARENT`: see `engine.subgraph_edges`).
@@ -198,7 +200,7 @@ class RunLog:
     graph: GraphSpec
     input: Any
     config: dict[str, Any]
-    steps: list[StepLog] = field(default_factory=list)
+    steps: Sequence[StepLog] = field(default_factory=list)
     status: RunStatus = "running"
     error: BaseException | None = None
     warnings: list[str] = field(default_factory=list)
