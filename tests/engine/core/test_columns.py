@@ -86,7 +86,10 @@ def test_a_long_self_loop_is_sealed_into_columns_and_reads_the_same() -> None:
     assert [s.step for s in reversed(steps)][:3] == [40, 39, 38]
     task = steps[7].tasks[0]
     assert (task.id, task.writes[0], task.routes, task.returned) == (
-        "7:0:a", ("count", 7), ("a",), ("a",)
+        "7:0:a",
+        ("count", 7),
+        ("a",),
+        ("a",),
     )
     with pytest.raises(IndexError, match="41 steps"):
         steps[41]
