@@ -2,7 +2,7 @@
 
 `StepColumns` is the `Sequence[StepLog]` an engine run's `RunLog.steps` holds. The engine
 appends each step as a live `StepLog`; once two newer steps follow it, it can no longer
-change, and it is sealed: a flat step (see `_flat_task`) goes into arrays of numbers and one
+change, and it is sealed: a flat step (see `_task_shape`) goes into arrays of numbers and one
 list of written values, a rich one (resets, joins, a failed or interrupted task, sends...)
 is kept as its object. `steps[i]` and iteration make equal `StepLog`/`Task` objects on demand
 (the last few asked are cached). `docs/record.md` describes the columns.
@@ -14,7 +14,7 @@ answer from the arrays for a `StepColumns` and from the objects for any other se
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from nbgraph.engine.core.runlog import StepLog
@@ -24,185 +24,223 @@ from nbgraph.primitives import MISSING
 if TYPE_CHECKING:
     from nbgraph.schema import FieldSpec
 
-__all__ = ["LIVE", "StepColumns", "applied_numbers", "step_numbers", "task_nodes", "task_total"]
-
-LIVE = 2
-"""Steps kept as live objects at the end of the log: the engine may still change the last
-one (`written`, `applied` after its commit; its tasks' interrupts) and reads the one before
-(`outputs`, the stepper); older steps never change."""
+__all__ = ["StepColumns", "applied_numbers", "step_numbers", "task_nodes", "task_total"]
 
 _CACHED = 8  # steps made on demand kept, so `steps[i]` asked twice is the same object
+_YOUNG = 16  # steps sealed as objects before a run's columns are made (a short run: none)
 
 _LISTED = object()  # ends a task shape's routes when the task's are a list, not a tuple
 
 
-def _flat_task(task: Task) -> bool:
-    """Whether a task holds nothing beyond its shape, times and written values."""
-    return (
-        task.arg is MISSING
-        and task.error is None
-        and not task.dropped
-        and not task.interrupts
-        and not task.held
-        and not task.parent
-        and not task.cached
-        and not task.custom
-        and not task.attempts
-        and not task.from_cache
-        and task.cache_key is None
-        and not task.subruns
-    )
-
-
 def _task_shape(task: Task) -> tuple | None:
-    """What a flat task shares with others of its kind (interned), or None if it is not flat:
-    node, index, kind, triggers, routes (a tuple of names, ending with `_LISTED` when the
-    task's are a list), routers' returns (names), the written fields' names."""
-    if not _flat_task(task):
+    """What a flat task shares with others of its kind (interned), or None if it holds more
+    (an error, interrupts, a Send, attempts, custom chunks, subruns...): node, index, kind,
+    triggers, routes (a tuple of names, ending with `_LISTED` when the task's are a list),
+    routers' returns (names), the written fields' names."""
+    if (
+        task.arg is not MISSING
+        or task.error is not None
+        or task.dropped
+        or task.interrupts
+        or task.held
+        or task.parent
+        or task.cached
+        or task.custom
+        or task.attempts
+        or task.from_cache
+        or task.cache_key is not None
+        or task.subruns
+    ):
         return None
     routes = task.routes
     listed = type(routes) is list
-    if listed or type(routes) is tuple:
-        for route in routes:
-            if type(route) is not str:
-                return None  # (a Send: kept with its step's object)
-    else:
+    if not listed and type(routes) is not tuple:
         return None
-    returned = task.returned
-    for item in returned:
+    for route in routes:
+        if type(route) is not str:
+            return None  # (a Send: kept with its step's object)
+    for item in task.returned:
         if type(item) is not str:
             return None
     writes = task.writes
-    if len(writes) == 1:
-        names: tuple = (writes[0][0],)
+    if not writes:
+        names: tuple = ()
+    elif not writes[1:]:
+        names = (writes[0][0],)
+    elif not writes[2:]:
+        names = (writes[0][0], writes[1][0])
     else:
         names = tuple([write[0] for write in writes])
-    for name in names:
-        if type(name) is not str:
-            return None
     if listed:
         routes = (*routes, _LISTED)
-    return (task.node, task.index, task.kind, task.triggers, routes, returned, names)
+    return (task.node, task.index, task.kind, task.triggers, routes, task.returned, names)
 
 
-class StepColumns(Sequence):
-    """A run's steps: sealed ones in columns (or kept as objects when rich), the last
-    `LIVE` as the engine's own objects.
+class _Columns:
+    """The sealed steps' arrays (made at the first seal: a short run has none).
 
-    Columns, one entry per sealed step (`position`): `numbers` (its step number),
-    `task_starts` and `value_starts` (offsets into the task and value columns),
-    `step_shapes` (an id in `step_table`: written, cleared, applied; -1 for a rich step,
-    kept in `rich`). Per task: `task_shapes` (an id in `task_table`), `started`, `ended`.
-    `values`: every flat task's written values, in order.
+    Per sealed step (`position`), four entries of `steps`: its number, its first task row,
+    its first value, its step shape (an id in `step_table`: written, cleared, applied; -1
+    for a step kept as its object in `rich`). Per task row: `tasks` (a shape id in
+    `task_table`) and two entries of `times` (started, ended). `values`: the flat tasks'
+    written values, in order.
     """
 
     __slots__ = (
-        "_cache", "_live", "_shape_ids", "_step_ids", "ended", "fields", "numbers", "rich",
-        "started", "step_shapes", "step_table", "task_shapes", "task_starts", "task_table",
-        "value_starts", "values",
+        "last", "rich", "step_ids", "step_table", "steps", "task_ids", "task_table", "tasks",
+        "times", "values",
     )  # fmt: skip
 
-    def __init__(self, fields: Mapping[str, FieldSpec]) -> None:
-        self.fields = fields
-        self.numbers = array("q")
-        self.task_starts = array("q")
-        self.value_starts = array("q")
-        self.step_shapes = array("i")
-        self.task_shapes = array("i")
-        self.started = array("d")
-        self.ended = array("d")
+    def __init__(self) -> None:
+        self.steps = array("q")
+        self.tasks = array("i")
+        self.times = array("d")
         self.values: list[Any] = []
         self.task_table: list[tuple] = []
+        self.task_ids: dict[tuple, int] = {}
         self.step_table: list[tuple] = []
-        self._shape_ids: dict[tuple, int] = {}
-        self._step_ids: dict[tuple, int] = {}
+        self.step_ids: dict[tuple, int] = {}
         self.rich: dict[int, StepLog] = {}
-        self._live: list[StepLog] = []
-        self._cache: dict[int, StepLog] = {}
+        self.last: tuple = ((), (), None, -1)  # the last step shape: written, cleared, applied, id
 
-    # --- the one writer: the engine appends ----------------------------------------------
-
-    def append(self, step: StepLog) -> None:
-        """Add a step (live until `LIVE` newer steps follow it, then sealed)."""
-        live = self._live
-        live.append(step)
-        if len(live) > LIVE:
-            self._seal(live.pop(0))
-
-    def extend(self, steps: Sequence[StepLog]) -> None:
-        for step in steps:
-            self.append(step)
-
-    def seal(self) -> None:
-        """Seal every live step (a finished run's record nobody appends to any more)."""
-        live, self._live = self._live, []
-        for step in live:
-            self._seal(step)
-
-    def _seal(self, step: StepLog) -> None:
-        position = len(self.numbers)
-        self.numbers.append(step.step)
-        self.task_starts.append(len(self.task_shapes))
-        self.value_starts.append(len(self.values))
-        shapes = self._flat_shapes(step)
-        key = (step.written, step.cleared, step.applied)
-        ids = self._step_ids
-        try:
-            shape = ids.get(key)
-        except TypeError:  # (not tuples: kept as its object)
-            shapes = None
-        if shapes is None:
-            self.rich[position] = step
-            self.step_shapes.append(-1)
-            return
-        if shape is None:
-            shape = ids[key] = len(self.step_table)
-            self.step_table.append(key)
-        self.step_shapes.append(shape)
-        task_shapes, started, ended, values = (
-            self.task_shapes, self.started, self.ended, self.values,
-        )  # fmt: skip
-        for task, row_shape in zip(step.tasks, shapes, strict=True):
-            task_shapes.append(row_shape)
-            started.append(task.started)
-            ended.append(task.ended)
-            for write in task.writes:
-                values.append(write[1])
-
-    def _flat_shapes(self, step: StepLog) -> list[int] | None:
-        """The task shape ids of a flat step, or None for a step kept as its object."""
-        if (
+    def seal(self, position: int, step: StepLog, fields: Mapping[str, Any], flat: bool) -> None:
+        """Add a finished step: into the arrays if it is flat (and `flat`), else kept as its
+        object."""
+        tasks = step.tasks
+        shapes = None
+        if flat and not (
             step.resets
             or step.merged
             or step.joins
             or step.heads
             or step.points
             or step.afters is not None
-            or step.fields is not self.fields
-            or type(step.tasks) is not list
+            or step.fields is not fields
+            or type(tasks) is not list
         ):
-            return None
-        shapes, ids, table = [], self._shape_ids, self.task_table
-        for task in step.tasks:
-            if task.step != step.step:
-                return None
-            key = _task_shape(task)
+            shapes = self._task_shapes(step.step, tasks)
+        steps, values = self.steps, self.values
+        if shapes is None:
+            self.rich[position] = step
+            steps.extend((step.step, len(self.tasks), len(values), -1))
+            return
+        written, cleared, applied, shape = self.last
+        if step.written is not written or step.cleared is not cleared or step.applied != applied:
+            shape = self._step_shape(step)
+        steps.extend((step.step, len(self.tasks), len(values), shape))
+        rows, times = self.tasks, self.times
+        for task, row in zip(tasks, shapes, strict=True):
+            rows.append(row)
+            times.extend((task.started, task.ended))
+            writes = task.writes
+            if writes:
+                if writes[1:]:
+                    values.extend([write[1] for write in writes])
+                else:
+                    values.append(writes[0][1])
+
+    def _task_shapes(self, number: int, tasks: list[Task]) -> list[int] | None:
+        ids, shapes = self.task_ids, []
+        for task in tasks:
+            key = _task_shape(task) if task.step == number else None
             if key is None:
                 return None
             try:
-                shape = ids.get(key)
+                shapes.append(ids[key])
+            except KeyError:
+                shapes.append(ids.setdefault(key, len(self.task_table)))
+                self.task_table.append(key)
             except TypeError:  # (a trigger or a name that cannot be interned)
                 return None
-            if shape is None:
-                shape = ids[key] = len(table)
-                table.append(key)
-            shapes.append(shape)
         return shapes
+
+    def _step_shape(self, step: StepLog) -> int:
+        key = (step.written, step.cleared, step.applied)
+        ids = self.step_ids
+        shape = ids.get(key)
+        if shape is None:
+            shape = ids[key] = len(self.step_table)
+            self.step_table.append(key)
+        self.last = (step.written, step.cleared, step.applied, shape)
+        return shape
+
+    def rows(self, position: int, sealed: int) -> range:
+        """The task rows of the sealed step at `position`."""
+        steps = self.steps
+        last = steps[4 * position + 5] if position + 1 < sealed else len(self.tasks)
+        return range(steps[4 * position + 1], last)
+
+    def made(self, position: int, sealed: int, fields: Mapping[str, Any]) -> StepLog:
+        """The flat step at `position`, as a new `StepLog` with new `Task`s."""
+        number, _, at, shape = self.steps[4 * position : 4 * position + 4]
+        values, table, times, shapes = self.values, self.task_table, self.times, self.tasks
+        tasks = []
+        for row in self.rows(position, sealed):
+            node, index, kind, triggers, routes, returned, names = table[shapes[row]]
+            count = len(names)
+            writes = list(zip(names, values[at : at + count], strict=True))
+            at += count
+            task = Task(number, index, node, kind, MISSING, triggers, writes)
+            if routes and routes[-1] is _LISTED:
+                task.routes = list(routes[:-1])
+            elif routes:
+                task.routes = routes
+            task.started, task.ended, task.returned = times[2 * row], times[2 * row + 1], returned
+            tasks.append(task)
+        written, cleared, applied = self.step_table[shape]
+        return StepLog(number, tasks, fields, written, (), cleared, (), applied)
+
+
+class StepColumns(Sequence):
+    """A run's steps: sealed ones in columns (`_Columns`; or kept as objects when rich),
+    the last two as the engine's own objects: the engine may still change the last one
+    (`written` and `applied` after its commit; its tasks' interrupts) and reads the one
+    before (`outputs`, the stepper); older steps never change."""
+
+    __slots__ = ("_before", "_cache", "_last", "_young", "columns", "fields", "sealed")
+    sealing = True  # False: every step kept as its object (tests compare the two)
+
+    def __init__(self, fields: Mapping[str, FieldSpec]) -> None:
+        self.fields = fields
+        self.sealed = 0  # steps sealed (positions 0 .. sealed - 1)
+        self.columns: _Columns | None = None  # made once `_YOUNG` steps are sealed
+        self._young: list[StepLog] | None = None  # until then, the sealed steps as objects
+        self._before: StepLog | None = None
+        self._last: StepLog | None = None
+        self._cache: dict[int, StepLog] | None = None
+
+    # --- the one writer: the engine appends ----------------------------------------------
+
+    def append(self, step: StepLog) -> None:
+        """Add a step (live until two newer steps follow it, then sealed)."""
+        older = self._before
+        self._before, self._last = self._last, step
+        if older is None:
+            return
+        columns = self.columns
+        if columns is not None:
+            columns.seal(self.sealed, older, self.fields, self.sealing)
+            self.sealed += 1
+            return
+        young = self._young
+        if young is None:
+            young = self._young = []
+        young.append(older)
+        self.sealed += 1
+        if self.sealed == _YOUNG:  # a long run: its columns from now on
+            columns = self.columns = _Columns()
+            for position, kept in enumerate(young):
+                columns.seal(position, kept, self.fields, self.sealing)
+            self._young = None
+
+    def extend(self, steps: Iterable[StepLog]) -> None:
+        for step in steps:
+            self.append(step)
 
     # --- the Sequence --------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self.numbers) + len(self._live)
+        return self.sealed + (self._last is not None) + (self._before is not None)
 
     @overload
     def __getitem__(self, index: int) -> StepLog: ...
@@ -217,10 +255,11 @@ class StepColumns(Sequence):
         position = index + size if index < 0 else index
         if not 0 <= position < size:
             raise IndexError(f"step position {index} out of range: the run has {size} steps")
-        sealed = len(self.numbers)
-        if position >= sealed:
-            return self._live[position - sealed]
+        if self._flat(position) is None:
+            return self._at(position)
         cache = self._cache
+        if cache is None:
+            cache = self._cache = {}
         made = cache.get(position)
         if made is None:
             made = self._at(position)
@@ -240,73 +279,62 @@ class StepColumns(Sequence):
             yield self._at(position)
 
     def __repr__(self) -> str:
-        return f"StepColumns({len(self)} steps, {len(self.rich)} kept as objects)"
+        rich = len(self.columns.rich) if self.columns is not None else 0
+        return f"StepColumns({len(self)} steps, {rich} kept as objects)"
 
     def _at(self, position: int) -> StepLog:
         """The step at `position` (0 <= position < len): live, rich, cached or made."""
-        sealed = len(self.numbers)
+        sealed = self.sealed
         if position >= sealed:
-            return self._live[position - sealed]
-        rich = self.rich.get(position)
+            live = [step for step in (self._before, self._last) if step is not None]
+            return live[position - sealed]
+        columns = self.columns
+        if columns is None:
+            return self._young[position]  # type: ignore[index]
+        rich = columns.rich.get(position)
         if rich is not None:
             return rich
-        cached = self._cache.get(position)
+        cached = self._cache.get(position) if self._cache is not None else None
         if cached is not None:
             return cached
-        return self._made(position, sealed)
-
-    def _made(self, position: int, sealed: int) -> StepLog:
-        number = self.numbers[position]
-        first = self.task_starts[position]
-        last = self.task_starts[position + 1] if position + 1 < sealed else len(self.task_shapes)
-        at = self.value_starts[position]
-        values, table, started, ended = self.values, self.task_table, self.started, self.ended
-        tasks = []
-        for row in range(first, last):
-            node, index, kind, triggers, routes, returned, names = table[self.task_shapes[row]]
-            count = len(names)
-            writes = list(zip(names, values[at : at + count], strict=True))
-            task = Task(number, index, node, kind, MISSING, triggers, writes)
-            at += count
-            if routes and routes[-1] is _LISTED:
-                task.routes = list(routes[:-1])
-            elif routes:
-                task.routes = routes
-            task.started, task.ended, task.returned = started[row], ended[row], returned
-            tasks.append(task)
-        written, cleared, applied = self.step_table[self.step_shapes[position]]
-        return StepLog(number, tasks, self.fields, written, (), cleared, (), applied)
+        return columns.made(position, sealed, self.fields)
 
     # --- columns for readers that want no objects ----------------------------------------
 
+    def _flat(self, position: int) -> _Columns | None:
+        """The columns holding the step at `position`, None if it is an object."""
+        columns = self.columns
+        if position >= self.sealed or columns is None or position in columns.rich:
+            return None
+        return columns
+
     def nodes_at(self, position: int) -> tuple[str, ...]:
         """The nodes of the step at `position`'s tasks, in write order (no task made)."""
-        sealed = len(self.numbers)
-        if position >= sealed or position in self.rich:
+        columns = self._flat(position)
+        if columns is None:
             return tuple([task.node for task in self._at(position).tasks])
-        first = self.task_starts[position]
-        last = self.task_starts[position + 1] if position + 1 < sealed else len(self.task_shapes)
-        table, shapes = self.task_table, self.task_shapes
-        return tuple([table[shapes[row]][0] for row in range(first, last)])
+        table, shapes = columns.task_table, columns.tasks
+        return tuple([table[shapes[row]][0] for row in columns.rows(position, self.sealed)])
 
     def applied_at(self, position: int) -> bool:
         """Whether the step at `position` was applied (no step made)."""
-        if position >= len(self.numbers) or position in self.rich:
+        columns = self._flat(position)
+        if columns is None:
             return self._at(position).applied
-        return self.step_table[self.step_shapes[position]][2]
+        return columns.step_table[columns.steps[4 * position + 3]][2]
 
     def tasks_at(self, position: int) -> int:
         """How many tasks the step at `position` ran (no step made)."""
-        sealed = len(self.numbers)
-        if position >= sealed or position in self.rich:
+        columns = self._flat(position)
+        if columns is None:
             return len(self._at(position).tasks)
-        last = self.task_starts[position + 1] if position + 1 < sealed else len(self.task_shapes)
-        return last - self.task_starts[position]
+        return len(columns.rows(position, self.sealed))
 
     def number_at(self, position: int) -> int:
-        if position >= len(self.numbers):
+        """The step number of the step at `position` (no step made)."""
+        if position >= self.sealed or self.columns is None:
             return self._at(position).step
-        return self.numbers[position]
+        return self.columns.steps[4 * position]
 
 
 # --- readers over any Sequence[StepLog] ----------------------------------------------------

@@ -14,7 +14,6 @@ from typing import Any, TypedDict
 import pytest
 
 from nbgraph import END, START, Command, MemorySaver, RetryPolicy, Send, StateGraph
-from nbgraph.engine.core import columns
 from nbgraph.engine.core.columns import (
     StepColumns,
     applied_numbers,
@@ -33,9 +32,9 @@ def sealed_and_live(make: Callable[[], Any], call: Callable[[Any], Any]) -> Any:
     """`call(make())` with steps sealed into columns and with none sealed; assert the two
     agree; return the sealed run's result."""
     results = []
-    for live in (columns.LIVE, 10**9):
+    for sealing in (True, False):
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(columns, "LIVE", live)
+            patch.setattr(StepColumns, "sealing", sealing)
             results.append(call(make()))
     assert results[0] == results[1]
     return results[0]
@@ -79,8 +78,11 @@ def test_a_long_self_loop_is_sealed_into_columns_and_reads_the_same() -> None:
     sealed_and_live(chain(tick, longer), recorded())
     run = chain(tick, longer)().run(START_VALUES)
     steps = run.log.steps
-    assert len(steps) == 41 and not steps.rich  # every sealed step went into columns
-    assert len(steps.numbers) == 41 - columns.LIVE and len(steps.task_table) == 3
+    assert len(steps) == 41 and not steps.columns.rich  # every sealed step went into columns
+    assert steps.sealed == 39 and len(steps.columns.task_table) == 3
+    short = chain(tick, again)().run(START_VALUES).log.steps
+    assert len(short) == 6 and short.columns is None  # (a short run makes no columns)
+    assert [s.step for s in short] == [0, 1, 2, 3, 4, 5] and short[2] is short[2]
     assert steps[5] is steps[5] and steps[-1] is steps[len(steps) - 1]
     assert [s.step for s in steps[3:6]] == [3, 4, 5] and steps[::20][1].step == 20
     assert [s.step for s in reversed(steps)][:3] == [40, 39, 38]
@@ -178,11 +180,13 @@ def test_a_subgraph_as_a_node_keeps_its_runs_with_its_steps() -> None:
     def make() -> Any:
         graph = StateGraph(S).add_node("a", tick).add_node("sub", inner)
         graph = graph.add_edge(START, "a").add_edge("a", "sub")
-        return graph.add_conditional_edges("sub", again).compile()
+        graph = graph.add_conditional_edges("sub", lambda s: END if s["count"] > 40 else "a")
+        return graph.compile()
 
     sealed_and_live(make, recorded())
     steps = make().run(START_VALUES).log.steps
-    assert steps.rich and all(s.tasks[0].subruns for s in steps.rich.values())
+    rich = steps.columns.rich
+    assert rich and all(s.tasks[0].subruns for s in rich.values())
 
 
 def test_a_flat_run_leaves_the_collector_nothing_per_step() -> None:
