@@ -23,6 +23,14 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.core.collector import collector_paused
+from nbgraph.engine.core.columns import (
+    StepColumns,
+    applied_numbers,
+    last_applied,
+    step_numbers,
+    task_nodes,
+    task_total,
+)
 from nbgraph.engine.core.node_context.store_record import StoreOp
 from nbgraph.engine.core.pinned import growth, pinned_data, pinned_map
 from nbgraph.engine.core.retrying import Attempt
@@ -70,9 +78,11 @@ __all__ = [
     "Lineage",
     "RootReset",
     "RunLog",
+    "StepColumns",
     "StepLog",
     "StoreOp",
     "Task",
+    "applied_numbers",
     "applied_writes",
     "apply_delta",
     "apply_writes",
@@ -91,6 +101,7 @@ __all__ = [
     "initial_values",
     "join_data",
     "keep_live_ephemeral",
+    "last_applied",
     "merge_unreduced",
     "parent_chain",
     "pinned_data",
@@ -102,7 +113,10 @@ __all__ = [
     "reset_data",
     "restored_values",
     "routes_again",
+    "step_numbers",
     "task_from_data",
+    "task_nodes",
+    "task_total",
 ]
 
 

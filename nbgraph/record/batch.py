@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.engine.facts import task_nodes
 from nbgraph.record.text import safe_str
 
 if TYPE_CHECKING:
@@ -28,11 +29,13 @@ _BASE_COLUMNS = ("index", "status", "error_type", "error", "duration", "steps", 
 
 def _step_nodes(run: RunRecord) -> list[str]:
     """Per superstep that ran tasks, its nodes (sorted, joined by `+`), in step order."""
-    names = []
-    for step in run.log.steps[1:]:
-        nodes = sorted(dict.fromkeys(task.node for task in step.tasks))
-        if nodes:
-            names.append("+".join(nodes))
+    names, seen = [], {}  # (a run's steps repeat a few node tuples: each joined once)
+    for nodes in task_nodes(run.log.steps, 1):  # (from the columns: no step made)
+        joined = seen.get(nodes)
+        if joined is None:
+            joined = seen[nodes] = "+".join(sorted(dict.fromkeys(nodes)))
+        if joined:
+            names.append(joined)
     return names
 
 

@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Self
 
 from nbgraph.blueprint import GraphSpec
-from nbgraph.engine.facts import RunLog, restored_values
+from nbgraph.engine.facts import RunLog, last_applied, restored_values, task_total
 from nbgraph.errors import CheckpointFileError, InvalidArgumentError, NbgraphError
 from nbgraph.isolation import isolate
 from nbgraph.primitives import MISSING
@@ -66,7 +66,7 @@ class RunRecord(ContextFacts):
 
     def __repr__(self) -> str:
         steps = len(self.log.steps) - 1
-        tasks = sum(len(s.tasks) for s in self.log.steps[1:])
+        tasks = task_total(self.log.steps, 1)  # (from the columns: no step made)
         return (
             f"<Run {status_text(self.status)}: {plural(steps, 'superstep')}, "
             f"{plural(tasks, 'task')}>"
@@ -95,8 +95,7 @@ class RunRecord(ContextFacts):
     @property
     def last_step(self) -> int:
         """The last step that was applied (0 if only the input was)."""
-        applied = [s.step for s in self.log.steps if s.applied]
-        return applied[-1] if applied else -1
+        return last_applied(self.log.steps)  # (read from the end)
 
     @cached_property
     def output(self) -> dict[str, Any]:

@@ -7,7 +7,8 @@ list of written values, a rich one (resets, joins, a failed or interrupted task,
 is kept as its object. `steps[i]` and iteration make equal `StepLog`/`Task` objects on demand
 (the last few asked are cached). `docs/record.md` describes the columns.
 
-The module-level readers (`step_numbers`, `applied_numbers`, `task_total`, `task_nodes`)
+The module-level readers (`step_numbers`, `applied_numbers`, `last_applied`, `task_total`,
+`task_nodes`)
 answer from the arrays for a `StepColumns` and from the objects for any other sequence.
 """
 
@@ -24,7 +25,14 @@ from nbgraph.primitives import MISSING
 if TYPE_CHECKING:
     from nbgraph.schema import FieldSpec
 
-__all__ = ["StepColumns", "applied_numbers", "step_numbers", "task_nodes", "task_total"]
+__all__ = [
+    "StepColumns",
+    "applied_numbers",
+    "last_applied",
+    "step_numbers",
+    "task_nodes",
+    "task_total",
+]
 
 _CACHED = 8  # steps made on demand kept, so `steps[i]` asked twice is the same object
 _YOUNG = 16  # steps sealed as objects before a run's columns are made (a short run: none)
@@ -356,6 +364,18 @@ def applied_numbers(steps: Sequence[StepLog]) -> list[int]:
             if steps.applied_at(position)
         ]
     return [step.step for step in steps if step.applied]
+
+
+def last_applied(steps: Sequence[StepLog]) -> int:
+    """The number of the last step that was applied, -1 if none was (read from the end)."""
+    columns = steps if isinstance(steps, StepColumns) else None
+    for position in range(len(steps) - 1, -1, -1):
+        if columns is not None:
+            if columns.applied_at(position):
+                return columns.number_at(position)
+        elif steps[position].applied:
+            return steps[position].step
+    return -1
 
 
 def task_total(steps: Sequence[StepLog], start: int = 0) -> int:

@@ -27,8 +27,8 @@ from nbgraph.engine.core import outputs, starting
 from nbgraph.engine.core.attempt import TaskRunner
 from nbgraph.engine.core.caching import serve_from_cache
 from nbgraph.engine.core.calls import StepCalls
-from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.core.columns import StepColumns
+from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.core.config import run_config
 from nbgraph.engine.core.merging import merged_resets
 from nbgraph.engine.core.nesting import caller_now

@@ -7,15 +7,17 @@ column readers, and what the collector is left to walk."""
 from __future__ import annotations
 
 import gc
+import operator
 import re
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import pytest
 
 from nbgraph import END, START, Command, MemorySaver, RetryPolicy, Send, StateGraph
 from nbgraph.engine.core.columns import (
     StepColumns,
+    _Columns,
     applied_numbers,
     step_numbers,
     task_nodes,
@@ -23,7 +25,67 @@ from nbgraph.engine.core.columns import (
 )
 from nbgraph.engine.node_api import get_stream_writer
 from nbgraph.types import interrupt
-from tests.engine.core.test_lone_step import START_VALUES, S, _run_record, again, fingerprint, tick
+
+
+class S(TypedDict):
+    count: int
+    items: list  # no reducer
+    total: Annotated[int, operator.add]
+    log: Annotated[list, "append"]
+
+
+START_VALUES = {"count": 0, "items": [], "total": 0, "log": []}
+
+
+def tick(state: S) -> dict:
+    return {"count": state["count"] + 1, "log": [state["count"]], "total": 2, "items": [1]}
+
+
+def again(state: S) -> str:
+    return END if state["count"] >= 5 else "a"
+
+
+def _error(error: BaseException | None) -> Any:
+    return None if error is None else (type(error).__name__, str(error), error.__notes__)
+
+
+def _task(task: Any) -> tuple:
+    """A task as data: every slot (an error, attempts and subruns as data too)."""
+    return (
+        *(repr(getattr(task, name)) for name in ("id", "kind", "arg", "triggers", "writes")),
+        type(task.routes),
+        *(repr(getattr(task, name)) for name in ("routes", "dropped", "interrupts", "custom")),
+        _error(task.error),
+        task.ended >= task.started > 0,  # (the times: see the long loop's test)
+        (task.held, task.parent, task.cached, task.from_cache, task.cache_key, task.returned),
+        [(a.number, _error(a.error), a.wait) for a in task.attempts],
+        [fingerprint(sub) for sub in task.subruns],
+    )
+
+
+def fingerprint(log: Any) -> tuple:
+    """Everything a `RunLog` holds, as data."""
+    steps = [
+        (
+            s.step,
+            [_task(t) for t in s.tasks],
+            type(s.tasks),
+            *(repr(getattr(s, name)) for name in ("written", "cleared", "applied", "afters")),
+            *(repr(getattr(s, name)) for name in ("resets", "merged", "joins", "heads")),
+            s.fields is log.graph.fields,
+        )
+        for s in log.steps
+    ]
+    return steps, log.status, _error(log.error), log.warnings, repr(log.final), repr(log.input)
+
+
+def _run_record(run: Any) -> tuple:
+    """A run's record as the views read it: its log, effects, state tree, steps' frame."""
+    tree = [(n.id, n.kind, n.parents, repr(n.writes)) for n in run.tree.walk()]
+    frame = run.steps.drop(columns=[c for c in run.steps.columns if "time" in c or "dur" in c])
+    frame = frame.to_dict("records")
+    return fingerprint(run.log), repr(run.effect_list), tree, repr(run.output), frame
+
 
 _CHECKPOINT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{12}")  # (a resumed run's reset names one)
 
@@ -44,7 +106,7 @@ def recorded(input: Any = START_VALUES, config: Any = None) -> Callable[[Any], A
     def call(app: Any) -> Any:
         run = app.run(input, config)
         assert isinstance(run.log.steps, StepColumns)
-        return _run_record(app, run), readers(run.log.steps)
+        return _run_record(run), readers(run.log.steps)
 
     return call
 
@@ -76,7 +138,19 @@ def test_a_long_self_loop_is_sealed_into_columns_and_reads_the_same() -> None:
         return END if state["count"] >= 40 else "a"
 
     sealed_and_live(chain(tick, longer), recorded())
-    run = chain(tick, longer)().run(START_VALUES)
+    times = {}
+    seal = _Columns.seal
+
+    def noted(self: Any, position: int, step: Any, fields: Any, flat: bool) -> None:
+        times[step.step] = [(task.started, task.ended) for task in step.tasks]
+        seal(self, position, step, fields, flat)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_Columns, "seal", noted)
+        run = chain(tick, longer)().run(START_VALUES)
+    assert len(times) == 39 and all(
+        times[s.step] == [(t.started, t.ended) for t in s.tasks] for s in run.log.steps[:39]
+    )  # the very times
     steps = run.log.steps
     assert len(steps) == 41 and not steps.columns.rich  # every sealed step went into columns
     assert steps.sealed == 39 and len(steps.columns.task_table) == 3
