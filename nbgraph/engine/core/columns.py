@@ -2,7 +2,7 @@
 
 `StepColumns` is the `Sequence[StepLog]` an engine run's `RunLog.steps` holds. The engine
 appends each step as a live `StepLog`; once two newer steps follow it, it can no longer
-change, and it is sealed: a flat step (see `_task_shape`) goes into arrays of numbers and one
+change, and it is sealed: a flat step (see `_flat_shapes`) goes into arrays of numbers and one
 list of written values, a rich one (resets, joins, a failed or interrupted task, sends...)
 is kept as its object. `steps[i]` and iteration make equal `StepLog`/`Task` objects on demand
 (the last few asked are cached). `docs/record.md` describes the columns.
@@ -35,53 +35,63 @@ __all__ = [
 ]
 
 _CACHED = 8  # steps made on demand kept, so `steps[i]` asked twice is the same object
-_YOUNG = 16  # steps sealed as objects before a run's columns are made (a short run: none)
+_LIVE = 2  # the last steps never sealed: the engine may still change them
+_BATCH = 64  # live steps before the oldest are sealed, a batch at a time (a short run: never)
 
 _LISTED = object()  # ends a task shape's routes when the task's are a list, not a tuple
 
 
-def _task_shape(task: Task) -> tuple | None:
-    """What a flat task shares with others of its kind (interned), or None if it holds more
-    (an error, interrupts, a Send, attempts, custom chunks, subruns...): node, index, kind,
-    triggers, routes (a tuple of names, ending with `_LISTED` when the task's are a list),
-    routers' returns (names), the written fields' names."""
-    if (
-        task.arg is not MISSING
-        or task.error is not None
-        or task.dropped
-        or task.interrupts
-        or task.held
-        or task.parent
-        or task.cached
-        or task.custom
-        or task.attempts
-        or task.from_cache
-        or task.cache_key is not None
-        or task.subruns
-    ):
-        return None
-    routes = task.routes
-    listed = type(routes) is list
-    if not listed and type(routes) is not tuple:
-        return None
-    for route in routes:
-        if type(route) is not str:
-            return None  # (a Send: kept with its step's object)
-    for item in task.returned:
-        if type(item) is not str:
+def _flat_shapes(step: StepLog, ids: dict[tuple, int], table: list[tuple]) -> list[int] | None:
+    """The task shape ids of a flat step's tasks (new shapes interned in `ids` and `table`),
+    or None if a task holds more (an error, interrupts, a Send, attempts, custom chunks,
+    subruns...). A task's shape: node, index, kind, triggers, routes (a tuple of names,
+    ending with `_LISTED` when the task's are a list), routers' returns (names), the written
+    fields' names."""
+    shapes, number = [], step.step
+    for task in step.tasks:  # (one frame a step: everything a task takes, inline)
+        if (
+            task.step != number
+            or task.arg is not MISSING
+            or task.error is not None
+            or task.dropped
+            or task.interrupts
+            or task.held
+            or task.parent
+            or task.cached
+            or task.custom
+            or task.attempts
+            or task.from_cache
+            or task.cache_key is not None
+            or task.subruns
+        ):
             return None
-    writes = task.writes
-    if not writes:
-        names: tuple = ()
-    elif not writes[1:]:
-        names = (writes[0][0],)
-    elif not writes[2:]:
-        names = (writes[0][0], writes[1][0])
-    else:
-        names = tuple([write[0] for write in writes])
-    if listed:
-        routes = (*routes, _LISTED)
-    return (task.node, task.index, task.kind, task.triggers, routes, task.returned, names)
+        routes, returned, writes = task.routes, task.returned, task.writes
+        listed = type(routes) is list
+        if not listed and type(routes) is not tuple:
+            return None
+        for route in routes:
+            if type(route) is not str:
+                return None  # (a Send: kept with its step's object)
+        for item in returned:
+            if type(item) is not str:
+                return None
+        if listed:
+            routes = (*routes, _LISTED)
+        if not writes:
+            names: tuple = ()
+        elif len(writes) == 1:
+            names = (writes[0][0],)
+        else:
+            names = tuple([write[0] for write in writes])
+        key = (task.node, task.index, task.kind, task.triggers, routes, returned, names)
+        try:
+            shapes.append(ids[key])
+        except KeyError:
+            shapes.append(ids.setdefault(key, len(table)))
+            table.append(key)
+        except TypeError:  # (a trigger or a name that cannot be interned)
+            return None
+    return shapes
 
 
 class _Columns:
@@ -111,56 +121,49 @@ class _Columns:
         self.rich: dict[int, StepLog] = {}
         self.last: tuple = ((), (), None, -1)  # the last step shape: written, cleared, applied, id
 
-    def seal(self, position: int, step: StepLog, fields: Mapping[str, Any], flat: bool) -> None:
-        """Add a finished step: into the arrays if it is flat (and `flat`), else kept as its
-        object."""
-        tasks = step.tasks
-        shapes = None
-        if flat and not (
-            step.resets
-            or step.merged
-            or step.joins
-            or step.heads
-            or step.points
-            or step.afters is not None
-            or step.fields is not fields
-            or type(tasks) is not list
-        ):
-            shapes = self._task_shapes(step.step, tasks)
-        steps, values = self.steps, self.values
-        if shapes is None:
-            self.rich[position] = step
-            steps.extend((step.step, len(self.tasks), len(values), -1))
-            return
+    def seal(self, position: int, steps: list[StepLog], fields: Mapping, flat: bool) -> None:
+        """Add finished steps from `position` on: each into the arrays if it is flat (and
+        `flat`), else kept as its object."""
+        rich, rows, values, ids, table = self.rich, self.tasks, self.values, self.task_ids, (
+            self.task_table
+        )  # fmt: skip
+        add_step, add_row, add_times, add_value = (
+            self.steps.extend, rows.append, self.times.extend, values.append,
+        )  # fmt: skip
         written, cleared, applied, shape = self.last
-        if step.written is not written or step.cleared is not cleared or step.applied != applied:
-            shape = self._step_shape(step)
-        steps.extend((step.step, len(self.tasks), len(values), shape))
-        rows, times = self.tasks, self.times
-        for task, row in zip(tasks, shapes, strict=True):
-            rows.append(row)
-            times.extend((task.started, task.ended))
-            writes = task.writes
-            if writes:
-                if writes[1:]:
-                    values.extend([write[1] for write in writes])
-                else:
-                    values.append(writes[0][1])
-
-    def _task_shapes(self, number: int, tasks: list[Task]) -> list[int] | None:
-        ids, shapes = self.task_ids, []
-        for task in tasks:
-            key = _task_shape(task) if task.step == number else None
-            if key is None:
-                return None
-            try:
-                shapes.append(ids[key])
-            except KeyError:
-                shapes.append(ids.setdefault(key, len(self.task_table)))
-                self.task_table.append(key)
-            except TypeError:  # (a trigger or a name that cannot be interned)
-                return None
-        return shapes
+        for step in steps:
+            tasks = step.tasks
+            shapes = None
+            if flat and not (
+                step.resets
+                or step.merged
+                or step.joins
+                or step.heads
+                or step.points
+                or step.afters is not None
+                or step.fields is not fields
+                or type(tasks) is not list
+            ):
+                shapes = _flat_shapes(step, ids, table)
+            if shapes is None:
+                rich[position] = step
+                add_step((step.step, len(rows), len(values), -1))
+                position += 1
+                continue
+            if (
+                step.written is not written
+                or step.cleared is not cleared
+                or step.applied != applied
+            ):
+                self._step_shape(step)
+                written, cleared, applied, shape = self.last
+            add_step((step.step, len(rows), len(values), shape))
+            position += 1
+            for task, row in zip(tasks, shapes, strict=True):
+                add_row(row)
+                add_times((task.started, task.ended))
+                for write in task.writes:
+                    add_value(write[1])
 
     def _step_shape(self, step: StepLog) -> int:
         key = (step.written, step.cleared, step.applied)
@@ -201,45 +204,49 @@ class _Columns:
 
 class StepColumns(Sequence):
     """A run's steps: sealed ones in columns (`_Columns`; or kept as objects when rich),
-    the last two as the engine's own objects: the engine may still change the last one
+    the newer ones as the engine's own objects. The engine may still change the last step
     (`written` and `applied` after its commit; its tasks' interrupts) and reads the one
-    before (`outputs`, the stepper); older steps never change."""
+    before (`outputs`, the stepper); older steps never change. They are sealed a batch at a
+    time (`_BATCH`), and when the run stops (`settle`)."""
 
-    __slots__ = ("_before", "_cache", "_last", "_young", "columns", "fields", "sealed")
+    __slots__ = ("_cache", "_live", "columns", "fields", "sealed")
     sealing = True  # False: every step kept as its object (tests compare the two)
 
     def __init__(self, fields: Mapping[str, FieldSpec]) -> None:
         self.fields = fields
         self.sealed = 0  # steps sealed (positions 0 .. sealed - 1)
-        self.columns: _Columns | None = None  # made once `_YOUNG` steps are sealed
-        self._young: list[StepLog] | None = None  # until then, the sealed steps as objects
-        self._before: StepLog | None = None
-        self._last: StepLog | None = None
+        self.columns: _Columns | None = None  # made at the first seal (a short run: none)
+        self._live: list[StepLog] = []  # the steps after them, as the engine's objects
         self._cache: dict[int, StepLog] | None = None
 
     # --- the one writer: the engine appends ----------------------------------------------
 
     def append(self, step: StepLog) -> None:
-        """Add a step (live until two newer steps follow it, then sealed)."""
-        older = self._before
-        self._before, self._last = self._last, step
-        if older is None:
+        """Add a step (sealed with a batch of others once `_BATCH` newer steps follow it)."""
+        live = self._live
+        live.append(step)
+        if len(live) > _BATCH:
+            self.seal(len(live) - _LIVE)
+
+    def seal(self, count: int | None = None) -> None:
+        """Seal the `count` oldest live steps (None: all but the last `_LIVE`, the ones the
+        engine may still change)."""
+        live = self._live
+        count = len(live) - _LIVE if count is None else count
+        if count <= 0:
             return
         columns = self.columns
-        if columns is not None:
-            columns.seal(self.sealed, older, self.fields, self.sealing)
-            self.sealed += 1
-            return
-        young = self._young
-        if young is None:
-            young = self._young = []
-        young.append(older)
-        self.sealed += 1
-        if self.sealed == _YOUNG:  # a long run: its columns from now on
+        if columns is None:
             columns = self.columns = _Columns()
-            for position, kept in enumerate(young):
-                columns.seal(position, kept, self.fields, self.sealing)
-            self._young = None
+        columns.seal(self.sealed, live[:count], self.fields, self.sealing)
+        self.sealed += count
+        del live[:count]
+
+    def settle(self) -> None:
+        """The run stopped: seal all but the last `_LIVE` steps, if it has columns already
+        (a short run keeps its few steps as they are)."""
+        if self.columns is not None:
+            self.seal()
 
     def extend(self, steps: Iterable[StepLog]) -> None:
         for step in steps:
@@ -248,7 +255,7 @@ class StepColumns(Sequence):
     # --- the Sequence --------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return self.sealed + (self._last is not None) + (self._before is not None)
+        return self.sealed + len(self._live)
 
     @overload
     def __getitem__(self, index: int) -> StepLog: ...
@@ -294,11 +301,8 @@ class StepColumns(Sequence):
         """The step at `position` (0 <= position < len): live, rich, cached or made."""
         sealed = self.sealed
         if position >= sealed:
-            live = [step for step in (self._before, self._last) if step is not None]
-            return live[position - sealed]
-        columns = self.columns
-        if columns is None:
-            return self._young[position]  # type: ignore[index]
+            return self._live[position - sealed]
+        columns: _Columns = self.columns  # type: ignore[assignment]
         rich = columns.rich.get(position)
         if rich is not None:
             return rich
@@ -340,7 +344,7 @@ class StepColumns(Sequence):
 
     def number_at(self, position: int) -> int:
         """The step number of the step at `position` (no step made)."""
-        if position >= self.sealed or self.columns is None:
+        if position >= self.sealed:
             return self._at(position).step
         return self.columns.steps[4 * position]
 

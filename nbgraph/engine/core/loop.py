@@ -254,6 +254,7 @@ class RunLoop:
         taken = schedule.take(self.step)
         if taken is None:
             self.step -= 1
+            self.log.steps.settle()  # type: ignore[attr-defined]  # (the run's: StepColumns)
             return None
         pull, push, tasks = taken
         if self.breaks_before and self._stop_before(pull, push):

@@ -15,6 +15,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 
 from nbgraph import END, START, Command, MemorySaver, RetryPolicy, Send, StateGraph
+from nbgraph.engine.core import columns
 from nbgraph.engine.core.columns import (
     StepColumns,
     _Columns,
@@ -91,12 +92,14 @@ _CHECKPOINT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{12}")  # (a resumed run's reset 
 
 
 def sealed_and_live(make: Callable[[], Any], call: Callable[[Any], Any]) -> Any:
-    """`call(make())` with steps sealed into columns and with none sealed; assert the two
-    agree; return the sealed run's result."""
+    """`call(make())` with steps sealed into columns and with none sealed (in both, every
+    step but the last two as soon as it can be); assert the two agree; return the sealed
+    run's result."""
     results = []
     for sealing in (True, False):
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(StepColumns, "sealing", sealing)
+            patch.setattr(columns, "_BATCH", 2)  # (every step sealed as soon as it can be)
             results.append(call(make()))
     assert results[0] == results[1]
     return results[0]
@@ -135,31 +138,32 @@ def chain(
 
 def test_a_long_self_loop_is_sealed_into_columns_and_reads_the_same() -> None:
     def longer(state: S) -> str:
-        return END if state["count"] >= 40 else "a"
+        return END if state["count"] >= 100 else "a"
 
     sealed_and_live(chain(tick, longer), recorded())
     times = {}
     seal = _Columns.seal
 
-    def noted(self: Any, position: int, step: Any, fields: Any, flat: bool) -> None:
-        times[step.step] = [(task.started, task.ended) for task in step.tasks]
-        seal(self, position, step, fields, flat)
+    def noted(self: Any, position: int, steps: Any, fields: Any, flat: bool) -> None:
+        for step in steps:
+            times[step.step] = [(task.started, task.ended) for task in step.tasks]
+        seal(self, position, steps, fields, flat)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_Columns, "seal", noted)
         run = chain(tick, longer)().run(START_VALUES)
-    assert len(times) == 39 and all(
-        times[s.step] == [(t.started, t.ended) for t in s.tasks] for s in run.log.steps[:39]
+    assert len(times) == 99 and all(
+        times[s.step] == [(t.started, t.ended) for t in s.tasks] for s in run.log.steps[:99]
     )  # the very times
     steps = run.log.steps
-    assert len(steps) == 41 and not steps.columns.rich  # every sealed step went into columns
-    assert steps.sealed == 39 and len(steps.columns.task_table) == 3
+    assert len(steps) == 101 and not steps.columns.rich  # every sealed step went into columns
+    assert steps.sealed == 99 and len(steps.columns.task_table) == 3
     short = chain(tick, again)().run(START_VALUES).log.steps
     assert len(short) == 6 and short.columns is None  # (a short run makes no columns)
     assert [s.step for s in short] == [0, 1, 2, 3, 4, 5] and short[2] is short[2]
     assert steps[5] is steps[5] and steps[-1] is steps[len(steps) - 1]
     assert [s.step for s in steps[3:6]] == [3, 4, 5] and steps[::20][1].step == 20
-    assert [s.step for s in reversed(steps)][:3] == [40, 39, 38]
+    assert [s.step for s in reversed(steps)][:3] == [100, 99, 98]
     task = steps[7].tasks[0]
     assert (task.id, task.writes[0], task.routes, task.returned) == (
         "7:0:a",
@@ -167,8 +171,8 @@ def test_a_long_self_loop_is_sealed_into_columns_and_reads_the_same() -> None:
         ("a",),
         ("a",),
     )
-    with pytest.raises(IndexError, match="41 steps"):
-        steps[41]
+    with pytest.raises(IndexError, match="101 steps"):
+        steps[101]
 
 
 def test_sends_commands_lists_of_routes_errors_and_retries_read_the_same() -> None:
@@ -254,7 +258,7 @@ def test_a_subgraph_as_a_node_keeps_its_runs_with_its_steps() -> None:
     def make() -> Any:
         graph = StateGraph(S).add_node("a", tick).add_node("sub", inner)
         graph = graph.add_edge(START, "a").add_edge("a", "sub")
-        graph = graph.add_conditional_edges("sub", lambda s: END if s["count"] > 40 else "a")
+        graph = graph.add_conditional_edges("sub", lambda s: END if s["count"] > 150 else "a")
         return graph.compile()
 
     sealed_and_live(make, recorded())
