@@ -3,7 +3,9 @@ the run itself, in one process.
 
 Run from the repo root: `.venv/bin/python -m benchmarks looking` (or `benchmarks/looking.py`);
 `--steps 10000` for one size only (a quick run), `--rounds K` (default 3), `--quick` (tiny
-sizes, one round: what the test runs).
+sizes, one round: what the test runs). `--million` (or `--million N`) runs only the
+million-step row: the flat loop's per-step time over 1,000,000 steps ÷ over 1,000, the
+collector on, in one process (issue 39's target: ≤ 1.1×; about a minute a round).
 
 Two self-loops, each run for N steps: **flat** state (a counter, written every step) and
 **growing** state (the counter and a list that grows by one item each step, LangGraph's way:
@@ -167,6 +169,38 @@ def measure(build: Callable[[int], Callable[[], Run]], steps: int, rounds: int) 
     return result
 
 
+# --- a million steps ------------------------------------------------------------------------
+
+SMALL_RUN = 1_000  # the million-step row: the per-step time of a run this long, as the base
+SMALL_REPEATS = 20  # ... timed this many times a round (its median)
+MILLION_LIMIT = 1.1  # the million-step run's per-step time: at most this times the base
+
+
+def million(steps: int, rounds: int) -> list[str]:
+    """The flat self-loop (nbgraph only, the collector on): per-step CPU time of one run of
+    `steps` steps against a `SMALL_RUN`-step run's in the same process, per round."""
+    small, large = flat_loop(SMALL_RUN), flat_loop(steps)
+    small()  # warm-up
+    ratios, bases, longs = [], [], []
+    for _ in range(rounds):
+        base = statistics.median(cpu_seconds(small) for _ in range(SMALL_REPEATS)) / SMALL_RUN
+        holder: list[Run] = []
+        long = cpu_seconds(lambda holder=holder: holder.append(large())) / steps
+        del holder
+        bases.append(base)
+        longs.append(long)
+        ratios.append(long / base)
+    ratio = statistics.median(ratios)
+    verdict = "ok" if ratio <= MILLION_LIMIT else f"over {MILLION_LIMIT}×"
+    return [
+        f"| run | {SMALL_RUN:,} steps | {steps:,} steps | ratio (range) | target |",
+        "| --- | --- | --- | --- | --- |",
+        f"| flat self-loop, collector on | {statistics.median(bases) * 1e6:.2f} µs/step | "
+        f"{statistics.median(longs) * 1e6:.2f} µs/step | {ratio:.2f}× "
+        f"({min(ratios):.2f}..{max(ratios):.2f}) | ≤ {MILLION_LIMIT}× ({verdict}) |",
+    ]
+
+
 # --- the table --------------------------------------------------------------------------------
 
 
@@ -236,7 +270,22 @@ def main(argv: list[str] | None = None) -> dict[str, dict[int, Measured]]:
     parser.add_argument("--rounds", type=int, default=None, help="rounds (default 3; quick 1)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one round")
     parser.add_argument("--only", default="", help="only the workloads whose name has this")
+    parser.add_argument(
+        "--million",
+        type=int,
+        nargs="?",
+        const=1_000_000,
+        default=None,
+        help="only the million-step row (or N steps): per-step time ÷ a 1,000-step run's",
+    )
     args = parser.parse_args(argv)
+    if args.million is not None:
+        started = time.perf_counter()
+        print("\n".join(million(args.million, args.rounds or 1)))
+        print(
+            f"\n{args.rounds or 1} round(s); CPU time; took {time.perf_counter() - started:.0f} s"
+        )
+        return {}
     sizes = tuple(sorted(args.steps)) if args.steps else QUICK_SIZES if args.quick else SIZES
     rounds = args.rounds or (1 if args.quick else 3)
     started = time.perf_counter()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sized
 from typing import Any
 
-from nbgraph.engine.facts import RunLog, StepLog, initial_values, replay_step
+from nbgraph.engine.facts import RunLog, StepLog, initial_values, replay_step, step_numbers
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import collector_paused
 from nbgraph.record.replaying import replay_graph
@@ -40,7 +40,8 @@ class Timeline:
     def __init__(self, log: RunLog) -> None:
         self.log = log
         self.graph = replay_graph(log.graph)  # (folds a concatenated list in place)
-        self.index = {step.step: i for i, step in enumerate(log.steps)}
+        numbers = step_numbers(log.steps)  # (a run's columns: no step made)
+        self.index = dict(zip(numbers, range(len(numbers)), strict=True))
         self._snapshots: list[tuple[int, dict[str, Any]]] | None = None
         self._cursor: tuple[int, dict[str, Any], int] = (-1, {}, 0)  # replayed up to here
 

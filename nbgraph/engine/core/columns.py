@@ -342,6 +342,11 @@ class StepColumns(Sequence):
             return len(self._at(position).tasks)
         return len(columns.rows(position, self.sealed))
 
+    def numbers(self) -> list[int]:
+        """Every step's number, in order (the sealed ones read from their column at once)."""
+        sealed = self.columns.steps[0 : 4 * self.sealed : 4].tolist() if self.columns else []
+        return [*sealed, *(step.step for step in self._live)]
+
     def number_at(self, position: int) -> int:
         """The step number of the step at `position` (no step made)."""
         if position >= self.sealed:
@@ -355,7 +360,7 @@ class StepColumns(Sequence):
 def step_numbers(steps: Sequence[StepLog]) -> list[int]:
     """Every step's number, in order."""
     if isinstance(steps, StepColumns):
-        return [steps.number_at(position) for position in range(len(steps))]
+        return steps.numbers()
     return [step.step for step in steps]
 
 
