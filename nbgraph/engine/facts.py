@@ -29,6 +29,7 @@ from nbgraph.engine.core.columns import (
     last_applied,
     step_numbers,
     task_nodes,
+    task_rows,
     task_total,
 )
 from nbgraph.engine.core.node_context.store_record import StoreOp
@@ -116,6 +117,7 @@ __all__ = [
     "step_numbers",
     "task_from_data",
     "task_nodes",
+    "task_rows",
     "task_total",
 ]
 

@@ -8,7 +8,7 @@ is kept as its object. `steps[i]` and iteration make equal `StepLog`/`Task` obje
 (the last few asked are cached). `docs/record.md` describes the columns.
 
 The module-level readers (`step_numbers`, `applied_numbers`, `last_applied`, `task_total`,
-`task_nodes`)
+`task_nodes`, `task_rows`)
 answer from the arrays for a `StepColumns` and from the objects for any other sequence.
 """
 
@@ -31,6 +31,7 @@ __all__ = [
     "last_applied",
     "step_numbers",
     "task_nodes",
+    "task_rows",
     "task_total",
 ]
 
@@ -392,6 +393,32 @@ def task_total(steps: Sequence[StepLog], start: int = 0) -> int:
     if isinstance(steps, StepColumns):
         return sum(steps.tasks_at(position) for position in range(start, len(steps)))
     return sum(len(steps[position].tasks) for position in range(start, len(steps)))
+
+
+def task_rows(steps: Sequence[StepLog], start: int = 0) -> Iterator[tuple]:
+    """Per task of the steps from position `start` on, in order: `(step, index, node, kind,
+    triggers, fields written, routes, returned, started, ended, task)`. `task` is the `Task`
+    itself for a step kept as objects (read its error, attempts, subruns... from it), None
+    for a flat row: it has none of those (no error, no attempts, no subruns, no interrupts,
+    no custom chunks, nothing dropped) and no `Task` is made for it."""
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    for position in range(start, len(steps)):
+        flat = steps._flat(position) if columns is not None else None  # type: ignore[union-attr]
+        if flat is None:
+            for task in steps[position].tasks:
+                yield (task.step, task.index, task.node, task.kind, task.triggers,
+                       tuple([name for name, _ in task.writes]), task.routes, task.returned,
+                       task.started, task.ended, task)  # fmt: skip
+            continue
+        number, table, shapes, times = flat.steps[4 * position], flat.task_table, flat.tasks, (
+            flat.times
+        )  # fmt: skip
+        for row in flat.rows(position, steps.sealed):  # type: ignore[union-attr]
+            node, index, kind, triggers, routes, returned, names = table[shapes[row]]
+            if routes and routes[-1] is _LISTED:
+                routes = list(routes[:-1])
+            yield (number, index, node, kind, triggers, names, routes, returned,
+                   times[2 * row], times[2 * row + 1], None)  # fmt: skip
 
 
 def task_nodes(steps: Sequence[StepLog], start: int = 0) -> Iterator[tuple[str, ...]]:
