@@ -176,18 +176,19 @@ class _Columns:
         self.last = (step.written, step.cleared, step.applied, shape)
         return shape
 
-    def rows(self, position: int, sealed: int) -> range:
-        """The task rows of the sealed step at `position`."""
+    def rows(self, position: int) -> range:
+        """The task rows of the sealed step at `position` (up to the next step's first, or
+        the last row: a step's entry is written before its rows)."""
         steps = self.steps
-        last = steps[4 * position + 5] if position + 1 < sealed else len(self.tasks)
+        last = steps[4 * position + 5] if len(steps) > 4 * position + 5 else len(self.tasks)
         return range(steps[4 * position + 1], last)
 
-    def made(self, position: int, sealed: int, fields: Mapping[str, Any]) -> StepLog:
+    def made(self, position: int, fields: Mapping[str, Any]) -> StepLog:
         """The flat step at `position`, as a new `StepLog` with new `Task`s."""
         number, _, at, shape = self.steps[4 * position : 4 * position + 4]
         values, table, times, shapes = self.values, self.task_table, self.times, self.tasks
         tasks = []
-        for row in self.rows(position, sealed):
+        for row in self.rows(position):
             node, index, kind, triggers, routes, returned, names = table[shapes[row]]
             count = len(names)
             writes = list(zip(names, values[at : at + count], strict=True))
@@ -208,23 +209,34 @@ class StepColumns(Sequence):
     the newer ones as the engine's own objects. The engine may still change the last step
     (`written` and `applied` after its commit; its tasks' interrupts) and reads the one
     before (`outputs`, the stepper); older steps never change. They are sealed a batch at a
-    time (`_BATCH`), and when the run stops (`settle`)."""
+    time (`_BATCH`), and when the run stops (`settle`).
 
-    __slots__ = ("_cache", "_live", "columns", "fields", "sealed")
+    The engine is its one writer; a view may read it from another thread while the run goes
+    (`app.run(..., live=True)`): `_state`, `(sealed, live)`, is swapped in one assignment
+    once a batch's columns are written, so a reader sees every position in one place.
+    """
+
+    __slots__ = ("_cache", "_state", "columns", "fields")
     sealing = True  # False: every step kept as its object (tests compare the two)
 
     def __init__(self, fields: Mapping[str, FieldSpec]) -> None:
         self.fields = fields
-        self.sealed = 0  # steps sealed (positions 0 .. sealed - 1)
         self.columns: _Columns | None = None  # made at the first seal (a short run: none)
-        self._live: list[StepLog] = []  # the steps after them, as the engine's objects
+        # the number of steps sealed (positions 0 .. sealed - 1), and the steps after them
+        # as the engine's objects
+        self._state: tuple[int, list[StepLog]] = (0, [])
         self._cache: dict[int, StepLog] | None = None
+
+    @property
+    def sealed(self) -> int:
+        """How many steps are sealed (positions 0 .. sealed - 1)."""
+        return self._state[0]
 
     # --- the one writer: the engine appends ----------------------------------------------
 
     def append(self, step: StepLog) -> None:
         """Add a step (sealed with a batch of others once `_BATCH` newer steps follow it)."""
-        live = self._live
+        live = self._state[1]
         live.append(step)
         if len(live) > _BATCH:
             self.seal(len(live) - _LIVE)
@@ -232,16 +244,15 @@ class StepColumns(Sequence):
     def seal(self, count: int | None = None) -> None:
         """Seal the `count` oldest live steps (None: all but the last `_LIVE`, the ones the
         engine may still change)."""
-        live = self._live
+        sealed, live = self._state
         count = len(live) - _LIVE if count is None else count
         if count <= 0:
             return
         columns = self.columns
         if columns is None:
             columns = self.columns = _Columns()
-        columns.seal(self.sealed, live[:count], self.fields, self.sealing)
-        self.sealed += count
-        del live[:count]
+        columns.seal(sealed, live[:count], self.fields, self.sealing)
+        self._state = (sealed + count, live[count:])  # (published: see the class)
 
     def settle(self) -> None:
         """The run stopped: seal all but the last `_LIVE` steps, if it has columns already
@@ -256,7 +267,8 @@ class StepColumns(Sequence):
     # --- the Sequence --------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return self.sealed + len(self._live)
+        sealed, live = self._state
+        return sealed + len(live)
 
     @overload
     def __getitem__(self, index: int) -> StepLog: ...
@@ -280,7 +292,7 @@ class StepColumns(Sequence):
         if made is None:
             made = self._at(position)
             if len(cache) >= _CACHED:
-                del cache[next(iter(cache))]
+                cache.pop(next(iter(cache), None), None)  # (a reader on another thread too)
             cache[position] = made
         return made
 
@@ -300,9 +312,9 @@ class StepColumns(Sequence):
 
     def _at(self, position: int) -> StepLog:
         """The step at `position` (0 <= position < len): live, rich, cached or made."""
-        sealed = self.sealed
+        sealed, live = self._state
         if position >= sealed:
-            return self._live[position - sealed]
+            return live[position - sealed]
         columns: _Columns = self.columns  # type: ignore[assignment]
         rich = columns.rich.get(position)
         if rich is not None:
@@ -310,7 +322,7 @@ class StepColumns(Sequence):
         cached = self._cache.get(position) if self._cache is not None else None
         if cached is not None:
             return cached
-        return columns.made(position, sealed, self.fields)
+        return columns.made(position, self.fields)
 
     # --- columns for readers that want no objects ----------------------------------------
 
@@ -327,7 +339,7 @@ class StepColumns(Sequence):
         if columns is None:
             return tuple([task.node for task in self._at(position).tasks])
         table, shapes = columns.task_table, columns.tasks
-        return tuple([table[shapes[row]][0] for row in columns.rows(position, self.sealed)])
+        return tuple([table[shapes[row]][0] for row in columns.rows(position)])
 
     def applied_at(self, position: int) -> bool:
         """Whether the step at `position` was applied (no step made)."""
@@ -341,12 +353,13 @@ class StepColumns(Sequence):
         columns = self._flat(position)
         if columns is None:
             return len(self._at(position).tasks)
-        return len(columns.rows(position, self.sealed))
+        return len(columns.rows(position))
 
     def numbers(self) -> list[int]:
         """Every step's number, in order (the sealed ones read from their column at once)."""
-        sealed = self.columns.steps[0 : 4 * self.sealed : 4].tolist() if self.columns else []
-        return [*sealed, *(step.step for step in self._live)]
+        sealed, live = self._state
+        numbers = self.columns.steps[0 : 4 * sealed : 4].tolist() if self.columns else []
+        return [*numbers, *(step.step for step in live)]
 
     def number_at(self, position: int) -> int:
         """The step number of the step at `position` (no step made)."""
@@ -413,7 +426,7 @@ def task_rows(steps: Sequence[StepLog], start: int = 0) -> Iterator[tuple]:
         number, table, shapes, times = flat.steps[4 * position], flat.task_table, flat.tasks, (
             flat.times
         )  # fmt: skip
-        for row in flat.rows(position, steps.sealed):  # type: ignore[union-attr]
+        for row in flat.rows(position):
             node, index, kind, triggers, routes, returned, names = table[shapes[row]]
             if routes and routes[-1] is _LISTED:
                 routes = list(routes[:-1])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import operator
 import re
+import threading
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
@@ -298,3 +299,38 @@ def _tracked(root: Any) -> int:
                 seen.add(id(item))
                 todo.append(item)
     return len(seen)
+
+
+def test_a_reader_on_another_thread_sees_every_step_in_place_while_the_run_goes() -> None:
+    """The live view reads the steps from its own thread while the engine seals them."""
+    stop = 3000
+
+    def node(state: S) -> dict:
+        return {"count": state["count"] + 1}
+
+    app = chain(node, lambda s: END if s["count"] >= stop else "a")()
+    seen: list[Any] = []
+    done = threading.Event()
+
+    def read() -> None:
+        log = None
+        while not done.is_set():
+            log = app.last_log if log is None else log
+            steps = log.steps if log is not None else ()
+            size = len(steps)
+            if size:
+                last = steps[size - 1]  # (a position, read while the run seals others)
+                middle = steps[size // 2]
+                seen.append((size, last.step, middle.step, step_numbers(steps)[:size]))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        app.invoke(START_VALUES, {"recursion_limit": stop + 10})
+    finally:
+        done.set()
+        reader.join()
+    assert seen and all(
+        last == size - 1 and middle == size // 2 and numbers == list(range(size))
+        for size, last, middle, numbers in seen
+    )
