@@ -80,8 +80,10 @@ def _flat_shapes(step: StepLog, ids: dict[tuple, int], table: list[tuple]) -> li
             routes = (*routes, _LISTED)
         if not writes:
             names: tuple = ()
-        elif len(writes) == 1:
+        elif not writes[1:]:  # (one write, two: no call)
             names = (writes[0][0],)
+        elif not writes[2:]:
+            names = (writes[0][0], writes[1][0])
         else:
             names = tuple([write[0] for write in writes])
         key = (task.node, task.index, task.kind, task.triggers, routes, returned, names)
@@ -132,6 +134,7 @@ class _Columns:
             self.steps.extend, rows.append, self.times.extend, values.append,
         )  # fmt: skip
         written, cleared, applied, shape = self.last
+        row_count, value_count = len(rows), len(values)
         for step in steps:
             tasks = step.tasks
             shapes = None
@@ -148,7 +151,7 @@ class _Columns:
                 shapes = _flat_shapes(step, ids, table)
             if shapes is None:
                 rich[position] = step
-                add_step((step.step, len(rows), len(values), -1))
+                add_step((step.step, row_count, value_count, -1))
                 position += 1
                 continue
             if (
@@ -158,13 +161,17 @@ class _Columns:
             ):
                 self._step_shape(step)
                 written, cleared, applied, shape = self.last
-            add_step((step.step, len(rows), len(values), shape))
+            add_step((step.step, row_count, value_count, shape))
             position += 1
-            for task, row in zip(tasks, shapes, strict=True):
-                add_row(row)
+            row = 0
+            for task in tasks:
+                add_row(shapes[row])
                 add_times((task.started, task.ended))
+                row += 1
                 for write in task.writes:
                     add_value(write[1])
+                    value_count += 1
+            row_count += row
 
     def _step_shape(self, step: StepLog) -> int:
         key = (step.written, step.cleared, step.applied)
