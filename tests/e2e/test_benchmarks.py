@@ -272,3 +272,17 @@ def test_looking_quick_times_every_operation_against_the_run(monkeypatch, capsys
         for op in operations:  # a row per operation and workload, with the growth column
             row = next(line for line in out.splitlines() if f"| {workload} | {op} |" in line)
             assert re.search(r"\| [\d.]+× \|", row), row
+
+
+def test_looking_million_row_times_a_long_run_against_a_short_one(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.delitem(sys.modules, "looking", raising=False)
+    import looking
+
+    monkeypatch.setattr(looking, "SMALL_RUN", 50)
+    monkeypatch.setattr(looking, "SMALL_REPEATS", 2)
+    assert looking.main(["--million", "300"]) == {}
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "| flat self-loop, collector on |" in line)
+    assert re.search(r"\| [\d.]+ µs/step \| [\d.]+ µs/step \| [\d.]+× \(", row), row
+    assert "300 steps" in out and "50 steps" in out
