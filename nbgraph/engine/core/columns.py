@@ -2,14 +2,15 @@
 
 `StepColumns` is the `Sequence[StepLog]` an engine run's `RunLog.steps` holds. The engine
 appends each step as a live `StepLog`; once two newer steps follow it, it can no longer
-change, and it is sealed: a flat step (see `_flat_shapes`) goes into arrays of numbers and one
-list of written values, a rich one (resets, joins, a failed or interrupted task, sends...)
-is kept as its object. `steps[i]` and iteration make equal `StepLog`/`Task` objects on demand
-(the last few asked are cached). `docs/record.md` describes the columns.
+change, and it is sealed with a batch of others: a flat step (see `_flat_shapes`) goes into
+arrays of numbers and one list of written values, a rich one (resets, joins, a failed or
+interrupted task, sends...) is kept as its object. `steps[i]` and iteration make equal
+`StepLog`/`Task` objects on demand (the last few asked are cached). `docs/record.md`
+describes the columns.
 
 The module-level readers (`step_numbers`, `applied_numbers`, `last_applied`, `task_total`,
-`task_nodes`, `task_rows`)
-answer from the arrays for a `StepColumns` and from the objects for any other sequence.
+`task_nodes`, `task_rows`) answer from the arrays for a `StepColumns` and from the objects
+for any other sequence.
 """
 
 from __future__ import annotations
@@ -262,8 +263,9 @@ class StepColumns(Sequence):
         self._state = (sealed + count, live[count:])  # (published: see the class)
 
     def settle(self) -> None:
-        """The run stopped: seal all but the last `_LIVE` steps, if it has columns already
-        (a short run keeps its few steps as they are)."""
+        """The run ended (nothing left to run: `RunLoop.next_tasks`): seal all but the last
+        `_LIVE` steps, if it has columns already (a short run keeps its few steps as they
+        are)."""
         if self.columns is not None:
             self.seal()
 
