@@ -5,8 +5,8 @@ appends each step as a live `StepLog`; once two newer steps follow it, it can no
 change, and it is sealed with a batch of others: a flat step (see `_flat_shapes`) goes into
 arrays of numbers and one list of written values, a rich one (resets, joins, a failed or
 interrupted task, sends...) is kept as its object. `steps[i]` and iteration make equal
-`StepLog`/`Task` objects on demand (the last few asked are cached). `docs/record.md`
-describes the columns.
+`StepLog`/`Task` objects on demand (kept once made: a view's next pass reads the same).
+`docs/record.md` describes the columns.
 
 The module-level readers (`step_numbers`, `applied_numbers`, `last_applied`, `task_total`,
 `task_nodes`, `task_rows`) answer from the arrays for a `StepColumns` and from the objects
@@ -36,7 +36,6 @@ __all__ = [
     "task_total",
 ]
 
-_CACHED = 8  # steps made on demand kept, so `steps[i]` asked twice is the same object
 _LIVE = 2  # the last steps never sealed: the engine may still change them
 _BATCH = 64  # live steps before the oldest are sealed, a batch at a time (a short run: never)
 
@@ -201,13 +200,13 @@ class _Columns:
             count = len(names)
             writes = list(zip(names, values[at : at + count], strict=True))
             at += count
-            task = Task(number, index, node, kind, MISSING, triggers, writes)
             if routes and routes[-1] is _LISTED:
-                task.routes = list(routes[:-1])
-            elif routes:
-                task.routes = routes
-            task.started, task.ended, task.returned = times[2 * row], times[2 * row + 1], returned
-            tasks.append(task)
+                routes = list(routes[:-1])
+            tasks.append(  # (every field in order, positionally: one call, no attribute set)
+                Task(number, index, node, kind, MISSING, triggers, writes, routes, (), None,
+                     times[2 * row], times[2 * row + 1], (), False, "", False, (), (), False,
+                     None, (), returned)
+            )  # fmt: skip
         written, cleared, applied = self.step_table[shape]
         return StepLog(number, tasks, fields, written, (), cleared, (), applied)
 
@@ -224,7 +223,7 @@ class StepColumns(Sequence):
     once a batch's columns are written, so a reader sees every position in one place.
     """
 
-    __slots__ = ("_cache", "_state", "columns", "fields")
+    __slots__ = ("_made", "_state", "columns", "fields")
     sealing = True  # False: every step kept as its object (tests compare the two)
 
     def __init__(self, fields: Mapping[str, FieldSpec]) -> None:
@@ -233,7 +232,9 @@ class StepColumns(Sequence):
         # the number of steps sealed (positions 0 .. sealed - 1), and the steps after them
         # as the engine's objects
         self._state: tuple[int, list[StepLog]] = (0, [])
-        self._cache: dict[int, StepLog] | None = None
+        # the sealed steps made for a reader, by position (None: not made), kept: a view's
+        # next pass reads the same objects, and a run nobody reads keeps none
+        self._made: list[StepLog | None] | None = None
 
     @property
     def sealed(self) -> int:
@@ -292,18 +293,7 @@ class StepColumns(Sequence):
         position = index + size if index < 0 else index
         if not 0 <= position < size:
             raise IndexError(f"step position {index} out of range: the run has {size} steps")
-        if self._flat(position) is None:
-            return self._at(position)
-        cache = self._cache
-        if cache is None:
-            cache = self._cache = {}
-        made = cache.get(position)
-        if made is None:
-            made = self._at(position)
-            if len(cache) >= _CACHED:
-                cache.pop(next(iter(cache), None), None)  # (a reader on another thread too)
-            cache[position] = made
-        return made
+        return self._at(position)
 
     def __iter__(self) -> Iterator[StepLog]:
         position = 0
@@ -320,7 +310,7 @@ class StepColumns(Sequence):
         return f"StepColumns({len(self)} steps, {rich} kept as objects)"
 
     def _at(self, position: int) -> StepLog:
-        """The step at `position` (0 <= position < len): live, rich, cached or made."""
+        """The step at `position` (0 <= position < len): live, rich, made before or made."""
         sealed, live = self._state
         if position >= sealed:
             return live[position - sealed]
@@ -328,10 +318,15 @@ class StepColumns(Sequence):
         rich = columns.rich.get(position)
         if rich is not None:
             return rich
-        cached = self._cache.get(position) if self._cache is not None else None
-        if cached is not None:
-            return cached
-        return columns.made(position, self.fields)
+        made = self._made
+        if made is None:
+            made = self._made = []
+        if position >= len(made):
+            made.extend([None] * (sealed - len(made)))
+        step = made[position]
+        if step is None:
+            step = made[position] = columns.made(position, self.fields)
+        return step
 
     # --- columns for readers that want no objects ----------------------------------------
 

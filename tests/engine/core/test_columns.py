@@ -334,3 +334,17 @@ def test_a_reader_on_another_thread_sees_every_step_in_place_while_the_run_goes(
         last == size - 1 and middle == size // 2 and numbers == list(range(size))
         for size, last, middle, numbers in seen
     )
+
+
+def test_a_step_is_made_with_the_tasks_fields_in_the_order_the_columns_pass_them() -> None:
+    """`_Columns.made` passes a task's every field positionally: a field added to `Task`
+    must be added there too."""
+    from dataclasses import fields
+
+    from nbgraph.engine.core.tasks import Task
+
+    assert [f.name for f in fields(Task)] == [
+        "step", "index", "node", "kind", "arg", "triggers", "writes", "routes", "dropped",
+        "error", "started", "ended", "interrupts", "held", "parent", "cached", "custom",
+        "attempts", "from_cache", "cache_key", "subruns", "returned",
+    ]  # fmt: skip
