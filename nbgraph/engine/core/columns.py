@@ -223,7 +223,7 @@ class StepColumns(Sequence):
     once a batch's columns are written, so a reader sees every position in one place.
     """
 
-    __slots__ = ("_made", "_state", "columns", "fields")
+    __slots__ = ("_made", "_state", "_upto", "columns", "fields")
     sealing = True  # False: every step kept as its object (tests compare the two)
 
     def __init__(self, fields: Mapping[str, FieldSpec]) -> None:
@@ -235,6 +235,7 @@ class StepColumns(Sequence):
         # the sealed steps made for a reader, by position (None: not made), kept: a view's
         # next pass reads the same objects, and a run nobody reads keeps none
         self._made: list[StepLog | None] | None = None
+        self._upto = 0  # every position below it is made (`_filled`)
 
     @property
     def sealed(self) -> int:
@@ -288,7 +289,10 @@ class StepColumns(Sequence):
 
     def __getitem__(self, index: int | slice) -> StepLog | list[StepLog]:
         if isinstance(index, slice):
-            return [self._at(position) for position in range(*index.indices(len(self)))]
+            sealed, live = self._state
+            positions = range(*index.indices(sealed + len(live)))
+            made = self._filled(sealed)  # (a slice of the steps: most of them, mostly)
+            return [made[p] if p < sealed else live[p - sealed] for p in positions]  # type: ignore[misc]
         size = len(self)
         position = index + size if index < 0 else index
         if not 0 <= position < size:
@@ -297,13 +301,21 @@ class StepColumns(Sequence):
 
     def __iter__(self) -> Iterator[StepLog]:
         position = 0
-        while position < len(self):  # (the run may grow while a view reads it)
-            yield self._at(position)
+        while True:  # (the run may grow, and seal, while a view reads it)
+            sealed, live = self._state
+            if position < sealed:
+                yield from self._filled(sealed)[position:sealed]  # type: ignore[misc]
+                position = sealed
+                continue
+            if position >= sealed + len(live):
+                return
+            yield live[position - sealed]
             position += 1
 
     def __reversed__(self) -> Iterator[StepLog]:
-        for position in range(len(self) - 1, -1, -1):
-            yield self._at(position)
+        sealed, live = self._state
+        yield from reversed(live)
+        yield from reversed(self._filled(sealed)[:sealed])  # type: ignore[arg-type]
 
     def __repr__(self) -> str:
         rich = len(self.columns.rich) if self.columns is not None else 0
@@ -327,6 +339,25 @@ class StepColumns(Sequence):
         if step is None:
             step = made[position] = columns.made(position, self.fields)
         return step
+
+    def _filled(self, sealed: int) -> list[StepLog | None]:
+        """The made steps, every position below `sealed` made (a whole pass: one loop)."""
+        made = self._made
+        if made is None:
+            made = self._made = []
+        upto = self._upto
+        if upto >= sealed:
+            return made
+        if len(made) < sealed:
+            made.extend([None] * (sealed - len(made)))
+        columns: _Columns = self.columns  # type: ignore[assignment]
+        rich, make, fields = columns.rich, columns.made, self.fields
+        for position in range(upto, sealed):
+            if made[position] is None:
+                step = rich.get(position)
+                made[position] = step if step is not None else make(position, fields)
+        self._upto = sealed
+        return made
 
     # --- columns for readers that want no objects ----------------------------------------
 
