@@ -1,0 +1,192 @@
+"""One run's tables as columns (plain lists, one per column), made when the run finishes, and a
+batch's frames built from them by joining each column once, never by a loop over runs.
+
+A run's columns are `{"effects": {column: [cells]}, "tasks": {column: [cells]}}`: the rows of
+`Run.effects` and `Run.steps`, column by column. Every column is plain data but three of the
+effects' (`before`, `writes`, `after`: the state's values); to travel to another process or into
+a batch's index file those three are encoded with the value codec (`encode_values`), a list
+that grows step by step encoded once for all its cells (`ListPrefix`), and decoded when a table
+first needs them (`decode_values`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from itertools import chain
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+from nbgraph.codec.decoding import decode_value
+from nbgraph.codec.values import encode_value
+from nbgraph.record.cells import ListPrefix, TextPrefix
+from nbgraph.record.effects import EFFECT_COLUMNS
+from nbgraph.record.tables import TASK_COLUMNS, task_rows
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from nbgraph.record.run import RunRecord
+
+__all__ = [
+    "VALUE_COLUMNS",
+    "BrokenColumns",
+    "batch_frame",
+    "check_columns",
+    "decode_values",
+    "encode_values",
+    "run_columns",
+]
+
+VALUE_COLUMNS = ("before", "writes", "after")
+"""The effects' columns that hold the state's values (encoded to travel, as `"values"`)."""
+
+_NUMBERS = {"step": "int64", "duration": "float64", "attempts": "int64"}
+_FLAGS = ("changed", "applied", "conflict", "overwrite_bypass", "dropped_key", "root_reset")
+
+
+class BrokenColumns(ValueError):
+    """A run's columns are not what `run_columns` makes (a damaged index file, say)."""
+
+
+def _transposed(rows: Sequence[tuple], columns: Sequence[str]) -> dict[str, list]:
+    if not rows:
+        return {name: [] for name in columns}
+    return dict(zip(columns, map(list, zip(*rows, strict=True)), strict=True))
+
+
+def run_columns(run: RunRecord) -> dict[str, dict[str, list]]:
+    """The rows of `run.effects` and `run.steps` as columns: the same cells, same order."""
+    from nbgraph.record.subruns.trees import subrun_positions
+
+    tasks = task_rows(run.tree.tasks(), subrun_positions(run.log))
+    return {
+        "effects": _transposed(run.effect_list, EFFECT_COLUMNS),
+        "tasks": _transposed(tasks, TASK_COLUMNS),
+    }
+
+
+# --- the values, encoded to travel ---------------------------------------------------------
+
+
+def encode_values(columns: dict[str, dict[str, list]]) -> dict[str, dict[str, Any]]:
+    """`columns` with the effects' value columns encoded as JSON data in `"values"`:
+    `{"trails": [list, ...], "cells": [cell, ...]}`, the cells of `before`, `writes` and
+    `after` one column after the other; a cell is `["v", value]`, or `["p", trail, length]`
+    for a `ListPrefix` (the first `length` items of trail number `trail`, encoded once).
+
+    Raises:
+        ValueTooDeepError: a value nests deeper than a file may hold.
+    """
+    trails: dict[int, int] = {}  # id of a shared list -> its number in "trails"
+    encoded_trails: list[Any] = []
+
+    def cell(value: Any) -> list:
+        if type(value) is ListPrefix:
+            items = value._items
+            number = trails.get(id(items))
+            if number is None:
+                number = trails[id(items)] = len(encoded_trails)
+                encoded_trails.append(encode_value(items))
+            return ["p", number, len(value)]
+        if type(value) is TextPrefix:
+            value = value.copy()
+        return ["v", encode_value(value)]
+
+    effects = columns["effects"]
+    cells = [cell(value) for name in VALUE_COLUMNS for value in effects[name]]
+    plain = {name: cells for name, cells in effects.items() if name not in VALUE_COLUMNS}
+    return {
+        "effects": {**plain, "values": {"trails": encoded_trails, "cells": cells}},
+        "tasks": columns["tasks"],
+    }
+
+
+def decode_values(columns: dict[str, dict[str, Any]]) -> dict[str, dict[str, list]]:
+    """The columns `encode_values` made, their values decoded (a list shared by several
+    cells comes back as one list, its cells `ListPrefix`es of it, as in `run.effects`);
+    columns whose values are not encoded are returned as they are.
+
+    Raises:
+        BrokenColumns: the encoded values are not what `encode_values` makes.
+    """
+    effects = columns["effects"]
+    if "values" not in effects:
+        return columns
+    try:
+        values = effects["values"]
+        trails = [decode_value(items) for items in values["trails"]]
+        cells = [_decoded(cell, trails) for cell in values["cells"]]
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        why = f"{type(error).__name__}: {error}"
+        raise BrokenColumns(f"its effects' values are damaged ({why})") from None
+    rows = len(effects["step"])
+    if len(cells) != rows * len(VALUE_COLUMNS):
+        raise BrokenColumns(f"{len(cells)} value cells for {rows} effects (3 a row expected)")
+    plain = {name: cells for name, cells in effects.items() if name != "values"}
+    split = {name: cells[k * rows : (k + 1) * rows] for k, name in enumerate(VALUE_COLUMNS)}
+    return {"effects": {**plain, **split}, "tasks": columns["tasks"]}
+
+
+def _decoded(cell: list, trails: list[list]) -> Any:
+    kind = cell[0]
+    if kind == "v" and len(cell) == 2:
+        return decode_value(cell[1])
+    if kind == "p" and len(cell) == 3 and type(cell[2]) is int:
+        trail = trails[cell[1]]
+        if type(trail) is not list or not 0 <= cell[2] <= len(trail):
+            raise ValueError(f"a cell reads {cell[2]} items of trail {cell[1]}")
+        return ListPrefix(trail, cell[2])
+    raise ValueError(f"a value cell is {cell!r:.60}; expected ['v', value] or ['p', trail, n]")
+
+
+def check_columns(columns: Any) -> None:
+    """Raise `BrokenColumns` unless `columns` has every column of both tables, as lists of
+    one length per table (what is cheap to check; the values are checked when decoded)."""
+    if not isinstance(columns, dict):
+        raise BrokenColumns(f"its columns are a {type(columns).__name__}, not an object")
+    expected = {
+        "effects": [n for n in EFFECT_COLUMNS if n not in VALUE_COLUMNS],
+        "tasks": list(TASK_COLUMNS),
+    }
+    for table, names in expected.items():
+        data = columns.get(table)
+        if not isinstance(data, dict):
+            raise BrokenColumns(f"it has no {table!r} columns")
+        missing = [n for n in names if not isinstance(data.get(n), list)]
+        if missing:
+            raise BrokenColumns(f"its {table!r} lack the column(s) {missing}")
+        if len({len(data[n]) for n in names}) > 1:
+            raise BrokenColumns(f"its {table!r} columns are of different lengths")
+    effects = columns["effects"]
+    if "values" not in effects and not all(isinstance(effects.get(n), list) for n in VALUE_COLUMNS):
+        raise BrokenColumns("its effects have neither value columns nor encoded values")
+
+
+# --- a batch's frame -------------------------------------------------------------------------
+
+
+def batch_frame(
+    indexes: Sequence[int],
+    tables: Sequence[dict[str, list]],
+    columns: Sequence[str],
+    typed: Callable[[str], str | None] | None = None,
+) -> pd.DataFrame:
+    """One DataFrame of many runs' tables (each a dict of columns): a `run` column (each
+    table's index, repeated for its rows) then `columns`, every column joined once.
+
+    Cells stay the Python objects in the columns; steps, durations and attempts are numbers,
+    flags bools (as in a run's own tables).
+    """
+    import numpy as np
+    import pandas as pd
+
+    first = columns[0]
+    counts = np.fromiter((len(table[first]) for table in tables), dtype="int64", count=len(tables))
+    total = int(counts.sum())
+    data = {"run": pd.Series(np.repeat(np.asarray(indexes, dtype="int64"), counts))}
+    for name in columns:
+        dtype = _NUMBERS.get(name) or ("bool" if name in _FLAGS else object)
+        cells = chain.from_iterable(map(itemgetter(name), tables))
+        # fromiter: numpy must not look inside list-like cells for a shape
+        data[name] = pd.Series(np.fromiter(cells, dtype=dtype, count=total), dtype=dtype)
+    return pd.DataFrame(data, columns=["run", *columns])
