@@ -70,7 +70,7 @@ class RunSlot:
             self._summary = run_summary(self.run)
         return self._summary
 
-    def columns(self) -> dict[str, dict[str, list]]:
+    def columns(self) -> dict[str, dict[str, Sequence]]:
         """The run's effects and tasks as columns (`batch_columns.run_columns`): from its
         summary (values decoded on first use), else from the run itself.
 

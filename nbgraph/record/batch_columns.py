@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from nbgraph.codec.decoding import decode_value
 from nbgraph.codec.values import encode_value
 from nbgraph.record.cells import ListPrefix, TextPrefix
-from nbgraph.record.effects import EFFECT_COLUMNS
+from nbgraph.record.effects import EFFECT_COLUMNS, collector_paused
 from nbgraph.record.tables import TASK_COLUMNS, task_rows
 
 if TYPE_CHECKING:
@@ -48,27 +48,38 @@ class BrokenColumns(ValueError):
     """A run's columns are not what `run_columns` makes (a damaged index file, say)."""
 
 
-def _transposed(rows: Sequence[tuple], columns: Sequence[str]) -> dict[str, list]:
+def _transposed(rows: Sequence[tuple], columns: Sequence[str]) -> dict[str, Sequence]:
+    """The rows' cells column by column, each column a tuple (smaller than a list)."""
     if not rows:
-        return {name: [] for name in columns}
-    return dict(zip(columns, map(list, zip(*rows, strict=True)), strict=True))
+        return dict.fromkeys(columns, ())
+    return dict(zip(columns, zip(*rows, strict=True), strict=True))
 
 
-def run_columns(run: RunRecord) -> dict[str, dict[str, list]]:
-    """The rows of `run.effects` and `run.steps` as columns: the same cells, same order."""
+def run_columns(run: RunRecord) -> dict[str, dict[str, Sequence]]:
+    """The rows of `run.effects` and `run.steps` as columns: the same cells, same order.
+
+    The run keeps neither its effect rows nor its state tree for this (a batch of many runs
+    would hold them all): made here and dropped, unless the run has them already."""
+    from nbgraph.record.run import RunRecord
     from nbgraph.record.subruns.trees import subrun_positions
+    from nbgraph.record.tree import build_tree
 
-    tasks = task_rows(run.tree.tasks(), subrun_positions(run.log))
-    return {
-        "effects": _transposed(run.effect_list, EFFECT_COLUMNS),
-        "tasks": _transposed(tasks, TASK_COLUMNS),
-    }
+    cached = vars(run)
+    effects = cached.get("effect_list") or RunRecord.effect_list.func(run)
+    tree = cached.get("tree")
+    with collector_paused():  # (many small acyclic objects, as `run.tree`)
+        nodes = (tree or build_tree(run.log)).tasks()
+        tasks = task_rows(nodes, subrun_positions(run.log))
+        return {
+            "effects": _transposed(effects, EFFECT_COLUMNS),
+            "tasks": _transposed(tasks, TASK_COLUMNS),
+        }
 
 
 # --- the values, encoded to travel ---------------------------------------------------------
 
 
-def encode_values(columns: dict[str, dict[str, list]]) -> dict[str, dict[str, Any]]:
+def encode_values(columns: dict[str, dict[str, Sequence]]) -> dict[str, dict[str, Any]]:
     """`columns` with the effects' value columns encoded as JSON data in `"values"`:
     `{"trails": [list, ...], "cells": [cell, ...]}`, the cells of `before`, `writes` and
     `after` one column after the other; a cell is `["v", value]`, or `["p", trail, length]`
@@ -101,7 +112,7 @@ def encode_values(columns: dict[str, dict[str, list]]) -> dict[str, dict[str, An
     }
 
 
-def decode_values(columns: dict[str, dict[str, Any]]) -> dict[str, dict[str, list]]:
+def decode_values(columns: dict[str, dict[str, Any]]) -> dict[str, dict[str, Sequence]]:
     """The columns `encode_values` made, their values decoded (a list shared by several
     cells comes back as one list, its cells `ListPrefix`es of it, as in `run.effects`);
     columns whose values are not encoded are returned as they are.
@@ -167,7 +178,7 @@ def check_columns(columns: Any) -> None:
 
 def batch_frame(
     indexes: Sequence[int],
-    tables: Sequence[dict[str, list]],
+    tables: Sequence[dict[str, Sequence]],
     columns: Sequence[str],
     typed: Callable[[str], str | None] | None = None,
 ) -> pd.DataFrame:
