@@ -172,12 +172,13 @@ def test_the_paths_drawing_counts_runs_marks_failures_and_escapes_names():
     assert 'label="paths taken by 5 runs"' in source
     ways = [line.strip() for line in source.splitlines() if "->" in line]
     assert ways == [
-        'n0 -> n1 [label="5 (1 failed)" penwidth=8.00]',  # START -> start
-        'n1 -> n2 [label="5 (1 failed)" penwidth=8.00]',  # start -> part
-        "n2 -> n3 [label=4 penwidth=6.40]",  # part -> loop
-        "n3 -> n3 [label=4 penwidth=6.40]",  # loop, again
-        "n3 -> n4 [label=4 penwidth=6.40]",  # loop -> END
-        'n2 -> n5 [label="1 failed" color="#990000" fontcolor="#990000" penwidth=1.60]',
+        'n0 -> n1 [label="5 (1 failed)" arrowsize=0.31 penwidth=8.00]',  # START -> start
+        'n1 -> n2 [label="5 (1 failed)" arrowsize=0.31 penwidth=8.00]',  # start -> part
+        "n2 -> n3 [label=4 arrowsize=0.39 penwidth=6.40]",  # part -> loop
+        "n3 -> n3 [label=4 arrowsize=0.39 penwidth=6.40]",  # loop, again
+        "n3 -> n4 [label=4 arrowsize=0.39 penwidth=6.40]",  # loop -> END
+        'n2 -> n5 [label="1 failed" arrowsize=1.00 color="#990000" fontcolor="#990000" '
+        "penwidth=1.60]",
     ]
     assert 'n5 [label=failed color="#990000"' in source
     evil = (

@@ -41,7 +41,7 @@ def paths_drawing(edges: dict[tuple[PathEnd, PathEnd], list[int]], runs: int) ->
     >>> dot = paths_drawing({("__start__", "a"): [2, 0], ("a", "__end__"): [1, 0],
     ...                      ("a", ("status", "failed")): [1, 1]}, 2)
     >>> print([line.strip() for line in dot.body if "->" in line][2])
-    n1 -> n3 [label="1 failed" color="#990000" fontcolor="#990000" penwidth=4.00]
+    n1 -> n3 [label="1 failed" arrowsize=0.62 color="#990000" fontcolor="#990000" penwidth=4.00]
     """
     dot = drawing("paths", graph_attr={"rankdir": "TB", "fontname": "Helvetica"})
     dot.attr("node", fontname="Helvetica", fontsize="11", color=INK, shape="box", style="filled")
@@ -75,10 +75,11 @@ def _node(dot: Any, id: str, end: PathEnd) -> None:
 def _way(dot: Any, a: str, b: str, count: int, failed: int, runs: int, ended: bool) -> None:
     """One arrow: `count` runs took it, `failed` of them failed (an arrow into a status:
     they all ended so)."""
-    width = f"{max(1.0, _WIDEST * count / max(runs, 1)):.2f}"
+    pen = max(1.0, _WIDEST * count / max(runs, 1))
+    width, arrow = f"{pen:.2f}", f"{min(1.0, 2.5 / pen):.2f}"  # (graphviz grows heads with pens)
     if ended:
         text = f"{count} {'failed' if failed else 'ended'}"
     else:
         text = f"{count} ({failed} failed)" if failed else f"{count}"
     colour = {"color": FAILED_INK, "fontcolor": FAILED_INK} if failed == count else {}
-    dot.edge(a, b, label=label(text), penwidth=width, **colour)
+    dot.edge(a, b, label=label(text), penwidth=width, arrowsize=arrow, **colour)
