@@ -11,6 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
+from nbgraph.codec import nesting
 from nbgraph.codec.classes import named_classes
 from nbgraph.notebook.run import Run
 from nbgraph.notebook.runs_folder import RunsFolderError, read_folder, write_folder
@@ -81,7 +82,9 @@ class RunSlot:
         columns = summary.get("columns")
         if columns is None:  # (a value too deep to send, or an index of version 1)
             columns = summary["columns"] = run_columns(self.run)
-        elif "values" in columns["effects"]:
+        if isinstance(columns, str):  # as a worker sent them
+            columns = nesting.loads(columns)
+        if "values" in columns["effects"]:
             try:
                 with named_classes(self._models):
                     columns = summary["columns"] = decode_values(columns)

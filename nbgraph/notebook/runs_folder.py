@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from nbgraph.codec import nesting
 from nbgraph.codec.nesting import ValueTooDeepError
 from nbgraph.errors import NbgraphError
 from nbgraph.notebook.run import Run
@@ -54,6 +55,8 @@ def _stored(summary: dict[str, Any]) -> dict[str, Any]:
     """The summary as the index holds it: the effects' values encoded (or no columns, for a
     value too deep for a file: the tables then read that run's file)."""
     columns = summary.get("columns")
+    if isinstance(columns, str):  # (as a worker sent them: JSON text)
+        columns = nesting.loads(columns)
     if columns is not None and "values" not in columns["effects"]:
         try:
             columns = encode_values(columns)

@@ -230,11 +230,16 @@ def _run_one(graph: Any, index: int, input: Any, config: dict[str, Any] | None) 
 
 
 def _sent_summary(run: Any) -> dict[str, Any]:
-    """The run's summary, its values encoded to travel (no columns, for a value that does
-    not encode: the batch's tables then read that run)."""
+    """The run's summary, its columns sent as one JSON text, their values encoded
+    (`encode_values`): a str unpickles at once, where nested lists would cost the batch's
+    process more than the run did; it is parsed when a table is first asked for. No
+    columns, for a value that does not encode: the batch's tables then read that run."""
+    from nbgraph.codec import nesting
+
     summary = run_summary(run)
     try:
-        summary["columns"] = encode_values(summary["columns"])
+        columns = encode_values(summary["columns"])
+        summary["columns"] = nesting.dumps(columns, ensure_ascii=False, allow_nan=False)
     except Exception:  # (the run's JSON held it: its file serves the tables instead)
         summary["columns"] = None
     return summary

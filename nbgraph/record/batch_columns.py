@@ -79,11 +79,18 @@ def run_columns(run: RunRecord) -> dict[str, dict[str, Sequence]]:
 # --- the values, encoded to travel ---------------------------------------------------------
 
 
+_BARE = (str, int, bool, type(None))
+"""Values a cell holds as themselves (JSON keeps them as they are)."""
+
+
 def encode_values(columns: dict[str, dict[str, Sequence]]) -> dict[str, dict[str, Any]]:
     """`columns` with the effects' value columns encoded as JSON data in `"values"`:
     `{"trails": [list, ...], "cells": [cell, ...]}`, the cells of `before`, `writes` and
-    `after` one column after the other; a cell is `["v", value]`, or `["p", trail, length]`
-    for a `ListPrefix` (the first `length` items of trail number `trail`, encoded once).
+    `after` one column after the other. A cell is a str, int, bool or null as itself,
+    `["v", value]` for any other value (encoded by the value codec), `["p", trail, length]`
+    for a `ListPrefix` (the first `length` items of trail number `trail`, encoded once), and
+    `["w", [cell, ...]]` for a row's writes (the values written; the writers are the row's
+    `writers`).
 
     Raises:
         ValueTooDeepError: a value nests deeper than a file may hold.
@@ -91,20 +98,22 @@ def encode_values(columns: dict[str, dict[str, Sequence]]) -> dict[str, dict[str
     trails: dict[int, int] = {}  # id of a shared list -> its number in "trails"
     encoded_trails: list[Any] = []
 
-    def cell(value: Any) -> list:
-        if type(value) is ListPrefix:
+    def cell(value: Any) -> Any:
+        kind = type(value)
+        if kind in _BARE:
+            return value
+        if kind is ListPrefix:
             items = value._items
             number = trails.get(id(items))
             if number is None:
                 number = trails[id(items)] = len(encoded_trails)
                 encoded_trails.append(encode_value(items))
             return ["p", number, len(value)]
-        if type(value) is TextPrefix:
-            value = value.copy()
-        return ["v", encode_value(value)]
+        return ["v", encode_value(value.copy() if kind is TextPrefix else value)]
 
     effects = columns["effects"]
-    cells = [cell(value) for name in VALUE_COLUMNS for value in effects[name]]
+    writes = [["w", [cell(value) for _, value in row]] for row in effects["writes"]]
+    cells = [*map(cell, effects["before"]), *writes, *map(cell, effects["after"])]
     plain = {name: cells for name, cells in effects.items() if name not in VALUE_COLUMNS}
     return {
         "effects": {**plain, "values": {"trails": encoded_trails, "cells": cells}},
@@ -123,22 +132,30 @@ def decode_values(columns: dict[str, dict[str, Any]]) -> dict[str, dict[str, Seq
     effects = columns["effects"]
     if "values" not in effects:
         return columns
+    rows = len(effects["step"])
     try:
         values = effects["values"]
         trails = [decode_value(items) for items in values["trails"]]
-        cells = [_decoded(cell, trails) for cell in values["cells"]]
+        cells = values["cells"]
+        if len(cells) != rows * len(VALUE_COLUMNS):
+            raise ValueError(f"{len(cells)} value cells for {rows} effects (3 a row expected)")
+        before = [_decoded(cell, trails) for cell in cells[:rows]]
+        writes = [
+            _decoded_writes(cell, writers, trails)
+            for cell, writers in zip(cells[rows : 2 * rows], effects["writers"], strict=True)
+        ]
+        after = [_decoded(cell, trails) for cell in cells[2 * rows :]]
     except (KeyError, TypeError, ValueError, IndexError) as error:
         why = f"{type(error).__name__}: {error}"
         raise BrokenColumns(f"its effects' values are damaged ({why})") from None
-    rows = len(effects["step"])
-    if len(cells) != rows * len(VALUE_COLUMNS):
-        raise BrokenColumns(f"{len(cells)} value cells for {rows} effects (3 a row expected)")
     plain = {name: cells for name, cells in effects.items() if name != "values"}
-    split = {name: cells[k * rows : (k + 1) * rows] for k, name in enumerate(VALUE_COLUMNS)}
+    split = {"before": before, "writes": writes, "after": after}
     return {"effects": {**plain, **split}, "tasks": columns["tasks"]}
 
 
-def _decoded(cell: list, trails: list[list]) -> Any:
+def _decoded(cell: Any, trails: list[list]) -> Any:
+    if type(cell) is not list:
+        return cell
     kind = cell[0]
     if kind == "v" and len(cell) == 2:
         return decode_value(cell[1])
@@ -148,6 +165,14 @@ def _decoded(cell: list, trails: list[list]) -> Any:
             raise ValueError(f"a cell reads {cell[2]} items of trail {cell[1]}")
         return ListPrefix(trail, cell[2])
     raise ValueError(f"a value cell is {cell!r:.60}; expected ['v', value] or ['p', trail, n]")
+
+
+def _decoded_writes(cell: Any, writers: list[str], trails: list[list]) -> list[tuple]:
+    if not (type(cell) is list and len(cell) == 2 and cell[0] == "w"):
+        raise ValueError(f"a writes cell is {cell!r:.60}; expected ['w', [value, ...]]")
+    if len(cell[1]) != len(writers):
+        raise ValueError(f"{len(cell[1])} values written by {len(writers)} writers")
+    return [(writer, _decoded(value, trails)) for writer, value in zip(writers, cell[1], strict=True)]
 
 
 def check_columns(columns: Any) -> None:
