@@ -172,7 +172,9 @@ def _decoded_writes(cell: Any, writers: list[str], trails: list[list]) -> list[t
         raise ValueError(f"a writes cell is {cell!r:.60}; expected ['w', [value, ...]]")
     if len(cell[1]) != len(writers):
         raise ValueError(f"{len(cell[1])} values written by {len(writers)} writers")
-    return [(writer, _decoded(value, trails)) for writer, value in zip(writers, cell[1], strict=True)]
+    return [
+        (writer, _decoded(value, trails)) for writer, value in zip(writers, cell[1], strict=True)
+    ]
 
 
 def check_columns(columns: Any) -> None:
