@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import operator
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from typing import Annotated, TypedDict
 
 import pandas as pd
@@ -65,6 +66,34 @@ cells), input 4 fails."""
 INPUTS = [{"x": x, "log": [], "total": 0, "note": ""} for x in range(5)]
 
 
+@dataclass(frozen=True)
+class Point:
+    x: int
+    tags: tuple
+
+
+class Rich(TypedDict):
+    text: Annotated[str, operator.add]
+    points: Annotated[list, operator.add]
+    seen: set
+
+
+def grow(state: Rich) -> dict:
+    n = len(state["points"])
+    return {"text": f" word{n}", "points": [Point(n, ("a", n))], "seen": state["seen"] | {n}}
+
+
+RICH = (
+    StateGraph(Rich)
+    .add_node("grow", grow)
+    .add_edge(START, "grow")
+    .add_conditional_edges("grow", lambda s: "grow" if len(s["points"]) < 4 else END)
+    .compile()
+)
+"""Values of other kinds: a str grown step by step (`TextPrefix` cells), dataclasses in a
+growing list, sets, tuples."""
+
+
 def same_frames(batch: pd.DataFrame, runs: Runs, table: str) -> None:
     """`batch` (runs.effects or runs.steps) holds each run's own table, in order."""
     having = [i for i, run in zip(runs.indexes, runs, strict=True) if len(getattr(run, table))]
@@ -90,6 +119,22 @@ def test_the_batch_tables_are_every_runs_own_tables(where):
     same_frames(steps, runs, "steps")
     assert effects.columns[0] == "run" and effects["run"].dtype == "int64"
     assert steps["step"].dtype == "int64" and effects["changed"].dtype == "bool"
+
+
+def test_values_of_every_kind_come_back_as_each_runs_own(tmp_path):
+    inputs = [{"text": f"t{k}", "points": [], "seen": set()} for k in range(3)]
+    with ProcessPoolExecutor(2) as pool:
+        runs = RICH.run_many(inputs, executor=pool, progress=False)
+    same_frames(runs.effects, runs, "effects")
+    after = runs.effects[runs.effects["field"] == "points"]["after"].tolist()
+    assert after[-1] == [Point(k, ("a", k)) for k in range(4)]
+    back = Runs.load(runs.save(tmp_path / "rich"), models=[Point], graph=RICH)
+    pd.testing.assert_frame_equal(back.effects, runs.effects)
+    threads = RICH.run_many(inputs, progress=False)
+    back = Runs.load(threads.save(tmp_path / "threads"), models=[Point], graph=RICH)
+    pd.testing.assert_frame_equal(back.effects, threads.effects)
+    texts = back.effects[back.effects["field"] == "text"]["after"].tolist()
+    assert texts[-1] == "t2 word0 word1 word2 word3"
 
 
 def test_the_batch_tables_read_no_run_sent_as_json():
