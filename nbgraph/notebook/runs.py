@@ -67,8 +67,8 @@ class RunSlot:
 
     @property
     def summary(self) -> dict[str, Any]:
-        if self._summary is None:
-            self._summary = run_summary(self.run)
+        if self._summary is None:  # (its columns made when a table first asks: `columns`)
+            self._summary = run_summary(self.run, columns=False)
         return self._summary
 
     def columns(self) -> dict[str, dict[str, Sequence]]:
@@ -80,7 +80,7 @@ class RunSlot:
         """
         summary = self.summary
         columns = summary.get("columns")
-        if columns is None:  # (a value too deep to send, or an index of version 1)
+        if columns is None:  # (made from the run: a value too deep to send, an old index, ...)
             columns = summary["columns"] = run_columns(self.run)
         if isinstance(columns, str):  # as a worker sent them
             columns = nesting.loads(columns)
@@ -100,8 +100,8 @@ class Runs:
     `index` column and `runs.indexes` give them, while `subset[k]` is its `k`-th run.
 
     Runs that came back from worker processes are read from their run JSON when first asked
-    for (`runs[i]`, iteration, `effects`, `where`); `table`, `paths()` and `failed` read
-    the summary each worker sent with its run.
+    for (`runs[i]`, iteration, `where`); `table`, `paths()`, `failed`, `effects` and `steps`
+    read the summary each worker sent with its run (its tables as columns), never a run.
 
     >>> from nbgraph import START, StateGraph
     >>> app = (StateGraph(dict).add_node("double", lambda s: {"x": s["x"] * 2})

@@ -45,6 +45,8 @@ def write_folder(folder: Path, slots: list[Any], indexes: list[int], durations: 
         else:
             slot.run.save(folder / name)
         entry = {"index": index, "file": name, "duration": duration}
+        if slot.summary.get("columns") is None:  # (a run whose tables no one asked for)
+            slot.columns()
         entries.append({**entry, "summary": _stored(slot.summary)})
     document = {"format": _FORMAT, "version": _FORMAT_VERSION, "runs": entries}
     (folder / INDEX_FILE).write_text(json.dumps(document), encoding="utf-8")

@@ -264,3 +264,15 @@ def test_the_picker_holds_a_bounded_number_of_options_at_ten_thousand_runs():
     assert picker.pick(1).run is runs[1] and picker.path.index == 0  # filter cleared
     with pytest.raises(IndexError, match="no run of input 10000 in this batch; inputs: 0, 1"):
         picker.pick(10_000)
+
+
+def test_a_batch_of_runs_made_one_by_one_has_the_same_tables_and_index(tmp_path):
+    made = Runs([APP.run(i) for i in INPUTS])  # (input 4 fails)
+    assert made._slots[0].summary["columns"] is None  # (paths first: no columns made)
+    assert made.paths()["count"].sum() == 5
+    same_frames(made.effects, made, "effects")
+    fresh = Runs([APP.run(i) for i in INPUTS])  # (input 4 fails)
+    fresh.save(tmp_path / "made")  # (the index gets every run's columns)
+    index = json.loads((tmp_path / "made" / "runs.json").read_text())
+    assert all(entry["summary"]["columns"] is not None for entry in index["runs"])
+    pd.testing.assert_frame_equal(Runs.load(tmp_path / "made").steps, fresh.steps)
