@@ -22,7 +22,7 @@ from nbgraph.record.batch_columns import (
     decode_values,
     run_columns,
 )
-from nbgraph.record.effects import EFFECT_COLUMNS
+from nbgraph.record.effects import EFFECT_COLUMNS, collector_paused
 from nbgraph.record.tables import TASK_COLUMNS
 from nbgraph.record.text import plural
 
@@ -186,15 +186,17 @@ class Runs:
     def effects(self) -> pd.DataFrame:
         """Every run's reducer effects (`Run.effects`) in one DataFrame, a `run` column (the
         input index) first: each run's rows as its own table has them, in input order."""
-        tables = [slot.columns()["effects"] for slot in self._slots]
-        return batch_frame(self.indexes, tables, EFFECT_COLUMNS)
+        with collector_paused():  # (each run's columns: many small acyclic containers)
+            tables = [slot.columns()["effects"] for slot in self._slots]
+            return batch_frame(self.indexes, tables, EFFECT_COLUMNS)
 
     @cached_property
     def steps(self) -> pd.DataFrame:
         """Every run's tasks (`Run.steps`) in one DataFrame, a `run` column (the input index)
         first."""
-        tables = [slot.columns()["tasks"] for slot in self._slots]
-        return batch_frame(self.indexes, tables, TASK_COLUMNS)
+        with collector_paused():
+            tables = [slot.columns()["tasks"] for slot in self._slots]
+            return batch_frame(self.indexes, tables, TASK_COLUMNS)
 
     # --- looking ---------------------------------------------------------------------------
 

@@ -112,8 +112,9 @@ def encode_values(columns: dict[str, dict[str, Sequence]]) -> dict[str, dict[str
         return ["v", encode_value(value.copy() if kind is TextPrefix else value)]
 
     effects = columns["effects"]
-    writes = [["w", [cell(value) for _, value in row]] for row in effects["writes"]]
-    cells = [*map(cell, effects["before"]), *writes, *map(cell, effects["after"])]
+    with collector_paused():  # (many small acyclic containers: see `collector_paused`)
+        writes = [["w", [cell(value) for _, value in row]] for row in effects["writes"]]
+        cells = [*map(cell, effects["before"]), *writes, *map(cell, effects["after"])]
     plain = {name: cells for name, cells in effects.items() if name not in VALUE_COLUMNS}
     return {
         "effects": {**plain, "values": {"trails": encoded_trails, "cells": cells}},
@@ -132,25 +133,29 @@ def decode_values(columns: dict[str, dict[str, Any]]) -> dict[str, dict[str, Seq
     effects = columns["effects"]
     if "values" not in effects:
         return columns
-    rows = len(effects["step"])
     try:
-        values = effects["values"]
-        trails = [decode_value(items) for items in values["trails"]]
-        cells = values["cells"]
-        if len(cells) != rows * len(VALUE_COLUMNS):
-            raise ValueError(f"{len(cells)} value cells for {rows} effects (3 a row expected)")
-        before = [_decoded(cell, trails) for cell in cells[:rows]]
-        writes = [
-            _decoded_writes(cell, writers, trails)
-            for cell, writers in zip(cells[rows : 2 * rows], effects["writers"], strict=True)
-        ]
-        after = [_decoded(cell, trails) for cell in cells[2 * rows :]]
+        with collector_paused():  # (many small acyclic containers: see `collector_paused`)
+            split = _value_columns(effects["values"], effects["writers"], len(effects["step"]))
     except (KeyError, TypeError, ValueError, IndexError) as error:
         why = f"{type(error).__name__}: {error}"
         raise BrokenColumns(f"its effects' values are damaged ({why})") from None
     plain = {name: cells for name, cells in effects.items() if name != "values"}
-    split = {"before": before, "writes": writes, "after": after}
     return {"effects": {**plain, **split}, "tasks": columns["tasks"]}
+
+
+def _value_columns(values: dict[str, Any], writers: Sequence, rows: int) -> dict[str, list]:
+    trails = [decode_value(items) for items in values["trails"]]
+    cells = values["cells"]
+    if len(cells) != rows * len(VALUE_COLUMNS):
+        raise ValueError(f"{len(cells)} value cells for {rows} effects (3 a row expected)")
+    return {
+        "before": [_decoded(cell, trails) for cell in cells[:rows]],
+        "writes": [
+            _decoded_writes(cell, names, trails)
+            for cell, names in zip(cells[rows : 2 * rows], writers, strict=True)
+        ],
+        "after": [_decoded(cell, trails) for cell in cells[2 * rows :]],
+    }
 
 
 def _decoded(cell: Any, trails: list[list]) -> Any:
