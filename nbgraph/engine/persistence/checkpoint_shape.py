@@ -156,6 +156,8 @@ def fits_plain_payload(payload: Any) -> bool:
     for waiting in pull.values():
         if type(waiting) is not list:
             return False
+    if len(tasks) == 1:  # (a loop's step)
+        return _fits_plain_task(tasks[0])
     for task in tasks:  # noqa: SIM110 - a plain loop: faster than all() over a generator
         if not _fits_plain_task(task):
             return False
@@ -168,15 +170,21 @@ _TASK_KEYS = frozenset(("id", "node", "kind", "triggers", "writes", "routes", "s
 def _fits_plain_task(task: Any) -> bool:
     if type(task) is not dict or task.keys() != _TASK_KEYS:
         return False
-    if not (type(task["id"]) is str and type(task["node"]) is str and type(task["kind"]) is str):
-        return False
-    triggers, writes = task["triggers"], task["writes"]
-    if type(triggers) is not list or type(writes) is not list or type(task["routes"]) is not list:
-        return False
-    for time in (task["started"], task["ended"]):
-        if type(time) is not float or not -(2**62) < time < 2**62:
-            return False
-    if _TASK_ID.match(task["id"]) is None:
+    task_id, triggers, writes = task["id"], task["triggers"], task["writes"]
+    started, ended = task["started"], task["ended"]
+    if not (
+        type(task_id) is str
+        and type(task["node"]) is str
+        and type(task["kind"]) is str
+        and type(triggers) is list
+        and type(writes) is list
+        and type(task["routes"]) is list
+        and type(started) is float
+        and type(ended) is float
+        and -(2**62) < started < 2**62  # (NaN: not between)
+        and -(2**62) < ended < 2**62
+        and _TASK_ID.match(task_id) is not None
+    ):
         return False
     for name in triggers:
         if type(name) is not str:

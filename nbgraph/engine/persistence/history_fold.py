@@ -212,6 +212,10 @@ class _Copier:
                 seen = checked.get(key)
                 start = seen[1] if seen is not None and seen[0] is value else 0
                 size = len(value)
+                if start == size - 1 and type(value[start]) in ATOMS:  # (one item appended)
+                    checked[key] = (value, size)
+                    copied[key] = value[:]
+                    continue
                 if start <= size and (start == size or set(map(type, value[start:])) <= ATOMS):
                     checked[key] = (value, size)
                     copied[key] = value[:]
