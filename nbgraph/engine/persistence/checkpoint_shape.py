@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from nbgraph.codec.shapes import NAMES, STR, ListOf, MapOf, Obj, Pair
@@ -80,7 +80,7 @@ class _CheckedSaver:
     def history(self, thread_id: str, *args: Any, **kwargs: Any) -> Any:
         records = self.saver.history(thread_id, *args, **kwargs)
         if isinstance(records, list):
-            return [_check_checkpoint(record, self.saver) for record in records]
+            return _checked(records, self.saver)
         return (_check_checkpoint(record, self.saver) for record in records)
 
     def history_slice(self, thread_id: str, start: int, stop: int | None = None) -> list[Any]:
@@ -88,7 +88,7 @@ class _CheckedSaver:
         reader = getattr(self.saver, "history_slice", None)
         if reader is None:
             return self.history(thread_id)[start:stop]
-        return [_check_checkpoint(r, self.saver) for r in reader(thread_id, start, stop)]
+        return _checked(reader(thread_id, start, stop), self.saver)
 
     def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[Any]:
         writes = self.saver.pending_writes(thread_id, checkpoint_id)
@@ -111,6 +111,21 @@ class _CheckedSaver:
                 _check_write(write.payload, f"The pending write {write.seq} of task "
                              f"{write.task_id!r} to {where}")  # fmt: skip
         return found
+
+
+def _checked(records: Iterable[Any], saver: Any) -> list[Any]:
+    """`records` (what a saver returned) in a new list, each checked as `_check_checkpoint`
+    checks it (the common case in this loop, without a call a record)."""
+    records = list(records)
+    for record in records:
+        snapshot = record.snapshot
+        if not (
+            fits_plain_payload(record.payload)
+            and (snapshot is None or type(snapshot) is dict)
+            and type(record.step) is int
+        ):
+            _check_checkpoint(record, saver)
+    return records
 
 
 def _check_checkpoint(record: Any, saver: Any = None) -> Any:

@@ -143,6 +143,13 @@ def _linear_states(
     then each block is folded again from it, newest block first, so each delta is applied
     about twice and about 2 sqrt(L) states are held.
     """
+    return itertools.chain.from_iterable(_blocks(spec, records, fold))  # (no frame an item)
+
+
+def _blocks(
+    spec: GraphSpec, records: list[Any], fold: Fold
+) -> Iterator[Iterator[tuple[Any, dict[str, Any]]]]:
+    """`_linear_states`' states, a block at a time (newest block first)."""
     if not records:
         return
     starts = [i for i, record in enumerate(records) if record.snapshot is not None]
@@ -231,7 +238,7 @@ def _copy(values: dict[str, Any]) -> dict[str, Any]:
 
 def _segment(
     spec: GraphSpec, records: list[Any], start: int, end: int, fold: Fold
-) -> Iterator[tuple[Any, dict[str, Any]]]:
+) -> Iterator[Iterator[tuple[Any, dict[str, Any]]]]:
     values = _base(spec, records[start], fold)
     copier = _Copier(spec)
     every = max(MIN_BLOCK, math.isqrt(end - start))
@@ -249,7 +256,7 @@ def _segment(
             held.append(values if i == end - 1 else copier.copy(values))
         elif (i - start) % every == 0:
             bases.append((i, _copy(values)))
-    yield from _newest_first(records, last, held)
+    yield _newest_first(records, last, held)
     while bases:
         first, values = bases.pop()
         held = []
@@ -259,7 +266,7 @@ def _segment(
                 values = fold(spec, values, record.payload, record.step)
                 copier.folded(record.payload)
             held.append(values if i == first + every - 1 else copier.copy(values))
-        yield from _newest_first(records, first, held)
+        yield _newest_first(records, first, held)
 
 
 def _newest_first(

@@ -91,10 +91,13 @@ class _Shown:
                 task_id = f"{record.step + 1}:0:{names[0]}"
                 saved = done.get(task_id)
                 result = None
-                if saved is not None:
-                    result = {}
-                    for field, value in saved["writes"]:
-                        result.setdefault(field, value)
+                if saved is not None:  # (each field's first write, as `tasks_from` takes)
+                    made = saved["writes"]
+                    result = dict(made)
+                    if len(result) != len(made):  # (a field written twice)
+                        result = {}
+                        for field, value in made:
+                            result.setdefault(field, value)
                 tasks: tuple[Any, ...] = (_new(PendingTask, (task_id, *lone, result)),)
                 snapshot = self.snapshots.of(record, values, names, tasks)
                 return snapshot if plain else self.with_states(self.thread, snapshot, False)

@@ -81,7 +81,7 @@ class Snapshots:
         self.root_id, self.ns = thread.root_id, thread.ns  # (LangGraph's configurable keys)
         self.known = None if spec.open_schema else spec.fields.keys()  # (None: every key)
         self.root = bare_field(spec)
-        self.time_text = TimeText()  # (`created_at` shown)
+        self.time_text = TimeText().text  # (`created_at` shown)
 
     def of(
         self,
@@ -103,14 +103,15 @@ class Snapshots:
             values = {k: v for k, v in values.items() if k in known}
         parent_id, checkpoint_id = checkpoint.parent_id, checkpoint.checkpoint_id
         root_id, ns = self.root_id, self.ns
+        metadata = {"source": checkpoint.source, "step": checkpoint.step, "parents": {}}
         if ns:  # (a subgraph's: its configs name its parents' checkpoints)
             parents = _parents_of(checkpoint)
+            metadata["parents"] = dict(parents)
             config = checkpoint_config(root_id, ns, checkpoint_id, parents)
             parent = (
                 None if parent_id is None else checkpoint_config(root_id, ns, parent_id, parents)
             )
         else:  # (`checkpoint_config`'s, inline: a history makes two a checkpoint)
-            parents = _NONE
             own = {"thread_id": root_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
             config = {"configurable": own}
             parent = None
@@ -122,7 +123,7 @@ class Snapshots:
                 root_value(values, self.root) if self.root else values,
                 next,
                 config,
-                {"source": checkpoint.source, "step": checkpoint.step, "parents": dict(parents)},
+                metadata,
                 self.time_text(checkpoint.created_at),
                 parent,
                 tasks,
@@ -137,7 +138,7 @@ class TimeText:
     checkpoints share most of their seconds), the microseconds rounded half to even as
     datetime rounds them.
 
-    >>> shown = TimeText()
+    >>> shown = TimeText().text
     >>> shown(1.5), shown(2.0)
     ('1970-01-01T00:00:01.500000+00:00', '1970-01-01T00:00:02+00:00')
     >>> shown(2.0000025)  # (2.5 microseconds, as a float just under: rounded to 2)
@@ -149,7 +150,8 @@ class TimeText:
     def __init__(self) -> None:
         self.second: tuple[float, str] = (-1.0, "")  # (the last whole second, as text)
 
-    def __call__(self, created_at: float) -> str:
+    def text(self, created_at: float) -> str:
+        """`created_at` as `datetime.fromtimestamp(created_at, tz=UTC).isoformat()` shows it."""
         if 0.0 <= created_at < _LATEST:
             fraction, whole = math.modf(created_at)
             micros = round(fraction * 1e6)
