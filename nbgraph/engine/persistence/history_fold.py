@@ -253,7 +253,7 @@ def _segment(
             values = fold(spec, values, record.payload, record.step)
             copier.folded(record.payload)
         if i >= last:
-            held.append(values if i == end - 1 else copier.copy(values))
+            held.append(copier.copy(values))
         elif (i - start) % every == 0:
             bases.append((i, _copy(values)))
     yield _newest_first(records, last, held)
@@ -265,7 +265,7 @@ def _segment(
                 record = records[i]
                 values = fold(spec, values, record.payload, record.step)
                 copier.folded(record.payload)
-            held.append(values if i == first + every - 1 else copier.copy(values))
+            held.append(copier.copy(values))
         yield _newest_first(records, first, held)
 
 

@@ -437,3 +437,59 @@ def test_history_snapshots_own_their_lists_and_the_collector_comes_back_on(kind,
         assert not gc.isenabled()  # (a paused collector stays paused)
     finally:
         gc.enable()
+
+
+def _containers(value, found: dict[int, object]) -> None:
+    """Every list, dict and set reachable from `value` (through tuples too), by id."""
+    if isinstance(value, list | dict | set):
+        found[id(value)] = value
+        for item in value.values() if isinstance(value, dict) else value:
+            _containers(item, found)
+    elif isinstance(value, tuple):
+        for item in value:
+            _containers(item, found)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("forked", [False, True])
+def test_no_two_history_snapshots_share_a_container(kind, forked, tmp_path):
+    """Not a state's list, nor an item of it, nor a field without a reducer, nor a task's
+    result, nor a config or the metadata: what one snapshot holds, no other snapshot holds,
+    so changing one in place changes no other (the last state of each block folded, whose
+    fields without a reducer are the very lists its checkpoint's writes hold, and which its
+    parent's task result shows, included). A thread with a fork is read the other way."""
+    from nbgraph import MemorySaver
+
+    saver = MemorySaver() if kind == "memory" else SqliteSaver(str(tmp_path / "h.sqlite"))
+    app = (
+        StateGraph(dict, reducers={"log": "append"})
+        .add_node(
+            "tick",
+            lambda s: {
+                "n": s["n"] + 1,
+                "log": [{"i": s["n"]}],  # (an item that is a dict)
+                "last": [s["n"]],  # (no reducer: the written list is the value)
+                "box": {"k": [s["n"]]},
+            },
+        )
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: "__end__" if s["n"] >= 300 else "tick")
+        .compile(checkpointer=saver)
+    )
+    cfg = config() | {"recursion_limit": 400}
+    app.invoke({"n": 0, "log": [], "last": [], "box": {}}, cfg)
+    if forked:  # (a past checkpoint changed: the thread is no longer one line)
+        past = list(app.get_state_history(cfg))[100].config
+        app.update_state(past, {"last": [-1]})
+    history = list(app.get_state_history(cfg))
+    assert len(history) >= 300
+    owner: dict[int, int] = {}
+    for index, snapshot in enumerate(history):
+        found: dict[int, object] = {}
+        for part in (snapshot.values, snapshot.config, snapshot.metadata, snapshot.parent_config):
+            _containers(part, found)
+        for task in snapshot.tasks:
+            _containers(task.result, found)
+        for key in found:
+            assert owner.setdefault(key, index) == index, (index, owner[key], found[key])
+    assert any(task.result for snapshot in history for task in snapshot.tasks)
