@@ -493,3 +493,35 @@ def test_no_two_history_snapshots_share_a_container(kind, forked, tmp_path):
         for key in found:
             assert owner.setdefault(key, index) == index, (index, owner[key], found[key])
     assert any(task.result for snapshot in history for task in snapshot.tasks)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_history_shows_each_created_at_as_datetime_does(kind, tmp_path):
+    """A snapshot's `created_at` is `datetime.fromtimestamp(t, UTC).isoformat()` of its
+    checkpoint's time, though a history formats the whole second once for the checkpoints
+    that share it (`snapshots.TimeText`): microseconds rounded as datetime rounds them."""
+    import datetime
+    import random
+
+    from nbgraph import MemorySaver
+    from nbgraph.engine.persistence.snapshots import TimeText
+
+    saver = MemorySaver() if kind == "memory" else SqliteSaver(str(tmp_path / "h.sqlite"))
+    app = two_steps(saver)
+    app.invoke({"n": 0}, config())
+    records = {r.checkpoint_id: r for r in saver.history("t")}
+    for snapshot in app.get_state_history(config()):
+        made = records[snapshot.config["configurable"]["checkpoint_id"]].created_at
+        assert (
+            snapshot.created_at == datetime.datetime.fromtimestamp(made, datetime.UTC).isoformat()
+        )
+
+    shown = TimeText().text
+    rng = random.Random(7)
+    times = [0.0, 1.0, 0.9999995, 1.0000005, 1.0000015, 2.5e-7, 1_795_953_996.1157207, -1.5]
+    times += [253_402_300_799.0, 253_402_300_798.9999999, 1e-300, 12.0 - 5e-7]
+    times += [rng.uniform(0, 4e9) for _ in range(2000)]
+    times += [rng.randrange(2**31) + rng.randrange(10**6) / 1e6 for _ in range(2000)]
+    times += [rng.randrange(2**31) + rng.choice((5e-7, 0.9999995, 1.5e-6)) for _ in range(2000)]
+    for made in sorted(times) + times:  # (in order, as a history's seconds, and shuffled)
+        assert shown(made) == datetime.datetime.fromtimestamp(made, datetime.UTC).isoformat()
