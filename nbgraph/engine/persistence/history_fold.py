@@ -34,7 +34,8 @@ def history_states(
     thread: Any, newest: Any, ids: Callable[[str], Iterator[str]], fold: Fold
 ) -> Iterator[tuple[Any, dict[str, Any], Any]]:
     """`(record, values, writes)` of every checkpoint, newest first: `writes` the saver's
-    pending writes of that checkpoint, or None when they are to be read one by one.
+    pending writes of that checkpoint (`()`: none), or None when they are to be read one
+    by one.
 
     The newest costs about what `get_state` costs: its chain back to a snapshot, read a
     page of the newest checkpoints at a time (`_newest_line`), and folded (the chain's other
@@ -65,7 +66,7 @@ def history_states(
         older = records[len(chain) :]
         older.reverse()
         for record, values in itertools.chain(states, _linear_states(thread.spec, older, fold)):
-            yield record, values, None if writes is None else writes.get(record.checkpoint_id, [])
+            yield record, values, None if writes is None else writes.get(record.checkpoint_id, ())
         return
     if sliced:  # (read afresh: the chain's snapshot was folded in place)
         records = thread.saver.history(thread.thread_id)

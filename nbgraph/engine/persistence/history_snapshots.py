@@ -98,7 +98,10 @@ class _Shown:
                         result = {}
                         for field, value in made:
                             result.setdefault(field, value)
-                tasks: tuple[Any, ...] = (_new(PendingTask, (task_id, *lone, result)),)
+                name, path = lone
+                tasks: tuple[Any, ...] = (
+                    _new(PendingTask, (task_id, name, path, None, (), None, result)),
+                )
                 snapshot = self.snapshots.of(record, values, names, tasks)
                 return snapshot if plain else self.with_states(self.thread, snapshot, False)
             ids = pull_task_ids(names, record.step + 1)
@@ -122,12 +125,12 @@ class _Shown:
 
     def _loop(self, key: tuple[str, ...]) -> tuple[tuple[str, ...], Any, bool]:
         """What a loop's checkpoints pulling nodes `key` share: the nodes' names in order,
-        for one node (not START) its task's fields after the id (name, path, error,
-        interrupts, state; else None), and whether none of them is a subgraph."""
+        for one node (not START) its task's name and path (else None), and whether none of
+        them is a subgraph."""
         names = tuple(sorted(key))
         lone = None
         if len(names) == 1 and names[0] != START:
-            lone = (names[0], ("__pregel_pull", names[0]), None, (), None)
+            lone = (names[0], ("__pregel_pull", names[0]))
         return names, lone, all(self._plain(name) for name in names)
 
 
