@@ -71,10 +71,10 @@ _LONG_NUMBER = b"0" * 19  # (19 digits in a row: maybe an int past 64 bits)
 
 
 def _loads(text: str) -> Any:
-    """`nesting.loads(text)`, by `orjson.loads` where that reads the same data (a third of
-    json's time): not for text with 19 digits in a row (an int past 64 bits, which orjson
-    reads as a float), nor for what orjson refuses and json may read (NaN, 1e400, deep
-    nesting), which json reads or refuses saying why."""
+    """`nesting.loads(text)`, by the faster `orjson.loads` where that reads the same data:
+    not for text with 19 digits in a row (an int past 64 bits, which orjson reads as a
+    float), nor for what orjson refuses and json may read (NaN, 1e400, deep nesting), which
+    json reads or refuses saying why (`benchmarks/README.md`, "Timings behind the code")."""
     fast = nesting.orjson()
     if fast is not None:
         data = text.encode("utf-8", "surrogatepass")
