@@ -29,8 +29,8 @@ from nbgraph.engine.core.columns import (
     last_applied,
     step_numbers,
     task_nodes,
-    task_rows,
     task_total,
+    task_tuples,
 )
 from nbgraph.engine.core.node_context.store_record import StoreOp
 from nbgraph.engine.core.pinned import growth, pinned_data, pinned_map
@@ -117,8 +117,8 @@ __all__ = [
     "step_numbers",
     "task_from_data",
     "task_nodes",
-    "task_rows",
     "task_total",
+    "task_tuples",
 ]
 
 

@@ -9,7 +9,7 @@ interrupted task, sends...) is kept as its object. `steps[i]` and iteration make
 `docs/record.md` describes the columns.
 
 The module-level readers (`step_numbers`, `applied_numbers`, `last_applied`, `task_total`,
-`task_nodes`, `task_rows`) answer from the arrays for a `StepColumns` and from the objects
+`task_nodes`, `task_tuples`) answer from the arrays for a `StepColumns` and from the objects
 for any other sequence.
 """
 
@@ -32,8 +32,8 @@ __all__ = [
     "last_applied",
     "step_numbers",
     "task_nodes",
-    "task_rows",
     "task_total",
+    "task_tuples",
 ]
 
 _LIVE = 2  # the last steps never sealed: the engine may still change them
@@ -443,7 +443,7 @@ def task_total(steps: Sequence[StepLog], start: int = 0) -> int:
     return sum(len(steps[position].tasks) for position in range(start, len(steps)))
 
 
-def task_rows(steps: Sequence[StepLog], start: int = 0) -> Iterator[tuple]:
+def task_tuples(steps: Sequence[StepLog], start: int = 0) -> Iterator[tuple]:
     """Per task of the steps from position `start` on, in order: `(step, index, node, kind,
     triggers, fields written, routes, returned, started, ended, task)`. `task` is the `Task`
     itself for a step kept as objects (read its error, attempts, subruns... from it), None

@@ -23,8 +23,8 @@ from nbgraph.engine.core.columns import (
     applied_numbers,
     step_numbers,
     task_nodes,
-    task_rows,
     task_total,
+    task_tuples,
 )
 from nbgraph.engine.node_api import get_stream_writer
 from nbgraph.types import interrupt
@@ -123,7 +123,7 @@ def readers(steps: Any) -> tuple:
     assert applied_numbers(steps) == [s.step for s in plain if s.applied]
     assert task_total(steps, 1) == sum(len(s.tasks) for s in plain[1:])
     assert list(task_nodes(steps)) == [tuple(t.node for t in s.tasks) for s in plain]
-    rows = [row[:-1] for row in task_rows(steps)]
+    rows = [row[:-1] for row in task_tuples(steps)]
     assert rows == [
         (t.step, t.index, t.node, t.kind, t.triggers, tuple(k for k, _ in t.writes), t.routes,
          t.returned, t.started, t.ended) for s in plain for t in s.tasks
