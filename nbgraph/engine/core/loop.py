@@ -254,7 +254,9 @@ class RunLoop:
         taken = schedule.take(self.step)
         if taken is None:
             self.step -= 1
-            self.log.steps.settle()  # type: ignore[attr-defined]  # (the run's: StepColumns)
+            settle = getattr(self.log.steps, "settle", None)  # (the run's own: StepColumns)
+            if settle is not None:
+                settle()
             return None
         pull, push, tasks = taken
         if self.breaks_before and self._stop_before(pull, push):
