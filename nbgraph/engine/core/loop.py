@@ -254,9 +254,9 @@ class RunLoop:
         taken = schedule.take(self.step)
         if taken is None:
             self.step -= 1
-            settle = getattr(self.log.steps, "settle", None)  # (the run's own: StepColumns)
-            if settle is not None:
-                settle()
+            steps = self.log.steps
+            if type(steps) is StepColumns:  # (the run's own, unless replaced)
+                steps.settle()
             return None
         pull, push, tasks = taken
         if self.breaks_before and self._stop_before(pull, push):
