@@ -1,0 +1,103 @@
+"""Where a run file's steps are: one compact JSON line each, counted and summed in its header.
+
+`Run.save` writes the run data's `steps` as a list with one step a line
+(`[\\n   {...},\\n   {...}\\n  ]`) and, in the header, `"step_lines": {"count": N, "crc32": C}`:
+how many lines and the CRC-32 of the list's bytes. `Run.load` finds that list by its layout,
+sums it, and if the count and the sum agree reads the rest of the file alone and leaves
+each step's line to be read when the step is first asked for (`lazy_steps.LazySteps`). A
+file that does not agree (edited, damaged, written by an earlier nbgraph without the entry)
+is read whole and checked at once, as before.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from nbgraph.codec import nesting
+
+__all__ = ["ENTRY", "StepLines", "find_step_lines", "parse_json", "step_lines_entry"]
+
+ENTRY = "step_lines"
+"""The header entry: `{"count": lines, "crc32": CRC-32 of the steps list's bytes}`."""
+
+_KEY = b'\n  "steps": '  # (the run data's entries: one a line, two spaces in)
+_OPEN = b"[\n   "
+_CLOSE = b"\n  ]"
+_RUN = b'\n "run": {'  # (the document's entries: one space in)
+
+
+class StepLines:
+    """A file's step lines, found: the document without them (`shell`, its steps `[]`)
+    and each step's line (compact JSON, maybe with a trailing comma)."""
+
+    __slots__ = ("count", "crc32", "lines", "shell")
+
+    def __init__(self, shell: bytes, lines: list[bytes], crc32: int) -> None:
+        self.shell, self.lines, self.crc32, self.count = shell, lines, crc32, len(lines)
+
+    def agrees(self, entry: Any) -> bool:
+        """Whether the header's entry (`step_lines`) counts and sums these lines."""
+        return (
+            type(entry) is dict
+            and entry.keys() == {"count", "crc32"}
+            and entry["count"] == self.count
+            and entry["crc32"] == self.crc32
+            and type(entry["count"]) is int
+            and type(entry["crc32"]) is int
+        )
+
+
+def step_lines_entry(steps: bytes | bytearray) -> dict[str, int]:
+    """The header entry for the steps list `steps` (its bytes, as written)."""
+    count = 0 if steps == b"[]" else steps.count(b"\n") - 1
+    return {"count": count, "crc32": zlib.crc32(steps)}
+
+
+def find_step_lines(data: bytes) -> StepLines | None:
+    """The step lines of a file's bytes laid out as `Run.save` writes them, or None (laid
+    out otherwise: the file is read whole). Nothing is checked but the layout and the sum:
+    the caller compares them with the header and checks each line when it is read."""
+    if b'\n "step_lines": ' not in data[:4096]:  # (written before the graph)
+        return None
+    run = data.find(_RUN)
+    key = data.find(_KEY, run) if run >= 0 else -1
+    if key < 0:
+        return None
+    start = key + len(_KEY)
+    if data.startswith(b"[]", start):
+        end = start + 2
+        lines: list[bytes] = []
+    elif data.startswith(_OPEN, start):
+        close = data.find(_CLOSE, start)  # (a compact line holds no newline: the first)
+        if close < 0:
+            return None
+        end = close + len(_CLOSE)
+        lines = data[start + len(_OPEN) : close].split(b"\n   ")
+    else:
+        return None
+    steps = data[start:end]
+    return StepLines(data[:start] + b"[]" + data[end:], lines, zlib.crc32(steps))
+
+
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19  # (19 digits in a row: maybe an int past 64 bits)
+
+
+def parse_json(data: bytes) -> Any:
+    """JSON `data` (UTF-8) as `nesting.loads` reads it, by `orjson.loads` where that reads the
+    same data (several times faster): not for 19 digits in a row (an int past 64 bits,
+    which orjson reads as a float), nor for what orjson refuses and json may read (NaN,
+    1e400, a lone surrogate, deep nesting) or refuses saying why.
+
+    Raises:
+        ValueError: not JSON (`json.JSONDecodeError`), nested too deep, or a number json
+            refuses.
+    """
+    orjson = nesting.orjson()
+    if orjson is not None and _LONG_NUMBER not in data.translate(_DIGITS):
+        try:
+            return orjson.loads(data)
+        except ValueError:  # (orjson.JSONDecodeError): json says what it makes of it
+            pass
+    return nesting.loads(data.decode("utf-8", "surrogatepass"))
