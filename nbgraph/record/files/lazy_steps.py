@@ -26,7 +26,7 @@ from nbgraph.record.files.log_shape import (
     step_name_problems,
 )
 from nbgraph.record.files.step_decoding import decode_step
-from nbgraph.record.files.step_lines import parse_json
+from nbgraph.record.files.step_lines import StepLines, parse_json
 from nbgraph.record.replaying import replay_graph
 from nbgraph.reducers import ReplayBudget, replay_budget
 
@@ -49,7 +49,8 @@ class LazySteps(Sequence[StepLog]):
     module); a read step is kept. Pickled or copied, it is the list of its steps.
 
     Args:
-        lines: each step's line of JSON (all but the last ending in a comma).
+        lines: where the steps' lines of JSON are, one a line (all but the last ending in a
+            comma), and how many (`step_lines.StepLines`).
         graph: the run's graph (its functions, or the stand-ins a file gives).
         functions: `graph` has the real functions (`graph=` was given to load).
         nodes: the names a task may run (`log_shape.known_nodes`).
@@ -59,15 +60,16 @@ class LazySteps(Sequence[StepLog]):
 
     def __init__(
         self,
-        lines: list[bytes],
+        lines: StepLines,
         graph: GraphSpec,
         functions: bool,
         nodes: set[str],
         models: Iterable[type] | None,
         refuse: Refusal,
     ) -> None:
-        self._lines: list[bytes] | None = lines
-        self._count = len(lines)
+        self._data: bytes | None = lines.data
+        self._count, self._at, self._end = lines.count, lines.start, lines.end
+        # (the next step's line starts at `_at` in `_data`; the last ends at `_end`)
         self._steps: list[StepLog] = []  # read and checked, in order
         self._graph, self._functions, self._nodes = graph, functions, nodes
         self._models = None if models is None else list(models)
@@ -135,7 +137,7 @@ class LazySteps(Sequence[StepLog]):
                 self._checked(position, lambda step=step: self._replayed(step), True)
                 self._steps.append(step)
         if len(self._steps) == self._count:  # all read: the lines and the replay let go
-            self._lines = self._values = self._replay = None  # type: ignore[assignment]
+            self._data = self._values = self._replay = None  # type: ignore[assignment]
 
     def _checked(self, position: int, work: Callable[[], Any], replaying: bool) -> Any:
         """`work()`, or its error named by `refuse` (and kept: raised again when asked)."""
@@ -150,8 +152,11 @@ class LazySteps(Sequence[StepLog]):
 
     def _decoded(self, position: int) -> StepLog:
         """Step entry `position` from its line: its shape, then its names, checked."""
-        assert self._lines is not None
-        line = self._lines[position]
+        data = self._data
+        assert data is not None and position == len(self._steps)  # (read in order)
+        end = data.find(b"\n", self._at, self._end)
+        end = self._end if end < 0 else end
+        line, self._at = data[self._at : end], end + 1
         if position < self._count - 1:
             if not line.endswith(b","):
                 raise StepLineError("its line should end with ',' (one step a line)")

@@ -55,6 +55,7 @@ from nbgraph.record.files.step_decoding import (
 from nbgraph.record.files.step_encoding import encode_steps, needs_afters, step_data
 from nbgraph.record.files.step_lines import (
     ENTRY,
+    StepLines,
     find_step_lines,
     parse_json,
     step_lines_entry,
@@ -369,7 +370,7 @@ def _lazy_log(
         if data.get("semantics") == "branches" or "subruns" in data:
             return None
         with named_classes(models):
-            return _decode_log(document, graph, where, lazy=(found.lines, models))
+            return _decode_log(document, graph, where, lazy=(found, models))
     except Exception:  # (read whole: the same error, named as ever)
         return None
 
@@ -433,7 +434,7 @@ def _decode_log(
     where: str,
     plain: bool = False,
     checked: bool = True,
-    lazy: tuple[list[bytes], Iterable[type] | None] | None = None,
+    lazy: tuple[StepLines, Iterable[type] | None] | None = None,
 ) -> RunLog:
     """The log of a document `check_document` checked (without its steps: `checked`
     False, and each step is checked as it is decoded; or `lazy`, the step lines and the

@@ -24,17 +24,20 @@ ENTRY = "step_lines"
 _KEY = b'\n  "steps": '  # (the run data's entries: one a line, two spaces in)
 _OPEN = b"[\n   "
 _CLOSE = b"\n  ]"
+_AFTER = _CLOSE + b',\n  "semantics": '  # (always the entry after the steps)
 _RUN = b'\n "run": {'  # (the document's entries: one space in)
 
 
 class StepLines:
-    """A file's step lines, found: the document without them (`shell`, its steps `[]`)
-    and each step's line (compact JSON, maybe with a trailing comma)."""
+    """A file's step lines, found: the document without them (`shell`, its steps `[]`),
+    and where the lines are in the file's bytes (`data[start:end]`: each step's compact
+    JSON, all but the last with a comma after it, one a line, indented), `count` of them."""
 
-    __slots__ = ("count", "crc32", "lines", "shell")
+    __slots__ = ("count", "crc32", "data", "end", "shell", "start")
 
-    def __init__(self, shell: bytes, lines: list[bytes], crc32: int) -> None:
-        self.shell, self.lines, self.crc32, self.count = shell, lines, crc32, len(lines)
+    def __init__(self, shell: bytes, data: bytes, start: int, end: int, crc32: int) -> None:
+        self.shell, self.data, self.start, self.end, self.crc32 = shell, data, start, end, crc32
+        self.count = data.count(b"\n", start, end) + 1 if end > start else 0
 
     def agrees(self, entry: Any) -> bool:
         """Whether the header's entry (`step_lines`) counts and sums these lines."""
@@ -66,18 +69,16 @@ def find_step_lines(data: bytes) -> StepLines | None:
         return None
     start = key + len(_KEY)
     if data.startswith(b"[]", start):
-        end = start + 2
-        lines: list[bytes] = []
+        end = first = close = start + 2
     elif data.startswith(_OPEN, start):
-        close = data.find(_CLOSE, start)  # (a compact line holds no newline: the first)
-        if close < 0:
+        close = data.rfind(_AFTER)  # (the entries after the steps: short, and one a line)
+        if close < start:
             return None
-        end = close + len(_CLOSE)
-        lines = data[start + len(_OPEN) : close].split(b"\n   ")
+        end, first = close + len(_CLOSE), start + len(_OPEN) - 3  # (the first line's indent)
     else:
         return None
-    steps = data[start:end]
-    return StepLines(data[:start] + b"[]" + data[end:], lines, zlib.crc32(steps))
+    shell = data[:start] + b"[]" + data[end:]
+    return StepLines(shell, data, first, close, zlib.crc32(memoryview(data)[start:end]))
 
 
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
