@@ -55,6 +55,11 @@ class Timeline:
         return list(self.index)
 
     def _position(self, step: int) -> int:
+        steps = self.log.steps
+        if "index" not in self.__dict__ and steps:  # (numbered up from the first, mostly:
+            guess = step - steps[0].step  # a run file's steps are then read only so far)
+            if 0 <= guess < len(steps) and steps[guess].step == step:
+                return guess
         position = self.index.get(step)
         if position is None:
             raise ValueError(
