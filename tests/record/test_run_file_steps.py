@@ -18,8 +18,8 @@ from nbgraph.record.files.log_shape import LogShapeError, check_document
 from nbgraph.record.files.serialize import RunFileError, _decode_log
 from nbgraph.record.files.step_decoding import BrokenDocument
 from nbgraph.record.files.step_lines import find_step_lines
-from tests.record.test_serialize import STEP_DAMAGES, _loop_document, _step_view
 from tests.support.file_fuzz import summed_text
+from tests.support.step_damages import STEP_DAMAGES, loop_document, step_view
 
 
 class Count(TypedDict):
@@ -75,7 +75,7 @@ def test_a_damaged_step_is_refused_when_first_read_as_a_whole_load_refuses_it(da
     as a crafted file's could be): it loads, the steps before the damaged one read, and the
     damaged one is refused when first asked for (and again after), with the message a whole
     load gives naming its entry; a damage the whole check lets through reads the same."""
-    document = _loop_document()
+    document = loop_document()
     STEP_DAMAGES[damage](document["run"]["steps"][2])
     run = Run.from_json(_summed(document))
     steps = run.log.steps
@@ -83,7 +83,7 @@ def test_a_damaged_step_is_refused_when_first_read_as_a_whole_load_refuses_it(da
     expected = _whole_refusal(document)
     if expected is None:
         general = _decode_log(json.loads(json.dumps(document)), None, "The text")
-        assert [_step_view(s) for s in steps] == [_step_view(s) for s in general.steps]
+        assert [step_view(s) for s in steps] == [step_view(s) for s in general.steps]
         return
     for ask in (lambda: steps[2], lambda: steps[3], lambda: run.effect_list, lambda: list(steps)):
         with pytest.raises(RunFileError) as refused:
