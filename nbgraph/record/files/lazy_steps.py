@@ -108,8 +108,14 @@ class LazySteps(Sequence[StepLog]):
         return self._walk()
 
     def _walk(self) -> Iterator[StepLog]:
+        """Each step in order, read a growing batch at a time (a walk that stops early, at
+        the first steps, reads few more than it shows)."""
+        steps, batch = self._steps, 16
         for position in range(self._count):
-            yield self[position]
+            if position >= len(steps):
+                self._read_through(min(position + batch, self._count) - 1)
+                batch = min(batch * 2, 4096)
+            yield steps[position]
 
     def __repr__(self) -> str:
         return f"<{self._count} steps of a run file, {len(self._steps)} read>"
@@ -131,24 +137,22 @@ class LazySteps(Sequence[StepLog]):
         """
         if self._failed is not None:
             raise self._failed
+        steps = self._steps
         with collector_paused(), named_classes(self._models), replay_budget(self._budget):
-            for position in range(len(self._steps), index + 1):
-                step = self._checked(position, lambda p=position: self._decoded(p), False)
-                self._checked(position, lambda step=step: self._replayed(step), True)
-                self._steps.append(step)
-        if len(self._steps) == self._count:  # all read: the lines and the replay let go
+            for position in range(len(steps), index + 1):
+                replaying = False
+                try:
+                    step = self._decoded(position)
+                    replaying = True
+                    self._replayed(step)
+                except Exception as error:
+                    self._failed = self._refuse(error, position, replaying)
+                    if self._failed is error:
+                        raise
+                    raise self._failed from error
+                steps.append(step)
+        if len(steps) == self._count:  # all read: the lines and the replay let go
             self._data = self._values = self._replay = None  # type: ignore[assignment]
-
-    def _checked(self, position: int, work: Callable[[], Any], replaying: bool) -> Any:
-        """`work()`, or its error named by `refuse` (and kept: raised again when asked)."""
-        try:
-            return work()
-        except Exception as error:
-            refused = self._refuse(error, position, replaying)
-            self._failed = refused
-            if refused is error:
-                raise
-            raise refused from error
 
     def _decoded(self, position: int) -> StepLog:
         """Step entry `position` from its line: its shape, then its names, checked."""

@@ -349,7 +349,7 @@ def _lazy_log(
 ) -> RunLog | None:
     """The log of a file whose step lines agree with its header (`step_lines`), its steps
     left to be read when first asked for (`LazySteps`); None for any other file, or one
-    whose other entries are not all right (read whole, it is refused by name, as before).
+    whose other entries are not all right (read whole, it is refused by name).
 
     A branch-lineage run, and one with subruns (which sit on its tasks), are read whole.
     """
@@ -371,7 +371,7 @@ def _lazy_log(
             return None
         with named_classes(models):
             return _decode_log(document, graph, where, lazy=(found, models))
-    except Exception:  # (read whole: the same error, named as ever)
+    except Exception:  # (read whole: it is refused, by name)
         return None
 
 

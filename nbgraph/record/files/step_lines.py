@@ -6,7 +6,7 @@ how many lines and the CRC-32 of the list's bytes. `Run.load` finds that list by
 sums it, and if the count and the sum agree reads the rest of the file alone and leaves
 each step's line to be read when the step is first asked for (`lazy_steps.LazySteps`). A
 file that does not agree (edited, damaged, written by an earlier nbgraph without the entry)
-is read whole and checked at once, as before.
+is read whole and checked at once.
 """
 
 from __future__ import annotations
