@@ -1,9 +1,10 @@
 """A run as a versioned JSON document and back: `Run.to_json`, `from_json`, `save`, `load`.
 
-The document is `{"format": "nbgraph.run", "version": 1, "graph": {...}, "run": {...}}`, its
-values encoded by `nbgraph.codec.values`; never pickle. The graph is described by
-`nbgraph.blueprint.description`, the steps by `nbgraph.record.files.step_encoding` and
-`nbgraph.record.files.step_decoding`.
+The document is `{"format": "nbgraph.run", "version": 1, "step_lines": {...}, "graph": {...},
+"run": {...}}`, its values encoded by `nbgraph.codec.values`; never pickle. The graph is
+described by `nbgraph.blueprint.description`, the steps by `nbgraph.record.files.step_encoding`
+and `nbgraph.record.files.step_decoding`; a file whose step lines agree with `step_lines` is
+read step by step (`nbgraph.record.files.step_lines`, `lazy_steps`; docs/record.md).
 
 A loaded run reads like the original (effects, states, tree, tables), but its functions are
 gone unless the caller passes the graph (`graph=app`): nodes, routers, merges and filters are
@@ -547,7 +548,8 @@ def checked_run(cls: type[RunRecord], log: RunLog, where: str = "The text") -> R
     are worked out now (the tables and views reuse them), and a branch-lineage run's state
     tree, so a file whose parts disagree is refused at load time rather than failing later
     in a view. (A superstep run's tree only files the decoded tasks and merges, nothing a
-    file can make disagree: it is built when first asked for.)
+    file can make disagree: it is built when first asked for.) A log whose steps are read
+    step by step (`LazySteps`) replays each step when it is first read instead: `cls(log)`.
 
     Raises:
         RunFileError: replaying the record fails, naming `where` and why.
