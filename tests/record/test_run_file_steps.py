@@ -142,3 +142,23 @@ def test_a_hostile_file_read_step_by_step_is_refused_by_its_bound_when_first_rea
     run = Run.from_json(_summed(document))
     with pytest.raises(RunFileError, match="entry 1 of its steps"):
         run.effect_list  # noqa: B018
+
+
+def test_a_read_interrupted_mid_step_reads_again_from_the_first_step(tmp_path, monkeypatch):
+    run = _loop(8)
+    loaded = Run.load(run.save(tmp_path / "run.json"))
+    steps, replayed = loaded.log.steps, LazySteps._replayed
+    calls = []
+
+    def interrupted(self, step):
+        calls.append(step.step)
+        if len(calls) == 5:  # (after decoding step 4, halfway through its replay)
+            raise KeyboardInterrupt
+        replayed(self, step)
+
+    monkeypatch.setattr(LazySteps, "_replayed", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        list(steps)
+    assert steps.read == 0
+    assert loaded.effect_list == run.effect_list and steps.read == 9
+    assert calls == [0, 1, 2, 3, 4, *range(9)]

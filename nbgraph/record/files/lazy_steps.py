@@ -14,6 +14,7 @@ data is returned; the steps before it stay readable.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
@@ -68,7 +69,8 @@ class LazySteps(Sequence[StepLog]):
         refuse: Refusal,
     ) -> None:
         self._data: bytes | None = lines.data
-        self._count, self._at, self._end = lines.count, lines.start, lines.end
+        self._count, self._start, self._end = lines.count, lines.start, lines.end
+        self._at = self._start
         # (the next step's line starts at `_at` in `_data`; the last ends at `_end`)
         self._steps: list[StepLog] = []  # read and checked, in order
         self._graph, self._functions, self._nodes = graph, functions, nodes
@@ -78,6 +80,7 @@ class LazySteps(Sequence[StepLog]):
         self._values: dict[str, Any] | None = None  # the state after the last step read
         self._budget = ReplayBudget()  # (one for the whole file, as a whole load has)
         self._failed: BaseException | None = None
+        self._lock = threading.RLock()
 
     def __len__(self) -> int:
         return self._count
@@ -135,8 +138,21 @@ class LazySteps(Sequence[StepLog]):
             the `refuse` callback's error, for the first step that fails (and again for it
             and any step after it, whenever they are asked for).
         """
-        if self._failed is not None:
-            raise self._failed
+        with self._lock:  # (one reader at a time: the steps are read in order)
+            if self._failed is not None:
+                raise self._failed
+            try:
+                self._read_steps(index)
+            except Exception:
+                raise
+            except BaseException:  # (interrupted mid-step: read again from the first step)
+                self._steps, self._at, self._values = [], self._start, None
+                self._budget = ReplayBudget()
+                raise
+            if len(self._steps) == self._count:  # all read: the lines and the replay let go
+                self._data = self._values = self._replay = None  # type: ignore[assignment]
+
+    def _read_steps(self, index: int) -> None:
         steps = self._steps
         with collector_paused(), named_classes(self._models), replay_budget(self._budget):
             for position in range(len(steps), index + 1):
@@ -151,8 +167,6 @@ class LazySteps(Sequence[StepLog]):
                         raise
                     raise self._failed from error
                 steps.append(step)
-        if len(steps) == self._count:  # all read: the lines and the replay let go
-            self._data = self._values = self._replay = None  # type: ignore[assignment]
 
     def _decoded(self, position: int) -> StepLog:
         """Step entry `position` from its line: its shape, then its names, checked."""
