@@ -8,6 +8,7 @@ import json
 import operator
 import pickle
 import re
+import zlib
 from typing import Annotated, TypedDict
 
 import pytest
@@ -17,7 +18,7 @@ from nbgraph.record.files.lazy_steps import LazySteps
 from nbgraph.record.files.log_shape import LogShapeError, check_document
 from nbgraph.record.files.serialize import RunFileError, _decode_log
 from nbgraph.record.files.step_decoding import BrokenDocument
-from nbgraph.record.files.step_lines import find_step_lines
+from nbgraph.record.files.step_lines import find_step_lines, step_lines_entry
 from tests.support.file_fuzz import summed_text
 from tests.support.step_damages import STEP_DAMAGES, loop_document, step_view
 
@@ -127,7 +128,8 @@ def test_a_step_line_that_is_not_json_is_refused_when_first_read():
     at = next(i for i, line in enumerate(lines) if line.startswith('   {"step":2,'))
     lines[at] = lines[at].replace('"applied":true', '"applied":tru', 1)
     damaged = "\n".join(lines)
-    crc = find_step_lines(damaged.encode()).crc32  # (summed again, as a crafted file is)
+    start, end = find_step_lines(damaged.encode()).listed  # (summed again, as a crafted file is)
+    crc = step_lines_entry(damaged.encode()[start:end])["crc32"]
     damaged = re.sub(r'"crc32": \d+', f'"crc32": {crc}', damaged, count=1)
     run = Run.from_json(damaged)
     assert isinstance(run.log.steps, LazySteps) and run.log.steps[1].step == 1
@@ -162,3 +164,23 @@ def test_a_read_interrupted_mid_step_reads_again_from_the_first_step(tmp_path, m
     assert steps.read == 0
     assert loaded.effect_list == run.effect_list and steps.read == 9
     assert calls == [0, 1, 2, 3, 4, *range(9)]
+
+
+@pytest.mark.parametrize("count", [3, 5])
+def test_a_header_counting_other_than_the_lines_is_refused_when_the_lines_run_out(count):
+    document = json.loads(_loop(3).to_json())  # (4 steps)
+    text = summed_text(document)
+    start, end = find_step_lines(text.encode()).listed
+    steps = text.encode()[start:end]
+    crc = zlib.crc32(steps, zlib.crc32(b"%d\n" % count))  # (the count summed with the lines)
+    text = re.sub(r'"count": 4,\n  "crc32": \d+', f'"count": {count},\n  "crc32": {crc}', text)
+    run = Run.from_json(text)
+    assert len(run.log.steps) == count and run.log.steps[1].step == 1
+    with pytest.raises(RunFileError, match=f"complete .* where the header counts {count}"):
+        list(run.log.steps)
+
+
+def test_a_changed_count_makes_the_sum_disagree_and_the_file_is_read_whole():
+    text = _loop(3).to_json()
+    assert '"count": 4,' in text
+    assert type(Run.from_json(text.replace('"count": 4,', '"count": 5,')).log.steps) is list

@@ -38,7 +38,12 @@ __all__ = ["LazySteps", "Refusal", "StepLineError"]
 
 
 class StepLineError(ValueError):
-    """A step's line is not one JSON value, with a comma after it but for the last."""
+    """A step's line is not one JSON value (`json`), with a comma after it but for the last,
+    or the lines are not as many as the header counts."""
+
+    def __init__(self, message: str, json: bool = False) -> None:
+        super().__init__(message)
+        self.json = json
 
 
 Refusal = Callable[[BaseException, int, bool], BaseException]
@@ -70,7 +75,7 @@ class LazySteps(Sequence[StepLog]):
     ) -> None:
         self._data: bytes | None = lines.data
         self._count, self._start, self._end = lines.count, lines.start, lines.end
-        self._at = self._start
+        self._at, self._strict = self._start, lines.strict
         # (the next step's line starts at `_at` in `_data`; the last ends at `_end`)
         self._steps: list[StepLog] = []  # read and checked, in order
         self._graph, self._functions, self._nodes = graph, functions, nodes
@@ -172,17 +177,21 @@ class LazySteps(Sequence[StepLog]):
         """Step entry `position` from its line: its shape, then its names, checked."""
         data = self._data
         assert data is not None and position == len(self._steps)  # (read in order)
-        end = data.find(b"\n", self._at, self._end)
-        end = self._end if end < 0 else end
+        end, last = data.find(b"\n", self._at, self._end), position == self._count - 1
+        if end < 0 and not last:  # (the lines are counted as they are read)
+            raise StepLineError(f"the steps end here, where the header counts {self._count}")
+        if end >= 0 and last:
+            raise StepLineError(f"more steps follow, where the header counts {self._count}")
+        end = self._end if last else end
         line, self._at = data[self._at : end], end + 1
         if position < self._count - 1:
             if not line.endswith(b","):
                 raise StepLineError("its line should end with ',' (one step a line)")
             line = line[:-1]
         try:
-            data = parse_json(line)
+            data = parse_json(line, self._strict)
         except ValueError as error:
-            raise StepLineError(str(error)) from None
+            raise StepLineError(str(error), json=True) from None
         plain = b"$type" not in line and b"\\u" not in line  # (no tagged value in it)
         step = read_plain_step(data, self._graph.fields) if plain else None
         if step is None:

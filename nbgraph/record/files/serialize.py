@@ -354,13 +354,15 @@ def _lazy_log(
 
     A branch-lineage run, and one with subruns (which sit on its tasks), are read whole.
     """
-    if type(text) is str:
+    strict = type(text) is not str  # (a file's bytes: UTF-8 read strictly, as a whole load)
+    if not strict:
         if '\n "step_lines": ' not in text[:4096]:
             return None
         text = text.encode("utf-8", "surrogatepass")
-    found = find_step_lines(text)
+    found = find_step_lines(text)  # type: ignore[arg-type]
     if found is None:
         return None
+    found.strict = strict
     try:
         document = parse_json(found.shell)
         if type(document) is not dict or not found.agrees(document.get(ENTRY)):
@@ -394,10 +396,12 @@ def _step_refusal(where: str, error: BaseException, entry: int, replaying: bool)
             f"{where} is not a consistent nbgraph run: its steps cannot be replayed "
             f"({type(error).__name__}: {str(error).rstrip('.')}; {at})."
         )
-    if isinstance(error, StepLineError):
+    if isinstance(error, StepLineError) and error.json:
         return RunFileError(
             f"{where} is not valid JSON in {at} ({error}); expected a step saved by Run.save()."
         )
+    if isinstance(error, StepLineError):  # (a line's frame, or the lines' count)
+        return RunFileError(f"{where} is not a complete nbgraph run: {error} ({at}).")
     refused = _refusal(error, where)
     if refused is error:
         return error
@@ -522,6 +526,10 @@ def load_log(
     source = Path(path)
     raw = source.read_bytes()
     where = file_label(source)
+    check_models(models)
+    lazy = _lazy_log(raw.removeprefix(codecs.BOM_UTF8), where, models, graph)
+    if lazy is not None:  # (its step lines: UTF-8 checked as each is read)
+        return lazy
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -529,11 +537,7 @@ def load_log(
             f"{where} is not an nbgraph run: it is not UTF-8 text ({error.reason} at byte "
             f"{error.start}); expected JSON saved by Run.save()."
         ) from None
-    check_models(models)
-    if raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8) :]
-    lazy = _lazy_log(raw, where, models, graph)
-    return lazy if lazy is not None else _whole_log(text, where, models, graph)
+    return _whole_log(text, where, models, graph)
 
 
 def file_label(path: str | os.PathLike[str]) -> str:

@@ -19,7 +19,8 @@ from nbgraph.codec import nesting
 __all__ = ["ENTRY", "StepLines", "find_step_lines", "parse_json", "step_lines_entry"]
 
 ENTRY = "step_lines"
-"""The header entry: `{"count": lines, "crc32": CRC-32 of the steps list's bytes}`."""
+"""The header entry: `{"count": lines, "crc32": the sum}`, the sum the CRC-32 of the count
+(`b"%d\\n" % count`) then of the steps list's bytes (`_sum`)."""
 
 _KEY = b'\n  "steps": '  # (the run data's entries: one a line, two spaces in)
 _OPEN = b"[\n   "
@@ -31,30 +32,44 @@ _RUN = b'\n "run": {'  # (the document's entries: one space in)
 class StepLines:
     """A file's step lines, found: the document without them (`shell`, its steps `[]`),
     and where the lines are in the file's bytes (`data[start:end]`: each step's compact
-    JSON, all but the last with a comma after it, one a line, indented), `count` of them."""
+    JSON, all but the last with a comma after it, one a line, indented); `count` of them,
+    once the header's entry `agrees` (the lines are counted as they are read)."""
 
-    __slots__ = ("count", "crc32", "data", "end", "shell", "start")
+    __slots__ = ("count", "data", "end", "listed", "shell", "start", "strict")
 
-    def __init__(self, shell: bytes, data: bytes, start: int, end: int, crc32: int) -> None:
-        self.shell, self.data, self.start, self.end, self.crc32 = shell, data, start, end, crc32
-        self.count = data.count(b"\n", start, end) + 1 if end > start else 0
+    def __init__(
+        self, shell: bytes, data: bytes, listed: tuple[int, int], lines: tuple[int, int]
+    ) -> None:
+        self.shell, self.data, self.listed = shell, data, listed  # (listed: `[` to `]`)
+        self.start, self.end = lines
+        self.count = -1
+        self.strict = True  # (UTF-8 read strictly: bytes of a file; False: a str's)
 
     def agrees(self, entry: Any) -> bool:
-        """Whether the header's entry (`step_lines`) counts and sums these lines."""
-        return (
-            type(entry) is dict
-            and entry.keys() == {"count", "crc32"}
-            and entry["count"] == self.count
-            and entry["crc32"] == self.crc32
-            and type(entry["count"]) is int
-            and type(entry["crc32"]) is int
-        )
+        """Whether the header's entry (`step_lines`) sums these lines with its count; if so,
+        `count` is that count."""
+        if not (type(entry) is dict and entry.keys() == {"count", "crc32"}):
+            return False
+        count, crc32 = entry["count"], entry["crc32"]
+        if type(count) is not int or type(crc32) is not int or count < 0:
+            return False
+        if (count == 0) != (self.end == self.start):
+            return False
+        start, end = self.listed
+        if _sum(count, memoryview(self.data)[start:end]) != crc32:
+            return False
+        self.count = count
+        return True
+
+
+def _sum(count: int, steps: Any) -> int:
+    return zlib.crc32(steps, zlib.crc32(b"%d\n" % count))
 
 
 def step_lines_entry(steps: bytes | bytearray) -> dict[str, int]:
     """The header entry for the steps list `steps` (its bytes, as written)."""
     count = 0 if steps == b"[]" else steps.count(b"\n") - 1
-    return {"count": count, "crc32": zlib.crc32(steps)}
+    return {"count": count, "crc32": _sum(count, steps)}
 
 
 def find_step_lines(data: bytes) -> StepLines | None:
@@ -77,19 +92,19 @@ def find_step_lines(data: bytes) -> StepLines | None:
         end, first = close + len(_CLOSE), start + len(_OPEN) - 3  # (the first line's indent)
     else:
         return None
-    shell = data[:start] + b"[]" + data[end:]
-    return StepLines(shell, data, first, close, zlib.crc32(memoryview(data)[start:end]))
+    return StepLines(data[:start] + b"[]" + data[end:], data, (start, end), (first, close))
 
 
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_NUMBER = b"0" * 19  # (19 digits in a row: maybe an int past 64 bits)
 
 
-def parse_json(data: bytes) -> Any:
+def parse_json(data: bytes, strict: bool = False) -> Any:
     """JSON `data` (UTF-8) as `nesting.loads` reads it, by `orjson.loads` where that reads the
     same data (several times faster): not for 19 digits in a row (an int past 64 bits,
     which orjson reads as a float), nor for what orjson refuses and json may read (NaN,
-    1e400, a lone surrogate, deep nesting) or refuses saying why.
+    1e400, a lone surrogate, deep nesting) or refuses saying why. `strict`: bytes read from a
+    file, UTF-8 without lone surrogates (else: a str's, encoded with them).
 
     Raises:
         ValueError: not JSON (`json.JSONDecodeError`), nested too deep, or a number json
@@ -101,4 +116,4 @@ def parse_json(data: bytes) -> Any:
             return orjson.loads(data)
         except ValueError:  # (orjson.JSONDecodeError): json says what it makes of it
             pass
-    return nesting.loads(data.decode("utf-8", "surrogatepass"))
+    return nesting.loads(data.decode("utf-8", "strict" if strict else "surrogatepass"))
