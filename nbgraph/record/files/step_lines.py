@@ -2,11 +2,11 @@
 
 `Run.save` writes the run data's `steps` as a list with one step a line
 (`[\\n   {...},\\n   {...}\\n  ]`) and, in the header, `"step_lines": {"count": N, "crc32": C}`:
-how many lines and the CRC-32 of the list's bytes. `Run.load` finds that list by its layout,
-sums it, and if the count and the sum agree reads the rest of the file alone and leaves
-each step's line to be read when the step is first asked for (`lazy_steps.LazySteps`). A
-file that does not agree (edited, damaged, written by an earlier nbgraph without the entry)
-is read whole and checked at once.
+how many lines and the CRC-32 of that count and of the list's bytes. `Run.load` finds that
+list by its layout, sums it with the count, and if the sum agrees reads the rest of the file
+alone and leaves each step's line to be read (and the lines counted) when the step is first
+asked for (`lazy_steps.LazySteps`). A file that does not agree (edited, damaged, written by
+an earlier nbgraph without the entry) is read whole and checked at once.
 """
 
 from __future__ import annotations
