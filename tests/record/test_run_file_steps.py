@@ -184,3 +184,33 @@ def test_a_changed_count_makes_the_sum_disagree_and_the_file_is_read_whole():
     text = _loop(3).to_json()
     assert '"count": 4,' in text
     assert type(Run.from_json(text.replace('"count": 4,', '"count": 5,')).log.steps) is list
+
+
+def test_a_damaged_file_read_step_by_step_is_read_or_refused_as_read_whole():
+    """Seeded damages (`file_fuzz.mutate_summed`: most in one step, summed again): the file
+    read step by step and the same document read whole read, or refuse by name, the same
+    files (`read_run` reads every view's data). `python -m tests.support.file_fuzz` runs
+    such cases among its others, by the thousand."""
+    import random
+
+    from nbgraph.errors import NbgraphError
+    from tests.support.file_fuzz import mutate_summed, read_run, run_documents
+
+    def outcome(text: str) -> str:
+        try:
+            read_run(text)
+        except NbgraphError:
+            return "refused"
+        return "read"
+
+    documents, rng, outcomes = run_documents(), random.Random(11), set()
+    for _ in range(150):
+        text, edit = mutate_summed(rng, rng.choice(documents))
+        try:
+            whole = json.dumps(json.loads(text))
+        except ValueError:
+            continue
+        both = (outcome(text), outcome(whole))
+        assert both[0] == both[1], (edit, both)
+        outcomes.add(both[0])
+    assert outcomes == {"read", "refused"}
