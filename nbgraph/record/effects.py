@@ -22,7 +22,7 @@ from nbgraph.engine.facts import (
     initial_values,
 )
 from nbgraph.errors import ReplayLimitError
-from nbgraph.isolation import isolate
+from nbgraph.isolation import ATOMS, isolate
 from nbgraph.primitives import MISSING, Mutation, Overwrite, is_overwrite
 from nbgraph.record.cells import ListTrails, TextPrefix, TextTrail, plain
 from nbgraph.record.replaying import replay_graph
@@ -157,10 +157,13 @@ class TableValues:
             appended: the caller knows `value` only grew at its end since the field's last
                 cell (the same list, extended in place by `append`): no prefix check.
         """
-        if type(value) is list:
+        kind = type(value)
+        if kind is list:
             return self.trails.cell(name, value, appended)
         self.trails.forget(name)
-        if type(value) is TextTrail:
+        if kind in ATOMS:  # (MISSING too: `snapshot` would return each as it is)
+            return value
+        if kind is TextTrail:
             return TextPrefix(value, len(value))
         return value if value is MISSING else snapshot(value)
 
@@ -364,6 +367,65 @@ class SuperstepEffects:
 
     def rows(self, step: Any) -> list[Effect]:
         """The rows of `step`, the next step of the run: resets, writes, clears, drops."""
+        tasks = step.tasks
+        if (
+            len(tasks) == 1
+            and step.applied
+            and not (step.resets or step.cleared or step.merged or step.afters)
+        ):
+            task = tasks[0]
+            if task.kind != "call" and not task.dropped:
+                rows = self._one_task_rows(step.step, task)
+                if rows is not None:
+                    return rows
+        return self._rows(step)
+
+    def _one_task_rows(self, number: int, task: Any) -> list[Effect] | None:
+        """`_rows` of an applied step of one task that wrote each field once and dropped
+        nothing (the common step), without grouping its writes; None for any other task."""
+        writes, node = task.writes, task.node
+        if len(writes) > 1 and len({name for name, _ in writes}) != len(writes):
+            return None  # (a field written twice: its writes are grouped, `_rows`)
+        values, shown, fields, specs = self.values, self.shown, self.graph.fields, self.specs
+        for name, new in writes:  # (`_texts_for`)
+            if type(new) is not str and type(values.get(name)) is TextTrail:
+                values[name] = values[name].text()
+        try:
+            apply_writes(fields, values, writes, number, source=node)
+        except ReplayLimitError as error:  # (a file's reducer: name the step)
+            raise ReplayLimitError(f"step {number}, {error}") from None
+        rows, point = [], f"merge:{number}"
+        for name, new in writes:
+            spec = specs.get(name) or specs.setdefault(name, field_spec(fields, name))
+            field_writes = [(node, new)]
+            before = shown.get(name, MISSING)
+            after = shown[name] = self._cell(name, values[name], spec, field_writes)
+            bypass = type(new) is Overwrite or (spec.reducer is not None and is_overwrite(new))
+            rows.append(
+                _new_row(
+                    Effect,
+                    (
+                        number,
+                        name,
+                        spec.reducer_name,
+                        before,
+                        field_writes,
+                        [node],
+                        after,
+                        not same(before, after),
+                        True,
+                        False,
+                        bypass,
+                        False,
+                        False,
+                        point,
+                        "",
+                    ),
+                )
+            )  # fmt: skip  (`write_effect` of one write, applied)
+        return rows
+
+    def _rows(self, step: Any) -> list[Effect]:
         number, rows, fields = step.step, [], self.graph.fields
         for reset in step.resets:
             new = {name: isolate(value) for name, value in reset.values.items()}

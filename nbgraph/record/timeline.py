@@ -9,12 +9,16 @@ most about one state's worth of writes — never the whole history.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sized
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.facts import RunLog, StepLog, initial_values, replay_step
+from nbgraph.engine.facts import RunLog, StepLog, apply_writes, initial_values, replay_step
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import collector_paused
 from nbgraph.record.replaying import replay_graph
+
+if TYPE_CHECKING:
+    from nbgraph.blueprint import GraphSpec
 
 MIN_SNAPSHOT_COST = 64
 
@@ -34,15 +38,38 @@ def _copy(values: dict[str, Any]) -> dict[str, Any]:
     return {name: isolate(value) for name, value in values.items()}
 
 
+def replay(graph: GraphSpec, values: dict[str, Any], step: StepLog) -> dict[str, Any]:
+    """`replay_step`: one recorded step applied to `values` (the caller's); the common step
+    (applied, one task that is not a `@task` call, nothing reset, merged, pinned or
+    cleared) takes that task's writes as they are, without grouping them."""
+    tasks = step.tasks
+    if (
+        len(tasks) == 1
+        and step.applied
+        and not (step.resets or step.cleared or step.merged or step.afters)
+    ):
+        task = tasks[0]
+        if task.kind != "call":
+            if task.writes:
+                apply_writes(graph.fields, values, task.writes, step.step, source=task.node)
+            return values
+    return replay_step(graph, values, step)
+
+
 class Timeline:
     """Values after each step (and at the start of each step), rebuilt on demand."""
 
     def __init__(self, log: RunLog) -> None:
         self.log = log
         self.graph = replay_graph(log.graph)  # (folds a concatenated list in place)
-        self.index = {step.step: i for i, step in enumerate(log.steps)}
         self._snapshots: list[tuple[int, dict[str, Any]]] | None = None
         self._cursor: tuple[int, dict[str, Any], int] = (-1, {}, 0)  # replayed up to here
+
+    @cached_property
+    def index(self) -> dict[int, int]:
+        """Step number -> its position in the log (made when first asked: a record that
+        only shows tables never needs it)."""
+        return {step.step: i for i, step in enumerate(self.log.steps)}
 
     def steps(self) -> list[int]:
         """The step numbers the run recorded (0 = the input applied)."""
@@ -70,14 +97,18 @@ class Timeline:
         return self._snapshots
 
     def _replay_until(self, end: int) -> None:
-        graph, snapshots = self.graph, self._snapshots
+        graph, snapshots, steps = self.graph, self._snapshots, self.log.steps
         assert snapshots is not None
         done, values, cost = self._cursor
         for position in range(done + 1, end + 1):
-            step = self.log.steps[position]
-            values = replay_step(graph, values, step)
-            cost += 1 + sum(_size(v) for t in step.tasks for _, v in t.writes)
-            if cost >= max(MIN_SNAPSHOT_COST, sum(_size(v) for v in values.values())):
+            step = steps[position]
+            values = replay(graph, values, step)
+            cost += 1
+            for task in step.tasks:
+                for _, value in task.writes:
+                    cost += _size(value)
+            # (the state's size only once the writes could outweigh it: it is at least 0)
+            if cost >= MIN_SNAPSHOT_COST and cost >= sum(map(_size, values.values())):
                 snapshots.append((position, _copy(values)))
                 cost = 0
         self._cursor = (end, values, cost)
@@ -92,7 +123,7 @@ class Timeline:
         assert snapshot is not None
         values = _copy(snapshot)
         for step in self.log.steps[start + 1 : position + 1]:
-            values = replay_step(self.graph, values, step)
+            values = replay(self.graph, values, step)
         return values
 
     def after(self, step: int) -> dict[str, Any]:
@@ -118,7 +149,7 @@ class Timeline:
         graph, values = self.graph, initial_values(self.log.graph)
         with collector_paused():
             for step in self.log.steps:
-                values = replay_step(graph, values, step)
+                values = replay(graph, values, step)
                 yield step, values
 
     def step_log(self, step: int) -> StepLog:
