@@ -15,17 +15,29 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from typing import Any
+import operator
+from typing import Annotated, Any, TypedDict
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 
-from nbgraph import Run
+from nbgraph import (
+    START,
+    Command,
+    Ephemeral,
+    MemorySaver,
+    Overwrite,
+    RetryPolicy,
+    Run,
+    Send,
+    StateGraph,
+    interrupt,
+)
 from nbgraph.engine.facts import initial_values, replay_step
 from nbgraph.isolation import isolate
-from nbgraph.primitives import END, Send
+from nbgraph.primitives import END
 from nbgraph.record.cells import plain
 from nbgraph.record.effects import EFFECT_COLUMNS, SuperstepEffects
 from nbgraph.record.replaying import replay_graph
@@ -39,6 +51,8 @@ from tests.record.test_record_property import build, config_of, plans
 from tests.support.compare_cases import compare_cases
 from tests.support.harness import api_for
 from tests.support.records import recorded
+
+THREAD = {"configurable": {"thread_id": "t"}}
 
 # --- the general ways, each view's reference -------------------------------------------------
 
@@ -182,6 +196,57 @@ def test_the_compare_cases_agree(tmp_path):
                 check_saved(run, tmp_path)
             except AssertionError as error:
                 raise AssertionError(f"{name}: {error}") from error
+
+
+class Kept(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+    n: int
+    gone: Annotated[str, Ephemeral]
+
+
+def _one_of_each(saver: Any = None) -> Any:
+    """A graph whose steps take each way past the common step: a write to the reducer as
+    `Overwrite` and as its JSON form, a field written twice by one task, a key dropped, an
+    ephemeral field cleared, a fan-out, a retried task, and a dead end that asks (paused)."""
+    tries: list[int] = []
+
+    def flaky(state: dict) -> dict:
+        tries.append(1)
+        if len(tries) < 2:
+            raise ConnectionError("once")
+        return {"log": ["flaky"]}
+
+    def twice(state: dict) -> Any:
+        return Command(update=[("log", ["x"]), ("log", ["y"]), ("n", 1)])
+
+    return (
+        StateGraph(Kept)
+        .add_node("bypass", lambda s: {"log": Overwrite(["o"]), "gone": "g"})
+        .add_node("json", lambda s: {"log": {"__overwrite__": ["j"]}, "n": 2, "typo": 1})
+        .add_node("twice", twice)
+        .add_node("fan", lambda s: [Send("flaky", {}), Send("flaky", {})])
+        .add_node("flaky", flaky, retry_policy=RetryPolicy(max_attempts=3, initial_interval=0))
+        .add_node("ask", lambda s: {"n": interrupt("more?")})
+        .add_edge(START, "bypass")
+        .add_edge("bypass", "json")
+        .add_edge("json", "twice")
+        .add_conditional_edges("twice", lambda s: [Send("flaky", {}), Send("flaky", {})])
+        .add_edge("flaky", "ask")
+        .compile(checkpointer=saver)
+    )
+
+
+def test_each_way_past_the_common_step_agrees(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = _one_of_each(MemorySaver()).run({"log": [], "n": 0}, THREAD)
+    assert run.status == "interrupted"
+    assert {"paused", "ok"} <= set(run.steps.status) and run.steps.attempts.max() == 2
+    rows = run.effects
+    assert rows.overwrite_bypass.sum() == 2 and rows.dropped_key.any()
+    assert (rows.reducer == "cleared").any() and (rows.writes.map(len) == 2).any()
+    check_saved(run, tmp_path)
+    check(Run.from_checkpointer(run.app.checkpointer, "t", graph=run.app))
 
 
 @settings(max_examples=40, deadline=None)
