@@ -14,8 +14,8 @@ and the counts taken task by task.
 from __future__ import annotations
 
 import contextlib
-import warnings
 import operator
+import warnings
 from typing import Annotated, Any, TypedDict
 
 import numpy as np
@@ -202,12 +202,14 @@ class Kept(TypedDict, total=False):
     log: Annotated[list, operator.add]
     n: int
     gone: Annotated[str, Ephemeral]
+    text: Annotated[str, operator.add]
 
 
 def _one_of_each(saver: Any = None) -> Any:
     """A graph whose steps take each way past the common step: a write to the reducer as
-    `Overwrite` and as its JSON form, a field written twice by one task, a key dropped, an
-    ephemeral field cleared, a fan-out, a retried task, and a dead end that asks (paused)."""
+    `Overwrite` and as its JSON form, a long str grown then overwritten (a replay's
+    `TextTrail`), a field written twice by one task, a key dropped, an ephemeral field
+    cleared, a fan-out, a retried task, and a dead end that asks (paused)."""
     tries: list[int] = []
 
     def flaky(state: dict) -> dict:
@@ -221,15 +223,17 @@ def _one_of_each(saver: Any = None) -> Any:
 
     return (
         StateGraph(Kept)
-        .add_node("bypass", lambda s: {"log": Overwrite(["o"]), "gone": "g"})
-        .add_node("json", lambda s: {"log": {"__overwrite__": ["j"]}, "n": 2, "typo": 1})
+        .add_node("bypass", lambda s: {"log": Overwrite(["o"]), "gone": "g", "text": "u" * 9})
+        .add_node("json", lambda s: {"log": {"__overwrite__": ["j"]}, "text": Overwrite("v")})
+        .add_node("typo", lambda s: {"n": 2, "typo": 1})
         .add_node("twice", twice)
         .add_node("fan", lambda s: [Send("flaky", {}), Send("flaky", {})])
         .add_node("flaky", flaky, retry_policy=RetryPolicy(max_attempts=3, initial_interval=0))
         .add_node("ask", lambda s: {"n": interrupt("more?")})
         .add_edge(START, "bypass")
         .add_edge("bypass", "json")
-        .add_edge("json", "twice")
+        .add_edge("json", "typo")
+        .add_edge("typo", "twice")
         .add_conditional_edges("twice", lambda s: [Send("flaky", {}), Send("flaky", {})])
         .add_edge("flaky", "ask")
         .compile(checkpointer=saver)
@@ -239,11 +243,12 @@ def _one_of_each(saver: Any = None) -> Any:
 def test_each_way_past_the_common_step_agrees(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        run = _one_of_each(MemorySaver()).run({"log": [], "n": 0}, THREAD)
+        run = _one_of_each(MemorySaver()).run({"log": [], "n": 0, "text": "t" * 5000}, THREAD)
     assert run.status == "interrupted"
     assert {"paused", "ok"} <= set(run.steps.status) and run.steps.attempts.max() == 2
     rows = run.effects
-    assert rows.overwrite_bypass.sum() == 2 and rows.dropped_key.any()
+    assert rows.overwrite_bypass.sum() == 3 and rows.dropped_key.any()
+    assert rows.after[rows.field == "text"].tolist() == ["t" * 5000, "t" * 5000 + "u" * 9, "v"]
     assert (rows.reducer == "cleared").any() and (rows.writes.map(len) == 2).any()
     check_saved(run, tmp_path)
     check(Run.from_checkpointer(run.app.checkpointer, "t", graph=run.app))
