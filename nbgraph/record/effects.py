@@ -25,7 +25,7 @@ from nbgraph.errors import ReplayLimitError
 from nbgraph.isolation import ATOMS, isolate
 from nbgraph.primitives import MISSING, Mutation, Overwrite, is_overwrite
 from nbgraph.record.cells import ListTrails, TextPrefix, TextTrail, plain
-from nbgraph.record.replaying import replay_graph
+from nbgraph.record.replaying import replay_graph, set_plainly
 from nbgraph.schema import FieldSpec
 
 
@@ -359,6 +359,7 @@ class SuperstepEffects:
         self.seen: dict[str, Any] = {}  # per field, the replay's object its last cell showed
         self.shown = {name: self._cell(name, value) for name, value in self.values.items()}
         self.specs: dict[str, FieldSpec] = {}
+        self.known: dict[str, tuple[FieldSpec, str]] = {}  # (`_know`)
 
     def _cell(self, name: str, value: Any, spec: Any = None, writes: Any = ()) -> Any:
         grew = spec is not None and self.seen.get(name) is value and grows_in_place(spec, writes)
@@ -386,44 +387,39 @@ class SuperstepEffects:
         writes, node = task.writes, task.node
         if len(writes) > 1 and len({name for name, _ in writes}) != len(writes):
             return None  # (a field written twice: its writes are grouped, `_rows`)
-        values, shown, fields, specs = self.values, self.shown, self.graph.fields, self.specs
+        values, shown, fields, known = self.values, self.shown, self.graph.fields, self.known
         for name, new in writes:  # (`_texts_for`)
             if type(new) is not str and type(values.get(name)) is TextTrail:
                 values[name] = values[name].text()
         try:
-            apply_writes(fields, values, writes, number, source=node)
+            if not set_plainly(fields, values, writes):
+                apply_writes(fields, values, writes, number, source=node)
         except ReplayLimitError as error:  # (a file's reducer: name the step)
             raise ReplayLimitError(f"step {number}, {error}") from None
-        rows, point = [], f"merge:{number}"
+        rows, point, trails = [], f"merge:{number}", self.cells.trails.trails
         for name, new in writes:
-            spec = specs.get(name) or specs.setdefault(name, field_spec(fields, name))
+            spec, reducer_name = known.get(name) or self._know(name)
             field_writes = [(node, new)]
             before = shown.get(name, MISSING)
-            after = shown[name] = self._cell(name, values[name], spec, field_writes)
+            value = values[name]
+            if type(value) in ATOMS and name not in trails:  # (`_cell` of an atom, inline)
+                self.seen[name] = after = shown[name] = value
+            else:
+                after = shown[name] = self._cell(name, value, spec, field_writes)
             bypass = type(new) is Overwrite or (spec.reducer is not None and is_overwrite(new))
-            rows.append(
-                _new_row(
-                    Effect,
-                    (
-                        number,
-                        name,
-                        spec.reducer_name,
-                        before,
-                        field_writes,
-                        [node],
-                        after,
-                        not same(before, after),
-                        True,
-                        False,
-                        bypass,
-                        False,
-                        False,
-                        point,
-                        "",
-                    ),
-                )
-            )  # fmt: skip  (`write_effect` of one write, applied)
+            changed = not same(before, after)
+            cells = (number, name, reducer_name, before, field_writes, [node], after, changed,
+                     True, False, bypass, False, False, point, "")  # fmt: skip
+            rows.append(_new_row(Effect, cells))  # (`write_effect` of one write, applied)
         return rows
+
+    def _know(self, name: str) -> tuple[FieldSpec, str]:
+        """A field's spec and reducer name, kept for the rows of the steps after."""
+        spec = self.specs.get(name) or self.specs.setdefault(
+            name, field_spec(self.graph.fields, name)
+        )
+        found = self.known[name] = (spec, spec.reducer_name)
+        return found
 
     def _rows(self, step: Any) -> list[Effect]:
         number, rows, fields = step.step, [], self.graph.fields

@@ -12,10 +12,16 @@ from collections.abc import Iterator, Sized
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.facts import RunLog, StepLog, apply_writes, initial_values, replay_step
+from nbgraph.engine.facts import (
+    RunLog,
+    StepLog,
+    apply_writes,
+    initial_values,
+    replay_step,
+)
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import collector_paused
-from nbgraph.record.replaying import replay_graph
+from nbgraph.record.replaying import replay_graph, set_plainly
 
 if TYPE_CHECKING:
     from nbgraph.blueprint import GraphSpec
@@ -50,8 +56,9 @@ def replay(graph: GraphSpec, values: dict[str, Any], step: StepLog) -> dict[str,
     ):
         task = tasks[0]
         if task.kind != "call":
-            if task.writes:
-                apply_writes(graph.fields, values, task.writes, step.step, source=task.node)
+            writes = task.writes
+            if writes and not set_plainly(graph.fields, values, writes):
+                apply_writes(graph.fields, values, writes, step.step, source=task.node)
             return values
     return replay_step(graph, values, step)
 

@@ -154,23 +154,29 @@ def _tally(run: Any) -> dict[str, dict[Any, Any]]:
         "totals": {"tasks": 0, "retried": 0, "cached": 0},
     }  # fmt: skip
     dead_ends = set(ends_implicitly(spec))
-    to_end = {}  # node -> its static edges to END (a step it ran without failing: taken)
+    to_end: dict[str, int] = {}  # node -> its static edges to END (taken when it ran fine)
+    edges, count = ways["edges"], 0
     for step in run.log.steps[1:]:
-        number = step.step
-        for task in step.tasks:
-            node = task.node
+        number, tasks = step.step, step.tasks
+        count += len(tasks)
+        for task in tasks:
+            node, kind = task.node, task.kind
             ran = runs.get(node)
             if ran is None:
                 runs[node] = [number]
             else:
                 ran.append(number)
             if task.triggers:
-                by_way = ways[_WAYS.get(task.kind, "edges")]
+                by_way = edges if kind not in _WAYS else ways[_WAYS[kind]]
                 for source in task.triggers:
-                    by_way.setdefault((source, node), []).append(number)
+                    taken = by_way.get((source, node))
+                    if taken is None:
+                        by_way[source, node] = [number]
+                    else:
+                        taken.append(number)
             if task.error is not None or task.interrupts or task.attempts or task.from_cache:
                 _tally_unusual(tally, task, number)
-            if task.error is None and task.kind != "call":
+            if task.error is None and kind != "call":
                 ends = to_end.get(node)
                 if ends is None:
                     ends = to_end[node] = sum(t == END for t in spec.edges.get(node, ()))
@@ -181,8 +187,8 @@ def _tally(run: Any) -> dict[str, dict[Any, Any]]:
                 elif node in dead_ends and not task.interrupts:
                     ends += 1
                 if ends:
-                    ways["edges"].setdefault((node, END), []).extend([number] * ends)
-        tally["totals"]["tasks"] += len(step.tasks)
+                    edges.setdefault((node, END), []).extend([number] * ends)
+    tally["totals"]["tasks"] = count
     _TALLIES[run] = tally
     return tally
 
