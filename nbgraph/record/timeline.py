@@ -44,16 +44,17 @@ def _copy(values: dict[str, Any]) -> dict[str, Any]:
     return {name: isolate(value) for name, value in values.items()}
 
 
+def _common(step: StepLog) -> bool:
+    """Whether a step was applied with nothing reset, merged, pinned or cleared."""
+    return step.applied and not (step.resets or step.cleared or step.merged or step.afters)
+
+
 def replay(graph: GraphSpec, values: dict[str, Any], step: StepLog) -> dict[str, Any]:
     """`replay_step`: one recorded step applied to `values` (the caller's); the common step
     (applied, one task that is not a `@task` call, nothing reset, merged, pinned or
     cleared) takes that task's writes as they are, without grouping them."""
     tasks = step.tasks
-    if (
-        len(tasks) == 1
-        and step.applied
-        and not (step.resets or step.cleared or step.merged or step.afters)
-    ):
+    if len(tasks) == 1 and _common(step):
         task = tasks[0]
         if task.kind != "call":
             writes = task.writes
@@ -107,13 +108,20 @@ class Timeline:
         graph, snapshots, steps = self.graph, self._snapshots, self.log.steps
         assert snapshots is not None
         done, values, cost = self._cursor
+        fields, sized = graph.fields, _SIZED
         for position in range(done + 1, end + 1):
             step = steps[position]
-            values = replay(graph, values, step)
+            tasks = step.tasks
+            if len(tasks) == 1 and _common(step) and tasks[0].kind != "call":  # (`replay`)
+                writes = tasks[0].writes
+                if writes and not set_plainly(fields, values, writes):
+                    apply_writes(fields, values, writes, step.step, source=tasks[0].node)
+            else:
+                values = replay_step(graph, values, step)
             cost += 1
-            for task in step.tasks:
+            for task in tasks:
                 for _, value in task.writes:
-                    cost += _size(value)
+                    cost += len(value) if sized.get(type(value)) else _size(value)
             # (the state's size only once the writes could outweigh it: it is at least 0)
             if cost >= MIN_SNAPSHOT_COST and cost >= sum(map(_size, values.values())):
                 snapshots.append((position, _copy(values)))

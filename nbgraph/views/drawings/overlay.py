@@ -166,17 +166,21 @@ def _tally(run: Any) -> dict[str, dict[Any, Any]]:
                 runs[node] = [number]
             else:
                 ran.append(number)
-            if task.triggers:
+            triggers = task.triggers
+            if triggers:
                 by_way = edges if kind not in _WAYS else ways[_WAYS[kind]]
-                for source in task.triggers:
+                for source in triggers:
                     taken = by_way.get((source, node))
                     if taken is None:
                         by_way[source, node] = [number]
                     else:
                         taken.append(number)
-            if task.error is not None or task.interrupts or task.attempts or task.from_cache:
+            if task.error is not None:
                 _tally_unusual(tally, task, number)
-            if task.error is None and kind != "call":
+                continue
+            if task.interrupts or task.attempts or task.from_cache:
+                _tally_unusual(tally, task, number)
+            if kind != "call":
                 ends = to_end.get(node)
                 if ends is None:
                     ends = to_end[node] = sum(t == END for t in spec.edges.get(node, ()))
