@@ -21,7 +21,8 @@ Each is CPU time (`time.process_time`) after a garbage collection; the table giv
 operation, its median over the rounds, its ratio to the same round's run (median, with the
 range of the per-round ratios), and the growth from the smallest to the largest size
 (median ÷ median). Targets (issue 31): every operation at most the run's own time (≤ 1×),
-`Run.load` at most half of it (≤ 0.5×), and each grows linearly (100k ÷ 10k ≤ 11×).
+`Run.load` at most half of it (≤ 0.5×), and each grows linearly (100k ÷ 10k ≤ 11×); issue
+39: `run.steps`, `run.effects` and `inspect()` at most half the run's time (`LIMITS`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ SIZES = (10_000, 100_000)
 QUICK_SIZES = (200, 2_000)
 RUN_LIMIT = 1.0  # every operation: at most the run's own time
 LOAD_LIMIT = 0.5  # Run.load: at most half of it
+LIMITS = {  # issue 39: the tables and the inspector at most half the run's time
+    "run.steps": 0.5,
+    "run.effects": 0.5,
+    "inspect() + one step change": 0.5,
+    "Run.load": LOAD_LIMIT,
+}
 GROWTH_LIMIT = 11.0  # per operation, 100k ÷ 10k
 
 
@@ -211,7 +218,7 @@ def table(results: dict[str, dict[int, Measured]], sizes: tuple[int, ...]) -> li
 def _op_cells(
     workload: str, op: str, by_size: dict[int, Measured], sizes: tuple[int, ...]
 ) -> list[str]:
-    limit = LOAD_LIMIT if op == "Run.load" else RUN_LIMIT
+    limit = LIMITS.get(op, RUN_LIMIT)
     cells, missed = [workload, op], []
     for size in sizes:
         measured = by_size[size]
