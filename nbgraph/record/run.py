@@ -255,12 +255,9 @@ class RunRecord(ContextFacts):
         """One row per task: step, node, task id, kind (`"edge"`, `"send"`, or `"update"` for an
         `update_state` write), triggers, fields written, timing, status."""
         with collector_paused():
-            positions = subrun_positions(self.log)
-            if "tree" not in vars(self):  # (read from the log, column by column: no tree)
-                table = log_task_frame(self.log, positions)
-                if table is not None:
-                    return table
-            return task_frame(self.tree.tasks(), positions)
+            positions = subrun_positions(self.log)  # (no tree made: the log's columns)
+            table = None if "tree" in vars(self) else log_task_frame(self.log, positions)
+            return table if table is not None else task_frame(self.tree.tasks(), positions)
 
     @cached_property
     def custom(self) -> pd.DataFrame:

@@ -13,7 +13,9 @@ and the counts taken task by task.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import importlib.util
 import operator
 import warnings
 from typing import Annotated, Any, TypedDict
@@ -21,7 +23,6 @@ from typing import Annotated, Any, TypedDict
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
 
 from nbgraph import (
     START,
@@ -46,8 +47,7 @@ from nbgraph.record.tables import column_frame, frame, log_task_frame, task_fram
 from nbgraph.record.timeline import Timeline
 from nbgraph.views.drawings import overlay
 from tests.parity.compat_programs import CASES, CHECKPOINT_CASES
-from tests.record.test_langgraph_import import langgraph_record, nbgraph_record
-from tests.record.test_record_property import build, config_of, plans
+from tests.support import fuzz
 from tests.support.compare_cases import compare_cases
 from tests.support.harness import api_for
 from tests.support.records import recorded
@@ -162,19 +162,67 @@ def check_saved(run: Run, folder: Any) -> None:
 # --- the runs ----------------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def every_run() -> Any:
+    """Every run any app makes meanwhile (subgraphs' too), as its `Run`, in a list."""
+    from nbgraph.engine.app import CompiledGraph
+
+    found: list[Run] = []
+    running = CompiledGraph._running
+
+    @contextlib.contextmanager
+    def recorded(app: Any, run: Any) -> Any:
+        try:
+            with running(app, run):
+                yield
+        finally:
+            found.append(app.last_run)
+
+    CompiledGraph._running = recorded
+    try:
+        yield found
+    finally:
+        CompiledGraph._running = running
+
+
+def imported(case: Any) -> Run | None:
+    """The case run on LangGraph with a saver, its thread imported (None: no thread)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    try:
+        app, graph_input, config = case(api_for("langgraph"))
+        app.checkpointer = InMemorySaver()
+        config = {**(config or {}), "configurable": {"thread_id": "t"}}
+        with contextlib.suppress(Exception):
+            if getattr(case, "is_async", False):
+                asyncio.run(app.ainvoke(graph_input, config))
+            else:
+                app.invoke(graph_input, config)
+        return Run.from_langgraph(app, config)
+    except Exception:  # (no graph on LangGraph, or no checkpoint to read)
+        return None
+
+
+def ours(case: Any) -> list[Run]:
+    """Every run the case makes on nbgraph (its subgraphs' too)."""
+    with every_run() as found, contextlib.suppress(Exception):
+        app, graph_input, config = case(api_for("nbgraph"))
+        if getattr(case, "is_async", False):
+            asyncio.run(app.ainvoke(graph_input, config))
+        else:
+            app.run(graph_input, config)
+    return found
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__.removeprefix("case_") for c in CASES])
 def test_the_compat_cases_views_agree_with_their_general_ways(case, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            run = nbgraph_record(case)
-        except Exception:  # (no graph, or it raised before a run existed)
-            run = None
-        if run is not None:
+        for run in ours(case):
             check_saved(run, tmp_path)
-        imported, _ = langgraph_record(case)
-    if imported is not None:
-        check(imported)
+        lg = imported(case) if importlib.util.find_spec("langgraph") else None
+    if lg is not None:
+        check(lg)
 
 
 @pytest.mark.parametrize(
@@ -196,6 +244,17 @@ def test_the_compare_cases_agree(tmp_path):
                 check_saved(run, tmp_path)
             except AssertionError as error:
                 raise AssertionError(f"{name}: {error}") from error
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_fuzzs_random_programs_agree(seed, tmp_path):
+    """Each run of a random program of the differential fuzz (`tests.support.fuzz`): its
+    calls on a thread, invoked and streamed (answers, `update_state`, limits, subgraphs)."""
+    with every_run() as found:
+        fuzz.observe("nbgraph", fuzz.generate(seed), tmp_path)
+    assert found
+    for run in found:
+        check(run)
 
 
 class Kept(TypedDict, total=False):
@@ -252,15 +311,6 @@ def test_each_way_past_the_common_step_agrees(tmp_path):
     assert (rows.reducer == "cleared").any() and (rows.writes.map(len) == 2).any()
     check_saved(run, tmp_path)
     check(Run.from_checkpointer(run.app.checkpointer, "t", graph=run.app))
-
-
-@settings(max_examples=40, deadline=None)
-@given(plans())
-def test_random_graphs_agree(plan):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        app, _ = build(plan)
-        check(app.run(plan.input, config_of(plan)))
 
 
 # --- the frame ---------------------------------------------------------------------------------
