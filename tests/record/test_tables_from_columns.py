@@ -26,8 +26,10 @@ import pytest
 
 from nbgraph import (
     START,
+    CachePolicy,
     Command,
     Ephemeral,
+    InMemoryCache,
     MemorySaver,
     Overwrite,
     RetryPolicy,
@@ -311,6 +313,19 @@ def test_each_way_past_the_common_step_agrees(tmp_path):
     assert (rows.reducer == "cleared").any() and (rows.writes.map(len) == 2).any()
     check_saved(run, tmp_path)
     check(Run.from_checkpointer(run.app.checkpointer, "t", graph=run.app))
+
+
+def test_a_task_from_the_node_cache_agrees():
+    cached = (
+        StateGraph(Kept)
+        .add_node("slow", lambda s: {"n": s["n"] + 1}, cache_policy=CachePolicy())
+        .add_edge(START, "slow")
+        .compile(cache=InMemoryCache())
+    )
+    cached.run({"n": 1})
+    again = cached.run({"n": 1})
+    assert again.steps.status.tolist() == ["cached"]
+    check(again)
 
 
 # --- the frame ---------------------------------------------------------------------------------
