@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.facts import (
+    PLAIN_WRITES,
     RunLog,
     StepLog,
     apply_writes,
@@ -109,16 +110,20 @@ class Timeline:
         assert snapshots is not None
         done, values, cost = self._cursor
         fields, sized = graph.fields, _SIZED
+        plain = {n for n, spec in fields.items() if spec.reducer is None}  # (`set_plainly`)
         for position in range(done + 1, end + 1):
             step = steps[position]
             tasks = step.tasks
+            cost += 1
             if len(tasks) == 1 and _common(step) and tasks[0].kind != "call":  # (`replay`)
                 writes = tasks[0].writes
-                if writes and not set_plainly(fields, values, writes):
+                name, new = writes[0] if len(writes) == 1 else (None, None)
+                if name in plain and type(new) in PLAIN_WRITES and name in values:
+                    values[name] = new  # (`set_plainly`, inline: the common write of a loop)
+                elif writes and not set_plainly(fields, values, writes):
                     apply_writes(fields, values, writes, step.step, source=tasks[0].node)
             else:
                 values = replay_step(graph, values, step)
-            cost += 1
             for task in tasks:
                 for _, value in task.writes:
                     cost += len(value) if sized.get(type(value)) else _size(value)
