@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from nbgraph.record.run import RunRecord
 
 __all__ = [
+    "TASK_COLUMNS",
     "column_frame",
     "diff_frame",
     "field_history_frame",
@@ -29,6 +30,7 @@ __all__ = [
     "shown_tasks",
     "states_frame",
     "task_frame",
+    "task_rows",
 ]
 
 _NUMBERS = {"step": "int64", "duration": "float64", "attempts": "int64"}
@@ -68,7 +70,7 @@ def column_frame(data: dict[str, Any], length: int) -> pd.DataFrame:
     return pd.DataFrame(series, columns=names)
 
 
-_TASK_COLUMNS = (
+TASK_COLUMNS = (
     "step",
     "node",
     "task_id",
@@ -97,8 +99,13 @@ def task_frame(
 ) -> pd.DataFrame:
     """`Run.steps` of these task nodes; `subruns`: task id -> the indexes into `run.subruns`
     of the graphs the task ran (its `subruns` cell, `[]` when none)."""
+    return frame(task_rows(nodes, subruns), TASK_COLUMNS)
+
+
+def task_rows(nodes: Iterable[TreeNode], subruns: dict[str, list[int]] | None = None) -> list:
+    """The rows of `task_frame`, as tuples in `TASK_COLUMNS` order (a batch's columns)."""
     subruns = subruns or {}
-    rows = [
+    return [
         (
             node.step,
             node.name,
@@ -116,7 +123,6 @@ def task_frame(
         )
         for node in nodes
     ]
-    return frame(rows, _TASK_COLUMNS)
 
 
 def log_task_frame(log: RunLog, subruns: dict[str, list[int]] | None = None) -> pd.DataFrame:
