@@ -125,7 +125,7 @@ def task_rows(nodes: Iterable[TreeNode], subruns: dict[str, list[int]] | None = 
     ]
 
 
-def log_task_frame(log: RunLog, subruns: dict[str, list[int]] | None = None) -> pd.DataFrame:
+def log_task_frame(log: RunLog, subruns: dict[str, list[int]] | None = None) -> pd.DataFrame | None:
     """`Run.steps` read from the log's tasks, column by column, without the state tree: the
     rows of `task_frame(tree.tasks(), subruns)`, the tasks the tree shows in its order
     (`shown_tasks`). None when the tree's order is not the log's (step numbers out of order,
