@@ -76,8 +76,9 @@ class Timeline:
 
     @cached_property
     def index(self) -> dict[int, int]:
-        """Step number -> its position in the log (made when first asked: a record that
-        only shows tables never needs it)."""
+        """Each step number's position in the log (made when first asked for: a run file's
+        steps are read when first asked for, and a record that shows only tables never
+        needs it)."""
         return {step.step: i for i, step in enumerate(self.log.steps)}
 
     def steps(self) -> list[int]:
@@ -85,6 +86,11 @@ class Timeline:
         return list(self.index)
 
     def _position(self, step: int) -> int:
+        steps = self.log.steps
+        if "index" not in self.__dict__ and steps:  # (numbered up from the first, mostly:
+            guess = step - steps[0].step  # a run file's steps are then read only so far)
+            if 0 <= guess < len(steps) and steps[guess].step == step:
+                return guess
         position = self.index.get(step)
         if position is None:
             raise ValueError(
