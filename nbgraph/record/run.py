@@ -25,6 +25,7 @@ from nbgraph.record.tables import (
     diff_frame,
     field_history_frame,
     frame,
+    log_task_frame,
     states_frame,
     task_frame,
 )
@@ -254,7 +255,9 @@ class RunRecord(ContextFacts):
         """One row per task: step, node, task id, kind (`"edge"`, `"send"`, or `"update"` for an
         `update_state` write), triggers, fields written, timing, status."""
         with collector_paused():
-            return task_frame(self.tree.tasks(), subrun_positions(self.log))
+            positions = subrun_positions(self.log)  # (no tree made: the log's columns)
+            table = None if "tree" in vars(self) else log_task_frame(self.log, positions)
+            return table if table is not None else task_frame(self.tree.tasks(), positions)
 
     @cached_property
     def custom(self) -> pd.DataFrame:
