@@ -43,7 +43,8 @@ from nbgraph.checkpoint.sqlite_file import (
     row_text,
     writable,
 )
-from nbgraph.checkpoint.sqlite_reads import history_slice, thread_writes
+from nbgraph.checkpoint.decoded import Check, Decoded
+from nbgraph.checkpoint.sqlite_reads import history_slice, shared_slice, thread_writes
 from nbgraph.checkpoint.subthreads import split_key, sub_prefix
 from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.errors import CheckpointFileError, NbgraphError
@@ -126,6 +127,7 @@ class SqliteSaver(BaseSaver):
         self._lock = threading.RLock()
         self._held: dict[str, str] = {}  # owner token -> thread id, for the claims of this saver
         self._known: set[tuple[str, str]] = set()  # checkpoints this saver put: no need to look
+        self._decoded = Decoded()  # (`shared_slice`'s records, checked against their rows)
         self._conn: sqlite3.Connection | None = None
         self._owned = not isinstance(path, sqlite3.Connection)  # closed with the saver
         if not self._owned:
@@ -286,6 +288,10 @@ class SqliteSaver(BaseSaver):
 
     def history_slice(self, thread_id: str, start: int, stop: int | None = None) -> list:
         return history_slice(self, thread_id, _COLUMNS, start, stop)
+
+    def shared_slice(self, thread_id: str, start: int, stop: int | None, check: Check) -> list:
+        """`history_slice`'s records, decoded once and shared (`sqlite_reads.shared_slice`)."""
+        return shared_slice(self, thread_id, _COLUMNS, start, stop, check)
 
     def history_ids(self, thread_id: str) -> list[str]:
         check_text_thread_id(thread_id)

@@ -31,7 +31,11 @@ HELD_ITEMS = 1_000_000  # nor one whose states hold fewer items than this in all
 
 
 def history_states(
-    thread: Any, newest: Any, ids: Callable[[str], Iterator[str]], fold: Fold
+    thread: Any,
+    newest: Any,
+    ids: Callable[[str], Iterator[str]],
+    fold: Fold,
+    shared: bool = False,
 ) -> Iterator[tuple[Any, dict[str, Any], Any]]:
     """`(record, values, writes)` of every checkpoint, newest first: `writes` the saver's
     pending writes of that checkpoint (`()`: none), or None when they are to be read one
@@ -46,8 +50,16 @@ def history_states(
         newest: the newest checkpoint's record.
         ids: `Thread._ids_from`: the newest id, then the other ids newest first.
         fold: `apply_delta`.
+        shared: read the line's records through the saver's `shared_slice` (decoded once,
+            shared between histories: folded by `_shared_fold`, which copies what enters a
+            state). The records' payloads are then read only: the caller must copy what it
+            shows of them (a task's result).
     """
-    records = _newest_line(thread.saver, thread.thread_id, newest)  # newest first
+    walk_fold = fold
+    reader = "history_slice"
+    if shared:
+        reader, fold = "shared_slice", _shared_fold(thread.spec, fold)
+    records = _newest_line(thread.saver, thread.thread_id, newest, reader)  # newest first
     sliced = records is not None
     if records is None:  # (not the thread's newest rows: forks, or a saver without slices)
         chain = parent_chain(thread.saver, newest, lambda r: r.snapshot is not None)
@@ -60,7 +72,7 @@ def history_states(
     if records is None:
         records = thread.saver.history(thread.thread_id)
     else:  # (the rest of the thread, read once: what is read already is not read again)
-        records += thread.saver.history_slice(thread.thread_id, len(records))
+        records += getattr(thread.saver, reader)(thread.thread_id, len(records))
     if records[:1] and records[0].checkpoint_id == latest and is_line(records):
         writes = _thread_writes(thread)
         older = records[len(chain) :]
@@ -70,7 +82,7 @@ def history_states(
         return
     if sliced:  # (read afresh: the chain's snapshot was folded in place)
         records = thread.saver.history(thread.thread_id)
-    walk = HistoryWalk(thread, fold)  # forks: state by state
+    walk = HistoryWalk(thread, walk_fold)  # forks: state by state (fresh records)
     walk.records.update((record.checkpoint_id, record) for record in records)
     walk.first, walk.loaded = False, True
     for checkpoint_id in ids(latest):
@@ -85,13 +97,15 @@ def _ends_chain(record: Any) -> bool:
     return record.snapshot is not None or record.parent_id is None
 
 
-def _newest_line(saver: Any, thread_id: str, newest: Any) -> list[Any] | None:
+def _newest_line(
+    saver: Any, thread_id: str, newest: Any, method: str = "history_slice"
+) -> list[Any] | None:
     """The thread's newest checkpoints, newest first, read a page at a time (16, 32, ...)
     until one of them is a snapshot or the thread's first: `newest`'s chain in a few reads
     (a page each, not a read a checkpoint), and what the last page read past it. None when
     those rows are not `newest` and its parents in line (forks, or checkpoints added
-    meanwhile), or the saver cannot read a slice of a thread."""
-    reader = getattr(saver, "history_slice", None)
+    meanwhile), or the saver cannot read a slice of a thread (`method`: its reader)."""
+    reader = getattr(saver, method, None)
     if reader is None:
         return None
     records: list[Any] = []
@@ -162,10 +176,61 @@ def _blocks(
 
 
 def _base(spec: GraphSpec, record: Any, fold: Fold) -> dict[str, Any]:
-    """The state at a segment's first checkpoint (its snapshot is a fresh read: owned)."""
+    """The state at a segment's first checkpoint (its snapshot copied: it may be shared)."""
     if record.snapshot is not None:
-        return dict(record.snapshot)
+        return _copy(record.snapshot)
     return fold(spec, initial_values(spec), record.payload, record.step)
+
+
+def _shared_fold(spec: GraphSpec, fold: Fold) -> Fold:
+    """`fold` for shared records, whose payloads must stay as they are: a payload whose
+    objects could enter the state (anything but atoms and lists of atoms written to fields
+    with no reducer or a built-in one) is folded from a deep copy; else folded as it is,
+    and a written list a field took as its value (no reducer) replaced by a copy."""
+    safe = frozenset(
+        name
+        for name, field in spec.fields.items()
+        if field.reducer is None or _keeps_no_write(field.reducer.fn)
+    )
+
+    def folded(spec: GraphSpec, values: dict, payload: Any, step: int) -> dict:
+        if len(payload) != 2 or "next" not in payload:  # (resets, pinned values...)
+            return fold(spec, values, isolate(payload), step)
+        tasks = payload["tasks"]
+        for task in tasks:
+            for key, value in task["writes"]:
+                if type(value) in ATOMS:
+                    continue
+                if key not in safe or not _flat(value):
+                    return fold(spec, values, isolate(payload), step)
+        values = fold(spec, values, payload, step)
+        for task in tasks:
+            for key, value in task["writes"]:
+                if type(value) is list and values.get(key) is value:
+                    values[key] = value[:]
+        return values
+
+    return folded
+
+
+_OWN_MODULES = ("nbgraph.", "operator", "_operator")  # (reducers that keep no written list)
+
+
+def _keeps_no_write(fn: Any) -> bool:
+    """Whether reducer function `fn` is nbgraph's or `operator`'s: it never keeps the
+    written list itself inside what it returns (a user's reducer might: `old + [new]`)."""
+    module = getattr(fn, "__module__", None) or ""
+    return module.startswith(_OWN_MODULES)
+
+
+def _flat(value: Any) -> bool:
+    """Whether `value` is a list or tuple of atoms."""
+    kind = type(value)
+    if kind is not list and kind is not tuple:
+        return False
+    if len(value) == 1:
+        return type(value[0]) in ATOMS
+    return set(map(type, value)) <= ATOMS
 
 
 def _items(value: Any) -> int:
