@@ -23,6 +23,7 @@ from nbgraph.checkpoint.base import (
     check_record,
     missing_checkpoint,
 )
+from nbgraph.checkpoint.decoded import Check, Decoded
 from nbgraph.checkpoint.payloads import dump_payload, load_payload
 from nbgraph.checkpoint.serde.jsonplus import saver_serde
 from nbgraph.checkpoint.sqlite_claims import LIVE_OWNERS, check_unclaimed, new_owner, take_claim
@@ -43,7 +44,6 @@ from nbgraph.checkpoint.sqlite_file import (
     row_text,
     writable,
 )
-from nbgraph.checkpoint.decoded import Check, Decoded
 from nbgraph.checkpoint.sqlite_reads import history_slice, shared_slice, thread_writes
 from nbgraph.checkpoint.subthreads import split_key, sub_prefix
 from nbgraph.codec.classes import check_models, named_classes

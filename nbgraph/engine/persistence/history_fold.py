@@ -183,54 +183,48 @@ def _base(spec: GraphSpec, record: Any, fold: Fold) -> dict[str, Any]:
 
 
 def _shared_fold(spec: GraphSpec, fold: Fold) -> Fold:
-    """`fold` for shared records, whose payloads must stay as they are: a payload whose
-    objects could enter the state (anything but atoms and lists of atoms written to fields
-    with no reducer or a built-in one) is folded from a deep copy; else folded as it is,
-    and a written list a field took as its value (no reducer) replaced by a copy."""
-    safe = frozenset(
+    """`fold` for shared records, whose payloads must stay as they are.
+
+    The fold changes in place only what the state owns: its `in_place` reducers' lists and
+    dicts (started fresh, from a copied snapshot, or from a copied first write), never a
+    written value (a field without a reducer takes it whole, and is copied when a snapshot
+    shows it; pinned and reset values are copied as they are taken; a `Mutation` is kept as
+    the value after it). Only a user's reducer may change or keep what it is handed (its
+    field's values are kept after each step, but not by a thread written with another
+    reducer): a payload that hands one anything but atoms is folded from a deep copy.
+    """
+    risky = frozenset(
         name
         for name, field in spec.fields.items()
-        if field.reducer is None or _keeps_no_write(field.reducer.fn)
+        if field.reducer is not None and not _keeps_no_write(field.reducer.fn)
     )
+    if not risky:
+        return fold
 
     def folded(spec: GraphSpec, values: dict, payload: Any, step: int) -> dict:
-        if len(payload) != 2 or "next" not in payload:  # (resets, pinned values...)
-            return fold(spec, values, isolate(payload), step)
-        tasks = payload["tasks"]
-        for task in tasks:
-            for key, value in task["writes"]:
-                if type(value) in ATOMS:
-                    continue
-                if key not in safe or not _flat(value):
-                    return fold(spec, values, isolate(payload), step)
-        values = fold(spec, values, payload, step)
-        for task in tasks:
-            for key, value in task["writes"]:
-                if type(value) is list and values.get(key) is value:
-                    values[key] = value[:]
-        return values
+        kept = payload.get("kept") or _NO_KEPT
+        afters = payload.get("afters") or _NO_KEPT
+        written = [w for task in payload["tasks"] for w in task["writes"]]
+        written += [w[1:] for w in payload.get("merged", ())]
+        for key, value in written:
+            if key in risky and type(value) not in ATOMS and key not in kept and key not in afters:
+                return fold(spec, values, isolate(payload), step)
+        return fold(spec, values, payload, step)
 
     return folded
 
 
-_OWN_MODULES = ("nbgraph.", "operator", "_operator")  # (reducers that keep no written list)
+_NO_KEPT: dict[str, Any] = {}  # (read only)
+
+
+_OWN_MODULES = ("nbgraph.", "operator", "_operator")  # (reducers that keep no written value)
 
 
 def _keeps_no_write(fn: Any) -> bool:
-    """Whether reducer function `fn` is nbgraph's or `operator`'s: it never keeps the
-    written list itself inside what it returns (a user's reducer might: `old + [new]`)."""
+    """Whether reducer function `fn` is nbgraph's or `operator`'s: it neither changes the
+    written value nor keeps it inside what it returns (a user's reducer might: `old + [new]`)."""
     module = getattr(fn, "__module__", None) or ""
     return module.startswith(_OWN_MODULES)
-
-
-def _flat(value: Any) -> bool:
-    """Whether `value` is a list or tuple of atoms."""
-    kind = type(value)
-    if kind is not list and kind is not tuple:
-        return False
-    if len(value) == 1:
-        return type(value[0]) in ATOMS
-    return set(map(type, value)) <= ATOMS
 
 
 def _items(value: Any) -> int:

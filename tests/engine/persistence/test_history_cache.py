@@ -1,4 +1,4 @@
-"""A saver's records decoded once and shared between histories: never a changed object, never stale."""
+"""Records a saver decoded once, shared between histories: never a changed object, never stale."""
 
 import contextlib
 import copy
@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from nbgraph import START, MemorySaver, SqliteSaver, StateGraph
+from nbgraph import START, MemorySaver, Mutation, SqliteSaver, StateGraph
 from nbgraph.checkpoint import CheckpointRecord
 from nbgraph.checkpoint.decoded import Decoded
 
@@ -104,9 +104,7 @@ def scribble_history(history) -> None:
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
 @pytest.mark.parametrize("forked", [False, True])
-def test_a_history_read_again_after_every_container_of_the_last_was_changed(
-    kind, forked, tmp_path
-):
+def test_a_history_read_again_after_every_container_of_the_last_was_changed(kind, forked, tmp_path):
     """The records a saver decoded for one history are shared with the next: whatever the
     caller does to the first history's snapshots (every list, dict and set of their values,
     items, task results, configs, metadata changed in place) the next shows what it did."""
@@ -131,7 +129,9 @@ def test_a_history_read_again_after_every_container_of_the_last_was_changed(
 
 
 def ids_and_values(app, cfg) -> list:
-    return [(s.config["configurable"]["checkpoint_id"], s.values) for s in app.get_state_history(cfg)]
+    return [
+        (s.config["configurable"]["checkpoint_id"], s.values) for s in app.get_state_history(cfg)
+    ]
 
 
 def each_restored_alone(app, cfg) -> list:
@@ -149,11 +149,13 @@ def test_a_thread_changed_after_a_history_is_read_afresh(kind, tmp_path):
     cfg = config() | {"recursion_limit": 400}
     app.invoke(START_VALUES, cfg)
     before = ids_and_values(app, cfg)
-    app.update_state(cfg, {"n": 0})  # (the loop runs again from 0)
+    # the loop runs again from 0 (the update's checkpoint keeps the values after it, which
+    # the next steps' writes extend: the fold must not extend the kept record's lists)
+    app.update_state(cfg, {"n": 0, "flat": ["again"], "last": ["again"]})
     app.invoke(None, cfg)
     grown = ids_and_values(app, cfg)
     assert len(grown) > len(before) + 25 and grown[-len(before) :] == before
-    assert grown == each_restored_alone(app, cfg)
+    assert grown == each_restored_alone(app, cfg) == ids_and_values(app, cfg)
     app.update_state(cfg, {"last": ["updated"], "flat": ["more"]})
     updated = ids_and_values(app, cfg)
     assert updated[0][1]["last"] == ["updated"] and updated[0][1]["flat"][-1] == "more"
@@ -205,7 +207,10 @@ def test_a_memory_thread_put_again_after_delete_is_read_afresh():
     for record in records:
         if record.checkpoint_id == changed:
             tasks = [
-                {**task, "writes": [[k, ["changed"] if k == "last" else v] for k, v in task["writes"]]}
+                {
+                    **task,
+                    "writes": [[k, ["changed"] if k == "last" else v] for k, v in task["writes"]],
+                }
                 for task in record.payload["tasks"]
             ]
             record = record._replace(payload={**record.payload, "tasks": tasks})
@@ -236,3 +241,95 @@ def test_a_memory_history_reuses_the_records_it_decoded():
     assert len(kept) == len(saver.history("t"))
     list(app.get_state_history(config()))
     assert all(saver._decoded.threads["t"][key][1] is record for key, record in kept.items())
+
+
+class _Poke(Mutation):
+    """Changes a field's value in place, deep inside (what a fold must never do to a list
+    or dict a shared payload holds)."""
+
+    def __init__(self, field: str, step: int):
+        self.field, self.step = field, step
+
+    def apply(self, value):
+        if self.field == "last":  # (no reducer: the value a plain write set)
+            value[0] = ("poked", self.step)
+        elif self.field == "box":  # (no reducer: a dict a plain write set)
+            value["k"].append(("poked", self.step))
+        else:  # log (dicts appended) or kept (a user's reducer keeps the written lists)
+            last = value[-1]
+            if type(last) is dict:
+                last["i"] = ("poked", self.step)
+            else:
+                last.append(("poked", self.step))
+        return value
+
+    def __eq__(self, other):  # (shown in a task's result: two reads hold equal copies)
+        return type(other) is _Poke and (other.field, other.step) == (self.field, self.step)
+
+    __hash__ = None
+
+
+def test_values_changed_in_place_by_a_later_step_never_reach_the_shared_records():
+    """Steps whose writes change the state's lists and dicts in place (`Mutation`s): each
+    history equals each checkpoint restored alone, the first and the ones after it (a fold
+    that let a shared payload's list or dict into the state would have changed the record
+    kept for the next history)."""
+    saver = MemorySaver()
+    fields = ("last", "box", "log", "kept")
+
+    def tick(state):
+        n = state["n"]
+        writes = {"n": n + 1, "log": [{"i": n}], "last": [n, n], "box": {"k": [n]}, "kept": [n]}
+        if n % 10 == 5:
+            field = fields[(n // 10) % 4]
+            writes[field] = _Poke(field, n)
+        return writes
+
+    app = (
+        StateGraph(dict, reducers={"log": "append", "kept": wrapped})
+        .add_node("tick", tick)
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: "__end__" if s["n"] >= 120 else "tick")
+        .compile(checkpointer=saver)
+    )
+    cfg = config() | {"recursion_limit": 400}
+    app.invoke(START_VALUES, cfg)
+    expected = each_restored_alone(app, cfg)
+    assert any(("poked", 15) in values["box"].get("k", ()) for _, values in expected)
+    for _ in range(3):
+        assert ids_and_values(app, cfg) == expected
+
+
+def chained(old: list, new: list) -> list:
+    """A user's reducer that keeps each written list as an item and changes the last one
+    kept in place when the next comes."""
+    result = list(old)
+    if result and type(result[-1]) is list:
+        result[-1].append("then")
+    result.append(new)
+    return result
+
+
+def test_a_users_reducer_that_changes_a_kept_write_never_reaches_the_shared_records():
+    """A thread written with a built-in reducer, read by a graph whose reducer is the
+    user's (its checkpoints keep no value after each step: the reducer is replayed): that
+    reducer keeps each written list and changes it at the next step, and is handed copies,
+    so the next history is still right."""
+    saver = MemorySaver()
+
+    def app(reducer):
+        return (
+            StateGraph(dict, reducers={"chain": reducer})
+            .add_node("tick", lambda s: {"n": s["n"] + 1, "chain": [s["n"]]})
+            .add_edge(START, "tick")
+            .add_conditional_edges("tick", lambda s: "__end__" if s["n"] >= 40 else "tick")
+            .compile(checkpointer=saver)
+        )
+
+    cfg = config()
+    app("append").invoke({"n": 0, "chain": []}, cfg)
+    reader = app(chained)
+    expected = each_restored_alone(reader, cfg)
+    assert [30, "then"] in expected[1][1]["chain"]  # (the reducer was replayed)
+    for _ in range(3):
+        assert ids_and_values(reader, cfg) == expected
