@@ -7,13 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.checkpoint.base import CheckpointRecord, PendingWrite, record_of_fields
-from nbgraph.checkpoint.decoded import Check
+from nbgraph.checkpoint.decoded import Check, Decoded
 from nbgraph.checkpoint.payloads import load_payload
 from nbgraph.checkpoint.sqlite_file import check_text_thread_id, reading, row_seq, row_text
 from nbgraph.codec import nesting
 from nbgraph.codec.classes import named_classes
 
-__all__ = ["history_slice", "records_of", "shared_slice", "thread_writes"]
+__all__ = ["COLUMNS", "history_slice", "records_of", "shared_slice", "thread_writes"]
+
+COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
+"""A checkpoint row's columns, in the order `records_of` reads them."""
 
 
 def history_slice(
@@ -33,20 +36,22 @@ def history_slice(
 
 
 def shared_slice(
-    saver: Any, thread_id: str, columns: str, start: int, stop: int | None, check: Check
+    saver: Any, thread_id: str, start: int, stop: int | None, check: Check
 ) -> list[CheckpointRecord]:
-    """`history_slice`'s records, each decoded (and `check`ed) once and kept in
-    `saver._decoded` (`checkpoint.decoded`): the same objects again while the row reads the
-    same. Shared: their payloads and snapshots must never be changed."""
+    """`SqliteSaver.shared_slice`: `history_slice`'s records, each decoded (and `check`ed)
+    once and kept in the saver's `_decoded` (`checkpoint.decoded`): the same objects again
+    while the row reads the same. Shared: their payloads and snapshots must never change."""
     check_text_thread_id(thread_id)
     start = max(0, start)
     count = -1 if stop is None else max(0, stop - start)  # (-1: no limit)
     query = (
-        f"SELECT {columns} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?"
+        f"SELECT {COLUMNS} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?"
     )
     with saver._lock, reading(saver._where):
         rows = saver._connection().execute(query, (thread_id, count, start)).fetchall()
-    cache = saver._decoded
+        cache = saver.__dict__.get("_decoded")
+        if cache is None:  # (made on first use, under the saver's lock)
+            cache = saver._decoded = Decoded()
     found = cache.threads.get(thread_id, {})
     records = []
     for row in rows:

@@ -23,7 +23,6 @@ from nbgraph.checkpoint.base import (
     check_record,
     missing_checkpoint,
 )
-from nbgraph.checkpoint.decoded import Check, Decoded
 from nbgraph.checkpoint.payloads import dump_payload, load_payload
 from nbgraph.checkpoint.serde.jsonplus import saver_serde
 from nbgraph.checkpoint.sqlite_claims import LIVE_OWNERS, check_unclaimed, new_owner, take_claim
@@ -44,6 +43,7 @@ from nbgraph.checkpoint.sqlite_file import (
     row_text,
     writable,
 )
+from nbgraph.checkpoint.sqlite_reads import COLUMNS as _COLUMNS
 from nbgraph.checkpoint.sqlite_reads import history_slice, shared_slice, thread_writes
 from nbgraph.checkpoint.subthreads import split_key, sub_prefix
 from nbgraph.codec.classes import check_models, named_classes
@@ -51,7 +51,6 @@ from nbgraph.errors import CheckpointFileError, NbgraphError
 
 __all__ = ["ReadOnlyCheckpointError", "SqliteSaver"]
 
-_COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
 _LAST_SEQ = "SELECT COALESCE(MAX(seq), 0) FROM checkpoints"
 
 
@@ -127,7 +126,6 @@ class SqliteSaver(BaseSaver):
         self._lock = threading.RLock()
         self._held: dict[str, str] = {}  # owner token -> thread id, for the claims of this saver
         self._known: set[tuple[str, str]] = set()  # checkpoints this saver put: no need to look
-        self._decoded = Decoded()  # (`shared_slice`'s records, checked against their rows)
         self._conn: sqlite3.Connection | None = None
         self._owned = not isinstance(path, sqlite3.Connection)  # closed with the saver
         if not self._owned:
@@ -288,10 +286,6 @@ class SqliteSaver(BaseSaver):
 
     def history_slice(self, thread_id: str, start: int, stop: int | None = None) -> list:
         return history_slice(self, thread_id, _COLUMNS, start, stop)
-
-    def shared_slice(self, thread_id: str, start: int, stop: int | None, check: Check) -> list:
-        """`history_slice`'s records, decoded once and shared (`sqlite_reads.shared_slice`)."""
-        return shared_slice(self, thread_id, _COLUMNS, start, stop, check)
 
     def history_ids(self, thread_id: str) -> list[str]:
         check_text_thread_id(thread_id)
@@ -466,3 +460,4 @@ class SqliteSaver(BaseSaver):
 
 
 SqliteSaver.lists_by_time = True  # list() of several threads: newest first across them (LangGraph)
+SqliteSaver.shared_slice = shared_slice  # (`sqlite_reads`: records decoded once, shared)
