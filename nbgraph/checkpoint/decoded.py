@@ -6,7 +6,9 @@ reader checked) with the stored form it came from (`MemorySaver`: the pickle byt
 itself; `SqliteSaver`: the row), and hands the same record out while the stored form is
 still the same. Such a record is shared: whoever reads it must never change its payload or
 snapshot (`engine.persistence.history_fold` copies what it lets into a state or a task's
-result). The cache is bounded (`LIMIT` bytes of stored forms, then it starts afresh).
+result). The cache is bounded (`LIMIT` bytes of stored forms, then it starts afresh): the
+records take many times their stored bytes (measured in `benchmarks/README.md`, "History:
+records decoded and checked once per saver").
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 __all__ = ["LIMIT", "Check", "Decoded"]
 
-LIMIT = 16 * 1024 * 1024  # stored bytes (pickles, JSON text) whose records are kept
+LIMIT = 4 * 1024 * 1024  # stored bytes (pickles, JSON text) whose records are kept
 
 Check = Callable[[Any], Any]
 """`check(record)`: raises if the record is not as the reader expects it (then it is not
