@@ -20,7 +20,7 @@ from nbgraph.engine.core.config import run_config
 from nbgraph.engine.core.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.core.nesting import caller_now
 from nbgraph.engine.core.node_context.runtime import coerce_context, inherited
-from nbgraph.engine.core.root_state import bare_field, root_chunks, root_output
+from nbgraph.engine.core.root_state import root_chunks, root_output
 from nbgraph.engine.core.runlog import RunLog
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
@@ -283,7 +283,9 @@ class CompiledGraph(RunnableHabits):
             self._with_bound(config), kwargs.pop("context", None), self.store, caller
         )  # (with_config's first; a graph run inside a node inherits that node's context)
         merged = run_config(config, kwargs)
-        if caller is not None and caller.run.observer is not None and not merged.get("callbacks"):
+        if caller is not None and caller.env.run.observer is not None and not merged.get(
+            "callbacks"
+        ):
             merged["callbacks"] = callbacks_inside_node()  # (a run with chain runs: the node's)
         durability = durability_of(kwargs)
         before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)
@@ -292,17 +294,19 @@ class CompiledGraph(RunnableHabits):
             check_names("invoke(interrupt_after=)", after)
         caller = nested  # (None for a call inside a node naming a thread or checkpoint of its
         # own: a run of its own; `inherited` asks, once. Below: the keys its chunks show)
-        own = not (self.checkpointer is None or isinstance(self.checkpointer, bool))
+        saver = self.checkpointer
         if caller is not None:  # a subgraph: its parent's saver, or None (a saver of its
             thread = inherited_thread(self, caller)  # own too, as LangGraph's)
-        elif not own:  # a plain run: none (`checkpointer=True` is refused)
-            thread = refuse_root_true(self) if self.checkpointer is True else None
+        elif saver is None or saver is False:  # a plain run: none
+            thread = None
+        elif saver is True:  # (refused outside a node)
+            thread = refuse_root_true(self)
         else:
-            thread = Thread(self.checkpointer, self.spec, merged)
+            thread = Thread(saver, self.spec, merged)
             thread.defer(durability if self.spec.semantics != "branches" else "sync")
         keys = output_keys_of(self.spec, kwargs) if "output_keys" in kwargs else None
         context = None if context is None else coerce_context(self.context_schema, context)
-        loop = _loop_class(self.spec)  # (the run is handed its store, context and keys)
+        loop = BranchLoop if self.spec.semantics == "branches" else RunLoop  # (`_loop_class`)
         run = loop(self.spec, merged, thread, caller, store=store, context=context, keys=keys)
         if before or after:
             run.breakpoints(before, after)
@@ -357,12 +361,22 @@ class CompiledGraph(RunnableHabits):
             return output_of(self.stream, input, config, kwargs)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
-        with self._running(run):
-            if modes:  # (inside a node of a streamed run: its chunks go to that stream)
-                forward(run, drive(run, input, modes, self.name), root_chunks(self.spec))
-            else:
-                for _ in drive(run, input, modes, self.name):  # (warnings point at the caller)
-                    pass
+        if run.thread is None:  # (no thread to claim or finish: `_running` comes down to
+            try:  # this; the common run inside a node, and a plain run, skip its managers)
+                if modes:  # (inside a node of a streamed run: its chunks go to that stream)
+                    forward(run, drive(run, input, modes, self.name), root_chunks(self.spec))
+                else:
+                    for _ in drive(run, input, modes, self.name):  # (warnings point at the
+                        pass  # caller: no frame between this and `drive`)
+            finally:
+                self.last_log = run.log
+        else:
+            with self._running(run):
+                if modes:
+                    forward(run, drive(run, input, modes, self.name), root_chunks(self.spec))
+                else:
+                    for _ in drive(run, input, modes, self.name):
+                        pass
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
         return _with_interrupts(run)
@@ -554,7 +568,7 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
     output = run.output()
     if run.paused:
         output["__interrupt__"] = list(run.paused)
-    field = bare_field(run.spec)
+    field = run.plans.bare  # (`bare_field(run.spec)`, worked out once per graph)
     return output if field is None else root_output(output, field)
 
 
