@@ -361,22 +361,13 @@ class CompiledGraph(RunnableHabits):
             return output_of(self.stream, input, config, kwargs)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
-        if run.thread is None:  # (no thread to claim or finish: `_running` comes down to
-            try:  # this; the common run inside a node, and a plain run, skip its managers)
-                if modes:  # (inside a node of a streamed run: its chunks go to that stream)
-                    forward(run, drive(run, input, modes, self.name), root_chunks(self.spec))
-                else:
-                    for _ in drive(run, input, modes, self.name):  # (warnings point at the
-                        pass  # caller: no frame between this and `drive`)
-            finally:
-                self.last_log = run.log
-        else:
-            with self._running(run):
-                if modes:
-                    forward(run, drive(run, input, modes, self.name), root_chunks(self.spec))
-                else:
-                    for _ in drive(run, input, modes, self.name):
-                        pass
+        with self._running(run) if run.thread is not None else _LatestRun(self, run):
+            if modes:  # (inside a node of a streamed run: its chunks go to that stream)
+                forward(run, drive(run, input, modes, self.name), root_chunks(self.spec))
+            else:
+                for _ in drive(run, input, modes, self.name):  # (warnings point at the caller)
+                    pass
+        run.release()  # (it ended without raising: nothing runs in it any more)
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
         return _with_interrupts(run)
@@ -435,12 +426,13 @@ class CompiledGraph(RunnableHabits):
             return await aoutput_of(self.astream, input, config, kwargs)
         run = self._start(config, kwargs)
         modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
-        with self._running(run):
+        with self._running(run) if run.thread is not None else _LatestRun(self, run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 await aforward(run, adrive(run, input, modes, self.name), root_chunks(self.spec))
             else:
                 async for _ in adrive(run, input, frozenset(), self.name):
                     pass
+        run.release()  # (it ended without raising: nothing runs in it any more)
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
         return _with_interrupts(run)
@@ -477,6 +469,23 @@ class CompiledGraph(RunnableHabits):
                 await chunks.aclose()
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
+
+
+class _LatestRun:
+    """`CompiledGraph._running` for a run without a thread, nothing to claim or finish (a
+    plain run, and most runs inside a node): when the run ends, however it ends, it becomes
+    the latest run again. (A class: no generator, `ExitStack` or `nullcontext` to make.)"""
+
+    __slots__ = ("app", "run")
+
+    def __init__(self, app: CompiledGraph, run: RunLoop) -> None:
+        self.app, self.run = app, run
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        self.app.last_log = self.run.log
 
 
 def _finish_thread(run: RunLoop) -> None:

@@ -296,7 +296,10 @@ def drive(
     running: list[Task] | None = None  # the step being executed, until its commit
     try:
         scope.started(input)
-        yield from _step_chunks(run, run.begin(input), modes - {"debug"}, scope)
+        if modes:
+            yield from _step_chunks(run, run.begin(input), modes - {"debug"}, scope)
+        else:  # (invoke(): no chunks to make, none asked of the step)
+            run.begin(input)
         while (tasks := run.next_tasks()) is not None:
             if modes:  # (invoke(): no chunks to make)
                 yield from _started_chunks(run, tasks, modes)
@@ -320,7 +323,8 @@ def drive(
                 run.calls.settle()
             yield from _settled_chunks(run, modes)
             yield from _step_chunks(run, run.commit(tasks), modes, scope)
-        yield from _end_chunks(run, modes)
+        if modes:
+            yield from _end_chunks(run, modes)
     except BaseException as error:
         try:
             if pool is not None and running is not None:

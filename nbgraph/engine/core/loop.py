@@ -229,6 +229,14 @@ class RunLoop:
 
     waiting_for = contextlib.contextmanager(_waiting_for)  # (a stopped step's wait)
 
+    def release(self) -> None:
+        """The run has ended, every task and call of it settled: drop its links back to
+        itself (its runner's methods, its schedule's `state_after`), so it is freed as soon
+        as its caller lets go of it rather than left to the cyclic collector (a graph run
+        inside a node ends on every call of the node)."""
+        self.runner = self.execute = self.aexecute = self.route = self.task_path = None
+        self.schedule.release()
+
     @property
     def pulls(self) -> int:
         """The step's tasks that are not Sends: they come first, a Send's index after."""

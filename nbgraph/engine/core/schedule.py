@@ -319,8 +319,17 @@ class Schedule:
         """Start every waiting edge afresh (a branch run's update merges its lineages)."""
         self.seen = [set() for _ in self.seen]
 
+    def release(self) -> None:
+        """The run has ended (`RunLoop.release`): forget its `state_after`, a link back to
+        the run (the run is then freed without the cyclic collector)."""
+        self.state_after = _ended
+
     def took(self, pulls: int) -> None:
         """A step taken by a branch run (which makes its own tasks): `pulls` of them are not
         Sends (a Send's index comes after)."""
         self.pulls = pulls
 
+
+def _ended(task: Task) -> Any:
+    """A released run's `state_after` (`Schedule.release`): nothing runs in it any more."""
+    raise RuntimeError(f"the run has ended: no state after task {task.node!r}")
