@@ -280,12 +280,13 @@ class CompiledGraph(RunnableHabits):
         caller = caller_now(self.checkpointer is True, starts=True)  # (a run inside a node:
         # asked once, here; engine.core.nesting)
         config, context, store, nested = inherited(
-            self._with_bound(config), kwargs.pop("context", None), self.store, caller
+            config if self._bound_config is None else self._with_bound(config),
+            kwargs.pop("context", None),
+            self.store,
+            caller,
         )  # (with_config's first; a graph run inside a node inherits that node's context)
         merged = run_config(config, kwargs)
-        if caller is not None and caller.env.run.observer is not None and not merged.get(
-            "callbacks"
-        ):
+        if caller is not None and caller.run.observer is not None and not merged.get("callbacks"):
             merged["callbacks"] = callbacks_inside_node()  # (a run with chain runs: the node's)
         durability = durability_of(kwargs)
         before, after = kwargs.pop("interrupt_before", None), kwargs.pop("interrupt_after", None)
@@ -295,8 +296,8 @@ class CompiledGraph(RunnableHabits):
         caller = nested  # (None for a call inside a node naming a thread or checkpoint of its
         # own: a run of its own; `inherited` asks, once. Below: the keys its chunks show)
         saver = self.checkpointer
-        if caller is not None:  # a subgraph: its parent's saver, or None (a saver of its
-            thread = inherited_thread(self, caller)  # own too, as LangGraph's)
+        if caller is not None:  # a subgraph: its parent's saver or None (own too, as LangGraph's)
+            thread = None if caller.env.run.thread is None else inherited_thread(self, caller)
         elif saver is None or saver is False:  # a plain run: none
             thread = None
         elif saver is True:  # (refused outside a node)
@@ -360,7 +361,8 @@ class CompiledGraph(RunnableHabits):
         if kwargs and wants_chunks(kwargs):  # (read from what `stream` yields, as LangGraph's)
             return output_of(self.stream, input, config, kwargs)
         run = self._start(config, kwargs)
-        modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
+        caller = run.caller  # (the modes of a streamed caller's relay)
+        modes = inherit_relay(run) if caller is not None and caller.relay is not None else _NO_MODES
         with self._running(run) if run.thread is not None else _LatestRun(self, run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 forward(run, drive(run, input, modes, self.name), root_chunks(self.spec))
@@ -425,7 +427,8 @@ class CompiledGraph(RunnableHabits):
         if kwargs and wants_chunks(kwargs):
             return await aoutput_of(self.astream, input, config, kwargs)
         run = self._start(config, kwargs)
-        modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
+        caller = run.caller  # (the modes of a streamed caller's relay)
+        modes = inherit_relay(run) if caller is not None and caller.relay is not None else _NO_MODES
         with self._running(run) if run.thread is not None else _LatestRun(self, run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 await aforward(run, adrive(run, input, modes, self.name), root_chunks(self.spec))

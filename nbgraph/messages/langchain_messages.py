@@ -179,7 +179,7 @@ def lc_as_messages(value: Any, side: str) -> list[Any]:
             return [_convert(value)]
         except TypeError as exc:
             raise MessageTypeError(f"add_messages: {side}: {exc}") from None
-    if all(type(item) in _plain_types for item in value):
+    if set(map(type, value)) <= _plain_types:  # (its own items, read as they are)
         return value
     converted = []
     for index, item in enumerate(value):

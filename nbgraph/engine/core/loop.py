@@ -157,9 +157,9 @@ class RunLoop:
         self.step = -1
         self.stop = self.step + limit + 1
         self.values: dict[str, Any] = {}
-        self.schedule = Schedule(spec, self._state_after)
         self.plans = plans = plans_of(spec)  # per node: what running it takes, and what
         # every run of the graph reads (engine.core.plans)
+        self.schedule = Schedule(spec, self._state_after, plans)
         self.managed = plans.managed
         self.ephemeral = spec.ephemeral
         self.stream_keys = plans.shown if keys is None else keys  # (`output_keys=`)

@@ -111,13 +111,25 @@ class _GraphPlans:
         managed: the managed fields (`RunLoop.managed`).
         queued: the nodes a route queues without more ado (`Schedule.plain`).
         shown: the fields `"values"` and `"updates"` chunks show (`root_state.shown_keys`).
+        initial: some field starts with a value of its own (`runlog.initial_values`).
         bare: the field callers see bare, or None (`root_state.bare_field`).
         shared: `shared[names]`: one tuple object per distinct tuple of node or field names,
             for every run of the graph (`Schedule.shared`): a long run, and many runs,
             record the same triggers, routes and written fields, and keep each once.
     """
 
-    __slots__ = ("bare", "known", "managed", "nodes", "queued", "shared", "shown", "spec", "viewed")
+    __slots__ = (
+        "bare",
+        "initial",
+        "known",
+        "managed",
+        "nodes",
+        "queued",
+        "shared",
+        "shown",
+        "spec",
+        "viewed",
+    )
 
     def __init__(self, spec: Any) -> None:
         self.spec = spec
@@ -128,6 +140,7 @@ class _GraphPlans:
         )
         self.shown = shown_keys(spec)
         self.bare = bare_field(spec)
+        self.initial = any(f.initial is not None and not f.managed for f in spec.fields.values())
         self.shared = _Interned()
         self.nodes: dict[str, NodePlan] = {}
         names = spec.state.fields

@@ -50,7 +50,7 @@ class Schedule:
         "took_deferred",
     )
 
-    def __init__(self, spec: Any, state_after: Callable[[Task], Any]) -> None:
+    def __init__(self, spec: Any, state_after: Callable[[Task], Any], plans: Any = None) -> None:
         self.spec = spec
         self.state_after = state_after  # the state as a task left it (its run's)
         self.pull: dict[str, list[str]] = {}
@@ -62,7 +62,7 @@ class Schedule:
         self.incoming: dict[str, list[tuple[str, Any]]] = {}
         self.pulls = 0
         self.took_deferred = False  # the step last taken was the deferred nodes'
-        plans = plans_of(spec)  # (what every run of the graph shares: worked out once)
+        plans = plans or plans_of(spec)  # (what every run of the graph shares: worked out once)
         self.shared = plans.shared
         """`shared[names]`: one tuple object per distinct tuple of node names (a long run
         records the same triggers and routes every step, and keeps each of them once; so

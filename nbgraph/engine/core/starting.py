@@ -120,8 +120,8 @@ def begin(run: Any, input: Any) -> Start:
     values = MISSING
     if restored is not None:
         run.resume(restored, keep_next=False)
-    else:
-        values = initial_values(run.spec)
+    else:  # (most graphs' fields start empty: no values to make)
+        values = initial_values(run.spec) if run.plans.initial else {}
     writes = []
     fields = run.spec.fields
     for key, value in _input_pairs(run, input):
