@@ -370,8 +370,8 @@ class CompiledGraph(RunnableHabits):
                 for _ in drive(run, input, modes, self.name):  # (warnings point at the caller)
                     pass
         run.release()  # (it ended without raising: nothing runs in it any more)
-        if run.caller is not None:  # (a question inside pauses the calling task too)
-            pass_pause_up(run)
+        if caller is not None and (run.paused or run.at_breakpoint):  # (a question inside
+            pass_pause_up(run)  # pauses the calling task too)
         return _with_interrupts(run)
 
     def stream(
@@ -436,8 +436,8 @@ class CompiledGraph(RunnableHabits):
                 async for _ in adrive(run, input, frozenset(), self.name):
                     pass
         run.release()  # (it ended without raising: nothing runs in it any more)
-        if run.caller is not None:  # (a question inside pauses the calling task too)
-            pass_pause_up(run)
+        if caller is not None and (run.paused or run.at_breakpoint):  # (a question inside
+            pass_pause_up(run)  # pauses the calling task too)
         return _with_interrupts(run)
 
     async def astream(

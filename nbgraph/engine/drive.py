@@ -202,6 +202,25 @@ def _live_call_chunks(run: RunLoop, modes: frozenset[str], sink: LiveSink) -> No
             sink.put(mode, chunk)
 
 
+class _QuietScope:
+    """The stream scope of a run that streams nothing, has no relay and no callbacks
+    (`invoke()` of a plain run, and of most runs inside a node), for which a `StreamScope`
+    would do nothing: one, shared, that holds nothing."""
+
+    __slots__ = ()
+    plain = True  # (a task runs as it is: `StreamScope.plain`)
+    sink = chat = events = checkpoints = None
+
+    def started(self, graph_input: Any, on_event_loop: bool = False) -> None:
+        """The run starts: no chain run to open."""
+
+    def ended(self, error: BaseException | None) -> None:
+        """The run ended: no chain run to close."""
+
+
+_QUIET: Any = _QuietScope()
+
+
 def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> None:
     """The run's status, and the end of its stream scope (`error`: what stopped it)."""
     if error is not None and finish_handed(run, error):  # Command.PARENT: not a failure
@@ -289,7 +308,8 @@ def drive(
     """Run to the end, yielding `(mode, chunk)` for the requested modes (`name`: the
     graph's, for the chain run langchain callbacks in its config hear)."""
     max_workers = run.config.get("max_concurrency")
-    scope = _scope(run, modes, name, input)
+    quiet = not modes and run.relay is None and not run.config.get("callbacks")
+    scope = _QUIET if quiet else _scope(run, modes, name, input)
     sink = scope.sink
     execute = run.execute if scope.plain else scope.execute  # (the task's one path)
     pool: _StepPool | None = None
