@@ -231,7 +231,8 @@ def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> No
     else:
         run.log.status = "interrupted" if run.paused or run.at_breakpoint else "done"
     run.log.error = error
-    scope.ended(error)
+    if scope.events is not None:  # (its chain run closes)
+        scope.ended(error)
 
 
 def _finished_chunks(
@@ -315,7 +316,8 @@ def drive(
     pool: _StepPool | None = None
     running: list[Task] | None = None  # the step being executed, until its commit
     try:
-        scope.started(input)
+        if scope.events is not None:  # (its chain run opens: a config with callbacks)
+            scope.started(input)
         if modes:
             yield from _step_chunks(run, run.begin(input), modes - {"debug"}, scope)
         else:  # (invoke(): no chunks to make, none asked of the step)
