@@ -316,26 +316,11 @@ class CompiledGraph(RunnableHabits):
             keep_subrun(run)
         return run
 
-    @contextlib.contextmanager
-    def _running(self, run: RunLoop) -> Iterator[None]:
+    def _running(self, run: RunLoop) -> Any:
         """Hold the run's thread id for the whole run (a second run of it is refused); when
-        the run ends, however it ends, it becomes the latest run again.
-
-        A run stopped before its nodes ended (a second Ctrl-C) keeps the claim until they
-        have: a resume meanwhile is refused rather than run alongside them.
-        """
-        try:
-            with contextlib.ExitStack() as claim:
-                claim.enter_context(self._claimed(run))
-                try:
-                    yield
-                finally:
-                    if run.thread is not None and not run.thread.ns:  # (not a subgraph's)
-                        _finish_thread(run)  # (durability: what waits is written now)
-                    if run.unsettled is not None:
-                        _release_later(run.unsettled, claim.pop_all())
-        finally:
-            self.last_log = run.log
+        the run ends, however it ends, it becomes the latest run again (`_claimed_run`; a
+        run without a thread has nothing to claim or finish: `_LatestRun`)."""
+        return _LatestRun(self, run) if run.thread is None else _claimed_run(self, run)
 
     def _claimed(self, run: RunLoop) -> Any:
         """Hold the run's thread id for the whole run (a second run of it is refused)."""
@@ -363,7 +348,7 @@ class CompiledGraph(RunnableHabits):
         run = self._start(config, kwargs)
         caller = run.caller  # (the modes of a streamed caller's relay)
         modes = inherit_relay(run) if caller is not None and caller.relay is not None else _NO_MODES
-        with self._running(run) if run.thread is not None else _LatestRun(self, run):
+        with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 forward(run, drive(run, input, modes, self.name), root_chunks(self.spec))
             else:
@@ -429,7 +414,7 @@ class CompiledGraph(RunnableHabits):
         run = self._start(config, kwargs)
         caller = run.caller  # (the modes of a streamed caller's relay)
         modes = inherit_relay(run) if caller is not None and caller.relay is not None else _NO_MODES
-        with self._running(run) if run.thread is not None else _LatestRun(self, run):
+        with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 await aforward(run, adrive(run, input, modes, self.name), root_chunks(self.spec))
             else:
@@ -472,6 +457,25 @@ class CompiledGraph(RunnableHabits):
                 await chunks.aclose()
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
+
+
+@contextlib.contextmanager
+def _claimed_run(app: CompiledGraph, run: RunLoop) -> Iterator[None]:
+    """`CompiledGraph._running` for a run with a thread. A run stopped before its nodes
+    ended (a second Ctrl-C) keeps the claim until they have: a resume meanwhile is refused
+    rather than run alongside them."""
+    try:
+        with contextlib.ExitStack() as claim:
+            claim.enter_context(app._claimed(run))
+            try:
+                yield
+            finally:
+                if run.thread is not None and not run.thread.ns:  # (not a subgraph's)
+                    _finish_thread(run)  # (durability: what waits is written now)
+                if run.unsettled is not None:
+                    _release_later(run.unsettled, claim.pop_all())
+    finally:
+        app.last_log = run.log
 
 
 class _LatestRun:
