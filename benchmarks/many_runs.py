@@ -4,6 +4,11 @@ with two workers, against a plain loop of `invoke` and LangGraph's `batch` on th
     python benchmarks/many_runs.py               # 2,000 runs each (a minute or two)
     python benchmarks/many_runs.py --runs 500
     python benchmarks/many_runs.py --quick       # 40 runs, no Dask: a few seconds
+    python benchmarks/many_runs.py --tables-only # only the 10,000-run tables row
+
+Prints a second table: a batch of `--table-runs` (10,000) runs made on threads, then its
+`runs.effects` and `runs.paths()` (and, apart, `runs.steps`), each as a ratio to the time to
+make the batch, in the same process, rounds alternating (target: effects + paths <= 0.2x).
 
 Prints a Markdown table: runs per second (wall time of the whole batch, best of `--rounds`),
 and what each keeps. `run_many` keeps every run's full record (tasks, reducer effects, state
@@ -23,6 +28,7 @@ import os
 import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from typing import Annotated, Any, TypedDict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -163,22 +169,71 @@ def table(rows: list[tuple[str, float, str]], count: int) -> str:
     return "\n".join(lines)
 
 
+def table_ratios(count: int, rounds: int) -> dict[str, list[float]]:
+    """Per round: seconds to make `count` runs (`run_many` on threads), then to build that
+    fresh batch's `effects`, `paths()` and `steps` (each from the runs' columns)."""
+    import nbgraph
+
+    app = build(nbgraph)
+    data = inputs(count)
+    small = app.run_many(data[:50], progress=False)  # (pandas imported, threads warm)
+    small.effects, small.paths(), small.steps
+    times: dict[str, list[float]] = {"make": [], "effects": [], "paths": [], "steps": []}
+    for _ in range(rounds):
+        made: list[Any] = []
+        make = lambda made=made: made.append(app.run_many(data, progress=False))  # noqa: E731
+        times["make"].append(call_seconds(make))
+        runs = made.pop()
+        for name in ("effects", "steps"):
+            times[name].append(call_seconds(partial(getattr, runs, name)))
+        times["paths"].append(call_seconds(runs.paths))
+        assert len(runs.effects) == count * 12 and len(runs.paths()) == 1
+        del runs, made
+    return times
+
+
+def tables_table(times: dict[str, list[float]], count: int) -> str:
+    """The tables row: best seconds of each, and each as a ratio to the best time to make."""
+    make = min(times["make"])
+    best = {name: min(seconds) for name, seconds in times.items()}
+    both = min(e + p for e, p in zip(times["effects"], times["paths"], strict=True))
+    lines = [
+        f"| {count:,} runs of a five-node chain (threads) | seconds | × making them |",
+        "| --- | ---: | ---: |",
+        f"| make them: `app.run_many(inputs)` | {make:.3f} | 1.00 |",
+        f"| `runs.effects` ({count * 12:,} rows) | {best['effects']:.3f} | "
+        f"{best['effects'] / make:.3f} |",
+        f"| `runs.paths()` | {best['paths']:.4f} | {best['paths'] / make:.4f} |",
+        f"| **`runs.effects` + `runs.paths()`** (target <= 0.2×) | {both:.3f} | "
+        f"**{both / make:.3f}** |",
+        f"| `runs.steps` ({count * 5:,} rows) | {best['steps']:.3f} | {best['steps'] / make:.3f} |",
+    ]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="40 runs, one round, no Dask")
     parser.add_argument("--no-dask", action="store_true")
+    parser.add_argument("--table-runs", type=int, default=10_000)
+    parser.add_argument("--tables-only", action="store_true", help="only the tables row")
     args = parser.parse_args(argv)
     count, rounds = (40, 1) if args.quick else (args.runs, args.rounds)
     dask = not (args.quick or args.no_dask)
-    with contextlib.ExitStack() as pools:
-        cases = nbgraph_cases(count, dask, pools) + langgraph_cases(count)
-        rows = measure(cases, count, rounds)
-    text = table(rows, count)
     print(f"nproc {os.cpu_count()}; best of {rounds} round(s), taken in turn\n")
-    print(text)
-    return text
+    text = ""
+    if not args.tables_only:
+        with contextlib.ExitStack() as pools:
+            cases = nbgraph_cases(count, dask, pools) + langgraph_cases(count)
+            rows = measure(cases, count, rounds)
+        text = table(rows, count) + "\n\n"
+        print(text)
+    table_runs = 200 if args.quick else args.table_runs
+    tables = tables_table(table_ratios(table_runs, rounds), table_runs)
+    print(tables)
+    return text + tables
 
 
 if __name__ == "__main__":

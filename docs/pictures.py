@@ -1,7 +1,9 @@
 """Draws the README's picture of a run: `.venv/bin/python docs/pictures.py` (needs `dot`).
 
 The run is the README's quick start, a fan-out whose join is END; the picture is the graph
-with the run drawn over it (`run.draw()`), written to `docs/run.svg`.
+with the run drawn over it (`run.draw()`), written to `docs/run.svg`. The many-runs page's
+picture is the paths its example's batch took (`runs.draw_paths()`), written to
+`docs/many-runs-paths.svg`.
 
 The inspector's screenshots need a browser: the browser tests take them and, with
 `NBGRAPH_UPDATE_SCREENSHOT=1`, copy them here — `inspector.png` (tests/e2e/test_browser.py),
@@ -11,6 +13,7 @@ The inspector's screenshots need a browser: the browser tests take them and, wit
 """
 
 import operator
+import re
 from pathlib import Path
 from typing import Annotated, TypedDict
 
@@ -37,11 +40,26 @@ def quick_start_run():
     return app.run({"count": 0, "log": []})
 
 
+def many_runs_batch():
+    """The batch of docs/many-runs.md's example that draws its paths (run as written)."""
+    page = Path(__file__).with_name("many-runs.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    example = next(block for block in blocks if "draw_paths()" in block)
+    namespace: dict = {}
+    exec(compile(example, "docs/many-runs.md", "exec"), namespace)
+    return namespace["runs"]
+
+
 def main() -> None:
-    svg = quick_start_run().draw().pipe(format="svg").decode("utf-8")
-    target = Path(__file__).with_name("run.svg")
-    target.write_text(svg, encoding="utf-8")
-    print(f"wrote {target} ({len(svg):,} characters)")
+    pictures = {
+        "run.svg": quick_start_run().draw(),
+        "many-runs-paths.svg": many_runs_batch().draw_paths(),
+    }
+    for name, picture in pictures.items():
+        svg = picture.pipe(format="svg").decode("utf-8")
+        target = Path(__file__).with_name(name)
+        target.write_text(svg, encoding="utf-8")
+        print(f"wrote {target} ({len(svg):,} characters)")
 
 
 if __name__ == "__main__":

@@ -452,9 +452,10 @@ _LOAD_BUDGET: contextvars.ContextVar[ReplayBudget | None] = contextvars.ContextV
 
 
 @contextlib.contextmanager
-def replay_budget() -> Iterator[ReplayBudget]:
-    """One budget for every file-named reducer called inside (a whole load, its subruns')."""
-    budget = ReplayBudget()
+def replay_budget(budget: ReplayBudget | None = None) -> Iterator[ReplayBudget]:
+    """One budget for every file-named reducer called inside (a whole load, its subruns'):
+    a new one, or `budget` again (a load whose steps are checked as they are first read)."""
+    budget = ReplayBudget() if budget is None else budget
     token = _LOAD_BUDGET.set(budget)
     try:
         yield budget

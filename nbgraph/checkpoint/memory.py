@@ -191,16 +191,17 @@ InMemorySaver = MemorySaver
 
 
 def _record(thread_id: str, checkpoint_id: str, stored: _Stored) -> CheckpointRecord:
+    parent_id, step, source, created_at, payload, snapshot = stored
     return record_of_fields(
         (
             thread_id,
             checkpoint_id,
-            stored.parent_id,
-            stored.step,
-            stored.source,
-            stored.created_at,
-            _give(stored.payload),
-            None if stored.snapshot is None else _give(stored.snapshot),
+            parent_id,
+            step,
+            source,
+            created_at,
+            pickle.loads(payload) if type(payload) is bytes else _give(payload),  # (`_give`'s)
+            None if snapshot is None else _give(snapshot),
         )
     )
 

@@ -143,9 +143,10 @@ def _runs_of(app: Any, batch: _Batch, indexes: Iterable[int]) -> Runs:
             continue
         run = outcome["run"]
         if isinstance(run, str):  # read when first asked for: the summary serves the tables
-            slots.append(RunSlot(read=partial(_read_run, app, run), summary=outcome["summary"]))
+            read = partial(_read_run, app, run)
+            slots.append(RunSlot(read=read, summary=outcome["summary"], text=run))
         else:
-            slots.append(RunSlot(run))
+            slots.append(RunSlot(run, summary=outcome["summary"]))
         durations.append(outcome["duration"])
     return Runs(slots, durations=durations, indexes=kept)
 

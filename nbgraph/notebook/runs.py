@@ -1,19 +1,29 @@
 """`Runs`: the runs of one graph over many inputs (what `app.run_many` returns), in input order.
 
-Each is a full `Run`; the batch has its tables, paths, a picker in front of the inspector, and a
-folder of run files."""
+Each is a full `Run`; the batch has its tables (one frame each over all runs, built from the
+columns each run's summary holds), paths, a picker in front of the inspector, a drawing of the
+paths taken, and a folder of run files."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from nbgraph.errors import NbgraphError
+from nbgraph.codec import nesting
+from nbgraph.codec.classes import named_classes
 from nbgraph.notebook.run import Run
-from nbgraph.record.batch import batch_effects, batch_table, paths_frame, run_summary
+from nbgraph.notebook.runs_folder import RunsFolderError, read_folder, write_folder
+from nbgraph.record.batch import batch_table, path_edges, paths_frame, run_summary
+from nbgraph.record.batch_columns import (
+    BrokenColumns,
+    batch_frame,
+    decode_values,
+    run_columns,
+)
+from nbgraph.record.effects import EFFECT_COLUMNS, collector_paused
+from nbgraph.record.tables import TASK_COLUMNS
 from nbgraph.record.text import plural
 
 if TYPE_CHECKING:
@@ -21,41 +31,66 @@ if TYPE_CHECKING:
 
 __all__ = ["RunSlot", "Runs", "RunsFolderError"]
 
-_INDEX_FILE = "runs.json"
-_FORMAT = "nbgraph.runs"
-_FORMAT_VERSION = 1
-
-
-class RunsFolderError(NbgraphError, ValueError):
-    """A folder is not one `Runs.save` wrote (or is incomplete); the message says why."""
-
 
 class RunSlot:
-    """One run of a batch: the `Run`, or how to read it (run JSON from a worker, read when
-    first asked for), and its `run_summary` (sent by the worker, or made from the run)."""
+    """One run of a batch: the `Run`, or how to read it (run JSON from a worker, a run file:
+    read when first asked for), and its `run_summary` (sent by the worker, read from a
+    batch's index, or made from the run).
 
-    __slots__ = ("_read", "_run", "_summary")
+    Attributes:
+        text: the run's JSON as a worker sent it, until the run is read (then None).
+        where: how errors name the summary's source (a batch's index file), or None.
+    """
+
+    __slots__ = ("_models", "_read", "_run", "_summary", "text", "where")
 
     def __init__(
         self,
         run: Run | None = None,
         read: Callable[[], Run] | None = None,
         summary: dict[str, Any] | None = None,
+        *,
+        text: str | None = None,
+        models: Iterable[type] | None = None,
+        where: str | None = None,
     ) -> None:
         self._run, self._read, self._summary = run, read, summary
+        self.text, self.where = text, where
+        self._models = None if models is None else list(models)
 
     @property
     def run(self) -> Run:
         if self._run is None:
             self._run = self._read()  # type: ignore[misc]
-            self._read = None
+            self._read = self.text = None
         return self._run
 
     @property
     def summary(self) -> dict[str, Any]:
-        if self._summary is None:
-            self._summary = run_summary(self.run)
+        if self._summary is None:  # (its columns made when a table first asks: `columns`)
+            self._summary = run_summary(self.run, columns=False)
         return self._summary
+
+    def columns(self) -> dict[str, dict[str, Sequence]]:
+        """The run's effects and tasks as columns (`batch_columns.run_columns`): from its
+        summary (values decoded on first use), else from the run itself.
+
+        Raises:
+            RunsFolderError: the summary came from an index whose values are damaged.
+        """
+        summary = self.summary
+        columns = summary.get("columns")
+        if columns is None:  # (made from the run: a value too deep to send, an old index, ...)
+            columns = summary["columns"] = run_columns(self.run)
+        if isinstance(columns, str):  # as a worker sent them
+            columns = nesting.loads(columns)
+        if "values" in columns["effects"]:
+            try:
+                with named_classes(self._models):
+                    columns = summary["columns"] = decode_values(columns)
+            except BrokenColumns as error:
+                raise RunsFolderError(f"{self.where or 'A run of the batch'}: {error}.") from None
+        return columns
 
 
 class Runs:
@@ -65,8 +100,8 @@ class Runs:
     `index` column and `runs.indexes` give them, while `subset[k]` is its `k`-th run.
 
     Runs that came back from worker processes are read from their run JSON when first asked
-    for (`runs[i]`, iteration, `effects`, `where`); `table`, `paths()` and `failed` read
-    the summary each worker sent with its run.
+    for (`runs[i]`, iteration, `where`); `table`, `paths()`, `failed`, `effects` and `steps`
+    read the summary each worker sent with its run (its tables as columns), never a run.
 
     >>> from nbgraph import START, StateGraph
     >>> app = (StateGraph(dict).add_node("double", lambda s: {"x": s["x"] * 2})
@@ -149,9 +184,19 @@ class Runs:
 
     @cached_property
     def effects(self) -> pd.DataFrame:
-        """Every run's reducer effects (`Run.effects`) in one DataFrame, with a `run` column:
-        the input index."""
-        return batch_effects(self.indexes, list(self))
+        """Every run's reducer effects (`Run.effects`) in one DataFrame, a `run` column (the
+        input index) first: each run's rows as its own table has them, in input order."""
+        with collector_paused():  # (each run's columns: many small acyclic containers)
+            tables = [slot.columns()["effects"] for slot in self._slots]
+            return batch_frame(self.indexes, tables, EFFECT_COLUMNS)
+
+    @cached_property
+    def steps(self) -> pd.DataFrame:
+        """Every run's tasks (`Run.steps`) in one DataFrame, a `run` column (the input index)
+        first."""
+        with collector_paused():
+            tables = [slot.columns()["tasks"] for slot in self._slots]
+            return batch_frame(self.indexes, tables, TASK_COLUMNS)
 
     # --- looking ---------------------------------------------------------------------------
 
@@ -168,6 +213,15 @@ class Runs:
             self.__getitem__,
         )
 
+    def draw_paths(self) -> Any:
+        """The paths the runs took, drawn as one graph (a `graphviz.Digraph`): each way from a
+        superstep's nodes to the next's, its width and label the number of runs that took it;
+        the ways into a run's end are drawn to END, or to its status (`failed` in red, with
+        how many of the runs on each way failed)."""
+        from nbgraph.views.drawings.paths import paths_drawing
+
+        return paths_drawing(path_edges(self._summaries()), len(self))
+
     def __repr__(self) -> str:
         summaries = self._summaries()
         failed = sum(s["status"] == "failed" for s in summaries)
@@ -183,18 +237,11 @@ class Runs:
     # --- files -------------------------------------------------------------------------------
 
     def save(self, directory: str | Path) -> Path:
-        """Write every run to `directory` (made if needed) as `run-<index>.json` (`Run.save`),
-        with `runs.json` listing them in order and their durations; returns the folder."""
-        folder = Path(directory)
-        folder.mkdir(parents=True, exist_ok=True)
-        entries = []
-        for index, run, duration in zip(self.indexes, self, self.durations, strict=True):
-            name = f"run-{index:05d}.json"
-            run.save(folder / name)
-            entries.append({"index": index, "file": name, "duration": duration})
-        document = {"format": _FORMAT, "version": _FORMAT_VERSION, "runs": entries}
-        (folder / _INDEX_FILE).write_text(json.dumps(document, indent=1), encoding="utf-8")
-        return folder
+        """Write every run to `directory` (made if needed) as `run-<index>.json` (the run file
+        of `Run.save`), with `runs.json` listing them in order with their durations and
+        summaries (the batch's tables, read back by `load` without reading a run file);
+        returns the folder."""
+        return write_folder(Path(directory), self._slots, self.indexes, self.durations)
 
     @classmethod
     def load(
@@ -202,59 +249,22 @@ class Runs:
     ) -> Runs:
         """The runs `save` wrote to `directory`; `models` and `graph` as for `Run.load`.
 
+        Only the index is read here: a run's file when the run is first asked for.
+
         Raises:
-            RunsFolderError: no `runs.json` there, or not one `save` wrote.
-            RunFileError: a run file is not a complete run (naming it).
+            RunsFolderError: no such folder, no `runs.json` there, or not one `save` wrote,
+                or damaged (naming the entry), or a run file it lists is missing.
+            RunFileError: a run file is not a complete run (naming it), when it is read.
         """
         folder = Path(directory)
-        entries = _index_entries(folder)
-        models = list(models) if models is not None else None
-        runs = [Run.load(folder / entry["file"], models=models, graph=graph) for entry in entries]
+        entries, reads = read_folder(folder, models, graph)
+        where = f"{str(folder / 'runs.json')!r} is damaged: run"
+        slots = [
+            RunSlot(read=read, summary=e["summary"], models=models, where=f"{where} {e['index']}")
+            for e, read in zip(entries, reads, strict=True)
+        ]
         return cls(
-            runs,
+            slots,
             durations=[entry.get("duration") for entry in entries],
             indexes=[entry["index"] for entry in entries],
         )
-
-
-def _seconds(value: Any) -> bool:
-    """Whether `value` is a run's duration as `Runs.save` writes it: seconds, or null."""
-    return value is None or (type(value) in (int, float) and 0 <= value < float("inf"))
-
-
-def _index_entries(folder: Path) -> list[dict[str, Any]]:
-    index = folder / _INDEX_FILE
-    if not index.is_file():
-        raise RunsFolderError(
-            f"{str(folder)!r} holds no {_INDEX_FILE}: expected a folder written by Runs.save()."
-        )
-    try:
-        document = json.loads(index.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise RunsFolderError(f"{str(index)!r} is not JSON ({error}).") from None
-    if not isinstance(document, dict) or document.get("format") != _FORMAT:
-        raise RunsFolderError(
-            f'{str(index)!r} is not a Runs index: expected "format": "{_FORMAT}".'
-        )
-    if document.get("version") != _FORMAT_VERSION:
-        raise RunsFolderError(
-            f"{str(index)!r} has format version {document.get('version')!r}; this nbgraph "
-            f"reads version {_FORMAT_VERSION}."
-        )
-    entries = document.get("runs")
-    good = isinstance(entries, list) and all(
-        isinstance(e, dict)
-        and type(e.get("index")) is int
-        and isinstance(e.get("file"), str)
-        and "/" not in e["file"]
-        and "\\" not in e["file"]
-        and not e["file"].startswith(".")
-        and _seconds(e.get("duration"))
-        for e in entries
-    )
-    if not good:
-        raise RunsFolderError(
-            f'{str(index)!r} is incomplete: expected "runs": a list of {{"index": int, '
-            '"file": name in the folder, "duration": seconds or null}.'
-        )
-    return entries

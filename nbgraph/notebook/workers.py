@@ -30,6 +30,7 @@ from typing import Any
 from nbgraph.engine.core.runlog import RunLog
 from nbgraph.errors import NbgraphError
 from nbgraph.record.batch import run_summary
+from nbgraph.record.batch_columns import encode_values
 
 __all__ = [
     "GraphReference",
@@ -202,19 +203,20 @@ def run_chunk(graph: Any, chunk: list[tuple[int, Any, Any]]) -> list[dict[str, A
 
 
 def _run_one(graph: Any, index: int, input: Any, config: dict[str, Any] | None) -> dict[str, Any]:
-    """Run one input on a worker; the run comes back as run JSON with its wall time.
+    """Run one input on a worker; the run comes back with its wall time and its summary,
+    made as it finishes (`run_summary`: what the batch's tables need, its effects and tasks
+    as columns).
 
     `graph` is a `GraphReference`, `_GraphParts` or the compiled graph itself (threads).
-    Returns `{"index", "duration", "run", "summary"}`: `run` is the run's JSON text and
-    `summary` its `run_summary` (plain data for the batch's table); when `graph` is the
-    graph itself (threads), `run` is the `Run` and there is no summary.
+    Returns `{"index", "duration", "run", "summary"}`: on threads `run` is the `Run`; else it
+    is the run's JSON text, and the summary's values are encoded (`encode_values`).
     """
     app = graph if hasattr(graph, "run") else graph.load()
     started = time.perf_counter()
     run = run_recorded(app, input, config)
     duration = time.perf_counter() - started
     if app is graph:
-        return {"index": index, "duration": duration, "run": run}
+        return {"index": index, "duration": duration, "run": run, "summary": run_summary(run)}
     try:
         text = _compact_run_json(run)
     except Exception as error:  # (a value too deep for a file, say): say so, as a failed run
@@ -224,8 +226,23 @@ def _run_one(graph: Any, index: int, input: Any, config: dict[str, Any] | None) 
         )
         run = run_recorded(app, None, config, failure=lost)
         text = _compact_run_json(run)
+    return {"index": index, "duration": duration, "run": text, "summary": _sent_summary(run)}
+
+
+def _sent_summary(run: Any) -> dict[str, Any]:
+    """The run's summary, its columns sent as one JSON text, their values encoded
+    (`encode_values`): a str unpickles at once, where nested lists would cost the batch's
+    process more than the run did; it is parsed when a table is first asked for. No
+    columns, for a value that does not encode: the batch's tables then read that run."""
+    from nbgraph.codec import nesting
+
     summary = run_summary(run)
-    return {"index": index, "duration": duration, "run": text, "summary": summary}
+    try:
+        columns = encode_values(summary["columns"])
+        summary["columns"] = nesting.dumps(columns, ensure_ascii=False, allow_nan=False)
+    except Exception:  # (the run's JSON held it: its file serves the tables instead)
+        summary["columns"] = None
+    return summary
 
 
 def _compact_run_json(run: Any) -> str:

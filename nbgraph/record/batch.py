@@ -1,5 +1,5 @@
-"""Many runs read together: each run's path through the graph, and the tables of a batch
-(`Runs.table`, `Runs.paths()`, `Runs.effects`) built from their records.
+"""Many runs read together: each run's summary (its path through the graph, its outcome, its
+tables as columns) and the batch's `Runs.table`, `Runs.paths()` and path counts built from them.
 
 A run's path is its node sequence, one entry per superstep that ran tasks: `"a → b → c"`;
 nodes that ran in the same superstep are joined by `+` (`"a → b+c → d"`), and a superstep
@@ -8,9 +8,10 @@ repeated back to back is counted (`"a → b×3 → c"`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.record.batch_columns import run_columns
 from nbgraph.record.text import safe_str
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
     from nbgraph.record.run import RunRecord
 
-__all__ = ["batch_effects", "batch_table", "paths_frame", "run_summary"]
+__all__ = ["PathEnd", "batch_table", "path_edges", "paths_frame", "run_summary"]
 
 _ARROW = " → "
 
@@ -26,30 +27,34 @@ _BASE_COLUMNS = ("index", "status", "error_type", "error", "duration", "steps", 
 """The columns of `Runs.table` before the output's fields."""
 
 
-def _step_nodes(run: RunRecord) -> list[str]:
-    """Per superstep that ran tasks, its nodes (sorted, joined by `+`), in step order."""
+def _step_nodes(run: RunRecord) -> list[list[str]]:
+    """Per superstep that ran tasks, its nodes (each once, sorted), in step order."""
     names = []
     for step in run.log.steps[1:]:
         nodes = sorted(dict.fromkeys(task.node for task in step.tasks))
         if nodes:
-            names.append("+".join(nodes))
+            names.append(nodes)
     return names
 
 
-def _run_path(run: RunRecord) -> str:
+def _path_steps(run: RunRecord) -> list[list[Any]]:
+    """The run's supersteps that ran tasks as `[nodes, times]`, a superstep repeated back
+    to back counted once (`[["b"], 3]`): the path `_run_path` writes out."""
+    steps: list[list[Any]] = []
+    for nodes in _step_nodes(run):
+        if steps and steps[-1][0] == nodes:
+            steps[-1][1] += 1
+        else:
+            steps.append([nodes, 1])
+    return steps
+
+
+def _run_path(steps: list[list[Any]]) -> str:
     """The compact path of a run: its supersteps' nodes joined by arrows, repeats counted.
 
     An empty string for a run that ran no node (it failed on its input, say).
     """
-    parts: list[str] = []
-    last, count = None, 0
-    for nodes in [*_step_nodes(run), None]:
-        if nodes == last:
-            count += 1
-            continue
-        if last is not None:
-            parts.append(last if count == 1 else f"{last}×{count}")
-        last, count = nodes, 1
+    parts = ("+".join(nodes) + ("" if times == 1 else f"×{times}") for nodes, times in steps)
     return _ARROW.join(parts)
 
 
@@ -78,18 +83,23 @@ def _error_cells(error: BaseException | None) -> tuple[str | None, str | None]:
     return type(error).__name__, safe_str(error)
 
 
-def run_summary(run: RunRecord) -> dict[str, Any]:
-    """What a batch's table and paths need of one run, as plain data (a worker sends it with
-    the run, so the batch's table is built without reading every run back): `status`,
-    `error_type`, `error`, `steps`, `path`, and `output` (its scalar fields, flattened)."""
+def run_summary(run: RunRecord, columns: bool = True) -> dict[str, Any]:
+    """What a batch needs of one run, as plain data (a worker sends it with the run, so the
+    batch's tables are built without reading every run back): `status`, `error_type`,
+    `error`, `steps`, `path`, `path_steps` (`[nodes, times]` per superstep: the path as
+    data), `output` (its scalar fields, flattened) and `columns`, its effects and tasks
+    column by column (`batch_columns.run_columns`; None when `columns` is false)."""
     error_type, error = _error_cells(run.error)
+    steps = _path_steps(run)
     return {
         "status": run.status,
         "error_type": error_type,
         "error": error,
-        "steps": len(_step_nodes(run)),
-        "path": _run_path(run),
+        "steps": sum(times for _, times in steps),
+        "path": _run_path(steps),
+        "path_steps": steps,
         "output": _flat_output(run.output),
+        "columns": run_columns(run) if columns else None,
     }
 
 
@@ -141,14 +151,35 @@ def paths_frame(indexes: Sequence[int], summaries: Sequence[dict[str, Any]]) -> 
     return frame.astype({"count": "int64", "failed": "int64"})
 
 
-def batch_effects(indexes: Iterable[int], runs: Iterable[RunRecord]) -> pd.DataFrame:
-    """Every run's `effects` in one DataFrame, a `run` column (the input's index) first."""
-    import pandas as pd
+PathEnd = str | tuple[str, str]
+"""A node's name, or `("status", status)`: where a run that did not finish ended."""
 
-    frames = []
-    for index, run in zip(indexes, runs, strict=True):
-        effects = run.effects
-        frames.append(effects.assign(run=index)[["run", *effects.columns]])
-    if not frames:
-        return pd.DataFrame(columns=["run"])
-    return pd.concat(frames, ignore_index=True).astype({"run": "int64"})
+
+def path_edges(summaries: Sequence[dict[str, Any]]) -> dict[tuple[PathEnd, PathEnd], list[int]]:
+    """Each way from one superstep's nodes to the next's that runs took, with how many runs
+    took it and how many of those failed: `{(a, b): [runs, failed]}`. Every path starts at
+    `"__start__"` and ends at `"__end__"` (a run done), or at `("status", status)` (`failed`,
+    `interrupted`, ...); a superstep repeated back to back is a way from each of its nodes
+    to itself. Each distinct path is walked once."""
+    by_path: dict[str, list[Any]] = {}
+    for summary in summaries:
+        seen = by_path.get(summary["path"])
+        if seen is None:
+            seen = by_path[summary["path"]] = [summary["path_steps"], {}]
+        seen[1][summary["status"]] = seen[1].get(summary["status"], 0) + 1
+    edges: dict[tuple[PathEnd, PathEnd], list[int]] = {}
+    for steps, statuses in by_path.values():
+        ways: dict[tuple[PathEnd, PathEnd], None] = {}
+        before = ["__start__"]
+        for nodes, times in steps:
+            ways.update(dict.fromkeys((a, b) for a in before for b in nodes))
+            if times > 1:
+                ways.update(dict.fromkeys((n, n) for n in nodes))
+            before = nodes
+        for status, count in statuses.items():
+            end: PathEnd = "__end__" if status == "done" else ("status", status)
+            for way in [*ways, *((a, end) for a in before)]:
+                tally = edges.setdefault(way, [0, 0])
+                tally[0] += count
+                tally[1] += count if status == "failed" else 0
+    return edges

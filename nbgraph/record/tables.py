@@ -19,7 +19,15 @@ if TYPE_CHECKING:
 
     from nbgraph.record.run import RunRecord
 
-__all__ = ["diff_frame", "field_history_frame", "frame", "states_frame", "task_frame"]
+__all__ = [
+    "TASK_COLUMNS",
+    "diff_frame",
+    "field_history_frame",
+    "frame",
+    "states_frame",
+    "task_frame",
+    "task_rows",
+]
 
 _NUMBERS = {"step": "int64", "duration": "float64", "attempts": "int64"}
 _FLAGS = ("changed", "applied", "conflict", "overwrite_bypass", "dropped_key", "root_reset")
@@ -40,7 +48,7 @@ def frame(rows: list[tuple], columns: Iterable[str]) -> pd.DataFrame:
     return pd.DataFrame(data, columns=columns)
 
 
-_TASK_COLUMNS = (
+TASK_COLUMNS = (
     "step",
     "node",
     "task_id",
@@ -69,8 +77,13 @@ def task_frame(
 ) -> pd.DataFrame:
     """`Run.steps` of these task nodes; `subruns`: task id -> the indexes into `run.subruns`
     of the graphs the task ran (its `subruns` cell, `[]` when none)."""
+    return frame(task_rows(nodes, subruns), TASK_COLUMNS)
+
+
+def task_rows(nodes: Iterable[TreeNode], subruns: dict[str, list[int]] | None = None) -> list:
+    """The rows of `task_frame`, as tuples in `TASK_COLUMNS` order (a batch's columns)."""
     subruns = subruns or {}
-    rows = [
+    return [
         (
             node.step,
             node.name,
@@ -88,7 +101,6 @@ def task_frame(
         )
         for node in nodes
     ]
-    return frame(rows, _TASK_COLUMNS)
 
 
 def _fields_written(writes: tuple[tuple[str, object], ...]) -> list[str]:

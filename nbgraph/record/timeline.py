@@ -9,6 +9,7 @@ most about one state's worth of writes — never the whole history.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sized
+from functools import cached_property
 from typing import Any
 
 from nbgraph.engine.facts import RunLog, StepLog, initial_values, replay_step
@@ -40,15 +41,25 @@ class Timeline:
     def __init__(self, log: RunLog) -> None:
         self.log = log
         self.graph = replay_graph(log.graph)  # (folds a concatenated list in place)
-        self.index = {step.step: i for i, step in enumerate(log.steps)}
         self._snapshots: list[tuple[int, dict[str, Any]]] | None = None
         self._cursor: tuple[int, dict[str, Any], int] = (-1, {}, 0)  # replayed up to here
+
+    @cached_property
+    def index(self) -> dict[int, int]:
+        """Each step number's position in the log (made when first asked for: a run file's
+        steps are read when first asked for)."""
+        return {step.step: i for i, step in enumerate(self.log.steps)}
 
     def steps(self) -> list[int]:
         """The step numbers the run recorded (0 = the input applied)."""
         return list(self.index)
 
     def _position(self, step: int) -> int:
+        steps = self.log.steps
+        if "index" not in self.__dict__ and steps:  # (numbered up from the first, mostly:
+            guess = step - steps[0].step  # a run file's steps are then read only so far)
+            if 0 <= guess < len(steps) and steps[guess].step == step:
+                return guess
         position = self.index.get(step)
         if position is None:
             raise ValueError(

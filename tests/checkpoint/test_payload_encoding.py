@@ -131,3 +131,24 @@ def test_a_file_written_with_json_reads_the_same_with_orjson_and_back(tmp_path, 
     first = shown["json", "json"]
     assert len(first) == 82 and first[0][1]["when"] == (79, 0.1)
     assert all(view == first for view in shown.values())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[9223372036854775807, -9223372036854775808, 18446744073709551615]",  # (orjson's)
+        "[9223372036854775808, -9223372036854775809, 18446744073709551616]",  # (19, 20 digits)
+        "[123456789012345678901234567890, 0.1234567890123456789, 1e400, -1e400, NaN]",
+        '{"a": 1, "a": [2.5, -0.0, 1E5, 5e-324, 1.7976931348623157e308], "é": "\\u00e9"}',
+        '[[[[["deep"]]]], "x"]',
+    ],
+)
+def test_a_sqlite_history_reads_json_text_as_json_does(text):
+    """`SqliteSaver`'s bulk reads take orjson's reading only where it is json's: ints past
+    64 bits (19 digits in a row or more), what orjson refuses (NaN, 1e400) are json's."""
+    from nbgraph.checkpoint.sqlite_reads import _loads
+
+    expected = json.loads(text)
+    found = _loads(text)
+    assert repr(found) == repr(expected)  # (exact: an int stays an int, -0.0 stays -0.0)
+    assert json.dumps(found) == json.dumps(expected)

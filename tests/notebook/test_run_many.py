@@ -320,6 +320,16 @@ def test_repr_and_escaped_html():
     assert "&lt;img src=x&gt;" in page and "&lt;b&gt;n&lt;/b&gt;" in page
 
 
+def test_the_html_of_a_big_batch_names_a_path_s_first_inputs_and_counts_the_rest():
+    runs = build().run_many([{"x": i, "label": "", "log": []} for i in range(40)], progress=False)
+    inputs = runs.paths()["inputs"][0]
+    assert len(inputs) > 12
+    page = runs._repr_html_()
+    shown = ", ".join(map(str, inputs[:12]))
+    assert f"{shown}, … ({len(inputs) - 12} more)" in page
+    assert f", {inputs[12]}," not in page
+
+
 def test_the_picker_filters_and_shows_the_inspector():
     pytest.importorskip("ipywidgets")
     runs = APP.run_many(INPUTS, progress=False)

@@ -36,6 +36,7 @@ from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT
 from nbgraph.errors import GraphMismatchError
 from nbgraph.record.files.serialize import _FORMAT_VERSION, RunFileError
 from nbgraph.reducers import plain_function
+from tests.support.step_damages import STEP_DAMAGES, loop_document, loop_run, step_view
 
 
 class S(TypedDict, total=False):
@@ -439,8 +440,11 @@ def test_step_lines_are_the_same_document_with_orjson_without_it_and_for_what_it
     monkeypatch,
 ):
     """Each step is a compact line, by orjson or, without it (or for a value orjson refuses:
-    an int over 64 bits, a lone surrogate, nesting past 255), by json: the same JSON data."""
+    an int over 64 bits, a lone surrogate, nesting past 255), by json: the same JSON data
+    (but for the lines' sum in the header, `step_lines`: the bytes may differ), each file
+    read step by step (its sum agrees)."""
     from nbgraph.record.files import serialize
+    from nbgraph.record.files.lazy_steps import LazySteps
 
     app = (
         StateGraph(dict)
@@ -454,7 +458,8 @@ def test_step_lines_are_the_same_document_with_orjson_without_it_and_for_what_it
     fast = run.to_json()
     monkeypatch.setattr(serialize, "_orjson_dumps", lambda: None)
     slow = run.to_json()
-    assert json.loads(fast) == json.loads(slow)
+    unsummed = [{k: v for k, v in json.loads(t).items() if k != "step_lines"} for t in (fast, slow)]
+    assert unsummed[0] == unsummed[1]
     for text in (fast, slow):
         lines = text.splitlines()
         step_lines = [line for line in lines if line.startswith('   {"step":')]
@@ -463,6 +468,7 @@ def test_step_lines_are_the_same_document_with_orjson_without_it_and_for_what_it
         ]
         assert all(", " not in line and '": ' not in line for line in step_lines)  # compact
         loaded = Run.from_json(text)
+        assert isinstance(loaded.log.steps, LazySteps)
         assert loaded.output == run.output and loaded.output["big"] == 2**70
         assert loaded.output["cut"] == "x\ud83d" and loaded.output["deep"] == _deep(300)
 
@@ -820,7 +826,7 @@ def test_a_router_loops_steps_are_read_by_the_fast_check_and_decoding() -> None:
     from nbgraph.record.files.log_shape import fits_plain_step
     from nbgraph.record.files.step_decoding import decode_step
 
-    run = _loop_run()
+    run = loop_run()
     steps = json.loads(run.to_json())["run"]["steps"]
     assert steps[1]["tasks"][0]["returned"] == ["tick"]
     assert all(fits_plain_step(step) for step in steps)
@@ -833,46 +839,6 @@ def test_a_router_loops_steps_are_read_by_the_fast_check_and_decoding() -> None:
     assert Run.from_json(run.to_json()).log.steps[3].tasks[0].returned == ("__end__",)
 
 
-def _loop_run() -> Run:
-    """A router's loop: `tick` three times, then END."""
-
-    class Count(TypedDict):
-        count: int
-
-    app = (
-        StateGraph(Count)
-        .add_node("tick", lambda s: {"count": s["count"] + 1})
-        .add_edge(START, "tick")
-        .add_conditional_edges("tick", lambda s: END if s["count"] >= 3 else "tick")
-        .compile()
-    )
-    return app.run({"count": 0})
-
-
-def _loop_document() -> dict:
-    return json.loads(_loop_run().to_json())
-
-
-STEP_DAMAGES = {
-    "a time as text": lambda step: step["tasks"][0].update(started="x"),
-    "a time of nan": lambda step: step["tasks"][0].update(ended=float("nan")),
-    "an index of 1.5": lambda step: step["tasks"][0].update(index=1.5),
-    "a write of one item": lambda step: step["tasks"][0].update(writes=[["count"]]),
-    "a write to a list": lambda step: step["tasks"][0].update(writes=[[["count"], 1]]),
-    "a trigger 1": lambda step: step["tasks"][0].update(triggers=[1]),
-    "routes of null": lambda step: step["tasks"][0].update(routes=None),
-    "a task of step 99": lambda step: step["tasks"][0].update(step=99),
-    "a node not in the graph": lambda step: step["tasks"][0].update(node="nowhere"),
-    "no ended": lambda step: step["tasks"][0].pop("ended"),
-    "a task that is a list": lambda step: step["tasks"].append([]),
-    "a step number as text": lambda step: step.update(step="2"),
-    "cleared holding a number": lambda step: step.update(cleared=[1]),
-    "applied as 1": lambda step: step.update(applied=1),
-    "resets of null": lambda step: step.update(resets=None),
-    "an entry of its own": lambda step: step["tasks"][0].update(mine=1),
-}
-
-
 @pytest.mark.parametrize("damage", STEP_DAMAGES)
 def test_a_step_checked_as_it_is_decoded_is_refused_as_the_whole_check_refuses_it(damage):
     """`Run.from_json` checks each step as it decodes it: a damaged step of a plain file (no
@@ -882,7 +848,7 @@ def test_a_step_checked_as_it_is_decoded_is_refused_as_the_whole_check_refuses_i
     from nbgraph.record.files.serialize import _decode_log
     from nbgraph.record.files.step_decoding import BrokenDocument
 
-    document = _loop_document()
+    document = loop_document()
     STEP_DAMAGES[damage](document["run"]["steps"][2])
     text = json.dumps(document)
     assert "$type" not in text
@@ -901,10 +867,4 @@ def test_a_step_checked_as_it_is_decoded_is_refused_as_the_whole_check_refuses_i
         assert str(refused.value) == f"The text is not a complete nbgraph run: {error}."
         return
     loaded = Run.from_json(text).log
-    assert [_step_view(step) for step in loaded.steps] == [_step_view(s) for s in general.steps]
-
-
-def _step_view(step) -> tuple:
-    names = "step index node kind triggers writes started ended returned arg parent from_cache"
-    tasks = [[getattr(t, name) for name in names.split()] + [list(t.routes)] for t in step.tasks]
-    return (step.step, tasks, step.written, step.cleared, step.applied)
+    assert [step_view(step) for step in loaded.steps] == [step_view(s) for s in general.steps]

@@ -275,6 +275,55 @@ def mutate_text(rng: random.Random, text: str) -> tuple[str, str]:
     return text[:at] + rng.choice('{}[]",:0x \\') + text[at + 1 :], f"character {at} changed"
 
 
+def summed_text(document: dict[str, Any]) -> str:
+    """`document` laid out as `Run.save` lays a run file out (a step a line, the run data's
+    other entries a line each) with its step lines counted and summed in the header
+    (`step_lines`): whatever the document holds, `Run.from_json` reads it step by step if
+    the rest of it is right."""
+    from nbgraph.record.files.step_lines import step_lines_entry
+
+    def compact(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    data = document.get("run")
+    steps = data.get("steps") if type(data) is dict else None
+    lines = compact(steps) if type(steps) is not list or not steps else (
+        "[\n   " + ",\n   ".join(map(compact, steps)) + "\n  ]"
+    )  # fmt: skip
+    summed = step_lines_entry(lines.encode("utf-8", "surrogatepass"))
+    head = {k: v for k, v in document.items() if k not in ("run", "step_lines")}
+    head = {"format": head.pop("format", None), "version": head.pop("version", None),
+            "step_lines": summed, **head}  # fmt: skip
+    if type(data) is not dict:
+        return json.dumps({**head, "run": data}, ensure_ascii=False)
+    entries = [
+        "\n  " + json.dumps(key) + ": " + (lines if key == "steps" else compact(value))
+        for key, value in data.items()
+    ]
+    return (
+        json.dumps(head, indent=1, ensure_ascii=False)[:-2]
+        + ',\n "run": {'
+        + ",".join(entries)
+        + "\n }\n}"
+    )
+
+
+def mutate_summed(rng: random.Random, document: dict[str, Any]) -> tuple[str, str]:
+    """`document` with one random edit (most often in one step), laid out and summed
+    (`summed_text`): a file whose damage only reading its steps finds."""
+    steps = document["run"]["steps"]
+    if steps and rng.random() < 0.7:
+        index = rng.randrange(len(steps))
+        step, edit = mutate_data(rng, steps[index])
+        data = {**document, "run": {**document["run"], "steps": [*steps]}}
+        data["run"]["steps"][index] = step
+        return summed_text(data), f"summed, step entry {index}: {edit}"
+    data, edit = mutate_data(rng, document)
+    if type(data) is not dict:
+        return json.dumps(data), edit
+    return summed_text(data), f"summed: {edit}"
+
+
 # --- reading ------------------------------------------------------------------------------------
 
 
@@ -414,7 +463,9 @@ def fuzz(cases: int, seed: int = 0, sqlite_share: float = 0.25) -> Counts:
                 _case(counts, edit, lambda thread=thread: read_checkpoints(target, thread))
                 continue
             document = rng.choice(documents)
-            if rng.random() < 0.1:
+            if rng.random() < 0.2:  # laid out and summed as Run.save does: read step by step
+                text, edit = mutate_summed(rng, document)
+            elif rng.random() < 0.1:
                 text, edit = mutate_text(rng, json.dumps(document))
             else:
                 data, edit = mutate_data(rng, document)

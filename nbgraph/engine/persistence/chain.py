@@ -51,7 +51,9 @@ class HistoryWalk:
         return record
 
     def state_of(self, checkpoint_id: str) -> tuple[Any, dict[str, Any]]:
-        """The checkpoint's record and its state (the walk forgets both)."""
+        """The checkpoint's record and its state (the walk forgets both), a state nobody
+        else holds: a rebuilt one is copied, since its fields hold the very objects its
+        checkpoint's writes hold (which its parent's snapshot shows as a task's result)."""
         if not self.first and not self.loaded:  # walking on: read the rest in one go
             thread = self.thread
             self.records.update(
@@ -63,7 +65,7 @@ class HistoryWalk:
         if record is None:
             record = self.thread.saver.get(self.thread.thread_id, checkpoint_id)
         if values is None:
-            values = self._rebuild(record)
+            values = {k: isolate(v) for k, v in self._rebuild(record).items()}
         self.records.pop(checkpoint_id, None)
         return record, values
 

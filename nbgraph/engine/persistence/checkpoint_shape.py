@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from nbgraph.codec.shapes import NAMES, STR, ListOf, MapOf, Obj, Pair
@@ -80,7 +80,7 @@ class _CheckedSaver:
     def history(self, thread_id: str, *args: Any, **kwargs: Any) -> Any:
         records = self.saver.history(thread_id, *args, **kwargs)
         if isinstance(records, list):
-            return [_check_checkpoint(record, self.saver) for record in records]
+            return _checked(records, self.saver)
         return (_check_checkpoint(record, self.saver) for record in records)
 
     def history_slice(self, thread_id: str, start: int, stop: int | None = None) -> list[Any]:
@@ -88,7 +88,7 @@ class _CheckedSaver:
         reader = getattr(self.saver, "history_slice", None)
         if reader is None:
             return self.history(thread_id)[start:stop]
-        return [_check_checkpoint(r, self.saver) for r in reader(thread_id, start, stop)]
+        return _checked(reader(thread_id, start, stop), self.saver)
 
     def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[Any]:
         writes = self.saver.pending_writes(thread_id, checkpoint_id)
@@ -111,6 +111,21 @@ class _CheckedSaver:
                 _check_write(write.payload, f"The pending write {write.seq} of task "
                              f"{write.task_id!r} to {where}")  # fmt: skip
         return found
+
+
+def _checked(records: Iterable[Any], saver: Any) -> list[Any]:
+    """`records` (what a saver returned) in a new list, each checked as `_check_checkpoint`
+    checks it (the common case in this loop, without a call a record)."""
+    records = list(records)
+    for record in records:
+        snapshot = record.snapshot
+        if not (
+            fits_plain_payload(record.payload)
+            and (snapshot is None or type(snapshot) is dict)
+            and type(record.step) is int
+        ):
+            _check_checkpoint(record, saver)
+    return records
 
 
 def _check_checkpoint(record: Any, saver: Any = None) -> Any:
@@ -156,6 +171,8 @@ def fits_plain_payload(payload: Any) -> bool:
     for waiting in pull.values():
         if type(waiting) is not list:
             return False
+    if len(tasks) == 1:  # (a loop's step)
+        return _fits_plain_task(tasks[0])
     for task in tasks:  # noqa: SIM110 - a plain loop: faster than all() over a generator
         if not _fits_plain_task(task):
             return False
@@ -168,15 +185,21 @@ _TASK_KEYS = frozenset(("id", "node", "kind", "triggers", "writes", "routes", "s
 def _fits_plain_task(task: Any) -> bool:
     if type(task) is not dict or task.keys() != _TASK_KEYS:
         return False
-    if not (type(task["id"]) is str and type(task["node"]) is str and type(task["kind"]) is str):
-        return False
-    triggers, writes = task["triggers"], task["writes"]
-    if type(triggers) is not list or type(writes) is not list or type(task["routes"]) is not list:
-        return False
-    for time in (task["started"], task["ended"]):
-        if type(time) is not float or not -(2**62) < time < 2**62:
-            return False
-    if _TASK_ID.match(task["id"]) is None:
+    task_id, triggers, writes = task["id"], task["triggers"], task["writes"]
+    started, ended = task["started"], task["ended"]
+    if not (
+        type(task_id) is str
+        and type(task["node"]) is str
+        and type(task["kind"]) is str
+        and type(triggers) is list
+        and type(writes) is list
+        and type(task["routes"]) is list
+        and type(started) is float
+        and type(ended) is float
+        and -(2**62) < started < 2**62  # (NaN: not between)
+        and -(2**62) < ended < 2**62
+        and _TASK_ID.match(task_id) is not None
+    ):
         return False
     for name in triggers:
         if type(name) is not str:

@@ -34,7 +34,8 @@ def history_states(
     thread: Any, newest: Any, ids: Callable[[str], Iterator[str]], fold: Fold
 ) -> Iterator[tuple[Any, dict[str, Any], Any]]:
     """`(record, values, writes)` of every checkpoint, newest first: `writes` the saver's
-    pending writes of that checkpoint, or None when they are to be read one by one.
+    pending writes of that checkpoint (`()`: none), or None when they are to be read one
+    by one.
 
     The newest costs about what `get_state` costs: its chain back to a snapshot, read a
     page of the newest checkpoints at a time (`_newest_line`), and folded (the chain's other
@@ -65,7 +66,7 @@ def history_states(
         older = records[len(chain) :]
         older.reverse()
         for record, values in itertools.chain(states, _linear_states(thread.spec, older, fold)):
-            yield record, values, None if writes is None else writes.get(record.checkpoint_id, [])
+            yield record, values, None if writes is None else writes.get(record.checkpoint_id, ())
         return
     if sliced:  # (read afresh: the chain's snapshot was folded in place)
         records = thread.saver.history(thread.thread_id)
@@ -143,6 +144,13 @@ def _linear_states(
     then each block is folded again from it, newest block first, so each delta is applied
     about twice and about 2 sqrt(L) states are held.
     """
+    return itertools.chain.from_iterable(_blocks(spec, records, fold))  # (no frame an item)
+
+
+def _blocks(
+    spec: GraphSpec, records: list[Any], fold: Fold
+) -> Iterator[Iterator[tuple[Any, dict[str, Any]]]]:
+    """`_linear_states`' states, a block at a time (newest block first)."""
     if not records:
         return
     starts = [i for i, record in enumerate(records) if record.snapshot is not None]
@@ -212,6 +220,10 @@ class _Copier:
                 seen = checked.get(key)
                 start = seen[1] if seen is not None and seen[0] is value else 0
                 size = len(value)
+                if start == size - 1 and type(value[start]) in ATOMS:  # (one item appended)
+                    checked[key] = (value, size)
+                    copied[key] = value[:]
+                    continue
                 if start <= size and (start == size or set(map(type, value[start:])) <= ATOMS):
                     checked[key] = (value, size)
                     copied[key] = value[:]
@@ -227,7 +239,7 @@ def _copy(values: dict[str, Any]) -> dict[str, Any]:
 
 def _segment(
     spec: GraphSpec, records: list[Any], start: int, end: int, fold: Fold
-) -> Iterator[tuple[Any, dict[str, Any]]]:
+) -> Iterator[Iterator[tuple[Any, dict[str, Any]]]]:
     values = _base(spec, records[start], fold)
     copier = _Copier(spec)
     every = max(MIN_BLOCK, math.isqrt(end - start))
@@ -242,10 +254,10 @@ def _segment(
             values = fold(spec, values, record.payload, record.step)
             copier.folded(record.payload)
         if i >= last:
-            held.append(values if i == end - 1 else copier.copy(values))
+            held.append(copier.copy(values))
         elif (i - start) % every == 0:
             bases.append((i, _copy(values)))
-    yield from _newest_first(records, last, held)
+    yield _newest_first(records, last, held)
     while bases:
         first, values = bases.pop()
         held = []
@@ -254,8 +266,8 @@ def _segment(
                 record = records[i]
                 values = fold(spec, values, record.payload, record.step)
                 copier.folded(record.payload)
-            held.append(values if i == first + every - 1 else copier.copy(values))
-        yield from _newest_first(records, first, held)
+            held.append(copier.copy(values))
+        yield _newest_first(records, first, held)
 
 
 def _newest_first(

@@ -17,8 +17,15 @@ from nbgraph.blueprint.subgraphs import subgraph_of
 from nbgraph.engine.core.collector import collector_paused
 from nbgraph.engine.persistence.chain import pull_task_ids, task_ids
 from nbgraph.engine.persistence.persist import Thread
-from nbgraph.engine.persistence.snapshots import Snapshots, state_snapshot, tasks_from
-from nbgraph.primitives import StateSnapshot
+from nbgraph.engine.persistence.snapshots import (
+    PendingTask,
+    Snapshots,
+    state_snapshot,
+    tasks_from,
+)
+from nbgraph.primitives import START, StateSnapshot
+
+_new = tuple.__new__  # (a NamedTuple made from its fields' tuple, without its `__new__`)
 
 __all__ = ["BLOCK", "WithStates", "blocks", "history_snapshots", "paged"]
 
@@ -62,7 +69,7 @@ class _Shown:
             if field.transient is not None
         ]
         self.plain: dict[str, bool] = {}  # node name: not a subgraph
-        self.pulled: dict[tuple[str, ...], tuple[str, ...]] = {}  # a `pull`'s keys: sorted
+        self.pulled: dict[tuple[str, ...], Any] = {}  # a `pull`'s keys: what `_loop` says
 
     def snapshot(
         self, record: Any, values: dict[str, Any], done: dict[str, dict[str, Any]]
@@ -76,9 +83,27 @@ class _Shown:
         looped = len(control) == 1 and pull  # (nodes pulled, nothing else: a loop's checkpoint)
         if looped:
             key = tuple(pull)
-            names = self.pulled.get(key)
-            if names is None:
-                names = self.pulled[key] = tuple(sorted(key))
+            loop = self.pulled.get(key)
+            if loop is None:
+                loop = self.pulled[key] = self._loop(key)
+            names, lone, plain = loop
+            if lone is not None:  # (one node: its task made here, as `tasks_from` makes it)
+                task_id = f"{record.step + 1}:0:{names[0]}"
+                saved = done.get(task_id)
+                result = None
+                if saved is not None:  # (each field's first write, as `tasks_from` takes)
+                    made = saved["writes"]
+                    result = dict(made)
+                    if len(result) != len(made):  # (a field written twice)
+                        result = {}
+                        for field, value in made:
+                            result.setdefault(field, value)
+                name, path = lone
+                tasks: tuple[Any, ...] = (
+                    _new(PendingTask, (task_id, name, path, None, (), None, result)),
+                )
+                snapshot = self.snapshots.of(record, values, names, tasks)
+                return snapshot if plain else self.with_states(self.thread, snapshot, False)
             ids = pull_task_ids(names, record.step + 1)
         else:
             ids = task_ids(control, record.step + 1, self.spec)
@@ -86,14 +111,27 @@ class _Shown:
         if not looped:  # (the names in the tasks' order: Sends first)
             names = tuple([task.name for task in tasks])
         snapshot = self.snapshots.of(record, values, names, tasks)
-        plain = self.plain
         for task in tasks:
-            is_plain = plain.get(task.name)
-            if is_plain is None:
-                is_plain = plain[task.name] = subgraph_of(self.spec, task.name) is None
-            if not is_plain:
+            if not self._plain(task.name):
                 return self.with_states(self.thread, snapshot, False)
         return snapshot
+
+    def _plain(self, name: str) -> bool:
+        """Whether node `name` is not a subgraph."""
+        is_plain = self.plain.get(name)
+        if is_plain is None:
+            is_plain = self.plain[name] = subgraph_of(self.spec, name) is None
+        return is_plain
+
+    def _loop(self, key: tuple[str, ...]) -> tuple[tuple[str, ...], Any, bool]:
+        """What a loop's checkpoints pulling nodes `key` share: the nodes' names in order,
+        for one node (not START) its task's name and path (else None), and whether none of
+        them is a subgraph."""
+        names = tuple(sorted(key))
+        lone = None
+        if len(names) == 1 and names[0] != START:
+            lone = (names[0], ("__pregel_pull", names[0]))
+        return names, lone, all(self._plain(name) for name in names)
 
 
 BLOCK = 256  # the most snapshots built at once, the collector paused

@@ -424,10 +424,15 @@ class Thread:
         ran: dict[str, dict[str, Any]] = {}  # by parent: what its tasks wrote (shown as results)
         for record, values, writes in history_states(self, newest, self._ids_from, apply_delta):
             done = ran.pop(record.checkpoint_id, _NONE)
-            if record.source == "loop" and record.parent_id is not None:
-                tasks = ran.setdefault(record.parent_id, {})
-                for task in record.payload["tasks"]:
-                    tasks.setdefault(task["id"], {"writes": task["writes"]})
+            parent_id = record.parent_id
+            if record.source == "loop" and parent_id is not None:
+                made = record.payload["tasks"]
+                if len(made) == 1 and parent_id not in ran:  # (a line's: one task a step)
+                    ran[parent_id] = {made[0]["id"]: {"writes": made[0]["writes"]}}
+                else:
+                    tasks = ran.setdefault(parent_id, {})
+                    for task in made:
+                        tasks.setdefault(task["id"], {"writes": task["writes"]})
             yield record, values, writes, done
 
     def _ids_from(self, latest: str) -> Iterator[str]:

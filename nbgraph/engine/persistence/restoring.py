@@ -16,6 +16,7 @@ from nbgraph.engine.core.pinned import pinned_map
 from nbgraph.engine.core.retrying import attempts_from_data
 from nbgraph.engine.core.tasks import Task
 from nbgraph.engine.core.writes import (
+    PLAIN_WRITES,
     applied_writes,
     apply_writes,
     clear_ephemeral,
@@ -114,7 +115,9 @@ def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: in
     if len(payload) == 2 and "next" in payload:  # a plain step: its tasks' writes, no extras
         tasks = payload["tasks"]
         if len(tasks) == 1:  # (a lone task: its writes as it made them)
-            apply_writes(spec.fields, values, tasks[0]["writes"], step, tasks[0]["node"])
+            writes = tasks[0]["writes"]
+            if not _folded_plainly(spec.fields, values, writes):
+                apply_writes(spec.fields, values, writes, step, tasks[0]["node"])
             return values
         grouped: dict[str, list[tuple[str, Any]]] = {}
         for task in tasks:
@@ -133,6 +136,31 @@ def apply_delta(spec: GraphSpec, values: dict, payload: dict[str, Any], step: in
     apply_writes(spec.fields, values, group_writes(writes), step, pinned=pinned)
     clear_ephemeral(tuple(payload.get("cleared", ())), values, ())
     return values
+
+
+def _folded_plainly(fields: Any, values: dict, writes: list[Any]) -> bool:
+    """Applies a lone task's `writes` as `apply_writes` does and says True, when each is a
+    plain value written to a distinct field the state holds already (a loop step's usual
+    writes); else False, nothing applied. (A history folds one of these a checkpoint.)"""
+    count = len(writes)
+    if count == 2:
+        if writes[0][0] == writes[1][0]:
+            return False
+    elif count > 2 and len(dict(writes)) != count:
+        return False
+    for name, new in writes:
+        if type(new) not in PLAIN_WRITES or name not in fields or name not in values:
+            return False
+        if values[name] is MISSING:
+            return False
+    for name, new in writes:
+        reducer = fields[name].reducer
+        if reducer is None:
+            values[name] = new
+        else:
+            result = (reducer.in_place or reducer.fn)(values[name], new)
+            values[name] = isolate(result) if result is new else result
+    return True
 
 
 def task_from_data(data: dict[str, Any]) -> Task:

@@ -7,6 +7,7 @@ A checkpoint is shown as `get_state` and `get_state_history` show it (`StateSnap
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -73,13 +74,14 @@ class Snapshots:
     """A thread's checkpoints as `StateSnapshot`s: the one place one is built (`get_state`,
     `get_state_history`), with what every snapshot of the thread shares worked out once."""
 
-    __slots__ = ("known", "ns", "root", "root_id")
+    __slots__ = ("known", "ns", "root", "root_id", "time_text")
 
     def __init__(self, thread: Thread) -> None:
         spec = thread.spec
         self.root_id, self.ns = thread.root_id, thread.ns  # (LangGraph's configurable keys)
         self.known = None if spec.open_schema else spec.fields.keys()  # (None: every key)
         self.root = bare_field(spec)
+        self.time_text = TimeText().text  # (`created_at` shown)
 
     def of(
         self,
@@ -100,22 +102,69 @@ class Snapshots:
         elif known is not None and not values.keys() <= known:
             values = {k: v for k, v in values.items() if k in known}
         parent_id, checkpoint_id = checkpoint.parent_id, checkpoint.checkpoint_id
-        parents = _parents_of(checkpoint) if self.ns else _NONE
+        root_id, ns = self.root_id, self.ns
+        metadata = {"source": checkpoint.source, "step": checkpoint.step, "parents": {}}
+        if ns:  # (a subgraph's: its configs name its parents' checkpoints)
+            parents = _parents_of(checkpoint)
+            metadata["parents"] = dict(parents)
+            config = checkpoint_config(root_id, ns, checkpoint_id, parents)
+            parent = (
+                None if parent_id is None else checkpoint_config(root_id, ns, parent_id, parents)
+            )
+        else:  # (`checkpoint_config`'s, inline: a history makes two a checkpoint)
+            own = {"thread_id": root_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
+            config = {"configurable": own}
+            parent = None
+            if parent_id is not None:
+                parent = {"configurable": {**own, "checkpoint_id": parent_id}}
         return _new(
             StateSnapshot,
             (
                 root_value(values, self.root) if self.root else values,
                 next,
-                checkpoint_config(self.root_id, self.ns, checkpoint_id, parents),
-                {"source": checkpoint.source, "step": checkpoint.step, "parents": dict(parents)},
-                datetime.fromtimestamp(checkpoint.created_at, tz=UTC).isoformat(),
-                None
-                if parent_id is None
-                else checkpoint_config(self.root_id, self.ns, parent_id, parents),
+                config,
+                metadata,
+                self.time_text(checkpoint.created_at),
+                parent,
                 tasks,
                 interrupts,
             ),
         )
+
+
+class TimeText:
+    """`datetime.fromtimestamp(created_at, tz=UTC).isoformat()` for a thread's checkpoints:
+    the same text, with the date and time of the last whole second shown kept (a history's
+    checkpoints share most of their seconds), the microseconds rounded half to even as
+    datetime rounds them.
+
+    >>> shown = TimeText().text
+    >>> shown(1.5), shown(2.0)
+    ('1970-01-01T00:00:01.500000+00:00', '1970-01-01T00:00:02+00:00')
+    >>> shown(2.0000025)  # (2.5 microseconds, as a float just under: rounded to 2)
+    '1970-01-01T00:00:02.000002+00:00'
+    """
+
+    __slots__ = ("second",)
+
+    def __init__(self) -> None:
+        self.second: tuple[float, str] = (-1.0, "")  # (the last whole second, as text)
+
+    def text(self, created_at: float) -> str:
+        """`created_at` as `datetime.fromtimestamp(created_at, tz=UTC).isoformat()` shows it."""
+        if 0.0 <= created_at < _LATEST:
+            fraction, whole = math.modf(created_at)
+            micros = round(fraction * 1e6)
+            if micros < 1_000_000:  # (else the next second's: datetime's own way)
+                second, text = self.second
+                if whole != second:
+                    text = datetime.fromtimestamp(whole, tz=UTC).isoformat()[:-6]
+                    self.second = (whole, text)
+                return f"{text}.{micros:06d}+00:00" if micros else f"{text}+00:00"
+        return datetime.fromtimestamp(created_at, tz=UTC).isoformat()
+
+
+_LATEST = 253_402_300_799.0  # (9999-12-31T23:59:59Z: datetime's last whole second)
 
 
 def checkpoint_config(

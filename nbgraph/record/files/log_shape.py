@@ -30,7 +30,9 @@ __all__ = [
     "check_step",
     "check_step_names",
     "fits_plain_step",
+    "known_nodes",
     "read_plain_step",
+    "step_name_problems",
 ]
 
 
@@ -252,8 +254,7 @@ def check_step_names(document: dict[str, Any]) -> None:
 
 
 def _step_name_problems(graph: dict[str, Any], run: dict[str, Any]) -> Iterator[str]:
-    known = {*(node["name"] for node in graph["nodes"]), "__start__", "__end__"}
-    yield from _step_problems(run["steps"], known)
+    yield from _step_problems(run["steps"], known_nodes(graph))
     if run.get("semantics") == "branches":  # a branch run's afters: per lineage point
         for step in run["steps"]:
             pinned = MapOf(Is(dict), nullable=True)
@@ -263,18 +264,31 @@ def _step_name_problems(graph: dict[str, Any], run: dict[str, Any]) -> Iterator[
 def _step_problems(steps: list[dict[str, Any]], nodes: set[str]) -> Iterator[str]:
     previous = None
     for index, step in enumerate(steps):
-        number = step["step"]
-        if previous is not None and number <= previous:
-            yield f"step {number} (entry {index} of 'steps') does not come after step {previous}"
-        elif previous is not None and number != previous + 1:
-            entry = f"step {number} (entry {index} of 'steps')"
-            yield f"{entry} follows step {previous}: a step is missing"
-        previous = number
-        tasks = step["tasks"]
-        if len(tasks) > 1 and len({task["index"] for task in tasks}) != len(tasks):
-            yield f"step {number} has two tasks with the same index"
-        for task in tasks:
-            if task["step"] != number:
-                yield f"a task of step {number} says it ran in step {task['step']!r}"
-            if task["node"] not in nodes and task["kind"] != "call":  # (a `@task`'s name)
-                yield f"a task of step {number} runs {task['node']!r}, not a node of the graph"
+        yield from step_name_problems(step, index, previous, nodes)
+        previous = step["step"]
+
+
+def known_nodes(graph: dict[str, Any]) -> set[str]:
+    """The names a task of a run of `graph` (its description) may run."""
+    return {*(node["name"] for node in graph["nodes"]), "__start__", "__end__"}
+
+
+def step_name_problems(
+    step: dict[str, Any], index: int, previous: int | None, nodes: set[str]
+) -> Iterator[str]:
+    """What is wrong with the names of `step` (entry `index` of the steps, its shape
+    checked), after step number `previous` (None: the first), in a graph of `nodes`."""
+    number = step["step"]
+    if previous is not None and number <= previous:
+        yield f"step {number} (entry {index} of 'steps') does not come after step {previous}"
+    elif previous is not None and number != previous + 1:
+        entry = f"step {number} (entry {index} of 'steps')"
+        yield f"{entry} follows step {previous}: a step is missing"
+    tasks = step["tasks"]
+    if len(tasks) > 1 and len({task["index"] for task in tasks}) != len(tasks):
+        yield f"step {number} has two tasks with the same index"
+    for task in tasks:
+        if task["step"] != number:
+            yield f"a task of step {number} says it ran in step {task['step']!r}"
+        if task["node"] not in nodes and task["kind"] != "call":  # (a `@task`'s name)
+            yield f"a task of step {number} runs {task['node']!r}, not a node of the graph"

@@ -1,9 +1,10 @@
 """A run as a versioned JSON document and back: `Run.to_json`, `from_json`, `save`, `load`.
 
-The document is `{"format": "nbgraph.run", "version": 1, "graph": {...}, "run": {...}}`, its
-values encoded by `nbgraph.codec.values`; never pickle. The graph is described by
-`nbgraph.blueprint.description`, the steps by `nbgraph.record.files.step_encoding` and
-`nbgraph.record.files.step_decoding`.
+The document is `{"format": "nbgraph.run", "version": 1, "step_lines": {...}, "graph": {...},
+"run": {...}}`, its values encoded by `nbgraph.codec.values`; never pickle. The graph is
+described by `nbgraph.blueprint.description`, the steps by `nbgraph.record.files.step_encoding`
+and `nbgraph.record.files.step_decoding`; a file whose step lines agree with `step_lines` is
+read step by step (`nbgraph.record.files.step_lines`, `lazy_steps`; docs/record.md).
 
 A loaded run reads like the original (effects, states, tree, tables), but its functions are
 gone unless the caller passes the graph (`graph=app`): nodes, routers, merges and filters are
@@ -13,12 +14,13 @@ stand-ins that say so when called. Reducers any process has (nbgraph's own by na
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import functools
 import json
 import math
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.blueprint import GraphSpec
@@ -34,10 +36,16 @@ from nbgraph.codec.values import (
     encode_error,
     encode_value,
 )
-from nbgraph.engine.facts import RunLog, join_data
+from nbgraph.engine.facts import RunLog, StepLog, join_data
 from nbgraph.errors import GraphMismatchError, NbgraphError
 from nbgraph.primitives import MISSING
-from nbgraph.record.files.log_shape import LogShapeError, check_document, check_step_names
+from nbgraph.record.files.lazy_steps import LazySteps, StepLineError
+from nbgraph.record.files.log_shape import (
+    LogShapeError,
+    check_document,
+    check_step_names,
+    known_nodes,
+)
 from nbgraph.record.files.step_decoding import (
     BrokenDocument,
     checked_steps,
@@ -46,6 +54,13 @@ from nbgraph.record.files.step_decoding import (
     mapping,
 )
 from nbgraph.record.files.step_encoding import encode_steps, needs_afters, step_data
+from nbgraph.record.files.step_lines import (
+    ENTRY,
+    StepLines,
+    find_step_lines,
+    parse_json,
+    step_lines_entry,
+)
 from nbgraph.record.run_context import decode_store_ops, encode_store_ops
 from nbgraph.record.subruns.files import attach_subruns, encode_subruns
 from nbgraph.record.subruns.runs import subrun_logs
@@ -148,6 +163,12 @@ def _document_parts(run: RunRecord) -> list[bytes | bytearray]:
         steps = _lines(encode_steps(run), compact)
     document = run_document(run, steps=())
     data = document.pop("run")
+    document = {  # (the step lines' count and sum, before the graph: `step_lines`)
+        "format": document["format"],
+        "version": document["version"],
+        ENTRY: step_lines_entry(steps),
+        "graph": document["graph"],
+    }
     head = _utf8(nesting.dumps, document, indent=1)  # ('{\n "format": ...\n}')
     parts: list[bytes | bytearray] = [head[:-2], b',\n "run": {']
     for key, value in data.items():
@@ -252,6 +273,14 @@ def log_from_json(
         GraphMismatchError: `graph` is not the graph the run recorded.
     """
     check_models(models)
+    lazy = _lazy_log(text, where, models, graph)
+    return lazy if lazy is not None else _whole_log(text, where, models, graph)
+
+
+def _whole_log(
+    text: str, where: str, models: Iterable[type] | None, graph: GraphSpec | None
+) -> RunLog:
+    """`log_from_json`, reading the whole text and checking every step at once."""
     try:
         document = _parse(text)
     except ValueTooDeepError as error:
@@ -273,51 +302,110 @@ def log_from_json(
         check_document(document, steps=False)  # (each step: as it is decoded)
         with named_classes(models):
             return _decode_log(document, graph, where, _untagged(text), checked=False)
-    except GraphMismatchError:
-        raise
-    except LogShapeError as error:
-        raise RunFileError(f"{where} is not a complete nbgraph run: {error}") from None
-    except BrokenDocument as error:
-        raise RunFileError(f"{where} is not a complete nbgraph run: {error}.") from None
-    except UnknownTagError as error:
-        raise RunFileError(
+    except Exception as error:
+        refused = _refusal(error, where)
+        if refused is error:
+            raise
+        raise refused from (None if isinstance(error, _SHAPE_ERRORS) else error)
+
+
+_SHAPE_ERRORS = (LogShapeError, BrokenDocument, UnknownTagError)
+
+
+def _refusal(error: BaseException, where: str) -> BaseException:
+    """The `RunFileError` a document whose decoding raised `error` is refused with (or
+    `error` itself, if it is not the document's fault)."""
+    if isinstance(error, GraphMismatchError):
+        return error
+    if isinstance(error, LogShapeError):
+        return RunFileError(f"{where} is not a complete nbgraph run: {error}")
+    if isinstance(error, BrokenDocument):
+        return RunFileError(f"{where} is not a complete nbgraph run: {error}.")
+    if isinstance(error, UnknownTagError):
+        return RunFileError(
             f"{where} is not a complete nbgraph run: a value is tagged {error.tag!r}, which "
             f"format version {_FORMAT_VERSION} lacks."
-        ) from None
-    except KeyError as error:
-        raise RunFileError(
+        )
+    if isinstance(error, KeyError):
+        return RunFileError(
             f"{where} is not a complete nbgraph run: the entry {error.args[0]!r} is missing."
-        ) from error
-    except (TypeError, ValueError, AttributeError, IndexError, OverflowError) as error:
-        raise RunFileError(
+        )
+    if isinstance(error, (TypeError, ValueError, AttributeError, IndexError, OverflowError)):
+        return RunFileError(
             f"{where} is not a complete nbgraph run: {type(error).__name__}: {error}."
-        ) from error
-
-
-_DIGITS = bytes.maketrans(b"123456789", b"000000000")
-_LONG_NUMBER = b"0" * 19  # (19 digits in a row: maybe an int past 64 bits)
+        )
+    return error
 
 
 def _parse(text: str) -> Any:
     """`nesting.loads(text)`, by `orjson.loads` where that reads the same data (it reads
-    10,000 steps in two thirds of json's time): not for text with 19 digits in a row (an
-    int past 64 bits, which orjson reads as a float), nor for what orjson refuses and json
-    may read (NaN, 1e400, a lone surrogate, deep nesting) or refuses saying why."""
-    orjson = nesting.orjson()
-    if orjson is not None and type(text) is str:
-        data = text.encode("utf-8", "surrogatepass")
-        if _LONG_NUMBER not in data.translate(_DIGITS):
-            try:
-                return orjson.loads(data)
-            except ValueError:  # (orjson.JSONDecodeError): json says what it makes of it
-                pass
+    10,000 steps in two thirds of json's time: `step_lines.parse_json`)."""
+    if type(text) is str:
+        return parse_json(text.encode("utf-8", "surrogatepass"))
     return nesting.loads(text)
+
+
+def _lazy_log(
+    text: str | bytes, where: str, models: Iterable[type] | None, graph: GraphSpec | None
+) -> RunLog | None:
+    """The log of a file whose step lines agree with its header (`step_lines`), its steps
+    left to be read when first asked for (`LazySteps`); None for any other file, or one
+    whose other entries are not all right (read whole, it is refused by name).
+
+    A branch-lineage run, and one with subruns (which sit on its tasks), are read whole.
+    """
+    strict = type(text) is not str  # (a file's bytes: UTF-8 read strictly, as a whole load)
+    if not strict:
+        if '\n "step_lines": ' not in text[:4096]:
+            return None
+        text = text.encode("utf-8", "surrogatepass")
+    found = find_step_lines(text)  # type: ignore[arg-type]
+    if found is None:
+        return None
+    found.strict = strict
+    try:
+        document = parse_json(found.shell)
+        if type(document) is not dict or not found.agrees(document.get(ENTRY)):
+            return None
+        _check_header(document, where)
+        check_document(document, steps=False)
+        data = document["run"]
+        if data.get("semantics") == "branches" or "subruns" in data:
+            return None
+        with named_classes(models):
+            return _decode_log(document, graph, where, lazy=(found, models))
+    except Exception:  # (read whole: it is refused, by name)
+        return None
 
 
 def _untagged(text: str) -> bool:
     """Whether JSON text holds no tagged value: no `"$type"`, nor any escape that could spell
     one (its values are then their own JSON data: no decoding walk)."""
     return isinstance(text, str) and "$type" not in text and "\\u" not in text
+
+
+def _step_refusal(where: str, error: BaseException, entry: int, replaying: bool) -> BaseException:
+    """The `RunFileError` step entry `entry` of a file read step by step (`LazySteps`) is
+    refused with when reading it (or, `replaying`, replaying it) raised `error`: the
+    message a whole load gives, naming the step's entry."""
+    at = f"entry {entry} of its steps, checked when first read"
+    if replaying:
+        if isinstance(error, (RecursionError, MemoryError)):
+            return RunFileError(f"{where} holds a run too large to read ({error}; {at}).")
+        return RunFileError(
+            f"{where} is not a consistent nbgraph run: its steps cannot be replayed "
+            f"({type(error).__name__}: {str(error).rstrip('.')}; {at})."
+        )
+    if isinstance(error, StepLineError) and error.json:
+        return RunFileError(
+            f"{where} is not valid JSON in {at} ({error}); expected a step saved by Run.save()."
+        )
+    if isinstance(error, StepLineError):  # (a line's frame, or the lines' count)
+        return RunFileError(f"{where} is not a complete nbgraph run: {error} ({at}).")
+    refused = _refusal(error, where)
+    if refused is error:
+        return error
+    return RunFileError(f"{str(refused).rstrip('.')} ({at}).")
 
 
 def _check_header(document: Any, where: str) -> None:
@@ -351,9 +439,11 @@ def _decode_log(
     where: str,
     plain: bool = False,
     checked: bool = True,
+    lazy: tuple[StepLines, Iterable[type] | None] | None = None,
 ) -> RunLog:
     """The log of a document `check_document` checked (without its steps: `checked`
-    False, and each step is checked as it is decoded)."""
+    False, and each step is checked as it is decoded; or `lazy`, the step lines and the
+    `models`: each checked when first read, `LazySteps`)."""
     graph = graph_from_description(document["graph"])
     if given is not None:
         check_graph(document["graph"], given, where[:1].lower() + where[1:])
@@ -361,7 +451,12 @@ def _decode_log(
     data = document["run"]
     config = data["config"]
     functions = given is not None
-    if checked:
+    steps: Sequence[StepLog]
+    if lazy is not None:
+        refuse = functools.partial(_step_refusal, where)
+        nodes = known_nodes(document["graph"])
+        steps = LazySteps(lazy[0], graph, functions, nodes, lazy[1], refuse)
+    elif checked:
         steps = [decode_step(step, graph, functions, plain) for step in data["steps"]]
     else:
         steps = checked_steps(data["steps"], graph, functions, plain)
@@ -431,6 +526,10 @@ def load_log(
     source = Path(path)
     raw = source.read_bytes()
     where = file_label(source)
+    check_models(models)
+    lazy = _lazy_log(raw.removeprefix(codecs.BOM_UTF8), where, models, graph)
+    if lazy is not None:  # (its step lines: UTF-8 checked as each is read)
+        return lazy
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -438,7 +537,7 @@ def load_log(
             f"{where} is not an nbgraph run: it is not UTF-8 text ({error.reason} at byte "
             f"{error.start}); expected JSON saved by Run.save()."
         ) from None
-    return log_from_json(text, where=where, models=models, graph=graph)
+    return _whole_log(text, where, models, graph)
 
 
 def file_label(path: str | os.PathLike[str]) -> str:
@@ -453,11 +552,14 @@ def checked_run(cls: type[RunRecord], log: RunLog, where: str = "The text") -> R
     are worked out now (the tables and views reuse them), and a branch-lineage run's state
     tree, so a file whose parts disagree is refused at load time rather than failing later
     in a view. (A superstep run's tree only files the decoded tasks and merges, nothing a
-    file can make disagree: it is built when first asked for.)
+    file can make disagree: it is built when first asked for.) A log whose steps are read
+    step by step (`LazySteps`) replays each step when it is first read instead: `cls(log)`.
 
     Raises:
         RunFileError: replaying the record fails, naming `where` and why.
     """
+    if isinstance(log.steps, LazySteps):  # (each step: when first read)
+        return cls(log)
     try:
         run = cls(log)
         with replay_budget():  # (one for the whole load: linear in the file)

@@ -437,3 +437,91 @@ def test_history_snapshots_own_their_lists_and_the_collector_comes_back_on(kind,
         assert not gc.isenabled()  # (a paused collector stays paused)
     finally:
         gc.enable()
+
+
+def _containers(value, found: dict[int, object]) -> None:
+    """Every list, dict and set reachable from `value` (through tuples too), by id."""
+    if isinstance(value, list | dict | set):
+        found[id(value)] = value
+        for item in value.values() if isinstance(value, dict) else value:
+            _containers(item, found)
+    elif isinstance(value, tuple):
+        for item in value:
+            _containers(item, found)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("forked", [False, True])
+def test_no_two_history_snapshots_share_a_container(kind, forked, tmp_path):
+    """Not a state's list, nor an item of it, nor a field without a reducer, nor a task's
+    result, nor a config or the metadata: what one snapshot holds, no other snapshot holds,
+    so changing one in place changes no other (the last state of each block folded, whose
+    fields without a reducer are the very lists its checkpoint's writes hold, and which its
+    parent's task result shows, included). A thread with a fork is read the other way."""
+    from nbgraph import MemorySaver
+
+    saver = MemorySaver() if kind == "memory" else SqliteSaver(str(tmp_path / "h.sqlite"))
+    app = (
+        StateGraph(dict, reducers={"log": "append"})
+        .add_node(
+            "tick",
+            lambda s: {
+                "n": s["n"] + 1,
+                "log": [{"i": s["n"]}],  # (an item that is a dict)
+                "last": [s["n"]],  # (no reducer: the written list is the value)
+                "box": {"k": [s["n"]]},
+            },
+        )
+        .add_edge(START, "tick")
+        .add_conditional_edges("tick", lambda s: "__end__" if s["n"] >= 300 else "tick")
+        .compile(checkpointer=saver)
+    )
+    cfg = config() | {"recursion_limit": 400}
+    app.invoke({"n": 0, "log": [], "last": [], "box": {}}, cfg)
+    if forked:  # (a past checkpoint changed: the thread is no longer one line)
+        past = list(app.get_state_history(cfg))[100].config
+        app.update_state(past, {"last": [-1]})
+    history = list(app.get_state_history(cfg))
+    assert len(history) >= 300
+    owner: dict[int, int] = {}
+    for index, snapshot in enumerate(history):
+        found: dict[int, object] = {}
+        for part in (snapshot.values, snapshot.config, snapshot.metadata, snapshot.parent_config):
+            _containers(part, found)
+        for task in snapshot.tasks:
+            _containers(task.result, found)
+        for key in found:
+            assert owner.setdefault(key, index) == index, (index, owner[key], found[key])
+    assert any(task.result for snapshot in history for task in snapshot.tasks)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_history_shows_each_created_at_as_datetime_does(kind, tmp_path):
+    """A snapshot's `created_at` is `datetime.fromtimestamp(t, UTC).isoformat()` of its
+    checkpoint's time, though a history formats the whole second once for the checkpoints
+    that share it (`snapshots.TimeText`): microseconds rounded as datetime rounds them."""
+    import datetime
+    import random
+
+    from nbgraph import MemorySaver
+    from nbgraph.engine.persistence.snapshots import TimeText
+
+    saver = MemorySaver() if kind == "memory" else SqliteSaver(str(tmp_path / "h.sqlite"))
+    app = two_steps(saver)
+    app.invoke({"n": 0}, config())
+    records = {r.checkpoint_id: r for r in saver.history("t")}
+    for snapshot in app.get_state_history(config()):
+        made = records[snapshot.config["configurable"]["checkpoint_id"]].created_at
+        assert (
+            snapshot.created_at == datetime.datetime.fromtimestamp(made, datetime.UTC).isoformat()
+        )
+
+    shown = TimeText().text
+    rng = random.Random(7)
+    times = [0.0, 1.0, 0.9999995, 1.0000005, 1.0000015, 2.5e-7, 1_795_953_996.1157207, -1.5]
+    times += [253_402_300_799.0, 253_402_300_798.9999999, 1e-300, 12.0 - 5e-7]
+    times += [rng.uniform(0, 4e9) for _ in range(2000)]
+    times += [rng.randrange(2**31) + rng.randrange(10**6) / 1e6 for _ in range(2000)]
+    times += [rng.randrange(2**31) + rng.choice((5e-7, 0.9999995, 1.5e-6)) for _ in range(2000)]
+    for made in sorted(times) + times:  # (in order, as a history's seconds, and shuffled)
+        assert shown(made) == datetime.datetime.fromtimestamp(made, datetime.UTC).isoformat()
