@@ -23,7 +23,8 @@ Each is CPU time (`time.process_time`) after a garbage collection; the table giv
 operation, its median over the rounds, its ratio to the same round's run (median, with the
 range of the per-round ratios), and the growth from the smallest to the largest size
 (median ÷ median). Targets (issues 31 and 39): every operation at most the run's own time
-(≤ 1×), `Run.load` at most 0.3 of it (≤ 0.3×), and each grows linearly (100k ÷ 10k ≤ 11×).
+(≤ 1×), `run.steps`, `run.effects` and `inspect()` at most half of it (≤ 0.5×), `Run.load`
+at most 0.3 of it (≤ 0.3×), and each grows linearly (100k ÷ 10k ≤ 11×); `LIMITS`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ RUN_LIMIT = 1.0  # every operation: at most the run's own time
 LOAD_LIMIT = 0.3  # Run.load: at most 0.3 of it (issue 39)
 GROWTH_LIMIT = 11.0  # per operation, 100k ÷ 10k
 LIMITS: dict[str, float | None] = {
+    "run.steps": 0.5,  # (the tables and the inspector: at most half the run, issue 39)
+    "run.effects": 0.5,
+    "inspect() + one step change": 0.5,
     "Run.load": LOAD_LIMIT,
     "Run.load + every step read": None,  # (what the first read of every step adds: shown)
 }

@@ -22,10 +22,10 @@ from nbgraph.engine.facts import (
     initial_values,
 )
 from nbgraph.errors import ReplayLimitError
-from nbgraph.isolation import isolate
+from nbgraph.isolation import ATOMS, isolate
 from nbgraph.primitives import MISSING, Mutation, Overwrite, is_overwrite
 from nbgraph.record.cells import ListTrails, TextPrefix, TextTrail, plain
-from nbgraph.record.replaying import replay_graph
+from nbgraph.record.replaying import replay_graph, set_plainly
 from nbgraph.schema import FieldSpec
 
 
@@ -157,10 +157,13 @@ class TableValues:
             appended: the caller knows `value` only grew at its end since the field's last
                 cell (the same list, extended in place by `append`): no prefix check.
         """
-        if type(value) is list:
+        kind = type(value)
+        if kind is list:
             return self.trails.cell(name, value, appended)
         self.trails.forget(name)
-        if type(value) is TextTrail:
+        if kind in ATOMS:  # (MISSING too: `snapshot` would return each as it is)
+            return value
+        if kind is TextTrail:
             return TextPrefix(value, len(value))
         return value if value is MISSING else snapshot(value)
 
@@ -356,6 +359,7 @@ class SuperstepEffects:
         self.seen: dict[str, Any] = {}  # per field, the replay's object its last cell showed
         self.shown = {name: self._cell(name, value) for name, value in self.values.items()}
         self.specs: dict[str, FieldSpec] = {}
+        self.known: dict[str, tuple[FieldSpec, str]] = {}  # (`_know`)
 
     def _cell(self, name: str, value: Any, spec: Any = None, writes: Any = ()) -> Any:
         grew = spec is not None and self.seen.get(name) is value and grows_in_place(spec, writes)
@@ -364,6 +368,60 @@ class SuperstepEffects:
 
     def rows(self, step: Any) -> list[Effect]:
         """The rows of `step`, the next step of the run: resets, writes, clears, drops."""
+        tasks = step.tasks
+        if (
+            len(tasks) == 1
+            and step.applied
+            and not (step.resets or step.cleared or step.merged or step.afters)
+        ):
+            task = tasks[0]
+            if task.kind != "call" and not task.dropped:
+                rows = self._one_task_rows(step.step, task)
+                if rows is not None:
+                    return rows
+        return self._rows(step)
+
+    def _one_task_rows(self, number: int, task: Any) -> list[Effect] | None:
+        """`_rows` of an applied step of one task that wrote each field once and dropped
+        nothing (the common step), without grouping its writes; None for any other task."""
+        writes, node = task.writes, task.node
+        if len(writes) > 1 and len({name for name, _ in writes}) != len(writes):
+            return None  # (a field written twice: its writes are grouped, `_rows`)
+        values, shown, fields, known = self.values, self.shown, self.graph.fields, self.known
+        for name, new in writes:  # (`_texts_for`)
+            if type(new) is not str and type(values.get(name)) is TextTrail:
+                values[name] = values[name].text()
+        try:
+            if not set_plainly(fields, values, writes):
+                apply_writes(fields, values, writes, number, source=node)
+        except ReplayLimitError as error:  # (a file's reducer: name the step)
+            raise ReplayLimitError(f"step {number}, {error}") from None
+        rows, point, trails = [], f"merge:{number}", self.cells.trails.trails
+        for name, new in writes:
+            spec, reducer_name = known.get(name) or self._know(name)
+            field_writes = [(node, new)]
+            before = shown.get(name, MISSING)
+            value = values[name]
+            if type(value) in ATOMS and name not in trails:  # (`_cell` of an atom, inline)
+                self.seen[name] = after = shown[name] = value
+            else:
+                after = shown[name] = self._cell(name, value, spec, field_writes)
+            bypass = type(new) is Overwrite or (spec.reducer is not None and is_overwrite(new))
+            changed = not same(before, after)
+            cells = (number, name, reducer_name, before, field_writes, [node], after, changed,
+                     True, False, bypass, False, False, point, "")  # fmt: skip
+            rows.append(_new_row(Effect, cells))  # (`write_effect` of one write, applied)
+        return rows
+
+    def _know(self, name: str) -> tuple[FieldSpec, str]:
+        """A field's spec and reducer name, kept for the rows of the steps after."""
+        spec = self.specs.get(name) or self.specs.setdefault(
+            name, field_spec(self.graph.fields, name)
+        )
+        found = self.known[name] = (spec, spec.reducer_name)
+        return found
+
+    def _rows(self, step: Any) -> list[Effect]:
         number, rows, fields = step.step, [], self.graph.fields
         for reset in step.resets:
             new = {name: isolate(value) for name, value in reset.values.items()}

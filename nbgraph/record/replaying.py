@@ -14,15 +14,17 @@ the short way; any other pair (a tuple, a subclass, a number) calls the function
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from nbgraph.engine.facts import PLAIN_WRITES
 from nbgraph.record.cells import TextTrail
 
 if TYPE_CHECKING:
     from nbgraph.blueprint import GraphSpec
 
-__all__ = ["ExtendsLists", "replay_graph"]
+__all__ = ["ExtendsLists", "replay_graph", "set_plainly"]
 
 
 class ExtendsLists:
@@ -82,3 +84,17 @@ def replay_graph(graph: GraphSpec, texts: bool = False) -> GraphSpec:
     if not changed:
         return graph
     return replace(graph, fields={**graph.fields, **changed})
+
+
+def set_plainly(fields: Mapping[str, Any], values: dict[str, Any], writes: Any) -> bool:
+    """Whether `writes` (one task's) were one plain value for a field that has a value and
+    no reducer, now set in `values` as `apply_writes` would set it; False (nothing done)
+    for any other writes."""
+    if len(writes) != 1:
+        return False
+    name, new = writes[0]
+    spec = fields.get(name)
+    if (spec is None or spec.reducer is None) and type(new) in PLAIN_WRITES and name in values:
+        values[name] = new  # (a new field: `apply_writes` puts it in the schema's order)
+        return True
+    return False

@@ -25,6 +25,7 @@ from nbgraph.record.tables import (
     diff_frame,
     field_history_frame,
     frame,
+    log_task_frame,
     states_frame,
     task_frame,
 )
@@ -95,8 +96,7 @@ class RunRecord(ContextFacts):
     @property
     def last_step(self) -> int:
         """The last step that was applied (0 if only the input was)."""
-        applied = [s.step for s in self.log.steps if s.applied]
-        return applied[-1] if applied else -1
+        return next((s.step for s in reversed(self.log.steps) if s.applied), -1)
 
     @cached_property
     def output(self) -> dict[str, Any]:
@@ -255,7 +255,9 @@ class RunRecord(ContextFacts):
         """One row per task: step, node, task id, kind (`"edge"`, `"send"`, or `"update"` for an
         `update_state` write), triggers, fields written, timing, status."""
         with collector_paused():
-            return task_frame(self.tree.tasks(), subrun_positions(self.log))
+            positions = subrun_positions(self.log)  # (no tree made: the log's columns)
+            table = None if "tree" in vars(self) else log_task_frame(self.log, positions)
+            return table if table is not None else task_frame(self.tree.tasks(), positions)
 
     @cached_property
     def custom(self) -> pd.DataFrame:

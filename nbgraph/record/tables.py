@@ -6,9 +6,9 @@ only when a table is built, never by `import nbgraph`."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.facts import initial_values
+from nbgraph.engine.facts import TO_PARENT, hands_to_parent, initial_values
 from nbgraph.primitives import MISSING
 from nbgraph.record.effects import Effect, same
 from nbgraph.record.text import safe_str
@@ -17,13 +17,17 @@ from nbgraph.record.tree import TreeNode
 if TYPE_CHECKING:
     import pandas as pd
 
+    from nbgraph.engine.facts import RunLog
     from nbgraph.record.run import RunRecord
 
 __all__ = [
     "TASK_COLUMNS",
+    "column_frame",
     "diff_frame",
     "field_history_frame",
     "frame",
+    "log_task_frame",
+    "shown_tasks",
     "states_frame",
     "task_frame",
     "task_rows",
@@ -35,17 +39,35 @@ _FLAGS = ("changed", "applied", "conflict", "overwrite_bypass", "dropped_key", "
 
 def frame(rows: list[tuple], columns: Iterable[str]) -> pd.DataFrame:
     """A DataFrame whose cells stay the Python objects in `rows`; numbers and flags typed."""
+    columns = list(columns)
+    by_column = list(zip(*rows, strict=True)) if rows else [()] * len(columns)  # raw cells
+    return column_frame(dict(zip(columns, by_column, strict=True)), len(rows))
+
+
+def column_frame(data: dict[str, Any], length: int) -> pd.DataFrame:
+    """A DataFrame of these columns (each a sequence of `length` cells, or an array of its
+    dtype already), in this order: cells stay the Python objects given (never inferred as
+    strings), numbers and flags typed (`_NUMBERS`, `_FLAGS`). One array a column, made once."""
     import numpy as np
     import pandas as pd
 
-    columns = list(columns)
-    by_column = list(zip(*rows, strict=True)) if rows else [()] * len(columns)  # raw cells
-    data = {}
-    for name, cells in zip(columns, by_column, strict=True):
+    arrays = []
+    for name, cells in data.items():
         dtype = _NUMBERS.get(name) or ("bool" if name in _FLAGS else object)
-        # fromiter: numpy must not look inside list-like cells for a shape (O(items) each)
-        data[name] = pd.Series(np.fromiter(cells, dtype=dtype, count=len(rows)), dtype=dtype)
-    return pd.DataFrame(data, columns=columns)
+        if isinstance(cells, np.ndarray) and cells.dtype == dtype:
+            arrays.append(cells)
+        else:  # fromiter: numpy must not look inside list-like cells for a shape (O(items))
+            arrays.append(np.fromiter(cells, dtype=dtype, count=length))
+    names = list(data)
+    build = getattr(pd.DataFrame, "_from_arrays", None)
+    if build is not None:  # (each array as one column, its dtype kept: no copy, no inference)
+        try:
+            return build(arrays, columns=pd.Index(names), index=pd.RangeIndex(length),
+                         verify_integrity=False)  # fmt: skip
+        except TypeError:  # (a pandas whose private constructor changed: the public way)
+            pass
+    series = {n: pd.Series(a, dtype=a.dtype) for n, a in zip(names, arrays, strict=True)}
+    return pd.DataFrame(series, columns=names)
 
 
 TASK_COLUMNS = (
@@ -103,7 +125,99 @@ def task_rows(nodes: Iterable[TreeNode], subruns: dict[str, list[int]] | None = 
     ]
 
 
-def _fields_written(writes: tuple[tuple[str, object], ...]) -> list[str]:
+def log_task_frame(log: RunLog, subruns: dict[str, list[int]] | None = None) -> pd.DataFrame | None:
+    """`Run.steps` read from the log's tasks, column by column, without the state tree: the
+    rows of `task_frame(tree.tasks(), subruns)`, the tasks the tree shows in its order
+    (`shown_tasks`). None when the tree's order is not the log's (step numbers out of order,
+    a task id twice): then the tree's frame is the table."""
+    import numpy as np
+
+    tasks = shown_tasks(log)
+    steps = np.fromiter([task.step for task in tasks], "int64", len(tasks))
+    ids = [task.id for task in tasks]
+    if (steps[1:] < steps[:-1]).any() or len(set(ids)) != len(ids):
+        return None
+    started = np.fromiter([task.started for task in tasks], "float64", len(tasks))
+    ended = np.fromiter([task.ended for task in tasks], "float64", len(tasks))
+    with np.errstate(invalid="ignore"):
+        duration = np.fmax(ended - started, 0.0)
+    duration[(started == 0.0) & (ended == 0.0)] = np.nan  # (not recorded: TreeNode.duration)
+    rare = [i for i, task in enumerate(tasks) if _unusual(task)]
+    errors, warnings, statuses = [None] * len(tasks), [[] for _ in tasks], ["ok"] * len(tasks)
+    attempts, attempt_errors = [1] * len(tasks), [[] for _ in tasks]
+    for i in rare:
+        task = tasks[i]
+        statuses[i] = _task_status(task)
+        if task.error is not None:
+            errors[i] = _error_text(task.error)
+        if task.dropped:
+            warnings[i] = [f"dropped {key!r}: {why}" for key, _, why in task.dropped]
+        if task.attempts:
+            attempts[i] = len(task.attempts) + 1
+            attempt_errors[i] = [_error_text(attempt.error) for attempt in task.attempts]
+    subrun_cells = [list(subruns.get(i, ())) for i in ids] if subruns else [[] for _ in tasks]
+    columns = {
+        "step": steps,
+        "node": [task.node for task in tasks],
+        "task_id": ids,
+        "kind": [_log_task_kind(task) for task in tasks],
+        "triggers": [list(task.triggers) for task in tasks],
+        "writes": [_fields_written(task.writes) for task in tasks],
+        "duration": duration,
+        "status": statuses,
+        "error": errors,
+        "warnings": warnings,
+        "attempts": np.fromiter(attempts, "int64", len(tasks)),
+        "attempt_errors": attempt_errors,
+        "subruns": subrun_cells,
+    }
+    return column_frame(columns, len(tasks))
+
+
+def shown_tasks(log: RunLog) -> list[Any]:
+    """The log's tasks the state tree has a task node for, in log order: each step's, but
+    the input's (step 0's in a superstep run, a lineage run's `"input"` task)."""
+    if log.semantics == "branches":
+        return [
+            task
+            for step in log.steps
+            if not (step.tasks and step.tasks[0].kind == "input")
+            for task in step.tasks
+        ]
+    return [task for step in log.steps if step.step != 0 for task in step.tasks]
+
+
+def _unusual(task: Any) -> bool:
+    """Whether a task's row has more than the common cells (status "ok", no error, no
+    warning, one attempt)."""
+    return bool(
+        task.error is not None or task.dropped or task.attempts or task.from_cache
+        or task.interrupts
+    )  # fmt: skip
+
+
+def _task_status(task: Any) -> str:
+    """`TreeNode.status` of a task's node."""
+    if hands_to_parent(task.error):  # Command.PARENT: handed on, not a failure
+        return TO_PARENT
+    if task.error is not None:
+        return "error"
+    if task.from_cache:
+        return "cached"
+    return "paused" if task.interrupts else "ok"
+
+
+def _log_task_kind(task: Any) -> str:
+    """`_task_kind` of a task's tree node, read from the task."""
+    kind = task.kind
+    if kind == "call":
+        return "call"
+    if task.arg is not MISSING:
+        return "send"
+    return "update" if kind == "update" else "edge"
+
+
+def _fields_written(writes: Any) -> list[str]:
     """The fields of a task's writes, each once, in order (one write: the common case)."""
     if len(writes) == 1:
         return [writes[0][0]]

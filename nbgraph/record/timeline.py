@@ -10,12 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sized
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.facts import RunLog, StepLog, initial_values, replay_step
+from nbgraph.engine.facts import (
+    PLAIN_WRITES,
+    RunLog,
+    StepLog,
+    apply_writes,
+    initial_values,
+    replay_step,
+)
 from nbgraph.isolation import isolate
 from nbgraph.record.effects import collector_paused
-from nbgraph.record.replaying import replay_graph
+from nbgraph.record.replaying import replay_graph, set_plainly
+
+if TYPE_CHECKING:
+    from nbgraph.blueprint import GraphSpec
 
 MIN_SNAPSHOT_COST = 64
 
@@ -35,6 +45,26 @@ def _copy(values: dict[str, Any]) -> dict[str, Any]:
     return {name: isolate(value) for name, value in values.items()}
 
 
+def _common(step: StepLog) -> bool:
+    """Whether a step was applied with nothing reset, merged, pinned or cleared."""
+    return step.applied and not (step.resets or step.cleared or step.merged or step.afters)
+
+
+def replay(graph: GraphSpec, values: dict[str, Any], step: StepLog) -> dict[str, Any]:
+    """`replay_step`: one recorded step applied to `values` (the caller's); the common step
+    (applied, one task that is not a `@task` call, nothing reset, merged, pinned or
+    cleared) takes that task's writes as they are, without grouping them."""
+    tasks = step.tasks
+    if len(tasks) == 1 and _common(step):
+        task = tasks[0]
+        if task.kind != "call":
+            writes = task.writes
+            if writes and not set_plainly(graph.fields, values, writes):
+                apply_writes(graph.fields, values, writes, step.step, source=task.node)
+            return values
+    return replay_step(graph, values, step)
+
+
 class Timeline:
     """Values after each step (and at the start of each step), rebuilt on demand."""
 
@@ -47,7 +77,8 @@ class Timeline:
     @cached_property
     def index(self) -> dict[int, int]:
         """Each step number's position in the log (made when first asked for: a run file's
-        steps are read when first asked for)."""
+        steps are read when first asked for, and a record that shows only tables never
+        needs it)."""
         return {step.step: i for i, step in enumerate(self.log.steps)}
 
     def steps(self) -> list[int]:
@@ -81,14 +112,29 @@ class Timeline:
         return self._snapshots
 
     def _replay_until(self, end: int) -> None:
-        graph, snapshots = self.graph, self._snapshots
+        graph, snapshots, steps = self.graph, self._snapshots, self.log.steps
         assert snapshots is not None
         done, values, cost = self._cursor
+        fields, sized = graph.fields, _SIZED
+        plain = {n for n, spec in fields.items() if spec.reducer is None}  # (`set_plainly`)
         for position in range(done + 1, end + 1):
-            step = self.log.steps[position]
-            values = replay_step(graph, values, step)
-            cost += 1 + sum(_size(v) for t in step.tasks for _, v in t.writes)
-            if cost >= max(MIN_SNAPSHOT_COST, sum(_size(v) for v in values.values())):
+            step = steps[position]
+            tasks = step.tasks
+            cost += 1
+            if len(tasks) == 1 and _common(step) and tasks[0].kind != "call":  # (`replay`)
+                writes = tasks[0].writes
+                name, new = writes[0] if len(writes) == 1 else (None, None)
+                if name in plain and type(new) in PLAIN_WRITES and name in values:
+                    values[name] = new  # (`set_plainly`, inline: the common write of a loop)
+                elif writes and not set_plainly(fields, values, writes):
+                    apply_writes(fields, values, writes, step.step, source=tasks[0].node)
+            else:
+                values = replay_step(graph, values, step)
+            for task in tasks:
+                for _, value in task.writes:
+                    cost += len(value) if sized.get(type(value)) else _size(value)
+            # (the state's size only once the writes could outweigh it: it is at least 0)
+            if cost >= MIN_SNAPSHOT_COST and cost >= sum(map(_size, values.values())):
                 snapshots.append((position, _copy(values)))
                 cost = 0
         self._cursor = (end, values, cost)
@@ -103,7 +149,7 @@ class Timeline:
         assert snapshot is not None
         values = _copy(snapshot)
         for step in self.log.steps[start + 1 : position + 1]:
-            values = replay_step(self.graph, values, step)
+            values = replay(self.graph, values, step)
         return values
 
     def after(self, step: int) -> dict[str, Any]:
@@ -129,7 +175,7 @@ class Timeline:
         graph, values = self.graph, initial_values(self.log.graph)
         with collector_paused():
             for step in self.log.steps:
-                values = replay_step(graph, values, step)
+                values = replay(graph, values, step)
                 yield step, values
 
     def step_log(self, step: int) -> StepLog:

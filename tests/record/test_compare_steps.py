@@ -108,7 +108,7 @@ def count_work(monkeypatch: pytest.MonkeyPatch, steps: int) -> tuple[int, int]:
     from nbgraph.record import timeline
 
     counts = {"replayed": 0, "compared": 0}
-    replay, compare = timeline.replay_step, step_compare.same
+    replay, compare = timeline.replay, step_compare.same  # (one step's replay: `replay_step`)
 
     def counted_replay(*args: Any) -> Any:
         counts["replayed"] += 1
@@ -119,7 +119,7 @@ def count_work(monkeypatch: pytest.MonkeyPatch, steps: int) -> tuple[int, int]:
         return compare(*args)
 
     this, other = run_of(steps, note_at=2), run_of(steps)
-    monkeypatch.setattr(timeline, "replay_step", counted_replay)
+    monkeypatch.setattr(timeline, "replay", counted_replay)
     monkeypatch.setattr(step_compare, "same", counted_compare)
     rows = this.compare(other)
     monkeypatch.undo()

@@ -23,7 +23,9 @@ def subrun_logs(log: RunLog) -> list[tuple[str, RunLog]]:
     subruns the same way every time. The task id is `run.steps.task_id`'s."""
     found = [
         (task.step, task.index, position, task.id, sub)
-        for task in log.tasks()
+        for step in log.steps
+        for task in step.tasks
+        if task.subruns  # (most tasks ran none: no enumerate made for them)
         for position, sub in enumerate(task.subruns)
     ]
     found.sort(key=lambda row: row[:3])

@@ -16,7 +16,14 @@ from nbgraph.engine.facts import handed_text, hands_to_parent
 from nbgraph.primitives import END, MISSING, START, Send
 from nbgraph.record.text import plural, status_text
 
-__all__ = ["FollowedTask", "Overlay", "ancestry", "ends_implicitly", "run_overlay"]
+__all__ = [
+    "FollowedTask",
+    "Overlay",
+    "ancestry",
+    "ends_implicitly",
+    "run_overlay",
+    "steps_of_nodes",
+]
 
 
 @dataclass(frozen=True)
@@ -125,47 +132,88 @@ def _base(run: Any) -> Overlay:
     return base
 
 
-_TALLIES: weakref.WeakKeyDictionary[Any, dict[str, dict[Any, list[Any]]]] = (
-    weakref.WeakKeyDictionary()
-)
+_TALLIES: weakref.WeakKeyDictionary[Any, dict[str, dict[Any, Any]]] = weakref.WeakKeyDictionary()
 
 
 _WAYS = {"send": "sends", "call": "calls"}  # (a task's kind -> the way it came; else an edge)
 
 
-def _tally(run: Any) -> dict[str, dict[Any, list[Any]]]:
+def _tally(run: Any) -> dict[str, dict[Any, Any]]:
     """What the run did, by step: for each node, failure, hand-over, pause, way and Send the sorted
-    steps it happened at (once per time), so the counts through any step are a bisect."""
+    steps it happened at (once per time), so the counts through any step are a bisect; and
+    `"totals"`: the run's tasks, failed attempts retried, tasks from the node cache. One
+    pass over the tasks, made once per run."""
     tally = _TALLIES.get(run)
     if tally is not None:
         return tally
     spec = run.graph
-    tally: dict[str, dict[Any, list[Any]]] = {
-        "runs": {}, "failed": {}, "handed": {}, "paused": {}, "edges": {}, "sends": {},
-        "calls": {},
+    runs: dict[str, list[int]] = {}
+    ways: dict[str, dict[Any, list[Any]]] = {"edges": {}, "sends": {}, "calls": {}}
+    tally = {
+        "runs": runs, "failed": {}, "handed": {}, "paused": {}, **ways,
+        "totals": {"tasks": 0, "retried": 0, "cached": 0},
     }  # fmt: skip
     dead_ends = set(ends_implicitly(spec))
+    to_end: dict[str, int] = {}  # node -> its static edges to END (taken when it ran fine)
+    edges, count = ways["edges"], 0
     for step in run.log.steps[1:]:
-        for task in step.tasks:
-            tally["runs"].setdefault(task.node, []).append(step.step)
-            if hands_to_parent(task.error):
-                tally["handed"].setdefault(task.node, []).append(
-                    (step.step, handed_text(task.error))
-                )
-            elif task.error is not None:
-                tally["failed"].setdefault(task.node, []).append((step.step, type(task.error)))
-            if task.interrupts:
-                tally["paused"].setdefault(task.node, []).append(step.step)
-            ways = tally[_WAYS.get(task.kind, "edges")]
-            for source in task.triggers:
-                ways.setdefault((source, task.node), []).append(step.step)
-            if task.error is None and task.kind != "call":
-                ends = sum(t == END for t in spec.edges.get(task.node, ()))
-                ends += task.node in dead_ends and not task.routes and not task.interrupts
-                ends += sum(not isinstance(r, Send) and r == END for r in task.routes)
-                tally["edges"].setdefault((task.node, END), []).extend([step.step] * ends)
+        number, tasks = step.step, step.tasks
+        count += len(tasks)
+        for task in tasks:
+            node, kind = task.node, task.kind
+            ran = runs.get(node)
+            if ran is None:
+                runs[node] = [number]
+            else:
+                ran.append(number)
+            triggers = task.triggers
+            if triggers:
+                by_way = edges if kind not in _WAYS else ways[_WAYS[kind]]
+                for source in triggers:
+                    taken = by_way.get((source, node))
+                    if taken is None:
+                        by_way[source, node] = [number]
+                    else:
+                        taken.append(number)
+            if task.error is not None:
+                _tally_unusual(tally, task, number)
+                continue
+            if task.interrupts or task.attempts or task.from_cache:
+                _tally_unusual(tally, task, number)
+            if kind != "call":
+                ends = to_end.get(node)
+                if ends is None:
+                    ends = to_end[node] = sum(t == END for t in spec.edges.get(node, ()))
+                routes = task.routes
+                if routes:
+                    if END in routes:  # (a `Send` is never END: `in` compares at C speed)
+                        ends += sum(not isinstance(r, Send) and r == END for r in routes)
+                elif node in dead_ends and not task.interrupts:
+                    ends += 1
+                if ends:
+                    edges.setdefault((node, END), []).extend([number] * ends)
+    tally["totals"]["tasks"] = count
     _TALLIES[run] = tally
     return tally
+
+
+def _tally_unusual(tally: dict[str, Any], task: Any, number: int) -> None:
+    """`_tally`'s entries of a task that failed, handed over, paused, was retried or cached."""
+    node = task.node
+    if hands_to_parent(task.error):
+        tally["handed"].setdefault(node, []).append((number, handed_text(task.error)))
+    elif task.error is not None:
+        tally["failed"].setdefault(node, []).append((number, type(task.error)))
+    if task.interrupts:
+        tally["paused"].setdefault(node, []).append(number)
+    tally["totals"]["retried"] += len(task.attempts)
+    tally["totals"]["cached"] += bool(task.from_cache)
+
+
+def steps_of_nodes(run: Any) -> dict[str, list[int]]:
+    """Each node that ran -> the step of each of its runs, in order (a step twice for a
+    node that ran twice in it): read, never changed (shared with the run's drawings)."""
+    return _tally(run)["runs"]
 
 
 def _counts(run: Any, upto: int | None = None) -> Overlay:
@@ -194,10 +242,10 @@ def _counts(run: Any, upto: int | None = None) -> Overlay:
     overlay.runs[START] = 1
     if upto is not None:  # (the caption is the whole run's: `run_overlay` keeps the base's)
         return overlay
-    tasks = [t for s in log.steps[1:] for t in s.tasks]
+    totals = tally["totals"]
     steps = plural(len(log.steps) - 1, "superstep")
-    status = f"run {status_text(run.status)}: {steps}, {plural(len(tasks), 'task')}"
-    retried, cached = sum(len(t.attempts) for t in tasks), sum(t.from_cache for t in tasks)
+    status = f"run {status_text(run.status)}: {steps}, {plural(totals['tasks'], 'task')}"
+    retried, cached = totals["retried"], totals["cached"]
     if retried:  # retry_policy=: the failed attempts before each task's last
         status += f", {retried} failed attempt{'s' * (retried > 1)} retried"
     if cached:  # cache_policy=: tasks whose node did not run

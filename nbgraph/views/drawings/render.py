@@ -58,7 +58,7 @@ def renderers() -> list[tuple[str, str]]:
     system = shutil.which("dot")
     if system:
         found.append(("dot", system))
-    for folder in {sysconfig.get_path("scripts"), str(Path(sys.executable).parent)}:
+    for folder in _script_folders():
         candidate = Path(folder) / "graphviz-pure"
         if candidate.is_file():
             found.append(("graphviz-pure", str(candidate)))
@@ -68,6 +68,13 @@ def renderers() -> list[tuple[str, str]]:
         if other:
             found.append(("graphviz-pure", other))
     return found
+
+
+@lru_cache(maxsize=1)
+def _script_folders() -> tuple[str, ...]:
+    """Where this Python's scripts are installed (the same for the whole process; what is in
+    them is looked at on every `renderers()`)."""
+    return tuple({sysconfig.get_path("scripts"), str(Path(sys.executable).parent)})
 
 
 def render_svg(source: str) -> Rendered:

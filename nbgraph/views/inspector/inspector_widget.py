@@ -19,7 +19,7 @@ from nbgraph.record.compare.divergence import rows_by_step
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
 from nbgraph.views.drawings.display import svg_element
-from nbgraph.views.drawings.overlay import ancestry
+from nbgraph.views.drawings.overlay import ancestry, steps_of_nodes
 from nbgraph.views.drawings.render import render_svg
 from nbgraph.views.drawings.theme import themed_svg
 from nbgraph.views.inspector.clickable_graph import PictureClicks
@@ -121,7 +121,7 @@ class Inspector(ipywidgets.VBox):
         self._state_after: tuple[int, dict[str, Any]] | None = None
         self._compared: Any = None
         self.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
-        self._ran_at = _steps_of_nodes(run)  # node -> the step of each of its runs
+        self._ran_at = steps_of_nodes(run)  # node -> the step of each of its runs (shared)
         self._runs = Counter({node: len(steps) for node, steps in self._ran_at.items()})
 
     def grow(self, run: Any) -> None:
@@ -464,16 +464,6 @@ class Inspector(ipywidgets.VBox):
 
     def __repr__(self) -> str:
         return f"<Inspector of {self.run!r}, at step {self.slider.value}>"
-
-
-def _steps_of_nodes(run: Any) -> dict[str, list[int]]:
-    """Each node that ran -> the step of each of its runs, in order (a step twice for a
-    node that ran twice in it)."""
-    ran_at: dict[str, list[int]] = {}
-    for log in run.log.steps[1:]:
-        for task in log.tasks:
-            ran_at.setdefault(task.node, []).append(log.step)
-    return ran_at
 
 
 def _pick_shown_node(inspector: Any, step: int, log: Any) -> None:

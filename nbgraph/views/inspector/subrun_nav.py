@@ -17,6 +17,9 @@ from nbgraph.record.text import plural, short
 
 __all__ = ["SubrunNav"]
 
+_WIDGETS = frozenset({"crumbs", "pick", "into", "back"})
+"""The row's widgets (`SubrunNav._make`)."""
+
 
 class SubrunNav:
     """The breadcrumb, the subrun picker, "step into" and "back" of one inspector.
@@ -26,11 +29,19 @@ class SubrunNav:
         pick: the subruns the shown step's tasks started (values: indexes into `run.subruns`).
         into: the button opening the picked subrun.
         back: the button opening the parent run at the step of the task that ran this one.
+        row: the box holding them, made once a run with subruns (or a subrun) is shown or
+            one of them is first read; empty and hidden before.
     """
 
     def __init__(self, inspector: Any) -> None:
-        w = ipywidgets
         self.inspector = inspector
+        self.row = ipywidgets.HBox()
+        self._shown: tuple[Any, int, Any] | None = None  # what `refresh` was last given
+
+    def _make(self) -> None:
+        """The row's widgets: made when a run with subruns (or a subrun) is shown, or one
+        is asked for (a run without any hides the row: it costs one box)."""
+        w = ipywidgets
         self.crumbs = w.HTML()
         self.pick = w.Dropdown(
             options=[], description="subrun", layout={"width": "440px", "max_width": "100%"}
@@ -39,10 +50,24 @@ class SubrunNav:
         self.back = w.Button(description="◀ back", tooltip="back to the run that started it")
         self.into.on_click(lambda _: self.step_into())
         self.back.on_click(lambda _: self.go_back())
-        self.row = w.HBox([self.crumbs, self.back, self.pick, self.into])
+        self.row.children = [self.crumbs, self.back, self.pick, self.into]
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _WIDGETS and "crumbs" not in self.__dict__:
+            self._make()  # (asked for before a run with subruns was shown)
+            if self._shown is not None:
+                self._follow(*self._shown)
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def refresh(self, run: Any, step: int, log: Any) -> None:
         """The breadcrumb of `run` and the subruns started by the tasks of its `step`."""
+        self._shown = (run, step, log)
+        nested = bool(getattr(run, "subruns", None)) or getattr(run, "parent", None) is not None
+        if nested or "crumbs" in self.__dict__:
+            self._follow(run, step, log)
+
+    def _follow(self, run: Any, step: int, log: Any) -> None:
         nodes = {task.id: task.node for task in log.tasks} if step > 0 else {}
         started = [
             (index, sub)

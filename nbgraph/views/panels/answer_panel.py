@@ -33,6 +33,8 @@ __all__ = ["AnswerPanel", "CallsRow", "QuestionRow"]
 
 _TEXT, _JSON = "text", "JSON"
 _ERROR = "<span style='color:#990000'>{}</span>"
+_WIDGETS = frozenset({"button", "status", "title"})
+"""The panel's own widgets (`AnswerPanel._make`); each question's row makes its own."""
 
 
 class AnswerPanel:
@@ -43,12 +45,22 @@ class AnswerPanel:
         rows: one `QuestionRow` per question waiting, in task order.
         button: "answer and resume".
         status: why it cannot answer, what a bad answer got wrong, or what the answer did.
+        title: the panel's heading. These three are made when first read: a run that waits
+            on nothing has none of them.
         last_run: the run the latest answer made (the thread so far), or None.
     """
 
     def __init__(self, inspector: Any) -> None:
         self.inspector = inspector
         self.rows: list[QuestionRow] = []
+        self.box = ipywidgets.VBox(layout={"display": "none"})
+        self.box.add_class("nbgraph-answer")
+        self.last_run: Any = None
+        self._for: Any = None  # the run the rows were made for
+
+    def _make(self) -> None:
+        """The title, button and status: made when a run waiting on an answer is shown, or
+        one of them is first read (a run that waits on none hides the panel)."""
         self.button = ipywidgets.Button(
             description="answer and resume", icon="play", layout={"width": "auto"}
         )
@@ -56,11 +68,13 @@ class AnswerPanel:
         self.status = ipywidgets.HTML()
         self.status.add_class("nbgraph-answer-status")
         self.title = ipywidgets.HTML()
-        self.box = ipywidgets.VBox(layout={"display": "none"})
-        self.box.add_class("nbgraph-answer")
-        self.last_run: Any = None
-        self._for: Any = None  # the run the rows were made for
         self.button.on_click(lambda _: self.answer())
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _WIDGETS and "title" not in self.__dict__:
+            self._make()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def refresh(self) -> None:
         """Follow the shown run: its questions, whether it can be answered (cheap when the

@@ -28,6 +28,8 @@ _AUTO = "(the node that made the checkpoint)"
 _NO_FIELD = "(pick a field)"
 """The field picker's first option: no field picked yet (the box stays empty)."""
 _PLACEHOLDER = "pick a field to edit its value here, as JSON"
+_WIDGETS = frozenset({"field", "as_node", "value", "button", "status"})
+"""The row's widgets (`ForkPanel._make`)."""
 EDIT_CHARS = 20_000
 """The longest value the box is filled with (as the panels' text to copy, `COPY_CHARS`)."""
 
@@ -36,12 +38,23 @@ class ForkPanel:
     """The row of the inspector that edits a field and forks.
 
     Attributes:
-        box: the row (field, writer to update as, JSON value, button, status).
+        box: the row (field, writer to update as, JSON value, button, status: made when a
+            run that can fork is shown, or one of them is first read; empty and hidden before).
         last_fork: what the latest fork made (`nbgraph.notebook.fork.Fork`), or None.
     """
 
     def __init__(self, inspector: Any) -> None:
         self.inspector = inspector
+        self.last_fork: Any = None
+        self._step: int | None = None
+        self._shown: int | None = None  # the step the inspector shows (`refresh`)
+        self._refreshing = False
+        self.box = ipywidgets.VBox()
+        self.box.add_class("nbgraph-fork")
+
+    def _make(self) -> None:
+        """The row's widgets: made when a run that can fork is shown, or one is asked for
+        (a run that cannot fork hides the row: it costs one box)."""
         w = ipywidgets
         self.field = w.Dropdown(
             options=[], description="edit", layout={"width": "220px", "max_width": "100%"}
@@ -57,18 +70,30 @@ class ForkPanel:
             description="edit and fork here", icon="code-branch", layout={"width": "auto"}
         )
         self.status = w.HTML()
-        self.last_fork: Any = None
-        self._step: int | None = None
-        self._refreshing = False
-        self.box = w.VBox(
-            [w.HBox([self.field, self.as_node, self.value, self.button]), self.status]
-        )
-        self.box.add_class("nbgraph-fork")
+        self.box.children = [
+            w.HBox([self.field, self.as_node, self.value, self.button]),
+            self.status,
+        ]
         self.field.observe(lambda _: self._picked(), "value")
         self.button.on_click(lambda _: self.fork())
 
+    def __getattr__(self, name: str) -> Any:
+        if name in _WIDGETS and "status" not in self.__dict__:
+            self._make()  # (asked for before a run that can fork was shown)
+            if self._shown is not None:
+                self._follow(self._shown)
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def refresh(self, step: int) -> None:
         """Follow the shown step: its value of the field, its writers, whether it can fork."""
+        self._shown = step
+        problem = getattr(self.inspector.run, "fork_problem", "This run cannot fork.")
+        if problem is not None and "status" not in self.__dict__:
+            return  # (the row is hidden and not made: made, it follows the step shown)
+        self._follow(step)
+
+    def _follow(self, step: int) -> None:
         run = self.inspector.run
         fields = [_NO_FIELD, *self.inspector.fields.options]
         if list(self.field.options) != fields:
