@@ -5,7 +5,7 @@ holds the older `nbgraph/` package (a worktree: `git worktree add /tmp/old COMMI
 `mkdir /tmp/old && git archive COMMIT nbgraph | tar -x -C /tmp/old`). `--rounds K` (default
 7); `--quick`: tiny sizes, one round (a few seconds, what the test runs, with `--before .`);
 `--imports`: then `import nbgraph`, old against new, in fresh processes (`imports.py
---before DIR`).
+--before DIR`); `--only TEXT` (repeatable): only the rows whose label contains TEXT.
 
 The older package is copied into a temporary directory as `nbgraph_before`, its absolute
 imports and the module names it writes as text (`"nbgraph.messages"` for `importlib`,
@@ -337,6 +337,13 @@ def main(argv: list[str] | None = None) -> list[Row]:
         action="store_true",
         help="then time `import nbgraph`, old against new (imports.py --before DIR)",
     )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="only the rows whose label contains TEXT (repeatable)",
+    )
     args = parser.parse_args(argv)
     before = Path(args.before).resolve()
     sizes = QUICK_SIZES if args.quick else SIZES
@@ -347,6 +354,8 @@ def main(argv: list[str] | None = None) -> list[Row]:
     with before_package(before) as old, tempfile.TemporaryDirectory() as folder:
         apis = {"old": api_nbgraph(old, BEFORE), "new": api_nbgraph(new, "nbgraph")}
         for label, unit, build in workloads(sizes, folder):
+            if args.only and not any(text in label for text in args.only):
+                continue
             rows.append(versus(label, unit, build, apis, rounds))
         missed = leaks()
         modules = sum(name.split(".")[0] == BEFORE for name in sys.modules)

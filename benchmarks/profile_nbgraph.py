@@ -2,7 +2,7 @@
 
 Run: `.venv/bin/python -m cProfile -s cumtime benchmarks/profile_nbgraph.py loop 100000`
 (or `sends 10000 --repeat 5`, `memory-saver 1000 --repeat 5`, `agent 200`, `agent-langchain
-200`, `history 1000`, `history-sqlite 1000`).
+200`, `history 1000`, `history-sqlite 1000`, `subgraph 1000`).
 The graph is built and run once before the runs that matter (imports and first-use
 caches), so `--repeat` makes those runs dominate the profile.
 """
@@ -10,7 +10,14 @@ caches), so `--repeat` makes those runs dominate the profile.
 import argparse
 import tempfile
 
-from compare import agent_case, api_nbgraph, history_case, loop_case, sends_case
+from compare import (
+    agent_case,
+    api_nbgraph,
+    history_case,
+    loop_case,
+    sends_case,
+    subgraph_case,
+)
 
 WORKLOADS = {
     "loop": lambda api, size: loop_case(api, size),
@@ -21,6 +28,7 @@ WORKLOADS = {
     "history": lambda api, size: history_case(api, size, "memory", ""),
     "history-sqlite": lambda api, size: history_case(api, size, "sqlite", tempfile.mkdtemp()),
     "agent-langchain": lambda api, size: agent_case(api, size, langchain=True),
+    "subgraph": subgraph_case,
 }
 
 

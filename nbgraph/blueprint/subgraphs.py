@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nbgraph.blueprint.spec import GraphSpec
+from nbgraph.isolation import StateView
 
 __all__ = [
     "SubgraphNode",
@@ -135,7 +136,10 @@ def _subgraph_input(spec: GraphSpec, state: Any) -> Any:
     if spec.open_schema:
         return state
     known = spec.input.fields
-    if isinstance(state, Mapping):
+    if type(state) is StateView:  # the node's view of the parent's values: read as they are,
+        # not copied (the subgraph's run copies each value it keeps as it takes its input)
+        return {key: value for key, value in dict.items(state) if key in known}
+    if isinstance(state, (dict, Mapping)):
         return {key: value for key, value in state.items() if key in known}
     if spec.input.updates_from(state) is not None or not _has_fields(state):
         return state  # (an instance of the subgraph's own input class is read as its input)

@@ -18,6 +18,7 @@ from nbgraph.checkpoint.base import (
     missing_checkpoint,
     record_of_fields,
 )
+from nbgraph.checkpoint.decoded import Check, Decoded
 from nbgraph.checkpoint.serde.jsonplus import saver_serde
 from nbgraph.checkpoint.subthreads import with_sub_keys
 from nbgraph.codec.nesting import deep_stack
@@ -60,6 +61,7 @@ class MemorySaver(BaseSaver):
         self._checkpoints: dict[str, dict[str, _Stored]] = {}  # in order of put
         self._writes: dict[tuple[str, str], list[tuple[str, str]]] = {}
         self._claimed: set[str] = set()
+        self._decoded = Decoded()  # (`shared_slice`'s records)
 
     def __repr__(self) -> str:
         return f"MemorySaver({len(self._checkpoints)} threads)"
@@ -112,6 +114,33 @@ class MemorySaver(BaseSaver):
             items = list(self._checkpoints.get(thread_id, {}).items())
         items.reverse()
         return [_record(thread_id, key, stored) for key, stored in items[start:stop]]
+
+    def shared_slice(
+        self, thread_id: str, start: int, stop: int | None, check: Check
+    ) -> list[CheckpointRecord]:
+        """`history_slice`'s records, each unpickled (and `check`ed) once and kept
+        (`checkpoint.decoded`): the same objects again while the checkpoint is stored as it
+        was. Shared: their payloads and snapshots must never be changed."""
+        check_thread_id(thread_id)
+        with self._lock:
+            items = list(self._checkpoints.get(thread_id, {}).items())
+        items.reverse()
+        cache = self._decoded
+        found = cache.threads.get(thread_id, {})
+        records = []
+        for key, stored in items[start:stop]:
+            kept = found.get(key)
+            if kept is not None and kept[0] is stored:
+                records.append(kept[1])
+                continue
+            record = _record(thread_id, key, stored)
+            check(record)
+            payload, snapshot = stored.payload, stored.snapshot
+            if type(payload) is bytes and (snapshot is None or type(snapshot) is bytes):
+                size = len(payload) + (0 if snapshot is None else len(snapshot))
+                cache.keep(thread_id, key, stored, record, size)  # (plain data only)
+            records.append(record)
+        return records
 
     def history_ids(self, thread_id: str) -> list[str]:
         check_thread_id(thread_id)
@@ -171,6 +200,7 @@ class MemorySaver(BaseSaver):
                 self._checkpoints.pop(name, None)
             for key in [key for key in self._writes if key[0] in gone]:
                 del self._writes[key]
+        self._decoded.forget()
 
     def _acquire(self, thread_id: str) -> None:
         with self._lock:

@@ -7,12 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.checkpoint.base import CheckpointRecord, PendingWrite, record_of_fields
+from nbgraph.checkpoint.decoded import Check, Decoded
 from nbgraph.checkpoint.payloads import load_payload
 from nbgraph.checkpoint.sqlite_file import check_text_thread_id, reading, row_seq, row_text
 from nbgraph.codec import nesting
 from nbgraph.codec.classes import named_classes
 
-__all__ = ["history_slice", "records_of", "thread_writes"]
+__all__ = ["COLUMNS", "history_slice", "records_of", "shared_slice", "thread_writes"]
+
+COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
+"""A checkpoint row's columns, in the order `records_of` reads them."""
 
 
 def history_slice(
@@ -29,6 +33,41 @@ def history_slice(
     with saver._lock, reading(saver._where):
         rows = saver._connection().execute(query, (thread_id, count, start)).fetchall()
     return records_of(saver, rows)
+
+
+def shared_slice(
+    saver: Any, thread_id: str, start: int, stop: int | None, check: Check
+) -> list[CheckpointRecord]:
+    """`SqliteSaver.shared_slice`: `history_slice`'s records, each decoded (and `check`ed)
+    once and kept in the saver's `_decoded` (`checkpoint.decoded`): the same objects again
+    while the row reads the same. Shared: their payloads and snapshots must never change."""
+    check_text_thread_id(thread_id)
+    start = max(0, start)
+    count = -1 if stop is None else max(0, stop - start)  # (-1: no limit)
+    query = (
+        f"SELECT {COLUMNS} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?"
+    )
+    with saver._lock, reading(saver._where):
+        rows = saver._connection().execute(query, (thread_id, count, start)).fetchall()
+        cache = saver.__dict__.get("_decoded")
+        if cache is None:  # (made on first use, under the saver's lock)
+            cache = saver._decoded = Decoded()
+    found = cache.threads.get(thread_id, {})
+    records = []
+    for row in rows:
+        kept = found.get(row[1])
+        if kept is not None and kept[0] == row:
+            records.append(kept[1])
+            continue
+        record = _plain_record(row)  # (no tags: no classes to name)
+        if record is None:  # (tagged or odd: read afresh each time, as `_record` reads it)
+            with named_classes(saver.models):
+                records.append(check(saver._record(row)))
+            continue
+        check(record)
+        cache.keep(thread_id, row[1], row, record, len(row[6]) + len(row[7] or ""))
+        records.append(record)
+    return records
 
 
 def thread_writes(saver: Any, thread_id: str) -> dict[str, list[PendingWrite]]:

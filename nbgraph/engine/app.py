@@ -20,7 +20,7 @@ from nbgraph.engine.core.config import run_config
 from nbgraph.engine.core.loop import DEFAULT_RECURSION_LIMIT, RunLoop
 from nbgraph.engine.core.nesting import caller_now
 from nbgraph.engine.core.node_context.runtime import coerce_context, inherited
-from nbgraph.engine.core.root_state import bare_field, root_chunks, root_output
+from nbgraph.engine.core.root_state import root_chunks, root_output
 from nbgraph.engine.core.runlog import RunLog
 from nbgraph.engine.drive import STREAM_MODES, adrive, drive
 from nbgraph.engine.nested.checkpoints import inherited_thread, refuse_root_true
@@ -280,7 +280,10 @@ class CompiledGraph(RunnableHabits):
         caller = caller_now(self.checkpointer is True, starts=True)  # (a run inside a node:
         # asked once, here; engine.core.nesting)
         config, context, store, nested = inherited(
-            self._with_bound(config), kwargs.pop("context", None), self.store, caller
+            config if self._bound_config is None else self._with_bound(config),
+            kwargs.pop("context", None),
+            self.store,
+            caller,
         )  # (with_config's first; a graph run inside a node inherits that node's context)
         merged = run_config(config, kwargs)
         if caller is not None and caller.run.observer is not None and not merged.get("callbacks"):
@@ -292,17 +295,19 @@ class CompiledGraph(RunnableHabits):
             check_names("invoke(interrupt_after=)", after)
         caller = nested  # (None for a call inside a node naming a thread or checkpoint of its
         # own: a run of its own; `inherited` asks, once. Below: the keys its chunks show)
-        own = not (self.checkpointer is None or isinstance(self.checkpointer, bool))
-        if caller is not None:  # a subgraph: its parent's saver, or None (a saver of its
-            thread = inherited_thread(self, caller)  # own too, as LangGraph's)
-        elif not own:  # a plain run: none (`checkpointer=True` is refused)
-            thread = refuse_root_true(self) if self.checkpointer is True else None
+        saver = self.checkpointer
+        if caller is not None:  # a subgraph: its parent's saver or None (own too, as LangGraph's)
+            thread = None if caller.env.run.thread is None else inherited_thread(self, caller)
+        elif saver is None or saver is False:  # a plain run: none
+            thread = None
+        elif saver is True:  # (refused outside a node)
+            thread = refuse_root_true(self)
         else:
-            thread = Thread(self.checkpointer, self.spec, merged)
+            thread = Thread(saver, self.spec, merged)
             thread.defer(durability if self.spec.semantics != "branches" else "sync")
         keys = output_keys_of(self.spec, kwargs) if "output_keys" in kwargs else None
         context = None if context is None else coerce_context(self.context_schema, context)
-        loop = _loop_class(self.spec)  # (the run is handed its store, context and keys)
+        loop = BranchLoop if self.spec.semantics == "branches" else RunLoop  # (`_loop_class`)
         run = loop(self.spec, merged, thread, caller, store=store, context=context, keys=keys)
         if before or after:
             run.breakpoints(before, after)
@@ -311,26 +316,11 @@ class CompiledGraph(RunnableHabits):
             keep_subrun(run)
         return run
 
-    @contextlib.contextmanager
-    def _running(self, run: RunLoop) -> Iterator[None]:
+    def _running(self, run: RunLoop) -> Any:
         """Hold the run's thread id for the whole run (a second run of it is refused); when
-        the run ends, however it ends, it becomes the latest run again.
-
-        A run stopped before its nodes ended (a second Ctrl-C) keeps the claim until they
-        have: a resume meanwhile is refused rather than run alongside them.
-        """
-        try:
-            with contextlib.ExitStack() as claim:
-                claim.enter_context(self._claimed(run))
-                try:
-                    yield
-                finally:
-                    if run.thread is not None and not run.thread.ns:  # (not a subgraph's)
-                        _finish_thread(run)  # (durability: what waits is written now)
-                    if run.unsettled is not None:
-                        _release_later(run.unsettled, claim.pop_all())
-        finally:
-            self.last_log = run.log
+        the run ends, however it ends, it becomes the latest run again (`_claimed_run`; a
+        run without a thread has nothing to claim or finish: `_LatestRun`)."""
+        return _LatestRun(self, run) if run.thread is None else _claimed_run(self, run)
 
     def _claimed(self, run: RunLoop) -> Any:
         """Hold the run's thread id for the whole run (a second run of it is refused)."""
@@ -356,15 +346,17 @@ class CompiledGraph(RunnableHabits):
         if kwargs and wants_chunks(kwargs):  # (read from what `stream` yields, as LangGraph's)
             return output_of(self.stream, input, config, kwargs)
         run = self._start(config, kwargs)
-        modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
+        caller = run.caller  # (the modes of a streamed caller's relay)
+        modes = inherit_relay(run) if caller is not None and caller.relay is not None else _NO_MODES
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 forward(run, drive(run, input, modes, self.name), root_chunks(self.spec))
             else:
                 for _ in drive(run, input, modes, self.name):  # (warnings point at the caller)
                     pass
-        if run.caller is not None:  # (a question inside pauses the calling task too)
-            pass_pause_up(run)
+        run.release()  # (it ended without raising: nothing runs in it any more)
+        if caller is not None and (run.paused or run.at_breakpoint):  # (a question inside
+            pass_pause_up(run)  # pauses the calling task too)
         return _with_interrupts(run)
 
     def stream(
@@ -420,15 +412,17 @@ class CompiledGraph(RunnableHabits):
         if kwargs and wants_chunks(kwargs):
             return await aoutput_of(self.astream, input, config, kwargs)
         run = self._start(config, kwargs)
-        modes = inherit_relay(run) if run.caller else _NO_MODES  # (a streamed caller's)
+        caller = run.caller  # (the modes of a streamed caller's relay)
+        modes = inherit_relay(run) if caller is not None and caller.relay is not None else _NO_MODES
         with self._running(run):
             if modes:  # (inside a node of a streamed run: its chunks go to that stream)
                 await aforward(run, adrive(run, input, modes, self.name), root_chunks(self.spec))
             else:
                 async for _ in adrive(run, input, frozenset(), self.name):
                     pass
-        if run.caller is not None:  # (a question inside pauses the calling task too)
-            pass_pause_up(run)
+        run.release()  # (it ended without raising: nothing runs in it any more)
+        if caller is not None and (run.paused or run.at_breakpoint):  # (a question inside
+            pass_pause_up(run)  # pauses the calling task too)
         return _with_interrupts(run)
 
     async def astream(
@@ -463,6 +457,42 @@ class CompiledGraph(RunnableHabits):
                 await chunks.aclose()
         if run.caller is not None:  # (a question inside pauses the calling task too)
             pass_pause_up(run)
+
+
+@contextlib.contextmanager
+def _claimed_run(app: CompiledGraph, run: RunLoop) -> Iterator[None]:
+    """`CompiledGraph._running` for a run with a thread. A run stopped before its nodes
+    ended (a second Ctrl-C) keeps the claim until they have: a resume meanwhile is refused
+    rather than run alongside them."""
+    try:
+        with contextlib.ExitStack() as claim:
+            claim.enter_context(app._claimed(run))
+            try:
+                yield
+            finally:
+                if run.thread is not None and not run.thread.ns:  # (not a subgraph's)
+                    _finish_thread(run)  # (durability: what waits is written now)
+                if run.unsettled is not None:
+                    _release_later(run.unsettled, claim.pop_all())
+    finally:
+        app.last_log = run.log
+
+
+class _LatestRun:
+    """`CompiledGraph._running` for a run without a thread, nothing to claim or finish (a
+    plain run, and most runs inside a node): when the run ends, however it ends, it becomes
+    the latest run again. (A class: no generator, `ExitStack` or `nullcontext` to make.)"""
+
+    __slots__ = ("app", "run")
+
+    def __init__(self, app: CompiledGraph, run: RunLoop) -> None:
+        self.app, self.run = app, run
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        self.app.last_log = self.run.log
 
 
 def _finish_thread(run: RunLoop) -> None:
@@ -554,7 +584,7 @@ def _with_interrupts(run: RunLoop) -> dict[str, Any]:
     output = run.output()
     if run.paused:
         output["__interrupt__"] = list(run.paused)
-    field = bare_field(run.spec)
+    field = run.plans.bare  # (`bare_field(run.spec)`, worked out once per graph)
     return output if field is None else root_output(output, field)
 
 

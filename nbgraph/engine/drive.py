@@ -202,6 +202,25 @@ def _live_call_chunks(run: RunLoop, modes: frozenset[str], sink: LiveSink) -> No
             sink.put(mode, chunk)
 
 
+class _QuietScope:
+    """The stream scope of a run that streams nothing, has no relay and no callbacks
+    (`invoke()` of a plain run, and of most runs inside a node), for which a `StreamScope`
+    would do nothing: one, shared, that holds nothing."""
+
+    __slots__ = ()
+    plain = True  # (a task runs as it is: `StreamScope.plain`)
+    sink = chat = events = checkpoints = None
+
+    def started(self, graph_input: Any, on_event_loop: bool = False) -> None:
+        """The run starts: no chain run to open."""
+
+    def ended(self, error: BaseException | None) -> None:
+        """The run ended: no chain run to close."""
+
+
+_QUIET: Any = _QuietScope()
+
+
 def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> None:
     """The run's status, and the end of its stream scope (`error`: what stopped it)."""
     if error is not None and finish_handed(run, error):  # Command.PARENT: not a failure
@@ -212,7 +231,8 @@ def _finish(run: RunLoop, error: BaseException | None, scope: StreamScope) -> No
     else:
         run.log.status = "interrupted" if run.paused or run.at_breakpoint else "done"
     run.log.error = error
-    scope.ended(error)
+    if scope.events is not None:  # (its chain run closes)
+        scope.ended(error)
 
 
 def _finished_chunks(
@@ -289,14 +309,19 @@ def drive(
     """Run to the end, yielding `(mode, chunk)` for the requested modes (`name`: the
     graph's, for the chain run langchain callbacks in its config hear)."""
     max_workers = run.config.get("max_concurrency")
-    scope = _scope(run, modes, name, input)
+    quiet = not modes and run.relay is None and not run.config.get("callbacks")
+    scope = _QUIET if quiet else _scope(run, modes, name, input)
     sink = scope.sink
     execute = run.execute if scope.plain else scope.execute  # (the task's one path)
     pool: _StepPool | None = None
     running: list[Task] | None = None  # the step being executed, until its commit
     try:
-        scope.started(input)
-        yield from _step_chunks(run, run.begin(input), modes - {"debug"}, scope)
+        if scope.events is not None:  # (its chain run opens: a config with callbacks)
+            scope.started(input)
+        if modes:
+            yield from _step_chunks(run, run.begin(input), modes - {"debug"}, scope)
+        else:  # (invoke(): no chunks to make, none asked of the step)
+            run.begin(input)
         while (tasks := run.next_tasks()) is not None:
             if modes:  # (invoke(): no chunks to make)
                 yield from _started_chunks(run, tasks, modes)
@@ -320,7 +345,8 @@ def drive(
                 run.calls.settle()
             yield from _settled_chunks(run, modes)
             yield from _step_chunks(run, run.commit(tasks), modes, scope)
-        yield from _end_chunks(run, modes)
+        if modes:
+            yield from _end_chunks(run, modes)
     except BaseException as error:
         try:
             if pool is not None and running is not None:

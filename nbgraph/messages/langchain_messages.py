@@ -134,6 +134,8 @@ def langchain_classes() -> dict[str, type]:
 
 def is_remove(message: Any) -> bool:
     """Whether `message` is a remove instruction (langchain's or nbgraph's `RemoveMessage`)."""
+    if type(message) in _plain_types:  # (langchain's own classes: their `type` says; no
+        return message.type == "remove"  # `role` looked up, which pydantic answers by raising)
     return getattr(message, "type", None) == "remove" or getattr(message, "role", None) == "remove"
 
 
@@ -177,7 +179,7 @@ def lc_as_messages(value: Any, side: str) -> list[Any]:
             return [_convert(value)]
         except TypeError as exc:
             raise MessageTypeError(f"add_messages: {side}: {exc}") from None
-    if all(type(item) in _plain_types for item in value):
+    if set(map(type, value)) <= _plain_types:  # (its own items, read as they are)
         return value
     converted = []
     for index, item in enumerate(value):
@@ -197,6 +199,11 @@ def lc_with_id(message: Any) -> Any:
             f"add_messages: {message!r} has no id: expected the id of the message to remove "
             "(or REMOVE_ALL_MESSAGES)"
         )
+    if type(message) in _plain_types:  # (langchain's own classes: what `model_copy(update=)`
+        copied = message.__copy__()  # does for a declared field, without its look-ups)
+        copied.__dict__["id"] = new_message_id()
+        copied.__pydantic_fields_set__.add("id")
+        return copied
     return message.model_copy(update={"id": new_message_id()})
 
 

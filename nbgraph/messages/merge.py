@@ -53,6 +53,8 @@ def _as_messages(value: Any, side: str) -> list[Message]:
         return lc.lc_as_messages(value, side)
     if value is MISSING or value is None:
         return []
+    if type(value) is list and set(map(type, value)) <= MESSAGE_TYPES:
+        return value  # (`Message`s, each read as itself: its own items)
     coerce = _message_class().coerce
     if not isinstance(value, list):
         try:
@@ -99,6 +101,8 @@ def with_ids(value: Any) -> Any:
     if value is MISSING or value is None:
         return value
     messages = _as_messages(value, "write")
+    if messages is value:  # (its own items, read as they are: none of them is fresh)
+        return [m if m.id is not None else _with_id(m) for m in messages]
     given = value if type(value) is list else [value]
     if len(given) != len(messages):  # (not one message per item: no item is fresh)
         given = messages
@@ -263,6 +267,14 @@ def _all_shareable(messages: list) -> bool:
     return True
 
 
+def _removes(messages: list) -> bool:
+    """Whether one of `messages` is a remove instruction."""
+    for message in messages:  # noqa: SIM110 - a plain loop: faster than any() over a generator
+        if lc.is_remove(message):
+            return True
+    return False
+
+
 def add_messages_in_place(left: Any, right: Any) -> Any:
     """`add_messages` for the engine's own list: appends to `left` in place when nothing in
     `right` removes or replaces a message (the common case), else merges as `add_messages`.
@@ -277,7 +289,11 @@ def add_messages_in_place(left: Any, right: Any) -> Any:
     """
     if type(left) is not list or right is None:
         return add_messages(left, right)
-    incoming = [_with_id(m) for m in _as_messages(right, "right")]
+    incoming = _as_messages(right, "right")
+    for message in incoming:  # (a write the engine took in has its ids: `with_ids`)
+        if message.id is None:
+            incoming = [_with_id(m) for m in incoming]
+            break
     index = _index_of(left)
     if index is None:
         try:
@@ -288,11 +304,7 @@ def add_messages_in_place(left: Any, right: Any) -> Any:
             return add_messages(left, incoming)
         index = _Index(left, ids, _all_shareable(left))
     fresh = set(map(_ID, incoming))
-    if (
-        len(fresh) != len(incoming)
-        or not fresh.isdisjoint(index.ids)
-        or any(lc.is_remove(message) for message in incoming)
-    ):
+    if len(fresh) != len(incoming) or not fresh.isdisjoint(index.ids) or _removes(incoming):
         forget_messages(left)
         return add_messages(left, incoming)
     left.extend(incoming)

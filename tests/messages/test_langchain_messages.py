@@ -67,6 +67,27 @@ def test_ids_are_given_on_copies_the_input_is_not_changed() -> None:
     assert given.id is None and merged[0].id and merged[0].content == "hi"
 
 
+def test_a_message_given_its_id_is_the_copy_model_copy_makes() -> None:
+    given = AIMessage("hi", name="bot", additional_kwargs={"k": 1}, extra_field="x")
+    (made,) = nbgraph.messages.with_ids([given])
+    assert given.id is None and made is not given and made.id
+    expected = given.model_copy(update={"id": made.id})
+    assert made.__dict__ == expected.__dict__
+    assert made.__pydantic_fields_set__ == expected.__pydantic_fields_set__
+    assert made.__pydantic_extra__ == expected.__pydantic_extra__
+    assert made.__pydantic_extra__ is not given.__pydantic_extra__
+    assert made.__pydantic_fields_set__ is not given.__pydantic_fields_set__
+
+
+def test_a_remove_is_told_apart_by_its_class_and_a_write_keeps_its_messages() -> None:
+    kept = HumanMessage("hi", id="1")
+    merged = add_messages([kept], [AIMessage("yo", id="2")])
+    assert merged[0] is kept and [m.id for m in merged] == ["1", "2"]
+    assert add_messages(merged, [RemoveMessage(id="1")])[0].id == "2"
+    with pytest.raises(ValueError, match="doesn't exist"):
+        add_messages(merged, [RemoveMessage(id="3")])
+
+
 def test_an_nbgraph_message_is_kept_and_mixed_lists_merge_by_id() -> None:
     own = Message(role="assistant", content="mine", id="m1")
     merged = add_messages([HumanMessage("hi", id="h1"), own], [AIMessage("replaced", id="m1")])

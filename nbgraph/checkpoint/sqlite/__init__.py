@@ -43,14 +43,14 @@ from nbgraph.checkpoint.sqlite_file import (
     row_text,
     writable,
 )
-from nbgraph.checkpoint.sqlite_reads import history_slice, thread_writes
+from nbgraph.checkpoint.sqlite_reads import COLUMNS as _COLUMNS
+from nbgraph.checkpoint.sqlite_reads import history_slice, shared_slice, thread_writes
 from nbgraph.checkpoint.subthreads import split_key, sub_prefix
 from nbgraph.codec.classes import check_models, named_classes
 from nbgraph.errors import CheckpointFileError, NbgraphError
 
 __all__ = ["ReadOnlyCheckpointError", "SqliteSaver"]
 
-_COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, created_at, payload, snapshot"
 _LAST_SEQ = "SELECT COALESCE(MAX(seq), 0) FROM checkpoints"
 
 
@@ -460,3 +460,4 @@ class SqliteSaver(BaseSaver):
 
 
 SqliteSaver.lists_by_time = True  # list() of several threads: newest first across them (LangGraph)
+SqliteSaver.shared_slice = shared_slice  # (`sqlite_reads`: records decoded once, shared)

@@ -45,18 +45,29 @@ def run_config(config: Any, kwargs: dict[str, Any] | None = None) -> dict[str, A
     Traceback (most recent call last):
     InvalidArgumentError: recursion_limit must be at least 1 ...
     """
-    if config is not None and not isinstance(config, Mapping):
+    if config is not None and type(config) is not dict and not isinstance(config, Mapping):
         raise InvalidArgumentError(
             f"config must be a dict like {{'configurable': {{'thread_id': '1'}}}} or None, "
             f"got {_shown(config)}."
         )
     merged: dict[str, Any] = {"recursion_limit": DEFAULT_RECURSION_LIMIT, "configurable": {}}
-    merged.update(config or {})
-    for key in _CONFIG_KWARGS:
-        if kwargs and key in kwargs:
-            merged[key] = kwargs.pop(key)
-    if merged["recursion_limit"] is None:  # as LangGraph: None is the default
-        merged["recursion_limit"] = DEFAULT_RECURSION_LIMIT
+    if config:
+        merged.update(config)
+    if kwargs:
+        for key in _CONFIG_KWARGS:
+            if key in kwargs:
+                merged[key] = kwargs.pop(key)
+    limit = merged["recursion_limit"]
+    if limit is None:  # as LangGraph: None is the default
+        limit = merged["recursion_limit"] = DEFAULT_RECURSION_LIMIT
+    most = merged.get("max_concurrency")
+    if (  # (every run starts here, a graph run inside a node too: the plain case at once)
+        type(limit) is int
+        and limit >= 1
+        and (most is None or (type(most) is int and most >= 1))
+        and type(merged["configurable"]) is dict
+    ):
+        return merged
     problems = [
         problem
         for problem in (

@@ -33,7 +33,6 @@ from nbgraph.engine.core.config import run_config
 from nbgraph.engine.core.merging import merged_resets
 from nbgraph.engine.core.nesting import caller_now
 from nbgraph.engine.core.plans import plans_of
-from nbgraph.engine.core.root_state import shown_keys
 from nbgraph.engine.core.runlog import RootReset, RunLog, StepLog
 from nbgraph.engine.core.schedule import Schedule
 from nbgraph.engine.core.tasks import Task, state_for
@@ -159,11 +158,12 @@ class RunLoop:
         self.step = -1
         self.stop = self.step + limit + 1
         self.values: dict[str, Any] = {}
-        self.schedule = Schedule(spec, self._state_after)
-        self.managed = tuple(f for f in spec.fields.values() if f.managed)
+        self.plans = plans = plans_of(spec)  # per node: what running it takes, and what
+        # every run of the graph reads (engine.core.plans)
+        self.schedule = Schedule(spec, self._state_after, plans)
+        self.managed = plans.managed
         self.ephemeral = spec.ephemeral
-        self.stream_keys = shown_keys(spec) if keys is None else keys  # (`output_keys=`)
-        self.plans = plans_of(spec)  # per node: what running it takes (engine.core.plans)
+        self.stream_keys = plans.shown if keys is None else keys  # (`output_keys=`)
         self.log = RunLog(spec, MISSING, config, StepColumns(spec.fields))
         self.log.context = context
         self.pending_resets: list[RootReset] | tuple[()] = ()
@@ -229,6 +229,14 @@ class RunLoop:
         return self.calls
 
     waiting_for = contextlib.contextmanager(_waiting_for)  # (a stopped step's wait)
+
+    def release(self) -> None:
+        """The run has ended, every task and call of it settled: drop its links back to
+        itself (its runner's methods, its schedule's `state_after`), so it is freed as soon
+        as its caller lets go of it rather than left to the cyclic collector (a graph run
+        inside a node ends on every call of the node)."""
+        self.runner = self.execute = self.aexecute = self.route = self.task_path = None
+        self.schedule.release()
 
     @property
     def pulls(self) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 from nbgraph.engine.core.calls import EntrypointState
 from nbgraph.engine.core.runlog import StepLog
 from nbgraph.engine.core.writes import applied_writes, apply_writes, group_writes
-from nbgraph.isolation import isolate
+from nbgraph.isolation import ATOMS, isolate
 
 __all__ = ["output", "output_of", "paused_values", "stream_values", "touched_stream_keys"]
 
@@ -58,11 +58,12 @@ def output_of(run: Any, values: dict[str, Any]) -> dict[str, Any]:
     """`values` as `invoke` returns them: the output schema's fields (isolated)."""
     fields = run.spec.fields
     keys = run.spec.output.fields if not run.spec.open_schema else values
-    return {
-        k: isolate(values[k])
-        for k in keys
-        if k in values and (k not in fields or fields[k].transient is None)
-    }
+    shown = {}
+    for k in keys:  # (a loop, no comprehension: every `invoke` ends here; an atom as it is)
+        if k in values and (k not in fields or fields[k].transient is None):
+            value = values[k]
+            shown[k] = value if type(value) in ATOMS else isolate(value)
+    return shown
 
 
 def touched_stream_keys(run: Any, log: StepLog) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from nbgraph.engine.core.node_context.injection import injections
+from nbgraph.engine.core.root_state import bare_field, shown_keys
 from nbgraph.engine.core.tasks import VIEWED
 from nbgraph.primitives import END
 from nbgraph.schema import FieldSpec
@@ -85,22 +86,62 @@ class NodePlan:
         )
 
 
+class _Interned(dict):
+    """A dict that hands back the one object kept for each key it is asked for (up to
+    `_INTERNED` keys: past them, a key is handed back as it is)."""
+
+    def __missing__(self, key: Any) -> Any:
+        if len(self) < _INTERNED:
+            self[key] = key
+        return key
+
+
+_INTERNED = 4096
+"""The most tuples a graph keeps shared (each a tuple of node or field names)."""
+
+
 class _GraphPlans:
     """A compiled graph's node plans (made as its nodes first run) and the spec-wide facts
-    they rest on.
+    they rest on, which every run of the graph reads as it starts.
 
     Attributes:
         viewed: a node of the state's schema is handed a `StateView` of the values.
         known: the fields whose writes a router's view shows, by name (of the state's
             schema, or any with an open schema).
+        managed: the managed fields (`RunLoop.managed`).
+        queued: the nodes a route queues without more ado (`Schedule.plain`).
+        shown: the fields `"values"` and `"updates"` chunks show (`root_state.shown_keys`).
+        initial: some field starts with a value of its own (`runlog.initial_values`).
+        bare: the field callers see bare, or None (`root_state.bare_field`).
+        shared: `shared[names]`: one tuple object per distinct tuple of node or field names,
+            for every run of the graph (`Schedule.shared`): a long run, and many runs,
+            record the same triggers, routes and written fields, and keep each once.
     """
 
-    __slots__ = ("known", "nodes", "spec", "viewed")
+    __slots__ = (
+        "bare",
+        "initial",
+        "known",
+        "managed",
+        "nodes",
+        "queued",
+        "shared",
+        "shown",
+        "spec",
+        "viewed",
+    )
 
     def __init__(self, spec: Any) -> None:
         self.spec = spec
-        managed = any(f.managed for f in spec.fields.values())
-        self.viewed = not managed and not spec.beyond_state and spec.state.kind in VIEWED
+        self.managed = tuple(f for f in spec.fields.values() if f.managed)
+        self.viewed = not self.managed and not spec.beyond_state and spec.state.kind in VIEWED
+        self.queued = frozenset(
+            name for name, node in spec.nodes.items() if not node.defer and node.merge in NO_RESET
+        )
+        self.shown = shown_keys(spec)
+        self.bare = bare_field(spec)
+        self.initial = any(f.initial is not None and not f.managed for f in spec.fields.values())
+        self.shared = _Interned()
         self.nodes: dict[str, NodePlan] = {}
         names = spec.state.fields
         self.known: dict[str, FieldSpec] = {

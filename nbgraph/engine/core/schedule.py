@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from nbgraph.engine.core.plans import NO_RESET
+from nbgraph.engine.core.plans import NO_RESET, plans_of
 from nbgraph.engine.core.tasks import Task
 from nbgraph.primitives import END, START, Send
 
@@ -50,7 +50,7 @@ class Schedule:
         "took_deferred",
     )
 
-    def __init__(self, spec: Any, state_after: Callable[[Task], Any]) -> None:
+    def __init__(self, spec: Any, state_after: Callable[[Task], Any], plans: Any = None) -> None:
         self.spec = spec
         self.state_after = state_after  # the state as a task left it (its run's)
         self.pull: dict[str, list[str]] = {}
@@ -58,16 +58,16 @@ class Schedule:
         self.deferred: dict[str, list[str]] = {}
         self.deferred_wait = False  # a `goto` to a deferred node: it waits for a step to run
         self.kept_due: frozenset[str] = frozenset()  # due when an update came (`_finish`)
-        self.seen: list[set[str]] = [set() for _ in spec.waiting]
+        self.seen: list[set[str]] = [set() for _ in spec.waiting] if spec.waiting else []
         self.incoming: dict[str, list[tuple[str, Any]]] = {}
         self.pulls = 0
         self.took_deferred = False  # the step last taken was the deferred nodes'
-        self.shared = _Interned()
+        plans = plans or plans_of(spec)  # (what every run of the graph shares: worked out once)
+        self.shared = plans.shared
         """`shared[names]`: one tuple object per distinct tuple of node names (a long run
-        records the same triggers and routes every step, and keeps each of them once)."""
-        self.plain = frozenset(
-            name for name, node in spec.nodes.items() if not node.defer and node.merge in NO_RESET
-        )  # (the nodes a route queues without more ado)
+        records the same triggers and routes every step, and keeps each of them once; so
+        do the graph's other runs: `plans.shared`)."""
+        self.plain = plans.queued  # (the nodes a route queues without more ado)
 
     # --- the next step -----------------------------------------------------------------------
 
@@ -319,15 +319,17 @@ class Schedule:
         """Start every waiting edge afresh (a branch run's update merges its lineages)."""
         self.seen = [set() for _ in self.seen]
 
+    def release(self) -> None:
+        """The run has ended (`RunLoop.release`): forget its `state_after`, a link back to
+        the run (the run is then freed without the cyclic collector)."""
+        self.state_after = _ended
+
     def took(self, pulls: int) -> None:
         """A step taken by a branch run (which makes its own tasks): `pulls` of them are not
         Sends (a Send's index comes after)."""
         self.pulls = pulls
 
 
-class _Interned(dict):
-    """A dict that hands back the one object kept for each key it is asked for."""
-
-    def __missing__(self, key: Any) -> Any:
-        self[key] = key
-        return key
+def _ended(task: Task) -> Any:
+    """A released run's `state_after` (`Schedule.release`): nothing runs in it any more."""
+    raise RuntimeError(f"the run has ended: no state after task {task.node!r}")

@@ -17,7 +17,7 @@ from nbgraph.engine.core.runlog import RootReset, StepLog, initial_values
 from nbgraph.engine.core.tasks import Task, absorb_output, prepared
 from nbgraph.engine.core.writes import applied_writes, apply_step
 from nbgraph.errors import AmbiguousResumeError, EmptyInputError, InvalidUpdateError
-from nbgraph.isolation import isolate
+from nbgraph.isolation import ATOMS, isolate
 from nbgraph.primitives import MISSING, START, Command, Send
 from nbgraph.schema import pydantic_updates
 
@@ -120,11 +120,17 @@ def begin(run: Any, input: Any) -> Start:
     values = MISSING
     if restored is not None:
         run.resume(restored, keep_next=False)
-    else:
-        values = initial_values(run.spec)
+    else:  # (most graphs' fields start empty: no values to make)
+        values = initial_values(run.spec) if run.plans.initial else {}
     writes = []
+    fields = run.spec.fields
     for key, value in _input_pairs(run, input):
-        writes.append((key, prepared(run.spec.fields.get(key), value)))
+        info = fields.get(key)
+        if type(value) in ATOMS and (info is None or info.reducer is None or info.reducer.prepare
+                                     is None):  # fmt: skip
+            writes.append((key, value))  # (what `prepared` makes of an atom: itself)
+        else:
+            writes.append((key, prepared(info, value)))
     step = run.step
     if thread is not None:  # LangGraph's input checkpoint: the input, not yet applied
         step += restored is not None
@@ -136,7 +142,9 @@ def begin(run: Any, input: Any) -> Start:
 def input_step(run: Any, writes: list[tuple[str, Any]]) -> StepLog:
     """The step that applies the input's `writes` (the START task) and routes from it."""
     task = Task(step=run.step, index=0, node=START, kind="input", started=time.time())
-    task.writes.extend(tuple(w) for w in writes)
+    kept = task.writes
+    for write in writes:  # (a checkpoint's input writes may be lists)
+        kept.append(write if type(write) is tuple else tuple(write))
     run.route(task)
     task.ended = task.started
     return run.commit([task], source="loop")
@@ -298,9 +306,9 @@ def _input_pairs(run: Any, input: Any) -> list[tuple[str, Any]]:
         model = schema.cls.model_validate(input)  # raises pydantic's ValidationError
         given = input.keys() if isinstance(input, Mapping) else type(model).model_fields
         return [(k, getattr(model, k)) for k in given if k in type(model).model_fields]
-    pairs = schema.updates_from(input)
+    pairs = schema.updates_from(input) if schema.kind != "typeddict" else None
     if pairs is None:
-        if not isinstance(input, Mapping):
+        if type(input) is not dict and not isinstance(input, Mapping):
             raise InvalidUpdateError(
                 f"Expected dict as graph input, got {type(input).__name__} {input!r}."
             )
@@ -308,8 +316,13 @@ def _input_pairs(run: Any, input: Any) -> list[tuple[str, Any]]:
     if run.spec.open_schema:
         return pairs
     accepted = schema.fields
-    kept = [(k, v) for k, v in pairs if k in accepted and not accepted[k].managed]
-    dropped = [k for k, _ in pairs if k not in accepted]
+    kept, dropped = [], []
+    for key, value in pairs:  # (a loop, no comprehensions: every run starts here)
+        field = accepted.get(key)
+        if field is None:
+            dropped.append(key)
+        elif not field.managed:
+            kept.append((key, value))
     if dropped:
         run.warn(
             f"Input key(s) {dropped} are not in the input schema "

@@ -128,7 +128,7 @@ def inherited_thread(app: Any, caller: Any) -> SubThread | None:
     if caller is None:
         refuse_root_true(app)
         return None
-    if caller.run.thread is None:  # (an unsaved parent: no mode to ask)
+    if caller.env.run.thread is None:  # (an unsaved parent: no mode to ask)
         return None
     mode = subgraph_mode(app)
     if mode is False:

@@ -35,7 +35,7 @@ def keep_subrun(run: Any) -> None:
     caller = run.caller
     if caller is None:
         return
-    task = caller.task
+    task = caller.env.task  # (`caller.task`, without the property's call)
     if task.subruns:
         task.subruns.append(run.log)
     else:
@@ -58,7 +58,7 @@ def pass_pause_up(run: Any) -> None:
             checkpoints in a saver of its own).
     """
     if not run.paused:
-        if stops_caller(run):
+        if run.at_breakpoint and stops_caller(run):  # (most runs: neither, nothing asked)
             raise SubgraphStopped()
         return
     if run.asks_parent:

@@ -90,6 +90,16 @@ class _CheckedSaver:
             return self.history(thread_id)[start:stop]
         return _checked(reader(thread_id, start, stop), self.saver)
 
+    def shared_slice(self, thread_id: str, start: int, stop: int | None = None) -> list[Any]:
+        """`history_slice`'s records, checked, from the saver's `shared_slice` when it has
+        one: records decoded and checked once, shared with every later read (never change
+        their payloads or snapshots); else fresh ones."""
+        reader = getattr(self.saver, "shared_slice", None)
+        if reader is None:
+            return self.history_slice(thread_id, start, stop)
+        saver = self.saver
+        return reader(thread_id, start, stop, lambda record: _check_checkpoint(record, saver))
+
     def pending_writes(self, thread_id: str, checkpoint_id: str) -> list[Any]:
         writes = self.saver.pending_writes(thread_id, checkpoint_id)
         where = f"checkpoint {checkpoint_id!r} of thread {thread_id!r} in {self.saver!r}"

@@ -31,7 +31,11 @@ HELD_ITEMS = 1_000_000  # nor one whose states hold fewer items than this in all
 
 
 def history_states(
-    thread: Any, newest: Any, ids: Callable[[str], Iterator[str]], fold: Fold
+    thread: Any,
+    newest: Any,
+    ids: Callable[[str], Iterator[str]],
+    fold: Fold,
+    shared: bool = False,
 ) -> Iterator[tuple[Any, dict[str, Any], Any]]:
     """`(record, values, writes)` of every checkpoint, newest first: `writes` the saver's
     pending writes of that checkpoint (`()`: none), or None when they are to be read one
@@ -46,8 +50,16 @@ def history_states(
         newest: the newest checkpoint's record.
         ids: `Thread._ids_from`: the newest id, then the other ids newest first.
         fold: `apply_delta`.
+        shared: read the line's records through the saver's `shared_slice` (decoded once,
+            shared between histories: folded by `_shared_fold`, which copies what enters a
+            state). The records' payloads are then read only: the caller must copy what it
+            shows of them (a task's result).
     """
-    records = _newest_line(thread.saver, thread.thread_id, newest)  # newest first
+    walk_fold = fold
+    reader = "history_slice"
+    if shared:
+        reader, fold = "shared_slice", _shared_fold(thread.spec, fold)
+    records = _newest_line(thread.saver, thread.thread_id, newest, reader)  # newest first
     sliced = records is not None
     if records is None:  # (not the thread's newest rows: forks, or a saver without slices)
         chain = parent_chain(thread.saver, newest, lambda r: r.snapshot is not None)
@@ -60,7 +72,7 @@ def history_states(
     if records is None:
         records = thread.saver.history(thread.thread_id)
     else:  # (the rest of the thread, read once: what is read already is not read again)
-        records += thread.saver.history_slice(thread.thread_id, len(records))
+        records += getattr(thread.saver, reader)(thread.thread_id, len(records))
     if records[:1] and records[0].checkpoint_id == latest and is_line(records):
         writes = _thread_writes(thread)
         older = records[len(chain) :]
@@ -70,7 +82,7 @@ def history_states(
         return
     if sliced:  # (read afresh: the chain's snapshot was folded in place)
         records = thread.saver.history(thread.thread_id)
-    walk = HistoryWalk(thread, fold)  # forks: state by state
+    walk = HistoryWalk(thread, walk_fold)  # forks: state by state (fresh records)
     walk.records.update((record.checkpoint_id, record) for record in records)
     walk.first, walk.loaded = False, True
     for checkpoint_id in ids(latest):
@@ -85,13 +97,15 @@ def _ends_chain(record: Any) -> bool:
     return record.snapshot is not None or record.parent_id is None
 
 
-def _newest_line(saver: Any, thread_id: str, newest: Any) -> list[Any] | None:
+def _newest_line(
+    saver: Any, thread_id: str, newest: Any, method: str = "history_slice"
+) -> list[Any] | None:
     """The thread's newest checkpoints, newest first, read a page at a time (16, 32, ...)
     until one of them is a snapshot or the thread's first: `newest`'s chain in a few reads
     (a page each, not a read a checkpoint), and what the last page read past it. None when
     those rows are not `newest` and its parents in line (forks, or checkpoints added
-    meanwhile), or the saver cannot read a slice of a thread."""
-    reader = getattr(saver, "history_slice", None)
+    meanwhile), or the saver cannot read a slice of a thread (`method`: its reader)."""
+    reader = getattr(saver, method, None)
     if reader is None:
         return None
     records: list[Any] = []
@@ -162,10 +176,55 @@ def _blocks(
 
 
 def _base(spec: GraphSpec, record: Any, fold: Fold) -> dict[str, Any]:
-    """The state at a segment's first checkpoint (its snapshot is a fresh read: owned)."""
+    """The state at a segment's first checkpoint (its snapshot copied: it may be shared)."""
     if record.snapshot is not None:
-        return dict(record.snapshot)
+        return _copy(record.snapshot)
     return fold(spec, initial_values(spec), record.payload, record.step)
+
+
+def _shared_fold(spec: GraphSpec, fold: Fold) -> Fold:
+    """`fold` for shared records, whose payloads must stay as they are.
+
+    The fold changes in place only what the state owns: its `in_place` reducers' lists and
+    dicts (started fresh, from a copied snapshot, or from a copied first write), never a
+    written value (a field without a reducer takes it whole, and is copied when a snapshot
+    shows it; pinned and reset values are copied as they are taken; a `Mutation` is kept as
+    the value after it). Only a user's reducer may change or keep what it is handed (its
+    field's values are kept after each step, but not by a thread written with another
+    reducer): a payload that hands one anything but atoms is folded from a deep copy.
+    """
+    risky = frozenset(
+        name
+        for name, field in spec.fields.items()
+        if field.reducer is not None and not _keeps_no_write(field.reducer.fn)
+    )
+    if not risky:
+        return fold
+
+    def folded(spec: GraphSpec, values: dict, payload: Any, step: int) -> dict:
+        kept = payload.get("kept") or _NO_KEPT
+        afters = payload.get("afters") or _NO_KEPT
+        written = [w for task in payload["tasks"] for w in task["writes"]]
+        written += [w[1:] for w in payload.get("merged", ())]
+        for key, value in written:
+            if key in risky and type(value) not in ATOMS and key not in kept and key not in afters:
+                return fold(spec, values, isolate(payload), step)
+        return fold(spec, values, payload, step)
+
+    return folded
+
+
+_NO_KEPT: dict[str, Any] = {}  # (read only)
+
+
+_OWN_MODULES = ("nbgraph.", "operator", "_operator")  # (reducers that keep no written value)
+
+
+def _keeps_no_write(fn: Any) -> bool:
+    """Whether reducer function `fn` is nbgraph's or `operator`'s: it neither changes the
+    written value nor keeps it inside what it returns (a user's reducer might: `old + [new]`)."""
+    module = getattr(fn, "__module__", None) or ""
+    return module.startswith(_OWN_MODULES)
 
 
 def _items(value: Any) -> int:

@@ -23,6 +23,7 @@ from nbgraph.engine.persistence.snapshots import (
     state_snapshot,
     tasks_from,
 )
+from nbgraph.isolation import ATOMS, isolate
 from nbgraph.primitives import START, StateSnapshot
 
 _new = tuple.__new__  # (a NamedTuple made from its fields' tuple, without its `__new__`)
@@ -46,7 +47,7 @@ def history_snapshots(thread: Thread, with_states: WithStates) -> Iterator[State
         return
     latest = newest.checkpoint_id
     show = _Shown(thread, with_states)
-    for record, values, writes, done in thread.history_parts(newest):
+    for record, values, writes, done in thread.history_parts(newest, shared=True):
         if writes is not None and not writes:  # nothing pending: straight from the record
             yield show.snapshot(record, values, done)
             continue
@@ -91,13 +92,11 @@ class _Shown:
                 task_id = f"{record.step + 1}:0:{names[0]}"
                 saved = done.get(task_id)
                 result = None
-                if saved is not None:  # (each field's first write, as `tasks_from` takes)
-                    made = saved["writes"]
-                    result = dict(made)
-                    if len(result) != len(made):  # (a field written twice)
-                        result = {}
-                        for field, value in made:
-                            result.setdefault(field, value)
+                if saved is not None:  # (each field's first write, as `tasks_from` takes;
+                    result = {}  # copied: the record's payload is shared, `history_parts`)
+                    for field, value in saved["writes"]:
+                        if field not in result:
+                            result[field] = value if type(value) in ATOMS else isolate(value)
                 name, path = lone
                 tasks: tuple[Any, ...] = (
                     _new(PendingTask, (task_id, name, path, None, (), None, result)),

@@ -416,13 +416,15 @@ class Thread:
             yield restored
 
     def history_parts(
-        self, newest: Any
+        self, newest: Any, shared: bool = False
     ) -> Iterator[tuple[Any, dict[str, Any], Any, dict[str, dict[str, Any]]]]:
         """`(record, values, writes, done)` of every checkpoint of a thread without branch
         semantics, from `newest` back: `writes` its pending writes (None: not read yet),
-        `done` the writes its tasks made, read from the checkpoint they made."""
+        `done` the writes its tasks made, read from the checkpoint they made; `shared`: the
+        records may be shared (`history_states`): their payloads, and `done`, read only."""
         ran: dict[str, dict[str, Any]] = {}  # by parent: what its tasks wrote (shown as results)
-        for record, values, writes in history_states(self, newest, self._ids_from, apply_delta):
+        states = history_states(self, newest, self._ids_from, apply_delta, shared)
+        for record, values, writes in states:
             done = ran.pop(record.checkpoint_id, _NONE)
             parent_id = record.parent_id
             if record.source == "loop" and parent_id is not None:

@@ -21,7 +21,7 @@ from nbgraph.engine.core.tasks import Task, absorb_output
 from nbgraph.engine.persistence.chain import next_task_ids, with_finished
 from nbgraph.engine.persistence.persist import Thread
 from nbgraph.errors import InvalidUpdateError
-from nbgraph.isolation import isolate
+from nbgraph.isolation import ATOMS, isolate
 from nbgraph.primitives import START, StateSnapshot
 
 __all__ = [
@@ -226,10 +226,11 @@ def tasks_from(
         if saved is None and name == START:  # an input checkpoint: its input, to be applied
             saved = {"writes": control.get("input", [])}
         result = None
-        if saved is not None:
+        if saved is not None:  # (each field's first write, a copy: a payload may be shared)
             result = {}
             for key, value in saved["writes"]:
-                result.setdefault(key, value)
+                if key not in result:
+                    result[key] = value if type(value) in ATOMS else isolate(value)
         error = errors.get(task_id) if errors else None  # (none asked of a history's: its
         interrupts = tuple(asked.get(task_id, ())) if asked else ()  # maps are empty)
         tasks.append(_new(PendingTask, (task_id, name, path, error, interrupts, None, result)))

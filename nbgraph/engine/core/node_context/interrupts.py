@@ -80,6 +80,7 @@ def leave_scope(token: Any) -> None:
     _SCOPE.reset(token)
 
 
-def current_scope() -> Scope | None:
-    """The interrupt scope of the node running now (None: none, or no checkpointer)."""
-    return _SCOPE.get()
+current_scope = _SCOPE.get
+"""`current_scope()`: the interrupt scope of the node running now (None: none, or no
+checkpointer). The context variable's own `get`: a graph run inside a node asks it as it
+starts (`engine.core.nesting.caller_now`)."""

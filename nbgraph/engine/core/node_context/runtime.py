@@ -197,20 +197,19 @@ def inherited(
     Returns `(config, context, store, caller)`; outside a node (`caller` None:
     `engine.core.nesting.caller_now`), all four unchanged.
     """
-    env = caller.env if caller is not None else None
-    if env is None or not hasattr(config if config is not None else {}, "get"):
+    if caller is None or (config is not None and not hasattr(config, "get")):
         return config, context, store, caller
+    env = caller.env
     parent = env.run
-    given = dict(config or {})
+    given = dict(config) if config else {}
     if given and addressed(given, env):  # a run of its own (LangGraph: the node's
         outer, parent_runtime, caller = {}, False, None  # configurable, where its context
         # and store are, is not passed on; asked here only: `run_config` adds no address)
     else:
-        outer = {
-            k: v
-            for k, v in (parent.config.get("configurable") or {}).items()
-            if k not in _ADDRESS_KEYS
-        }
+        outer = {}
+        for key, value in (parent.config.get("configurable") or {}).items():
+            if key not in _ADDRESS_KEYS:  # (a loop, no comprehension: every graph run
+                outer[key] = value  # inside a node comes here)
         parent_runtime = True
     if outer:
         given["configurable"] = {**outer, **(given.get("configurable") or {})}
