@@ -37,19 +37,36 @@ __all__ = [
 ]
 
 _LIVE = 2  # the last steps never sealed: the engine may still change them
-_BATCH = 64  # live steps before the oldest are sealed, a batch at a time (a short run: never)
+_BATCH = 64  # steps sealed a batch at a time (a short run: never); a power of two (`SEALS`)
+SEALS = _BATCH - 1  # the engine seals at a step number `n` with `n & SEALS == 0`
 
 _LISTED = object()  # ends a task shape's routes when the task's are a list, not a tuple
 
 
-def _flat_shapes(step: StepLog, ids: dict[tuple, int], table: list[tuple]) -> list[int] | None:
-    """The task shape ids of a flat step's tasks (new shapes interned in `ids` and `table`),
-    or None if a task holds more (an error, interrupts, a Send, attempts, custom chunks,
-    subruns...). A task's shape: node, index, kind, triggers, routes (a tuple of names,
-    ending with `_LISTED` when the task's are a list), routers' returns (names), the written
-    fields' names."""
-    shapes, number = [], step.step
-    for task in step.tasks:  # (one frame a step: everything a task takes, inline)
+def _flat_step(
+    step: StepLog, fields: Mapping, memo: dict, ids: dict, table: list, rows: list,
+    times: list, values: list,
+) -> int:  # fmt: skip
+    """Append a flat step's task rows (a shape id to `rows`, started and ended to `times`,
+    the written values to `values`) and return how many values it wrote; -1, nothing
+    appended, if the step or one of its tasks holds more (resets, joins, an error,
+    interrupts, a Send, attempts, custom chunks, subruns...). `memo`: per node, its last
+    shape and the tuples it was made of (a task of the same node holding the same triggers
+    and routes, equal returns and names, has that shape: no key made, nothing hashed)."""
+    tasks = step.tasks
+    if (
+        step.resets
+        or step.merged
+        or step.joins
+        or step.heads
+        or step.points
+        or step.afters is not None
+        or step.fields is not fields
+        or type(tasks) is not list
+    ):
+        return -1
+    number, added, written = step.step, 0, 0
+    for task in tasks:  # (one frame a step: everything a task takes, inline)
         if (
             task.step != number
             or task.arg is not MISSING
@@ -65,19 +82,8 @@ def _flat_shapes(step: StepLog, ids: dict[tuple, int], table: list[tuple]) -> li
             or task.cache_key is not None
             or task.subruns
         ):
-            return None
-        routes, returned, writes = task.routes, task.returned, task.writes
-        listed = type(routes) is list
-        if not listed and type(routes) is not tuple:
-            return None
-        for route in routes:
-            if type(route) is not str:
-                return None  # (a Send: kept with its step's object)
-        for item in returned:
-            if type(item) is not str:
-                return None
-        if listed:
-            routes = (*routes, _LISTED)
+            break
+        writes = task.writes
         if not writes:
             names: tuple = ()
         elif not writes[1:]:  # (one write, two: no call)
@@ -86,15 +92,64 @@ def _flat_shapes(step: StepLog, ids: dict[tuple, int], table: list[tuple]) -> li
             names = (writes[0][0], writes[1][0])
         else:
             names = tuple([write[0] for write in writes])
-        key = (task.node, task.index, task.kind, task.triggers, routes, returned, names)
-        try:
-            shapes.append(ids[key])
-        except KeyError:
-            shapes.append(ids.setdefault(key, len(table)))
-            table.append(key)
-        except TypeError:  # (a trigger or a name that cannot be interned)
-            return None
-    return shapes
+        last = memo.get(task.node)
+        if (
+            last is not None
+            and last[0] is task.triggers
+            and last[1] is task.routes
+            and last[2] == task.returned
+            and last[3] == names
+            and last[4] == task.index
+            and last[5] is task.kind
+        ):
+            rows.append(last[6])
+        else:
+            shape = _interned(task, names, memo, ids, table)
+            if shape < 0:
+                break
+            rows.append(shape)
+        times += (task.started, task.ended)
+        for write in writes:
+            values.append(write[1])
+            written += 1
+        added += 1
+    else:
+        return written
+    if added:  # (a task that is not flat after flat ones: take theirs back)
+        del rows[-added:], times[-2 * added :]
+        if written:
+            del values[-written:]
+    return -1
+
+
+def _interned(task: Task, names: tuple, memo: dict, ids: dict, table: list) -> int:
+    """The shape id of a flat task (a new one interned in `ids` and `table`), -1 if its
+    routes or returns hold more than names. A task's shape: node, index, kind, triggers,
+    routes (a tuple of names, ending with `_LISTED` when the task's are a list), routers'
+    returns (names), the written fields' names."""
+    triggers, routes, returned = task.triggers, task.routes, task.returned
+    listed = type(routes) is list
+    if not listed and type(routes) is not tuple:
+        return -1
+    for route in routes:
+        if type(route) is not str:
+            return -1  # (a Send: kept with its step's object)
+    for item in returned:
+        if type(item) is not str:
+            return -1
+    key = (task.node, task.index, task.kind, triggers, (*routes, _LISTED) if listed else routes,
+           returned, names)  # fmt: skip
+    try:
+        shape = ids.get(key)
+    except TypeError:  # (a trigger or a name that cannot be interned)
+        return -1
+    if shape is None:
+        shape = ids[key] = len(table)
+        table.append(key)
+    if not listed and type(returned) is tuple and type(triggers) is tuple:
+        # (tuples of names never change: the same objects, the same shape)
+        memo[task.node] = (triggers, routes, returned, names, task.index, task.kind, shape)
+    return shape
 
 
 class _Columns:
@@ -108,8 +163,8 @@ class _Columns:
     """
 
     __slots__ = (
-        "last", "rich", "step_ids", "step_table", "steps", "task_ids", "task_table", "tasks",
-        "times", "values",
+        "last", "memo", "rich", "step_ids", "step_table", "steps", "task_ids", "task_table",
+        "tasks", "times", "values",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -119,6 +174,7 @@ class _Columns:
         self.values: list[Any] = []
         self.task_table: list[tuple] = []
         self.task_ids: dict[tuple, int] = {}
+        self.memo: dict[str, tuple] = {}  # per node: its last shape (`_flat_step`)
         self.step_table: list[tuple] = []
         self.step_ids: dict[tuple, int] = {}
         self.rich: dict[int, StepLog] = {}
@@ -126,32 +182,23 @@ class _Columns:
 
     def seal(self, position: int, steps: list[StepLog], fields: Mapping, flat: bool) -> None:
         """Add finished steps from `position` on: each into the arrays if it is flat (and
-        `flat`), else kept as its object."""
-        rich, rows, values, ids, table = self.rich, self.tasks, self.values, self.task_ids, (
+        `flat`), else kept as its object. (Per step: one frame, `_flat_step`; the arrays
+        are extended once a batch.)"""
+        rich, values, memo, ids, table = self.rich, self.values, self.memo, self.task_ids, (
             self.task_table
         )  # fmt: skip
-        add_step, add_row, add_times, add_value = (
-            self.steps.extend, rows.append, self.times.extend, values.append,
-        )  # fmt: skip
+        numbers: list[int] = []
+        rows: list[int] = []
+        times: list[float] = []
         written, cleared, applied, shape = self.last
-        row_count, value_count = len(rows), len(values)
+        row_count, value_count = len(self.tasks), len(values)
         for step in steps:
-            tasks = step.tasks
-            shapes = None
-            if flat and not (
-                step.resets
-                or step.merged
-                or step.joins
-                or step.heads
-                or step.points
-                or step.afters is not None
-                or step.fields is not fields
-                or type(tasks) is not list
-            ):
-                shapes = _flat_shapes(step, ids, table)
-            if shapes is None:
+            count = (
+                _flat_step(step, fields, memo, ids, table, rows, times, values) if flat else -1
+            )
+            if count < 0:
                 rich[position] = step
-                add_step((step.step, row_count, value_count, -1))
+                numbers += (step.step, row_count, value_count, -1)
                 position += 1
                 continue
             if (
@@ -161,17 +208,13 @@ class _Columns:
             ):
                 self._step_shape(step)
                 written, cleared, applied, shape = self.last
-            add_step((step.step, row_count, value_count, shape))
+            numbers += (step.step, row_count, value_count, shape)
             position += 1
-            row = 0
-            for task in tasks:
-                add_row(shapes[row])
-                add_times((task.started, task.ended))
-                row += 1
-                for write in task.writes:
-                    add_value(write[1])
-                    value_count += 1
-            row_count += row
+            row_count += len(step.tasks)
+            value_count += count
+        self.tasks.extend(rows)  # (the rows first: a step's entry reads the next's, or them)
+        self.times.extend(times)
+        self.steps.extend(numbers)
 
     def _step_shape(self, step: StepLog) -> int:
         key = (step.written, step.cleared, step.applied)
@@ -223,7 +266,7 @@ class StepColumns(Sequence):
     once a batch's columns are written, so a reader sees every position in one place.
     """
 
-    __slots__ = ("_made", "_state", "_upto", "columns", "fields")
+    __slots__ = ("_made", "_state", "_upto", "append", "columns", "fields")
     sealing = True  # False: every step kept as its object (tests compare the two)
 
     def __init__(self, fields: Mapping[str, FieldSpec]) -> None:
@@ -231,11 +274,22 @@ class StepColumns(Sequence):
         self.columns: _Columns | None = None  # made at the first seal (a short run: none)
         # the number of steps sealed (positions 0 .. sealed - 1), and the steps after them
         # as the engine's objects
-        self._state: tuple[int, list[StepLog]] = (0, [])
+        live: list[StepLog] = []
+        self._state: tuple[int, list[StepLog]] = (0, live)
+        # add a step: the live list's own `append` (a built-in call, no frame); the engine
+        # seals every `_BATCH` step numbers (`RunLoop.open_step`), and `extend` as it goes
+        self.append = live.append
         # the sealed steps made for a reader, by position (None: not made), kept: a view's
         # next pass reads the same objects, and a run nobody reads keeps none
         self._made: list[StepLog | None] | None = None
         self._upto = 0  # every position below it is made (`_filled`)
+
+    def __getstate__(self) -> tuple:
+        return (self.fields, self.columns, self._state, self._made, self._upto)
+
+    def __setstate__(self, state: tuple) -> None:  # (a copy's `append` adds to its own list)
+        self.fields, self.columns, self._state, self._made, self._upto = state
+        self.append = self._state[1].append
 
     @property
     def sealed(self) -> int:
@@ -243,13 +297,6 @@ class StepColumns(Sequence):
         return self._state[0]
 
     # --- the one writer: the engine appends ----------------------------------------------
-
-    def append(self, step: StepLog) -> None:
-        """Add a step (sealed with a batch of others once `_BATCH` newer steps follow it)."""
-        live = self._state[1]
-        live.append(step)
-        if len(live) > _BATCH:
-            self.seal(len(live) - _LIVE)
 
     def seal(self, count: int | None = None) -> None:
         """Seal the `count` oldest live steps (None: all but the last `_LIVE`, the ones the
@@ -262,7 +309,9 @@ class StepColumns(Sequence):
         if columns is None:
             columns = self.columns = _Columns()
         columns.seal(sealed, live[:count], self.fields, self.sealing)
-        self._state = (sealed + count, live[count:])  # (published: see the class)
+        live = live[count:]
+        self._state = (sealed + count, live)  # (published: see the class)
+        self.append = live.append
 
     def settle(self) -> None:
         """The run ended (nothing left to run: `RunLoop.next_tasks`): seal all but the last
@@ -274,6 +323,8 @@ class StepColumns(Sequence):
     def extend(self, steps: Iterable[StepLog]) -> None:
         for step in steps:
             self.append(step)
+            if len(self._state[1]) > _BATCH:
+                self.seal()
 
     # --- the Sequence --------------------------------------------------------------------
 

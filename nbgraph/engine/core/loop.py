@@ -27,7 +27,7 @@ from nbgraph.engine.core import outputs, starting
 from nbgraph.engine.core.attempt import TaskRunner
 from nbgraph.engine.core.caching import serve_from_cache
 from nbgraph.engine.core.calls import StepCalls
-from nbgraph.engine.core.columns import StepColumns
+from nbgraph.engine.core.columns import SEALS, StepColumns
 from nbgraph.engine.core.config import DEFAULT_RECURSION_LIMIT as DEFAULT_RECURSION_LIMIT
 from nbgraph.engine.core.config import run_config
 from nbgraph.engine.core.merging import merged_resets
@@ -410,7 +410,10 @@ class RunLoop:
             log.resets, self.pending_resets = self.pending_resets, ()
         if joins:
             log.joins = joins
-        self.log.steps.append(log)
+        steps = self.log.steps
+        steps.append(log)  # (a `StepColumns`' is a list's: sealed here, every `SEALS + 1`)
+        if not self.step & SEALS and type(steps) is StepColumns:
+            steps.seal()
         for task in tasks:  # (a `@task` call's error is its caller's to raise, or catch)
             if task.error is not None and task.kind != "call":
                 raise task.error
