@@ -50,9 +50,10 @@ def _flat_step(
     """Append a flat step's task rows (a shape id to `rows`, started and ended to `times`,
     the written values to `values`) and return how many values it wrote; -1, nothing
     appended, if the step or one of its tasks holds more (resets, joins, an error,
-    interrupts, a Send, attempts, custom chunks, subruns...). `memo`: per node, its last
-    shape and the tuples it was made of (a task of the same node holding the same triggers
-    and routes, equal returns and names, has that shape: no key made, nothing hashed)."""
+    interrupts, a Send, attempts, custom chunks, subruns...). `memo`: per node and routes
+    tuple, the last shape interned with them and what it was made of (a task of the same
+    node holding the same triggers and routes, equal returns and names, has that shape: no
+    shape key made or hashed)."""
     tasks = step.tasks
     if (
         step.resets
@@ -84,15 +85,17 @@ def _flat_step(
         ):
             break
         writes = task.writes
-        if not writes:
-            names: tuple = ()
-        elif not writes[1:]:  # (one write, two: no call)
-            names = (writes[0][0],)
-        elif not writes[2:]:
+        count = len(writes)
+        if count == 1:
+            names: tuple = (writes[0][0],)
+        elif count == 2:
             names = (writes[0][0], writes[1][0])
         else:
             names = tuple([write[0] for write in writes])
-        last = memo.get(task.node)
+        try:
+            last = memo.get((task.node, task.routes))
+        except TypeError:  # (a list of routes: never in `memo`)
+            last = None
         if (
             last is not None
             and last[0] is task.triggers
@@ -111,7 +114,7 @@ def _flat_step(
         times += (task.started, task.ended)
         for write in writes:
             values.append(write[1])
-            written += 1
+        written += count
         added += 1
     else:
         return written
@@ -148,7 +151,7 @@ def _interned(task: Task, names: tuple, memo: dict, ids: dict, table: list) -> i
         table.append(key)
     if not listed and type(returned) is tuple and type(triggers) is tuple:
         # (tuples of names never change: the same objects, the same shape)
-        memo[task.node] = (triggers, routes, returned, names, task.index, task.kind, shape)
+        memo[task.node, routes] = (triggers, routes, returned, names, task.index, task.kind, shape)
     return shape
 
 
@@ -174,7 +177,7 @@ class _Columns:
         self.values: list[Any] = []
         self.task_table: list[tuple] = []
         self.task_ids: dict[tuple, int] = {}
-        self.memo: dict[str, tuple] = {}  # per node: its last shape (`_flat_step`)
+        self.memo: dict[tuple, tuple] = {}  # per node and routes: a shape (`_flat_step`)
         self.step_table: list[tuple] = []
         self.step_ids: dict[tuple, int] = {}
         self.rich: dict[int, StepLog] = {}
@@ -191,6 +194,7 @@ class _Columns:
         rows: list[int] = []
         times: list[float] = []
         written, cleared, applied, shape = self.last
+        step_ids = self.step_ids
         row_count, value_count = len(self.tasks), len(values)
         for step in steps:
             count = (
@@ -206,24 +210,23 @@ class _Columns:
                 or step.cleared is not cleared
                 or step.applied != applied
             ):
-                self._step_shape(step)
-                written, cleared, applied, shape = self.last
+                written, cleared, applied = key = (step.written, step.cleared, step.applied)
+                shape = step_ids.get(key)
+                if shape is None:
+                    shape = self._step_shape(key)
             numbers += (step.step, row_count, value_count, shape)
             position += 1
             row_count += len(step.tasks)
             value_count += count
+        self.last = (written, cleared, applied, shape)
         self.tasks.extend(rows)  # (the rows first: a step's entry reads the next's, or them)
         self.times.extend(times)
         self.steps.extend(numbers)
 
-    def _step_shape(self, step: StepLog) -> int:
-        key = (step.written, step.cleared, step.applied)
-        ids = self.step_ids
-        shape = ids.get(key)
-        if shape is None:
-            shape = ids[key] = len(self.step_table)
-            self.step_table.append(key)
-        self.last = (step.written, step.cleared, step.applied, shape)
+    def _step_shape(self, key: tuple) -> int:
+        """A new step shape's id: `key` (written, cleared, applied) interned."""
+        shape = self.step_ids[key] = len(self.step_table)
+        self.step_table.append(key)
         return shape
 
     def rows(self, position: int) -> range:

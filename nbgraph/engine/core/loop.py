@@ -263,8 +263,8 @@ class RunLoop:
         if taken is None:
             self.step -= 1
             steps = self.log.steps
-            if type(steps) is StepColumns:  # (the run's own, unless replaced)
-                steps.settle()
+            if type(steps) is StepColumns and steps.columns is not None:
+                steps.settle()  # (the run's own, unless replaced; a short run has no columns)
             return None
         pull, push, tasks = taken
         if self.breaks_before and self._stop_before(pull, push):
