@@ -319,9 +319,11 @@ class StepColumns(Sequence):
     def settle(self) -> None:
         """The run ended (nothing left to run: `RunLoop.next_tasks`): seal all but the last
         `_LIVE` steps, if it has columns already (a short run keeps its few steps as they
-        are)."""
-        if self.columns is not None:
+        are), and drop the shape memo (a resumed run makes it again)."""
+        columns = self.columns
+        if columns is not None:
             self.seal()
+            columns.memo = {}
 
     def extend(self, steps: Iterable[StepLog]) -> None:
         for step in steps:
