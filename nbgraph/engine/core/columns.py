@@ -219,9 +219,11 @@ class _Columns:
             row_count += len(step.tasks)
             value_count += count
         self.last = (written, cleared, applied, shape)
-        self.tasks.extend(rows)  # (the rows first: a step's entry reads the next's, or them)
-        self.times.extend(times)
-        self.steps.extend(numbers)
+        # (the rows first: a step's entry reads the next's, or them; `fromlist`: a list
+        # copied in, where `extend` iterates it)
+        self.tasks.fromlist(rows)
+        self.times.fromlist(times)
+        self.steps.fromlist(numbers)
 
     def _step_shape(self, key: tuple) -> int:
         """A new step shape's id: `key` (written, cleared, applied) interned."""
