@@ -38,7 +38,7 @@ __all__ = [
 
 _LIVE = 2  # the last steps never sealed: the engine may still change them
 _BATCH = 64  # steps sealed a batch at a time (a short run: never); a power of two (`SEALS`)
-SEALS = _BATCH - 1  # the engine seals at a step number `n` with `n & SEALS == 0`
+SEALS = _BATCH - 1  # the engine seals at a step number `n` with `n & SEALS == SEALS`
 
 _LISTED = object()  # ends a task shape's routes when the task's are a list, not a tuple
 

@@ -411,8 +411,8 @@ class RunLoop:
         if joins:
             log.joins = joins
         steps = self.log.steps
-        steps.append(log)  # (a `StepColumns`' is a list's: sealed here, every `SEALS + 1`)
-        if not self.step & SEALS and type(steps) is StepColumns:
+        steps.append(log)  # (a `StepColumns`' is a list's: sealed here, at steps 63, 127...)
+        if (self.step & SEALS) == SEALS and type(steps) is StepColumns:
             steps.seal()
         for task in tasks:  # (a `@task` call's error is its caller's to raise, or catch)
             if task.error is not None and task.kind != "call":
