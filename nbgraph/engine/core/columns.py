@@ -52,37 +52,19 @@ def _flat_step(
     appended, if the step or one of its tasks holds more (resets, joins, an error,
     interrupts, a Send, attempts, custom chunks, subruns...). `memo`: per node and routes
     tuple, the last shape interned with them and what it was made of (a task of the same
-    node holding the same triggers and routes, equal returns and names, has that shape: no
+    node and routes holding the same triggers, equal returns and names, has that shape: no
     shape key made or hashed)."""
     tasks = step.tasks
-    if (
-        step.resets
-        or step.merged
-        or step.joins
-        or step.heads
-        or step.points
-        or step.afters is not None
-        or step.fields is not fields
-        or type(tasks) is not list
-    ):
+    if (step.resets or step.merged or step.joins or step.heads or step.points
+            or step.afters is not None or step.fields is not fields
+            or type(tasks) is not list):  # fmt: skip
         return -1
     number, added, written = step.step, 0, 0
     for task in tasks:  # (one frame a step: everything a task takes, inline)
-        if (
-            task.step != number
-            or task.arg is not MISSING
-            or task.error is not None
-            or task.dropped
-            or task.interrupts
-            or task.held
-            or task.parent
-            or task.cached
-            or task.custom
-            or task.attempts
-            or task.from_cache
-            or task.cache_key is not None
-            or task.subruns
-        ):
+        if (task.step != number or task.arg is not MISSING or task.error is not None
+                or task.dropped or task.interrupts or task.held or task.parent or task.cached
+                or task.custom or task.attempts or task.from_cache
+                or task.cache_key is not None or task.subruns):  # fmt: skip
             break
         writes = task.writes
         count = len(writes)
@@ -96,16 +78,10 @@ def _flat_step(
             last = memo.get((task.node, task.routes))
         except TypeError:  # (a list of routes: never in `memo`)
             last = None
-        if (
-            last is not None
-            and last[0] is task.triggers
-            and last[1] is task.routes
-            and last[2] == task.returned
-            and last[3] == names
-            and last[4] == task.index
-            and last[5] is task.kind
-        ):
-            rows.append(last[6])
+        if (last is not None and last[0] is task.triggers and last[1] == task.returned
+                and last[2] == names and last[3] == task.index
+                and last[4] is task.kind):  # fmt: skip
+            rows.append(last[5])
         else:
             shape = _interned(task, names, memo, ids, table)
             if shape < 0:
@@ -151,7 +127,7 @@ def _interned(task: Task, names: tuple, memo: dict, ids: dict, table: list) -> i
         table.append(key)
     if not listed and type(returned) is tuple and type(triggers) is tuple:
         # (tuples of names never change: the same objects, the same shape)
-        memo[task.node, routes] = (triggers, routes, returned, names, task.index, task.kind, shape)
+        memo[task.node, routes] = (triggers, returned, names, task.index, task.kind, shape)
     return shape
 
 
@@ -197,9 +173,7 @@ class _Columns:
         step_ids = self.step_ids
         row_count, value_count = len(self.tasks), len(values)
         for step in steps:
-            count = (
-                _flat_step(step, fields, memo, ids, table, rows, times, values) if flat else -1
-            )
+            count = _flat_step(step, fields, memo, ids, table, rows, times, values) if flat else -1
             if count < 0:
                 rich[position] = step
                 numbers += (step.step, row_count, value_count, -1)
