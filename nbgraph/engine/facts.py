@@ -19,6 +19,7 @@ so `import nbgraph` stays light.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +92,7 @@ __all__ = [
     "clear_ephemeral",
     "collector_paused",
     "common_base",
+    "common_steps",
     "conflicting_writers",
     "delta_merge",
     "field_spec",
@@ -119,7 +121,55 @@ __all__ = [
     "task_nodes",
     "task_total",
     "task_tuples",
+    "unapplied_positions",
 ]
+
+
+# --- a run's steps read from their columns, no object made for a common step ----------------
+
+
+def common_steps(
+    steps: Sequence[StepLog], start: int = 0, stop: int | None = None
+) -> Iterator[tuple[int, str | None, list | None, StepLog | None]]:
+    """Per step from position `start` to `stop` (None: the last), in order: `(number, node,
+    writes, None)` for a sealed flat step of one task, applied, that cleared nothing and is
+    not a `@task` call (the common step of a loop: its writes as a new list of `(field,
+    value)`, no `StepLog` made), else `(number, None, None, step)` with the step itself."""
+    stop = len(steps) if stop is None else stop
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    if columns is None:
+        for position in range(start, stop):
+            step = steps[position]
+            yield step.step, None, None, step
+        return
+    sealed, rich, numbers, shapes = steps.sealed, columns.rich, columns.steps, columns.tasks
+    table, step_table, values = columns.task_table, columns.step_table, columns.values
+    for position in range(start, stop):
+        base = 4 * position
+        if position >= sealed or position in rich:
+            step = steps[position]
+            yield step.step, None, None, step
+            continue
+        number, row, at, shape = numbers[base], numbers[base + 1], numbers[base + 2], (
+            numbers[base + 3]
+        )  # fmt: skip
+        end = numbers[base + 5] if len(numbers) > base + 5 else len(shapes)
+        _, cleared, applied = step_table[shape]
+        if end - row == 1 and applied and not cleared:
+            node, _, kind, _, _, _, names = table[shapes[row]]
+            if kind != "call":
+                writes = list(zip(names, values[at : at + len(names)], strict=True))
+                yield number, node, writes, None
+                continue
+        step = steps[position]
+        yield step.step, None, None, step
+
+
+def unapplied_positions(steps: Sequence[StepLog]) -> list[int]:
+    """The positions of the steps that were not applied (a failed or paused step), in order."""
+    if isinstance(steps, StepColumns):
+        return [position for position in range(len(steps)) if not steps.applied_at(position)]
+    return [position for position, step in enumerate(steps) if not step.applied]
 
 
 # --- a thread's checkpoints, read as the engine wrote them -------------------------------------

@@ -8,7 +8,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.facts import TO_PARENT, hands_to_parent, initial_values
+from nbgraph.engine.facts import (
+    TO_PARENT,
+    hands_to_parent,
+    initial_values,
+    step_numbers,
+    task_tuples,
+)
 from nbgraph.primitives import MISSING
 from nbgraph.record.effects import Effect, same
 from nbgraph.record.text import safe_str
@@ -27,6 +33,7 @@ __all__ = [
     "field_history_frame",
     "frame",
     "log_task_frame",
+    "shown_rows",
     "shown_tasks",
     "states_frame",
     "task_frame",
@@ -128,25 +135,33 @@ def task_rows(nodes: Iterable[TreeNode], subruns: dict[str, list[int]] | None = 
 def log_task_frame(log: RunLog, subruns: dict[str, list[int]] | None = None) -> pd.DataFrame | None:
     """`Run.steps` read from the log's tasks, column by column, without the state tree: the
     rows of `task_frame(tree.tasks(), subruns)`, the tasks the tree shows in its order
-    (`shown_tasks`). None when the tree's order is not the log's (step numbers out of order,
-    a task id twice): then the tree's frame is the table."""
+    (`shown_rows`; a flat step's read from the log's columns, no `Task` made). None when the
+    tree's order is not the log's (step numbers out of order, a task id twice): then the
+    tree's frame is the table."""
     import numpy as np
 
-    tasks = shown_tasks(log)
-    steps = np.fromiter([task.step for task in tasks], "int64", len(tasks))
-    ids = [task.id for task in tasks]
-    if (steps[1:] < steps[:-1]).any() or len(set(ids)) != len(ids):
+    rows = shown_rows(log)
+    count = len(rows)
+    by_column = list(zip(*rows, strict=True)) if rows else [()] * 11
+    numbers, indexes, nodes, kinds, triggers, names, _, _, started, ended, tasks = by_column
+    steps = np.fromiter(numbers, "int64", count)
+    ids = [f"{n}:{i}:{node}" for n, i, node in zip(numbers, indexes, nodes, strict=True)]
+    if (steps[1:] < steps[:-1]).any() or len(set(ids)) != count:
         return None
-    started = np.fromiter([task.started for task in tasks], "float64", len(tasks))
-    ended = np.fromiter([task.ended for task in tasks], "float64", len(tasks))
+    started = np.fromiter(started, "float64", count)
+    ended = np.fromiter(ended, "float64", count)
     with np.errstate(invalid="ignore"):
         duration = np.fmax(ended - started, 0.0)
     duration[(started == 0.0) & (ended == 0.0)] = np.nan  # (not recorded: TreeNode.duration)
-    rare = [i for i, task in enumerate(tasks) if _unusual(task)]
-    errors, warnings, statuses = [None] * len(tasks), [[] for _ in tasks], ["ok"] * len(tasks)
-    attempts, attempt_errors = [1] * len(tasks), [[] for _ in tasks]
-    for i in rare:
-        task = tasks[i]
+    errors, warnings, statuses = [None] * count, [[] for _ in rows], ["ok"] * count
+    attempts, attempt_errors = [1] * count, [[] for _ in rows]
+    kinds = ["call" if k == "call" else "update" if k == "update" else "edge" for k in kinds]
+    for i, task in enumerate(tasks):
+        if task is None:  # (a flat row: the common cells)
+            continue
+        kinds[i] = _log_task_kind(task)
+        if not _unusual(task):
+            continue
         statuses[i] = _task_status(task)
         if task.error is not None:
             errors[i] = _error_text(task.error)
@@ -155,23 +170,41 @@ def log_task_frame(log: RunLog, subruns: dict[str, list[int]] | None = None) -> 
         if task.attempts:
             attempts[i] = len(task.attempts) + 1
             attempt_errors[i] = [_error_text(attempt.error) for attempt in task.attempts]
-    subrun_cells = [list(subruns.get(i, ())) for i in ids] if subruns else [[] for _ in tasks]
+    subrun_cells = [list(subruns.get(i, ())) for i in ids] if subruns else [[] for _ in rows]
     columns = {
         "step": steps,
-        "node": [task.node for task in tasks],
+        "node": nodes,
         "task_id": ids,
-        "kind": [_log_task_kind(task) for task in tasks],
-        "triggers": [list(task.triggers) for task in tasks],
-        "writes": [_fields_written(task.writes) for task in tasks],
+        "kind": kinds,
+        "triggers": [list(t) for t in triggers],
+        "writes": [[n[0]] if len(n) == 1 else list(dict.fromkeys(n)) for n in names],
         "duration": duration,
         "status": statuses,
         "error": errors,
         "warnings": warnings,
-        "attempts": np.fromiter(attempts, "int64", len(tasks)),
+        "attempts": np.fromiter(attempts, "int64", count),
         "attempt_errors": attempt_errors,
         "subruns": subrun_cells,
     }
-    return column_frame(columns, len(tasks))
+    return column_frame(columns, count)
+
+
+def shown_rows(log: RunLog) -> list[tuple]:
+    """`task_tuples` of the tasks the state tree has a task node for (`shown_tasks`), in log
+    order: a flat step's rows from the log's columns (`task` None), no `Task` made."""
+    if log.semantics != "branches":
+        numbers = step_numbers(log.steps)
+        start = next((p for p, number in enumerate(numbers) if number != 0), len(numbers))
+        if 0 not in numbers[start:]:  # (the input's steps first: the rest read as columns)
+            return list(task_tuples(log.steps, start))
+    return [_task_row(task) for task in shown_tasks(log)]
+
+
+def _task_row(task: Any) -> tuple:
+    """A task as `task_tuples` gives a step kept as objects."""
+    names = tuple([name for name, _ in task.writes])
+    return (task.step, task.index, task.node, task.kind, task.triggers, names, task.routes,
+            task.returned, task.started, task.ended, task)  # fmt: skip
 
 
 def shown_tasks(log: RunLog) -> list[Any]:

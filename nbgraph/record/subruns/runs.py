@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nbgraph.engine.facts import task_tuples
+
 if TYPE_CHECKING:
     from nbgraph.engine.facts import RunLog
 
@@ -21,11 +23,10 @@ def subrun_logs(log: RunLog) -> list[tuple[str, RunLog]]:
     together) in their write order, then in the order that task started them. Not by the
     clock: parallel tasks start on threads in whatever order, and the same run lists its
     subruns the same way every time. The task id is `run.steps.task_id`'s."""
-    found = [
+    found = [  # (a flat row ran none: its `task` is None, no `Task` made for it)
         (task.step, task.index, position, task.id, sub)
-        for step in log.steps
-        for task in step.tasks
-        if task.subruns  # (most tasks ran none: no enumerate made for them)
+        for *_, task in task_tuples(log.steps)
+        if task is not None and task.subruns  # (most tasks ran none: no enumerate made)
         for position, sub in enumerate(task.subruns)
     ]
     found.sort(key=lambda row: row[:3])
