@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.core.collector import collector_paused
 from nbgraph.engine.core.columns import (
+    _LISTED,
     StepColumns,
     applied_numbers,
     last_applied,
@@ -104,8 +105,10 @@ __all__ = [
     "initial_values",
     "join_data",
     "keep_live_ephemeral",
+    "kept_tasks",
     "last_applied",
     "merge_unreduced",
+    "numbered_tasks",
     "parent_chain",
     "pinned_data",
     "pinned_map",
@@ -119,6 +122,7 @@ __all__ = [
     "step_numbers",
     "task_from_data",
     "task_nodes",
+    "task_row",
     "task_total",
     "task_tuples",
     "unapplied_positions",
@@ -163,6 +167,55 @@ def common_steps(
                 continue
         step = steps[position]
         yield step.step, None, None, step
+
+
+def numbered_tasks(steps: Sequence[StepLog], start: int = 0) -> Iterator[tuple[int, tuple]]:
+    """Per task of the steps from position `start` on, in order: `(its step's number, its
+    `task_tuples` row)` (a task's own `step` may differ from its step's: a flat row's never),
+    a flat step's rows read from the columns in one pass (no `Task` made)."""
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    sealed = steps.sealed if columns is not None else 0  # type: ignore[union-attr]
+    if columns is not None:
+        rich, numbers, shapes, times = columns.rich, columns.steps, columns.tasks, columns.times
+        table = columns.task_table
+    for position in range(start, len(steps)):
+        if position >= sealed or position in rich:
+            step = steps[position]
+            for task in step.tasks:
+                yield step.step, task_row(task)
+            continue
+        base = 4 * position
+        number = numbers[base]
+        end = numbers[base + 5] if len(numbers) > base + 5 else len(shapes)
+        for row in range(numbers[base + 1], end):
+            node, index, kind, triggers, routes, returned, names = table[shapes[row]]
+            if routes and routes[-1] is _LISTED:
+                routes = list(routes[:-1])
+            yield number, (number, index, node, kind, triggers, names, routes, returned,
+                           times[2 * row], times[2 * row + 1], None)  # fmt: skip
+
+
+def task_row(task: Task) -> tuple:
+    """A task as `task_tuples` gives a step kept as objects (`task` itself last)."""
+    names = tuple([name for name, _ in task.writes])
+    return (task.step, task.index, task.node, task.kind, task.triggers, names, task.routes,
+            task.returned, task.started, task.ended, task)  # fmt: skip
+
+
+def kept_tasks(steps: Sequence[StepLog]) -> Iterator[Task]:
+    """The tasks of the steps kept as objects, in step order: the only tasks that can hold
+    more than a flat row (an error, subruns, attempts, interrupts...); a flat step's are
+    never made."""
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    if columns is None:
+        for step in steps:
+            yield from step.tasks
+        return
+    sealed, rich = steps.sealed, columns.rich  # type: ignore[union-attr]
+    for position in sorted(p for p in rich if p < sealed):
+        yield from rich[position].tasks
+    for position in range(sealed, len(steps)):
+        yield from steps[position].tasks
 
 
 def unapplied_positions(steps: Sequence[StepLog]) -> list[int]:

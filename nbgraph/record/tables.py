@@ -13,6 +13,7 @@ from nbgraph.engine.facts import (
     hands_to_parent,
     initial_values,
     step_numbers,
+    task_row,
     task_tuples,
 )
 from nbgraph.primitives import MISSING
@@ -197,14 +198,7 @@ def shown_rows(log: RunLog) -> list[tuple]:
         start = next((p for p, number in enumerate(numbers) if number != 0), len(numbers))
         if 0 not in numbers[start:]:  # (the input's steps first: the rest read as columns)
             return list(task_tuples(log.steps, start))
-    return [_task_row(task) for task in shown_tasks(log)]
-
-
-def _task_row(task: Any) -> tuple:
-    """A task as `task_tuples` gives a step kept as objects."""
-    names = tuple([name for name, _ in task.writes])
-    return (task.step, task.index, task.node, task.kind, task.triggers, names, task.routes,
-            task.returned, task.started, task.ended, task)  # fmt: skip
+    return [task_row(task) for task in shown_tasks(log)]
 
 
 def shown_tasks(log: RunLog) -> list[Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nbgraph.engine.facts import task_tuples
+from nbgraph.engine.facts import kept_tasks
 
 if TYPE_CHECKING:
     from nbgraph.engine.facts import RunLog
@@ -23,10 +23,10 @@ def subrun_logs(log: RunLog) -> list[tuple[str, RunLog]]:
     together) in their write order, then in the order that task started them. Not by the
     clock: parallel tasks start on threads in whatever order, and the same run lists its
     subruns the same way every time. The task id is `run.steps.task_id`'s."""
-    found = [  # (a flat row ran none: its `task` is None, no `Task` made for it)
+    found = [  # (a flat step's tasks ran none: not read, no `Task` made for them)
         (task.step, task.index, position, task.id, sub)
-        for *_, task in task_tuples(log.steps)
-        if task is not None and task.subruns  # (most tasks ran none: no enumerate made)
+        for task in kept_tasks(log.steps)
+        if task.subruns  # (most tasks ran none: no enumerate made for them)
         for position, sub in enumerate(task.subruns)
     ]
     found.sort(key=lambda row: row[:3])
