@@ -146,53 +146,81 @@ def common_steps(
             step = steps[position]
             yield step.step, None, None, step
         return
-    sealed, rich, numbers, shapes = steps.sealed, columns.rich, columns.steps, columns.tasks
-    table, step_table, values = columns.task_table, columns.step_table, columns.values
+    sealed = steps.sealed  # type: ignore[union-attr]
+    rich, shapes, values = columns.rich, columns.tasks, columns.values
+    # (read once, as lists: per step shape whether it is common; per task shape its node and
+    # fields, None for a `@task` call; the sealed steps' entries, and the next step's first row)
+    common = [applied and not cleared for _, cleared, applied in columns.step_table]
+    table = [None if k[2] == "call" else (k[0], k[6]) for k in columns.task_table]
+    rows = len(shapes)  # (before the entries: a step's entry is written before its rows)
+    last = max(min(stop, sealed), start)
+    numbers = columns.steps[4 * start : 4 * last + 2].tolist()
+    if len(numbers) < 4 * (last - start) + 2:  # (no step after the last sealed one: its rows end)
+        numbers += [-1, rows]
     for position in range(start, stop):
-        base = 4 * position
         if position >= sealed or position in rich:
             step = steps[position]
             yield step.step, None, None, step
             continue
-        number, row, at, shape = numbers[base], numbers[base + 1], numbers[base + 2], (
-            numbers[base + 3]
-        )  # fmt: skip
-        end = numbers[base + 5] if len(numbers) > base + 5 else len(shapes)
-        _, cleared, applied = step_table[shape]
-        if end - row == 1 and applied and not cleared:
-            node, _, kind, _, _, _, names = table[shapes[row]]
-            if kind != "call":
-                writes = list(zip(names, values[at : at + len(names)], strict=True))
-                yield number, node, writes, None
+        i = 4 * (position - start)
+        number, row, at, shape = numbers[i], numbers[i + 1], numbers[i + 2], numbers[i + 3]
+        if numbers[i + 5] - row == 1 and common[shape]:
+            known = table[shapes[row]]
+            if known is not None:
+                node, names = known
+                if len(names) == 1:
+                    yield number, node, [(names[0], values[at])], None
+                else:
+                    yield (
+                        number,
+                        node,
+                        list(zip(names, values[at : at + len(names)], strict=True)),
+                        None,
+                    )
                 continue
         step = steps[position]
         yield step.step, None, None, step
 
 
-def numbered_tasks(steps: Sequence[StepLog], start: int = 0) -> Iterator[tuple[int, tuple]]:
-    """Per task of the steps from position `start` on, in order: `(its step's number, its
-    `task_tuples` row)` (a task's own `step` may differ from its step's: a flat row's never),
-    a flat step's rows read from the columns in one pass (no `Task` made)."""
+def numbered_tasks(steps: Sequence[StepLog], start: int = 0) -> Iterator[tuple[int, tuple, Any]]:
+    """Per task of the steps from position `start` on, in order: `(its step's number, (node,
+    index, kind, triggers, routes, returned, fields written), task)`. `task` is the `Task`
+    for a step kept as objects (its own `step` may differ from its step's), None for a flat
+    row (no `Task` made; the middle tuple is shared by every row of that shape)."""
     columns = steps.columns if isinstance(steps, StepColumns) else None
     sealed = steps.sealed if columns is not None else 0  # type: ignore[union-attr]
     if columns is not None:
-        rich, numbers, shapes, times = columns.rich, columns.steps, columns.tasks, columns.times
-        table = columns.task_table
+        rich, numbers, shapes, table = (
+            columns.rich,
+            columns.steps,
+            columns.tasks,
+            columns.task_table,
+        )
+        shared: list[tuple] = []
     for position in range(start, len(steps)):
         if position >= sealed or position in rich:
             step = steps[position]
             for task in step.tasks:
-                yield step.step, task_row(task)
+                names = tuple([name for name, _ in task.writes])
+                yield step.step, (task.node, task.index, task.kind, task.triggers, task.routes,
+                                  task.returned, names), task  # fmt: skip
             continue
         base = 4 * position
         number = numbers[base]
         end = numbers[base + 5] if len(numbers) > base + 5 else len(shapes)
         for row in range(numbers[base + 1], end):
-            node, index, kind, triggers, routes, returned, names = table[shapes[row]]
-            if routes and routes[-1] is _LISTED:
-                routes = list(routes[:-1])
-            yield number, (number, index, node, kind, triggers, names, routes, returned,
-                           times[2 * row], times[2 * row + 1], None)  # fmt: skip
+            shape = shapes[row]
+            if shape >= len(shared):  # (the shapes new since: routes as the task had them)
+                shared.extend(_shape(key) for key in table[len(shared) : shape + 1])
+            yield number, shared[shape], None
+
+
+def _shape(key: tuple) -> tuple:
+    """A task shape of the columns, its routes a list again where the task's were."""
+    node, index, kind, triggers, routes, returned, names = key
+    if routes and routes[-1] is _LISTED:
+        routes = list(routes[:-1])
+    return node, index, kind, triggers, routes, returned, names
 
 
 def task_row(task: Task) -> tuple:
@@ -220,9 +248,17 @@ def kept_tasks(steps: Sequence[StepLog]) -> Iterator[Task]:
 
 def unapplied_positions(steps: Sequence[StepLog]) -> list[int]:
     """The positions of the steps that were not applied (a failed or paused step), in order."""
-    if isinstance(steps, StepColumns):
-        return [position for position in range(len(steps)) if not steps.applied_at(position)]
-    return [position for position, step in enumerate(steps) if not step.applied]
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    if columns is None:
+        return [position for position, step in enumerate(steps) if not step.applied]
+    sealed = steps.sealed  # type: ignore[union-attr]
+    applied, rich = [key[2] for key in columns.step_table], columns.rich  # (read after sealed)
+    found = [
+        position
+        for position, shape in enumerate(columns.steps[3 : 4 * sealed : 4])
+        if not (applied[shape] if shape >= 0 else rich[position].applied)
+    ]
+    return found + [p for p in range(sealed, len(steps)) if not steps[p].applied]
 
 
 # --- a thread's checkpoints, read as the engine wrote them -------------------------------------

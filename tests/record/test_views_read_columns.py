@@ -20,7 +20,6 @@ from nbgraph.engine.facts import (
     common_steps,
     kept_tasks,
     numbered_tasks,
-    task_row,
     unapplied_positions,
 )
 from nbgraph.types import interrupt
@@ -45,6 +44,10 @@ def _views(run: Any) -> tuple:
 
     tally = _tally(Run(log))
     shown = (inspector.steps, inspector.failed_step, dict(inspector._runs), repr(tally))
+    middle = inspector.steps[len(inspector.steps) // 2]
+    fresh = Run(log)
+    states = [repr(fresh.state_at(n)) for n in (middle, inspector.steps[-1], middle - 1, 3)]
+    shown += (states, repr(inspector.effects_at(middle)), inspector.step_label.value)
     return steps_frame, effects, shown, _accessors(log.steps)
 
 
@@ -59,16 +62,22 @@ def _accessors(steps: Any) -> tuple:
             assert (node, writes) == (real.tasks[0].node, real.tasks[0].writes)
         else:
             assert step is real
-    assert [row[:-1] for _, row in numbered_tasks(steps, 1)] == [
-        task_row(task)[:-1] for step in plain[1:] for task in step.tasks
+    assert [shape for _, shape, _ in numbered_tasks(steps, 1)] == [
+        _shape(task) for step in plain[1:] for task in step.tasks
     ]
-    assert [number for number, _ in numbered_tasks(steps)] == [
+    assert [number for number, _, _ in numbered_tasks(steps)] == [
         step.step for step in plain for _ in step.tasks
     ]
     kept = {id(task) for task in kept_tasks(steps)}
     assert all(id(t) in kept for s in plain for t in s.tasks if t.subruns or t.error)
     assert unapplied_positions(steps) == [p for p, s in enumerate(plain) if not s.applied]
-    return [row[:8] for _, row in numbered_tasks(steps)], unapplied_positions(steps)  # (no times)
+    return [(n, shape) for n, shape, _ in numbered_tasks(steps)], unapplied_positions(steps)
+
+
+def _shape(task: Any) -> tuple:
+    """A task as `numbered_tasks` gives its shape."""
+    names = tuple(name for name, _ in task.writes)
+    return (task.node, task.index, task.kind, task.triggers, task.routes, task.returned, names)
 
 
 def viewed(input: Any = START_VALUES, config: Any = None) -> Any:

@@ -156,8 +156,8 @@ def _tally(run: Any) -> dict[str, dict[Any, Any]]:
     dead_ends = set(ends_implicitly(spec))
     to_end: dict[str, int] = {}  # node -> its static edges to END (taken when it ran fine)
     edges, count = ways["edges"], 0
-    for number, row in numbered_tasks(run.log.steps, 1):  # (a flat row: no Task made)
-        _, _, node, kind, triggers, _, routes, _, _, _, task = row
+    for number, shape, task in numbered_tasks(run.log.steps, 1):  # (a flat row: no Task)
+        node, _, kind, triggers, routes, _, _ = shape
         count += 1
         ran = runs.get(node)
         if ran is None:
