@@ -2,7 +2,7 @@
 inspector's step list and the drawings' tally make no `StepLog`/`Task` for a flat step, and
 say what they say when every step is kept as an object (`StepColumns.sealing` off).
 
-Each program of `tests/engine/core/test_columns.py` runs with its steps sealed as soon as they
+Each program (as in `tests/engine/core/test_columns.py`) runs with its steps sealed as soon as they
 can be and with none sealed; the views of a fresh record of each (nothing made before) must
 agree, and the accessors of `engine.facts` (`common_steps`, `numbered_tasks`, `kept_tasks`,
 `unapplied_positions`) must read as the objects do.
@@ -10,11 +10,14 @@ agree, and the accessors of `engine.facts` (`common_steps`, `numbered_tasks`, `k
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+import operator
+from collections.abc import Callable
+from typing import Annotated, Any, TypedDict
 
 import pytest
 
 from nbgraph import END, START, MemorySaver, Run, StateGraph
+from nbgraph.engine.core import columns
 from nbgraph.engine.facts import (
     StepColumns,
     common_steps,
@@ -23,7 +26,42 @@ from nbgraph.engine.facts import (
     unapplied_positions,
 )
 from nbgraph.types import interrupt
-from tests.engine.core.test_columns import START_VALUES, S, chain, sealed_and_live, tick
+
+
+class S(TypedDict):
+    count: int
+    items: list  # no reducer
+    total: Annotated[int, operator.add]
+    log: Annotated[list, "append"]
+
+
+START_VALUES = {"count": 0, "items": [], "total": 0, "log": []}
+
+
+def tick(state: S) -> dict:
+    return {"count": state["count"] + 1, "log": [state["count"]], "total": 2, "items": [1]}
+
+
+def chain(node: Callable, router: Callable, saver: Any = None) -> Callable[[], Any]:
+    def make() -> Any:
+        graph = StateGraph(S).add_node("a", node).add_edge(START, "a")
+        graph = graph.add_conditional_edges("a", router)
+        return graph.compile(checkpointer=saver() if saver else None)
+
+    return make
+
+
+def sealed_and_live(make: Callable[[], Any], call: Callable[[Any], Any]) -> Any:
+    """`call(make())` with every step but the last two sealed as soon as it can be, and with
+    none sealed (each kept as its object); assert the two agree."""
+    results = []
+    for sealing in (True, False):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(StepColumns, "sealing", sealing)
+            patch.setattr(columns, "_BATCH", 2)
+            results.append(call(make()))
+    assert results[0] == results[1]
+    return results[0]
 
 
 def _made(steps: Any) -> int:

@@ -125,8 +125,7 @@ class Inspector(ipywidgets.VBox):
         self._whole_table = False
         self._state_after: tuple[int, dict[str, Any]] | None = None
         self._compared: Any = None
-        stopped = unapplied_positions(run.log.steps)
-        self.failed_step = self.steps[stopped[0]] if stopped else None
+        self.failed_step = next((self.steps[p] for p in unapplied_positions(run.log.steps)), None)
         self._ran_at = steps_of_nodes(run)  # node -> the step of each of its runs (shared)
         self._runs = Counter({node: len(steps) for node, steps in self._ran_at.items()})
 
