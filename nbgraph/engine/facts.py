@@ -75,6 +75,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PLAIN_WRITES",
+    "TASK_COLUMNS",
     "TO_PARENT",
     "Attempt",
     "Join",
@@ -120,6 +121,7 @@ __all__ = [
     "restored_values",
     "routes_again",
     "step_numbers",
+    "task_columns",
     "task_from_data",
     "task_nodes",
     "task_row",
@@ -228,6 +230,57 @@ def task_row(task: Task) -> tuple:
     names = tuple([name for name, _ in task.writes])
     return (task.step, task.index, task.node, task.kind, task.triggers, names, task.routes,
             task.returned, task.started, task.ended, task)  # fmt: skip
+
+
+TASK_COLUMNS = ("step", "index", "node", "kind", "triggers", "names", "started", "ended", "task")
+
+
+def task_columns(steps: Sequence[StepLog], start: int = 0) -> dict[str, list]:
+    """`task_tuples(steps, start)` as columns (`TASK_COLUMNS`: fields written as "names";
+    routes and returns left out): per task of the steps from position `start` on, in order.
+    A run of flat steps is read from the arrays a column at a time; "task" is None for a
+    flat row and the `Task` for a step kept as objects."""
+    found: dict[str, list] = {name: [] for name in TASK_COLUMNS}
+    number_col, index_col, node_col, kind_col, trigger_col, name_col, started, ended, task_col = (
+        found.values()
+    )  # fmt: skip
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    sealed = steps.sealed if columns is not None else 0  # type: ignore[union-attr]
+    if columns is not None:
+        rich, shapes, times, table = columns.rich, columns.tasks, columns.times, columns.task_table
+        rows = len(shapes)  # (before the entries: a step's entry is written before its rows)
+        entries = columns.steps[4 * start : 4 * max(sealed, start) + 2].tolist()
+        firsts = entries[1::4] if len(entries) > 4 * (sealed - start) else [*entries[1::4], rows]
+    position, size = start, len(steps)
+    while position < size:
+        if position >= sealed or position in rich:
+            step = steps[position]
+            for task in step.tasks:
+                number_col.append(task.step), index_col.append(task.index)
+                node_col.append(task.node), kind_col.append(task.kind)
+                trigger_col.append(task.triggers), task_col.append(task)
+                name_col.append(tuple([name for name, _ in task.writes]))
+                started.append(task.started), ended.append(task.ended)
+            position += 1
+            continue
+        end = position + 1  # (a run of flat positions: `position` to `end`)
+        while end < sealed and end not in rich:
+            end += 1
+        low, high = firsts[position - start], firsts[end - start]
+        for at in range(position, end):
+            number_col.extend(
+                [entries[4 * (at - start)]] * (firsts[at + 1 - start] - firsts[at - start])
+            )
+        ids = shapes[low:high].tolist()
+        for column, item in ((node_col, 0), (index_col, 1), (kind_col, 2), (trigger_col, 3),
+                             (name_col, 6)):  # fmt: skip
+            cells = [key[item] for key in table]
+            column.extend([cells[shape] for shape in ids])
+        both = times[2 * low : 2 * high]
+        started.extend(both[0::2]), ended.extend(both[1::2])
+        task_col.extend([None] * (high - low))
+        position = end
+    return found
 
 
 def kept_tasks(steps: Sequence[StepLog]) -> Iterator[Task]:

@@ -23,6 +23,8 @@ from nbgraph.engine.facts import (
     common_steps,
     kept_tasks,
     numbered_tasks,
+    task_columns,
+    task_tuples,
     unapplied_positions,
 )
 from nbgraph.types import interrupt
@@ -106,6 +108,13 @@ def _accessors(steps: Any) -> tuple:
     assert [number for number, _, _ in numbered_tasks(steps)] == [
         step.step for step in plain for _ in step.tasks
     ]
+    for start in (0, 1, len(plain) // 2):
+        tuples = [(*r[:6], *r[8:10]) for r in task_tuples(steps, start)]
+        found = task_columns(steps, start)
+        assert [t is None for t in found.pop("task")] == [
+            r[-1] is None for r in task_tuples(steps, start)
+        ]
+        assert list(zip(*found.values(), strict=True)) == tuples
     kept = {id(task) for task in kept_tasks(steps)}
     assert all(id(t) in kept for s in plain for t in s.tasks if t.subruns or t.error)
     assert unapplied_positions(steps) == [p for p, s in enumerate(plain) if not s.applied]
