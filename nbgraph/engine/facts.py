@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterator, Sequence
+from itertools import pairwise
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -267,10 +268,14 @@ def task_columns(steps: Sequence[StepLog], start: int = 0) -> dict[str, list]:
         while end < sealed and end not in rich:
             end += 1
         low, high = firsts[position - start], firsts[end - start]
-        for at in range(position, end):
-            number_col.extend(
-                [entries[4 * (at - start)]] * (firsts[at + 1 - start] - firsts[at - start])
-            )
+        numbers = entries[4 * (position - start) : 4 * (end - start) : 4]
+        bounds = firsts[position - start : end - start + 1]
+        counts = [after - first for first, after in pairwise(bounds)]  # (tasks a step)
+        if counts.count(1) == len(counts):  # (one task a step: the step numbers as they are)
+            number_col.extend(numbers)
+        else:
+            for number, count in zip(numbers, counts, strict=True):
+                number_col.extend([number] * count)
         ids = shapes[low:high].tolist()
         for column, item in ((node_col, 0), (index_col, 1), (kind_col, 2), (trigger_col, 3),
                              (name_col, 6)):  # fmt: skip
