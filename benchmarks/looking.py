@@ -155,6 +155,15 @@ class Measured:
         return [t / r for t, r in zip(self.ops[op], self.run, strict=True)]
 
 
+def _unmade(log: Any) -> None:
+    """Forget the step objects an earlier operation made from the log's columns
+    (`StepColumns` keeps each one it makes): each operation pays for the objects it asks for,
+    as on a record nothing has read yet, whatever ran before it."""
+    steps = log.steps
+    if hasattr(steps, "_made") and hasattr(steps, "_upto"):
+        steps._made, steps._upto = None, 0
+
+
 def measure(build: Callable[[int], Callable[[], Run]], steps: int, rounds: int) -> Measured:
     """`rounds` rounds: the run, then every operation on a fresh record of it."""
     run_once = build(steps)
@@ -172,6 +181,7 @@ def measure(build: Callable[[int], Callable[[], Run]], steps: int, rounds: int) 
             log = holder[0].log
             del holder
             for name, op in ops.items():
+                _unmade(log)
                 fresh = Run(log)
                 seconds = cpu_seconds(lambda op=op, fresh=fresh: op(fresh, other))
                 result.ops.setdefault(name, []).append(seconds)

@@ -19,11 +19,14 @@ so `import nbgraph` stays light.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator, Sequence
+from itertools import pairwise
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from nbgraph.engine.core.collector import collector_paused
 from nbgraph.engine.core.columns import (
+    _LISTED,
     StepColumns,
     applied_numbers,
     last_applied,
@@ -73,6 +76,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PLAIN_WRITES",
+    "TASK_COLUMNS",
     "TO_PARENT",
     "Attempt",
     "Join",
@@ -91,6 +95,7 @@ __all__ = [
     "clear_ephemeral",
     "collector_paused",
     "common_base",
+    "common_steps",
     "conflicting_writers",
     "delta_merge",
     "field_spec",
@@ -102,8 +107,10 @@ __all__ = [
     "initial_values",
     "join_data",
     "keep_live_ephemeral",
+    "kept_tasks",
     "last_applied",
     "merge_unreduced",
+    "numbered_tasks",
     "parent_chain",
     "pinned_data",
     "pinned_map",
@@ -115,11 +122,201 @@ __all__ = [
     "restored_values",
     "routes_again",
     "step_numbers",
+    "task_columns",
     "task_from_data",
     "task_nodes",
+    "task_row",
     "task_total",
     "task_tuples",
+    "unapplied_positions",
 ]
+
+
+# --- a run's steps read from their columns, no object made for a common step ----------------
+
+
+def common_steps(
+    steps: Sequence[StepLog], start: int = 0, stop: int | None = None
+) -> Iterator[tuple[int, str | None, list | None, StepLog | None]]:
+    """Per step from position `start` to `stop` (None: the last), in order: `(number, node,
+    writes, None)` for a sealed flat step of one task, applied, that cleared nothing and is
+    not a `@task` call (the common step of a loop: its writes as a new list of `(field,
+    value)`, no `StepLog` made), else `(number, None, None, step)` with the step itself."""
+    stop = len(steps) if stop is None else stop
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    if columns is None:
+        for position in range(start, stop):
+            step = steps[position]
+            yield step.step, None, None, step
+        return
+    sealed = steps.sealed  # type: ignore[union-attr]
+    rich, shapes, values = columns.rich, columns.tasks, columns.values
+    # (read once, as lists: per step shape whether it is common; per task shape its node and
+    # fields, None for a `@task` call; the sealed steps' entries, and the next step's first row)
+    common = [applied and not cleared for _, cleared, applied in columns.step_table]
+    table = [None if k[2] == "call" else (k[0], k[6]) for k in columns.task_table]
+    rows = len(shapes)  # (before the entries: a step's entry is written before its rows)
+    last = max(min(stop, sealed), start)
+    numbers = columns.steps[4 * start : 4 * last + 2].tolist()
+    if len(numbers) < 4 * (last - start) + 2:  # (no step after the last sealed one: its rows end)
+        numbers += [-1, rows]
+    for position in range(start, stop):
+        if position >= sealed or position in rich:
+            step = steps[position]
+            yield step.step, None, None, step
+            continue
+        i = 4 * (position - start)
+        number, row, at, shape = numbers[i], numbers[i + 1], numbers[i + 2], numbers[i + 3]
+        if numbers[i + 5] - row == 1 and common[shape]:
+            known = table[shapes[row]]
+            if known is not None:
+                node, names = known
+                if len(names) == 1:
+                    yield number, node, [(names[0], values[at])], None
+                else:
+                    yield (
+                        number,
+                        node,
+                        list(zip(names, values[at : at + len(names)], strict=True)),
+                        None,
+                    )
+                continue
+        step = steps[position]
+        yield step.step, None, None, step
+
+
+def numbered_tasks(steps: Sequence[StepLog], start: int = 0) -> Iterator[tuple[int, tuple, Any]]:
+    """Per task of the steps from position `start` on, in order: `(its step's number, (node,
+    index, kind, triggers, routes, returned, fields written), task)`. `task` is the `Task`
+    for a step kept as objects (its own `step` may differ from its step's), None for a flat
+    row (no `Task` made; the middle tuple is shared by every row of that shape)."""
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    sealed = steps.sealed if columns is not None else 0  # type: ignore[union-attr]
+    if columns is not None:
+        rich, numbers, shapes, table = (
+            columns.rich,
+            columns.steps,
+            columns.tasks,
+            columns.task_table,
+        )
+        shared: list[tuple] = []
+    for position in range(start, len(steps)):
+        if position >= sealed or position in rich:
+            step = steps[position]
+            for task in step.tasks:
+                names = tuple([name for name, _ in task.writes])
+                yield step.step, (task.node, task.index, task.kind, task.triggers, task.routes,
+                                  task.returned, names), task  # fmt: skip
+            continue
+        base = 4 * position
+        number = numbers[base]
+        end = numbers[base + 5] if len(numbers) > base + 5 else len(shapes)
+        for row in range(numbers[base + 1], end):
+            shape = shapes[row]
+            if shape >= len(shared):  # (the shapes new since: routes as the task had them)
+                shared.extend(_shape(key) for key in table[len(shared) : shape + 1])
+            yield number, shared[shape], None
+
+
+def _shape(key: tuple) -> tuple:
+    """A task shape of the columns, its routes a list again where the task's were."""
+    node, index, kind, triggers, routes, returned, names = key
+    if routes and routes[-1] is _LISTED:
+        routes = list(routes[:-1])
+    return node, index, kind, triggers, routes, returned, names
+
+
+def task_row(task: Task) -> tuple:
+    """A task as `task_tuples` gives a step kept as objects (`task` itself last)."""
+    names = tuple([name for name, _ in task.writes])
+    return (task.step, task.index, task.node, task.kind, task.triggers, names, task.routes,
+            task.returned, task.started, task.ended, task)  # fmt: skip
+
+
+TASK_COLUMNS = ("step", "index", "node", "kind", "triggers", "names", "started", "ended", "task")
+
+
+def task_columns(steps: Sequence[StepLog], start: int = 0) -> dict[str, list]:
+    """`task_tuples(steps, start)` as columns (`TASK_COLUMNS`: fields written as "names";
+    routes and returns left out): per task of the steps from position `start` on, in order.
+    A run of flat steps is read from the arrays a column at a time; "task" is None for a
+    flat row and the `Task` for a step kept as objects."""
+    found: dict[str, list] = {name: [] for name in TASK_COLUMNS}
+    number_col, index_col, node_col, kind_col, trigger_col, name_col, started, ended, task_col = (
+        found.values()
+    )  # fmt: skip
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    sealed = steps.sealed if columns is not None else 0  # type: ignore[union-attr]
+    if columns is not None:
+        rich, shapes, times, table = columns.rich, columns.tasks, columns.times, columns.task_table
+        rows = len(shapes)  # (before the entries: a step's entry is written before its rows)
+        entries = columns.steps[4 * start : 4 * max(sealed, start) + 2].tolist()
+        firsts = entries[1::4] if len(entries) > 4 * (sealed - start) else [*entries[1::4], rows]
+    position, size = start, len(steps)
+    while position < size:
+        if position >= sealed or position in rich:
+            step = steps[position]
+            for task in step.tasks:
+                number_col.append(task.step), index_col.append(task.index)
+                node_col.append(task.node), kind_col.append(task.kind)
+                trigger_col.append(task.triggers), task_col.append(task)
+                name_col.append(tuple([name for name, _ in task.writes]))
+                started.append(task.started), ended.append(task.ended)
+            position += 1
+            continue
+        end = position + 1  # (a run of flat positions: `position` to `end`)
+        while end < sealed and end not in rich:
+            end += 1
+        low, high = firsts[position - start], firsts[end - start]
+        numbers = entries[4 * (position - start) : 4 * (end - start) : 4]
+        bounds = firsts[position - start : end - start + 1]
+        counts = [after - first for first, after in pairwise(bounds)]  # (tasks a step)
+        if counts.count(1) == len(counts):  # (one task a step: the step numbers as they are)
+            number_col.extend(numbers)
+        else:
+            for number, count in zip(numbers, counts, strict=True):
+                number_col.extend([number] * count)
+        ids = shapes[low:high].tolist()
+        for column, item in ((node_col, 0), (index_col, 1), (kind_col, 2), (trigger_col, 3),
+                             (name_col, 6)):  # fmt: skip
+            cells = [key[item] for key in table]
+            column.extend([cells[shape] for shape in ids])
+        both = times[2 * low : 2 * high]
+        started.extend(both[0::2]), ended.extend(both[1::2])
+        task_col.extend([None] * (high - low))
+        position = end
+    return found
+
+
+def kept_tasks(steps: Sequence[StepLog]) -> Iterator[Task]:
+    """The tasks of the steps kept as objects, in step order: the only tasks that can hold
+    more than a flat row (an error, subruns, attempts, interrupts...); a flat step's are
+    never made."""
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    if columns is None:
+        for step in steps:
+            yield from step.tasks
+        return
+    sealed, rich = steps.sealed, columns.rich  # type: ignore[union-attr]
+    for position in sorted(p for p in rich if p < sealed):
+        yield from rich[position].tasks
+    for position in range(sealed, len(steps)):
+        yield from steps[position].tasks
+
+
+def unapplied_positions(steps: Sequence[StepLog]) -> list[int]:
+    """The positions of the steps that were not applied (a failed or paused step), in order."""
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    if columns is None:
+        return [position for position, step in enumerate(steps) if not step.applied]
+    sealed = steps.sealed  # type: ignore[union-attr]
+    applied, rich = [key[2] for key in columns.step_table], columns.rich  # (read after sealed)
+    found = [
+        position
+        for position, shape in enumerate(columns.steps[3 : 4 * sealed : 4])
+        if not (applied[shape] if shape >= 0 else rich[position].applied)
+    ]
+    return found + [p for p in range(sealed, len(steps)) if not steps[p].applied]
 
 
 # --- a thread's checkpoints, read as the engine wrote them -------------------------------------

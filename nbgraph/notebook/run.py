@@ -9,6 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from nbgraph.engine.facts import unapplied_positions
 from nbgraph.errors import InvalidArgumentError
 from nbgraph.record.run import RunRecord
 from nbgraph.record.subruns.runs import subrun_logs
@@ -60,9 +61,9 @@ class Run(RunRecord):
 
         from nbgraph.views.panels.table_view import effects_table_html, ending, shown
 
-        paused = frozenset(
-            s.step for s in self.log.steps if not s.applied and ending(s.tasks) == "paused"
-        )
+        steps = self.log.steps  # (only the steps not applied made as objects)
+        stopped = [steps[position] for position in unapplied_positions(steps)]
+        paused = frozenset(s.step for s in stopped if ending(s.tasks) == "paused")
         return shown(RunRecord.effects.func(self), partial(effects_table_html, paused=paused))
 
     @cached_property

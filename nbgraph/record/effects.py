@@ -16,6 +16,7 @@ from nbgraph.engine.facts import (
     applied_writes,
     apply_writes,
     collector_paused,
+    common_steps,
     conflicting_writers,
     field_spec,
     group_writes,
@@ -327,8 +328,10 @@ def step_effect_rows(log: RunLog, position: int, values: dict[str, Any]) -> list
 def _effect_rows(log: RunLog) -> list[Effect]:
     replay = SuperstepEffects(log)
     rows: list[Effect] = []
-    for step in log.steps:
-        rows.extend(replay.rows(step))
+    add, common, steps = rows.extend, replay._one_task_rows, log.steps
+    for position, (number, node, writes, step) in enumerate(common_steps(steps)):
+        found = None if step is not None else common(number, node, writes)  # (no object)
+        add(found if found is not None else replay.rows(step or steps[position]))
     return rows
 
 
@@ -376,15 +379,15 @@ class SuperstepEffects:
         ):
             task = tasks[0]
             if task.kind != "call" and not task.dropped:
-                rows = self._one_task_rows(step.step, task)
+                rows = self._one_task_rows(step.step, task.node, task.writes)
                 if rows is not None:
                     return rows
         return self._rows(step)
 
-    def _one_task_rows(self, number: int, task: Any) -> list[Effect] | None:
-        """`_rows` of an applied step of one task that wrote each field once and dropped
-        nothing (the common step), without grouping its writes; None for any other task."""
-        writes, node = task.writes, task.node
+    def _one_task_rows(self, number: int, node: str, writes: list) -> list[Effect] | None:
+        """`_rows` of an applied step of one task (`node`, its `writes`) that wrote each
+        field once and dropped nothing (the common step), without grouping its writes; None
+        for any other task."""
         if len(writes) > 1 and len({name for name, _ in writes}) != len(writes):
             return None  # (a field written twice: its writes are grouped, `_rows`)
         values, shown, fields, known = self.values, self.shown, self.graph.fields, self.known

@@ -8,7 +8,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from nbgraph.engine.facts import TO_PARENT, hands_to_parent, initial_values
+from nbgraph.engine.facts import (
+    TASK_COLUMNS as LOG_TASK_COLUMNS,
+)
+from nbgraph.engine.facts import (
+    TO_PARENT,
+    hands_to_parent,
+    initial_values,
+    step_numbers,
+    task_columns,
+    task_row,
+)
 from nbgraph.primitives import MISSING
 from nbgraph.record.effects import Effect, same
 from nbgraph.record.text import safe_str
@@ -27,6 +37,7 @@ __all__ = [
     "field_history_frame",
     "frame",
     "log_task_frame",
+    "shown_columns",
     "shown_tasks",
     "states_frame",
     "task_frame",
@@ -128,25 +139,34 @@ def task_rows(nodes: Iterable[TreeNode], subruns: dict[str, list[int]] | None = 
 def log_task_frame(log: RunLog, subruns: dict[str, list[int]] | None = None) -> pd.DataFrame | None:
     """`Run.steps` read from the log's tasks, column by column, without the state tree: the
     rows of `task_frame(tree.tasks(), subruns)`, the tasks the tree shows in its order
-    (`shown_tasks`). None when the tree's order is not the log's (step numbers out of order,
-    a task id twice): then the tree's frame is the table."""
+    (`shown_columns`; a run of flat steps read from the log's columns, no `Task` made). None
+    when the tree's order is not the log's (step numbers out of order, a task id twice):
+    then the tree's frame is the table."""
     import numpy as np
 
-    tasks = shown_tasks(log)
-    steps = np.fromiter([task.step for task in tasks], "int64", len(tasks))
-    ids = [task.id for task in tasks]
-    if (steps[1:] < steps[:-1]).any() or len(set(ids)) != len(ids):
+    shown = shown_columns(log)
+    numbers, nodes, tasks = shown["step"], shown["node"], shown["task"]
+    count = len(tasks)
+    steps = np.fromiter(numbers, "int64", count)
+    ids = [f"{n}:{i}:{node}" for n, i, node in zip(numbers, shown["index"], nodes, strict=True)]
+    if (steps[1:] < steps[:-1]).any() or len(set(ids)) != count:
         return None
-    started = np.fromiter([task.started for task in tasks], "float64", len(tasks))
-    ended = np.fromiter([task.ended for task in tasks], "float64", len(tasks))
+    started = np.fromiter(shown["started"], "float64", count)
+    ended = np.fromiter(shown["ended"], "float64", count)
     with np.errstate(invalid="ignore"):
         duration = np.fmax(ended - started, 0.0)
     duration[(started == 0.0) & (ended == 0.0)] = np.nan  # (not recorded: TreeNode.duration)
-    rare = [i for i, task in enumerate(tasks) if _unusual(task)]
-    errors, warnings, statuses = [None] * len(tasks), [[] for _ in tasks], ["ok"] * len(tasks)
-    attempts, attempt_errors = [1] * len(tasks), [[] for _ in tasks]
-    for i in rare:
-        task = tasks[i]
+    errors, warnings, statuses = [None] * count, [[] for _ in tasks], ["ok"] * count
+    attempts, attempt_errors = [1] * count, [[] for _ in tasks]
+    kinds = [
+        "call" if k == "call" else "update" if k == "update" else "edge" for k in shown["kind"]
+    ]
+    for i, task in enumerate(tasks):
+        if task is None:  # (a flat row: the common cells)
+            continue
+        kinds[i] = _log_task_kind(task)
+        if not _unusual(task):
+            continue
         statuses[i] = _task_status(task)
         if task.error is not None:
             errors[i] = _error_text(task.error)
@@ -158,20 +178,34 @@ def log_task_frame(log: RunLog, subruns: dict[str, list[int]] | None = None) -> 
     subrun_cells = [list(subruns.get(i, ())) for i in ids] if subruns else [[] for _ in tasks]
     columns = {
         "step": steps,
-        "node": [task.node for task in tasks],
+        "node": nodes,
         "task_id": ids,
-        "kind": [_log_task_kind(task) for task in tasks],
-        "triggers": [list(task.triggers) for task in tasks],
-        "writes": [_fields_written(task.writes) for task in tasks],
+        "kind": kinds,
+        "triggers": [list(t) for t in shown["triggers"]],
+        "writes": [[n[0]] if len(n) == 1 else list(dict.fromkeys(n)) for n in shown["names"]],
         "duration": duration,
         "status": statuses,
         "error": errors,
         "warnings": warnings,
-        "attempts": np.fromiter(attempts, "int64", len(tasks)),
+        "attempts": np.fromiter(attempts, "int64", count),
         "attempt_errors": attempt_errors,
         "subruns": subrun_cells,
     }
-    return column_frame(columns, len(tasks))
+    return column_frame(columns, count)
+
+
+def shown_columns(log: RunLog) -> dict[str, list]:
+    """`task_columns` of the tasks the state tree has a task node for (`shown_tasks`), in
+    log order: a run of flat steps read from the log's columns ("task" None), no `Task` made."""
+    if log.semantics != "branches":
+        numbers = step_numbers(log.steps)
+        start = next((p for p, number in enumerate(numbers) if number != 0), len(numbers))
+        if 0 not in numbers[start:]:  # (the input's steps first: the rest read as columns)
+            return task_columns(log.steps, start)
+    rows = [task_row(task) for task in shown_tasks(log)]
+    cells = list(zip(*rows, strict=True)) if rows else [()] * 11
+    picked = (0, 1, 2, 3, 4, 5, 8, 9, 10)  # (`task_row`'s cells, `TASK_COLUMNS`' order)
+    return {name: list(cells[at]) for name, at in zip(LOG_TASK_COLUMNS, picked, strict=True)}
 
 
 def shown_tasks(log: RunLog) -> list[Any]:

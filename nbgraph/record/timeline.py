@@ -17,6 +17,7 @@ from nbgraph.engine.facts import (
     RunLog,
     StepLog,
     apply_writes,
+    common_steps,
     initial_values,
     replay_step,
     step_numbers,
@@ -119,22 +120,22 @@ class Timeline:
         done, values, cost = self._cursor
         fields, sized = graph.fields, _SIZED
         plain = {n for n, spec in fields.items() if spec.reducer is None}  # (`set_plainly`)
-        for position in range(done + 1, end + 1):
-            step = steps[position]
-            tasks = step.tasks
+        rows = common_steps(steps, done + 1, end + 1)  # (a common step: no object made)
+        for position, (number, node, writes, step) in enumerate(rows, done + 1):
             cost += 1
-            if len(tasks) == 1 and _common(step) and tasks[0].kind != "call":  # (`replay`)
-                writes = tasks[0].writes
+            if step is None:  # (`replay`, inline: `set_plainly` the common write of a loop)
                 name, new = writes[0] if len(writes) == 1 else (None, None)
                 if name in plain and type(new) in PLAIN_WRITES and name in values:
-                    values[name] = new  # (`set_plainly`, inline: the common write of a loop)
+                    values[name] = new
                 elif writes and not set_plainly(fields, values, writes):
-                    apply_writes(fields, values, writes, step.step, source=tasks[0].node)
-            else:
-                values = replay_step(graph, values, step)
-            for task in tasks:
-                for _, value in task.writes:
+                    apply_writes(fields, values, writes, number, source=node)
+                for _, value in writes:
                     cost += len(value) if sized.get(type(value)) else _size(value)
+            else:
+                values = replay(graph, values, step)
+                for task in step.tasks:
+                    for _, value in task.writes:
+                        cost += len(value) if sized.get(type(value)) else _size(value)
             # (the state's size only once the writes could outweigh it: it is at least 0)
             if cost >= MIN_SNAPSHOT_COST and cost >= sum(map(_size, values.values())):
                 snapshots.append((position, _copy(values)))
@@ -150,8 +151,12 @@ class Timeline:
             start, snapshot = at, values
         assert snapshot is not None
         values = _copy(snapshot)
-        for step in self.log.steps[start + 1 : position + 1]:
-            values = replay(self.graph, values, step)
+        graph, fields = self.graph, self.graph.fields
+        for number, node, writes, step in common_steps(self.log.steps, start + 1, position + 1):
+            if step is not None:
+                values = replay(graph, values, step)
+            elif writes and not set_plainly(fields, values, writes):  # (`replay`, no object)
+                apply_writes(fields, values, writes, number, source=node)
         return values
 
     def after(self, step: int) -> dict[str, Any]:

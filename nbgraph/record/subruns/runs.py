@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nbgraph.engine.facts import kept_tasks
+
 if TYPE_CHECKING:
     from nbgraph.engine.facts import RunLog
 
@@ -21,10 +23,9 @@ def subrun_logs(log: RunLog) -> list[tuple[str, RunLog]]:
     together) in their write order, then in the order that task started them. Not by the
     clock: parallel tasks start on threads in whatever order, and the same run lists its
     subruns the same way every time. The task id is `run.steps.task_id`'s."""
-    found = [
+    found = [  # (a flat step's tasks ran none: not read, no `Task` made for them)
         (task.step, task.index, position, task.id, sub)
-        for step in log.steps
-        for task in step.tasks
+        for task in kept_tasks(log.steps)
         if task.subruns  # (most tasks ran none: no enumerate made for them)
         for position, sub in enumerate(task.subruns)
     ]

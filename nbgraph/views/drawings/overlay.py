@@ -12,7 +12,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbgraph.engine.facts import handed_text, hands_to_parent
+from nbgraph.engine.facts import handed_text, hands_to_parent, numbered_tasks
 from nbgraph.primitives import END, MISSING, START, Send
 from nbgraph.record.text import plural, status_text
 
@@ -156,42 +156,41 @@ def _tally(run: Any) -> dict[str, dict[Any, Any]]:
     dead_ends = set(ends_implicitly(spec))
     to_end: dict[str, int] = {}  # node -> its static edges to END (taken when it ran fine)
     edges, count = ways["edges"], 0
-    for step in run.log.steps[1:]:
-        number, tasks = step.step, step.tasks
-        count += len(tasks)
-        for task in tasks:
-            node, kind = task.node, task.kind
-            ran = runs.get(node)
-            if ran is None:
-                runs[node] = [number]
-            else:
-                ran.append(number)
-            triggers = task.triggers
-            if triggers:
-                by_way = edges if kind not in _WAYS else ways[_WAYS[kind]]
-                for source in triggers:
-                    taken = by_way.get((source, node))
-                    if taken is None:
-                        by_way[source, node] = [number]
-                    else:
-                        taken.append(number)
+    for number, shape, task in numbered_tasks(run.log.steps, 1):  # (a flat row: no Task)
+        node, _, kind, triggers, routes, _, _ = shape
+        count += 1
+        ran = runs.get(node)
+        if ran is None:
+            runs[node] = [number]
+        else:
+            ran.append(number)
+        if triggers:
+            by_way = edges if kind not in _WAYS else ways[_WAYS[kind]]
+            for source in triggers:
+                taken = by_way.get((source, node))
+                if taken is None:
+                    by_way[source, node] = [number]
+                else:
+                    taken.append(number)
+        paused = False
+        if task is not None:  # (a task kept as an object: it may have failed, paused...)
             if task.error is not None:
                 _tally_unusual(tally, task, number)
                 continue
-            if task.interrupts or task.attempts or task.from_cache:
+            paused = bool(task.interrupts)
+            if paused or task.attempts or task.from_cache:
                 _tally_unusual(tally, task, number)
-            if kind != "call":
-                ends = to_end.get(node)
-                if ends is None:
-                    ends = to_end[node] = sum(t == END for t in spec.edges.get(node, ()))
-                routes = task.routes
-                if routes:
-                    if END in routes:  # (a `Send` is never END: `in` compares at C speed)
-                        ends += sum(not isinstance(r, Send) and r == END for r in routes)
-                elif node in dead_ends and not task.interrupts:
-                    ends += 1
-                if ends:
-                    edges.setdefault((node, END), []).extend([number] * ends)
+        if kind != "call":
+            ends = to_end.get(node)
+            if ends is None:
+                ends = to_end[node] = sum(t == END for t in spec.edges.get(node, ()))
+            if routes:
+                if END in routes:  # (a `Send` is never END: `in` compares at C speed)
+                    ends += sum(not isinstance(r, Send) and r == END for r in routes)
+            elif node in dead_ends and not paused:
+                ends += 1
+            if ends:
+                edges.setdefault((node, END), []).extend([number] * ends)
     tally["totals"]["tasks"] = count
     _TALLIES[run] = tally
     return tally

@@ -14,7 +14,12 @@ from typing import Any
 
 import ipywidgets
 
-from nbgraph.engine.facts import hands_to_parent, initial_values
+from nbgraph.engine.facts import (
+    hands_to_parent,
+    initial_values,
+    step_numbers,
+    unapplied_positions,
+)
 from nbgraph.record.compare.divergence import rows_by_step
 from nbgraph.record.run_context import context_line
 from nbgraph.record.text import safe_repr
@@ -115,12 +120,12 @@ class Inspector(ipywidgets.VBox):
         """What the panels read of `run`: its steps, failed step, node counts; the caches
         of what was shown of the run before (emptied)."""
         self.run = run
-        self.steps = [s.step for s in run.log.steps]
+        self.steps = step_numbers(run.log.steps)  # (read from the log's columns: no object)
         self.effects_by_step: dict[int, list[Any]] = {}  # filled as steps are shown
         self._whole_table = False
         self._state_after: tuple[int, dict[str, Any]] | None = None
         self._compared: Any = None
-        self.failed_step = next((s.step for s in run.log.steps if not s.applied), None)
+        self.failed_step = next((self.steps[p] for p in unapplied_positions(run.log.steps)), None)
         self._ran_at = steps_of_nodes(run)  # node -> the step of each of its runs (shared)
         self._runs = Counter({node: len(steps) for node, steps in self._ran_at.items()})
 

@@ -72,7 +72,8 @@ class StepList:
                 a is not b and a != b for a, b in zip(listed, self._listed, strict=True)
             ):
                 self._listed = listed
-                self.select.options = _options(steps[window[0] : window[1]])
+                listed_steps = [steps[at] for at in range(*window)]  # (a slice makes all)
+                self.select.options = _options(listed_steps)
             chosen = self.select.value
             if not (chosen and chosen[0] == "task" and _task(run, chosen[1]).step == step):
                 self.select.value = ("step", step)
@@ -105,6 +106,12 @@ class StepList:
 
 
 def _task(run: Any, task_id: str) -> Any:
+    number = task_id.partition(":")[0]  # (`Task.id`: its step first; look there first)
+    position = run.timeline.index.get(int(number)) if number.isdigit() else None
+    if position is not None:
+        for task in run.log.steps[position].tasks:
+            if task.id == task_id:
+                return task
     for step in run.log.steps:
         for task in step.tasks:
             if task.id == task_id:
