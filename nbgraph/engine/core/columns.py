@@ -2,7 +2,7 @@
 
 `StepColumns` is the `Sequence[StepLog]` an engine run's `RunLog.steps` holds. The engine
 appends each step as a live `StepLog`; once two newer steps follow it, it can no longer
-change, and it is sealed with a batch of others: a flat step (see `_flat_shapes`) goes into
+change, and it is sealed with a batch of others: a flat step (see `_flat_step`) goes into
 arrays of numbers and one list of written values, a rich one (resets, joins, a failed or
 interrupted task, sends...) is kept as its object. `steps[i]` and iteration make equal
 `StepLog`/`Task` objects on demand (kept once made: a view's next pass reads the same).
