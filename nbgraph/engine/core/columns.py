@@ -69,11 +69,15 @@ def _flat_step(
         writes = task.writes
         count = len(writes)
         if count == 1:
-            names: tuple = (writes[0][0],)
+            write = writes[0]
+            names: tuple = (write[0],)
+            written_values: Any = (write[1],)
         elif count == 2:
-            names = (writes[0][0], writes[1][0])
+            write, other = writes
+            names, written_values = (write[0], other[0]), (write[1], other[1])
         else:
             names = tuple([write[0] for write in writes])
+            written_values = [write[1] for write in writes]
         try:
             last = memo.get((task.node, task.routes))
         except TypeError:  # (a list of routes: never in `memo`)
@@ -88,8 +92,7 @@ def _flat_step(
                 break
             rows.append(shape)
         times += (task.started, task.ended)
-        for write in writes:
-            values.append(write[1])
+        values += written_values
         written += count
         added += 1
     else:
