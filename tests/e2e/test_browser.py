@@ -140,6 +140,20 @@ LIVE_SAMPLE = """
 """
 
 
+def _shot(locator, path: Path) -> bool:
+    """A screenshot of `locator`, or False when the element was replaced while it was taken
+    (the live view redraws mid-run: the next sample takes it again)."""
+    from playwright.sync_api import Error
+
+    try:
+        locator.screenshot(path=str(path))
+    except Error as error:
+        if "not attached" not in str(error):
+            raise
+        return False
+    return True
+
+
 def _watch_live_run(page, screenshot: Path) -> list[dict]:
     """Samples of the live view's header and step label (and whether the cell still runs)
     until the run is done and its cell ended; a screenshot mid-run (retaken if the
@@ -153,8 +167,7 @@ def _watch_live_run(page, screenshot: Path) -> list[dict]:
         label, header = sample["label"] or "", sample["header"] or ""
         done = int(header.split(" — ")[1].split()[0]) if header.startswith("running") else 0
         newer = shot_label is None or (label != shot_label and not label.startswith("step 1 "))
-        if done >= 2 and label and newer:
-            page.locator(".nbgraph-live").screenshot(path=str(screenshot))
+        if done >= 2 and label and newer and _shot(page.locator(".nbgraph-live"), screenshot):
             shot_label = label
         if header.startswith("done") and not sample["running"]:
             break
