@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nbgraph.codec.nesting import ValueTooDeepError
 from nbgraph.codec.values import ValueEncoder, encode_error, encode_value, is_opaque
-from nbgraph.engine.facts import Attempt, Task, growth, join_data, pinned_data, reset_data
+from nbgraph.engine.facts import (
+    Attempt,
+    StepLog,
+    Task,
+    flat_steps,
+    growth,
+    join_data,
+    kept_steps,
+    pinned_data,
+    reset_data,
+)
 from nbgraph.primitives import MISSING, Mutation, is_overwrite
 from nbgraph.reducers import callable_anywhere
 from nbgraph.schema import FieldSpec
@@ -92,12 +102,43 @@ def _attempt_data(attempt: Attempt) -> dict[str, Any]:
 
 
 def _write(task: Task, field: Any, value: Any, watch: ValueEncoder) -> Any:
+    return _written(task.node, task.step, field, value, watch)
+
+
+def _written(node: str, number: int, field: Any, value: Any, watch: ValueEncoder) -> Any:
     try:
         return watch(value)
     except ValueTooDeepError as error:
         raise error.within(
-            f"The value node {task.node!r} wrote to field {field!r} at step {task.step}"
+            f"The value node {node!r} wrote to field {field!r} at step {number}"
         ) from None
+
+
+def _flat_task(number: int, row: tuple, watch: ValueEncoder) -> dict[str, Any]:
+    """A flat task row of the columns (`flat_steps`) as `_encode_task` gives its `Task`:
+    no arg, error, attempts... (a `@task` call is never read from here)."""
+    (node, index, kind, triggers, routes, returned, names), values, started, ended = row
+    data: dict[str, Any] = {
+        "step": number,
+        "index": index,
+        "node": node,
+        "kind": kind,
+        "triggers": list(triggers),
+        "writes": [
+            [
+                key if type(key) is str else encode_value(key),
+                value if _is_atom(value) else _written(node, number, key, value, watch),
+            ]
+            for key, value in zip(names, values, strict=True)
+        ],
+        "started": started,
+        "ended": ended,
+    }
+    if routes:
+        data["routes"] = [r if type(r) is str else encode_value(r) for r in routes]
+    if returned:
+        data["returned"] = [v if type(v) is str else encode_value(v) for v in returned]
+    return data
 
 
 def encode_steps(run: RunRecord) -> list[dict[str, Any]]:
@@ -118,27 +159,50 @@ def encode_steps(run: RunRecord) -> list[dict[str, Any]]:
 def step_data(run: RunRecord, watch: ValueEncoder) -> Iterator[dict[str, Any]]:
     """Each step of the run as JSON data, made when asked for, with `"afters": None`: they
     are what `encode_steps` gives unless `needs_afters(run)`, or `watch` (which encodes
-    the values that reach the state) is left with `opaque` set."""
-    for step in run.log.steps:
-        resets = [reset_data(reset, watch, encode_value) for reset in step.resets]
-        data = {
-            "step": step.step,
-            "applied": step.applied,
-            "written": [n if type(n) is str else encode_value(n) for n in step.written],
-            "cleared": [n if type(n) is str else encode_value(n) for n in step.cleared]
-            if step.cleared
+    the values that reach the state) is left with `opaque` set. A flat step is read from
+    the run's columns (`flat_steps`: no `StepLog` made), into the same data."""
+    steps = run.log.steps
+    for position, (number, key, rows, step) in enumerate(flat_steps(steps)):
+        if step is None and any(row[0][2] == "call" for row in rows):  # type: ignore[union-attr]
+            step = steps[position]  # (a `@task` call: its arg, as the object has it)
+        if step is not None:
+            yield _step_data(step, watch)
+            continue
+        written, cleared, applied = key  # type: ignore[misc]
+        yield {
+            "step": number,
+            "applied": applied,
+            "written": [n if type(n) is str else encode_value(n) for n in written],
+            "cleared": [n if type(n) is str else encode_value(n) for n in cleared]
+            if cleared
             else [],
-            "merged": [[w, encode_value(f), watch(v)] for w, f, v in step.merged]
-            if step.merged
-            else [],
-            "resets": resets,
+            "merged": [],
+            "resets": [],
             "afters": None,
-            "tasks": [_encode_task(task, watch) for task in step.tasks],
+            "tasks": [_flat_task(number, row, watch) for row in rows],  # type: ignore[union-attr]
         }
-        if step.joins or step.heads:
-            data["joins"] = [join_data(join, watch, encode_value) for join in step.joins]
-            data["heads"] = list(step.heads)
-        yield data
+
+
+def _step_data(step: StepLog, watch: ValueEncoder) -> dict[str, Any]:
+    resets = [reset_data(reset, watch, encode_value) for reset in step.resets]
+    data = {
+        "step": step.step,
+        "applied": step.applied,
+        "written": [n if type(n) is str else encode_value(n) for n in step.written],
+        "cleared": [n if type(n) is str else encode_value(n) for n in step.cleared]
+        if step.cleared
+        else [],
+        "merged": [[w, encode_value(f), watch(v)] for w, f, v in step.merged]
+        if step.merged
+        else [],
+        "resets": resets,
+        "afters": None,
+        "tasks": [_encode_task(task, watch) for task in step.tasks],
+    }
+    if step.joins or step.heads:
+        data["joins"] = [join_data(join, watch, encode_value) for join in step.joins]
+        data["heads"] = list(step.heads)
+    return data
 
 
 def _kept_data(pinned: Any) -> list[Any]:
@@ -174,7 +238,7 @@ def needs_afters(run: RunRecord) -> bool:
     """Whether some step may need `afters` even though every written value encodes plainly."""
     fields = run.graph.fields.values()
     return (
-        any(step.merged for step in run.log.steps)
+        any(step.merged for step in kept_steps(run.log.steps))  # (a flat step merges none)
         or any(spec.reducer is not None and not callable_anywhere(spec.reducer) for spec in fields)
         or any(is_opaque(_initial(spec)) for spec in fields if spec.initial is not None)
     )
