@@ -155,6 +155,7 @@ def test_saving_a_flat_loop_makes_no_step_of_it(tmp_path):
     assert not any(steps._made or ()), "a flat step was made to save it"
     assert same_bytes(run, tmp_path)
     loaded = Run.load(tmp_path / "run.json")
+
     def rows(log: Any) -> list:
         return [(t.step, t.node, t.writes, tuple(t.triggers)) for s in log.steps for t in s.tasks]
 
