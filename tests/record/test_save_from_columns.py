@@ -1,11 +1,12 @@
 """`run.save` writes a flat step straight from the run's columns (`engine.facts.flat_steps`:
-no `StepLog`/`Task` made), the very bytes it writes from the same steps as objects.
+no `StepLog`/`Task` made), the very bytes it writes from the same steps as objects; the
+state tree (`run.tree`, `draw_tree()`) reads them the same way, into the same nodes.
 
 Every run of the compat cases, of the checkpoint programs and of the differential fuzz's
 random programs is made with its steps sealed as soon as they can be (a batch of two), then
 written twice: from its columns, and from a copy of its log whose steps are a list of the
-objects. The two texts are equal byte for byte (or both fail with the same error), and the
-saved file loads back with the same steps.
+objects. The two texts are equal byte for byte (or both fail with the same error), the
+saved file loads back with the same steps, and the two trees and drawings are the same.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from nbgraph import END, START, Run, StateGraph
 from nbgraph.engine.core import columns, loop
 from nbgraph.engine.facts import StepColumns, step_numbers
 from nbgraph.record.files.serialize import RunFileError, run_to_json
+from nbgraph.record.tree import StateTree, build_tree
 from tests.parity.compat_programs import CASES, CHECKPOINT_CASES
 from tests.record.test_tables_from_columns import every_run
 from tests.support import fuzz
@@ -54,8 +56,12 @@ def same_bytes(run: Run, folder: Any) -> bool:
     if isinstance(steps, StepColumns):
         steps._made, steps._upto = None, 0  # (nothing made yet: as a fresh record)
     from_columns = _text(Run(log))
+    tree = build_tree(log)
     objects = dataclasses.replace(log, steps=list(steps))
     assert _text(Run(objects)) == from_columns
+    same_tree(tree, build_tree(objects))
+    with contextlib.suppress(ImportError):  # (no graphviz: no drawing)
+        assert Run(log).draw_tree().source == Run(objects).draw_tree().source
     for sub in getattr(run, "subruns", ()):
         same_bytes(sub, folder)
     if isinstance(from_columns, str):
@@ -65,6 +71,15 @@ def same_bytes(run: Run, folder: Any) -> bool:
         with contextlib.suppress(RunFileError):  # (a thread's run whose step numbers skip)
             assert step_numbers(list(loaded.log.steps)) == step_numbers(steps)
     return flat
+
+
+def same_tree(tree: StateTree, other: StateTree) -> None:
+    """Assert two trees have the same nodes in the same order (the same written values)."""
+    assert list(tree.nodes) == list(other.nodes)
+    assert (tree.by_step, tree.by_name) == (other.by_step, other.by_name)
+    for node, twin in zip(tree.nodes.values(), other.nodes.values(), strict=True):
+        assert (node[:5], node[6:]) == (twin[:5], twin[6:])
+        assert [(k, id(v)) for k, v in node.writes] == [(k, id(v)) for k, v in twin.writes]
 
 
 def ours(case: Any) -> list[Run]:
@@ -141,7 +156,7 @@ def test_a_long_loop_of_every_kind_of_value_saves_the_same_bytes(tmp_path):
     assert same_bytes(run, tmp_path)
 
 
-def test_saving_a_flat_loop_makes_no_step_of_it(tmp_path):
+def test_saving_a_flat_loop_or_its_tree_makes_no_step_of_it(tmp_path):
     class Flat(TypedDict):
         count: int
 
@@ -152,7 +167,8 @@ def test_saving_a_flat_loop_makes_no_step_of_it(tmp_path):
     steps = run.log.steps
     assert steps.sealed > 250 and not steps.columns.rich
     run.save(tmp_path / "run.json")
-    assert not any(steps._made or ()), "a flat step was made to save it"
+    assert run.tree.tasks()[-1].step == 300
+    assert not any(steps._made or ()), "a flat step was made to save it or draw its tree"
     assert same_bytes(run, tmp_path)
     loaded = Run.load(tmp_path / "run.json")
 

@@ -326,7 +326,8 @@ def _collapsed_steps(tree: Any, steps: list[int]) -> dict[int, tuple[int, int, l
     def close() -> None:
         if len(stretch) > _MIN_STRETCH:
             inner = stretch[_KEEP_ENDS:-_KEEP_ENDS]
-            names = [tree[i].name for s in inner for i in tree.by_step[s] if tree[i].kind == "task"]
+            found = [nodes[i] for s in inner for i in by_step[s]]
+            names = [node.name for node in found if node.kind == "task"]
             for step in inner:
                 hidden[step] = (inner[0], inner[-1], names)
         stretch.clear()
