@@ -26,8 +26,8 @@ from nbgraph.engine.facts import StepColumns, step_numbers
 from nbgraph.record.files.serialize import RunFileError, run_to_json
 from nbgraph.record.tree import StateTree, build_tree
 from tests.parity.compat_programs import CASES, CHECKPOINT_CASES
-from tests.record.test_tables_from_columns import every_run
 from tests.support import fuzz
+from tests.support.every_run import every_run
 from tests.support.harness import api_for
 from tests.support.records import recorded
 
