@@ -212,6 +212,14 @@ def flat_steps(
             continue
         i = 4 * position
         number, row, at, shape = numbers[i], numbers[i + 1], numbers[i + 2], numbers[i + 3]
+        if numbers[i + 5] - row == 1:  # (one task: the common step, no loop)
+            kind = shapes[row]
+            key = shared.get(kind)
+            if key is None:
+                key = shared[kind] = _shape(table[kind])
+            found = [(key, values[at : at + len(key[6])], times[2 * row], times[2 * row + 1])]
+            yield number, step_table[shape], found, None
+            continue
         found = []
         for task in range(row, numbers[i + 5]):
             kind = shapes[task]
