@@ -114,10 +114,24 @@ def _written(node: str, number: int, field: Any, value: Any, watch: ValueEncoder
         ) from None
 
 
-def _flat_task(number: int, row: tuple, watch: ValueEncoder) -> dict[str, Any]:
-    """A flat task row of the columns (`flat_steps`) as `_encode_task` gives its `Task`:
-    no arg, error, attempts... (a `@task` call is never read from here)."""
-    (node, index, kind, triggers, routes, returned, names), values, started, ended = row
+def _head(shape: tuple) -> tuple | None:
+    """What every flat task of `shape` writes alike: its fields' names encoded, its routes
+    and its routers' returns encoded (None when it has none); None for a `@task` call."""
+    _, _, kind, _, routes, returned, names = shape
+    if kind == "call":  # (read from its object: its arg)
+        return None
+    return (
+        [key if type(key) is str else encode_value(key) for key in names],
+        [r if type(r) is str else encode_value(r) for r in routes] if routes else None,
+        [v if type(v) is str else encode_value(v) for v in returned] if returned else None,
+    )
+
+
+def _flat_task(number: int, row: tuple, head: tuple, watch: ValueEncoder) -> dict[str, Any]:
+    """A flat task row of the columns (`flat_steps`) as `_encode_task` gives its `Task`
+    (no arg, error, attempts...); `head`: its shape's `_head`."""
+    (node, index, kind, triggers, _, _, names), values, started, ended = row
+    keys, routes, returned = head
     data: dict[str, Any] = {
         "step": number,
         "index": index,
@@ -126,18 +140,20 @@ def _flat_task(number: int, row: tuple, watch: ValueEncoder) -> dict[str, Any]:
         "triggers": list(triggers),
         "writes": [
             [
-                key if type(key) is str else encode_value(key),
-                value if _is_atom(value) else _written(node, number, key, value, watch),
+                key,
+                value
+                if (t := type(value)) in _ATOMS or (t is int and -_LONG_INT < value < _LONG_INT)
+                else _written(node, number, name, value, watch),
             ]
-            for key, value in zip(names, values, strict=True)
+            for name, key, value in zip(names, keys, values, strict=True)
         ],
         "started": started,
         "ended": ended,
     }
-    if routes:
-        data["routes"] = [r if type(r) is str else encode_value(r) for r in routes]
-    if returned:
-        data["returned"] = [v if type(v) is str else encode_value(v) for v in returned]
+    if routes is not None:
+        data["routes"] = [*routes]
+    if returned is not None:
+        data["returned"] = [*returned]
     return data
 
 
@@ -162,25 +178,33 @@ def step_data(run: RunRecord, watch: ValueEncoder) -> Iterator[dict[str, Any]]:
     the values that reach the state) is left with `opaque` set. A flat step is read from
     the run's columns (`flat_steps`: no `StepLog` made), into the same data."""
     steps = run.log.steps
+    heads: dict[int, tuple | None] = {}  # per task shape (its id, kept by `flat_steps`)
     for position, (number, key, rows, step) in enumerate(flat_steps(steps)):
-        if step is None and any(row[0][2] == "call" for row in rows):  # type: ignore[union-attr]
-            step = steps[position]  # (a `@task` call: its arg, as the object has it)
-        if step is not None:
-            yield _step_data(step, watch)
-            continue
-        written, cleared, applied = key  # type: ignore[misc]
-        yield {
-            "step": number,
-            "applied": applied,
-            "written": [n if type(n) is str else encode_value(n) for n in written],
-            "cleared": [n if type(n) is str else encode_value(n) for n in cleared]
-            if cleared
-            else [],
-            "merged": [],
-            "resets": [],
-            "afters": None,
-            "tasks": [_flat_task(number, row, watch) for row in rows],  # type: ignore[union-attr]
-        }
+        if step is None:
+            tasks = []
+            for row in rows:  # type: ignore[union-attr]
+                shape = id(row[0])
+                head = heads[shape] if shape in heads else heads.setdefault(shape, _head(row[0]))
+                if head is None:  # (a `@task` call: its arg, as the object has it)
+                    step = steps[position]
+                    break
+                tasks.append(_flat_task(number, row, head, watch))
+            else:
+                written, cleared, applied = key  # type: ignore[misc]
+                yield {
+                    "step": number,
+                    "applied": applied,
+                    "written": [n if type(n) is str else encode_value(n) for n in written],
+                    "cleared": [n if type(n) is str else encode_value(n) for n in cleared]
+                    if cleared
+                    else [],
+                    "merged": [],
+                    "resets": [],
+                    "afters": None,
+                    "tasks": tasks,
+                }
+                continue
+        yield _step_data(step, watch)
 
 
 def _step_data(step: StepLog, watch: ValueEncoder) -> dict[str, Any]:
