@@ -328,16 +328,16 @@ def _collapsed_steps(tree: Any, steps: list[int]) -> dict[int, tuple[int, int, l
             inner = stretch[_KEEP_ENDS:-_KEEP_ENDS]
             found = [nodes[i] for s in inner for i in by_step[s]]
             names = [node.name for node in found if node.kind == "task"]
-            for step in inner:
-                hidden[step] = (inner[0], inner[-1], names)
+            hidden.update(dict.fromkeys(inner, (inner[0], inner[-1], names)))
         stretch.clear()
 
     for step in steps:
-        if simple(step) and (not stretch or step == stretch[-1] + 1):
+        one = simple(step)
+        if one and (not stretch or step == stretch[-1] + 1):
             stretch.append(step)
         else:
             close()
-            if simple(step):
+            if one:
                 stretch.append(step)
     close()
     return hidden
