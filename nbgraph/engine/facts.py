@@ -99,6 +99,7 @@ __all__ = [
     "conflicting_writers",
     "delta_merge",
     "field_spec",
+    "flat_steps",
     "group_writes",
     "grow",
     "growth",
@@ -107,6 +108,7 @@ __all__ = [
     "initial_values",
     "join_data",
     "keep_live_ephemeral",
+    "kept_steps",
     "kept_tasks",
     "last_applied",
     "merge_unreduced",
@@ -183,6 +185,51 @@ def common_steps(
                 continue
         step = steps[position]
         yield step.step, None, None, step
+
+
+def flat_steps(
+    steps: Sequence[StepLog],
+) -> Iterator[tuple[int, tuple | None, list | None, StepLog | None]]:
+    """Per step, in order: `(number, (written, cleared, applied), rows, None)` for a sealed
+    flat step read from the columns (no `StepLog` made), a row per task: `((node, index,
+    kind, triggers, routes, returned, fields written), written values, started, ended)`,
+    the first tuple shared by every row of that shape; else `(number, None, None, step)`."""
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    sealed = steps.sealed if columns is not None else 0  # type: ignore[union-attr]
+    if columns is not None and sealed:
+        rich, values, table = columns.rich, columns.values, columns.task_table
+        step_table = columns.step_table
+        rows = len(columns.tasks)  # (before the entries: a step's entry is written before its rows)
+        numbers = columns.steps[: 4 * sealed + 2].tolist()
+        if len(numbers) < 4 * sealed + 2:  # (no step after the last sealed one: its rows end)
+            numbers += [-1, rows]
+        shapes, times = columns.tasks[:rows].tolist(), columns.times[: 2 * rows].tolist()
+        shared: dict[int, tuple] = {}
+    for position in range(len(steps)):
+        if position >= sealed or position in rich:
+            step = steps[position]
+            yield step.step, None, None, step
+            continue
+        i = 4 * position
+        number, row, at, shape = numbers[i], numbers[i + 1], numbers[i + 2], numbers[i + 3]
+        if numbers[i + 5] - row == 1:  # (one task: the common step, no loop)
+            kind = shapes[row]
+            key = shared.get(kind)
+            if key is None:
+                key = shared[kind] = _shape(table[kind])
+            found = [(key, values[at : at + len(key[6])], times[2 * row], times[2 * row + 1])]
+            yield number, step_table[shape], found, None
+            continue
+        found = []
+        for task in range(row, numbers[i + 5]):
+            kind = shapes[task]
+            key = shared.get(kind)
+            if key is None:
+                key = shared[kind] = _shape(table[kind])
+            count = len(key[6])
+            found.append((key, values[at : at + count], times[2 * task], times[2 * task + 1]))
+            at += count
+        yield number, step_table[shape], found, None
 
 
 def numbered_tasks(steps: Sequence[StepLog], start: int = 0) -> Iterator[tuple[int, tuple, Any]]:
@@ -286,6 +333,20 @@ def task_columns(steps: Sequence[StepLog], start: int = 0) -> dict[str, list]:
         task_col.extend([None] * (high - low))
         position = end
     return found
+
+
+def kept_steps(steps: Sequence[StepLog]) -> Iterator[StepLog]:
+    """The steps kept as objects, in order: the only steps that can hold more than flat
+    task rows (resets, merged writes, joins...); a flat step is never made."""
+    columns = steps.columns if isinstance(steps, StepColumns) else None
+    if columns is None:
+        yield from steps
+        return
+    sealed, rich = steps.sealed, columns.rich  # type: ignore[union-attr]
+    for position in sorted(p for p in rich if p < sealed):
+        yield rich[position]
+    for position in range(sealed, len(steps)):
+        yield steps[position]
 
 
 def kept_tasks(steps: Sequence[StepLog]) -> Iterator[Task]:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from nbgraph.engine.facts import TO_PARENT, RunLog, hands_to_parent
+from nbgraph.engine.facts import TO_PARENT, RunLog, applied_numbers, flat_steps, hands_to_parent
 from nbgraph.primitives import MISSING
 from nbgraph.record.text import plural
 
@@ -208,7 +208,8 @@ class StateTree:
 
 
 def build_tree(log: RunLog) -> StateTree:
-    """The state tree of a recorded run."""
+    """The state tree of a recorded run (a flat step's task nodes read from the run's
+    columns, `flat_steps`: no `StepLog` made)."""
     if log.semantics == "branches":
         return _build_lineage_tree(log)
     tree = StateTree()
@@ -218,47 +219,92 @@ def build_tree(log: RunLog) -> StateTree:
     current = "input"
     counts: dict[str, int] = {}
     nodes, by_step, by_name = tree.nodes, tree.by_step, tree.by_name
-    for step in log.steps:
-        for reset in step.resets:
-            reset_id = f"reset:{step.step}:{reset.node}"
-            tree._add(
-                TreeNode(
-                    reset_id,
-                    "reset",
-                    step.step,
-                    reset.node,
-                    parents=(current,),
-                    writes=tuple(reset.values.items()),
-                    triggers=reset.sources,
-                    dropped=reset.dropped,
-                    reason=reset.reason,
-                )
-            )
-            current = reset_id
-        if step.step == 0 and step.tasks:  # the input applied
-            task = step.tasks[0]
+    for number, key, rows, step in flat_steps(log.steps):
+        if step is not None:
+            current = _step_nodes(tree, step, current, counts)
+            continue
+        cleared, applied = key[1], key[2]  # type: ignore[index]
+        if number == 0 and rows:  # the input applied
             merge_parents: tuple[str, ...] = (current,)
-            merge_writes = tuple(task.writes)
-        else:  # a resumed run's first step may have no task: its merge follows the reset
-            ids = []
-            for task in step.tasks:
-                node = task_node(task, current, counts)
-                nodes[node.id] = node  # (`tree._add`, inline: a long run has many)
-                by_step.setdefault(node.step, []).append(node.id)
-                by_name.setdefault(node.name, []).append(node.id)
-                ids.append(node.id)
+            merge_writes = tuple(zip(rows[0][0][6], rows[0][1], strict=True))
+        else:
+            ids: list[str] = []
+            ids_of_step = by_step.setdefault(number, []) if rows else ids
+            for (name, index, kind, triggers, _, _, names), values, started, ended in rows:  # type: ignore[union-attr]
+                occurrence = counts.get(name, 0)
+                counts[name] = occurrence + 1
+                task_id = f"{number}:{index}:{name}"
+                node_id = f"task:{task_id}"
+                nodes[node_id] = _new(
+                    TreeNode,
+                    (node_id, "task", number, name, (current,),
+                     tuple(zip(names, values, strict=True)), task_id, triggers, MISSING,
+                     started, ended, None, (), (), kind if kind in ("update", "call") else "",
+                     occurrence, (), (), False),
+                )  # fmt: skip
+                ids_of_step.append(node_id)
+                by_name.setdefault(name, []).append(node_id)
+                ids.append(node_id)
             merge_parents, merge_writes = tuple(ids) or (current,), ()
-        if step.applied:
-            merge_id = f"merge:{step.step}"
-            nodes[merge_id] = _new(
+        if applied:  # (`_merge`, inline: a long run has many)
+            current = f"merge:{number}"
+            nodes[current] = _new(
                 TreeNode,
-                (merge_id, "merge", step.step, "merge", merge_parents, merge_writes, "", (),
-                 MISSING, 0.0, 0.0, None, (), step.cleared, "", 0, (), (), False),
+                (current, "merge", number, "merge", merge_parents, merge_writes, "", (),
+                 MISSING, 0.0, 0.0, None, (), cleared, "", 0, (), (), False),
             )  # fmt: skip
-            by_step.setdefault(step.step, []).append(merge_id)
-            current = merge_id
+            by_step.setdefault(number, []).append(current)
     _add_branches(tree, log)
     return tree
+
+
+def _step_nodes(tree: StateTree, step: Any, current: str, counts: dict[str, int]) -> str:
+    """Add a step kept as its object (resets, tasks, merge); the id of its last node."""
+    nodes, by_step, by_name = tree.nodes, tree.by_step, tree.by_name
+    for reset in step.resets:
+        reset_id = f"reset:{step.step}:{reset.node}"
+        tree._add(
+            TreeNode(
+                reset_id,
+                "reset",
+                step.step,
+                reset.node,
+                parents=(current,),
+                writes=tuple(reset.values.items()),
+                triggers=reset.sources,
+                dropped=reset.dropped,
+                reason=reset.reason,
+            )
+        )
+        current = reset_id
+    if step.step == 0 and step.tasks:  # the input applied
+        task = step.tasks[0]
+        merge_parents: tuple[str, ...] = (current,)
+        merge_writes = tuple(task.writes)
+    else:  # a resumed run's first step may have no task: its merge follows the reset
+        ids = []
+        for task in step.tasks:
+            node = task_node(task, current, counts)
+            nodes[node.id] = node  # (`tree._add`, inline: a long run has many)
+            by_step.setdefault(node.step, []).append(node.id)
+            by_name.setdefault(node.name, []).append(node.id)
+            ids.append(node.id)
+        merge_parents, merge_writes = tuple(ids) or (current,), ()
+    if step.applied:
+        current = _merge(tree, step.step, merge_parents, merge_writes, step.cleared)
+    return current
+
+
+def _merge(tree: StateTree, number: int, parents: tuple, writes: tuple, cleared: Any) -> str:
+    """Add the merge node of step `number`; its id."""
+    merge_id = f"merge:{number}"
+    tree.nodes[merge_id] = _new(
+        TreeNode,
+        (merge_id, "merge", number, "merge", parents, writes, "", (), MISSING, 0.0, 0.0, None,
+         (), cleared, "", 0, (), (), False),
+    )  # fmt: skip
+    tree.by_step.setdefault(number, []).append(merge_id)
+    return merge_id
 
 
 def _build_lineage_tree(log: RunLog) -> StateTree:
@@ -324,7 +370,7 @@ def _add_branches(tree: StateTree, log: RunLog) -> None:
     """A thread's other branches (forks, replays) as `fork:` nodes hanging off this run's."""
     if not log.branches:
         return
-    steps = {s.step for s in log.steps if s.applied}
+    steps = set(applied_numbers(log.steps))
     for record in log.branches:
         parent = record.parent_id
         if f"fork:{parent}" in tree.nodes:

@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nbgraph.codec.nesting import ValueTooDeepError
 from nbgraph.codec.values import ValueEncoder, encode_error, encode_value, is_opaque
-from nbgraph.engine.facts import Attempt, Task, growth, join_data, pinned_data, reset_data
+from nbgraph.engine.facts import (
+    Attempt,
+    StepLog,
+    Task,
+    flat_steps,
+    growth,
+    join_data,
+    kept_steps,
+    pinned_data,
+    reset_data,
+)
 from nbgraph.primitives import MISSING, Mutation, is_overwrite
 from nbgraph.reducers import callable_anywhere
 from nbgraph.schema import FieldSpec
@@ -92,12 +102,59 @@ def _attempt_data(attempt: Attempt) -> dict[str, Any]:
 
 
 def _write(task: Task, field: Any, value: Any, watch: ValueEncoder) -> Any:
+    return _written(task.node, task.step, field, value, watch)
+
+
+def _written(node: str, number: int, field: Any, value: Any, watch: ValueEncoder) -> Any:
     try:
         return watch(value)
     except ValueTooDeepError as error:
         raise error.within(
-            f"The value node {task.node!r} wrote to field {field!r} at step {task.step}"
+            f"The value node {node!r} wrote to field {field!r} at step {number}"
         ) from None
+
+
+def _head(shape: tuple) -> tuple | None:
+    """What every flat task of `shape` writes alike: its fields' names encoded, its routes
+    and its routers' returns encoded (None when it has none); None for a `@task` call."""
+    _, _, kind, _, routes, returned, names = shape
+    if kind == "call":  # (read from its object: its arg)
+        return None
+    return (
+        [key if type(key) is str else encode_value(key) for key in names],
+        [r if type(r) is str else encode_value(r) for r in routes] if routes else None,
+        [v if type(v) is str else encode_value(v) for v in returned] if returned else None,
+    )
+
+
+def _flat_task(number: int, row: tuple, head: tuple, watch: ValueEncoder) -> dict[str, Any]:
+    """A flat task row of the columns (`flat_steps`) as `_encode_task` gives its `Task`
+    (no arg, error, attempts...); `head`: its shape's `_head`."""
+    (node, index, kind, triggers, _, _, names), values, started, ended = row
+    keys, routes, returned = head
+    data: dict[str, Any] = {
+        "step": number,
+        "index": index,
+        "node": node,
+        "kind": kind,
+        "triggers": list(triggers),
+        "writes": [
+            [
+                key,
+                value
+                if (t := type(value)) in _ATOMS or (t is int and -_LONG_INT < value < _LONG_INT)
+                else _written(node, number, name, value, watch),
+            ]
+            for name, key, value in zip(names, keys, values, strict=True)
+        ],
+        "started": started,
+        "ended": ended,
+    }
+    if routes is not None:
+        data["routes"] = [*routes]
+    if returned is not None:
+        data["returned"] = [*returned]
+    return data
 
 
 def encode_steps(run: RunRecord) -> list[dict[str, Any]]:
@@ -118,27 +175,58 @@ def encode_steps(run: RunRecord) -> list[dict[str, Any]]:
 def step_data(run: RunRecord, watch: ValueEncoder) -> Iterator[dict[str, Any]]:
     """Each step of the run as JSON data, made when asked for, with `"afters": None`: they
     are what `encode_steps` gives unless `needs_afters(run)`, or `watch` (which encodes
-    the values that reach the state) is left with `opaque` set."""
-    for step in run.log.steps:
-        resets = [reset_data(reset, watch, encode_value) for reset in step.resets]
-        data = {
-            "step": step.step,
-            "applied": step.applied,
-            "written": [n if type(n) is str else encode_value(n) for n in step.written],
-            "cleared": [n if type(n) is str else encode_value(n) for n in step.cleared]
-            if step.cleared
-            else [],
-            "merged": [[w, encode_value(f), watch(v)] for w, f, v in step.merged]
-            if step.merged
-            else [],
-            "resets": resets,
-            "afters": None,
-            "tasks": [_encode_task(task, watch) for task in step.tasks],
-        }
-        if step.joins or step.heads:
-            data["joins"] = [join_data(join, watch, encode_value) for join in step.joins]
-            data["heads"] = list(step.heads)
-        yield data
+    the values that reach the state) is left with `opaque` set. A flat step is read from
+    the run's columns (`flat_steps`: no `StepLog` made), into the same data."""
+    steps = run.log.steps
+    heads: dict[int, tuple | None] = {}  # per task shape (its id, kept by `flat_steps`)
+    for position, (number, key, rows, step) in enumerate(flat_steps(steps)):
+        if step is None:
+            tasks = []
+            for row in rows:  # type: ignore[union-attr]
+                shape = id(row[0])
+                head = heads[shape] if shape in heads else heads.setdefault(shape, _head(row[0]))
+                if head is None:  # (a `@task` call: its arg, as the object has it)
+                    step = steps[position]
+                    break
+                tasks.append(_flat_task(number, row, head, watch))
+            else:
+                written, cleared, applied = key  # type: ignore[misc]
+                yield {
+                    "step": number,
+                    "applied": applied,
+                    "written": [n if type(n) is str else encode_value(n) for n in written],
+                    "cleared": [n if type(n) is str else encode_value(n) for n in cleared]
+                    if cleared
+                    else [],
+                    "merged": [],
+                    "resets": [],
+                    "afters": None,
+                    "tasks": tasks,
+                }
+                continue
+        yield _step_data(step, watch)
+
+
+def _step_data(step: StepLog, watch: ValueEncoder) -> dict[str, Any]:
+    resets = [reset_data(reset, watch, encode_value) for reset in step.resets]
+    data = {
+        "step": step.step,
+        "applied": step.applied,
+        "written": [n if type(n) is str else encode_value(n) for n in step.written],
+        "cleared": [n if type(n) is str else encode_value(n) for n in step.cleared]
+        if step.cleared
+        else [],
+        "merged": [[w, encode_value(f), watch(v)] for w, f, v in step.merged]
+        if step.merged
+        else [],
+        "resets": resets,
+        "afters": None,
+        "tasks": [_encode_task(task, watch) for task in step.tasks],
+    }
+    if step.joins or step.heads:
+        data["joins"] = [join_data(join, watch, encode_value) for join in step.joins]
+        data["heads"] = list(step.heads)
+    return data
 
 
 def _kept_data(pinned: Any) -> list[Any]:
@@ -174,7 +262,7 @@ def needs_afters(run: RunRecord) -> bool:
     """Whether some step may need `afters` even though every written value encodes plainly."""
     fields = run.graph.fields.values()
     return (
-        any(step.merged for step in run.log.steps)
+        any(step.merged for step in kept_steps(run.log.steps))  # (a flat step merges none)
         or any(spec.reducer is not None and not callable_anywhere(spec.reducer) for spec in fields)
         or any(is_opaque(_initial(spec)) for spec in fields if spec.initial is not None)
     )

@@ -326,17 +326,18 @@ def _collapsed_steps(tree: Any, steps: list[int]) -> dict[int, tuple[int, int, l
     def close() -> None:
         if len(stretch) > _MIN_STRETCH:
             inner = stretch[_KEEP_ENDS:-_KEEP_ENDS]
-            names = [tree[i].name for s in inner for i in tree.by_step[s] if tree[i].kind == "task"]
-            for step in inner:
-                hidden[step] = (inner[0], inner[-1], names)
+            found = [nodes[i] for s in inner for i in by_step[s]]
+            names = [node.name for node in found if node.kind == "task"]
+            hidden.update(dict.fromkeys(inner, (inner[0], inner[-1], names)))
         stretch.clear()
 
     for step in steps:
-        if simple(step) and (not stretch or step == stretch[-1] + 1):
+        one = simple(step)
+        if one and (not stretch or step == stretch[-1] + 1):
             stretch.append(step)
         else:
             close()
-            if simple(step):
+            if one:
                 stretch.append(step)
     close()
     return hidden
