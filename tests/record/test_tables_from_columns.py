@@ -51,6 +51,7 @@ from nbgraph.views.drawings import overlay
 from tests.parity.compat_programs import CASES, CHECKPOINT_CASES
 from tests.support import fuzz
 from tests.support.compare_cases import compare_cases
+from tests.support.every_run import every_run
 from tests.support.harness import api_for
 from tests.support.records import recorded
 
@@ -162,29 +163,6 @@ def check_saved(run: Run, folder: Any) -> None:
 
 
 # --- the runs ----------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def every_run() -> Any:
-    """Every run any app makes meanwhile (subgraphs' too), as its `Run`, in a list."""
-    from nbgraph.engine.app import CompiledGraph
-
-    found: list[Run] = []
-    running = CompiledGraph._running
-
-    @contextlib.contextmanager
-    def recorded(app: Any, run: Any) -> Any:
-        try:
-            with running(app, run):
-                yield
-        finally:
-            found.append(app.last_run)
-
-    CompiledGraph._running = recorded
-    try:
-        yield found
-    finally:
-        CompiledGraph._running = running
 
 
 def imported(case: Any) -> Run | None:
