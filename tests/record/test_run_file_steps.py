@@ -214,3 +214,32 @@ def test_a_damaged_file_read_step_by_step_is_read_or_refused_as_read_whole():
         assert both[0] == both[1], (edit, both)
         outcomes.add(both[0])
     assert outcomes == {"read", "refused"}
+
+
+def test_a_continued_threads_run_saves_and_loads_with_its_input_step_numbered_past_a_gap(tmp_path):
+    """The second invoke on a thread restores step 2 and numbers its input's step 4 (as
+    LangGraph numbers its checkpoints): the file reads back whole and step by step, while a
+    step missing anywhere else is still refused."""
+    from nbgraph import MemorySaver
+
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+
+    graph = StateGraph(S).add_node("a", lambda s: {"log": ["a"]}).add_edge(START, "a")
+    app = graph.add_edge("a", END).compile(checkpointer=MemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    app.invoke({"log": ["x"]}, config)
+    app.invoke({"log": ["y"]}, config)
+    run = app.last_run
+    numbers = [step.step for step in run.log.steps]
+    assert numbers[1] > numbers[0] + 1  # (the gap this test is about)
+    loaded = Run.load(run.save(tmp_path / "run.json"))
+    assert [step.step for step in loaded.log.steps] == numbers
+    assert loaded.effects.equals(run.effects)
+    document = json.loads((tmp_path / "run.json").read_text())
+    document["run"]["steps"][2]["step"] += 1  # (a gap after the input's step: refused)
+    for task in document["run"]["steps"][2]["tasks"]:
+        task["step"] += 1
+    (tmp_path / "gap.json").write_text(json.dumps(document))
+    with pytest.raises(RunFileError, match="a step is missing"):
+        list(Run.load(tmp_path / "gap.json").log.steps)

@@ -273,6 +273,13 @@ def known_nodes(graph: dict[str, Any]) -> set[str]:
     return {*(node["name"] for node in graph["nodes"]), "__start__", "__end__"}
 
 
+def _takes_input(step: dict[str, Any]) -> bool:
+    """The step applies a new input to a thread (its tasks are the input's): LangGraph numbers
+    its checkpoint past the last step's, so a step number is skipped before it."""
+    tasks = step["tasks"]
+    return bool(tasks) and all(task["kind"] == "input" for task in tasks)
+
+
 def step_name_problems(
     step: dict[str, Any], index: int, previous: int | None, nodes: set[str]
 ) -> Iterator[str]:
@@ -281,7 +288,7 @@ def step_name_problems(
     number = step["step"]
     if previous is not None and number <= previous:
         yield f"step {number} (entry {index} of 'steps') does not come after step {previous}"
-    elif previous is not None and number != previous + 1:
+    elif previous is not None and number != previous + 1 and not _takes_input(step):
         entry = f"step {number} (entry {index} of 'steps')"
         yield f"{entry} follows step {previous}: a step is missing"
     tasks = step["tasks"]
