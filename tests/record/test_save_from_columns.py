@@ -11,7 +11,6 @@ saved file loads back with the same steps, and the two trees and drawings are th
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import operator
@@ -27,7 +26,7 @@ from nbgraph.record.files.serialize import RunFileError, run_to_json
 from nbgraph.record.tree import StateTree, build_tree
 from tests.parity.compat_programs import CASES, CHECKPOINT_CASES
 from tests.support import fuzz
-from tests.support.every_run import every_run
+from tests.support.every_run import case_runs, every_run
 from tests.support.harness import api_for
 from tests.support.records import recorded
 
@@ -85,21 +84,11 @@ def same_tree(tree: StateTree, other: StateTree) -> None:
         assert [(k, id(v)) for k, v in node.writes] == [(k, id(v)) for k, v in twin.writes]
 
 
-def ours(case: Any) -> list[Run]:
-    with every_run() as found, contextlib.suppress(Exception):
-        app, graph_input, config = case(api_for("nbgraph"))
-        if getattr(case, "is_async", False):
-            asyncio.run(app.ainvoke(graph_input, config))
-        else:
-            app.run(graph_input, config)
-    return found
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__.removeprefix("case_") for c in CASES])
 def test_the_compat_cases_save_the_same_bytes_from_their_columns(case, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for run in ours(case):
+        for run in case_runs(case):
             same_bytes(run, tmp_path)
 
 

@@ -51,7 +51,7 @@ from nbgraph.views.drawings import overlay
 from tests.parity.compat_programs import CASES, CHECKPOINT_CASES
 from tests.support import fuzz
 from tests.support.compare_cases import compare_cases
-from tests.support.every_run import every_run
+from tests.support.every_run import case_runs, every_run
 from tests.support.harness import api_for
 from tests.support.records import recorded
 
@@ -183,22 +183,11 @@ def imported(case: Any) -> Run | None:
         return None
 
 
-def ours(case: Any) -> list[Run]:
-    """Every run the case makes on nbgraph (its subgraphs' too)."""
-    with every_run() as found, contextlib.suppress(Exception):
-        app, graph_input, config = case(api_for("nbgraph"))
-        if getattr(case, "is_async", False):
-            asyncio.run(app.ainvoke(graph_input, config))
-        else:
-            app.run(graph_input, config)
-    return found
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__.removeprefix("case_") for c in CASES])
 def test_the_compat_cases_views_agree_with_their_general_ways(case, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for run in ours(case):
+        for run in case_runs(case):
             check_saved(run, tmp_path)
         lg = imported(case) if importlib.util.find_spec("langgraph") else None
     if lg is not None:

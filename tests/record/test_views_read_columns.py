@@ -10,9 +10,8 @@ agree, and the accessors of `engine.facts` (`common_steps`, `numbered_tasks`, `k
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
-from typing import Annotated, Any, TypedDict
+from typing import Any, TypedDict
 
 import pytest
 
@@ -28,20 +27,7 @@ from nbgraph.engine.facts import (
     unapplied_positions,
 )
 from nbgraph.types import interrupt
-
-
-class S(TypedDict):
-    count: int
-    items: list  # no reducer
-    total: Annotated[int, operator.add]
-    log: Annotated[list, "append"]
-
-
-START_VALUES = {"count": 0, "items": [], "total": 0, "log": []}
-
-
-def tick(state: S) -> dict:
-    return {"count": state["count"] + 1, "log": [state["count"]], "total": 2, "items": [1]}
+from tests.support.flat_loop import START_VALUES, S, tick
 
 
 def chain(node: Callable, router: Callable, saver: Any = None) -> Callable[[], Any]:

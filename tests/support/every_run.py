@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-__all__ = ["every_run"]
+__all__ = ["case_runs", "every_run"]
 
 
 @contextlib.contextmanager
@@ -29,3 +29,19 @@ def every_run() -> Any:
         yield found
     finally:
         CompiledGraph._running = running
+
+
+def case_runs(case: Any) -> list[Any]:
+    """Every run a compat case makes on nbgraph (its subgraphs' too); a case that raises
+    keeps the runs it made."""
+    import asyncio
+
+    from tests.support.harness import api_for
+
+    with every_run() as found, contextlib.suppress(Exception):
+        app, graph_input, config = case(api_for("nbgraph"))
+        if getattr(case, "is_async", False):
+            asyncio.run(app.ainvoke(graph_input, config))
+        else:
+            app.run(graph_input, config)
+    return found

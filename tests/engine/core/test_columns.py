@@ -7,11 +7,10 @@ column readers, and what the collector is left to walk."""
 from __future__ import annotations
 
 import gc
-import operator
 import re
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, TypedDict
+from typing import Any, TypedDict
 
 import pytest
 
@@ -28,20 +27,7 @@ from nbgraph.engine.core.columns import (
 )
 from nbgraph.engine.node_api import get_stream_writer
 from nbgraph.types import interrupt
-
-
-class S(TypedDict):
-    count: int
-    items: list  # no reducer
-    total: Annotated[int, operator.add]
-    log: Annotated[list, "append"]
-
-
-START_VALUES = {"count": 0, "items": [], "total": 0, "log": []}
-
-
-def tick(state: S) -> dict:
-    return {"count": state["count"] + 1, "log": [state["count"]], "total": 2, "items": [1]}
+from tests.support.flat_loop import START_VALUES, S, tick
 
 
 def again(state: S) -> str:
