@@ -24,15 +24,20 @@ def history_slice(
 ) -> list[CheckpointRecord]:
     """`saver.history(thread_id)[start:stop]` (newest first) in one query reading only
     those rows (`columns`: the saver's checkpoint columns)."""
+    with saver._lock, reading(saver._where):
+        rows = _slice_rows(saver, thread_id, columns, start, stop)
+    return records_of(saver, rows)
+
+
+def _slice_rows(saver: Any, thread_id: str, columns: str, start: int, stop: int | None) -> list:
+    """The rows of `history(thread_id)[start:stop]`, newest first (the caller holds the lock)."""
     check_text_thread_id(thread_id)
     start = max(0, start)
     count = -1 if stop is None else max(0, stop - start)  # (-1: no limit)
     query = (
         f"SELECT {columns} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?"
     )
-    with saver._lock, reading(saver._where):
-        rows = saver._connection().execute(query, (thread_id, count, start)).fetchall()
-    return records_of(saver, rows)
+    return saver._connection().execute(query, (thread_id, count, start)).fetchall()
 
 
 def shared_slice(
@@ -41,14 +46,8 @@ def shared_slice(
     """`SqliteSaver.shared_slice`: `history_slice`'s records, each decoded (and `check`ed)
     once and kept in the saver's `_decoded` (`checkpoint.decoded`): the same objects again
     while the row reads the same. Shared: their payloads and snapshots must never change."""
-    check_text_thread_id(thread_id)
-    start = max(0, start)
-    count = -1 if stop is None else max(0, stop - start)  # (-1: no limit)
-    query = (
-        f"SELECT {COLUMNS} FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?"
-    )
     with saver._lock, reading(saver._where):
-        rows = saver._connection().execute(query, (thread_id, count, start)).fetchall()
+        rows = _slice_rows(saver, thread_id, COLUMNS, start, stop)
         cache = saver.__dict__.get("_decoded")
         if cache is None:  # (made on first use, under the saver's lock)
             cache = saver._decoded = Decoded()
