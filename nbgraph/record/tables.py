@@ -12,8 +12,6 @@ from nbgraph.engine.facts import (
     TASK_COLUMNS as LOG_TASK_COLUMNS,
 )
 from nbgraph.engine.facts import (
-    TO_PARENT,
-    hands_to_parent,
     initial_values,
     step_numbers,
     task_columns,
@@ -22,7 +20,7 @@ from nbgraph.engine.facts import (
 from nbgraph.primitives import MISSING
 from nbgraph.record.effects import Effect, same
 from nbgraph.record.text import safe_str
-from nbgraph.record.tree import TreeNode
+from nbgraph.record.tree import TreeNode, task_status
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -167,7 +165,7 @@ def log_task_frame(log: RunLog, subruns: dict[str, list[int]] | None = None) -> 
         kinds[i] = _log_task_kind(task)
         if not _unusual(task):
             continue
-        statuses[i] = _task_status(task)
+        statuses[i] = task_status(task)
         if task.error is not None:
             errors[i] = _error_text(task.error)
         if task.dropped:
@@ -228,17 +226,6 @@ def _unusual(task: Any) -> bool:
         task.error is not None or task.dropped or task.attempts or task.from_cache
         or task.interrupts
     )  # fmt: skip
-
-
-def _task_status(task: Any) -> str:
-    """`TreeNode.status` of a task's node."""
-    if hands_to_parent(task.error):  # Command.PARENT: handed on, not a failure
-        return TO_PARENT
-    if task.error is not None:
-        return "error"
-    if task.from_cache:
-        return "cached"
-    return "paused" if task.interrupts else "ok"
 
 
 def _log_task_kind(task: Any) -> str:

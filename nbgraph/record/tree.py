@@ -15,7 +15,7 @@ from nbgraph.engine.facts import TO_PARENT, RunLog, applied_numbers, flat_steps,
 from nbgraph.primitives import MISSING
 from nbgraph.record.text import plural
 
-__all__ = ["NodeKind", "StateTree", "TreeNode", "build_tree", "task_node"]
+__all__ = ["NodeKind", "StateTree", "TreeNode", "build_tree", "task_node", "task_status"]
 
 NodeKind = Literal["input", "task", "merge", "reset", "fork", "join"]
 
@@ -87,16 +87,22 @@ class TreeNode(NamedTuple):
 
     @property
     def status(self) -> str:
-        if hands_to_parent(self.error):  # Command.PARENT: handed on, not a failure
-            return TO_PARENT
-        if self.error is not None:
-            return "error"
-        if self.from_cache:
-            return "cached"
-        return "paused" if self.interrupts else "ok"
+        return task_status(self)
 
     def __repr__(self) -> str:
         return f"TreeNode({self.id!r}, parents={list(self.parents)})"
+
+
+def task_status(task: Any) -> str:
+    """A task's status (a `Task` or a task's `TreeNode`): `"to_parent"` (it handed a
+    `Command.PARENT` on), `"error"`, `"cached"`, `"paused"` or `"ok"`."""
+    if hands_to_parent(task.error):  # Command.PARENT: handed on, not a failure
+        return TO_PARENT
+    if task.error is not None:
+        return "error"
+    if task.from_cache:
+        return "cached"
+    return "paused" if task.interrupts else "ok"
 
 
 @dataclass
